@@ -1,0 +1,12 @@
+//! warden: a terminal chat client for ACP coding agents, with a permission gate.
+#![deny(clippy::print_stdout)]
+
+pub mod acp;
+pub mod app;
+pub mod demo_agent;
+pub mod model;
+pub mod sanitize;
+pub mod settings;
+pub mod state;
+pub mod tui;
+pub mod ui;

@@ -1,0 +1,336 @@
+//! Domain types shared by the protocol layer, the state and the widgets.
+//!
+//! `acp/` converts the SDK's wire types into these; nothing outside `acp/`
+//! (and the demo agent, which *is* an SDK peer) names an SDK type.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What a tool call does, as the agent classifies it (ACP `ToolKind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads a file or data.
+    Read,
+    /// Modifies a file.
+    Edit,
+    /// Removes a file.
+    Delete,
+    /// Moves or renames a file.
+    Move,
+    /// Searches for information.
+    Search,
+    /// Runs a command.
+    Execute,
+    /// Internal reasoning, no side effect.
+    Think,
+    /// Fetches from the network.
+    Fetch,
+    /// Asks to leave the agent's current (plan) mode.
+    SwitchMode,
+    /// Anything else; also what a missing kind becomes.
+    #[default]
+    Other,
+}
+
+impl ToolKind {
+    /// The lowercase wire name (`switch_mode`, `execute`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolKind::Read => "read",
+            ToolKind::Edit => "edit",
+            ToolKind::Delete => "delete",
+            ToolKind::Move => "move",
+            ToolKind::Search => "search",
+            ToolKind::Execute => "execute",
+            ToolKind::Think => "think",
+            ToolKind::Fetch => "fetch",
+            ToolKind::SwitchMode => "switch_mode",
+            ToolKind::Other => "other",
+        }
+    }
+
+    /// Every kind, in a stable order (tables, tests).
+    pub const ALL: [ToolKind; 10] = [
+        ToolKind::Read,
+        ToolKind::Edit,
+        ToolKind::Delete,
+        ToolKind::Move,
+        ToolKind::Search,
+        ToolKind::Execute,
+        ToolKind::Think,
+        ToolKind::Fetch,
+        ToolKind::SwitchMode,
+        ToolKind::Other,
+    ];
+}
+
+/// Status the agent reports for a tool call (ACP `ToolCallStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WireStatus {
+    /// Not started yet (input may still be streaming).
+    #[default]
+    Pending,
+    /// Running.
+    InProgress,
+    /// Finished successfully.
+    Completed,
+    /// Finished with an error.
+    Failed,
+}
+
+/// One piece of a tool call's content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolContent {
+    /// Text (or a textual rendering of another content block).
+    Text { text: String },
+    /// A file change: `old` is `None` for a new file.
+    Diff {
+        path: String,
+        old: Option<String>,
+        new: String,
+    },
+    /// A terminal created through `terminal/create`, shown by id.
+    Terminal { id: String },
+}
+
+/// A file location a tool call touches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Location {
+    /// Path as the agent sent it.
+    pub path: String,
+    /// Optional 1-based line.
+    pub line: Option<u32>,
+}
+
+/// The fields of a tool call that an update may carry; `None` = unchanged.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ToolCallFields {
+    pub title: Option<String>,
+    pub kind: Option<ToolKind>,
+    pub status: Option<WireStatus>,
+    pub content: Option<Vec<ToolContent>>,
+    pub locations: Option<Vec<Location>>,
+    pub raw_input: Option<Value>,
+    pub raw_output: Option<Value>,
+    /// The agent's own tool name (`name`, or `_meta` such as `claudeCode.toolName`).
+    pub tool_name: Option<String>,
+}
+
+/// A whole tool call as first announced by the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub title: String,
+    pub kind: ToolKind,
+    pub status: WireStatus,
+    pub content: Vec<ToolContent>,
+    pub locations: Vec<Location>,
+    pub raw_input: Option<Value>,
+    pub raw_output: Option<Value>,
+    pub tool_name: Option<String>,
+}
+
+impl ToolCall {
+    /// A tool call known only by id (a permission request may come first).
+    pub fn placeholder(id: impl Into<String>) -> Self {
+        ToolCall {
+            id: id.into(),
+            title: String::new(),
+            kind: ToolKind::Other,
+            status: WireStatus::Pending,
+            content: Vec::new(),
+            locations: Vec::new(),
+            raw_input: None,
+            raw_output: None,
+            tool_name: None,
+        }
+    }
+
+    /// Merge an update's fields into this call.
+    pub fn apply(&mut self, fields: &ToolCallFields) {
+        if let Some(title) = &fields.title {
+            self.title.clone_from(title);
+        }
+        if let Some(kind) = fields.kind {
+            self.kind = kind;
+        }
+        if let Some(status) = fields.status {
+            self.status = status;
+        }
+        if let Some(content) = &fields.content {
+            self.content.clone_from(content);
+        }
+        if let Some(locations) = &fields.locations {
+            self.locations.clone_from(locations);
+        }
+        if let Some(raw) = &fields.raw_input {
+            self.raw_input = Some(raw.clone());
+        }
+        if let Some(raw) = &fields.raw_output {
+            self.raw_output = Some(raw.clone());
+        }
+        if let Some(name) = &fields.tool_name {
+            self.tool_name = Some(name.clone());
+        }
+    }
+}
+
+/// What a permission option means (ACP `PermissionOptionKind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OptionKind {
+    /// Allow this one call.
+    AllowOnce,
+    /// Allow this and later calls like it (the agent remembers).
+    AllowAlways,
+    /// Reject this one call.
+    RejectOnce,
+    /// Reject this and later calls like it.
+    RejectAlways,
+}
+
+impl OptionKind {
+    /// The wire name (`allow_once`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptionKind::AllowOnce => "allow_once",
+            OptionKind::AllowAlways => "allow_always",
+            OptionKind::RejectOnce => "reject_once",
+            OptionKind::RejectAlways => "reject_always",
+        }
+    }
+
+    /// Whether choosing it lets the call run.
+    pub fn is_allow(self) -> bool {
+        matches!(self, OptionKind::AllowOnce | OptionKind::AllowAlways)
+    }
+}
+
+/// One choice the agent offers on a permission request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PermissionOption {
+    pub id: String,
+    pub name: String,
+    pub kind: OptionKind,
+}
+
+/// A `session/request_permission` from the agent, in domain terms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionRequest {
+    pub session_id: String,
+    /// The tool call as the request describes it (fields may be partial).
+    pub tool_call_id: String,
+    pub fields: ToolCallFields,
+    pub options: Vec<PermissionOption>,
+}
+
+/// How a permission request is answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PermissionOutcome {
+    /// One of the agent's options, by id.
+    Selected(String),
+    /// The turn was cancelled (or the request went stale).
+    Cancelled,
+}
+
+/// Status of one plan entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on.
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+/// One entry of the agent's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanEntry {
+    pub content: String,
+    pub status: PlanStatus,
+}
+
+/// A mode the agent itself offers (`modes` or a `mode` config option).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentMode {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+}
+
+/// The agent's own modes and which one is current.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AgentModes {
+    pub current: String,
+    pub available: Vec<AgentMode>,
+    /// Set when the modes come from a config option (then `set_config_option` is used).
+    pub config_option_id: Option<String>,
+}
+
+/// Why a turn ended (ACP `StopReason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The agent finished.
+    EndTurn,
+    /// The model ran out of tokens.
+    MaxTokens,
+    /// Too many model requests in one turn.
+    MaxTurnRequests,
+    /// The agent refused.
+    Refusal,
+    /// The client cancelled.
+    Cancelled,
+}
+
+impl StopReason {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::EndTurn => "end_turn",
+            StopReason::MaxTokens => "max_tokens",
+            StopReason::MaxTurnRequests => "max_turn_requests",
+            StopReason::Refusal => "refusal",
+            StopReason::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A `session/update` notification, in domain terms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionUpdate {
+    /// A chunk of the user's message (replayed on load).
+    UserChunk(String),
+    /// A chunk of the agent's answer (markdown).
+    AgentChunk(String),
+    /// A chunk of the agent's reasoning.
+    ThoughtChunk(String),
+    /// A new tool call.
+    ToolCall(ToolCall),
+    /// A change to a known (or not yet known) tool call.
+    ToolCallUpdate { id: String, fields: ToolCallFields },
+    /// The whole plan, replacing the previous one.
+    Plan(Vec<PlanEntry>),
+    /// Slash commands the agent offers (names).
+    AvailableCommands(Vec<String>),
+    /// The agent's current mode changed.
+    CurrentMode(String),
+    /// The agent's modes, from a config option update.
+    ConfigModes(AgentModes),
+    /// Session metadata: the title.
+    SessionInfo { title: Option<String> },
+    /// Anything else (usage, notices, ...): its name, for the log.
+    Other(String),
+}
+
+/// A session as created by `session/new`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SessionInfo {
+    pub session_id: String,
+    pub modes: Option<AgentModes>,
+}
