@@ -1,0 +1,441 @@
+//! The transcript: an append-mostly list of entries with stable ids and
+//! revision numbers, so that the widgets can cache each entry's wrapped lines
+//! and re-wrap only what changed.
+
+use std::collections::HashMap;
+
+use crate::model::{PlanEntry, ToolCall, ToolCallFields, WireStatus};
+
+/// Where a tool call is in its life, as warden sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolState {
+    /// Announced, not started.
+    Pending,
+    /// A permission request for it is waiting for a decision.
+    AwaitingApproval,
+    /// Running.
+    InProgress,
+    /// Finished successfully.
+    Completed,
+    /// Finished with an error.
+    Failed,
+    /// The user (or policy) rejected it.
+    Rejected,
+    /// The turn was cancelled before it finished.
+    Cancelled,
+}
+
+impl ToolState {
+    /// Whether the call can still change.
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            ToolState::Completed | ToolState::Failed | ToolState::Rejected | ToolState::Cancelled
+        )
+    }
+
+    /// Short label for the screen.
+    pub fn label(self) -> &'static str {
+        match self {
+            ToolState::Pending => "pending",
+            ToolState::AwaitingApproval => "awaiting approval",
+            ToolState::InProgress => "running",
+            ToolState::Completed => "done",
+            ToolState::Failed => "failed",
+            ToolState::Rejected => "rejected",
+            ToolState::Cancelled => "cancelled",
+        }
+    }
+
+    fn from_wire(status: WireStatus) -> Self {
+        match status {
+            WireStatus::Pending => ToolState::Pending,
+            WireStatus::InProgress => ToolState::InProgress,
+            WireStatus::Completed => ToolState::Completed,
+            WireStatus::Failed => ToolState::Failed,
+        }
+    }
+}
+
+/// A tool call in the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolEntry {
+    pub call: ToolCall,
+    pub state: ToolState,
+}
+
+/// What one transcript entry shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryKind {
+    /// A message the user sent.
+    User(String),
+    /// The agent's answer, markdown, growing as chunks stream in.
+    Agent(String),
+    /// The agent's reasoning, shown dimmed and folded.
+    Thought(String),
+    /// A tool call with its current state.
+    Tool(ToolEntry),
+    /// The agent's plan (replaced whole on every update).
+    Plan(Vec<PlanEntry>),
+    /// A neutral line from warden (turn ended, mode changed, ...).
+    Info(String),
+    /// Something went wrong; `detail` holds extra lines such as a stderr tail.
+    Error { message: String, detail: Vec<String> },
+}
+
+/// One entry with its identity and revision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Stable for the entry's life; cache key.
+    pub id: u64,
+    /// The transcript's generation when this entry last changed; cache validity.
+    pub rev: u64,
+    pub kind: EntryKind,
+}
+
+/// How many recent changes the transcript remembers for incremental layout.
+const CHANGE_LOG: usize = 1024;
+
+/// The whole conversation as shown.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Transcript {
+    entries: Vec<Entry>,
+    next_id: u64,
+    /// Tool call id -> index into `entries`.
+    tools: HashMap<String, usize>,
+    /// Index of the entry that streaming text of the current turn appends to.
+    open_text: Option<usize>,
+    /// Index of the current turn's plan entry.
+    open_plan: Option<usize>,
+    /// Bumped on every change; entries carry the value of their last change.
+    generation: u64,
+    /// (generation, index) of the most recent changes, oldest first, bounded.
+    changes: std::collections::VecDeque<(u64, usize)>,
+}
+
+impl Transcript {
+    /// All entries, oldest first.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The current generation: it grows with every change.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Indices of the entries changed (or added) after generation `since`,
+    /// or `None` when that is too long ago to know: then everything may have
+    /// changed. Indices may repeat.
+    pub fn changed_since(&self, since: u64) -> Option<Vec<usize>> {
+        if since == self.generation {
+            return Some(Vec::new());
+        }
+        let oldest_known = self.changes.front().map_or(self.generation, |c| c.0);
+        if since + 1 < oldest_known {
+            return None;
+        }
+        Some(
+            self.changes
+                .iter()
+                .filter(|(generation, _)| *generation > since)
+                .map(|(_, index)| *index)
+                .collect(),
+        )
+    }
+
+    fn record_change(&mut self, index: usize) -> u64 {
+        self.generation += 1;
+        if self.changes.len() == CHANGE_LOG {
+            self.changes.pop_front();
+        }
+        self.changes.push_back((self.generation, index));
+        self.generation
+    }
+
+    /// Append an entry; returns its index.
+    pub fn push(&mut self, kind: EntryKind) -> usize {
+        let id = self.next_id;
+        self.next_id += 1;
+        let rev = self.record_change(self.entries.len());
+        self.entries.push(Entry { id, rev, kind });
+        if !matches!(
+            self.entries.last().map(|e| &e.kind),
+            Some(EntryKind::Agent(_) | EntryKind::Thought(_))
+        ) {
+            self.open_text = None;
+        }
+        self.entries.len() - 1
+    }
+
+    /// Replace the last entry's content (or push when empty).
+    pub fn replace_last(&mut self, kind: EntryKind) {
+        match self.entries.len().checked_sub(1) {
+            Some(last) => {
+                if let Some(current) = self.touch(last) {
+                    *current = kind;
+                }
+            }
+            None => {
+                self.push(kind);
+            }
+        }
+    }
+
+    fn touch(&mut self, index: usize) -> Option<&mut EntryKind> {
+        if index >= self.entries.len() {
+            return None;
+        }
+        let rev = self.record_change(index);
+        let entry = self.entries.get_mut(index)?;
+        entry.rev = rev;
+        Some(&mut entry.kind)
+    }
+
+    /// Close the streaming text and plan of the current turn, so the next
+    /// chunk starts a new entry.
+    pub fn end_turn(&mut self) {
+        self.open_text = None;
+        self.open_plan = None;
+    }
+
+    /// Append a chunk of agent text, joining the previous chunk while the
+    /// agent keeps streaming.
+    pub fn push_agent_text(&mut self, chunk: &str) {
+        self.push_text(chunk, false);
+    }
+
+    /// Append a chunk of reasoning, joining the previous one.
+    pub fn push_thought(&mut self, chunk: &str) {
+        self.push_text(chunk, true);
+    }
+
+    fn push_text(&mut self, chunk: &str, thought: bool) {
+        let last = self.entries.len().checked_sub(1);
+        if let Some(index) = self.open_text.filter(|&i| Some(i) == last) {
+            let joins = matches!(
+                (&self.entries[index].kind, thought),
+                (EntryKind::Agent(_), false) | (EntryKind::Thought(_), true)
+            );
+            if joins {
+                if let Some(EntryKind::Agent(text) | EntryKind::Thought(text)) = self.touch(index) {
+                    text.push_str(chunk);
+                }
+                return;
+            }
+        }
+        let kind = if thought {
+            EntryKind::Thought(chunk.to_string())
+        } else {
+            EntryKind::Agent(chunk.to_string())
+        };
+        let index = self.push(kind);
+        self.open_text = Some(index);
+    }
+
+    /// Add a tool call, or merge it into the entry of the same id.
+    pub fn upsert_tool(&mut self, call: ToolCall) {
+        if let Some(&index) = self.tools.get(&call.id)
+            && let Some(EntryKind::Tool(entry)) = self.touch(index)
+        {
+            let state = ToolState::from_wire(call.status);
+            entry.call = call;
+            if !entry.state.is_finished() && entry.state != ToolState::AwaitingApproval {
+                entry.state = state;
+            }
+            return;
+        }
+        let state = ToolState::from_wire(call.status);
+        let id = call.id.clone();
+        let index = self.push(EntryKind::Tool(ToolEntry { call, state }));
+        self.tools.insert(id, index);
+    }
+
+    /// Apply an update to a tool call; an unknown id starts a new entry.
+    pub fn update_tool(&mut self, id: &str, fields: &ToolCallFields) {
+        let index = match self.tools.get(id) {
+            Some(&index) => index,
+            None => {
+                self.upsert_tool(ToolCall::placeholder(id));
+                match self.tools.get(id) {
+                    Some(&index) => index,
+                    None => return,
+                }
+            }
+        };
+        if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+            entry.call.apply(fields);
+            if let Some(status) = fields.status {
+                let next = ToolState::from_wire(status);
+                // A decision already made (rejected) stays; the agent's word
+                // on a running call wins otherwise.
+                if entry.state != ToolState::Rejected || next.is_finished() {
+                    entry.state = next;
+                }
+            }
+        }
+    }
+
+    /// Set a tool call's state (e.g. awaiting approval, rejected).
+    pub fn set_tool_state(&mut self, id: &str, state: ToolState) {
+        if let Some(&index) = self.tools.get(id)
+            && let Some(EntryKind::Tool(entry)) = self.touch(index)
+        {
+            entry.state = state;
+        }
+    }
+
+    /// The tool call of that id, if known.
+    pub fn tool(&self, id: &str) -> Option<&ToolEntry> {
+        let index = *self.tools.get(id)?;
+        match &self.entries.get(index)?.kind {
+            EntryKind::Tool(entry) => Some(entry),
+            _ => None,
+        }
+    }
+
+    /// Mark every unfinished tool call cancelled (the turn ended or was cancelled).
+    pub fn cancel_unfinished_tools(&mut self) {
+        let open: Vec<usize> = self
+            .tools
+            .values()
+            .copied()
+            .filter(|&i| {
+                matches!(&self.entries[i].kind, EntryKind::Tool(t) if !t.state.is_finished())
+            })
+            .collect();
+        for index in open {
+            if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+                entry.state = ToolState::Cancelled;
+            }
+        }
+    }
+
+    /// Replace the current turn's plan (or start one).
+    pub fn set_plan(&mut self, plan: Vec<PlanEntry>) {
+        if let Some(index) = self.open_plan
+            && let Some(EntryKind::Plan(current)) = self.touch(index)
+        {
+            *current = plan;
+            return;
+        }
+        let index = self.push(EntryKind::Plan(plan));
+        self.open_plan = Some(index);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{PlanStatus, ToolKind};
+
+    #[test]
+    fn chunks_join_until_something_else_arrives() {
+        let mut t = Transcript::default();
+        t.push_agent_text("Hel");
+        t.push_agent_text("lo");
+        t.push_thought("hmm");
+        t.push_thought(" ok");
+        t.push_agent_text("more");
+        let kinds: Vec<_> = t.entries().iter().map(|e| e.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                EntryKind::Agent("Hello".into()),
+                EntryKind::Thought("hmm ok".into()),
+                EntryKind::Agent("more".into()),
+            ]
+        );
+        assert_eq!(t.entries()[0].rev, 2, "changed once after creation");
+        assert_eq!(t.generation(), 5);
+    }
+
+    #[test]
+    fn changes_are_reported_incrementally_until_forgotten() {
+        let mut t = Transcript::default();
+        t.push(EntryKind::Info("a".into()));
+        let seen = t.generation();
+        t.push_agent_text("x");
+        t.push_agent_text("y");
+        assert_eq!(t.changed_since(seen), Some(vec![1, 1]));
+        assert_eq!(t.changed_since(t.generation()), Some(vec![]));
+        for _ in 0..(CHANGE_LOG + 5) {
+            t.push_agent_text("z");
+        }
+        assert_eq!(t.changed_since(seen), None, "too old: full relayout");
+    }
+
+    #[test]
+    fn end_turn_starts_a_new_text_entry() {
+        let mut t = Transcript::default();
+        t.push_agent_text("a");
+        t.end_turn();
+        t.push_agent_text("b");
+        assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn tool_update_before_tool_call_creates_it_and_merges_later() {
+        let mut t = Transcript::default();
+        let fields = ToolCallFields {
+            title: Some("Run ls".into()),
+            kind: Some(ToolKind::Execute),
+            ..Default::default()
+        };
+        t.update_tool("pending", &fields);
+        assert_eq!(t.tool("pending").map(|e| e.call.title.as_str()), Some("Run ls"));
+        let mut call = ToolCall::placeholder("pending");
+        call.title = "Run ls -la".into();
+        call.kind = ToolKind::Execute;
+        t.upsert_tool(call);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.entries()[0].rev, 3);
+        t.update_tool(
+            "pending",
+            &ToolCallFields {
+                status: Some(WireStatus::Completed),
+                ..Default::default()
+            },
+        );
+        assert_eq!(t.tool("pending").map(|e| e.state), Some(ToolState::Completed));
+    }
+
+    #[test]
+    fn cancel_flips_only_unfinished_calls() {
+        let mut t = Transcript::default();
+        let mut done = ToolCall::placeholder("a");
+        done.status = WireStatus::Completed;
+        t.upsert_tool(done);
+        t.upsert_tool(ToolCall::placeholder("b"));
+        t.set_tool_state("b", ToolState::AwaitingApproval);
+        t.cancel_unfinished_tools();
+        assert_eq!(t.tool("a").map(|e| e.state), Some(ToolState::Completed));
+        assert_eq!(t.tool("b").map(|e| e.state), Some(ToolState::Cancelled));
+    }
+
+    #[test]
+    fn plan_updates_replace_the_turns_plan() {
+        let mut t = Transcript::default();
+        let entry = |status| PlanEntry {
+            content: "step".into(),
+            status,
+        };
+        t.set_plan(vec![entry(PlanStatus::Pending)]);
+        t.set_plan(vec![entry(PlanStatus::Completed)]);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.entries()[0].kind, EntryKind::Plan(vec![entry(PlanStatus::Completed)]));
+        t.end_turn();
+        t.set_plan(vec![entry(PlanStatus::Pending)]);
+        assert_eq!(t.len(), 2);
+    }
+}
