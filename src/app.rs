@@ -1,1 +1,265 @@
-//! app
+//! The runtime: one `select!` loop that owns all IO. It feeds terminal input
+//! and agent events to the pure state, runs the effects that come back, keeps
+//! the permission responders keyed by request id, and redraws at most once
+//! per frame interval, only when something changed.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::acp::{self, AgentCommand, AgentEvent, AgentHandle, LaunchError, PermissionResponder};
+use crate::model::PermissionOutcome;
+use crate::state::{Action, AppState, Connection, Effect, Msg, RequestId};
+use crate::tui::keymap::{self, Input};
+use crate::ui::{self, View};
+
+/// Shortest time between two frames: bursts of updates share one frame.
+pub const FRAME: Duration = Duration::from_millis(16);
+
+/// How long the agent gets to exit by itself after its stdin closes.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+
+/// The running application: state plus the IO it needs.
+pub struct App {
+    /// The pure state (public so that tests can look at it).
+    pub state: AppState,
+    command: AgentCommand,
+    agent: Option<AgentHandle>,
+    events: mpsc::UnboundedReceiver<AgentEvent>,
+    responders: HashMap<RequestId, PermissionResponder>,
+    next_request: RequestId,
+    quit: bool,
+}
+
+impl App {
+    /// An app for `command`; the agent is not started yet.
+    pub fn new(command: AgentCommand) -> Self {
+        let cwd = display_path(&command.cwd);
+        let state = AppState::new(command.name.clone(), cwd);
+        let (_, events) = mpsc::unbounded_channel();
+        App {
+            state,
+            command,
+            agent: None,
+            events,
+            responders: HashMap::new(),
+            next_request: 0,
+            quit: false,
+        }
+    }
+
+    /// Spawn the agent (a fresh event channel drops anything an earlier
+    /// agent still had in flight).
+    pub fn start_agent(&mut self) -> Result<(), LaunchError> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.events = rx;
+        let handle = acp::spawn(&self.command, tx)?;
+        self.agent = Some(handle);
+        Ok(())
+    }
+
+    /// The running agent's process id (its process group id too).
+    pub fn agent_pid(&self) -> Option<u32> {
+        self.agent.as_ref().and_then(AgentHandle::pid)
+    }
+
+    /// Whether the user asked to leave.
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// Apply a message to the state and run the effects.
+    pub fn handle(&mut self, msg: Msg) {
+        let effects = self.state.update(msg);
+        for effect in effects {
+            self.run(effect);
+        }
+    }
+
+    /// The next agent event, waiting if there is none yet.
+    pub async fn next_agent_event(&mut self) -> Option<AgentEvent> {
+        self.events.recv().await
+    }
+
+    /// An agent event, if one is already queued.
+    pub fn try_agent_event(&mut self) -> Option<AgentEvent> {
+        self.events.try_recv().ok()
+    }
+
+    /// Turn an agent event into state messages.
+    pub fn on_agent_event(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::SessionStarted(info) => self.handle(Msg::SessionStarted(info)),
+            AgentEvent::Update { session_id, update } => {
+                if self.is_current_session(&session_id) {
+                    self.handle(Msg::Update(update));
+                } else {
+                    tracing::debug!(%session_id, "update for another session ignored");
+                }
+            }
+            AgentEvent::Permission { request, responder } => {
+                if !self.is_current_session(&request.session_id) {
+                    tracing::warn!(session = %request.session_id, "permission request for an unknown session: cancelled");
+                    responder.respond(PermissionOutcome::Cancelled);
+                    return;
+                }
+                let id = self.next_request;
+                self.next_request += 1;
+                self.responders.insert(id, responder);
+                self.handle(Msg::PermissionRequested { id, request });
+            }
+            AgentEvent::PromptDone(Ok(reason)) => self.handle(Msg::TurnEnded(reason)),
+            AgentEvent::PromptDone(Err(message)) => {
+                if self.state.connection == Connection::Down {
+                    tracing::info!("prompt failed after the agent exited: {message}");
+                } else {
+                    self.handle(Msg::TurnFailed(message));
+                }
+            }
+            AgentEvent::ConnectFailed(message) => self.handle(Msg::ConnectFailed(message)),
+            AgentEvent::Exited {
+                status,
+                stderr_tail,
+            } => {
+                self.agent = None;
+                self.handle(Msg::AgentExited {
+                    status,
+                    stderr_tail,
+                });
+            }
+        }
+    }
+
+    fn is_current_session(&self, session_id: &str) -> bool {
+        matches!(&self.state.connection, Connection::Ready { session_id: s } if s == session_id)
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        match &self.state.connection {
+            Connection::Ready { session_id } => Some(session_id),
+            _ => None,
+        }
+    }
+
+    fn run(&mut self, effect: Effect) {
+        match effect {
+            Effect::SendPrompt(text) => match (self.session_id(), &self.agent) {
+                (Some(session), Some(agent)) => agent.prompt(session, &text),
+                _ => self.handle(Msg::TurnFailed("the agent is not connected".into())),
+            },
+            Effect::CancelTurn => {
+                if let (Some(session), Some(agent)) = (self.session_id(), &self.agent) {
+                    agent.cancel(session);
+                }
+            }
+            Effect::RespondPermission { id, outcome } => match self.responders.remove(&id) {
+                Some(responder) => {
+                    tracing::info!(request = id, ?outcome, "permission answered");
+                    responder.respond(outcome);
+                }
+                None => tracing::warn!(request = id, "no responder for a permission answer"),
+            },
+            Effect::RestartAgent => {
+                self.cancel_all_responders();
+                if let Some(old) = self.agent.take() {
+                    tokio::spawn(old.shutdown(Duration::from_millis(200)));
+                }
+                if let Err(err) = self.start_agent() {
+                    self.handle(Msg::ConnectFailed(err.to_string()));
+                }
+            }
+            Effect::Quit => self.quit = true,
+        }
+    }
+
+    fn cancel_all_responders(&mut self) {
+        for (_, responder) in self.responders.drain() {
+            responder.respond(PermissionOutcome::Cancelled);
+        }
+    }
+
+    /// Answer everything still pending, close the agent's stdin and end its
+    /// process group after a grace period.
+    pub async fn shutdown(&mut self) {
+        if !self.state.quitting {
+            self.handle(Msg::Action(Action::Quit));
+        }
+        self.cancel_all_responders();
+        if let Some(agent) = self.agent.take() {
+            agent.shutdown(SHUTDOWN_GRACE).await;
+        }
+    }
+}
+
+/// A path as shown: `~` for the home directory.
+pub fn display_path(path: &std::path::Path) -> String {
+    let shown = path.display().to_string();
+    match directories::BaseDirs::new() {
+        Some(base) => {
+            let home = base.home_dir().display().to_string();
+            match shown.strip_prefix(&home) {
+                Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
+                    format!("~{rest}")
+                }
+                _ => shown,
+            }
+        }
+        None => shown,
+    }
+}
+
+/// Run the TUI until the user quits. Draws only when something changed,
+/// never more often than [`FRAME`].
+pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::Result<()> {
+    let mut input = crossterm::event::EventStream::new();
+    let mut view = View::new();
+    let mut dirty = true;
+    let mut last_draw: Option<Instant> = None;
+    loop {
+        let now = Instant::now();
+        let due = last_draw.map_or(now, |t| t + FRAME);
+        if dirty && now >= due {
+            terminal.draw(|frame| ui::draw(frame, &app.state, &mut view))?;
+            dirty = false;
+            last_draw = Some(Instant::now());
+        }
+        if app.should_quit() {
+            break;
+        }
+        let deadline = dirty.then_some(due);
+        tokio::select! {
+            event = input.next() => match event {
+                Some(Ok(event)) => {
+                    match keymap::map_event(&event, app.state.composer.is_empty()) {
+                        Some(Input::Action(action)) => app.handle(Msg::Action(action)),
+                        Some(Input::Scroll(scroll)) => view.scroll(scroll),
+                        Some(Input::Resize) => {}
+                        None => continue,
+                    }
+                    dirty = true;
+                }
+                Some(Err(err)) => return Err(err),
+                None => break,
+            },
+            Some(event) = app.next_agent_event() => {
+                app.on_agent_event(event);
+                // Take whatever else already arrived into the same frame.
+                while let Some(event) = app.try_agent_event() {
+                    app.on_agent_event(event);
+                }
+                dirty = true;
+            }
+            _ = sleep_until(deadline), if deadline.is_some() => {}
+        }
+    }
+    Ok(())
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    if let Some(deadline) = deadline {
+        tokio::time::sleep_until(deadline).await;
+    }
+}

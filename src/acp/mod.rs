@@ -1,1 +1,331 @@
-//! acp
+//! The protocol layer: the only code that knows the ACP SDK.
+//!
+//! [`spawn`] starts the agent in its own process group, initialises it,
+//! opens a session and then serves two directions:
+//! - agent -> warden: every notification and request becomes an
+//!   [`AgentEvent`] on a channel (a permission request carries a
+//!   [`PermissionResponder`]); handlers forward and return at once, never
+//!   waiting for the user inside the SDK's dispatch loop;
+//! - warden -> agent: [`AgentHandle`] methods queue commands that a task
+//!   outside the dispatch loop sends.
+
+mod convert;
+mod process;
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::{Agent, ByteStreams, Client};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+use crate::model::{PermissionOutcome, PermissionRequest, SessionInfo, SessionUpdate, StopReason};
+
+pub use process::{AgentProcess, LaunchError};
+
+/// How many of the agent's last stderr lines are kept for error reports.
+pub const STDERR_TAIL: usize = 12;
+
+/// What to run: an agent command line and its session's working directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCommand {
+    /// Display name (settings block name, or the program's file name).
+    pub name: String,
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// The session's working directory (also the process's).
+    pub cwd: PathBuf,
+}
+
+/// Answers one permission request; dropping it answers `cancelled`.
+#[derive(Debug)]
+pub struct PermissionResponder(oneshot::Sender<PermissionOutcome>);
+
+impl PermissionResponder {
+    /// Send the answer to the agent.
+    pub fn respond(self, outcome: PermissionOutcome) {
+        // The agent may be gone already; nothing is waiting then.
+        let _ = self.0.send(outcome);
+    }
+}
+
+/// Something the agent did, for the runtime.
+#[derive(Debug)]
+pub enum AgentEvent {
+    /// Initialised and a session is open.
+    SessionStarted(SessionInfo),
+    /// A `session/update` notification.
+    Update {
+        session_id: String,
+        update: SessionUpdate,
+    },
+    /// A `session/request_permission`; answer through the responder.
+    Permission {
+        request: PermissionRequest,
+        responder: PermissionResponder,
+    },
+    /// The agent answered `session/prompt`.
+    PromptDone(Result<StopReason, String>),
+    /// Initialising or opening the session failed.
+    ConnectFailed(String),
+    /// The agent process ended (or the connection broke).
+    Exited {
+        status: String,
+        stderr_tail: Vec<String>,
+    },
+}
+
+/// Commands queued for the connection task.
+#[derive(Debug)]
+enum Command {
+    Prompt { session_id: String, text: String },
+    Cancel { session_id: String },
+    SetMode { session_id: String, mode_id: String },
+}
+
+/// A running agent: send commands, end it.
+#[derive(Debug)]
+pub struct AgentHandle {
+    commands: mpsc::UnboundedSender<Command>,
+    process: AgentProcess,
+}
+
+impl AgentHandle {
+    /// Send `session/prompt`; the answer arrives as [`AgentEvent::PromptDone`].
+    pub fn prompt(&self, session_id: &str, text: &str) {
+        self.send(Command::Prompt {
+            session_id: session_id.to_string(),
+            text: text.to_string(),
+        });
+    }
+
+    /// Send `session/cancel`.
+    pub fn cancel(&self, session_id: &str) {
+        self.send(Command::Cancel {
+            session_id: session_id.to_string(),
+        });
+    }
+
+    /// Send `session/set_mode`.
+    pub fn set_mode(&self, session_id: &str, mode_id: &str) {
+        self.send(Command::SetMode {
+            session_id: session_id.to_string(),
+            mode_id: mode_id.to_string(),
+        });
+    }
+
+    fn send(&self, command: Command) {
+        if self.commands.send(command).is_err() {
+            tracing::warn!("agent connection is closed; command dropped");
+        }
+    }
+
+    /// The agent's process id (also its process group id).
+    pub fn pid(&self) -> Option<u32> {
+        self.process.pid()
+    }
+
+    /// Close the agent's stdin, wait `grace` for it to exit, then end its
+    /// whole process group (TERM, then KILL).
+    pub async fn shutdown(self, grace: std::time::Duration) {
+        drop(self.commands);
+        self.process.shutdown(grace).await;
+    }
+}
+
+/// Start the agent and connect to it. Events arrive on `events`; a failure
+/// to spawn is returned at once (the command does not exist, ...).
+pub fn spawn(
+    command: &AgentCommand,
+    events: mpsc::UnboundedSender<AgentEvent>,
+) -> Result<AgentHandle, LaunchError> {
+    let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
+    let (process, stdin, stdout) = AgentProcess::spawn(command, stderr_tail.clone(), events.clone())?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
+    let cwd = command.cwd.clone();
+    tokio::spawn(run_connection(transport, cwd, rx, events));
+    Ok(AgentHandle {
+        commands: tx,
+        process,
+    })
+}
+
+async fn run_connection<W, R>(
+    transport: ByteStreams<W, R>,
+    cwd: PathBuf,
+    commands: mpsc::UnboundedReceiver<Command>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+) where
+    W: futures::AsyncWrite + Send + 'static,
+    R: futures::AsyncRead + Send + 'static,
+{
+    let notify_events = events.clone();
+    let permission_events = events.clone();
+    let main_events = events.clone();
+    let result = Client
+        .v1()
+        .name("warden")
+        .on_receive_notification(
+            async move |notification: acp::SessionNotification, _cx| {
+                let update = convert::session_update(&notification.update);
+                if let SessionUpdate::Other(name) = &update {
+                    tracing::debug!(kind = %name, "session update ignored");
+                }
+                let _ = notify_events.send(AgentEvent::Update {
+                    session_id: notification.session_id.to_string(),
+                    update,
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: acp::RequestPermissionRequest, responder, _cx| {
+                let (tx, rx) = oneshot::channel();
+                let domain = convert::permission_request(&request);
+                tracing::info!(tool_call = %domain.tool_call_id, "permission requested");
+                let _ = permission_events.send(AgentEvent::Permission {
+                    request: domain,
+                    responder: PermissionResponder(tx),
+                });
+                // Wait for the user outside the dispatch loop.
+                tokio::spawn(async move {
+                    let outcome = rx.await.unwrap_or(PermissionOutcome::Cancelled);
+                    let outcome = match outcome {
+                        PermissionOutcome::Selected(id) => acp::RequestPermissionOutcome::Selected(
+                            acp::SelectedPermissionOutcome::new(id),
+                        ),
+                        PermissionOutcome::Cancelled => acp::RequestPermissionOutcome::Cancelled,
+                    };
+                    if let Err(err) = responder.respond(acp::RequestPermissionResponse::new(outcome))
+                    {
+                        tracing::warn!("could not answer a permission request: {err}");
+                    }
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            serve(cx, cwd, commands, main_events).await;
+            Ok(())
+        })
+        .await;
+    if let Err(err) = result {
+        tracing::warn!("agent connection ended: {err}");
+    }
+}
+
+/// Initialise, open the session, then send queued commands until the queue closes.
+async fn serve(
+    cx: ConnectionTo<Agent>,
+    cwd: PathBuf,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    events: mpsc::UnboundedSender<AgentEvent>,
+) {
+    let info = match start_session(&cx, cwd).await {
+        Ok(info) => info,
+        Err(message) => {
+            let _ = events.send(AgentEvent::ConnectFailed(message));
+            return;
+        }
+    };
+    let _ = events.send(AgentEvent::SessionStarted(info));
+    while let Some(command) = commands.recv().await {
+        match command {
+            Command::Prompt { session_id, text } => {
+                let request = acp::PromptRequest::new(
+                    acp::SessionId::new(session_id),
+                    vec![acp::ContentBlock::Text(acp::TextContent::new(text))],
+                );
+                let cx = cx.clone();
+                let events = events.clone();
+                tokio::spawn(async move {
+                    let result = cx.send_request(request).block_task().await;
+                    let done = match result {
+                        Ok(response) => Ok(convert::stop_reason(&response.stop_reason)),
+                        Err(err) => Err(err.to_string()),
+                    };
+                    let _ = events.send(AgentEvent::PromptDone(done));
+                });
+            }
+            Command::Cancel { session_id } => {
+                let note = acp::CancelNotification::new(acp::SessionId::new(session_id));
+                if let Err(err) = cx.send_notification(note) {
+                    tracing::warn!("could not send session/cancel: {err}");
+                }
+            }
+            Command::SetMode {
+                session_id,
+                mode_id,
+            } => {
+                let request = acp::SetSessionModeRequest::new(
+                    acp::SessionId::new(session_id),
+                    acp::SessionModeId::new(mode_id),
+                );
+                let cx = cx.clone();
+                tokio::spawn(async move {
+                    if let Err(err) = cx.send_request(request).block_task().await {
+                        tracing::warn!("session/set_mode failed: {err}");
+                    }
+                });
+            }
+        }
+    }
+}
+
+async fn start_session(cx: &ConnectionTo<Agent>, cwd: PathBuf) -> Result<SessionInfo, String> {
+    let init = acp::InitializeRequest::new(ProtocolVersion::V1)
+        .client_capabilities(acp::ClientCapabilities::new())
+        .client_info(acp::Implementation::new("warden", env!("CARGO_PKG_VERSION")));
+    let response = cx
+        .send_request(init)
+        .block_task()
+        .await
+        .map_err(|err| explain_init_error(&err.to_string()))?;
+    if response.protocol_version != ProtocolVersion::V1 {
+        return Err(version_mismatch(&response.protocol_version.to_string()));
+    }
+    let session = cx
+        .send_request(acp::NewSessionRequest::new(cwd))
+        .block_task()
+        .await
+        .map_err(|err| format!("the agent could not open a session: {err}"))?;
+    let modes = session
+        .config_options
+        .as_deref()
+        .and_then(convert::config_modes)
+        .or_else(|| session.modes.as_ref().map(convert::modes));
+    Ok(SessionInfo {
+        session_id: session.session_id.to_string(),
+        modes,
+    })
+}
+
+fn version_mismatch(theirs: &str) -> String {
+    format!(
+        "the agent speaks ACP protocol version {theirs}, but warden speaks version {}; \
+         update the agent (or warden) so both speak the same version",
+        ProtocolVersion::V1
+    )
+}
+
+fn explain_init_error(message: &str) -> String {
+    // The SDK refuses a response that selects another version before we see it.
+    let lower = message.to_lowercase();
+    if lower.contains("protocol") && lower.contains("version") {
+        let theirs = message
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .find(|v| *v != "1")
+            .unwrap_or("another");
+        return format!("{} ({message})", version_mismatch(theirs));
+    }
+    format!("the agent failed to initialise: {message}")
+}

@@ -1,1 +1,138 @@
-//! settings
+//! The settings file: which agents exist and which one starts by default.
+//!
+//! This is the reading half; typed edits written back with `toml_edit`
+//! come with the settings issue.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// The name the built-in demo agent goes by.
+pub const DEMO_AGENT: &str = "demo";
+
+/// The parsed settings file.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct Settings {
+    /// Agent started when none is named on the command line.
+    pub default_agent: Option<String>,
+    /// `[agents.NAME]` blocks.
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentSettings>,
+}
+
+/// One `[agents.NAME]` block.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct AgentSettings {
+    /// Program to run.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+/// Reading the settings file failed.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SettingsError {
+    /// The file exists but could not be read.
+    #[error("cannot read {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    /// The file is not valid TOML or does not fit the schema.
+    #[error("{path}:{line}:{column}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+}
+
+/// The settings path in use: `--config`/`WARDEN_CONFIG` if given, else the
+/// platform config dir's `warden/config.toml`.
+pub fn resolve_path(explicit: Option<&Path>) -> Option<PathBuf> {
+    if let Some(path) = explicit {
+        return Some(path.to_path_buf());
+    }
+    directories::ProjectDirs::from("", "", "warden").map(|d| d.config_dir().join("config.toml"))
+}
+
+/// Load the file; `Ok(None)` when it does not exist.
+pub fn load(path: &Path) -> Result<Option<Settings>, SettingsError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => {
+            return Err(SettingsError::Read {
+                path: path.to_path_buf(),
+                message: err.to_string(),
+            });
+        }
+    };
+    parse(&text, path).map(Some)
+}
+
+/// Parse settings text; errors carry the 1-based line and column.
+pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
+    toml::from_str(text).map_err(|err| {
+        let (line, column) = err
+            .span()
+            .map_or((1, 1), |span| line_col(text, span.start));
+        SettingsError::Parse {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: err.message().to_string(),
+        }
+    })
+}
+
+/// 1-based line and column (in chars) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_agents_and_default() {
+        let text = r#"
+default_agent = "claude"
+
+[agents.claude]
+command = "npx"
+args = ["@zed-industries/claude-code-acp"]
+env = { ANTHROPIC_LOG = "debug" }
+"#;
+        let s = parse(text, Path::new("c.toml")).expect("valid");
+        assert_eq!(s.default_agent.as_deref(), Some("claude"));
+        let claude = &s.agents["claude"];
+        assert_eq!(claude.command, "npx");
+        assert_eq!(claude.args, vec!["@zed-industries/claude-code-acp"]);
+        assert_eq!(claude.env["ANTHROPIC_LOG"], "debug");
+    }
+
+    #[test]
+    fn malformed_file_reports_line_and_column() {
+        let text = "default_agent = \"x\"\n[agents.a]\ncommand = 3\n";
+        let err = parse(text, Path::new("c.toml")).expect_err("wrong type");
+        let SettingsError::Parse { line, column, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!((*line, *column), (3, 11));
+        assert!(err.to_string().starts_with("c.toml:3:11: "), "{err}");
+    }
+
+    #[test]
+    fn missing_file_is_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(load(&dir.path().join("none.toml")), Ok(None));
+    }
+}

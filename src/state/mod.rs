@@ -197,6 +197,7 @@ impl AppState {
                 Vec::new()
             }
             Msg::PermissionRequested { id, request } => self.on_permission(id, request),
+            Msg::TurnEnded(_) | Msg::TurnFailed(_) if self.turn.is_none() => Vec::new(),
             Msg::TurnEnded(reason) => {
                 self.finish_turn(reason == StopReason::Cancelled);
                 match reason {

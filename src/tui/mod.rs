@@ -1,1 +1,76 @@
-//! tui
+//! The terminal: set up, restore (on every exit path, panics included), and
+//! the key map.
+
+pub mod keymap;
+
+use std::io::{self, Stdout, Write};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    supports_keyboard_enhancement,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+/// The terminal warden draws on.
+pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+
+/// Enter raw mode and the alternate screen, with bracketed paste, mouse
+/// wheel and (where supported) Shift+Enter reporting. Installs a panic hook
+/// that restores the terminal before the panic message prints.
+pub fn init() -> io::Result<Tui> {
+    install_panic_hook();
+    enable_raw_mode()?;
+    let mut stdout = io::stdout();
+    if let Err(err) = execute!(
+        stdout,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableMouseCapture
+    ) {
+        restore();
+        return Err(err);
+    }
+    if supports_keyboard_enhancement().unwrap_or(false) {
+        let _ = execute!(
+            stdout,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        );
+    }
+    Terminal::new(CrosstermBackend::new(stdout)).inspect_err(|_| restore())
+}
+
+/// Leave the alternate screen and raw mode. Safe to call more than once.
+pub fn restore() {
+    let mut stdout = io::stdout();
+    let _ = execute!(
+        stdout,
+        PopKeyboardEnhancementFlags,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+    let _ = disable_raw_mode();
+    let _ = stdout.flush();
+}
+
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+    }));
+}
+
+/// Ring the terminal bell.
+pub fn bell() {
+    let mut stdout = io::stdout();
+    let _ = stdout.write_all(b"\x07");
+    let _ = stdout.flush();
+}

@@ -1,0 +1,372 @@
+//! SDK wire types -> warden's domain types (`crate::model`).
+
+use agent_client_protocol::v1::schema as acp;
+
+use crate::model::{
+    AgentMode, AgentModes, Location, OptionKind, PermissionOption, PermissionRequest, PlanEntry,
+    PlanStatus, SessionUpdate, StopReason, ToolCall, ToolCallFields, ToolContent, ToolKind,
+    WireStatus,
+};
+
+pub(crate) fn tool_kind(kind: &acp::ToolKind) -> ToolKind {
+    match kind {
+        acp::ToolKind::Read => ToolKind::Read,
+        acp::ToolKind::Edit => ToolKind::Edit,
+        acp::ToolKind::Delete => ToolKind::Delete,
+        acp::ToolKind::Move => ToolKind::Move,
+        acp::ToolKind::Search => ToolKind::Search,
+        acp::ToolKind::Execute => ToolKind::Execute,
+        acp::ToolKind::Think => ToolKind::Think,
+        acp::ToolKind::Fetch => ToolKind::Fetch,
+        acp::ToolKind::SwitchMode => ToolKind::SwitchMode,
+        _ => ToolKind::Other,
+    }
+}
+
+fn status(status: &acp::ToolCallStatus) -> WireStatus {
+    match status {
+        acp::ToolCallStatus::InProgress => WireStatus::InProgress,
+        acp::ToolCallStatus::Completed => WireStatus::Completed,
+        acp::ToolCallStatus::Failed => WireStatus::Failed,
+        _ => WireStatus::Pending,
+    }
+}
+
+/// A content block as text: text itself, or a short description of anything else.
+pub(crate) fn block_text(block: &acp::ContentBlock) -> String {
+    match block {
+        acp::ContentBlock::Text(text) => text.text.clone(),
+        acp::ContentBlock::Image(_) => "[image]".to_string(),
+        acp::ContentBlock::Audio(_) => "[audio]".to_string(),
+        acp::ContentBlock::ResourceLink(link) => format!("[{}]({})", link.name, link.uri),
+        acp::ContentBlock::Resource(resource) => match &resource.resource {
+            acp::EmbeddedResourceResource::TextResourceContents(text) => text.text.clone(),
+            _ => "[binary resource]".to_string(),
+        },
+        _ => "[unsupported content]".to_string(),
+    }
+}
+
+fn content(items: &[acp::ToolCallContent]) -> Vec<ToolContent> {
+    items
+        .iter()
+        .map(|item| match item {
+            acp::ToolCallContent::Content(c) => ToolContent::Text {
+                text: block_text(&c.content),
+            },
+            acp::ToolCallContent::Diff(diff) => ToolContent::Diff {
+                path: diff.path.display().to_string(),
+                old: diff.old_text.clone(),
+                new: diff.new_text.clone(),
+            },
+            acp::ToolCallContent::Terminal(t) => ToolContent::Terminal {
+                id: t.terminal_id.to_string(),
+            },
+            _ => ToolContent::Text {
+                text: "[unsupported tool content]".to_string(),
+            },
+        })
+        .collect()
+}
+
+fn locations(items: &[acp::ToolCallLocation]) -> Vec<Location> {
+    items
+        .iter()
+        .map(|l| Location {
+            path: l.path.display().to_string(),
+            line: l.line,
+        })
+        .collect()
+}
+
+/// The agent's own tool name: `_meta.claudeCode.toolName` and the like, else none.
+fn meta_tool_name(meta: Option<&acp::Meta>) -> Option<String> {
+    let meta = meta?;
+    meta.values().find_map(|v| {
+        v.get("toolName")
+            .and_then(|n| n.as_str())
+            .map(str::to_string)
+    })
+}
+
+pub(crate) fn tool_call(call: &acp::ToolCall) -> ToolCall {
+    ToolCall {
+        id: call.tool_call_id.to_string(),
+        title: call.title.clone(),
+        kind: tool_kind(&call.kind),
+        status: status(&call.status),
+        content: content(&call.content),
+        locations: locations(&call.locations),
+        raw_input: call.raw_input.clone(),
+        raw_output: call.raw_output.clone(),
+        tool_name: call
+            .name
+            .clone()
+            .or_else(|| meta_tool_name(call.meta.as_ref())),
+    }
+}
+
+pub(crate) fn tool_fields(update: &acp::ToolCallUpdate) -> ToolCallFields {
+    let f = &update.fields;
+    ToolCallFields {
+        title: f.title.clone(),
+        kind: f.kind.as_ref().map(tool_kind),
+        status: f.status.as_ref().map(status),
+        content: f.content.as_deref().map(content),
+        locations: f.locations.as_deref().map(locations),
+        raw_input: f.raw_input.clone(),
+        raw_output: f.raw_output.clone(),
+        tool_name: f
+            .name
+            .clone()
+            .or_else(|| meta_tool_name(update.meta.as_ref())),
+    }
+}
+
+fn option_kind(kind: &acp::PermissionOptionKind) -> OptionKind {
+    match kind {
+        acp::PermissionOptionKind::AllowOnce => OptionKind::AllowOnce,
+        acp::PermissionOptionKind::AllowAlways => OptionKind::AllowAlways,
+        acp::PermissionOptionKind::RejectAlways => OptionKind::RejectAlways,
+        _ => OptionKind::RejectOnce,
+    }
+}
+
+pub(crate) fn permission_request(req: &acp::RequestPermissionRequest) -> PermissionRequest {
+    PermissionRequest {
+        session_id: req.session_id.to_string(),
+        tool_call_id: req.tool_call.tool_call_id.to_string(),
+        fields: tool_fields(&req.tool_call),
+        options: req
+            .options
+            .iter()
+            .map(|o| PermissionOption {
+                id: o.option_id.to_string(),
+                name: o.name.clone(),
+                kind: option_kind(&o.kind),
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn stop_reason(reason: &acp::StopReason) -> StopReason {
+    match reason {
+        acp::StopReason::EndTurn => StopReason::EndTurn,
+        acp::StopReason::MaxTokens => StopReason::MaxTokens,
+        acp::StopReason::MaxTurnRequests => StopReason::MaxTurnRequests,
+        acp::StopReason::Refusal => StopReason::Refusal,
+        _ => StopReason::Cancelled,
+    }
+}
+
+pub(crate) fn modes(state: &acp::SessionModeState) -> AgentModes {
+    AgentModes {
+        current: state.current_mode_id.to_string(),
+        available: state
+            .available_modes
+            .iter()
+            .map(|m| AgentMode {
+                id: m.id.to_string(),
+                name: m.name.clone(),
+                description: m.description.clone(),
+            })
+            .collect(),
+        config_option_id: None,
+    }
+}
+
+/// The agent's modes from its config options: the first select option of category `mode`.
+pub(crate) fn config_modes(options: &[acp::SessionConfigOption]) -> Option<AgentModes> {
+    options.iter().find_map(|option| {
+        if option.category != Some(acp::SessionConfigOptionCategory::Mode) {
+            return None;
+        }
+        let acp::SessionConfigKind::Select(select) = &option.kind else {
+            return None;
+        };
+        let choices: Vec<&acp::SessionConfigSelectOption> = match &select.options {
+            acp::SessionConfigSelectOptions::Ungrouped(list) => list.iter().collect(),
+            acp::SessionConfigSelectOptions::Grouped(groups) => {
+                groups.iter().flat_map(|g| g.options.iter()).collect()
+            }
+            _ => Vec::new(),
+        };
+        Some(AgentModes {
+            current: select.current_value.to_string(),
+            available: choices
+                .into_iter()
+                .map(|c| AgentMode {
+                    id: c.value.to_string(),
+                    name: c.name.clone(),
+                    description: c.description.clone(),
+                })
+                .collect(),
+            config_option_id: Some(option.id.to_string()),
+        })
+    })
+}
+
+fn plan_status(status: &acp::PlanEntryStatus) -> PlanStatus {
+    match status {
+        acp::PlanEntryStatus::InProgress => PlanStatus::InProgress,
+        acp::PlanEntryStatus::Completed => PlanStatus::Completed,
+        _ => PlanStatus::Pending,
+    }
+}
+
+pub(crate) fn session_update(update: &acp::SessionUpdate) -> SessionUpdate {
+    match update {
+        acp::SessionUpdate::UserMessageChunk(chunk) => {
+            SessionUpdate::UserChunk(block_text(&chunk.content))
+        }
+        acp::SessionUpdate::AgentMessageChunk(chunk) => {
+            SessionUpdate::AgentChunk(block_text(&chunk.content))
+        }
+        acp::SessionUpdate::AgentThoughtChunk(chunk) => {
+            SessionUpdate::ThoughtChunk(block_text(&chunk.content))
+        }
+        acp::SessionUpdate::ToolCall(call) => SessionUpdate::ToolCall(tool_call(call)),
+        acp::SessionUpdate::ToolCallUpdate(update) => SessionUpdate::ToolCallUpdate {
+            id: update.tool_call_id.to_string(),
+            fields: tool_fields(update),
+        },
+        acp::SessionUpdate::Plan(plan) => SessionUpdate::Plan(
+            plan.entries
+                .iter()
+                .map(|e| PlanEntry {
+                    content: e.content.clone(),
+                    status: plan_status(&e.status),
+                })
+                .collect(),
+        ),
+        acp::SessionUpdate::AvailableCommandsUpdate(update) => SessionUpdate::AvailableCommands(
+            update
+                .available_commands
+                .iter()
+                .map(|c| c.name.clone())
+                .collect(),
+        ),
+        acp::SessionUpdate::CurrentModeUpdate(update) => {
+            SessionUpdate::CurrentMode(update.current_mode_id.to_string())
+        }
+        acp::SessionUpdate::ConfigOptionUpdate(update) => {
+            match config_modes(&update.config_options) {
+                Some(modes) => SessionUpdate::ConfigModes(modes),
+                None => SessionUpdate::Other("config_option_update".into()),
+            }
+        }
+        acp::SessionUpdate::SessionInfoUpdate(info) => match &info.title {
+            agent_client_protocol::schema::MaybeUndefined::Value(title) => SessionUpdate::SessionInfo {
+                title: Some(title.clone()),
+            },
+            agent_client_protocol::schema::MaybeUndefined::Null => SessionUpdate::SessionInfo { title: None },
+            _ => SessionUpdate::Other("session_info_update".into()),
+        },
+        acp::SessionUpdate::UsageUpdate(_) => SessionUpdate::Other("usage_update".into()),
+        other => {
+            let name = serde_json::to_value(other)
+                .ok()
+                .and_then(|v| v.get("sessionUpdate").and_then(|s| s.as_str()).map(str::to_string))
+                .unwrap_or_else(|| "unknown".into());
+            SessionUpdate::Other(name)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn update(value: serde_json::Value) -> SessionUpdate {
+        let parsed: acp::SessionUpdate = serde_json::from_value(value).expect("valid update");
+        session_update(&parsed)
+    }
+
+    #[test]
+    fn tool_call_with_diff_and_meta_tool_name() {
+        let got = update(json!({
+            "sessionUpdate": "tool_call",
+            "toolCallId": "t1",
+            "title": "Edit a.rs",
+            "kind": "edit",
+            "content": [{"type": "diff", "path": "/w/a.rs", "oldText": null, "newText": "x"}],
+            "locations": [{"path": "/w/a.rs", "line": 3}],
+            "rawInput": {"path": "/w/a.rs"},
+            "_meta": {"claudeCode": {"toolName": "Edit"}}
+        }));
+        let SessionUpdate::ToolCall(call) = got else {
+            panic!("not a tool call: {got:?}")
+        };
+        assert_eq!(call.kind, ToolKind::Edit);
+        assert_eq!(call.status, WireStatus::Pending, "missing status is pending");
+        assert_eq!(call.tool_name.as_deref(), Some("Edit"));
+        assert_eq!(
+            call.content,
+            vec![ToolContent::Diff {
+                path: "/w/a.rs".into(),
+                old: None,
+                new: "x".into()
+            }]
+        );
+        assert_eq!(call.locations[0].line, Some(3));
+    }
+
+    #[test]
+    fn unknown_kind_is_other_and_update_is_partial() {
+        let got = update(json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "pending",
+            "kind": "teleport",
+            "status": "completed"
+        }));
+        assert_eq!(
+            got,
+            SessionUpdate::ToolCallUpdate {
+                id: "pending".into(),
+                fields: ToolCallFields {
+                    kind: Some(ToolKind::Other),
+                    status: Some(WireStatus::Completed),
+                    ..Default::default()
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn config_option_mode_is_read() {
+        let got = update(json!({
+            "sessionUpdate": "config_option_update",
+            "configOptions": [{
+                "id": "mode", "name": "Mode", "category": "mode", "type": "select",
+                "currentValue": "plan",
+                "options": [{"value": "default", "name": "Default"}, {"value": "plan", "name": "Plan"}]
+            }]
+        }));
+        let SessionUpdate::ConfigModes(modes) = got else {
+            panic!("{got:?}")
+        };
+        assert_eq!(modes.current, "plan");
+        assert_eq!(modes.available.len(), 2);
+        assert_eq!(modes.config_option_id.as_deref(), Some("mode"));
+    }
+
+    #[test]
+    fn permission_request_keeps_option_ids_and_kinds() {
+        let req: acp::RequestPermissionRequest = serde_json::from_value(json!({
+            "sessionId": "s",
+            "toolCall": {"toolCallId": "t", "title": "Run ls", "kind": "execute",
+                          "rawInput": {"command": "ls"}},
+            "options": [
+                {"optionId": "a", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "r", "name": "Reject", "kind": "reject_always"}
+            ]
+        }))
+        .expect("valid request");
+        let got = permission_request(&req);
+        assert_eq!(got.tool_call_id, "t");
+        assert_eq!(got.fields.kind, Some(ToolKind::Execute));
+        assert_eq!(got.options[1].kind, OptionKind::RejectAlways);
+        assert_eq!(got.options[0].id, "a");
+    }
+}

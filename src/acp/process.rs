@@ -1,0 +1,155 @@
+//! The agent's OS process: spawned in its own process group, stderr kept,
+//! exit reported, and ended as a group.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout, Command};
+use tokio::sync::{mpsc, watch};
+
+use super::{AgentCommand, AgentEvent, STDERR_TAIL};
+
+/// The agent could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The program is not on PATH (or the path does not exist).
+    #[error("agent command not found: `{program}` ({source}); check the command, or that it is installed and on PATH")]
+    NotFound {
+        program: String,
+        source: std::io::Error,
+    },
+    /// Any other spawn failure (permissions, bad cwd, ...).
+    #[error("could not start the agent `{program}`: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    /// The child came without the pipes we asked for.
+    #[error("the agent `{0}` started without stdio pipes")]
+    NoPipes(String),
+}
+
+/// A spawned agent process.
+#[derive(Debug)]
+pub struct AgentProcess {
+    pid: Option<u32>,
+    exited: watch::Receiver<bool>,
+}
+
+impl AgentProcess {
+    /// Spawn `command` in a new process group with piped stdio. Stderr lines
+    /// go to the log and into `tail`; the exit is reported on `events`.
+    pub(super) fn spawn(
+        command: &AgentCommand,
+        tail: Arc<Mutex<VecDeque<String>>>,
+        events: mpsc::UnboundedSender<AgentEvent>,
+    ) -> Result<(AgentProcess, ChildStdin, ChildStdout), LaunchError> {
+        let mut cmd = Command::new(&command.program);
+        cmd.args(&command.args)
+            .envs(command.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .current_dir(&command.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().map_err(|source| {
+            let program = command.program.clone();
+            if source.kind() == std::io::ErrorKind::NotFound {
+                LaunchError::NotFound { program, source }
+            } else {
+                LaunchError::Spawn { program, source }
+            }
+        })?;
+        let pid = child.id();
+        tracing::info!(program = %command.program, ?pid, "agent started");
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(LaunchError::NoPipes(command.program.clone()));
+        };
+
+        let stderr_tail = tail.clone();
+        let stderr_task = tokio::spawn(async move {
+            let mut lines = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "agent_stderr", "{line}");
+                if let Ok(mut tail) = stderr_tail.lock() {
+                    if tail.len() == STDERR_TAIL {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line);
+                }
+            }
+        });
+
+        let (exited_tx, exited) = watch::channel(false);
+        tokio::spawn(async move {
+            let status = match child.wait().await {
+                Ok(status) => describe(status),
+                Err(err) => format!("could not be waited for: {err}"),
+            };
+            // Let the stderr reader drain what the agent wrote last.
+            let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
+            let stderr_tail = tail.lock().map(|t| t.iter().cloned().collect()).unwrap_or_default();
+            tracing::info!(%status, "agent exited");
+            let _ = exited_tx.send(true);
+            let _ = events.send(AgentEvent::Exited {
+                status,
+                stderr_tail,
+            });
+        });
+        Ok((AgentProcess { pid, exited }, stdin, stdout))
+    }
+
+    /// The process id (also the process group id).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Wait up to `grace` for the agent to exit by itself (its stdin is
+    /// closed by now), then end its process group: TERM, and KILL if it
+    /// is still there shortly after.
+    pub async fn shutdown(mut self, grace: Duration) {
+        if self.wait_exit(grace).await {
+            // The leader is gone; take any stragglers in its group with it.
+            self.signal_group(libc::SIGKILL);
+            return;
+        }
+        tracing::info!("agent ignored stdin EOF; terminating its process group");
+        self.signal_group(libc::SIGTERM);
+        if !self.wait_exit(Duration::from_millis(500)).await {
+            self.signal_group(libc::SIGKILL);
+            self.wait_exit(Duration::from_millis(500)).await;
+        }
+        self.signal_group(libc::SIGKILL);
+    }
+
+    async fn wait_exit(&mut self, limit: Duration) -> bool {
+        let wait = self.exited.wait_for(|exited| *exited);
+        matches!(tokio::time::timeout(limit, wait).await, Ok(Ok(_)))
+    }
+
+    fn signal_group(&self, signal: libc::c_int) {
+        let Some(pid) = self.pid.and_then(|p| libc::pid_t::try_from(p).ok()) else {
+            return;
+        };
+        // SAFETY: killpg has no memory-safety preconditions; a group that is
+        // already gone yields ESRCH, which is fine.
+        unsafe {
+            libc::killpg(pid, signal);
+        }
+    }
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        _ => status.to_string(),
+    }
+}

@@ -1,0 +1,732 @@
+//! The built-in scenarios, picked by the first word of the prompt and
+//! written as [`Step`] lists (see `help`).
+
+use agent_client_protocol::v1::schema::{
+    PermissionOptionKind, PlanEntryPriority, PlanEntryStatus, StopReason, ToolCallStatus, ToolKind,
+};
+use serde_json::{Value, json};
+
+use super::scenario::{
+    ContentItem, Location, OptionSpec, PermissionStep, PlanEntryStep, Step, ToolCallStep,
+    ToolUpdateStep,
+};
+
+/// Chunks the `flood` scenario sends when the prompt names no count.
+const DEFAULT_FLOOD: u64 = 1000;
+/// The most chunks `flood N` sends, so that a typo cannot exhaust memory.
+const MAX_FLOOD: u64 = 1_000_000;
+/// Chunks the `slow` scenario streams (one every [`SLOW_TICK_MS`]: 60 s).
+const SLOW_CHUNKS: u32 = 300;
+const SLOW_TICK_MS: u64 = 200;
+/// Pause between plan updates in the `plan` scenario.
+const PLAN_TICK_MS: u64 = 150;
+
+/// The prompt words of the tool scenarios, in the order `tools` plays them.
+const TOOL_SCENARIOS: [&str; 10] = [
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "fetch",
+    "think-tool",
+    "switch",
+    "other",
+];
+
+/// Every built-in scenario: prompt, what it does. Rendered by `help`.
+const SCENARIOS: &[(&str, &str)] = &[
+    ("help", "this table"),
+    (
+        "*anything else*",
+        "a streamed markdown answer that echoes the prompt",
+    ),
+    ("think", "a few thought chunks, then a short answer"),
+    (
+        "plan",
+        "a plan of 3 entries that goes pending -> in progress -> completed",
+    ),
+    ("read", "one `read` tool call (asks permission)"),
+    ("edit", "one `edit` tool call with a diff (asks permission)"),
+    ("delete", "one `delete` tool call (asks permission)"),
+    ("move", "one `move` tool call (asks permission)"),
+    ("search", "one `search` tool call (asks permission)"),
+    (
+        "execute",
+        "one `execute` tool call: `cargo test` (asks permission)",
+    ),
+    ("fetch", "one `fetch` tool call (asks permission)"),
+    ("think-tool", "one `think` tool call (asks permission)"),
+    (
+        "switch",
+        "a `switch_mode` request to leave plan mode (asks permission)",
+    ),
+    ("other", "one tool call of kind `other` (asks permission)"),
+    (
+        "tools",
+        "all the tool calls above in a row; stops at the first cancel",
+    ),
+    ("two", "two edit permission requests sent at once"),
+    ("slow", "a chunk every 200 ms for 60 s; try cancelling it"),
+    (
+        "flood [N]",
+        "N message chunks of exactly 64 bytes as fast as possible (default 1000)",
+    ),
+    (
+        "escape",
+        "control characters and escape sequences in a message, a thought and a tool title",
+    ),
+    ("crash", "writes to stderr and exits with code 3 mid-turn"),
+];
+
+/// The steps of the built-in scenario for `prompt`. `turn` numbers the turn
+/// so that tool call ids stay unique within the agent process.
+pub(crate) fn steps_for(prompt: &str, turn: u64) -> Vec<Step> {
+    let mut words = prompt.split_whitespace();
+    let first = words.next().unwrap_or_default().to_lowercase();
+    match first.as_str() {
+        "help" => vec![text(&help_text())],
+        "think" => think(),
+        "plan" => plan(),
+        "tools" => tools(turn),
+        "two" => two(turn),
+        "slow" => slow(),
+        "flood" => flood(words.next()),
+        "escape" => escape(turn),
+        "crash" => crash(),
+        name => match tool_demo(name) {
+            Some(demo) => demo.steps(turn),
+            None => markdown_answer(prompt),
+        },
+    }
+}
+
+/// The `help` answer: a markdown table of the scenarios.
+pub(crate) fn help_text() -> String {
+    let mut out = String::from(
+        "## warden-demo scenarios\n\nThe first word of the prompt picks one (case does not matter).\n\n| prompt | what the agent does |\n| --- | --- |\n",
+    );
+    for (name, what) in SCENARIOS {
+        let name = if name.starts_with('*') {
+            (*name).to_owned()
+        } else {
+            format!("`{name}`")
+        };
+        out.push_str(&format!("| {name} | {what} |\n"));
+    }
+    out.push_str(
+        "\nEvery permission request offers `allow-once`, `allow-always`, `reject-once` and `reject-always`; the agent reports the answer as `permission outcome: ...`.\n",
+    );
+    out
+}
+
+fn text(text: &str) -> Step {
+    Step::Text {
+        text: text.to_owned(),
+    }
+}
+
+fn thought(text: &str) -> Step {
+    Step::Thought {
+        text: text.to_owned(),
+    }
+}
+
+fn sleep(ms: u64) -> Step {
+    Step::Sleep { ms }
+}
+
+fn update(id: &str, status: ToolCallStatus) -> Step {
+    Step::ToolUpdate(ToolUpdateStep {
+        id: id.to_owned(),
+        status: Some(status),
+        ..ToolUpdateStep::default()
+    })
+}
+
+fn markdown_answer(prompt: &str) -> Vec<Step> {
+    let quoted: String = prompt
+        .trim()
+        .lines()
+        .map(|line| format!("> {line}\n"))
+        .collect();
+    let quoted = if quoted.is_empty() {
+        "> *(an empty prompt)*\n".to_owned()
+    } else {
+        quoted
+    };
+    vec![
+        text("## Demo answer\n\n"),
+        text("This is **warden"),
+        text("-demo**, an offline agent that plays *scripted* scenarios. "),
+        text("Nothing here comes from a model.\n\nYou wrote:\n\n"),
+        text(&quoted),
+        text("\nWhat it can show:\n\n"),
+        text("- streamed **markdown** in chunks\n- tool calls that ask for "),
+        text("permission\n- plans, thoughts and *cancellation*\n\n"),
+        text("```rust\nfn main() {\n    let greeting = \"hello from warden-demo\";\n"),
+        text("    println!(\"{greeting}\");\n}\n```\n\n"),
+        text("Type `help` for the list of scenarios, or read about the protocol "),
+        text("[here](https://example.com).\n"),
+    ]
+}
+
+fn think() -> Vec<Step> {
+    vec![
+        thought("The user wants to see me think. "),
+        thought("Options: answer at once, make a plan, or call a tool.\n"),
+        thought("A plain answer is enough here; "),
+        thought("no tool is needed."),
+        text("I thought it over: the answer is **42**.\n"),
+    ]
+}
+
+fn plan_step(statuses: [PlanEntryStatus; 3]) -> Step {
+    let contents = [
+        ("Read the failing test in `tests/parse.rs`", PlanEntryPriority::High),
+        ("Fix the off-by-one in `parse_range`", PlanEntryPriority::High),
+        ("Run `cargo test`", PlanEntryPriority::Medium),
+    ];
+    Step::Plan {
+        entries: contents
+            .into_iter()
+            .zip(statuses)
+            .map(|((content, priority), status)| PlanEntryStep {
+                content: content.to_owned(),
+                status,
+                priority,
+            })
+            .collect(),
+    }
+}
+
+fn plan() -> Vec<Step> {
+    use PlanEntryStatus::{Completed as Done, InProgress as Doing, Pending as Todo};
+    vec![
+        text("Here is my plan.\n"),
+        plan_step([Todo, Todo, Todo]),
+        sleep(PLAN_TICK_MS),
+        plan_step([Doing, Todo, Todo]),
+        sleep(PLAN_TICK_MS),
+        plan_step([Done, Doing, Todo]),
+        sleep(PLAN_TICK_MS),
+        plan_step([Done, Done, Doing]),
+        sleep(PLAN_TICK_MS),
+        plan_step([Done, Done, Done]),
+        text("\nDone: all three steps of the plan are completed.\n"),
+    ]
+}
+
+/// One demo tool call: what it shows, what it asks, what each answer leads to.
+struct ToolDemo {
+    /// The prompt word, also part of the tool call id.
+    name: &'static str,
+    kind: ToolKind,
+    title: &'static str,
+    raw_input: Value,
+    content: Vec<ContentItem>,
+    locations: Vec<Location>,
+    /// The options offered (the default four when `None`).
+    options: Option<Vec<OptionSpec>>,
+    /// The tool's output once it ran.
+    output: &'static str,
+    /// The answer after the tool ran.
+    done: &'static str,
+    /// The answer after a reject: says plainly that nothing happened.
+    rejected: &'static str,
+    /// Extra steps after the tool ran (the mode change of `switch`).
+    after: Vec<Step>,
+}
+
+fn location(path: &str, line: Option<u32>) -> Location {
+    Location {
+        path: path.into(),
+        line,
+    }
+}
+
+const EDIT_OLD: &str = "fn main() {\n    let args = std::env::args().collect::<Vec<_>>();\n    let name = &args[1];\n    println!(\"Hello, {name}!\");\n}\n";
+const EDIT_NEW: &str = "fn main() {\n    let args = std::env::args().collect::<Vec<_>>();\n    let Some(name) = args.get(1) else {\n        eprintln!(\"usage: hello NAME\");\n        std::process::exit(2);\n    };\n    println!(\"Hello, {name}!\");\n}\n";
+const PLAN_TEXT: &str = "## Plan\n\n1. Read the failing test in `tests/parse.rs`\n2. Fix the off-by-one in `parse_range`\n3. Run `cargo test`\n";
+
+fn tool_demo(name: &str) -> Option<ToolDemo> {
+    let demo = match name {
+        "read" => ToolDemo {
+            name: "read",
+            kind: ToolKind::Read,
+            title: "Read src/main.rs",
+            raw_input: json!({"path": "src/main.rs"}),
+            content: Vec::new(),
+            locations: vec![location("src/main.rs", Some(1))],
+            options: None,
+            output: EDIT_OLD,
+            done: "I read `src/main.rs`: it indexes `args[1]` without checking it exists.\n",
+            rejected: "The read was rejected, so I did not look at src/main.rs.\n",
+            after: Vec::new(),
+        },
+        "edit" => ToolDemo {
+            name: "edit",
+            kind: ToolKind::Edit,
+            title: "Edit src/main.rs",
+            raw_input: json!({
+                "path": "src/main.rs",
+                "old_string": "    let name = &args[1];\n",
+                "new_string": "    let Some(name) = args.get(1) else {\n        eprintln!(\"usage: hello NAME\");\n        std::process::exit(2);\n    };\n",
+            }),
+            content: vec![ContentItem::Diff {
+                path: "src/main.rs".into(),
+                old_text: Some(EDIT_OLD.to_owned()),
+                new_text: EDIT_NEW.to_owned(),
+            }],
+            locations: vec![location("src/main.rs", Some(3))],
+            options: None,
+            output: "Edited src/main.rs (+4 -1)",
+            done: "I edited `src/main.rs`: a missing argument now prints a usage line instead of panicking.\n",
+            rejected: "The edit was rejected, so src/main.rs was not changed.\n",
+            after: Vec::new(),
+        },
+        "delete" => ToolDemo {
+            name: "delete",
+            kind: ToolKind::Delete,
+            title: "Delete src/legacy.rs",
+            raw_input: json!({"path": "src/legacy.rs"}),
+            content: vec![ContentItem::Diff {
+                path: "src/legacy.rs".into(),
+                old_text: Some("// Old parser, replaced by parse.rs.\npub fn parse_old(input: &str) -> usize {\n    input.len()\n}\n".to_owned()),
+                new_text: String::new(),
+            }],
+            locations: vec![location("src/legacy.rs", None)],
+            options: None,
+            output: "Deleted src/legacy.rs",
+            done: "I deleted `src/legacy.rs`, which nothing used any more.\n",
+            rejected: "The delete was rejected, so src/legacy.rs still exists.\n",
+            after: Vec::new(),
+        },
+        "move" => ToolDemo {
+            name: "move",
+            kind: ToolKind::Move,
+            title: "Move src/utils.rs to src/util/mod.rs",
+            raw_input: json!({"source": "src/utils.rs", "destination": "src/util/mod.rs"}),
+            content: Vec::new(),
+            locations: vec![
+                location("src/utils.rs", None),
+                location("src/util/mod.rs", None),
+            ],
+            options: None,
+            output: "Moved src/utils.rs -> src/util/mod.rs",
+            done: "I moved `src/utils.rs` to `src/util/mod.rs`.\n",
+            rejected: "The move was rejected, so src/utils.rs was not moved.\n",
+            after: Vec::new(),
+        },
+        "search" => ToolDemo {
+            name: "search",
+            kind: ToolKind::Search,
+            title: "Search for \"TODO\" in src",
+            raw_input: json!({"pattern": "TODO", "path": "src", "glob": "*.rs"}),
+            content: Vec::new(),
+            locations: vec![location("src", None)],
+            options: None,
+            output: "src/main.rs:12: // TODO: handle --help\nsrc/parse.rs:40: // TODO: ranges with a step\n",
+            done: "I found 2 TODOs, in `src/main.rs` and `src/parse.rs`.\n",
+            rejected: "The search was rejected, so I did not search src.\n",
+            after: Vec::new(),
+        },
+        "execute" => ToolDemo {
+            name: "execute",
+            kind: ToolKind::Execute,
+            title: "Run cargo test",
+            raw_input: json!({"command": "cargo test", "description": "Run the test suite"}),
+            content: Vec::new(),
+            locations: Vec::new(),
+            options: None,
+            output: "running 12 tests\n............\ntest result: ok. 12 passed; 0 failed; 0 ignored\n",
+            done: "`cargo test` passed: 12 tests, no failures.\n",
+            rejected: "The command was rejected, so `cargo test` was not run.\n",
+            after: Vec::new(),
+        },
+        "fetch" => ToolDemo {
+            name: "fetch",
+            kind: ToolKind::Fetch,
+            title: "Fetch https://example.com/docs/api.md",
+            raw_input: json!({"url": "https://example.com/docs/api.md", "prompt": "Summarise the API"}),
+            content: Vec::new(),
+            locations: Vec::new(),
+            options: None,
+            output: "# API\n\nGET /items returns a JSON list of items.\n",
+            done: "The page says `GET /items` returns a JSON list of items.\n",
+            rejected: "The fetch was rejected, so nothing was downloaded from example.com.\n",
+            after: Vec::new(),
+        },
+        "think-tool" => ToolDemo {
+            name: "think-tool",
+            kind: ToolKind::Think,
+            title: "Think about error handling",
+            raw_input: json!({"thought": "Should parse errors abort, or be collected and reported at the end?"}),
+            content: vec![ContentItem::Text {
+                text: "Collect the errors and report them all at the end.".to_owned(),
+            }],
+            locations: Vec::new(),
+            options: None,
+            output: "Decision: collect errors, report at the end.",
+            done: "I decided to collect parse errors and report them all at the end.\n",
+            rejected: "The think step was rejected, so I did not reason about it further.\n",
+            after: Vec::new(),
+        },
+        "switch" => ToolDemo {
+            name: "switch",
+            kind: ToolKind::SwitchMode,
+            title: "Ready to code?",
+            raw_input: json!({"plan": PLAN_TEXT}),
+            content: vec![ContentItem::Text {
+                text: PLAN_TEXT.to_owned(),
+            }],
+            locations: Vec::new(),
+            options: Some(vec![
+                OptionSpec::new(
+                    "allow-always",
+                    "Yes, and auto-accept edits",
+                    PermissionOptionKind::AllowAlways,
+                ),
+                OptionSpec::new(
+                    "allow-once",
+                    "Yes, and manually approve edits",
+                    PermissionOptionKind::AllowOnce,
+                ),
+                OptionSpec::new(
+                    "reject-once",
+                    "No, keep planning",
+                    PermissionOptionKind::RejectOnce,
+                ),
+                OptionSpec::new(
+                    "reject-always",
+                    "No, and stop asking",
+                    PermissionOptionKind::RejectAlways,
+                ),
+            ]),
+            output: "Leaving plan mode",
+            done: "Leaving plan mode: I will start with the failing test.\n",
+            rejected: "Staying in plan mode, so nothing was changed.\n",
+            after: vec![Step::Mode {
+                mode: "default".to_owned(),
+            }],
+        },
+        "other" => ToolDemo {
+            name: "other",
+            kind: ToolKind::Other,
+            title: "mcp__github__create_issue",
+            raw_input: json!({"repo": "example/hello", "title": "Crash without arguments", "labels": ["bug"]}),
+            content: Vec::new(),
+            locations: Vec::new(),
+            options: None,
+            output: "Created issue #42",
+            done: "I opened issue #42, \"Crash without arguments\".\n",
+            rejected: "The tool call was rejected, so no issue was created.\n",
+            after: Vec::new(),
+        },
+        _ => return None,
+    };
+    Some(demo)
+}
+
+impl ToolDemo {
+    fn id(&self, turn: u64) -> String {
+        format!("call-{turn}-{}", self.name)
+    }
+
+    /// The tool call announcement, permission request and the branches.
+    fn steps(self, turn: u64) -> Vec<Step> {
+        let id = self.id(turn);
+        let mut steps = vec![
+            text(&format!("I need to use a tool: {}.\n", self.title)),
+            self.announce(&id),
+        ];
+        steps.push(Step::Permission(self.permission(id)));
+        steps
+    }
+
+    fn announce(&self, id: &str) -> Step {
+        Step::ToolCall(ToolCallStep {
+            id: id.to_owned(),
+            title: self.title.to_owned(),
+            kind: Some(self.kind),
+            status: Some(ToolCallStatus::Pending),
+            raw_input: Some(self.raw_input.clone()),
+            raw_output: None,
+            content: self.content.clone(),
+            locations: self.locations.clone(),
+        })
+    }
+
+    fn permission(self, id: String) -> PermissionStep {
+        let mut allowed = vec![
+            update(&id, ToolCallStatus::InProgress),
+            Step::ToolUpdate(ToolUpdateStep {
+                id: id.clone(),
+                status: Some(ToolCallStatus::Completed),
+                content: Some(completed_content(&self.content, self.output)),
+                raw_output: Some(json!({"output": self.output})),
+                ..ToolUpdateStep::default()
+            }),
+        ];
+        allowed.extend(self.after);
+        allowed.push(text(&format!("\n{}", self.done)));
+        PermissionStep {
+            tool_call_id: id.clone(),
+            title: Some(self.title.to_owned()),
+            kind: Some(self.kind),
+            raw_input: Some(self.raw_input),
+            content: (!self.content.is_empty()).then_some(self.content),
+            locations: (!self.locations.is_empty()).then_some(self.locations),
+            options: self.options,
+            on_reject: Default::default(),
+            allowed,
+            rejected: vec![
+                update(&id, ToolCallStatus::Failed),
+                text(&format!("\n{}", self.rejected)),
+            ],
+            cancelled: vec![
+                update(&id, ToolCallStatus::Failed),
+                Step::Stop {
+                    reason: StopReason::Cancelled,
+                },
+            ],
+        }
+    }
+}
+
+/// The content of a finished tool call: what it showed, then its output
+/// (diffs stay visible after the edit is done).
+fn completed_content(shown: &[ContentItem], output: &str) -> Vec<ContentItem> {
+    let mut content: Vec<ContentItem> = shown
+        .iter()
+        .filter(|item| matches!(item, ContentItem::Diff { .. }))
+        .cloned()
+        .collect();
+    content.push(ContentItem::Text {
+        text: output.to_owned(),
+    });
+    content
+}
+
+fn tools(turn: u64) -> Vec<Step> {
+    let mut steps = vec![text("Trying every kind of tool call, one after another.\n\n")];
+    for demo in TOOL_SCENARIOS.iter().filter_map(|name| tool_demo(name)) {
+        steps.extend(demo.steps(turn));
+        steps.push(text("\n"));
+    }
+    steps.push(text("That was every tool kind.\n"));
+    steps
+}
+
+fn two(turn: u64) -> Vec<Step> {
+    let first = ToolDemo {
+        name: "edit-a",
+        title: "Edit src/lib.rs",
+        raw_input: json!({"path": "src/lib.rs"}),
+        content: vec![ContentItem::Diff {
+            path: "src/lib.rs".into(),
+            old_text: Some("pub mod parse;\n".to_owned()),
+            new_text: "pub mod parse;\npub mod util;\n".to_owned(),
+        }],
+        locations: vec![location("src/lib.rs", Some(1))],
+        done: "src/lib.rs now declares `mod util`.\n",
+        rejected: "The edit of src/lib.rs was rejected, so src/lib.rs was not changed.\n",
+        output: "Edited src/lib.rs (+1)",
+        ..tool_demo_edit()
+    };
+    let second = ToolDemo {
+        name: "edit-b",
+        title: "Edit README.md",
+        raw_input: json!({"path": "README.md"}),
+        content: vec![ContentItem::Diff {
+            path: "README.md".into(),
+            old_text: Some("# hello\n".to_owned()),
+            new_text: "# hello\n\nUsage: `hello NAME`\n".to_owned(),
+        }],
+        locations: vec![location("README.md", Some(1))],
+        done: "README.md now documents the usage.\n",
+        rejected: "The edit of README.md was rejected, so README.md was not changed.\n",
+        output: "Edited README.md (+2)",
+        ..tool_demo_edit()
+    };
+    let (first_id, second_id) = (first.id(turn), second.id(turn));
+    let mut steps = vec![
+        text("I need two edits; asking for both at once.\n"),
+        first.announce(&first_id),
+        second.announce(&second_id),
+    ];
+    steps.push(Step::Permissions {
+        requests: vec![first.permission(first_id), second.permission(second_id)],
+    });
+    steps.push(text("\nBoth requests are answered.\n"));
+    steps
+}
+
+/// The `edit` demo, as a base for variations.
+fn tool_demo_edit() -> ToolDemo {
+    ToolDemo {
+        name: "edit",
+        kind: ToolKind::Edit,
+        title: "Edit src/main.rs",
+        raw_input: json!({"path": "src/main.rs"}),
+        content: Vec::new(),
+        locations: Vec::new(),
+        options: None,
+        output: "",
+        done: "",
+        rejected: "",
+        after: Vec::new(),
+    }
+}
+
+fn slow() -> Vec<Step> {
+    let mut steps = vec![text("Starting a slow job (60 s). Cancel it whenever you like.\n")];
+    for tick in 1..=SLOW_CHUNKS {
+        steps.push(sleep(SLOW_TICK_MS));
+        steps.push(text(&format!("Still working... {tick}/{SLOW_CHUNKS}\n")));
+    }
+    steps.push(text("The slow job is finished.\n"));
+    steps
+}
+
+fn flood(count: Option<&str>) -> Vec<Step> {
+    let count = count
+        .and_then(|word| word.parse::<u64>().ok())
+        .unwrap_or(DEFAULT_FLOOD)
+        .min(MAX_FLOOD);
+    vec![Step::Flood { count }]
+}
+
+/// Chunk `index` (from 0) of a flood of `count`: exactly 64 bytes of ASCII
+/// ending in a newline.
+pub(crate) fn flood_chunk(index: u64, count: u64) -> String {
+    const FILL: &str = "the quick brown fox jumps over the lazy dog ";
+    let mut chunk = format!("flood {index:>7}/{count:<7} ");
+    let mut fill = FILL.chars().cycle();
+    while chunk.len() < 63 {
+        chunk.push(fill.next().unwrap_or('.'));
+    }
+    chunk.truncate(63);
+    chunk.push('\n');
+    chunk
+}
+
+fn escape(turn: u64) -> Vec<Step> {
+    let id = format!("call-{turn}-escape");
+    vec![
+        thought("Thinking with a bell \u{7}, a screen clear \u{1b}[2J and a bidi override \u{202e}here."),
+        text("Escape test. Colour: \u{1b}[31mred\u{1b}[0m. Title: \u{1b}]0;pwned\u{7}. "),
+        text("Carriage return:\rX. Backspace:\u{8}. C1 CSI: \u{9b}31m. NUL: \u{0}. DEL: \u{7f}. Tab:\tend.\n"),
+        Step::ToolCall(ToolCallStep {
+            id: id.clone(),
+            title: "Run \u{1b}[31mrm -rf /\u{1b}[0m\r\u{8}harmless".to_owned(),
+            kind: Some(ToolKind::Other),
+            status: Some(ToolCallStatus::Completed),
+            raw_input: Some(json!({"command": "echo \u{1b}[2J\u{1b}]0;title\u{7}"})),
+            raw_output: None,
+            content: vec![ContentItem::Text {
+                text: "output with \u{1b}[1mbold\u{1b}[0m and \u{9b}2J".to_owned(),
+            }],
+            locations: Vec::new(),
+        }),
+        text("Nothing above should have changed your terminal.\n"),
+    ]
+}
+
+fn crash() -> Vec<Step> {
+    vec![
+        text("Starting the risky part...\n"),
+        Step::Stderr {
+            text: "demo-agent: simulated crash".to_owned(),
+        },
+        Step::Stderr {
+            text: "demo-agent: exiting with code 3".to_owned(),
+        },
+        Step::Exit { code: 3 },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn flood_chunks_are_64_bytes_ending_in_a_newline() {
+        for (index, count) in [(0, 1), (999, 1000), (999_999, 1_000_000)] {
+            let chunk = flood_chunk(index, count);
+            assert_eq!(chunk.len(), 64, "{chunk:?}");
+            assert!(chunk.is_ascii());
+            assert!(chunk.ends_with('\n'));
+            assert_eq!(chunk.matches('\n').count(), 1);
+        }
+    }
+
+    #[test]
+    fn flood_count_comes_from_the_second_word() {
+        assert_eq!(steps_for("flood", 1), vec![Step::Flood { count: 1000 }]);
+        assert_eq!(steps_for("FLOOD 25", 1), vec![Step::Flood { count: 25 }]);
+        assert_eq!(
+            steps_for("flood 99999999999", 1),
+            vec![Step::Flood { count: MAX_FLOOD }]
+        );
+    }
+
+    #[test]
+    fn help_lists_every_scenario() {
+        let help = help_text();
+        for name in TOOL_SCENARIOS.iter().chain(&[
+            "help", "think", "plan", "tools", "two", "slow", "flood", "escape", "crash",
+        ]) {
+            assert!(help.contains(&format!("`{name}")), "{name} missing from help");
+        }
+    }
+
+    #[test]
+    fn every_tool_scenario_asks_permission_with_four_options_of_distinct_kinds() {
+        for name in TOOL_SCENARIOS {
+            let steps = steps_for(name, 7);
+            let Some(Step::Permission(request)) = steps.last() else {
+                panic!("{name}: last step is not a permission request");
+            };
+            let options = request.options.clone().unwrap_or_else(OptionSpec::default_four);
+            let mut kinds: Vec<String> = options.iter().map(|o| format!("{:?}", o.kind)).collect();
+            kinds.sort();
+            kinds.dedup();
+            assert_eq!(kinds.len(), 4, "{name}");
+            let ids: Vec<&str> = options.iter().map(|o| o.id.as_str()).collect();
+            for id in ["allow-once", "allow-always", "reject-once", "reject-always"] {
+                assert!(ids.contains(&id), "{name}: {id}");
+            }
+            assert_eq!(request.tool_call_id, format!("call-7-{name}"));
+        }
+    }
+
+    #[test]
+    fn tools_plays_every_tool_kind() {
+        let permissions = steps_for("tools", 1)
+            .into_iter()
+            .filter(|step| matches!(step, Step::Permission(_)))
+            .count();
+        assert_eq!(permissions, TOOL_SCENARIOS.len());
+    }
+
+    #[test]
+    fn any_other_prompt_is_echoed_once() {
+        let steps = steps_for("Explain lifetimes", 1);
+        let all: String = steps
+            .iter()
+            .filter_map(|step| match step {
+                Step::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(all.matches("Explain lifetimes").count(), 1);
+        assert!(all.contains("```rust\n"));
+        assert!(all.contains("[here](https://example.com)"));
+    }
+}

@@ -1,0 +1,670 @@
+//! Scenario files: what the demo agent does for a prompt, as lists of steps.
+//!
+//! A scenario file (TOML or JSON, chosen by extension) scripts exact turns so
+//! that tests and demos can replay any sequence of ACP updates, permission
+//! requests, stops and crashes. The built-in scenarios (`builtin.rs`) are
+//! written with the same [`Step`]s. The format is described for users in
+//! `assets/scenarios/README.md`.
+//!
+//! ```toml
+//! protocol_version = 1
+//!
+//! [[turns]]
+//! match = "hello"
+//! steps = [
+//!   { type = "text", text = "Hi!\n" },
+//!   { type = "stop", reason = "end_turn" },
+//! ]
+//! ```
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{
+    PermissionOptionKind, PlanEntryPriority, PlanEntryStatus, StopReason, ToolCallStatus, ToolKind,
+};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Why a scenario file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ScenarioError {
+    /// The file could not be read at all.
+    #[error("cannot read scenario file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML, or not a scenario.
+    #[error("invalid scenario file {path}: {source}")]
+    Toml {
+        path: PathBuf,
+        source: Box<toml::de::Error>,
+    },
+    /// The file is not valid JSON, or not a scenario.
+    #[error("invalid scenario file {path}: {source}")]
+    Json {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    /// The extension says neither TOML nor JSON, so the format is unknown.
+    #[error("scenario file {path} must end in .toml or .json")]
+    Extension { path: PathBuf },
+}
+
+/// A whole scenario file: agent-level settings and the scripted turns.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Scenario {
+    /// The protocol version answered at `initialize`; anything but 1 lets a
+    /// test see how a client treats an agent speaking another version.
+    #[serde(default = "default_protocol_version", alias = "protocolVersion")]
+    pub(crate) protocol_version: u16,
+    /// The `agentInfo.name` answered at `initialize` (default `warden-demo`).
+    #[serde(default, alias = "agentName")]
+    pub(crate) agent_name: Option<String>,
+    /// Whether a prompt no turn matches plays the built-in scenarios
+    /// (default true); when false it gets a one-line answer.
+    #[serde(default = "default_true")]
+    pub(crate) builtin: bool,
+    /// The scripted turns, tried in order.
+    #[serde(default)]
+    pub(crate) turns: Vec<Turn>,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Self {
+            protocol_version: default_protocol_version(),
+            agent_name: None,
+            builtin: true,
+            turns: Vec::new(),
+        }
+    }
+}
+
+fn default_protocol_version() -> u16 {
+    1
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// One scripted turn: which prompts it answers and what it does.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Turn {
+    /// A case-insensitive prefix of the prompt text. A turn without one is a
+    /// fallback, used when no turn with a `match` fits.
+    #[serde(default, rename = "match")]
+    pub(crate) prefix: Option<String>,
+    /// Play this turn at most once per agent process, so that turns without
+    /// `match` can script a conversation in order.
+    #[serde(default)]
+    pub(crate) once: bool,
+    /// What the agent does, in order. A turn that runs out of steps ends
+    /// with `end_turn`.
+    #[serde(default)]
+    pub(crate) steps: Vec<Step>,
+}
+
+/// One thing the agent does during a turn.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Step {
+    /// An `agent_message_chunk`: streamed answer text (markdown).
+    Text { text: String },
+    /// An `agent_thought_chunk`: streamed reasoning, shown apart from the answer.
+    Thought { text: String },
+    /// A `user_message_chunk`: replays the user's side, as agents do when
+    /// they load a session.
+    User { text: String },
+    /// A `tool_call` notification: the agent starts a tool call.
+    ToolCall(ToolCallStep),
+    /// A `tool_call_update` notification: status, content or input of an
+    /// existing tool call changes.
+    ToolUpdate(ToolUpdateStep),
+    /// A `plan` notification: the full list of plan entries (each one
+    /// replaces the previous plan).
+    Plan { entries: Vec<PlanEntryStep> },
+    /// A `session/request_permission` request; the turn waits for the answer,
+    /// reports it as a text line and runs the matching branch.
+    Permission(PermissionStep),
+    /// Several permission requests sent at once, before any is answered:
+    /// clients must queue them. Outcomes are reported in order once all are in.
+    Permissions { requests: Vec<PermissionStep> },
+    /// A pause, so that streaming, timing and cancel can be seen.
+    Sleep { ms: u64 },
+    /// A `current_mode_update` notification; the session's mode changes.
+    Mode { mode: String },
+    /// `count` agent message chunks of exactly 64 bytes each, as fast as
+    /// possible: load for benchmarks without a huge file.
+    Flood { count: u64 },
+    /// Ends the turn now with this stop reason.
+    Stop { reason: StopReason },
+    /// Ends the whole agent process with this exit code, mid-turn, as a
+    /// crashing agent would.
+    Exit { code: i32 },
+    /// A line on the agent's stderr, where agents write their logs.
+    Stderr { text: String },
+}
+
+/// The fields of a `tool_call` notification.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ToolCallStep {
+    /// The tool call id, unique within the session.
+    pub(crate) id: String,
+    /// What the user reads, e.g. "Edit src/main.rs".
+    pub(crate) title: String,
+    /// The ACP tool kind (read, edit, delete, move, search, execute, think,
+    /// fetch, switch_mode, other).
+    #[serde(default)]
+    pub(crate) kind: Option<ToolKind>,
+    /// The status; pending when left out.
+    #[serde(default)]
+    pub(crate) status: Option<ToolCallStatus>,
+    /// The tool's input as the agent sees it.
+    #[serde(default, alias = "rawInput")]
+    pub(crate) raw_input: Option<Value>,
+    /// The tool's output as the agent sees it.
+    #[serde(default, alias = "rawOutput")]
+    pub(crate) raw_output: Option<Value>,
+    /// What the client shows in the tool call: text, diffs, terminals.
+    #[serde(default)]
+    pub(crate) content: Vec<ContentItem>,
+    /// The files the tool call touches.
+    #[serde(default)]
+    pub(crate) locations: Vec<Location>,
+}
+
+/// The fields of a `tool_call_update` notification; only those given are sent.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ToolUpdateStep {
+    /// The tool call this updates.
+    pub(crate) id: String,
+    #[serde(default)]
+    pub(crate) title: Option<String>,
+    #[serde(default)]
+    pub(crate) kind: Option<ToolKind>,
+    #[serde(default)]
+    pub(crate) status: Option<ToolCallStatus>,
+    #[serde(default, alias = "rawInput")]
+    pub(crate) raw_input: Option<Value>,
+    #[serde(default, alias = "rawOutput")]
+    pub(crate) raw_output: Option<Value>,
+    /// Replaces the whole content of the tool call.
+    #[serde(default)]
+    pub(crate) content: Option<Vec<ContentItem>>,
+    /// Replaces the locations of the tool call.
+    #[serde(default)]
+    pub(crate) locations: Option<Vec<Location>>,
+}
+
+/// One item of tool call content.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub(crate) enum ContentItem {
+    /// Plain text (markdown): command output, a plan, a summary.
+    Text { text: String },
+    /// A file change, shown as a diff; no `old_text` means a new file.
+    Diff {
+        path: PathBuf,
+        #[serde(default, alias = "oldText")]
+        old_text: Option<String>,
+        #[serde(alias = "newText")]
+        new_text: String,
+    },
+    /// A terminal the client created for the agent, embedded by id.
+    Terminal {
+        #[serde(alias = "terminalId")]
+        terminal_id: String,
+    },
+}
+
+/// A file location a tool call touches.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Location {
+    pub(crate) path: PathBuf,
+    #[serde(default)]
+    pub(crate) line: Option<u32>,
+}
+
+/// One plan entry.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PlanEntryStep {
+    pub(crate) content: String,
+    /// pending when left out.
+    #[serde(default = "default_plan_status")]
+    pub(crate) status: PlanEntryStatus,
+    /// medium when left out.
+    #[serde(default = "default_plan_priority")]
+    pub(crate) priority: PlanEntryPriority,
+}
+
+fn default_plan_status() -> PlanEntryStatus {
+    PlanEntryStatus::Pending
+}
+
+fn default_plan_priority() -> PlanEntryPriority {
+    PlanEntryPriority::Medium
+}
+
+/// A `session/request_permission` request and what to do with each answer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PermissionStep {
+    /// The tool call the request is about (it need not have been announced).
+    #[serde(alias = "toolCallId")]
+    pub(crate) tool_call_id: String,
+    #[serde(default)]
+    pub(crate) title: Option<String>,
+    #[serde(default)]
+    pub(crate) kind: Option<ToolKind>,
+    #[serde(default, alias = "rawInput")]
+    pub(crate) raw_input: Option<Value>,
+    #[serde(default)]
+    pub(crate) content: Option<Vec<ContentItem>>,
+    #[serde(default)]
+    pub(crate) locations: Option<Vec<Location>>,
+    /// The options offered; one of each kind (ids `allow-once`,
+    /// `allow-always`, `reject-once`, `reject-always`) when left out.
+    #[serde(default)]
+    pub(crate) options: Option<Vec<OptionSpec>>,
+    /// What a reject does after the `rejected` steps: continue (default) or
+    /// stop the turn with `end_turn`.
+    #[serde(default, alias = "onReject")]
+    pub(crate) on_reject: OnReject,
+    /// Steps run when an allow option is chosen.
+    #[serde(default)]
+    pub(crate) allowed: Vec<Step>,
+    /// Steps run when a reject option (or an unknown option id) is chosen.
+    #[serde(default)]
+    pub(crate) rejected: Vec<Step>,
+    /// Steps run when the outcome is `cancelled` (also when the turn is
+    /// cancelled while waiting); the turn then stops with `cancelled`
+    /// unless these steps stop it otherwise.
+    #[serde(default)]
+    pub(crate) cancelled: Vec<Step>,
+}
+
+/// One permission option offered to the user.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OptionSpec {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) kind: PermissionOptionKind,
+}
+
+impl OptionSpec {
+    pub(crate) fn new(id: &str, name: &str, kind: PermissionOptionKind) -> Self {
+        Self {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            kind,
+        }
+    }
+
+    /// The options offered when a step names none: one of each kind.
+    pub(crate) fn default_four() -> Vec<Self> {
+        vec![
+            Self::new("allow-once", "Allow once", PermissionOptionKind::AllowOnce),
+            Self::new(
+                "allow-always",
+                "Always allow",
+                PermissionOptionKind::AllowAlways,
+            ),
+            Self::new("reject-once", "Reject", PermissionOptionKind::RejectOnce),
+            Self::new(
+                "reject-always",
+                "Always reject",
+                PermissionOptionKind::RejectAlways,
+            ),
+        ]
+    }
+}
+
+/// What a rejected permission does to the rest of the turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum OnReject {
+    /// Go on with the next step, as agents do that try another way.
+    #[default]
+    Continue,
+    /// End the turn (`end_turn`), as agents do that give up.
+    Stop,
+}
+
+impl Scenario {
+    /// Read a scenario file; the extension (`.toml` or `.json`) picks the format.
+    pub(crate) fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let extension = path
+            .extension()
+            .and_then(|ext| ext.to_str())
+            .map(str::to_ascii_lowercase);
+        let is_toml = match extension.as_deref() {
+            Some("toml") => true,
+            Some("json") => false,
+            _ => {
+                return Err(ScenarioError::Extension {
+                    path: path.to_owned(),
+                });
+            }
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        if is_toml {
+            Self::from_toml(&text).map_err(|source| ScenarioError::Toml {
+                path: path.to_owned(),
+                source: Box::new(source),
+            })
+        } else {
+            Self::from_json(&text).map_err(|source| ScenarioError::Json {
+                path: path.to_owned(),
+                source,
+            })
+        }
+    }
+
+    pub(crate) fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    pub(crate) fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The index of the turn that answers `prompt`: the first unused turn
+    /// whose `match` is a case-insensitive prefix of the trimmed prompt,
+    /// else the first unused turn without `match`. `used` holds the indexes
+    /// of `once` turns already played; the chosen one is added when it is
+    /// `once`.
+    pub(crate) fn select(&self, prompt: &str, used: &mut HashSet<usize>) -> Option<usize> {
+        let prompt = prompt.trim().to_lowercase();
+        let available = |(index, turn): &(usize, &Turn)| !(turn.once && used.contains(index));
+        let matching = self
+            .turns
+            .iter()
+            .enumerate()
+            .filter(available)
+            .find(|(_, turn)| {
+                turn.prefix
+                    .as_ref()
+                    .is_some_and(|prefix| prompt.starts_with(&prefix.trim().to_lowercase()))
+            });
+        let chosen = matching.or_else(|| {
+            self.turns
+                .iter()
+                .enumerate()
+                .filter(available)
+                .find(|(_, turn)| turn.prefix.is_none())
+        });
+        let (index, turn) = chosen?;
+        if turn.once {
+            used.insert(index);
+        }
+        Some(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn empty_toml_is_the_default_scenario() {
+        assert_eq!(Scenario::from_toml("").unwrap(), Scenario::default());
+    }
+
+    #[test]
+    fn toml_turn_with_every_step_type_parses() {
+        let text = r#"
+            protocol_version = 0
+            agent_name = "scripted"
+            builtin = false
+
+            [[turns]]
+            match = "Fix"
+            once = true
+
+            [[turns.steps]]
+            type = "text"
+            text = "On it.\n"
+
+            [[turns.steps]]
+            type = "thought"
+            text = "hmm"
+
+            [[turns.steps]]
+            type = "user"
+            text = "fix it"
+
+            [[turns.steps]]
+            type = "tool_call"
+            id = "c1"
+            title = "Edit src/lib.rs"
+            kind = "edit"
+            raw_input = { path = "src/lib.rs" }
+            content = [
+              { type = "diff", path = "src/lib.rs", old_text = "a\n", new_text = "b\n" },
+              { type = "text", text = "one change" },
+              { type = "terminal", terminal_id = "term-1" },
+            ]
+            locations = [{ path = "src/lib.rs", line = 3 }]
+
+            [[turns.steps]]
+            type = "permission"
+            tool_call_id = "c1"
+            on_reject = "stop"
+            allowed = [{ type = "tool_update", id = "c1", status = "completed" }]
+            rejected = [{ type = "tool_update", id = "c1", status = "failed" }]
+
+            [[turns.steps]]
+            type = "plan"
+            entries = [{ content = "one" }, { content = "two", status = "in_progress", priority = "high" }]
+
+            [[turns.steps]]
+            type = "sleep"
+            ms = 10
+
+            [[turns.steps]]
+            type = "mode"
+            mode = "auto"
+
+            [[turns.steps]]
+            type = "flood"
+            count = 3
+
+            [[turns.steps]]
+            type = "stderr"
+            text = "log line"
+
+            [[turns.steps]]
+            type = "exit"
+            code = 3
+
+            [[turns.steps]]
+            type = "stop"
+            reason = "max_tokens"
+        "#;
+        let scenario = Scenario::from_toml(text).unwrap();
+        assert_eq!(scenario.protocol_version, 0);
+        assert_eq!(scenario.agent_name.as_deref(), Some("scripted"));
+        assert!(!scenario.builtin);
+        let turn = &scenario.turns[0];
+        assert_eq!(turn.prefix.as_deref(), Some("Fix"));
+        assert!(turn.once);
+        assert_eq!(turn.steps.len(), 13);
+        assert_eq!(
+            turn.steps[3],
+            Step::ToolCall(ToolCallStep {
+                id: "c1".into(),
+                title: "Edit src/lib.rs".into(),
+                kind: Some(ToolKind::Edit),
+                status: None,
+                raw_input: Some(json!({"path": "src/lib.rs"})),
+                raw_output: None,
+                content: vec![
+                    ContentItem::Diff {
+                        path: "src/lib.rs".into(),
+                        old_text: Some("a\n".into()),
+                        new_text: "b\n".into(),
+                    },
+                    ContentItem::Text {
+                        text: "one change".into()
+                    },
+                    ContentItem::Terminal {
+                        terminal_id: "term-1".into()
+                    },
+                ],
+                locations: vec![Location {
+                    path: "src/lib.rs".into(),
+                    line: Some(3)
+                }],
+            })
+        );
+        let Step::Permission(permission) = &turn.steps[4] else {
+            panic!("not a permission step: {:?}", turn.steps[4]);
+        };
+        assert_eq!(permission.on_reject, OnReject::Stop);
+        assert_eq!(permission.options, None);
+        assert_eq!(permission.allowed.len(), 1);
+        assert_eq!(
+            turn.steps[5],
+            Step::Plan {
+                entries: vec![
+                    PlanEntryStep {
+                        content: "one".into(),
+                        status: PlanEntryStatus::Pending,
+                        priority: PlanEntryPriority::Medium,
+                    },
+                    PlanEntryStep {
+                        content: "two".into(),
+                        status: PlanEntryStatus::InProgress,
+                        priority: PlanEntryPriority::High,
+                    },
+                ]
+            }
+        );
+        assert_eq!(
+            turn.steps[12],
+            Step::Stop {
+                reason: StopReason::MaxTokens
+            }
+        );
+    }
+
+    #[test]
+    fn json_accepts_camel_case_field_names() {
+        let text = r#"{
+            "protocolVersion": 2,
+            "turns": [{ "steps": [
+                { "type": "tool_call", "id": "x", "title": "Run ls", "kind": "execute",
+                  "rawInput": { "command": "ls" },
+                  "content": [{ "type": "diff", "path": "a", "oldText": null, "newText": "b" }] },
+                { "type": "permission", "toolCallId": "x",
+                  "options": [{ "id": "ok", "name": "OK", "kind": "allow_once" }] }
+            ]}]
+        }"#;
+        let scenario = Scenario::from_json(text).unwrap();
+        assert_eq!(scenario.protocol_version, 2);
+        let Step::Permission(permission) = &scenario.turns[0].steps[1] else {
+            panic!("not a permission step");
+        };
+        assert_eq!(
+            permission.options,
+            Some(vec![OptionSpec::new(
+                "ok",
+                "OK",
+                PermissionOptionKind::AllowOnce
+            )])
+        );
+    }
+
+    #[test]
+    fn unknown_fields_and_step_types_are_errors() {
+        assert!(Scenario::from_toml("protocol = 1").is_err());
+        assert!(Scenario::from_toml("[[turns]]\nsteps = [{ type = \"dance\" }]").is_err());
+        assert!(
+            Scenario::from_toml("[[turns]]\nsteps = [{ type = \"tool_call\", id = \"a\", title = \"t\", colour = 1 }]")
+                .is_err()
+        );
+        assert!(Scenario::from_toml("[[turns]]\nsteps = [{ type = \"stop\", reason = \"tired\" }]").is_err());
+    }
+
+    #[test]
+    fn select_prefers_matching_turns_then_the_fallback() {
+        let scenario = Scenario::from_toml(
+            r#"
+            [[turns]]
+            steps = []
+            [[turns]]
+            match = "edit"
+            steps = []
+            "#,
+        )
+        .unwrap();
+        let mut used = HashSet::new();
+        assert_eq!(scenario.select("  EDIT the file", &mut used), Some(1));
+        assert_eq!(scenario.select("something else", &mut used), Some(0));
+    }
+
+    #[test]
+    fn once_turns_play_in_order() {
+        let scenario = Scenario::from_toml(
+            r#"
+            [[turns]]
+            once = true
+            [[turns]]
+            once = true
+            "#,
+        )
+        .unwrap();
+        let mut used = HashSet::new();
+        assert_eq!(scenario.select("a", &mut used), Some(0));
+        assert_eq!(scenario.select("b", &mut used), Some(1));
+        assert_eq!(scenario.select("c", &mut used), None);
+    }
+
+    #[test]
+    fn load_picks_the_format_by_extension() {
+        let dir = tempfile::tempdir().unwrap();
+        let toml_path = dir.path().join("s.TOML");
+        std::fs::write(&toml_path, "protocol_version = 0").unwrap();
+        assert_eq!(Scenario::load(&toml_path).unwrap().protocol_version, 0);
+        let json_path = dir.path().join("s.json");
+        std::fs::write(&json_path, r#"{"protocol_version": 3}"#).unwrap();
+        assert_eq!(Scenario::load(&json_path).unwrap().protocol_version, 3);
+        let other = dir.path().join("s.yaml");
+        std::fs::write(&other, "").unwrap();
+        assert!(matches!(
+            Scenario::load(&other),
+            Err(ScenarioError::Extension { .. })
+        ));
+        assert!(matches!(
+            Scenario::load(&dir.path().join("missing.toml")),
+            Err(ScenarioError::Read { .. })
+        ));
+    }
+
+    #[test]
+    fn shipped_example_scenarios_parse() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios");
+        let basic = Scenario::load(&dir.join("basic.toml")).unwrap();
+        assert!(!basic.turns.is_empty());
+        let v0 = Scenario::load(&dir.join("protocol-v0.toml")).unwrap();
+        assert_eq!(v0.protocol_version, 0);
+    }
+}

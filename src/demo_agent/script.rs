@@ -1,0 +1,436 @@
+//! Plays a list of [`Step`]s as one ACP turn: notifications, permission
+//! requests, pauses, and the stop reason the prompt answers with.
+//!
+//! The runner lives in a task spawned off the dispatch loop, so it may wait
+//! for the client's answers. A cancelled turn stops at the next step, pause
+//! or permission wait and answers `cancelled`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, CurrentModeUpdate, Diff, PermissionOption, Plan, PlanEntry,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SessionId, SessionNotification, SessionUpdate, StopReason, Terminal, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallUpdate, ToolCallUpdateFields,
+};
+use agent_client_protocol::v1::{ConnectionTo, SentRequest};
+use agent_client_protocol::{Client, Error};
+use tokio_util::sync::CancellationToken;
+
+use super::Sessions;
+use super::builtin::flood_chunk;
+use super::scenario::{
+    ContentItem, Location, OnReject, OptionSpec, PermissionStep, PlanEntryStep, Step,
+    ToolCallStep, ToolUpdateStep,
+};
+
+/// How long a cancelled turn still waits for the client to answer an open
+/// permission request itself (ACP asks clients to answer `cancelled`).
+const CANCEL_GRACE: Duration = Duration::from_millis(500);
+/// How long `exit` waits so that the updates already sent reach stdout.
+const EXIT_FLUSH: Duration = Duration::from_millis(100);
+/// Flood chunks between two cancel checks.
+const FLOOD_BATCH: u64 = 256;
+
+/// Whether the turn goes on after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    /// Run the next step.
+    Continue,
+    /// The turn is over; the prompt answers with this reason.
+    Stop(StopReason),
+}
+
+/// The answer to one permission request, as the agent understood it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Outcome {
+    /// An option was chosen; `allowed` when its kind is an allow kind.
+    Selected { option_id: String, allowed: bool },
+    /// The request was cancelled: by the client's answer, by an error
+    /// answer, or because the turn was cancelled while waiting.
+    Cancelled,
+}
+
+impl Outcome {
+    /// The text line every permission outcome is reported with.
+    fn line(&self) -> String {
+        match self {
+            Self::Selected { option_id, .. } => {
+                format!("permission outcome: selected {option_id}\n")
+            }
+            Self::Cancelled => "permission outcome: cancelled\n".to_owned(),
+        }
+    }
+}
+
+/// Plays the steps of one turn of one session.
+pub(crate) struct Runner {
+    cx: ConnectionTo<Client>,
+    session_id: SessionId,
+    cancel: CancellationToken,
+    sessions: Arc<Sessions>,
+}
+
+impl Runner {
+    pub(crate) fn new(
+        cx: ConnectionTo<Client>,
+        session_id: SessionId,
+        cancel: CancellationToken,
+        sessions: Arc<Sessions>,
+    ) -> Self {
+        Self {
+            cx,
+            session_id,
+            cancel,
+            sessions,
+        }
+    }
+
+    /// Play `steps`; the stop reason the prompt answers with. A turn that was
+    /// cancelled answers `cancelled` whatever its steps did.
+    pub(crate) async fn run(&self, steps: &[Step]) -> Result<StopReason, Error> {
+        let flow = self.run_steps(steps, false).await?;
+        if self.cancel.is_cancelled() {
+            return Ok(StopReason::Cancelled);
+        }
+        Ok(match flow {
+            Flow::Continue => StopReason::EndTurn,
+            Flow::Stop(reason) => reason,
+        })
+    }
+
+    /// Run `steps` in order. In `cleanup` mode (after a cancel) nothing
+    /// waits: pauses are skipped and permission requests count as cancelled.
+    async fn run_steps(&self, steps: &[Step], cleanup: bool) -> Result<Flow, Error> {
+        for step in steps {
+            if !cleanup && self.cancel.is_cancelled() {
+                return Ok(Flow::Stop(StopReason::Cancelled));
+            }
+            if let Flow::Stop(reason) = self.run_step(step, cleanup).await? {
+                return Ok(Flow::Stop(reason));
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    async fn run_step(&self, step: &Step, cleanup: bool) -> Result<Flow, Error> {
+        match step {
+            Step::Text { text } => self.send(SessionUpdate::AgentMessageChunk(chunk(text)))?,
+            Step::Thought { text } => self.send(SessionUpdate::AgentThoughtChunk(chunk(text)))?,
+            Step::User { text } => self.send(SessionUpdate::UserMessageChunk(chunk(text)))?,
+            Step::ToolCall(call) => self.send(SessionUpdate::ToolCall(tool_call(call)))?,
+            Step::ToolUpdate(update) => {
+                self.send(SessionUpdate::ToolCallUpdate(tool_update(update)))?;
+            }
+            Step::Plan { entries } => self.send(SessionUpdate::Plan(plan(entries)))?,
+            Step::Permission(request) => {
+                return self.permissions(std::slice::from_ref(request), cleanup).await;
+            }
+            Step::Permissions { requests } => return self.permissions(requests, cleanup).await,
+            Step::Sleep { ms } => {
+                if !cleanup {
+                    tokio::select! {
+                        () = self.cancel.cancelled() => return Ok(Flow::Stop(StopReason::Cancelled)),
+                        () = tokio::time::sleep(Duration::from_millis(*ms)) => {}
+                    }
+                }
+            }
+            Step::Mode { mode } => {
+                self.sessions.set_mode(&self.session_id, mode);
+                self.send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                    mode.clone(),
+                )))?;
+            }
+            Step::Flood { count } => return self.flood(*count, cleanup).await,
+            Step::Stop { reason } => return Ok(Flow::Stop(*reason)),
+            Step::Exit { code } => {
+                tokio::time::sleep(EXIT_FLUSH).await;
+                std::process::exit(*code);
+            }
+            Step::Stderr { text } => eprintln!("{text}"),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn send(&self, update: SessionUpdate) -> Result<(), Error> {
+        self.cx
+            .send_notification(SessionNotification::new(self.session_id.clone(), update))
+    }
+
+    async fn flood(&self, count: u64, cleanup: bool) -> Result<Flow, Error> {
+        for index in 0..count {
+            if index % FLOOD_BATCH == 0 && index > 0 {
+                if !cleanup && self.cancel.is_cancelled() {
+                    return Ok(Flow::Stop(StopReason::Cancelled));
+                }
+                tokio::task::yield_now().await;
+            }
+            self.send(SessionUpdate::AgentMessageChunk(chunk(&flood_chunk(
+                index, count,
+            ))))?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Send every request at once, wait for all answers, report each outcome
+    /// as a text line (in order), then run each request's branch. The first
+    /// branch that stops the turn decides the stop reason.
+    async fn permissions(&self, requests: &[PermissionStep], cleanup: bool) -> Result<Flow, Error> {
+        let options: Vec<Vec<OptionSpec>> = requests
+            .iter()
+            .map(|request| request.options.clone().unwrap_or_else(OptionSpec::default_four))
+            .collect();
+        let outcomes = if cleanup || self.cancel.is_cancelled() {
+            vec![Outcome::Cancelled; requests.len()]
+        } else {
+            let sent: Vec<SentRequest<RequestPermissionResponse>> = requests
+                .iter()
+                .zip(&options)
+                .map(|(request, options)| {
+                    self.cx.send_request(RequestPermissionRequest::new(
+                        self.session_id.clone(),
+                        permission_tool_call(request),
+                        options.iter().map(permission_option).collect(),
+                    ))
+                })
+                .collect();
+            let answers = sent
+                .into_iter()
+                .zip(&options)
+                .map(|(sent, options)| self.answer(sent, options));
+            futures::future::join_all(answers).await
+        };
+        for outcome in &outcomes {
+            self.send(SessionUpdate::AgentMessageChunk(chunk(&outcome.line())))?;
+        }
+        let mut flow = Flow::Continue;
+        for (request, outcome) in requests.iter().zip(&outcomes) {
+            let branch = Box::pin(self.branch(request, outcome, cleanup)).await?;
+            if flow == Flow::Continue {
+                flow = branch;
+            }
+        }
+        Ok(flow)
+    }
+
+    /// Wait for the client's answer to one permission request, or for the
+    /// turn to be cancelled (then give the client a moment to answer).
+    async fn answer(
+        &self,
+        sent: SentRequest<RequestPermissionResponse>,
+        options: &[OptionSpec],
+    ) -> Outcome {
+        let answer = sent.block_task();
+        tokio::pin!(answer);
+        let result = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => {
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut answer).await;
+                return Outcome::Cancelled;
+            }
+            result = &mut answer => result,
+        };
+        match result {
+            Ok(response) => match response.outcome {
+                RequestPermissionOutcome::Selected(selected) => {
+                    let option_id = selected.option_id.to_string();
+                    let allowed = options
+                        .iter()
+                        .find(|option| option.id == option_id)
+                        .is_some_and(|option| is_allow(option.kind));
+                    Outcome::Selected { option_id, allowed }
+                }
+                _ => Outcome::Cancelled,
+            },
+            Err(err) => {
+                eprintln!("demo-agent: permission request failed: {err}");
+                Outcome::Cancelled
+            }
+        }
+    }
+
+    async fn branch(
+        &self,
+        request: &PermissionStep,
+        outcome: &Outcome,
+        cleanup: bool,
+    ) -> Result<Flow, Error> {
+        match outcome {
+            Outcome::Selected { allowed: true, .. } => self.run_steps(&request.allowed, cleanup).await,
+            Outcome::Selected { allowed: false, .. } => {
+                let flow = self.run_steps(&request.rejected, cleanup).await?;
+                Ok(match (flow, request.on_reject) {
+                    (Flow::Stop(reason), _) => Flow::Stop(reason),
+                    (Flow::Continue, OnReject::Stop) => Flow::Stop(StopReason::EndTurn),
+                    (Flow::Continue, OnReject::Continue) => Flow::Continue,
+                })
+            }
+            Outcome::Cancelled => {
+                let flow = self.run_steps(&request.cancelled, true).await?;
+                Ok(match flow {
+                    Flow::Stop(reason) => Flow::Stop(reason),
+                    Flow::Continue => Flow::Stop(StopReason::Cancelled),
+                })
+            }
+        }
+    }
+}
+
+fn is_allow(kind: agent_client_protocol::v1::schema::PermissionOptionKind) -> bool {
+    use agent_client_protocol::v1::schema::PermissionOptionKind as Kind;
+    matches!(kind, Kind::AllowOnce | Kind::AllowAlways)
+}
+
+fn chunk(text: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::from(text))
+}
+
+fn content(item: &ContentItem) -> ToolCallContent {
+    match item {
+        ContentItem::Text { text } => ToolCallContent::from(text.as_str()),
+        ContentItem::Diff {
+            path,
+            old_text,
+            new_text,
+        } => ToolCallContent::Diff(Diff::new(path.clone(), new_text.clone()).old_text(old_text.clone())),
+        ContentItem::Terminal { terminal_id } => {
+            ToolCallContent::Terminal(Terminal::new(terminal_id.clone()))
+        }
+    }
+}
+
+fn location(location: &Location) -> ToolCallLocation {
+    ToolCallLocation::new(location.path.clone()).line(location.line)
+}
+
+fn tool_call(step: &ToolCallStep) -> ToolCall {
+    let mut call = ToolCall::new(step.id.clone(), step.title.clone())
+        .content(step.content.iter().map(content).collect())
+        .locations(step.locations.iter().map(location).collect())
+        .raw_input(step.raw_input.clone())
+        .raw_output(step.raw_output.clone());
+    if let Some(kind) = step.kind {
+        call = call.kind(kind);
+    }
+    if let Some(status) = step.status {
+        call = call.status(status);
+    }
+    call
+}
+
+fn tool_update(step: &ToolUpdateStep) -> ToolCallUpdate {
+    let fields = ToolCallUpdateFields::new()
+        .title(step.title.clone())
+        .kind(step.kind)
+        .status(step.status)
+        .raw_input(step.raw_input.clone())
+        .raw_output(step.raw_output.clone())
+        .content(
+            step.content
+                .as_ref()
+                .map(|items| items.iter().map(content).collect()),
+        )
+        .locations(
+            step.locations
+                .as_ref()
+                .map(|items| items.iter().map(location).collect()),
+        );
+    ToolCallUpdate::new(step.id.clone(), fields)
+}
+
+/// The tool call a permission request is about: only the fields the step
+/// gives (agents often send little more than the id).
+fn permission_tool_call(step: &PermissionStep) -> ToolCallUpdate {
+    tool_update(&ToolUpdateStep {
+        id: step.tool_call_id.clone(),
+        title: step.title.clone(),
+        kind: step.kind,
+        status: None,
+        raw_input: step.raw_input.clone(),
+        raw_output: None,
+        content: step.content.clone(),
+        locations: step.locations.clone(),
+    })
+}
+
+fn permission_option(option: &OptionSpec) -> PermissionOption {
+    PermissionOption::new(option.id.clone(), option.name.clone(), option.kind)
+}
+
+fn plan(entries: &[PlanEntryStep]) -> Plan {
+    Plan::new(
+        entries
+            .iter()
+            .map(|entry| PlanEntry::new(entry.content.clone(), entry.priority.clone(), entry.status.clone()))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn outcome_lines_are_exact() {
+        let selected = Outcome::Selected {
+            option_id: "reject-once".into(),
+            allowed: false,
+        };
+        assert_eq!(selected.line(), "permission outcome: selected reject-once\n");
+        assert_eq!(Outcome::Cancelled.line(), "permission outcome: cancelled\n");
+    }
+
+    #[test]
+    fn tool_call_serializes_like_agents_send_it() {
+        let step = ToolCallStep {
+            id: "c1".into(),
+            title: "Edit a".into(),
+            kind: Some(agent_client_protocol::v1::schema::ToolKind::Edit),
+            status: None,
+            raw_input: Some(json!({"path": "a"})),
+            raw_output: None,
+            content: vec![ContentItem::Diff {
+                path: "a".into(),
+                old_text: None,
+                new_text: "x\n".into(),
+            }],
+            locations: vec![Location {
+                path: "a".into(),
+                line: Some(2),
+            }],
+        };
+        let value = serde_json::to_value(SessionUpdate::ToolCall(tool_call(&step))).unwrap();
+        assert_eq!(
+            value,
+            json!({
+                "sessionUpdate": "tool_call",
+                "toolCallId": "c1",
+                "title": "Edit a",
+                "kind": "edit",
+                "rawInput": {"path": "a"},
+                "content": [{"type": "diff", "path": "a", "oldText": null, "newText": "x\n"}],
+                "locations": [{"path": "a", "line": 2}],
+            })
+        );
+    }
+
+    #[test]
+    fn tool_update_sends_only_the_given_fields() {
+        let step = ToolUpdateStep {
+            id: "c1".into(),
+            status: Some(agent_client_protocol::v1::schema::ToolCallStatus::Failed),
+            ..ToolUpdateStep::default()
+        };
+        let value = serde_json::to_value(SessionUpdate::ToolCallUpdate(tool_update(&step))).unwrap();
+        assert_eq!(
+            value,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "failed"})
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! Key, mouse and paste events -> what they mean to warden.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+
+use crate::state::Action;
+use crate::ui::Scroll;
+
+/// Rows one mouse-wheel notch scrolls.
+const WHEEL_ROWS: u16 = 3;
+
+/// The meaning of one terminal event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Goes to the state.
+    Action(Action),
+    /// Moves the transcript view (render-side state).
+    Scroll(Scroll),
+    /// The terminal was resized: redraw.
+    Resize,
+}
+
+/// Map a terminal event. `composer_empty` lets Home/End scroll the
+/// transcript when there is no text to move in.
+pub fn map_event(event: &Event, composer_empty: bool) -> Option<Input> {
+    match event {
+        Event::Key(key) => map_key(key, composer_empty),
+        Event::Paste(text) => Some(Input::Action(Action::Paste(text.clone()))),
+        Event::Mouse(mouse) => match mouse.kind {
+            MouseEventKind::ScrollUp => Some(Input::Scroll(Scroll::Up(WHEEL_ROWS))),
+            MouseEventKind::ScrollDown => Some(Input::Scroll(Scroll::Down(WHEEL_ROWS))),
+            _ => None,
+        },
+        Event::Resize(_, _) => Some(Input::Resize),
+        _ => None,
+    }
+}
+
+/// Map one key press.
+pub fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
+    if key.kind == KeyEventKind::Release {
+        return None;
+    }
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+    let action = |a| Some(Input::Action(a));
+    let scroll = |s| Some(Input::Scroll(s));
+    match key.code {
+        KeyCode::Enter if alt || shift => action(Action::Newline),
+        KeyCode::Enter => action(Action::Submit),
+        KeyCode::Char('j') if ctrl => action(Action::Newline),
+        KeyCode::Esc => action(Action::Cancel),
+        KeyCode::Char('c') if ctrl => action(Action::Interrupt),
+        KeyCode::Char('d') if ctrl => action(Action::Quit),
+        KeyCode::Char('t') if ctrl => action(Action::ToggleThoughts),
+        KeyCode::Char('r') if ctrl => action(Action::Restart),
+        KeyCode::Char('a') if ctrl => action(Action::LineStart),
+        KeyCode::Char('e') if ctrl => action(Action::LineEnd),
+        KeyCode::Char('u') if ctrl => action(Action::KillLineStart),
+        KeyCode::Char('k') if ctrl => action(Action::KillLineEnd),
+        KeyCode::Char('w') if ctrl => action(Action::DeleteWordBack),
+        KeyCode::Char('b') if alt => action(Action::WordLeft),
+        KeyCode::Char('f') if alt => action(Action::WordRight),
+        KeyCode::Char(_) if ctrl => None,
+        KeyCode::Char(c) => action(Action::Char(c)),
+        KeyCode::Tab => action(Action::Char('\t')),
+        KeyCode::Backspace if alt || ctrl => action(Action::DeleteWordBack),
+        KeyCode::Backspace => action(Action::Backspace),
+        KeyCode::Delete => action(Action::Delete),
+        KeyCode::Left if ctrl || alt => action(Action::WordLeft),
+        KeyCode::Right if ctrl || alt => action(Action::WordRight),
+        KeyCode::Left => action(Action::Left),
+        KeyCode::Right => action(Action::Right),
+        KeyCode::Up => action(Action::Up),
+        KeyCode::Down => action(Action::Down),
+        KeyCode::Home if ctrl || composer_empty => scroll(Scroll::Top),
+        KeyCode::End if ctrl || composer_empty => scroll(Scroll::Bottom),
+        KeyCode::Home => action(Action::LineStart),
+        KeyCode::End => action(Action::LineEnd),
+        KeyCode::PageUp => scroll(Scroll::PageUp),
+        KeyCode::PageDown => scroll(Scroll::PageDown),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode, modifiers: KeyModifiers) -> Option<Input> {
+        map_key(&KeyEvent::new(code, modifiers), false)
+    }
+
+    #[test]
+    fn enter_sends_and_modified_enter_inserts_a_newline() {
+        assert_eq!(key(KeyCode::Enter, KeyModifiers::NONE), Some(Input::Action(Action::Submit)));
+        assert_eq!(key(KeyCode::Enter, KeyModifiers::ALT), Some(Input::Action(Action::Newline)));
+        assert_eq!(key(KeyCode::Enter, KeyModifiers::SHIFT), Some(Input::Action(Action::Newline)));
+    }
+
+    #[test]
+    fn control_keys() {
+        assert_eq!(key(KeyCode::Char('c'), KeyModifiers::CONTROL), Some(Input::Action(Action::Interrupt)));
+        assert_eq!(key(KeyCode::Char('d'), KeyModifiers::CONTROL), Some(Input::Action(Action::Quit)));
+        assert_eq!(key(KeyCode::Esc, KeyModifiers::NONE), Some(Input::Action(Action::Cancel)));
+        assert_eq!(key(KeyCode::Char('x'), KeyModifiers::CONTROL), None);
+    }
+
+    #[test]
+    fn home_and_end_scroll_only_when_nothing_is_typed() {
+        let home = KeyEvent::new(KeyCode::Home, KeyModifiers::NONE);
+        assert_eq!(map_key(&home, true), Some(Input::Scroll(Scroll::Top)));
+        assert_eq!(map_key(&home, false), Some(Input::Action(Action::LineStart)));
+        assert_eq!(key(KeyCode::PageUp, KeyModifiers::NONE), Some(Input::Scroll(Scroll::PageUp)));
+    }
+
+    #[test]
+    fn paste_and_wheel() {
+        assert_eq!(
+            map_event(&Event::Paste("a\nb".into()), true),
+            Some(Input::Action(Action::Paste("a\nb".into())))
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! End to end over real pipes: warden's runtime drives `warden demo-agent`
+//! (spawned as a subprocess, like any agent) without a terminal.
+
+use std::path::Path;
+use std::time::Duration;
+
+use warden::acp::{AgentCommand, LaunchError};
+use warden::app::App;
+use warden::state::{Action, AppState, Connection, EntryKind, Msg, ToolState};
+
+/// Generous guard so a bug cannot hang CI; never a speed assertion.
+const GUARD: Duration = Duration::from_secs(30);
+
+fn demo_command(cwd: &Path, extra: &[&str]) -> AgentCommand {
+    let mut args = vec!["demo-agent".to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    AgentCommand {
+        name: "demo".into(),
+        program: env!("CARGO_BIN_EXE_warden").into(),
+        args,
+        env: Vec::new(),
+        cwd: cwd.to_path_buf(),
+    }
+}
+
+/// Feed agent events to the app until `done` holds; panics after [`GUARD`].
+async fn pump_until(app: &mut App, what: &str, done: impl Fn(&AppState) -> bool) {
+    let result = tokio::time::timeout(GUARD, async {
+        while !done(&app.state) {
+            match app.next_agent_event().await {
+                Some(event) => app.on_agent_event(event),
+                None => panic!("agent event channel closed while waiting for {what}"),
+            }
+        }
+    })
+    .await;
+    if result.is_err() {
+        panic!("timed out waiting for {what}; transcript: {:#?}", app.state.transcript.entries());
+    }
+}
+
+async fn started(cwd: &Path, extra: &[&str]) -> App {
+    let mut app = App::new(demo_command(cwd, extra));
+    app.start_agent().expect("demo agent spawns");
+    pump_until(&mut app, "session", |s| matches!(s.connection, Connection::Ready { .. })).await;
+    app
+}
+
+fn send(app: &mut App, text: &str) {
+    app.handle(Msg::Action(Action::Paste(text.into())));
+    app.handle(Msg::Action(Action::Submit));
+}
+
+fn agent_text(state: &AppState) -> String {
+    state
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Agent(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn infos(state: &AppState) -> Vec<String> {
+    state
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Info(text) => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn errors(state: &AppState) -> Vec<(String, Vec<String>)> {
+    state
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Error { message, detail } => Some((message.clone(), detail.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn connects_and_sees_the_agents_modes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started(dir.path(), &[]).await;
+    let modes = app.state.agent_modes.clone().expect("demo agent advertises modes");
+    assert_eq!(modes.current, "default");
+    let ids: Vec<&str> = modes.available.iter().map(|m| m.id.as_str()).collect();
+    assert!(ids.contains(&"plan") && ids.contains(&"auto"), "{ids:?}");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn prompt_streams_a_markdown_answer_to_the_end_of_the_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started(dir.path(), &[]).await;
+    send(&mut app, "hello there");
+    assert!(app.state.is_busy());
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(&app.state);
+    assert!(text.contains("hello there"), "the answer echoes the prompt: {text}");
+    assert!(text.contains("```"), "the answer has a code block: {text}");
+    let user = app.state.transcript.entries().iter().any(|e| e.kind == EntryKind::User("hello there".into()));
+    assert!(user, "the user's message is in the transcript");
+    assert_eq!(
+        app.state.transcript.entries().iter().filter(|e| matches!(e.kind, EntryKind::Agent(_))).count(),
+        1,
+        "streamed chunks join into one entry"
+    );
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn permission_request_is_shown_and_answered_cancelled() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started(dir.path(), &[]).await;
+    send(&mut app, "edit");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let lines = infos(&app.state);
+    assert!(
+        lines.iter().any(|l| l.starts_with("permission asked: ") && l.contains("(edit)") && l.contains("cancelled")),
+        "{lines:?}"
+    );
+    assert!(
+        agent_text(&app.state).contains("permission outcome: cancelled"),
+        "the agent received the cancelled outcome: {}",
+        agent_text(&app.state)
+    );
+    let tool = app
+        .state
+        .transcript
+        .entries()
+        .iter()
+        .find_map(|e| match &e.kind {
+            EntryKind::Tool(t) => Some(t.clone()),
+            _ => None,
+        })
+        .expect("the edit tool call is shown");
+    assert!(
+        matches!(tool.state, ToolState::Failed | ToolState::Cancelled),
+        "{:?}",
+        tool.state
+    );
+    assert!(
+        tool.call.content.iter().any(|c| matches!(c, warden::model::ToolContent::Diff { .. })),
+        "the edit carries its diff"
+    );
+    assert!(app.state.pending.is_empty());
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn esc_cancels_a_slow_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started(dir.path(), &[]).await;
+    send(&mut app, "slow");
+    pump_until(&mut app, "first chunk", |s| !agent_text(s).is_empty()).await;
+    app.handle(Msg::Action(Action::Cancel));
+    assert!(app.state.turn.as_ref().is_some_and(|t| t.cancelling));
+    pump_until(&mut app, "cancelled turn", |s| !s.is_busy()).await;
+    assert!(infos(&app.state).contains(&"turn cancelled".to_string()), "{:?}", infos(&app.state));
+    // The session still works afterwards.
+    send(&mut app, "hi again");
+    pump_until(&mut app, "second turn", |s| !s.is_busy()).await;
+    assert!(agent_text(&app.state).contains("hi again"));
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn crash_shows_status_and_stderr_then_r_restarts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started(dir.path(), &[]).await;
+    send(&mut app, "crash");
+    pump_until(&mut app, "agent exit", |s| s.connection == Connection::Down).await;
+    assert!(!app.state.is_busy(), "the turn ended with the agent");
+    let errs = errors(&app.state);
+    let (message, detail) = errs.last().expect("an error entry");
+    assert!(message.contains("exit status 3"), "{message}");
+    assert!(detail.iter().any(|l| l.contains("simulated crash")), "{detail:?}");
+    let before = app.state.transcript.len();
+    // `r` on an empty composer restarts the agent with a new session.
+    app.handle(Msg::Action(Action::Char('r')));
+    pump_until(&mut app, "new session", |s| matches!(s.connection, Connection::Ready { .. })).await;
+    assert!(app.state.transcript.len() >= before, "the transcript stays");
+    send(&mut app, "after restart");
+    pump_until(&mut app, "turn after restart", |s| !s.is_busy()).await;
+    assert!(agent_text(&app.state).contains("after restart"));
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn another_protocol_version_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios/protocol-v0.toml");
+    let scenario = scenario.display().to_string();
+    let mut app = App::new(demo_command(dir.path(), &["--scenario", &scenario]));
+    app.start_agent().expect("spawns");
+    pump_until(&mut app, "connect failure", |s| s.connection == Connection::Down).await;
+    let errs = errors(&app.state);
+    let message = &errs.first().expect("an error").0;
+    assert!(message.contains("version 0") && message.contains("version 1"), "{message}");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn missing_agent_command_is_a_launch_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = App::new(AgentCommand {
+        name: "nope".into(),
+        program: "/definitely/not/an/agent".into(),
+        args: Vec::new(),
+        env: Vec::new(),
+        cwd: dir.path().to_path_buf(),
+    });
+    let err = app.start_agent().expect_err("no such program");
+    assert!(matches!(err, LaunchError::NotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains("/definitely/not/an/agent"), "{err}");
+}
+
+#[test]
+fn missing_agent_command_exits_non_zero_with_a_clear_message() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["--config", "/nonexistent/warden.toml", "--", "/definitely/not/an/agent", "--acp"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("warden runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("agent command not found: `/definitely/not/an/agent`"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("\u{1b}[?1049h"), "never entered the alternate screen");
+}
+
+/// An agent that ignores stdin EOF (as several real ones do), with a child
+/// in its process group: shutdown ends the whole group.
+#[tokio::test]
+async fn shutdown_ends_an_agent_that_ignores_eof_and_its_children() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = App::new(AgentCommand {
+        name: "stubborn".into(),
+        program: "sh".into(),
+        args: vec!["-c".into(), "trap '' HUP; sleep 300 & sleep 300".into()],
+        env: Vec::new(),
+        cwd: dir.path().to_path_buf(),
+    });
+    app.start_agent().expect("sh spawns");
+    let pgid = app_pid(&app);
+    assert!(group_alive(pgid));
+    app.shutdown().await;
+    // Give the kernel a moment to reap.
+    for _ in 0..50 {
+        if !group_alive(pgid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!group_alive(pgid), "no process of the agent's group is left");
+}
+
+fn app_pid(app: &App) -> i32 {
+    i32::try_from(app.agent_pid().expect("running")).expect("pid fits")
+}
+
+fn group_alive(pgid: i32) -> bool {
+    // Zombies still count for kill(0); ask ps for live members instead.
+    let out = std::process::Command::new("ps")
+        .args(["-e", "-o", "pgid=,stat="])
+        .output()
+        .expect("ps runs");
+    String::from_utf8_lossy(&out.stdout).lines().any(|line| {
+        let mut cols = line.split_whitespace();
+        cols.next() == Some(pgid.to_string().as_str()) && !cols.next().unwrap_or("Z").starts_with('Z')
+    })
+}
