@@ -7,7 +7,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::{Value, json};
 
 use super::scenario::{
-    ContentItem, Location, OptionSpec, PermissionStep, PlanEntryStep, Step, ToolCallStep,
+    ContentItem, Location, OnReject, OptionSpec, PermissionStep, PlanEntryStep, Step, ToolCallStep,
     ToolUpdateStep,
 };
 
@@ -113,7 +113,11 @@ pub(crate) fn help_text() -> String {
         } else {
             format!("`{name}`")
         };
-        out.push_str(&format!("| {name} | {what} |\n"));
+        out.push_str("| ");
+        out.push_str(&name);
+        out.push_str(" | ");
+        out.push_str(what);
+        out.push_str(" |\n");
     }
     out.push_str(
         "\nEvery permission request offers `allow-once`, `allow-always`, `reject-once` and `reject-always`; the agent reports the answer as `permission outcome: ...`.\n",
@@ -184,8 +188,14 @@ fn think() -> Vec<Step> {
 
 fn plan_step(statuses: [PlanEntryStatus; 3]) -> Step {
     let contents = [
-        ("Read the failing test in `tests/parse.rs`", PlanEntryPriority::High),
-        ("Fix the off-by-one in `parse_range`", PlanEntryPriority::High),
+        (
+            "Read the failing test in `tests/parse.rs`",
+            PlanEntryPriority::High,
+        ),
+        (
+            "Fix the off-by-one in `parse_range`",
+            PlanEntryPriority::High,
+        ),
         ("Run `cargo test`", PlanEntryPriority::Medium),
     ];
     Step::Plan {
@@ -479,7 +489,7 @@ impl ToolDemo {
             content: (!self.content.is_empty()).then_some(self.content),
             locations: (!self.locations.is_empty()).then_some(self.locations),
             options: self.options,
-            on_reject: Default::default(),
+            on_reject: OnReject::Continue,
             allowed,
             rejected: vec![
                 update(&id, ToolCallStatus::Failed),
@@ -510,7 +520,9 @@ fn completed_content(shown: &[ContentItem], output: &str) -> Vec<ContentItem> {
 }
 
 fn tools(turn: u64) -> Vec<Step> {
-    let mut steps = vec![text("Trying every kind of tool call, one after another.\n\n")];
+    let mut steps = vec![text(
+        "Trying every kind of tool call, one after another.\n\n",
+    )];
     for demo in TOOL_SCENARIOS.iter().filter_map(|name| tool_demo(name)) {
         steps.extend(demo.steps(turn));
         steps.push(text("\n"));
@@ -581,7 +593,9 @@ fn tool_demo_edit() -> ToolDemo {
 }
 
 fn slow() -> Vec<Step> {
-    let mut steps = vec![text("Starting a slow job (60 s). Cancel it whenever you like.\n")];
+    let mut steps = vec![text(
+        "Starting a slow job (60 s). Cancel it whenever you like.\n",
+    )];
     for tick in 1..=SLOW_CHUNKS {
         steps.push(sleep(SLOW_TICK_MS));
         steps.push(text(&format!("Still working... {tick}/{SLOW_CHUNKS}\n")));
@@ -615,9 +629,13 @@ pub(crate) fn flood_chunk(index: u64, count: u64) -> String {
 fn escape(turn: u64) -> Vec<Step> {
     let id = format!("call-{turn}-escape");
     vec![
-        thought("Thinking with a bell \u{7}, a screen clear \u{1b}[2J and a bidi override \u{202e}here."),
+        thought(
+            "Thinking with a bell \u{7}, a screen clear \u{1b}[2J and a bidi override \u{202e}here.",
+        ),
         text("Escape test. Colour: \u{1b}[31mred\u{1b}[0m. Title: \u{1b}]0;pwned\u{7}. "),
-        text("Carriage return:\rX. Backspace:\u{8}. C1 CSI: \u{9b}31m. NUL: \u{0}. DEL: \u{7f}. Tab:\tend.\n"),
+        text(
+            "Carriage return:\rX. Backspace:\u{8}. C1 CSI: \u{9b}31m. NUL: \u{0}. DEL: \u{7f}. Tab:\tend.\n",
+        ),
         Step::ToolCall(ToolCallStep {
             id: id.clone(),
             title: "Run \u{1b}[31mrm -rf /\u{1b}[0m\r\u{8}harmless".to_owned(),
@@ -682,7 +700,10 @@ mod tests {
         for name in TOOL_SCENARIOS.iter().chain(&[
             "help", "think", "plan", "tools", "two", "slow", "flood", "escape", "crash",
         ]) {
-            assert!(help.contains(&format!("`{name}")), "{name} missing from help");
+            assert!(
+                help.contains(&format!("`{name}")),
+                "{name} missing from help"
+            );
         }
     }
 
@@ -693,7 +714,10 @@ mod tests {
             let Some(Step::Permission(request)) = steps.last() else {
                 panic!("{name}: last step is not a permission request");
             };
-            let options = request.options.clone().unwrap_or_else(OptionSpec::default_four);
+            let options = request
+                .options
+                .clone()
+                .unwrap_or_else(OptionSpec::default_four);
             let mut kinds: Vec<String> = options.iter().map(|o| format!("{:?}", o.kind)).collect();
             kinds.sort();
             kinds.dedup();

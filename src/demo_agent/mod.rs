@@ -17,8 +17,9 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -39,16 +40,29 @@ use self::script::Runner;
 const AGENT_NAME: &str = "warden-demo";
 /// The session modes every session offers: id, name, description.
 const MODES: [(&str, &str, &str); 3] = [
-    ("plan", "Plan", "Reads and plans; asks before leaving plan mode"),
+    (
+        "plan",
+        "Plan",
+        "Reads and plans; asks before leaving plan mode",
+    ),
     ("default", "Default", "Asks before acting"),
     ("auto", "Auto", "Acts without asking"),
 ];
 /// The mode a new session starts in.
 const DEFAULT_MODE: &str = "default";
+/// How long running turns may go on after stdin closed before they are cancelled.
+const EOF_GRACE: Duration = Duration::from_secs(5);
+/// How long cancelled turns get to answer before the agent exits anyway.
+const CANCEL_WAIT: Duration = Duration::from_secs(2);
 
 /// Run the demo agent on stdin/stdout until stdin closes.
 ///
 /// `scenario` is a TOML or JSON scenario file (see `assets/scenarios/README.md`).
+///
+/// # Errors
+///
+/// The scenario file cannot be read or parsed, or the connection fails
+/// (stdout closed, a broken transport). A closed stdin is not an error.
 pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
     let scenario = match scenario {
         Some(path) => Scenario::load(path)?,
@@ -81,19 +95,20 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
         .on_receive_request(
             {
                 let agent = agent.clone();
-                async move |request: SetSessionModeRequest, responder, cx| {
-                    match agent.sessions.set_known_mode(&request.session_id, &request.mode_id.0) {
-                        Ok(()) => {
-                            responder.respond(SetSessionModeResponse::new())?;
-                            cx.send_notification(SessionNotification::new(
-                                request.session_id,
-                                SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                                    request.mode_id,
-                                )),
-                            ))
-                        }
-                        Err(error) => responder.respond_with_error(error),
+                async move |request: SetSessionModeRequest, responder, cx| match agent
+                    .sessions
+                    .set_known_mode(&request.session_id, &request.mode_id.0)
+                {
+                    Ok(()) => {
+                        responder.respond(SetSessionModeResponse::new())?;
+                        cx.send_notification(SessionNotification::new(
+                            request.session_id,
+                            SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                                request.mode_id,
+                            )),
+                        ))
                     }
+                    Err(error) => responder.respond_with_error(error),
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -113,12 +128,13 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                         cancel,
                         agent.sessions.clone(),
                     );
-                    let agent = agent.clone();
+                    let session_id = request.session_id.clone();
+                    let sessions = agent.sessions.clone();
                     // The turn waits for permission answers, which arrive
                     // through the dispatch loop: it must not run inside it.
-                    cx.spawn(async move {
+                    let spawned = cx.spawn(async move {
                         let result = runner.run(&steps).await;
-                        agent.sessions.end_turn(&request.session_id, turn);
+                        sessions.end_turn(&session_id, turn);
                         let sent = match result {
                             Ok(reason) => responder.respond(PromptResponse::new(reason)),
                             Err(error) => {
@@ -130,7 +146,11 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                             eprintln!("demo-agent: cannot answer the prompt: {error}");
                         }
                         Ok(())
-                    })
+                    });
+                    if spawned.is_err() {
+                        agent.sessions.end_turn(&request.session_id, turn);
+                    }
+                    spawned
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -146,8 +166,22 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
             agent_client_protocol::on_receive_notification!(),
         );
 
+    let sessions = agent.sessions.clone();
     builder
-        .connect_to(stdio_transport(protocol_version))
+        .connect_with(stdio_transport(protocol_version), async move |cx| {
+            tokio::select! {
+                () = cx.incoming_closed() => {}
+                _ = cx.terminated() => return Ok(()),
+            }
+            // Stdin is closed: let running turns finish (a piped
+            // `printf ... | warden demo-agent` sees whole turns), but not
+            // for long.
+            if !sessions.wait_idle(EOF_GRACE).await {
+                sessions.cancel_all();
+                sessions.wait_idle(CANCEL_WAIT).await;
+            }
+            Ok(())
+        })
         .await
         .map_err(|error| anyhow::anyhow!("demo agent connection failed: {error}"))
 }
@@ -158,6 +192,8 @@ struct DemoAgent {
     sessions: Arc<Sessions>,
     /// Indexes of the scenario's `once` turns already played.
     used_turns: Mutex<HashSet<usize>>,
+    /// Sessions created so far (for sequential session ids).
+    created: AtomicU64,
 }
 
 impl DemoAgent {
@@ -166,6 +202,7 @@ impl DemoAgent {
             scenario,
             sessions: Arc::new(Sessions::default()),
             used_turns: Mutex::new(HashSet::new()),
+            created: AtomicU64::new(0),
         }
     }
 
@@ -181,7 +218,13 @@ impl DemoAgent {
     }
 
     fn new_session(&self) -> NewSessionResponse {
-        let id = SessionId::new(uuid::Uuid::new_v4().to_string());
+        let number = self.created.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = if self.scenario.sequential_session_ids {
+            format!("session-{number}")
+        } else {
+            uuid::Uuid::new_v4().to_string()
+        };
+        let id = SessionId::new(id);
         self.sessions.create(&id);
         let modes = MODES
             .iter()
@@ -212,11 +255,23 @@ impl DemoAgent {
 }
 
 /// Every session: its mode and the cancel tokens of its running turns.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Sessions {
     inner: Mutex<HashMap<SessionId, Session>>,
     /// Numbers turns across sessions, so that tool call ids stay unique.
     next_turn: AtomicU64,
+    /// How many turns are running, for the wait at exit.
+    running: tokio::sync::watch::Sender<usize>,
+}
+
+impl Default for Sessions {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::new(HashMap::new()),
+            next_turn: AtomicU64::new(0),
+            running: tokio::sync::watch::Sender::new(0),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -262,12 +317,31 @@ impl Sessions {
         let turn = self.next_turn.fetch_add(1, Ordering::Relaxed) + 1;
         let token = CancellationToken::new();
         session.turns.push((turn, token.clone()));
+        self.running.send_modify(|running| *running += 1);
         Some((turn, token))
     }
 
     fn end_turn(&self, id: &SessionId, turn: u64) {
         if let Some(session) = lock(&self.inner).get_mut(id) {
             session.turns.retain(|(running, _)| *running != turn);
+        }
+        self.running
+            .send_modify(|running| *running = running.saturating_sub(1));
+    }
+
+    /// Wait until no turn runs, at most `limit`; whether none runs.
+    async fn wait_idle(&self, limit: Duration) -> bool {
+        let mut running = self.running.subscribe();
+        tokio::time::timeout(limit, running.wait_for(|running| *running == 0))
+            .await
+            .is_ok_and(|result| result.is_ok())
+    }
+
+    fn cancel_all(&self) {
+        for session in lock(&self.inner).values() {
+            for (_, token) in &session.turns {
+                token.cancel();
+            }
         }
     }
 
@@ -301,47 +375,46 @@ fn prompt_text(prompt: &[ContentBlock]) -> String {
         .join("\n")
 }
 
+/// How long the stdin reader holds the lines after `initialize` while the
+/// answer is not out yet.
+const HANDSHAKE_WAIT: Duration = Duration::from_secs(5);
+
 /// Newline-delimited JSON-RPC on stdin/stdout.
 ///
 /// Stdin is read by a plain thread (not tokio's blocking pool), so that an
 /// agent that exits never waits for a read that cannot be cancelled; blank
-/// lines are skipped. When `protocol_version` is not 1 the `initialize`
-/// answer is rewritten on its way out, since the SDK always answers the
-/// version it speaks.
+/// lines are skipped. See [`Handshake`] for what happens around `initialize`.
 fn stdio_transport(
     protocol_version: u16,
-) -> Lines<impl Sink<String, Error = std::io::Error> + Send + 'static, impl Stream<Item = std::io::Result<String>> + Send + 'static>
-{
-    let rewrite = (protocol_version != 1).then(|| Arc::new(VersionRewrite::new(protocol_version)));
+) -> Lines<
+    impl Sink<String, Error = std::io::Error> + Send + 'static,
+    impl Stream<Item = std::io::Result<String>> + Send + 'static,
+> {
+    let handshake = Arc::new(Handshake::new(protocol_version));
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<String>>(256);
-    let reader_rewrite = rewrite.clone();
+    let reader_handshake = handshake.clone();
     let spawned = std::thread::Builder::new()
         .name("demo-agent-stdin".to_owned())
-        .spawn(move || read_stdin(&tx, reader_rewrite.as_deref()));
+        .spawn(move || read_stdin(&tx, &reader_handshake));
     if let Err(error) = spawned {
         eprintln!("demo-agent: cannot start the stdin reader: {error}");
     }
     let incoming = StdinLines { rx };
     let outgoing = futures::sink::unfold(
-        (tokio::io::stdout(), rewrite),
-        async move |(mut stdout, rewrite), line: String| {
-            let mut line = match &rewrite {
-                Some(rewrite) => rewrite.outgoing(line),
-                None => line,
-            };
+        (tokio::io::stdout(), handshake),
+        async move |(mut stdout, handshake), line: String| {
+            let mut line = handshake.outgoing(line);
             line.push('\n');
             stdout.write_all(line.as_bytes()).await?;
             stdout.flush().await?;
-            Ok::<_, std::io::Error>((stdout, rewrite))
+            handshake.written();
+            Ok::<_, std::io::Error>((stdout, handshake))
         },
     );
     Lines::new(outgoing, incoming)
 }
 
-fn read_stdin(
-    tx: &tokio::sync::mpsc::Sender<std::io::Result<String>>,
-    rewrite: Option<&VersionRewrite>,
-) {
+fn read_stdin(tx: &tokio::sync::mpsc::Sender<std::io::Result<String>>, handshake: &Handshake) {
     use std::io::BufRead;
     let stdin = std::io::stdin();
     let mut stdin = stdin.lock();
@@ -356,11 +429,12 @@ fn read_stdin(
                 if line.trim().is_empty() {
                     continue;
                 }
-                if let Some(rewrite) = rewrite {
-                    rewrite.incoming(line);
-                }
+                let initialize = handshake.incoming(line);
                 if tx.blocking_send(Ok(line.to_owned())).is_err() {
                     return;
+                }
+                if initialize {
+                    handshake.wait_for_answer(HANDSHAKE_WAIT);
                 }
             }
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
@@ -385,32 +459,54 @@ impl Stream for StdinLines {
     }
 }
 
-/// Writes a scenario's protocol version into the answer to `initialize`.
-struct VersionRewrite {
-    version: u16,
+/// The `initialize` exchange, seen from the transport.
+///
+/// - The SDK refuses other requests until its `initialize` answer is out, so
+///   a client that writes everything at once (`printf ... | warden
+///   demo-agent`) would race it: the reader holds the lines after
+///   `initialize` until the answer is written.
+/// - The SDK always answers the version it speaks (1); a scenario's other
+///   `protocol_version` is written into the answer here.
+struct Handshake {
+    /// The version to put in the answer, when not 1.
+    rewrite_to: Option<u16>,
     /// The id of the `initialize` request not answered yet.
     pending: Mutex<Option<serde_json::Value>>,
+    /// Whether the answer to `pending` is written (the reader waits on it).
+    answered: Mutex<bool>,
+    wake: Condvar,
 }
 
-impl VersionRewrite {
-    fn new(version: u16) -> Self {
+impl Handshake {
+    fn new(protocol_version: u16) -> Self {
         Self {
-            version,
+            rewrite_to: (protocol_version != 1).then_some(protocol_version),
             pending: Mutex::new(None),
+            answered: Mutex::new(true),
+            wake: Condvar::new(),
         }
     }
 
-    fn incoming(&self, line: &str) {
+    /// Note an incoming line; true when it is an `initialize` request.
+    fn incoming(&self, line: &str) -> bool {
+        if !line.contains("\"initialize\"") {
+            return false;
+        }
         let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
-            return;
+            return false;
         };
-        if message.get("method").and_then(|m| m.as_str()) == Some("initialize")
-            && let Some(id) = message.get("id")
-        {
-            *lock(&self.pending) = Some(id.clone());
-        }
+        let Some(id) = message
+            .get("id")
+            .filter(|_| message.get("method").and_then(|m| m.as_str()) == Some("initialize"))
+        else {
+            return false;
+        };
+        *lock(&self.pending) = Some(id.clone());
+        *lock(&self.answered) = false;
+        true
     }
 
+    /// The outgoing line, with the scenario's version if it answers `initialize`.
     fn outgoing(&self, line: String) -> String {
         let mut pending = lock(&self.pending);
         let Some(id) = pending.as_ref() else {
@@ -419,15 +515,36 @@ impl VersionRewrite {
         let Ok(mut message) = serde_json::from_str::<serde_json::Value>(&line) else {
             return line;
         };
-        if message.get("id") != Some(id) {
+        if message.get("id") != Some(id) || message.get("method").is_some() {
             return line;
         }
+        *pending = None;
+        let Some(version) = self.rewrite_to else {
+            return line;
+        };
         let Some(result) = message.get_mut("result").and_then(|r| r.as_object_mut()) else {
             return line;
         };
-        result.insert("protocolVersion".to_owned(), self.version.into());
-        *pending = None;
+        result.insert("protocolVersion".to_owned(), version.into());
         serde_json::to_string(&message).unwrap_or(line)
+    }
+
+    /// A line is written: wake the reader if it was the answer.
+    fn written(&self) {
+        if lock(&self.pending).is_none() {
+            let mut answered = lock(&self.answered);
+            if !*answered {
+                *answered = true;
+                self.wake.notify_all();
+            }
+        }
+    }
+
+    fn wait_for_answer(&self, limit: Duration) {
+        let answered = lock(&self.answered);
+        let _ = self
+            .wake
+            .wait_timeout_while(answered, limit, |answered| !*answered);
     }
 }
 
@@ -442,16 +559,32 @@ mod tests {
 
     #[test]
     fn version_rewrite_changes_only_the_initialize_answer() {
-        let rewrite = VersionRewrite::new(0);
+        let rewrite = Handshake::new(0);
         let other = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#;
         assert_eq!(rewrite.outgoing(other.to_owned()), other);
-        rewrite.incoming(r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}"#);
+        assert!(rewrite.incoming(r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}"#));
         assert_eq!(rewrite.outgoing(other.to_owned()), other);
         let answer = r#"{"jsonrpc":"2.0","id":7,"result":{"protocolVersion":1}}"#;
         let rewritten: serde_json::Value =
             serde_json::from_str(&rewrite.outgoing(answer.to_owned())).unwrap();
-        assert_eq!(rewritten, json!({"jsonrpc": "2.0", "id": 7, "result": {"protocolVersion": 0}}));
+        assert_eq!(
+            rewritten,
+            json!({"jsonrpc": "2.0", "id": 7, "result": {"protocolVersion": 0}})
+        );
         assert_eq!(rewrite.outgoing(answer.to_owned()), answer);
+        rewrite.written();
+        rewrite.wait_for_answer(Duration::from_secs(5));
+    }
+
+    #[test]
+    fn version_1_answers_are_left_alone() {
+        let handshake = Handshake::new(1);
+        assert!(!handshake.incoming(r#"{"jsonrpc":"2.0","method":"session/cancel","params":{}}"#));
+        assert!(handshake.incoming(r#"{"jsonrpc":"2.0","id":"a","method":"initialize"}"#));
+        let answer = r#"{"jsonrpc":"2.0","id":"a","result":{"protocolVersion":1}}"#;
+        assert_eq!(handshake.outgoing(answer.to_owned()), answer);
+        handshake.written();
+        handshake.wait_for_answer(Duration::from_secs(5));
     }
 
     #[test]
@@ -462,7 +595,11 @@ mod tests {
         sessions.create(&id);
         assert!(sessions.set_known_mode(&id, "auto").is_ok());
         assert!(sessions.set_known_mode(&id, "yolo").is_err());
-        assert!(sessions.set_known_mode(&SessionId::new("s2"), "plan").is_err());
+        assert!(
+            sessions
+                .set_known_mode(&SessionId::new("s2"), "plan")
+                .is_err()
+        );
         let (turn, token) = sessions.start_turn(&id).unwrap();
         sessions.cancel(&SessionId::new("s2"));
         assert!(!token.is_cancelled());

@@ -67,6 +67,10 @@ pub(crate) struct Scenario {
     /// (default true); when false it gets a one-line answer.
     #[serde(default = "default_true")]
     pub(crate) builtin: bool,
+    /// Session ids `session-1`, `session-2`, ... instead of random UUIDs,
+    /// so that transcripts of scripted runs are identical.
+    #[serde(default, alias = "sequentialSessionIds")]
+    pub(crate) sequential_session_ids: bool,
     /// The scripted turns, tried in order.
     #[serde(default)]
     pub(crate) turns: Vec<Turn>,
@@ -78,6 +82,7 @@ impl Default for Scenario {
             protocol_version: default_protocol_version(),
             agent_name: None,
             builtin: true,
+            sequential_session_ids: false,
             turns: Vec::new(),
         }
     }
@@ -506,7 +511,7 @@ mod tests {
         let turn = &scenario.turns[0];
         assert_eq!(turn.prefix.as_deref(), Some("Fix"));
         assert!(turn.once);
-        assert_eq!(turn.steps.len(), 13);
+        assert_eq!(turn.steps.len(), 12);
         assert_eq!(
             turn.steps[3],
             Step::ToolCall(ToolCallStep {
@@ -559,7 +564,7 @@ mod tests {
             }
         );
         assert_eq!(
-            turn.steps[12],
+            turn.steps[11],
             Step::Stop {
                 reason: StopReason::MaxTokens
             }
@@ -601,7 +606,10 @@ mod tests {
             Scenario::from_toml("[[turns]]\nsteps = [{ type = \"tool_call\", id = \"a\", title = \"t\", colour = 1 }]")
                 .is_err()
         );
-        assert!(Scenario::from_toml("[[turns]]\nsteps = [{ type = \"stop\", reason = \"tired\" }]").is_err());
+        assert!(
+            Scenario::from_toml("[[turns]]\nsteps = [{ type = \"stop\", reason = \"tired\" }]")
+                .is_err()
+        );
     }
 
     #[test]

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, CurrentModeUpdate, Diff, PermissionOption, Plan, PlanEntry,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SessionId, SessionNotification, SessionUpdate, StopReason, Terminal, ToolCall,
-    ToolCallContent, ToolCallLocation, ToolCallUpdate, ToolCallUpdateFields,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionNotification, SessionUpdate, StopReason, Terminal, ToolCall, ToolCallContent,
+    ToolCallLocation, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::v1::{ConnectionTo, SentRequest};
 use agent_client_protocol::{Client, Error};
@@ -21,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 use super::Sessions;
 use super::builtin::flood_chunk;
 use super::scenario::{
-    ContentItem, Location, OnReject, OptionSpec, PermissionStep, PlanEntryStep, Step,
-    ToolCallStep, ToolUpdateStep,
+    ContentItem, Location, OnReject, OptionSpec, PermissionStep, PlanEntryStep, Step, ToolCallStep,
+    ToolUpdateStep,
 };
 
 /// How long a cancelled turn still waits for the client to answer an open
@@ -125,7 +125,9 @@ impl Runner {
             }
             Step::Plan { entries } => self.send(SessionUpdate::Plan(plan(entries)))?,
             Step::Permission(request) => {
-                return self.permissions(std::slice::from_ref(request), cleanup).await;
+                return self
+                    .permissions(std::slice::from_ref(request), cleanup)
+                    .await;
             }
             Step::Permissions { requests } => return self.permissions(requests, cleanup).await,
             Step::Sleep { ms } => {
@@ -179,7 +181,12 @@ impl Runner {
     async fn permissions(&self, requests: &[PermissionStep], cleanup: bool) -> Result<Flow, Error> {
         let options: Vec<Vec<OptionSpec>> = requests
             .iter()
-            .map(|request| request.options.clone().unwrap_or_else(OptionSpec::default_four))
+            .map(|request| {
+                request
+                    .options
+                    .clone()
+                    .unwrap_or_else(OptionSpec::default_four)
+            })
             .collect();
         let outcomes = if cleanup || self.cancel.is_cancelled() {
             vec![Outcome::Cancelled; requests.len()]
@@ -257,7 +264,9 @@ impl Runner {
         cleanup: bool,
     ) -> Result<Flow, Error> {
         match outcome {
-            Outcome::Selected { allowed: true, .. } => self.run_steps(&request.allowed, cleanup).await,
+            Outcome::Selected { allowed: true, .. } => {
+                self.run_steps(&request.allowed, cleanup).await
+            }
             Outcome::Selected { allowed: false, .. } => {
                 let flow = self.run_steps(&request.rejected, cleanup).await?;
                 Ok(match (flow, request.on_reject) {
@@ -293,7 +302,9 @@ fn content(item: &ContentItem) -> ToolCallContent {
             path,
             old_text,
             new_text,
-        } => ToolCallContent::Diff(Diff::new(path.clone(), new_text.clone()).old_text(old_text.clone())),
+        } => ToolCallContent::Diff(
+            Diff::new(path.clone(), new_text.clone()).old_text(old_text.clone()),
+        ),
         ContentItem::Terminal { terminal_id } => {
             ToolCallContent::Terminal(Terminal::new(terminal_id.clone()))
         }
@@ -362,7 +373,13 @@ fn plan(entries: &[PlanEntryStep]) -> Plan {
     Plan::new(
         entries
             .iter()
-            .map(|entry| PlanEntry::new(entry.content.clone(), entry.priority.clone(), entry.status.clone()))
+            .map(|entry| {
+                PlanEntry::new(
+                    entry.content.clone(),
+                    entry.priority.clone(),
+                    entry.status.clone(),
+                )
+            })
             .collect(),
     )
 }
@@ -382,7 +399,10 @@ mod tests {
             option_id: "reject-once".into(),
             allowed: false,
         };
-        assert_eq!(selected.line(), "permission outcome: selected reject-once\n");
+        assert_eq!(
+            selected.line(),
+            "permission outcome: selected reject-once\n"
+        );
         assert_eq!(Outcome::Cancelled.line(), "permission outcome: cancelled\n");
     }
 
@@ -414,7 +434,7 @@ mod tests {
                 "title": "Edit a",
                 "kind": "edit",
                 "rawInput": {"path": "a"},
-                "content": [{"type": "diff", "path": "a", "oldText": null, "newText": "x\n"}],
+                "content": [{"type": "diff", "path": "a", "newText": "x\n"}],
                 "locations": [{"path": "a", "line": 2}],
             })
         );
@@ -427,7 +447,8 @@ mod tests {
             status: Some(agent_client_protocol::v1::schema::ToolCallStatus::Failed),
             ..ToolUpdateStep::default()
         };
-        let value = serde_json::to_value(SessionUpdate::ToolCallUpdate(tool_update(&step))).unwrap();
+        let value =
+            serde_json::to_value(SessionUpdate::ToolCallUpdate(tool_update(&step))).unwrap();
         assert_eq!(
             value,
             json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "failed"})

@@ -131,6 +131,17 @@ env = { ANTHROPIC_LOG = "debug" }
     }
 
     #[test]
+    fn example_file_loads() {
+        let text = include_str!("../../config.example.toml");
+        let s = parse(text, Path::new("config.example.toml")).expect("example parses");
+        assert_eq!(s.default_agent.as_deref(), Some(DEMO_AGENT));
+        for name in ["demo", "claude-code", "claude-agent", "codex", "gemini", "fast-agent", "eliza"] {
+            assert!(s.agents.contains_key(name), "{name} is in the example");
+        }
+        assert_eq!(s.agents["gemini"].args, vec!["--acp"]);
+    }
+
+    #[test]
     fn missing_file_is_none() {
         let dir = tempfile::tempdir().expect("tempdir");
         assert_eq!(load(&dir.path().join("none.toml")), Ok(None));

@@ -73,8 +73,8 @@ pub enum EntryKind {
     Agent(String),
     /// The agent's reasoning, shown dimmed and folded.
     Thought(String),
-    /// A tool call with its current state.
-    Tool(ToolEntry),
+    /// A tool call with its current state (boxed: it is much larger than text).
+    Tool(Box<ToolEntry>),
     /// The agent's plan (replaced whole on every update).
     Plan(Vec<PlanEntry>),
     /// A neutral line from warden (turn ended, mode changed, ...).
@@ -257,7 +257,7 @@ impl Transcript {
         }
         let state = ToolState::from_wire(call.status);
         let id = call.id.clone();
-        let index = self.push(EntryKind::Tool(ToolEntry { call, state }));
+        let index = self.push(EntryKind::Tool(Box::new(ToolEntry { call, state })));
         self.tools.insert(id, index);
     }
 
