@@ -3,8 +3,10 @@
 
 pub mod acp;
 // pub mod app; (re-enabled when ui lands)
+pub mod decision_log;
 pub mod demo_agent;
 pub mod model;
+pub mod policy;
 pub mod sanitize;
 pub mod settings;
 pub mod state;

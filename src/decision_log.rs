@@ -1,0 +1,161 @@
+//! The append-only decision log: one JSON object per line, in the platform
+//! data dir. Every permission decision, automatic or the user's, lands here.
+//!
+//! Each record is written with a single `write` on a file opened with
+//! `O_APPEND`, so lines from two warden processes never interleave.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// One decision, as logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionRecord {
+    /// RFC 3339 UTC time of the decision.
+    pub time: String,
+    pub agent: String,
+    pub session: String,
+    /// warden's chat id (one per TUI or exec run).
+    pub chat: String,
+    pub request_id: u64,
+    pub tool_call_id: String,
+    pub title: String,
+    pub kind: String,
+    pub category: String,
+    pub mode: String,
+    /// `allowed`, `denied` or `cancelled`.
+    pub decision: String,
+    pub option_id: Option<String>,
+    pub option_kind: Option<String>,
+    /// plan / rule / bypass / auto / chat grant / read / user / stale / cancel.
+    pub source: String,
+    pub reason: String,
+}
+
+/// The log file's default place: `<data dir>/warden/decisions.jsonl`.
+pub fn default_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "warden")
+        .map(|d| d.data_local_dir().join("decisions.jsonl"))
+}
+
+/// Append one record as one line (creating the file and its directory).
+pub fn append(path: &Path, record: &DecisionRecord) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut line = serde_json::to_string(record).map_err(std::io::Error::other)?;
+    line.push('\n');
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    // One write call: O_APPEND makes it land whole at the end.
+    file.write_all(line.as_bytes())
+}
+
+/// Read the records (skipping lines that do not parse), oldest first.
+pub fn read(path: &Path) -> std::io::Result<Vec<DecisionRecord>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(err),
+    };
+    Ok(text
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect())
+}
+
+/// The current time as RFC 3339 UTC, without a date crate.
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    rfc3339(secs)
+}
+
+fn rfc3339(secs: u64) -> String {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Civil-from-days (Howard Hinnant's algorithm), for days since 1970-01-01.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(n: u64) -> DecisionRecord {
+        DecisionRecord {
+            time: rfc3339(n),
+            agent: "demo".into(),
+            session: "s".into(),
+            chat: "c".into(),
+            request_id: n,
+            tool_call_id: format!("t{n}"),
+            title: "Edit a.rs".into(),
+            kind: "edit".into(),
+            category: "write".into(),
+            mode: "default".into(),
+            decision: "allowed".into(),
+            option_id: Some("allow-once".into()),
+            option_kind: Some("allow_once".into()),
+            source: "user".into(),
+            reason: "allowed by you".into(),
+        }
+    }
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_000_000), "2026-11-18T11:06:40Z");
+    }
+
+    #[test]
+    fn appends_round_trip() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sub/decisions.jsonl");
+        append(&path, &record(1)).expect("append");
+        append(&path, &record(2)).expect("append");
+        assert_eq!(read(&path).expect("read"), vec![record(1), record(2)]);
+    }
+
+    #[test]
+    fn concurrent_appends_stay_whole_lines() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("decisions.jsonl");
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    for i in 0..200 {
+                        let mut r = record(t * 1000 + i);
+                        r.reason = "x".repeat(2000);
+                        append(&path, &r).expect("append");
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(text.lines().count(), 1600);
+        assert!(
+            text.lines()
+                .all(|l| serde_json::from_str::<DecisionRecord>(l).is_ok())
+        );
+    }
+}

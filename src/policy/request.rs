@@ -1,0 +1,326 @@
+//! What the policy looks at in a permission request.
+
+use serde_json::Value;
+
+use super::{Category, category};
+use crate::model::{PermissionOption, PermissionRequest, ToolCall, ToolContent, ToolKind};
+
+/// The keys of `rawInput` whose string values are paths the call touches.
+const PATH_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "filePath",
+    "abs_path",
+    "notebook_path",
+    "source",
+    "destination",
+    "old_path",
+    "new_path",
+];
+
+/// A permission request with the fields of its tool call merged in.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RequestView {
+    pub kind: ToolKind,
+    pub title: String,
+    pub tool_name: Option<String>,
+    pub raw_input: Option<Value>,
+    /// Paths of the call's `locations`.
+    pub locations: Vec<String>,
+    /// Paths of the call's diff content.
+    pub diff_paths: Vec<String>,
+    /// The agent's options, in its order.
+    pub options: Vec<PermissionOption>,
+}
+
+impl RequestView {
+    /// Merge a request with the tool call already known under its id: the
+    /// request's fields win, else the known call's (a request may carry only
+    /// some fields). An empty title, an empty or `null` raw input and empty
+    /// lists count as missing.
+    pub fn from_request(req: &PermissionRequest, known: Option<&ToolCall>) -> RequestView {
+        let fields = &req.fields;
+        let title = fields
+            .title
+            .clone()
+            .filter(|t| !t.trim().is_empty())
+            .or_else(|| known.map(|k| k.title.clone()))
+            .unwrap_or_default();
+        let raw_input = fields
+            .raw_input
+            .clone()
+            .filter(has_content)
+            .or_else(|| known.and_then(|k| k.raw_input.clone()).filter(has_content));
+        let locations = fields
+            .locations
+            .as_ref()
+            .filter(|l| !l.is_empty())
+            .or(known.map(|k| &k.locations))
+            .map(|l| l.iter().map(|l| l.path.clone()).collect())
+            .unwrap_or_default();
+        let diff_paths = fields
+            .content
+            .as_ref()
+            .filter(|c| !c.is_empty())
+            .or(known.map(|k| &k.content))
+            .map(|c| diff_paths(c))
+            .unwrap_or_default();
+        RequestView {
+            kind: fields.kind.or(known.map(|k| k.kind)).unwrap_or_default(),
+            title,
+            tool_name: fields
+                .tool_name
+                .clone()
+                .or_else(|| known.and_then(|k| k.tool_name.clone())),
+            raw_input,
+            locations,
+            diff_paths,
+            options: req.options.clone(),
+        }
+    }
+
+    /// The request's category.
+    pub fn category(&self) -> Category {
+        category(self.kind)
+    }
+
+    /// The tool's name: `tool_name`, else the title's first word (without
+    /// quotes and backticks), else the kind name.
+    pub fn tool(&self) -> String {
+        if let Some(name) = self
+            .tool_name
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+        {
+            return name.to_string();
+        }
+        self.title
+            .split_whitespace()
+            .next()
+            .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || "_-.:/".contains(c))))
+            .filter(|w| !w.is_empty())
+            .map_or_else(|| self.kind.as_str().to_string(), str::to_string)
+    }
+
+    /// The shell command: `rawInput.command`, else `rawInput.cmd`; a string,
+    /// or an argument array. An array `[sh|bash|zsh|dash, -c|-lc.., SCRIPT]`
+    /// is the script; another array is joined with spaces, each argument
+    /// that needs it single-quoted (so `["rm", "a; b"]` stays one command).
+    pub fn command(&self) -> Option<String> {
+        let input = self.raw_input.as_ref()?;
+        let value = input.get("command").or_else(|| input.get("cmd"))?;
+        let command = match value {
+            Value::String(s) => s.clone(),
+            Value::Array(items) => {
+                let args: Vec<String> = items
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                shell_script(&args).unwrap_or_else(|| shell_join(&args))
+            }
+            _ => return None,
+        };
+        Some(command).filter(|c| !c.trim().is_empty())
+    }
+
+    /// Every path the call touches, as sent, without duplicates: locations,
+    /// diff paths, then `rawInput`'s `path`, `file_path`, `filePath`,
+    /// `abs_path`, `notebook_path`, `source`, `destination`, `old_path`,
+    /// `new_path` and the strings of `paths`.
+    pub fn paths(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut push = |p: &str| {
+            if !p.trim().is_empty() && !out.iter().any(|o| o == p) {
+                out.push(p.to_string());
+            }
+        };
+        self.locations.iter().for_each(|p| push(p));
+        self.diff_paths.iter().for_each(|p| push(p));
+        if let Some(input) = &self.raw_input {
+            for key in PATH_KEYS {
+                if let Some(Value::String(p)) = input.get(key) {
+                    push(p);
+                }
+            }
+            if let Some(Value::Array(items)) = input.get("paths") {
+                items.iter().filter_map(Value::as_str).for_each(&mut push);
+            }
+        }
+        out
+    }
+}
+
+fn has_content(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Object(map) => !map.is_empty(),
+        _ => true,
+    }
+}
+
+fn diff_paths(content: &[ToolContent]) -> Vec<String> {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            ToolContent::Diff { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The script of `sh -c SCRIPT` (and its kin).
+fn shell_script(args: &[String]) -> Option<String> {
+    let [shell, flag, script] = args else {
+        return None;
+    };
+    let name = shell.rsplit('/').next().unwrap_or(shell);
+    let is_shell = matches!(name, "sh" | "bash" | "zsh" | "dash");
+    let is_c = flag.starts_with('-')
+        && flag.ends_with('c')
+        && flag[1..].chars().all(|c| c.is_ascii_lowercase());
+    (is_shell && is_c).then(|| script.clone())
+}
+
+fn shell_join(args: &[String]) -> String {
+    let quote = |a: &String| {
+        let plain = !a.is_empty()
+            && a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+        if plain {
+            a.clone()
+        } else {
+            format!("'{}'", a.replace('\'', "'\\''"))
+        }
+    };
+    args.iter().map(quote).collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Location, OptionKind, ToolCallFields, WireStatus};
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn view(raw: Value) -> RequestView {
+        RequestView {
+            kind: ToolKind::Execute,
+            raw_input: Some(raw),
+            ..RequestView::default()
+        }
+    }
+
+    #[test]
+    fn request_fields_win_and_known_fills_the_gaps() {
+        let known = ToolCall {
+            id: "t1".into(),
+            title: "Edit file".into(),
+            kind: ToolKind::Edit,
+            status: WireStatus::Pending,
+            content: vec![ToolContent::Diff {
+                path: "/p/a.rs".into(),
+                old: None,
+                new: "x".into(),
+            }],
+            locations: vec![Location {
+                path: "/p/a.rs".into(),
+                line: None,
+            }],
+            raw_input: Some(json!({"file_path": "/p/a.rs"})),
+            raw_output: None,
+            tool_name: Some("Edit".into()),
+        };
+        let option = PermissionOption {
+            id: "ok".into(),
+            name: "Allow".into(),
+            kind: OptionKind::AllowOnce,
+        };
+        let req = PermissionRequest {
+            session_id: "s".into(),
+            tool_call_id: "t1".into(),
+            fields: ToolCallFields {
+                title: Some("Write /p/b.rs".into()),
+                raw_input: Some(json!({})),
+                locations: Some(vec![]),
+                ..ToolCallFields::default()
+            },
+            options: vec![option.clone()],
+        };
+        let got = RequestView::from_request(&req, Some(&known));
+        assert_eq!(
+            got,
+            RequestView {
+                kind: ToolKind::Edit,
+                title: "Write /p/b.rs".into(),
+                tool_name: Some("Edit".into()),
+                raw_input: Some(json!({"file_path": "/p/a.rs"})),
+                locations: vec!["/p/a.rs".into()],
+                diff_paths: vec!["/p/a.rs".into()],
+                options: vec![option],
+            }
+        );
+        assert_eq!(got.paths(), ["/p/a.rs"]);
+
+        let alone = RequestView::from_request(&req, None);
+        assert_eq!(alone.kind, ToolKind::Other);
+        assert_eq!(alone.raw_input, None);
+        assert_eq!(alone.tool(), "Write");
+    }
+
+    #[test]
+    fn tool_name_falls_back_to_title_then_kind() {
+        let mut v = RequestView {
+            kind: ToolKind::Fetch,
+            title: "`curl` example.com".into(),
+            ..RequestView::default()
+        };
+        assert_eq!(v.tool(), "curl");
+        v.title = "  ".into();
+        assert_eq!(v.tool(), "fetch");
+        v.tool_name = Some("WebFetch".into());
+        assert_eq!(v.tool(), "WebFetch");
+    }
+
+    #[test]
+    fn command_shapes() {
+        assert_eq!(
+            view(json!({"command": "ls -la"})).command().as_deref(),
+            Some("ls -la")
+        );
+        assert_eq!(view(json!({"cmd": "ls"})).command().as_deref(), Some("ls"));
+        assert_eq!(
+            view(json!({"command": ["cargo", "test", "--", "a b", "it's"]}))
+                .command()
+                .as_deref(),
+            Some("cargo test -- 'a b' 'it'\\''s'")
+        );
+        assert_eq!(
+            view(json!({"command": ["/bin/bash", "-lc", "cargo test && rm x"]}))
+                .command()
+                .as_deref(),
+            Some("cargo test && rm x")
+        );
+        assert_eq!(view(json!({"command": "  "})).command(), None);
+        assert_eq!(view(json!({"command": 3})).command(), None);
+        assert_eq!(view(json!({"description": "x"})).command(), None);
+    }
+
+    #[test]
+    fn paths_from_everywhere_without_duplicates() {
+        let mut v = view(json!({
+            "path": "a", "file_path": "b", "filePath": "c", "abs_path": "d",
+            "source": "e", "destination": "f", "old_path": "g", "new_path": "h",
+            "paths": ["i", 3, "a"], "command": "not a path"
+        }));
+        v.locations = vec!["l".into(), "a".into()];
+        v.diff_paths = vec!["m".into()];
+        assert_eq!(
+            v.paths(),
+            ["l", "a", "m", "b", "c", "d", "e", "f", "g", "h", "i"]
+        );
+    }
+}

@@ -1,0 +1,595 @@
+//! Rules from the settings file, how they match a request, and the rule
+//! warden suggests when the user asks to keep an approval.
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::glob::{self, command_matches, name_matches, path_matches};
+use super::shell::{self, ShellLine};
+use super::{Category, ParseError, RequestView, category};
+use crate::model::ToolKind;
+
+/// What a matching rule decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RuleDecision {
+    /// Let the call run without asking (unless the mode blocks it).
+    Allow,
+    /// Always put the call in front of the user, even in Auto or with bypass.
+    Ask,
+    /// Refuse the call without asking, whatever the mode or bypass.
+    Deny,
+}
+
+impl RuleDecision {
+    /// The settings-file name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleDecision::Allow => "allow",
+            RuleDecision::Ask => "ask",
+            RuleDecision::Deny => "deny",
+        }
+    }
+}
+
+/// The `kind` of a rule: one ACP tool kind, or a whole category.
+///
+/// Parsed from a name. `read` and `execute` are both a kind and a category
+/// name; they mean the category, so `read` also covers `search` and `think`,
+/// and `execute` also covers `other` (and a missing kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum KindMatch {
+    /// Exactly this ACP kind (`edit`, `fetch`, `switch_mode`, ...).
+    Kind(ToolKind),
+    /// Every kind of this category (`read`, `write`, `execute`, `external`).
+    Category(Category),
+}
+
+impl KindMatch {
+    /// Whether a request of this kind is covered.
+    pub fn matches(self, kind: ToolKind) -> bool {
+        match self {
+            KindMatch::Kind(k) => k == kind,
+            KindMatch::Category(c) => category(kind) == c,
+        }
+    }
+
+    /// The match a rule written with this kind's name gets (so it survives
+    /// a round trip through the settings file).
+    pub fn named(kind: ToolKind) -> KindMatch {
+        match kind {
+            ToolKind::Read => KindMatch::Category(Category::Read),
+            ToolKind::Execute => KindMatch::Category(Category::Execute),
+            kind => KindMatch::Kind(kind),
+        }
+    }
+
+    /// The settings-file name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KindMatch::Kind(kind) => kind.as_str(),
+            KindMatch::Category(category) => category.as_str(),
+        }
+    }
+}
+
+impl FromStr for KindMatch {
+    type Err = ParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let name = s.trim();
+        let category = [
+            Category::Read,
+            Category::Write,
+            Category::Execute,
+            Category::External,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == name);
+        if let Some(category) = category {
+            return Ok(KindMatch::Category(category));
+        }
+        ToolKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == name)
+            .map(KindMatch::Kind)
+            .ok_or_else(|| ParseError::Kind(s.to_string()))
+    }
+}
+
+impl TryFrom<String> for KindMatch {
+    type Error = ParseError;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<KindMatch> for String {
+    fn from(k: KindMatch) -> String {
+        k.as_str().to_string()
+    }
+}
+
+impl fmt::Display for KindMatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One rule: it applies when every field it sets matches.
+///
+/// - `agent`: equals the agent's name.
+/// - `kind`: the request's kind or category (see [`KindMatch`]).
+/// - `tool`: a glob (`*` matches anything) on the tool's name, [`RequestView::tool`].
+/// - `command`: a command glob on the request's shell line (see
+///   `glob` and `shell`); a rule with `command` never matches a request
+///   without one. An allow rule covers the line only when it matches every
+///   command in it (as written, `VAR=value` prefixes included), the line
+///   redirects no output to a file, and the request is of the execute
+///   category; a deny or ask rule applies when it matches any one command,
+///   with or without its `VAR=value` prefixes, or the whole line.
+/// - `path`: a path glob on the request's paths, after normalising both
+///   (`~`, relative to the working directory, `.` and `..`); a rule with
+///   `path` never matches a request without paths. Allow: every path must
+///   match; deny or ask: any one.
+///
+/// An allow rule that sets neither `command` nor `kind` never covers an
+/// execute-category request: a path or a tool name says nothing about what a
+/// shell command will do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub decision: RuleDecision,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<KindMatch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Why the rule exists; shown with every decision it makes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Rule {
+    /// A rule with this decision and no conditions (it matches everything).
+    pub fn new(decision: RuleDecision) -> Rule {
+        Rule {
+            decision,
+            agent: None,
+            kind: None,
+            tool: None,
+            command: None,
+            path: None,
+            note: None,
+        }
+    }
+
+    /// One line naming the rule and its note, for reasons and logs:
+    /// `deny rule kind=read path="~/.ssh/**": keys stay private`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(agent) = &self.agent {
+            parts.push(format!("agent={agent:?}"));
+        }
+        if let Some(kind) = self.kind {
+            parts.push(format!("kind={kind}"));
+        }
+        if let Some(tool) = &self.tool {
+            parts.push(format!("tool={tool:?}"));
+        }
+        if let Some(command) = &self.command {
+            parts.push(format!("command={command:?}"));
+        }
+        if let Some(path) = &self.path {
+            parts.push(format!("path={path:?}"));
+        }
+        if parts.is_empty() {
+            parts.push("for everything".to_string());
+        }
+        let mut out = format!("{} rule {}", self.decision.as_str(), parts.join(" "));
+        if let Some(note) = self.note.as_deref().filter(|n| !n.trim().is_empty()) {
+            out.push_str(": ");
+            out.push_str(note);
+        }
+        out
+    }
+
+    /// Whether the rule applies to the request (see the type's docs).
+    pub(crate) fn matches(&self, facts: &Facts<'_>, agent: &str) -> bool {
+        let allow = self.decision == RuleDecision::Allow;
+        if self.agent.as_deref().is_some_and(|a| a != agent) {
+            return false;
+        }
+        if self.kind.is_some_and(|k| !k.matches(facts.req.kind)) {
+            return false;
+        }
+        if allow
+            && self.kind.is_none()
+            && self.command.is_none()
+            && facts.category == Category::Execute
+        {
+            return false;
+        }
+        if let Some(pattern) = &self.tool
+            && !name_matches(pattern, &facts.tool)
+        {
+            return false;
+        }
+        if let Some(pattern) = &self.command {
+            let (Some(command), Some(line)) = (&facts.command, &facts.line) else {
+                return false;
+            };
+            let hit = if allow {
+                facts.category == Category::Execute
+                    && !line.writes_file
+                    && !line.opaque
+                    && !line.commands.is_empty()
+                    && line
+                        .commands
+                        .iter()
+                        .all(|c| command_matches(pattern, &c.text))
+            } else {
+                command_matches(pattern, command)
+                    || line.commands.iter().any(|c| {
+                        command_matches(pattern, &c.text)
+                            || c.bare
+                                .as_deref()
+                                .is_some_and(|b| command_matches(pattern, b))
+                    })
+            };
+            if !hit {
+                return false;
+            }
+        }
+        if let Some(pattern) = &self.path {
+            if facts.paths.is_empty() {
+                return false;
+            }
+            let pattern = glob::normalize_pattern(pattern, facts.home, facts.cwd);
+            let hit = |p: &String| path_matches(&pattern, p);
+            let ok = if allow {
+                facts.paths.iter().all(hit)
+            } else {
+                facts.paths.iter().any(hit)
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// What rules look at, worked out once per decision.
+#[derive(Debug)]
+pub(crate) struct Facts<'a> {
+    pub(crate) req: &'a RequestView,
+    pub(crate) category: Category,
+    pub(crate) tool: String,
+    pub(crate) command: Option<String>,
+    pub(crate) line: Option<ShellLine>,
+    /// The request's paths, normalised.
+    pub(crate) paths: Vec<String>,
+    pub(crate) home: Option<&'a Path>,
+    pub(crate) cwd: &'a Path,
+}
+
+impl<'a> Facts<'a> {
+    pub(crate) fn new(req: &'a RequestView, home: Option<&'a Path>, cwd: &'a Path) -> Facts<'a> {
+        let command = req.command();
+        Facts {
+            req,
+            category: req.category(),
+            tool: req.tool(),
+            line: command.as_deref().map(shell::parse),
+            command,
+            paths: req
+                .paths()
+                .iter()
+                .map(|p| glob::normalize_path(p, home, cwd))
+                .collect(),
+            home,
+            cwd,
+        }
+    }
+}
+
+/// The rule "keep as rule" proposes: the narrowest sensible allow rule for
+/// this agent that covers requests like this one.
+///
+/// - A shell command: its first word, and the second when it is a plain
+///   subcommand (`cargo test`, `git status`, `npm run`), then ` *`
+///   (`cargo test *` also covers a bare `cargo test`); leading `VAR=value`
+///   words are kept, since allow rules match commands as written. For a
+///   chained line this is the first command's prefix, which does not cover
+///   the rest of the line.
+/// - Else a call with paths: the kind, and the glob `DIR/**` of the deepest
+///   directory holding every path (with `~` for the home directory), unless
+///   that is `/`.
+/// - Else the kind and the tool's name.
+pub fn suggest_rule(req: &RequestView, agent: &str, cx_home: Option<&Path>) -> Rule {
+    let mut rule = Rule::new(RuleDecision::Allow);
+    rule.agent = Some(agent.to_string());
+    rule.kind = Some(KindMatch::named(req.kind));
+    if req.category() == Category::Execute
+        && let Some(prefix) = req.command().as_deref().and_then(command_prefix)
+    {
+        rule.command = Some(format!("{prefix} *"));
+        return rule;
+    }
+    let dirs: Vec<String> = req
+        .paths()
+        .iter()
+        .map(|p| parent(&glob::normalize_path(p, cx_home, Path::new("/"))))
+        .collect();
+    let relative = req.paths().iter().any(|p| {
+        let p = p.strip_prefix("file://").unwrap_or(p);
+        !(p.starts_with('/') || p == "~" || p.starts_with("~/"))
+    });
+    if !relative && let Some(dir) = common_dir(&dirs).filter(|d| d != "/") {
+        rule.path = Some(format!("{}/**", glob::escape(&glob::tilde(&dir, cx_home))));
+        return rule;
+    }
+    rule.tool = Some(glob::escape(&req.tool()));
+    rule
+}
+
+/// `cargo test`, `git`, `RUST_LOG=debug cargo test`: the words a suggested
+/// command rule keeps, glob-escaped.
+fn command_prefix(command: &str) -> Option<String> {
+    let line = shell::parse(command);
+    let first = line.commands.first()?;
+    let text = first.text.as_str();
+    let spans = shell::words(text);
+    let program = spans
+        .iter()
+        .position(|&(s, e)| !shell::is_assignment(&text[s..e]))?;
+    let mut end = spans[program].1;
+    if let Some(&(s, e)) = spans.get(program + 1)
+        && is_subcommand(&text[s..e])
+    {
+        end = e;
+    }
+    Some(glob::escape(&text[..end]))
+}
+
+/// A plain lowercase word such as `test`, `run` or `build:prod`.
+fn is_subcommand(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_ascii_lowercase())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_:".contains(c))
+}
+
+fn parent(path: &str) -> String {
+    match path.rfind('/') {
+        Some(0) | None => "/".to_string(),
+        Some(i) => path[..i].to_string(),
+    }
+}
+
+/// The deepest directory containing every one of `dirs`.
+fn common_dir(dirs: &[String]) -> Option<String> {
+    let (first, rest) = dirs.split_first()?;
+    let mut common: Vec<&str> = first.split('/').filter(|s| !s.is_empty()).collect();
+    for dir in rest {
+        let parts: Vec<&str> = dir.split('/').filter(|s| !s.is_empty()).collect();
+        let same = common
+            .iter()
+            .zip(&parts)
+            .take_while(|(a, b)| a == b)
+            .count();
+        common.truncate(same);
+    }
+    Some(format!("/{}", common.join("/")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn kind_match_names() {
+        let cases = [
+            ("read", KindMatch::Category(Category::Read)),
+            ("write", KindMatch::Category(Category::Write)),
+            ("execute", KindMatch::Category(Category::Execute)),
+            ("external", KindMatch::Category(Category::External)),
+            ("edit", KindMatch::Kind(ToolKind::Edit)),
+            ("search", KindMatch::Kind(ToolKind::Search)),
+            ("switch_mode", KindMatch::Kind(ToolKind::SwitchMode)),
+            ("other", KindMatch::Kind(ToolKind::Other)),
+        ];
+        for (name, want) in cases {
+            assert_eq!(name.parse::<KindMatch>(), Ok(want), "{name}");
+            assert_eq!(want.to_string(), name);
+        }
+        assert_eq!(
+            "writes".parse::<KindMatch>(),
+            Err(ParseError::Kind("writes".into()))
+        );
+        for kind in ToolKind::ALL {
+            let named = KindMatch::named(kind);
+            assert!(named.matches(kind));
+            assert_eq!(named.as_str().parse::<KindMatch>(), Ok(named));
+        }
+        assert!(KindMatch::Category(Category::Read).matches(ToolKind::Think));
+        assert!(KindMatch::Category(Category::Execute).matches(ToolKind::Other));
+        assert!(!KindMatch::Kind(ToolKind::Edit).matches(ToolKind::Delete));
+    }
+
+    #[test]
+    fn rules_parse_from_toml_and_reject_typos() {
+        #[derive(Deserialize)]
+        struct File {
+            rules: Vec<Rule>,
+        }
+        let text = r#"
+[[rules]]
+decision = "deny"
+kind = "read"
+path = "~/.ssh/**"
+note = "keys stay private"
+
+[[rules]]
+decision = "allow"
+agent = "claude"
+command = "cargo test *"
+"#;
+        let file: File = toml::from_str(text).expect("parses");
+        let mut deny = Rule::new(RuleDecision::Deny);
+        deny.kind = Some(KindMatch::Category(Category::Read));
+        deny.path = Some("~/.ssh/**".into());
+        deny.note = Some("keys stay private".into());
+        let mut allow = Rule::new(RuleDecision::Allow);
+        allow.agent = Some("claude".into());
+        allow.command = Some("cargo test *".into());
+        assert_eq!(file.rules, vec![deny.clone(), allow.clone()]);
+        assert_eq!(
+            deny.describe(),
+            "deny rule kind=read path=\"~/.ssh/**\": keys stay private"
+        );
+        assert_eq!(
+            allow.describe(),
+            "allow rule agent=\"claude\" command=\"cargo test *\""
+        );
+        assert_eq!(
+            Rule::new(RuleDecision::Ask).describe(),
+            "ask rule for everything"
+        );
+
+        let typo = "[[rules]]\ndecision = \"allow\"\ncomand = \"ls\"\n";
+        assert!(toml::from_str::<File>(typo).is_err());
+        let bad_kind = "[[rules]]\ndecision = \"allow\"\nkind = \"writes\"\n";
+        assert!(toml::from_str::<File>(bad_kind).is_err());
+    }
+
+    fn execute(command: &str) -> RequestView {
+        RequestView {
+            kind: ToolKind::Execute,
+            title: command.into(),
+            tool_name: Some("Bash".into()),
+            raw_input: Some(json!({ "command": command })),
+            ..RequestView::default()
+        }
+    }
+
+    fn touching(kind: ToolKind, paths: &[&str]) -> RequestView {
+        RequestView {
+            kind,
+            title: "Edit".into(),
+            locations: paths.iter().map(|p| p.to_string()).collect(),
+            ..RequestView::default()
+        }
+    }
+
+    #[test]
+    fn suggested_rules() {
+        let home = Some(Path::new("/home/u"));
+        let command_of = |c: &str| suggest_rule(&execute(c), "claude", home).command;
+        assert_eq!(
+            command_of("cargo test --lib").as_deref(),
+            Some("cargo test *")
+        );
+        assert_eq!(command_of("git status").as_deref(), Some("git status *"));
+        assert_eq!(
+            command_of("npm run build:prod").as_deref(),
+            Some("npm run *")
+        );
+        assert_eq!(command_of("ls -la /tmp").as_deref(), Some("ls *"));
+        assert_eq!(command_of("./x.sh Arg").as_deref(), Some("./x.sh *"));
+        assert_eq!(
+            command_of("python3 /tmp/a.py").as_deref(),
+            Some("python3 *")
+        );
+        assert_eq!(
+            command_of("RUST_LOG=debug cargo test").as_deref(),
+            Some("RUST_LOG=debug cargo test *")
+        );
+        assert_eq!(
+            command_of("cargo test && cargo fmt").as_deref(),
+            Some("cargo test *")
+        );
+        assert_eq!(command_of("./a*b.sh -v").as_deref(), Some("./a\\*b.sh *"));
+
+        let full = suggest_rule(&execute("cargo test"), "claude", home);
+        assert_eq!(
+            full,
+            Rule {
+                decision: RuleDecision::Allow,
+                agent: Some("claude".into()),
+                kind: Some(KindMatch::Category(Category::Execute)),
+                tool: None,
+                command: Some("cargo test *".into()),
+                path: None,
+                note: None,
+            }
+        );
+
+        let edit = suggest_rule(
+            &touching(ToolKind::Edit, &["/home/u/p/src/a.rs"]),
+            "a",
+            home,
+        );
+        assert_eq!(edit.kind, Some(KindMatch::Kind(ToolKind::Edit)));
+        assert_eq!(edit.path.as_deref(), Some("~/p/src/**"));
+        let moved = suggest_rule(
+            &touching(
+                ToolKind::Move,
+                &["/home/u/p/src/a.rs", "/home/u/p/old/b.rs"],
+            ),
+            "a",
+            home,
+        );
+        assert_eq!(moved.path.as_deref(), Some("~/p/**"));
+        let outside = suggest_rule(&touching(ToolKind::Read, &["/etc/hosts"]), "a", home);
+        assert_eq!(outside.path.as_deref(), Some("/etc/**"));
+        assert_eq!(outside.kind, Some(KindMatch::Category(Category::Read)));
+
+        let root = suggest_rule(&touching(ToolKind::Delete, &["/x"]), "a", home);
+        assert_eq!((root.path, root.tool.as_deref()), (None, Some("Edit")));
+        let relative = suggest_rule(&touching(ToolKind::Edit, &["src/a.rs"]), "a", home);
+        assert_eq!(
+            (relative.path, relative.tool.as_deref()),
+            (None, Some("Edit"))
+        );
+
+        let fetch = RequestView {
+            kind: ToolKind::Fetch,
+            tool_name: Some("WebFetch".into()),
+            ..RequestView::default()
+        };
+        let fetch_rule = suggest_rule(&fetch, "a", home);
+        assert_eq!(fetch_rule.kind, Some(KindMatch::Kind(ToolKind::Fetch)));
+        assert_eq!(fetch_rule.tool.as_deref(), Some("WebFetch"));
+        assert_eq!(fetch_rule.command, None);
+
+        let no_command = suggest_rule(
+            &RequestView {
+                kind: ToolKind::Execute,
+                ..RequestView::default()
+            },
+            "a",
+            home,
+        );
+        assert_eq!(no_command.tool.as_deref(), Some("execute"));
+    }
+}

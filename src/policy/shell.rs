@@ -1,0 +1,474 @@
+//! Splitting a shell line into the simple commands it runs, for command globs.
+//!
+//! Not a shell parser: a scanner that errs on the side of finding too many
+//! commands. It splits on `;`, `&&`, `||`, `|`, `|&`, `&`, newlines and
+//! subshell parentheses outside quotes; it takes the insides of `$( .. )`,
+//! `<( .. )`, `>( .. )` and backticks (also inside double quotes, where the
+//! shell runs them too) as commands of their own, nested to any depth up to
+//! [`MAX_DEPTH`]; single quotes, `$'..'` and backslashes protect what they
+//! quote. `$(( .. ))` is scanned like `$( ( .. ) )`, since bash runs
+//! `$((cmd) )` as a command: arithmetic becomes a command of its own, which
+//! an allow rule would then have to cover too.
+//!
+//! Leading shell keywords (`if`, `then`, `do`, `!`, `{`, ...) are dropped
+//! from a command, and pieces that are only a closing keyword (`fi`, `done`,
+//! `}`) vanish. Comments, here-documents and `case` patterns are not
+//! understood: their text becomes extra commands, which an allow rule must
+//! then also cover (so the line asks) and a deny rule may match.
+
+/// Substitutions nested deeper than this make the line opaque.
+const MAX_DEPTH: usize = 32;
+
+/// What a shell line runs, as far as the scanner can tell.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct ShellLine {
+    /// Every simple command: the outer ones, then those inside substitutions.
+    pub(crate) commands: Vec<Command>,
+    /// An output redirection to a file (not `/dev/null` or another descriptor):
+    /// a write no command glob can see.
+    pub(crate) writes_file: bool,
+    /// Nesting went past [`MAX_DEPTH`]: some commands were not looked at.
+    pub(crate) opaque: bool,
+}
+
+/// One simple command of a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Command {
+    /// The command as written, trimmed, leading shell keywords dropped.
+    pub(crate) text: String,
+    /// The same without its leading `VAR=value` assignments, when it had some.
+    pub(crate) bare: Option<String>,
+}
+
+/// Split a shell line.
+pub(crate) fn parse(line: &str) -> ShellLine {
+    parse_at(line, 0)
+}
+
+fn parse_at(line: &str, depth: usize) -> ShellLine {
+    let mut scanner = Scanner {
+        chars: line.chars().collect(),
+        pos: 0,
+        pieces: Vec::new(),
+        line: ShellLine::default(),
+    };
+    scanner.list(Stop::End, 0, depth);
+    let mut out = scanner.line;
+    scanner.pieces.sort_by_key(|&(level, _)| level);
+    let mut commands: Vec<Command> = scanner
+        .pieces
+        .iter()
+        .filter_map(|(_, piece)| command(piece))
+        .collect();
+    commands.append(&mut out.commands);
+    out.commands = commands;
+    out
+}
+
+/// Where a command list ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// At the end of the input (the whole line).
+    End,
+    /// At the `)` that closes a substitution.
+    Paren,
+}
+
+struct Scanner {
+    chars: Vec<char>,
+    pos: usize,
+    /// Raw pieces of this scanner's own text, with their nesting level.
+    pieces: Vec<(usize, String)>,
+    /// Flags, and the commands of backtick substitutions (parsed separately).
+    line: ShellLine,
+}
+
+impl Scanner {
+    fn peek(&self, offset: usize) -> Option<char> {
+        self.chars.get(self.pos + offset).copied()
+    }
+
+    /// Scan a command list from `pos`, until the input ends or (for
+    /// `Stop::Paren`) the unmatched `)`, which is consumed. `parens` counts
+    /// subshell parentheses already open.
+    fn list(&mut self, stop: Stop, mut parens: usize, depth: usize) {
+        if depth > MAX_DEPTH {
+            self.line.opaque = true;
+            self.pos = self.chars.len();
+            return;
+        }
+        let mut start = self.pos;
+        while let Some(c) = self.peek(0) {
+            let next = self.peek(1);
+            match c {
+                '\\' => self.pos += 2,
+                '\'' => self.single_quoted(),
+                '$' if next == Some('\'') => self.ansi_quoted(),
+                '"' => self.double_quoted(depth),
+                '`' => self.backticks(depth),
+                '$' | '<' | '>' if next == Some('(') => {
+                    self.pos += 2;
+                    self.list(Stop::Paren, 0, depth + 1);
+                }
+                '>' => self.redirect(1),
+                '&' if next == Some('>') => self.redirect(2),
+                ';' | '\n' | '&' | '|' | '(' | ')' => {
+                    self.cut(start, depth);
+                    let width = match (c, next) {
+                        ('&', Some('&')) | ('|', Some('|' | '&')) => 2,
+                        _ => 1,
+                    };
+                    self.pos += width;
+                    start = self.pos;
+                    if c == '(' {
+                        parens += 1;
+                    } else if c == ')' {
+                        if parens > 0 {
+                            parens -= 1;
+                        } else if stop == Stop::Paren {
+                            return;
+                        }
+                    }
+                }
+                _ => self.pos += 1,
+            }
+        }
+        self.cut(start, depth);
+    }
+
+    /// End the current piece at `pos`.
+    fn cut(&mut self, start: usize, depth: usize) {
+        let end = self.pos.min(self.chars.len());
+        if start < end {
+            let piece: String = self.chars[start..end].iter().collect();
+            let piece = piece.trim();
+            if !piece.is_empty() {
+                self.pieces.push((depth, piece.to_string()));
+            }
+        }
+    }
+
+    fn single_quoted(&mut self) {
+        self.pos += 1;
+        while let Some(c) = self.peek(0) {
+            self.pos += 1;
+            if c == '\'' {
+                return;
+            }
+        }
+    }
+
+    /// At `$'`: bash's ANSI-C quoting, where a backslash escapes a `'`.
+    fn ansi_quoted(&mut self) {
+        self.pos += 2;
+        while let Some(c) = self.peek(0) {
+            self.pos += if c == '\\' { 2 } else { 1 };
+            if c == '\'' {
+                return;
+            }
+        }
+    }
+
+    fn double_quoted(&mut self, depth: usize) {
+        self.pos += 1;
+        while let Some(c) = self.peek(0) {
+            match c {
+                '\\' => self.pos += 2,
+                '"' => {
+                    self.pos += 1;
+                    return;
+                }
+                '`' => self.backticks(depth),
+                '$' if self.peek(1) == Some('(') => {
+                    self.pos += 2;
+                    self.list(Stop::Paren, 0, depth + 1);
+                }
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    /// At a backtick: the text up to the closing one, unescaped, is a line of its own.
+    fn backticks(&mut self, depth: usize) {
+        self.pos += 1;
+        let mut inner = String::new();
+        while let Some(c) = self.peek(0) {
+            self.pos += 1;
+            match c {
+                '`' => break,
+                '\\' => match self.peek(0) {
+                    Some(e @ ('`' | '\\' | '$')) => {
+                        inner.push(e);
+                        self.pos += 1;
+                    }
+                    _ => inner.push('\\'),
+                },
+                c => inner.push(c),
+            }
+        }
+        if depth + 1 > MAX_DEPTH {
+            self.line.opaque = true;
+            return;
+        }
+        let sub = parse_at(&inner, depth + 1);
+        self.line.commands.extend(sub.commands);
+        self.line.writes_file |= sub.writes_file;
+        self.line.opaque |= sub.opaque;
+    }
+
+    /// At an output redirection (`>`, `>>`, `>|`, `>&`, `&>`, `&>>`, with the
+    /// operator `width` characters long so far). The target is only peeked at:
+    /// the scan goes on over it (it may hold a substitution).
+    fn redirect(&mut self, width: usize) {
+        self.pos += width;
+        if matches!(self.peek(0), Some('>' | '|')) {
+            self.pos += 1;
+        }
+        let dup = width == 1 && self.peek(0) == Some('&');
+        if dup {
+            self.pos += 1;
+        }
+        let target = self.word_at(self.pos);
+        let harmless = matches!(target.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr")
+            || (dup
+                && (target == "-"
+                    || (!target.is_empty() && target.chars().all(|c| c.is_ascii_digit()))));
+        if !harmless {
+            self.line.writes_file = true;
+        }
+    }
+
+    /// The word starting at `from` (after blanks), quotes removed.
+    fn word_at(&self, from: usize) -> String {
+        let mut word = String::new();
+        let mut quote = None;
+        for &c in self.chars.iter().skip(from) {
+            match (quote, c) {
+                (None, ' ' | '\t') if word.is_empty() => {}
+                (None, '\'' | '"') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, c) if c.is_whitespace() || ";&|()<>".contains(c) => break,
+                (_, c) => word.push(c),
+            }
+        }
+        word
+    }
+}
+
+/// Keywords that may stand before a command.
+const OPENERS: &[&str] = &[
+    "if", "then", "elif", "else", "do", "while", "until", "time", "!", "{",
+];
+/// Keywords that close a compound command.
+const CLOSERS: &[&str] = &["fi", "done", "esac", "}"];
+
+fn command(piece: &str) -> Option<Command> {
+    let spans = words(piece);
+    let first = spans
+        .iter()
+        .position(|&(s, e)| !OPENERS.contains(&&piece[s..e]) && !CLOSERS.contains(&&piece[s..e]))?;
+    let text = &piece[spans[first].0..];
+    let assignments = spans[first..]
+        .iter()
+        .take_while(|&&(s, e)| is_assignment(&piece[s..e]))
+        .count();
+    let bare = spans
+        .get(first + assignments)
+        .filter(|_| assignments > 0)
+        .map(|&(s, _)| piece[s..].to_string());
+    Some(Command {
+        text: text.to_string(),
+        bare,
+    })
+}
+
+/// `NAME=...` or `NAME+=...`.
+pub(crate) fn is_assignment(word: &str) -> bool {
+    let Some(eq) = word.find('=') else {
+        return false;
+    };
+    let name = word[..eq].strip_suffix('+').unwrap_or(&word[..eq]);
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Byte spans of the blank-separated words of `text`, quotes respected.
+pub(crate) fn words(text: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    // `'`, `"`, or `$` for `$'..'`.
+    let mut quote = None;
+    let mut escaped = false;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, c) {
+            (Some('\'' | '$'), '\'') | (Some('"'), '"') => quote = None,
+            (Some('"' | '$') | None, '\\') => {
+                escaped = true;
+                start.get_or_insert(i);
+            }
+            (Some(_), _) => {}
+            (None, '$') if chars.peek().is_some_and(|&(_, n)| n == '\'') => {
+                chars.next();
+                quote = Some('$');
+                start.get_or_insert(i);
+            }
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                start.get_or_insert(i);
+            }
+            (None, c) if c.is_whitespace() => {
+                if let Some(s) = start.take() {
+                    spans.push((s, i));
+                }
+            }
+            (None, _) => {
+                start.get_or_insert(i);
+            }
+        }
+    }
+    if let Some(s) = start {
+        spans.push((s, text.len()));
+    }
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use proptest::prelude::*;
+
+    fn texts(line: &str) -> Vec<String> {
+        parse(line).commands.into_iter().map(|c| c.text).collect()
+    }
+
+    #[test]
+    fn splits_on_operators() {
+        assert_eq!(
+            texts("cargo test && cargo fmt"),
+            ["cargo test", "cargo fmt"]
+        );
+        assert_eq!(texts("cargo test; rm -rf ~"), ["cargo test", "rm -rf ~"]);
+        assert_eq!(
+            texts("a || b | c |& d & e\nf"),
+            ["a", "b", "c", "d", "e", "f"]
+        );
+        assert_eq!(texts("  ;; a ;  "), ["a"]);
+        assert_eq!(texts("(cd x && rm -rf y)"), ["cd x", "rm -rf y"]);
+    }
+
+    #[test]
+    fn quotes_protect_separators() {
+        assert_eq!(
+            texts("git commit -m 'a; b && c'"),
+            ["git commit -m 'a; b && c'"]
+        );
+        assert_eq!(texts("echo \"x | y\"; ls"), ["echo \"x | y\"", "ls"]);
+        assert_eq!(texts("echo a\\;b"), ["echo a\\;b"]);
+        assert_eq!(texts("echo 'it\"s'; ls"), ["echo 'it\"s'", "ls"]);
+        assert_eq!(
+            texts(r"cargo test $'\'' ; rm -rf ~ #'"),
+            [r"cargo test $'\''", "rm -rf ~ #'"]
+        );
+        assert_eq!(texts("echo $'a;b'; ls"), ["echo $'a;b'", "ls"]);
+    }
+
+    #[test]
+    fn substitutions_are_commands_too() {
+        assert_eq!(texts("echo $(rm -rf /)"), ["echo $(rm -rf /)", "rm -rf /"]);
+        assert_eq!(texts("echo `rm -rf /`"), ["echo `rm -rf /`", "rm -rf /"]);
+        assert_eq!(
+            texts("echo \"$(rm -rf /)\""),
+            ["echo \"$(rm -rf /)\"", "rm -rf /"]
+        );
+        assert_eq!(texts("echo '$(rm -rf /)'"), ["echo '$(rm -rf /)'"]);
+        assert_eq!(
+            texts("a $(b $(c; d) e) f"),
+            ["a $(b $(c; d) e) f", "b $(c; d) e", "c", "d"]
+        );
+        assert_eq!(
+            texts("echo `a \\`b\\``"),
+            ["echo `a \\`b\\``", "a `b`", "b"]
+        );
+        assert_eq!(
+            texts("diff <(ls a) >(tee b)"),
+            ["diff <(ls a) >(tee b)", "ls a", "tee b"]
+        );
+        assert_eq!(
+            texts("echo $(( 1 + $(wc -l) ))"),
+            ["echo $(( 1 + $(wc -l) ))", "1 + $(wc -l)", "wc -l"]
+        );
+        assert_eq!(
+            texts("echo $((rm -rf ~) )"),
+            ["echo $((rm -rf ~) )", "rm -rf ~"]
+        );
+        assert_eq!(
+            texts("echo $( (a) ; b ) c"),
+            ["echo $( (a) ; b ) c", "a", "b"]
+        );
+    }
+
+    #[test]
+    fn keywords_and_assignments() {
+        assert_eq!(
+            texts("if cargo test; then echo ok; fi"),
+            ["cargo test", "echo ok"]
+        );
+        assert_eq!(texts("for f in *; do rm $f; done"), ["for f in *", "rm $f"]);
+        assert_eq!(texts("{ ls; }"), ["ls"]);
+        let line = parse("FOO='a b' BAR=1 cargo test");
+        assert_eq!(
+            line.commands,
+            [Command {
+                text: "FOO='a b' BAR=1 cargo test".into(),
+                bare: Some("cargo test".into()),
+            }]
+        );
+        assert_eq!(parse("X=1").commands[0].bare, None);
+        let ansi = parse(r"FOO=$'it\'s x' rm -rf /");
+        assert_eq!(ansi.commands[0].bare.as_deref(), Some("rm -rf /"));
+    }
+
+    #[test]
+    fn redirections() {
+        assert!(!parse("cargo test 2>&1 | tail").writes_file);
+        assert!(!parse("cargo test > /dev/null 2>&-").writes_file);
+        assert!(!parse("cat < in.txt").writes_file);
+        assert!(parse("cargo test > out.txt").writes_file);
+        assert!(parse("cargo test >> ~/.bashrc").writes_file);
+        assert!(parse("cargo test &> log").writes_file);
+        assert!(parse("cargo test >& log").writes_file);
+        assert!(!parse("echo 'a > b'").writes_file);
+        assert_eq!(
+            texts("echo x >$(rm -rf /)"),
+            ["echo x >$(rm -rf /)", "rm -rf /"]
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_opaque() {
+        let line = format!("{}x{}", "$(".repeat(100), ")".repeat(100));
+        assert!(parse(&line).opaque);
+        let ticks = format!("{}x", "`".repeat(2));
+        assert!(!parse(&ticks).opaque);
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_and_pieces_are_trimmed(line in "[a-z $()`'\";&|<>\\\\\n{}!=]{0,60}") {
+            let parsed = parse(&line);
+            for c in parsed.commands {
+                prop_assert!(!c.text.is_empty());
+                prop_assert_eq!(c.text.trim(), c.text.as_str());
+            }
+        }
+    }
+}

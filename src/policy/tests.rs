@@ -1,0 +1,1000 @@
+//! Tests of [`decide`]: the mode matrix, rule precedence, option choice,
+//! shell lines, paths, and properties that must hold for any input.
+
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::*;
+use crate::model::ToolKind;
+
+const HOME: &str = "/home/u";
+const CWD: &str = "/home/u/proj";
+
+fn opt(id: &str, kind: OptionKind) -> PermissionOption {
+    PermissionOption {
+        id: id.into(),
+        name: id.into(),
+        kind,
+    }
+}
+
+/// The four options most agents send.
+fn all_options() -> Vec<PermissionOption> {
+    vec![
+        opt("always", OptionKind::AllowAlways),
+        opt("once", OptionKind::AllowOnce),
+        opt("reject", OptionKind::RejectOnce),
+        opt("never", OptionKind::RejectAlways),
+    ]
+}
+
+fn request(kind: ToolKind) -> RequestView {
+    RequestView {
+        kind,
+        title: "Tool".into(),
+        tool_name: Some("Tool".into()),
+        options: all_options(),
+        ..RequestView::default()
+    }
+}
+
+fn shell(command: &str) -> RequestView {
+    RequestView {
+        kind: ToolKind::Execute,
+        title: command.into(),
+        tool_name: Some("Bash".into()),
+        raw_input: Some(json!({ "command": command, "description": "run it" })),
+        options: all_options(),
+        ..RequestView::default()
+    }
+}
+
+fn at(kind: ToolKind, path: &str) -> RequestView {
+    RequestView {
+        locations: vec![path.into()],
+        ..request(kind)
+    }
+}
+
+fn rule(decision: RuleDecision) -> Rule {
+    Rule::new(decision)
+}
+
+fn command_rule(decision: RuleDecision, command: &str) -> Rule {
+    Rule {
+        command: Some(command.into()),
+        ..rule(decision)
+    }
+}
+
+fn path_rule(decision: RuleDecision, path: &str) -> Rule {
+    Rule {
+        path: Some(path.into()),
+        ..rule(decision)
+    }
+}
+
+/// Decide with the given mode, agent bypass, rules and grants.
+fn run(
+    req: &RequestView,
+    mode: Mode,
+    bypass: bool,
+    rules: &[Rule],
+    grants: &[ChatGrant],
+) -> Decision {
+    let agent = AgentPolicy {
+        name: "claude".into(),
+        bypass,
+    };
+    decide(
+        req,
+        &Context {
+            mode,
+            agent: &agent,
+            rules,
+            grants,
+            home: Some(Path::new(HOME)),
+            cwd: Path::new(CWD),
+        },
+    )
+}
+
+fn default_with(req: &RequestView, rules: &[Rule]) -> Decision {
+    run(req, Mode::Default, false, rules, &[])
+}
+
+/// A short form for tables: "allow/auto", "deny/plan", "ask".
+fn short(d: &Decision) -> String {
+    match d {
+        Decision::Allow {
+            option_id, source, ..
+        } => format!("allow/{source}/{option_id}"),
+        Decision::Deny {
+            option_id, source, ..
+        } => {
+            format!(
+                "deny/{source}/{}",
+                option_id.as_deref().unwrap_or("cancelled")
+            )
+        }
+        Decision::Ask { .. } => "ask".to_string(),
+    }
+}
+
+#[test]
+fn mode_by_kind_matrix_without_rules() {
+    use ToolKind::*;
+    let table: [(ToolKind, [&str; 3]); 10] = [
+        (
+            Read,
+            ["allow/read/once", "allow/read/once", "allow/auto/once"],
+        ),
+        (
+            Search,
+            ["allow/read/once", "allow/read/once", "allow/auto/once"],
+        ),
+        (
+            Think,
+            ["allow/read/once", "allow/read/once", "allow/auto/once"],
+        ),
+        (Edit, ["deny/plan/reject", "ask", "allow/auto/once"]),
+        (Delete, ["deny/plan/reject", "ask", "allow/auto/once"]),
+        (Move, ["deny/plan/reject", "ask", "allow/auto/once"]),
+        (Execute, ["deny/plan/reject", "ask", "allow/auto/once"]),
+        (Fetch, ["deny/plan/reject", "ask", "allow/auto/once"]),
+        (Other, ["deny/plan/reject", "ask", "allow/auto/once"]),
+        (SwitchMode, ["ask", "ask", "ask"]),
+    ];
+    let mut kinds = table.map(|(k, _)| k.as_str());
+    let mut all = ToolKind::ALL.map(ToolKind::as_str);
+    kinds.sort_unstable();
+    all.sort_unstable();
+    assert_eq!(kinds, all, "every kind, once");
+    for (kind, want) in table {
+        let got = Mode::ALL.map(|mode| short(&run(&request(kind), mode, false, &[], &[])));
+        assert_eq!(got, want, "{kind:?} in plan, default, auto");
+    }
+}
+
+#[test]
+fn reasons_name_what_decided() {
+    let plan = run(&request(ToolKind::Edit), Mode::Plan, false, &[], &[]);
+    assert_eq!(
+        plan,
+        Decision::Deny {
+            option_id: Some("reject".into()),
+            source: Source::Plan,
+            reason: "plan mode".into(),
+        }
+    );
+    assert_eq!(
+        run(&request(ToolKind::Fetch), Mode::Default, false, &[], &[]),
+        Decision::Ask {
+            reason: "external calls ask in default mode".into()
+        }
+    );
+    assert_eq!(
+        run(&request(ToolKind::Edit), Mode::Default, true, &[], &[]).reason(),
+        "bypass for claude"
+    );
+    let note = Rule {
+        note: Some("never in CI".into()),
+        ..command_rule(RuleDecision::Deny, "rm *")
+    };
+    assert_eq!(
+        default_with(&shell("rm -rf x"), &[note]),
+        Decision::Deny {
+            option_id: Some("reject".into()),
+            source: Source::Rule,
+            reason: "deny rule command=\"rm *\": never in CI".into(),
+        }
+    );
+}
+
+#[test]
+fn precedence() {
+    let edit = request(ToolKind::Edit);
+    let deny_all = [rule(RuleDecision::Deny)];
+    let ask_all = [rule(RuleDecision::Ask)];
+    let allow_edits = [Rule {
+        kind: Some(KindMatch::Kind(ToolKind::Edit)),
+        ..rule(RuleDecision::Allow)
+    }];
+    let grant = [ChatGrant::for_request(&edit)];
+    let cases: Vec<(&str, Decision, &str)> = vec![
+        (
+            "deny beats bypass",
+            run(&edit, Mode::Default, true, &deny_all, &[]),
+            "deny/rule/reject",
+        ),
+        (
+            "deny beats auto",
+            run(&edit, Mode::Auto, false, &deny_all, &[]),
+            "deny/rule/reject",
+        ),
+        (
+            "deny beats reads",
+            run(
+                &request(ToolKind::Read),
+                Mode::Default,
+                false,
+                &deny_all,
+                &[],
+            ),
+            "deny/rule/reject",
+        ),
+        (
+            "ask beats auto",
+            run(&edit, Mode::Auto, false, &ask_all, &[]),
+            "ask",
+        ),
+        (
+            "ask beats bypass",
+            run(&edit, Mode::Default, true, &ask_all, &[]),
+            "ask",
+        ),
+        (
+            "ask beats an allow rule",
+            run(
+                &edit,
+                Mode::Default,
+                false,
+                &[allow_edits[0].clone(), ask_all[0].clone()],
+                &[],
+            ),
+            "ask",
+        ),
+        (
+            "deny beats ask",
+            run(
+                &edit,
+                Mode::Default,
+                false,
+                &[ask_all[0].clone(), deny_all[0].clone()],
+                &[],
+            ),
+            "deny/rule/reject",
+        ),
+        (
+            "allow rule in default",
+            run(&edit, Mode::Default, false, &allow_edits, &[]),
+            "allow/rule/once",
+        ),
+        (
+            "allow rule of another kind",
+            run(
+                &request(ToolKind::Delete),
+                Mode::Default,
+                false,
+                &allow_edits,
+                &[],
+            ),
+            "ask",
+        ),
+        (
+            "grant, same kind and tool",
+            run(&edit, Mode::Default, false, &[], &grant),
+            "allow/chat grant/once",
+        ),
+        (
+            "plan beats allow rule",
+            run(&edit, Mode::Plan, false, &allow_edits, &[]),
+            "deny/plan/reject",
+        ),
+        (
+            "plan beats bypass",
+            run(&edit, Mode::Plan, true, &[], &[]),
+            "deny/plan/reject",
+        ),
+        (
+            "plan beats grant",
+            run(&edit, Mode::Plan, false, &[], &grant),
+            "deny/plan/reject",
+        ),
+        (
+            "bypass in default",
+            run(&edit, Mode::Default, true, &[], &[]),
+            "allow/bypass/once",
+        ),
+        (
+            "bypass in plan reads",
+            run(&request(ToolKind::Read), Mode::Plan, true, &[], &[]),
+            "allow/bypass/once",
+        ),
+        (
+            "bypass before auto",
+            run(&edit, Mode::Auto, true, &[], &[]),
+            "allow/bypass/once",
+        ),
+        (
+            "switch_mode asks despite everything",
+            run(
+                &request(ToolKind::SwitchMode),
+                Mode::Auto,
+                true,
+                &[rule(RuleDecision::Allow)],
+                &[ChatGrant {
+                    kind: ToolKind::SwitchMode,
+                    tool: "Tool".into(),
+                }],
+            ),
+            "ask",
+        ),
+    ];
+    for (name, got, want) in cases {
+        assert_eq!(short(&got), want, "{name}");
+    }
+}
+
+#[test]
+fn rule_fields_narrow_it() {
+    let edit = at(ToolKind::Edit, "/home/u/proj/src/a.rs");
+    let for_agent = |agent: &str| Rule {
+        agent: Some(agent.into()),
+        ..rule(RuleDecision::Allow)
+    };
+    assert_eq!(
+        short(&default_with(&edit, &[for_agent("claude")])),
+        "allow/rule/once"
+    );
+    assert_eq!(short(&default_with(&edit, &[for_agent("codex")])), "ask");
+    let by_tool = |tool: &str| Rule {
+        tool: Some(tool.into()),
+        ..rule(RuleDecision::Allow)
+    };
+    assert_eq!(
+        short(&default_with(&edit, &[by_tool("To*")])),
+        "allow/rule/once"
+    );
+    assert_eq!(short(&default_with(&edit, &[by_tool("Bash")])), "ask");
+    let category = Rule {
+        kind: Some(KindMatch::Category(Category::Write)),
+        ..rule(RuleDecision::Allow)
+    };
+    assert_eq!(
+        short(&default_with(
+            &request(ToolKind::Move),
+            std::slice::from_ref(&category)
+        )),
+        "allow/rule/once"
+    );
+    assert_eq!(
+        short(&default_with(&request(ToolKind::Fetch), &[category])),
+        "ask"
+    );
+}
+
+#[test]
+fn allow_rules_without_kind_or_command_never_cover_commands() {
+    let mut command = shell("rm -rf /");
+    command.raw_input = Some(json!({"command": "rm -rf /", "path": "/home/u/proj/a"}));
+    let by_path = path_rule(RuleDecision::Allow, "~/proj/**");
+    assert_eq!(
+        short(&default_with(&command, std::slice::from_ref(&by_path))),
+        "ask"
+    );
+    assert_eq!(
+        short(&default_with(
+            &at(ToolKind::Edit, "/home/u/proj/a"),
+            &[by_path]
+        )),
+        "allow/rule/once"
+    );
+    let everything = rule(RuleDecision::Allow);
+    assert_eq!(short(&default_with(&command, &[everything])), "ask");
+    let executes = Rule {
+        kind: Some(KindMatch::Category(Category::Execute)),
+        ..rule(RuleDecision::Allow)
+    };
+    assert_eq!(
+        short(&default_with(&command, &[executes])),
+        "allow/rule/once"
+    );
+    let other_kind = RequestView {
+        kind: ToolKind::Other,
+        ..shell("cargo test")
+    };
+    assert_eq!(
+        short(&default_with(
+            &other_kind,
+            &[command_rule(RuleDecision::Allow, "cargo test *")]
+        )),
+        "allow/rule/once"
+    );
+    let edit_with_command = RequestView {
+        kind: ToolKind::Edit,
+        ..shell("cargo test")
+    };
+    assert_eq!(
+        short(&default_with(
+            &edit_with_command,
+            &[command_rule(RuleDecision::Allow, "cargo test *")]
+        )),
+        "ask",
+        "a command allow rule covers only execute-category requests"
+    );
+    assert_eq!(
+        short(&default_with(
+            &edit_with_command,
+            &[command_rule(RuleDecision::Deny, "cargo *")]
+        )),
+        "deny/rule/reject",
+        "a command deny rule applies to any request with that command"
+    );
+}
+
+#[test]
+fn chat_grant_covers_same_kind_and_tool_only() {
+    let bash = shell("ls");
+    let grant = ChatGrant::for_request(&bash);
+    assert_eq!(
+        grant,
+        ChatGrant {
+            kind: ToolKind::Execute,
+            tool: "Bash".into()
+        }
+    );
+    assert_eq!(
+        grant.describe(),
+        "execute calls of the tool `Bash` in this chat"
+    );
+    let grants = [grant.clone()];
+    assert_eq!(
+        run(&shell("rm -rf /tmp/x"), Mode::Default, false, &[], &grants),
+        Decision::Allow {
+            option_id: "once".into(),
+            source: Source::ChatGrant,
+            reason: "allowed for execute calls of the tool `Bash` in this chat".into(),
+        }
+    );
+    let other_tool = RequestView {
+        tool_name: Some("Terminal".into()),
+        ..shell("ls")
+    };
+    assert!(!grant.covers(&other_tool));
+    assert_eq!(
+        short(&run(&other_tool, Mode::Default, false, &[], &grants)),
+        "ask"
+    );
+    let other_kind = RequestView {
+        kind: ToolKind::Other,
+        ..shell("ls")
+    };
+    assert_eq!(
+        short(&run(&other_kind, Mode::Default, false, &[], &grants)),
+        "ask"
+    );
+    let fetch = ChatGrant {
+        kind: ToolKind::Fetch,
+        tool: "WebFetch".into(),
+    };
+    assert_eq!(
+        fetch.describe(),
+        "fetch calls of the tool `WebFetch` in this chat"
+    );
+    let ask = [command_rule(RuleDecision::Ask, "rm *")];
+    assert_eq!(
+        short(&run(&shell("rm x"), Mode::Default, false, &ask, &grants)),
+        "ask",
+        "ask rules beat grants"
+    );
+}
+
+#[test]
+fn option_choice() {
+    let with = |kinds: &[OptionKind]| RequestView {
+        options: kinds.iter().map(|k| opt(k.as_str(), *k)).collect(),
+        ..request(ToolKind::Edit)
+    };
+    use OptionKind::*;
+    let cases: Vec<(&str, &[OptionKind], Mode, &str)> = vec![
+        (
+            "once before always",
+            &[AllowAlways, AllowOnce, RejectOnce],
+            Mode::Auto,
+            "allow/auto/allow_once",
+        ),
+        (
+            "only allow_always",
+            &[AllowAlways, RejectOnce],
+            Mode::Auto,
+            "allow/auto/allow_always",
+        ),
+        (
+            "reject_once before always",
+            &[RejectAlways, RejectOnce],
+            Mode::Plan,
+            "deny/plan/reject_once",
+        ),
+        (
+            "only reject_always",
+            &[AllowOnce, RejectAlways],
+            Mode::Plan,
+            "deny/plan/reject_always",
+        ),
+        (
+            "no reject option",
+            &[AllowOnce, AllowAlways],
+            Mode::Plan,
+            "deny/plan/cancelled",
+        ),
+        (
+            "no options at all, plan",
+            &[],
+            Mode::Plan,
+            "deny/plan/cancelled",
+        ),
+        (
+            "no allow option, auto",
+            &[RejectOnce, RejectAlways],
+            Mode::Auto,
+            "ask",
+        ),
+    ];
+    for (name, kinds, mode, want) in cases {
+        assert_eq!(
+            short(&run(&with(kinds), mode, false, &[], &[])),
+            want,
+            "{name}"
+        );
+    }
+    assert_eq!(
+        run(&with(&[RejectOnce]), Mode::Auto, false, &[], &[]),
+        Decision::Ask {
+            reason: "auto mode, but the agent offered no allow option".into()
+        }
+    );
+    let read = RequestView {
+        options: vec![],
+        ..request(ToolKind::Read)
+    };
+    assert_eq!(
+        run(&read, Mode::Default, false, &[], &[]).reason(),
+        "reads are allowed, but the agent offered no allow option"
+    );
+    assert_eq!(
+        allow_option(&all_options()).map(|o| o.id.as_str()),
+        Some("once")
+    );
+    assert_eq!(
+        reject_option(&all_options()).map(|o| o.id.as_str()),
+        Some("reject")
+    );
+    assert_eq!(reject_option(&[]), None);
+}
+
+#[test]
+fn shell_lines_against_allow_rules() {
+    let allow = [command_rule(RuleDecision::Allow, "cargo *")];
+    let cases = [
+        ("cargo test", true),
+        ("cargo test && cargo fmt", true),
+        ("cargo test | tee /dev/null", false),
+        ("cargo test 2>&1", true),
+        ("cargo test > out.txt", false),
+        ("cargo test; rm -rf ~", false),
+        ("cargo test && rm -rf ~", false),
+        ("cargo test || rm -rf ~", false),
+        ("cargo test & rm -rf ~", false),
+        ("cargo test\nrm -rf ~", false),
+        ("cargo test | sh", false),
+        ("cargo test $(rm -rf ~)", false),
+        ("cargo test \"$(rm -rf ~)\"", false),
+        ("cargo test `rm -rf ~`", false),
+        ("cargo test $(cargo $(rm -rf ~))", false),
+        ("cargo test $(cargo metadata)", true),
+        ("cargo test -- 'a; rm -rf ~'", true),
+        ("cargo test -- \"a && rm -rf ~\"", true),
+        ("cargo test -- '$(rm -rf ~)'", true),
+        ("cargo test -- \"a;\"; rm x", false),
+        (r"cargo test $'\'' ; rm -rf ~ #'", false),
+        ("cargo test $'a; b'", true),
+        ("cargo test $((rm -rf ~) )", false),
+        ("cargo test >(rm -rf ~)", false),
+        ("FOO=1 cargo test", false),
+        ("(cargo test)", true),
+        ("if cargo check; then cargo test; fi", true),
+    ];
+    for (line, allowed) in cases {
+        let want = if allowed { "allow/rule/once" } else { "ask" };
+        assert_eq!(short(&default_with(&shell(line), &allow)), want, "{line}");
+    }
+    let exact = [command_rule(RuleDecision::Allow, "cargo test *")];
+    assert_eq!(
+        short(&default_with(&shell("cargo test"), &exact)),
+        "allow/rule/once"
+    );
+    assert_eq!(
+        short(&default_with(&shell("cargo test && cargo fmt"), &exact)),
+        "ask"
+    );
+    assert_eq!(short(&default_with(&shell("cargo testing"), &exact)), "ask");
+    let no_command = request(ToolKind::Execute);
+    assert_eq!(short(&default_with(&no_command, &allow)), "ask");
+}
+
+#[test]
+fn shell_lines_against_deny_rules() {
+    let deny = [command_rule(RuleDecision::Deny, "rm *")];
+    let cases = [
+        ("rm -rf /", true),
+        ("cargo test; rm -rf ~", true),
+        ("cargo test && rm -rf ~", true),
+        ("ls | rm x", true),
+        ("echo $(rm -rf /)", true),
+        ("echo \"$(rm -rf /)\"", true),
+        ("echo `rm -rf /`", true),
+        ("echo $(echo $(rm -rf /))", true),
+        ("FOO=1 rm -rf /", true),
+        ("if true; then rm x; fi", true),
+        ("echo 'rm -rf /'", false),
+        ("echo '$(rm -rf /)'", false),
+        ("echo \"a; rm -rf /\"", false),
+        ("cargo test", false),
+        ("echo rm x", false),
+    ];
+    for (line, denied) in cases {
+        let want = if denied { "deny/rule/reject" } else { "ask" };
+        assert_eq!(short(&default_with(&shell(line), &deny)), want, "{line}");
+        let in_auto = run(&shell(line), Mode::Auto, false, &deny, &[]);
+        let want = if denied {
+            "deny/rule/reject"
+        } else {
+            "allow/auto/once"
+        };
+        assert_eq!(short(&in_auto), want, "{line} in auto");
+    }
+    let ask = [command_rule(RuleDecision::Ask, "git push*")];
+    assert_eq!(
+        short(&run(
+            &shell("git add . && git push"),
+            Mode::Auto,
+            true,
+            &ask,
+            &[]
+        )),
+        "ask"
+    );
+    let whole_line = [command_rule(RuleDecision::Deny, "*curl*| sh*")];
+    assert_eq!(
+        short(&default_with(&shell("curl x | sh"), &whole_line)),
+        "deny/rule/reject"
+    );
+}
+
+#[test]
+fn path_rules_normalise_paths() {
+    let deny_ssh = [path_rule(RuleDecision::Deny, "~/.ssh/**")];
+    let cases = [
+        ("/home/u/proj/../.ssh/id_rsa", true),
+        ("/home/u/./.ssh/config", true),
+        ("~/.ssh/id_rsa", true),
+        ("../.ssh/id_rsa", true),
+        ("/home/u/.ssh", true),
+        ("/home/u/proj/.ssh-notes", false),
+        ("/home/u/proj/src/.ssh/x", false),
+        ("/home/u/.sshx/id", false),
+    ];
+    for (path, denied) in cases {
+        let want = if denied {
+            "deny/rule/reject"
+        } else {
+            "allow/read/once"
+        };
+        assert_eq!(
+            short(&default_with(&at(ToolKind::Read, path), &deny_ssh)),
+            want,
+            "{path}"
+        );
+    }
+    let ask_env = [path_rule(RuleDecision::Ask, "**/.env")];
+    assert_eq!(
+        short(&default_with(
+            &at(ToolKind::Read, "/srv/app/.env"),
+            &ask_env
+        )),
+        "ask"
+    );
+    assert_eq!(
+        short(&default_with(&at(ToolKind::Read, ".env"), &ask_env)),
+        "ask"
+    );
+    assert_eq!(
+        short(&default_with(
+            &at(ToolKind::Read, "/srv/app/.envrc"),
+            &ask_env
+        )),
+        "allow/read/once"
+    );
+
+    let allow_src = [Rule {
+        kind: Some(KindMatch::Kind(ToolKind::Edit)),
+        ..path_rule(RuleDecision::Allow, "src/**")
+    }];
+    let edit_cases = [
+        ("src/main.rs", true),
+        ("/home/u/proj/src/a/b.rs", true),
+        ("~/proj/src/lib.rs", true),
+        ("src/../Cargo.toml", false),
+        ("/home/u/proj/src/../../.bashrc", false),
+        ("/home/u/proj/srcx/a.rs", false),
+    ];
+    for (path, allowed) in edit_cases {
+        let want = if allowed { "allow/rule/once" } else { "ask" };
+        assert_eq!(
+            short(&default_with(&at(ToolKind::Edit, path), &allow_src)),
+            want,
+            "{path}"
+        );
+    }
+    let one_outside = RequestView {
+        diff_paths: vec!["/etc/passwd".into()],
+        ..at(ToolKind::Edit, "src/main.rs")
+    };
+    assert_eq!(
+        short(&default_with(&one_outside, &allow_src)),
+        "ask",
+        "allow needs every path"
+    );
+    let no_paths = request(ToolKind::Edit);
+    assert_eq!(
+        short(&default_with(&no_paths, &allow_src)),
+        "ask",
+        "a path rule needs paths"
+    );
+    let mv = RequestView {
+        raw_input: Some(
+            json!({"source": "src/a.rs", "destination": "/home/u/.ssh/authorized_keys"}),
+        ),
+        ..request(ToolKind::Move)
+    };
+    assert_eq!(
+        short(&run(&mv, Mode::Auto, false, &deny_ssh, &[])),
+        "deny/rule/reject",
+        "deny needs any path"
+    );
+}
+
+#[test]
+fn without_a_home_tilde_stays_literal() {
+    let agent = AgentPolicy::default();
+    let rules = [path_rule(RuleDecision::Deny, "~/.ssh/**")];
+    let cx = Context {
+        mode: Mode::Default,
+        agent: &agent,
+        rules: &rules,
+        grants: &[],
+        home: None,
+        cwd: Path::new("/w"),
+    };
+    assert_eq!(
+        short(&decide(&at(ToolKind::Read, "~/.ssh/id"), &cx)),
+        "deny/rule/reject"
+    );
+    assert_eq!(
+        short(&decide(&at(ToolKind::Read, "/root/.ssh/id"), &cx)),
+        "allow/read/once"
+    );
+}
+
+#[test]
+fn suggested_rules_cover_their_request() {
+    let home = Some(Path::new(HOME));
+    let requests = [
+        shell("cargo test --lib"),
+        shell("RUST_LOG=1 cargo test"),
+        shell("ls"),
+        at(ToolKind::Edit, "/home/u/proj/src/a.rs"),
+        at(ToolKind::Delete, "/tmp/x/y"),
+        request(ToolKind::Fetch),
+        request(ToolKind::Execute),
+    ];
+    for req in requests {
+        let rule = suggest_rule(&req, "claude", home);
+        assert_eq!(rule.decision, RuleDecision::Allow);
+        assert_eq!(
+            short(&default_with(&req, std::slice::from_ref(&rule))),
+            "allow/rule/once",
+            "{req:?} with {rule}"
+        );
+    }
+}
+
+#[test]
+fn modes_and_names() {
+    assert_eq!(
+        Mode::ALL.map(Mode::next),
+        [Mode::Default, Mode::Auto, Mode::Plan]
+    );
+    for mode in Mode::ALL {
+        assert_eq!(mode.as_str().parse::<Mode>(), Ok(mode));
+        assert_eq!(serde_json::to_value(mode).ok(), Some(json!(mode.as_str())));
+    }
+    assert_eq!("Auto".parse::<Mode>(), Err(ParseError::Mode("Auto".into())));
+    assert_eq!(Mode::default(), Mode::Default);
+    let sources = [
+        Source::Plan,
+        Source::Rule,
+        Source::Bypass,
+        Source::Auto,
+        Source::ChatGrant,
+        Source::Read,
+        Source::User,
+    ];
+    assert_eq!(
+        sources.map(Source::as_str),
+        [
+            "plan",
+            "rule",
+            "bypass",
+            "auto",
+            "chat grant",
+            "read",
+            "user"
+        ]
+    );
+    for source in sources {
+        assert_eq!(
+            serde_json::to_value(source).ok(),
+            Some(json!(source.as_str()))
+        );
+    }
+    assert_eq!(
+        ToolKind::ALL.map(|k| category(k).as_str()),
+        [
+            "read",
+            "write",
+            "write",
+            "write",
+            "read",
+            "execute",
+            "read",
+            "external",
+            "switch_mode",
+            "execute"
+        ]
+    );
+    assert_eq!(
+        serde_json::to_value(RuleDecision::Deny).ok(),
+        Some(json!("deny"))
+    );
+}
+
+fn kind_strategy() -> impl Strategy<Value = ToolKind> {
+    proptest::sample::select(ToolKind::ALL.to_vec())
+}
+
+fn options_strategy() -> impl Strategy<Value = Vec<PermissionOption>> {
+    let kinds = vec![
+        OptionKind::AllowOnce,
+        OptionKind::AllowAlways,
+        OptionKind::RejectOnce,
+        OptionKind::RejectAlways,
+    ];
+    proptest::sample::subsequence(kinds, 0..=4)
+        .prop_shuffle()
+        .prop_map(|kinds| {
+            kinds
+                .into_iter()
+                .enumerate()
+                .map(|(i, k)| opt(&format!("{}-{i}", k.as_str()), k))
+                .collect()
+        })
+}
+
+fn rule_strategy() -> impl Strategy<Value = Rule> {
+    let decision = proptest::sample::select(vec![
+        RuleDecision::Allow,
+        RuleDecision::Ask,
+        RuleDecision::Deny,
+    ]);
+    let kind_names = vec![
+        "read",
+        "write",
+        "execute",
+        "external",
+        "edit",
+        "fetch",
+        "switch_mode",
+        "other",
+    ];
+    let kind = proptest::option::of(proptest::sample::select(kind_names));
+    let command =
+        proptest::option::of(proptest::sample::select(vec!["*", "cargo *", "rm *", "ls"]));
+    let path = proptest::option::of(proptest::sample::select(vec![
+        "**", "~/**", "/tmp/*", "src/**",
+    ]));
+    (decision, kind, command, path).prop_map(|(decision, kind, command, path)| Rule {
+        kind: kind.and_then(|k| k.parse().ok()),
+        command: command.map(str::to_string),
+        path: path.map(str::to_string),
+        ..Rule::new(decision)
+    })
+}
+
+fn request_strategy() -> impl Strategy<Value = RequestView> {
+    let command = proptest::option::of(proptest::sample::select(vec![
+        "cargo test",
+        "ls; rm -rf ~",
+        "echo $(rm x)",
+    ]));
+    let path = proptest::option::of(proptest::sample::select(vec![
+        "/tmp/a", "src/x", "~/.ssh/k",
+    ]));
+    (kind_strategy(), command, path, options_strategy()).prop_map(
+        |(kind, command, path, options)| RequestView {
+            kind,
+            title: "T".into(),
+            raw_input: command.map(|c| json!({ "command": c })),
+            locations: path.into_iter().map(str::to_string).collect(),
+            options,
+            ..RequestView::default()
+        },
+    )
+}
+
+fn everything() -> impl Strategy<Value = (RequestView, Mode, bool, Vec<Rule>, Vec<ChatGrant>)> {
+    let grants = proptest::collection::vec(
+        kind_strategy().prop_map(|kind| ChatGrant {
+            kind,
+            tool: "T".into(),
+        }),
+        0..3,
+    );
+    (
+        request_strategy(),
+        proptest::sample::select(Mode::ALL.to_vec()),
+        any::<bool>(),
+        proptest::collection::vec(rule_strategy(), 0..4),
+        grants,
+    )
+}
+
+proptest! {
+    #[test]
+    fn plan_never_allows_a_non_read_kind((req, _, bypass, rules, grants) in everything()) {
+        let decision = run(&req, Mode::Plan, bypass, &rules, &grants);
+        if category(req.kind) != Category::Read {
+            prop_assert!(!matches!(decision, Decision::Allow { .. }), "{:?}", decision);
+        }
+    }
+
+    #[test]
+    fn automatic_answers_use_the_right_options((req, mode, bypass, rules, grants) in everything()) {
+        let has_once = req.options.iter().any(|o| o.kind == OptionKind::AllowOnce);
+        let kind_of = |id: &str| req.options.iter().find(|o| o.id == id).map(|o| o.kind);
+        match run(&req, mode, bypass, &rules, &grants) {
+            Decision::Allow { option_id, .. } => {
+                let kind = kind_of(&option_id);
+                prop_assert!(kind.is_some_and(OptionKind::is_allow), "{} is an allow option", option_id);
+                prop_assert!(!(has_once && kind == Some(OptionKind::AllowAlways)));
+            }
+            Decision::Deny { option_id: Some(id), .. } => {
+                let kind = kind_of(&id);
+                prop_assert!(kind.is_some_and(|k| !k.is_allow()), "{} is a reject option", id);
+            }
+            Decision::Deny { option_id: None, .. } => {
+                prop_assert!(req.options.iter().all(|o| o.kind.is_allow()));
+            }
+            Decision::Ask { .. } => {}
+        }
+    }
+
+    #[test]
+    fn switch_mode_always_asks((req, mode, bypass, rules, grants) in everything()) {
+        let req = RequestView { kind: ToolKind::SwitchMode, ..req };
+        let decision = run(&req, mode, bypass, &rules, &grants);
+        prop_assert!(matches!(decision, Decision::Ask { .. }), "{:?}", decision);
+    }
+
+    #[test]
+    fn a_deny_rule_always_wins_after_plan((req, mode, bypass, _, grants) in everything()) {
+        let decision = run(&req, mode, bypass, &[rule(RuleDecision::Deny)], &grants);
+        if req.kind != ToolKind::SwitchMode {
+            prop_assert!(matches!(decision, Decision::Deny { .. }), "{:?}", decision);
+        }
+    }
+}
