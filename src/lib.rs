@@ -2,7 +2,7 @@
 #![deny(clippy::print_stdout)]
 
 pub mod acp;
-// pub mod app; (re-enabled when ui lands)
+pub mod app;
 pub mod decision_log;
 pub mod demo_agent;
 pub mod model;
@@ -10,5 +10,5 @@ pub mod policy;
 pub mod sanitize;
 pub mod settings;
 pub mod state;
-// pub mod tui;
+pub mod tui;
 pub mod ui;

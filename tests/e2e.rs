@@ -1,6 +1,8 @@
 //! End to end over real pipes: warden's runtime drives `warden demo-agent`
 //! (spawned as a subprocess, like any agent) without a terminal.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::time::Duration;
 

@@ -1,0 +1,195 @@
+//! Streaming and rendering cost: `cargo bench --bench ingest`.
+//!
+//! Prints CPU time per streamed 64-byte chunk (state only; state plus a frame
+//! per chunk; the whole client over real pipes from `warden demo-agent
+//! flood N` with coalesced frames), frame cost for small and huge
+//! transcripts, and resident memory. Figures, not assertions.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use warden::acp::AgentCommand;
+use warden::app::{App, FRAME};
+use warden::model::{SessionUpdate, ToolCall, ToolContent, ToolKind};
+use warden::state::{Action, AppState, Connection, Msg};
+use warden::ui::{self, View};
+
+const CHUNK: &str = "streamed words of an answer, sixty-four bytes long, and more!\n";
+
+fn cpu_time() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn ready_state() -> AppState {
+    let mut state = AppState::new("bench", "~/src/project");
+    state.update(Msg::SessionStarted(warden::model::SessionInfo {
+        session_id: "s".into(),
+        modes: None,
+    }));
+    state.update(Msg::Action(Action::Paste("go".into())));
+    state.update(Msg::Action(Action::Submit));
+    state
+}
+
+fn terminal() -> Terminal<TestBackend> {
+    Terminal::new(TestBackend::new(120, 40)).expect("test backend")
+}
+
+fn per_chunk(label: &str, chunks: usize, elapsed: Duration) {
+    println!(
+        "{label:<58} {:>9.4} ms/chunk  ({chunks} chunks, {:.1} ms CPU)",
+        elapsed.as_secs_f64() * 1000.0 / chunks as f64,
+        elapsed.as_secs_f64() * 1000.0
+    );
+}
+
+fn bench_state_only(chunks: usize) {
+    let mut state = ready_state();
+    let start = cpu_time();
+    for _ in 0..chunks {
+        state.update(Msg::Update(SessionUpdate::AgentChunk(CHUNK.into())));
+    }
+    per_chunk("state only", chunks, cpu_time() - start);
+}
+
+fn bench_frame_per_chunk(chunks: usize) {
+    let mut state = ready_state();
+    let mut term = terminal();
+    let mut view = View::new();
+    let start = cpu_time();
+    for _ in 0..chunks {
+        state.update(Msg::Update(SessionUpdate::AgentChunk(CHUNK.into())));
+        term.draw(|f| ui::draw(f, &state, &mut view)).expect("draw");
+    }
+    per_chunk("state + one 120x40 frame per chunk (no coalescing)", chunks, cpu_time() - start);
+}
+
+fn big_state(entries: usize) -> AppState {
+    let mut state = ready_state();
+    for i in 0..entries {
+        match i % 4 {
+            0 => state.update(Msg::Update(SessionUpdate::AgentChunk(format!(
+                "Answer {i}: some **markdown** with `code` and a [link](https://example.com).\n\n- item one\n- item two\n"
+            )))),
+            1 => {
+                let mut call = ToolCall::placeholder(format!("t{i}"));
+                call.title = format!("Run cargo test {i}");
+                call.kind = ToolKind::Execute;
+                call.content = vec![ToolContent::Text {
+                    text: "running 3 tests\ntest ok\ntest ok\n".into(),
+                }];
+                state.update(Msg::Update(SessionUpdate::ToolCall(call)))
+            }
+            2 => state.update(Msg::Update(SessionUpdate::ThoughtChunk(format!("thinking about {i}")))),
+            _ => {
+                state.info(format!("info line {i}"));
+                Vec::new()
+            }
+        };
+    }
+    state
+}
+
+fn bench_frames(entries: usize) {
+    let state = big_state(entries);
+    let mut term = terminal();
+    let mut view = View::new();
+    let first = cpu_time();
+    term.draw(|f| ui::draw(f, &state, &mut view)).expect("draw");
+    let first = cpu_time() - first;
+    let frames = 200;
+    let start = cpu_time();
+    for _ in 0..frames {
+        term.draw(|f| ui::draw(f, &state, &mut view)).expect("draw");
+    }
+    let each = (cpu_time() - start) / frames;
+    println!(
+        "{:<58} first frame {:>8.2} ms, then {:>7.4} ms/frame, RSS {:.0} MiB",
+        format!("frame of a {entries}-entry transcript"),
+        first.as_secs_f64() * 1000.0,
+        each.as_secs_f64() * 1000.0,
+        rss_mib()
+    );
+}
+
+/// The whole client: SDK decoding, state, coalesced frames, over real pipes.
+fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
+    rt.block_on(async {
+        let dir = std::env::temp_dir();
+        let mut app = App::new(AgentCommand {
+            name: "demo".into(),
+            program: env!("CARGO_BIN_EXE_warden").into(),
+            args: vec!["demo-agent".into()],
+            env: Vec::new(),
+            cwd: dir,
+        });
+        app.start_agent().expect("demo agent");
+        while !matches!(app.state.connection, Connection::Ready { .. }) {
+            let Some(event) = app.next_agent_event().await else { return };
+            app.on_agent_event(event);
+        }
+        let mut term = terminal();
+        let mut view = View::new();
+        let wall = Instant::now();
+        let start = cpu_time();
+        app.handle(Msg::Action(Action::Paste(format!("flood {chunks}"))));
+        app.handle(Msg::Action(Action::Submit));
+        let mut last_draw = Instant::now();
+        let mut frames = 0u32;
+        while app.state.is_busy() {
+            let Some(event) = app.next_agent_event().await else { break };
+            app.on_agent_event(event);
+            while let Some(event) = app.try_agent_event() {
+                app.on_agent_event(event);
+            }
+            if last_draw.elapsed() >= FRAME {
+                term.draw(|f| ui::draw(f, &app.state, &mut view)).expect("draw");
+                frames += 1;
+                last_draw = Instant::now();
+            }
+        }
+        term.draw(|f| ui::draw(f, &app.state, &mut view)).expect("draw");
+        let cpu = cpu_time() - start;
+        per_chunk("whole client over pipes (flood), frames coalesced", chunks, cpu);
+        println!(
+            "{:<58} {:.0} ms wall, {frames} frames, RSS {:.0} MiB",
+            "", wall.elapsed().as_secs_f64() * 1000.0, rss_mib()
+        );
+        app.shutdown().await;
+    });
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    println!("warden ingest/render benchmark (CPU time of this process)");
+    bench_state_only(100_000);
+    bench_frame_per_chunk(5_000);
+    bench_pipe(&rt, 50_000);
+    bench_frames(100);
+    bench_frames(100_000);
+}
