@@ -82,7 +82,11 @@ fn bench_frame_per_chunk(chunks: usize) {
         state.update(Msg::Update(SessionUpdate::AgentChunk(CHUNK.into())));
         term.draw(|f| ui::draw(f, &state, &mut view)).expect("draw");
     }
-    per_chunk("state + one 120x40 frame per chunk (no coalescing)", chunks, cpu_time() - start);
+    per_chunk(
+        "state + one 120x40 frame per chunk (no coalescing)",
+        chunks,
+        cpu_time() - start,
+    );
 }
 
 fn big_state(entries: usize) -> AppState {
@@ -146,7 +150,9 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
         });
         app.start_agent().expect("demo agent");
         while !matches!(app.state.connection, Connection::Ready { .. }) {
-            let Some(event) = app.next_agent_event().await else { return };
+            let Some(event) = app.next_agent_event().await else {
+                return;
+            };
             app.on_agent_event(event);
         }
         let mut term = terminal();
@@ -158,23 +164,33 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
         let mut last_draw = Instant::now();
         let mut frames = 0u32;
         while app.state.is_busy() {
-            let Some(event) = app.next_agent_event().await else { break };
+            let Some(event) = app.next_agent_event().await else {
+                break;
+            };
             app.on_agent_event(event);
             while let Some(event) = app.try_agent_event() {
                 app.on_agent_event(event);
             }
             if last_draw.elapsed() >= FRAME {
-                term.draw(|f| ui::draw(f, &app.state, &mut view)).expect("draw");
+                term.draw(|f| ui::draw(f, &app.state, &mut view))
+                    .expect("draw");
                 frames += 1;
                 last_draw = Instant::now();
             }
         }
-        term.draw(|f| ui::draw(f, &app.state, &mut view)).expect("draw");
+        term.draw(|f| ui::draw(f, &app.state, &mut view))
+            .expect("draw");
         let cpu = cpu_time() - start;
-        per_chunk("whole client over pipes (flood), frames coalesced", chunks, cpu);
+        per_chunk(
+            "whole client over pipes (flood), frames coalesced",
+            chunks,
+            cpu,
+        );
         println!(
             "{:<58} {:.0} ms wall, {frames} frames, RSS {:.0} MiB",
-            "", wall.elapsed().as_secs_f64() * 1000.0, rss_mib()
+            "",
+            wall.elapsed().as_secs_f64() * 1000.0,
+            rss_mib()
         );
         app.shutdown().await;
     });

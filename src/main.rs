@@ -11,7 +11,12 @@ use warden::settings::{self, DEMO_AGENT, Settings};
 
 /// A terminal chat client for coding agents that speak the Agent Client Protocol.
 #[derive(Debug, Parser)]
-#[command(name = "warden", version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "warden",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     /// Settings file to read (default: the platform config dir's warden/config.toml).
     #[arg(long, env = "WARDEN_CONFIG", global = true, value_name = "PATH")]
@@ -130,9 +135,10 @@ fn resolve(cli: &Cli) -> anyhow::Result<Start> {
         }
         None => None,
     };
-    let shown_path = path
-        .as_deref()
-        .map_or_else(|| "the settings file".to_string(), |p| p.display().to_string());
+    let shown_path = path.as_deref().map_or_else(
+        || "the settings file".to_string(),
+        |p| p.display().to_string(),
+    );
 
     if let Some((program, args)) = cli.command.split_first() {
         let name = Path::new(program)
@@ -158,7 +164,11 @@ fn resolve(cli: &Cli) -> anyhow::Result<Start> {
                 let known: Vec<&str> = settings.agents.keys().map(String::as_str).collect();
                 bail!(
                     "no agent named `{name}` in {shown_path} (configured: {})",
-                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
                 );
             };
             // `warden` as an agent's command means this very binary.
@@ -179,21 +189,19 @@ fn resolve(cli: &Cli) -> anyhow::Result<Start> {
                 errors,
             })
         }
-        _ => {
-            Ok(Start {
-                command: AgentCommand {
-                    name: DEMO_AGENT.to_string(),
-                    program: own_exe()?,
-                    args: vec!["demo-agent".to_string()],
-                    env: Vec::new(),
-                    cwd,
-                },
-                notes: vec![format!(
-                    "This is warden's built-in demo agent (offline; type `help`). To use a real agent, add an [agents.NAME] block to {shown_path} (see config.example.toml) or run `warden -- <agent command>`."
-                )],
-                errors,
-            })
-        }
+        _ => Ok(Start {
+            command: AgentCommand {
+                name: DEMO_AGENT.to_string(),
+                program: own_exe()?,
+                args: vec!["demo-agent".to_string()],
+                env: Vec::new(),
+                cwd,
+            },
+            notes: vec![format!(
+                "This is warden's built-in demo agent (offline; type `help`). To use a real agent, add an [agents.NAME] block to {shown_path} (see config.example.toml) or run `warden -- <agent command>`."
+            )],
+            errors,
+        }),
     }
 }
 

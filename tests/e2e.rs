@@ -37,14 +37,20 @@ async fn pump_until(app: &mut App, what: &str, done: impl Fn(&AppState) -> bool)
     })
     .await;
     if result.is_err() {
-        panic!("timed out waiting for {what}; transcript: {:#?}", app.state.transcript.entries());
+        panic!(
+            "timed out waiting for {what}; transcript: {:#?}",
+            app.state.transcript.entries()
+        );
     }
 }
 
 async fn started(cwd: &Path, extra: &[&str]) -> App {
     let mut app = App::new(demo_command(cwd, extra));
     app.start_agent().expect("demo agent spawns");
-    pump_until(&mut app, "session", |s| matches!(s.connection, Connection::Ready { .. })).await;
+    pump_until(&mut app, "session", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
     app
 }
 
@@ -94,7 +100,11 @@ fn errors(state: &AppState) -> Vec<(String, Vec<String>)> {
 async fn connects_and_sees_the_agents_modes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started(dir.path(), &[]).await;
-    let modes = app.state.agent_modes.clone().expect("demo agent advertises modes");
+    let modes = app
+        .state
+        .agent_modes
+        .clone()
+        .expect("demo agent advertises modes");
     assert_eq!(modes.current, "default");
     let ids: Vec<&str> = modes.available.iter().map(|m| m.id.as_str()).collect();
     assert!(ids.contains(&"plan") && ids.contains(&"auto"), "{ids:?}");
@@ -109,12 +119,25 @@ async fn prompt_streams_a_markdown_answer_to_the_end_of_the_turn() {
     assert!(app.state.is_busy());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(&app.state);
-    assert!(text.contains("hello there"), "the answer echoes the prompt: {text}");
+    assert!(
+        text.contains("hello there"),
+        "the answer echoes the prompt: {text}"
+    );
     assert!(text.contains("```"), "the answer has a code block: {text}");
-    let user = app.state.transcript.entries().iter().any(|e| e.kind == EntryKind::User("hello there".into()));
+    let user = app
+        .state
+        .transcript
+        .entries()
+        .iter()
+        .any(|e| e.kind == EntryKind::User("hello there".into()));
     assert!(user, "the user's message is in the transcript");
     assert_eq!(
-        app.state.transcript.entries().iter().filter(|e| matches!(e.kind, EntryKind::Agent(_))).count(),
+        app.state
+            .transcript
+            .entries()
+            .iter()
+            .filter(|e| matches!(e.kind, EntryKind::Agent(_)))
+            .count(),
         1,
         "streamed chunks join into one entry"
     );
@@ -129,7 +152,9 @@ async fn permission_request_is_shown_and_answered_cancelled() {
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let lines = infos(&app.state);
     assert!(
-        lines.iter().any(|l| l.starts_with("permission asked: ") && l.contains("(edit)") && l.contains("cancelled")),
+        lines.iter().any(|l| l.starts_with("permission asked: ")
+            && l.contains("(edit)")
+            && l.contains("cancelled")),
         "{lines:?}"
     );
     assert!(
@@ -153,7 +178,10 @@ async fn permission_request_is_shown_and_answered_cancelled() {
         tool.state
     );
     assert!(
-        tool.call.content.iter().any(|c| matches!(c, warden::model::ToolContent::Diff { .. })),
+        tool.call
+            .content
+            .iter()
+            .any(|c| matches!(c, warden::model::ToolContent::Diff { .. })),
         "the edit carries its diff"
     );
     assert!(app.state.pending.is_empty());
@@ -169,7 +197,11 @@ async fn esc_cancels_a_slow_turn() {
     app.handle(Msg::Action(Action::Cancel));
     assert!(app.state.turn.as_ref().is_some_and(|t| t.cancelling));
     pump_until(&mut app, "cancelled turn", |s| !s.is_busy()).await;
-    assert!(infos(&app.state).contains(&"turn cancelled".to_string()), "{:?}", infos(&app.state));
+    assert!(
+        infos(&app.state).contains(&"turn cancelled".to_string()),
+        "{:?}",
+        infos(&app.state)
+    );
     // The session still works afterwards.
     send(&mut app, "hi again");
     pump_until(&mut app, "second turn", |s| !s.is_busy()).await;
@@ -187,11 +219,17 @@ async fn crash_shows_status_and_stderr_then_r_restarts() {
     let errs = errors(&app.state);
     let (message, detail) = errs.last().expect("an error entry");
     assert!(message.contains("exit status 3"), "{message}");
-    assert!(detail.iter().any(|l| l.contains("simulated crash")), "{detail:?}");
+    assert!(
+        detail.iter().any(|l| l.contains("simulated crash")),
+        "{detail:?}"
+    );
     let before = app.state.transcript.len();
     // `r` on an empty composer restarts the agent with a new session.
     app.handle(Msg::Action(Action::Char('r')));
-    pump_until(&mut app, "new session", |s| matches!(s.connection, Connection::Ready { .. })).await;
+    pump_until(&mut app, "new session", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
     assert!(app.state.transcript.len() >= before, "the transcript stays");
     send(&mut app, "after restart");
     pump_until(&mut app, "turn after restart", |s| !s.is_busy()).await;
@@ -206,10 +244,16 @@ async fn another_protocol_version_is_a_clear_error() {
     let scenario = scenario.display().to_string();
     let mut app = App::new(demo_command(dir.path(), &["--scenario", &scenario]));
     app.start_agent().expect("spawns");
-    pump_until(&mut app, "connect failure", |s| s.connection == Connection::Down).await;
+    pump_until(&mut app, "connect failure", |s| {
+        s.connection == Connection::Down
+    })
+    .await;
     let errs = errors(&app.state);
     let message = &errs.first().expect("an error").0;
-    assert!(message.contains("version 0") && message.contains("version 1"), "{message}");
+    assert!(
+        message.contains("version 0") && message.contains("version 1"),
+        "{message}"
+    );
     app.shutdown().await;
 }
 
@@ -225,22 +269,37 @@ async fn missing_agent_command_is_a_launch_error() {
     });
     let err = app.start_agent().expect_err("no such program");
     assert!(matches!(err, LaunchError::NotFound { .. }), "{err:?}");
-    assert!(err.to_string().contains("/definitely/not/an/agent"), "{err}");
+    assert!(
+        err.to_string().contains("/definitely/not/an/agent"),
+        "{err}"
+    );
 }
 
 #[test]
 fn missing_agent_command_exits_non_zero_with_a_clear_message() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["--config", "/nonexistent/warden.toml", "--", "/definitely/not/an/agent", "--acp"])
+        .args([
+            "--config",
+            "/nonexistent/warden.toml",
+            "--",
+            "/definitely/not/an/agent",
+            "--acp",
+        ])
         .current_dir(dir.path())
         .stdin(std::process::Stdio::null())
         .output()
         .expect("warden runs");
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("agent command not found: `/definitely/not/an/agent`"), "{stderr}");
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("\u{1b}[?1049h"), "never entered the alternate screen");
+    assert!(
+        stderr.contains("agent command not found: `/definitely/not/an/agent`"),
+        "{stderr}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("\u{1b}[?1049h"),
+        "never entered the alternate screen"
+    );
 }
 
 /// An agent that ignores stdin EOF (as several real ones do), with a child
@@ -266,7 +325,10 @@ async fn shutdown_ends_an_agent_that_ignores_eof_and_its_children() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(!group_alive(pgid), "no process of the agent's group is left");
+    assert!(
+        !group_alive(pgid),
+        "no process of the agent's group is left"
+    );
 }
 
 fn app_pid(app: &App) -> i32 {
@@ -281,6 +343,7 @@ fn group_alive(pgid: i32) -> bool {
         .expect("ps runs");
     String::from_utf8_lossy(&out.stdout).lines().any(|line| {
         let mut cols = line.split_whitespace();
-        cols.next() == Some(pgid.to_string().as_str()) && !cols.next().unwrap_or("Z").starts_with('Z')
+        cols.next() == Some(pgid.to_string().as_str())
+            && !cols.next().unwrap_or("Z").starts_with('Z')
     })
 }

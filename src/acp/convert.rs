@@ -256,17 +256,25 @@ pub(crate) fn session_update(update: &acp::SessionUpdate) -> SessionUpdate {
             }
         }
         acp::SessionUpdate::SessionInfoUpdate(info) => match &info.title {
-            agent_client_protocol::schema::MaybeUndefined::Value(title) => SessionUpdate::SessionInfo {
-                title: Some(title.clone()),
-            },
-            agent_client_protocol::schema::MaybeUndefined::Null => SessionUpdate::SessionInfo { title: None },
+            agent_client_protocol::schema::MaybeUndefined::Value(title) => {
+                SessionUpdate::SessionInfo {
+                    title: Some(title.clone()),
+                }
+            }
+            agent_client_protocol::schema::MaybeUndefined::Null => {
+                SessionUpdate::SessionInfo { title: None }
+            }
             _ => SessionUpdate::Other("session_info_update".into()),
         },
         acp::SessionUpdate::UsageUpdate(_) => SessionUpdate::Other("usage_update".into()),
         other => {
             let name = serde_json::to_value(other)
                 .ok()
-                .and_then(|v| v.get("sessionUpdate").and_then(|s| s.as_str()).map(str::to_string))
+                .and_then(|v| {
+                    v.get("sessionUpdate")
+                        .and_then(|s| s.as_str())
+                        .map(str::to_string)
+                })
                 .unwrap_or_else(|| "unknown".into());
             SessionUpdate::Other(name)
         }
@@ -299,7 +307,11 @@ mod tests {
             panic!("not a tool call: {got:?}")
         };
         assert_eq!(call.kind, ToolKind::Edit);
-        assert_eq!(call.status, WireStatus::Pending, "missing status is pending");
+        assert_eq!(
+            call.status,
+            WireStatus::Pending,
+            "missing status is pending"
+        );
         assert_eq!(call.tool_name.as_deref(), Some("Edit"));
         assert_eq!(
             call.content,

@@ -145,7 +145,8 @@ pub fn spawn(
     events: mpsc::UnboundedSender<AgentEvent>,
 ) -> Result<AgentHandle, LaunchError> {
     let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-    let (process, stdin, stdout) = AgentProcess::spawn(command, stderr_tail.clone(), events.clone())?;
+    let (process, stdin, stdout) =
+        AgentProcess::spawn(command, stderr_tail.clone(), events.clone())?;
     let (tx, rx) = mpsc::unbounded_channel();
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let cwd = command.cwd.clone();
@@ -203,7 +204,8 @@ async fn run_connection<W, R>(
                         ),
                         PermissionOutcome::Cancelled => acp::RequestPermissionOutcome::Cancelled,
                     };
-                    if let Err(err) = responder.respond(acp::RequestPermissionResponse::new(outcome))
+                    if let Err(err) =
+                        responder.respond(acp::RequestPermissionResponse::new(outcome))
                     {
                         tracing::warn!("could not answer a permission request: {err}");
                     }
@@ -283,7 +285,10 @@ async fn serve(
 async fn start_session(cx: &ConnectionTo<Agent>, cwd: PathBuf) -> Result<SessionInfo, String> {
     let init = acp::InitializeRequest::new(ProtocolVersion::V1)
         .client_capabilities(acp::ClientCapabilities::new())
-        .client_info(acp::Implementation::new("warden", env!("CARGO_PKG_VERSION")));
+        .client_info(acp::Implementation::new(
+            "warden",
+            env!("CARGO_PKG_VERSION"),
+        ));
     let response = cx
         .send_request(init)
         .block_task()

@@ -16,7 +16,9 @@ use super::{AgentCommand, AgentEvent, STDERR_TAIL};
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
     /// The program is not on PATH (or the path does not exist).
-    #[error("agent command not found: `{program}` ({source}); check the command, or that it is installed and on PATH")]
+    #[error(
+        "agent command not found: `{program}` ({source}); check the command, or that it is installed and on PATH"
+    )]
     NotFound {
         program: String,
         source: std::io::Error,
@@ -94,7 +96,10 @@ impl AgentProcess {
             };
             // Let the stderr reader drain what the agent wrote last.
             let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
-            let stderr_tail = tail.lock().map(|t| t.iter().cloned().collect()).unwrap_or_default();
+            let stderr_tail = tail
+                .lock()
+                .map(|t| t.iter().cloned().collect())
+                .unwrap_or_default();
             tracing::info!(%status, "agent exited");
             let _ = exited_tx.send(true);
             let _ = events.send(AgentEvent::Exited {

@@ -77,9 +77,7 @@ pub fn load(path: &Path) -> Result<Option<Settings>, SettingsError> {
 /// Parse settings text; errors carry the 1-based line and column.
 pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
     toml::from_str(text).map_err(|err| {
-        let (line, column) = err
-            .span()
-            .map_or((1, 1), |span| line_col(text, span.start));
+        let (line, column) = err.span().map_or((1, 1), |span| line_col(text, span.start));
         SettingsError::Parse {
             path: path.to_path_buf(),
             line,
@@ -135,7 +133,15 @@ env = { ANTHROPIC_LOG = "debug" }
         let text = include_str!("../../config.example.toml");
         let s = parse(text, Path::new("config.example.toml")).expect("example parses");
         assert_eq!(s.default_agent.as_deref(), Some(DEMO_AGENT));
-        for name in ["demo", "claude-code", "claude-agent", "codex", "gemini", "fast-agent", "eliza"] {
+        for name in [
+            "demo",
+            "claude-code",
+            "claude-agent",
+            "codex",
+            "gemini",
+            "fast-agent",
+            "eliza",
+        ] {
             assert!(s.agents.contains_key(name), "{name} is in the example");
         }
         assert_eq!(s.agents["gemini"].args, vec!["--acp"]);

@@ -74,7 +74,10 @@ pub enum Msg {
     /// A `session/update` for our session.
     Update(SessionUpdate),
     /// The agent asks permission; the runtime holds the responder under `id`.
-    PermissionRequested { id: RequestId, request: PermissionRequest },
+    PermissionRequested {
+        id: RequestId,
+        request: PermissionRequest,
+    },
     /// The agent answered `session/prompt`.
     TurnEnded(StopReason),
     /// `session/prompt` failed with an error.
@@ -82,7 +85,10 @@ pub enum Msg {
     /// The agent could not be started or initialised.
     ConnectFailed(String),
     /// The agent process ended.
-    AgentExited { status: String, stderr_tail: Vec<String> },
+    AgentExited {
+        status: String,
+        stderr_tail: Vec<String>,
+    },
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -93,7 +99,10 @@ pub enum Effect {
     /// Send `session/cancel` for the current session.
     CancelTurn,
     /// Answer a permission request.
-    RespondPermission { id: RequestId, outcome: PermissionOutcome },
+    RespondPermission {
+        id: RequestId,
+        outcome: PermissionOutcome,
+    },
     /// Kill the agent (if any) and start it again with a new session.
     RestartAgent,
     /// Leave: cancel, answer everything pending, end the agent, restore the terminal.
@@ -209,7 +218,10 @@ impl AppState {
             }
             Msg::TurnFailed(message) => {
                 self.finish_turn(true);
-                self.error(format!("the agent failed the prompt: {message}"), Vec::new());
+                self.error(
+                    format!("the agent failed the prompt: {message}"),
+                    Vec::new(),
+                );
                 self.answer_all_pending()
             }
             Msg::ConnectFailed(message) => {
@@ -270,7 +282,9 @@ impl AppState {
             SessionUpdate::AgentChunk(text) => self.transcript.push_agent_text(&text),
             SessionUpdate::ThoughtChunk(text) => self.transcript.push_thought(&text),
             SessionUpdate::ToolCall(call) => self.transcript.upsert_tool(call),
-            SessionUpdate::ToolCallUpdate { id, fields } => self.transcript.update_tool(&id, &fields),
+            SessionUpdate::ToolCallUpdate { id, fields } => {
+                self.transcript.update_tool(&id, &fields)
+            }
             SessionUpdate::Plan(plan) => self.transcript.set_plan(plan),
             SessionUpdate::AvailableCommands(_) | SessionUpdate::Other(_) => {}
             SessionUpdate::CurrentMode(mode) => {
@@ -299,7 +313,10 @@ impl AppState {
     /// Until the approval gate exists, a request is shown as a line and
     /// answered `cancelled` at once.
     fn on_permission(&mut self, id: RequestId, request: PermissionRequest) -> Vec<Effect> {
-        let known = self.transcript.tool(&request.tool_call_id).map(|t| t.call.clone());
+        let known = self
+            .transcript
+            .tool(&request.tool_call_id)
+            .map(|t| t.call.clone());
         let title = request
             .fields
             .title
@@ -366,7 +383,8 @@ impl AppState {
                 if self.connection == Connection::Down {
                     return self.restart();
                 }
-                self.notice = Some("the agent is running; restart is for when it has exited".into());
+                self.notice =
+                    Some("the agent is running; restart is for when it has exited".into());
             }
         }
         Vec::new()
@@ -377,8 +395,9 @@ impl AppState {
             return Vec::new();
         }
         if self.is_busy() {
-            self.notice =
-                Some("the agent is still working: wait for the turn to end, or Esc to cancel it".into());
+            self.notice = Some(
+                "the agent is still working: wait for the turn to end, or Esc to cancel it".into(),
+            );
             return Vec::new();
         }
         match self.connection {

@@ -80,7 +80,10 @@ pub enum EntryKind {
     /// A neutral line from warden (turn ended, mode changed, ...).
     Info(String),
     /// Something went wrong; `detail` holds extra lines such as a stderr tail.
-    Error { message: String, detail: Vec<String> },
+    Error {
+        message: String,
+        detail: Vec<String>,
+    },
 }
 
 /// One entry with its identity and revision.
@@ -310,9 +313,9 @@ impl Transcript {
             .tools
             .values()
             .copied()
-            .filter(|&i| {
-                matches!(&self.entries[i].kind, EntryKind::Tool(t) if !t.state.is_finished())
-            })
+            .filter(
+                |&i| matches!(&self.entries[i].kind, EntryKind::Tool(t) if !t.state.is_finished()),
+            )
             .collect();
         for index in open {
             if let Some(EntryKind::Tool(entry)) = self.touch(index) {
@@ -393,7 +396,10 @@ mod tests {
             ..Default::default()
         };
         t.update_tool("pending", &fields);
-        assert_eq!(t.tool("pending").map(|e| e.call.title.as_str()), Some("Run ls"));
+        assert_eq!(
+            t.tool("pending").map(|e| e.call.title.as_str()),
+            Some("Run ls")
+        );
         let mut call = ToolCall::placeholder("pending");
         call.title = "Run ls -la".into();
         call.kind = ToolKind::Execute;
@@ -407,7 +413,10 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert_eq!(t.tool("pending").map(|e| e.state), Some(ToolState::Completed));
+        assert_eq!(
+            t.tool("pending").map(|e| e.state),
+            Some(ToolState::Completed)
+        );
     }
 
     #[test]
@@ -433,7 +442,10 @@ mod tests {
         t.set_plan(vec![entry(PlanStatus::Pending)]);
         t.set_plan(vec![entry(PlanStatus::Completed)]);
         assert_eq!(t.len(), 1);
-        assert_eq!(t.entries()[0].kind, EntryKind::Plan(vec![entry(PlanStatus::Completed)]));
+        assert_eq!(
+            t.entries()[0].kind,
+            EntryKind::Plan(vec![entry(PlanStatus::Completed)])
+        );
         t.end_turn();
         t.set_plan(vec![entry(PlanStatus::Pending)]);
         assert_eq!(t.len(), 2);

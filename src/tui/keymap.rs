@@ -93,16 +93,34 @@ mod tests {
 
     #[test]
     fn enter_sends_and_modified_enter_inserts_a_newline() {
-        assert_eq!(key(KeyCode::Enter, KeyModifiers::NONE), Some(Input::Action(Action::Submit)));
-        assert_eq!(key(KeyCode::Enter, KeyModifiers::ALT), Some(Input::Action(Action::Newline)));
-        assert_eq!(key(KeyCode::Enter, KeyModifiers::SHIFT), Some(Input::Action(Action::Newline)));
+        assert_eq!(
+            key(KeyCode::Enter, KeyModifiers::NONE),
+            Some(Input::Action(Action::Submit))
+        );
+        assert_eq!(
+            key(KeyCode::Enter, KeyModifiers::ALT),
+            Some(Input::Action(Action::Newline))
+        );
+        assert_eq!(
+            key(KeyCode::Enter, KeyModifiers::SHIFT),
+            Some(Input::Action(Action::Newline))
+        );
     }
 
     #[test]
     fn control_keys() {
-        assert_eq!(key(KeyCode::Char('c'), KeyModifiers::CONTROL), Some(Input::Action(Action::Interrupt)));
-        assert_eq!(key(KeyCode::Char('d'), KeyModifiers::CONTROL), Some(Input::Action(Action::Quit)));
-        assert_eq!(key(KeyCode::Esc, KeyModifiers::NONE), Some(Input::Action(Action::Cancel)));
+        assert_eq!(
+            key(KeyCode::Char('c'), KeyModifiers::CONTROL),
+            Some(Input::Action(Action::Interrupt))
+        );
+        assert_eq!(
+            key(KeyCode::Char('d'), KeyModifiers::CONTROL),
+            Some(Input::Action(Action::Quit))
+        );
+        assert_eq!(
+            key(KeyCode::Esc, KeyModifiers::NONE),
+            Some(Input::Action(Action::Cancel))
+        );
         assert_eq!(key(KeyCode::Char('x'), KeyModifiers::CONTROL), None);
     }
 
@@ -110,8 +128,14 @@ mod tests {
     fn home_and_end_scroll_only_when_nothing_is_typed() {
         let home = KeyEvent::new(KeyCode::Home, KeyModifiers::NONE);
         assert_eq!(map_key(&home, true), Some(Input::Scroll(Scroll::Top)));
-        assert_eq!(map_key(&home, false), Some(Input::Action(Action::LineStart)));
-        assert_eq!(key(KeyCode::PageUp, KeyModifiers::NONE), Some(Input::Scroll(Scroll::PageUp)));
+        assert_eq!(
+            map_key(&home, false),
+            Some(Input::Action(Action::LineStart))
+        );
+        assert_eq!(
+            key(KeyCode::PageUp, KeyModifiers::NONE),
+            Some(Input::Scroll(Scroll::PageUp))
+        );
     }
 
     #[test]
