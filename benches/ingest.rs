@@ -197,8 +197,8 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // The same runtime flavour as warden itself.
+    let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
