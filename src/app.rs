@@ -10,9 +10,13 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use std::path::PathBuf;
+
 use crate::acp::{self, AgentCommand, AgentEvent, AgentHandle, LaunchError, PermissionResponder};
+use crate::decision_log;
 use crate::model::PermissionOutcome;
-use crate::state::{Action, AppState, Connection, Effect, Msg, RequestId};
+use crate::policy::{AgentPolicy, Mode, Rule};
+use crate::state::{Action, AppState, Connection, Effect, Msg, OnAsk, RequestId};
 use crate::tui::keymap::{self, Input};
 use crate::ui::{self, View};
 
@@ -22,11 +26,30 @@ pub const FRAME: Duration = Duration::from_millis(16);
 /// How long the agent gets to exit by itself after its stdin closes.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 
+/// How a chat starts: its mode, the agent's settings, the user's rules.
+#[derive(Debug, Clone, Default)]
+pub struct ChatOptions {
+    pub mode: Mode,
+    /// The agent's `bypass_permissions`.
+    pub bypass: bool,
+    /// The agent's own mode to switch to in Plan (opt-in).
+    pub agent_plan_mode: Option<String>,
+    pub rules: Vec<Rule>,
+    /// Where decisions are appended (none: not logged).
+    pub decision_log: Option<PathBuf>,
+    /// Ring the bell and send OSC 9 when a card appears.
+    pub notify: bool,
+    /// Answer asks without a user (`warden exec`).
+    pub headless: Option<OnAsk>,
+}
+
 /// The running application: state plus the IO it needs.
 pub struct App {
     /// The pure state (public so that tests can look at it).
     pub state: AppState,
     command: AgentCommand,
+    decision_log: Option<PathBuf>,
+    notify: bool,
     agent: Option<AgentHandle>,
     events: mpsc::UnboundedReceiver<AgentEvent>,
     responders: HashMap<RequestId, PermissionResponder>,
@@ -35,13 +58,31 @@ pub struct App {
 }
 
 impl App {
-    /// An app for `command`; the agent is not started yet.
+    /// An app for `command` with default options; the agent is not started yet.
     pub fn new(command: AgentCommand) -> Self {
+        App::with_options(command, ChatOptions::default())
+    }
+
+    /// An app for `command`; the agent is not started yet.
+    pub fn with_options(command: AgentCommand, options: ChatOptions) -> Self {
         let cwd = display_path(&command.cwd);
-        let state = AppState::new(command.name.clone(), cwd);
+        let mut state = AppState::new(command.name.clone(), cwd);
+        state.mode = options.mode;
+        state.agent_policy = AgentPolicy {
+            name: command.name.clone(),
+            bypass: options.bypass,
+        };
+        state.agent_plan_mode = options.agent_plan_mode;
+        state.rules = options.rules;
+        state.home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+        state.cwd_path = command.cwd.clone();
+        state.headless = options.headless;
+        state.chat_id = uuid::Uuid::new_v4().to_string();
         let (_, events) = mpsc::unbounded_channel();
         App {
             state,
+            decision_log: options.decision_log,
+            notify: options.notify,
             command,
             agent: None,
             events,
@@ -109,7 +150,10 @@ impl App {
                 let id = self.next_request;
                 self.next_request += 1;
                 self.responders.insert(id, responder);
-                self.handle(Msg::PermissionRequested { id, request });
+                self.handle(Msg::PermissionRequested {
+                    id,
+                    request: *request,
+                });
             }
             AgentEvent::PromptDone(Ok(reason)) => self.handle(Msg::TurnEnded(reason)),
             AgentEvent::PromptDone(Err(message)) => {
@@ -172,6 +216,47 @@ impl App {
                 }
             }
             Effect::Quit => self.quit = true,
+            Effect::LogDecision(mut record) => {
+                record.time = decision_log::now_rfc3339();
+                tracing::info!(
+                    decision = %record.decision,
+                    source = %record.source,
+                    tool_call = %record.tool_call_id,
+                    "permission decision"
+                );
+                if let Some(path) = &self.decision_log
+                    && let Err(err) = decision_log::append(path, &record)
+                {
+                    self.state.error(
+                        format!(
+                            "could not append to the decision log {}: {err}",
+                            path.display()
+                        ),
+                        Vec::new(),
+                    );
+                }
+            }
+            Effect::Notify(text) => {
+                if self.notify {
+                    crate::tui::notify(&text);
+                }
+            }
+            Effect::SetAgentMode {
+                mode_id,
+                config_option,
+            } => {
+                if let (Some(session), Some(agent)) = (self.session_id(), &self.agent) {
+                    match config_option {
+                        Some(option) => agent.set_config_option(session, &option, &mode_id),
+                        None => agent.set_mode(session, &mode_id),
+                    }
+                }
+            }
+            Effect::PersistBypass(agent) => {
+                self.state.info(format!(
+                    "bypass for {agent} holds for this run (not yet written to the settings file)"
+                ));
+            }
         }
     }
 

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use warden::acp::{AgentCommand, LaunchError};
-use warden::app::App;
-use warden::state::{Action, AppState, Connection, EntryKind, Msg, ToolState};
+use warden::app::{App, ChatOptions};
+use warden::policy::Mode;
+use warden::state::{Action, AppState, Connection, EntryKind, Focus, Msg, ToolState};
 
 /// Generous guard so a bug cannot hang CI; never a speed assertion.
 const GUARD: Duration = Duration::from_secs(30);
@@ -144,39 +145,59 @@ async fn prompt_streams_a_markdown_answer_to_the_end_of_the_turn() {
     app.shutdown().await;
 }
 
-#[tokio::test]
-async fn permission_request_is_shown_and_answered_cancelled() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut app = started(dir.path(), &[]).await;
-    send(&mut app, "edit");
-    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    let lines = infos(&app.state);
-    assert!(
-        lines.iter().any(|l| l.starts_with("permission asked: ")
-            && l.contains("(edit)")
-            && l.contains("cancelled")),
-        "{lines:?}"
-    );
-    assert!(
-        agent_text(&app.state).contains("permission outcome: cancelled"),
-        "the agent received the cancelled outcome: {}",
-        agent_text(&app.state)
-    );
-    let tool = app
-        .state
+async fn started_with(cwd: &Path, options: ChatOptions) -> App {
+    let mut app = App::with_options(demo_command(cwd, &[]), options);
+    app.start_agent().expect("demo agent spawns");
+    pump_until(&mut app, "session", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
+    app
+}
+
+fn logged_options(dir: &Path, mode: Mode) -> ChatOptions {
+    ChatOptions {
+        mode,
+        decision_log: Some(dir.join("decisions.jsonl")),
+        ..ChatOptions::default()
+    }
+}
+
+fn decisions(state: &AppState) -> Vec<(bool, String)> {
+    state
         .transcript
         .entries()
         .iter()
-        .find_map(|e| match &e.kind {
-            EntryKind::Tool(t) => Some(t.clone()),
+        .filter_map(|e| match &e.kind {
+            EntryKind::Decision { allowed, text } => Some((*allowed, text.clone())),
             _ => None,
         })
-        .expect("the edit tool call is shown");
-    assert!(
-        matches!(tool.state, ToolState::Failed | ToolState::Cancelled),
-        "{:?}",
-        tool.state
+        .collect()
+}
+
+fn key(app: &mut App, action: Action) {
+    app.handle(Msg::Action(action));
+}
+
+#[tokio::test]
+async fn default_mode_shows_a_card_and_the_agent_gets_exactly_the_chosen_option() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    assert_eq!(
+        app.state.focus,
+        Focus::Cards,
+        "the composer was empty: focus moves to the card"
     );
+    let card = &app.state.approvals[0];
+    assert_eq!(card.request.options.len(), 4);
+    let tool = app
+        .state
+        .transcript
+        .tool(&card.request.tool_call_id)
+        .expect("tool call shown");
+    assert_eq!(tool.state, ToolState::AwaitingApproval);
     assert!(
         tool.call
             .content
@@ -184,7 +205,143 @@ async fn permission_request_is_shown_and_answered_cancelled() {
             .any(|c| matches!(c, warden::model::ToolContent::Diff { .. })),
         "the edit carries its diff"
     );
-    assert!(app.state.pending.is_empty());
+    // `2` picks the agent's second option: allow-always.
+    key(&mut app, Action::Char('2'));
+    assert!(app.state.approvals.is_empty());
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(&app.state);
+    assert!(
+        text.contains("permission outcome: selected allow-always"),
+        "{text}"
+    );
+    let lines = decisions(&app.state);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].0 && lines[0].1.starts_with("allowed by you"),
+        "{lines:?}"
+    );
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].source, "user");
+    assert_eq!(log[0].option_id.as_deref(), Some("allow-always"));
+    assert_eq!(log[0].kind, "edit");
+    assert_eq!(log[0].category, "write");
+    assert_eq!(log[0].mode, "default");
+    assert_eq!(log[0].agent, "demo");
+    assert!(!log[0].time.is_empty() && !log[0].session.is_empty());
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn plan_mode_rejects_an_edit_without_a_card() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Plan)).await;
+    send(&mut app, "edit");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert!(app.state.approvals.is_empty(), "no card in Plan");
+    let text = agent_text(&app.state);
+    assert!(
+        text.contains("permission outcome: selected reject-once"),
+        "{text}"
+    );
+    assert!(
+        text.contains("was not changed"),
+        "the agent reports the edit not done: {text}"
+    );
+    let lines = decisions(&app.state);
+    assert!(
+        !lines[0].0 && lines[0].1.starts_with("blocked: plan mode"),
+        "{lines:?}"
+    );
+    assert!(
+        infos(&app.state)
+            .iter()
+            .any(|l| l.starts_with("plan mode:")),
+        "the plan instruction is visible"
+    );
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert_eq!(log[0].source, "plan");
+    assert_eq!(log[0].decision, "denied");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn auto_mode_answers_allow_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Auto)).await;
+    send(&mut app, "execute");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert!(app.state.approvals.is_empty());
+    let text = agent_text(&app.state);
+    assert!(
+        text.contains("permission outcome: selected allow-once"),
+        "{text}"
+    );
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert_eq!(
+        (log[0].source.as_str(), log[0].option_kind.as_deref()),
+        ("auto", Some("allow_once"))
+    );
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn esc_with_two_pending_cards_answers_both_cancelled() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    send(&mut app, "two");
+    pump_until(&mut app, "two cards", |s| s.approvals.len() == 2).await;
+    key(&mut app, Action::Cancel);
+    assert!(app.state.approvals.is_empty());
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(&app.state);
+    assert_eq!(
+        text.matches("permission outcome: cancelled").count(),
+        2,
+        "{text}"
+    );
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert_eq!(
+        log.iter().filter(|r| r.decision == "cancelled").count(),
+        2,
+        "{log:?}"
+    );
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    key(&mut app, Action::Char('r'));
+    assert!(matches!(app.state.focus, Focus::Reason(_)));
+    key(
+        &mut app,
+        Action::Paste("use the existing parser instead".into()),
+    );
+    key(&mut app, Action::Submit);
+    // The turn is cancelled; the reason goes out as the next prompt when it ends.
+    pump_until(&mut app, "the reason prompt's turn", |s| {
+        s.transcript
+            .entries()
+            .iter()
+            .any(|e| e.kind == EntryKind::User("use the existing parser instead".into()))
+            && !s.is_busy()
+    })
+    .await;
+    let text = agent_text(&app.state);
+    assert!(
+        text.contains("permission outcome: selected reject-once"),
+        "{text}"
+    );
+    assert!(
+        text.contains("use the existing parser instead"),
+        "the agent answered the reason: {text}"
+    );
+    let lines = decisions(&app.state);
+    assert!(lines.iter().any(|(allowed, l)| !allowed && l.starts_with("denied by you: use the existing parser")), "{lines:?}");
     app.shutdown().await;
 }
 

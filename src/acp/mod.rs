@@ -17,10 +17,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::model::{PermissionOutcome, PermissionRequest, SessionInfo, SessionUpdate, StopReason};
@@ -43,14 +43,38 @@ pub struct AgentCommand {
 }
 
 /// Answers one permission request; dropping it answers `cancelled`.
+///
+/// The answer is queued on the connection at once, so it reaches the agent
+/// before anything sent after it (a `session/cancel`, say).
 #[derive(Debug)]
-pub struct PermissionResponder(oneshot::Sender<PermissionOutcome>);
+pub struct PermissionResponder(Option<Responder<acp::RequestPermissionResponse>>);
 
 impl PermissionResponder {
     /// Send the answer to the agent.
-    pub fn respond(self, outcome: PermissionOutcome) {
+    pub fn respond(mut self, outcome: PermissionOutcome) {
+        self.send(outcome);
+    }
+
+    fn send(&mut self, outcome: PermissionOutcome) {
+        let Some(responder) = self.0.take() else {
+            return;
+        };
+        let outcome = match outcome {
+            PermissionOutcome::Selected(id) => {
+                acp::RequestPermissionOutcome::Selected(acp::SelectedPermissionOutcome::new(id))
+            }
+            PermissionOutcome::Cancelled => acp::RequestPermissionOutcome::Cancelled,
+        };
         // The agent may be gone already; nothing is waiting then.
-        let _ = self.0.send(outcome);
+        if let Err(err) = responder.respond(acp::RequestPermissionResponse::new(outcome)) {
+            tracing::warn!("could not answer a permission request: {err}");
+        }
+    }
+}
+
+impl Drop for PermissionResponder {
+    fn drop(&mut self) {
+        self.send(PermissionOutcome::Cancelled);
     }
 }
 
@@ -66,7 +90,7 @@ pub enum AgentEvent {
     },
     /// A `session/request_permission`; answer through the responder.
     Permission {
-        request: PermissionRequest,
+        request: Box<PermissionRequest>,
         responder: PermissionResponder,
     },
     /// The agent answered `session/prompt`.
@@ -83,9 +107,22 @@ pub enum AgentEvent {
 /// Commands queued for the connection task.
 #[derive(Debug)]
 enum Command {
-    Prompt { session_id: String, text: String },
-    Cancel { session_id: String },
-    SetMode { session_id: String, mode_id: String },
+    Prompt {
+        session_id: String,
+        text: String,
+    },
+    Cancel {
+        session_id: String,
+    },
+    SetMode {
+        session_id: String,
+        mode_id: String,
+    },
+    SetConfig {
+        session_id: String,
+        option: String,
+        value: String,
+    },
 }
 
 /// A running agent: send commands, end it.
@@ -116,6 +153,15 @@ impl AgentHandle {
         self.send(Command::SetMode {
             session_id: session_id.to_string(),
             mode_id: mode_id.to_string(),
+        });
+    }
+
+    /// Send `session/set_config_option` (a select option: `value` is the choice's id).
+    pub fn set_config_option(&self, session_id: &str, option: &str, value: &str) {
+        self.send(Command::SetConfig {
+            session_id: session_id.to_string(),
+            option: option.to_string(),
+            value: value.to_string(),
         });
     }
 
@@ -188,27 +234,13 @@ async fn run_connection<W, R>(
         )
         .on_receive_request(
             async move |request: acp::RequestPermissionRequest, responder, _cx| {
-                let (tx, rx) = oneshot::channel();
                 let domain = convert::permission_request(&request);
                 tracing::info!(tool_call = %domain.tool_call_id, "permission requested");
+                // Forward and return: the user answers later, outside the dispatch loop.
+                // If the runtime is gone, the event (and the responder) drops: cancelled.
                 let _ = permission_events.send(AgentEvent::Permission {
-                    request: domain,
-                    responder: PermissionResponder(tx),
-                });
-                // Wait for the user outside the dispatch loop.
-                tokio::spawn(async move {
-                    let outcome = rx.await.unwrap_or(PermissionOutcome::Cancelled);
-                    let outcome = match outcome {
-                        PermissionOutcome::Selected(id) => acp::RequestPermissionOutcome::Selected(
-                            acp::SelectedPermissionOutcome::new(id),
-                        ),
-                        PermissionOutcome::Cancelled => acp::RequestPermissionOutcome::Cancelled,
-                    };
-                    if let Err(err) =
-                        responder.respond(acp::RequestPermissionResponse::new(outcome))
-                    {
-                        tracing::warn!("could not answer a permission request: {err}");
-                    }
+                    request: Box::new(domain),
+                    responder: PermissionResponder(Some(responder)),
                 });
                 Ok(())
             },
@@ -275,6 +307,23 @@ async fn serve(
                 tokio::spawn(async move {
                     if let Err(err) = cx.send_request(request).block_task().await {
                         tracing::warn!("session/set_mode failed: {err}");
+                    }
+                });
+            }
+            Command::SetConfig {
+                session_id,
+                option,
+                value,
+            } => {
+                let request = acp::SetSessionConfigOptionRequest::new(
+                    acp::SessionId::new(session_id),
+                    acp::SessionConfigId::new(option),
+                    acp::SessionConfigValueId::new(value),
+                );
+                let cx = cx.clone();
+                tokio::spawn(async move {
+                    if let Err(err) = cx.send_request(request).block_task().await {
+                        tracing::warn!("session/set_config_option failed: {err}");
                     }
                 });
             }

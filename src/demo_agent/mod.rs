@@ -237,6 +237,7 @@ impl DemoAgent {
     /// the built-in scenario (or a one-line answer when those are off).
     /// `turn` numbers the turn within the process (tool call ids use it).
     fn steps_for(&self, prompt: &str, turn: u64) -> Vec<Step> {
+        let prompt = without_client_instruction(prompt);
         let chosen = {
             let mut used = lock(&self.used_turns);
             self.scenario.select(prompt, &mut used)
@@ -361,6 +362,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn unknown_session(id: &SessionId) -> Error {
     Error::invalid_params().data(format!("unknown session {id}"))
+}
+
+/// The prompt without a leading instruction paragraph from the client
+/// (warden prefixes `[warden: plan mode] ...` in Plan): scenarios are picked
+/// by what the user typed.
+fn without_client_instruction(prompt: &str) -> &str {
+    let trimmed = prompt.trim_start();
+    if !trimmed.starts_with("[warden") {
+        return prompt;
+    }
+    trimmed.split_once("\n\n").map_or("", |(_, rest)| rest)
 }
 
 /// The prompt's text blocks joined by newlines (other blocks are ignored).
@@ -608,6 +620,15 @@ mod tests {
         sessions.end_turn(&id, turn);
         assert_eq!(lock(&sessions.inner)[&id].turns.len(), 0);
         assert_eq!(lock(&sessions.inner)[&id].mode, "auto");
+    }
+
+    #[test]
+    fn client_instruction_is_skipped_for_scenario_choice() {
+        assert_eq!(
+            without_client_instruction("[warden: plan mode] plan only.\n\nedit it"),
+            "edit it"
+        );
+        assert_eq!(without_client_instruction("edit [warden]"), "edit [warden]");
     }
 
     #[test]

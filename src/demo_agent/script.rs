@@ -233,8 +233,12 @@ impl Runner {
         let result = tokio::select! {
             biased;
             () = self.cancel.cancelled() => {
-                let _ = tokio::time::timeout(CANCEL_GRACE, &mut answer).await;
-                return Outcome::Cancelled;
+                // Report what the client answered (it may have decided just
+                // before cancelling); no answer in time reads as cancelled.
+                match tokio::time::timeout(CANCEL_GRACE, &mut answer).await {
+                    Ok(result) => result,
+                    Err(_) => return Outcome::Cancelled,
+                }
             }
             result = &mut answer => result,
         };

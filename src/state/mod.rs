@@ -1,15 +1,24 @@
 //! Pure application state: `update(msg) -> Vec<Effect>`. No IO, no tokio,
 //! no ratatui. The runtime (`app.rs`) feeds messages in and runs the effects.
 
+mod approval;
 mod composer;
 mod transcript;
 
+pub use approval::{
+    Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Review, choices, option_kind_label,
+};
 pub use composer::Composer;
 pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
 
+use std::path::PathBuf;
+
+use crate::decision_log::DecisionRecord;
 use crate::model::{
     AgentModes, PermissionOutcome, PermissionRequest, SessionInfo, SessionUpdate, StopReason,
+    WireStatus,
 };
+use crate::policy::{AgentPolicy, ChatGrant, Mode, Rule};
 use crate::sanitize::one_line;
 
 /// Identifies one permission request for the runtime, which keeps its responder.
@@ -62,6 +71,20 @@ pub enum Action {
     ToggleThoughts,
     /// Restart the agent after it exited (Ctrl-R, or `r` on an empty composer).
     Restart,
+    /// Tab: next card.
+    Tab,
+    /// Shift+Tab: previous card, or cycle the chat's mode from the composer.
+    BackTab,
+    /// Scroll inside the selected card (Shift+Up/Down).
+    CardScroll(i16),
+    /// Move focus between the composer and the cards (Ctrl-P).
+    Review,
+    /// Open the mode dropdown (Alt-M, or a click on the footer's mode).
+    OpenModeMenu,
+    /// A mouse click on a card's choice (index into `choices`).
+    ClickChoice(usize),
+    /// A mouse click on a dropdown item.
+    PickModeItem(usize),
 }
 
 /// Everything that can change the state.
@@ -107,6 +130,18 @@ pub enum Effect {
     RestartAgent,
     /// Leave: cancel, answer everything pending, end the agent, restore the terminal.
     Quit,
+    /// Append a decision to the log (the runtime stamps the time).
+    LogDecision(Box<DecisionRecord>),
+    /// A card appeared: ring the bell and send a desktop notification.
+    Notify(String),
+    /// Switch the agent's own mode (`session/set_config_option` when it
+    /// offers a mode option, else `session/set_mode`).
+    SetAgentMode {
+        mode_id: String,
+        config_option: Option<String>,
+    },
+    /// Record `bypass_permissions = true` for this agent in the settings.
+    PersistBypass(String),
 }
 
 /// The agent connection as the user sees it.
@@ -147,10 +182,38 @@ pub struct AppState {
     pub title: Option<String>,
     /// One transient line above the composer (refusals, hints); cleared by the next key.
     pub notice: Option<String>,
-    /// Permission requests not yet answered, oldest first.
-    pub pending: Vec<RequestId>,
     /// Set once quitting has begun.
     pub quitting: bool,
+    /// The chat's permission mode.
+    pub mode: Mode,
+    /// Requests waiting for the user, oldest first.
+    pub approvals: Vec<Approval>,
+    /// Where keys go.
+    pub focus: Focus,
+    /// Position among the cards.
+    pub review: Review,
+    /// "Allow for this chat" grants.
+    pub grants: Vec<ChatGrant>,
+    /// The agent's name and bypass setting.
+    pub agent_policy: AgentPolicy,
+    /// The user's rules, in file order.
+    pub rules: Vec<Rule>,
+    /// The agent's own mode to switch to in Plan (opt-in per agent).
+    pub agent_plan_mode: Option<String>,
+    /// The agent's mode when the session opened: its asking mode.
+    pub asking_mode: Option<String>,
+    /// Home directory, for `~` in rules.
+    pub home: Option<PathBuf>,
+    /// The session's working directory, for relative paths in rules.
+    pub cwd_path: PathBuf,
+    /// A denial reason to send as the next prompt once the cancelled turn ends.
+    pub queued_prompt: Option<String>,
+    /// Set for `warden exec`: how asks are answered without a user.
+    pub headless: Option<OnAsk>,
+    /// Why a headless run failed.
+    pub failed: Option<String>,
+    /// This chat's id in the decision log.
+    pub chat_id: String,
 }
 
 impl AppState {
@@ -167,8 +230,30 @@ impl AppState {
             agent_modes: None,
             title: None,
             notice: None,
-            pending: Vec::new(),
             quitting: false,
+            mode: Mode::Default,
+            approvals: Vec::new(),
+            focus: Focus::Composer,
+            review: Review::default(),
+            grants: Vec::new(),
+            agent_policy: AgentPolicy::default(),
+            rules: Vec::new(),
+            agent_plan_mode: None,
+            asking_mode: None,
+            home: None,
+            cwd_path: PathBuf::new(),
+            queued_prompt: None,
+            headless: None,
+            failed: None,
+            chat_id: String::new(),
+        }
+    }
+
+    /// The open session's id.
+    pub fn session_id(&self) -> Option<&str> {
+        match &self.connection {
+            Connection::Ready { session_id } => Some(session_id),
+            _ => None,
         }
     }
 
@@ -198,51 +283,63 @@ impl AppState {
                 self.connection = Connection::Ready {
                     session_id: info.session_id,
                 };
+                self.asking_mode = info.modes.as_ref().map(|m| m.current.clone());
                 self.agent_modes = info.modes;
-                Vec::new()
+                match (&self.agent_plan_mode, self.mode) {
+                    (Some(plan), Mode::Plan) => vec![self.agent_mode_effect(&plan.clone())],
+                    _ => Vec::new(),
+                }
             }
-            Msg::Update(update) => {
-                self.on_update(update);
-                Vec::new()
-            }
+            Msg::Update(update) => self.on_update(update),
             Msg::PermissionRequested { id, request } => self.on_permission(id, request),
             Msg::TurnEnded(_) | Msg::TurnFailed(_) if self.turn.is_none() => Vec::new(),
             Msg::TurnEnded(reason) => {
+                let mut effects = self.cancel_all_approvals("the turn ended");
                 self.finish_turn(reason == StopReason::Cancelled);
                 match reason {
                     StopReason::EndTurn => {}
                     StopReason::Cancelled => self.info("turn cancelled"),
                     other => self.info(format!("turn ended: {}", other.as_str())),
                 }
-                self.answer_all_pending()
+                if let Some(reason) = self.queued_prompt.take() {
+                    effects.extend(self.send_prompt(reason));
+                }
+                effects
             }
             Msg::TurnFailed(message) => {
+                let effects = self.cancel_all_approvals("the prompt failed");
                 self.finish_turn(true);
                 self.error(
                     format!("the agent failed the prompt: {message}"),
                     Vec::new(),
                 );
-                self.answer_all_pending()
+                self.failed.get_or_insert(message);
+                effects
             }
             Msg::ConnectFailed(message) => {
+                let effects = self.cancel_all_approvals("the agent is not connected");
                 self.connection = Connection::Down;
                 self.finish_turn(true);
-                self.error(message, Vec::new());
+                self.error(message.clone(), Vec::new());
                 self.notice = Some("the agent is not running: press r to restart it".into());
-                self.answer_all_pending()
+                self.failed.get_or_insert(message);
+                effects
             }
             Msg::AgentExited {
                 status,
                 stderr_tail,
             } => {
                 let was_quitting = self.quitting;
+                let effects = self.cancel_all_approvals("the agent exited");
                 self.connection = Connection::Down;
                 self.finish_turn(true);
                 if !was_quitting {
-                    self.error(format!("the agent exited ({status})"), stderr_tail);
+                    let message = format!("the agent exited ({status})");
+                    self.error(message.clone(), stderr_tail);
                     self.notice = Some("the agent is not running: press r to restart it".into());
+                    self.failed.get_or_insert(message);
                 }
-                self.answer_all_pending()
+                effects
             }
         }
     }
@@ -255,17 +352,17 @@ impl AppState {
         self.transcript.end_turn();
     }
 
-    fn answer_all_pending(&mut self) -> Vec<Effect> {
-        self.pending
-            .drain(..)
-            .map(|id| Effect::RespondPermission {
-                id,
-                outcome: PermissionOutcome::Cancelled,
-            })
-            .collect()
-    }
-
-    fn on_update(&mut self, update: SessionUpdate) {
+    fn on_update(&mut self, update: SessionUpdate) -> Vec<Effect> {
+        if let SessionUpdate::ToolCallUpdate { id, fields } = &update
+            && matches!(
+                fields.status,
+                Some(WireStatus::Completed | WireStatus::Failed)
+            )
+        {
+            let effects = self.drop_stale_for_tool(id);
+            self.transcript.update_tool(id, fields);
+            return effects;
+        }
         match update {
             SessionUpdate::UserChunk(text) => {
                 if let Some(Entry {
@@ -300,9 +397,15 @@ impl AppState {
                     self.info(format!("agent mode: {}", one_line(&name)));
                 }
             }
-            SessionUpdate::ConfigModes(modes) => self.agent_modes = Some(modes),
+            SessionUpdate::ConfigModes(modes) => {
+                if self.asking_mode.is_none() {
+                    self.asking_mode = Some(modes.current.clone());
+                }
+                self.agent_modes = Some(modes);
+            }
             SessionUpdate::SessionInfo { title } => self.title = title,
         }
+        Vec::new()
     }
 
     fn replace_last_user(&mut self, text: String) {
@@ -310,84 +413,87 @@ impl AppState {
         self.transcript.replace_last(EntryKind::User(text));
     }
 
-    /// Until the approval gate exists, a request is shown as a line and
-    /// answered `cancelled` at once.
-    fn on_permission(&mut self, id: RequestId, request: PermissionRequest) -> Vec<Effect> {
-        let known = self
-            .transcript
-            .tool(&request.tool_call_id)
-            .map(|t| t.call.clone());
-        let title = request
-            .fields
-            .title
-            .clone()
-            .or_else(|| known.as_ref().map(|c| c.title.clone()))
-            .unwrap_or_else(|| request.tool_call_id.clone());
-        let kind = request
-            .fields
-            .kind
-            .or_else(|| known.as_ref().map(|c| c.kind))
-            .unwrap_or_default();
-        self.info(format!(
-            "permission asked: {} ({}) — answered cancelled: approval cards are not built yet",
-            one_line(&title),
-            kind.as_str()
-        ));
-        vec![Effect::RespondPermission {
-            id,
-            outcome: PermissionOutcome::Cancelled,
-        }]
-    }
-
     fn on_action(&mut self, action: Action) -> Vec<Effect> {
         if !matches!(action, Action::ToggleThoughts) {
             self.notice = None;
         }
+        // Keys that mean the same wherever the focus is.
         match action {
-            Action::Char(c) => {
-                if c == 'r' && self.composer.is_empty() && self.connection == Connection::Down {
-                    return self.restart();
+            Action::Cancel
+                if !matches!(
+                    self.focus,
+                    Focus::Reason(_) | Focus::ModeMenu(_) | Focus::ConfirmAll(_)
+                ) =>
+            {
+                return self.cancel();
+            }
+            Action::Quit => return self.quit(),
+            Action::ToggleThoughts => {
+                self.thoughts_expanded = !self.thoughts_expanded;
+                return Vec::new();
+            }
+            Action::OpenModeMenu => {
+                let current = self
+                    .mode_menu_items()
+                    .iter()
+                    .position(|i| *i == ModeItem::Chat(self.mode));
+                self.focus = Focus::ModeMenu(current.unwrap_or(0));
+                return Vec::new();
+            }
+            Action::Review => {
+                self.focus = match self.focus {
+                    Focus::Composer if !self.approvals.is_empty() => Focus::Cards,
+                    _ => Focus::Composer,
+                };
+                return Vec::new();
+            }
+            _ => {}
+        }
+        match std::mem::take(&mut self.focus) {
+            Focus::Composer => self.on_composer_key(action),
+            Focus::Cards => {
+                self.focus = Focus::Cards;
+                match action {
+                    Action::Interrupt => self.quit(),
+                    other => self.on_card_key(&other),
                 }
-                self.composer.insert_char(c);
             }
-            Action::Newline => self.composer.insert_char('\n'),
-            Action::Paste(text) => self.composer.insert_str(&text),
-            Action::Backspace => self.composer.backspace(),
-            Action::Delete => self.composer.delete(),
-            Action::DeleteWordBack => self.composer.delete_word_back(),
-            Action::KillLineStart => self.composer.kill_to_line_start(),
-            Action::KillLineEnd => self.composer.kill_to_line_end(),
-            Action::Left => self.composer.left(),
-            Action::Right => self.composer.right(),
-            Action::WordLeft => self.composer.word_left(),
-            Action::WordRight => self.composer.word_right(),
-            Action::Up => {
-                self.composer.up();
+            Focus::Reason(field) => self.on_reason_key(&action, field),
+            Focus::ConfirmAll(ids) => self.on_confirm_key(&action, ids),
+            Focus::ModeMenu(highlighted) => self.on_menu_key(&action, highlighted),
+        }
+    }
+
+    fn on_composer_key(&mut self, action: Action) -> Vec<Effect> {
+        self.focus = Focus::Composer;
+        match action {
+            Action::Char('r')
+                if self.composer.is_empty() && self.connection == Connection::Down =>
+            {
+                self.restart()
             }
-            Action::Down => {
-                self.composer.down();
-            }
-            Action::LineStart => self.composer.home(),
-            Action::LineEnd => self.composer.end(),
-            Action::Submit => return self.submit(),
-            Action::Cancel => return self.cancel(),
+            Action::Submit => self.submit(),
             Action::Interrupt => {
                 if self.composer.is_empty() {
                     return self.quit();
                 }
                 self.composer.take();
+                Vec::new()
             }
-            Action::Quit => return self.quit(),
-            Action::ToggleThoughts => self.thoughts_expanded = !self.thoughts_expanded,
+            Action::BackTab => self.set_mode(self.mode.next()),
             Action::Restart => {
                 if self.connection == Connection::Down {
                     return self.restart();
                 }
                 self.notice =
                     Some("the agent is running; restart is for when it has exited".into());
+                Vec::new()
+            }
+            other => {
+                edit_composer(&mut self.composer, &other);
+                Vec::new()
             }
         }
-        Vec::new()
     }
 
     fn submit(&mut self) -> Vec<Effect> {
@@ -412,9 +518,22 @@ impl AppState {
             }
         }
         let text = self.composer.take();
+        self.send_prompt(text)
+    }
+
+    /// Show the user's message and send it (with the plan instruction in Plan).
+    fn send_prompt(&mut self, text: String) -> Vec<Effect> {
+        if self.session_id().is_none() {
+            self.notice = Some("the agent is not connected".into());
+            return Vec::new();
+        }
         self.transcript.end_turn();
         self.transcript.push(EntryKind::User(text.clone()));
         self.turn = Some(Turn { cancelling: false });
+        if self.mode == Mode::Plan {
+            self.info("plan mode: the prompt asks the agent to read and propose only");
+            return vec![Effect::SendPrompt(format!("{PLAN_INSTRUCTION}\n\n{text}"))];
+        }
         vec![Effect::SendPrompt(text)]
     }
 
@@ -422,9 +541,9 @@ impl AppState {
         match &mut self.turn {
             Some(turn) if !turn.cancelling => {
                 turn.cancelling = true;
-                self.transcript.cancel_unfinished_tools();
                 let mut effects = vec![Effect::CancelTurn];
-                effects.extend(self.answer_all_pending());
+                effects.extend(self.cancel_all_approvals("turn cancelled"));
+                self.transcript.cancel_unfinished_tools();
                 effects
             }
             _ => Vec::new(),
@@ -437,16 +556,45 @@ impl AppState {
         if self.turn.is_some() {
             effects.extend(self.cancel());
         }
-        effects.extend(self.answer_all_pending());
+        effects.extend(self.cancel_all_approvals("warden is quitting"));
         effects.push(Effect::Quit);
         effects
     }
 
     fn restart(&mut self) -> Vec<Effect> {
+        self.asking_mode = None;
         self.connection = Connection::Starting;
         self.agent_modes = None;
         self.transcript.end_turn();
         self.info("restarting the agent…");
         vec![Effect::RestartAgent]
+    }
+}
+
+/// Apply an editing key to a composer; other keys are ignored.
+fn edit_composer(composer: &mut Composer, action: &Action) {
+    match action {
+        Action::Char(c) => composer.insert_char(*c),
+        Action::Tab => composer.insert_char('\t'),
+        Action::Newline => composer.insert_char('\n'),
+        Action::Paste(text) => composer.insert_str(text),
+        Action::Backspace => composer.backspace(),
+        Action::Delete => composer.delete(),
+        Action::DeleteWordBack => composer.delete_word_back(),
+        Action::KillLineStart => composer.kill_to_line_start(),
+        Action::KillLineEnd => composer.kill_to_line_end(),
+        Action::Left => composer.left(),
+        Action::Right => composer.right(),
+        Action::WordLeft => composer.word_left(),
+        Action::WordRight => composer.word_right(),
+        Action::Up => {
+            composer.up();
+        }
+        Action::Down => {
+            composer.down();
+        }
+        Action::LineStart => composer.home(),
+        Action::LineEnd => composer.end(),
+        _ => {}
     }
 }

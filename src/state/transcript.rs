@@ -79,6 +79,8 @@ pub enum EntryKind {
     Plan(Vec<PlanEntry>),
     /// A neutral line from warden (turn ended, mode changed, ...).
     Info(String),
+    /// One permission decision, automatic or the user's.
+    Decision { allowed: bool, text: String },
     /// Something went wrong; `detail` holds extra lines such as a stderr tail.
     Error {
         message: String,

@@ -68,9 +68,12 @@ fn install_panic_hook() {
     }));
 }
 
-/// Ring the terminal bell.
-pub fn bell() {
+/// Ring the bell and send an OSC 9 desktop notification (terminals that do
+/// not know OSC 9 ignore it). The text is made visible first, so it carries
+/// no control characters into the sequence.
+pub fn notify(text: &str) {
+    let clean: String = crate::sanitize::one_line(text).chars().take(200).collect();
     let mut stdout = io::stdout();
-    let _ = stdout.write_all(b"\x07");
+    let _ = write!(stdout, "\x07\x1b]9;warden: {clean}\x07");
     let _ = stdout.flush();
 }

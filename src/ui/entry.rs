@@ -147,6 +147,23 @@ fn lines(entry: &Entry, ctx: Ctx) -> Vec<Line<'static>> {
                 Mode::Word,
             );
         }
+        EntryKind::Decision { allowed, text } => {
+            let (mark, style) = if *allowed {
+                ("✓ ", theme.fg(ratatui::style::Color::Green))
+            } else {
+                ("⊘ ", theme.fg(ratatui::style::Color::Red))
+            };
+            let first = [Span::styled(mark, style)];
+            wrap_text_into(
+                &mut out,
+                &clean(text),
+                style,
+                &first,
+                &[spaces(2)],
+                ctx.width,
+                Mode::Word,
+            );
+        }
         EntryKind::Error { message, detail } => {
             let style = theme.error();
             let first = [Span::styled("✗ ", style)];

@@ -1,0 +1,768 @@
+//! The permission gate inside the state: every request goes through the
+//! policy first; what it leaves to the user waits in a FIFO queue of cards,
+//! reviewed by keyboard or mouse. Every decision becomes one transcript line
+//! and one decision-log record.
+
+use crate::decision_log::DecisionRecord;
+use crate::model::{OptionKind, PermissionOutcome, PermissionRequest, ToolKind};
+use crate::policy::{
+    self, Category, ChatGrant, Context, Decision, Mode, RequestView, Source, allow_option,
+    reject_option,
+};
+use crate::sanitize::one_line;
+
+use super::{AppState, Composer, Effect, EntryKind, RequestId, ToolState};
+
+/// A permission request waiting for the user.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Approval {
+    pub id: RequestId,
+    pub request: PermissionRequest,
+    /// The request merged with what the transcript knows of its tool call.
+    pub view: RequestView,
+    pub category: Category,
+    /// What "allow for this chat" would grant.
+    pub grant: ChatGrant,
+    /// Why the policy left it to the user.
+    pub reason: String,
+}
+
+impl Approval {
+    /// The title to show (single line, made visible).
+    pub fn title(&self) -> String {
+        if self.view.title.is_empty() {
+            one_line(&self.request.tool_call_id)
+        } else {
+            one_line(&self.view.title)
+        }
+    }
+}
+
+/// One choice on a card, in display order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// One of the agent's own options (index into the request's options).
+    AgentOption(usize),
+    /// Grant this kind of call of this tool for the rest of the chat.
+    AllowForChat,
+    /// Stop asking for this agent (persisted by the settings layer).
+    Bypass,
+    /// Reject, cancel the turn, and tell the agent why.
+    DenyWithReason,
+    /// Allow every card pending at the key press, after a confirmation.
+    ApproveAll,
+}
+
+/// The choices a card offers: up to nine agent options, then warden's own.
+pub fn choices(approval: &Approval) -> Vec<Choice> {
+    let mut list: Vec<Choice> = (0..approval.request.options.len().min(9))
+        .map(Choice::AgentOption)
+        .collect();
+    list.extend([
+        Choice::AllowForChat,
+        Choice::Bypass,
+        Choice::DenyWithReason,
+        Choice::ApproveAll,
+    ]);
+    list
+}
+
+/// Where keystrokes go.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Focus {
+    /// Typing a message.
+    #[default]
+    Composer,
+    /// Reviewing the approval cards.
+    Cards,
+    /// Typing the reason for denying the selected card.
+    Reason(Composer),
+    /// "Approve all N?" asked; holds the ids pending at the key press.
+    ConfirmAll(Vec<RequestId>),
+    /// The mode dropdown is open; index of the highlighted item.
+    ModeMenu(usize),
+}
+
+/// Review position among the cards.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Review {
+    /// Index of the selected card in the queue.
+    pub selected: usize,
+    /// Index of the highlighted choice on it.
+    pub choice: usize,
+    /// Show long raw input in full.
+    pub expanded: bool,
+    /// Rows scrolled inside the selected card.
+    pub scroll: u16,
+}
+
+/// How a headless run (`warden exec`) answers what would have been a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnAsk {
+    /// Reject it (the default: nothing risky runs unattended).
+    Deny,
+    /// Allow it once.
+    Allow,
+    /// Cancel the turn and fail the run.
+    Fail,
+}
+
+/// The text the agent sees before each prompt while the chat is in Plan.
+pub const PLAN_INSTRUCTION: &str = "[warden: plan mode] Plan only: read files and propose changes, \
+but do not edit, delete, move or run anything. The user will switch modes when it is time to act.";
+
+/// What the user picked on a card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum UserPick {
+    /// The agent's option of this index.
+    Option(usize),
+    /// Allow once (the agent's allow_once, else allow_always).
+    Allow,
+    /// Deny (reject_once, else reject_always, else cancelled).
+    Deny,
+}
+
+impl AppState {
+    fn policy_context(&self) -> Context<'_> {
+        Context {
+            mode: self.mode,
+            agent: &self.agent_policy,
+            rules: &self.rules,
+            grants: &self.grants,
+            home: self.home.as_deref(),
+            cwd: &self.cwd_path,
+        }
+    }
+
+    /// A permission request arrived: decide it, or queue a card.
+    pub(super) fn on_permission(
+        &mut self,
+        id: RequestId,
+        request: PermissionRequest,
+    ) -> Vec<Effect> {
+        // Show what the request says about its tool call (it may be the first word of it).
+        let mut fields = request.fields.clone();
+        fields.status = None;
+        self.transcript.update_tool(&request.tool_call_id, &fields);
+        let known = self
+            .transcript
+            .tool(&request.tool_call_id)
+            .map(|t| t.call.clone());
+        let view = RequestView::from_request(&request, known.as_ref());
+        let category = view.category();
+        let grant = ChatGrant::for_request(&view);
+        let approval = Approval {
+            id,
+            request,
+            view,
+            category,
+            grant,
+            reason: String::new(),
+        };
+        let decision = policy::decide(&approval.view, &self.policy_context());
+        match decision {
+            Decision::Ask { reason } => self.ask(approval, reason),
+            decided => self.apply_automatic(&approval, decided),
+        }
+    }
+
+    fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
+        if let Some(on_ask) = self.headless {
+            let pick = match on_ask {
+                OnAsk::Allow => UserPick::Allow,
+                OnAsk::Deny => UserPick::Deny,
+                OnAsk::Fail => {
+                    self.failed = Some(format!(
+                        "the agent asked permission for `{}` and --on-ask is fail",
+                        approval.title()
+                    ));
+                    let mut effects = self.answer(
+                        &approval,
+                        PermissionOutcome::Cancelled,
+                        "cancelled",
+                        Source::User,
+                        "--on-ask fail",
+                    );
+                    effects.extend(self.cancel());
+                    return effects;
+                }
+            };
+            return self.answer_pick(approval, pick, "--on-ask");
+        }
+        approval.reason = reason;
+        self.transcript
+            .set_tool_state(&approval.request.tool_call_id, ToolState::AwaitingApproval);
+        let title = approval.title();
+        self.approvals.push(approval);
+        if self.focus == Focus::Composer && self.composer.is_empty() {
+            self.focus = Focus::Cards;
+            self.review.selected = 0;
+            self.review.choice = 0;
+        }
+        vec![Effect::Notify(format!("{} asks: {title}", self.agent_name))]
+    }
+
+    fn apply_automatic(&mut self, approval: &Approval, decision: Decision) -> Vec<Effect> {
+        match decision {
+            Decision::Allow {
+                option_id,
+                source,
+                reason,
+            } => self.answer(
+                approval,
+                PermissionOutcome::Selected(option_id),
+                "allowed",
+                source,
+                &reason,
+            ),
+            Decision::Deny {
+                option_id,
+                source,
+                reason,
+            } => {
+                let outcome =
+                    option_id.map_or(PermissionOutcome::Cancelled, PermissionOutcome::Selected);
+                self.answer(approval, outcome, "blocked", source, &reason)
+            }
+            Decision::Ask { .. } => Vec::new(),
+        }
+    }
+
+    /// Answer one request: the reply, the tool's state, a transcript line and a log record.
+    fn answer(
+        &mut self,
+        approval: &Approval,
+        outcome: PermissionOutcome,
+        verdict: &str,
+        source: Source,
+        reason: &str,
+    ) -> Vec<Effect> {
+        let option = match &outcome {
+            PermissionOutcome::Selected(id) => {
+                approval.request.options.iter().find(|o| &o.id == id)
+            }
+            PermissionOutcome::Cancelled => None,
+        };
+        let allowed = option.is_some_and(|o| o.kind.is_allow());
+        let tool_id = &approval.request.tool_call_id;
+        if !allowed {
+            let state = if option.is_some() {
+                ToolState::Rejected
+            } else {
+                ToolState::Cancelled
+            };
+            self.transcript.set_tool_state(tool_id, state);
+        } else if self
+            .transcript
+            .tool(tool_id)
+            .is_some_and(|t| t.state == ToolState::AwaitingApproval)
+        {
+            self.transcript.set_tool_state(tool_id, ToolState::Pending);
+        }
+        let decision = match (&outcome, allowed) {
+            (PermissionOutcome::Cancelled, _) => "cancelled",
+            (_, true) => "allowed",
+            (_, false) => "denied",
+        };
+        let line = format!("{verdict}: {reason} · {}", approval.title());
+        self.transcript.push(EntryKind::Decision {
+            allowed,
+            text: line,
+        });
+        if allowed
+            && approval.view.kind == ToolKind::SwitchMode
+            && self.mode == Mode::Plan
+            && source == Source::User
+        {
+            self.set_mode(Mode::Default);
+        }
+        let record = DecisionRecord {
+            time: String::new(),
+            agent: self.agent_name.clone(),
+            session: self.session_id().unwrap_or_default().to_string(),
+            chat: self.chat_id.clone(),
+            request_id: approval.id,
+            tool_call_id: tool_id.clone(),
+            title: approval.view.title.clone(),
+            kind: approval.view.kind.as_str().to_string(),
+            category: approval.category.as_str().to_string(),
+            mode: self.mode.as_str().to_string(),
+            decision: decision.to_string(),
+            option_id: option.map(|o| o.id.clone()),
+            option_kind: option.map(|o| o.kind.as_str().to_string()),
+            source: source.as_str().to_string(),
+            reason: reason.to_string(),
+        };
+        vec![
+            Effect::RespondPermission {
+                id: approval.id,
+                outcome,
+            },
+            Effect::LogDecision(Box::new(record)),
+        ]
+    }
+
+    fn answer_pick(&mut self, approval: Approval, pick: UserPick, who: &str) -> Vec<Effect> {
+        let options = &approval.request.options;
+        let (outcome, label) = match pick {
+            UserPick::Option(i) => match options.get(i) {
+                Some(o) => (PermissionOutcome::Selected(o.id.clone()), o.name.clone()),
+                None => return Vec::new(),
+            },
+            UserPick::Allow => match allow_option(options) {
+                Some(o) => (PermissionOutcome::Selected(o.id.clone()), o.name.clone()),
+                None => {
+                    self.notice = Some("the agent offered no allow option for this request".into());
+                    self.approvals.insert(0, approval);
+                    return Vec::new();
+                }
+            },
+            UserPick::Deny => match reject_option(options) {
+                Some(o) => (PermissionOutcome::Selected(o.id.clone()), o.name.clone()),
+                None => (PermissionOutcome::Cancelled, "cancelled".to_string()),
+            },
+        };
+        let allowed = matches!(&outcome, PermissionOutcome::Selected(id)
+            if options.iter().any(|o| &o.id == id && o.kind.is_allow()));
+        let verdict = if allowed {
+            "allowed by you"
+        } else {
+            "denied by you"
+        };
+        let reason = format!("{} ({})", who, one_line(&label));
+        self.answer(&approval, outcome, verdict, Source::User, &reason)
+    }
+
+    fn take_approval(&mut self, index: usize) -> Option<Approval> {
+        if index >= self.approvals.len() {
+            return None;
+        }
+        let approval = self.approvals.remove(index);
+        self.after_queue_change();
+        Some(approval)
+    }
+
+    fn after_queue_change(&mut self) {
+        if self.approvals.is_empty() {
+            self.review = Review::default();
+            if matches!(
+                self.focus,
+                Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_)
+            ) {
+                self.focus = Focus::Composer;
+            }
+        } else {
+            self.review.selected = self.review.selected.min(self.approvals.len() - 1);
+            self.review.choice = 0;
+            self.review.scroll = 0;
+        }
+    }
+
+    /// Run the policy again over the queue (after a grant, a bypass or a mode change).
+    fn redecide_queue(&mut self) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        let mut index = 0;
+        while index < self.approvals.len() {
+            let decision = policy::decide(&self.approvals[index].view, &self.policy_context());
+            if matches!(decision, Decision::Ask { .. }) {
+                index += 1;
+                continue;
+            }
+            if let Some(approval) = self.take_approval(index) {
+                effects.extend(self.apply_automatic(&approval, decision));
+            }
+        }
+        effects
+    }
+
+    /// Answer every card `cancelled` (turn cancelled or ended, agent gone).
+    pub(super) fn cancel_all_approvals(&mut self, why: &str) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for approval in std::mem::take(&mut self.approvals) {
+            effects.extend(self.answer(
+                &approval,
+                PermissionOutcome::Cancelled,
+                "cancelled",
+                Source::User,
+                why,
+            ));
+        }
+        self.after_queue_change();
+        effects
+    }
+
+    /// A tool call finished: a card still asking about it is stale.
+    pub(super) fn drop_stale_for_tool(&mut self, tool_call_id: &str) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        while let Some(index) = self
+            .approvals
+            .iter()
+            .position(|a| a.request.tool_call_id == tool_call_id)
+        {
+            if let Some(approval) = self.take_approval(index) {
+                effects.extend(self.answer(
+                    &approval,
+                    PermissionOutcome::Cancelled,
+                    "withdrawn",
+                    Source::User,
+                    "the tool call already finished",
+                ));
+            }
+        }
+        effects
+    }
+
+    /// Change the chat's mode; re-decide waiting cards under the new mode.
+    pub(super) fn set_mode(&mut self, mode: Mode) -> Vec<Effect> {
+        if self.mode == mode {
+            return Vec::new();
+        }
+        let was = self.mode;
+        self.mode = mode;
+        self.info(format!("mode: {}", mode.label()));
+        let mut effects = Vec::new();
+        if let Some(plan_mode) = self.agent_plan_mode.clone() {
+            if mode == Mode::Plan {
+                effects.push(self.agent_mode_effect(&plan_mode));
+            } else if was == Mode::Plan
+                && let Some(asking) = self.asking_mode.clone()
+            {
+                effects.push(self.agent_mode_effect(&asking));
+            }
+        }
+        effects.extend(self.redecide_queue());
+        effects
+    }
+
+    pub(super) fn agent_mode_effect(&self, mode_id: &str) -> Effect {
+        Effect::SetAgentMode {
+            mode_id: mode_id.to_string(),
+            config_option: self
+                .agent_modes
+                .as_ref()
+                .and_then(|m| m.config_option_id.clone()),
+        }
+    }
+
+    /// Keys while the cards have focus.
+    pub(super) fn on_card_key(&mut self, action: &super::Action) -> Vec<Effect> {
+        use super::Action as A;
+        let Some(card) = self.approvals.get(self.review.selected) else {
+            self.focus = Focus::Composer;
+            return Vec::new();
+        };
+        let list = choices(card);
+        match action {
+            A::Char('y') => self.pick(UserPick::Allow),
+            A::Char('n') => self.pick(UserPick::Deny),
+            A::Char('a') => self.choose(Choice::AllowForChat),
+            A::Char('b') => self.choose(Choice::Bypass),
+            A::Char('r') => self.choose(Choice::DenyWithReason),
+            A::Char('A') => self.choose(Choice::ApproveAll),
+            A::Char('e') => {
+                self.review.expanded = !self.review.expanded;
+                Vec::new()
+            }
+            A::Char(c @ '1'..='9') => {
+                let index = (*c as usize) - ('1' as usize);
+                if index < card.request.options.len() {
+                    self.pick(UserPick::Option(index))
+                } else {
+                    Vec::new()
+                }
+            }
+            A::Tab | A::Char('j') => {
+                self.review.selected = (self.review.selected + 1) % self.approvals.len();
+                self.review.choice = 0;
+                self.review.scroll = 0;
+                Vec::new()
+            }
+            A::BackTab | A::Char('k') => {
+                let n = self.approvals.len();
+                self.review.selected = (self.review.selected + n - 1) % n;
+                self.review.choice = 0;
+                self.review.scroll = 0;
+                Vec::new()
+            }
+            A::Up => {
+                self.review.choice = self.review.choice.saturating_sub(1);
+                Vec::new()
+            }
+            A::Down => {
+                self.review.choice = (self.review.choice + 1).min(list.len() - 1);
+                Vec::new()
+            }
+            A::CardScroll(delta) => {
+                self.review.scroll = self.review.scroll.saturating_add_signed(*delta);
+                Vec::new()
+            }
+            A::Submit => match list.get(self.review.choice) {
+                Some(choice) => self.choose(*choice),
+                None => Vec::new(),
+            },
+            A::ClickChoice(index) => match list.get(*index) {
+                Some(choice) => {
+                    self.review.choice = *index;
+                    self.choose(*choice)
+                }
+                None => Vec::new(),
+            },
+            A::Char(_) | A::Paste(_) => {
+                self.notice =
+                    Some("a card is waiting: y allow · n deny · Ctrl-P back to typing".into());
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn pick(&mut self, pick: UserPick) -> Vec<Effect> {
+        match self.take_approval(self.review.selected) {
+            Some(approval) => self.answer_pick(approval, pick, "you"),
+            None => Vec::new(),
+        }
+    }
+
+    fn choose(&mut self, choice: Choice) -> Vec<Effect> {
+        match choice {
+            Choice::AgentOption(i) => self.pick(UserPick::Option(i)),
+            Choice::AllowForChat => {
+                let Some(approval) = self.approvals.get(self.review.selected) else {
+                    return Vec::new();
+                };
+                if allow_option(&approval.request.options).is_none() {
+                    self.notice = Some("the agent offered no allow option for this request".into());
+                    return Vec::new();
+                }
+                let grant = approval.grant.clone();
+                let Some(approval) = self.take_approval(self.review.selected) else {
+                    return Vec::new();
+                };
+                let reason = format!("allowed for this chat: {}", grant.describe());
+                if !self.grants.contains(&grant) {
+                    self.grants.push(grant);
+                }
+                let option = allow_option(&approval.request.options).map(|o| o.id.clone());
+                let mut effects = match option {
+                    Some(id) => self.answer(
+                        &approval,
+                        PermissionOutcome::Selected(id),
+                        "allowed",
+                        Source::ChatGrant,
+                        &reason,
+                    ),
+                    None => Vec::new(),
+                };
+                effects.extend(self.redecide_queue());
+                effects
+            }
+            Choice::Bypass => {
+                let Some(approval) = self.approvals.get(self.review.selected) else {
+                    return Vec::new();
+                };
+                if allow_option(&approval.request.options).is_none() {
+                    self.notice = Some("the agent offered no allow option for this request".into());
+                    return Vec::new();
+                }
+                self.agent_policy.bypass = true;
+                let mut effects = vec![Effect::PersistBypass(self.agent_name.clone())];
+                if let Some(approval) = self.take_approval(self.review.selected) {
+                    let option = allow_option(&approval.request.options).map(|o| o.id.clone());
+                    if let Some(id) = option {
+                        let reason = format!("bypass for {} (set by you)", self.agent_name);
+                        effects.extend(self.answer(
+                            &approval,
+                            PermissionOutcome::Selected(id),
+                            "allowed",
+                            Source::Bypass,
+                            &reason,
+                        ));
+                    }
+                }
+                effects.extend(self.redecide_queue());
+                effects
+            }
+            Choice::DenyWithReason => {
+                self.focus = Focus::Reason(Composer::default());
+                Vec::new()
+            }
+            Choice::ApproveAll => {
+                let ids = self.approvals.iter().map(|a| a.id).collect();
+                self.focus = Focus::ConfirmAll(ids);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Keys while typing a denial reason.
+    pub(super) fn on_reason_key(
+        &mut self,
+        action: &super::Action,
+        mut field: Composer,
+    ) -> Vec<Effect> {
+        use super::Action as A;
+        match action {
+            A::Submit => {
+                let reason = field.take();
+                let reason = reason.trim().to_string();
+                if reason.is_empty() {
+                    self.focus = Focus::Reason(field);
+                    self.notice = Some("type why the agent should not do this, then Enter".into());
+                    return Vec::new();
+                }
+                self.focus = Focus::Cards;
+                let Some(approval) = self.take_approval(self.review.selected) else {
+                    return Vec::new();
+                };
+                let outcome = reject_option(&approval.request.options)
+                    .map_or(PermissionOutcome::Cancelled, |o| {
+                        PermissionOutcome::Selected(o.id.clone())
+                    });
+                let mut effects = self.answer(
+                    &approval,
+                    outcome,
+                    "denied by you",
+                    Source::User,
+                    &one_line(&reason),
+                );
+                self.queued_prompt = Some(reason);
+                effects.extend(self.cancel());
+                effects
+            }
+            A::Cancel => {
+                self.focus = Focus::Cards;
+                Vec::new()
+            }
+            other => {
+                super::edit_composer(&mut field, other);
+                self.focus = Focus::Reason(field);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Keys while "approve all?" is asked.
+    pub(super) fn on_confirm_key(
+        &mut self,
+        action: &super::Action,
+        ids: Vec<RequestId>,
+    ) -> Vec<Effect> {
+        use super::Action as A;
+        match action {
+            A::Char('y') | A::Char('A') | A::Submit => {
+                self.focus = Focus::Cards;
+                let mut effects = Vec::new();
+                for id in ids {
+                    if let Some(index) = self.approvals.iter().position(|a| a.id == id)
+                        && let Some(approval) = self.take_approval(index)
+                    {
+                        effects.extend(self.answer_pick(
+                            approval,
+                            UserPick::Allow,
+                            "you, approve all",
+                        ));
+                    }
+                }
+                effects
+            }
+            _ => {
+                self.focus = Focus::Cards;
+                Vec::new()
+            }
+        }
+    }
+
+    /// The items of the mode dropdown: warden's modes, then the agent's own.
+    pub fn mode_menu_items(&self) -> Vec<ModeItem> {
+        let mut items: Vec<ModeItem> = Mode::ALL.into_iter().map(ModeItem::Chat).collect();
+        if let Some(modes) = &self.agent_modes {
+            items.extend((0..modes.available.len()).map(ModeItem::Agent));
+        }
+        items
+    }
+
+    /// Keys while the mode dropdown is open.
+    pub(super) fn on_menu_key(
+        &mut self,
+        action: &super::Action,
+        highlighted: usize,
+    ) -> Vec<Effect> {
+        use super::Action as A;
+        let items = self.mode_menu_items();
+        match action {
+            A::Up | A::BackTab => {
+                self.focus = Focus::ModeMenu(highlighted.saturating_sub(1));
+                Vec::new()
+            }
+            A::Down | A::Tab => {
+                self.focus = Focus::ModeMenu((highlighted + 1).min(items.len().saturating_sub(1)));
+                Vec::new()
+            }
+            A::Submit => self.pick_mode_item(highlighted),
+            A::PickModeItem(index) => self.pick_mode_item(*index),
+            _ => {
+                self.close_menu();
+                Vec::new()
+            }
+        }
+    }
+
+    fn close_menu(&mut self) {
+        self.focus = if self.approvals.is_empty() {
+            Focus::Composer
+        } else {
+            Focus::Cards
+        };
+    }
+
+    pub(super) fn pick_mode_item(&mut self, index: usize) -> Vec<Effect> {
+        self.close_menu();
+        match self.mode_menu_items().get(index) {
+            Some(ModeItem::Chat(mode)) => self.set_mode(*mode),
+            Some(ModeItem::Agent(i)) => {
+                let Some(mode) = self
+                    .agent_modes
+                    .as_ref()
+                    .and_then(|m| m.available.get(*i))
+                    .cloned()
+                else {
+                    return Vec::new();
+                };
+                if self
+                    .asking_mode
+                    .as_deref()
+                    .is_some_and(|asking| asking != mode.id)
+                {
+                    self.transcript.push(EntryKind::Error {
+                        message: format!(
+                            "warning: in the agent's mode `{}` it may act without asking; warden's gate sees only what the agent asks",
+                            one_line(&mode.name)
+                        ),
+                        detail: Vec::new(),
+                    });
+                }
+                vec![self.agent_mode_effect(&mode.id)]
+            }
+            None => Vec::new(),
+        }
+    }
+}
+
+/// One line of the mode dropdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModeItem {
+    /// warden's own mode for this chat.
+    Chat(Mode),
+    /// One of the agent's advertised modes (index into `agent_modes.available`).
+    Agent(usize),
+}
+
+/// What an option kind is called on a card.
+pub fn option_kind_label(kind: OptionKind) -> &'static str {
+    match kind {
+        OptionKind::AllowOnce => "allow once",
+        OptionKind::AllowAlways => "allow always",
+        OptionKind::RejectOnce => "reject",
+        OptionKind::RejectAlways => "reject always",
+    }
+}
