@@ -348,3 +348,108 @@ async fn sleep_until(deadline: Option<Instant>) {
         tokio::time::sleep_until(deadline).await;
     }
 }
+
+/// Why a headless run did not end with `end_turn`.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ExecError {
+    /// The agent could not be reached, exited, or failed the prompt.
+    #[error("{0}")]
+    Agent(String),
+    /// The turn ended for another reason than `end_turn`.
+    #[error("the turn ended with {0}")]
+    Stopped(&'static str),
+}
+
+/// Run one turn without a terminal (`warden exec`): the agent's text goes to
+/// `out` as it streams, one line per decision (and error) to `err`.
+pub async fn run_exec(
+    app: &mut App,
+    prompt: &str,
+    out: &mut impl std::io::Write,
+    err: &mut impl std::io::Write,
+) -> Result<(), ExecError> {
+    let mut printer = Printer::default();
+    while !matches!(app.state.connection, Connection::Ready { .. }) {
+        if app.state.connection == Connection::Down {
+            printer.flush(&app.state, out, err);
+            return Err(ExecError::Agent(
+                app.state
+                    .failed
+                    .clone()
+                    .unwrap_or_else(|| "the agent is not running".into()),
+            ));
+        }
+        match app.next_agent_event().await {
+            Some(event) => app.on_agent_event(event),
+            None => return Err(ExecError::Agent("the agent connection closed".into())),
+        }
+    }
+    app.handle(Msg::Action(Action::Paste(prompt.to_string())));
+    app.handle(Msg::Action(Action::Submit));
+    while app.state.is_busy() {
+        match app.next_agent_event().await {
+            Some(event) => app.on_agent_event(event),
+            None => break,
+        }
+        printer.flush(&app.state, out, err);
+    }
+    printer.flush(&app.state, out, err);
+    if let Some(failed) = &app.state.failed {
+        return Err(ExecError::Agent(failed.clone()));
+    }
+    match app.state.last_stop {
+        Some(crate::model::StopReason::EndTurn) => Ok(()),
+        Some(other) => Err(ExecError::Stopped(other.as_str())),
+        None => Err(ExecError::Agent("the turn did not end".into())),
+    }
+}
+
+/// Streams new transcript content of a headless run.
+#[derive(Default)]
+struct Printer {
+    /// Entries before this index are fully printed.
+    done: usize,
+    /// Bytes of entry `done` already printed (agent text still streaming).
+    partial: usize,
+}
+
+impl Printer {
+    fn flush(
+        &mut self,
+        state: &AppState,
+        out: &mut impl std::io::Write,
+        err: &mut impl std::io::Write,
+    ) {
+        use crate::sanitize::visible;
+        use crate::state::EntryKind;
+        let entries = state.transcript.entries();
+        while self.done < entries.len() {
+            let last = self.done + 1 == entries.len();
+            match &entries[self.done].kind {
+                EntryKind::Agent(text) => {
+                    let _ = write!(out, "{}", visible(&text[self.partial.min(text.len())..]));
+                    let _ = out.flush();
+                    if last {
+                        self.partial = text.len();
+                        return;
+                    }
+                    if !text.ends_with('\n') {
+                        let _ = writeln!(out);
+                    }
+                }
+                EntryKind::Decision { text, .. } => {
+                    let _ = writeln!(err, "{}", visible(text));
+                }
+                EntryKind::Error { message, detail } => {
+                    let _ = writeln!(err, "error: {}", visible(message));
+                    for line in detail {
+                        let _ = writeln!(err, "  {}", visible(line));
+                    }
+                }
+                _ => {}
+            }
+            self.done += 1;
+            self.partial = 0;
+        }
+    }
+}

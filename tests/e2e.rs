@@ -504,3 +504,92 @@ fn group_alive(pgid: i32) -> bool {
             && !cols.next().unwrap_or("Z").starts_with('Z')
     })
 }
+
+/// `warden exec` with a throwaway data dir; returns (exit code, stdout, stderr, log lines).
+fn exec(
+    args: &[&str],
+) -> (
+    Option<i32>,
+    String,
+    String,
+    Vec<warden::decision_log::DecisionRecord>,
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["--config", "/nonexistent/warden.toml", "exec"])
+        .args(args)
+        .current_dir(dir.path())
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("HOME", dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("warden exec runs");
+    let log =
+        warden::decision_log::read(&dir.path().join("data/warden/decisions.jsonl")).expect("log");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        log,
+    )
+}
+
+#[test]
+fn exec_in_each_mode() {
+    // Default: the ask is denied (the default --on-ask), the agent reports it, exit 0.
+    let (code, out, err, log) = exec(&["-p", "edit"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("permission outcome: selected reject-once"),
+        "{out}"
+    );
+    assert!(
+        err.contains("denied: --on-ask (Reject) · Edit src/main.rs"),
+        "{err}"
+    );
+    assert_eq!(
+        (log.len(), log[0].source.as_str(), log[0].mode.as_str()),
+        (1, "user", "default")
+    );
+
+    // Plan: blocked by the policy, no ask at all.
+    let (code, out, err, log) = exec(&["--mode", "plan", "-p", "execute"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("permission outcome: selected reject-once"),
+        "{out}"
+    );
+    assert!(err.contains("blocked: plan mode"), "{err}");
+    assert_eq!(log[0].source, "plan");
+
+    // Auto: allowed once.
+    let (code, out, err, log) = exec(&["--mode", "auto", "-p", "edit"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("permission outcome: selected allow-once"),
+        "{out}"
+    );
+    assert!(err.contains("allowed: auto mode"), "{err}");
+    assert_eq!(
+        (log[0].source.as_str(), log[0].decision.as_str()),
+        ("auto", "allowed")
+    );
+
+    // --on-ask allow and fail.
+    let (code, out, _, _) = exec(&["--on-ask", "allow", "-p", "delete"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("permission outcome: selected allow-once"),
+        "{out}"
+    );
+    let (code, _, err, log) = exec(&["--on-ask", "fail", "-p", "edit"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("--on-ask is fail"), "{err}");
+    assert_eq!(log[0].decision, "cancelled");
+
+    // A plain answer streams to stdout.
+    let (code, out, _, log) = exec(&["-p", "hello exec"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("hello exec"), "{out}");
+    assert!(log.is_empty());
+}

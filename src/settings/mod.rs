@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::policy::{Mode, Rule};
+
 /// The name the built-in demo agent goes by.
 pub const DEMO_AGENT: &str = "demo";
 
@@ -19,6 +21,36 @@ pub struct Settings {
     /// `[agents.NAME]` blocks.
     #[serde(default)]
     pub agents: BTreeMap<String, AgentSettings>,
+    /// `[[rules]]`, in file order.
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    /// `[notifications]`.
+    #[serde(default)]
+    pub notifications: Notifications,
+}
+
+/// `[notifications]`: what happens when a card appears.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Notifications {
+    /// Ring the terminal bell.
+    #[serde(default = "yes")]
+    pub bell: bool,
+    /// Send an OSC 9 desktop notification.
+    #[serde(default = "yes")]
+    pub desktop: bool,
+}
+
+impl Default for Notifications {
+    fn default() -> Self {
+        Notifications {
+            bell: true,
+            desktop: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// One `[agents.NAME]` block.
@@ -32,6 +64,13 @@ pub struct AgentSettings {
     /// Extra environment variables.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Allow every request of this agent without asking (deny and ask rules still apply).
+    #[serde(default)]
+    pub bypass_permissions: bool,
+    /// The mode a new chat with this agent starts in.
+    pub default_mode: Option<Mode>,
+    /// The agent's own mode id to switch it to while the chat is in Plan (opt-in).
+    pub agent_plan_mode: Option<String>,
 }
 
 /// Reading the settings file failed.
@@ -145,6 +184,44 @@ env = { ANTHROPIC_LOG = "debug" }
             assert!(s.agents.contains_key(name), "{name} is in the example");
         }
         assert_eq!(s.agents["gemini"].args, vec!["--acp"]);
+    }
+
+    #[test]
+    fn reads_policy_settings() {
+        let text = r#"
+[agents.claude]
+command = "npx"
+bypass_permissions = true
+default_mode = "auto"
+agent_plan_mode = "plan"
+
+[[rules]]
+decision = "deny"
+kind = "read"
+path = "~/.ssh/**"
+
+[notifications]
+bell = false
+"#;
+        let s = parse(text, Path::new("c.toml")).expect("valid");
+        let claude = &s.agents["claude"];
+        assert!(claude.bypass_permissions);
+        assert_eq!(claude.default_mode, Some(Mode::Auto));
+        assert_eq!(claude.agent_plan_mode.as_deref(), Some("plan"));
+        assert_eq!(s.rules.len(), 1);
+        assert_eq!(s.rules[0].path.as_deref(), Some("~/.ssh/**"));
+        assert!(!s.notifications.bell && s.notifications.desktop);
+    }
+
+    #[test]
+    fn unknown_mode_is_an_error_with_position() {
+        let text = "[agents.a]\ncommand = \"x\"\ndefault_mode = \"yolo\"\n";
+        let err = parse(text, Path::new("c.toml")).expect_err("bad mode");
+        let SettingsError::Parse { line, message, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(*line, 3);
+        assert!(message.contains("yolo"), "{message}");
     }
 
     #[test]

@@ -324,10 +324,12 @@ impl AppState {
         };
         let allowed = matches!(&outcome, PermissionOutcome::Selected(id)
             if options.iter().any(|o| &o.id == id && o.kind.is_allow()));
-        let verdict = if allowed {
-            "allowed by you"
-        } else {
-            "denied by you"
+        let by_user = who != "--on-ask";
+        let verdict = match (allowed, by_user) {
+            (true, true) => "allowed by you",
+            (false, true) => "denied by you",
+            (true, false) => "allowed",
+            (false, false) => "denied",
         };
         let reason = format!("{} ({})", who, one_line(&label));
         self.answer(&approval, outcome, verdict, Source::User, &reason)

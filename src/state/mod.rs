@@ -214,6 +214,8 @@ pub struct AppState {
     pub failed: Option<String>,
     /// This chat's id in the decision log.
     pub chat_id: String,
+    /// Why the last turn ended.
+    pub last_stop: Option<StopReason>,
 }
 
 impl AppState {
@@ -246,6 +248,7 @@ impl AppState {
             headless: None,
             failed: None,
             chat_id: String::new(),
+            last_stop: None,
         }
     }
 
@@ -294,6 +297,7 @@ impl AppState {
             Msg::PermissionRequested { id, request } => self.on_permission(id, request),
             Msg::TurnEnded(_) | Msg::TurnFailed(_) if self.turn.is_none() => Vec::new(),
             Msg::TurnEnded(reason) => {
+                self.last_stop = Some(reason);
                 let mut effects = self.cancel_all_approvals("the turn ended");
                 self.finish_turn(reason == StopReason::Cancelled);
                 match reason {
