@@ -602,3 +602,6 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests;

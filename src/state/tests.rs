@@ -1,0 +1,460 @@
+//! Key-driven tests of the permission gate in the state: feed messages and
+//! actions, inspect the effects.
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::model::{OptionKind, PermissionOption, ToolCallFields, ToolKind};
+
+fn options() -> Vec<PermissionOption> {
+    [
+        ("allow-once", OptionKind::AllowOnce),
+        ("allow-always", OptionKind::AllowAlways),
+        ("reject-once", OptionKind::RejectOnce),
+        ("reject-always", OptionKind::RejectAlways),
+    ]
+    .into_iter()
+    .map(|(id, kind)| PermissionOption {
+        id: id.into(),
+        name: id.replace('-', " "),
+        kind,
+    })
+    .collect()
+}
+
+fn request(tool: &str, kind: ToolKind, title: &str) -> PermissionRequest {
+    PermissionRequest {
+        session_id: "s".into(),
+        tool_call_id: tool.into(),
+        fields: ToolCallFields {
+            title: Some(title.into()),
+            kind: Some(kind),
+            ..Default::default()
+        },
+        options: options(),
+    }
+}
+
+/// A ready chat with a turn running.
+fn chat(mode: Mode) -> AppState {
+    let mut s = AppState::new("demo", "/w");
+    s.mode = mode;
+    s.agent_policy.name = "demo".into();
+    s.cwd_path = "/w".into();
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: None,
+    }));
+    s.update(Msg::Action(Action::Paste("go".into())));
+    let effects = s.update(Msg::Action(Action::Submit));
+    assert!(matches!(effects.as_slice(), [Effect::SendPrompt(p)] if p.ends_with("go")));
+    s
+}
+
+fn ask(s: &mut AppState, id: RequestId, tool: &str, kind: ToolKind) -> Vec<Effect> {
+    s.update(Msg::PermissionRequested {
+        id,
+        request: request(tool, kind, &format!("Do {tool}")),
+    })
+}
+
+fn key(s: &mut AppState, action: Action) -> Vec<Effect> {
+    s.update(Msg::Action(action))
+}
+
+/// The permission answers among the effects, in order.
+fn answers(effects: &[Effect]) -> Vec<(RequestId, PermissionOutcome)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::RespondPermission { id, outcome } => Some((*id, outcome.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn selected(id: &str) -> PermissionOutcome {
+    PermissionOutcome::Selected(id.into())
+}
+
+fn logged_sources(effects: &[Effect]) -> Vec<String> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::LogDecision(r) => Some(r.source.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn cards_queue_fifo_and_answer_by_request_id() {
+    let mut s = chat(Mode::Default);
+    let first = ask(&mut s, 7, "t1", ToolKind::Edit);
+    assert!(matches!(first.as_slice(), [Effect::Notify(_)]), "{first:?}");
+    ask(&mut s, 3, "t2", ToolKind::Execute);
+    assert_eq!(
+        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        vec![7, 3]
+    );
+    assert_eq!(s.focus, Focus::Cards);
+    assert_eq!(
+        s.transcript.tool("t1").map(|t| t.state),
+        Some(ToolState::AwaitingApproval)
+    );
+    let effects = key(&mut s, Action::Char('y'));
+    assert_eq!(answers(&effects), vec![(7, selected("allow-once"))]);
+    assert_eq!(logged_sources(&effects), vec!["user"]);
+    let effects = key(&mut s, Action::Char('n'));
+    assert_eq!(answers(&effects), vec![(3, selected("reject-once"))]);
+    assert!(s.approvals.is_empty());
+    assert_eq!(
+        s.focus,
+        Focus::Composer,
+        "focus returns when the queue empties"
+    );
+    assert_eq!(
+        s.transcript.tool("t2").map(|t| t.state),
+        Some(ToolState::Rejected)
+    );
+}
+
+#[test]
+fn number_keys_pick_the_agents_options_and_tab_moves_between_cards() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "t1", ToolKind::Edit);
+    ask(&mut s, 2, "t2", ToolKind::Edit);
+    key(&mut s, Action::Tab);
+    assert_eq!(s.review.selected, 1);
+    let effects = key(&mut s, Action::Char('4'));
+    assert_eq!(answers(&effects), vec![(2, selected("reject-always"))]);
+    key(&mut s, Action::Down);
+    key(&mut s, Action::Down);
+    let effects = key(&mut s, Action::Submit);
+    assert_eq!(
+        answers(&effects),
+        vec![(1, selected("reject-once"))],
+        "Enter picks the highlighted choice"
+    );
+}
+
+#[test]
+fn approve_all_covers_only_the_cards_pending_at_the_key_press() {
+    let mut s = chat(Mode::Default);
+    for (id, tool) in [(1, "a"), (2, "b"), (3, "c")] {
+        ask(&mut s, id, tool, ToolKind::Edit);
+    }
+    assert!(key(&mut s, Action::Char('A')).is_empty(), "asks first");
+    assert_eq!(s.focus, Focus::ConfirmAll(vec![1, 2, 3]));
+    ask(&mut s, 4, "d", ToolKind::Edit);
+    let effects = key(&mut s, Action::Char('y'));
+    assert_eq!(
+        answers(&effects),
+        vec![
+            (1, selected("allow-once")),
+            (2, selected("allow-once")),
+            (3, selected("allow-once"))
+        ]
+    );
+    assert_eq!(
+        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        vec![4]
+    );
+}
+
+#[test]
+fn approve_all_can_be_declined() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    key(&mut s, Action::Char('A'));
+    assert!(key(&mut s, Action::Char('n')).is_empty());
+    assert_eq!(s.focus, Focus::Cards);
+    assert_eq!(s.approvals.len(), 1);
+}
+
+#[test]
+fn stale_cards_are_answered_cancelled_and_removed() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    ask(&mut s, 2, "b", ToolKind::Edit);
+    let effects = s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
+        id: "a".into(),
+        fields: ToolCallFields {
+            status: Some(WireStatus::Completed),
+            ..Default::default()
+        },
+    }));
+    assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
+    assert_eq!(
+        s.transcript.tool("a").map(|t| t.state),
+        Some(ToolState::Completed)
+    );
+    let effects = s.update(Msg::AgentExited {
+        status: "exit status 1".into(),
+        stderr_tail: Vec::new(),
+    });
+    assert_eq!(answers(&effects), vec![(2, PermissionOutcome::Cancelled)]);
+    assert!(s.approvals.is_empty());
+}
+
+#[test]
+fn turn_end_and_esc_cancel_every_card() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    ask(&mut s, 2, "b", ToolKind::Fetch);
+    let effects = key(&mut s, Action::Cancel);
+    assert_eq!(effects[0], Effect::CancelTurn);
+    assert_eq!(
+        answers(&effects),
+        vec![
+            (1, PermissionOutcome::Cancelled),
+            (2, PermissionOutcome::Cancelled)
+        ]
+    );
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 5, "a", ToolKind::Edit);
+    let effects = s.update(Msg::TurnEnded(StopReason::EndTurn));
+    assert_eq!(answers(&effects), vec![(5, PermissionOutcome::Cancelled)]);
+}
+
+#[test]
+fn a_card_never_takes_keys_from_a_half_typed_message() {
+    let mut s = chat(Mode::Default);
+    s.update(Msg::TurnEnded(StopReason::EndTurn));
+    s.update(Msg::Action(Action::Paste("hel".into())));
+    s.turn = Some(Turn { cancelling: false });
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    assert_eq!(s.focus, Focus::Composer);
+    assert!(key(&mut s, Action::Char('y')).is_empty());
+    assert_eq!(s.composer.text(), "hely", "y went into the message");
+    assert_eq!(s.approvals.len(), 1, "the card still waits");
+    key(&mut s, Action::Review);
+    assert_eq!(s.focus, Focus::Cards);
+    assert_eq!(
+        answers(&key(&mut s, Action::Char('y'))),
+        vec![(1, selected("allow-once"))]
+    );
+}
+
+#[test]
+fn deny_with_reason_rejects_cancels_and_sends_the_reason_next() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    ask(&mut s, 2, "b", ToolKind::Edit);
+    key(&mut s, Action::Char('r'));
+    key(&mut s, Action::Paste("not that file".into()));
+    let effects = key(&mut s, Action::Submit);
+    assert_eq!(
+        answers(&effects),
+        vec![
+            (1, selected("reject-once")),
+            (2, PermissionOutcome::Cancelled)
+        ]
+    );
+    let cancel_at = effects.iter().position(|e| *e == Effect::CancelTurn);
+    let reject_at = effects
+        .iter()
+        .position(|e| matches!(e, Effect::RespondPermission { id: 1, .. }));
+    assert!(
+        reject_at < cancel_at,
+        "the rejection goes out before the cancel: {effects:?}"
+    );
+    let effects = s.update(Msg::TurnEnded(StopReason::Cancelled));
+    assert_eq!(effects, vec![Effect::SendPrompt("not that file".into())]);
+    assert!(s.is_busy());
+}
+
+#[test]
+fn allow_for_this_chat_grants_same_kind_and_tool_and_redecides_the_queue() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Execute);
+    s.update(Msg::PermissionRequested {
+        id: 2,
+        request: request("b", ToolKind::Execute, "Do other"),
+    });
+    ask(&mut s, 3, "c", ToolKind::Edit);
+    // Card 1's tool is "Do" (the title's first word); card 2's too.
+    let effects = key(&mut s, Action::Char('a'));
+    assert_eq!(
+        answers(&effects),
+        vec![(1, selected("allow-once")), (2, selected("allow-once"))]
+    );
+    assert_eq!(logged_sources(&effects), vec!["chat grant", "chat grant"]);
+    assert_eq!(
+        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        vec![3],
+        "an edit is not covered"
+    );
+    let later = ask(&mut s, 4, "d", ToolKind::Execute);
+    assert_eq!(answers(&later), vec![(4, selected("allow-once"))]);
+}
+
+#[test]
+fn bypass_allows_and_asks_to_persist() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Delete);
+    let effects = key(&mut s, Action::Char('b'));
+    assert!(effects.contains(&Effect::PersistBypass("demo".into())));
+    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
+    assert!(s.agent_policy.bypass);
+    assert_eq!(
+        logged_sources(&ask(&mut s, 2, "b", ToolKind::Execute)),
+        vec!["bypass"]
+    );
+}
+
+#[test]
+fn switch_mode_approved_in_plan_moves_the_chat_to_default() {
+    let mut s = chat(Mode::Plan);
+    ask(&mut s, 1, "plan", ToolKind::SwitchMode);
+    assert_eq!(
+        s.approvals.len(),
+        1,
+        "switch_mode always asks, even in Plan"
+    );
+    key(&mut s, Action::Char('1'));
+    assert_eq!(s.mode, Mode::Default);
+}
+
+#[test]
+fn plan_blocks_and_auto_allows_without_a_card() {
+    let mut s = chat(Mode::Plan);
+    let effects = ask(&mut s, 1, "a", ToolKind::Edit);
+    assert_eq!(answers(&effects), vec![(1, selected("reject-once"))]);
+    assert!(s.approvals.is_empty());
+    let mut s = chat(Mode::Auto);
+    let effects = ask(&mut s, 1, "a", ToolKind::Edit);
+    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
+    assert_eq!(logged_sources(&effects), vec!["auto"]);
+}
+
+#[test]
+fn shift_tab_cycles_modes_and_waiting_cards_follow_the_new_mode() {
+    let mut s = chat(Mode::Default);
+    s.update(Msg::Action(Action::Paste("x".into())));
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    assert_eq!(s.focus, Focus::Composer);
+    let effects = key(&mut s, Action::BackTab);
+    assert_eq!(s.mode, Mode::Auto);
+    assert_eq!(
+        answers(&effects),
+        vec![(1, selected("allow-once"))],
+        "Auto allows the waiting edit"
+    );
+    key(&mut s, Action::BackTab);
+    assert_eq!(s.mode, Mode::Plan);
+    key(&mut s, Action::BackTab);
+    assert_eq!(s.mode, Mode::Default);
+}
+
+#[test]
+fn the_mode_dropdown_opens_moves_and_picks() {
+    let mut s = chat(Mode::Default);
+    s.agent_modes = Some(AgentModes {
+        current: "default".into(),
+        available: vec![
+            crate::model::AgentMode {
+                id: "default".into(),
+                name: "Default".into(),
+                description: None,
+            },
+            crate::model::AgentMode {
+                id: "plan".into(),
+                name: "Plan".into(),
+                description: None,
+            },
+        ],
+        config_option_id: None,
+    });
+    s.asking_mode = Some("default".into());
+    key(&mut s, Action::OpenModeMenu);
+    assert_eq!(s.focus, Focus::ModeMenu(1), "opens on the current mode");
+    key(&mut s, Action::Up);
+    key(&mut s, Action::Submit);
+    assert_eq!(s.mode, Mode::Plan);
+    assert_eq!(s.focus, Focus::Composer);
+    // The agent's own mode: a warning, and set_mode.
+    key(&mut s, Action::OpenModeMenu);
+    let effects = key(&mut s, Action::PickModeItem(4));
+    assert_eq!(
+        effects,
+        vec![Effect::SetAgentMode {
+            mode_id: "plan".into(),
+            config_option: None
+        }]
+    );
+    assert!(matches!(
+        &s.transcript.entries().last().map(|e| &e.kind),
+        Some(EntryKind::Error { message, .. }) if message.starts_with("warning:")
+    ));
+}
+
+#[test]
+fn plan_mode_prompts_carry_the_visible_instruction() {
+    let mut s = AppState::new("demo", "/w");
+    s.mode = Mode::Plan;
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: None,
+    }));
+    s.update(Msg::Action(Action::Paste("refactor it".into())));
+    let effects = key(&mut s, Action::Submit);
+    assert_eq!(
+        effects,
+        vec![Effect::SendPrompt(format!(
+            "{PLAN_INSTRUCTION}\n\nrefactor it"
+        ))]
+    );
+    assert!(
+        s.transcript
+            .entries()
+            .iter()
+            .any(|e| matches!(&e.kind, EntryKind::Info(t) if t.starts_with("plan mode:")))
+    );
+}
+
+#[test]
+fn agent_plan_mode_is_opt_in_and_restored() {
+    let mut s = chat(Mode::Default);
+    s.asking_mode = Some("default".into());
+    assert!(
+        !key(&mut s, Action::BackTab)
+            .iter()
+            .any(|e| matches!(e, Effect::SetAgentMode { .. }))
+    );
+    s.agent_plan_mode = Some("plan".into());
+    let to_plan = key(&mut s, Action::BackTab);
+    assert_eq!(s.mode, Mode::Plan);
+    assert!(to_plan.contains(&Effect::SetAgentMode {
+        mode_id: "plan".into(),
+        config_option: None
+    }));
+    let back = key(&mut s, Action::BackTab);
+    assert!(back.contains(&Effect::SetAgentMode {
+        mode_id: "default".into(),
+        config_option: None
+    }));
+}
+
+#[test]
+fn sending_while_busy_is_refused_and_keeps_the_text() {
+    let mut s = chat(Mode::Default);
+    s.update(Msg::Action(Action::Paste("next".into())));
+    assert!(key(&mut s, Action::Submit).is_empty());
+    assert_eq!(s.composer.text(), "next");
+    assert!(
+        s.notice
+            .as_deref()
+            .is_some_and(|n| n.contains("still working"))
+    );
+}
+
+#[test]
+fn quit_cancels_the_turn_and_answers_everything() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    let effects = key(&mut s, Action::Quit);
+    assert_eq!(effects.first(), Some(&Effect::CancelTurn));
+    assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
+    assert_eq!(effects.last(), Some(&Effect::Quit));
+}
