@@ -1,14 +1,25 @@
-//! The settings file: which agents exist and which one starts by default.
+//! The settings file: agents, rules and notifications.
 //!
-//! This is the reading half; typed edits written back with `toml_edit`
-//! come with the settings issue.
+//! Reading: [`load`] and [`parse`] (errors carry a line and column), and
+//! [`unknown_keys`] for the keys the schema does not know, which are kept and
+//! warned about. Writing: [`apply`] one typed [`Edit`] (comment- and
+//! order-preserving, locked, atomic, never over a file that does not parse);
+//! a file that does not exist yet starts from [`template`].
+
+mod edit;
+mod file;
+mod keys;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
-use crate::policy::{Mode, Rule};
+use crate::policy::{KindMatch, Mode, Rule, RuleDecision};
+
+pub use edit::{Edit, WriteError, agent_for_command, apply, unique_agent_name};
+pub use keys::unknown_keys;
 
 /// The name the built-in demo agent goes by.
 pub const DEMO_AGENT: &str = "demo";
@@ -22,7 +33,7 @@ pub struct Settings {
     #[serde(default)]
     pub agents: BTreeMap<String, AgentSettings>,
     /// `[[rules]]`, in file order.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_rules")]
     pub rules: Vec<Rule>,
     /// `[notifications]`.
     #[serde(default)]
@@ -73,6 +84,36 @@ pub struct AgentSettings {
     pub agent_plan_mode: Option<String>,
 }
 
+/// A `[[rules]]` entry as read: a [`Rule`] that lets unknown keys pass, so
+/// that they can be kept and warned about ([`unknown_keys`]). [`parse`] still
+/// refuses one in an allow rule.
+#[derive(Deserialize)]
+struct LenientRule {
+    decision: RuleDecision,
+    agent: Option<String>,
+    kind: Option<KindMatch>,
+    tool: Option<String>,
+    command: Option<String>,
+    path: Option<String>,
+    note: Option<String>,
+}
+
+fn lenient_rules<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<Rule>, D::Error> {
+    let rules = Vec::<LenientRule>::deserialize(de)?;
+    Ok(rules
+        .into_iter()
+        .map(|r| Rule {
+            decision: r.decision,
+            agent: r.agent,
+            kind: r.kind,
+            tool: r.tool,
+            command: r.command,
+            path: r.path,
+            note: r.note,
+        })
+        .collect())
+}
+
 /// Reading the settings file failed.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SettingsError {
@@ -114,8 +155,12 @@ pub fn load(path: &Path) -> Result<Option<Settings>, SettingsError> {
 }
 
 /// Parse settings text; errors carry the 1-based line and column.
+///
+/// Unknown keys are accepted (see [`unknown_keys`]) except in an allow rule:
+/// there a misspelt condition (`comand`, `pth`) would silently make the rule
+/// allow more than its author meant, so the file is refused instead.
 pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
-    toml::from_str(text).map_err(|err| {
+    let settings: Settings = toml::from_str(text).map_err(|err| {
         let (line, column) = err.span().map_or((1, 1), |span| line_col(text, span.start));
         SettingsError::Parse {
             path: path.to_path_buf(),
@@ -123,11 +168,61 @@ pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
             column,
             message: err.message().to_string(),
         }
+    })?;
+    let in_allow_rule = keys::find(text).into_iter().find(|key| {
+        key.rule
+            .and_then(|i| settings.rules.get(i))
+            .is_some_and(|rule| rule.decision == RuleDecision::Allow)
+    });
+    if let Some(key) = in_allow_rule {
+        return Err(SettingsError::Parse {
+            path: path.to_path_buf(),
+            line: key.line,
+            column: key.column,
+            message: format!(
+                "unknown key `{}` in an allow rule, expected one of {}: a misspelt \
+                 condition would allow more than meant",
+                key.name,
+                keys::RULE_KEYS.join(", ")
+            ),
+        });
+    }
+    Ok(settings)
+}
+
+/// The commented template a settings file starts from when warden writes it
+/// first: `config.example.toml` with its own header and every setting
+/// commented out, so that the new file holds only what the user chose.
+pub fn template() -> &'static str {
+    static TEMPLATE: OnceLock<String> = OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        let example = include_str!("../../config.example.toml");
+        let body = example
+            .split_once("\n\n")
+            .map_or(example, |(_header, body)| body);
+        let mut out = String::from(TEMPLATE_HEADER);
+        for line in body.lines() {
+            let trimmed = line.trim_start();
+            if !trimmed.is_empty() && !trimmed.starts_with('#') {
+                out.push_str("# ");
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
     })
 }
 
+const TEMPLATE_HEADER: &str = "\
+# warden settings. warden wrote this file when it first saved a choice of yours
+# (a bypass or a kept rule) and adds later ones the same way, keeping your own
+# edits and comments. The commented lines document every key: remove the
+# leading `# ` of a setting to use it. Every key is optional.
+
+";
+
 /// 1-based line and column (in chars) of a byte offset.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let start = before.rfind('\n').map_or(0, |i| i + 1);
@@ -222,6 +317,102 @@ bell = false
         };
         assert_eq!(*line, 3);
         assert!(message.contains("yolo"), "{message}");
+    }
+
+    #[test]
+    fn unknown_keys_in_rules_are_kept_except_in_allow_rules() {
+        let text = "[[rules]]\ndecision = \"deny\"\npath = \"~/.ssh/**\"\nwhy = \"keys\"\n";
+        let s = parse(text, Path::new("c.toml")).expect("a deny rule with an unknown key loads");
+        assert_eq!(s.rules[0].path.as_deref(), Some("~/.ssh/**"));
+        assert_eq!(unknown_keys(text), vec![("rules.why".to_string(), 4)]);
+
+        let text = "[[rules]]\ndecision = \"deny\"\n\n[[rules]]\ndecision = \"allow\"\n  comand = \"ls *\"\n";
+        let err = parse(text, Path::new("c.toml")).expect_err("an allow rule with a typo");
+        let SettingsError::Parse {
+            line,
+            column,
+            message,
+            ..
+        } = &err
+        else {
+            panic!("{err:?}")
+        };
+        assert_eq!((*line, *column), (6, 3));
+        assert!(
+            message.starts_with("unknown key `comand` in an allow rule, expected one of decision, agent, kind, tool, command, path, note"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn template_is_the_example_commented_out() {
+        let template = template();
+        assert_eq!(parse(template, Path::new("t")), Ok(Settings::default()));
+        assert!(template.starts_with("# warden settings. warden wrote this file"));
+        let example = include_str!("../../config.example.toml");
+        for line in example.lines() {
+            if !line.is_empty() && !line.starts_with('#') {
+                assert!(template.contains(&format!("\n# {line}\n")), "{line}");
+            }
+        }
+    }
+
+    /// The commented `For example:` block that follows `marker`, uncommented.
+    fn example_block(example: &str, marker: &str) -> String {
+        let start = example.find(marker).expect("marker");
+        let block = &example[start..];
+        let marker = "# For example:\n";
+        let block = &block[block.find(marker).expect("example") + marker.len()..];
+        block
+            .lines()
+            .take_while(|line| line.starts_with('#'))
+            .map(|line| line.trim_start_matches('#').trim_start())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn example_documents_every_key_and_its_examples_load() {
+        let example = include_str!("../../config.example.toml");
+        let keys = keys::RULE_KEYS.iter().chain(&[
+            "default_agent",
+            "command",
+            "args",
+            "env",
+            "bypass_permissions",
+            "default_mode",
+            "agent_plan_mode",
+            "bell",
+            "desktop",
+        ]);
+        for key in keys {
+            let documented = example.lines().any(|line| {
+                let line = line.trim_start_matches('#').trim_start();
+                line.starts_with(&format!("{key} ")) || line.starts_with(&format!("{key}\t"))
+            });
+            assert!(documented, "{key} is documented");
+        }
+
+        let agent =
+            parse(&example_block(example, "[agents.NAME]"), Path::new("e")).expect("agent example");
+        let claude = &agent.agents["my-claude"];
+        assert_eq!(claude.env["ANTHROPIC_LOG"], "warn");
+        assert_eq!(
+            (claude.default_mode, claude.agent_plan_mode.as_deref()),
+            (Some(Mode::Default), Some("plan"))
+        );
+
+        let rules = parse(&example_block(example, "# Rules decide"), Path::new("e"))
+            .expect("rule examples");
+        let described: Vec<String> = rules.rules.iter().map(Rule::describe).collect();
+        assert_eq!(
+            described,
+            [
+                "ask rule kind=read path=\"~/.ssh/**\": keys stay private",
+                "ask rule path=\"**/.env\": secrets",
+                "allow rule kind=execute command=\"cargo test *\"",
+            ]
+        );
     }
 
     #[test]

@@ -1,0 +1,794 @@
+//! Typed edits of the settings file, applied with `toml_edit` so that the
+//! rest of the file (comments, key order, formatting, unknown keys) is left
+//! exactly as the user wrote it.
+
+use std::path::{Path, PathBuf};
+
+use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, Value};
+
+use super::{AgentSettings, DEMO_AGENT, Settings, SettingsError, file, parse, template};
+use crate::policy::Rule;
+
+/// A typed edit of the settings file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    /// `agents.NAME.bypass_permissions = value`: "bypass this agent" on a
+    /// card, or revoking it. When `[agents.NAME]` is missing and `create` is
+    /// `Some((command, args))`, the block is added with that command (an
+    /// agent started with `-- CMD ARGS` has none); without `create` that is
+    /// [`WriteError::NoSuchAgent`]. Turning off the bypass of an agent that
+    /// has no block, or setting the value the file already has, writes
+    /// nothing.
+    SetBypass {
+        agent: String,
+        value: bool,
+        create: Option<(String, Vec<String>)>,
+    },
+    /// "Keep as rule": append a `[[rules]]` entry after the last one, keys in
+    /// the file's usual order (decision, agent, kind, tool, command, path,
+    /// note).
+    AppendRule(Rule),
+    /// Revoke a rule: remove the `[[rules]]` entry at `index` (file order, as
+    /// in [`Settings::rules`]), only if it still equals `expected`, so that a
+    /// revoke never removes a rule the user did not see. Comment lines right
+    /// above the entry go with it; a section comment separated from it by a
+    /// blank line stays.
+    RemoveRule { index: usize, expected: Rule },
+}
+
+/// Writing the settings file failed; in every case the file is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    /// The file is not valid TOML or does not fit the schema: warden never
+    /// writes over a file it could not read, so nothing of the user's is lost.
+    #[error(
+        "{path}:{line}:{column}: {message} (not changed: warden does not write to a file it cannot read)"
+    )]
+    Malformed {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// Creating the directory, locking, reading, or writing and renaming the
+    /// temporary file failed; `message` says which and why.
+    #[error("{path}: {message} (the settings file was not changed)")]
+    Io { path: PathBuf, message: String },
+    /// A bypass for an agent with no `[agents.NAME]` block and no command to
+    /// create one with.
+    #[error(
+        "{path} has no [agents.{agent}] block to set bypass_permissions in; the file was not changed"
+    )]
+    NoSuchAgent { path: PathBuf, agent: String },
+    /// The rule to remove is no longer at its index: the file changed since
+    /// it was read (another warden, or an edit by hand).
+    #[error(
+        "the rule changed on disk: rule {} of {path} is no longer `{expected}`; nothing was removed",
+        .index + 1
+    )]
+    RuleChanged {
+        path: PathBuf,
+        index: usize,
+        expected: Box<Rule>,
+        found: Option<Box<Rule>>,
+    },
+    /// The file's layout does not allow the edit, or the edited text would
+    /// not read back as the edit meant: nothing is written.
+    #[error("cannot edit {path}: {message}; the file was not changed")]
+    Unexpected { path: PathBuf, message: String },
+}
+
+/// Apply one edit to the settings file at `path` and return the settings as
+/// they read after the write.
+///
+/// Under an exclusive lock on the sidecar `<path>.lock` (so concurrent
+/// wardens take turns and none loses another's change), the file is read
+/// again, parsed (a file that does not parse is never written:
+/// [`WriteError::Malformed`]), edited with `toml_edit`, checked to read back
+/// as intended, and replaced atomically: a temporary file in the same
+/// directory with the old file's permissions, flushed and synced, renamed
+/// over it. A missing file (and directory) is created from [`template`]. A
+/// symlink is followed, so a linked dotfile stays linked.
+///
+/// Blocking: the runtime calls it off its event loop.
+pub fn apply(path: &Path, edit: &Edit) -> Result<Settings, WriteError> {
+    let target = file::resolve(path);
+    file::create_parent(&target)?;
+    let _lock = file::Lock::acquire(&target)?;
+    let existing = file::read(&target)?;
+    let text = existing.as_deref().unwrap_or_else(|| template());
+    let before = parse(text, &target).map_err(|err| malformed(err, &target))?;
+    let mut doc: DocumentMut = text.parse().map_err(|err: toml_edit::TomlError| {
+        let (line, column) = err
+            .span()
+            .map_or((1, 1), |span| super::line_col(text, span.start));
+        WriteError::Malformed {
+            path: target.clone(),
+            line,
+            column,
+            message: err.message().to_string(),
+        }
+    })?;
+    let Some(expected) = edit_document(&mut doc, &before, edit, &target)? else {
+        return Ok(before);
+    };
+    let new_text = doc.to_string();
+    let after = parse(&new_text, &target)
+        .ok()
+        .filter(|after| *after == expected)
+        .ok_or_else(|| {
+            unexpected(
+                &target,
+                "the edited file would not read back as intended (a bug in warden)",
+            )
+        })?;
+    file::replace(&target, new_text.as_bytes())?;
+    Ok(after)
+}
+
+/// A name for a new `[agents.NAME]` block, from the command (`npx`): the
+/// name itself when no block has it, else `npx-2`, `npx-3`, ... The demo
+/// agent's name is never handed out, and an empty name becomes `agent`.
+pub fn unique_agent_name(settings: &Settings, wanted: &str) -> String {
+    let base = match wanted.trim() {
+        "" => "agent",
+        name => name,
+    };
+    let taken = |name: &str| name == DEMO_AGENT || settings.agents.contains_key(name);
+    if !taken(base) {
+        return base.to_string();
+    }
+    let mut n = 2;
+    loop {
+        let name = format!("{base}-{n}");
+        if !taken(&name) {
+            return name;
+        }
+        n += 1;
+    }
+}
+
+/// The block that already runs exactly this command line, if any: a bypass
+/// for `warden -- CMD ARGS` reuses it rather than adding a twin.
+pub fn agent_for_command<'a>(
+    settings: &'a Settings,
+    command: &str,
+    args: &[String],
+) -> Option<&'a str> {
+    settings
+        .agents
+        .iter()
+        .find(|(_, agent)| agent.command == command && agent.args == args)
+        .map(|(name, _)| name.as_str())
+}
+
+/// Change the document; `Ok(None)` when the edit changes nothing, else the
+/// settings the edited file must read as.
+fn edit_document(
+    doc: &mut DocumentMut,
+    before: &Settings,
+    edit: &Edit,
+    path: &Path,
+) -> Result<Option<Settings>, WriteError> {
+    let mut expected = before.clone();
+    match edit {
+        Edit::SetBypass {
+            agent,
+            value,
+            create,
+        } => {
+            if let Some(block) = expected.agents.get_mut(agent) {
+                if block.bypass_permissions == *value {
+                    return Ok(None);
+                }
+                block.bypass_permissions = *value;
+                let block = doc
+                    .get_mut("agents")
+                    .and_then(Item::as_table_like_mut)
+                    .and_then(|agents| agents.get_mut(agent))
+                    .ok_or_else(|| unexpected(path, &format!("no [agents.{agent}] to edit")))?;
+                set_value(block, "bypass_permissions", Value::from(*value))
+                    .ok_or_else(|| unexpected(path, &format!("[agents.{agent}] is not a table")))?;
+            } else if !*value {
+                return Ok(None);
+            } else if let Some((command, args)) = create {
+                expected.agents.insert(
+                    agent.clone(),
+                    AgentSettings {
+                        command: command.clone(),
+                        args: args.clone(),
+                        env: Default::default(),
+                        bypass_permissions: true,
+                        default_mode: None,
+                        agent_plan_mode: None,
+                    },
+                );
+                add_agent(doc, agent, command, args, path)?;
+            } else {
+                return Err(WriteError::NoSuchAgent {
+                    path: path.to_path_buf(),
+                    agent: agent.clone(),
+                });
+            }
+        }
+        Edit::AppendRule(rule) => {
+            let rule = normalized(rule);
+            append_rule(doc, &rule, path)?;
+            expected.rules.push(rule);
+        }
+        Edit::RemoveRule {
+            index,
+            expected: rule,
+        } => {
+            let rule = normalized(rule);
+            let found = before.rules.get(*index);
+            if found != Some(&rule) {
+                return Err(WriteError::RuleChanged {
+                    path: path.to_path_buf(),
+                    index: *index,
+                    expected: Box::new(rule),
+                    found: found.cloned().map(Box::new),
+                });
+            }
+            remove_rule(doc, *index, path)?;
+            expected.rules.remove(*index);
+        }
+    }
+    Ok(Some(expected))
+}
+
+/// Set `key` of the table `item` to `new`, keeping the old value's spacing
+/// and trailing comment; a new key goes after the table's last one. `None`
+/// when `item` is not a table.
+fn set_value(item: &mut Item, key: &str, mut new: Value) -> Option<()> {
+    if let Item::Value(Value::InlineTable(table)) = item
+        && !table.contains_key(key)
+    {
+        // `{ a = 1 }`: the space before `}` belongs to the last value.
+        if let Some((_, last)) = table.iter_mut().last() {
+            let suffix = last.decor().suffix().cloned();
+            if let Some(suffix) = suffix {
+                last.decor_mut().set_suffix("");
+                new.decor_mut().set_suffix(suffix);
+            }
+        }
+        table.insert(key, new);
+        return Some(());
+    }
+    let table = item.as_table_like_mut()?;
+    if let Some(Item::Value(old)) = table.get_mut(key) {
+        let decor = old.decor().clone();
+        *old = new;
+        *old.decor_mut() = decor;
+        return Some(());
+    }
+    table.insert(key, Item::Value(new));
+    Some(())
+}
+
+/// Add `[agents.NAME]` with the command and the bypass: after the last agent
+/// block, or at the end of the file when there is none.
+fn add_agent(
+    doc: &mut DocumentMut,
+    name: &str,
+    command: &str,
+    args: &[String],
+    path: &Path,
+) -> Result<(), WriteError> {
+    let mut block = Table::new();
+    block.insert("command", toml_edit::value(command));
+    if !args.is_empty() {
+        block.insert(
+            "args",
+            toml_edit::value(args.iter().map(String::as_str).collect::<Array>()),
+        );
+    }
+    block.insert("bypass_permissions", toml_edit::value(true));
+    if !doc.contains_key("agents") {
+        place_at_end(doc, &mut block);
+        let mut agents = Table::new();
+        agents.set_implicit(true);
+        agents.insert(name, Item::Table(block));
+        doc.insert("agents", Item::Table(agents));
+        return Ok(());
+    }
+    match doc.get_mut("agents") {
+        Some(Item::Table(agents)) => {
+            agents.insert(name, Item::Table(block));
+        }
+        Some(Item::Value(Value::InlineTable(agents))) => {
+            agents.insert(name, Value::InlineTable(block.into_inline_table()));
+        }
+        _ => return Err(unexpected(path, "`agents` is not a table")),
+    }
+    Ok(())
+}
+
+/// A rule as it will read back from the file (`kind` through its name).
+fn normalized(rule: &Rule) -> Rule {
+    let mut rule = rule.clone();
+    rule.kind = rule.kind.map(|kind| kind.as_str().parse().unwrap_or(kind));
+    rule
+}
+
+fn rule_table(rule: &Rule) -> Table {
+    let mut table = Table::new();
+    table.insert("decision", toml_edit::value(rule.decision.as_str()));
+    let fields = [
+        ("agent", rule.agent.as_deref()),
+        ("kind", rule.kind.map(|kind| kind.as_str())),
+        ("tool", rule.tool.as_deref()),
+        ("command", rule.command.as_deref()),
+        ("path", rule.path.as_deref()),
+        ("note", rule.note.as_deref()),
+    ];
+    for (key, value) in fields {
+        if let Some(value) = value {
+            table.insert(key, toml_edit::value(value));
+        }
+    }
+    table
+}
+
+fn append_rule(doc: &mut DocumentMut, rule: &Rule, path: &Path) -> Result<(), WriteError> {
+    let mut table = rule_table(rule);
+    if !doc.contains_key("rules") {
+        place_at_end(doc, &mut table);
+        let mut rules = ArrayOfTables::new();
+        rules.push(table);
+        doc.insert("rules", Item::ArrayOfTables(rules));
+        return Ok(());
+    }
+    match doc.get_mut("rules") {
+        Some(Item::ArrayOfTables(rules)) => rules.push(table),
+        Some(Item::Value(Value::Array(rules))) => {
+            let mut value = Value::InlineTable(table.into_inline_table());
+            if let Some(last) = rules.iter().last() {
+                *value.decor_mut() = last.decor().clone();
+            }
+            rules.push_formatted(value);
+        }
+        _ => return Err(unexpected(path, "`rules` is not an array of tables")),
+    }
+    Ok(())
+}
+
+fn remove_rule(doc: &mut DocumentMut, index: usize, path: &Path) -> Result<(), WriteError> {
+    match doc.get_mut("rules") {
+        Some(Item::ArrayOfTables(rules)) if index < rules.len() => {
+            let removed = rules.remove(index);
+            keep_section_comment(doc, &removed);
+        }
+        Some(Item::Value(Value::Array(rules))) if index < rules.len() => {
+            rules.remove(index);
+        }
+        _ => return Err(unexpected(path, "the rule to remove is not in `rules`")),
+    }
+    Ok(())
+}
+
+/// A removed table takes the comment lines right above its header with it;
+/// comment lines above those, after a blank line, are a section comment and
+/// move to whatever follows it.
+fn keep_section_comment(doc: &mut DocumentMut, removed: &Table) {
+    let Some(prefix) = removed.decor().prefix().and_then(|p| p.as_str()) else {
+        return;
+    };
+    let Some(section) = section_part(prefix) else {
+        return;
+    };
+    let next = removed
+        .position()
+        .and_then(|pos| next_position(doc.as_table(), pos));
+    match next.and_then(|pos| table_at_mut(doc.as_table_mut(), pos)) {
+        Some(table) => {
+            let old = table
+                .decor()
+                .prefix()
+                .and_then(|p| p.as_str())
+                .unwrap_or("\n")
+                .to_string();
+            table.decor_mut().set_prefix(format!("{section}{old}"));
+        }
+        None => {
+            let old = doc.trailing().as_str().unwrap_or_default().to_string();
+            doc.set_trailing(format!("{section}{old}"));
+        }
+    }
+}
+
+/// The part of a table's leading decor that is not its own comment: the
+/// lines before the comment block right above the header, without the blank
+/// lines that separated them from it. `None` when that holds no comment.
+fn section_part(prefix: &str) -> Option<String> {
+    let whole_lines = &prefix[..prefix.rfind('\n').map_or(0, |i| i + 1)];
+    let lines: Vec<&str> = whole_lines.split_inclusive('\n').collect();
+    let mut end = lines.len();
+    while end > 0 && !lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
+    while end > 0 && lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
+    let section = lines[..end].concat();
+    section
+        .lines()
+        .any(|line| line.trim_start().starts_with('#'))
+        .then_some(section)
+}
+
+/// Whether a table prints a header of its own.
+fn has_header(table: &Table) -> bool {
+    if table.is_dotted() {
+        return false;
+    }
+    !(table.is_implicit() && table.get_values().is_empty())
+}
+
+/// Every table below `table`, depth first.
+fn for_each_table(table: &Table, f: &mut dyn FnMut(&Table)) {
+    for (_, item) in table.iter() {
+        match item {
+            Item::Table(t) => {
+                f(t);
+                for_each_table(t, f);
+            }
+            Item::ArrayOfTables(tables) => {
+                for t in tables.iter() {
+                    f(t);
+                    for_each_table(t, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The position of the first table with a header after `pos`.
+fn next_position(root: &Table, pos: isize) -> Option<isize> {
+    let mut next: Option<isize> = None;
+    for_each_table(root, &mut |t| {
+        if let Some(p) = t.position().filter(|&p| p > pos && has_header(t)) {
+            next = Some(next.map_or(p, |n| n.min(p)));
+        }
+    });
+    next
+}
+
+fn table_at_mut(table: &mut Table, pos: isize) -> Option<&mut Table> {
+    for (_, item) in table.iter_mut() {
+        let tables: Vec<&mut Table> = match item {
+            Item::Table(t) => vec![t],
+            Item::ArrayOfTables(tables) => tables.iter_mut().collect(),
+            _ => continue,
+        };
+        for t in tables {
+            if t.position() == Some(pos) && has_header(t) {
+                return Some(t);
+            }
+            if let Some(found) = table_at_mut(t, pos) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
+/// Put a new table after everything else in the file, including comments
+/// at the end (a file that is all comments, like the template, keeps them
+/// above the new table).
+fn place_at_end(doc: &mut DocumentMut, table: &mut Table) {
+    let mut last = 0;
+    for_each_table(doc.as_table(), &mut |t| {
+        last = last.max(t.position().unwrap_or(0));
+    });
+    table.set_position(Some(last + 1));
+    let trailing = doc.trailing().as_str().unwrap_or_default().to_string();
+    if trailing.trim().is_empty() {
+        return;
+    }
+    let mut prefix = trailing;
+    if !prefix.ends_with('\n') {
+        prefix.push('\n');
+    }
+    prefix.push('\n');
+    table.decor_mut().set_prefix(prefix);
+    doc.set_trailing("");
+}
+
+fn malformed(err: SettingsError, path: &Path) -> WriteError {
+    match err {
+        SettingsError::Parse {
+            path,
+            line,
+            column,
+            message,
+        } => WriteError::Malformed {
+            path,
+            line,
+            column,
+            message,
+        },
+        SettingsError::Read { message, .. } => WriteError::Io {
+            path: path.to_path_buf(),
+            message,
+        },
+    }
+}
+
+fn unexpected(path: &Path, message: &str) -> WriteError {
+    WriteError::Unexpected {
+        path: path.to_path_buf(),
+        message: message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolKind;
+    use crate::policy::{Category, KindMatch, RuleDecision};
+    use pretty_assertions::assert_eq;
+
+    fn rule(decision: RuleDecision, command: &str) -> Rule {
+        let mut rule = Rule::new(decision);
+        rule.command = Some(command.into());
+        rule
+    }
+
+    fn bypass(agent: &str, value: bool) -> Edit {
+        Edit::SetBypass {
+            agent: agent.into(),
+            value,
+            create: None,
+        }
+    }
+
+    /// Apply an edit to a file holding `text`; the new text.
+    fn edited(text: &str, edit: &Edit) -> String {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, text).expect("write");
+        apply(&path, edit).expect("applies");
+        std::fs::read_to_string(&path).expect("read")
+    }
+
+    #[test]
+    fn bypass_is_set_in_place_or_after_the_blocks_last_key() {
+        let text = "[agents.a] # mine\ncommand = \"x\"\n\n# b\n[agents.b]\ncommand = \"y\"\n";
+        assert_eq!(
+            edited(text, &bypass("a", true)),
+            "[agents.a] # mine\ncommand = \"x\"\nbypass_permissions = true\n\n\
+             # b\n[agents.b]\ncommand = \"y\"\n"
+        );
+        let set = "[agents.a]\nbypass_permissions = true   # since May\ncommand = \"x\"\n";
+        assert_eq!(
+            edited(set, &bypass("a", false)),
+            "[agents.a]\nbypass_permissions = false   # since May\ncommand = \"x\"\n"
+        );
+        assert_eq!(
+            edited("agents.a.command = \"x\"\n", &bypass("a", true)),
+            "agents.a.command = \"x\"\nagents.a.bypass_permissions = true\n"
+        );
+        assert_eq!(
+            edited("agents = { a = { command = \"x\" } }\n", &bypass("a", true)),
+            "agents = { a = { command = \"x\", bypass_permissions = true } }\n"
+        );
+    }
+
+    #[test]
+    fn bypass_for_a_command_line_adds_a_block_after_the_last_agent() {
+        let text = "[agents.a]\ncommand = \"x\"\n\n[agents.a.env]\nK = \"v\"\n\n# tail\n[notifications]\nbell = false\n";
+        let edit = Edit::SetBypass {
+            agent: "npx".into(),
+            value: true,
+            create: Some(("npx".into(), vec!["-y".into(), "pkg@1".into()])),
+        };
+        assert_eq!(
+            edited(text, &edit),
+            "[agents.a]\ncommand = \"x\"\n\n[agents.a.env]\nK = \"v\"\n\n\
+             [agents.npx]\ncommand = \"npx\"\nargs = [\"-y\", \"pkg@1\"]\nbypass_permissions = true\n\n\
+             # tail\n[notifications]\nbell = false\n"
+        );
+        assert_eq!(
+            edited("default_agent = \"a\"\n# end\n", &edit),
+            "default_agent = \"a\"\n# end\n\n\
+             [agents.npx]\ncommand = \"npx\"\nargs = [\"-y\", \"pkg@1\"]\nbypass_permissions = true\n"
+        );
+        let dotted = edited(
+            "agents.a.command = \"x\"\n\n[notifications]\nbell = true\n",
+            &edit,
+        );
+        let settings = parse(&dotted, Path::new("c")).expect("reads back");
+        assert!(settings.agents["npx"].bypass_permissions, "{dotted}");
+        assert_eq!(settings.agents["a"].command, "x");
+    }
+
+    #[test]
+    fn bypass_without_a_block_or_a_change_writes_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        assert_eq!(apply(&path, &bypass("a", false)), Ok(Settings::default()));
+        assert!(!path.exists(), "no file for a change that changes nothing");
+        assert_eq!(
+            apply(&path, &bypass("a", true)),
+            Err(WriteError::NoSuchAgent {
+                path: path.clone(),
+                agent: "a".into()
+            })
+        );
+        assert!(!path.exists());
+        let text = "[agents.a]\ncommand = \"x\"\nbypass_permissions  =  true\n";
+        std::fs::write(&path, text).expect("write");
+        let settings = apply(&path, &bypass("a", true)).expect("no-op");
+        assert!(settings.agents["a"].bypass_permissions);
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), text);
+    }
+
+    #[test]
+    fn rules_append_after_the_last_rule() {
+        let text = "[[rules]]\ndecision = \"deny\"\npath = \"~/.ssh/**\"\n\n# n\n[notifications]\nbell = true\n";
+        let mut new = rule(RuleDecision::Allow, "cargo test *");
+        new.agent = Some("claude".into());
+        new.kind = Some(KindMatch::Category(Category::Execute));
+        new.note = Some("tests are \"safe\"".into());
+        assert_eq!(
+            edited(text, &Edit::AppendRule(new)),
+            "[[rules]]\ndecision = \"deny\"\npath = \"~/.ssh/**\"\n\n\
+             [[rules]]\ndecision = \"allow\"\nagent = \"claude\"\nkind = \"execute\"\n\
+             command = \"cargo test *\"\nnote = 'tests are \"safe\"'\n\n\
+             # n\n[notifications]\nbell = true\n"
+        );
+        let inline = "rules = [\n  { decision = \"deny\", tool = \"Bash\" },\n]\n";
+        let out = edited(inline, &Edit::AppendRule(rule(RuleDecision::Ask, "rm *")));
+        assert_eq!(
+            parse(&out, Path::new("c")).expect("reads back").rules.len(),
+            2,
+            "{out}"
+        );
+        assert!(
+            out.starts_with("rules = [\n  { decision = \"deny\", tool = \"Bash\" },"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_kind_is_written_and_compared_by_its_name() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let mut read = Rule::new(RuleDecision::Ask);
+        read.kind = Some(KindMatch::Kind(ToolKind::Read));
+        let settings = apply(&path, &Edit::AppendRule(read.clone())).expect("applies");
+        assert_eq!(
+            settings.rules[0].kind,
+            Some(KindMatch::Category(Category::Read))
+        );
+        let remove = Edit::RemoveRule {
+            index: 0,
+            expected: read,
+        };
+        assert_eq!(apply(&path, &remove).map(|s| s.rules), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn removing_a_rule_takes_its_own_comment_and_keeps_the_sections() {
+        let text = "x = 1\n\n# Rules\n\n# why a\n[[rules]]\ndecision = \"deny\"\ncommand = \"a\"\n\n\
+                    [[rules]]\ndecision = \"deny\"\ncommand = \"b\"\n\n# n\n[notifications]\nbell = true\n";
+        let first = Edit::RemoveRule {
+            index: 0,
+            expected: rule(RuleDecision::Deny, "a"),
+        };
+        assert_eq!(
+            edited(text, &first),
+            "x = 1\n\n# Rules\n\n[[rules]]\ndecision = \"deny\"\ncommand = \"b\"\n\n\
+             # n\n[notifications]\nbell = true\n"
+        );
+        let last = Edit::RemoveRule {
+            index: 1,
+            expected: rule(RuleDecision::Deny, "b"),
+        };
+        assert_eq!(
+            edited(text, &last),
+            "x = 1\n\n# Rules\n\n# why a\n[[rules]]\ndecision = \"deny\"\ncommand = \"a\"\n\n\
+             # n\n[notifications]\nbell = true\n"
+        );
+        let only = "# Rules\n\n# why\n[[rules]]\ndecision = \"ask\"\ncommand = \"c\"\n";
+        let remove = Edit::RemoveRule {
+            index: 0,
+            expected: rule(RuleDecision::Ask, "c"),
+        };
+        assert_eq!(edited(only, &remove), "# Rules\n");
+        let inline = "rules = [{ decision = \"ask\", command = \"c\" }]\nx = 1\n";
+        assert_eq!(edited(inline, &remove), "rules = []\nx = 1\n");
+    }
+
+    #[test]
+    fn a_changed_rule_is_not_removed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let text = "[[rules]]\ndecision = \"deny\"\ncommand = \"b\"\n";
+        std::fs::write(&path, text).expect("write");
+        let stale = Edit::RemoveRule {
+            index: 0,
+            expected: rule(RuleDecision::Deny, "a"),
+        };
+        let err = apply(&path, &stale).expect_err("changed");
+        assert_eq!(
+            err,
+            WriteError::RuleChanged {
+                path: path.clone(),
+                index: 0,
+                expected: Box::new(rule(RuleDecision::Deny, "a")),
+                found: Some(Box::new(rule(RuleDecision::Deny, "b"))),
+            }
+        );
+        assert!(
+            err.to_string()
+                .starts_with("the rule changed on disk: rule 1 of "),
+            "{err}"
+        );
+        let gone = Edit::RemoveRule {
+            index: 3,
+            expected: rule(RuleDecision::Deny, "b"),
+        };
+        assert!(matches!(
+            apply(&path, &gone),
+            Err(WriteError::RuleChanged { found: None, .. })
+        ));
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), text);
+    }
+
+    #[test]
+    fn a_failure_before_the_rename_leaves_the_old_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        let text = "# mine\n[agents.a]\ncommand = \"x\"\n";
+        std::fs::write(&path, text).expect("write");
+        file::FAIL_BEFORE_RENAME.with(|fail| fail.set(true));
+        let result = apply(&path, &bypass("a", true));
+        file::FAIL_BEFORE_RENAME.with(|fail| fail.set(false));
+        let Err(WriteError::Io { message, .. }) = &result else {
+            panic!("{result:?}")
+        };
+        assert!(message.contains("before the rename"), "{message}");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), text);
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["config.toml", "config.toml.lock"],
+            "no temporary file left"
+        );
+        assert!(
+            apply(&path, &bypass("a", true)).is_ok(),
+            "writes once the failure is gone"
+        );
+    }
+
+    #[test]
+    fn agent_names_for_command_lines() {
+        let text = "[agents.npx]\ncommand = \"npx\"\nargs = [\"a\"]\n\n[agents.npx-2]\ncommand = \"npx\"\n";
+        let settings = parse(text, Path::new("c")).expect("valid");
+        assert_eq!(unique_agent_name(&settings, "npx"), "npx-3");
+        assert_eq!(unique_agent_name(&settings, "gemini"), "gemini");
+        assert_eq!(unique_agent_name(&settings, DEMO_AGENT), "demo-2");
+        assert_eq!(unique_agent_name(&settings, "  "), "agent");
+        assert_eq!(
+            agent_for_command(&settings, "npx", &["a".into()]),
+            Some("npx")
+        );
+        assert_eq!(agent_for_command(&settings, "npx", &[]), Some("npx-2"));
+        assert_eq!(agent_for_command(&settings, "npx", &["b".into()]), None);
+    }
+
+    #[test]
+    fn section_part_of_a_decor() {
+        assert_eq!(section_part("\n# own\n"), None);
+        assert_eq!(section_part("\n# s\n\n# own\n"), Some("\n# s\n".into()));
+        assert_eq!(section_part("\n# s\n\n  "), Some("\n# s\n".into()));
+        assert_eq!(section_part("\n\n"), None);
+    }
+}
