@@ -16,7 +16,8 @@ use crate::acp::{self, AgentCommand, AgentEvent, AgentHandle, LaunchError, Permi
 use crate::decision_log;
 use crate::model::PermissionOutcome;
 use crate::policy::{AgentPolicy, Mode, Rule};
-use crate::state::{Action, AppState, Connection, Effect, Msg, OnAsk, RequestId};
+use crate::settings::{self, Edit};
+use crate::state::{Action, AppState, Connection, Effect, Msg, OnAsk, RequestId, SettingsEdit};
 use crate::tui::keymap::{self, Input};
 use crate::ui::{self, View};
 
@@ -41,6 +42,25 @@ pub struct ChatOptions {
     pub notify: bool,
     /// Answer asks without a user (`warden exec`).
     pub headless: Option<OnAsk>,
+    /// The settings file and what the chat knows of it.
+    pub settings: SettingsLink,
+}
+
+/// Where the settings file is and whether warden may write to it.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsLink {
+    pub path: Option<PathBuf>,
+    /// False when the file did not load: warden never writes over it then.
+    pub writable: bool,
+    /// The agent has no block yet (`-- CMD`, or the built-in demo): a bypass
+    /// creates `[agents.NAME]` with this (name, command, args); an existing
+    /// block for the same command is reused. The name is made unique unless
+    /// it is the demo's.
+    pub create_as: Option<(String, String, Vec<String>)>,
+    /// The agent's block name, when it has one.
+    pub agent_block: Option<String>,
+    /// Agents with `bypass_permissions = true`.
+    pub bypassed: Vec<String>,
 }
 
 /// The running application: state plus the IO it needs.
@@ -50,6 +70,7 @@ pub struct App {
     command: AgentCommand,
     decision_log: Option<PathBuf>,
     notify: bool,
+    settings: SettingsLink,
     agent: Option<AgentHandle>,
     events: mpsc::UnboundedReceiver<AgentEvent>,
     responders: HashMap<RequestId, PermissionResponder>,
@@ -78,11 +99,14 @@ impl App {
         state.cwd_path = command.cwd.clone();
         state.headless = options.headless;
         state.chat_id = uuid::Uuid::new_v4().to_string();
+        state.settings_agent = options.settings.agent_block.clone();
+        state.bypassed_agents = options.settings.bypassed.clone();
         let (_, events) = mpsc::unbounded_channel();
         App {
             state,
             decision_log: options.decision_log,
             notify: options.notify,
+            settings: options.settings,
             command,
             agent: None,
             events,
@@ -252,11 +276,90 @@ impl App {
                     }
                 }
             }
-            Effect::PersistBypass(agent) => {
-                self.state.info(format!(
-                    "bypass for {agent} holds for this run (not yet written to the settings file)"
-                ));
+            Effect::EditSettings(edit) => self.edit_settings(edit),
+        }
+    }
+
+    /// Carry out a settings edit and tell the state what the file now says.
+    fn edit_settings(&mut self, edit: SettingsEdit) {
+        let Some(path) = self.settings.path.clone() else {
+            self.handle(Msg::SettingsWriteFailed(
+                "there is no settings path on this system".into(),
+            ));
+            return;
+        };
+        if !self.settings.writable {
+            self.handle(Msg::SettingsWriteFailed(format!(
+                "{} did not load, and warden never writes over a file it could not read",
+                path.display()
+            )));
+            return;
+        }
+        let mut agent_block = None;
+        let (edit, note) = match edit {
+            SettingsEdit::SetBypass { agent, value } => {
+                let mut agent = agent;
+                let mut create = None;
+                if let (true, None, Some((name, program, args))) =
+                    (value, &self.state.settings_agent, &self.settings.create_as)
+                {
+                    // No block yet: attach the bypass to one for this command.
+                    let current = settings::load(&path).ok().flatten().unwrap_or_default();
+                    match settings::agent_for_command(&current, program, args) {
+                        Some(existing) => agent = existing.to_string(),
+                        None => {
+                            agent = if name == settings::DEMO_AGENT {
+                                name.clone()
+                            } else {
+                                settings::unique_agent_name(&current, name)
+                            };
+                            create = Some((program.clone(), args.clone()));
+                        }
+                    }
+                    agent_block = Some(agent.clone());
+                }
+                let note = if value {
+                    format!(
+                        "bypass for `{agent}` saved to {} ([agents.{agent}])",
+                        path.display()
+                    )
+                } else {
+                    format!("bypass for `{agent}` removed from {}", path.display())
+                };
+                (
+                    Edit::SetBypass {
+                        agent,
+                        value,
+                        create,
+                    },
+                    note,
+                )
             }
+            SettingsEdit::AppendRule(rule) => (
+                Edit::AppendRule(rule),
+                format!("rule saved to {}", path.display()),
+            ),
+            SettingsEdit::RemoveRule { index, expected } => (
+                Edit::RemoveRule { index, expected },
+                format!("rule removed from {}", path.display()),
+            ),
+        };
+        match settings::apply(&path, &edit) {
+            Ok(now) => {
+                let bypassed = now
+                    .agents
+                    .iter()
+                    .filter(|(_, a)| a.bypass_permissions)
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                self.handle(Msg::SettingsChanged {
+                    rules: now.rules,
+                    bypassed,
+                    agent_block,
+                    note: Some(note),
+                });
+            }
+            Err(err) => self.handle(Msg::SettingsWriteFailed(err.to_string())),
         }
     }
 
@@ -321,6 +424,10 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                     match keymap::map_event(&event, app.state.composer.is_empty()) {
                         Some(Input::Action(action)) => app.handle(Msg::Action(action)),
                         Some(Input::Scroll(scroll)) => view.scroll(scroll),
+                        Some(Input::Click(column, row)) => match view.hit(column, row) {
+                            Some(action) => app.handle(Msg::Action(action)),
+                            None => continue,
+                        },
                         Some(Input::Resize) => {}
                         None => continue,
                     }

@@ -5,6 +5,7 @@ pub mod acp;
 pub mod app;
 pub mod decision_log;
 pub mod demo_agent;
+pub mod launch;
 pub mod model;
 pub mod policy;
 pub mod sanitize;

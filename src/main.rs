@@ -1,15 +1,15 @@
 //! The `warden` command line: parse, wire, exit codes. Thin.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use warden::acp::AgentCommand;
-use warden::app::{App, ChatOptions};
+use warden::app::App;
 use warden::decision_log;
+use warden::launch::{self, Want};
 use warden::policy::Mode;
-use warden::settings::{self, DEMO_AGENT, Settings};
+use warden::settings;
 use warden::state::OnAsk;
 
 /// A terminal chat client for coding agents that speak the Agent Client Protocol.
@@ -39,6 +39,12 @@ struct Cli {
 
     #[command(subcommand)]
     sub: Option<Sub>,
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCmd {
+    /// Print the settings file path in use.
+    Path,
 }
 
 /// How `warden exec` answers a request the policy leaves to the user.
@@ -75,6 +81,22 @@ enum Sub {
         #[arg(last = true, value_name = "CMD ARGS")]
         command: Vec<String>,
     },
+    /// Settings file helpers.
+    Config {
+        #[command(subcommand)]
+        what: ConfigCmd,
+    },
+    /// List the configured agents with their bypass and default mode.
+    Agents,
+    /// List what decides for you (bypasses, rules), and revoke one.
+    Grants {
+        /// Revoke the item with this number (from the list).
+        #[arg(long, value_name = "N")]
+        revoke: Option<usize>,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Print recent permission decisions from the decision log.
     Log {
         /// Print the raw JSON lines.
@@ -93,23 +115,6 @@ enum Sub {
         #[arg(long, value_name = "PATH")]
         scenario: Option<PathBuf>,
     },
-}
-
-/// What main decided to start, plus lines to show in the transcript first.
-struct Start {
-    command: AgentCommand,
-    options: ChatOptions,
-    notes: Vec<String>,
-    errors: Vec<String>,
-}
-
-/// Which agent the user asked for, from whichever command line.
-struct Want<'a> {
-    config: Option<&'a Path>,
-    agent: Option<&'a str>,
-    command: &'a [String],
-    cwd: Option<&'a Path>,
-    mode: Option<Mode>,
 }
 
 fn main() -> ExitCode {
@@ -145,6 +150,24 @@ fn main() -> ExitCode {
                 }
             };
         }
+        Some(Sub::Config {
+            what: ConfigCmd::Path,
+        }) => {
+            return match settings::resolve_path(cli.config.as_deref()) {
+                Some(path) => {
+                    println!("{}", path.display());
+                    ExitCode::SUCCESS
+                }
+                None => {
+                    eprintln!("warden: no config directory on this system; use --config PATH");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        Some(Sub::Agents) => return report(print_agents(cli.config.as_deref())),
+        Some(Sub::Grants { revoke, yes }) => {
+            return report(grants(cli.config.as_deref(), *revoke, *yes));
+        }
         Some(Sub::Exec { .. }) => {
             init_logging();
             return match runtime.block_on(run_exec(&cli)) {
@@ -171,23 +194,18 @@ fn main() -> ExitCode {
 }
 
 async fn run_chat(cli: Cli) -> anyhow::Result<()> {
-    let start = resolve(&Want {
+    let start = launch::resolve(&Want {
         config: cli.config.as_deref(),
         agent: cli.agent.as_deref(),
         command: &cli.command,
         cwd: cli.cwd.as_deref(),
         mode: cli.mode,
+        own_exe: &own_exe()?,
     })?;
-    let mut app = App::with_options(start.command, start.options);
+    let mut app = start.into_app();
     // Spawn before touching the terminal: a command that does not exist is a
     // plain error on a normal screen.
     app.start_agent()?;
-    for note in start.notes {
-        app.state.info(note);
-    }
-    for error in start.errors {
-        app.state.error(error, Vec::new());
-    }
     let mut terminal = match warden::tui::init() {
         Ok(terminal) => terminal,
         Err(err) => {
@@ -226,12 +244,13 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
     if prompt.trim().is_empty() {
         bail!("no prompt: give -p PROMPT or pipe one on stdin");
     }
-    let mut start = resolve(&Want {
+    let mut start = launch::resolve(&Want {
         config: cli.config.as_deref(),
         agent: agent.as_deref(),
         command,
         cwd: cwd.as_deref(),
         mode: *mode,
+        own_exe: &own_exe()?,
     })?;
     for error in &start.errors {
         eprintln!("warden: {error}");
@@ -249,6 +268,120 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
     let result = warden::app::run_exec(&mut app, &prompt, &mut out, &mut err).await;
     app.shutdown().await;
     result.map_err(Into::into)
+}
+
+fn report(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("warden: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_settings(
+    config: Option<&std::path::Path>,
+) -> anyhow::Result<(PathBuf, settings::Settings)> {
+    let path = settings::resolve_path(config).context("no config directory; use --config PATH")?;
+    let loaded = settings::load(&path)?.unwrap_or_default();
+    Ok((path, loaded))
+}
+
+/// `warden agents`.
+fn print_agents(config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let (path, loaded) = load_settings(config)?;
+    println!("settings: {}", path.display());
+    if loaded.agents.is_empty() {
+        println!("no agents configured: `warden` starts the built-in demo agent");
+        return Ok(());
+    }
+    println!(
+        "{:<16}  {:<7}  {:<7}  {:<8}  command",
+        "agent", "default", "bypass", "mode"
+    );
+    for (name, agent) in &loaded.agents {
+        let default = if loaded.default_agent.as_deref() == Some(name) {
+            "yes"
+        } else {
+            ""
+        };
+        println!(
+            "{:<16}  {:<7}  {:<7}  {:<8}  {} {}",
+            name,
+            default,
+            if agent.bypass_permissions {
+                "on"
+            } else {
+                "off"
+            },
+            agent.default_mode.unwrap_or_default().as_str(),
+            agent.command,
+            agent.args.join(" ")
+        );
+    }
+    Ok(())
+}
+
+/// `warden grants`: bypasses and rules, numbered; `--revoke N` removes one.
+fn grants(
+    config: Option<&std::path::Path>,
+    revoke: Option<usize>,
+    yes: bool,
+) -> anyhow::Result<()> {
+    let (path, loaded) = load_settings(config)?;
+    let mut items: Vec<(String, settings::Edit)> = Vec::new();
+    for (name, agent) in &loaded.agents {
+        if agent.bypass_permissions {
+            items.push((
+                format!(
+                    "bypass: every request of `{name}` is allowed (deny and ask rules still apply)"
+                ),
+                settings::Edit::SetBypass {
+                    agent: name.clone(),
+                    value: false,
+                    create: None,
+                },
+            ));
+        }
+    }
+    for (index, rule) in loaded.rules.iter().enumerate() {
+        items.push((
+            format!("rule {}: {}", index + 1, rule.describe()),
+            settings::Edit::RemoveRule {
+                index,
+                expected: rule.clone(),
+            },
+        ));
+    }
+    let Some(n) = revoke else {
+        println!("settings: {}", path.display());
+        if items.is_empty() {
+            println!("nothing decides for you beyond the mode: no bypass, no rules");
+        }
+        for (i, (text, _)) in items.iter().enumerate() {
+            println!("{:>3}. {}", i + 1, warden::sanitize::one_line(text));
+        }
+        println!("(\"allow for this chat\" grants live in a running chat: Ctrl-G there)");
+        return Ok(());
+    };
+    let Some((text, edit)) = n.checked_sub(1).and_then(|i| items.get(i)) else {
+        bail!("no item {n}: `warden grants` lists {} item(s)", items.len());
+    };
+    if !yes {
+        eprint!("revoke {}? [y/N] ", warden::sanitize::one_line(text));
+        let mut answer = String::new();
+        std::io::stdin()
+            .read_line(&mut answer)
+            .context("cannot read the answer")?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            println!("not revoked");
+            return Ok(());
+        }
+    }
+    settings::apply(&path, edit)?;
+    println!("revoked: {}", warden::sanitize::one_line(text));
+    Ok(())
 }
 
 /// `warden log`: the most recent decisions as a table, or raw JSON lines.
@@ -298,114 +431,6 @@ fn clip(text: &str, width: usize) -> String {
     let mut out: String = text.chars().take(width - 1).collect();
     out.push('…');
     out
-}
-
-/// Pick the agent: `-- CMD`, `--agent NAME`, the settings' default, or the demo agent.
-fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
-    let cwd = match want.cwd {
-        Some(dir) => std::fs::canonicalize(dir)
-            .with_context(|| format!("--cwd {}: no such directory", dir.display()))?,
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
-    if !cwd.is_dir() {
-        bail!("--cwd {}: not a directory", cwd.display());
-    }
-    let path = settings::resolve_path(want.config);
-    let mut errors = Vec::new();
-    let loaded: Option<Settings> = match path.as_deref().map(settings::load) {
-        Some(Ok(settings)) => settings,
-        Some(Err(err)) => {
-            errors.push(format!("settings not loaded, using defaults: {err}"));
-            None
-        }
-        None => None,
-    };
-    let shown_path = path.as_deref().map_or_else(
-        || "the settings file".to_string(),
-        |p| p.display().to_string(),
-    );
-
-    let settings = loaded.unwrap_or_default();
-    let mut options = ChatOptions {
-        mode: want.mode.unwrap_or_default(),
-        rules: settings.rules.clone(),
-        decision_log: decision_log::default_path(),
-        notify: settings.notifications.bell || settings.notifications.desktop,
-        ..ChatOptions::default()
-    };
-    if let Some((program, args)) = want.command.split_first() {
-        let name = Path::new(program)
-            .file_name()
-            .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
-        return Ok(Start {
-            command: AgentCommand {
-                name,
-                program: program.clone(),
-                args: args.to_vec(),
-                env: Vec::new(),
-                cwd,
-            },
-            options,
-            notes: Vec::new(),
-            errors,
-        });
-    }
-    let wanted = want
-        .agent
-        .map(str::to_string)
-        .or_else(|| settings.default_agent.clone());
-    match wanted {
-        Some(name) if name != DEMO_AGENT || settings.agents.contains_key(&name) => {
-            let Some(agent) = settings.agents.get(&name) else {
-                let known: Vec<&str> = settings.agents.keys().map(String::as_str).collect();
-                bail!(
-                    "no agent named `{name}` in {shown_path} (configured: {})",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                );
-            };
-            options.bypass = agent.bypass_permissions;
-            options.agent_plan_mode = agent.agent_plan_mode.clone();
-            if want.mode.is_none() {
-                options.mode = agent.default_mode.unwrap_or_default();
-            }
-            // `warden` as an agent's command means this very binary.
-            let program = if agent.command == "warden" {
-                own_exe()?
-            } else {
-                agent.command.clone()
-            };
-            Ok(Start {
-                command: AgentCommand {
-                    name,
-                    program,
-                    args: agent.args.clone(),
-                    env: agent.env.clone().into_iter().collect(),
-                    cwd,
-                },
-                options,
-                notes: Vec::new(),
-                errors,
-            })
-        }
-        _ => Ok(Start {
-            command: AgentCommand {
-                name: DEMO_AGENT.to_string(),
-                program: own_exe()?,
-                args: vec!["demo-agent".to_string()],
-                env: Vec::new(),
-                cwd,
-            },
-            options,
-            notes: vec![format!(
-                "This is warden's built-in demo agent (offline; type `help`). To use a real agent, add an [agents.NAME] block to {shown_path} (see config.example.toml) or run `warden -- <agent command>`."
-            )],
-            errors,
-        }),
-    }
 }
 
 fn own_exe() -> anyhow::Result<String> {

@@ -593,3 +593,161 @@ fn exec_in_each_mode() {
     assert!(out.contains("hello exec"), "{out}");
     assert!(log.is_empty());
 }
+
+/// A chat as `warden` would start it with no agent named, on this settings file.
+async fn launched(dir: &Path, config: &Path) -> App {
+    let start = warden::launch::resolve(&warden::launch::Want {
+        config: Some(config),
+        agent: None,
+        command: &[],
+        cwd: Some(dir),
+        mode: None,
+        own_exe: env!("CARGO_BIN_EXE_warden"),
+    })
+    .expect("resolves");
+    let mut start = start;
+    start.options.decision_log = Some(dir.join("decisions.jsonl"));
+    let mut app = start.into_app();
+    app.start_agent().expect("spawns");
+    pump_until(&mut app, "session", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
+    app
+}
+
+fn last_log(dir: &Path) -> warden::decision_log::DecisionRecord {
+    warden::decision_log::read(&dir.join("decisions.jsonl"))
+        .expect("log")
+        .pop()
+        .expect("a decision")
+}
+
+#[tokio::test]
+async fn bypass_is_written_to_the_settings_and_honoured_by_the_next_warden() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("conf/config.toml");
+    let mut app = launched(dir.path(), &config).await;
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    key(&mut app, Action::Char('b'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    app.shutdown().await;
+    let text = std::fs::read_to_string(&config).expect("the first write created the file");
+    let parsed = warden::settings::parse(&text, &config).expect("valid settings");
+    assert!(parsed.agents["demo"].bypass_permissions, "{text}");
+    assert_eq!(last_log(dir.path()).source, "bypass");
+
+    let mut again = launched(dir.path(), &config).await;
+    assert!(again.state.agent_policy.bypass);
+    send(&mut again, "delete");
+    pump_until(&mut again, "end of turn", |s| !s.is_busy()).await;
+    assert!(agent_text(&again.state).contains("permission outcome: selected allow-once"));
+    let record = last_log(dir.path());
+    assert_eq!(
+        (record.source.as_str(), record.kind.as_str()),
+        ("bypass", "delete")
+    );
+    again.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "# my settings\nunknown_top = 1\n").expect("seed file");
+    let mut app = launched(dir.path(), &config).await;
+    send(&mut app, "execute");
+    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    key(&mut app, Action::Char('p'));
+    let Focus::KeepRule(field) = &app.state.focus else {
+        panic!("keep-as-rule field: {:?}", app.state.focus)
+    };
+    assert_eq!(field.text(), "cargo test *", "the narrowest sensible rule");
+    key(&mut app, Action::Submit);
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert!(
+        agent_text(&app.state).contains("permission outcome: selected allow-once"),
+        "the kept rule allowed this request"
+    );
+    app.shutdown().await;
+    let text = std::fs::read_to_string(&config).expect("file");
+    assert!(
+        text.starts_with("# my settings\nunknown_top = 1\n"),
+        "the rest of the file is kept: {text}"
+    );
+    assert!(
+        text.contains("[[rules]]") && text.contains("cargo test *"),
+        "{text}"
+    );
+
+    let mut again = launched(dir.path(), &config).await;
+    send(&mut again, "execute");
+    pump_until(&mut again, "end of turn", |s| !s.is_busy()).await;
+    assert!(again.state.approvals.is_empty());
+    assert_eq!(last_log(dir.path()).source, "rule");
+    // Revoke it on the review screen: the card comes back.
+    key(&mut again, Action::Grants);
+    let items = again.state.grant_items();
+    let at = items
+        .iter()
+        .position(|i| matches!(i, warden::state::GrantItem::Rule(_)))
+        .expect("the rule is listed");
+    for _ in 0..at {
+        key(&mut again, Action::Down);
+    }
+    key(&mut again, Action::Char('d'));
+    key(&mut again, Action::Char('y'));
+    assert!(again.state.rules.is_empty());
+    key(&mut again, Action::Cancel);
+    assert!(
+        !std::fs::read_to_string(&config)
+            .expect("file")
+            .contains("cargo test")
+    );
+    send(&mut again, "execute");
+    pump_until(&mut again, "a card again", |s| {
+        !s.approvals.is_empty() || !s.is_busy()
+    })
+    .await;
+    assert_eq!(
+        again.state.approvals.len(),
+        1,
+        "{:?}",
+        decisions(&again.state)
+    );
+    again.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_malformed_settings_file_is_reported_and_never_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.toml");
+    let bad = "[agents.demo]\ncommand = 3\n";
+    std::fs::write(&config, bad).expect("seed");
+    let mut app = launched(dir.path(), &config).await;
+    let errs = errors(&app.state);
+    assert!(
+        errs.iter().any(|(m, _)| m.contains("config.toml:2:11")),
+        "{errs:?}"
+    );
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    key(&mut app, Action::Char('b'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert!(
+        agent_text(&app.state).contains("permission outcome: selected allow-once"),
+        "the choice still holds for this run"
+    );
+    assert!(
+        errors(&app.state)
+            .iter()
+            .any(|(m, _)| m.starts_with("settings not written"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(&config).expect("file"),
+        bad,
+        "bytes unchanged"
+    );
+    app.shutdown().await;
+}

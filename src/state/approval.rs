@@ -81,6 +81,10 @@ pub enum Focus {
     ConfirmAll(Vec<RequestId>),
     /// The mode dropdown is open; index of the highlighted item.
     ModeMenu(usize),
+    /// Editing the pattern of a rule kept from the selected card.
+    KeepRule(Composer),
+    /// The review screen: highlighted line, and whether a revoke awaits "y".
+    Grants { selected: usize, confirm: bool },
 }
 
 /// Review position among the cards.
@@ -361,7 +365,7 @@ impl AppState {
     }
 
     /// Run the policy again over the queue (after a grant, a bypass or a mode change).
-    fn redecide_queue(&mut self) -> Vec<Effect> {
+    pub(super) fn redecide_queue(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
         let mut index = 0;
         while index < self.approvals.len() {
@@ -463,6 +467,10 @@ impl AppState {
             A::Char('A') => self.choose(Choice::ApproveAll),
             A::Char('e') => {
                 self.review.expanded = !self.review.expanded;
+                Vec::new()
+            }
+            A::Char('p') => {
+                self.start_keep_rule();
                 Vec::new()
             }
             A::Char(c @ '1'..='9') => {
@@ -567,7 +575,7 @@ impl AppState {
                     return Vec::new();
                 }
                 self.agent_policy.bypass = true;
-                let mut effects = vec![Effect::PersistBypass(self.agent_name.clone())];
+                let mut effects = vec![self.persist_bypass()];
                 if let Some(approval) = self.take_approval(self.review.selected) {
                     let option = allow_option(&approval.request.options).map(|o| o.id.clone());
                     if let Some(id) = option {

@@ -3,12 +3,14 @@
 
 mod approval;
 mod composer;
+mod grants;
 mod transcript;
 
 pub use approval::{
     Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Review, choices, option_kind_label,
 };
 pub use composer::Composer;
+pub use grants::{GrantItem, SettingsEdit};
 pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
 
 use std::path::PathBuf;
@@ -85,6 +87,8 @@ pub enum Action {
     ClickChoice(usize),
     /// A mouse click on a dropdown item.
     PickModeItem(usize),
+    /// Open or close the review screen of bypasses, rules and grants (Ctrl-G).
+    Grants,
 }
 
 /// Everything that can change the state.
@@ -112,6 +116,17 @@ pub enum Msg {
         status: String,
         stderr_tail: Vec<String>,
     },
+    /// The settings file was written: what it now says (rules, bypassed
+    /// agents), the block name of this chat's agent if it was just created,
+    /// and a line to show.
+    SettingsChanged {
+        rules: Vec<Rule>,
+        bypassed: Vec<String>,
+        agent_block: Option<String>,
+        note: Option<String>,
+    },
+    /// A settings write failed; the choice still holds for this run.
+    SettingsWriteFailed(String),
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -140,8 +155,8 @@ pub enum Effect {
         mode_id: String,
         config_option: Option<String>,
     },
-    /// Record `bypass_permissions = true` for this agent in the settings.
-    PersistBypass(String),
+    /// Change the settings file.
+    EditSettings(SettingsEdit),
 }
 
 /// The agent connection as the user sees it.
@@ -216,6 +231,12 @@ pub struct AppState {
     pub chat_id: String,
     /// Why the last turn ended.
     pub last_stop: Option<StopReason>,
+    /// Agents with `bypass_permissions = true` in the settings (and set this run).
+    pub bypassed_agents: Vec<String>,
+    /// This chat's agent's block name in the settings, when it has one.
+    pub settings_agent: Option<String>,
+    /// The rule being kept from a card, while its pattern is edited.
+    pub rule_draft: Option<Rule>,
 }
 
 impl AppState {
@@ -249,6 +270,9 @@ impl AppState {
             failed: None,
             chat_id: String::new(),
             last_stop: None,
+            bypassed_agents: Vec::new(),
+            settings_agent: None,
+            rule_draft: None,
         }
     }
 
@@ -294,6 +318,9 @@ impl AppState {
                 }
             }
             Msg::Update(update) => self.on_update(update),
+            msg @ (Msg::SettingsChanged { .. } | Msg::SettingsWriteFailed(_)) => {
+                self.on_settings(msg)
+            }
             Msg::PermissionRequested { id, request } => self.on_permission(id, request),
             Msg::TurnEnded(_) | Msg::TurnFailed(_) if self.turn.is_none() => Vec::new(),
             Msg::TurnEnded(reason) => {
@@ -426,7 +453,11 @@ impl AppState {
             Action::Cancel
                 if !matches!(
                     self.focus,
-                    Focus::Reason(_) | Focus::ModeMenu(_) | Focus::ConfirmAll(_)
+                    Focus::Reason(_)
+                        | Focus::ModeMenu(_)
+                        | Focus::ConfirmAll(_)
+                        | Focus::KeepRule(_)
+                        | Focus::Grants { .. }
                 ) =>
             {
                 return self.cancel();
@@ -442,6 +473,13 @@ impl AppState {
                     .iter()
                     .position(|i| *i == ModeItem::Chat(self.mode));
                 self.focus = Focus::ModeMenu(current.unwrap_or(0));
+                return Vec::new();
+            }
+            Action::Grants if !matches!(self.focus, Focus::Grants { .. }) => {
+                self.focus = Focus::Grants {
+                    selected: 0,
+                    confirm: false,
+                };
                 return Vec::new();
             }
             Action::Review => {
@@ -465,6 +503,8 @@ impl AppState {
             Focus::Reason(field) => self.on_reason_key(&action, field),
             Focus::ConfirmAll(ids) => self.on_confirm_key(&action, ids),
             Focus::ModeMenu(highlighted) => self.on_menu_key(&action, highlighted),
+            Focus::KeepRule(field) => self.on_keep_rule_key(&action, field),
+            Focus::Grants { selected, confirm } => self.on_grants_key(&action, selected, confirm),
         }
     }
 

@@ -294,7 +294,13 @@ fn bypass_allows_and_asks_to_persist() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Delete);
     let effects = key(&mut s, Action::Char('b'));
-    assert!(effects.contains(&Effect::PersistBypass("demo".into())));
+    assert!(
+        effects.contains(&Effect::EditSettings(SettingsEdit::SetBypass {
+            agent: "demo".into(),
+            value: true
+        }))
+    );
+    assert_eq!(s.bypassed_agents, vec!["demo".to_string()]);
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     assert!(s.agent_policy.bypass);
     assert_eq!(
@@ -457,4 +463,86 @@ fn quit_cancels_the_turn_and_answers_everything() {
     assert_eq!(effects.first(), Some(&Effect::CancelTurn));
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
     assert_eq!(effects.last(), Some(&Effect::Quit));
+}
+
+#[test]
+fn keep_as_rule_offers_an_editable_pattern_and_appends_it() {
+    let mut s = chat(Mode::Default);
+    let mut req = request("t", ToolKind::Execute, "Run cargo test");
+    req.fields.raw_input = Some(serde_json::json!({"command": "cargo test --all"}));
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: req,
+    });
+    key(&mut s, Action::Char('p'));
+    let Focus::KeepRule(field) = &s.focus else {
+        panic!("{:?}", s.focus)
+    };
+    assert_eq!(field.text(), "cargo test *");
+    key(&mut s, Action::KillLineStart);
+    key(&mut s, Action::Paste("cargo *".into()));
+    let effects = key(&mut s, Action::Submit);
+    let Some(Effect::EditSettings(SettingsEdit::AppendRule(rule))) = effects.first() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(rule.command.as_deref(), Some("cargo *"));
+    assert_eq!(
+        answers(&effects),
+        vec![(1, selected("allow-once"))],
+        "the new rule covers the card"
+    );
+    assert_eq!(logged_sources(&effects), vec!["rule"]);
+}
+
+#[test]
+fn the_review_screen_lists_and_revokes_with_confirmation() {
+    let mut s = chat(Mode::Default);
+    s.bypassed_agents = vec!["demo".into()];
+    s.agent_policy.bypass = true;
+    s.rules = vec![crate::policy::Rule::new(crate::policy::RuleDecision::Allow)];
+    s.grants = vec![ChatGrant {
+        kind: ToolKind::Execute,
+        tool: "Bash".into(),
+    }];
+    key(&mut s, Action::Grants);
+    assert_eq!(
+        s.grant_items(),
+        vec![
+            GrantItem::Bypass("demo".into()),
+            GrantItem::Rule(0),
+            GrantItem::ChatGrant(0)
+        ]
+    );
+    key(&mut s, Action::Char('d'));
+    assert_eq!(
+        s.focus,
+        Focus::Grants {
+            selected: 0,
+            confirm: true
+        }
+    );
+    assert!(key(&mut s, Action::Char('n')).is_empty(), "n keeps it");
+    key(&mut s, Action::Char('d'));
+    let effects = key(&mut s, Action::Char('y'));
+    assert_eq!(
+        effects,
+        vec![Effect::EditSettings(SettingsEdit::SetBypass {
+            agent: "demo".into(),
+            value: false
+        })]
+    );
+    assert!(
+        !s.agent_policy.bypass,
+        "the policy uses the new state at once"
+    );
+    key(&mut s, Action::Down);
+    key(&mut s, Action::Char('d'));
+    assert!(
+        key(&mut s, Action::Char('y')).is_empty(),
+        "a chat grant needs no file write"
+    );
+    assert!(s.grants.is_empty());
+    key(&mut s, Action::Cancel);
+    assert_eq!(s.focus, Focus::Composer);
+    assert_eq!(s.rules.len(), 1);
 }

@@ -15,6 +15,8 @@ pub enum Input {
     Action(Action),
     /// Moves the transcript view (render-side state).
     Scroll(Scroll),
+    /// A left click at (column, row): the view knows what is there.
+    Click(u16, u16),
     /// The terminal was resized: redraw.
     Resize,
 }
@@ -28,6 +30,9 @@ pub fn map_event(event: &Event, composer_empty: bool) -> Option<Input> {
         Event::Mouse(mouse) => match mouse.kind {
             MouseEventKind::ScrollUp => Some(Input::Scroll(Scroll::Up(WHEEL_ROWS))),
             MouseEventKind::ScrollDown => Some(Input::Scroll(Scroll::Down(WHEEL_ROWS))),
+            MouseEventKind::Down(crossterm::event::MouseButton::Left) => {
+                Some(Input::Click(mouse.column, mouse.row))
+            }
             _ => None,
         },
         Event::Resize(_, _) => Some(Input::Resize),
@@ -55,6 +60,7 @@ pub fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
         KeyCode::Char('t') if ctrl => action(Action::ToggleThoughts),
         KeyCode::Char('r') if ctrl => action(Action::Restart),
         KeyCode::Char('p') if ctrl => action(Action::Review),
+        KeyCode::Char('g') if ctrl => action(Action::Grants),
         KeyCode::Char('m') if alt => action(Action::OpenModeMenu),
         KeyCode::F(2) => action(Action::OpenModeMenu),
         KeyCode::Char('a') if ctrl => action(Action::LineStart),

@@ -1,0 +1,225 @@
+//! Picking the agent to start and the chat's options from the command line
+//! and the settings file.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+
+use crate::acp::AgentCommand;
+use crate::app::{ChatOptions, SettingsLink};
+use crate::decision_log;
+use crate::policy::Mode;
+use crate::settings::{self, DEMO_AGENT, Settings};
+
+/// What main decided to start, plus lines to show in the transcript first.
+pub struct Start {
+    pub command: AgentCommand,
+    pub options: ChatOptions,
+    /// Lines to show first (the demo hint, unknown keys).
+    pub notes: Vec<String>,
+    /// Errors to show first (a settings file that did not load).
+    pub errors: Vec<String>,
+}
+
+/// Which agent the user asked for, from whichever command line.
+pub struct Want<'a> {
+    /// `--config`.
+    pub config: Option<&'a Path>,
+    /// `--agent NAME`.
+    pub agent: Option<&'a str>,
+    /// `-- CMD ARGS`.
+    pub command: &'a [String],
+    /// `--cwd`.
+    pub cwd: Option<&'a Path>,
+    /// `--mode`.
+    pub mode: Option<Mode>,
+    /// This warden's executable (runs the demo agent and `warden` commands).
+    pub own_exe: &'a str,
+}
+
+/// Pick the agent: `-- CMD`, `--agent NAME`, the settings' default, or the demo agent.
+pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
+    let cwd = match want.cwd {
+        Some(dir) => std::fs::canonicalize(dir)
+            .with_context(|| format!("--cwd {}: no such directory", dir.display()))?,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    if !cwd.is_dir() {
+        bail!("--cwd {}: not a directory", cwd.display());
+    }
+    let path = settings::resolve_path(want.config);
+    let mut errors = Vec::new();
+    let mut notes = Vec::new();
+    let mut writable = true;
+    let loaded: Option<Settings> = match path.as_deref().map(settings::load) {
+        Some(Ok(settings)) => settings,
+        Some(Err(err)) => {
+            errors.push(format!(
+                "settings not loaded, using defaults (warden will not write to the file): {err}"
+            ));
+            writable = false;
+            None
+        }
+        None => None,
+    };
+    if let (Some(path), Some(_)) = (&path, &loaded)
+        && let Ok(text) = std::fs::read_to_string(path)
+    {
+        for (key, line) in settings::unknown_keys(&text) {
+            notes.push(format!(
+                "{}:{line}: unknown key `{key}` (kept, ignored)",
+                path.display()
+            ));
+        }
+    }
+    let shown_path = path.as_deref().map_or_else(
+        || "the settings file".to_string(),
+        |p| p.display().to_string(),
+    );
+
+    let settings = loaded.unwrap_or_default();
+    let mut options = ChatOptions {
+        mode: want.mode.unwrap_or_default(),
+        rules: settings.rules.clone(),
+        decision_log: decision_log::default_path(),
+        notify: settings.notifications.bell || settings.notifications.desktop,
+        settings: SettingsLink {
+            path: path.clone(),
+            writable,
+            create_as: None,
+            agent_block: None,
+            bypassed: settings
+                .agents
+                .iter()
+                .filter(|(_, a)| a.bypass_permissions)
+                .map(|(name, _)| name.clone())
+                .collect(),
+        },
+        ..ChatOptions::default()
+    };
+    if let Some((program, args)) = want.command.split_first() {
+        // A block that runs the same command lends its settings (bypass, mode).
+        if let Some(block) = settings::agent_for_command(&settings, program, args) {
+            apply_agent_settings(&mut options, want.mode, block, &settings.agents[block]);
+        }
+        return Ok(Start {
+            command: AgentCommand {
+                name: name_for(program),
+                program: program.clone(),
+                args: args.to_vec(),
+                env: Vec::new(),
+                cwd,
+            },
+            options: {
+                if options.settings.agent_block.is_none() {
+                    options.settings.create_as =
+                        Some((name_for(program), program.clone(), args.to_vec()));
+                }
+                options
+            },
+            notes,
+            errors,
+        });
+    }
+    let wanted = want
+        .agent
+        .map(str::to_string)
+        .or_else(|| settings.default_agent.clone());
+    match wanted {
+        Some(name) if name != DEMO_AGENT || settings.agents.contains_key(&name) => {
+            let Some(agent) = settings.agents.get(&name) else {
+                let known: Vec<&str> = settings.agents.keys().map(String::as_str).collect();
+                bail!(
+                    "no agent named `{name}` in {shown_path} (configured: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                );
+            };
+            apply_agent_settings(&mut options, want.mode, &name, agent);
+            // `warden` as an agent's command means this very binary.
+            let program = if agent.command == "warden" {
+                want.own_exe.to_string()
+            } else {
+                agent.command.clone()
+            };
+            Ok(Start {
+                command: AgentCommand {
+                    name,
+                    program,
+                    args: agent.args.clone(),
+                    env: agent.env.clone().into_iter().collect(),
+                    cwd,
+                },
+                options,
+                notes,
+                errors,
+            })
+        }
+        _ => Ok(Start {
+            options: {
+                match settings.agents.get(DEMO_AGENT) {
+                    Some(block) => apply_agent_settings(&mut options, want.mode, DEMO_AGENT, block),
+                    None => {
+                        options.settings.create_as = Some((
+                            DEMO_AGENT.to_string(),
+                            "warden".to_string(),
+                            vec!["demo-agent".to_string()],
+                        ))
+                    }
+                }
+                options
+            },
+            command: AgentCommand {
+                name: DEMO_AGENT.to_string(),
+                program: want.own_exe.to_string(),
+                args: vec!["demo-agent".to_string()],
+                env: Vec::new(),
+                cwd,
+            },
+            notes: {
+                notes.insert(0, format!(
+                    "This is warden's built-in demo agent (offline; type `help`). To use a real agent, add an [agents.NAME] block to {shown_path} (see config.example.toml) or run `warden -- <agent command>`."
+                ));
+                notes
+            },
+            errors,
+        }),
+    }
+}
+
+/// Take an agent block's policy settings into the chat's options.
+fn apply_agent_settings(
+    options: &mut ChatOptions,
+    mode: Option<Mode>,
+    name: &str,
+    agent: &settings::AgentSettings,
+) {
+    options.bypass = agent.bypass_permissions;
+    options.agent_plan_mode = agent.agent_plan_mode.clone();
+    options.mode = mode.or(agent.default_mode).unwrap_or_default();
+    options.settings.agent_block = Some(name.to_string());
+}
+
+/// A display name for an agent command: its program's file name.
+fn name_for(program: &str) -> String {
+    Path::new(program)
+        .file_name()
+        .map_or_else(|| program.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+impl Start {
+    /// The chat, with the start's notes and errors already in its transcript.
+    pub fn into_app(self) -> crate::app::App {
+        let mut app = crate::app::App::with_options(self.command, self.options);
+        for note in self.notes {
+            app.state.info(note);
+        }
+        for error in self.errors {
+            app.state.error(error, Vec::new());
+        }
+        app
+    }
+}

@@ -1,0 +1,266 @@
+//! What decides for the user beyond the mode: per-agent bypass, rules, and
+//! this chat's grants. The review screen lists them and revokes them; "keep
+//! as rule" adds one from a card. Writes to the settings file are effects.
+
+use crate::policy::{Rule, suggest_rule};
+use crate::sanitize::one_line;
+
+use super::{Action, AppState, Composer, Effect, Focus, Msg};
+
+/// A change to the settings file, carried out by the runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingsEdit {
+    /// `agents.NAME.bypass_permissions = value`.
+    SetBypass { agent: String, value: bool },
+    /// Append a `[[rules]]` entry.
+    AppendRule(Rule),
+    /// Remove the rule at `index` if it is still `expected`.
+    RemoveRule { index: usize, expected: Rule },
+}
+
+/// One line of the review screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantItem {
+    /// An agent whose requests are allowed without asking.
+    Bypass(String),
+    /// A rule of the settings file (index in file order).
+    Rule(usize),
+    /// An "allow for this chat" grant (index into `grants`).
+    ChatGrant(usize),
+}
+
+impl AppState {
+    /// Everything that currently decides for the user, in display order.
+    pub fn grant_items(&self) -> Vec<GrantItem> {
+        let mut items: Vec<GrantItem> = self
+            .bypassed_agents
+            .iter()
+            .cloned()
+            .map(GrantItem::Bypass)
+            .collect();
+        items.extend((0..self.rules.len()).map(GrantItem::Rule));
+        items.extend((0..self.grants.len()).map(GrantItem::ChatGrant));
+        items
+    }
+
+    /// A one-line description of an item.
+    pub fn describe_grant(&self, item: &GrantItem) -> String {
+        match item {
+            GrantItem::Bypass(agent) => format!(
+                "bypass: every request of `{}` is allowed (deny and ask rules still apply)",
+                one_line(agent)
+            ),
+            GrantItem::Rule(i) => self.rules.get(*i).map_or_else(String::new, |r| {
+                format!("rule {}: {}", i + 1, one_line(&r.describe()))
+            }),
+            GrantItem::ChatGrant(i) => self.grants.get(*i).map_or_else(String::new, |g| {
+                format!("this chat: allow {}", g.describe())
+            }),
+        }
+    }
+
+    /// The settings block name of this chat's agent.
+    fn settings_agent(&self) -> String {
+        self.settings_agent
+            .clone()
+            .unwrap_or_else(|| self.agent_name.clone())
+    }
+
+    /// Record bypass for this agent (the card's `b`).
+    pub(super) fn persist_bypass(&mut self) -> Effect {
+        let agent = self.settings_agent();
+        if !self.bypassed_agents.contains(&agent) {
+            self.bypassed_agents.push(agent.clone());
+        }
+        Effect::EditSettings(SettingsEdit::SetBypass { agent, value: true })
+    }
+
+    /// Start "keep as rule" for the selected card: the narrowest sensible
+    /// rule, its pattern editable in place.
+    pub(super) fn start_keep_rule(&mut self) {
+        let Some(approval) = self.approvals.get(self.review.selected) else {
+            return;
+        };
+        let rule = suggest_rule(&approval.view, &self.settings_agent(), self.home.as_deref());
+        let mut field = Composer::default();
+        field.set(
+            rule.command
+                .as_deref()
+                .or(rule.path.as_deref())
+                .or(rule.tool.as_deref())
+                .unwrap_or(""),
+        );
+        self.rule_draft = Some(rule);
+        self.focus = Focus::KeepRule(field);
+    }
+
+    /// Keys while editing the kept rule's pattern.
+    pub(super) fn on_keep_rule_key(&mut self, action: &Action, mut field: Composer) -> Vec<Effect> {
+        match action {
+            Action::Submit => {
+                self.focus = Focus::Cards;
+                let Some(mut rule) = self.rule_draft.take() else {
+                    return Vec::new();
+                };
+                let pattern = field.text().trim().to_string();
+                if pattern.is_empty() {
+                    self.notice =
+                        Some("an empty pattern would match too much: rule not kept".into());
+                    return Vec::new();
+                }
+                if rule.command.is_some() {
+                    rule.command = Some(pattern);
+                } else if rule.path.is_some() {
+                    rule.path = Some(pattern);
+                } else if rule.tool.is_some() {
+                    rule.tool = Some(pattern);
+                }
+                self.info(format!("kept as a rule: {}", one_line(&rule.describe())));
+                self.rules.push(rule.clone());
+                let mut effects = vec![Effect::EditSettings(SettingsEdit::AppendRule(rule))];
+                effects.extend(self.redecide_queue());
+                effects
+            }
+            Action::Cancel => {
+                self.rule_draft = None;
+                self.focus = Focus::Cards;
+                Vec::new()
+            }
+            other => {
+                super::edit_composer(&mut field, other);
+                self.focus = Focus::KeepRule(field);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Keys on the review screen.
+    pub(super) fn on_grants_key(
+        &mut self,
+        action: &Action,
+        selected: usize,
+        confirm: bool,
+    ) -> Vec<Effect> {
+        let items = self.grant_items();
+        let last = items.len().saturating_sub(1);
+        if confirm {
+            if matches!(action, Action::Char('y') | Action::Submit) {
+                let effects = self.revoke(items.get(selected));
+                let remaining = self.grant_items().len();
+                self.focus = Focus::Grants {
+                    selected: selected.min(remaining.saturating_sub(1)),
+                    confirm: false,
+                };
+                return effects;
+            }
+            self.focus = Focus::Grants {
+                selected,
+                confirm: false,
+            };
+            return Vec::new();
+        }
+        match action {
+            Action::Up | Action::Char('k') => {
+                self.focus = Focus::Grants {
+                    selected: selected.saturating_sub(1),
+                    confirm: false,
+                };
+            }
+            Action::Down | Action::Char('j') => {
+                self.focus = Focus::Grants {
+                    selected: (selected + 1).min(last),
+                    confirm: false,
+                };
+            }
+            Action::Char('d' | 'x') | Action::Delete | Action::Backspace if !items.is_empty() => {
+                self.focus = Focus::Grants {
+                    selected,
+                    confirm: true,
+                };
+            }
+            Action::Cancel | Action::Char('q') | Action::Grants => self.close_grants(),
+            _ => {
+                self.focus = Focus::Grants {
+                    selected,
+                    confirm: false,
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    fn close_grants(&mut self) {
+        self.focus = if self.approvals.is_empty() {
+            Focus::Composer
+        } else {
+            Focus::Cards
+        };
+    }
+
+    fn revoke(&mut self, item: Option<&GrantItem>) -> Vec<Effect> {
+        match item {
+            Some(GrantItem::Bypass(agent)) => {
+                self.bypassed_agents.retain(|a| a != agent);
+                if *agent == self.settings_agent() {
+                    self.agent_policy.bypass = false;
+                }
+                self.info(format!("revoked: bypass for {}", one_line(agent)));
+                vec![Effect::EditSettings(SettingsEdit::SetBypass {
+                    agent: agent.clone(),
+                    value: false,
+                })]
+            }
+            Some(GrantItem::Rule(index)) => {
+                if *index >= self.rules.len() {
+                    return Vec::new();
+                }
+                let expected = self.rules.remove(*index);
+                self.info(format!("revoked: rule {}", one_line(&expected.describe())));
+                vec![Effect::EditSettings(SettingsEdit::RemoveRule {
+                    index: *index,
+                    expected,
+                })]
+            }
+            Some(GrantItem::ChatGrant(index)) => {
+                if *index < self.grants.len() {
+                    let grant = self.grants.remove(*index);
+                    self.info(format!("revoked: allow {}", grant.describe()));
+                }
+                Vec::new()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// The runtime wrote (or re-read) the settings file.
+    pub(super) fn on_settings(&mut self, msg: Msg) -> Vec<Effect> {
+        match msg {
+            Msg::SettingsChanged {
+                rules,
+                bypassed,
+                agent_block,
+                note,
+            } => {
+                self.rules = rules;
+                self.bypassed_agents = bypassed;
+                if let Some(block) = agent_block {
+                    self.settings_agent = Some(block);
+                }
+                let me = self.settings_agent();
+                self.agent_policy.bypass = self.bypassed_agents.contains(&me);
+                if let Some(note) = note {
+                    self.info(note);
+                }
+                Vec::new()
+            }
+            Msg::SettingsWriteFailed(message) => {
+                self.error(
+                    format!("settings not written: {message}; the choice holds for this run"),
+                    Vec::new(),
+                );
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+}
