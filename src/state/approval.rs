@@ -54,16 +54,17 @@ pub enum Choice {
 }
 
 /// The choices a card offers: up to nine agent options, then warden's own.
+/// A `switch_mode` request always asks (it is how an agent leaves plan
+/// mode), so a grant or a bypass could never cover the next one: those two
+/// are not offered on its card.
 pub fn choices(approval: &Approval) -> Vec<Choice> {
     let mut list: Vec<Choice> = (0..approval.request.options.len().min(9))
         .map(Choice::AgentOption)
         .collect();
-    list.extend([
-        Choice::AllowForChat,
-        Choice::Bypass,
-        Choice::DenyWithReason,
-        Choice::ApproveAll,
-    ]);
+    if approval.view.kind != ToolKind::SwitchMode {
+        list.extend([Choice::AllowForChat, Choice::Bypass]);
+    }
+    list.extend([Choice::DenyWithReason, Choice::ApproveAll]);
     list
 }
 
@@ -461,8 +462,19 @@ impl AppState {
         match action {
             A::Char('y') => self.pick(UserPick::Allow),
             A::Char('n') => self.pick(UserPick::Deny),
-            A::Char('a') => self.choose(Choice::AllowForChat),
-            A::Char('b') => self.choose(Choice::Bypass),
+            A::Char(c @ ('a' | 'b')) => {
+                let choice = if *c == 'a' {
+                    Choice::AllowForChat
+                } else {
+                    Choice::Bypass
+                };
+                if list.contains(&choice) {
+                    self.choose(choice)
+                } else {
+                    self.notice = Some("a switch_mode request is decided one at a time".into());
+                    Vec::new()
+                }
+            }
             A::Char('r') => self.choose(Choice::DenyWithReason),
             A::Char('A') => self.choose(Choice::ApproveAll),
             A::Char('e') => {

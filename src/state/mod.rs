@@ -475,6 +475,12 @@ impl AppState {
                 self.focus = Focus::ModeMenu(current.unwrap_or(0));
                 return Vec::new();
             }
+            Action::ClickChoice(_)
+                if !self.approvals.is_empty() && self.focus == Focus::Composer =>
+            {
+                // A click on a card answers it even while the composer has the keys.
+                self.focus = Focus::Cards;
+            }
             Action::Grants if !matches!(self.focus, Focus::Grants { .. }) => {
                 self.focus = Focus::Grants {
                     selected: 0,

@@ -51,6 +51,16 @@ impl Wrapped {
         // At most MAX_ROWS + 2, well within u16.
         (self.rows.len().clamp(1, MAX_ROWS) + 2) as u16
     }
+
+    /// The rows, made visible.
+    pub(crate) fn rows(&self) -> &[String] {
+        &self.rows
+    }
+
+    /// The cursor's row and column.
+    pub(crate) fn cursor(&self) -> (usize, usize) {
+        self.cursor
+    }
 }
 
 /// How a character shows: made visible when it is a control character.
@@ -143,14 +153,16 @@ pub(crate) fn wrap(composer: &Composer, width: usize) -> Wrapped {
     }
 }
 
-/// Draw the box and set the terminal cursor; `top` is the first text row
-/// shown, kept so the cursor stays visible.
+/// Draw the box and, when it has the keys (`focused`), set the terminal
+/// cursor; `top` is the first text row shown, kept so the cursor stays
+/// visible.
 pub(crate) fn render(
     frame: &mut Frame<'_>,
     area: Rect,
     wrapped: &Wrapped,
     top: &mut usize,
     theme: Theme,
+    focused: bool,
 ) {
     let block = block(theme);
     let inner = block.inner(area);
@@ -169,7 +181,9 @@ pub(crate) fn render(
             theme.placeholder(),
         );
         *top = 0;
-        frame.set_cursor_position((inner.x, inner.y));
+        if focused {
+            frame.set_cursor_position((inner.x, inner.y));
+        }
         return;
     }
     let shown = usize::from(inner.height);
@@ -182,6 +196,9 @@ pub(crate) fn render(
     *top = (*top).min(wrapped.rows.len().saturating_sub(shown));
     for (y, text) in (inner.y..inner.bottom()).zip(wrapped.rows.iter().skip(*top)) {
         buf.set_stringn(inner.x, y, text, usize::from(inner.width), theme.plain());
+    }
+    if !focused {
+        return;
     }
     let y = inner
         .y

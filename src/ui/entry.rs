@@ -29,7 +29,7 @@ const DIFF_CONTEXT: usize = 3;
 /// Give up refining a diff after this long (a coarser diff is still correct).
 const DIFF_TIMEOUT: Duration = Duration::from_millis(100);
 /// Indentation of a tool call's body under its header.
-const INDENT: usize = 2;
+pub(crate) const INDENT: usize = 2;
 
 /// Text made safe to show, with CRLF line endings read as newlines first
 /// (a lone `\r` stays visible as `␍`).
@@ -389,7 +389,13 @@ fn more_lines(out: &mut Vec<Line<'static>>, more: usize, ctx: Ctx) {
 }
 
 /// A coloured unified diff of one file; `old = None` is a new file.
-fn diff_lines(out: &mut Vec<Line<'static>>, path: &str, old: Option<&str>, new: &str, ctx: Ctx) {
+pub(crate) fn diff_lines(
+    out: &mut Vec<Line<'static>>,
+    path: &str,
+    old: Option<&str>,
+    new: &str,
+    ctx: Ctx,
+) {
     let theme = ctx.theme;
     let indent = [spaces(INDENT)];
     let path = one_line(path);

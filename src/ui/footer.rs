@@ -1,5 +1,6 @@
-//! The one-row footer: agent, working directory, the agent's mode, what is
-//! happening, the permission mode slot, and key hints on the right.
+//! The one-row footer: the chat's permission mode (a dropdown) and the
+//! agent's own mode, pending cards, agent, working directory, what is
+//! happening, and key hints on the right.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -8,19 +9,28 @@ use ratatui::text::{Line, Span};
 use super::theme::Theme;
 use super::wrap::{spans_width, str_width, truncate_end, truncate_start};
 use crate::sanitize::one_line;
-use crate::state::{AppState, Connection};
+use crate::state::{AppState, Connection, Focus};
 
 /// Key hints, dropped from the first as the footer narrows.
-const HINTS: [&str; 3] = ["PgUp/PgDn scroll", "Ctrl-T thoughts", "Ctrl-C quit"];
+const HINTS: [&str; 4] = [
+    "PgUp/PgDn scroll",
+    "Ctrl-T thoughts",
+    "Shift-Tab mode",
+    "Ctrl-C quit",
+];
 /// Between footer parts.
 const SEP: &str = " │ ";
+/// Between the mode slot and the agent's own mode.
+const SLOT_GAP: &str = "  ";
 /// The narrowest a shortened working directory gets before it is dropped.
 const MIN_CWD: usize = 8;
 
-/// The permission mode dropdown (Plan / Default / Auto). Empty until the
-/// permission gate lands; the footer leaves it out while it is empty.
-pub(crate) fn mode_slot(_state: &AppState) -> Span<'static> {
-    Span::raw("")
+/// The chat's permission mode as a dropdown: "⏵ Default ▾".
+pub(crate) fn mode_slot(state: &AppState, theme: Theme) -> Span<'static> {
+    Span::styled(
+        format!("⏵ {} ▾", state.mode.label()),
+        theme.mode(state.mode),
+    )
 }
 
 /// What the agent is doing, when worth saying.
@@ -50,80 +60,162 @@ fn agent_mode(state: &AppState, theme: Theme) -> Option<Span<'static>> {
         .find(|m| m.id == modes.current)
         .map_or(modes.current.as_str(), |m| m.name.as_str());
     Some(Span::styled(
-        format!("mode: {}", one_line(name)),
+        format!("agent: {}", one_line(name)),
         theme.agent_mode(),
     ))
 }
 
-/// The parts present, in order, with separators.
-fn left(parts: &[Option<Span<'static>>], theme: Theme) -> Vec<Span<'static>> {
-    let mut spans = Vec::new();
-    for part in parts.iter().flatten() {
-        if part.content.is_empty() {
-            continue;
-        }
-        if !spans.is_empty() {
-            spans.push(Span::styled(SEP, theme.dim()));
-        }
-        spans.push(part.clone());
-    }
-    spans
+/// Cards wait while the keys are elsewhere: say how many, and how to get there.
+fn pending(state: &AppState, theme: Theme) -> Option<Span<'static>> {
+    let on_cards = matches!(
+        state.focus,
+        Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_)
+    );
+    (!state.approvals.is_empty() && !on_cards).then(|| {
+        Span::styled(
+            format!("{} pending · Ctrl-P review", state.approvals.len()),
+            theme.pending(),
+        )
+    })
 }
 
-pub(crate) fn render(buf: &mut Buffer, area: Rect, state: &AppState, theme: Theme) {
+/// Clickable places on the footer, from the last draw.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Hits {
+    /// The mode slot, with the agent's mode after it.
+    pub(crate) mode: Rect,
+    /// "N pending · Ctrl-P review".
+    pub(crate) pending: Option<Rect>,
+}
+
+/// One footer part, for the fitting and for the hit areas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Slot,
+    Agent,
+    Pending,
+    Name,
+    Cwd,
+    Status,
+}
+
+/// The left side: the parts present, in order, with separators, and the
+/// column ranges of the mode slot and the pending count.
+struct Left {
+    spans: Vec<Span<'static>>,
+    mode: (usize, usize),
+    pending: Option<(usize, usize)>,
+}
+
+fn left(parts: &[(Part, Option<Span<'static>>)], theme: Theme) -> Left {
+    let mut out = Left {
+        spans: Vec::new(),
+        mode: (0, 0),
+        pending: None,
+    };
+    let mut x = 0;
+    for (part, span) in parts {
+        let Some(span) = span else { continue };
+        if span.content.is_empty() {
+            continue;
+        }
+        if !out.spans.is_empty() {
+            let sep = if *part == Part::Agent {
+                Span::raw(SLOT_GAP)
+            } else {
+                Span::styled(SEP, theme.dim())
+            };
+            x += str_width(&sep.content);
+            out.spans.push(sep);
+        }
+        let w = str_width(&span.content);
+        match part {
+            Part::Slot => out.mode = (x, x + w),
+            Part::Agent if out.mode.1 > 0 => out.mode.1 = x + w,
+            Part::Pending => out.pending = Some((x, x + w)),
+            _ => {}
+        }
+        x += w;
+        out.spans.push(span.clone());
+    }
+    out
+}
+
+/// Draw the footer; returns where its clickable parts are.
+pub(crate) fn render(buf: &mut Buffer, area: Rect, state: &AppState, theme: Theme) -> Hits {
     let width = usize::from(area.width);
     let name = Some(Span::styled(one_line(&state.agent_name), theme.bold()));
     let cwd = one_line(&state.cwd);
+    let slot = Some(mode_slot(state, theme));
+    let agent = agent_mode(state, theme);
+    let pending = pending(state, theme);
     let status = status(state, theme);
-    let slot = Some(mode_slot(state));
-    let mut mode = agent_mode(state, theme);
 
-    let parts = |cwd: Option<String>, mode: &Option<Span<'static>>| {
+    // `keep` drops parts from the end of [agent, name] as the footer narrows;
+    // `short_pending` says "N pending" alone.
+    let parts = |cwd: Option<String>, keep: usize, short_pending: bool| {
         let cwd = cwd.map(|c| Span::styled(c, theme.dim()));
+        let pending = match &pending {
+            Some(span) if short_pending => Some(Span::styled(
+                format!("{} pending", state.approvals.len()),
+                span.style,
+            )),
+            other => other.clone(),
+        };
         left(
             &[
-                name.clone(),
-                cwd,
-                mode.clone(),
-                status.clone(),
-                slot.clone(),
+                (Part::Slot, slot.clone()),
+                (Part::Agent, agent.clone().filter(|_| keep >= 2)),
+                (Part::Pending, pending),
+                (Part::Name, name.clone().filter(|_| keep >= 1)),
+                (Part::Cwd, cwd),
+                (Part::Status, status.clone()),
             ],
             theme,
         )
     };
 
-    // Fit: the full left side with as many hints as fit, then no hints and a
-    // shortened directory, then without the agent's mode.
-    let mut spans = parts(Some(cwd.clone()), &mode);
+    // Fit: everything with as many hints as fit; then no hints and a
+    // shortened directory; then without the agent's mode; then without the
+    // directory; then without the agent's name.
+    let full = parts(Some(cwd.clone()), 2, false);
+    let full_w = spans_width(&full.spans);
     let mut hints = 0;
-    let full = spans_width(&spans);
     for n in (1..=HINTS.len()).rev() {
         let hint = HINTS[HINTS.len() - n..].join(" · ");
-        if full + 2 + str_width(&hint) <= width {
+        if full_w + 2 + str_width(&hint) <= width {
             hints = n;
             break;
         }
     }
-    if hints == 0 && full > width {
+    let chosen = if hints > 0 || full_w <= width {
+        full
+    } else {
         let cwd_width = str_width(&cwd);
-        let mut fitted = false;
-        for keep_mode in [true, false] {
-            if !keep_mode {
-                mode = None;
-            }
-            let without_cwd = spans_width(&parts(None, &mode));
-            let room = width.saturating_sub(without_cwd + str_width(SEP));
-            if room > 0 && room >= MIN_CWD.min(cwd_width) {
-                spans = parts(Some(truncate_start(&cwd, room).into_owned()), &mode);
-                fitted = true;
-                break;
+        let shortened = [2, 1].into_iter().find_map(|keep| {
+            let without = spans_width(&parts(None, keep, false).spans);
+            let room = width.saturating_sub(without + str_width(SEP));
+            (room > 0 && room >= MIN_CWD.min(cwd_width))
+                .then(|| parts(Some(truncate_start(&cwd, room).into_owned()), keep, false))
+        });
+        match shortened {
+            Some(left) => left,
+            None => {
+                let without = parts(None, 1, false);
+                if spans_width(&without.spans) <= width {
+                    without
+                } else {
+                    let bare = parts(None, 0, false);
+                    if spans_width(&bare.spans) <= width {
+                        bare
+                    } else {
+                        parts(None, 0, true)
+                    }
+                }
             }
         }
-        if !fitted {
-            spans = parts(None, &mode);
-        }
-    }
-    let line = Line::from(spans);
+    };
+    let line = Line::from(chosen.spans);
     buf.set_line(area.x, area.y, &line, area.width);
     if hints > 0 {
         let hint = HINTS[HINTS.len() - hints..].join(" · ");
@@ -133,5 +225,14 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, state: &AppState, theme: Them
             .right()
             .saturating_sub(u16::try_from(w).unwrap_or(area.width));
         buf.set_stringn(x, area.y, &hint, w, theme.dim());
+    }
+    let rect = |(start, end): (usize, usize)| {
+        let start = u16::try_from(start).unwrap_or(u16::MAX).min(area.width);
+        let end = u16::try_from(end).unwrap_or(u16::MAX).min(area.width);
+        Rect::new(area.x + start, area.y, end - start, 1)
+    };
+    Hits {
+        mode: rect(chosen.mode),
+        pending: chosen.pending.map(rect).filter(|r| !r.is_empty()),
     }
 }

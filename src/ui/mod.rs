@@ -1,32 +1,41 @@
 //! Render-only widgets for the chat screen, drawn from `&AppState`: the
-//! transcript (fills the screen), an optional notice line, the composer and
-//! a one-row footer. No IO and no state change: only the [`View`] (layout
-//! caches and the scroll position, owned by the runtime) is mutated.
+//! transcript (fills the screen), the pending approval cards, an optional
+//! notice line, the composer, a one-row footer, and the mode dropdown over
+//! them when it is open. No IO and no state change: only the [`View`]
+//! (layout caches, the scroll position, and where the last draw put
+//! clickable things, owned by the runtime) is mutated.
 //!
 //! Layout work is incremental: each entry's rows are cached by entry id and
 //! revision, entry heights live in a prefix-sum tree so the visible window is
 //! found by search, and only the entries on screen are laid out and drawn.
 //! A 100,000-entry transcript draws like a 100-entry one once measured.
 
+mod card;
 mod composer;
 mod entry;
 mod footer;
 mod history;
 mod markdown;
+mod mode_menu;
 mod theme;
 mod wrap;
 
 #[cfg(test)]
+mod gate_tests;
+#[cfg(test)]
 mod tests;
 
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 
 use crate::sanitize::one_line;
-use crate::state::AppState;
+use crate::state::{Action, AppState, Focus};
 use history::History;
 use theme::Theme;
 use wrap::truncate_end;
+
+/// The card area takes at most this share of the screen's height.
+const CARDS_SHARE: (u16, u16) = (3, 5);
 
 /// Render-side state: layout caches and the scroll position. Owned by the
 /// runtime, not by `AppState`.
@@ -35,6 +44,12 @@ pub struct View {
     history: History,
     /// First composer text row shown, once the text outgrows the box.
     composer_top: usize,
+    /// The selected card's request part, laid out.
+    card_detail: Option<card::DetailCache>,
+    /// What screen cells mean to a click, from the last draw; later entries
+    /// lie on top. `None` is a place that takes the click and means nothing
+    /// (the dropdown's border).
+    hits: Vec<(Rect, Option<Action>)>,
 }
 
 /// A request to move the transcript.
@@ -66,7 +81,20 @@ impl View {
             theme,
             history: History::new(),
             composer_top: 0,
+            card_detail: None,
+            hits: Vec::new(),
         }
+    }
+
+    /// What a click at this cell means, going by the last draw: a card's
+    /// choice, the footer's mode slot, an item of the open dropdown.
+    pub fn hit(&self, column: u16, row: u16) -> Option<Action> {
+        let at = Position::new(column, row);
+        self.hits
+            .iter()
+            .rev()
+            .find(|(area, _)| area.contains(at))
+            .and_then(|(_, action)| action.clone())
     }
 
     /// Scroll the transcript; pages use the last drawn viewport height.
@@ -88,8 +116,9 @@ impl Default for View {
 }
 
 /// Draw the whole screen. Pure rendering from `state`; only `view` (caches,
-/// scroll) is mutated.
+/// scroll, click areas) is mutated.
 pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
+    view.hits.clear();
     let area = frame.area();
     if area.is_empty() {
         return;
@@ -97,7 +126,8 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
     let theme = view.theme;
     let wrapped = composer::wrap(&state.composer, composer::text_width(area.width));
 
-    // From the bottom: footer, composer, notice; the transcript gets the rest.
+    // From the bottom: footer, composer, notice, cards; the transcript gets
+    // the rest.
     let mut rest = area.height;
     let footer_h = rest.min(1);
     rest -= footer_h;
@@ -109,8 +139,20 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
         0
     };
     rest -= notice_h;
+    let card = card::card(state, area.width, theme);
+    let detail = card::detail(state, area.width, theme, &mut view.card_detail);
+    let cards_h = match &card {
+        Some(card) => {
+            let share = area.height * CARDS_SHARE.0 / CARDS_SHARE.1;
+            let wanted = u16::try_from(card::wanted(state, card, detail)).unwrap_or(u16::MAX);
+            wanted.min(share).min(rest)
+        }
+        None => 0,
+    };
+    rest -= cards_h;
     let history = Rect::new(area.x, area.y, area.width, rest);
-    let notice = Rect::new(area.x, history.bottom(), area.width, notice_h);
+    let cards = Rect::new(area.x, history.bottom(), area.width, cards_h);
+    let notice = Rect::new(area.x, cards.bottom(), area.width, notice_h);
     let composer_area = Rect::new(area.x, notice.bottom(), area.width, composer_h);
     let footer = Rect::new(area.x, composer_area.bottom(), area.width, footer_h);
 
@@ -121,6 +163,19 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
         history,
         frame.buffer_mut(),
     );
+    let mut cursor = None;
+    if let Some(card) = &card
+        && !cards.is_empty()
+    {
+        let drawn = card::render(frame.buffer_mut(), cards, state, card, detail, theme);
+        view.hits.extend(
+            drawn
+                .choices
+                .into_iter()
+                .map(|(rect, i)| (rect, Some(Action::ClickChoice(i)))),
+        );
+        cursor = drawn.cursor;
+    }
     if let Some(text) = &state.notice
         && !notice.is_empty()
     {
@@ -138,9 +193,35 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
             &wrapped,
             &mut view.composer_top,
             theme,
+            state.focus == Focus::Composer,
         );
     }
     if !footer.is_empty() {
-        footer::render(frame.buffer_mut(), footer, state, theme);
+        let hits = footer::render(frame.buffer_mut(), footer, state, theme);
+        view.hits.push((hits.mode, Some(Action::OpenModeMenu)));
+        if let Some(pending) = hits.pending {
+            view.hits.push((pending, Some(Action::Review)));
+        }
+        if let Focus::ModeMenu(highlighted) = state.focus {
+            let drawn = mode_menu::render(
+                frame.buffer_mut(),
+                area,
+                hits.mode.x,
+                footer.y,
+                state,
+                highlighted,
+                theme,
+            );
+            view.hits.push((drawn.area, None));
+            view.hits.extend(
+                drawn
+                    .items
+                    .into_iter()
+                    .map(|(rect, i)| (rect, Some(Action::PickModeItem(i)))),
+            );
+        }
+    }
+    if let Some(position) = cursor {
+        frame.set_cursor_position(position);
     }
 }

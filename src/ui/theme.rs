@@ -5,6 +5,7 @@
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::model::PlanStatus;
+use crate::policy::Mode;
 use crate::state::ToolState;
 
 /// The palette: whether colours may be used at all.
@@ -187,5 +188,69 @@ impl Theme {
 
     pub(crate) fn follow_hint(self) -> Style {
         Style::new().add_modifier(Modifier::REVERSED)
+    }
+
+    /// The chat's permission mode: Plan cyan, Default plain, Auto yellow.
+    pub(crate) fn mode(self, mode: Mode) -> Style {
+        match mode {
+            Mode::Plan => self.fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            Mode::Default => self.bold(),
+            Mode::Auto => self.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        }
+    }
+
+    /// "N pending · Ctrl-P review" in the footer.
+    pub(crate) fn pending(self) -> Style {
+        self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    }
+
+    /// The border of the selected approval card: loud while it has the keys.
+    pub(crate) fn card_border(self, focused: bool) -> Style {
+        if focused {
+            self.fg(Color::Yellow)
+        } else {
+            self.fg(Color::DarkGray)
+        }
+    }
+
+    /// "Permission ·" at the top of a card.
+    pub(crate) fn card_label(self) -> Style {
+        self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    }
+
+    /// A choice that lets the call run.
+    pub(crate) fn allow(self) -> Style {
+        self.fg(Color::Green)
+    }
+
+    /// A choice that stops the call.
+    pub(crate) fn reject(self) -> Style {
+        self.fg(Color::Red)
+    }
+
+    /// The key that picks a choice.
+    pub(crate) fn choice_key(self) -> Style {
+        self.bold()
+    }
+
+    /// Added to the highlighted choice or dropdown item.
+    pub(crate) fn highlight(self) -> Style {
+        Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
+    }
+
+    /// The "approve all?" question.
+    pub(crate) fn confirm(self) -> Style {
+        self.fg(Color::Yellow)
+            .add_modifier(Modifier::BOLD | Modifier::REVERSED)
+    }
+
+    /// The prompt of the deny-with-reason field.
+    pub(crate) fn prompt(self) -> Style {
+        self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    }
+
+    /// A section title in the mode dropdown.
+    pub(crate) fn section(self) -> Style {
+        self.bold().add_modifier(Modifier::UNDERLINED)
     }
 }

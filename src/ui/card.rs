@@ -1,0 +1,777 @@
+//! The permission gate on screen: the pending approval cards, between the
+//! transcript and the composer. The selected card is drawn in full (what
+//! the agent asks, a diff or a plan, the choices); every other pending card
+//! is one line, in queue order around it.
+//!
+//! Everything the agent sent goes through `crate::sanitize` first.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Padding, Widget};
+use serde_json::Value;
+
+use super::composer;
+use super::entry::{Ctx, INDENT, diff_lines};
+use super::markdown;
+use super::theme::Theme;
+use super::wrap::{Mode, spaces, str_width, truncate_end, wrap_into, wrap_text_into};
+use crate::model::{ToolContent, ToolKind};
+use crate::sanitize::{one_line, visible};
+use crate::state::{AppState, Approval, Choice, Focus, RequestId, choices, option_kind_label};
+
+/// The keys of a card, under its choices.
+pub(crate) const HINTS: &str = "y allow · n deny · 1-9 options · a chat · b bypass · r reason · A all · Tab next · e expand · Ctrl-P type";
+/// The keys the choices do not show, when the card is short of room.
+const SHORT_HINTS: &str = "y allow · n deny · Tab next · e expand · Ctrl-P type";
+/// The keys while a denial reason is typed.
+const REASON_HINTS: &str = "Enter deny and send the reason · Esc back to the choices";
+/// Before the deny-with-reason field.
+pub(crate) const REASON_PROMPT: &str = "Why not? (sent to the agent) › ";
+/// Rows of raw input shown before "… N more lines · e expand".
+const RAW_ROWS: usize = 8;
+/// Rows of the deny-with-reason field shown at once.
+const REASON_ROWS: usize = 4;
+/// One-line cards kept in view beside the selected one, when there is room.
+const MIN_OTHERS: usize = 2;
+/// The selected card's box never shrinks below this for the one-liners.
+const MIN_BOX: usize = 5;
+
+/// The request part of the selected card, kept between frames: pretty JSON,
+/// diffs and plans are not laid out again unless something they show changed.
+#[derive(Debug, Clone)]
+pub(crate) struct DetailCache {
+    id: RequestId,
+    width: usize,
+    expanded: bool,
+    theme: Theme,
+    /// What the diff or plan came from (the request's, else the transcript's).
+    content: Vec<ToolContent>,
+    lines: Vec<Line<'static>>,
+}
+
+/// The selected card laid out for one width.
+pub(crate) struct Card {
+    /// Title, kind, category and why the policy asks.
+    top: Vec<Line<'static>>,
+    /// The choices, then the reason field or the approve-all question.
+    bottom: Vec<Line<'static>>,
+    /// For each row of `bottom`, the choice it belongs to.
+    choice_at: Vec<Option<usize>>,
+    /// Row in `bottom` and column of the deny-with-reason cursor.
+    cursor: Option<(usize, usize)>,
+    /// The keys, last.
+    hints: Vec<Line<'static>>,
+    /// The keys not shown on the choices, for a card short of room.
+    short_hints: Vec<Line<'static>>,
+}
+
+/// Where things landed on screen.
+#[derive(Debug, Default)]
+pub(crate) struct Drawn {
+    /// A row of a choice and the choice's index in `choices`.
+    pub(crate) choices: Vec<(Rect, usize)>,
+    /// The terminal cursor, when the reason field is open.
+    pub(crate) cursor: Option<Position>,
+}
+
+/// Whether the keys go to the cards.
+fn focused(focus: &Focus) -> bool {
+    matches!(
+        focus,
+        Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_)
+    )
+}
+
+/// The selected card's index, kept inside the queue.
+fn selected(state: &AppState) -> usize {
+    state
+        .review
+        .selected
+        .min(state.approvals.len().saturating_sub(1))
+}
+
+/// Columns of card text inside the box (borders and a space each side).
+fn body_width(width: u16) -> usize {
+    usize::from(width.saturating_sub(4)).max(1)
+}
+
+/// The content to preview: the request's own, else its tool call's in the
+/// transcript.
+fn content_of<'a>(state: &'a AppState, approval: &'a Approval) -> &'a [ToolContent] {
+    match &approval.request.fields.content {
+        Some(content) if !content.is_empty() => content,
+        _ => state
+            .transcript
+            .tool(&approval.request.tool_call_id)
+            .map_or(&[], |t| t.call.content.as_slice()),
+    }
+}
+
+/// The rows of the selected card's request part, from the cache when it
+/// still holds them.
+pub(crate) fn detail<'c>(
+    state: &AppState,
+    width: u16,
+    theme: Theme,
+    cache: &'c mut Option<DetailCache>,
+) -> &'c [Line<'static>] {
+    let Some(approval) = state.approvals.get(selected(state)) else {
+        *cache = None;
+        return &[];
+    };
+    let width = body_width(width);
+    let expanded = state.review.expanded;
+    let content = content_of(state, approval);
+    let fresh = cache.as_ref().is_some_and(|c| {
+        c.id == approval.id
+            && c.width == width
+            && c.expanded == expanded
+            && c.theme == theme
+            && c.content == content
+    });
+    if !fresh {
+        *cache = None;
+    }
+    let cached = cache.get_or_insert_with(|| DetailCache {
+        id: approval.id,
+        width,
+        expanded,
+        theme,
+        content: content.to_vec(),
+        lines: detail_lines(approval, content, width, expanded, theme),
+    });
+    &cached.lines
+}
+
+/// A blank row.
+fn blank() -> Line<'static> {
+    Line::default()
+}
+
+/// `lines` with `n` columns of indentation before each.
+fn indented(out: &mut Vec<Line<'static>>, lines: Vec<Line<'static>>, n: usize) {
+    for line in lines {
+        let style = line.style;
+        let mut spans = vec![spaces(n)];
+        spans.extend(line.spans);
+        out.push(Line::from(spans).style(style));
+    }
+}
+
+/// The plan of a `switch_mode` request: `rawInput.plan`, else its text
+/// content. The flag says whether it came from the raw input.
+fn plan_text(approval: &Approval, content: &[ToolContent]) -> Option<(String, bool)> {
+    let from_raw = approval
+        .view
+        .raw_input
+        .as_ref()
+        .and_then(|r| r.get("plan"))
+        .and_then(Value::as_str)
+        .filter(|p| !p.trim().is_empty());
+    if let Some(plan) = from_raw {
+        return Some((plan.to_string(), true));
+    }
+    let text: Vec<&str> = content
+        .iter()
+        .filter_map(|c| match c {
+            ToolContent::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = text.join("\n\n");
+    (!text.trim().is_empty()).then_some((text, false))
+}
+
+/// The raw input as pretty JSON, long values wrapped; cut to [`RAW_ROWS`]
+/// rows unless `expanded`.
+fn raw_lines(
+    out: &mut Vec<Line<'static>>,
+    raw: &Value,
+    width: usize,
+    expanded: bool,
+    theme: Theme,
+) {
+    let pretty = serde_json::to_string_pretty(raw).unwrap_or_else(|_| raw.to_string());
+    let pretty = visible(&pretty);
+    let mut rows = Vec::new();
+    for line in pretty.lines() {
+        let depth = line.len() - line.trim_start_matches(' ').len();
+        let first = [spaces(INDENT)];
+        let rest = [spaces(INDENT + depth + 2)];
+        let piece = [Span::styled(line, theme.plain())];
+        wrap_into(&mut rows, &piece, &first, &rest, width, Mode::Word);
+    }
+    // Hiding a single row saves nothing.
+    if expanded || rows.len() <= RAW_ROWS + 1 {
+        out.extend(rows);
+        return;
+    }
+    let more = rows.len() - RAW_ROWS;
+    out.extend(rows.into_iter().take(RAW_ROWS));
+    let piece = [Span::styled(
+        format!("… {more} more lines · e expand"),
+        theme.dim(),
+    )];
+    wrap_into(
+        out,
+        &piece,
+        &[spaces(INDENT)],
+        &[spaces(INDENT)],
+        width,
+        Mode::Word,
+    );
+}
+
+/// What the agent asks to do: the plan of a `switch_mode` request, the
+/// locations and diffs, the raw input; a blank row between the parts.
+fn detail_lines(
+    approval: &Approval,
+    content: &[ToolContent],
+    width: usize,
+    expanded: bool,
+    theme: Theme,
+) -> Vec<Line<'static>> {
+    let mut plan_rows = Vec::new();
+    let mut raw = approval.view.raw_input.clone();
+    if approval.view.kind == ToolKind::SwitchMode
+        && let Some((plan, from_raw)) = plan_text(approval, content)
+    {
+        let rows = markdown::render(&plan, width.saturating_sub(INDENT).max(1), theme);
+        indented(&mut plan_rows, rows, INDENT);
+        if from_raw {
+            // The plan is shown as markdown; the rest of the input as JSON.
+            if let Some(Value::Object(map)) = &mut raw {
+                map.remove("plan");
+                if map.is_empty() {
+                    raw = None;
+                }
+            }
+        }
+    }
+
+    let mut changes = Vec::new();
+    let indent = [spaces(INDENT)];
+    for path in &approval.view.locations {
+        let piece = [Span::styled(format!("at {}", one_line(path)), theme.dim())];
+        wrap_into(&mut changes, &piece, &indent, &indent, width, Mode::Char);
+    }
+    let ctx = Ctx {
+        width,
+        expanded: false,
+        theme,
+    };
+    for item in content {
+        if let ToolContent::Diff { path, old, new } = item {
+            diff_lines(&mut changes, path, old.as_deref(), new, ctx);
+        }
+    }
+
+    let mut raw_rows = Vec::new();
+    if let Some(raw) = &raw {
+        raw_lines(&mut raw_rows, raw, width, expanded, theme);
+    }
+
+    let mut out = Vec::new();
+    for part in [plan_rows, changes, raw_rows] {
+        if part.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(blank());
+        }
+        out.extend(part);
+    }
+    out
+}
+
+/// Lay out the selected card's header and choices for an area `width` wide.
+pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
+    let index = selected(state);
+    let approval = state.approvals.get(index)?;
+    let width = body_width(width);
+    let mut top = Vec::new();
+    let header = [
+        Span::styled("Permission · ", theme.card_label()),
+        Span::styled(approval.title(), theme.tool_title()),
+        Span::styled(
+            format!("  ({} of {})", index + 1, state.approvals.len()),
+            theme.dim(),
+        ),
+    ];
+    wrap_into(&mut top, &header, &[], &[spaces(INDENT)], width, Mode::Word);
+    let kind = approval.view.kind.as_str();
+    let category = match approval.category.as_str() {
+        same if same == kind => String::new(),
+        other => format!(" ({other})"),
+    };
+    let why = [
+        Span::styled(approval.view.kind.as_str(), theme.tool_kind()),
+        Span::styled(category, theme.plain()),
+        Span::styled(" · ", theme.dim()),
+        Span::styled(one_line(&approval.reason), theme.dim()),
+    ];
+    wrap_into(&mut top, &why, &[], &[spaces(INDENT)], width, Mode::Word);
+
+    let mut bottom = Vec::new();
+    let mut choice_at = Vec::new();
+    let highlighted = (state.focus == Focus::Cards).then_some(state.review.choice);
+    for (i, choice) in choices(approval).into_iter().enumerate() {
+        let start = bottom.len();
+        choice_rows(&mut bottom, state, approval, choice, width, theme);
+        if highlighted == Some(i) {
+            for line in &mut bottom[start..] {
+                for span in &mut line.spans {
+                    span.style = span.style.patch(theme.highlight());
+                }
+            }
+        }
+        choice_at.resize(bottom.len(), Some(i));
+    }
+    let mut cursor = None;
+    match &state.focus {
+        Focus::Reason(field) => {
+            let prompt_w = str_width(REASON_PROMPT);
+            let wrapped = composer::wrap(field, width.saturating_sub(prompt_w).max(1));
+            let (row, col) = wrapped.cursor();
+            let skip = (row + 1).saturating_sub(REASON_ROWS);
+            let start = bottom.len();
+            for (i, text) in wrapped
+                .rows()
+                .iter()
+                .skip(skip)
+                .take(REASON_ROWS)
+                .enumerate()
+            {
+                let lead = if i == 0 {
+                    Span::styled(REASON_PROMPT, theme.prompt())
+                } else {
+                    spaces(prompt_w)
+                };
+                bottom.push(Line::from(vec![lead, Span::raw(text.clone())]));
+            }
+            cursor = Some((start + row - skip, prompt_w + col));
+        }
+        Focus::ConfirmAll(ids) => {
+            let ask = format!("Approve all {} pending requests? y / n", ids.len());
+            let ask = truncate_end(&ask, width).into_owned();
+            bottom.push(Line::from(Span::styled(ask, theme.confirm())));
+        }
+        _ => {}
+    }
+    choice_at.resize(bottom.len(), None);
+    let (full, short) = if matches!(state.focus, Focus::Reason(_)) {
+        (REASON_HINTS, REASON_HINTS)
+    } else {
+        (HINTS, SHORT_HINTS)
+    };
+    let mut hints = Vec::new();
+    wrap_text_into(&mut hints, full, theme.dim(), &[], &[], width, Mode::Word);
+    let mut short_hints = Vec::new();
+    wrap_text_into(
+        &mut short_hints,
+        short,
+        theme.dim(),
+        &[],
+        &[],
+        width,
+        Mode::Word,
+    );
+    Some(Card {
+        top,
+        bottom,
+        choice_at,
+        cursor,
+        hints,
+        short_hints,
+    })
+}
+
+/// The rows of one choice: its key, then what it does.
+fn choice_rows(
+    out: &mut Vec<Line<'static>>,
+    state: &AppState,
+    approval: &Approval,
+    choice: Choice,
+    width: usize,
+    theme: Theme,
+) {
+    let (key, pieces) = match choice {
+        Choice::AgentOption(i) => {
+            let Some(option) = approval.request.options.get(i) else {
+                return;
+            };
+            let style = if option.kind.is_allow() {
+                theme.allow()
+            } else {
+                theme.reject()
+            };
+            (
+                (i + 1).to_string(),
+                vec![
+                    Span::styled(one_line(&option.name), style),
+                    Span::styled(
+                        format!("  ({})", option_kind_label(option.kind)),
+                        theme.dim(),
+                    ),
+                ],
+            )
+        }
+        Choice::AllowForChat => (
+            "a".to_string(),
+            vec![
+                Span::styled("Allow for this chat", theme.allow()),
+                Span::styled(
+                    format!(" — {}", one_line(&approval.grant.describe())),
+                    theme.dim(),
+                ),
+            ],
+        ),
+        Choice::Bypass => (
+            "b".to_string(),
+            vec![
+                Span::styled(
+                    format!("Bypass {}", one_line(&state.agent_name)),
+                    theme.plain(),
+                ),
+                Span::styled(" — stop asking for this agent", theme.dim()),
+            ],
+        ),
+        Choice::DenyWithReason => (
+            "r".to_string(),
+            vec![Span::styled("Deny with a reason…", theme.reject())],
+        ),
+        Choice::ApproveAll => (
+            "A".to_string(),
+            vec![Span::styled(
+                format!("Approve all {} pending", state.approvals.len()),
+                theme.plain(),
+            )],
+        ),
+    };
+    let first = [Span::styled(format!("{key}  "), theme.choice_key())];
+    let rest = [spaces(3)];
+    wrap_into(out, &pieces, &first, &rest, width, Mode::Word);
+}
+
+/// The one line of a card that is not selected: "▸ 2 of 3  title  kind".
+fn one_liner(state: &AppState, index: usize, width: usize, theme: Theme) -> Line<'static> {
+    let Some(approval) = state.approvals.get(index) else {
+        return blank();
+    };
+    let spans = [
+        Span::styled(
+            format!(" ▸ {} of {}  ", index + 1, state.approvals.len()),
+            theme.dim(),
+        ),
+        Span::styled(approval.title(), theme.plain()),
+        Span::styled(
+            format!("  {}", approval.view.kind.as_str()),
+            theme.tool_kind(),
+        ),
+    ];
+    fit(&spans, width)
+}
+
+/// A row of spans cut to `width` columns, with `…` where cut.
+fn fit(spans: &[Span<'static>], width: usize) -> Line<'static> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for span in spans {
+        let w = str_width(&span.content);
+        if used + w <= width {
+            out.push(span.clone());
+            used += w;
+            continue;
+        }
+        let cut = truncate_end(&span.content, width - used).into_owned();
+        out.push(Span::styled(cut, span.style));
+        break;
+    }
+    Line::from(out)
+}
+
+/// A line saying how many cards are left out: "⋯ 4 more pending".
+fn hidden_line(n: usize, theme: Theme) -> Line<'static> {
+    Line::from(Span::styled(format!(" ⋯ {n} more pending"), theme.dim()))
+}
+
+/// Rows the whole card area would like.
+pub(crate) fn wanted(state: &AppState, card: &Card, detail: &[Line<'static>]) -> usize {
+    let others = state.approvals.len().saturating_sub(1);
+    others + box_wanted(card, detail)
+}
+
+/// The box with everything in it: borders, header, a blank row, the
+/// request part and another blank row when there is one, choices, keys.
+fn box_wanted(card: &Card, detail: &[Line<'static>]) -> usize {
+    let detail = if detail.is_empty() {
+        0
+    } else {
+        detail.len() + 1
+    };
+    2 + card.top.len() + 1 + detail + card.bottom.len() + card.hints.len()
+}
+
+/// Which one-liners to show within `budget` rows: how many before and
+/// after the selected card (nearest first), and whether each side says how
+/// many it leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Others {
+    before: usize,
+    after: usize,
+    more_before: bool,
+    more_after: bool,
+}
+
+fn pick_others(selected: usize, n: usize, budget: usize) -> Others {
+    let (before, after) = (selected, n - selected - 1);
+    let cost = |b: usize, a: usize| b + a + usize::from(b < before) + usize::from(a < after);
+    if cost(0, 0) > budget {
+        let more_before = before > 0 && budget > 0;
+        return Others {
+            before: 0,
+            after: 0,
+            more_before,
+            more_after: after > 0 && budget > usize::from(more_before),
+        };
+    }
+    let (mut b, mut a) = (0, 0);
+    loop {
+        let mut grew = false;
+        if b < before && cost(b + 1, a) <= budget {
+            b += 1;
+            grew = true;
+        }
+        if a < after && cost(b, a + 1) <= budget {
+            a += 1;
+            grew = true;
+        }
+        if !grew {
+            return Others {
+                before: b,
+                after: a,
+                more_before: b < before,
+                more_after: a < after,
+            };
+        }
+    }
+}
+
+/// Where a body row comes from.
+#[derive(Clone, Copy)]
+enum Src {
+    Top(usize),
+    Detail(usize),
+    Bottom(usize),
+    Hint(usize),
+    ShortHint(usize),
+    Blank,
+}
+
+/// Draw the card area: one-liners, the selected card, one-liners.
+pub(crate) fn render(
+    buf: &mut Buffer,
+    area: Rect,
+    state: &AppState,
+    card: &Card,
+    detail: &[Line<'static>],
+    theme: Theme,
+) -> Drawn {
+    let mut drawn = Drawn::default();
+    let n = state.approvals.len();
+    if n == 0 || area.is_empty() {
+        return drawn;
+    }
+    let sel = selected(state);
+    let height = usize::from(area.height);
+    let width = usize::from(area.width);
+    let others = n - 1;
+    let reserve = if height >= MIN_BOX + others.min(MIN_OTHERS) {
+        others.min(MIN_OTHERS)
+    } else {
+        0
+    };
+    let box_h = box_wanted(card, detail).min(height - reserve);
+    let others = pick_others(sel, n, height - box_h);
+
+    let mut above = Vec::new();
+    if others.more_before {
+        above.push(hidden_line(sel - others.before, theme));
+    }
+    for i in sel - others.before..sel {
+        above.push(one_liner(state, i, width, theme));
+    }
+    let mut below = Vec::new();
+    for i in sel + 1..=sel + others.after {
+        below.push(one_liner(state, i, width, theme));
+    }
+    if others.more_after {
+        below.push(hidden_line(n - sel - 1 - others.after, theme));
+    }
+    let mut y = area.y;
+    for line in &above {
+        buf.set_line(area.x, y, line, area.width);
+        y += 1;
+    }
+    // box_h <= area.height, a u16.
+    let box_area = Rect::new(area.x, y, area.width, box_h as u16);
+    y += box_area.height;
+    for line in &below {
+        buf.set_line(area.x, y, line, area.width);
+        y += 1;
+    }
+    render_box(buf, box_area, state, card, detail, theme, &mut drawn);
+    drawn
+}
+
+/// The selected card's box; the request part scrolls between a pinned
+/// header and pinned choices while there is room for both.
+fn render_box(
+    buf: &mut Buffer,
+    area: Rect,
+    state: &AppState,
+    card: &Card,
+    detail: &[Line<'static>],
+    theme: Theme,
+    drawn: &mut Drawn,
+) {
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(theme.card_border(focused(&state.focus)))
+        .padding(Padding::horizontal(1));
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.is_empty() {
+        return;
+    }
+    let h = usize::from(inner.height);
+    let scroll = usize::from(state.review.scroll);
+    let tops = (0..card.top.len()).map(Src::Top);
+    let details = (0..detail.len()).map(Src::Detail);
+    let bottoms = (0..card.bottom.len()).map(Src::Bottom);
+
+    // The rows shown, and the scrolled window: (first row on screen, rows
+    // on screen, rows above, rows below).
+    let mut rows: Vec<Src> = Vec::with_capacity(h);
+    let mut window = None;
+    let full_hints = (0..card.hints.len()).map(Src::Hint);
+    let short_hints = (0..card.short_hints.len()).map(Src::ShortHint);
+    let content = card.top.len() + detail.len() + card.bottom.len();
+    // Everything, with the long keys when they fit, and the rows left over
+    // as blank rows: before the choices, then after the header.
+    let full = content + card.hints.len() <= h;
+    let hints_len = if full {
+        card.hints.len()
+    } else {
+        card.short_hints.len()
+    };
+    if content + hints_len <= h {
+        let spare = h - content - hints_len;
+        let before_choices = !detail.is_empty() && spare >= 1;
+        let after_header = spare > usize::from(before_choices);
+        rows.extend(tops);
+        if after_header {
+            rows.push(Src::Blank);
+        }
+        rows.extend(details);
+        if before_choices {
+            rows.push(Src::Blank);
+        }
+        rows.extend(bottoms);
+        if full {
+            rows.extend(full_hints);
+        } else {
+            rows.extend(short_hints);
+        }
+    } else {
+        // Short of room: no blank rows, the short keys; the header and the
+        // choices stay while they leave room for the request part.
+        let hints = short_hints;
+        let (top, bottom) = (card.top.len(), card.bottom.len() + card.short_hints.len());
+        let mut scrolled = |rows: &mut Vec<Src>, list: Vec<Src>, view: usize| {
+            let view = view.min(list.len());
+            let s = scroll.min(list.len() - view);
+            window = Some((rows.len(), view, s, list.len() - s - view));
+            rows.extend(&list[s..s + view]);
+        };
+        if h > top + bottom {
+            rows.extend(tops);
+            scrolled(&mut rows, details.collect(), h - top - bottom);
+            rows.extend(bottoms.chain(hints));
+        } else if h > bottom {
+            scrolled(&mut rows, tops.chain(details).collect(), h - bottom);
+            rows.extend(bottoms.chain(hints));
+        } else {
+            let all = tops.chain(details).chain(bottoms).chain(hints).collect();
+            scrolled(&mut rows, all, h);
+        }
+    }
+
+    for (y, src) in (inner.y..inner.bottom()).zip(rows.iter().copied()) {
+        let line = match src {
+            Src::Top(i) => card.top.get(i),
+            Src::Detail(i) => detail.get(i),
+            Src::Bottom(i) => card.bottom.get(i),
+            Src::Hint(i) => card.hints.get(i),
+            Src::ShortHint(i) => card.short_hints.get(i),
+            Src::Blank => None,
+        };
+        if let Some(line) = line {
+            buf.set_line(inner.x, y, line, inner.width);
+        }
+        if let Src::Bottom(i) = src {
+            if let Some(Some(choice)) = card.choice_at.get(i) {
+                drawn
+                    .choices
+                    .push((Rect::new(inner.x, y, inner.width, 1), *choice));
+            }
+            if let Some((r, c)) = card.cursor
+                && r == i
+            {
+                let x = inner.x.saturating_add(u16::try_from(c).unwrap_or(u16::MAX));
+                drawn.cursor = Some(Position::new(x.min(inner.right() - 1), y));
+            }
+        }
+    }
+
+    if let Some((first, view, above, below)) = window {
+        // Both fit in u16: they are rows of `inner`.
+        let first_y = inner.y + first as u16;
+        if below > 0 {
+            let hint = format!(" ↓ {below} more · Shift-↓ ");
+            scroll_hint(buf, inner, first_y + view as u16 - 1, &hint, theme);
+        }
+        if above > 0 && (view > 1 || below == 0) {
+            let hint = format!(" ↑ {above} more · Shift-↑ ");
+            scroll_hint(buf, inner, first_y, &hint, theme);
+        }
+    }
+}
+
+/// A scroll hint at the right end of row `y`.
+fn scroll_hint(buf: &mut Buffer, inner: Rect, y: u16, hint: &str, theme: Theme) {
+    let w = str_width(hint).min(usize::from(inner.width));
+    // w <= inner.width, a u16.
+    let x = inner.right() - w as u16;
+    buf.set_stringn(x, y, hint, w, theme.follow_hint());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn others_nearest_first_with_a_summary_row() {
+        let got = |sel, n, budget| {
+            let o = pick_others(sel, n, budget);
+            (o.before, o.after, o.more_before, o.more_after)
+        };
+        assert_eq!(got(1, 3, 5), (1, 1, false, false));
+        assert_eq!(got(0, 10, 3), (0, 2, false, true));
+        assert_eq!(got(5, 11, 4), (1, 1, true, true));
+        assert_eq!(got(5, 11, 1), (0, 0, true, false));
+        assert_eq!(got(5, 11, 0), (0, 0, false, false));
+        assert_eq!(got(0, 1, 0), (0, 0, false, false));
+    }
+}
