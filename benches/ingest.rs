@@ -196,6 +196,103 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
     });
 }
 
+/// `policy::decide` over a mix of requests against a dozen rules.
+fn bench_decide() {
+    use std::path::Path;
+    use warden::policy::{self, AgentPolicy, Context, Mode, RequestView, Rule};
+    let rules: Vec<Rule> = toml::from_str::<toml::Table>(
+        r#"
+        [[rules]]
+        decision = "deny"
+        kind = "read"
+        path = "~/.ssh/**"
+        [[rules]]
+        decision = "ask"
+        path = "**/.env"
+        [[rules]]
+        decision = "allow"
+        command = "cargo test *"
+        [[rules]]
+        decision = "allow"
+        command = "git status*"
+        [[rules]]
+        decision = "deny"
+        command = "rm -rf *"
+        [[rules]]
+        decision = "allow"
+        kind = "edit"
+        path = "~/src/app/**"
+        "#,
+    )
+    .ok()
+    .and_then(|t| t.get("rules").cloned())
+    .and_then(|v| v.try_into().ok())
+    .unwrap_or_default();
+    let agent = AgentPolicy {
+        name: "claude".into(),
+        bypass: false,
+    };
+    let cx = Context {
+        mode: Mode::Default,
+        agent: &agent,
+        rules: &rules,
+        grants: &[],
+        home: Some(Path::new("/home/u")),
+        cwd: Path::new("/home/u/src/app"),
+    };
+    let requests: Vec<RequestView> = [
+        (
+            ToolKind::Execute,
+            serde_json::json!({"command": "cargo test --all && cargo fmt --check | tee log"}),
+        ),
+        (
+            ToolKind::Edit,
+            serde_json::json!({"path": "/home/u/src/app/src/main.rs"}),
+        ),
+        (
+            ToolKind::Read,
+            serde_json::json!({"path": "/home/u/src/app/../../.ssh/id_rsa"}),
+        ),
+        (
+            ToolKind::Fetch,
+            serde_json::json!({"url": "https://example.com"}),
+        ),
+    ]
+    .into_iter()
+    .map(|(kind, raw)| RequestView {
+        kind,
+        title: "t".into(),
+        raw_input: Some(raw),
+        options: ["allow_once", "reject_once"]
+            .iter()
+            .map(|kind| warden::model::PermissionOption {
+                id: (*kind).into(),
+                name: (*kind).into(),
+                kind: serde_json::from_value(serde_json::json!(kind)).expect("kind"),
+            })
+            .collect(),
+        ..RequestView::default()
+    })
+    .collect();
+    let rounds = 50_000;
+    let start = cpu_time();
+    let mut asks = 0usize;
+    for i in 0..rounds {
+        if matches!(
+            policy::decide(&requests[i % requests.len()], &cx),
+            policy::Decision::Ask { .. }
+        ) {
+            asks += 1;
+        }
+    }
+    let each = (cpu_time() - start).as_secs_f64() * 1e6 / rounds as f64;
+    println!(
+        "{:<58} {each:>9.2} µs/decision ({} rules, {asks} asks)",
+        "policy::decide",
+        rules.len()
+    );
+}
+
 fn main() {
     // The same runtime flavour as warden itself.
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -208,4 +305,5 @@ fn main() {
     bench_pipe(&rt, 50_000);
     bench_frames(100);
     bench_frames(100_000);
+    bench_decide();
 }

@@ -336,7 +336,11 @@ impl AppState {
             (true, false) => "allowed",
             (false, false) => "denied",
         };
-        let reason = format!("{} ({})", who, one_line(&label));
+        let reason = if who == "you" {
+            one_line(&label)
+        } else {
+            format!("{} ({})", who, one_line(&label))
+        };
         self.answer(&approval, outcome, verdict, Source::User, &reason)
     }
 
@@ -678,11 +682,7 @@ impl AppState {
                     if let Some(index) = self.approvals.iter().position(|a| a.id == id)
                         && let Some(approval) = self.take_approval(index)
                     {
-                        effects.extend(self.answer_pick(
-                            approval,
-                            UserPick::Allow,
-                            "you, approve all",
-                        ));
+                        effects.extend(self.answer_pick(approval, UserPick::Allow, "approve all"));
                     }
                 }
                 effects
