@@ -38,12 +38,21 @@ pub struct ChatOptions {
     pub rules: Vec<Rule>,
     /// Where decisions are appended (none: not logged).
     pub decision_log: Option<PathBuf>,
-    /// Ring the bell and send OSC 9 when a card appears.
-    pub notify: bool,
+    /// What to do when a card appears (the TUI sets it; headless runs leave it off).
+    pub notify: Notify,
     /// Answer asks without a user (`warden exec`).
     pub headless: Option<OnAsk>,
     /// The settings file and what the chat knows of it.
     pub settings: SettingsLink,
+}
+
+/// How a new card makes itself noticed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Notify {
+    /// Ring the terminal bell.
+    pub bell: bool,
+    /// Send an OSC 9 desktop notification.
+    pub desktop: bool,
 }
 
 /// Where the settings file is and whether warden may write to it.
@@ -69,7 +78,7 @@ pub struct App {
     pub state: AppState,
     command: AgentCommand,
     decision_log: Option<PathBuf>,
-    notify: bool,
+    notify: Notify,
     settings: SettingsLink,
     agent: Option<AgentHandle>,
     events: mpsc::UnboundedReceiver<AgentEvent>,
@@ -261,9 +270,7 @@ impl App {
                 }
             }
             Effect::Notify(text) => {
-                if self.notify {
-                    crate::tui::notify(&text);
-                }
+                crate::tui::notify(&text, self.notify.bell, self.notify.desktop);
             }
             Effect::SetAgentMode {
                 mode_id,

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, bail};
 
 use crate::acp::AgentCommand;
-use crate::app::{ChatOptions, SettingsLink};
+use crate::app::{ChatOptions, Notify, SettingsLink};
 use crate::decision_log;
 use crate::policy::Mode;
 use crate::settings::{self, DEMO_AGENT, Settings};
@@ -82,7 +82,10 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
         mode: want.mode.unwrap_or_default(),
         rules: settings.rules.clone(),
         decision_log: decision_log::default_path(),
-        notify: settings.notifications.bell || settings.notifications.desktop,
+        notify: Notify {
+            bell: settings.notifications.bell,
+            desktop: settings.notifications.desktop,
+        },
         settings: SettingsLink {
             path: path.clone(),
             writable,

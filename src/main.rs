@@ -255,7 +255,7 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
     for error in &start.errors {
         eprintln!("warden: {error}");
     }
-    start.options.notify = false;
+    start.options.notify = warden::app::Notify::default();
     start.options.headless = Some(match on_ask {
         OnAskArg::Deny => OnAsk::Deny,
         OnAskArg::Allow => OnAsk::Allow,

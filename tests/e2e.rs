@@ -607,6 +607,7 @@ async fn launched(dir: &Path, config: &Path) -> App {
     .expect("resolves");
     let mut start = start;
     start.options.decision_log = Some(dir.join("decisions.jsonl"));
+    start.options.notify = warden::app::Notify::default();
     let mut app = start.into_app();
     app.start_agent().expect("spawns");
     pump_until(&mut app, "session", |s| {

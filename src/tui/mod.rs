@@ -71,9 +71,17 @@ fn install_panic_hook() {
 /// Ring the bell and send an OSC 9 desktop notification (terminals that do
 /// not know OSC 9 ignore it). The text is made visible first, so it carries
 /// no control characters into the sequence.
-pub fn notify(text: &str) {
-    let clean: String = crate::sanitize::one_line(text).chars().take(200).collect();
+pub fn notify(text: &str, bell: bool, desktop: bool) {
+    if !bell && !desktop {
+        return;
+    }
     let mut stdout = io::stdout();
-    let _ = write!(stdout, "\x07\x1b]9;warden: {clean}\x07");
+    if bell {
+        let _ = stdout.write_all(b"\x07");
+    }
+    if desktop {
+        let clean: String = crate::sanitize::one_line(text).chars().take(200).collect();
+        let _ = write!(stdout, "\x1b]9;warden: {clean}\x07");
+    }
     let _ = stdout.flush();
 }
