@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 
-use crate::acp::AgentCommand;
+use crate::acp::{AgentCommand, ClientCaps};
 use crate::app::{ChatOptions, Notify, SettingsLink};
 use crate::decision_log;
 use crate::policy::Mode;
@@ -98,6 +98,7 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
                 .map(|(name, _)| name.clone())
                 .collect(),
         },
+        extra_roots: settings.roots.iter().map(|r| expand_home(r)).collect(),
         ..ChatOptions::default()
     };
     if let Some((program, args)) = want.command.split_first() {
@@ -204,6 +205,11 @@ fn apply_agent_settings(
     options.agent_plan_mode = agent.agent_plan_mode.clone();
     options.mode = mode.or(agent.default_mode).unwrap_or_default();
     options.settings.agent_block = Some(name.to_string());
+    options.caps = ClientCaps {
+        read_text_file: agent.fs_read,
+        write_text_file: agent.fs_write,
+        terminal: agent.terminal,
+    };
 }
 
 /// A display name for an agent command: its program's file name.
@@ -224,5 +230,15 @@ impl Start {
             app.state.error(error, Vec::new());
         }
         app
+    }
+}
+
+/// `~/x` -> `$HOME/x`.
+fn expand_home(path: &str) -> std::path::PathBuf {
+    match (path.strip_prefix("~/"), directories::BaseDirs::new()) {
+        (Some(rest), Some(base)) => base.home_dir().join(rest),
+        _ if path == "~" => directories::BaseDirs::new()
+            .map_or_else(|| path.into(), |b| b.home_dir().to_path_buf()),
+        _ => path.into(),
     }
 }

@@ -225,6 +225,10 @@ pub struct PermissionRequest {
     pub tool_call_id: String,
     pub fields: ToolCallFields,
     pub options: Vec<PermissionOption>,
+    /// Made by warden for the agent's own file or terminal request (not a
+    /// `session/request_permission`).
+    #[serde(default)]
+    pub client: bool,
 }
 
 /// How a permission request is answered.

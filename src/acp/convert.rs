@@ -146,6 +146,7 @@ pub(crate) fn permission_request(req: &acp::RequestPermissionRequest) -> Permiss
                 kind: option_kind(&o.kind),
             })
             .collect(),
+        client: false,
     }
 }
 

@@ -9,8 +9,11 @@
 //! - warden -> agent: [`AgentHandle`] methods queue commands that a task
 //!   outside the dispatch loop sends.
 
+mod client_calls;
 mod convert;
 mod process;
+
+pub use client_calls::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -40,6 +43,24 @@ pub struct AgentCommand {
     pub env: Vec<(String, String)>,
     /// The session's working directory (also the process's).
     pub cwd: PathBuf,
+}
+
+/// Which client capabilities warden advertises (a setting turns each off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientCaps {
+    pub read_text_file: bool,
+    pub write_text_file: bool,
+    pub terminal: bool,
+}
+
+impl Default for ClientCaps {
+    fn default() -> Self {
+        ClientCaps {
+            read_text_file: true,
+            write_text_file: true,
+            terminal: true,
+        }
+    }
 }
 
 /// Answers one permission request; dropping it answers `cancelled`.
@@ -92,6 +113,11 @@ pub enum AgentEvent {
     Permission {
         request: Box<PermissionRequest>,
         responder: PermissionResponder,
+    },
+    /// A file or terminal request; answer through the responder.
+    Client {
+        call: ClientCall,
+        responder: ClientResponder,
     },
     /// The agent answered `session/prompt`.
     PromptDone(Result<StopReason, String>),
@@ -188,6 +214,7 @@ impl AgentHandle {
 /// to spawn is returned at once (the command does not exist, ...).
 pub fn spawn(
     command: &AgentCommand,
+    caps: ClientCaps,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) -> Result<AgentHandle, LaunchError> {
     let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
@@ -196,7 +223,7 @@ pub fn spawn(
     let (tx, rx) = mpsc::unbounded_channel();
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let cwd = command.cwd.clone();
-    tokio::spawn(run_connection(transport, cwd, rx, events));
+    tokio::spawn(run_connection(transport, cwd, caps, rx, events));
     Ok(AgentHandle {
         commands: tx,
         process,
@@ -206,6 +233,7 @@ pub fn spawn(
 async fn run_connection<W, R>(
     transport: ByteStreams<W, R>,
     cwd: PathBuf,
+    caps: ClientCaps,
     commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) where
@@ -215,6 +243,20 @@ async fn run_connection<W, R>(
     let notify_events = events.clone();
     let permission_events = events.clone();
     let main_events = events.clone();
+    let forward = |events: &mpsc::UnboundedSender<AgentEvent>, (call, responder): (ClientCall, ClientResponder)| {
+        tracing::debug!(?call, "client call");
+        // If the runtime is gone, the responder drops and answers an error.
+        let _ = events.send(AgentEvent::Client { call, responder });
+    };
+    let (e1, e2, e3, e4, e5, e6, e7) = (
+        events.clone(),
+        events.clone(),
+        events.clone(),
+        events.clone(),
+        events.clone(),
+        events.clone(),
+        events.clone(),
+    );
     let result = Client
         .v1()
         .name("warden")
@@ -246,8 +288,57 @@ async fn run_connection<W, R>(
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |req: acp::ReadTextFileRequest, r, _cx| {
+                forward(&e1, client_calls::read(req, r));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: acp::WriteTextFileRequest, r, _cx| {
+                forward(&e2, client_calls::write(req, r));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: acp::CreateTerminalRequest, r, _cx| {
+                forward(&e3, client_calls::create(req, r));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: acp::TerminalOutputRequest, r, _cx| {
+                forward(&e4, client_calls::output(req, r));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: acp::WaitForTerminalExitRequest, r, _cx| {
+                forward(&e5, client_calls::wait(req, r));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: acp::KillTerminalRequest, r, _cx| {
+                forward(&e6, client_calls::kill(req, r));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: acp::ReleaseTerminalRequest, r, _cx| {
+                forward(&e7, client_calls::release(req, r));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-            serve(cx, cwd, commands, main_events).await;
+            serve(cx, cwd, caps, commands, main_events).await;
             Ok(())
         })
         .await;
@@ -260,10 +351,11 @@ async fn run_connection<W, R>(
 async fn serve(
     cx: ConnectionTo<Agent>,
     cwd: PathBuf,
+    caps: ClientCaps,
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) {
-    let info = match start_session(&cx, cwd).await {
+    let info = match start_session(&cx, cwd, caps).await {
         Ok(info) => info,
         Err(message) => {
             let _ = events.send(AgentEvent::ConnectFailed(message));
@@ -331,9 +423,18 @@ async fn serve(
     }
 }
 
-async fn start_session(cx: &ConnectionTo<Agent>, cwd: PathBuf) -> Result<SessionInfo, String> {
+async fn start_session(
+    cx: &ConnectionTo<Agent>,
+    cwd: PathBuf,
+    caps: ClientCaps,
+) -> Result<SessionInfo, String> {
+    let capabilities = acp::ClientCapabilities::new()
+        .fs(acp::FileSystemCapabilities::new()
+            .read_text_file(caps.read_text_file)
+            .write_text_file(caps.write_text_file))
+        .terminal(caps.terminal);
     let init = acp::InitializeRequest::new(ProtocolVersion::V1)
-        .client_capabilities(acp::ClientCapabilities::new())
+        .client_capabilities(capabilities)
         .client_info(acp::Implementation::new(
             "warden",
             env!("CARGO_PKG_VERSION"),

@@ -249,6 +249,7 @@ mod tests {
                 ..ToolCallFields::default()
             },
             options: vec![option.clone()],
+            client: false,
         };
         let got = RequestView::from_request(&req, Some(&known));
         assert_eq!(

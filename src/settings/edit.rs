@@ -201,6 +201,9 @@ fn edit_document(
                         bypass_permissions: true,
                         default_mode: None,
                         agent_plan_mode: None,
+                        fs_read: true,
+                        fs_write: true,
+                        terminal: true,
                     },
                 );
                 add_agent(doc, agent, command, args, path)?;

@@ -5,15 +5,18 @@ use toml_edit::{Document, Item, TableLike, Value};
 use super::line_col;
 
 /// Keys of the top level.
-const TOP_KEYS: [&str; 4] = ["default_agent", "agents", "rules", "notifications"];
+const TOP_KEYS: [&str; 5] = ["default_agent", "agents", "rules", "notifications", "roots"];
 /// Keys of an `[agents.NAME]` block.
-const AGENT_KEYS: [&str; 6] = [
+const AGENT_KEYS: [&str; 9] = [
     "command",
     "args",
     "env",
     "bypass_permissions",
     "default_mode",
     "agent_plan_mode",
+    "fs_read",
+    "fs_write",
+    "terminal",
 ];
 /// Keys of a `[[rules]]` entry.
 pub(crate) const RULE_KEYS: [&str; 7] = [

@@ -38,6 +38,10 @@ pub struct Settings {
     /// `[notifications]`.
     #[serde(default)]
     pub notifications: Notifications,
+    /// Directories besides the chat's cwd that the agent's own file and
+    /// terminal requests may touch (`~` expands).
+    #[serde(default)]
+    pub roots: Vec<String>,
 }
 
 /// `[notifications]`: what happens when a card appears.
@@ -82,6 +86,15 @@ pub struct AgentSettings {
     pub default_mode: Option<Mode>,
     /// The agent's own mode id to switch it to while the chat is in Plan (opt-in).
     pub agent_plan_mode: Option<String>,
+    /// Offer `fs/read_text_file` to this agent.
+    #[serde(default = "yes")]
+    pub fs_read: bool,
+    /// Offer `fs/write_text_file` to this agent.
+    #[serde(default = "yes")]
+    pub fs_write: bool,
+    /// Offer `terminal/*` to this agent.
+    #[serde(default = "yes")]
+    pub terminal: bool,
 }
 
 /// A `[[rules]]` entry as read: a [`Rule`] that lets unknown keys pass, so

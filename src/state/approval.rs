@@ -164,11 +164,41 @@ impl AppState {
             grant,
             reason: String::new(),
         };
-        let decision = policy::decide(&approval.view, &self.policy_context());
+        let decision = match self.covering_request(&approval) {
+            // A file write or terminal the agent already got permission for
+            // (its tool call named this path or command): no second card.
+            Some(reason) if approval.request.client => {
+                match allow_option(&approval.request.options) {
+                    Some(option) => Decision::Allow {
+                        option_id: option.id.clone(),
+                        source: Source::User,
+                        reason,
+                    },
+                    None => policy::decide(&approval.view, &self.policy_context()),
+                }
+            }
+            _ => policy::decide(&approval.view, &self.policy_context()),
+        };
         match decision {
             Decision::Ask { reason } => self.ask(approval, reason),
             decided => self.apply_automatic(&approval, decided),
         }
+    }
+
+    /// The reason an earlier allowed request of this turn covers a client
+    /// call: same path (write) or same command line (terminal). Plan never
+    /// has any: nothing but reads is allowed there.
+    fn covering_request(&self, approval: &Approval) -> Option<String> {
+        if self.mode == Mode::Plan || approval.view.kind == ToolKind::Read {
+            return None;
+        }
+        let paths = approval.view.paths();
+        let command = approval.view.command();
+        self.allowed_scopes.iter().find_map(|scope| {
+            let by_path = !paths.is_empty() && paths.iter().all(|p| scope.paths.contains(p));
+            let by_command = command.is_some() && command == scope.command;
+            (by_path || by_command).then(|| format!("covered by the allowed request `{}`", scope.title))
+        })
     }
 
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
@@ -263,6 +293,13 @@ impl AppState {
             .is_some_and(|t| t.state == ToolState::AwaitingApproval)
         {
             self.transcript.set_tool_state(tool_id, ToolState::Pending);
+        }
+        if allowed && !approval.request.client {
+            self.allowed_scopes.push(AllowedScope {
+                title: approval.title(),
+                paths: approval.view.paths(),
+                command: approval.view.command(),
+            });
         }
         let decision = match (&outcome, allowed) {
             (PermissionOutcome::Cancelled, _) => "cancelled",
@@ -768,6 +805,16 @@ impl AppState {
             None => Vec::new(),
         }
     }
+}
+
+/// What an allowed permission request named: file writes and terminals the
+/// agent then asks the client for, on the same paths or command, need no
+/// second card (this turn only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedScope {
+    pub title: String,
+    pub paths: Vec<String>,
+    pub command: Option<String>,
 }
 
 /// One line of the mode dropdown.

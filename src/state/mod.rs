@@ -7,7 +7,7 @@ mod grants;
 mod transcript;
 
 pub use approval::{
-    Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Review, choices, option_kind_label,
+    AllowedScope, Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Review, choices, option_kind_label,
 };
 pub use composer::Composer;
 pub use grants::{GrantItem, SettingsEdit};
@@ -89,6 +89,8 @@ pub enum Action {
     PickModeItem(usize),
     /// Open or close the review screen of bypasses, rules and grants (Ctrl-G).
     Grants,
+    /// Show terminals' whole output, or only their last lines (Ctrl-O).
+    ToggleTerminals,
 }
 
 /// Everything that can change the state.
@@ -127,6 +129,8 @@ pub enum Msg {
     },
     /// A settings write failed; the choice still holds for this run.
     SettingsWriteFailed(String),
+    /// A terminal's output (or exit) changed.
+    TerminalOutput { id: String, view: TerminalView },
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -237,6 +241,21 @@ pub struct AppState {
     pub settings_agent: Option<String>,
     /// The rule being kept from a card, while its pattern is edited.
     pub rule_draft: Option<Rule>,
+    /// What allowed requests of this turn named (for client writes and terminals).
+    pub allowed_scopes: Vec<AllowedScope>,
+    /// Live output of the agent's terminals, by terminal id.
+    pub terminals: std::collections::BTreeMap<String, TerminalView>,
+    /// Show terminals' whole output instead of their last lines.
+    pub terminals_expanded: bool,
+}
+
+/// A terminal's output as last read, for the transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TerminalView {
+    pub output: String,
+    pub truncated: bool,
+    /// How it ended, once it has.
+    pub exit: Option<String>,
 }
 
 impl AppState {
@@ -273,6 +292,9 @@ impl AppState {
             bypassed_agents: Vec::new(),
             settings_agent: None,
             rule_draft: None,
+            allowed_scopes: Vec::new(),
+            terminals: std::collections::BTreeMap::new(),
+            terminals_expanded: false,
         }
     }
 
@@ -318,6 +340,11 @@ impl AppState {
                 }
             }
             Msg::Update(update) => self.on_update(update),
+            Msg::TerminalOutput { id, view } => {
+                self.terminals.insert(id.clone(), view);
+                self.transcript.touch_terminal(&id);
+                Vec::new()
+            }
             msg @ (Msg::SettingsChanged { .. } | Msg::SettingsWriteFailed(_)) => {
                 self.on_settings(msg)
             }
@@ -377,6 +404,7 @@ impl AppState {
 
     /// The turn is over; with `cancel_tools`, calls still open are marked cancelled.
     fn finish_turn(&mut self, cancel_tools: bool) {
+        self.allowed_scopes.clear();
         if self.turn.take().is_some() && cancel_tools {
             self.transcript.cancel_unfinished_tools();
         }
@@ -465,6 +493,11 @@ impl AppState {
             Action::Quit => return self.quit(),
             Action::ToggleThoughts => {
                 self.thoughts_expanded = !self.thoughts_expanded;
+                return Vec::new();
+            }
+            Action::ToggleTerminals => {
+                self.terminals_expanded = !self.terminals_expanded;
+                self.transcript.touch_all_terminals();
                 return Vec::new();
             }
             Action::OpenModeMenu => {

@@ -309,6 +309,40 @@ impl Transcript {
         }
     }
 
+    /// A terminal's output changed: the tool calls that embed it must be drawn again.
+    pub fn touch_terminal(&mut self, terminal_id: &str) {
+        use crate::model::ToolContent;
+        let embedding: Vec<usize> = self
+            .tools
+            .values()
+            .copied()
+            .filter(|&i| {
+                matches!(&self.entries[i].kind, EntryKind::Tool(t)
+                    if t.call.content.iter().any(|c| matches!(c, ToolContent::Terminal { id } if id == terminal_id)))
+            })
+            .collect();
+        for index in embedding {
+            self.touch(index);
+        }
+    }
+
+    /// Every tool call that embeds a terminal must be drawn again (fold toggled).
+    pub fn touch_all_terminals(&mut self) {
+        use crate::model::ToolContent;
+        let embedding: Vec<usize> = self
+            .tools
+            .values()
+            .copied()
+            .filter(|&i| {
+                matches!(&self.entries[i].kind, EntryKind::Tool(t)
+                    if t.call.content.iter().any(|c| matches!(c, ToolContent::Terminal { .. })))
+            })
+            .collect();
+        for index in embedding {
+            self.touch(index);
+        }
+    }
+
     /// Mark every unfinished tool call cancelled (the turn ended or was cancelled).
     pub fn cancel_unfinished_tools(&mut self) {
         let open: Vec<usize> = self

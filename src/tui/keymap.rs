@@ -58,6 +58,7 @@ pub fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
         KeyCode::Char('c') if ctrl => action(Action::Interrupt),
         KeyCode::Char('d') if ctrl => action(Action::Quit),
         KeyCode::Char('t') if ctrl => action(Action::ToggleThoughts),
+        KeyCode::Char('o') if ctrl => action(Action::ToggleTerminals),
         KeyCode::Char('r') if ctrl => action(Action::Restart),
         KeyCode::Char('p') if ctrl => action(Action::Review),
         KeyCode::Char('g') if ctrl => action(Action::Grants),

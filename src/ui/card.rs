@@ -17,21 +17,29 @@ use super::markdown;
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, str_width, truncate_end, wrap_into, wrap_text_into};
 use crate::model::{ToolContent, ToolKind};
+use crate::policy::Rule;
 use crate::sanitize::{one_line, visible};
-use crate::state::{AppState, Approval, Choice, Focus, RequestId, choices, option_kind_label};
+use crate::state::{
+    AppState, Approval, Choice, Composer, Focus, RequestId, choices, option_kind_label,
+};
 
 /// The keys of a card, under its choices.
-pub(crate) const HINTS: &str = "y allow · n deny · 1-9 options · a chat · b bypass · r reason · A all · Tab next · e expand · Ctrl-P type";
+pub(crate) const HINTS: &str = "y allow · n deny · 1-9 options · a chat · b bypass · p keep as rule · r reason · A all · Tab next · e expand · Ctrl-P type";
 /// The keys the choices do not show, when the card is short of room.
-const SHORT_HINTS: &str = "y allow · n deny · Tab next · e expand · Ctrl-P type";
+const SHORT_HINTS: &str = "y allow · n deny · p keep as rule · Tab next · e expand · Ctrl-P type";
 /// The keys while a denial reason is typed.
 const REASON_HINTS: &str = "Enter deny and send the reason · Esc back to the choices";
+/// The keys while the pattern of a kept rule is edited.
+const KEEP_HINTS: &str = "Enter keep (appended to the settings file) · Esc back";
 /// Before the deny-with-reason field.
 pub(crate) const REASON_PROMPT: &str = "Why not? (sent to the agent) › ";
 /// Rows of raw input shown before "… N more lines · e expand".
 const RAW_ROWS: usize = 8;
-/// Rows of the deny-with-reason field shown at once.
-const REASON_ROWS: usize = 4;
+/// Rows of a field (a denial reason, a rule's pattern) shown at once.
+const FIELD_ROWS: usize = 4;
+/// Columns a field keeps beside its prompt; with less, the prompt gets a
+/// row of its own.
+const MIN_FIELD: usize = 16;
 /// One-line cards kept in view beside the selected one, when there is room.
 const MIN_OTHERS: usize = 2;
 /// The selected card's box never shrinks below this for the one-liners.
@@ -58,7 +66,7 @@ pub(crate) struct Card {
     bottom: Vec<Line<'static>>,
     /// For each row of `bottom`, the choice it belongs to.
     choice_at: Vec<Option<usize>>,
-    /// Row in `bottom` and column of the deny-with-reason cursor.
+    /// Row in `bottom` and column of the cursor of the open field.
     cursor: Option<(usize, usize)>,
     /// The keys, last.
     hints: Vec<Line<'static>>,
@@ -71,7 +79,7 @@ pub(crate) struct Card {
 pub(crate) struct Drawn {
     /// A row of a choice and the choice's index in `choices`.
     pub(crate) choices: Vec<(Rect, usize)>,
-    /// The terminal cursor, when the reason field is open.
+    /// The terminal cursor, when a field (reason, kept rule) is open.
     pub(crate) cursor: Option<Position>,
 }
 
@@ -79,7 +87,7 @@ pub(crate) struct Drawn {
 fn focused(focus: &Focus) -> bool {
     matches!(
         focus,
-        Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_)
+        Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::KeepRule(_)
     )
 }
 
@@ -331,26 +339,11 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
     let mut cursor = None;
     match &state.focus {
         Focus::Reason(field) => {
-            let prompt_w = str_width(REASON_PROMPT);
-            let wrapped = composer::wrap(field, width.saturating_sub(prompt_w).max(1));
-            let (row, col) = wrapped.cursor();
-            let skip = (row + 1).saturating_sub(REASON_ROWS);
-            let start = bottom.len();
-            for (i, text) in wrapped
-                .rows()
-                .iter()
-                .skip(skip)
-                .take(REASON_ROWS)
-                .enumerate()
-            {
-                let lead = if i == 0 {
-                    Span::styled(REASON_PROMPT, theme.prompt())
-                } else {
-                    spaces(prompt_w)
-                };
-                bottom.push(Line::from(vec![lead, Span::raw(text.clone())]));
-            }
-            cursor = Some((start + row - skip, prompt_w + col));
+            cursor = Some(field_rows(&mut bottom, REASON_PROMPT, field, width, theme));
+        }
+        Focus::KeepRule(field) => {
+            let prompt = keep_prompt(state.rule_draft.as_ref());
+            cursor = Some(field_rows(&mut bottom, &prompt, field, width, theme));
         }
         Focus::ConfirmAll(ids) => {
             let ask = format!("Approve all {} pending requests? y / n", ids.len());
@@ -360,10 +353,10 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
         _ => {}
     }
     choice_at.resize(bottom.len(), None);
-    let (full, short) = if matches!(state.focus, Focus::Reason(_)) {
-        (REASON_HINTS, REASON_HINTS)
-    } else {
-        (HINTS, SHORT_HINTS)
+    let (full, short) = match state.focus {
+        Focus::Reason(_) => (REASON_HINTS, REASON_HINTS),
+        Focus::KeepRule(_) => (KEEP_HINTS, KEEP_HINTS),
+        _ => (HINTS, SHORT_HINTS),
     };
     let mut hints = Vec::new();
     wrap_text_into(&mut hints, full, theme.dim(), &[], &[], width, Mode::Word);
@@ -385,6 +378,74 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
         hints,
         short_hints,
     })
+}
+
+/// "Keep as rule: allow execute, command matching › ": what the kept rule
+/// decides, for which kind, and which of its patterns the field edits.
+fn keep_prompt(rule: Option<&Rule>) -> String {
+    let Some(rule) = rule else {
+        return "Keep as rule › ".to_string();
+    };
+    let mut out = format!("Keep as rule: {}", rule.decision.as_str());
+    if let Some(kind) = rule.kind {
+        out.push(' ');
+        out.push_str(kind.as_str());
+    }
+    let which = if rule.command.is_some() {
+        Some("command")
+    } else if rule.path.is_some() {
+        Some("paths")
+    } else if rule.tool.is_some() {
+        Some("tool")
+    } else {
+        None
+    };
+    if let Some(which) = which {
+        out.push_str(", ");
+        out.push_str(which);
+        out.push_str(" matching");
+    }
+    out.push_str(" › ");
+    out
+}
+
+/// A text field under the choices: `prompt`, then the text wrapped beside
+/// it (or under it, when the prompt leaves the text too little room), the
+/// last [`FIELD_ROWS`] rows up to the cursor. Returns the cursor's row in
+/// `out` and its column.
+fn field_rows(
+    out: &mut Vec<Line<'static>>,
+    prompt: &str,
+    field: &Composer,
+    width: usize,
+    theme: Theme,
+) -> (usize, usize) {
+    let prompt_w = str_width(prompt);
+    let beside = prompt_w + MIN_FIELD <= width;
+    let indent = if beside { prompt_w } else { INDENT };
+    if !beside {
+        let prompt = truncate_end(prompt.trim_end(), width).into_owned();
+        out.push(Line::from(Span::styled(prompt, theme.prompt())));
+    }
+    let wrapped = composer::wrap(field, width.saturating_sub(indent).max(1));
+    let (row, col) = wrapped.cursor();
+    let skip = (row + 1).saturating_sub(FIELD_ROWS);
+    let start = out.len();
+    for (i, text) in wrapped
+        .rows()
+        .iter()
+        .skip(skip)
+        .take(FIELD_ROWS)
+        .enumerate()
+    {
+        let lead = if i == 0 && beside {
+            Span::styled(prompt.to_string(), theme.prompt())
+        } else {
+            spaces(indent)
+        };
+        out.push(Line::from(vec![lead, Span::raw(text.clone())]));
+    }
+    (start + row - skip, indent + col)
 }
 
 /// The rows of one choice: its key, then what it does.

@@ -12,7 +12,8 @@ use crate::sanitize::one_line;
 use crate::state::{AppState, Connection, Focus};
 
 /// Key hints, dropped from the first as the footer narrows.
-const HINTS: [&str; 4] = [
+const HINTS: [&str; 5] = [
+    "Ctrl-G rules",
     "PgUp/PgDn scroll",
     "Ctrl-T thoughts",
     "Shift-Tab mode",
@@ -69,7 +70,7 @@ fn agent_mode(state: &AppState, theme: Theme) -> Option<Span<'static>> {
 fn pending(state: &AppState, theme: Theme) -> Option<Span<'static>> {
     let on_cards = matches!(
         state.focus,
-        Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_)
+        Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::KeepRule(_)
     );
     (!state.approvals.is_empty() && !on_cards).then(|| {
         Span::styled(

@@ -1,7 +1,7 @@
 //! Render-only widgets for the chat screen, drawn from `&AppState`: the
 //! transcript (fills the screen), the pending approval cards, an optional
 //! notice line, the composer, a one-row footer, and the mode dropdown over
-//! them when it is open. No IO and no state change: only the [`View`]
+//! them when it is open; the review screen (Ctrl-G) covers it all. No IO and no state change: only the [`View`]
 //! (layout caches, the scroll position, and where the last draw put
 //! clickable things, owned by the runtime) is mutated.
 //!
@@ -14,6 +14,7 @@ mod card;
 mod composer;
 mod entry;
 mod footer;
+mod grants;
 mod history;
 mod markdown;
 mod mode_menu;
@@ -46,6 +47,9 @@ pub struct View {
     composer_top: usize,
     /// The selected card's request part, laid out.
     card_detail: Option<card::DetailCache>,
+    /// First list row of the review screen shown, once its list outgrows
+    /// the screen.
+    grants_top: usize,
     /// What screen cells mean to a click, from the last draw; later entries
     /// lie on top. `None` is a place that takes the click and means nothing
     /// (the dropdown's border).
@@ -82,6 +86,7 @@ impl View {
             history: History::new(),
             composer_top: 0,
             card_detail: None,
+            grants_top: 0,
             hits: Vec::new(),
         }
     }
@@ -220,6 +225,22 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
                     .map(|(rect, i)| (rect, Some(Action::PickModeItem(i)))),
             );
         }
+    }
+    if let Focus::Grants { selected, confirm } = state.focus {
+        grants::render(
+            frame.buffer_mut(),
+            area,
+            state,
+            selected,
+            confirm,
+            &mut view.grants_top,
+            theme,
+        );
+        // Nothing under the screen takes a click, and no field has the cursor.
+        view.hits.push((area, None));
+        cursor = None;
+    } else {
+        view.grants_top = 0;
     }
     if let Some(position) = cursor {
         frame.set_cursor_position(position);

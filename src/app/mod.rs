@@ -3,6 +3,8 @@
 //! the permission responders keyed by request id, and redraws at most once
 //! per frame interval, only when something changed.
 
+mod calls;
+
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -12,7 +14,13 @@ use tokio::time::Instant;
 
 use std::path::PathBuf;
 
-use crate::acp::{self, AgentCommand, AgentEvent, AgentHandle, LaunchError, PermissionResponder};
+use crate::acp::{
+    self, AgentCommand, AgentEvent, AgentHandle, ClientCall, ClientCaps, ClientError,
+    ClientResponder, LaunchError, PermissionResponder,
+};
+use crate::client::fs::Roots;
+use crate::client::terminal::{TerminalEvent, Terminals};
+use calls::CLIENT_ALLOW;
 use crate::decision_log;
 use crate::model::PermissionOutcome;
 use crate::policy::{AgentPolicy, Mode, Rule};
@@ -44,6 +52,10 @@ pub struct ChatOptions {
     pub headless: Option<OnAsk>,
     /// The settings file and what the chat knows of it.
     pub settings: SettingsLink,
+    /// Files and terminals offered to the agent.
+    pub caps: ClientCaps,
+    /// Directories besides the cwd the agent's file calls may touch.
+    pub extra_roots: Vec<PathBuf>,
 }
 
 /// How a new card makes itself noticed.
@@ -72,6 +84,19 @@ pub struct SettingsLink {
     pub bypassed: Vec<String>,
 }
 
+/// Something that happened outside the state: the agent, or a terminal.
+#[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a short-lived value, moved once from a channel to its handler"
+)]
+pub enum Incoming {
+    /// From the agent connection.
+    Agent(AgentEvent),
+    /// A terminal's output or exit.
+    Terminal(TerminalEvent),
+}
+
 /// The running application: state plus the IO it needs.
 pub struct App {
     /// The pure state (public so that tests can look at it).
@@ -83,6 +108,14 @@ pub struct App {
     agent: Option<AgentHandle>,
     events: mpsc::UnboundedReceiver<AgentEvent>,
     responders: HashMap<RequestId, PermissionResponder>,
+    /// File and terminal calls waiting for the gate, by request id.
+    client_pending: HashMap<RequestId, (ClientCall, ClientResponder, PathBuf)>,
+    caps: ClientCaps,
+    roots: Roots,
+    terminals: Terminals,
+    terminal_events: mpsc::UnboundedReceiver<TerminalEvent>,
+    /// Terminal id -> the transcript tool call that shows it.
+    terminal_tools: HashMap<String, String>,
     next_request: RequestId,
     quit: bool,
 }
@@ -111,7 +144,15 @@ impl App {
         state.settings_agent = options.settings.agent_block.clone();
         state.bypassed_agents = options.settings.bypassed.clone();
         let (_, events) = mpsc::unbounded_channel();
+        let (terminal_tx, terminal_events) = mpsc::unbounded_channel();
+        let roots = Roots::new(&command.cwd, &options.extra_roots);
         App {
+            client_pending: HashMap::new(),
+            caps: options.caps,
+            roots,
+            terminals: Terminals::new(terminal_tx),
+            terminal_events,
+            terminal_tools: HashMap::new(),
             state,
             decision_log: options.decision_log,
             notify: options.notify,
@@ -130,7 +171,7 @@ impl App {
     pub fn start_agent(&mut self) -> Result<(), LaunchError> {
         let (tx, rx) = mpsc::unbounded_channel();
         self.events = rx;
-        let handle = acp::spawn(&self.command, tx)?;
+        let handle = acp::spawn(&self.command, self.caps, tx)?;
         self.agent = Some(handle);
         Ok(())
     }
@@ -153,19 +194,42 @@ impl App {
         }
     }
 
-    /// The next agent event, waiting if there is none yet.
-    pub async fn next_agent_event(&mut self) -> Option<AgentEvent> {
-        self.events.recv().await
+    /// The next agent or terminal event, waiting if there is none yet.
+    pub async fn next_agent_event(&mut self) -> Option<Incoming> {
+        tokio::select! {
+            event = self.events.recv() => event.map(Incoming::Agent),
+            Some(event) = self.terminal_events.recv() => Some(Incoming::Terminal(event)),
+        }
     }
 
-    /// An agent event, if one is already queued.
-    pub fn try_agent_event(&mut self) -> Option<AgentEvent> {
-        self.events.try_recv().ok()
+    /// An event, if one is already queued.
+    pub fn try_agent_event(&mut self) -> Option<Incoming> {
+        if let Ok(event) = self.terminal_events.try_recv() {
+            return Some(Incoming::Terminal(event));
+        }
+        self.events.try_recv().ok().map(Incoming::Agent)
     }
 
-    /// Turn an agent event into state messages.
-    pub fn on_agent_event(&mut self, event: AgentEvent) {
+    /// Turn an event into state messages.
+    pub fn on_agent_event(&mut self, event: Incoming) {
+        let event = match event {
+            Incoming::Agent(event) => event,
+            Incoming::Terminal(event) => {
+                self.on_terminal_event(event);
+                return;
+            }
+        };
         match event {
+            AgentEvent::Client { call, responder } => {
+                if self.is_current_session(call.session_id()) {
+                    self.on_client_call(call, responder);
+                } else {
+                    responder.respond(Err(ClientError::InvalidParams(format!(
+                        "unknown session {}",
+                        call.session_id()
+                    ))));
+                }
+            }
             AgentEvent::SessionStarted(info) => self.handle(Msg::SessionStarted(info)),
             AgentEvent::Update { session_id, update } => {
                 if self.is_current_session(&session_id) {
@@ -231,14 +295,20 @@ impl App {
                 if let (Some(session), Some(agent)) = (self.session_id(), &self.agent) {
                     agent.cancel(session);
                 }
+                // Cancelling the turn ends the commands the agent started.
+                self.terminals.kill_all();
             }
-            Effect::RespondPermission { id, outcome } => match self.responders.remove(&id) {
-                Some(responder) => {
+            Effect::RespondPermission { id, outcome } => {
+                if let Some(responder) = self.responders.remove(&id) {
                     tracing::info!(request = id, ?outcome, "permission answered");
                     responder.respond(outcome);
+                } else if let Some((call, responder, path)) = self.client_pending.remove(&id) {
+                    let allowed = outcome == PermissionOutcome::Selected(CLIENT_ALLOW.into());
+                    self.finish_client_call(id, call, responder, path, allowed);
+                } else {
+                    tracing::warn!(request = id, "no responder for a permission answer");
                 }
-                None => tracing::warn!(request = id, "no responder for a permission answer"),
-            },
+            }
             Effect::RestartAgent => {
                 self.cancel_all_responders();
                 if let Some(old) = self.agent.take() {
@@ -383,6 +453,10 @@ impl App {
             self.handle(Msg::Action(Action::Quit));
         }
         self.cancel_all_responders();
+        for (_, (_, responder, _)) in self.client_pending.drain() {
+            responder.respond(Err(ClientError::Denied("warden is quitting".into())));
+        }
+        self.terminals.kill_all();
         if let Some(agent) = self.agent.take() {
             agent.shutdown(SHUTDOWN_GRACE).await;
         }

@@ -1,0 +1,313 @@
+//! Files and terminals on the agent's behalf. Reads, writes and new
+//! terminals go through the same gate as permission requests: each becomes a
+//! synthetic request (kind read / edit / execute, with allow and reject
+//! options) that the policy decides or a card asks about; the IO happens only
+//! once it is allowed. Output, wait, kill and release need no decision.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::App;
+use crate::acp::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
+use crate::client::fs::{self, FsError};
+use crate::client::terminal::{ExitStatus, TerminalError, TerminalEvent, TerminalSpec};
+use crate::model::{
+    Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
+    ToolContent, ToolKind, WireStatus,
+};
+use crate::state::{Msg, RequestId, TerminalView};
+
+/// The option id of "allow" on a synthetic request.
+pub(super) const CLIENT_ALLOW: &str = "allow";
+const CLIENT_REJECT: &str = "reject";
+
+/// Terminal output kept when the agent sets no `outputByteLimit`.
+const DEFAULT_OUTPUT_LIMIT: usize = 1 << 20;
+
+fn fs_error(err: FsError) -> ClientError {
+    match err {
+        FsError::NotFound { .. } => ClientError::NotFound(err.to_string()),
+        FsError::Io { .. } => ClientError::Failed(err.to_string()),
+        _ => ClientError::InvalidParams(err.to_string()),
+    }
+}
+
+fn terminal_error(err: TerminalError) -> ClientError {
+    match err {
+        TerminalError::UnknownTerminal { .. } => ClientError::NotFound(err.to_string()),
+        _ => ClientError::Failed(err.to_string()),
+    }
+}
+
+fn exit_info(status: &ExitStatus) -> ExitInfo {
+    ExitInfo {
+        exit_code: status.exit_code.and_then(|c| u32::try_from(c).ok()),
+        signal: status.signal.clone(),
+    }
+}
+
+fn describe_exit(status: &ExitStatus) -> String {
+    match (&status.exit_code, &status.signal) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("killed by {signal}"),
+        _ => "ended".to_string(),
+    }
+}
+
+/// The tool call id warden gives the transcript entry of a client call.
+fn tool_id(id: RequestId) -> String {
+    format!("warden-{id}")
+}
+
+/// The whole command line of a terminal request, as the policy and the user see it.
+fn command_line(command: &str, args: &[String]) -> String {
+    if args.is_empty() {
+        return command.to_string();
+    }
+    let mut line = command.to_string();
+    for arg in args {
+        line.push(' ');
+        if arg.is_empty() || arg.chars().any(|c| c.is_whitespace() || "'\"$`\\;&|<>(){}*?".contains(c)) {
+            line.push('\'');
+            line.push_str(&arg.replace('\'', r"'\''"));
+            line.push('\'');
+        } else {
+            line.push_str(arg);
+        }
+    }
+    line
+}
+
+impl App {
+    pub(super) fn on_client_call(&mut self, call: ClientCall, responder: ClientResponder) {
+        match &call {
+            ClientCall::ReadTextFile { path, .. } => {
+                let resolved = fs::resolve(&self.roots, path, false).map_err(fs_error);
+                match resolved {
+                    Ok(real) => {
+                        let shown = path.display().to_string();
+                        let fields = ToolCallFields {
+                            title: Some(format!("Read {shown}")),
+                            kind: Some(ToolKind::Read),
+                            raw_input: Some(json!({ "path": shown })),
+                            locations: Some(vec![Location { path: shown, line: None }]),
+                            ..ToolCallFields::default()
+                        };
+                        self.gate(call, responder, real, fields);
+                    }
+                    Err(err) => responder.respond(Err(err)),
+                }
+            }
+            ClientCall::WriteTextFile { path, content, .. } => {
+                let resolved = fs::resolve(&self.roots, path, true).map_err(fs_error);
+                match resolved {
+                    Ok(real) => {
+                        let shown = path.display().to_string();
+                        let fields = ToolCallFields {
+                            title: Some(format!("Write {shown}")),
+                            kind: Some(ToolKind::Edit),
+                            raw_input: Some(json!({ "path": shown })),
+                            locations: Some(vec![Location { path: shown.clone(), line: None }]),
+                            content: Some(vec![ToolContent::Diff {
+                                path: shown,
+                                old: fs::current_text(&real),
+                                new: content.clone(),
+                            }]),
+                            ..ToolCallFields::default()
+                        };
+                        self.gate(call, responder, real, fields);
+                    }
+                    Err(err) => responder.respond(Err(err)),
+                }
+            }
+            ClientCall::CreateTerminal { command, args, cwd, .. } => {
+                let dir = cwd.clone().unwrap_or_else(|| self.command.cwd.clone());
+                match fs::resolve(&self.roots, &dir, false).map_err(fs_error) {
+                    Ok(real) => {
+                        let line = command_line(command, args);
+                        let fields = ToolCallFields {
+                            title: Some(format!("Run {line}")),
+                            kind: Some(ToolKind::Execute),
+                            raw_input: Some(json!({ "command": line, "cwd": real.display().to_string() })),
+                            ..ToolCallFields::default()
+                        };
+                        self.gate(call, responder, real, fields);
+                    }
+                    Err(err) => responder.respond(Err(err)),
+                }
+            }
+            ClientCall::TerminalOutput { terminal_id, .. } => {
+                let reply = self
+                    .terminals
+                    .output(terminal_id)
+                    .map(|out| ClientReply::Output {
+                        output: out.output,
+                        truncated: out.truncated,
+                        exit: out.exit.as_ref().map(exit_info),
+                    })
+                    .map_err(terminal_error);
+                responder.respond(reply);
+            }
+            ClientCall::WaitForExit { terminal_id, .. } => match self.terminals.exit_waiter(terminal_id) {
+                Ok(waiter) => {
+                    tokio::spawn(async move {
+                        let reply = waiter
+                            .await
+                            .map(|status| ClientReply::Exited(exit_info(&status)))
+                            .map_err(terminal_error);
+                        responder.respond(reply);
+                    });
+                }
+                Err(err) => responder.respond(Err(terminal_error(err))),
+            },
+            ClientCall::KillTerminal { terminal_id, .. } => {
+                let reply = self.terminals.kill(terminal_id).map(|()| ClientReply::Done).map_err(terminal_error);
+                responder.respond(reply);
+            }
+            ClientCall::ReleaseTerminal { terminal_id, .. } => {
+                let reply = self
+                    .terminals
+                    .release(terminal_id)
+                    .map(|()| ClientReply::Done)
+                    .map_err(terminal_error);
+                responder.respond(reply);
+            }
+        }
+    }
+
+    /// Put a read, write or terminal through the gate as a synthetic request.
+    fn gate(&mut self, call: ClientCall, responder: ClientResponder, real: PathBuf, fields: ToolCallFields) {
+        let id = self.next_request;
+        self.next_request += 1;
+        self.client_pending.insert(id, (call, responder, real));
+        let request = PermissionRequest {
+            session_id: self.session_id().unwrap_or_default().to_string(),
+            tool_call_id: tool_id(id),
+            fields,
+            options: vec![
+                PermissionOption {
+                    id: CLIENT_ALLOW.into(),
+                    name: "Allow".into(),
+                    kind: OptionKind::AllowOnce,
+                },
+                PermissionOption {
+                    id: CLIENT_REJECT.into(),
+                    name: "Reject".into(),
+                    kind: OptionKind::RejectOnce,
+                },
+            ],
+            client: true,
+        };
+        self.handle(Msg::PermissionRequested { id, request });
+    }
+
+    /// The gate decided: do it (or refuse) and answer the agent.
+    pub(super) fn finish_client_call(
+        &mut self,
+        id: RequestId,
+        call: ClientCall,
+        responder: ClientResponder,
+        real: PathBuf,
+        allowed: bool,
+    ) {
+        if !allowed {
+            self.mark(id, WireStatus::Failed, None);
+            responder.respond(Err(ClientError::Denied(format!(
+                "{} was not allowed",
+                match &call {
+                    ClientCall::ReadTextFile { .. } => "reading this file",
+                    ClientCall::WriteTextFile { .. } => "writing this file",
+                    _ => "running this command",
+                }
+            ))));
+            return;
+        }
+        match call {
+            ClientCall::ReadTextFile { line, limit, .. } => {
+                let result = fs::read_text(&real, line, limit).map(ClientReply::Text).map_err(fs_error);
+                let status = if result.is_ok() { WireStatus::Completed } else { WireStatus::Failed };
+                self.mark(id, status, None);
+                responder.respond(result);
+            }
+            ClientCall::WriteTextFile { content, .. } => {
+                let result = fs::write_text(&real, &content).map(|_| ClientReply::Done).map_err(fs_error);
+                let status = if result.is_ok() { WireStatus::Completed } else { WireStatus::Failed };
+                self.mark(id, status, None);
+                responder.respond(result);
+            }
+            ClientCall::CreateTerminal {
+                command,
+                args,
+                env,
+                output_byte_limit,
+                ..
+            } => {
+                let spec = TerminalSpec {
+                    command,
+                    args,
+                    env,
+                    cwd: real,
+                    // Without the agent's limit, keep at most 1 MiB so a chatty
+                    // command cannot grow warden without bound.
+                    output_byte_limit: Some(
+                        output_byte_limit
+                            .and_then(|l| usize::try_from(l).ok())
+                            .unwrap_or(DEFAULT_OUTPUT_LIMIT),
+                    ),
+                };
+                match self.terminals.create(spec) {
+                    Ok(terminal_id) => {
+                        self.terminal_tools.insert(terminal_id.clone(), tool_id(id));
+                        self.mark(
+                            id,
+                            WireStatus::InProgress,
+                            Some(vec![ToolContent::Terminal { id: terminal_id.clone() }]),
+                        );
+                        responder.respond(Ok(ClientReply::TerminalId(terminal_id)));
+                    }
+                    Err(err) => {
+                        self.mark(id, WireStatus::Failed, None);
+                        responder.respond(Err(terminal_error(err)));
+                    }
+                }
+            }
+            other => responder.respond(Err(ClientError::Failed(format!("internal: {other:?} needs no gate")))),
+        }
+    }
+
+    /// Update the transcript entry of a client call.
+    fn mark(&mut self, id: RequestId, status: WireStatus, content: Option<Vec<ToolContent>>) {
+        let fields = ToolCallFields {
+            status: Some(status),
+            content,
+            ..ToolCallFields::default()
+        };
+        self.handle(Msg::Update(SessionUpdate::ToolCallUpdate { id: tool_id(id), fields }));
+    }
+
+    pub(super) fn on_terminal_event(&mut self, event: TerminalEvent) {
+        let id = match &event {
+            TerminalEvent::Output { id } | TerminalEvent::Exited { id, .. } => id.clone(),
+        };
+        let Some((output, truncated, exit)) = self.terminals.snapshot(&id) else {
+            return;
+        };
+        let view = TerminalView {
+            output,
+            truncated,
+            exit: exit.as_ref().map(describe_exit),
+        };
+        self.handle(Msg::TerminalOutput { id: id.clone(), view });
+        if let (TerminalEvent::Exited { status, .. }, Some(tool)) = (&event, self.terminal_tools.get(&id)) {
+            let failed = status.exit_code != Some(0);
+            let fields = ToolCallFields {
+                status: Some(if failed { WireStatus::Failed } else { WireStatus::Completed }),
+                ..ToolCallFields::default()
+            };
+            let tool = tool.clone();
+            self.handle(Msg::Update(SessionUpdate::ToolCallUpdate { id: tool, fields }));
+        }
+    }
+}
+
