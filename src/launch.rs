@@ -237,8 +237,9 @@ impl Start {
 fn expand_home(path: &str) -> std::path::PathBuf {
     match (path.strip_prefix("~/"), directories::BaseDirs::new()) {
         (Some(rest), Some(base)) => base.home_dir().join(rest),
-        _ if path == "~" => directories::BaseDirs::new()
-            .map_or_else(|| path.into(), |b| b.home_dir().to_path_buf()),
+        _ if path == "~" => {
+            directories::BaseDirs::new().map_or_else(|| path.into(), |b| b.home_dir().to_path_buf())
+        }
         _ => path.into(),
     }
 }

@@ -33,13 +33,25 @@ pub enum ClientCall {
         output_byte_limit: Option<u64>,
     },
     /// `terminal/output`.
-    TerminalOutput { session_id: String, terminal_id: String },
+    TerminalOutput {
+        session_id: String,
+        terminal_id: String,
+    },
     /// `terminal/wait_for_exit`.
-    WaitForExit { session_id: String, terminal_id: String },
+    WaitForExit {
+        session_id: String,
+        terminal_id: String,
+    },
     /// `terminal/kill`.
-    KillTerminal { session_id: String, terminal_id: String },
+    KillTerminal {
+        session_id: String,
+        terminal_id: String,
+    },
     /// `terminal/release`.
-    ReleaseTerminal { session_id: String, terminal_id: String },
+    ReleaseTerminal {
+        session_id: String,
+        terminal_id: String,
+    },
 }
 
 impl ClientCall {
@@ -102,7 +114,10 @@ impl ClientError {
         match self {
             ClientError::InvalidParams(message) => Error::new(-32602, message),
             ClientError::NotFound(message) => Error::new(-32002, message),
-            ClientError::Denied(message) => Error::new(-32000, format!("refused by the user's permission policy: {message}")),
+            ClientError::Denied(message) => Error::new(
+                -32000,
+                format!("refused by the user's permission policy: {message}"),
+            ),
             ClientError::Failed(message) => Error::new(-32603, message),
         }
     }
@@ -144,9 +159,13 @@ impl ClientResponder {
             return;
         };
         let sent = match (sink, result) {
-            (Sink::Read(r), Ok(ClientReply::Text(text))) => r.respond(acp::ReadTextFileResponse::new(text)),
+            (Sink::Read(r), Ok(ClientReply::Text(text))) => {
+                r.respond(acp::ReadTextFileResponse::new(text))
+            }
             (Sink::Write(r), Ok(_)) => r.respond(acp::WriteTextFileResponse::new()),
-            (Sink::Create(r), Ok(ClientReply::TerminalId(id))) => r.respond(acp::CreateTerminalResponse::new(id)),
+            (Sink::Create(r), Ok(ClientReply::TerminalId(id))) => {
+                r.respond(acp::CreateTerminalResponse::new(id))
+            }
             (
                 Sink::Output(r),
                 Ok(ClientReply::Output {
@@ -154,7 +173,10 @@ impl ClientResponder {
                     truncated,
                     exit,
                 }),
-            ) => r.respond(acp::TerminalOutputResponse::new(output, truncated).exit_status(exit.map(exit_status))),
+            ) => r.respond(
+                acp::TerminalOutputResponse::new(output, truncated)
+                    .exit_status(exit.map(exit_status)),
+            ),
             (Sink::Wait(r), Ok(ClientReply::Exited(exit))) => {
                 r.respond(acp::WaitForTerminalExitResponse::new(exit_status(exit)))
             }
@@ -163,7 +185,9 @@ impl ClientResponder {
             (sink, result) => {
                 let error = match result {
                     Err(err) => err.into_sdk(),
-                    Ok(reply) => ClientError::Failed(format!("internal: wrong reply {reply:?}")).into_sdk(),
+                    Ok(reply) => {
+                        ClientError::Failed(format!("internal: wrong reply {reply:?}")).into_sdk()
+                    }
                 };
                 match sink {
                     Sink::Read(r) => r.respond_with_error(error),
@@ -184,11 +208,16 @@ impl ClientResponder {
 
 impl Drop for ClientResponder {
     fn drop(&mut self) {
-        self.send(Err(ClientError::Failed("the request was dropped (warden is shutting down)".into())));
+        self.send(Err(ClientError::Failed(
+            "the request was dropped (warden is shutting down)".into(),
+        )));
     }
 }
 
-pub(super) fn read(req: acp::ReadTextFileRequest, r: Responder<acp::ReadTextFileResponse>) -> (ClientCall, ClientResponder) {
+pub(super) fn read(
+    req: acp::ReadTextFileRequest,
+    r: Responder<acp::ReadTextFileResponse>,
+) -> (ClientCall, ClientResponder) {
     (
         ClientCall::ReadTextFile {
             session_id: req.session_id.to_string(),
@@ -200,7 +229,10 @@ pub(super) fn read(req: acp::ReadTextFileRequest, r: Responder<acp::ReadTextFile
     )
 }
 
-pub(super) fn write(req: acp::WriteTextFileRequest, r: Responder<acp::WriteTextFileResponse>) -> (ClientCall, ClientResponder) {
+pub(super) fn write(
+    req: acp::WriteTextFileRequest,
+    r: Responder<acp::WriteTextFileResponse>,
+) -> (ClientCall, ClientResponder) {
     (
         ClientCall::WriteTextFile {
             session_id: req.session_id.to_string(),
@@ -211,7 +243,10 @@ pub(super) fn write(req: acp::WriteTextFileRequest, r: Responder<acp::WriteTextF
     )
 }
 
-pub(super) fn create(req: acp::CreateTerminalRequest, r: Responder<acp::CreateTerminalResponse>) -> (ClientCall, ClientResponder) {
+pub(super) fn create(
+    req: acp::CreateTerminalRequest,
+    r: Responder<acp::CreateTerminalResponse>,
+) -> (ClientCall, ClientResponder) {
     (
         ClientCall::CreateTerminal {
             session_id: req.session_id.to_string(),
@@ -225,7 +260,10 @@ pub(super) fn create(req: acp::CreateTerminalRequest, r: Responder<acp::CreateTe
     )
 }
 
-pub(super) fn output(req: acp::TerminalOutputRequest, r: Responder<acp::TerminalOutputResponse>) -> (ClientCall, ClientResponder) {
+pub(super) fn output(
+    req: acp::TerminalOutputRequest,
+    r: Responder<acp::TerminalOutputResponse>,
+) -> (ClientCall, ClientResponder) {
     (
         ClientCall::TerminalOutput {
             session_id: req.session_id.to_string(),
@@ -248,7 +286,10 @@ pub(super) fn wait(
     )
 }
 
-pub(super) fn kill(req: acp::KillTerminalRequest, r: Responder<acp::KillTerminalResponse>) -> (ClientCall, ClientResponder) {
+pub(super) fn kill(
+    req: acp::KillTerminalRequest,
+    r: Responder<acp::KillTerminalResponse>,
+) -> (ClientCall, ClientResponder) {
     (
         ClientCall::KillTerminal {
             session_id: req.session_id.to_string(),
@@ -258,7 +299,10 @@ pub(super) fn kill(req: acp::KillTerminalRequest, r: Responder<acp::KillTerminal
     )
 }
 
-pub(super) fn release(req: acp::ReleaseTerminalRequest, r: Responder<acp::ReleaseTerminalResponse>) -> (ClientCall, ClientResponder) {
+pub(super) fn release(
+    req: acp::ReleaseTerminalRequest,
+    r: Responder<acp::ReleaseTerminalResponse>,
+) -> (ClientCall, ClientResponder) {
     (
         ClientCall::ReleaseTerminal {
             session_id: req.session_id.to_string(),

@@ -243,7 +243,8 @@ async fn run_connection<W, R>(
     let notify_events = events.clone();
     let permission_events = events.clone();
     let main_events = events.clone();
-    let forward = |events: &mpsc::UnboundedSender<AgentEvent>, (call, responder): (ClientCall, ClientResponder)| {
+    let forward = |events: &mpsc::UnboundedSender<AgentEvent>,
+                   (call, responder): (ClientCall, ClientResponder)| {
         tracing::debug!(?call, "client call");
         // If the runtime is gone, the responder drops and answers an error.
         let _ = events.send(AgentEvent::Client { call, responder });

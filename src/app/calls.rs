@@ -68,7 +68,11 @@ fn command_line(command: &str, args: &[String]) -> String {
     let mut line = command.to_string();
     for arg in args {
         line.push(' ');
-        if arg.is_empty() || arg.chars().any(|c| c.is_whitespace() || "'\"$`\\;&|<>(){}*?".contains(c)) {
+        if arg.is_empty()
+            || arg
+                .chars()
+                .any(|c| c.is_whitespace() || "'\"$`\\;&|<>(){}*?".contains(c))
+        {
             line.push('\'');
             line.push_str(&arg.replace('\'', r"'\''"));
             line.push('\'');
@@ -91,7 +95,10 @@ impl App {
                             title: Some(format!("Read {shown}")),
                             kind: Some(ToolKind::Read),
                             raw_input: Some(json!({ "path": shown })),
-                            locations: Some(vec![Location { path: shown, line: None }]),
+                            locations: Some(vec![Location {
+                                path: shown,
+                                line: None,
+                            }]),
                             ..ToolCallFields::default()
                         };
                         self.gate(call, responder, real, fields);
@@ -108,7 +115,10 @@ impl App {
                             title: Some(format!("Write {shown}")),
                             kind: Some(ToolKind::Edit),
                             raw_input: Some(json!({ "path": shown })),
-                            locations: Some(vec![Location { path: shown.clone(), line: None }]),
+                            locations: Some(vec![Location {
+                                path: shown.clone(),
+                                line: None,
+                            }]),
                             content: Some(vec![ToolContent::Diff {
                                 path: shown,
                                 old: fs::current_text(&real),
@@ -121,7 +131,9 @@ impl App {
                     Err(err) => responder.respond(Err(err)),
                 }
             }
-            ClientCall::CreateTerminal { command, args, cwd, .. } => {
+            ClientCall::CreateTerminal {
+                command, args, cwd, ..
+            } => {
                 let dir = cwd.clone().unwrap_or_else(|| self.command.cwd.clone());
                 match fs::resolve(&self.roots, &dir, false).map_err(fs_error) {
                     Ok(real) => {
@@ -129,7 +141,9 @@ impl App {
                         let fields = ToolCallFields {
                             title: Some(format!("Run {line}")),
                             kind: Some(ToolKind::Execute),
-                            raw_input: Some(json!({ "command": line, "cwd": real.display().to_string() })),
+                            raw_input: Some(
+                                json!({ "command": line, "cwd": real.display().to_string() }),
+                            ),
                             ..ToolCallFields::default()
                         };
                         self.gate(call, responder, real, fields);
@@ -149,20 +163,26 @@ impl App {
                     .map_err(terminal_error);
                 responder.respond(reply);
             }
-            ClientCall::WaitForExit { terminal_id, .. } => match self.terminals.exit_waiter(terminal_id) {
-                Ok(waiter) => {
-                    tokio::spawn(async move {
-                        let reply = waiter
-                            .await
-                            .map(|status| ClientReply::Exited(exit_info(&status)))
-                            .map_err(terminal_error);
-                        responder.respond(reply);
-                    });
+            ClientCall::WaitForExit { terminal_id, .. } => {
+                match self.terminals.exit_waiter(terminal_id) {
+                    Ok(waiter) => {
+                        tokio::spawn(async move {
+                            let reply = waiter
+                                .await
+                                .map(|status| ClientReply::Exited(exit_info(&status)))
+                                .map_err(terminal_error);
+                            responder.respond(reply);
+                        });
+                    }
+                    Err(err) => responder.respond(Err(terminal_error(err))),
                 }
-                Err(err) => responder.respond(Err(terminal_error(err))),
-            },
+            }
             ClientCall::KillTerminal { terminal_id, .. } => {
-                let reply = self.terminals.kill(terminal_id).map(|()| ClientReply::Done).map_err(terminal_error);
+                let reply = self
+                    .terminals
+                    .kill(terminal_id)
+                    .map(|()| ClientReply::Done)
+                    .map_err(terminal_error);
                 responder.respond(reply);
             }
             ClientCall::ReleaseTerminal { terminal_id, .. } => {
@@ -177,7 +197,13 @@ impl App {
     }
 
     /// Put a read, write or terminal through the gate as a synthetic request.
-    fn gate(&mut self, call: ClientCall, responder: ClientResponder, real: PathBuf, fields: ToolCallFields) {
+    fn gate(
+        &mut self,
+        call: ClientCall,
+        responder: ClientResponder,
+        real: PathBuf,
+        fields: ToolCallFields,
+    ) {
         let id = self.next_request;
         self.next_request += 1;
         self.client_pending.insert(id, (call, responder, real));
@@ -225,14 +251,26 @@ impl App {
         }
         match call {
             ClientCall::ReadTextFile { line, limit, .. } => {
-                let result = fs::read_text(&real, line, limit).map(ClientReply::Text).map_err(fs_error);
-                let status = if result.is_ok() { WireStatus::Completed } else { WireStatus::Failed };
+                let result = fs::read_text(&real, line, limit)
+                    .map(ClientReply::Text)
+                    .map_err(fs_error);
+                let status = if result.is_ok() {
+                    WireStatus::Completed
+                } else {
+                    WireStatus::Failed
+                };
                 self.mark(id, status, None);
                 responder.respond(result);
             }
             ClientCall::WriteTextFile { content, .. } => {
-                let result = fs::write_text(&real, &content).map(|_| ClientReply::Done).map_err(fs_error);
-                let status = if result.is_ok() { WireStatus::Completed } else { WireStatus::Failed };
+                let result = fs::write_text(&real, &content)
+                    .map(|_| ClientReply::Done)
+                    .map_err(fs_error);
+                let status = if result.is_ok() {
+                    WireStatus::Completed
+                } else {
+                    WireStatus::Failed
+                };
                 self.mark(id, status, None);
                 responder.respond(result);
             }
@@ -259,10 +297,16 @@ impl App {
                 match self.terminals.create(spec) {
                     Ok(terminal_id) => {
                         self.terminal_tools.insert(terminal_id.clone(), tool_id(id));
+                        self.handle(Msg::TerminalOutput {
+                            id: terminal_id.clone(),
+                            view: TerminalView::default(),
+                        });
                         self.mark(
                             id,
                             WireStatus::InProgress,
-                            Some(vec![ToolContent::Terminal { id: terminal_id.clone() }]),
+                            Some(vec![ToolContent::Terminal {
+                                id: terminal_id.clone(),
+                            }]),
                         );
                         responder.respond(Ok(ClientReply::TerminalId(terminal_id)));
                     }
@@ -272,7 +316,9 @@ impl App {
                     }
                 }
             }
-            other => responder.respond(Err(ClientError::Failed(format!("internal: {other:?} needs no gate")))),
+            other => responder.respond(Err(ClientError::Failed(format!(
+                "internal: {other:?} needs no gate"
+            )))),
         }
     }
 
@@ -283,7 +329,10 @@ impl App {
             content,
             ..ToolCallFields::default()
         };
-        self.handle(Msg::Update(SessionUpdate::ToolCallUpdate { id: tool_id(id), fields }));
+        self.handle(Msg::Update(SessionUpdate::ToolCallUpdate {
+            id: tool_id(id),
+            fields,
+        }));
     }
 
     pub(super) fn on_terminal_event(&mut self, event: TerminalEvent) {
@@ -298,16 +347,27 @@ impl App {
             truncated,
             exit: exit.as_ref().map(describe_exit),
         };
-        self.handle(Msg::TerminalOutput { id: id.clone(), view });
-        if let (TerminalEvent::Exited { status, .. }, Some(tool)) = (&event, self.terminal_tools.get(&id)) {
+        self.handle(Msg::TerminalOutput {
+            id: id.clone(),
+            view,
+        });
+        if let (TerminalEvent::Exited { status, .. }, Some(tool)) =
+            (&event, self.terminal_tools.get(&id))
+        {
             let failed = status.exit_code != Some(0);
             let fields = ToolCallFields {
-                status: Some(if failed { WireStatus::Failed } else { WireStatus::Completed }),
+                status: Some(if failed {
+                    WireStatus::Failed
+                } else {
+                    WireStatus::Completed
+                }),
                 ..ToolCallFields::default()
             };
             let tool = tool.clone();
-            self.handle(Msg::Update(SessionUpdate::ToolCallUpdate { id: tool, fields }));
+            self.handle(Msg::Update(SessionUpdate::ToolCallUpdate {
+                id: tool,
+                fields,
+            }));
         }
     }
 }
-

@@ -20,7 +20,6 @@ use crate::acp::{
 };
 use crate::client::fs::Roots;
 use crate::client::terminal::{TerminalEvent, Terminals};
-use calls::CLIENT_ALLOW;
 use crate::decision_log;
 use crate::model::PermissionOutcome;
 use crate::policy::{AgentPolicy, Mode, Rule};
@@ -28,6 +27,7 @@ use crate::settings::{self, Edit};
 use crate::state::{Action, AppState, Connection, Effect, Msg, OnAsk, RequestId, SettingsEdit};
 use crate::tui::keymap::{self, Input};
 use crate::ui::{self, View};
+use calls::CLIENT_ALLOW;
 
 /// Shortest time between two frames: bursts of updates share one frame.
 pub const FRAME: Duration = Duration::from_millis(16);

@@ -1,14 +1,16 @@
 //! The built-in scenarios, picked by the first word of the prompt and
 //! written as [`Step`] lists (see `help`).
 
+use std::path::{Path, PathBuf};
+
 use agent_client_protocol::v1::schema::{
     PermissionOptionKind, PlanEntryPriority, PlanEntryStatus, StopReason, ToolCallStatus, ToolKind,
 };
 use serde_json::{Value, json};
 
 use super::scenario::{
-    ContentItem, Location, OnReject, OptionSpec, PermissionStep, PlanEntryStep, Step, ToolCallStep,
-    ToolUpdateStep,
+    ContentItem, Location, OnReject, OptionSpec, PermissionStep, PlanEntryStep, ReadFileStep, Step,
+    TerminalStep, ToolCallStep, ToolUpdateStep, WriteFileStep,
 };
 
 /// Chunks the `flood` scenario sends when the prompt names no count.
@@ -20,6 +22,17 @@ const SLOW_CHUNKS: u32 = 300;
 const SLOW_TICK_MS: u64 = 200;
 /// Pause between plan updates in the `plan` scenario.
 const PLAN_TICK_MS: u64 = 150;
+/// What `fs-write` and `fs-write-direct` write.
+pub(crate) const WRITE_CONTENT: &str = "hello from warden-demo\n";
+/// The shell line of the `term` scenario: coloured output, then a plain line.
+pub(crate) const TERM_COMMAND: &str = r"printf '\033[32mgreen\033[0m and plain\n'; echo done";
+/// The program and arguments of `term-args` (no shell: `a b` stays one argument).
+const TERM_ARGS: [&str; 3] = ["%s-%s\n", "a b", "c"];
+/// The shell line of `term-forever`.
+const TERM_FOREVER: &str = "sleep 1000";
+/// The shell line of `term-limit` and its output byte limit.
+const TERM_LIMIT: &str = "yes 0123456789 | head -c 5000";
+const TERM_LIMIT_BYTES: u64 = 100;
 
 /// The prompt words of the tool scenarios, in the order `tools` plays them.
 const TOOL_SCENARIOS: [&str; 10] = [
@@ -78,11 +91,44 @@ const SCENARIOS: &[(&str, &str)] = &[
         "control characters and escape sequences in a message, a thought and a tool title",
     ),
     ("crash", "writes to stderr and exits with code 3 mid-turn"),
+    (
+        "fs-read [FILE]",
+        "reads lines 2-3 of `<cwd>/FILE` (default `notes.txt`) through the client (`fs/read_text_file`)",
+    ),
+    (
+        "fs-write [FILE]",
+        "asks permission for an edit of `<cwd>/FILE` (default `hello.txt`), then writes it through the client (`fs/write_text_file`)",
+    ),
+    (
+        "fs-write-direct [FILE]",
+        "writes `<cwd>/FILE` (default `direct.txt`) through the client without asking first",
+    ),
+    (
+        "fs-escape",
+        "tries to read `<cwd>/../outside.txt` through the client",
+    ),
+    (
+        "term",
+        "asks to run a coloured `printf`, then runs it in a client terminal shown in the tool call, and releases it",
+    ),
+    (
+        "term-args",
+        "runs `printf` with the arguments `%s-%s\\n`, `a b` and `c` in a client terminal (no permission asked)",
+    ),
+    (
+        "term-forever",
+        "runs `sleep 1000` in a client terminal; cancelling the turn kills it",
+    ),
+    (
+        "term-limit",
+        "runs `yes 0123456789` cut by `head -c 5000` in a client terminal that keeps 100 bytes of output",
+    ),
 ];
 
 /// The steps of the built-in scenario for `prompt`. `turn` numbers the turn
-/// so that tool call ids stay unique within the agent process.
-pub(crate) fn steps_for(prompt: &str, turn: u64) -> Vec<Step> {
+/// so that tool call ids stay unique within the agent process; `cwd` is the
+/// session's working directory (client file paths are built from it).
+pub(crate) fn steps_for(prompt: &str, turn: u64, cwd: &Path) -> Vec<Step> {
     let mut words = prompt.split_whitespace();
     let first = words.next().unwrap_or_default().to_lowercase();
     match first.as_str() {
@@ -95,6 +141,14 @@ pub(crate) fn steps_for(prompt: &str, turn: u64) -> Vec<Step> {
         "flood" => flood(words.next()),
         "escape" => escape(turn),
         "crash" => crash(),
+        "fs-read" => fs_read(&client_file(cwd, words.next(), "notes.txt")),
+        "fs-write" => fs_write(turn, &client_file(cwd, words.next(), "hello.txt")),
+        "fs-write-direct" => fs_write_direct(&client_file(cwd, words.next(), "direct.txt")),
+        "fs-escape" => fs_escape(cwd),
+        "term" => term(turn),
+        "term-args" => term_args(turn),
+        "term-forever" => term_forever(turn),
+        "term-limit" => term_limit(turn),
         name => match tool_demo(name) {
             Some(demo) => demo.steps(turn),
             None => markdown_answer(prompt),
@@ -121,6 +175,9 @@ pub(crate) fn help_text() -> String {
     }
     out.push_str(
         "\nEvery permission request offers `allow-once`, `allow-always`, `reject-once` and `reject-always`; the agent reports the answer as `permission outcome: ...`.\n",
+    );
+    out.push_str(
+        "\nThe `fs-*` and `term*` scenarios use the client's files and terminals (when it offers them at `initialize`) and report each answer as a line: `read ok: N lines` or `read failed: ...`, `write ok` or `write failed: ...`, `terminal exited: code N`, `output: \"...\"`, `truncated: BOOL, bytes: N`, `killed: ...`, `released`.\n",
     );
     out
 }
@@ -665,6 +722,226 @@ fn crash() -> Vec<Step> {
     ]
 }
 
+/// `FILE` (the prompt's second word, else `default`) from the session's cwd.
+fn client_file(cwd: &Path, word: Option<&str>, default: &str) -> PathBuf {
+    cwd.join(word.unwrap_or(default))
+}
+
+fn fs_read(path: &Path) -> Vec<Step> {
+    vec![
+        text(&format!(
+            "Reading lines 2-3 of `{}` through the client.\n",
+            path.display()
+        )),
+        Step::ReadFile(ReadFileStep {
+            path: path.to_owned(),
+            line: Some(2),
+            limit: Some(2),
+            tool_call_id: None,
+        }),
+    ]
+}
+
+fn fs_escape(cwd: &Path) -> Vec<Step> {
+    let path = cwd.join("../outside.txt");
+    vec![
+        text(&format!(
+            "Trying to read `{}`, outside the working directory, through the client.\n",
+            path.display()
+        )),
+        Step::ReadFile(ReadFileStep {
+            path,
+            line: None,
+            limit: None,
+            tool_call_id: None,
+        }),
+    ]
+}
+
+fn write_step(path: &Path, tool_call_id: Option<String>) -> Step {
+    Step::WriteFile(WriteFileStep {
+        path: path.to_owned(),
+        content: WRITE_CONTENT.to_owned(),
+        tool_call_id,
+    })
+}
+
+/// Ask permission for an edit of `path`, then write it through the client.
+fn fs_write(turn: u64, path: &Path) -> Vec<Step> {
+    let id = format!("call-{turn}-fs-write");
+    let title = format!("Write {}", path.display());
+    let raw_input = json!({"path": path, "content": WRITE_CONTENT});
+    let content = vec![ContentItem::Diff {
+        path: path.to_owned(),
+        old_text: None,
+        new_text: WRITE_CONTENT.to_owned(),
+    }];
+    let locations = vec![Location {
+        path: path.to_owned(),
+        line: None,
+    }];
+    vec![
+        text(&format!(
+            "I want to write `{}` through the client.\n",
+            path.display()
+        )),
+        Step::ToolCall(ToolCallStep {
+            id: id.clone(),
+            title: title.clone(),
+            kind: Some(ToolKind::Edit),
+            status: Some(ToolCallStatus::Pending),
+            raw_input: Some(raw_input.clone()),
+            raw_output: None,
+            content: content.clone(),
+            locations: locations.clone(),
+        }),
+        Step::Permission(PermissionStep {
+            tool_call_id: id.clone(),
+            title: Some(title),
+            kind: Some(ToolKind::Edit),
+            raw_input: Some(raw_input),
+            content: Some(content),
+            locations: Some(locations),
+            options: None,
+            on_reject: OnReject::Continue,
+            allowed: vec![
+                update(&id, ToolCallStatus::InProgress),
+                write_step(path, Some(id.clone())),
+                text(&format!("\nI wrote `{}`.\n", path.display())),
+            ],
+            rejected: vec![
+                update(&id, ToolCallStatus::Failed),
+                text(&format!(
+                    "\nThe write was rejected, so I did not write `{}`.\n",
+                    path.display()
+                )),
+            ],
+            cancelled: vec![
+                update(&id, ToolCallStatus::Failed),
+                Step::Stop {
+                    reason: StopReason::Cancelled,
+                },
+            ],
+        }),
+    ]
+}
+
+fn fs_write_direct(path: &Path) -> Vec<Step> {
+    vec![
+        text(&format!(
+            "Writing `{}` through the client without asking first.\n",
+            path.display()
+        )),
+        write_step(path, None),
+    ]
+}
+
+/// A pending execute tool call that a terminal step will embed.
+fn execute_call(id: &str, title: &str, raw_input: &Value) -> Step {
+    Step::ToolCall(ToolCallStep {
+        id: id.to_owned(),
+        title: title.to_owned(),
+        kind: Some(ToolKind::Execute),
+        status: Some(ToolCallStatus::Pending),
+        raw_input: Some(raw_input.clone()),
+        raw_output: None,
+        content: Vec::new(),
+        locations: Vec::new(),
+    })
+}
+
+fn terminal_step(id: &str, command: &str) -> TerminalStep {
+    TerminalStep {
+        command: command.to_owned(),
+        args: Vec::new(),
+        env: Vec::new(),
+        cwd: None,
+        output_byte_limit: None,
+        tool_call_id: Some(id.to_owned()),
+        release: true,
+    }
+}
+
+/// Ask to run a coloured `printf`, then run it as a whole shell line.
+fn term(turn: u64) -> Vec<Step> {
+    let id = format!("call-{turn}-term");
+    let title = "Run printf with colours, then echo done";
+    let raw_input = json!({
+        "command": TERM_COMMAND,
+        "description": "Print a coloured line and a plain one in a client terminal",
+    });
+    vec![
+        text("I need to run a command in a terminal of the client.\n"),
+        execute_call(&id, title, &raw_input),
+        Step::Permission(PermissionStep {
+            tool_call_id: id.clone(),
+            title: Some(title.to_owned()),
+            kind: Some(ToolKind::Execute),
+            raw_input: Some(raw_input),
+            content: None,
+            locations: None,
+            options: None,
+            on_reject: OnReject::Continue,
+            allowed: vec![
+                Step::Terminal(terminal_step(&id, TERM_COMMAND)),
+                text("\nThe command ran in a terminal of the client.\n"),
+            ],
+            rejected: vec![
+                update(&id, ToolCallStatus::Failed),
+                text("\nThe command was rejected, so I did not run it.\n"),
+            ],
+            cancelled: vec![
+                update(&id, ToolCallStatus::Failed),
+                Step::Stop {
+                    reason: StopReason::Cancelled,
+                },
+            ],
+        }),
+    ]
+}
+
+fn term_args(turn: u64) -> Vec<Step> {
+    let id = format!("call-{turn}-term-args");
+    let args: Vec<String> = TERM_ARGS.iter().map(|arg| (*arg).to_owned()).collect();
+    vec![
+        text("Running `printf` with three arguments in a terminal of the client.\n"),
+        execute_call(
+            &id,
+            "Run printf with arguments",
+            &json!({"command": "printf", "args": args}),
+        ),
+        Step::Terminal(TerminalStep {
+            args,
+            ..terminal_step(&id, "printf")
+        }),
+    ]
+}
+
+fn term_forever(turn: u64) -> Vec<Step> {
+    let id = format!("call-{turn}-term-forever");
+    vec![
+        text("Running `sleep 1000` in a terminal of the client; cancel the turn to kill it.\n"),
+        execute_call(&id, "Run sleep 1000", &json!({"command": TERM_FOREVER})),
+        Step::Terminal(terminal_step(&id, TERM_FOREVER)),
+    ]
+}
+
+fn term_limit(turn: u64) -> Vec<Step> {
+    let id = format!("call-{turn}-term-limit");
+    vec![
+        text("Running a command with 5000 bytes of output; the terminal keeps 100.\n"),
+        execute_call(
+            &id,
+            "Run yes 0123456789 | head -c 5000",
+            &json!({"command": TERM_LIMIT}),
+        ),
+        Step::Terminal(TerminalStep {
+            output_byte_limit: Some(TERM_LIMIT_BYTES),
+            ..terminal_step(&id, TERM_LIMIT)
+        }),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -672,6 +949,10 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    fn cwd() -> &'static Path {
+        Path::new("/work/project")
+    }
 
     #[test]
     fn flood_chunks_are_64_bytes_ending_in_a_newline() {
@@ -686,10 +967,16 @@ mod tests {
 
     #[test]
     fn flood_count_comes_from_the_second_word() {
-        assert_eq!(steps_for("flood", 1), vec![Step::Flood { count: 1000 }]);
-        assert_eq!(steps_for("FLOOD 25", 1), vec![Step::Flood { count: 25 }]);
         assert_eq!(
-            steps_for("flood 99999999999", 1),
+            steps_for("flood", 1, cwd()),
+            vec![Step::Flood { count: 1000 }]
+        );
+        assert_eq!(
+            steps_for("FLOOD 25", 1, cwd()),
+            vec![Step::Flood { count: 25 }]
+        );
+        assert_eq!(
+            steps_for("flood 99999999999", 1, cwd()),
             vec![Step::Flood { count: MAX_FLOOD }]
         );
     }
@@ -698,7 +985,23 @@ mod tests {
     fn help_lists_every_scenario() {
         let help = help_text();
         for name in TOOL_SCENARIOS.iter().chain(&[
-            "help", "think", "plan", "tools", "two", "slow", "flood", "escape", "crash",
+            "help",
+            "think",
+            "plan",
+            "tools",
+            "two",
+            "slow",
+            "flood",
+            "escape",
+            "crash",
+            "fs-read",
+            "fs-write",
+            "fs-write-direct",
+            "fs-escape",
+            "term",
+            "term-args",
+            "term-forever",
+            "term-limit",
         ]) {
             assert!(
                 help.contains(&format!("`{name}")),
@@ -710,7 +1013,7 @@ mod tests {
     #[test]
     fn every_tool_scenario_asks_permission_with_four_options_of_distinct_kinds() {
         for name in TOOL_SCENARIOS {
-            let steps = steps_for(name, 7);
+            let steps = steps_for(name, 7, cwd());
             let Some(Step::Permission(request)) = steps.last() else {
                 panic!("{name}: last step is not a permission request");
             };
@@ -732,7 +1035,7 @@ mod tests {
 
     #[test]
     fn tools_plays_every_tool_kind() {
-        let permissions = steps_for("tools", 1)
+        let permissions = steps_for("tools", 1, cwd())
             .into_iter()
             .filter(|step| matches!(step, Step::Permission(_)))
             .count();
@@ -741,7 +1044,7 @@ mod tests {
 
     #[test]
     fn any_other_prompt_is_echoed_once() {
-        let steps = steps_for("Explain lifetimes", 1);
+        let steps = steps_for("Explain lifetimes", 1, cwd());
         let all: String = steps
             .iter()
             .filter_map(|step| match step {
@@ -752,5 +1055,98 @@ mod tests {
         assert_eq!(all.matches("Explain lifetimes").count(), 1);
         assert!(all.contains("```rust\n"));
         assert!(all.contains("[here](https://example.com)"));
+    }
+
+    fn client_steps(steps: &[Step]) -> Vec<&Step> {
+        steps
+            .iter()
+            .filter(|step| {
+                matches!(
+                    step,
+                    Step::ReadFile(_) | Step::WriteFile(_) | Step::Terminal(_)
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fs_scenarios_use_absolute_paths_from_the_cwd() {
+        let steps = steps_for("fs-read", 1, cwd());
+        let [Step::ReadFile(read)] = client_steps(&steps)[..] else {
+            panic!("{steps:?}");
+        };
+        assert_eq!(read.path, Path::new("/work/project/notes.txt"));
+        assert_eq!((read.line, read.limit), (Some(2), Some(2)));
+
+        let steps = steps_for("fs-read src/lib.rs", 1, cwd());
+        let [Step::ReadFile(read)] = client_steps(&steps)[..] else {
+            panic!("{steps:?}");
+        };
+        assert_eq!(read.path, Path::new("/work/project/src/lib.rs"));
+
+        let steps = steps_for("fs-escape", 1, cwd());
+        let [Step::ReadFile(read)] = client_steps(&steps)[..] else {
+            panic!("{steps:?}");
+        };
+        assert_eq!(read.path, Path::new("/work/project/../outside.txt"));
+
+        let steps = steps_for("fs-write-direct", 1, cwd());
+        let [Step::WriteFile(write)] = client_steps(&steps)[..] else {
+            panic!("{steps:?}");
+        };
+        assert_eq!(write.path, Path::new("/work/project/direct.txt"));
+        assert_eq!(write.content, WRITE_CONTENT);
+    }
+
+    #[test]
+    fn fs_write_writes_only_in_the_allowed_branch() {
+        let steps = steps_for("fs-write", 4, cwd());
+        assert!(client_steps(&steps).is_empty());
+        let Some(Step::Permission(request)) = steps.last() else {
+            panic!("{steps:?}");
+        };
+        assert_eq!(request.tool_call_id, "call-4-fs-write");
+        assert_eq!(request.kind, Some(ToolKind::Edit));
+        let path = Path::new("/work/project/hello.txt");
+        assert_eq!(request.locations.as_ref().unwrap()[0].path, path);
+        let [Step::WriteFile(write)] = client_steps(&request.allowed)[..] else {
+            panic!("{:?}", request.allowed);
+        };
+        assert_eq!(write.path, path);
+        assert!(client_steps(&request.rejected).is_empty());
+    }
+
+    #[test]
+    fn term_scenarios_shape_their_commands() {
+        let steps = steps_for("term", 2, cwd());
+        let Some(Step::Permission(request)) = steps.last() else {
+            panic!("{steps:?}");
+        };
+        assert_eq!(request.kind, Some(ToolKind::Execute));
+        let [Step::Terminal(term)] = client_steps(&request.allowed)[..] else {
+            panic!("{:?}", request.allowed);
+        };
+        assert_eq!(term.command, TERM_COMMAND);
+        assert!(term.args.is_empty());
+        assert_eq!(term.tool_call_id.as_deref(), Some("call-2-term"));
+
+        let steps = steps_for("term-args", 2, cwd());
+        let [Step::Terminal(term)] = client_steps(&steps)[..] else {
+            panic!("{steps:?}");
+        };
+        assert_eq!((term.command.as_str(), term.args.len()), ("printf", 3));
+
+        let steps = steps_for("term-limit", 2, cwd());
+        let [Step::Terminal(term)] = client_steps(&steps)[..] else {
+            panic!("{steps:?}");
+        };
+        assert_eq!(term.output_byte_limit, Some(100));
+        for name in ["term-args", "term-forever", "term-limit"] {
+            let steps = steps_for(name, 2, cwd());
+            assert!(
+                !steps.iter().any(|step| matches!(step, Step::Permission(_))),
+                "{name} asks no permission"
+            );
+        }
     }
 }

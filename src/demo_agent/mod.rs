@@ -5,7 +5,10 @@
 //! `mod.rs` wires the connection: the ACP handlers, the sessions and their
 //! modes, cancellation, and the stdio transport. `scenario.rs` holds the
 //! scenario file format, `builtin.rs` the built-in scenarios (prompt `help`
-//! lists them) and `script.rs` plays a scenario's steps as a turn.
+//! lists them) and `script.rs` plays a scenario's steps as a turn (its
+//! `client.rs` the steps that use the client's files and terminals, as far
+//! as the capabilities recorded at `initialize` allow; their paths are built
+//! from the session's cwd).
 //!
 //! Logs go to stderr: stdout is the protocol channel.
 
@@ -14,7 +17,7 @@ mod scenario;
 mod script;
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -23,17 +26,17 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ContentBlock, CurrentModeUpdate, Implementation,
-    InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, SessionId, SessionMode, SessionModeState, SessionNotification, SessionUpdate,
-    SetSessionModeRequest, SetSessionModeResponse,
+    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, CurrentModeUpdate,
+    Implementation, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
+    PromptRequest, PromptResponse, SessionId, SessionMode, SessionModeState, SessionNotification,
+    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::{Agent, Error, Lines};
 use futures::{Sink, Stream};
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
-use self::scenario::{Scenario, Step};
+use self::scenario::{ClientFeatures, Scenario, Step};
 use self::script::Runner;
 
 /// The `agentInfo.name` answered at `initialize` unless a scenario says otherwise.
@@ -77,8 +80,8 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
         .on_receive_request(
             {
                 let agent = agent.clone();
-                async move |_request: InitializeRequest, responder, _cx| {
-                    responder.respond(agent.initialize())
+                async move |request: InitializeRequest, responder, _cx| {
+                    responder.respond(agent.initialize(&request.client_capabilities))
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -86,8 +89,8 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
         .on_receive_request(
             {
                 let agent = agent.clone();
-                async move |_request: NewSessionRequest, responder, _cx| {
-                    responder.respond(agent.new_session())
+                async move |request: NewSessionRequest, responder, _cx| {
+                    responder.respond(agent.new_session(request.cwd))
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -121,12 +124,15 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     else {
                         return responder.respond_with_error(unknown_session(&request.session_id));
                     };
-                    let steps = agent.steps_for(&prompt_text(&request.prompt), turn);
+                    let cwd = agent.sessions.cwd(&request.session_id);
+                    let steps = agent.steps_for(&prompt_text(&request.prompt), turn, &cwd);
                     let runner = Runner::new(
                         cx.clone(),
                         request.session_id.clone(),
                         cancel,
                         agent.sessions.clone(),
+                        agent.offered(),
+                        cwd,
                     );
                     let session_id = request.session_id.clone();
                     let sessions = agent.sessions.clone();
@@ -194,6 +200,8 @@ struct DemoAgent {
     used_turns: Mutex<HashSet<usize>>,
     /// Sessions created so far (for sequential session ids).
     created: AtomicU64,
+    /// The client capabilities received at `initialize`.
+    offered: Mutex<ClientFeatures>,
 }
 
 impl DemoAgent {
@@ -203,10 +211,17 @@ impl DemoAgent {
             sessions: Arc::new(Sessions::default()),
             used_turns: Mutex::new(HashSet::new()),
             created: AtomicU64::new(0),
+            offered: Mutex::new(ClientFeatures::default()),
         }
     }
 
-    fn initialize(&self) -> InitializeResponse {
+    /// Answer `initialize`, recording what the client offers.
+    fn initialize(&self, client: &ClientCapabilities) -> InitializeResponse {
+        *lock(&self.offered) = ClientFeatures {
+            read_text_file: client.fs.read_text_file,
+            write_text_file: client.fs.write_text_file,
+            terminal: client.terminal,
+        };
         let name = self.scenario.agent_name.as_deref().unwrap_or(AGENT_NAME);
         // The SDK answers the version it negotiated (1); a scenario's other
         // version is written into the answer by the transport.
@@ -217,7 +232,12 @@ impl DemoAgent {
             )
     }
 
-    fn new_session(&self) -> NewSessionResponse {
+    /// What the client advertised at `initialize`.
+    fn offered(&self) -> ClientFeatures {
+        *lock(&self.offered)
+    }
+
+    fn new_session(&self, cwd: PathBuf) -> NewSessionResponse {
         let number = self.created.fetch_add(1, Ordering::Relaxed) + 1;
         let id = if self.scenario.sequential_session_ids {
             format!("session-{number}")
@@ -225,7 +245,7 @@ impl DemoAgent {
             uuid::Uuid::new_v4().to_string()
         };
         let id = SessionId::new(id);
-        self.sessions.create(&id);
+        self.sessions.create(&id, cwd);
         let modes = MODES
             .iter()
             .map(|(id, name, description)| SessionMode::new(*id, *name).description(*description))
@@ -235,8 +255,9 @@ impl DemoAgent {
 
     /// The steps that answer `prompt`: the scenario's matching turn, else
     /// the built-in scenario (or a one-line answer when those are off).
-    /// `turn` numbers the turn within the process (tool call ids use it).
-    fn steps_for(&self, prompt: &str, turn: u64) -> Vec<Step> {
+    /// `turn` numbers the turn within the process (tool call ids use it);
+    /// `cwd` is the session's (the client scenarios build absolute paths).
+    fn steps_for(&self, prompt: &str, turn: u64, cwd: &Path) -> Vec<Step> {
         let prompt = without_client_instruction(prompt);
         let chosen = {
             let mut used = lock(&self.used_turns);
@@ -246,7 +267,7 @@ impl DemoAgent {
             return steps.steps.clone();
         }
         if self.scenario.builtin {
-            builtin::steps_for(prompt, turn)
+            builtin::steps_for(prompt, turn, cwd)
         } else {
             vec![Step::Text {
                 text: "No scripted turn matches this prompt.\n".to_owned(),
@@ -278,19 +299,30 @@ impl Default for Sessions {
 #[derive(Debug)]
 struct Session {
     mode: String,
+    /// The working directory from `session/new`.
+    cwd: PathBuf,
     /// Running turns (normally at most one) by turn number.
     turns: Vec<(u64, CancellationToken)>,
 }
 
 impl Sessions {
-    fn create(&self, id: &SessionId) {
+    fn create(&self, id: &SessionId, cwd: PathBuf) {
         lock(&self.inner).insert(
             id.clone(),
             Session {
                 mode: DEFAULT_MODE.to_owned(),
+                cwd,
                 turns: Vec::new(),
             },
         );
+    }
+
+    /// The session's working directory (empty for an unknown session).
+    fn cwd(&self, id: &SessionId) -> PathBuf {
+        lock(&self.inner)
+            .get(id)
+            .map(|session| session.cwd.clone())
+            .unwrap_or_default()
     }
 
     /// Record the mode a turn switched to (any id a scenario names).
@@ -604,7 +636,8 @@ mod tests {
         let sessions = Sessions::default();
         let id = SessionId::new("s1");
         assert!(sessions.start_turn(&id).is_none());
-        sessions.create(&id);
+        sessions.create(&id, PathBuf::from("/work"));
+        assert_eq!(sessions.cwd(&id), PathBuf::from("/work"));
         assert!(sessions.set_known_mode(&id, "auto").is_ok());
         assert!(sessions.set_known_mode(&id, "yolo").is_err());
         assert!(

@@ -153,6 +153,151 @@ pub(crate) enum Step {
     Exit { code: i32 },
     /// A line on the agent's stderr, where agents write their logs.
     Stderr { text: String },
+    /// `fs/read_text_file` through the client (it must offer
+    /// `fs.readTextFile`); reports `read ok: <N> lines` and the text in a
+    /// fenced block, or `read failed: <message>` and ends the turn.
+    ReadFile(ReadFileStep),
+    /// `fs/write_text_file` through the client (it must offer
+    /// `fs.writeTextFile`); reports `write ok`, or `write failed: <message>`
+    /// and ends the turn.
+    WriteFile(WriteFileStep),
+    /// A command in a terminal of the client (it must offer `terminal`):
+    /// `terminal/create`, `terminal/wait_for_exit` (a cancel of the turn
+    /// sends `terminal/kill` instead), `terminal/output`, then
+    /// `terminal/release`, each answer reported as a line.
+    Terminal(TerminalStep),
+}
+
+/// The fields of a `read_file` step.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReadFileStep {
+    /// The file; a relative path is taken from the session's cwd (the
+    /// request always carries an absolute path).
+    pub(crate) path: PathBuf,
+    /// The first line to read (1-based).
+    #[serde(default)]
+    pub(crate) line: Option<u32>,
+    /// How many lines to read at most.
+    #[serde(default)]
+    pub(crate) limit: Option<u32>,
+    /// A tool call this read belongs to: it ends `completed` or `failed`.
+    #[serde(default, alias = "toolCallId")]
+    pub(crate) tool_call_id: Option<String>,
+}
+
+/// The fields of a `write_file` step.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WriteFileStep {
+    /// The file; a relative path is taken from the session's cwd.
+    pub(crate) path: PathBuf,
+    /// The whole new text of the file.
+    pub(crate) content: String,
+    /// A tool call this write belongs to: it ends `completed` or `failed`.
+    #[serde(default, alias = "toolCallId")]
+    pub(crate) tool_call_id: Option<String>,
+}
+
+/// The fields of a `terminal` step.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TerminalStep {
+    /// The program, or a whole shell line when `args` is empty.
+    pub(crate) command: String,
+    #[serde(default)]
+    pub(crate) args: Vec<String>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub(crate) env: Vec<EnvVar>,
+    /// The working directory; a relative path is taken from the session's
+    /// cwd. Left out, the client picks (normally the session's cwd).
+    #[serde(default)]
+    pub(crate) cwd: Option<PathBuf>,
+    /// How many bytes of output the client keeps (the newest); the step
+    /// then also reports `truncated: <bool>, bytes: <len>`.
+    #[serde(default, alias = "outputByteLimit")]
+    pub(crate) output_byte_limit: Option<u64>,
+    /// A tool call to embed the terminal in (a `tool_call_update` with the
+    /// terminal as content, status `in_progress`); it ends `completed`
+    /// when the command exits with code 0, else `failed`.
+    #[serde(default, alias = "toolCallId")]
+    pub(crate) tool_call_id: Option<String>,
+    /// Whether to send `terminal/release` at the end (default true).
+    #[serde(default = "default_true")]
+    pub(crate) release: bool,
+}
+
+/// One environment variable of a terminal.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EnvVar {
+    pub(crate) name: String,
+    pub(crate) value: String,
+}
+
+/// The client capabilities a scenario uses, or that a client offers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ClientFeatures {
+    /// `fs.readTextFile`
+    pub(crate) read_text_file: bool,
+    /// `fs.writeTextFile`
+    pub(crate) write_text_file: bool,
+    /// `terminal`
+    pub(crate) terminal: bool,
+}
+
+impl ClientFeatures {
+    /// What `steps` use, including the steps of permission branches.
+    pub(crate) fn needed_by(steps: &[Step]) -> Self {
+        let mut needed = Self::default();
+        needed.add(steps);
+        needed
+    }
+
+    fn add(&mut self, steps: &[Step]) {
+        for step in steps {
+            match step {
+                Step::ReadFile(_) => self.read_text_file = true,
+                Step::WriteFile(_) => self.write_text_file = true,
+                Step::Terminal(_) => self.terminal = true,
+                Step::Permission(request) => self.add_branches(request),
+                Step::Permissions { requests } => {
+                    for request in requests {
+                        self.add_branches(request);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn add_branches(&mut self, request: &PermissionStep) {
+        self.add(&request.allowed);
+        self.add(&request.rejected);
+        self.add(&request.cancelled);
+    }
+
+    /// One line for each feature `self` needs that `offered` lacks.
+    pub(crate) fn missing_from(self, offered: Self) -> Vec<&'static str> {
+        [
+            (
+                self.read_text_file && !offered.read_text_file,
+                "the client does not offer reading files (fs.readTextFile)",
+            ),
+            (
+                self.write_text_file && !offered.write_text_file,
+                "the client does not offer writing files (fs.writeTextFile)",
+            ),
+            (
+                self.terminal && !offered.terminal,
+                "the client does not offer terminals",
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(missing, line)| missing.then_some(line))
+        .collect()
+    }
 }
 
 /// The fields of a `tool_call` notification.
@@ -668,11 +813,95 @@ mod tests {
     }
 
     #[test]
+    fn client_steps_parse_and_say_what_they_need() {
+        let scenario = Scenario::from_toml(
+            r#"
+            [[turns]]
+            steps = [
+              { type = "read_file", path = "notes.txt", line = 2, limit = 2 },
+              { type = "permission", tool_call_id = "w", allowed = [
+                { type = "write_file", path = "/abs/out.txt", content = "x\n", tool_call_id = "w" },
+              ] },
+            ]
+            [[turns]]
+            match = "term"
+            steps = [
+              { type = "terminal", command = "printf", args = ["%s", "a b"], output_byte_limit = 10,
+                env = [{ name = "A", value = "1" }], cwd = "sub", release = false },
+            ]
+            "#,
+        )
+        .unwrap();
+        let first = &scenario.turns[0].steps;
+        assert_eq!(
+            first[0],
+            Step::ReadFile(ReadFileStep {
+                path: "notes.txt".into(),
+                line: Some(2),
+                limit: Some(2),
+                tool_call_id: None,
+            })
+        );
+        assert_eq!(
+            ClientFeatures::needed_by(first),
+            ClientFeatures {
+                read_text_file: true,
+                write_text_file: true,
+                terminal: false,
+            }
+        );
+        let Step::Terminal(terminal) = &scenario.turns[1].steps[0] else {
+            panic!("not a terminal step");
+        };
+        assert_eq!(terminal.args, ["%s", "a b"]);
+        assert_eq!(terminal.output_byte_limit, Some(10));
+        assert_eq!(terminal.cwd.as_deref(), Some(Path::new("sub")));
+        assert!(!terminal.release);
+        let needed = ClientFeatures::needed_by(&scenario.turns[1].steps);
+        assert_eq!(
+            needed.missing_from(ClientFeatures::default()),
+            ["the client does not offer terminals"]
+        );
+        assert!(
+            needed
+                .missing_from(ClientFeatures {
+                    terminal: true,
+                    ..ClientFeatures::default()
+                })
+                .is_empty()
+        );
+        assert!(
+            Scenario::from_toml("[[turns]]\nsteps = [{ type = \"terminal\" }]").is_err(),
+            "a terminal needs a command"
+        );
+    }
+
+    #[test]
     fn shipped_example_scenarios_parse() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios");
         let basic = Scenario::load(&dir.join("basic.toml")).unwrap();
         assert!(!basic.turns.is_empty());
         let v0 = Scenario::load(&dir.join("protocol-v0.toml")).unwrap();
         assert_eq!(v0.protocol_version, 0);
+        let client = Scenario::load(&dir.join("client-tools.toml")).unwrap();
+        let needed = client
+            .turns
+            .iter()
+            .fold(ClientFeatures::default(), |all, turn| {
+                let one = ClientFeatures::needed_by(&turn.steps);
+                ClientFeatures {
+                    read_text_file: all.read_text_file || one.read_text_file,
+                    write_text_file: all.write_text_file || one.write_text_file,
+                    terminal: all.terminal || one.terminal,
+                }
+            });
+        assert_eq!(
+            needed,
+            ClientFeatures {
+                read_text_file: true,
+                write_text_file: true,
+                terminal: true,
+            }
+        );
     }
 }

@@ -3,8 +3,12 @@
 //!
 //! The runner lives in a task spawned off the dispatch loop, so it may wait
 //! for the client's answers. A cancelled turn stops at the next step, pause
-//! or permission wait and answers `cancelled`.
+//! or permission wait and answers `cancelled`. The steps that use the
+//! client's files and terminals are in `client.rs`.
 
+mod client;
+
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 use super::Sessions;
 use super::builtin::flood_chunk;
 use super::scenario::{
-    ContentItem, Location, OnReject, OptionSpec, PermissionStep, PlanEntryStep, Step, ToolCallStep,
-    ToolUpdateStep,
+    ClientFeatures, ContentItem, Location, OnReject, OptionSpec, PermissionStep, PlanEntryStep,
+    Step, ToolCallStep, ToolUpdateStep,
 };
 
 /// How long a cancelled turn still waits for the client to answer an open
@@ -70,6 +74,11 @@ pub(crate) struct Runner {
     session_id: SessionId,
     cancel: CancellationToken,
     sessions: Arc<Sessions>,
+    /// What the client advertised at `initialize`.
+    offered: ClientFeatures,
+    /// The session's working directory: relative paths of client steps
+    /// are taken from it.
+    cwd: PathBuf,
 }
 
 impl Runner {
@@ -78,18 +87,31 @@ impl Runner {
         session_id: SessionId,
         cancel: CancellationToken,
         sessions: Arc<Sessions>,
+        offered: ClientFeatures,
+        cwd: PathBuf,
     ) -> Self {
         Self {
             cx,
             session_id,
             cancel,
             sessions,
+            offered,
+            cwd,
         }
     }
 
     /// Play `steps`; the stop reason the prompt answers with. A turn that was
-    /// cancelled answers `cancelled` whatever its steps did.
+    /// cancelled answers `cancelled` whatever its steps did. Steps that need
+    /// a client capability the client did not advertise are not played: the
+    /// agent says what is missing and ends the turn.
     pub(crate) async fn run(&self, steps: &[Step]) -> Result<StopReason, Error> {
+        let missing = ClientFeatures::needed_by(steps).missing_from(self.offered);
+        if !missing.is_empty() {
+            for line in missing {
+                self.say(&format!("{line}\n"))?;
+            }
+            return Ok(StopReason::EndTurn);
+        }
         let flow = self.run_steps(steps, false).await?;
         if self.cancel.is_cancelled() {
             return Ok(StopReason::Cancelled);
@@ -151,6 +173,11 @@ impl Runner {
                 std::process::exit(*code);
             }
             Step::Stderr { text } => eprintln!("{text}"),
+            // Client requests wait for answers: not in cleanup.
+            Step::ReadFile(read) if !cleanup => return self.read_file(read).await,
+            Step::WriteFile(write) if !cleanup => return self.write_file(write).await,
+            Step::Terminal(terminal) if !cleanup => return self.terminal(terminal).await,
+            Step::ReadFile(_) | Step::WriteFile(_) | Step::Terminal(_) => {}
         }
         Ok(Flow::Continue)
     }
@@ -158,6 +185,11 @@ impl Runner {
     fn send(&self, update: SessionUpdate) -> Result<(), Error> {
         self.cx
             .send_notification(SessionNotification::new(self.session_id.clone(), update))
+    }
+
+    /// An agent message chunk.
+    fn say(&self, text: &str) -> Result<(), Error> {
+        self.send(SessionUpdate::AgentMessageChunk(chunk(text)))
     }
 
     async fn flood(&self, count: u64, cleanup: bool) -> Result<Flow, Error> {

@@ -197,7 +197,8 @@ impl AppState {
         self.allowed_scopes.iter().find_map(|scope| {
             let by_path = !paths.is_empty() && paths.iter().all(|p| scope.paths.contains(p));
             let by_command = command.is_some() && command == scope.command;
-            (by_path || by_command).then(|| format!("covered by the allowed request `{}`", scope.title))
+            (by_path || by_command)
+                .then(|| format!("covered by the allowed request `{}`", scope.title))
         })
     }
 

@@ -7,7 +7,8 @@ mod grants;
 mod transcript;
 
 pub use approval::{
-    AllowedScope, Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Review, choices, option_kind_label,
+    AllowedScope, Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Review, choices,
+    option_kind_label,
 };
 pub use composer::Composer;
 pub use grants::{GrantItem, SettingsEdit};

@@ -557,12 +557,23 @@ fn client_write(path: &str) -> PermissionRequest {
             title: Some(format!("Write {path}")),
             kind: Some(ToolKind::Edit),
             raw_input: Some(serde_json::json!({ "path": path })),
-            locations: Some(vec![crate::model::Location { path: path.into(), line: None }]),
+            locations: Some(vec![crate::model::Location {
+                path: path.into(),
+                line: None,
+            }]),
             ..Default::default()
         },
         options: vec![
-            PermissionOption { id: "allow".into(), name: "Allow".into(), kind: OptionKind::AllowOnce },
-            PermissionOption { id: "reject".into(), name: "Reject".into(), kind: OptionKind::RejectOnce },
+            PermissionOption {
+                id: "allow".into(),
+                name: "Allow".into(),
+                kind: OptionKind::AllowOnce,
+            },
+            PermissionOption {
+                id: "reject".into(),
+                name: "Reject".into(),
+                kind: OptionKind::RejectOnce,
+            },
         ],
         client: true,
     }
@@ -572,26 +583,44 @@ fn client_write(path: &str) -> PermissionRequest {
 fn a_client_write_covered_by_an_allowed_edit_needs_no_second_card() {
     let mut s = chat(Mode::Default);
     let mut edit = request("t", ToolKind::Edit, "Edit a.rs");
-    edit.fields.locations = Some(vec![crate::model::Location { path: "/w/a.rs".into(), line: None }]);
-    s.update(Msg::PermissionRequested { id: 1, request: edit });
+    edit.fields.locations = Some(vec![crate::model::Location {
+        path: "/w/a.rs".into(),
+        line: None,
+    }]);
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: edit,
+    });
     key(&mut s, Action::Char('y'));
-    let effects = s.update(Msg::PermissionRequested { id: 2, request: client_write("/w/a.rs") });
+    let effects = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: client_write("/w/a.rs"),
+    });
     assert_eq!(answers(&effects), vec![(2, selected("allow"))]);
     assert!(s.approvals.is_empty());
     // Another path is not covered: a card.
-    let effects = s.update(Msg::PermissionRequested { id: 3, request: client_write("/w/b.rs") });
+    let effects = s.update(Msg::PermissionRequested {
+        id: 3,
+        request: client_write("/w/b.rs"),
+    });
     assert!(answers(&effects).is_empty());
     assert_eq!(s.approvals.len(), 1);
     // The cover lasts for the turn only.
     s.update(Msg::TurnEnded(StopReason::EndTurn));
     s.turn = Some(Turn { cancelling: false });
-    let effects = s.update(Msg::PermissionRequested { id: 4, request: client_write("/w/a.rs") });
+    let effects = s.update(Msg::PermissionRequested {
+        id: 4,
+        request: client_write("/w/a.rs"),
+    });
     assert!(answers(&effects).is_empty(), "a new turn asks again");
 }
 
 #[test]
 fn plan_refuses_every_client_write_even_a_covered_one() {
     let mut s = chat(Mode::Plan);
-    let effects = s.update(Msg::PermissionRequested { id: 1, request: client_write("/w/a.rs") });
+    let effects = s.update(Msg::PermissionRequested {
+        id: 1,
+        request: client_write("/w/a.rs"),
+    });
     assert_eq!(answers(&effects), vec![(1, selected("reject"))]);
 }

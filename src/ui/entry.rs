@@ -4,6 +4,7 @@
 //! becomes a span.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use ratatui::style::Style;
@@ -12,11 +13,12 @@ use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
 use super::markdown::{self, MdStream};
+use super::terminal;
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, truncate_end, wrap_into, wrap_text_into};
 use crate::model::{PlanEntry, ToolContent, ToolKind};
 use crate::sanitize::{one_line, visible};
-use crate::state::{Entry, EntryKind, ToolEntry};
+use crate::state::{Entry, EntryKind, TerminalView, ToolEntry};
 
 /// Lines of tool text output shown before "… N more lines".
 const TEXT_LINES: usize = 12;
@@ -47,6 +49,26 @@ pub(crate) struct Ctx {
     pub(crate) width: usize,
     pub(crate) expanded: bool,
     pub(crate) theme: Theme,
+}
+
+/// The agent's terminals, for the tool calls that embed one.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Terminals<'a> {
+    /// Their output so far, by terminal id.
+    pub(crate) views: &'a BTreeMap<String, TerminalView>,
+    /// Show whole outputs instead of their last lines.
+    pub(crate) expanded: bool,
+}
+
+/// The terminals when none is known.
+static NO_TERMINALS: BTreeMap<String, TerminalView> = BTreeMap::new();
+
+impl Terminals<'static> {
+    /// No terminal output known: an embedded terminal shows only its id.
+    pub(crate) const NONE: Self = Terminals {
+        views: &NO_TERMINALS,
+        expanded: false,
+    };
 }
 
 /// The rows of one entry.
@@ -80,8 +102,13 @@ impl Laid {
     }
 }
 
-/// Lay out `entry` from scratch.
+/// Lay out `entry` from scratch, with no terminal output known.
 pub(crate) fn layout(entry: &Entry, ctx: Ctx) -> Laid {
+    layout_with(entry, ctx, Terminals::NONE)
+}
+
+/// Lay out `entry` from scratch; tool calls show `terminals`' output.
+pub(crate) fn layout_with(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Laid {
     match &entry.kind {
         EntryKind::Agent(text) => {
             let mut md = MdStream::new(ctx.width, ctx.theme);
@@ -93,30 +120,42 @@ pub(crate) fn layout(entry: &Entry, ctx: Ctx) -> Laid {
             plain.update(text);
             Laid::Thought(plain)
         }
-        _ => Laid::Lines(lines(entry, ctx)),
+        _ => Laid::Lines(lines(entry, ctx, terminals)),
     }
 }
 
 /// Lay `entry` out again after it changed, reusing what `laid` holds when
-/// the entry only grew.
+/// the entry only grew; with no terminal output known.
 pub(crate) fn relayout(laid: &mut Laid, entry: &Entry, ctx: Ctx) {
+    relayout_with(laid, entry, ctx, Terminals::NONE);
+}
+
+/// Lay `entry` out again after it changed, reusing what `laid` holds when
+/// the entry only grew.
+pub(crate) fn relayout_with(laid: &mut Laid, entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) {
     match (laid, &entry.kind) {
         (Laid::Markdown(md), EntryKind::Agent(text)) => md.update(text),
         (Laid::Thought(plain), EntryKind::Thought(text)) if ctx.expanded => plain.update(text),
-        (laid, _) => *laid = layout(entry, ctx),
+        (laid, _) => *laid = layout_with(entry, ctx, terminals),
     }
 }
 
-/// The number of rows `entry` takes, without keeping them.
+/// The number of rows `entry` takes, without keeping them; with no terminal
+/// output known.
 pub(crate) fn measure(entry: &Entry, ctx: Ctx) -> usize {
+    measure_with(entry, ctx, Terminals::NONE)
+}
+
+/// The number of rows `entry` takes, without keeping them.
+pub(crate) fn measure_with(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> usize {
     match &entry.kind {
         EntryKind::Agent(text) => markdown::render(text, ctx.width, ctx.theme).len(),
-        _ => layout(entry, ctx).len(),
+        _ => layout_with(entry, ctx, terminals).len(),
     }
 }
 
 /// Rows of the entries laid out in one go.
-fn lines(entry: &Entry, ctx: Ctx) -> Vec<Line<'static>> {
+fn lines(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Vec<Line<'static>> {
     let theme = ctx.theme;
     let mut out = Vec::new();
     match &entry.kind {
@@ -134,7 +173,7 @@ fn lines(entry: &Entry, ctx: Ctx) -> Vec<Line<'static>> {
         }
         EntryKind::Agent(text) => out = markdown::render(text, ctx.width, theme),
         EntryKind::Thought(text) => out.push(folded_thought(text, ctx)),
-        EntryKind::Tool(tool) => tool_lines(&mut out, tool, ctx),
+        EntryKind::Tool(tool) => tool_lines(&mut out, tool, ctx, terminals),
         EntryKind::Plan(plan) => plan_lines(&mut out, plan, ctx),
         EntryKind::Info(text) => {
             wrap_text_into(
@@ -302,7 +341,7 @@ fn command(raw: Option<&Value>) -> Option<String> {
     }
 }
 
-fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx) {
+fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminals: Terminals<'_>) {
     let theme = ctx.theme;
     let (symbol, symbol_style) = theme.tool_state(tool.state);
     let header = [
@@ -367,11 +406,7 @@ fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx) {
             }
             ToolContent::Diff { path, old, new } => diff_lines(out, path, old.as_deref(), new, ctx),
             ToolContent::Terminal { id } => {
-                let piece = [Span::styled(
-                    format!("terminal {}", one_line(id)),
-                    theme.dim(),
-                )];
-                wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
+                terminal::lines(out, id, terminals.views.get(id), terminals.expanded, ctx);
             }
         }
     }
@@ -690,7 +725,13 @@ mod tests {
             id: "term-1".into(),
         }];
         let got = rows(EntryKind::Tool(Box::new(t)), ctx(40));
-        assert_eq!(got, ["◐ [other] t1 — running", "  terminal term-1"]);
+        assert_eq!(
+            got,
+            [
+                "◐ [other] t1 — running",
+                "  terminal term-1 (no output yet)"
+            ]
+        );
     }
 
     #[test]

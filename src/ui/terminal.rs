@@ -1,0 +1,590 @@
+//! A terminal's output inside the tool call that embeds it.
+//!
+//! The output goes through a terminal emulator (`vt100`) on a virtual screen
+//! as wide as the transcript's content and tall enough for the whole output
+//! (up to [`MAX_ROWS`]): colours and text attributes become styles, carriage
+//! returns, cursor moves and clears are interpreted, and only the cells'
+//! text is shown. No escape sequence from the command reaches the terminal.
+//!
+//! The parse happens when the entry is laid out, which the transcript's cache
+//! does only when the entry's revision changes (new output, the fold
+//! toggled), not on every frame.
+
+use std::num::NonZeroU16;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::entry::{Ctx, INDENT};
+use super::theme::Theme;
+use super::wrap::{Mode, spaces, wrap_into};
+use crate::sanitize::{one_line, visible};
+use crate::state::TerminalView;
+
+/// Lines of output shown while terminals are folded.
+const FOLDED_LINES: usize = 12;
+/// Rows of the virtual screen at most; older output is counted, not kept.
+const MAX_ROWS: usize = 2_000;
+/// How a command that ended well reports it.
+const SUCCESS: &str = "exit status 0";
+
+/// Lay out terminal `id` (`view` is its output, if any arrived yet), indented
+/// under the tool call's header.
+pub(crate) fn lines(
+    out: &mut Vec<Line<'static>>,
+    id: &str,
+    view: Option<&TerminalView>,
+    expanded: bool,
+    ctx: Ctx,
+) {
+    let theme = ctx.theme;
+    let Some(view) = view else {
+        note(
+            out,
+            format!("terminal {} (no output yet)", one_line(id)),
+            theme.dim(),
+            ctx,
+        );
+        return;
+    };
+    let cols = ctx
+        .width
+        .saturating_sub(INDENT)
+        .clamp(1, usize::from(u16::MAX));
+    let screen = emulate(&view.output, cols, colors_on(theme));
+    let rows = screen.rows.len();
+    let total = screen.dropped + rows;
+    let shown = if expanded {
+        rows
+    } else {
+        rows.min(FOLDED_LINES)
+    };
+    let hidden = total - shown;
+    if hidden > 0 {
+        let hint = if expanded {
+            format!("… {hidden} earlier lines not kept")
+        } else {
+            format!("… {hidden} earlier lines · Ctrl-O expand")
+        };
+        note(out, hint, theme.dim(), ctx);
+    }
+    let indent = [spaces(INDENT)];
+    for row in &screen.rows[rows - shown..] {
+        wrap_into(out, row, &indent, &indent, ctx.width, Mode::Char);
+    }
+    if expanded && total > FOLDED_LINES {
+        note(out, "Ctrl-O collapse".into(), theme.dim(), ctx);
+    }
+    match &view.exit {
+        Some(exit) => {
+            let style = if exit == SUCCESS {
+                theme.fg(Color::Green).add_modifier(Modifier::DIM)
+            } else {
+                theme.fg(Color::Red)
+            };
+            note(out, format!("exited: {}", one_line(exit)), style, ctx);
+        }
+        None => note(out, "running…".into(), theme.dim(), ctx),
+    }
+    if view.truncated {
+        note(
+            out,
+            "output truncated by the agent's limit".into(),
+            theme.dim(),
+            ctx,
+        );
+    }
+}
+
+/// One indented line of our own, in `style`.
+fn note(out: &mut Vec<Line<'static>>, text: String, style: Style, ctx: Ctx) {
+    let indent = [spaces(INDENT)];
+    let piece = [Span::styled(text, style)];
+    wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
+}
+
+/// Whether the theme draws colours (`NO_COLOR` is not set).
+fn colors_on(theme: Theme) -> bool {
+    theme.fg(Color::Reset).fg.is_some()
+}
+
+/// The emulated output: the screen's rows down to the last one with
+/// something on it, as styled runs, and how many source lines were dropped
+/// before the emulator saw the rest.
+struct Screen {
+    rows: Vec<Vec<Span<'static>>>,
+    dropped: usize,
+}
+
+/// Run `output` through a virtual terminal `cols` wide.
+fn emulate(output: &str, cols: usize, colors: bool) -> Screen {
+    let (start, rows) = tail(output, cols);
+    let dropped = output.as_bytes()[..start]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    let (Some(height), Some(width)) = (
+        u16::try_from(rows).ok().and_then(NonZeroU16::new),
+        u16::try_from(cols).ok().and_then(NonZeroU16::new),
+    ) else {
+        return Screen {
+            rows: Vec::new(),
+            dropped,
+        };
+    };
+    let mut parser = vt100::Parser::new(height, width, 0);
+    // Output comes from pipes: a bare newline means what a terminal's line
+    // discipline would make of it, a carriage return and a line feed.
+    let mut pieces = output[start..].split('\n');
+    if let Some(first) = pieces.next() {
+        parser.process(first.as_bytes());
+    }
+    for piece in pieces {
+        parser.process(b"\r\n");
+        parser.process(piece.as_bytes());
+    }
+    let screen = parser.screen();
+    let mut kept: Vec<Vec<Span<'static>>> = (0..height.get())
+        .map(|row| row_spans(screen, row, width.get(), colors))
+        .collect();
+    let used = kept
+        .iter()
+        .rposition(|row| !row.is_empty())
+        .map_or(0, |i| i + 1);
+    kept.truncate(used);
+    Screen {
+        rows: kept,
+        dropped,
+    }
+}
+
+/// Where in `output` the emulator starts, and the screen rows it needs from
+/// there: whole lines from the end while they fit in [`MAX_ROWS`], each
+/// counted at one row per `cols` bytes (never fewer rows than it takes, so
+/// nothing scrolls off the virtual screen).
+fn tail(output: &str, cols: usize) -> (usize, usize) {
+    let mut rows = 0;
+    let mut end = output.len();
+    loop {
+        let begin = output[..end].rfind('\n').map_or(0, |i| i + 1);
+        let need = (end - begin) / cols + 1;
+        if rows + need > MAX_ROWS {
+            if rows > 0 {
+                return (end + 1, rows);
+            }
+            // The last line alone is longer than the screen: keep its end.
+            let mut cut = end - (MAX_ROWS - 1) * cols;
+            while !output.is_char_boundary(cut) {
+                cut += 1;
+            }
+            return (cut, MAX_ROWS);
+        }
+        rows += need;
+        if begin == 0 {
+            return (0, rows);
+        }
+        end = begin - 1;
+    }
+}
+
+/// Row `row` of the screen as runs of one style, without its trailing blanks.
+fn row_spans(screen: &vt100::Screen, row: u16, cols: u16, colors: bool) -> Vec<Span<'static>> {
+    let Some(last) = (0..cols)
+        .rev()
+        .find(|&col| screen.cell(row, col).is_some_and(|cell| !is_blank(cell)))
+    else {
+        return Vec::new();
+    };
+    let mut spans = Vec::new();
+    let mut text = String::new();
+    let mut style = Style::new();
+    for col in 0..=last {
+        let Some(cell) = screen.cell(row, col) else {
+            continue;
+        };
+        if cell.is_wide_continuation() {
+            continue;
+        }
+        let cell_style = style_of(cell, colors);
+        if cell_style != style && !text.is_empty() {
+            spans.push(Span::styled(visible(&text).into_owned(), style));
+            text.clear();
+        }
+        style = cell_style;
+        match cell.contents() {
+            "" => text.push(' '),
+            contents => text.push_str(contents),
+        }
+    }
+    if !text.is_empty() {
+        spans.push(Span::styled(visible(&text).into_owned(), style));
+    }
+    spans
+}
+
+/// A cell that shows nothing: no text, no background, no underline.
+fn is_blank(cell: &vt100::Cell) -> bool {
+    matches!(cell.contents(), "" | " ")
+        && cell.bgcolor() == vt100::Color::Default
+        && !cell.inverse()
+        && !cell.underline()
+}
+
+/// The cell's attributes as a style; colours only when `colors`.
+fn style_of(cell: &vt100::Cell, colors: bool) -> Style {
+    let mut style = Style::new();
+    if colors {
+        if let Some(fg) = color(cell.fgcolor()) {
+            style = style.fg(fg);
+        }
+        if let Some(bg) = color(cell.bgcolor()) {
+            style = style.bg(bg);
+        }
+    }
+    let modifiers = [
+        (cell.bold(), Modifier::BOLD),
+        (cell.dim(), Modifier::DIM),
+        (cell.italic(), Modifier::ITALIC),
+        (cell.underline(), Modifier::UNDERLINED),
+        (cell.inverse(), Modifier::REVERSED),
+    ];
+    for (on, modifier) in modifiers {
+        if on {
+            style = style.add_modifier(modifier);
+        }
+    }
+    style
+}
+
+/// A terminal colour: the 16 ANSI colours by name (so the user's palette
+/// applies), the rest of the 256 by index, true colour as is.
+fn color(c: vt100::Color) -> Option<Color> {
+    let named = match c {
+        vt100::Color::Default => return None,
+        vt100::Color::Rgb(r, g, b) => return Some(Color::Rgb(r, g, b)),
+        vt100::Color::Idx(i) => match i {
+            0 => Color::Black,
+            1 => Color::Red,
+            2 => Color::Green,
+            3 => Color::Yellow,
+            4 => Color::Blue,
+            5 => Color::Magenta,
+            6 => Color::Cyan,
+            7 => Color::Gray,
+            8 => Color::DarkGray,
+            9 => Color::LightRed,
+            10 => Color::LightGreen,
+            11 => Color::LightYellow,
+            12 => Color::LightBlue,
+            13 => Color::LightMagenta,
+            14 => Color::LightCyan,
+            15 => Color::White,
+            i => Color::Indexed(i),
+        },
+    };
+    Some(named)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use insta::assert_snapshot;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+
+    use super::*;
+    use crate::model::{ToolCall, ToolContent, ToolKind, WireStatus};
+    use crate::state::{Entry, EntryKind, ToolEntry, ToolState};
+    use crate::ui::entry::{Terminals, layout_with, measure_with};
+    use crate::ui::tests::buffer_text;
+
+    const WIDTH: u16 = 50;
+    const HEIGHT: u16 = 20;
+
+    fn view(output: &str, exit: Option<&str>) -> TerminalView {
+        TerminalView {
+            output: output.into(),
+            truncated: false,
+            exit: exit.map(Into::into),
+        }
+    }
+
+    /// A tool call running `command` in terminal "term-1".
+    fn entry(command: &str, state: ToolState) -> Entry {
+        let mut call = ToolCall::placeholder("t1");
+        call.kind = ToolKind::Execute;
+        call.title = "Run it".into();
+        call.status = WireStatus::InProgress;
+        call.raw_input = Some(serde_json::json!({ "command": command }));
+        call.content = vec![ToolContent::Terminal {
+            id: "term-1".into(),
+        }];
+        Entry {
+            id: 0,
+            rev: 0,
+            kind: EntryKind::Tool(Box::new(ToolEntry { call, state })),
+        }
+    }
+
+    /// The entry drawn at the top of a `WIDTH` x `HEIGHT` buffer.
+    fn draw(entry: &Entry, view: Option<TerminalView>, expanded: bool, color: bool) -> Buffer {
+        let mut views = BTreeMap::new();
+        if let Some(view) = view {
+            views.insert("term-1".to_string(), view);
+        }
+        let terminals = Terminals {
+            views: &views,
+            expanded,
+        };
+        let ctx = Ctx {
+            width: usize::from(WIDTH),
+            expanded: false,
+            theme: Theme::with_color(color),
+        };
+        let laid = layout_with(entry, ctx, terminals);
+        assert_eq!(measure_with(entry, ctx, terminals), laid.len());
+        let mut buf = Buffer::empty(Rect::new(0, 0, WIDTH, HEIGHT));
+        for (y, i) in (0..HEIGHT).zip(0..laid.len()) {
+            if let Some(line) = laid.line(i) {
+                buf.set_line(0, y, line, WIDTH);
+            }
+        }
+        buf
+    }
+
+    /// Where `text` starts in the buffer.
+    fn find(buf: &Buffer, text: &str) -> (u16, u16) {
+        let screen = buffer_text(buf);
+        screen
+            .lines()
+            .enumerate()
+            .find_map(|(y, line)| {
+                line.find(text)
+                    .map(|x| (line[..x].chars().count() as u16, y as u16))
+            })
+            .unwrap_or_else(|| panic!("{text:?} not on screen:\n{screen}"))
+    }
+
+    fn assert_clean(buf: &Buffer) {
+        for cell in buf.content() {
+            assert!(
+                !cell.symbol().chars().any(char::is_control),
+                "{:?}",
+                cell.symbol()
+            );
+        }
+    }
+
+    fn numbered(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[test]
+    fn colours_become_styles_and_nothing_raw_is_drawn() {
+        let output = "\u{1b}[32mgreen\u{1b}[0m and plain\r\ndone\r\n";
+        let buf = draw(
+            &entry("make", ToolState::Completed),
+            Some(view(output, Some("exit status 0"))),
+            false,
+            true,
+        );
+        assert_snapshot!("terminal_exited_0_50x20", buffer_text(&buf));
+        let (x, y) = find(&buf, "green");
+        for dx in 0..5 {
+            assert_eq!(buf[(x + dx, y)].fg, Color::Green);
+        }
+        let (x, y) = find(&buf, "and plain");
+        assert_eq!(buf[(x, y)].fg, Color::Reset);
+        let (x, y) = find(&buf, "exited: exit status 0");
+        assert_eq!(buf[(x, y)].fg, Color::Green);
+        assert!(buf[(x, y)].modifier.contains(Modifier::DIM));
+        assert!(
+            buf.content().iter().all(|c| !c.symbol().contains('\u{1b}')),
+            "{}",
+            buffer_text(&buf)
+        );
+        assert_clean(&buf);
+    }
+
+    #[test]
+    fn long_output_folds_to_its_last_lines() {
+        let buf = draw(
+            &entry("seq 16", ToolState::Completed),
+            Some(view(&numbered(16), Some("exit status 0"))),
+            false,
+            true,
+        );
+        assert_snapshot!("terminal_long_collapsed_50x20", buffer_text(&buf));
+    }
+
+    #[test]
+    fn long_output_unfolds_whole() {
+        let buf = draw(
+            &entry("seq 16", ToolState::Completed),
+            Some(view(&numbered(16), Some("exit status 0"))),
+            true,
+            true,
+        );
+        assert_snapshot!("terminal_long_expanded_50x20", buffer_text(&buf));
+    }
+
+    #[test]
+    fn running_terminal() {
+        let buf = draw(
+            &entry("cargo build", ToolState::InProgress),
+            Some(view("   Compiling warden v0.1.0\n", None)),
+            false,
+            true,
+        );
+        assert_snapshot!("terminal_running_50x20", buffer_text(&buf));
+    }
+
+    #[test]
+    fn killed_terminal_is_red() {
+        let buf = draw(
+            &entry("sleep 100", ToolState::Failed),
+            Some(view("waiting\n", Some("killed by SIGKILL"))),
+            false,
+            true,
+        );
+        assert_snapshot!("terminal_killed_50x20", buffer_text(&buf));
+        let (x, y) = find(&buf, "exited: killed by SIGKILL");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+    }
+
+    #[test]
+    fn truncated_output_says_so() {
+        let mut truncated = view("…the newest output\n", Some("exit status 1"));
+        truncated.truncated = true;
+        let buf = draw(
+            &entry("yes", ToolState::Failed),
+            Some(truncated),
+            false,
+            true,
+        );
+        assert_snapshot!("terminal_truncated_50x20", buffer_text(&buf));
+        let (x, y) = find(&buf, "exited: exit status 1");
+        assert_eq!(buf[(x, y)].fg, Color::Red);
+        let (x, y) = find(&buf, "output truncated by the agent's limit");
+        assert!(buf[(x, y)].modifier.contains(Modifier::DIM));
+    }
+
+    #[test]
+    fn carriage_returns_overwrite_progress() {
+        let buf = draw(
+            &entry("download", ToolState::Completed),
+            Some(view("10%\r50%\r100%\n", Some("exit status 0"))),
+            false,
+            true,
+        );
+        assert_snapshot!("terminal_progress_50x20", buffer_text(&buf));
+        let screen = buffer_text(&buf);
+        assert!(!screen.contains("10%\n") && !screen.contains("50%"));
+    }
+
+    #[test]
+    fn no_color_drops_colours_and_keeps_attributes() {
+        let output = "\u{1b}[1;31mbold red\u{1b}[0m \u{1b}[38;5;208mindexed\u{1b}[0m\n";
+        let buf = draw(
+            &entry("make", ToolState::Completed),
+            Some(view(output, Some("exit status 0"))),
+            false,
+            false,
+        );
+        assert_snapshot!("terminal_no_color_50x20", buffer_text(&buf));
+        assert!(
+            buf.content()
+                .iter()
+                .all(|c| c.fg == Color::Reset && c.bg == Color::Reset)
+        );
+        let (x, y) = find(&buf, "bold red");
+        assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
+    }
+
+    #[test]
+    fn missing_terminal_says_no_output_yet() {
+        let buf = draw(&entry("ls", ToolState::InProgress), None, false, true);
+        let (x, y) = find(&buf, "terminal term-1 (no output yet)");
+        assert!(buf[(x, y)].modifier.contains(Modifier::DIM));
+    }
+
+    #[test]
+    fn colours_map_to_names_indexes_and_rgb() {
+        let output = "\u{1b}[31ma\u{1b}[91mb\u{1b}[37mc\u{1b}[97md\u{1b}[38;5;100me\u{1b}[38;2;1;2;3mf\u{1b}[44mg\u{1b}[0m\n";
+        let screen = emulate(output, 20, true);
+        let styles: Vec<(String, Style)> = screen.rows[0]
+            .iter()
+            .map(|s| (s.content.to_string(), s.style))
+            .collect();
+        let fg = |c| Style::new().fg(c);
+        assert_eq!(
+            styles,
+            [
+                ("a".to_string(), fg(Color::Red)),
+                ("b".to_string(), fg(Color::LightRed)),
+                ("c".to_string(), fg(Color::Gray)),
+                ("d".to_string(), fg(Color::White)),
+                ("e".to_string(), fg(Color::Indexed(100))),
+                ("f".to_string(), fg(Color::Rgb(1, 2, 3))),
+                ("g".to_string(), fg(Color::Rgb(1, 2, 3)).bg(Color::Blue)),
+            ]
+        );
+    }
+
+    #[test]
+    fn cursor_moves_and_clears_are_interpreted() {
+        // Up one line and rewrite it; erase to the end of a line; a title
+        // sequence and a bell that must leave nothing behind.
+        let output = "one\ntwo\n\u{1b}[1Aowt\ngone\u{1b}[2D\u{1b}[K\n\u{1b}]0;title\u{7}\u{7}end\n";
+        let screen = emulate(output, 20, true);
+        let rows: Vec<String> = screen
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        assert_eq!(rows, ["one", "owt", "go", "end"]);
+    }
+
+    #[test]
+    fn long_lines_wrap_at_the_content_width() {
+        let screen = emulate(&format!("{}\n", "x".repeat(25)), 10, true);
+        assert_eq!(screen.rows.len(), 3);
+    }
+
+    #[test]
+    fn output_past_the_cap_is_counted_not_kept() {
+        let output = numbered(MAX_ROWS + 500);
+        let screen = emulate(&output, 40, true);
+        assert_eq!(screen.dropped + screen.rows.len(), MAX_ROWS + 500);
+        assert!(screen.rows.len() < MAX_ROWS);
+        let last: String = screen.rows[screen.rows.len() - 1]
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert_eq!(last, format!("line {}", MAX_ROWS + 500));
+        // One enormous line keeps its end.
+        let huge = format!("{}é{}end", "a".repeat(MAX_ROWS * 40), "b".repeat(7));
+        let screen = emulate(&huge, 40, true);
+        let last: String = screen.rows[screen.rows.len() - 1]
+            .iter()
+            .map(|s| s.content.as_ref())
+            .collect();
+        assert!(last.ends_with("bbbbbbbend"), "{last}");
+        assert!(screen.rows.len() <= MAX_ROWS);
+    }
+
+    #[test]
+    fn hostile_output_never_reaches_the_screen() {
+        let evil = "\u{1b}]52;c;aGk=\u{7}\u{1b}P+q\u{1b}\\\u{9b}31m\u{1b}[?1049h\u{1b}[6n\t\u{0}x\u{202e}y\n";
+        for expanded in [false, true] {
+            let buf = draw(
+                &entry("evil", ToolState::Completed),
+                Some(view(evil, Some("exit status 0\u{1b}[31m"))),
+                expanded,
+                true,
+            );
+            assert_clean(&buf);
+        }
+    }
+}
