@@ -11,7 +11,9 @@ use serde_json::json;
 use super::App;
 use crate::acp::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
 use crate::client::fs::{self, FsError};
-use crate::client::terminal::{ExitStatus, TerminalError, TerminalEvent, TerminalSpec};
+use crate::client::terminal::{
+    ExitStatus, TerminalError, TerminalEvent, TerminalSpec, command_line,
+};
 use crate::model::{
     Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
     ToolContent, ToolKind, WireStatus,
@@ -58,29 +60,6 @@ fn describe_exit(status: &ExitStatus) -> String {
 /// The tool call id warden gives the transcript entry of a client call.
 fn tool_id(id: RequestId) -> String {
     format!("warden-{id}")
-}
-
-/// The whole command line of a terminal request, as the policy and the user see it.
-fn command_line(command: &str, args: &[String]) -> String {
-    if args.is_empty() {
-        return command.to_string();
-    }
-    let mut line = command.to_string();
-    for arg in args {
-        line.push(' ');
-        if arg.is_empty()
-            || arg
-                .chars()
-                .any(|c| c.is_whitespace() || "'\"$`\\;&|<>(){}*?".contains(c))
-        {
-            line.push('\'');
-            line.push_str(&arg.replace('\'', r"'\''"));
-            line.push('\'');
-        } else {
-            line.push_str(arg);
-        }
-    }
-    line
 }
 
 impl App {

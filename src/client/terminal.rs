@@ -46,21 +46,27 @@ pub struct TerminalSpec {
     pub output_byte_limit: Option<usize>,
 }
 
+/// A command and its arguments as one shell line (arguments quoted where
+/// the shell would read them otherwise): what the policy and the user see.
+pub fn command_line(command: &str, args: &[String]) -> String {
+    let mut line = command.to_string();
+    for arg in args {
+        line.push(' ');
+        if arg.is_empty() || arg.contains(needs_shell_char) {
+            line.push('\'');
+            line.push_str(&arg.replace('\'', r"'\''"));
+            line.push('\'');
+        } else {
+            line.push_str(arg);
+        }
+    }
+    line
+}
+
 impl TerminalSpec {
     /// The command as one line, for display.
     pub fn command_line(&self) -> String {
-        let mut line = self.command.clone();
-        for arg in &self.args {
-            line.push(' ');
-            if arg.is_empty() || arg.contains(needs_shell_char) {
-                line.push('\'');
-                line.push_str(&arg.replace('\'', r"'\''"));
-                line.push('\'');
-            } else {
-                line.push_str(arg);
-            }
-        }
-        line
+        command_line(&self.command, &self.args)
     }
 
     /// The command to spawn: `sh -c` for a shell line, else direct.

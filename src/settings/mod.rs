@@ -395,6 +395,10 @@ bell = false
             "bypass_permissions",
             "default_mode",
             "agent_plan_mode",
+            "fs_read",
+            "fs_write",
+            "terminal",
+            "roots",
             "bell",
             "desktop",
         ]);

@@ -311,23 +311,15 @@ impl Transcript {
 
     /// A terminal's output changed: the tool calls that embed it must be drawn again.
     pub fn touch_terminal(&mut self, terminal_id: &str) {
-        use crate::model::ToolContent;
-        let embedding: Vec<usize> = self
-            .tools
-            .values()
-            .copied()
-            .filter(|&i| {
-                matches!(&self.entries[i].kind, EntryKind::Tool(t)
-                    if t.call.content.iter().any(|c| matches!(c, ToolContent::Terminal { id } if id == terminal_id)))
-            })
-            .collect();
-        for index in embedding {
-            self.touch(index);
-        }
+        self.touch_terminals(|id| id == terminal_id);
     }
 
     /// Every tool call that embeds a terminal must be drawn again (fold toggled).
     pub fn touch_all_terminals(&mut self) {
+        self.touch_terminals(|_| true);
+    }
+
+    fn touch_terminals(&mut self, which: impl Fn(&str) -> bool) {
         use crate::model::ToolContent;
         let embedding: Vec<usize> = self
             .tools
@@ -335,7 +327,7 @@ impl Transcript {
             .copied()
             .filter(|&i| {
                 matches!(&self.entries[i].kind, EntryKind::Tool(t)
-                    if t.call.content.iter().any(|c| matches!(c, ToolContent::Terminal { .. })))
+                    if t.call.content.iter().any(|c| matches!(c, ToolContent::Terminal { id } if which(id))))
             })
             .collect();
         for index in embedding {
