@@ -28,7 +28,9 @@ pub struct DecisionRecord {
     pub decision: String,
     pub option_id: Option<String>,
     pub option_kind: Option<String>,
-    /// plan / rule / bypass / auto / chat grant / read / user / stale / cancel.
+    /// plan / rule / bypass / auto / chat grant / read / user, or stale for
+    /// a card answered `cancelled` because it went stale (turn cancelled or
+    /// ended, tool call finished, agent exited, warden quitting).
     pub source: String,
     pub reason: String,
 }

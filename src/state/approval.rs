@@ -428,13 +428,14 @@ impl AppState {
     pub(super) fn cancel_all_approvals(&mut self, why: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
         for approval in std::mem::take(&mut self.approvals) {
-            effects.extend(self.answer(
+            let answered = self.answer(
                 &approval,
                 PermissionOutcome::Cancelled,
                 "cancelled",
                 Source::User,
                 why,
-            ));
+            );
+            effects.extend(relabel(answered, "stale"));
         }
         self.after_queue_change();
         effects
@@ -449,13 +450,14 @@ impl AppState {
             .position(|a| a.request.tool_call_id == tool_call_id)
         {
             if let Some(approval) = self.take_approval(index) {
-                effects.extend(self.answer(
+                let answered = self.answer(
                     &approval,
                     PermissionOutcome::Cancelled,
                     "withdrawn",
                     Source::User,
                     "the tool call already finished",
-                ));
+                );
+                effects.extend(relabel(answered, "stale"));
             }
         }
         effects
@@ -816,6 +818,16 @@ pub struct AllowedScope {
     pub title: String,
     pub paths: Vec<String>,
     pub command: Option<String>,
+}
+
+/// Log a stale card's cancellation under its own source, not as the user's.
+fn relabel(mut effects: Vec<Effect>, source: &str) -> Vec<Effect> {
+    for effect in &mut effects {
+        if let Effect::LogDecision(record) = effect {
+            record.source = source.to_string();
+        }
+    }
+    effects
 }
 
 /// One line of the mode dropdown.
