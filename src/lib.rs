@@ -9,6 +9,7 @@ pub mod demo_agent;
 pub mod launch;
 pub mod model;
 pub mod policy;
+pub mod reaper;
 pub mod sanitize;
 pub mod settings;
 pub mod state;

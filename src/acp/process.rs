@@ -68,6 +68,9 @@ impl AgentProcess {
         })?;
         let pid = child.id();
         tracing::info!(program = %command.program, ?pid, "agent started");
+        if let Some(pid) = pid {
+            crate::reaper::register(pid);
+        }
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -101,6 +104,9 @@ impl AgentProcess {
                 .map(|t| t.iter().cloned().collect())
                 .unwrap_or_default();
             tracing::info!(%status, "agent exited");
+            if let Some(pid) = pid {
+                crate::reaper::unregister(pid);
+            }
             let _ = exited_tx.send(true);
             let _ = events.send(AgentEvent::Exited {
                 status,

@@ -474,6 +474,9 @@ impl Terminals {
             .id()
             .and_then(|pid| libc::pid_t::try_from(pid).ok())
             .ok_or_else(|| spawn_error(io::Error::other("the process has no id")))?;
+        if let Ok(group) = u32::try_from(pgid) {
+            crate::reaper::register(group);
+        }
 
         let id = format!("term-{}", self.next);
         self.next += 1;
@@ -675,7 +678,9 @@ async fn supervise(
             let _ = reader.await;
         }
     });
-    let _ = tokio::time::timeout(DRAIN_GRACE, &mut drained).await;
+    let drained_in_time = tokio::time::timeout(DRAIN_GRACE, &mut drained)
+        .await
+        .is_ok();
 
     shared.exit.send_replace(Some(status.clone()));
     tracing::debug!(id = %shared.id, ?status, "terminal exited");
@@ -684,8 +689,15 @@ async fn supervise(
         status,
     });
 
-    drained.await;
+    // A finished future must not be polled again: await the rest only if
+    // the grace period ran out first (a background child holds the pipes).
+    if !drained_in_time {
+        drained.await;
+    }
     shared.group_done.store(true, Ordering::Release);
+    if let Ok(group) = u32::try_from(shared.pgid) {
+        crate::reaper::unregister(group);
+    }
 }
 
 #[cfg(test)]
@@ -794,6 +806,24 @@ mod tests {
             ]
         );
         assert_eq!(terminals.command_line(&id), Some("echo hi"));
+    }
+
+    /// Regression: the supervisor once awaited its finished drain future a
+    /// second time, panicking in its task on every exit (and never marking
+    /// the group done).
+    #[tokio::test]
+    async fn the_supervisor_finishes_cleanly_after_an_exit() {
+        let (mut terminals, _events) = manager();
+        let id = terminals.create(spec("echo bye", &[])).expect("create");
+        assert_eq!(exit_of(&terminals, &id).await, exited(0));
+        let shared = Arc::clone(&terminals.get(&id).expect("known").shared);
+        let done = tokio::time::timeout(Duration::from_secs(10), async {
+            while !shared.group_done.load(Ordering::Acquire) {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        assert!(done.is_ok(), "the supervisor completed");
     }
 
     #[tokio::test]

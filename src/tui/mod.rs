@@ -60,11 +60,16 @@ pub fn restore() {
     let _ = stdout.flush();
 }
 
+/// On a panic anywhere (a spawned task's too): restore the terminal, print
+/// the panic, end the agent's and its terminals' process groups, and exit.
+/// A frozen screen over a half-dead runtime would be worse.
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore();
         previous(info);
+        crate::reaper::kill_all();
+        std::process::exit(101);
     }));
 }
 

@@ -61,8 +61,10 @@ pub(crate) struct Terminals<'a> {
 }
 
 /// The terminals when none is known.
+#[cfg(test)]
 static NO_TERMINALS: BTreeMap<String, TerminalView> = BTreeMap::new();
 
+#[cfg(test)]
 impl Terminals<'static> {
     /// No terminal output known: an embedded terminal shows only its id.
     pub(crate) const NONE: Self = Terminals {
@@ -102,13 +104,8 @@ impl Laid {
     }
 }
 
-/// Lay out `entry` from scratch, with no terminal output known.
-pub(crate) fn layout(entry: &Entry, ctx: Ctx) -> Laid {
-    layout_with(entry, ctx, Terminals::NONE)
-}
-
 /// Lay out `entry` from scratch; tool calls show `terminals`' output.
-pub(crate) fn layout_with(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Laid {
+pub(crate) fn layout(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Laid {
     match &entry.kind {
         EntryKind::Agent(text) => {
             let mut md = MdStream::new(ctx.width, ctx.theme);
@@ -125,32 +122,20 @@ pub(crate) fn layout_with(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> 
 }
 
 /// Lay `entry` out again after it changed, reusing what `laid` holds when
-/// the entry only grew; with no terminal output known.
-pub(crate) fn relayout(laid: &mut Laid, entry: &Entry, ctx: Ctx) {
-    relayout_with(laid, entry, ctx, Terminals::NONE);
-}
-
-/// Lay `entry` out again after it changed, reusing what `laid` holds when
 /// the entry only grew.
-pub(crate) fn relayout_with(laid: &mut Laid, entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) {
+pub(crate) fn relayout(laid: &mut Laid, entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) {
     match (laid, &entry.kind) {
         (Laid::Markdown(md), EntryKind::Agent(text)) => md.update(text),
         (Laid::Thought(plain), EntryKind::Thought(text)) if ctx.expanded => plain.update(text),
-        (laid, _) => *laid = layout_with(entry, ctx, terminals),
+        (laid, _) => *laid = layout(entry, ctx, terminals),
     }
 }
 
-/// The number of rows `entry` takes, without keeping them; with no terminal
-/// output known.
-pub(crate) fn measure(entry: &Entry, ctx: Ctx) -> usize {
-    measure_with(entry, ctx, Terminals::NONE)
-}
-
 /// The number of rows `entry` takes, without keeping them.
-pub(crate) fn measure_with(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> usize {
+pub(crate) fn measure(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> usize {
     match &entry.kind {
         EntryKind::Agent(text) => markdown::render(text, ctx.width, ctx.theme).len(),
-        _ => layout_with(entry, ctx, terminals).len(),
+        _ => layout(entry, ctx, terminals).len(),
     }
 }
 
@@ -528,8 +513,8 @@ mod tests {
             rev: 0,
             kind,
         };
-        let laid = layout(&entry, ctx);
-        assert_eq!(measure(&entry, ctx), laid.len());
+        let laid = layout(&entry, ctx, Terminals::NONE);
+        assert_eq!(measure(&entry, ctx, Terminals::NONE), laid.len());
         (0..laid.len())
             .map(|i| laid.line(i).map(|l| l.to_string()).unwrap_or_default())
             .collect()
@@ -565,13 +550,13 @@ mod tests {
             rev: 0,
             kind: EntryKind::Thought("a\r".into()),
         };
-        let mut laid = layout(&entry, open);
+        let mut laid = layout(&entry, open, Terminals::NONE);
         let entry = Entry {
             id: 0,
             rev: 1,
             kind: EntryKind::Thought("a\r\nb".into()),
         };
-        relayout(&mut laid, &entry, open);
+        relayout(&mut laid, &entry, open, Terminals::NONE);
         let got: Vec<String> = (0..laid.len())
             .map(|i| laid.line(i).map(|l| l.to_string()).unwrap_or_default())
             .collect();
@@ -654,7 +639,7 @@ mod tests {
                 rev: 0,
                 kind: EntryKind::Tool(Box::new(tool(ToolKind::Read, state))),
             };
-            let laid = layout(&entry, ctx(60));
+            let laid = layout(&entry, ctx(60), Terminals::NONE);
             let header = laid.line(0).cloned().unwrap_or_default();
             assert_eq!(header.spans[0].content, symbol);
             assert_eq!(header.spans[0].style.fg, color, "{state:?}");

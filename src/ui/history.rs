@@ -13,7 +13,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use super::Scroll;
-use super::entry::{self, Ctx, Laid};
+use super::entry::{self, Ctx, Laid, Terminals};
 use super::theme::Theme;
 use super::wrap::str_width;
 use crate::state::{Entry, EntryKind, Transcript};
@@ -206,12 +206,12 @@ impl History {
     }
 
     /// Lay out entry `index` again (incrementally when cached) and update its height.
-    fn refresh(&mut self, index: usize, entry: &Entry, ctx: Ctx) {
+    fn refresh(&mut self, index: usize, entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) {
         self.stats.laid_out += 1;
         let rows = match self.cache.get_mut(&entry.id) {
             Some(cached) => {
                 let before = cached.laid.len();
-                entry::relayout(&mut cached.laid, entry, ctx);
+                entry::relayout(&mut cached.laid, entry, ctx, terminals);
                 cached.rev = entry.rev;
                 cached.used = self.frame;
                 let after = cached.laid.len();
@@ -219,7 +219,7 @@ impl History {
                 after
             }
             None => {
-                let laid = entry::layout(entry, ctx);
+                let laid = entry::layout(entry, ctx, terminals);
                 let rows = laid.len();
                 self.insert(entry.id, entry.rev, laid);
                 rows
@@ -229,14 +229,14 @@ impl History {
     }
 
     /// Measure every entry again (first draw, width change, lost track).
-    fn relayout_all(&mut self, entries: &[Entry], ctx: Ctx) {
+    fn relayout_all(&mut self, entries: &[Entry], ctx: Ctx, terminals: Terminals<'_>) {
         let anchor = self.top.map(|top| self.heights.find(top));
         self.cache.clear();
         self.cached_rows = 0;
         let mut heights = Heights::default();
         for (i, entry) in entries.iter().enumerate() {
             self.stats.measured += 1;
-            heights.push(Self::height_of(i, entry::measure(entry, ctx)));
+            heights.push(Self::height_of(i, entry::measure(entry, ctx, terminals)));
         }
         self.heights = heights;
         if let Some((index, offset)) = anchor {
@@ -247,7 +247,7 @@ impl History {
     }
 
     /// Bring heights and cache up to date with the transcript.
-    fn sync(&mut self, transcript: &Transcript, ctx: Ctx) {
+    fn sync(&mut self, transcript: &Transcript, ctx: Ctx, terminals: Terminals<'_>) {
         let entries = transcript.entries();
         let generation = transcript.generation();
         let changed = match self.ctx {
@@ -261,7 +261,7 @@ impl History {
             _ => None,
         };
         let Some(mut changed) = changed else {
-            self.relayout_all(entries, ctx);
+            self.relayout_all(entries, ctx, terminals);
             self.ctx = Some(ctx);
             self.generation = generation;
             self.synced = entries.len();
@@ -273,11 +273,11 @@ impl History {
         for (i, entry) in entries.iter().enumerate().skip(self.synced) {
             if fresh <= EAGER_NEW_ENTRIES {
                 self.heights.push(0);
-                self.refresh(i, entry, ctx);
+                self.refresh(i, entry, ctx, terminals);
             } else {
                 self.stats.measured += 1;
                 self.heights
-                    .push(Self::height_of(i, entry::measure(entry, ctx)));
+                    .push(Self::height_of(i, entry::measure(entry, ctx, terminals)));
             }
         }
         changed.retain(|&i| i < self.synced);
@@ -286,7 +286,7 @@ impl History {
         for &i in &changed {
             let entry = &entries[i];
             if self.cache.get(&entry.id).is_none_or(|c| c.rev != entry.rev) {
-                self.refresh(i, entry, ctx);
+                self.refresh(i, entry, ctx, terminals);
             }
         }
         if toggled {
@@ -296,10 +296,10 @@ impl History {
                     continue;
                 }
                 if self.cache.contains_key(&entry.id) {
-                    self.refresh(i, entry, ctx);
+                    self.refresh(i, entry, ctx, terminals);
                 } else {
                     self.stats.measured += 1;
-                    self.set_height(i, Self::height_of(i, entry::measure(entry, ctx)));
+                    self.set_height(i, Self::height_of(i, entry::measure(entry, ctx, terminals)));
                 }
             }
         }
@@ -309,7 +309,7 @@ impl History {
 
     /// Make sure entry `index` is laid out and current; returns whether its
     /// height changed.
-    fn ensure(&mut self, index: usize, entry: &Entry, ctx: Ctx) -> bool {
+    fn ensure(&mut self, index: usize, entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> bool {
         match self.cache.get_mut(&entry.id) {
             Some(cached) if cached.rev == entry.rev => {
                 cached.used = self.frame;
@@ -317,7 +317,7 @@ impl History {
             }
             _ => {
                 let before = self.heights.get(index);
-                self.refresh(index, entry, ctx);
+                self.refresh(index, entry, ctx, terminals);
                 self.heights.get(index) != before
             }
         }
@@ -362,6 +362,7 @@ impl History {
         &mut self,
         transcript: &Transcript,
         expanded: bool,
+        terminals: Terminals<'_>,
         theme: Theme,
         area: Rect,
         buf: &mut Buffer,
@@ -372,7 +373,7 @@ impl History {
             expanded,
             theme,
         };
-        self.sync(transcript, ctx);
+        self.sync(transcript, ctx, terminals);
         self.viewport = usize::from(area.height);
         let entries = transcript.entries();
 
@@ -387,7 +388,7 @@ impl History {
             let end = top + self.viewport;
             let mut changed = false;
             while index < entries.len() && self.heights.prefix(index) < end {
-                changed |= self.ensure(index, &entries[index], ctx);
+                changed |= self.ensure(index, &entries[index], ctx, terminals);
                 index += 1;
             }
             if !changed {

@@ -165,6 +165,10 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
     view.history.render(
         &state.transcript,
         state.thoughts_expanded,
+        entry::Terminals {
+            views: &state.terminals,
+            expanded: state.terminals_expanded,
+        },
         theme,
         history,
         frame.buffer_mut(),

@@ -52,7 +52,7 @@ pub(crate) fn lines(
         .saturating_sub(INDENT)
         .clamp(1, usize::from(u16::MAX));
     let screen = emulate(&view.output, cols, colors_on(theme));
-    let rows = screen.rows.len();
+    let rows = usize::from(screen.used);
     let total = screen.dropped + rows;
     let shown = if expanded {
         rows
@@ -69,8 +69,15 @@ pub(crate) fn lines(
         note(out, hint, theme.dim(), ctx);
     }
     let indent = [spaces(INDENT)];
-    for row in &screen.rows[rows - shown..] {
-        wrap_into(out, row, &indent, &indent, ctx.width, Mode::Char);
+    for row in rows - shown..rows {
+        wrap_into(
+            out,
+            &screen.row(row),
+            &indent,
+            &indent,
+            ctx.width,
+            Mode::Char,
+        );
     }
     if expanded && total > FOLDED_LINES {
         note(out, "Ctrl-O collapse".into(), theme.dim(), ctx);
@@ -108,12 +115,26 @@ fn colors_on(theme: Theme) -> bool {
     theme.fg(Color::Reset).fg.is_some()
 }
 
-/// The emulated output: the screen's rows down to the last one with
-/// something on it, as styled runs, and how many source lines were dropped
-/// before the emulator saw the rest.
+/// The emulated output, read row by row on demand (a folded terminal shows
+/// only its last rows).
 struct Screen {
-    rows: Vec<Vec<Span<'static>>>,
+    parser: vt100::Parser,
+    /// Rows down to the last one with something on it.
+    used: u16,
+    /// Source lines dropped before the emulator saw the rest.
     dropped: usize,
+    colors: bool,
+}
+
+impl Screen {
+    /// Row `row` as runs of one style.
+    fn row(&self, row: usize) -> Vec<Span<'static>> {
+        let Ok(row) = u16::try_from(row) else {
+            return Vec::new();
+        };
+        let screen = self.parser.screen();
+        row_spans(screen, row, screen.size().1.get(), self.colors)
+    }
 }
 
 /// Run `output` through a virtual terminal `cols` wide.
@@ -123,15 +144,13 @@ fn emulate(output: &str, cols: usize, colors: bool) -> Screen {
         .iter()
         .filter(|&&b| b == b'\n')
         .count();
-    let (Some(height), Some(width)) = (
-        u16::try_from(rows).ok().and_then(NonZeroU16::new),
-        u16::try_from(cols).ok().and_then(NonZeroU16::new),
-    ) else {
-        return Screen {
-            rows: Vec::new(),
-            dropped,
-        };
+    let size = |n: usize| {
+        u16::try_from(n)
+            .ok()
+            .and_then(NonZeroU16::new)
+            .unwrap_or(NonZeroU16::MIN)
     };
+    let (height, width) = (size(rows), size(cols));
     let mut parser = vt100::Parser::new(height, width, 0);
     // Output comes from pipes: a bare newline means what a terminal's line
     // discipline would make of it, a carriage return and a line feed.
@@ -144,17 +163,17 @@ fn emulate(output: &str, cols: usize, colors: bool) -> Screen {
         parser.process(piece.as_bytes());
     }
     let screen = parser.screen();
-    let mut kept: Vec<Vec<Span<'static>>> = (0..height.get())
-        .map(|row| row_spans(screen, row, width.get(), colors))
-        .collect();
-    let used = kept
-        .iter()
-        .rposition(|row| !row.is_empty())
-        .map_or(0, |i| i + 1);
-    kept.truncate(used);
+    let used = (0..height.get())
+        .rev()
+        .find(|&row| {
+            (0..width.get()).any(|col| screen.cell(row, col).is_some_and(|cell| !is_blank(cell)))
+        })
+        .map_or(0, |row| row + 1);
     Screen {
-        rows: kept,
+        parser,
+        used,
         dropped,
+        colors,
     }
 }
 
@@ -296,7 +315,7 @@ mod tests {
     use super::*;
     use crate::model::{ToolCall, ToolContent, ToolKind, WireStatus};
     use crate::state::{Entry, EntryKind, ToolEntry, ToolState};
-    use crate::ui::entry::{Terminals, layout_with, measure_with};
+    use crate::ui::entry::{Terminals, layout, measure};
     use crate::ui::tests::buffer_text;
 
     const WIDTH: u16 = 50;
@@ -342,8 +361,8 @@ mod tests {
             expanded: false,
             theme: Theme::with_color(color),
         };
-        let laid = layout_with(entry, ctx, terminals);
-        assert_eq!(measure_with(entry, ctx, terminals), laid.len());
+        let laid = layout(entry, ctx, terminals);
+        assert_eq!(measure(entry, ctx, terminals), laid.len());
         let mut buf = Buffer::empty(Rect::new(0, 0, WIDTH, HEIGHT));
         for (y, i) in (0..HEIGHT).zip(0..laid.len()) {
             if let Some(line) = laid.line(i) {
@@ -374,6 +393,11 @@ mod tests {
                 cell.symbol()
             );
         }
+    }
+
+    /// Row `row` of the emulated screen as plain text.
+    fn text_of(screen: &Screen, row: usize) -> String {
+        screen.row(row).iter().map(|s| s.content.as_ref()).collect()
     }
 
     fn numbered(n: usize) -> String {
@@ -513,7 +537,8 @@ mod tests {
     fn colours_map_to_names_indexes_and_rgb() {
         let output = "\u{1b}[31ma\u{1b}[91mb\u{1b}[37mc\u{1b}[97md\u{1b}[38;5;100me\u{1b}[38;2;1;2;3mf\u{1b}[44mg\u{1b}[0m\n";
         let screen = emulate(output, 20, true);
-        let styles: Vec<(String, Style)> = screen.rows[0]
+        let styles: Vec<(String, Style)> = screen
+            .row(0)
             .iter()
             .map(|s| (s.content.to_string(), s.style))
             .collect();
@@ -538,10 +563,8 @@ mod tests {
         // sequence and a bell that must leave nothing behind.
         let output = "one\ntwo\n\u{1b}[1Aowt\ngone\u{1b}[2D\u{1b}[K\n\u{1b}]0;title\u{7}\u{7}end\n";
         let screen = emulate(output, 20, true);
-        let rows: Vec<String> = screen
-            .rows
-            .iter()
-            .map(|r| r.iter().map(|s| s.content.as_ref()).collect())
+        let rows: Vec<String> = (0..usize::from(screen.used))
+            .map(|r| text_of(&screen, r))
             .collect();
         assert_eq!(rows, ["one", "owt", "go", "end"]);
     }
@@ -549,29 +572,63 @@ mod tests {
     #[test]
     fn long_lines_wrap_at_the_content_width() {
         let screen = emulate(&format!("{}\n", "x".repeat(25)), 10, true);
-        assert_eq!(screen.rows.len(), 3);
+        assert_eq!(screen.used, 3);
     }
 
     #[test]
     fn output_past_the_cap_is_counted_not_kept() {
         let output = numbered(MAX_ROWS + 500);
         let screen = emulate(&output, 40, true);
-        assert_eq!(screen.dropped + screen.rows.len(), MAX_ROWS + 500);
-        assert!(screen.rows.len() < MAX_ROWS);
-        let last: String = screen.rows[screen.rows.len() - 1]
-            .iter()
-            .map(|s| s.content.as_ref())
-            .collect();
+        let used = usize::from(screen.used);
+        assert_eq!(screen.dropped + used, MAX_ROWS + 500);
+        assert!(used < MAX_ROWS);
+        let last = text_of(&screen, used - 1);
         assert_eq!(last, format!("line {}", MAX_ROWS + 500));
         // One enormous line keeps its end.
         let huge = format!("{}é{}end", "a".repeat(MAX_ROWS * 40), "b".repeat(7));
         let screen = emulate(&huge, 40, true);
-        let last: String = screen.rows[screen.rows.len() - 1]
-            .iter()
-            .map(|s| s.content.as_ref())
-            .collect();
+        let used = usize::from(screen.used);
+        let last = text_of(&screen, used - 1);
         assert!(last.ends_with("bbbbbbbend"), "{last}");
-        assert!(screen.rows.len() <= MAX_ROWS);
+        assert!(used <= MAX_ROWS);
+    }
+
+    #[test]
+    fn the_screen_follows_output_and_the_fold() {
+        use crate::state::{Action, AppState, Msg};
+        use crate::ui::{View, draw};
+        use ratatui::Terminal;
+        use ratatui::backend::TestBackend;
+
+        let mut state = AppState::new("demo", "/tmp");
+        let EntryKind::Tool(tool) = entry("seq", ToolState::InProgress).kind else {
+            unreachable!()
+        };
+        state.transcript.upsert_tool(tool.call);
+        let mut ui = View::with_theme(Theme::with_color(true));
+        let mut term = Terminal::new(TestBackend::new(50, 24)).expect("terminal");
+        let mut screen = |state: &AppState, ui: &mut View| {
+            let done = term.draw(|f| draw(f, state, ui)).expect("draw");
+            buffer_text(done.buffer)
+        };
+        assert!(screen(&state, &mut ui).contains("terminal term-1 (no output yet)"));
+        let output = |n| Msg::TerminalOutput {
+            id: "term-1".into(),
+            view: view(&numbered(n), None),
+        };
+        state.update(output(3));
+        let got = screen(&state, &mut ui);
+        assert!(got.contains("line 3") && got.contains("running…"), "{got}");
+        state.update(output(15));
+        let got = screen(&state, &mut ui);
+        assert!(got.contains("… 3 earlier lines · Ctrl-O expand"), "{got}");
+        assert!(!got.contains("line 3\n"), "{got}");
+        state.update(Msg::Action(Action::ToggleTerminals));
+        let got = screen(&state, &mut ui);
+        assert!(
+            got.contains("line 1\n") && got.contains("Ctrl-O collapse"),
+            "{got}"
+        );
     }
 
     #[test]
