@@ -185,7 +185,7 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
             },
             notes: {
                 notes.insert(0, format!(
-                    "This is warden's built-in demo agent (offline; type `help`). To use a real agent, add an [agents.NAME] block to {shown_path} (see config.example.toml) or run `warden -- <agent command>`."
+                    "This is warden's built-in demo agent (offline; type `help`). To use a real agent, add an [agents.NAME] block to {shown_path} (see config.example.toml) or start warden with `-- <agent command>` (from a clone: `cargo run --release -- -- <agent command>`)."
                 ));
                 notes
             },

@@ -167,11 +167,11 @@ impl AppState {
         let decision = match self.covering_request(&approval) {
             // A file write or terminal the agent already got permission for
             // (its tool call named this path or command): no second card.
-            Some(reason) if approval.request.client => {
+            Some((source, reason)) if approval.request.client => {
                 match allow_option(&approval.request.options) {
                     Some(option) => Decision::Allow {
                         option_id: option.id.clone(),
-                        source: Source::User,
+                        source,
                         reason,
                     },
                     None => policy::decide(&approval.view, &self.policy_context()),
@@ -188,7 +188,7 @@ impl AppState {
     /// The reason an earlier allowed request of this turn covers a client
     /// call: same path (write) or same command line (terminal). Plan never
     /// has any: nothing but reads is allowed there.
-    fn covering_request(&self, approval: &Approval) -> Option<String> {
+    fn covering_request(&self, approval: &Approval) -> Option<(Source, String)> {
         if self.mode == Mode::Plan || approval.view.kind == ToolKind::Read {
             return None;
         }
@@ -197,8 +197,12 @@ impl AppState {
         self.allowed_scopes.iter().find_map(|scope| {
             let by_path = !paths.is_empty() && paths.iter().all(|p| scope.paths.contains(p));
             let by_command = command.is_some() && command == scope.command;
-            (by_path || by_command)
-                .then(|| format!("covered by the allowed request `{}`", scope.title))
+            (by_path || by_command).then(|| {
+                (
+                    scope.source,
+                    format!("covered by the allowed request `{}`", scope.title),
+                )
+            })
         })
     }
 
@@ -297,6 +301,7 @@ impl AppState {
         }
         if allowed && !approval.request.client {
             self.allowed_scopes.push(AllowedScope {
+                source,
                 title: approval.title(),
                 paths: approval.view.paths(),
                 command: approval.view.command(),
@@ -604,7 +609,7 @@ impl AppState {
                 let Some(approval) = self.take_approval(self.review.selected) else {
                     return Vec::new();
                 };
-                let reason = format!("allowed for this chat: {}", grant.describe());
+                let reason = grant.describe();
                 if !self.grants.contains(&grant) {
                     self.grants.push(grant);
                 }
@@ -613,7 +618,7 @@ impl AppState {
                     Some(id) => self.answer(
                         &approval,
                         PermissionOutcome::Selected(id),
-                        "allowed",
+                        "allowed for this chat",
                         Source::ChatGrant,
                         &reason,
                     ),
@@ -815,6 +820,8 @@ impl AppState {
 /// second card (this turn only).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AllowedScope {
+    /// Who allowed the covering request (the covered call is logged so too).
+    pub source: Source,
     pub title: String,
     pub paths: Vec<String>,
     pub command: Option<String>,

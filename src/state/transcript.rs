@@ -282,9 +282,12 @@ impl Transcript {
             entry.call.apply(fields);
             if let Some(status) = fields.status {
                 let next = ToolState::from_wire(status);
-                // A decision already made (rejected) stays; the agent's word
-                // on a running call wins otherwise.
-                if entry.state != ToolState::Rejected || next.is_finished() {
+                // A rejection stays a rejection when the agent then reports
+                // the call failed (because it was rejected); any other word
+                // of the agent on the call wins.
+                let keep_rejected = entry.state == ToolState::Rejected
+                    && matches!(next, ToolState::Failed | ToolState::Pending);
+                if !keep_rejected {
                     entry.state = next;
                 }
             }

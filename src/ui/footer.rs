@@ -61,7 +61,7 @@ fn agent_mode(state: &AppState, theme: Theme) -> Option<Span<'static>> {
         .find(|m| m.id == modes.current)
         .map_or(modes.current.as_str(), |m| m.name.as_str());
     Some(Span::styled(
-        format!("agent: {}", one_line(name)),
+        format!("agent mode: {}", one_line(name)),
         theme.agent_mode(),
     ))
 }
