@@ -413,6 +413,22 @@ impl AppState {
     }
 
     fn on_update(&mut self, update: SessionUpdate) -> Vec<Effect> {
+        // The agent shows a terminal in its own tool call: warden's entry for
+        // the same terminal stops showing it, so the output appears once.
+        let embedded = match &update {
+            SessionUpdate::ToolCall(call) => Some((call.id.as_str(), call.content.as_slice())),
+            SessionUpdate::ToolCallUpdate { id, fields } => {
+                fields.content.as_deref().map(|c| (id.as_str(), c))
+            }
+            _ => None,
+        };
+        if let Some((tool_id, content)) = embedded {
+            for item in content {
+                if let crate::model::ToolContent::Terminal { id: terminal } = item {
+                    self.transcript.hand_over_terminal(terminal, tool_id);
+                }
+            }
+        }
         if let SessionUpdate::ToolCallUpdate { id, fields } = &update
             && matches!(
                 fields.status,

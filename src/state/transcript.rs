@@ -317,6 +317,34 @@ impl Transcript {
         self.touch_terminals(|id| id == terminal_id);
     }
 
+    /// The agent's tool call `owner` now shows `terminal_id`: every other
+    /// entry showing it (warden's own entry for the terminal request) says
+    /// where the output is instead.
+    pub fn hand_over_terminal(&mut self, terminal_id: &str, owner: &str) {
+        use crate::model::ToolContent;
+        let others: Vec<usize> = self
+            .tools
+            .iter()
+            .filter(|(tool, _)| tool.as_str() != owner)
+            .map(|(_, &i)| i)
+            .filter(|&i| {
+                matches!(&self.entries[i].kind, EntryKind::Tool(t)
+                    if t.call.content.iter().any(|c| matches!(c, ToolContent::Terminal { id } if id == terminal_id)))
+            })
+            .collect();
+        for index in others {
+            if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+                for item in &mut entry.call.content {
+                    if matches!(item, ToolContent::Terminal { id } if id == terminal_id) {
+                        *item = ToolContent::Text {
+                            text: format!("{terminal_id}: output shown in the agent's tool call"),
+                        };
+                    }
+                }
+            }
+        }
+    }
+
     /// Every tool call that embeds a terminal must be drawn again (fold toggled).
     pub fn touch_all_terminals(&mut self) {
         self.touch_terminals(|_| true);
@@ -461,6 +489,31 @@ mod tests {
         t.cancel_unfinished_tools();
         assert_eq!(t.tool("a").map(|e| e.state), Some(ToolState::Completed));
         assert_eq!(t.tool("b").map(|e| e.state), Some(ToolState::Cancelled));
+    }
+
+    #[test]
+    fn a_terminal_shows_once_in_the_agents_tool_call() {
+        use crate::model::ToolContent;
+        let mut t = Transcript::default();
+        let mut mine = ToolCall::placeholder("warden-1");
+        mine.content = vec![ToolContent::Terminal {
+            id: "term-1".into(),
+        }];
+        t.upsert_tool(mine);
+        let mut theirs = ToolCall::placeholder("call-1");
+        theirs.content = vec![ToolContent::Terminal {
+            id: "term-1".into(),
+        }];
+        t.upsert_tool(theirs);
+        t.hand_over_terminal("term-1", "call-1");
+        assert!(matches!(
+            t.tool("warden-1").map(|e| e.call.content[0].clone()),
+            Some(ToolContent::Text { .. })
+        ));
+        assert!(matches!(
+            t.tool("call-1").map(|e| e.call.content[0].clone()),
+            Some(ToolContent::Terminal { .. })
+        ));
     }
 
     #[test]
