@@ -956,3 +956,51 @@ async fn esc_kills_a_terminal_that_runs_forever_and_quit_leaves_nothing() {
     }
     assert!(sleepers() <= before, "quitting killed it");
 }
+
+#[tokio::test]
+async fn three_queued_cards_reviewed_by_keyboard() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios/three-cards.toml");
+    let scenario = scenario.display().to_string();
+    let mut app = App::with_options(
+        demo_command(dir.path(), &["--scenario", &scenario]),
+        logged_options(dir.path(), Mode::Default),
+    );
+    app.start_agent().expect("spawns");
+    pump_until(&mut app, "session", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
+    send(&mut app, "three");
+    pump_until(&mut app, "three cards", |s| s.approvals.len() == 3).await;
+    let titles: Vec<String> = app.state.approvals.iter().map(|a| a.title()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Edit src/lib.rs",
+            "Run cargo test",
+            "Fetch https://docs.rs/ratatui"
+        ],
+        "FIFO"
+    );
+    key(&mut app, Action::Tab);
+    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::Char('A'));
+    key(&mut app, Action::Char('y'));
+    assert!(app.state.approvals.is_empty());
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(&app.state);
+    let outcomes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("permission outcome"))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            "permission outcome: selected allow-once",
+            "permission outcome: selected reject-once",
+            "permission outcome: selected allow-once"
+        ]
+    );
+    app.shutdown().await;
+}
