@@ -65,50 +65,36 @@ fn tool_id(id: RequestId) -> String {
 impl App {
     pub(super) fn on_client_call(&mut self, call: ClientCall, responder: ClientResponder) {
         match &call {
-            ClientCall::ReadTextFile { path, .. } => {
-                let resolved = fs::resolve(&self.roots, path, false).map_err(fs_error);
-                match resolved {
-                    Ok(real) => {
-                        let shown = path.display().to_string();
-                        let fields = ToolCallFields {
-                            title: Some(format!("Read {shown}")),
-                            kind: Some(ToolKind::Read),
-                            raw_input: Some(json!({ "path": shown })),
-                            locations: Some(vec![Location {
-                                path: shown,
-                                line: None,
-                            }]),
-                            ..ToolCallFields::default()
-                        };
-                        self.gate(call, responder, real, fields);
-                    }
-                    Err(err) => responder.respond(Err(err)),
+            ClientCall::ReadTextFile { path, .. } | ClientCall::WriteTextFile { path, .. } => {
+                let write = matches!(call, ClientCall::WriteTextFile { .. });
+                let real = match fs::resolve(&self.roots, path, write) {
+                    Ok(real) => real,
+                    Err(err) => return responder.respond(Err(fs_error(err))),
+                };
+                let shown = path.display().to_string();
+                let mut fields = ToolCallFields {
+                    title: Some(format!("{} {shown}", if write { "Write" } else { "Read" })),
+                    kind: Some(if write {
+                        ToolKind::Edit
+                    } else {
+                        ToolKind::Read
+                    }),
+                    raw_input: Some(json!({ "path": shown })),
+                    locations: Some(vec![Location {
+                        path: shown.clone(),
+                        line: None,
+                    }]),
+                    ..ToolCallFields::default()
+                };
+                if let ClientCall::WriteTextFile { content, .. } = &call {
+                    // The card and the transcript show the change against the file on disk.
+                    fields.content = Some(vec![ToolContent::Diff {
+                        path: shown,
+                        old: fs::current_text(&real),
+                        new: content.clone(),
+                    }]);
                 }
-            }
-            ClientCall::WriteTextFile { path, content, .. } => {
-                let resolved = fs::resolve(&self.roots, path, true).map_err(fs_error);
-                match resolved {
-                    Ok(real) => {
-                        let shown = path.display().to_string();
-                        let fields = ToolCallFields {
-                            title: Some(format!("Write {shown}")),
-                            kind: Some(ToolKind::Edit),
-                            raw_input: Some(json!({ "path": shown })),
-                            locations: Some(vec![Location {
-                                path: shown.clone(),
-                                line: None,
-                            }]),
-                            content: Some(vec![ToolContent::Diff {
-                                path: shown,
-                                old: fs::current_text(&real),
-                                new: content.clone(),
-                            }]),
-                            ..ToolCallFields::default()
-                        };
-                        self.gate(call, responder, real, fields);
-                    }
-                    Err(err) => responder.respond(Err(err)),
-                }
+                self.gate(call, responder, real, fields);
             }
             ClientCall::CreateTerminal {
                 command, args, cwd, ..
