@@ -145,7 +145,13 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
             name: "demo".into(),
             program: env!("CARGO_BIN_EXE_warden").into(),
             args: vec!["demo-agent".into()],
-            env: Vec::new(),
+            env: vec![(
+                "WARDEN_DEMO_STATE".into(),
+                std::env::temp_dir()
+                    .join("warden-bench-demo-state")
+                    .display()
+                    .to_string(),
+            )],
             cwd: dir,
         });
         app.start_agent().expect("demo agent");

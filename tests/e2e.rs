@@ -14,6 +14,13 @@ use warden::state::{Action, AppState, Connection, EntryKind, Focus, Msg, ToolSta
 /// Generous guard so a bug cannot hang CI; never a speed assertion.
 const GUARD: Duration = Duration::from_secs(30);
 
+fn demo_state(dir: &Path) -> (String, String) {
+    (
+        "WARDEN_DEMO_STATE".into(),
+        dir.join(".demo-state").display().to_string(),
+    )
+}
+
 fn demo_command(cwd: &Path, extra: &[&str]) -> AgentCommand {
     let mut args = vec!["demo-agent".to_string()];
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -21,7 +28,8 @@ fn demo_command(cwd: &Path, extra: &[&str]) -> AgentCommand {
         name: "demo".into(),
         program: env!("CARGO_BIN_EXE_warden").into(),
         args,
-        env: Vec::new(),
+        // The demo agent records its sessions: keep them out of the real data dir.
+        env: vec![demo_state(cwd)],
         cwd: cwd.to_path_buf(),
     }
 }
@@ -606,6 +614,7 @@ async fn launched(dir: &Path, config: &Path) -> App {
     })
     .expect("resolves");
     let mut start = start;
+    start.command.env.push(demo_state(dir));
     start.options.decision_log = Some(dir.join("decisions.jsonl"));
     start.options.notify = warden::app::Notify::default();
     let mut app = start.into_app();

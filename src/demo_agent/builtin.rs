@@ -177,6 +177,9 @@ pub(crate) fn help_text() -> String {
         "\nEvery permission request offers `allow-once`, `allow-always`, `reject-once` and `reject-always`; the agent reports the answer as `permission outcome: ...`.\n",
     );
     out.push_str(
+        "\nEvery session is recorded on disk (in `$WARDEN_DEMO_STATE`, default `<data dir>/warden/demo-sessions/`) after each turn: another demo agent can `session/load` it (the transcript is replayed, then the session goes on), `session/resume` it, and `session/list` lists the sessions of a cwd.\n",
+    );
+    out.push_str(
         "\nThe `fs-*` and `term*` scenarios use the client's files and terminals (when it offers them at `initialize`) and report each answer as a line: `read ok: N lines` or `read failed: ...`, `write ok` or `write failed: ...`, `terminal exited: code N`, `output: \"...\"`, `truncated: BOOL, bytes: N`, `killed: ...`, `released`.\n",
     );
     out

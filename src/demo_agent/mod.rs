@@ -8,11 +8,14 @@
 //! lists them) and `script.rs` plays a scenario's steps as a turn (its
 //! `client.rs` the steps that use the client's files and terminals, as far
 //! as the capabilities recorded at `initialize` allow; their paths are built
-//! from the session's cwd).
+//! from the session's cwd). `record.rs` keeps a record of every session on
+//! disk, so that another demo-agent process can `session/load` it or list it
+//! in `session/list`.
 //!
 //! Logs go to stderr: stdout is the protocol channel.
 
 mod builtin;
+mod record;
 mod scenario;
 mod script;
 
@@ -26,16 +29,20 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, CurrentModeUpdate,
-    Implementation, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
-    PromptRequest, PromptResponse, SessionId, SessionMode, SessionModeState, SessionNotification,
-    SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, ContentChunk,
+    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SessionCapabilities, SessionId, SessionListCapabilities, SessionMode, SessionModeState,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
-use agent_client_protocol::{Agent, Error, Lines};
+use agent_client_protocol::{Agent, Error, ErrorCode, Lines};
 use futures::{Sink, Stream};
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
+use self::record::{Record, Store};
 use self::scenario::{ClientFeatures, Scenario, Step};
 use self::script::Runner;
 
@@ -72,7 +79,7 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
         None => Scenario::default(),
     };
     let protocol_version = scenario.protocol_version;
-    let agent = Arc::new(DemoAgent::new(scenario));
+    let agent = Arc::new(DemoAgent::new(scenario, Store::from_env()));
 
     let builder = Agent
         .v1()
@@ -91,6 +98,51 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                 let agent = agent.clone();
                 async move |request: NewSessionRequest, responder, _cx| {
                     responder.respond(agent.new_session(request.cwd))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: LoadSessionRequest, responder, cx| {
+                    match agent.sessions.load(&request.session_id, request.cwd) {
+                        Ok((updates, mode)) => {
+                            // The replay comes before the answer, as ACP asks.
+                            for update in updates {
+                                cx.send_notification(SessionNotification::new(
+                                    request.session_id.clone(),
+                                    update,
+                                ))?;
+                            }
+                            responder.respond(LoadSessionResponse::new().modes(modes(&mode)))
+                        }
+                        Err(error) => responder.respond_with_error(error),
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: ResumeSessionRequest, responder, _cx| match agent
+                    .sessions
+                    .load(&request.session_id, request.cwd)
+                {
+                    Ok((_, mode)) => {
+                        responder.respond(ResumeSessionResponse::new().modes(modes(&mode)))
+                    }
+                    Err(error) => responder.respond_with_error(error),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: ListSessionsRequest, responder, _cx| {
+                    responder.respond(agent.sessions.list(request.cwd.as_deref()))
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -125,7 +177,11 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                         return responder.respond_with_error(unknown_session(&request.session_id));
                     };
                     let cwd = agent.sessions.cwd(&request.session_id);
-                    let steps = agent.steps_for(&prompt_text(&request.prompt), turn, &cwd);
+                    let text = prompt_text(&request.prompt);
+                    agent
+                        .sessions
+                        .record_prompt(&request.session_id, &text, &request.prompt);
+                    let steps = agent.steps_for(&text, turn, &cwd);
                     let runner = Runner::new(
                         cx.clone(),
                         request.session_id.clone(),
@@ -205,10 +261,10 @@ struct DemoAgent {
 }
 
 impl DemoAgent {
-    fn new(scenario: Scenario) -> Self {
+    fn new(scenario: Scenario, store: Store) -> Self {
         Self {
             scenario,
-            sessions: Arc::new(Sessions::default()),
+            sessions: Arc::new(Sessions::new(store)),
             used_turns: Mutex::new(HashSet::new()),
             created: AtomicU64::new(0),
             offered: Mutex::new(ClientFeatures::default()),
@@ -226,7 +282,15 @@ impl DemoAgent {
         // The SDK answers the version it negotiated (1); a scenario's other
         // version is written into the answer by the transport.
         InitializeResponse::new(ProtocolVersion::V1)
-            .agent_capabilities(AgentCapabilities::new())
+            .agent_capabilities(
+                AgentCapabilities::new()
+                    .load_session(true)
+                    .session_capabilities(
+                        SessionCapabilities::new()
+                            .list(SessionListCapabilities::new())
+                            .resume(SessionResumeCapabilities::new()),
+                    ),
+            )
             .agent_info(
                 Implementation::new(name, env!("CARGO_PKG_VERSION")).title("warden demo agent"),
             )
@@ -246,11 +310,7 @@ impl DemoAgent {
         };
         let id = SessionId::new(id);
         self.sessions.create(&id, cwd);
-        let modes = MODES
-            .iter()
-            .map(|(id, name, description)| SessionMode::new(*id, *name).description(*description))
-            .collect();
-        NewSessionResponse::new(id).modes(SessionModeState::new(DEFAULT_MODE, modes))
+        NewSessionResponse::new(id).modes(modes(DEFAULT_MODE))
     }
 
     /// The steps that answer `prompt`: the scenario's matching turn, else
@@ -276,7 +336,8 @@ impl DemoAgent {
     }
 }
 
-/// Every session: its mode and the cancel tokens of its running turns.
+/// Every session: its record (mode, cwd, transcript) and the cancel tokens
+/// of its running turns.
 #[derive(Debug)]
 pub(crate) struct Sessions {
     inner: Mutex<HashMap<SessionId, Session>>,
@@ -284,51 +345,149 @@ pub(crate) struct Sessions {
     next_turn: AtomicU64,
     /// How many turns are running, for the wait at exit.
     running: tokio::sync::watch::Sender<usize>,
+    /// Where session records are kept.
+    store: Store,
 }
 
 impl Default for Sessions {
+    /// Sessions that are not kept on disk.
     fn default() -> Self {
-        Self {
-            inner: Mutex::new(HashMap::new()),
-            next_turn: AtomicU64::new(0),
-            running: tokio::sync::watch::Sender::new(0),
-        }
+        Self::new(Store::default())
     }
 }
 
 #[derive(Debug)]
 struct Session {
-    mode: String,
-    /// The working directory from `session/new`.
-    cwd: PathBuf,
+    /// Mode, cwd, title and the updates to replay, as written to disk.
+    record: Record,
     /// Running turns (normally at most one) by turn number.
     turns: Vec<(u64, CancellationToken)>,
 }
 
 impl Sessions {
+    fn new(store: Store) -> Self {
+        Self {
+            inner: Mutex::new(HashMap::new()),
+            next_turn: AtomicU64::new(0),
+            running: tokio::sync::watch::Sender::new(0),
+            store,
+        }
+    }
+
     fn create(&self, id: &SessionId, cwd: PathBuf) {
+        let record = Record::new(id.clone(), cwd, DEFAULT_MODE);
         lock(&self.inner).insert(
             id.clone(),
             Session {
-                mode: DEFAULT_MODE.to_owned(),
-                cwd,
+                record,
                 turns: Vec::new(),
             },
         );
+        self.save(id, false);
+    }
+
+    /// `session/load` and `session/resume`: the session from this process
+    /// or from its record on disk, now live with `cwd`; the updates to
+    /// replay and the current mode.
+    fn load(&self, id: &SessionId, cwd: PathBuf) -> Result<(Vec<SessionUpdate>, String), Error> {
+        let mut sessions = lock(&self.inner);
+        if let Some(session) = sessions.get_mut(id) {
+            session.record.cwd = cwd;
+            return Ok((session.record.updates.clone(), session.record.mode.clone()));
+        }
+        let mut record = match self.store.load(id) {
+            Ok(Some(record)) => record,
+            Ok(None) => return Err(session_not_found(id)),
+            Err(error) => {
+                return Err(Error::internal_error()
+                    .data(format!("cannot read the record of session {id}: {error}")));
+            }
+        };
+        record.session_id = id.clone();
+        record.cwd = cwd;
+        let answer = (record.updates.clone(), record.mode.clone());
+        sessions.insert(
+            id.clone(),
+            Session {
+                record,
+                turns: Vec::new(),
+            },
+        );
+        Ok(answer)
+    }
+
+    /// `session/list`: the recorded sessions (of `cwd` when given), newest first.
+    fn list(&self, cwd: Option<&Path>) -> ListSessionsResponse {
+        ListSessionsResponse::new(self.store.list(cwd).iter().map(Record::info).collect())
+    }
+
+    /// Write the record of session `id`; `touched` when it changed (its
+    /// `updatedAt` moves). A failed write is logged: the session goes on.
+    pub(crate) fn save(&self, id: &SessionId, touched: bool) {
+        let record = {
+            let mut sessions = lock(&self.inner);
+            let Some(session) = sessions.get_mut(id) else {
+                return;
+            };
+            if touched {
+                session.record.updated_at = record::now_rfc3339();
+            }
+            session.record.clone()
+        };
+        if let Err(error) = self.store.save(&record) {
+            eprintln!("demo-agent: cannot write the record of session {id}: {error}");
+        }
+    }
+
+    /// Record the user's prompt (`text` is its text blocks joined) as the
+    /// user's side of the transcript; the first one gives the title.
+    fn record_prompt(&self, id: &SessionId, text: &str, prompt: &[ContentBlock]) {
+        let mut sessions = lock(&self.inner);
+        let Some(session) = sessions.get_mut(id) else {
+            return;
+        };
+        let typed = without_client_instruction(text);
+        if session.record.title.is_none() {
+            let title = typed.lines().map(str::trim).find(|line| !line.is_empty());
+            session.record.title = title.map(str::to_owned);
+        }
+        if !typed.is_empty() {
+            session
+                .record
+                .push(SessionUpdate::UserMessageChunk(ContentChunk::new(
+                    ContentBlock::from(typed),
+                )));
+        }
+        for block in prompt {
+            if !matches!(block, ContentBlock::Text(_)) {
+                session
+                    .record
+                    .push(SessionUpdate::UserMessageChunk(ContentChunk::new(
+                        block.clone(),
+                    )));
+            }
+        }
+    }
+
+    /// Record an update the agent sends in session `id`.
+    pub(crate) fn record_update(&self, id: &SessionId, update: &SessionUpdate) {
+        if let Some(session) = lock(&self.inner).get_mut(id) {
+            session.record.push(update.clone());
+        }
     }
 
     /// The session's working directory (empty for an unknown session).
     fn cwd(&self, id: &SessionId) -> PathBuf {
         lock(&self.inner)
             .get(id)
-            .map(|session| session.cwd.clone())
+            .map(|session| session.record.cwd.clone())
             .unwrap_or_default()
     }
 
     /// Record the mode a turn switched to (any id a scenario names).
     pub(crate) fn set_mode(&self, id: &SessionId, mode: &str) {
         if let Some(session) = lock(&self.inner).get_mut(id) {
-            session.mode = mode.to_owned();
+            session.record.mode = mode.to_owned();
         }
     }
 
@@ -337,9 +496,12 @@ impl Sessions {
         if !MODES.iter().any(|(known, _, _)| *known == mode) {
             return Err(Error::invalid_params().data(format!("unknown mode {mode:?}")));
         }
-        let mut sessions = lock(&self.inner);
-        let session = sessions.get_mut(id).ok_or_else(|| unknown_session(id))?;
-        session.mode = mode.to_owned();
+        {
+            let mut sessions = lock(&self.inner);
+            let session = sessions.get_mut(id).ok_or_else(|| unknown_session(id))?;
+            session.record.mode = mode.to_owned();
+        }
+        self.save(id, true);
         Ok(())
     }
 
@@ -354,10 +516,12 @@ impl Sessions {
         Some((turn, token))
     }
 
+    /// The turn is over: forget it and write the session's record.
     fn end_turn(&self, id: &SessionId, turn: u64) {
         if let Some(session) = lock(&self.inner).get_mut(id) {
             session.turns.retain(|(running, _)| *running != turn);
         }
+        self.save(id, true);
         self.running
             .send_modify(|running| *running = running.saturating_sub(1));
     }
@@ -388,12 +552,30 @@ impl Sessions {
     }
 }
 
+/// The session modes every session offers, `current` being the current one.
+fn modes(current: &str) -> SessionModeState {
+    let modes = MODES
+        .iter()
+        .map(|(id, name, description)| SessionMode::new(*id, *name).description(*description))
+        .collect();
+    SessionModeState::new(current.to_owned(), modes)
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn unknown_session(id: &SessionId) -> Error {
     Error::invalid_params().data(format!("unknown session {id}"))
+}
+
+/// `session/load` of a session with no record: resource not found (-32002).
+fn session_not_found(id: &SessionId) -> Error {
+    Error::new(
+        ErrorCode::RESOURCE_NOT_FOUND,
+        format!("no session {id} to load: it has no record"),
+    )
+    .data(serde_json::json!({ "sessionId": id }))
 }
 
 /// The prompt without a leading instruction paragraph from the client
@@ -652,7 +834,7 @@ mod tests {
         assert!(token.is_cancelled());
         sessions.end_turn(&id, turn);
         assert_eq!(lock(&sessions.inner)[&id].turns.len(), 0);
-        assert_eq!(lock(&sessions.inner)[&id].mode, "auto");
+        assert_eq!(lock(&sessions.inner)[&id].record.mode, "auto");
     }
 
     #[test]

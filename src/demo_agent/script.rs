@@ -169,6 +169,8 @@ impl Runner {
             Step::Flood { count } => return self.flood(*count, cleanup).await,
             Step::Stop { reason } => return Ok(Flow::Stop(*reason)),
             Step::Exit { code } => {
+                // What the turn sent so far stays loadable.
+                self.sessions.save(&self.session_id, true);
                 tokio::time::sleep(EXIT_FLUSH).await;
                 std::process::exit(*code);
             }
@@ -182,7 +184,9 @@ impl Runner {
         Ok(Flow::Continue)
     }
 
+    /// Send an update to the client; it also goes into the session's record.
     fn send(&self, update: SessionUpdate) -> Result<(), Error> {
+        self.sessions.record_update(&self.session_id, &update);
         self.cx
             .send_notification(SessionNotification::new(self.session_id.clone(), update))
     }
