@@ -13,9 +13,9 @@ use crate::state::{AppState, Connection, Focus};
 
 /// Key hints, dropped from the first as the footer narrows.
 const HINTS: [&str; 5] = [
-    "Ctrl-G rules",
     "PgUp/PgDn scroll",
     "Ctrl-T thoughts",
+    "Ctrl-G rules",
     "Shift-Tab mode",
     "Ctrl-C quit",
 ];

@@ -920,7 +920,7 @@ fn keep_rule_prompt_names_the_pattern_it_edits() {
 }
 
 #[test]
-fn footer_names_the_review_screen_when_wide() {
+fn footer_names_the_review_screen_at_the_usual_width() {
     let state = chat(None);
     let line = |width: u16| {
         let area = Rect::new(0, 0, width, 1);
@@ -930,10 +930,18 @@ fn footer_names_the_review_screen_when_wide() {
     };
     let wide = line(160);
     assert!(
-        wide.contains("Ctrl-G rules · PgUp/PgDn scroll · Ctrl-T thoughts"),
+        wide.contains("PgUp/PgDn scroll · Ctrl-T thoughts · Ctrl-G rules"),
         "{wide}"
     );
-    let narrower = line(100);
-    assert!(!narrower.contains("Ctrl-G"), "dropped first: {narrower}");
-    assert!(narrower.contains("Ctrl-C quit"), "{narrower}");
+    let usual = line(120);
+    assert!(
+        usual.contains("Ctrl-G rules"),
+        "shown at 120 columns: {usual}"
+    );
+    assert!(
+        !usual.contains("PgUp"),
+        "scrolling is dropped first: {usual}"
+    );
+    let narrower = line(80);
+    assert!(!narrower.contains("Ctrl-G"), "{narrower}");
 }
