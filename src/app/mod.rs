@@ -480,25 +480,66 @@ pub fn display_path(path: &std::path::Path) -> String {
     }
 }
 
+/// When to draw: only after something changed, and at most once per
+/// [`FRAME`]. While nothing changes there is no deadline, so the loop sleeps
+/// until input or an agent event arrives (no tick, no wakeup).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameClock {
+    dirty: bool,
+    last_draw: Option<Instant>,
+}
+
+impl Default for FrameClock {
+    fn default() -> Self {
+        // The first frame is drawn at once.
+        FrameClock {
+            dirty: true,
+            last_draw: None,
+        }
+    }
+}
+
+impl FrameClock {
+    /// Something changed: a frame is owed.
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Whether to draw now.
+    pub fn should_draw(&self, now: Instant) -> bool {
+        self.dirty && self.last_draw.is_none_or(|t| now >= t + FRAME)
+    }
+
+    /// A frame was drawn at `now`.
+    pub fn drawn(&mut self, now: Instant) {
+        self.dirty = false;
+        self.last_draw = Some(now);
+    }
+
+    /// When the loop must wake to draw; `None` while nothing is owed.
+    pub fn deadline(&self) -> Option<Instant> {
+        if !self.dirty {
+            return None;
+        }
+        Some(self.last_draw.map_or_else(Instant::now, |t| t + FRAME))
+    }
+}
+
 /// Run the TUI until the user quits. Draws only when something changed,
 /// never more often than [`FRAME`].
 pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::Result<()> {
     let mut input = crossterm::event::EventStream::new();
     let mut view = View::new();
-    let mut dirty = true;
-    let mut last_draw: Option<Instant> = None;
+    let mut clock = FrameClock::default();
     loop {
-        let now = Instant::now();
-        let due = last_draw.map_or(now, |t| t + FRAME);
-        if dirty && now >= due {
+        if clock.should_draw(Instant::now()) {
             terminal.draw(|frame| ui::draw(frame, &app.state, &mut view))?;
-            dirty = false;
-            last_draw = Some(Instant::now());
+            clock.drawn(Instant::now());
         }
         if app.should_quit() {
             break;
         }
-        let deadline = dirty.then_some(due);
+        let deadline = clock.deadline();
         tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => {
@@ -512,7 +553,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                         Some(Input::Resize) => {}
                         None => continue,
                     }
-                    dirty = true;
+                    clock.mark_dirty();
                 }
                 Some(Err(err)) => return Err(err),
                 None => break,
@@ -523,7 +564,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                 while let Some(event) = app.try_agent_event() {
                     app.on_agent_event(event);
                 }
-                dirty = true;
+                clock.mark_dirty();
             }
             _ = sleep_until(deadline), if deadline.is_some() => {}
         }
@@ -534,6 +575,36 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
 async fn sleep_until(deadline: Option<Instant>) {
     if let Some(deadline) = deadline {
         tokio::time::sleep_until(deadline).await;
+    }
+}
+
+#[cfg(test)]
+mod frame_tests {
+    use super::*;
+
+    #[test]
+    fn idle_has_no_deadline_and_bursts_share_one_frame() {
+        let t0 = Instant::now();
+        let mut clock = FrameClock::default();
+        assert!(clock.should_draw(t0), "the first frame at once");
+        clock.drawn(t0);
+        assert_eq!(clock.deadline(), None, "nothing changed: no wakeup");
+        assert!(!clock.should_draw(t0 + FRAME * 10));
+        // A burst right after a frame: no second frame inside the interval.
+        clock.mark_dirty();
+        clock.mark_dirty();
+        assert!(!clock.should_draw(t0 + FRAME / 2));
+        assert_eq!(
+            clock.deadline(),
+            Some(t0 + FRAME),
+            "woken once, at the next frame"
+        );
+        assert!(clock.should_draw(t0 + FRAME));
+        clock.drawn(t0 + FRAME);
+        assert_eq!(clock.deadline(), None);
+        // A change long after the last frame draws at once.
+        clock.mark_dirty();
+        assert!(clock.should_draw(t0 + FRAME * 5));
     }
 }
 

@@ -157,5 +157,29 @@ mod tests {
             map_event(&Event::Paste("a\nb".into()), true),
             Some(Input::Action(Action::Paste("a\nb".into())))
         );
+        let mouse = |kind| {
+            Event::Mouse(crossterm::event::MouseEvent {
+                kind,
+                column: 7,
+                row: 3,
+                modifiers: KeyModifiers::NONE,
+            })
+        };
+        assert_eq!(
+            map_event(&mouse(MouseEventKind::ScrollUp), false),
+            Some(Input::Scroll(Scroll::Up(WHEEL_ROWS)))
+        );
+        assert_eq!(
+            map_event(&mouse(MouseEventKind::ScrollDown), false),
+            Some(Input::Scroll(Scroll::Down(WHEEL_ROWS)))
+        );
+        assert_eq!(
+            map_event(
+                &mouse(MouseEventKind::Down(crossterm::event::MouseButton::Left)),
+                false
+            ),
+            Some(Input::Click(7, 3))
+        );
+        assert_eq!(map_event(&mouse(MouseEventKind::Moved), false), None);
     }
 }
