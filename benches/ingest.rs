@@ -46,6 +46,7 @@ fn ready_state() -> AppState {
     state.update(Msg::SessionStarted(warden::model::SessionInfo {
         session_id: "s".into(),
         modes: None,
+        origin: Default::default(),
     }));
     state.update(Msg::Action(Action::Paste("go".into())));
     state.update(Msg::Action(Action::Submit));

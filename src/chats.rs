@@ -57,6 +57,9 @@ pub struct ChatHeader {
     pub cwd: PathBuf,
     /// RFC 3339 UTC time the chat was created.
     pub created: String,
+    /// The agent's command line (program, then arguments), to start it again.
+    #[serde(default)]
+    pub command: Vec<String>,
 }
 
 /// A finished transcript entry as recorded: mirrors [`EntryKind`] with the
@@ -281,6 +284,7 @@ impl ChatStore {
             session_id: session_id.to_string(),
             cwd: cwd.to_path_buf(),
             created: crate::decision_log::now_rfc3339(),
+            command: Vec::new(),
         };
         self.create_with(header)
     }

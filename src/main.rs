@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use warden::app::App;
+use warden::chats::ChatStore;
 use warden::decision_log;
 use warden::launch::{self, Want};
 use warden::policy::Mode;
@@ -32,6 +33,11 @@ struct Cli {
     /// (default: the agent's `default_mode` setting, else default).
     #[arg(long, value_name = "MODE")]
     mode: Option<Mode>,
+
+    /// Reopen a past chat: a picker of the recorded chats, newest first
+    /// (optionally pre-filtered).
+    #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "")]
+    resume: Option<String>,
 
     /// Any agent command, after `--`: `warden -- npx @zed-industries/claude-code-acp`.
     #[arg(last = true, value_name = "CMD ARGS")]
@@ -194,7 +200,10 @@ fn main() -> ExitCode {
 }
 
 async fn run_chat(cli: Cli) -> anyhow::Result<()> {
-    let start = launch::resolve(&Want {
+    if let Some(filter) = &cli.resume {
+        return resume_chat(&cli, filter).await;
+    }
+    let mut start = launch::resolve(&Want {
         config: cli.config.as_deref(),
         agent: cli.agent.as_deref(),
         command: &cli.command,
@@ -202,6 +211,7 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         mode: cli.mode,
         own_exe: &own_exe()?,
     })?;
+    start.options.chats_dir = ChatStore::default_dir();
     let mut app = start.into_app();
     // Spawn before touching the terminal: a command that does not exist is a
     // plain error on a normal screen.
@@ -211,6 +221,65 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         Err(err) => {
             app.shutdown().await;
             return Err(err).context("cannot set up the terminal");
+        }
+    };
+    let result = warden::app::run_tui(&mut app, &mut terminal).await;
+    warden::tui::restore();
+    app.shutdown().await;
+    result.context("terminal input failed")
+}
+
+/// `warden --resume`: pick a recorded chat, then reopen it with its agent.
+async fn resume_chat(cli: &Cli, filter: &str) -> anyhow::Result<()> {
+    let dir = ChatStore::default_dir().context("no data directory for chat records")?;
+    let store = ChatStore::new(dir.clone());
+    let mut terminal = warden::tui::init().context("cannot set up the terminal")?;
+    let mut picker = warden::state::picker::Picker::new(store.list());
+    if !filter.is_empty() {
+        picker.update(&warden::state::Action::Paste(filter.to_string()));
+    }
+    let chosen = warden::tui::picker::run(&mut terminal, &mut picker).await;
+    let chosen = match chosen {
+        Ok(Some(id)) => id,
+        Ok(None) => {
+            warden::tui::restore();
+            return Ok(());
+        }
+        Err(err) => {
+            warden::tui::restore();
+            return Err(err).context("terminal input failed");
+        }
+    };
+    let opened = (|| -> anyhow::Result<App> {
+        let chat = store.load(&chosen)?;
+        let own = own_exe()?;
+        let (agent, command) = if chat.header.command.is_empty() {
+            (Some(chat.header.agent.as_str()), &[][..])
+        } else {
+            (None, &chat.header.command[..])
+        };
+        let mut start = launch::resolve(&Want {
+            config: cli.config.as_deref(),
+            agent,
+            command,
+            cwd: Some(&chat.header.cwd),
+            mode: cli
+                .mode
+                .or_else(|| chat.mode.as_deref().and_then(|m| m.parse().ok())),
+            own_exe: &own,
+        })?;
+        start.command.name.clone_from(&chat.header.agent);
+        start.options.chats_dir = Some(dir.clone());
+        start.options.resume = Some(warden::app::ResumeChat::from_loaded(&chat));
+        let mut app = start.into_app();
+        app.start_agent()?;
+        Ok(app)
+    })();
+    let mut app = match opened {
+        Ok(app) => app,
+        Err(err) => {
+            warden::tui::restore();
+            return Err(err);
         }
     };
     let result = warden::app::run_tui(&mut app, &mut terminal).await;

@@ -332,9 +332,22 @@ pub enum SessionUpdate {
     Other(String),
 }
 
-/// A session as created by `session/new`.
+/// How a session came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionOrigin {
+    /// `session/new`.
+    #[default]
+    New,
+    /// `session/load`: the agent replayed the conversation.
+    Loaded,
+    /// `session/resume`: the agent continues it, without a replay.
+    Resumed,
+}
+
+/// A session as opened by `session/new`, `session/load` or `session/resume`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SessionInfo {
     pub session_id: String,
     pub modes: Option<AgentModes>,
+    pub origin: SessionOrigin,
 }

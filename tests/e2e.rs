@@ -1013,3 +1013,128 @@ async fn three_queued_cards_reviewed_by_keyboard() {
     );
     app.shutdown().await;
 }
+
+// ---- chat records and reopening a past chat ----
+
+fn recorded_options(dir: &Path) -> ChatOptions {
+    ChatOptions {
+        chats_dir: Some(dir.join("chats")),
+        ..logged_options(dir, Mode::Default)
+    }
+}
+
+#[tokio::test]
+async fn a_recorded_chat_reopens_with_its_transcript_and_continues_the_same_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut first = App::with_options(demo_command(dir.path(), &[]), recorded_options(dir.path()));
+    first.start_agent().expect("spawns");
+    pump_until(&mut first, "session", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
+    let session = first.state.session_id().expect("open").to_string();
+    send(&mut first, "hello from the first run");
+    pump_until(&mut first, "end of turn", |s| !s.is_busy()).await;
+    first.shutdown().await;
+
+    let store = warden::chats::ChatStore::new(dir.path().join("chats"));
+    let chats = store.list();
+    assert_eq!(chats.len(), 1);
+    assert_eq!(chats[0].title.as_deref(), Some("hello from the first run"));
+    let chat = store.load(&chats[0].chat_id).expect("loads");
+    assert!(chat.entries.iter().any(
+        |e| matches!(e.to_kind(), EntryKind::Agent(t) if t.contains("hello from the first run"))
+    ));
+
+    let mut options = recorded_options(dir.path());
+    options.resume = Some(warden::app::ResumeChat::from_loaded(&chat));
+    let mut again = App::with_options(demo_command(dir.path(), &[]), options);
+    again.start_agent().expect("spawns");
+    pump_until(&mut again, "reopened session", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
+    assert_eq!(
+        again.state.session_id(),
+        Some(session.as_str()),
+        "the same session"
+    );
+    let users: Vec<String> = again
+        .state
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::User(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        users,
+        ["hello from the first run"],
+        "replayed by session/load"
+    );
+    assert!(
+        infos(&again.state)
+            .iter()
+            .any(|l| l.starts_with("reopened"))
+    );
+    send(&mut again, "and the second");
+    pump_until(&mut again, "end of turn", |s| !s.is_busy()).await;
+    assert!(agent_text(&again.state).contains("and the second"));
+    again.shutdown().await;
+    let chat = store.load(&chats[0].chat_id).expect("loads");
+    assert!(
+        chat.entries
+            .iter()
+            .any(|e| e.to_kind() == EntryKind::User("and the second".into())),
+        "the record goes on"
+    );
+    assert_eq!(store.list().len(), 1, "still one chat");
+}
+
+#[tokio::test]
+async fn a_chat_the_agent_cannot_continue_shows_the_saved_transcript_and_a_new_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut first = App::with_options(demo_command(dir.path(), &[]), recorded_options(dir.path()));
+    first.start_agent().expect("spawns");
+    pump_until(&mut first, "session", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
+    send(&mut first, "remember me");
+    pump_until(&mut first, "end of turn", |s| !s.is_busy()).await;
+    first.shutdown().await;
+    // The agent has lost its own record of the session.
+    std::fs::remove_dir_all(dir.path().join(".demo-state")).expect("forget");
+    let store = warden::chats::ChatStore::new(dir.path().join("chats"));
+    let chat = store.load(&store.list()[0].chat_id).expect("loads");
+    let mut options = recorded_options(dir.path());
+    options.resume = Some(warden::app::ResumeChat::from_loaded(&chat));
+    let mut again = App::with_options(demo_command(dir.path(), &[]), options);
+    again.start_agent().expect("spawns");
+    pump_until(&mut again, "a session", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
+    assert_ne!(
+        again.state.session_id(),
+        Some(chat.session_id.as_str()),
+        "a new session"
+    );
+    assert!(
+        again
+            .state
+            .transcript
+            .entries()
+            .iter()
+            .any(|e| e.kind == EntryKind::User("remember me".into())),
+        "saved transcript shown"
+    );
+    assert!(
+        infos(&again.state)
+            .iter()
+            .any(|l| l.contains("could not continue this chat"))
+    );
+    again.shutdown().await;
+}

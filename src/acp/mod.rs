@@ -26,7 +26,9 @@ use agent_client_protocol::{Agent, ByteStreams, Client};
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
-use crate::model::{PermissionOutcome, PermissionRequest, SessionInfo, SessionUpdate, StopReason};
+use crate::model::{
+    PermissionOutcome, PermissionRequest, SessionInfo, SessionOrigin, SessionUpdate, StopReason,
+};
 
 pub use process::{AgentProcess, LaunchError};
 
@@ -215,6 +217,7 @@ impl AgentHandle {
 pub fn spawn(
     command: &AgentCommand,
     caps: ClientCaps,
+    resume: Option<String>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) -> Result<AgentHandle, LaunchError> {
     let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
@@ -223,7 +226,7 @@ pub fn spawn(
     let (tx, rx) = mpsc::unbounded_channel();
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let cwd = command.cwd.clone();
-    tokio::spawn(run_connection(transport, cwd, caps, rx, events));
+    tokio::spawn(run_connection(transport, cwd, caps, resume, rx, events));
     Ok(AgentHandle {
         commands: tx,
         process,
@@ -234,6 +237,7 @@ async fn run_connection<W, R>(
     transport: ByteStreams<W, R>,
     cwd: PathBuf,
     caps: ClientCaps,
+    resume: Option<String>,
     commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) where
@@ -339,7 +343,7 @@ async fn run_connection<W, R>(
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-            serve(cx, cwd, caps, commands, main_events).await;
+            serve(cx, cwd, caps, resume, commands, main_events).await;
             Ok(())
         })
         .await;
@@ -353,10 +357,11 @@ async fn serve(
     cx: ConnectionTo<Agent>,
     cwd: PathBuf,
     caps: ClientCaps,
+    resume: Option<String>,
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) {
-    let info = match start_session(&cx, cwd, caps).await {
+    let info = match start_session(&cx, cwd, caps, resume).await {
         Ok(info) => info,
         Err(message) => {
             let _ = events.send(AgentEvent::ConnectFailed(message));
@@ -428,6 +433,7 @@ async fn start_session(
     cx: &ConnectionTo<Agent>,
     cwd: PathBuf,
     caps: ClientCaps,
+    resume: Option<String>,
 ) -> Result<SessionInfo, String> {
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new()
@@ -448,20 +454,60 @@ async fn start_session(
     if response.protocol_version != ProtocolVersion::V1 {
         return Err(version_mismatch(&response.protocol_version.to_string()));
     }
+    if let Some(id) = resume {
+        let agent = &response.agent_capabilities;
+        if agent.load_session {
+            // The replayed updates arrive as notifications before this answer.
+            let request =
+                acp::LoadSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone());
+            match cx.send_request(request).block_task().await {
+                Ok(loaded) => {
+                    return Ok(SessionInfo {
+                        session_id: id,
+                        modes: pick_modes(loaded.config_options.as_deref(), loaded.modes.as_ref()),
+                        origin: SessionOrigin::Loaded,
+                    });
+                }
+                Err(err) => tracing::warn!("session/load failed, opening a new session: {err}"),
+            }
+        } else if agent.session_capabilities.resume.is_some() {
+            let request =
+                acp::ResumeSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone());
+            match cx.send_request(request).block_task().await {
+                Ok(resumed) => {
+                    return Ok(SessionInfo {
+                        session_id: id,
+                        modes: pick_modes(
+                            resumed.config_options.as_deref(),
+                            resumed.modes.as_ref(),
+                        ),
+                        origin: SessionOrigin::Resumed,
+                    });
+                }
+                Err(err) => tracing::warn!("session/resume failed, opening a new session: {err}"),
+            }
+        }
+    }
     let session = cx
         .send_request(acp::NewSessionRequest::new(cwd))
         .block_task()
         .await
         .map_err(|err| format!("the agent could not open a session: {err}"))?;
-    let modes = session
-        .config_options
-        .as_deref()
-        .and_then(convert::config_modes)
-        .or_else(|| session.modes.as_ref().map(convert::modes));
     Ok(SessionInfo {
         session_id: session.session_id.to_string(),
-        modes,
+        modes: pick_modes(session.config_options.as_deref(), session.modes.as_ref()),
+        origin: SessionOrigin::New,
     })
+}
+
+/// The agent's modes: a `mode` config option when it offers one, else `modes`.
+fn pick_modes(
+    options: Option<&[acp::SessionConfigOption]>,
+    modes: Option<&acp::SessionModeState>,
+) -> Option<crate::model::AgentModes> {
+    options
+        .and_then(convert::config_modes)
+        .or_else(|| modes.map(convert::modes))
 }
 
 fn version_mismatch(theirs: &str) -> String {

@@ -4,6 +4,9 @@
 //! per frame interval, only when something changed.
 
 mod calls;
+mod record;
+
+pub use record::ResumeChat;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -56,6 +59,10 @@ pub struct ChatOptions {
     pub caps: ClientCaps,
     /// Directories besides the cwd the agent's file calls may touch.
     pub extra_roots: Vec<PathBuf>,
+    /// Where chats are recorded (none: not recorded).
+    pub chats_dir: Option<PathBuf>,
+    /// A past chat to reopen instead of starting a new one.
+    pub resume: Option<ResumeChat>,
 }
 
 /// How a new card makes itself noticed.
@@ -116,6 +123,11 @@ pub struct App {
     terminal_events: mpsc::UnboundedReceiver<TerminalEvent>,
     /// Terminal id -> the transcript tool call that shows it.
     terminal_tools: HashMap<String, String>,
+    chat_store: Option<crate::chats::ChatStore>,
+    record: record::Record,
+    resume: Option<ResumeChat>,
+    /// The session being loaded: its replayed updates arrive before it is open.
+    loading_session: Option<String>,
     next_request: RequestId,
     quit: bool,
 }
@@ -153,6 +165,10 @@ impl App {
             terminals: Terminals::new(terminal_tx),
             terminal_events,
             terminal_tools: HashMap::new(),
+            chat_store: options.chats_dir.clone().map(crate::chats::ChatStore::new),
+            record: record::Record::default(),
+            resume: options.resume.clone(),
+            loading_session: None,
             state,
             decision_log: options.decision_log,
             notify: options.notify,
@@ -171,7 +187,9 @@ impl App {
     pub fn start_agent(&mut self) -> Result<(), LaunchError> {
         let (tx, rx) = mpsc::unbounded_channel();
         self.events = rx;
-        let handle = acp::spawn(&self.command, self.caps, tx)?;
+        let resume = self.resume.as_ref().map(|r| r.session_id.clone());
+        self.loading_session.clone_from(&resume);
+        let handle = acp::spawn(&self.command, self.caps, resume, tx)?;
         self.agent = Some(handle);
         Ok(())
     }
@@ -192,6 +210,7 @@ impl App {
         for effect in effects {
             self.run(effect);
         }
+        self.flush_record();
     }
 
     /// The next agent or terminal event, waiting if there is none yet.
@@ -230,7 +249,11 @@ impl App {
                     ))));
                 }
             }
-            AgentEvent::SessionStarted(info) => self.handle(Msg::SessionStarted(info)),
+            AgentEvent::SessionStarted(info) => {
+                self.loading_session = None;
+                self.on_session_record(&info);
+                self.handle(Msg::SessionStarted(info));
+            }
             AgentEvent::Update { session_id, update } => {
                 if self.is_current_session(&session_id) {
                     self.handle(Msg::Update(update));
@@ -276,6 +299,7 @@ impl App {
 
     fn is_current_session(&self, session_id: &str) -> bool {
         matches!(&self.state.connection, Connection::Ready { session_id: s } if s == session_id)
+            || self.loading_session.as_deref() == Some(session_id)
     }
 
     fn session_id(&self) -> Option<&str> {

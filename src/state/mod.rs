@@ -4,6 +4,7 @@
 mod approval;
 mod composer;
 mod grants;
+pub mod picker;
 mod transcript;
 
 pub use approval::{

@@ -45,6 +45,7 @@ fn chat(mode: Mode) -> AppState {
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: None,
+        origin: Default::default(),
     }));
     s.update(Msg::Action(Action::Paste("go".into())));
     let effects = s.update(Msg::Action(Action::Submit));
@@ -403,6 +404,7 @@ fn plan_mode_prompts_carry_the_visible_instruction() {
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: None,
+        origin: Default::default(),
     }));
     s.update(Msg::Action(Action::Paste("refactor it".into())));
     let effects = key(&mut s, Action::Submit);

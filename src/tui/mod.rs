@@ -2,6 +2,7 @@
 //! the key map.
 
 pub mod keymap;
+pub mod picker;
 
 use std::io::{self, Stdout, Write};
 

@@ -189,6 +189,7 @@ fn chat(modes: Option<AgentModes>) -> AppState {
     state.update(Msg::SessionStarted(SessionInfo {
         session_id: "s1".into(),
         modes,
+        origin: Default::default(),
     }));
     state.transcript.push(crate::state::EntryKind::User(
         "Make the config test hermetic.".into(),
@@ -466,6 +467,7 @@ fn agent_text_on_a_card_is_made_visible() {
             }],
             config_option_id: None,
         }),
+        origin: Default::default(),
     }));
     state.update(Msg::PermissionRequested {
         id: 1,

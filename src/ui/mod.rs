@@ -18,6 +18,7 @@ mod grants;
 mod history;
 mod markdown;
 mod mode_menu;
+pub mod picker;
 mod terminal;
 mod theme;
 mod wrap;

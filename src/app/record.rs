@@ -1,0 +1,174 @@
+//! The chat's record in the data dir (`crate::chats`): written as the chat
+//! goes, and read back to reopen a past chat.
+
+use super::App;
+use crate::chats::{ChatHeader, ChatWriter, LoadedChat};
+use crate::model::{SessionInfo, SessionOrigin};
+use crate::state::EntryKind;
+
+/// A past chat to reopen.
+#[derive(Debug, Clone)]
+pub struct ResumeChat {
+    pub chat_id: String,
+    /// The session to ask the agent to load or resume.
+    pub session_id: String,
+    /// The saved transcript, shown when the agent cannot replay it.
+    pub entries: Vec<EntryKind>,
+    pub title: Option<String>,
+}
+
+impl ResumeChat {
+    /// From a loaded record.
+    pub fn from_loaded(chat: &LoadedChat) -> ResumeChat {
+        ResumeChat {
+            chat_id: chat.header.chat_id.clone(),
+            session_id: chat.session_id.clone(),
+            entries: chat.entries.iter().map(|e| e.to_kind()).collect(),
+            title: chat.display_title(),
+        }
+    }
+}
+
+/// Where the chat's record is written.
+#[derive(Debug, Default)]
+pub(super) struct Record {
+    pub(super) writer: Option<ChatWriter>,
+    /// Entries before this index are in the record.
+    pub(super) written: usize,
+    pub(super) title: Option<String>,
+    pub(super) mode: Option<String>,
+}
+
+impl App {
+    /// A session opened: start the record, or go on with the reopened one.
+    pub(super) fn on_session_record(&mut self, info: &SessionInfo) {
+        if let Some(resume) = self.resume.take() {
+            match info.origin {
+                SessionOrigin::Loaded => self
+                    .state
+                    .info("reopened: the agent replayed the conversation"),
+                SessionOrigin::Resumed => {
+                    self.push_saved(&resume.entries);
+                    self.state.info("reopened: the agent continues the session");
+                }
+                SessionOrigin::New => {
+                    self.push_saved(&resume.entries);
+                    self.state.info(
+                        "the agent could not continue this chat (no session/load or session/resume, or it failed): \
+                         above is the saved transcript; this is a new session in the same directory",
+                    );
+                }
+            }
+            if let Some(store) = &self.chat_store {
+                match store.reopen(&resume.chat_id) {
+                    Ok(writer) => self.record.writer = Some(writer),
+                    Err(err) => self.state.error(
+                        format!("the chat record cannot be reopened: {err}"),
+                        Vec::new(),
+                    ),
+                }
+            }
+            self.record.title = resume.title;
+            self.record.written = self.state.transcript.len();
+            if info.session_id != resume.session_id {
+                self.write_record(|w| w.set_session(&info.session_id));
+            }
+            return;
+        }
+        if self.record.writer.is_some() {
+            // A restart: a new session of the same chat.
+            self.write_record(|w| w.set_session(&info.session_id));
+            return;
+        }
+        let Some(store) = &self.chat_store else {
+            return;
+        };
+        let mut command = vec![self.command.program.clone()];
+        command.extend(self.command.args.iter().cloned());
+        let header = ChatHeader {
+            chat_id: uuid::Uuid::new_v4().to_string(),
+            agent: self.command.name.clone(),
+            session_id: info.session_id.clone(),
+            cwd: self.command.cwd.clone(),
+            created: crate::decision_log::now_rfc3339(),
+            command,
+        };
+        match store.create_with(header) {
+            Ok(writer) => {
+                self.record.writer = Some(writer);
+                // The start-up notes are not part of the conversation.
+                self.record.written = self.state.transcript.len();
+            }
+            Err(err) => self
+                .state
+                .error(format!("the chat cannot be recorded: {err}"), Vec::new()),
+        }
+    }
+
+    fn push_saved(&mut self, entries: &[EntryKind]) {
+        for entry in entries {
+            self.state.transcript.push(entry.clone());
+        }
+        self.state.transcript.end_turn();
+    }
+
+    /// Append what settled since the last call: every entry but a still
+    /// streaming last one, the title, the mode.
+    pub(super) fn flush_record(&mut self) {
+        if self.record.writer.is_none() {
+            return;
+        }
+        let len = self.state.transcript.len();
+        let settled = if self.state.is_busy() {
+            len.saturating_sub(1)
+        } else {
+            len
+        };
+        while self.record.written < settled {
+            let index = self.record.written;
+            self.record.written += 1;
+            if let Some(entry) = self.state.transcript.entries().get(index) {
+                let kind = entry.kind.clone();
+                self.write_record(|w| w.append_entry(&kind));
+            }
+        }
+        let title = self.state.title.clone().or_else(|| {
+            self.state
+                .transcript
+                .entries()
+                .iter()
+                .find_map(|e| match &e.kind {
+                    EntryKind::User(text) => text.lines().next().map(str::to_string),
+                    _ => None,
+                })
+        });
+        if title.is_some() && title != self.record.title {
+            self.record.title.clone_from(&title);
+            if let Some(title) = title {
+                self.write_record(|w| w.set_title(&title));
+            }
+        }
+        let mode = Some(self.state.mode.as_str().to_string());
+        if mode != self.record.mode {
+            self.record.mode.clone_from(&mode);
+            if let Some(mode) = mode {
+                self.write_record(|w| w.set_mode(&mode));
+            }
+        }
+    }
+
+    fn write_record(
+        &mut self,
+        write: impl FnOnce(&mut ChatWriter) -> Result<(), crate::chats::ChatError>,
+    ) {
+        let Some(writer) = self.record.writer.as_mut() else {
+            return;
+        };
+        if let Err(err) = write(writer) {
+            // One error line, then stop recording this chat.
+            self.record.writer = None;
+            self.state
+                .error(format!("the chat record stopped: {err}"), Vec::new());
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! The picker of past chats (`warden --resume`): the chats newest first, a
+//! one-line filter, and the selected one. Pure: keys in, an outcome out.
+
+use crate::chats::{ChatSummary, filter};
+
+use super::{Action, Composer};
+
+/// What the picker's loop does after an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PickerOutcome {
+    /// Keep showing the picker: the action changed it, or meant nothing here.
+    Continue,
+    /// The user chose this chat (its `chat_id`) to reopen.
+    Open(String),
+    /// The user left without choosing.
+    Quit,
+}
+
+/// Past chats to choose from, with the filter typed so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picker {
+    /// Every chat, newest first.
+    items: Vec<ChatSummary>,
+    /// What the user typed to narrow the list.
+    filter: Composer,
+    /// Index into [`Picker::visible`].
+    selected: usize,
+}
+
+impl Picker {
+    /// A picker over `items`, which are already newest first; the first is
+    /// selected and the filter is empty.
+    pub fn new(items: Vec<ChatSummary>) -> Self {
+        Picker {
+            items,
+            filter: Composer::default(),
+            selected: 0,
+        }
+    }
+
+    /// Every chat, filtered or not.
+    pub fn items(&self) -> &[ChatSummary] {
+        &self.items
+    }
+
+    /// The filter being typed (its text and cursor).
+    pub fn filter(&self) -> &Composer {
+        &self.filter
+    }
+
+    /// The chats the filter lets through, newest first.
+    pub fn visible(&self) -> Vec<&ChatSummary> {
+        filter(&self.items, self.filter.text())
+    }
+
+    /// Index of the selected chat in [`Picker::visible`] (0 when none shows).
+    pub fn selected(&self) -> usize {
+        self.selected
+    }
+
+    /// The selected chat, if any shows.
+    pub fn selected_chat(&self) -> Option<&ChatSummary> {
+        self.visible().get(self.selected).copied()
+    }
+
+    /// Apply one user action.
+    pub fn update(&mut self, action: &Action) -> PickerOutcome {
+        match action {
+            Action::Char(c) => {
+                if !c.is_control() {
+                    self.filter.insert_char(*c);
+                }
+                self.selected = 0;
+            }
+            Action::Paste(text) => {
+                // One line: line breaks and other controls become spaces.
+                let clean: String = text
+                    .chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .collect();
+                self.filter.insert_str(&clean);
+                self.selected = 0;
+            }
+            Action::Backspace => self.edit(Composer::backspace),
+            Action::Delete => self.edit(Composer::delete),
+            Action::KillLineStart => self.edit(Composer::kill_to_line_start),
+            Action::KillLineEnd => self.edit(Composer::kill_to_line_end),
+            Action::DeleteWordBack => self.edit(Composer::delete_word_back),
+            Action::Left => self.filter.left(),
+            Action::Right => self.filter.right(),
+            Action::WordLeft => self.filter.word_left(),
+            Action::WordRight => self.filter.word_right(),
+            Action::LineStart => self.filter.home(),
+            Action::LineEnd => self.filter.end(),
+            Action::Up | Action::BackTab => self.selected = self.selected.saturating_sub(1),
+            Action::Down | Action::Tab => {
+                let last = self.visible().len().saturating_sub(1);
+                self.selected = (self.selected + 1).min(last);
+            }
+            Action::Submit => {
+                if let Some(chat) = self.selected_chat() {
+                    return PickerOutcome::Open(chat.chat_id.clone());
+                }
+            }
+            Action::Cancel | Action::Quit | Action::Interrupt => return PickerOutcome::Quit,
+            _ => {}
+        }
+        PickerOutcome::Continue
+    }
+
+    /// Change the filter text; the list starts over at its newest chat.
+    fn edit(&mut self, f: fn(&mut Composer)) {
+        f(&mut self.filter);
+        self.selected = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::{Duration, SystemTime};
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn chat(id: &str, title: &str, agent: &str, cwd: &str) -> ChatSummary {
+        ChatSummary {
+            chat_id: id.into(),
+            agent: agent.into(),
+            session_id: format!("s-{id}"),
+            cwd: PathBuf::from(cwd),
+            title: Some(title.into()),
+            mode: None,
+            updated: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            entries: 3,
+        }
+    }
+
+    fn picker() -> Picker {
+        Picker::new(vec![
+            chat("c3", "Refactor the parser", "claude", "/src/warden"),
+            chat("c2", "Plan the release", "gemini", "/src/site"),
+            chat("c1", "Fix parser tests", "claude", "/src/warden"),
+        ])
+    }
+
+    fn ids(p: &Picker) -> Vec<&str> {
+        p.visible().iter().map(|c| c.chat_id.as_str()).collect()
+    }
+
+    fn typed(p: &mut Picker, text: &str) {
+        for c in text.chars() {
+            assert_eq!(p.update(&Action::Char(c)), PickerOutcome::Continue);
+        }
+    }
+
+    #[test]
+    fn starts_with_everything_newest_first() {
+        let p = picker();
+        assert_eq!(ids(&p), ["c3", "c2", "c1"]);
+        assert_eq!(p.selected(), 0);
+        assert_eq!(p.filter().text(), "");
+    }
+
+    #[test]
+    fn typing_filters_and_resets_the_selection() {
+        let mut p = picker();
+        p.update(&Action::Down);
+        p.update(&Action::Down);
+        assert_eq!(p.selected(), 2);
+        typed(&mut p, "PARSER");
+        assert_eq!(p.filter().text(), "PARSER");
+        assert_eq!(ids(&p), ["c3", "c1"]);
+        assert_eq!(p.selected(), 0);
+    }
+
+    #[test]
+    fn paste_filters_on_one_line() {
+        let mut p = picker();
+        p.update(&Action::Down);
+        p.update(&Action::Paste("gem\nini".into()));
+        assert_eq!(p.filter().text(), "gem ini");
+        assert_eq!(p.selected(), 0);
+        p.update(&Action::KillLineStart);
+        p.update(&Action::Paste("gemini".into()));
+        assert_eq!(ids(&p), ["c2"]);
+    }
+
+    #[test]
+    fn deleting_widens_the_filter_and_resets_the_selection() {
+        let mut p = picker();
+        typed(&mut p, "parserx");
+        assert_eq!(ids(&p), Vec::<&str>::new());
+        p.update(&Action::Backspace);
+        assert_eq!(ids(&p), ["c3", "c1"]);
+        p.update(&Action::Down);
+        assert_eq!(p.selected(), 1);
+        p.update(&Action::DeleteWordBack);
+        assert_eq!(p.filter().text(), "");
+        assert_eq!(p.selected(), 0);
+        assert_eq!(ids(&p), ["c3", "c2", "c1"]);
+
+        typed(&mut p, "site");
+        p.update(&Action::LineStart);
+        p.update(&Action::Delete);
+        assert_eq!(p.filter().text(), "ite");
+        p.update(&Action::LineEnd);
+        p.update(&Action::Down);
+        p.update(&Action::KillLineStart);
+        assert_eq!(p.filter().text(), "");
+        assert_eq!(p.selected(), 0);
+    }
+
+    #[test]
+    fn up_and_down_stay_within_the_visible_chats() {
+        let mut p = picker();
+        p.update(&Action::Up);
+        assert_eq!(p.selected(), 0);
+        for _ in 0..5 {
+            p.update(&Action::Down);
+        }
+        assert_eq!(p.selected(), 2);
+        p.update(&Action::Up);
+        assert_eq!(p.selected(), 1);
+        p.update(&Action::BackTab);
+        assert_eq!(p.selected(), 0);
+        p.update(&Action::Tab);
+        assert_eq!(p.selected(), 1);
+
+        typed(&mut p, "parser");
+        for _ in 0..5 {
+            p.update(&Action::Tab);
+        }
+        assert_eq!(p.selected(), 1);
+        assert_eq!(p.selected_chat().map(|c| c.chat_id.as_str()), Some("c1"));
+    }
+
+    #[test]
+    fn enter_opens_the_selected_visible_chat() {
+        let mut p = picker();
+        assert_eq!(p.update(&Action::Submit), PickerOutcome::Open("c3".into()));
+        p.update(&Action::Down);
+        assert_eq!(p.update(&Action::Submit), PickerOutcome::Open("c2".into()));
+        typed(&mut p, "fix");
+        assert_eq!(p.update(&Action::Submit), PickerOutcome::Open("c1".into()));
+    }
+
+    #[test]
+    fn enter_with_nothing_shown_does_nothing() {
+        let mut p = picker();
+        typed(&mut p, "nothing like this");
+        assert_eq!(p.update(&Action::Submit), PickerOutcome::Continue);
+        let mut empty = Picker::new(Vec::new());
+        assert_eq!(empty.update(&Action::Down), PickerOutcome::Continue);
+        assert_eq!(empty.selected(), 0);
+        assert_eq!(empty.update(&Action::Submit), PickerOutcome::Continue);
+    }
+
+    #[test]
+    fn esc_ctrl_c_and_ctrl_d_quit() {
+        for action in [Action::Cancel, Action::Interrupt, Action::Quit] {
+            let mut p = picker();
+            typed(&mut p, "parser");
+            assert_eq!(p.update(&action), PickerOutcome::Quit);
+        }
+    }
+
+    #[test]
+    fn other_actions_change_nothing() {
+        let mut p = picker();
+        typed(&mut p, "cl");
+        let before = p.clone();
+        for action in [Action::Newline, Action::ToggleThoughts, Action::Grants] {
+            assert_eq!(p.update(&action), PickerOutcome::Continue);
+        }
+        assert_eq!(p, before);
+    }
+}
