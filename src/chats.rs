@@ -142,16 +142,7 @@ impl RecordedEntry {
 
 /// A tool state from its label (`done`), or its snake-case name (`completed`).
 fn parse_tool_state(text: &str) -> Option<ToolState> {
-    const ALL: [ToolState; 7] = [
-        ToolState::Pending,
-        ToolState::AwaitingApproval,
-        ToolState::InProgress,
-        ToolState::Completed,
-        ToolState::Failed,
-        ToolState::Rejected,
-        ToolState::Cancelled,
-    ];
-    if let Some(state) = ALL.into_iter().find(|s| s.label() == text) {
+    if let Some(state) = ToolState::ALL.into_iter().find(|s| s.label() == text) {
         return Some(state);
     }
     match text {
@@ -586,15 +577,7 @@ mod tests {
                 detail: vec!["stderr: boom".into(), "ünïcödé ✓".into()],
             },
         ];
-        for state in [
-            ToolState::Pending,
-            ToolState::AwaitingApproval,
-            ToolState::InProgress,
-            ToolState::Completed,
-            ToolState::Failed,
-            ToolState::Rejected,
-            ToolState::Cancelled,
-        ] {
+        for state in ToolState::ALL {
             kinds.push(EntryKind::Tool(Box::new(ToolEntry {
                 call: edit_call(),
                 state,

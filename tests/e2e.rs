@@ -53,14 +53,18 @@ async fn pump_until(app: &mut App, what: &str, done: impl Fn(&AppState) -> bool)
     }
 }
 
-async fn started(cwd: &Path, extra: &[&str]) -> App {
-    let mut app = App::new(demo_command(cwd, extra));
-    app.start_agent().expect("demo agent spawns");
+/// Start the app's agent and wait for its session.
+async fn ready(mut app: App) -> App {
+    app.start_agent().expect("the agent spawns");
     pump_until(&mut app, "session", |s| {
         matches!(s.connection, Connection::Ready { .. })
     })
     .await;
     app
+}
+
+async fn started(cwd: &Path, extra: &[&str]) -> App {
+    ready(App::new(demo_command(cwd, extra))).await
 }
 
 fn send(app: &mut App, text: &str) {
@@ -154,13 +158,7 @@ async fn prompt_streams_a_markdown_answer_to_the_end_of_the_turn() {
 }
 
 async fn started_with(cwd: &Path, options: ChatOptions) -> App {
-    let mut app = App::with_options(demo_command(cwd, &[]), options);
-    app.start_agent().expect("demo agent spawns");
-    pump_until(&mut app, "session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
-    })
-    .await;
-    app
+    ready(App::with_options(demo_command(cwd, &[]), options)).await
 }
 
 fn logged_options(dir: &Path, mode: Mode) -> ChatOptions {
@@ -617,13 +615,7 @@ async fn launched(dir: &Path, config: &Path) -> App {
     start.command.env.push(demo_state(dir));
     start.options.decision_log = Some(dir.join("decisions.jsonl"));
     start.options.notify = warden::app::Notify::default();
-    let mut app = start.into_app();
-    app.start_agent().expect("spawns");
-    pump_until(&mut app, "session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
-    })
-    .await;
-    app
+    ready(start.into_app()).await
 }
 
 fn last_log(dir: &Path) -> warden::decision_log::DecisionRecord {
@@ -971,14 +963,10 @@ async fn three_queued_cards_reviewed_by_keyboard() {
     let dir = tempfile::tempdir().expect("tempdir");
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenarios/three-cards.toml");
     let scenario = scenario.display().to_string();
-    let mut app = App::with_options(
+    let mut app = ready(App::with_options(
         demo_command(dir.path(), &["--scenario", &scenario]),
         logged_options(dir.path(), Mode::Default),
-    );
-    app.start_agent().expect("spawns");
-    pump_until(&mut app, "session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
-    })
+    ))
     .await;
     send(&mut app, "three");
     pump_until(&mut app, "three cards", |s| s.approvals.len() == 3).await;
@@ -1026,11 +1014,10 @@ fn recorded_options(dir: &Path) -> ChatOptions {
 #[tokio::test]
 async fn a_recorded_chat_reopens_with_its_transcript_and_continues_the_same_session() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut first = App::with_options(demo_command(dir.path(), &[]), recorded_options(dir.path()));
-    first.start_agent().expect("spawns");
-    pump_until(&mut first, "session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
-    })
+    let mut first = ready(App::with_options(
+        demo_command(dir.path(), &[]),
+        recorded_options(dir.path()),
+    ))
     .await;
     let session = first.state.session_id().expect("open").to_string();
     send(&mut first, "hello from the first run");
@@ -1048,12 +1035,7 @@ async fn a_recorded_chat_reopens_with_its_transcript_and_continues_the_same_sess
 
     let mut options = recorded_options(dir.path());
     options.resume = Some(warden::app::ResumeChat::from_loaded(&chat));
-    let mut again = App::with_options(demo_command(dir.path(), &[]), options);
-    again.start_agent().expect("spawns");
-    pump_until(&mut again, "reopened session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
-    })
-    .await;
+    let mut again = ready(App::with_options(demo_command(dir.path(), &[]), options)).await;
     assert_eq!(
         again.state.session_id(),
         Some(session.as_str()),
@@ -1096,11 +1078,10 @@ async fn a_recorded_chat_reopens_with_its_transcript_and_continues_the_same_sess
 #[tokio::test]
 async fn a_chat_the_agent_cannot_continue_shows_the_saved_transcript_and_a_new_session() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut first = App::with_options(demo_command(dir.path(), &[]), recorded_options(dir.path()));
-    first.start_agent().expect("spawns");
-    pump_until(&mut first, "session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
-    })
+    let mut first = ready(App::with_options(
+        demo_command(dir.path(), &[]),
+        recorded_options(dir.path()),
+    ))
     .await;
     send(&mut first, "remember me");
     pump_until(&mut first, "end of turn", |s| !s.is_busy()).await;
@@ -1111,12 +1092,7 @@ async fn a_chat_the_agent_cannot_continue_shows_the_saved_transcript_and_a_new_s
     let chat = store.load(&store.list()[0].chat_id).expect("loads");
     let mut options = recorded_options(dir.path());
     options.resume = Some(warden::app::ResumeChat::from_loaded(&chat));
-    let mut again = App::with_options(demo_command(dir.path(), &[]), options);
-    again.start_agent().expect("spawns");
-    pump_until(&mut again, "a session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
-    })
-    .await;
+    let mut again = ready(App::with_options(demo_command(dir.path(), &[]), options)).await;
     assert_ne!(
         again.state.session_id(),
         Some(chat.session_id.as_str()),

@@ -216,28 +216,12 @@ impl App {
         }
         match call {
             ClientCall::ReadTextFile { line, limit, .. } => {
-                let result = fs::read_text(&real, line, limit)
-                    .map(ClientReply::Text)
-                    .map_err(fs_error);
-                let status = if result.is_ok() {
-                    WireStatus::Completed
-                } else {
-                    WireStatus::Failed
-                };
-                self.mark(id, status, None);
-                responder.respond(result);
+                let result = fs::read_text(&real, line, limit).map(ClientReply::Text);
+                self.complete_fs(id, result, responder);
             }
             ClientCall::WriteTextFile { content, .. } => {
-                let result = fs::write_text(&real, &content)
-                    .map(|_| ClientReply::Done)
-                    .map_err(fs_error);
-                let status = if result.is_ok() {
-                    WireStatus::Completed
-                } else {
-                    WireStatus::Failed
-                };
-                self.mark(id, status, None);
-                responder.respond(result);
+                let result = fs::write_text(&real, &content).map(|_| ClientReply::Done);
+                self.complete_fs(id, result, responder);
             }
             ClientCall::CreateTerminal {
                 command,
@@ -285,6 +269,22 @@ impl App {
                 "internal: {other:?} needs no gate"
             )))),
         }
+    }
+
+    /// A file call is done: its entry shows how, and the agent gets the answer.
+    fn complete_fs(
+        &mut self,
+        id: RequestId,
+        result: Result<ClientReply, FsError>,
+        responder: ClientResponder,
+    ) {
+        let status = if result.is_ok() {
+            WireStatus::Completed
+        } else {
+            WireStatus::Failed
+        };
+        self.mark(id, status, None);
+        responder.respond(result.map_err(fs_error));
     }
 
     /// Update the transcript entry of a client call.

@@ -7,7 +7,7 @@ use super::line_col;
 /// Keys of the top level.
 const TOP_KEYS: [&str; 5] = ["default_agent", "agents", "rules", "notifications", "roots"];
 /// Keys of an `[agents.NAME]` block.
-const AGENT_KEYS: [&str; 9] = [
+pub(crate) const AGENT_KEYS: [&str; 9] = [
     "command",
     "args",
     "env",
@@ -23,7 +23,7 @@ pub(crate) const RULE_KEYS: [&str; 7] = [
     "decision", "agent", "kind", "tool", "command", "path", "note",
 ];
 /// Keys of `[notifications]`.
-const NOTIFICATION_KEYS: [&str; 2] = ["bell", "desktop"];
+pub(crate) const NOTIFICATION_KEYS: [&str; 2] = ["bell", "desktop"];
 
 /// One key the schema does not know.
 #[derive(Debug, Clone, PartialEq, Eq)]

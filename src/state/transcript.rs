@@ -26,6 +26,17 @@ pub enum ToolState {
 }
 
 impl ToolState {
+    /// Every state, in life order.
+    pub const ALL: [ToolState; 7] = [
+        ToolState::Pending,
+        ToolState::AwaitingApproval,
+        ToolState::InProgress,
+        ToolState::Completed,
+        ToolState::Failed,
+        ToolState::Rejected,
+        ToolState::Cancelled,
+    ];
+
     /// Whether the call can still change.
     pub fn is_finished(self) -> bool {
         matches!(

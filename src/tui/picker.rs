@@ -16,7 +16,8 @@ use crate::ui::Scroll;
 /// reopen, `None` when they leave (Esc, Ctrl-C, Ctrl-D, or the end of input).
 pub async fn run(terminal: &mut Tui, picker: &mut Picker) -> io::Result<Option<String>> {
     let mut events = EventStream::new();
-    terminal.draw(|frame| crate::ui::picker::draw(frame, picker))?;
+    let theme = crate::ui::Theme::from_env();
+    terminal.draw(|frame| crate::ui::picker::draw_with(frame, picker, theme))?;
     while let Some(event) = events.next().await {
         let event = event?;
         let action = match map_event(&event, picker.filter().is_empty()) {
@@ -37,7 +38,7 @@ pub async fn run(terminal: &mut Tui, picker: &mut Picker) -> io::Result<Option<S
                 PickerOutcome::Quit => return Ok(None),
             }
         }
-        terminal.draw(|frame| crate::ui::picker::draw(frame, picker))?;
+        terminal.draw(|frame| crate::ui::picker::draw_with(frame, picker, theme))?;
     }
     Ok(None)
 }

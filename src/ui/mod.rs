@@ -21,6 +21,8 @@ mod mode_menu;
 pub mod picker;
 mod terminal;
 mod theme;
+
+pub(crate) use theme::Theme;
 mod wrap;
 
 #[cfg(test)]
@@ -34,7 +36,6 @@ use ratatui::layout::{Position, Rect};
 use crate::sanitize::one_line;
 use crate::state::{Action, AppState, Focus};
 use history::History;
-use theme::Theme;
 use wrap::truncate_end;
 
 /// The card area takes at most this share of the screen's height.

@@ -42,11 +42,7 @@ const AGENT_MAX: usize = 14;
 const MODE_MAX: usize = 10;
 
 /// Draw the picker over the whole frame, with the terminal's cursor in the
-/// filter.
-pub fn draw(frame: &mut Frame<'_>, picker: &Picker) {
-    draw_with(frame, picker, Theme::from_env());
-}
-
+/// filter. The caller reads the theme once (`Theme::from_env`), not per frame.
 pub(crate) fn draw_with(frame: &mut Frame<'_>, picker: &Picker, theme: Theme) {
     let area = frame.area();
     if let Some(cursor) = render(frame.buffer_mut(), area, picker, theme) {
@@ -57,19 +53,7 @@ pub(crate) fn draw_with(frame: &mut Frame<'_>, picker: &Picker, theme: Theme) {
 /// `time` as `YYYY-MM-DD HH:MM` in UTC (times before 1970 as 1970).
 pub(crate) fn civil_time(time: SystemTime) -> String {
     let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    let (h, m) = (rem / 3600, rem % 3600 / 60);
-    // Civil-from-days (Howard Hinnant's algorithm), for days since 1970-01-01.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(mo <= 2);
+    let (y, mo, d, h, m, _) = crate::decision_log::civil_utc(secs);
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}")
 }
 
