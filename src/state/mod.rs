@@ -6,6 +6,7 @@ mod composer;
 mod grants;
 pub mod picker;
 mod transcript;
+pub mod workspace;
 
 pub use approval::{
     AllowedScope, Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Review, choices,
@@ -14,6 +15,7 @@ pub use approval::{
 pub use composer::Composer;
 pub use grants::{GrantItem, SettingsEdit};
 pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
+pub use workspace::{ChatFocus, ChatId, ChatSlot, WsEffect, WsMsg, Workspace};
 
 use std::path::PathBuf;
 
@@ -93,6 +95,20 @@ pub enum Action {
     Grants,
     /// Show terminals' whole output, or only their last lines (Ctrl-O).
     ToggleTerminals,
+    /// Open a new chat (Ctrl-N).
+    NewChat,
+    /// The next chat in the list (Alt-N, Ctrl-PgDn).
+    NextChat,
+    /// The previous chat in the list (Alt-P, Ctrl-PgUp).
+    PrevChat,
+    /// Chat number N, from 1 (Alt-1..9).
+    GoToChat(usize),
+    /// Give the keys to the chat list (Ctrl-L).
+    ChatList,
+    /// Close the chat on screen (Alt-W); asks first when it is busy.
+    CloseChat,
+    /// The picker of past chats (Alt-O).
+    PastChats,
 }
 
 /// Everything that can change the state.

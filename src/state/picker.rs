@@ -38,6 +38,29 @@ impl Picker {
         }
     }
 
+    /// More chats (sessions an agent listed): those not shown yet (same
+    /// agent and session) join the list, which stays newest first.
+    pub fn add(&mut self, items: Vec<ChatSummary>) {
+        let selected = self.selected_chat().map(|c| c.chat_id.clone());
+        for item in items {
+            let known = self
+                .items
+                .iter()
+                .any(|c| c.agent == item.agent && c.session_id == item.session_id);
+            if !known {
+                self.items.push(item);
+            }
+        }
+        self.items.sort_by(|a, b| b.updated.cmp(&a.updated));
+        if let Some(id) = selected {
+            self.selected = self
+                .visible()
+                .iter()
+                .position(|c| c.chat_id == id)
+                .unwrap_or(0);
+        }
+    }
+
     /// Every chat, filtered or not.
     pub fn items(&self) -> &[ChatSummary] {
         &self.items

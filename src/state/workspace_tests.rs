@@ -1,0 +1,345 @@
+//! Several chats: separate queues, modes and answers; badges; closing.
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::model::{
+    OptionKind, PermissionOption, PermissionOutcome, PermissionRequest, SessionInfo,
+    ToolCallFields, ToolKind,
+};
+use crate::policy::Mode;
+use crate::state::{Connection, RequestId};
+
+fn request(session: &str, tool: &str) -> PermissionRequest {
+    PermissionRequest {
+        session_id: session.into(),
+        tool_call_id: tool.into(),
+        fields: ToolCallFields {
+            title: Some(format!("Edit {tool}")),
+            kind: Some(ToolKind::Edit),
+            ..Default::default()
+        },
+        options: [
+            ("allow-once", OptionKind::AllowOnce),
+            ("reject-once", OptionKind::RejectOnce),
+        ]
+        .into_iter()
+        .map(|(id, kind)| PermissionOption {
+            id: id.into(),
+            name: id.into(),
+            kind,
+        })
+        .collect(),
+        client: false,
+    }
+}
+
+/// A chat with its session open and a turn running.
+fn chat(session: &str, mode: Mode) -> AppState {
+    let mut s = AppState::new("demo", "/w");
+    s.mode = mode;
+    s.agent_policy.name = "demo".into();
+    s.cwd_path = "/w".into();
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: session.into(),
+        modes: None,
+        origin: Default::default(),
+    }));
+    s.update(Msg::Action(Action::Paste(format!("work in {session}"))));
+    s.update(Msg::Action(Action::Submit));
+    s
+}
+
+/// Two chats of the demo agent, chat 2 on screen.
+fn two() -> (Workspace, ChatId, ChatId) {
+    let mut ws = Workspace::new(vec!["demo".into()]);
+    let a = ws.add_chat(chat("sa", Mode::Default));
+    let b = ws.add_chat(chat("sb", Mode::Default));
+    (ws, a, b)
+}
+
+fn ask(ws: &mut Workspace, chat: ChatId, id: RequestId, tool: &str) -> Vec<WsEffect> {
+    let session = ws.chat(chat).and_then(|c| c.state.session_id()).unwrap_or("?").to_string();
+    ws.update(WsMsg::Chat(
+        chat,
+        Msg::PermissionRequested {
+            id,
+            request: request(&session, tool),
+        },
+    ))
+}
+
+fn key(ws: &mut Workspace, action: Action) -> Vec<WsEffect> {
+    ws.update(WsMsg::Action(action))
+}
+
+/// (chat, request, outcome) of every permission answer among the effects.
+fn answers(effects: &[WsEffect]) -> Vec<(ChatId, RequestId, PermissionOutcome)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            WsEffect::Chat(chat, Effect::RespondPermission { id, outcome }) => {
+                Some((*chat, *id, outcome.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn queue(ws: &Workspace, chat: ChatId) -> Vec<String> {
+    ws.chat(chat)
+        .map(|c| {
+            c.state
+                .approvals
+                .iter()
+                .map(|a| a.request.tool_call_id.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn interleaved_requests_keep_separate_fifo_queues() {
+    let (mut ws, a, b) = two();
+    ask(&mut ws, a, 1, "a1");
+    ask(&mut ws, b, 2, "b1");
+    ask(&mut ws, a, 3, "a2");
+    ask(&mut ws, b, 4, "b2");
+    ask(&mut ws, a, 5, "a3");
+    assert_eq!(queue(&ws, a), ["a1", "a2", "a3"]);
+    assert_eq!(queue(&ws, b), ["b1", "b2"]);
+    // Chat 2 is on screen: its card is the oldest of its own queue.
+    assert_eq!(ws.active_id(), Some(b));
+    assert_eq!(ws.active_chat().map(|c| c.state.focus.clone()), Some(Focus::Cards));
+}
+
+#[test]
+fn approving_in_one_chat_never_answers_the_other() {
+    let (mut ws, a, b) = two();
+    ask(&mut ws, a, 1, "a1");
+    ask(&mut ws, b, 2, "b1");
+    // y on chat 2's card.
+    let effects = key(&mut ws, Action::Char('y'));
+    assert_eq!(
+        answers(&effects),
+        [(b, 2, PermissionOutcome::Selected("allow-once".into()))]
+    );
+    assert_eq!(queue(&ws, a), ["a1"], "chat 1's card still waits");
+    assert!(queue(&ws, b).is_empty());
+    // Over to chat 1; its card is its own.
+    key(&mut ws, Action::GoToChat(1));
+    assert_eq!(ws.active_id(), Some(a));
+    assert_eq!(ws.active_chat().map(|c| c.state.focus.clone()), Some(Focus::Cards));
+    let effects = key(&mut ws, Action::Char('n'));
+    assert_eq!(
+        answers(&effects),
+        [(a, 1, PermissionOutcome::Selected("reject-once".into()))]
+    );
+}
+
+#[test]
+fn a_background_request_updates_the_badge_and_what_the_footer_says() {
+    let (mut ws, a, _b) = two();
+    assert!(ws.waiting_elsewhere().is_empty());
+    let effects = ask(&mut ws, a, 1, "a1");
+    // The bell / desktop notification is asked for, tagged with chat 1.
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, WsEffect::Chat(c, Effect::Notify(_)) if *c == a)),
+        "{effects:?}"
+    );
+    assert_eq!(ws.chat(a).map(ChatSlot::pending), Some(1));
+    assert_eq!(ws.waiting_elsewhere(), [(1, 1)]);
+    ask(&mut ws, a, 2, "a2");
+    assert_eq!(ws.waiting_elsewhere(), [(1, 2)]);
+    // Jumping there (Alt+1) puts it on screen: nothing waits elsewhere.
+    key(&mut ws, Action::GoToChat(1));
+    assert!(ws.waiting_elsewhere().is_empty());
+    assert_eq!(ws.active_chat().map(ChatSlot::pending), Some(2));
+}
+
+#[test]
+fn modes_are_per_chat() {
+    let (mut ws, a, b) = two();
+    // Shift+Tab on chat 2 (empty composer) cycles its mode only.
+    key(&mut ws, Action::BackTab);
+    assert_eq!(ws.chat(b).map(|c| c.state.mode), Some(Mode::Default.next()));
+    assert_eq!(ws.chat(a).map(|c| c.state.mode), Some(Mode::Default));
+    key(&mut ws, Action::PrevChat);
+    assert_eq!(ws.active_id(), Some(a));
+    assert_eq!(ws.chat(b).map(|c| c.state.mode), Some(Mode::Default.next()));
+}
+
+#[test]
+fn closing_a_busy_chat_asks_then_cancels_its_turn_and_answers_its_requests() {
+    let (mut ws, a, b) = two();
+    ask(&mut ws, a, 1, "a1");
+    ask(&mut ws, a, 2, "a2");
+    ask(&mut ws, b, 3, "b1");
+    key(&mut ws, Action::GoToChat(1));
+    let asked = key(&mut ws, Action::CloseChat);
+    assert!(asked.is_empty(), "nothing happens before the answer");
+    assert_eq!(ws.focus, ChatFocus::ConfirmClose { chat: a });
+    let question = close_question(ws.chat(a).expect("chat 1"));
+    assert!(question.contains("2 pending requests"), "{question}");
+    assert!(question.contains("running turn"), "{question}");
+    // n keeps it.
+    assert!(key(&mut ws, Action::Char('n')).is_empty());
+    assert_eq!(ws.chats.len(), 2);
+    key(&mut ws, Action::CloseChat);
+    let effects = key(&mut ws, Action::Char('y'));
+    assert_eq!(
+        answers(&effects),
+        [
+            (a, 1, PermissionOutcome::Cancelled),
+            (a, 2, PermissionOutcome::Cancelled)
+        ]
+    );
+    assert!(effects.contains(&WsEffect::Chat(a, Effect::CancelTurn)));
+    assert_eq!(effects.last(), Some(&WsEffect::Closed(a)), "closed after its answers");
+    assert_eq!(ws.chats.len(), 1);
+    assert_eq!(ws.active_id(), Some(b));
+    assert_eq!(queue(&ws, b), ["b1"], "the other chat's card is untouched");
+}
+
+#[test]
+fn an_idle_chat_closes_at_once_and_the_last_one_stays() {
+    let mut ws = Workspace::new(vec!["demo".into()]);
+    let a = ws.add_chat(AppState::new("demo", "/w"));
+    let b = ws.add_chat(AppState::new("demo", "/w"));
+    let effects = key(&mut ws, Action::CloseChat);
+    assert_eq!(effects, [WsEffect::Closed(b)]);
+    assert_eq!(ws.active_id(), Some(a));
+    assert!(key(&mut ws, Action::CloseChat).is_empty());
+    assert_eq!(ws.chats.len(), 1);
+    assert!(ws.notice.as_deref().is_some_and(|n| n.contains("only chat")));
+}
+
+#[test]
+fn switching_wraps_and_alt_digits_reach_only_open_chats() {
+    let (mut ws, a, b) = two();
+    let c = ws.add_chat(AppState::new("demo", "/w"));
+    assert_eq!(ws.active_id(), Some(c));
+    key(&mut ws, Action::NextChat);
+    assert_eq!(ws.active_id(), Some(a));
+    key(&mut ws, Action::PrevChat);
+    assert_eq!(ws.active_id(), Some(c));
+    key(&mut ws, Action::GoToChat(2));
+    assert_eq!(ws.active_id(), Some(b));
+    key(&mut ws, Action::GoToChat(7));
+    assert_eq!(ws.active_id(), Some(b));
+    assert!(ws.notice.is_some());
+}
+
+#[test]
+fn the_list_renames_switches_and_opens_the_picker() {
+    let (mut ws, a, _b) = two();
+    key(&mut ws, Action::ChatList);
+    assert_eq!(ws.focus, ChatFocus::List { selected: 1 });
+    key(&mut ws, Action::Up);
+    key(&mut ws, Action::Char('r'));
+    assert!(matches!(ws.focus, ChatFocus::Rename { chat, .. } if chat == a));
+    key(&mut ws, Action::KillLineStart);
+    key(&mut ws, Action::Paste("parser\nrefactor".into()));
+    key(&mut ws, Action::Submit);
+    assert_eq!(ws.chat(a).map(ChatSlot::label).as_deref(), Some("parser refactor"));
+    assert_eq!(ws.focus, ChatFocus::List { selected: 0 });
+    key(&mut ws, Action::Submit);
+    assert_eq!(ws.active_id(), Some(a));
+    assert_eq!(ws.focus, ChatFocus::Chat);
+    assert_eq!(key(&mut ws, Action::PastChats), [WsEffect::OpenPicker]);
+}
+
+#[test]
+fn labels_prefer_the_name_then_the_title_then_the_first_prompt() {
+    let (mut ws, a, _) = two();
+    assert_eq!(ws.chat(a).map(ChatSlot::label).as_deref(), Some("work in sa"));
+    ws.update(WsMsg::Chat(
+        a,
+        Msg::Update(crate::model::SessionUpdate::SessionInfo {
+            title: Some("Fix\x1b[2J the parser".into()),
+        }),
+    ));
+    let label = ws.chat(a).map(ChatSlot::label).unwrap_or_default();
+    assert!(label.starts_with("Fix") && !label.contains('\x1b'), "{label:?}");
+    let fresh = ws.add_chat(AppState::new("demo", "/w"));
+    assert_eq!(ws.chat(fresh).map(ChatSlot::label).as_deref(), Some("new chat"));
+}
+
+#[test]
+fn a_new_chat_asks_which_agent_when_there_are_several() {
+    let mut ws = Workspace::new(vec!["demo".into()]);
+    ws.add_chat(AppState::new("demo", "/w"));
+    assert_eq!(
+        key(&mut ws, Action::NewChat),
+        [WsEffect::NewChat {
+            agent: "demo".into()
+        }]
+    );
+    ws.agents = vec!["claude".into(), "demo".into(), "gemini".into()];
+    assert!(key(&mut ws, Action::NewChat).is_empty());
+    assert_eq!(ws.focus, ChatFocus::NewChat { selected: 1 }, "the current agent first");
+    key(&mut ws, Action::Down);
+    assert_eq!(
+        key(&mut ws, Action::Submit),
+        [WsEffect::NewChat {
+            agent: "gemini".into()
+        }]
+    );
+}
+
+#[test]
+fn quitting_from_one_chat_answers_every_chats_requests() {
+    let (mut ws, a, b) = two();
+    ask(&mut ws, a, 1, "a1");
+    ask(&mut ws, b, 2, "b1");
+    let effects = key(&mut ws, Action::Quit);
+    let mut got = answers(&effects);
+    got.sort_by_key(|(_, id, _)| *id);
+    assert_eq!(
+        got,
+        [
+            (a, 1, PermissionOutcome::Cancelled),
+            (b, 2, PermissionOutcome::Cancelled)
+        ]
+    );
+    assert!(effects.contains(&WsEffect::Chat(b, Effect::Quit)));
+}
+
+#[test]
+fn messages_for_a_closed_chat_are_dropped() {
+    let (mut ws, a, _) = two();
+    key(&mut ws, Action::GoToChat(1));
+    key(&mut ws, Action::Cancel);
+    // Idle after Esc? The turn is still running until the agent answers.
+    assert!(matches!(ws.chat(a).map(|c| &c.state.connection), Some(Connection::Ready { .. })));
+    ws.update(WsMsg::Chat(a, Msg::TurnEnded(crate::model::StopReason::Cancelled)));
+    key(&mut ws, Action::CloseChat);
+    assert!(ws.chat(a).is_none());
+    assert!(ask(&mut ws, a, 9, "late").is_empty());
+}
+
+#[test]
+fn picking_a_chat_already_open_goes_there() {
+    let (mut ws, a, _) = two();
+    let summary = |id: &str, session: &str| ChatSummary {
+        chat_id: id.into(),
+        agent: "demo".into(),
+        session_id: session.into(),
+        cwd: "/w".into(),
+        title: None,
+        mode: None,
+        updated: std::time::SystemTime::UNIX_EPOCH,
+        entries: 0,
+    };
+    ws.show_picker(vec![summary("c1", "sa"), summary("c2", "old")]);
+    assert!(key(&mut ws, Action::Submit).is_empty());
+    assert_eq!(ws.active_id(), Some(a));
+    ws.show_picker(vec![summary("c1", "sa"), summary("c2", "old")]);
+    key(&mut ws, Action::Down);
+    assert_eq!(
+        key(&mut ws, Action::Submit),
+        [WsEffect::Reopen(Box::new(summary("c2", "old")))]
+    );
+}
