@@ -156,7 +156,7 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
             cwd: dir,
         });
         app.start_agent().expect("demo agent");
-        while !matches!(app.state.connection, Connection::Ready { .. }) {
+        while !matches!(app.state().connection, Connection::Ready { .. }) {
             let Some(event) = app.next_agent_event().await else {
                 return;
             };
@@ -170,7 +170,7 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
         app.handle(Msg::Action(Action::Submit));
         let mut last_draw = Instant::now();
         let mut frames = 0u32;
-        while app.state.is_busy() {
+        while app.state().is_busy() {
             let Some(event) = app.next_agent_event().await else {
                 break;
             };
@@ -179,13 +179,13 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
                 app.on_agent_event(event);
             }
             if last_draw.elapsed() >= FRAME {
-                term.draw(|f| ui::draw(f, &app.state, &mut view))
+                term.draw(|f| ui::draw(f, app.state(), &mut view))
                     .expect("draw");
                 frames += 1;
                 last_draw = Instant::now();
             }
         }
-        term.draw(|f| ui::draw(f, &app.state, &mut view))
+        term.draw(|f| ui::draw(f, app.state(), &mut view))
             .expect("draw");
         let cpu = cpu_time() - start;
         per_chunk(

@@ -350,6 +350,37 @@ impl ChatStore {
     }
 }
 
+/// The `chat_id` prefix of a session only its agent knows (from `session/list`).
+const LISTED: &str = "session:";
+
+impl ChatSummary {
+    /// Whether this is a session the agent listed rather than a record.
+    pub fn is_agent_listed(&self) -> bool {
+        self.chat_id.starts_with(LISTED)
+    }
+}
+
+/// A session an agent listed, as a picker item.
+pub fn listed_summary(agent: &str, session: crate::acp::ListedSession) -> ChatSummary {
+    let updated = session
+        .updated_at
+        .as_deref()
+        .and_then(crate::decision_log::parse_rfc3339)
+        .map_or(SystemTime::UNIX_EPOCH, |secs| {
+            SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs)
+        });
+    ChatSummary {
+        chat_id: format!("{LISTED}{}", session.session_id),
+        agent: agent.to_string(),
+        session_id: session.session_id,
+        cwd: session.cwd,
+        title: session.title,
+        mode: None,
+        updated,
+        entries: 0,
+    }
+}
+
 /// The chats whose title, agent or cwd contain `query` (case-insensitive);
 /// all of them for a blank query.
 pub fn filter<'a>(summaries: &'a [ChatSummary], query: &str) -> Vec<&'a ChatSummary> {

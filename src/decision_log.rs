@@ -101,6 +101,49 @@ pub fn civil_utc(secs: u64) -> (i64, i64, i64, u64, u64, u64) {
     (y, mo, d, h, m, s)
 }
 
+/// Seconds since 1970 of an RFC 3339 / ISO 8601 time ("2026-11-18T11:06:40Z";
+/// fractions are dropped, an offset is applied); `None` when it is not one.
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = text.get(range)?;
+        part.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    let seps = text.as_bytes();
+    if seps.len() < 19 || seps[4] != b'-' || seps[7] != b'-' || seps[13] != b':' || seps[16] != b':'
+    {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    // Days-from-civil (Howard Hinnant's algorithm).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if mo > 2 { mo - 3 } else { mo + 9 };
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let mut secs = days * 86_400 + h * 3600 + mi * 60 + s;
+    // An offset after the seconds (and any fraction): local = UTC + offset.
+    let rest = text[19..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    if let Some(sign) = rest.chars().next().filter(|c| *c == '+' || *c == '-') {
+        let oh = num(text.len() - rest.len() + 1..text.len() - rest.len() + 3)?;
+        let om = rest
+            .get(4..6)
+            .and_then(|m| m.parse::<i64>().ok())
+            .unwrap_or(0);
+        let offset = oh * 3600 + om * 60;
+        secs -= if sign == '+' { offset } else { -offset };
+    }
+    u64::try_from(secs).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +165,28 @@ mod tests {
             option_kind: Some("allow_once".into()),
             source: "user".into(),
             reason: "allowed by you".into(),
+        }
+    }
+
+    #[test]
+    fn times_parse_back() {
+        for secs in [0, 951_782_400, 1_795_000_000, 4_102_444_800] {
+            assert_eq!(parse_rfc3339(&rfc3339(secs)), Some(secs));
+        }
+        assert_eq!(
+            parse_rfc3339("2026-11-18T11:06:40.123Z"),
+            Some(1_795_000_000)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-11-18T12:06:40+01:00"),
+            Some(1_795_000_000)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-11-18T10:06:40-01:00"),
+            Some(1_795_000_000)
+        );
+        for bad in ["", "yesterday", "2026-13-01T00:00:00Z", "2026-11-18 11:06"] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
     }
 

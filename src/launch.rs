@@ -224,10 +224,10 @@ impl Start {
     pub fn into_app(self) -> crate::app::App {
         let mut app = crate::app::App::with_options(self.command, self.options);
         for note in self.notes {
-            app.state.info(note);
+            app.state_mut().info(note);
         }
         for error in self.errors {
-            app.state.error(error, Vec::new());
+            app.state_mut().error(error, Vec::new());
         }
         app
     }

@@ -37,7 +37,7 @@ fn demo_command(cwd: &Path, extra: &[&str]) -> AgentCommand {
 /// Feed agent events to the app until `done` holds; panics after [`GUARD`].
 async fn pump_until(app: &mut App, what: &str, done: impl Fn(&AppState) -> bool) {
     let result = tokio::time::timeout(GUARD, async {
-        while !done(&app.state) {
+        while !done(app.state()) {
             match app.next_agent_event().await {
                 Some(event) => app.on_agent_event(event),
                 None => panic!("agent event channel closed while waiting for {what}"),
@@ -48,7 +48,7 @@ async fn pump_until(app: &mut App, what: &str, done: impl Fn(&AppState) -> bool)
     if result.is_err() {
         panic!(
             "timed out waiting for {what}; transcript: {:#?}",
-            app.state.transcript.entries()
+            app.state().transcript.entries()
         );
     }
 }
@@ -114,7 +114,7 @@ async fn connects_and_sees_the_agents_modes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started(dir.path(), &[]).await;
     let modes = app
-        .state
+        .state()
         .agent_modes
         .clone()
         .expect("demo agent advertises modes");
@@ -129,23 +129,23 @@ async fn prompt_streams_a_markdown_answer_to_the_end_of_the_turn() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started(dir.path(), &[]).await;
     send(&mut app, "hello there");
-    assert!(app.state.is_busy());
+    assert!(app.state().is_busy());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    let text = agent_text(&app.state);
+    let text = agent_text(app.state());
     assert!(
         text.contains("hello there"),
         "the answer echoes the prompt: {text}"
     );
     assert!(text.contains("```"), "the answer has a code block: {text}");
     let user = app
-        .state
+        .state()
         .transcript
         .entries()
         .iter()
         .any(|e| e.kind == EntryKind::User("hello there".into()));
     assert!(user, "the user's message is in the transcript");
     assert_eq!(
-        app.state
+        app.state()
             .transcript
             .entries()
             .iter()
@@ -192,14 +192,14 @@ async fn default_mode_shows_a_card_and_the_agent_gets_exactly_the_chosen_option(
     send(&mut app, "edit");
     pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     assert_eq!(
-        app.state.focus,
+        app.state().focus,
         Focus::Cards,
         "the composer was empty: focus moves to the card"
     );
-    let card = &app.state.approvals[0];
+    let card = &app.state().approvals[0];
     assert_eq!(card.request.options.len(), 4);
     let tool = app
-        .state
+        .state()
         .transcript
         .tool(&card.request.tool_call_id)
         .expect("tool call shown");
@@ -213,14 +213,14 @@ async fn default_mode_shows_a_card_and_the_agent_gets_exactly_the_chosen_option(
     );
     // `2` picks the agent's second option: allow-always.
     key(&mut app, Action::Char('2'));
-    assert!(app.state.approvals.is_empty());
+    assert!(app.state().approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    let text = agent_text(&app.state);
+    let text = agent_text(app.state());
     assert!(
         text.contains("permission outcome: selected allow-always"),
         "{text}"
     );
-    let lines = decisions(&app.state);
+    let lines = decisions(app.state());
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
         lines[0].0 && lines[0].1.starts_with("allowed by you"),
@@ -244,8 +244,8 @@ async fn plan_mode_rejects_an_edit_without_a_card() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Plan)).await;
     send(&mut app, "edit");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    assert!(app.state.approvals.is_empty(), "no card in Plan");
-    let text = agent_text(&app.state);
+    assert!(app.state().approvals.is_empty(), "no card in Plan");
+    let text = agent_text(app.state());
     assert!(
         text.contains("permission outcome: selected reject-once"),
         "{text}"
@@ -254,13 +254,13 @@ async fn plan_mode_rejects_an_edit_without_a_card() {
         text.contains("was not changed"),
         "the agent reports the edit not done: {text}"
     );
-    let lines = decisions(&app.state);
+    let lines = decisions(app.state());
     assert!(
         !lines[0].0 && lines[0].1.starts_with("blocked: plan mode"),
         "{lines:?}"
     );
     assert!(
-        infos(&app.state)
+        infos(app.state())
             .iter()
             .any(|l| l.starts_with("plan mode:")),
         "the plan instruction is visible"
@@ -277,8 +277,8 @@ async fn auto_mode_answers_allow_once() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Auto)).await;
     send(&mut app, "execute");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    assert!(app.state.approvals.is_empty());
-    let text = agent_text(&app.state);
+    assert!(app.state().approvals.is_empty());
+    let text = agent_text(app.state());
     assert!(
         text.contains("permission outcome: selected allow-once"),
         "{text}"
@@ -298,9 +298,9 @@ async fn esc_with_two_pending_cards_answers_both_cancelled() {
     send(&mut app, "two");
     pump_until(&mut app, "two cards", |s| s.approvals.len() == 2).await;
     key(&mut app, Action::Cancel);
-    assert!(app.state.approvals.is_empty());
+    assert!(app.state().approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    let text = agent_text(&app.state);
+    let text = agent_text(app.state());
     assert_eq!(
         text.matches("permission outcome: cancelled").count(),
         2,
@@ -322,7 +322,7 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
     send(&mut app, "edit");
     pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     key(&mut app, Action::Char('r'));
-    assert!(matches!(app.state.focus, Focus::Reason(_)));
+    assert!(matches!(app.state().focus, Focus::Reason(_)));
     key(
         &mut app,
         Action::Paste("use the existing parser instead".into()),
@@ -337,7 +337,7 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
             && !s.is_busy()
     })
     .await;
-    let text = agent_text(&app.state);
+    let text = agent_text(app.state());
     assert!(
         text.contains("permission outcome: selected reject-once"),
         "{text}"
@@ -346,7 +346,7 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
         text.contains("use the existing parser instead"),
         "the agent answered the reason: {text}"
     );
-    let lines = decisions(&app.state);
+    let lines = decisions(app.state());
     assert!(lines.iter().any(|(allowed, l)| !allowed && l.starts_with("denied by you: use the existing parser")), "{lines:?}");
     app.shutdown().await;
 }
@@ -358,17 +358,17 @@ async fn esc_cancels_a_slow_turn() {
     send(&mut app, "slow");
     pump_until(&mut app, "first chunk", |s| !agent_text(s).is_empty()).await;
     app.handle(Msg::Action(Action::Cancel));
-    assert!(app.state.turn.as_ref().is_some_and(|t| t.cancelling));
+    assert!(app.state().turn.as_ref().is_some_and(|t| t.cancelling));
     pump_until(&mut app, "cancelled turn", |s| !s.is_busy()).await;
     assert!(
-        infos(&app.state).contains(&"turn cancelled".to_string()),
+        infos(app.state()).contains(&"turn cancelled".to_string()),
         "{:?}",
-        infos(&app.state)
+        infos(app.state())
     );
     // The session still works afterwards.
     send(&mut app, "hi again");
     pump_until(&mut app, "second turn", |s| !s.is_busy()).await;
-    assert!(agent_text(&app.state).contains("hi again"));
+    assert!(agent_text(app.state()).contains("hi again"));
     app.shutdown().await;
 }
 
@@ -378,25 +378,28 @@ async fn crash_shows_status_and_stderr_then_r_restarts() {
     let mut app = started(dir.path(), &[]).await;
     send(&mut app, "crash");
     pump_until(&mut app, "agent exit", |s| s.connection == Connection::Down).await;
-    assert!(!app.state.is_busy(), "the turn ended with the agent");
-    let errs = errors(&app.state);
+    assert!(!app.state().is_busy(), "the turn ended with the agent");
+    let errs = errors(app.state());
     let (message, detail) = errs.last().expect("an error entry");
     assert!(message.contains("exit status 3"), "{message}");
     assert!(
         detail.iter().any(|l| l.contains("simulated crash")),
         "{detail:?}"
     );
-    let before = app.state.transcript.len();
+    let before = app.state().transcript.len();
     // `r` on an empty composer restarts the agent with a new session.
     app.handle(Msg::Action(Action::Char('r')));
     pump_until(&mut app, "new session", |s| {
         matches!(s.connection, Connection::Ready { .. })
     })
     .await;
-    assert!(app.state.transcript.len() >= before, "the transcript stays");
+    assert!(
+        app.state().transcript.len() >= before,
+        "the transcript stays"
+    );
     send(&mut app, "after restart");
     pump_until(&mut app, "turn after restart", |s| !s.is_busy()).await;
-    assert!(agent_text(&app.state).contains("after restart"));
+    assert!(agent_text(app.state()).contains("after restart"));
     app.shutdown().await;
 }
 
@@ -411,7 +414,7 @@ async fn another_protocol_version_is_a_clear_error() {
         s.connection == Connection::Down
     })
     .await;
-    let errs = errors(&app.state);
+    let errs = errors(app.state());
     let message = &errs.first().expect("an error").0;
     assert!(
         message.contains("version 0") && message.contains("version 1"),
@@ -641,10 +644,10 @@ async fn bypass_is_written_to_the_settings_and_honoured_by_the_next_warden() {
     assert_eq!(last_log(dir.path()).source, "bypass");
 
     let mut again = launched(dir.path(), &config).await;
-    assert!(again.state.agent_policy.bypass);
+    assert!(again.state().agent_policy.bypass);
     send(&mut again, "delete");
     pump_until(&mut again, "end of turn", |s| !s.is_busy()).await;
-    assert!(agent_text(&again.state).contains("permission outcome: selected allow-once"));
+    assert!(agent_text(again.state()).contains("permission outcome: selected allow-once"));
     let record = last_log(dir.path());
     assert_eq!(
         (record.source.as_str(), record.kind.as_str()),
@@ -662,14 +665,14 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     send(&mut app, "execute");
     pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     key(&mut app, Action::Char('p'));
-    let Focus::KeepRule(field) = &app.state.focus else {
-        panic!("keep-as-rule field: {:?}", app.state.focus)
+    let Focus::KeepRule(field) = &app.state().focus else {
+        panic!("keep-as-rule field: {:?}", app.state().focus)
     };
     assert_eq!(field.text(), "cargo test *", "the narrowest sensible rule");
     key(&mut app, Action::Submit);
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
-        agent_text(&app.state).contains("permission outcome: selected allow-once"),
+        agent_text(app.state()).contains("permission outcome: selected allow-once"),
         "the kept rule allowed this request"
     );
     app.shutdown().await;
@@ -686,11 +689,11 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     let mut again = launched(dir.path(), &config).await;
     send(&mut again, "execute");
     pump_until(&mut again, "end of turn", |s| !s.is_busy()).await;
-    assert!(again.state.approvals.is_empty());
+    assert!(again.state().approvals.is_empty());
     assert_eq!(last_log(dir.path()).source, "rule");
     // Revoke it on the review screen: the card comes back.
     key(&mut again, Action::Grants);
-    let items = again.state.grant_items();
+    let items = again.state().grant_items();
     let at = items
         .iter()
         .position(|i| matches!(i, warden::state::GrantItem::Rule(_)))
@@ -700,7 +703,7 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     }
     key(&mut again, Action::Char('d'));
     key(&mut again, Action::Char('y'));
-    assert!(again.state.rules.is_empty());
+    assert!(again.state().rules.is_empty());
     key(&mut again, Action::Cancel);
     assert!(
         !std::fs::read_to_string(&config)
@@ -713,10 +716,10 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     })
     .await;
     assert_eq!(
-        again.state.approvals.len(),
+        again.state().approvals.len(),
         1,
         "{:?}",
-        decisions(&again.state)
+        decisions(again.state())
     );
     again.shutdown().await;
 }
@@ -728,7 +731,7 @@ async fn a_malformed_settings_file_is_reported_and_never_written() {
     let bad = "[agents.demo]\ncommand = 3\n";
     std::fs::write(&config, bad).expect("seed");
     let mut app = launched(dir.path(), &config).await;
-    let errs = errors(&app.state);
+    let errs = errors(app.state());
     assert!(
         errs.iter().any(|(m, _)| m.contains("config.toml:2:11")),
         "{errs:?}"
@@ -738,11 +741,11 @@ async fn a_malformed_settings_file_is_reported_and_never_written() {
     key(&mut app, Action::Char('b'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
-        agent_text(&app.state).contains("permission outcome: selected allow-once"),
+        agent_text(app.state()).contains("permission outcome: selected allow-once"),
         "the choice still holds for this run"
     );
     assert!(
-        errors(&app.state)
+        errors(app.state())
             .iter()
             .any(|(m, _)| m.starts_with("settings not written"))
     );
@@ -779,16 +782,16 @@ async fn client_read_honours_line_and_limit_and_the_roots() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "fs-read");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    let text = agent_text(&app.state);
+    let text = agent_text(app.state());
     assert!(text.contains("read ok: 2 lines"), "{text}");
     assert!(
         text.contains("two\nthree\n") && !text.contains("four"),
         "{text}"
     );
-    assert!(app.state.approvals.is_empty(), "reads need no card");
+    assert!(app.state().approvals.is_empty(), "reads need no card");
     send(&mut app, "fs-escape");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    let text = agent_text(&app.state);
+    let text = agent_text(app.state());
     assert!(
         text.contains("read failed") && text.contains("outside the allowed roots"),
         "{text}"
@@ -808,11 +811,11 @@ async fn client_write_after_an_allowed_edit_needs_no_second_card() {
     })
     .await;
     assert!(
-        app.state.approvals.is_empty(),
+        app.state().approvals.is_empty(),
         "no second card: {:?}",
-        tool_titles(&app.state)
+        tool_titles(app.state())
     );
-    let text = agent_text(&app.state);
+    let text = agent_text(app.state());
     assert!(text.contains("write ok"), "{text}");
     let written = std::fs::read_to_string(dir.path().join("hello.txt")).expect("written");
     assert_eq!(written, "hello from warden-demo\n");
@@ -831,7 +834,7 @@ async fn client_write_with_no_request_gets_a_card_then_lands_on_disk() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "fs-write-direct");
     pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
-    let card = &app.state.approvals[0];
+    let card = &app.state().approvals[0];
     assert!(card.request.client && card.view.kind == warden::model::ToolKind::Edit);
     assert!(
         card.request
@@ -848,14 +851,14 @@ async fn client_write_with_no_request_gets_a_card_then_lands_on_disk() {
     );
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    assert!(agent_text(&app.state).contains("write ok"));
+    assert!(agent_text(app.state()).contains("write ok"));
     assert!(dir.path().join("direct.txt").exists());
     assert!(
-        tool_titles(&app.state)
+        tool_titles(app.state())
             .iter()
             .any(|(t, s)| t.starts_with("Write ") && *s == ToolState::Completed),
         "{:?}",
-        tool_titles(&app.state)
+        tool_titles(app.state())
     );
     app.shutdown().await;
 }
@@ -866,8 +869,8 @@ async fn client_write_in_plan_is_refused_and_the_agent_reports_it() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Plan)).await;
     send(&mut app, "fs-write-direct");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    assert!(app.state.approvals.is_empty());
-    let text = agent_text(&app.state);
+    assert!(app.state().approvals.is_empty());
+    let text = agent_text(app.state());
     assert!(
         text.contains("write failed") && text.contains("refused"),
         "{text}"
@@ -882,12 +885,12 @@ async fn client_terminals_print_honour_limits_and_are_released() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Auto)).await;
     send(&mut app, "term");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    let text = agent_text(&app.state);
+    let text = agent_text(app.state());
     assert!(text.contains("terminal exited: code 0"), "{text}");
     assert!(text.contains("green") && text.contains("done"), "{text}");
     assert!(text.contains("released"), "{text}");
     let view = app
-        .state
+        .state()
         .terminals
         .values()
         .next()
@@ -902,17 +905,17 @@ async fn client_terminals_print_honour_limits_and_are_released() {
     send(&mut app, "term-args");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
-        agent_text(&app.state).contains(r#"a b-c\n"#),
+        agent_text(app.state()).contains(r#"a b-c\n"#),
         "{}",
-        agent_text(&app.state)
+        agent_text(app.state())
     );
 
     send(&mut app, "term-limit");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
-        agent_text(&app.state).contains("truncated: true, bytes: 100"),
+        agent_text(app.state()).contains("truncated: true, bytes: 100"),
         "{}",
-        agent_text(&app.state)
+        agent_text(app.state())
     );
     app.shutdown().await;
 }
@@ -970,7 +973,7 @@ async fn three_queued_cards_reviewed_by_keyboard() {
     .await;
     send(&mut app, "three");
     pump_until(&mut app, "three cards", |s| s.approvals.len() == 3).await;
-    let titles: Vec<String> = app.state.approvals.iter().map(|a| a.title()).collect();
+    let titles: Vec<String> = app.state().approvals.iter().map(|a| a.title()).collect();
     assert_eq!(
         titles,
         [
@@ -984,9 +987,9 @@ async fn three_queued_cards_reviewed_by_keyboard() {
     key(&mut app, Action::Char('n'));
     key(&mut app, Action::Char('A'));
     key(&mut app, Action::Char('y'));
-    assert!(app.state.approvals.is_empty());
+    assert!(app.state().approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    let text = agent_text(&app.state);
+    let text = agent_text(app.state());
     let outcomes: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("permission outcome"))
@@ -1019,7 +1022,7 @@ async fn a_recorded_chat_reopens_with_its_transcript_and_continues_the_same_sess
         recorded_options(dir.path()),
     ))
     .await;
-    let session = first.state.session_id().expect("open").to_string();
+    let session = first.state().session_id().expect("open").to_string();
     send(&mut first, "hello from the first run");
     pump_until(&mut first, "end of turn", |s| !s.is_busy()).await;
     first.shutdown().await;
@@ -1037,12 +1040,12 @@ async fn a_recorded_chat_reopens_with_its_transcript_and_continues_the_same_sess
     options.resume = Some(warden::app::ResumeChat::from_loaded(&chat));
     let mut again = ready(App::with_options(demo_command(dir.path(), &[]), options)).await;
     assert_eq!(
-        again.state.session_id(),
+        again.state().session_id(),
         Some(session.as_str()),
         "the same session"
     );
     let users: Vec<String> = again
-        .state
+        .state()
         .transcript
         .entries()
         .iter()
@@ -1057,13 +1060,13 @@ async fn a_recorded_chat_reopens_with_its_transcript_and_continues_the_same_sess
         "replayed by session/load"
     );
     assert!(
-        infos(&again.state)
+        infos(again.state())
             .iter()
             .any(|l| l.starts_with("reopened"))
     );
     send(&mut again, "and the second");
     pump_until(&mut again, "end of turn", |s| !s.is_busy()).await;
-    assert!(agent_text(&again.state).contains("and the second"));
+    assert!(agent_text(again.state()).contains("and the second"));
     again.shutdown().await;
     let chat = store.load(&chats[0].chat_id).expect("loads");
     assert!(
@@ -1094,13 +1097,13 @@ async fn a_chat_the_agent_cannot_continue_shows_the_saved_transcript_and_a_new_s
     options.resume = Some(warden::app::ResumeChat::from_loaded(&chat));
     let mut again = ready(App::with_options(demo_command(dir.path(), &[]), options)).await;
     assert_ne!(
-        again.state.session_id(),
+        again.state().session_id(),
         Some(chat.session_id.as_str()),
         "a new session"
     );
     assert!(
         again
-            .state
+            .state()
             .transcript
             .entries()
             .iter()
@@ -1108,7 +1111,7 @@ async fn a_chat_the_agent_cannot_continue_shows_the_saved_transcript_and_a_new_s
         "saved transcript shown"
     );
     assert!(
-        infos(&again.state)
+        infos(again.state())
             .iter()
             .any(|l| l.contains("could not continue this chat"))
     );

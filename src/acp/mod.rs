@@ -101,11 +101,29 @@ impl Drop for PermissionResponder {
     }
 }
 
+/// Names the chat a session is opened for (the runtime's chat id), so that
+/// the answer finds its chat before the session id is known.
+pub type SessionTag = u64;
+
+/// A session the agent keeps, from `session/list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedSession {
+    pub session_id: String,
+    pub cwd: PathBuf,
+    pub title: Option<String>,
+    /// ISO 8601, as the agent sent it.
+    pub updated_at: Option<String>,
+}
+
 /// Something the agent did, for the runtime.
 #[derive(Debug)]
 pub enum AgentEvent {
-    /// Initialised and a session is open.
-    SessionStarted(SessionInfo),
+    /// Initialised: what the agent can do with past sessions.
+    Initialized(AgentAbilities),
+    /// A session asked for with [`AgentHandle::open_session`] is open.
+    SessionStarted { tag: SessionTag, info: SessionInfo },
+    /// Opening that session failed (the agent still runs).
+    SessionFailed { tag: SessionTag, message: String },
     /// A `session/update` notification.
     Update {
         session_id: String,
@@ -121,9 +139,14 @@ pub enum AgentEvent {
         call: ClientCall,
         responder: ClientResponder,
     },
-    /// The agent answered `session/prompt`.
-    PromptDone(Result<StopReason, String>),
-    /// Initialising or opening the session failed.
+    /// The agent answered `session/prompt` of this session.
+    PromptDone {
+        session_id: String,
+        result: Result<StopReason, String>,
+    },
+    /// The agent's answer to `session/list`.
+    Sessions(Result<Vec<ListedSession>, String>),
+    /// Initialising failed: no session can open on this connection.
     ConnectFailed(String),
     /// The agent process ended (or the connection broke).
     Exited {
@@ -132,9 +155,25 @@ pub enum AgentEvent {
     },
 }
 
+/// What the agent advertised about past sessions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentAbilities {
+    pub load_session: bool,
+    pub resume_session: bool,
+    pub list_sessions: bool,
+}
+
 /// Commands queued for the connection task.
 #[derive(Debug)]
 enum Command {
+    OpenSession {
+        tag: SessionTag,
+        cwd: PathBuf,
+        resume: Option<String>,
+    },
+    ListSessions {
+        cwd: PathBuf,
+    },
     Prompt {
         session_id: String,
         text: String,
@@ -161,6 +200,25 @@ pub struct AgentHandle {
 }
 
 impl AgentHandle {
+    /// Open a session in `cwd` for the chat `tag`: `session/load` or
+    /// `session/resume` of `resume` when the agent offers them, else
+    /// `session/new`. The answer arrives as [`AgentEvent::SessionStarted`]
+    /// (or [`AgentEvent::SessionFailed`]) with the same tag.
+    pub fn open_session(&self, tag: SessionTag, cwd: &std::path::Path, resume: Option<String>) {
+        self.send(Command::OpenSession {
+            tag,
+            cwd: cwd.to_path_buf(),
+            resume,
+        });
+    }
+
+    /// Send `session/list` for `cwd`; the answer arrives as [`AgentEvent::Sessions`].
+    pub fn list_sessions(&self, cwd: &std::path::Path) {
+        self.send(Command::ListSessions {
+            cwd: cwd.to_path_buf(),
+        });
+    }
+
     /// Send `session/prompt`; the answer arrives as [`AgentEvent::PromptDone`].
     pub fn prompt(&self, session_id: &str, text: &str) {
         self.send(Command::Prompt {
@@ -212,12 +270,13 @@ impl AgentHandle {
     }
 }
 
-/// Start the agent and connect to it. Events arrive on `events`; a failure
-/// to spawn is returned at once (the command does not exist, ...).
+/// Start the agent and connect to it: it is initialised at once, and
+/// sessions open as [`AgentHandle::open_session`] asks. Events arrive on
+/// `events`; a failure to spawn is returned at once (the command does not
+/// exist, ...).
 pub fn spawn(
     command: &AgentCommand,
     caps: ClientCaps,
-    resume: Option<String>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) -> Result<AgentHandle, LaunchError> {
     let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
@@ -225,8 +284,7 @@ pub fn spawn(
         AgentProcess::spawn(command, stderr_tail.clone(), events.clone())?;
     let (tx, rx) = mpsc::unbounded_channel();
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
-    let cwd = command.cwd.clone();
-    tokio::spawn(run_connection(transport, cwd, caps, resume, rx, events));
+    tokio::spawn(run_connection(transport, caps, rx, events));
     Ok(AgentHandle {
         commands: tx,
         process,
@@ -235,9 +293,7 @@ pub fn spawn(
 
 async fn run_connection<W, R>(
     transport: ByteStreams<W, R>,
-    cwd: PathBuf,
     caps: ClientCaps,
-    resume: Option<String>,
     commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) where
@@ -343,7 +399,7 @@ async fn run_connection<W, R>(
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-            serve(cx, cwd, caps, resume, commands, main_events).await;
+            serve(cx, caps, commands, main_events).await;
             Ok(())
         })
         .await;
@@ -352,39 +408,69 @@ async fn run_connection<W, R>(
     }
 }
 
-/// Initialise, open the session, then send queued commands until the queue closes.
+/// Initialise, then send queued commands until the queue closes.
 async fn serve(
     cx: ConnectionTo<Agent>,
-    cwd: PathBuf,
     caps: ClientCaps,
-    resume: Option<String>,
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) {
-    let info = match start_session(&cx, cwd, caps, resume).await {
-        Ok(info) => info,
+    let abilities = match initialize(&cx, caps).await {
+        Ok(abilities) => abilities,
         Err(message) => {
             let _ = events.send(AgentEvent::ConnectFailed(message));
             return;
         }
     };
-    let _ = events.send(AgentEvent::SessionStarted(info));
+    let _ = events.send(AgentEvent::Initialized(abilities));
     while let Some(command) = commands.recv().await {
         match command {
+            Command::OpenSession { tag, cwd, resume } => {
+                let cx = cx.clone();
+                let events = events.clone();
+                tokio::spawn(async move {
+                    let event = match open_session(&cx, abilities, cwd, resume).await {
+                        Ok(info) => AgentEvent::SessionStarted { tag, info },
+                        Err(message) => AgentEvent::SessionFailed { tag, message },
+                    };
+                    let _ = events.send(event);
+                });
+            }
+            Command::ListSessions { cwd } => {
+                let cx = cx.clone();
+                let events = events.clone();
+                tokio::spawn(async move {
+                    let request = acp::ListSessionsRequest::new().cwd(cwd);
+                    let listed = match cx.send_request(request).block_task().await {
+                        Ok(response) => Ok(response
+                            .sessions
+                            .into_iter()
+                            .map(|s| ListedSession {
+                                session_id: s.session_id.to_string(),
+                                cwd: s.cwd,
+                                title: s.title,
+                                updated_at: s.updated_at,
+                            })
+                            .collect()),
+                        Err(err) => Err(err.to_string()),
+                    };
+                    let _ = events.send(AgentEvent::Sessions(listed));
+                });
+            }
             Command::Prompt { session_id, text } => {
                 let request = acp::PromptRequest::new(
-                    acp::SessionId::new(session_id),
+                    acp::SessionId::new(session_id.clone()),
                     vec![acp::ContentBlock::Text(acp::TextContent::new(text))],
                 );
                 let cx = cx.clone();
                 let events = events.clone();
                 tokio::spawn(async move {
                     let result = cx.send_request(request).block_task().await;
-                    let done = match result {
+                    let result = match result {
                         Ok(response) => Ok(convert::stop_reason(&response.stop_reason)),
                         Err(err) => Err(err.to_string()),
                     };
-                    let _ = events.send(AgentEvent::PromptDone(done));
+                    let _ = events.send(AgentEvent::PromptDone { session_id, result });
                 });
             }
             Command::Cancel { session_id } => {
@@ -429,12 +515,8 @@ async fn serve(
     }
 }
 
-async fn start_session(
-    cx: &ConnectionTo<Agent>,
-    cwd: PathBuf,
-    caps: ClientCaps,
-    resume: Option<String>,
-) -> Result<SessionInfo, String> {
+/// `initialize`: warden's capabilities out, the agent's abilities back.
+async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentAbilities, String> {
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new()
             .read_text_file(caps.read_text_file)
@@ -454,8 +536,22 @@ async fn start_session(
     if response.protocol_version != ProtocolVersion::V1 {
         return Err(version_mismatch(&response.protocol_version.to_string()));
     }
+    let agent = &response.agent_capabilities;
+    Ok(AgentAbilities {
+        load_session: agent.load_session,
+        resume_session: agent.session_capabilities.resume.is_some(),
+        list_sessions: agent.session_capabilities.list.is_some(),
+    })
+}
+
+/// Open a session: load or resume `resume` when the agent can, else a new one.
+async fn open_session(
+    cx: &ConnectionTo<Agent>,
+    agent: AgentAbilities,
+    cwd: PathBuf,
+    resume: Option<String>,
+) -> Result<SessionInfo, String> {
     if let Some(id) = resume {
-        let agent = &response.agent_capabilities;
         if agent.load_session {
             // The replayed updates arrive as notifications before this answer.
             let request =
@@ -470,7 +566,7 @@ async fn start_session(
                 }
                 Err(err) => tracing::warn!("session/load failed, opening a new session: {err}"),
             }
-        } else if agent.session_capabilities.resume.is_some() {
+        } else if agent.resume_session {
             let request =
                 acp::ResumeSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone());
             match cx.send_request(request).block_task().await {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::App;
+use super::chat::Chat;
 use crate::acp::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
 use crate::client::fs::{self, FsError};
 use crate::client::terminal::{
@@ -62,7 +62,7 @@ fn tool_id(id: RequestId) -> String {
     format!("warden-{id}")
 }
 
-impl App {
+impl Chat {
     pub(super) fn on_client_call(&mut self, call: ClientCall, responder: ClientResponder) {
         match &call {
             ClientCall::ReadTextFile { path, .. } | ClientCall::WriteTextFile { path, .. } => {
@@ -173,7 +173,7 @@ impl App {
         self.next_request += 1;
         self.client_pending.insert(id, (call, responder, real));
         let request = PermissionRequest {
-            session_id: self.session_id().unwrap_or_default().to_string(),
+            session_id: self.session.clone().unwrap_or_default(),
             tool_call_id: tool_id(id),
             fields,
             options: vec![
@@ -190,7 +190,7 @@ impl App {
             ],
             client: true,
         };
-        self.handle(Msg::PermissionRequested { id, request });
+        self.out.push(Msg::PermissionRequested { id, request });
     }
 
     /// The gate decided: do it (or refuse) and answer the agent.
@@ -246,7 +246,7 @@ impl App {
                 match self.terminals.create(spec) {
                     Ok(terminal_id) => {
                         self.terminal_tools.insert(terminal_id.clone(), tool_id(id));
-                        self.handle(Msg::TerminalOutput {
+                        self.out.push(Msg::TerminalOutput {
                             id: terminal_id.clone(),
                             view: TerminalView::default(),
                         });
@@ -294,7 +294,7 @@ impl App {
             content,
             ..ToolCallFields::default()
         };
-        self.handle(Msg::Update(SessionUpdate::ToolCallUpdate {
+        self.out.push(Msg::Update(SessionUpdate::ToolCallUpdate {
             id: tool_id(id),
             fields,
         }));
@@ -312,7 +312,7 @@ impl App {
             truncated,
             exit: exit.as_ref().map(describe_exit),
         };
-        self.handle(Msg::TerminalOutput {
+        self.out.push(Msg::TerminalOutput {
             id: id.clone(),
             view,
         });
@@ -329,7 +329,7 @@ impl App {
                 ..ToolCallFields::default()
             };
             let tool = tool.clone();
-            self.handle(Msg::Update(SessionUpdate::ToolCallUpdate {
+            self.out.push(Msg::Update(SessionUpdate::ToolCallUpdate {
                 id: tool,
                 fields,
             }));

@@ -4,6 +4,7 @@
 //! per frame interval, only when something changed.
 
 mod calls;
+mod chat;
 mod record;
 
 pub use record::ResumeChat;
@@ -18,19 +19,23 @@ use tokio::time::Instant;
 use std::path::PathBuf;
 
 use crate::acp::{
-    self, AgentCommand, AgentEvent, AgentHandle, ClientCall, ClientCaps, ClientError,
-    ClientResponder, LaunchError, PermissionResponder,
+    self, AgentAbilities, AgentCommand, AgentEvent, AgentHandle, ClientCaps, ClientError,
+    LaunchError,
 };
-use crate::client::fs::Roots;
-use crate::client::terminal::{TerminalEvent, Terminals};
+use crate::client::terminal::TerminalEvent;
 use crate::decision_log;
 use crate::model::PermissionOutcome;
-use crate::policy::{AgentPolicy, Mode, Rule};
+use crate::policy::{Mode, Rule};
+use crate::sanitize::one_line;
 use crate::settings::{self, Edit};
-use crate::state::{Action, AppState, Connection, Effect, Msg, OnAsk, RequestId, SettingsEdit};
+use crate::state::{
+    Action, AppState, ChatId, Connection, Effect, Msg, OnAsk, SettingsEdit, Workspace, WsEffect,
+    WsMsg,
+};
 use crate::tui::keymap::{self, Input};
 use crate::ui::{self, View};
 use calls::CLIENT_ALLOW;
+use chat::Chat;
 
 /// Shortest time between two frames: bursts of updates share one frame.
 pub const FRAME: Duration = Duration::from_millis(16);
@@ -91,112 +96,195 @@ pub struct SettingsLink {
     pub bypassed: Vec<String>,
 }
 
-/// Something that happened outside the state: the agent, or a terminal.
+/// Something that happened outside the state: an agent, or a terminal.
 #[derive(Debug)]
 #[allow(
     clippy::large_enum_variant,
     reason = "a short-lived value, moved once from a channel to its handler"
 )]
 pub enum Incoming {
-    /// From the agent connection.
-    Agent(AgentEvent),
-    /// A terminal's output or exit.
-    Terminal(TerminalEvent),
+    /// From an agent connection (by the spawn key of its process).
+    Agent(u64, AgentEvent),
+    /// A chat's terminal output or exit.
+    Terminal(ChatId, TerminalEvent),
 }
 
-/// The running application: state plus the IO it needs.
+/// An agent a new chat can run: its command (the cwd is the first chat's)
+/// and its chat options from the settings.
+#[derive(Debug, Clone)]
+pub struct AgentChoice {
+    pub command: AgentCommand,
+    pub options: ChatOptions,
+}
+
+/// A running agent process, shared by the chats of its agent.
+struct AgentSlot {
+    /// Tells its events from those of an earlier process of the same agent.
+    key: u64,
+    handle: AgentHandle,
+    /// Known once it is initialised.
+    abilities: Option<AgentAbilities>,
+    /// A `session/list` to send once it is initialised.
+    list_for: Option<PathBuf>,
+}
+
+/// The running application: every chat's state (the workspace) plus the IO
+/// each needs, and the agent processes they share (one per agent name).
 pub struct App {
-    /// The pure state (public so that tests can look at it).
-    pub state: AppState,
-    command: AgentCommand,
-    decision_log: Option<PathBuf>,
-    notify: Notify,
-    settings: SettingsLink,
-    agent: Option<AgentHandle>,
-    events: mpsc::UnboundedReceiver<AgentEvent>,
-    responders: HashMap<RequestId, PermissionResponder>,
-    /// File and terminal calls waiting for the gate, by request id.
-    client_pending: HashMap<RequestId, (ClientCall, ClientResponder, PathBuf)>,
-    caps: ClientCaps,
-    roots: Roots,
-    terminals: Terminals,
-    terminal_events: mpsc::UnboundedReceiver<TerminalEvent>,
-    /// Terminal id -> the transcript tool call that shows it.
-    terminal_tools: HashMap<String, String>,
-    chat_store: Option<crate::chats::ChatStore>,
-    record: record::Record,
-    resume: Option<ResumeChat>,
-    /// The session being loaded: its replayed updates arrive before it is open.
-    loading_session: Option<String>,
-    next_request: RequestId,
+    /// The pure state of every chat (public so that tests can look at it).
+    pub ws: Workspace,
+    chats: HashMap<ChatId, Chat>,
+    agents: HashMap<String, AgentSlot>,
+    next_key: u64,
+    events_tx: mpsc::UnboundedSender<(u64, AgentEvent)>,
+    events: mpsc::UnboundedReceiver<(u64, AgentEvent)>,
+    terminal_tx: mpsc::UnboundedSender<(ChatId, TerminalEvent)>,
+    terminal_events: mpsc::UnboundedReceiver<(ChatId, TerminalEvent)>,
+    /// What new chats can run, by agent name.
+    choices: Vec<AgentChoice>,
+    /// Closed chats whose render caches the TUI should drop.
+    closed: Vec<ChatId>,
     quit: bool,
 }
 
 impl App {
-    /// An app for `command` with default options; the agent is not started yet.
+    /// An app with one chat for `command` and default options; the agent is
+    /// not started yet.
     pub fn new(command: AgentCommand) -> Self {
         App::with_options(command, ChatOptions::default())
     }
 
-    /// An app for `command`; the agent is not started yet.
+    /// An app with one chat for `command`; the agent is not started yet.
+    /// New chats can run the same agent (see [`App::set_choices`] for more).
     pub fn with_options(command: AgentCommand, options: ChatOptions) -> Self {
-        let cwd = display_path(&command.cwd);
-        let mut state = AppState::new(command.name.clone(), cwd);
-        state.mode = options.mode;
-        state.agent_policy = AgentPolicy {
-            name: command.name.clone(),
-            bypass: options.bypass,
-        };
-        state.agent_plan_mode = options.agent_plan_mode;
-        state.rules = options.rules;
-        state.home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
-        state.cwd_path = command.cwd.clone();
-        state.headless = options.headless;
-        state.chat_id = uuid::Uuid::new_v4().to_string();
-        state.settings_agent = options.settings.agent_block.clone();
-        state.bypassed_agents = options.settings.bypassed.clone();
-        let (_, events) = mpsc::unbounded_channel();
+        let (events_tx, events) = mpsc::unbounded_channel();
         let (terminal_tx, terminal_events) = mpsc::unbounded_channel();
-        let roots = Roots::new(&command.cwd, &options.extra_roots);
-        App {
-            client_pending: HashMap::new(),
-            caps: options.caps,
-            roots,
-            terminals: Terminals::new(terminal_tx),
-            terminal_events,
-            terminal_tools: HashMap::new(),
-            chat_store: options.chats_dir.clone().map(crate::chats::ChatStore::new),
-            record: record::Record::default(),
-            resume: options.resume.clone(),
-            loading_session: None,
-            state,
-            decision_log: options.decision_log,
-            notify: options.notify,
-            settings: options.settings,
-            command,
-            agent: None,
+        let first = AgentChoice {
+            command: command.clone(),
+            options: ChatOptions {
+                resume: None,
+                ..options.clone()
+            },
+        };
+        let mut app = App {
+            ws: Workspace::new(vec![command.name.clone()]),
+            chats: HashMap::new(),
+            agents: HashMap::new(),
+            next_key: 0,
+            events_tx,
             events,
-            responders: HashMap::new(),
-            next_request: 0,
+            terminal_tx,
+            terminal_events,
+            choices: vec![first],
+            closed: Vec::new(),
             quit: false,
-        }
+        };
+        app.add_chat(command, options);
+        app
     }
 
-    /// Spawn the agent (a fresh event channel drops anything an earlier
-    /// agent still had in flight).
+    /// The agents new chats can run (the first chat's agent stays first).
+    pub fn set_choices(&mut self, choices: Vec<AgentChoice>) {
+        for choice in choices {
+            if !self
+                .choices
+                .iter()
+                .any(|c| c.command.name == choice.command.name)
+            {
+                self.choices.push(choice);
+            }
+        }
+        self.ws.agents = self
+            .choices
+            .iter()
+            .map(|c| c.command.name.clone())
+            .collect();
+    }
+
+    fn add_chat(&mut self, command: AgentCommand, options: ChatOptions) -> ChatId {
+        let id = self.ws.next_chat_id();
+        let (chat, state) = Chat::new(id, command, options, &self.terminal_tx);
+        self.chats.insert(id, chat);
+        self.ws.add_chat(state)
+    }
+
+    /// The chat on screen.
+    pub fn state(&self) -> &AppState {
+        &self.ws.chats[self.ws.active].state
+    }
+
+    /// The chat on screen, to change.
+    pub fn state_mut(&mut self) -> &mut AppState {
+        &mut self.ws.chats[self.ws.active].state
+    }
+
+    /// Start the agent of every chat not connected yet and open their
+    /// sessions (a command that does not exist is an error at once).
     pub fn start_agent(&mut self) -> Result<(), LaunchError> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.events = rx;
-        let resume = self.resume.as_ref().map(|r| r.session_id.clone());
-        self.loading_session.clone_from(&resume);
-        let handle = acp::spawn(&self.command, self.caps, resume, tx)?;
-        self.agent = Some(handle);
+        let waiting: Vec<ChatId> = self
+            .ws
+            .chats
+            .iter()
+            .map(|c| c.id)
+            .filter(|id| self.chats.get(id).is_some_and(|c| c.agent_key.is_none()))
+            .collect();
+        for id in waiting {
+            self.connect(id)?;
+        }
         Ok(())
     }
 
-    /// The running agent's process id (its process group id too).
+    /// Open the chat's session on its agent, spawning the agent if no
+    /// process of it runs.
+    fn connect(&mut self, id: ChatId) -> Result<(), LaunchError> {
+        let Some(chat) = self.chats.get_mut(&id) else {
+            return Ok(());
+        };
+        let name = chat.command.name.clone();
+        if !self.agents.contains_key(&name) {
+            let key = self.next_key;
+            self.next_key += 1;
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            let shared = self.events_tx.clone();
+            tokio::spawn(async move {
+                while let Some(event) = rx.recv().await {
+                    if shared.send((key, event)).is_err() {
+                        break;
+                    }
+                }
+            });
+            let handle = acp::spawn(&chat.command, chat.caps, tx)?;
+            self.agents.insert(
+                name.clone(),
+                AgentSlot {
+                    key,
+                    handle,
+                    abilities: None,
+                    list_for: None,
+                },
+            );
+        }
+        let Some(slot) = self.agents.get(&name) else {
+            return Ok(());
+        };
+        let resume = chat.resume.as_ref().map(|r| r.session_id.clone());
+        chat.loading.clone_from(&resume);
+        chat.agent_key = Some(slot.key);
+        slot.handle.open_session(id, &chat.command.cwd, resume);
+        Ok(())
+    }
+
+    /// The process id of the agent of the chat on screen (its process group id too).
     pub fn agent_pid(&self) -> Option<u32> {
-        self.agent.as_ref().and_then(AgentHandle::pid)
+        let chat = self.chats.get(&self.ws.active_id()?)?;
+        self.agents
+            .get(&chat.command.name)
+            .and_then(|slot| slot.handle.pid())
+    }
+
+    /// How many agent processes run.
+    pub fn agent_count(&self) -> usize {
+        self.agents.len()
     }
 
     /// Whether the user asked to leave.
@@ -204,142 +292,316 @@ impl App {
         self.quit
     }
 
-    /// Apply a message to the state and run the effects.
+    /// Closed chats since the last call (the TUI drops their caches).
+    pub fn take_closed(&mut self) -> Vec<ChatId> {
+        std::mem::take(&mut self.closed)
+    }
+
+    /// Apply a message: a key goes to the workspace (and from there to the
+    /// chat on screen); anything else to the chat on screen.
     pub fn handle(&mut self, msg: Msg) {
-        let effects = self.state.update(msg);
+        match msg {
+            Msg::Action(action) => self.apply(WsMsg::Action(action)),
+            other => {
+                if let Some(id) = self.ws.active_id() {
+                    self.apply(WsMsg::Chat(id, other));
+                }
+            }
+        }
+    }
+
+    /// Give one chat a message.
+    fn send_chat(&mut self, id: ChatId, msg: Msg) {
+        self.apply(WsMsg::Chat(id, msg));
+    }
+
+    /// Update the workspace, run the effects, then apply what the effects
+    /// queued for the chats, until nothing is left.
+    fn apply(&mut self, msg: WsMsg) {
+        let effects = self.ws.update(msg);
         for effect in effects {
             self.run(effect);
         }
-        self.flush_record();
+        self.drain_outboxes();
+        self.flush_records();
+    }
+
+    fn drain_outboxes(&mut self) {
+        loop {
+            let next = self
+                .chats
+                .iter_mut()
+                .find_map(|(id, chat)| (!chat.out.is_empty()).then(|| (*id, chat.out.remove(0))));
+            let Some((id, msg)) = next else { break };
+            let effects = self.ws.update(WsMsg::Chat(id, msg));
+            for effect in effects {
+                self.run(effect);
+            }
+        }
+    }
+
+    fn flush_records(&mut self) {
+        for slot in &mut self.ws.chats {
+            if let Some(chat) = self.chats.get_mut(&slot.id) {
+                chat.flush_record(&mut slot.state);
+            }
+        }
     }
 
     /// The next agent or terminal event, waiting if there is none yet.
     pub async fn next_agent_event(&mut self) -> Option<Incoming> {
         tokio::select! {
-            event = self.events.recv() => event.map(Incoming::Agent),
-            Some(event) = self.terminal_events.recv() => Some(Incoming::Terminal(event)),
+            event = self.events.recv() => event.map(|(key, e)| Incoming::Agent(key, e)),
+            Some((id, event)) = self.terminal_events.recv() => Some(Incoming::Terminal(id, event)),
         }
     }
 
     /// An event, if one is already queued.
     pub fn try_agent_event(&mut self) -> Option<Incoming> {
-        if let Ok(event) = self.terminal_events.try_recv() {
-            return Some(Incoming::Terminal(event));
+        if let Ok((id, event)) = self.terminal_events.try_recv() {
+            return Some(Incoming::Terminal(id, event));
         }
-        self.events.try_recv().ok().map(Incoming::Agent)
+        self.events
+            .try_recv()
+            .ok()
+            .map(|(key, e)| Incoming::Agent(key, e))
     }
 
-    /// Turn an event into state messages.
+    /// The chat whose session this is, on the agent process `key`.
+    fn chat_of(&self, key: u64, session_id: &str) -> Option<ChatId> {
+        self.chats
+            .iter()
+            .find(|(_, chat)| chat.owns(key, session_id))
+            .map(|(id, _)| *id)
+    }
+
+    /// The chats on the agent process `key`.
+    fn chats_on(&self, key: u64) -> Vec<ChatId> {
+        let mut ids: Vec<ChatId> = self
+            .chats
+            .iter()
+            .filter(|(_, chat)| chat.agent_key == Some(key))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The agent slot of process `key`.
+    fn slot_of(&mut self, key: u64) -> Option<(&String, &mut AgentSlot)> {
+        self.agents.iter_mut().find(|(_, slot)| slot.key == key)
+    }
+
+    /// Turn an event into state messages for the chat it belongs to.
     pub fn on_agent_event(&mut self, event: Incoming) {
-        let event = match event {
-            Incoming::Agent(event) => event,
-            Incoming::Terminal(event) => {
-                self.on_terminal_event(event);
+        let (key, event) = match event {
+            Incoming::Agent(key, event) => (key, event),
+            Incoming::Terminal(id, event) => {
+                if let Some(chat) = self.chats.get_mut(&id) {
+                    chat.on_terminal_event(event);
+                }
+                self.drain_outboxes();
+                self.flush_records();
                 return;
             }
         };
         match event {
-            AgentEvent::Client { call, responder } => {
-                if self.is_current_session(call.session_id()) {
-                    self.on_client_call(call, responder);
-                } else {
-                    responder.respond(Err(ClientError::InvalidParams(format!(
-                        "unknown session {}",
-                        call.session_id()
-                    ))));
+            AgentEvent::Initialized(abilities) => {
+                if let Some((_, slot)) = self.slot_of(key) {
+                    slot.abilities = Some(abilities);
+                    if let Some(cwd) = slot.list_for.take()
+                        && abilities.list_sessions
+                    {
+                        slot.handle.list_sessions(&cwd);
+                    }
                 }
             }
-            AgentEvent::SessionStarted(info) => {
-                self.loading_session = None;
-                self.on_session_record(&info);
-                self.handle(Msg::SessionStarted(info));
+            AgentEvent::Client { call, responder } => match self.chat_of(key, call.session_id()) {
+                Some(id) => {
+                    if let Some(chat) = self.chats.get_mut(&id) {
+                        chat.on_client_call(call, responder);
+                    }
+                    self.drain_outboxes();
+                    self.flush_records();
+                }
+                None => responder.respond(Err(ClientError::InvalidParams(format!(
+                    "unknown session {}",
+                    call.session_id()
+                )))),
+            },
+            AgentEvent::SessionStarted { tag, info } => {
+                let Some(chat) = self.chats.get_mut(&tag) else {
+                    return;
+                };
+                if chat.agent_key != Some(key) {
+                    return;
+                }
+                chat.loading = None;
+                chat.session = Some(info.session_id.clone());
+                if let Some(slot) = self.ws.chat_mut(tag) {
+                    chat.on_session_record(&mut slot.state, &info);
+                }
+                self.send_chat(tag, Msg::SessionStarted(info));
             }
-            AgentEvent::Update { session_id, update } => {
-                if self.is_current_session(&session_id) {
-                    self.handle(Msg::Update(update));
-                } else {
-                    tracing::debug!(%session_id, "update for another session ignored");
+            AgentEvent::SessionFailed { tag, message } => {
+                if let Some(chat) = self.chats.get_mut(&tag)
+                    && chat.agent_key == Some(key)
+                {
+                    chat.loading = None;
+                    self.send_chat(tag, Msg::ConnectFailed(message));
                 }
             }
+            AgentEvent::Update { session_id, update } => match self.chat_of(key, &session_id) {
+                Some(id) => self.send_chat(id, Msg::Update(update)),
+                None => tracing::debug!(%session_id, "update for an unknown session ignored"),
+            },
             AgentEvent::Permission { request, responder } => {
-                if !self.is_current_session(&request.session_id) {
+                let Some(id) = self.chat_of(key, &request.session_id) else {
                     tracing::warn!(session = %request.session_id, "permission request for an unknown session: cancelled");
                     responder.respond(PermissionOutcome::Cancelled);
                     return;
-                }
-                let id = self.next_request;
-                self.next_request += 1;
-                self.responders.insert(id, responder);
-                self.handle(Msg::PermissionRequested {
+                };
+                let Some(chat) = self.chats.get_mut(&id) else {
+                    return;
+                };
+                let request_id = chat.next_request;
+                chat.next_request += 1;
+                chat.responders.insert(request_id, responder);
+                self.send_chat(
                     id,
-                    request: *request,
-                });
+                    Msg::PermissionRequested {
+                        id: request_id,
+                        request: *request,
+                    },
+                );
             }
-            AgentEvent::PromptDone(Ok(reason)) => self.handle(Msg::TurnEnded(reason)),
-            AgentEvent::PromptDone(Err(message)) => {
-                if self.state.connection == Connection::Down {
-                    tracing::info!("prompt failed after the agent exited: {message}");
-                } else {
-                    self.handle(Msg::TurnFailed(message));
+            AgentEvent::PromptDone { session_id, result } => {
+                let Some(id) = self.chat_of(key, &session_id) else {
+                    return;
+                };
+                match result {
+                    Ok(reason) => self.send_chat(id, Msg::TurnEnded(reason)),
+                    Err(message) => {
+                        let down = self
+                            .ws
+                            .chat(id)
+                            .is_none_or(|c| c.state.connection == Connection::Down);
+                        if down {
+                            tracing::info!("prompt failed after the agent exited: {message}");
+                        } else {
+                            self.send_chat(id, Msg::TurnFailed(message));
+                        }
+                    }
                 }
             }
-            AgentEvent::ConnectFailed(message) => self.handle(Msg::ConnectFailed(message)),
+            AgentEvent::Sessions(listed) => {
+                let agent = self.slot_of(key).map(|(name, _)| name.clone());
+                match (listed, agent) {
+                    (Ok(listed), Some(agent)) => {
+                        let items = listed
+                            .into_iter()
+                            .map(|s| crate::chats::listed_summary(&agent, s))
+                            .collect();
+                        self.ws.add_to_picker(items);
+                    }
+                    (Err(err), _) => tracing::warn!("session/list failed: {err}"),
+                    _ => {}
+                }
+            }
+            AgentEvent::ConnectFailed(message) => {
+                // Initialising failed: no session of this process can open.
+                let name = self.slot_of(key).map(|(name, _)| name.clone());
+                if let Some(slot) = name.and_then(|n| self.agents.remove(&n)) {
+                    tokio::spawn(slot.handle.shutdown(Duration::from_millis(200)));
+                }
+                for id in self.chats_on(key) {
+                    if let Some(chat) = self.chats.get_mut(&id) {
+                        chat.detach();
+                    }
+                    self.send_chat(id, Msg::ConnectFailed(message.clone()));
+                }
+            }
             AgentEvent::Exited {
                 status,
                 stderr_tail,
             } => {
-                self.agent = None;
-                self.handle(Msg::AgentExited {
-                    status,
-                    stderr_tail,
-                });
+                let name = self.slot_of(key).map(|(name, _)| name.clone());
+                if let Some(name) = name {
+                    self.agents.remove(&name);
+                }
+                for id in self.chats_on(key) {
+                    if let Some(chat) = self.chats.get_mut(&id) {
+                        chat.detach();
+                    }
+                    self.send_chat(
+                        id,
+                        Msg::AgentExited {
+                            status: status.clone(),
+                            stderr_tail: stderr_tail.clone(),
+                        },
+                    );
+                }
             }
         }
     }
 
-    fn is_current_session(&self, session_id: &str) -> bool {
-        matches!(&self.state.connection, Connection::Ready { session_id: s } if s == session_id)
-            || self.loading_session.as_deref() == Some(session_id)
-    }
-
-    fn session_id(&self) -> Option<&str> {
-        match &self.state.connection {
-            Connection::Ready { session_id } => Some(session_id),
-            _ => None,
+    fn run(&mut self, effect: WsEffect) {
+        match effect {
+            WsEffect::Chat(id, effect) => self.run_chat(id, effect),
+            WsEffect::NewChat { agent } => self.new_chat(&agent),
+            WsEffect::Closed(id) => self.close_chat(id),
+            WsEffect::OpenPicker => self.open_picker(),
+            WsEffect::Reopen(summary) => self.reopen(&summary),
         }
     }
 
-    fn run(&mut self, effect: Effect) {
+    /// The agent process a chat's session lives on.
+    fn agent_of(&self, chat: &Chat) -> Option<&AgentHandle> {
+        let slot = self.agents.get(&chat.command.name)?;
+        (chat.agent_key == Some(slot.key)).then_some(&slot.handle)
+    }
+
+    fn run_chat(&mut self, id: ChatId, effect: Effect) {
+        let Some(chat) = self.chats.get(&id) else {
+            return;
+        };
         match effect {
-            Effect::SendPrompt(text) => match (self.session_id(), &self.agent) {
+            Effect::SendPrompt(text) => match (&chat.session, self.agent_of(chat)) {
                 (Some(session), Some(agent)) => agent.prompt(session, &text),
-                _ => self.handle(Msg::TurnFailed("the agent is not connected".into())),
+                _ => self.send_chat(id, Msg::TurnFailed("the agent is not connected".into())),
             },
             Effect::CancelTurn => {
-                if let (Some(session), Some(agent)) = (self.session_id(), &self.agent) {
+                if let (Some(session), Some(agent)) = (&chat.session, self.agent_of(chat)) {
                     agent.cancel(session);
                 }
                 // Cancelling the turn ends the commands the agent started.
-                self.terminals.kill_all();
+                if let Some(chat) = self.chats.get_mut(&id) {
+                    chat.terminals.kill_all();
+                }
             }
-            Effect::RespondPermission { id, outcome } => {
-                if let Some(responder) = self.responders.remove(&id) {
-                    tracing::info!(request = id, ?outcome, "permission answered");
+            Effect::RespondPermission {
+                id: request,
+                outcome,
+            } => {
+                let Some(chat) = self.chats.get_mut(&id) else {
+                    return;
+                };
+                if let Some(responder) = chat.responders.remove(&request) {
+                    tracing::info!(chat = id, request, ?outcome, "permission answered");
                     responder.respond(outcome);
-                } else if let Some((call, responder, path)) = self.client_pending.remove(&id) {
+                } else if let Some((call, responder, path)) = chat.client_pending.remove(&request) {
                     let allowed = outcome == PermissionOutcome::Selected(CLIENT_ALLOW.into());
-                    self.finish_client_call(id, call, responder, path, allowed);
+                    chat.finish_client_call(request, call, responder, path, allowed);
                 } else {
-                    tracing::warn!(request = id, "no responder for a permission answer");
+                    tracing::warn!(chat = id, request, "no responder for a permission answer");
                 }
             }
             Effect::RestartAgent => {
-                self.cancel_all_responders();
-                if let Some(old) = self.agent.take() {
-                    tokio::spawn(old.shutdown(Duration::from_millis(200)));
+                if let Some(chat) = self.chats.get_mut(&id) {
+                    chat.detach();
                 }
-                if let Err(err) = self.start_agent() {
-                    self.handle(Msg::ConnectFailed(err.to_string()));
+                if let Err(err) = self.connect(id) {
+                    self.send_chat(id, Msg::ConnectFailed(err.to_string()));
                 }
             }
             Effect::Quit => self.quit = true,
@@ -351,49 +613,169 @@ impl App {
                     tool_call = %record.tool_call_id,
                     "permission decision"
                 );
-                if let Some(path) = &self.decision_log
+                if let Some(path) = &chat.decision_log
                     && let Err(err) = decision_log::append(path, &record)
                 {
-                    self.state.error(
-                        format!(
-                            "could not append to the decision log {}: {err}",
-                            path.display()
-                        ),
-                        Vec::new(),
+                    let message = format!(
+                        "could not append to the decision log {}: {err}",
+                        path.display()
                     );
+                    if let Some(slot) = self.ws.chat_mut(id) {
+                        slot.state.error(message, Vec::new());
+                    }
                 }
             }
             Effect::Notify(text) => {
-                crate::tui::notify(&text, self.notify.bell, self.notify.desktop);
+                crate::tui::notify(&text, chat.notify.bell, chat.notify.desktop);
             }
             Effect::SetAgentMode {
                 mode_id,
                 config_option,
             } => {
-                if let (Some(session), Some(agent)) = (self.session_id(), &self.agent) {
+                if let (Some(session), Some(agent)) = (&chat.session, self.agent_of(chat)) {
                     match config_option {
                         Some(option) => agent.set_config_option(session, &option, &mode_id),
                         None => agent.set_mode(session, &mode_id),
                     }
                 }
             }
-            Effect::EditSettings(edit) => self.edit_settings(edit),
+            Effect::EditSettings(edit) => self.edit_settings(id, edit),
         }
     }
 
-    /// Carry out a settings edit and tell the state what the file now says.
-    fn edit_settings(&mut self, edit: SettingsEdit) {
-        let Some(path) = self.settings.path.clone() else {
-            self.handle(Msg::SettingsWriteFailed(
-                "there is no settings path on this system".into(),
+    /// A new chat with `agent`, in the directory of the chat on screen.
+    fn new_chat(&mut self, agent: &str) {
+        let Some(choice) = self.choices.iter().find(|c| c.command.name == agent) else {
+            self.ws.notice = Some(format!("no agent named `{agent}`"));
+            return;
+        };
+        let mut command = choice.command.clone();
+        let mut options = choice.options.clone();
+        if let Some(current) = self.ws.active_id().and_then(|id| self.chats.get(&id)) {
+            command.cwd.clone_from(&current.command.cwd);
+            // What this run learnt of the settings holds for new chats too.
+            options.settings.bypassed = self.state().bypassed_agents.clone();
+            options.rules = self.state().rules.clone();
+        }
+        options.resume = None;
+        options.headless = None;
+        let id = self.add_chat(command, options);
+        if let Err(err) = self.connect(id) {
+            self.send_chat(id, Msg::ConnectFailed(err.to_string()));
+        }
+    }
+
+    /// Drop a closed chat's IO; its agent ends when no chat uses it.
+    fn close_chat(&mut self, id: ChatId) {
+        let Some(mut chat) = self.chats.remove(&id) else {
+            return;
+        };
+        chat.detach();
+        self.closed.push(id);
+        let name = chat.command.name.clone();
+        let used = self.chats.values().any(|c| c.command.name == name);
+        if !used && let Some(slot) = self.agents.remove(&name) {
+            tokio::spawn(slot.handle.shutdown(SHUTDOWN_GRACE));
+        }
+    }
+
+    /// Fill the picker: the recorded chats now, and the sessions of running
+    /// agents that can list them as they answer.
+    fn open_picker(&mut self) {
+        let store = self
+            .chats
+            .values()
+            .find_map(|c| c.chat_store.clone())
+            .or_else(|| crate::chats::ChatStore::default_dir().map(crate::chats::ChatStore::new));
+        let items = store.map(|s| s.list()).unwrap_or_default();
+        self.ws.show_picker(items);
+        let cwd = self
+            .ws
+            .active_id()
+            .and_then(|id| self.chats.get(&id))
+            .map(|c| c.command.cwd.clone());
+        let Some(cwd) = cwd else { return };
+        for slot in self.agents.values_mut() {
+            match slot.abilities {
+                Some(abilities) if abilities.list_sessions => slot.handle.list_sessions(&cwd),
+                Some(_) => {}
+                None => slot.list_for = Some(cwd.clone()),
+            }
+        }
+    }
+
+    /// Reopen a past chat (its record, or a session its agent listed) in a new chat.
+    fn reopen(&mut self, summary: &crate::chats::ChatSummary) {
+        let Some(choice) = self
+            .choices
+            .iter()
+            .find(|c| c.command.name == summary.agent)
+        else {
+            self.ws.notice = Some(format!(
+                "`{}` is not an agent warden knows now: start warden with it to reopen this chat",
+                one_line(&summary.agent)
             ));
             return;
         };
-        if !self.settings.writable {
-            self.handle(Msg::SettingsWriteFailed(format!(
-                "{} did not load, and warden never writes over a file it could not read",
-                path.display()
-            )));
+        let mut command = choice.command.clone();
+        command.cwd.clone_from(&summary.cwd);
+        let mut options = choice.options.clone();
+        if let Some(mode) = summary.mode.as_deref().and_then(|m| m.parse().ok()) {
+            options.mode = mode;
+        }
+        let resume = if summary.is_agent_listed() {
+            ResumeChat {
+                chat_id: None,
+                session_id: summary.session_id.clone(),
+                entries: Vec::new(),
+                title: summary.title.clone(),
+            }
+        } else {
+            let store = self.chats.values().find_map(|c| c.chat_store.clone());
+            match store.map(|s| s.load(&summary.chat_id)) {
+                Some(Ok(loaded)) => ResumeChat::from_loaded(&loaded),
+                Some(Err(err)) => {
+                    self.ws.notice = Some(format!("cannot reopen the chat: {err}"));
+                    return;
+                }
+                None => {
+                    self.ws.notice = Some("chat records are off".into());
+                    return;
+                }
+            }
+        };
+        options.resume = Some(resume);
+        options.headless = None;
+        let id = self.add_chat(command, options);
+        if let Err(err) = self.connect(id) {
+            self.send_chat(id, Msg::ConnectFailed(err.to_string()));
+        }
+    }
+
+    /// Carry out a settings edit and tell every chat what the file now says.
+    fn edit_settings(&mut self, id: ChatId, edit: SettingsEdit) {
+        let Some(chat) = self.chats.get(&id) else {
+            return;
+        };
+        let settings_agent = self
+            .ws
+            .chat(id)
+            .and_then(|c| c.state.settings_agent.clone());
+        let Some(path) = chat.settings.path.clone() else {
+            self.send_chat(
+                id,
+                Msg::SettingsWriteFailed("there is no settings path on this system".into()),
+            );
+            return;
+        };
+        if !chat.settings.writable {
+            self.send_chat(
+                id,
+                Msg::SettingsWriteFailed(format!(
+                    "{} did not load, and warden never writes over a file it could not read",
+                    path.display()
+                )),
+            );
             return;
         }
         let mut agent_block = None;
@@ -402,7 +784,7 @@ impl App {
                 let mut agent = agent;
                 let mut create = None;
                 if let (true, None, Some((name, program, args))) =
-                    (value, &self.state.settings_agent, &self.settings.create_as)
+                    (value, &settings_agent, &chat.settings.create_as)
                 {
                     // No block yet: attach the bypass to one for this command.
                     let current = settings::load(&path).ok().flatten().unwrap_or_default();
@@ -447,43 +829,51 @@ impl App {
         };
         match settings::apply(&path, &edit) {
             Ok(now) => {
-                let bypassed = now
+                let bypassed: Vec<String> = now
                     .agents
                     .iter()
                     .filter(|(_, a)| a.bypass_permissions)
                     .map(|(name, _)| name.clone())
                     .collect();
-                self.handle(Msg::SettingsChanged {
-                    rules: now.rules,
-                    bypassed,
-                    agent_block,
-                    note: Some(note),
-                });
+                let agent = chat.command.name.clone();
+                // Every chat follows the file; the one that wrote it says so.
+                let ids: Vec<ChatId> = self.ws.chats.iter().map(|c| c.id).collect();
+                for other in ids {
+                    let same_agent = self
+                        .chats
+                        .get(&other)
+                        .is_some_and(|c| c.command.name == agent);
+                    self.send_chat(
+                        other,
+                        Msg::SettingsChanged {
+                            rules: now.rules.clone(),
+                            bypassed: bypassed.clone(),
+                            agent_block: agent_block.clone().filter(|_| same_agent),
+                            note: (other == id).then(|| note.clone()),
+                        },
+                    );
+                }
             }
-            Err(err) => self.handle(Msg::SettingsWriteFailed(err.to_string())),
+            Err(err) => self.send_chat(id, Msg::SettingsWriteFailed(err.to_string())),
         }
     }
 
-    fn cancel_all_responders(&mut self) {
-        for (_, responder) in self.responders.drain() {
-            responder.respond(PermissionOutcome::Cancelled);
-        }
-    }
-
-    /// Answer everything still pending, close the agent's stdin and end its
-    /// process group after a grace period.
+    /// Answer everything still pending in every chat, close the agents'
+    /// stdin and end their process groups after a grace period.
     pub async fn shutdown(&mut self) {
-        if !self.state.quitting {
+        if !self.ws.chats.iter().all(|c| c.state.quitting) {
             self.handle(Msg::Action(Action::Quit));
         }
-        self.cancel_all_responders();
-        for (_, (_, responder, _)) in self.client_pending.drain() {
-            responder.respond(Err(ClientError::Denied("warden is quitting".into())));
+        for chat in self.chats.values_mut() {
+            chat.detach();
         }
-        self.terminals.kill_all();
-        if let Some(agent) = self.agent.take() {
-            agent.shutdown(SHUTDOWN_GRACE).await;
-        }
+        let agents: Vec<AgentSlot> = self.agents.drain().map(|(_, slot)| slot).collect();
+        futures::future::join_all(
+            agents
+                .into_iter()
+                .map(|slot| slot.handle.shutdown(SHUTDOWN_GRACE)),
+        )
+        .await;
     }
 }
 
@@ -553,11 +943,16 @@ impl FrameClock {
 /// never more often than [`FRAME`].
 pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::Result<()> {
     let mut input = crossterm::event::EventStream::new();
-    let mut view = View::new();
+    let mut views: HashMap<ChatId, View> = HashMap::new();
     let mut clock = FrameClock::default();
     loop {
+        for id in app.take_closed() {
+            views.remove(&id);
+        }
         if clock.should_draw(Instant::now()) {
-            terminal.draw(|frame| ui::draw(frame, &app.state, &mut view))?;
+            let id = app.ws.active_id().unwrap_or_default();
+            let view = views.entry(id).or_default();
+            terminal.draw(|frame| ui::draw(frame, app.state(), view))?;
             clock.drawn(Instant::now());
         }
         if app.should_quit() {
@@ -567,7 +962,9 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
         tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => {
-                    match keymap::map_event(&event, app.state.composer.is_empty()) {
+                    let id = app.ws.active_id().unwrap_or_default();
+                    let view = views.entry(id).or_default();
+                    match keymap::map_event(&event, app.state().composer.is_empty()) {
                         Some(Input::Action(action)) => app.handle(Msg::Action(action)),
                         Some(Input::Scroll(scroll)) => view.scroll(scroll),
                         Some(Input::Click(column, row)) => match view.hit(column, row) {
@@ -652,11 +1049,11 @@ pub async fn run_exec(
     err: &mut impl std::io::Write,
 ) -> Result<(), ExecError> {
     let mut printer = Printer::default();
-    while !matches!(app.state.connection, Connection::Ready { .. }) {
-        if app.state.connection == Connection::Down {
-            printer.flush(&app.state, out, err);
+    while !matches!(app.state().connection, Connection::Ready { .. }) {
+        if app.state().connection == Connection::Down {
+            printer.flush(app.state(), out, err);
             return Err(ExecError::Agent(
-                app.state
+                app.state()
                     .failed
                     .clone()
                     .unwrap_or_else(|| "the agent is not running".into()),
@@ -669,18 +1066,18 @@ pub async fn run_exec(
     }
     app.handle(Msg::Action(Action::Paste(prompt.to_string())));
     app.handle(Msg::Action(Action::Submit));
-    while app.state.is_busy() {
+    while app.state().is_busy() {
         match app.next_agent_event().await {
             Some(event) => app.on_agent_event(event),
             None => break,
         }
-        printer.flush(&app.state, out, err);
+        printer.flush(app.state(), out, err);
     }
-    printer.flush(&app.state, out, err);
-    if let Some(failed) = &app.state.failed {
+    printer.flush(app.state(), out, err);
+    if let Some(failed) = &app.state().failed {
         return Err(ExecError::Agent(failed.clone()));
     }
-    match app.state.last_stop {
+    match app.state().last_stop {
         Some(crate::model::StopReason::EndTurn) => Ok(()),
         Some(other) => Err(ExecError::Stopped(other.as_str())),
         None => Err(ExecError::Agent("the turn did not end".into())),

@@ -1,15 +1,17 @@
 //! The chat's record in the data dir (`crate::chats`): written as the chat
 //! goes, and read back to reopen a past chat.
 
-use super::App;
+use super::chat::Chat;
 use crate::chats::{ChatHeader, ChatWriter, LoadedChat};
 use crate::model::{SessionInfo, SessionOrigin};
+use crate::state::AppState;
 use crate::state::EntryKind;
 
 /// A past chat to reopen.
 #[derive(Debug, Clone)]
 pub struct ResumeChat {
-    pub chat_id: String,
+    /// The chat's record; none for a session only the agent listed.
+    pub chat_id: Option<String>,
     /// The session to ask the agent to load or resume.
     pub session_id: String,
     /// The saved transcript, shown when the agent cannot replay it.
@@ -21,7 +23,7 @@ impl ResumeChat {
     /// From a loaded record.
     pub fn from_loaded(chat: &LoadedChat) -> ResumeChat {
         ResumeChat {
-            chat_id: chat.header.chat_id.clone(),
+            chat_id: Some(chat.header.chat_id.clone()),
             session_id: chat.session_id.clone(),
             entries: chat.entries.iter().map(|e| e.to_kind()).collect(),
             title: chat.display_title(),
@@ -39,47 +41,56 @@ pub(super) struct Record {
     pub(super) mode: Option<String>,
 }
 
-impl App {
+impl Chat {
     /// A session opened: start the record, or go on with the reopened one.
-    pub(super) fn on_session_record(&mut self, info: &SessionInfo) {
+    pub(super) fn on_session_record(&mut self, state: &mut AppState, info: &SessionInfo) {
         if let Some(resume) = self.resume.take() {
             match info.origin {
-                SessionOrigin::Loaded => self
-                    .state
-                    .info("reopened: the agent replayed the conversation"),
+                SessionOrigin::Loaded => {
+                    state.info("reopened: the agent replayed the conversation")
+                }
                 SessionOrigin::Resumed => {
-                    self.push_saved(&resume.entries);
-                    self.state.info("reopened: the agent continues the session");
+                    push_saved(state, &resume.entries);
+                    state.info("reopened: the agent continues the session");
                 }
                 SessionOrigin::New => {
-                    self.push_saved(&resume.entries);
-                    self.state.info(
+                    push_saved(state, &resume.entries);
+                    state.info(
                         "the agent could not continue this chat (no session/load or session/resume, or it failed): \
                          above is the saved transcript; this is a new session in the same directory",
                     );
                 }
             }
             if let Some(store) = &self.chat_store {
-                match store.reopen(&resume.chat_id) {
-                    Ok(writer) => self.record.writer = Some(writer),
-                    Err(err) => self.state.error(
-                        format!("the chat record cannot be reopened: {err}"),
-                        Vec::new(),
-                    ),
+                match &resume.chat_id {
+                    Some(chat_id) => match store.reopen(chat_id) {
+                        Ok(writer) => self.record.writer = Some(writer),
+                        Err(err) => state.error(
+                            format!("the chat record cannot be reopened: {err}"),
+                            Vec::new(),
+                        ),
+                    },
+                    // A session only the agent knew of: its record starts now.
+                    None => self.create_record(state, info),
                 }
             }
             self.record.title = resume.title;
-            self.record.written = self.state.transcript.len();
+            self.record.written = state.transcript.len();
             if info.session_id != resume.session_id {
-                self.write_record(|w| w.set_session(&info.session_id));
+                self.write_record(state, |w| w.set_session(&info.session_id));
             }
             return;
         }
         if self.record.writer.is_some() {
             // A restart: a new session of the same chat.
-            self.write_record(|w| w.set_session(&info.session_id));
+            self.write_record(state, |w| w.set_session(&info.session_id));
             return;
         }
+        self.create_record(state, info);
+    }
+
+    /// Start this chat's record.
+    fn create_record(&mut self, state: &mut AppState, info: &SessionInfo) {
         let Some(store) = &self.chat_store else {
             return;
         };
@@ -97,29 +108,20 @@ impl App {
             Ok(writer) => {
                 self.record.writer = Some(writer);
                 // The start-up notes are not part of the conversation.
-                self.record.written = self.state.transcript.len();
+                self.record.written = state.transcript.len();
             }
-            Err(err) => self
-                .state
-                .error(format!("the chat cannot be recorded: {err}"), Vec::new()),
+            Err(err) => state.error(format!("the chat cannot be recorded: {err}"), Vec::new()),
         }
-    }
-
-    fn push_saved(&mut self, entries: &[EntryKind]) {
-        for entry in entries {
-            self.state.transcript.push(entry.clone());
-        }
-        self.state.transcript.end_turn();
     }
 
     /// Append what settled since the last call: every entry but a still
     /// streaming last one, the title, the mode.
-    pub(super) fn flush_record(&mut self) {
+    pub(super) fn flush_record(&mut self, state: &mut AppState) {
         if self.record.writer.is_none() {
             return;
         }
-        let len = self.state.transcript.len();
-        let settled = if self.state.is_busy() {
+        let len = state.transcript.len();
+        let settled = if state.is_busy() {
             len.saturating_sub(1)
         } else {
             len
@@ -127,13 +129,13 @@ impl App {
         while self.record.written < settled {
             let index = self.record.written;
             self.record.written += 1;
-            if let Some(entry) = self.state.transcript.entries().get(index) {
+            if let Some(entry) = state.transcript.entries().get(index) {
                 let kind = entry.kind.clone();
-                self.write_record(|w| w.append_entry(&kind));
+                self.write_record(state, |w| w.append_entry(&kind));
             }
         }
-        let title = self.state.title.clone().or_else(|| {
-            self.state
+        let title = state.title.clone().or_else(|| {
+            state
                 .transcript
                 .entries()
                 .iter()
@@ -145,20 +147,21 @@ impl App {
         if title.is_some() && title != self.record.title {
             self.record.title.clone_from(&title);
             if let Some(title) = title {
-                self.write_record(|w| w.set_title(&title));
+                self.write_record(state, |w| w.set_title(&title));
             }
         }
-        let mode = Some(self.state.mode.as_str().to_string());
+        let mode = Some(state.mode.as_str().to_string());
         if mode != self.record.mode {
             self.record.mode.clone_from(&mode);
             if let Some(mode) = mode {
-                self.write_record(|w| w.set_mode(&mode));
+                self.write_record(state, |w| w.set_mode(&mode));
             }
         }
     }
 
     fn write_record(
         &mut self,
+        state: &mut AppState,
         write: impl FnOnce(&mut ChatWriter) -> Result<(), crate::chats::ChatError>,
     ) {
         let Some(writer) = self.record.writer.as_mut() else {
@@ -167,8 +170,14 @@ impl App {
         if let Err(err) = write(writer) {
             // One error line, then stop recording this chat.
             self.record.writer = None;
-            self.state
-                .error(format!("the chat record stopped: {err}"), Vec::new());
+            state.error(format!("the chat record stopped: {err}"), Vec::new());
         }
     }
+}
+
+fn push_saved(state: &mut AppState, entries: &[EntryKind]) {
+    for entry in entries {
+        state.transcript.push(entry.clone());
+    }
+    state.transcript.end_turn();
 }

@@ -15,7 +15,7 @@ pub use approval::{
 pub use composer::Composer;
 pub use grants::{GrantItem, SettingsEdit};
 pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
-pub use workspace::{ChatFocus, ChatId, ChatSlot, WsEffect, WsMsg, Workspace};
+pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
 
 use std::path::PathBuf;
 

@@ -51,7 +51,7 @@ impl Picker {
                 self.items.push(item);
             }
         }
-        self.items.sort_by(|a, b| b.updated.cmp(&a.updated));
+        self.items.sort_by_key(|c| std::cmp::Reverse(c.updated));
         if let Some(id) = selected {
             self.selected = self
                 .visible()

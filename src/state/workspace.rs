@@ -79,6 +79,10 @@ pub enum ChatFocus {
 
 /// Messages for the workspace.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a short-lived value, moved once into the update"
+)]
 pub enum WsMsg {
     /// A key, for the workspace or the chat on screen.
     Action(Action),
@@ -128,6 +132,11 @@ impl Workspace {
             sidebar: true,
             ..Workspace::default()
         }
+    }
+
+    /// The id the next added chat gets.
+    pub fn next_chat_id(&self) -> ChatId {
+        self.next_id
     }
 
     /// Add a chat at the end of the list and put it on screen.
@@ -210,13 +219,13 @@ impl Workspace {
     /// Apply a message; return the IO to do.
     pub fn update(&mut self, msg: WsMsg) -> Vec<WsEffect> {
         match msg {
-            WsMsg::Chat(id, msg) => self.to_chat(id, msg),
+            WsMsg::Chat(id, msg) => self.send_chat(id, msg),
             WsMsg::Action(action) => self.on_action(action),
         }
     }
 
     /// Give a message to one chat; its effects come back tagged with its id.
-    fn to_chat(&mut self, id: ChatId, msg: Msg) -> Vec<WsEffect> {
+    fn send_chat(&mut self, id: ChatId, msg: Msg) -> Vec<WsEffect> {
         let Some(chat) = self.chat_mut(id) else {
             return Vec::new();
         };
@@ -270,7 +279,7 @@ impl Workspace {
             },
             Action::PastChats => vec![WsEffect::OpenPicker],
             other => match self.active_id() {
-                Some(id) => self.to_chat(id, Msg::Action(other)),
+                Some(id) => self.send_chat(id, Msg::Action(other)),
                 None => Vec::new(),
             },
         }
@@ -332,7 +341,7 @@ impl Workspace {
             Action::Quit | Action::Interrupt => {
                 // Leaving warden works from the list too.
                 match self.active_id() {
-                    Some(id) => self.to_chat(id, Msg::Action(Action::Quit)),
+                    Some(id) => self.send_chat(id, Msg::Action(Action::Quit)),
                     None => Vec::new(),
                 }
             }
@@ -340,7 +349,12 @@ impl Workspace {
         }
     }
 
-    fn on_rename_key(&mut self, action: Action, chat: ChatId, mut field: Composer) -> Vec<WsEffect> {
+    fn on_rename_key(
+        &mut self,
+        action: Action,
+        chat: ChatId,
+        mut field: Composer,
+    ) -> Vec<WsEffect> {
         match action {
             Action::Submit => {
                 let name = one_line(field.text().trim());

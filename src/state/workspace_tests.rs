@@ -59,7 +59,11 @@ fn two() -> (Workspace, ChatId, ChatId) {
 }
 
 fn ask(ws: &mut Workspace, chat: ChatId, id: RequestId, tool: &str) -> Vec<WsEffect> {
-    let session = ws.chat(chat).and_then(|c| c.state.session_id()).unwrap_or("?").to_string();
+    let session = ws
+        .chat(chat)
+        .and_then(|c| c.state.session_id())
+        .unwrap_or("?")
+        .to_string();
     ws.update(WsMsg::Chat(
         chat,
         Msg::PermissionRequested {
@@ -110,7 +114,10 @@ fn interleaved_requests_keep_separate_fifo_queues() {
     assert_eq!(queue(&ws, b), ["b1", "b2"]);
     // Chat 2 is on screen: its card is the oldest of its own queue.
     assert_eq!(ws.active_id(), Some(b));
-    assert_eq!(ws.active_chat().map(|c| c.state.focus.clone()), Some(Focus::Cards));
+    assert_eq!(
+        ws.active_chat().map(|c| c.state.focus.clone()),
+        Some(Focus::Cards)
+    );
 }
 
 #[test]
@@ -129,7 +136,10 @@ fn approving_in_one_chat_never_answers_the_other() {
     // Over to chat 1; its card is its own.
     key(&mut ws, Action::GoToChat(1));
     assert_eq!(ws.active_id(), Some(a));
-    assert_eq!(ws.active_chat().map(|c| c.state.focus.clone()), Some(Focus::Cards));
+    assert_eq!(
+        ws.active_chat().map(|c| c.state.focus.clone()),
+        Some(Focus::Cards)
+    );
     let effects = key(&mut ws, Action::Char('n'));
     assert_eq!(
         answers(&effects),
@@ -197,7 +207,11 @@ fn closing_a_busy_chat_asks_then_cancels_its_turn_and_answers_its_requests() {
         ]
     );
     assert!(effects.contains(&WsEffect::Chat(a, Effect::CancelTurn)));
-    assert_eq!(effects.last(), Some(&WsEffect::Closed(a)), "closed after its answers");
+    assert_eq!(
+        effects.last(),
+        Some(&WsEffect::Closed(a)),
+        "closed after its answers"
+    );
     assert_eq!(ws.chats.len(), 1);
     assert_eq!(ws.active_id(), Some(b));
     assert_eq!(queue(&ws, b), ["b1"], "the other chat's card is untouched");
@@ -213,7 +227,11 @@ fn an_idle_chat_closes_at_once_and_the_last_one_stays() {
     assert_eq!(ws.active_id(), Some(a));
     assert!(key(&mut ws, Action::CloseChat).is_empty());
     assert_eq!(ws.chats.len(), 1);
-    assert!(ws.notice.as_deref().is_some_and(|n| n.contains("only chat")));
+    assert!(
+        ws.notice
+            .as_deref()
+            .is_some_and(|n| n.contains("only chat"))
+    );
 }
 
 #[test]
@@ -243,7 +261,10 @@ fn the_list_renames_switches_and_opens_the_picker() {
     key(&mut ws, Action::KillLineStart);
     key(&mut ws, Action::Paste("parser\nrefactor".into()));
     key(&mut ws, Action::Submit);
-    assert_eq!(ws.chat(a).map(ChatSlot::label).as_deref(), Some("parser refactor"));
+    assert_eq!(
+        ws.chat(a).map(ChatSlot::label).as_deref(),
+        Some("parser refactor")
+    );
     assert_eq!(ws.focus, ChatFocus::List { selected: 0 });
     key(&mut ws, Action::Submit);
     assert_eq!(ws.active_id(), Some(a));
@@ -254,7 +275,10 @@ fn the_list_renames_switches_and_opens_the_picker() {
 #[test]
 fn labels_prefer_the_name_then_the_title_then_the_first_prompt() {
     let (mut ws, a, _) = two();
-    assert_eq!(ws.chat(a).map(ChatSlot::label).as_deref(), Some("work in sa"));
+    assert_eq!(
+        ws.chat(a).map(ChatSlot::label).as_deref(),
+        Some("work in sa")
+    );
     ws.update(WsMsg::Chat(
         a,
         Msg::Update(crate::model::SessionUpdate::SessionInfo {
@@ -262,9 +286,15 @@ fn labels_prefer_the_name_then_the_title_then_the_first_prompt() {
         }),
     ));
     let label = ws.chat(a).map(ChatSlot::label).unwrap_or_default();
-    assert!(label.starts_with("Fix") && !label.contains('\x1b'), "{label:?}");
+    assert!(
+        label.starts_with("Fix") && !label.contains('\x1b'),
+        "{label:?}"
+    );
     let fresh = ws.add_chat(AppState::new("demo", "/w"));
-    assert_eq!(ws.chat(fresh).map(ChatSlot::label).as_deref(), Some("new chat"));
+    assert_eq!(
+        ws.chat(fresh).map(ChatSlot::label).as_deref(),
+        Some("new chat")
+    );
 }
 
 #[test]
@@ -279,7 +309,11 @@ fn a_new_chat_asks_which_agent_when_there_are_several() {
     );
     ws.agents = vec!["claude".into(), "demo".into(), "gemini".into()];
     assert!(key(&mut ws, Action::NewChat).is_empty());
-    assert_eq!(ws.focus, ChatFocus::NewChat { selected: 1 }, "the current agent first");
+    assert_eq!(
+        ws.focus,
+        ChatFocus::NewChat { selected: 1 },
+        "the current agent first"
+    );
     key(&mut ws, Action::Down);
     assert_eq!(
         key(&mut ws, Action::Submit),
@@ -313,8 +347,14 @@ fn messages_for_a_closed_chat_are_dropped() {
     key(&mut ws, Action::GoToChat(1));
     key(&mut ws, Action::Cancel);
     // Idle after Esc? The turn is still running until the agent answers.
-    assert!(matches!(ws.chat(a).map(|c| &c.state.connection), Some(Connection::Ready { .. })));
-    ws.update(WsMsg::Chat(a, Msg::TurnEnded(crate::model::StopReason::Cancelled)));
+    assert!(matches!(
+        ws.chat(a).map(|c| &c.state.connection),
+        Some(Connection::Ready { .. })
+    ));
+    ws.update(WsMsg::Chat(
+        a,
+        Msg::TurnEnded(crate::model::StopReason::Cancelled),
+    ));
     key(&mut ws, Action::CloseChat);
     assert!(ws.chat(a).is_none());
     assert!(ask(&mut ws, a, 9, "late").is_empty());

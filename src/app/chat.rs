@@ -1,0 +1,138 @@
+//! The IO side of one chat: its session on an agent process, the
+//! responders of its pending requests, its file calls and terminals, and
+//! its record. The chat's pure state lives in the workspace; code here that
+//! wants to change it queues messages in `out`, which the runtime applies.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use tokio::sync::mpsc;
+
+use super::{ChatOptions, Notify, ResumeChat, SettingsLink, display_path, record};
+use crate::acp::{AgentCommand, ClientCall, ClientCaps, ClientResponder, PermissionResponder};
+use crate::client::fs::Roots;
+use crate::client::terminal::{TerminalEvent, Terminals};
+use crate::policy::AgentPolicy;
+use crate::state::{AppState, ChatId, Msg, RequestId};
+
+/// One chat's IO.
+pub(super) struct Chat {
+    /// What runs the chat's agent, and the chat's working directory.
+    pub(super) command: AgentCommand,
+    /// The agent process (by its spawn key) the session lives on.
+    pub(super) agent_key: Option<u64>,
+    /// The open session.
+    pub(super) session: Option<String>,
+    /// The session being loaded: its replayed updates arrive before it is open.
+    pub(super) loading: Option<String>,
+    pub(super) decision_log: Option<PathBuf>,
+    pub(super) notify: Notify,
+    pub(super) settings: SettingsLink,
+    pub(super) caps: ClientCaps,
+    pub(super) roots: Roots,
+    pub(super) responders: HashMap<RequestId, PermissionResponder>,
+    /// File and terminal calls waiting for the gate, by request id.
+    pub(super) client_pending: HashMap<RequestId, (ClientCall, ClientResponder, PathBuf)>,
+    pub(super) terminals: Terminals,
+    /// Terminal id -> the transcript tool call that shows it.
+    pub(super) terminal_tools: HashMap<String, String>,
+    pub(super) chat_store: Option<crate::chats::ChatStore>,
+    pub(super) record: record::Record,
+    pub(super) resume: Option<ResumeChat>,
+    pub(super) next_request: RequestId,
+    /// Messages for this chat's state, applied by the runtime in order.
+    pub(super) out: Vec<Msg>,
+}
+
+impl Chat {
+    /// A chat's IO and its fresh state. Terminal events come back on
+    /// `terminal_events` tagged with `id`.
+    pub(super) fn new(
+        id: ChatId,
+        command: AgentCommand,
+        options: ChatOptions,
+        terminal_events: &mpsc::UnboundedSender<(ChatId, TerminalEvent)>,
+    ) -> (Chat, AppState) {
+        let mut state = AppState::new(command.name.clone(), display_path(&command.cwd));
+        state.mode = options.mode;
+        state.agent_policy = AgentPolicy {
+            name: command.name.clone(),
+            bypass: options.bypass,
+        };
+        state.agent_plan_mode = options.agent_plan_mode;
+        state.rules = options.rules;
+        state.home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+        state.cwd_path = command.cwd.clone();
+        state.headless = options.headless;
+        state.chat_id = uuid::Uuid::new_v4().to_string();
+        state.settings_agent = options.settings.agent_block.clone();
+        state.bypassed_agents = options.settings.bypassed.clone();
+        let roots = Roots::new(&command.cwd, &options.extra_roots);
+        let chat = Chat {
+            terminals: Terminals::new(tag_terminal_events(id, terminal_events.clone())),
+            command,
+            agent_key: None,
+            session: None,
+            loading: None,
+            decision_log: options.decision_log,
+            notify: options.notify,
+            settings: options.settings,
+            caps: options.caps,
+            roots,
+            responders: HashMap::new(),
+            client_pending: HashMap::new(),
+            terminal_tools: HashMap::new(),
+            chat_store: options.chats_dir.map(crate::chats::ChatStore::new),
+            record: record::Record::default(),
+            resume: options.resume,
+            next_request: 0,
+            out: Vec::new(),
+        };
+        (chat, state)
+    }
+
+    /// Whether `session_id` is this chat's, open or being loaded.
+    pub(super) fn owns(&self, key: u64, session_id: &str) -> bool {
+        self.agent_key == Some(key)
+            && (self.session.as_deref() == Some(session_id)
+                || self.loading.as_deref() == Some(session_id))
+    }
+
+    /// Answer every pending permission request `cancelled`.
+    pub(super) fn cancel_responders(&mut self) {
+        for (_, responder) in self.responders.drain() {
+            responder.respond(crate::model::PermissionOutcome::Cancelled);
+        }
+    }
+
+    /// The session is gone (agent exited, chat closed): nothing of it stays.
+    pub(super) fn detach(&mut self) {
+        self.cancel_responders();
+        for (_, (_, responder, _)) in self.client_pending.drain() {
+            responder.respond(Err(crate::acp::ClientError::Denied(
+                "the session ended".into(),
+            )));
+        }
+        self.terminals.kill_all();
+        self.agent_key = None;
+        self.session = None;
+        self.loading = None;
+    }
+}
+
+/// A channel for one chat's terminals whose events reach the runtime's
+/// shared channel tagged with the chat.
+fn tag_terminal_events(
+    id: ChatId,
+    shared: mpsc::UnboundedSender<(ChatId, TerminalEvent)>,
+) -> mpsc::UnboundedSender<TerminalEvent> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            if shared.send((id, event)).is_err() {
+                break;
+            }
+        }
+    });
+    tx
+}
