@@ -194,6 +194,45 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
     }
 }
 
+/// The agents a new chat can run: every `[agents.NAME]` of the settings,
+/// and the demo agent, each with its options (no `--mode`: a new chat
+/// starts at its agent's `default_mode`, else Default). Chats are recorded
+/// in `chats_dir`. A settings file that does not load offers the demo only.
+pub fn choices(
+    config: Option<&Path>,
+    cwd: &Path,
+    own_exe: &str,
+    chats_dir: Option<&Path>,
+) -> Vec<crate::app::AgentChoice> {
+    let settings = settings::resolve_path(config)
+        .and_then(|path| settings::load(&path).ok().flatten())
+        .unwrap_or_default();
+    let mut names: Vec<&str> = settings.agents.keys().map(String::as_str).collect();
+    if !names.contains(&DEMO_AGENT) {
+        names.push(DEMO_AGENT);
+    }
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let start = resolve(&Want {
+                config,
+                agent: Some(name),
+                command: &[],
+                cwd: Some(cwd),
+                mode: None,
+                own_exe,
+            })
+            .ok()?;
+            let mut options = start.options;
+            options.chats_dir = chats_dir.map(Path::to_path_buf);
+            Some(crate::app::AgentChoice {
+                command: start.command,
+                options,
+            })
+        })
+        .collect()
+}
+
 /// Take an agent block's policy settings into the chat's options.
 fn apply_agent_settings(
     options: &mut ChatOptions,

@@ -11,7 +11,7 @@ use warden::decision_log;
 use warden::launch::{self, Want};
 use warden::policy::Mode;
 use warden::settings;
-use warden::state::OnAsk;
+use warden::state::{Action, Msg, OnAsk};
 
 /// A terminal chat client for coding agents that speak the Agent Client Protocol.
 #[derive(Debug, Parser)]
@@ -34,8 +34,9 @@ struct Cli {
     #[arg(long, value_name = "MODE")]
     mode: Option<Mode>,
 
-    /// Reopen a past chat: a picker of the recorded chats, newest first
-    /// (optionally pre-filtered).
+    /// Reopen a past chat: the picker of recorded chats (and of the
+    /// sessions the agent lists), newest first, optionally pre-filtered.
+    /// Alt-O opens it in a running warden.
     #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
 
@@ -200,86 +201,49 @@ fn main() -> ExitCode {
 }
 
 async fn run_chat(cli: Cli) -> anyhow::Result<()> {
-    if let Some(filter) = &cli.resume {
-        return resume_chat(&cli, filter).await;
-    }
-    let mut start = launch::resolve(&Want {
+    let own = own_exe()?;
+    let want = Want {
         config: cli.config.as_deref(),
         agent: cli.agent.as_deref(),
         command: &cli.command,
         cwd: cli.cwd.as_deref(),
         mode: cli.mode,
-        own_exe: &own_exe()?,
-    })?;
-    start.options.chats_dir = ChatStore::default_dir();
+        own_exe: &own,
+    };
+    let mut start = launch::resolve(&want)?;
+    let chats_dir = ChatStore::default_dir();
+    start.options.chats_dir.clone_from(&chats_dir);
+    let cwd = start.command.cwd.clone();
+    // New chats of the same agent start at its `default_mode`, not `--mode`.
+    let mut again = launch::resolve(&Want { mode: None, ..want })?;
+    again.options.chats_dir.clone_from(&chats_dir);
     let mut app = start.into_app();
+    let mut choices = vec![warden::app::AgentChoice {
+        command: again.command,
+        options: again.options,
+    }];
+    choices.extend(launch::choices(
+        cli.config.as_deref(),
+        &cwd,
+        &own,
+        chats_dir.as_deref(),
+    ));
+    app.set_choices(choices);
     // Spawn before touching the terminal: a command that does not exist is a
     // plain error on a normal screen.
     app.start_agent()?;
+    if let Some(filter) = &cli.resume {
+        // The picker of past chats over the new chat, the filter typed in.
+        app.handle(Msg::Action(Action::PastChats));
+        if !filter.is_empty() {
+            app.handle(Msg::Action(Action::Paste(filter.clone())));
+        }
+    }
     let mut terminal = match warden::tui::init() {
         Ok(terminal) => terminal,
         Err(err) => {
             app.shutdown().await;
             return Err(err).context("cannot set up the terminal");
-        }
-    };
-    let result = warden::app::run_tui(&mut app, &mut terminal).await;
-    warden::tui::restore();
-    app.shutdown().await;
-    result.context("terminal input failed")
-}
-
-/// `warden --resume`: pick a recorded chat, then reopen it with its agent.
-async fn resume_chat(cli: &Cli, filter: &str) -> anyhow::Result<()> {
-    let dir = ChatStore::default_dir().context("no data directory for chat records")?;
-    let store = ChatStore::new(dir.clone());
-    let mut terminal = warden::tui::init().context("cannot set up the terminal")?;
-    let mut picker = warden::state::picker::Picker::new(store.list());
-    if !filter.is_empty() {
-        picker.update(&warden::state::Action::Paste(filter.to_string()));
-    }
-    let chosen = warden::tui::picker::run(&mut terminal, &mut picker).await;
-    let chosen = match chosen {
-        Ok(Some(id)) => id,
-        Ok(None) => {
-            warden::tui::restore();
-            return Ok(());
-        }
-        Err(err) => {
-            warden::tui::restore();
-            return Err(err).context("terminal input failed");
-        }
-    };
-    let opened = (|| -> anyhow::Result<App> {
-        let chat = store.load(&chosen)?;
-        let own = own_exe()?;
-        let (agent, command) = if chat.header.command.is_empty() {
-            (Some(chat.header.agent.as_str()), &[][..])
-        } else {
-            (None, &chat.header.command[..])
-        };
-        let mut start = launch::resolve(&Want {
-            config: cli.config.as_deref(),
-            agent,
-            command,
-            cwd: Some(&chat.header.cwd),
-            mode: cli
-                .mode
-                .or_else(|| chat.mode.as_deref().and_then(|m| m.parse().ok())),
-            own_exe: &own,
-        })?;
-        start.command.name.clone_from(&chat.header.agent);
-        start.options.chats_dir = Some(dir.clone());
-        start.options.resume = Some(warden::app::ResumeChat::from_loaded(&chat));
-        let mut app = start.into_app();
-        app.start_agent()?;
-        Ok(app)
-    })();
-    let mut app = match opened {
-        Ok(app) => app,
-        Err(err) => {
-            warden::tui::restore();
-            return Err(err);
         }
     };
     let result = warden::app::run_tui(&mut app, &mut terminal).await;

@@ -1117,3 +1117,198 @@ async fn a_chat_the_agent_cannot_continue_shows_the_saved_transcript_and_a_new_s
     );
     again.shutdown().await;
 }
+
+/// Feed agent events until `done` holds for the whole workspace.
+async fn pump_ws(app: &mut App, what: &str, done: impl Fn(&warden::state::Workspace) -> bool) {
+    let result = tokio::time::timeout(GUARD, async {
+        while !done(&app.ws) {
+            match app.next_agent_event().await {
+                Some(event) => app.on_agent_event(event),
+                None => panic!("agent event channel closed while waiting for {what}"),
+            }
+        }
+    })
+    .await;
+    assert!(result.is_ok(), "timed out waiting for {what}");
+}
+
+fn chat_state(app: &App, n: usize) -> &AppState {
+    &app.ws.chats[n - 1].state
+}
+
+#[tokio::test]
+async fn two_chats_on_one_agent_process_plan_blocks_and_auto_allows_the_same_edit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Plan)).await;
+    let pid = app.agent_pid().expect("agent runs");
+    // Ctrl-N: a second chat of the same agent, on screen, starting at Default.
+    key(&mut app, Action::NewChat);
+    assert_eq!(app.ws.chats.len(), 2);
+    assert_eq!(app.ws.active, 1);
+    pump_ws(&mut app, "the second session", |ws| {
+        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+    })
+    .await;
+    assert_eq!(app.agent_count(), 1, "one agent process serves both chats");
+    assert_eq!(app.agent_pid(), Some(pid));
+    let first = chat_state(&app, 1).session_id().map(str::to_string);
+    let second = chat_state(&app, 2).session_id().map(str::to_string);
+    assert!(
+        first.is_some() && second.is_some() && first != second,
+        "two sessions"
+    );
+    assert_eq!(chat_state(&app, 2).mode, Mode::Default);
+    // Shift+Tab on chat 2: Default -> Auto; chat 1 stays in Plan.
+    key(&mut app, Action::BackTab);
+    assert_eq!(chat_state(&app, 2).mode, Mode::Auto);
+    assert_eq!(chat_state(&app, 1).mode, Mode::Plan);
+
+    // The same edit in both: chat 2 (on screen) first, then chat 1.
+    send(&mut app, "edit");
+    key(&mut app, Action::GoToChat(1));
+    send(&mut app, "edit");
+    pump_ws(&mut app, "both turns", |ws| {
+        ws.chats.iter().all(|c| !c.state.is_busy())
+    })
+    .await;
+    assert!(
+        app.ws.chats.iter().all(|c| c.state.approvals.is_empty()),
+        "no card in either"
+    );
+    let plan = agent_text(chat_state(&app, 1));
+    let auto = agent_text(chat_state(&app, 2));
+    assert!(
+        plan.contains("permission outcome: selected reject-once"),
+        "{plan}"
+    );
+    assert!(
+        auto.contains("permission outcome: selected allow-once"),
+        "{auto}"
+    );
+    assert!(!plan.contains("allow-once") && !auto.contains("reject-once"));
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    let mut by_session: Vec<(String, String, String)> = log
+        .iter()
+        .map(|r| (r.session.clone(), r.mode.clone(), r.decision.clone()))
+        .collect();
+    by_session.sort();
+    let mut want = vec![
+        (
+            first.clone().unwrap_or_default(),
+            "plan".to_string(),
+            "denied".to_string(),
+        ),
+        (
+            second.clone().unwrap_or_default(),
+            "auto".to_string(),
+            "allowed".to_string(),
+        ),
+    ];
+    want.sort();
+    assert_eq!(by_session, want);
+    app.shutdown().await;
+    assert!(!group_alive(pid as i32), "the shared agent is gone");
+}
+
+#[tokio::test]
+async fn a_card_in_a_chat_off_screen_waits_there_and_closing_it_cancels() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    key(&mut app, Action::NewChat);
+    pump_ws(&mut app, "the second session", |ws| {
+        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+    })
+    .await;
+    // Chat 1 asks while chat 2 is on screen.
+    key(&mut app, Action::GoToChat(1));
+    send(&mut app, "two");
+    key(&mut app, Action::GoToChat(2));
+    pump_ws(&mut app, "two cards in chat 1", |ws| {
+        ws.chats[0].state.approvals.len() == 2
+    })
+    .await;
+    assert!(
+        chat_state(&app, 2).approvals.is_empty(),
+        "nothing on chat 2's card"
+    );
+    assert_eq!(app.ws.waiting_elsewhere(), [(1, 2)]);
+    // Close chat 1 from chat 2's list: it asks, then answers both cancelled.
+    key(&mut app, Action::ChatList);
+    key(&mut app, Action::Up);
+    key(&mut app, Action::Char('x'));
+    assert!(matches!(
+        app.ws.focus,
+        warden::state::ChatFocus::ConfirmClose { .. }
+    ));
+    key(&mut app, Action::Char('y'));
+    assert_eq!(app.ws.chats.len(), 1);
+    assert!(app.ws.waiting_elsewhere().is_empty());
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert!(log.iter().all(|r| r.decision == "cancelled"), "{log:?}");
+    // Chat 2 goes on working on the same agent process.
+    send(&mut app, "hello again");
+    pump_until(&mut app, "chat 2's turn", |s| !s.is_busy()).await;
+    assert!(agent_text(app.state()).contains("hello again"));
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_picker_in_the_tui_lists_the_agents_own_sessions_and_reopens_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A chat warden did not record: only the agent knows its session.
+    let mut first = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    let session = first.state().session_id().expect("open").to_string();
+    send(&mut first, "only the agent remembers this");
+    pump_until(&mut first, "end of turn", |s| !s.is_busy()).await;
+    first.shutdown().await;
+
+    let mut app = ready(App::with_options(
+        demo_command(dir.path(), &[]),
+        recorded_options(dir.path()),
+    ))
+    .await;
+    // Alt-O: no records yet; the agent's session/list answer fills the picker.
+    key(&mut app, Action::PastChats);
+    assert!(app.ws.picker().is_some(), "the picker is open");
+    pump_ws(&mut app, "the agent's sessions", |ws| {
+        ws.picker()
+            .is_some_and(|p| p.items().iter().any(|c| c.session_id == session))
+    })
+    .await;
+    let picker = app.ws.picker().expect("open");
+    let listed = picker
+        .items()
+        .iter()
+        .find(|c| c.session_id == session)
+        .expect("listed");
+    assert!(listed.is_agent_listed());
+    assert_eq!(
+        listed.title.as_deref(),
+        Some("only the agent remembers this")
+    );
+    // Filter down to it and open it: session/load replays it in a new chat,
+    // which takes the place of the untouched one.
+    key(&mut app, Action::Paste("remembers".into()));
+    key(&mut app, Action::Submit);
+    assert_eq!(app.ws.chats.len(), 1, "the untouched chat gave way");
+    pump_until(&mut app, "the reopened session", |s| {
+        s.session_id() == Some(session.as_str())
+    })
+    .await;
+    assert!(
+        app.state()
+            .transcript
+            .entries()
+            .iter()
+            .any(|e| matches!(&e.kind, EntryKind::User(t) if t == "only the agent remembers this")),
+        "replayed"
+    );
+    send(&mut app, "and now it is recorded");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    app.shutdown().await;
+    let store = warden::chats::ChatStore::new(dir.path().join("chats"));
+    let chats = store.list();
+    assert_eq!(chats.len(), 1, "{chats:?}");
+    assert_eq!(chats[0].session_id, session);
+}

@@ -159,10 +159,13 @@ impl App {
     pub fn with_options(command: AgentCommand, options: ChatOptions) -> Self {
         let (events_tx, events) = mpsc::unbounded_channel();
         let (terminal_tx, terminal_events) = mpsc::unbounded_channel();
+        // New chats of this agent start at Default (the first chat's mode
+        // may come from `--mode`); see [`App::set_choices`].
         let first = AgentChoice {
             command: command.clone(),
             options: ChatOptions {
                 resume: None,
+                mode: Mode::Default,
                 ..options.clone()
             },
         };
@@ -704,52 +707,100 @@ impl App {
         }
     }
 
-    /// Reopen a past chat (its record, or a session its agent listed) in a new chat.
+    /// Reopen a past chat (its record, or a session its agent listed) in a
+    /// new chat. An untouched chat on screen (nothing sent yet) gives way.
     fn reopen(&mut self, summary: &crate::chats::ChatSummary) {
-        let Some(choice) = self
-            .choices
-            .iter()
-            .find(|c| c.command.name == summary.agent)
-        else {
-            self.ws.notice = Some(format!(
-                "`{}` is not an agent warden knows now: start warden with it to reopen this chat",
-                one_line(&summary.agent)
-            ));
-            return;
-        };
-        let mut command = choice.command.clone();
-        command.cwd.clone_from(&summary.cwd);
-        let mut options = choice.options.clone();
-        if let Some(mode) = summary.mode.as_deref().and_then(|m| m.parse().ok()) {
-            options.mode = mode;
-        }
-        let resume = if summary.is_agent_listed() {
-            ResumeChat {
+        let (choice, resume, mode) = if summary.is_agent_listed() {
+            let Some(choice) = self.choice(&summary.agent, &[]) else {
+                return;
+            };
+            let resume = ResumeChat {
                 chat_id: None,
                 session_id: summary.session_id.clone(),
                 entries: Vec::new(),
                 title: summary.title.clone(),
-            }
+            };
+            (choice, resume, None)
         } else {
-            let store = self.chats.values().find_map(|c| c.chat_store.clone());
-            match store.map(|s| s.load(&summary.chat_id)) {
-                Some(Ok(loaded)) => ResumeChat::from_loaded(&loaded),
+            let store = self
+                .chats
+                .values()
+                .find_map(|c| c.chat_store.clone())
+                .or_else(|| {
+                    crate::chats::ChatStore::default_dir().map(crate::chats::ChatStore::new)
+                });
+            let loaded = match store.map(|s| s.load(&summary.chat_id)) {
+                Some(Ok(loaded)) => loaded,
                 Some(Err(err)) => {
                     self.ws.notice = Some(format!("cannot reopen the chat: {err}"));
                     return;
                 }
                 None => {
-                    self.ws.notice = Some("chat records are off".into());
+                    self.ws.notice = Some("there is no data directory for chat records".into());
                     return;
                 }
-            }
+            };
+            let Some(choice) = self.choice(&loaded.header.agent, &loaded.header.command) else {
+                return;
+            };
+            let mode = loaded.mode.as_deref().and_then(|m| m.parse().ok());
+            (choice, ResumeChat::from_loaded(&loaded), mode)
         };
+        let AgentChoice {
+            mut command,
+            mut options,
+        } = choice;
+        command.cwd.clone_from(&summary.cwd);
+        if let Some(mode) = mode {
+            options.mode = mode;
+        }
         options.resume = Some(resume);
         options.headless = None;
+        let before = self.ws.active_id();
         let id = self.add_chat(command, options);
         if let Err(err) = self.connect(id) {
             self.send_chat(id, Msg::ConnectFailed(err.to_string()));
         }
+        if let Some(before) = before {
+            let effects = self.ws.discard_untouched(before);
+            for effect in effects {
+                self.run(effect);
+            }
+        }
+    }
+
+    /// What runs a reopened chat's agent: the agent of that name, else the
+    /// command line the record kept (`-- CMD` agents), with the first
+    /// chat's rules and settings but no bypass of its own.
+    fn choice(&mut self, agent: &str, command_line: &[String]) -> Option<AgentChoice> {
+        if let Some(choice) = self.choices.iter().find(|c| c.command.name == agent) {
+            return Some(choice.clone());
+        }
+        let (Some((program, args)), Some(first)) =
+            (command_line.split_first(), self.choices.first())
+        else {
+            self.ws.notice = Some(format!(
+                "`{}` is not an agent warden knows now: start warden with it to reopen this chat",
+                one_line(agent)
+            ));
+            return None;
+        };
+        let mut options = first.options.clone();
+        options.bypass = false;
+        options.agent_plan_mode = None;
+        options.caps = ClientCaps::default();
+        options.settings.agent_block = None;
+        options.settings.create_as = Some((agent.to_string(), program.clone(), args.to_vec()));
+        Some(AgentChoice {
+            command: AgentCommand {
+                name: agent.to_string(),
+                program: program.clone(),
+                args: args.to_vec(),
+                env: Vec::new(),
+                cwd: first.command.cwd.clone(),
+            },
+            options,
+        })
     }
 
     /// Carry out a settings edit and tell every chat what the file now says.

@@ -35,6 +35,9 @@ impl ResumeChat {
 #[derive(Debug, Default)]
 pub(super) struct Record {
     pub(super) writer: Option<ChatWriter>,
+    /// The record to create once the user has said something: a chat
+    /// closed untouched leaves no record behind.
+    pub(super) deferred: Option<ChatHeader>,
     /// Entries before this index are in the record.
     pub(super) written: usize,
     pub(super) title: Option<String>,
@@ -70,8 +73,12 @@ impl Chat {
                             Vec::new(),
                         ),
                     },
-                    // A session only the agent knew of: its record starts now.
-                    None => self.create_record(state, info),
+                    // A session only the agent knew of: its record starts
+                    // now, with what the agent replayed.
+                    None => {
+                        self.create_record(info);
+                        return;
+                    }
                 }
             }
             self.record.title = resume.title;
@@ -86,14 +93,20 @@ impl Chat {
             self.write_record(state, |w| w.set_session(&info.session_id));
             return;
         }
-        self.create_record(state, info);
+        if let Some(header) = &mut self.record.deferred {
+            header.session_id.clone_from(&info.session_id);
+            return;
+        }
+        self.create_record(info);
+        // The start-up notes are not part of the conversation.
+        self.record.written = state.transcript.len();
     }
 
-    /// Start this chat's record.
-    fn create_record(&mut self, state: &mut AppState, info: &SessionInfo) {
-        let Some(store) = &self.chat_store else {
+    /// Start this chat's record (the file is written once the user says something).
+    fn create_record(&mut self, info: &SessionInfo) {
+        if self.chat_store.is_none() {
             return;
-        };
+        }
         let mut command = vec![self.command.program.clone()];
         command.extend(self.command.args.iter().cloned());
         let header = ChatHeader {
@@ -104,21 +117,32 @@ impl Chat {
             created: crate::decision_log::now_rfc3339(),
             command,
         };
-        match store.create_with(header) {
-            Ok(writer) => {
-                self.record.writer = Some(writer);
-                // The start-up notes are not part of the conversation.
-                self.record.written = state.transcript.len();
-            }
-            Err(err) => state.error(format!("the chat cannot be recorded: {err}"), Vec::new()),
-        }
+        self.record.deferred = Some(header);
     }
 
     /// Append what settled since the last call: every entry but a still
     /// streaming last one, the title, the mode.
     pub(super) fn flush_record(&mut self, state: &mut AppState) {
         if self.record.writer.is_none() {
-            return;
+            let said = state
+                .transcript
+                .entries()
+                .iter()
+                .any(|e| matches!(e.kind, EntryKind::User(_)));
+            match (&self.chat_store, said) {
+                (Some(store), true) if self.record.deferred.is_some() => {
+                    let header = self.record.deferred.take();
+                    match header.map(|h| store.create_with(h)) {
+                        Some(Ok(writer)) => self.record.writer = Some(writer),
+                        Some(Err(err)) => {
+                            state.error(format!("the chat cannot be recorded: {err}"), Vec::new());
+                            return;
+                        }
+                        None => return,
+                    }
+                }
+                _ => return,
+            }
         }
         let len = state.transcript.len();
         let settled = if state.is_busy() {

@@ -495,6 +495,31 @@ impl Workspace {
         Vec::new()
     }
 
+    /// Drop a chat nothing was sent in yet (a reopened chat takes its place).
+    pub fn discard_untouched(&mut self, id: ChatId) -> Vec<WsEffect> {
+        let untouched = self.chat(id).is_some_and(|c| {
+            !c.running()
+                && c.pending() == 0
+                && c.name.is_none()
+                && !c
+                    .state
+                    .transcript
+                    .entries()
+                    .iter()
+                    .any(|e| matches!(e.kind, EntryKind::User(_)))
+        });
+        if untouched && self.chats.len() > 1 {
+            let active = self.active_id();
+            let effects = self.close_now(id);
+            if let Some(active) = active.and_then(|a| self.position(a)) {
+                self.active = active;
+            }
+            effects
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Close a chat: at once when it is idle, else ask first.
     fn close(&mut self, id: ChatId) -> Vec<WsEffect> {
         let Some(chat) = self.chat(id) else {

@@ -64,6 +64,15 @@ pub fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
         KeyCode::Char('g') if ctrl => action(Action::Grants),
         KeyCode::Char('m') if alt => action(Action::OpenModeMenu),
         KeyCode::F(2) => action(Action::OpenModeMenu),
+        KeyCode::Char('n') if ctrl => action(Action::NewChat),
+        KeyCode::Char('l') if ctrl => action(Action::ChatList),
+        KeyCode::Char(c @ '1'..='9') if alt => action(Action::GoToChat(c as usize - '0' as usize)),
+        KeyCode::Char('n') if alt => action(Action::NextChat),
+        KeyCode::Char('p') if alt => action(Action::PrevChat),
+        KeyCode::Char('w') if alt => action(Action::CloseChat),
+        KeyCode::Char('o') if alt => action(Action::PastChats),
+        KeyCode::PageDown if ctrl => action(Action::NextChat),
+        KeyCode::PageUp if ctrl => action(Action::PrevChat),
         KeyCode::Char('a') if ctrl => action(Action::LineStart),
         KeyCode::Char('e') if ctrl => action(Action::LineEnd),
         KeyCode::Char('u') if ctrl => action(Action::KillLineStart),
@@ -135,6 +144,34 @@ mod tests {
             Some(Input::Action(Action::Cancel))
         );
         assert_eq!(key(KeyCode::Char('x'), KeyModifiers::CONTROL), None);
+    }
+
+    #[test]
+    fn chat_keys() {
+        let alt = KeyModifiers::ALT;
+        for (code, modifiers, want) in [
+            (KeyCode::Char('n'), KeyModifiers::CONTROL, Action::NewChat),
+            (KeyCode::Char('l'), KeyModifiers::CONTROL, Action::ChatList),
+            (KeyCode::Char('1'), alt, Action::GoToChat(1)),
+            (KeyCode::Char('9'), alt, Action::GoToChat(9)),
+            (KeyCode::Char('n'), alt, Action::NextChat),
+            (KeyCode::Char('p'), alt, Action::PrevChat),
+            (KeyCode::PageDown, KeyModifiers::CONTROL, Action::NextChat),
+            (KeyCode::PageUp, KeyModifiers::CONTROL, Action::PrevChat),
+            (KeyCode::Char('w'), alt, Action::CloseChat),
+            (KeyCode::Char('o'), alt, Action::PastChats),
+        ] {
+            assert_eq!(key(code, modifiers), Some(Input::Action(want)), "{code:?}");
+        }
+        // Digits without Alt are typed.
+        assert_eq!(
+            key(KeyCode::Char('1'), KeyModifiers::NONE),
+            Some(Input::Action(Action::Char('1')))
+        );
+        assert_eq!(
+            key(KeyCode::PageDown, KeyModifiers::NONE),
+            Some(Input::Scroll(Scroll::PageDown))
+        );
     }
 
     #[test]

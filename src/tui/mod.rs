@@ -2,7 +2,6 @@
 //! the key map.
 
 pub mod keymap;
-pub mod picker;
 
 use std::io::{self, Stdout, Write};
 
