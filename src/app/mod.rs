@@ -29,8 +29,8 @@ use crate::policy::{Mode, Rule};
 use crate::sanitize::one_line;
 use crate::settings::{self, Edit};
 use crate::state::{
-    Action, AppState, ChatId, Connection, Effect, Msg, OnAsk, SettingsEdit, Workspace, WsEffect,
-    WsMsg,
+    Action, AppState, ChatId, ChatSlot, Connection, Effect, Msg, OnAsk, SettingsEdit, Workspace,
+    WsEffect, WsMsg,
 };
 use crate::tui::keymap::{self, Input};
 use crate::ui::{self, View};
@@ -346,7 +346,7 @@ impl App {
     fn flush_records(&mut self) {
         for slot in &mut self.ws.chats {
             if let Some(chat) = self.chats.get_mut(&slot.id) {
-                chat.flush_record(&mut slot.state);
+                chat.flush_record(&mut slot.state, slot.name.as_deref());
             }
         }
     }
@@ -552,7 +552,7 @@ impl App {
         match effect {
             WsEffect::Chat(id, effect) => self.run_chat(id, effect),
             WsEffect::NewChat { agent } => self.new_chat(&agent),
-            WsEffect::Closed(id) => self.close_chat(id),
+            WsEffect::Closed(mut slot) => self.close_chat(&mut slot),
             WsEffect::OpenPicker => self.open_picker(),
             WsEffect::Reopen(summary) => self.reopen(&summary),
         }
@@ -669,11 +669,15 @@ impl App {
     }
 
     /// Drop a closed chat's IO; its agent ends when no chat uses it.
-    fn close_chat(&mut self, id: ChatId) {
+    fn close_chat(&mut self, slot: &mut ChatSlot) {
+        let id = slot.id;
         let Some(mut chat) = self.chats.remove(&id) else {
             return;
         };
         chat.detach();
+        // What happened last (the cancellations) goes into its record.
+        chat.out.clear();
+        chat.flush_record(&mut slot.state, slot.name.as_deref());
         self.closed.push(id);
         let name = chat.command.name.clone();
         let used = self.chats.values().any(|c| c.command.name == name);

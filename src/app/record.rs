@@ -122,7 +122,7 @@ impl Chat {
 
     /// Append what settled since the last call: every entry but a still
     /// streaming last one, the title, the mode.
-    pub(super) fn flush_record(&mut self, state: &mut AppState) {
+    pub(super) fn flush_record(&mut self, state: &mut AppState, name: Option<&str>) {
         if self.record.writer.is_none() {
             let said = state
                 .transcript
@@ -158,16 +158,19 @@ impl Chat {
                 self.write_record(state, |w| w.append_entry(&kind));
             }
         }
-        let title = state.title.clone().or_else(|| {
-            state
-                .transcript
-                .entries()
-                .iter()
-                .find_map(|e| match &e.kind {
-                    EntryKind::User(text) => text.lines().next().map(str::to_string),
-                    _ => None,
-                })
-        });
+        let title = name
+            .map(str::to_string)
+            .or_else(|| state.title.clone())
+            .or_else(|| {
+                state
+                    .transcript
+                    .entries()
+                    .iter()
+                    .find_map(|e| match &e.kind {
+                        EntryKind::User(text) => text.lines().next().map(str::to_string),
+                        _ => None,
+                    })
+            });
         if title.is_some() && title != self.record.title {
             self.record.title.clone_from(&title);
             if let Some(title) = title {

@@ -98,8 +98,9 @@ pub enum WsEffect {
     /// Open a new chat with this agent; the runtime builds its state and
     /// calls [`Workspace::add_chat`].
     NewChat { agent: String },
-    /// The chat is gone from the list; its answers went out before this.
-    Closed(ChatId),
+    /// The chat is gone from the list (here is what it was, for its
+    /// record); its answers went out before this.
+    Closed(Box<ChatSlot>),
     /// Fill the picker of past chats: the runtime calls
     /// [`Workspace::show_picker`] (and later [`Workspace::add_to_picker`]).
     OpenPicker,
@@ -548,11 +549,11 @@ impl Workspace {
             .into_iter()
             .map(|e| WsEffect::Chat(id, e))
             .collect();
-        self.chats.remove(index);
+        let slot = self.chats.remove(index);
         if self.active > index || self.active >= self.chats.len() {
             self.active = self.active.saturating_sub(1);
         }
-        out.push(WsEffect::Closed(id));
+        out.push(WsEffect::Closed(Box::new(slot)));
         out
     }
 }

@@ -207,9 +207,8 @@ fn closing_a_busy_chat_asks_then_cancels_its_turn_and_answers_its_requests() {
         ]
     );
     assert!(effects.contains(&WsEffect::Chat(a, Effect::CancelTurn)));
-    assert_eq!(
-        effects.last(),
-        Some(&WsEffect::Closed(a)),
+    assert!(
+        matches!(effects.last(), Some(WsEffect::Closed(slot)) if slot.id == a),
         "closed after its answers"
     );
     assert_eq!(ws.chats.len(), 1);
@@ -223,7 +222,7 @@ fn an_idle_chat_closes_at_once_and_the_last_one_stays() {
     let a = ws.add_chat(AppState::new("demo", "/w"));
     let b = ws.add_chat(AppState::new("demo", "/w"));
     let effects = key(&mut ws, Action::CloseChat);
-    assert_eq!(effects, [WsEffect::Closed(b)]);
+    assert!(matches!(effects.as_slice(), [WsEffect::Closed(slot)] if slot.id == b));
     assert_eq!(ws.active_id(), Some(a));
     assert!(key(&mut ws, Action::CloseChat).is_empty());
     assert_eq!(ws.chats.len(), 1);
