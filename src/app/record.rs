@@ -124,13 +124,15 @@ impl Chat {
     /// streaming last one, the title, the mode.
     pub(super) fn flush_record(&mut self, state: &mut AppState, name: Option<&str>) {
         if self.record.writer.is_none() {
-            let said = state
-                .transcript
-                .entries()
-                .iter()
-                .any(|e| matches!(e.kind, EntryKind::User(_)));
-            match (&self.chat_store, said) {
-                (Some(store), true) if self.record.deferred.is_some() => {
+            let said = || {
+                state
+                    .transcript
+                    .entries()
+                    .iter()
+                    .any(|e| matches!(e.kind, EntryKind::User(_)))
+            };
+            match &self.chat_store {
+                Some(store) if self.record.deferred.is_some() && said() => {
                     let header = self.record.deferred.take();
                     match header.map(|h| store.create_with(h)) {
                         Some(Ok(writer)) => self.record.writer = Some(writer),
