@@ -58,6 +58,18 @@ pub(crate) struct Drawn {
     pub(crate) rows: Vec<(Rect, usize)>,
     /// Where the terminal cursor goes (in the name being typed).
     pub(crate) cursor: Option<Position>,
+    /// Chats out of view above and below, when they do not all fit.
+    pub(crate) hidden: (usize, usize),
+}
+
+/// "↑ 2 · ↓ 3 more" for chats out of view; empty when all show.
+fn more(hidden: (usize, usize)) -> String {
+    match hidden {
+        (0, 0) => String::new(),
+        (0, below) => format!("↓ {below} more"),
+        (above, 0) => format!("↑ {above} more"),
+        (above, below) => format!("↑ {above} · ↓ {below} more"),
+    }
 }
 
 /// Whether the list has the keys (the list itself, a rename, a close
@@ -255,7 +267,7 @@ fn render_list(
         match &ws.focus {
             ChatFocus::Rename { chat, field } if *chat == slot.id => {
                 let (field, at) = field_spans(field, rest, theme);
-                let col = spans_width(&spans) + at;
+                let col = (spans_width(&spans) + at).min(room.saturating_sub(1));
                 spans.extend(field);
                 // col < room <= width, a u16.
                 drawn.cursor = Some(Position::new(x + col as u16, y));
@@ -283,6 +295,7 @@ fn render_list(
         drawn.rows.push((row, i + 1));
         y += 2;
     }
+    drawn.hidden = (top, ws.chats.len().saturating_sub(top + slots));
     if ws.chats.is_empty() && list_h > 0 {
         buf.set_line(
             area.x + LEAD as u16,
@@ -306,15 +319,6 @@ pub(crate) fn sidebar(buf: &mut Buffer, area: Rect, ws: &Workspace, theme: Theme
         return Drawn::default();
     }
     let width = usize::from(inner.width);
-    let mut title = vec![spaces(LEAD.min(width)), Span::styled(TITLE, theme.bold())];
-    if !has_keys(&ws.focus) {
-        let pad = width.saturating_sub(spans_width(&title) + str_width(KEY) + 1);
-        if pad > 0 {
-            title.push(spaces(pad));
-            title.push(Span::styled(KEY, theme.dim()));
-        }
-    }
-    buf.set_line(inner.x, inner.y, &Line::from(title), inner.width);
     // A blank row under the title when there is room.
     let skip = if inner.height > 4 { 2 } else { 1 };
     let rest = Rect::new(
@@ -324,7 +328,27 @@ pub(crate) fn sidebar(buf: &mut Buffer, area: Rect, ws: &Workspace, theme: Theme
         inner.height.saturating_sub(skip),
     );
     let under = bottom(ws, width.saturating_sub(LEAD), theme);
-    render_list(buf, rest, ws, &under, theme)
+    let drawn = render_list(buf, rest, ws, &under, theme);
+
+    // The title, and at its right the chats out of view, else the key.
+    let mut title = vec![spaces(LEAD.min(width)), Span::styled(TITLE, theme.bold())];
+    let hidden = more(drawn.hidden);
+    let right = if !hidden.is_empty() {
+        Some(Span::styled(hidden, theme.follow_hint()))
+    } else if has_keys(&ws.focus) {
+        None
+    } else {
+        Some(Span::styled(KEY, theme.dim()))
+    };
+    if let Some(right) = right {
+        let pad = width.saturating_sub(spans_width(&title) + str_width(&right.content) + 1);
+        if pad > 0 {
+            title.push(spaces(pad));
+            title.push(right);
+        }
+    }
+    buf.set_line(inner.x, inner.y, &Line::from(title), inner.width);
+    drawn
 }
 
 /// A box of `width` x `height` in the middle of `screen`.
@@ -371,6 +395,19 @@ pub(crate) fn overlay(
     let inner = block.inner(area);
     block.render(area, buf);
     let drawn = render_list(buf, inner, ws, &under, theme);
+    // The chats out of view, on the bottom border.
+    let hidden = more(drawn.hidden);
+    let w = str_width(&hidden) + 2;
+    if !hidden.is_empty() && w + 2 <= usize::from(area.width) {
+        // w + 2 <= area.width, a u16.
+        buf.set_stringn(
+            area.right() - 2 - w as u16,
+            area.bottom() - 1,
+            format!(" {hidden} "),
+            w,
+            theme.follow_hint(),
+        );
+    }
     (area, drawn)
 }
 

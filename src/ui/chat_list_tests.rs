@@ -8,11 +8,13 @@ use std::time::{Duration, UNIX_EPOCH};
 use insta::assert_snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 
 use super::tests::buffer_text;
 use super::theme::Theme;
-use super::{Scroll, Views, draw_workspace};
+use super::{Scroll, Views, draw_workspace, footer};
 use crate::chats::ChatSummary;
 use crate::model::{
     OptionKind, PermissionOption, PermissionRequest, SessionInfo, ToolCallFields, ToolKind,
@@ -313,6 +315,43 @@ fn a_click_on_the_footers_pending_part_goes_to_that_chat() {
     }
 }
 
+/// The footer's parts about other chats give way after the hints, the
+/// directory and the agent's name; the key goes last.
+#[test]
+fn footer_with_other_chats() {
+    let ws = three();
+    let state = &ws.chats[2].state;
+    let mut out = String::new();
+    let cases = [
+        ("position", Some((3, 3)), None),
+        ("waiting", None, Some((1, 2, 0))),
+        ("both", Some((3, 3)), Some((1, 2, 0))),
+        ("more", Some((3, 4)), Some((1, 2, 1))),
+    ];
+    for (label, position, waiting) in cases {
+        let chats = footer::Chats {
+            position,
+            waiting: waiting.map(|(chat, pending, more)| footer::Waiting {
+                chat,
+                pending,
+                more,
+            }),
+        };
+        for width in [140, 100, 80, 60, 40, 30] {
+            let area = Rect::new(0, 0, width, 1);
+            let mut buf = Buffer::empty(area);
+            let hits = footer::render_with(&mut buf, area, state, chats, Theme::with_color(true));
+            assert_eq!(
+                hits.elsewhere.is_some(),
+                waiting.is_some(),
+                "{label} {width}"
+            );
+            out.push_str(&format!("{label:<8} {width:>3} |{}", buffer_text(&buf)));
+        }
+    }
+    assert_snapshot!(out);
+}
+
 #[test]
 fn several_chats_waiting_say_how_many_more() {
     let mut ws = three();
@@ -513,4 +552,25 @@ fn no_chat_and_tiny_terminals_do_not_panic() {
             }
         }
     }
+}
+
+#[test]
+fn many_chats_scroll_to_the_selection_and_say_how_many_are_hidden() {
+    let mut ws = Workspace::new(vec!["demo".into()]);
+    for i in 1..=14 {
+        let mut s = chat("demo", &format!("s{i}"), Mode::Default);
+        s.title = Some(format!("chat number {i}"));
+        ws.add_chat(s);
+    }
+    key(&mut ws, Action::ChatList);
+    for _ in 0..6 {
+        key(&mut ws, Action::Up);
+    }
+    assert_eq!(ws.focus, ChatFocus::List { selected: 7 });
+    let mut out = String::new();
+    for (w, h) in [(120, 24), (80, 24)] {
+        out.push_str(&format!("── {w}x{h}\n{}", screen(&ws, w, h)));
+    }
+    assert!(out.contains("8 demo · chat number 8"), "{out}");
+    assert_snapshot!(out);
 }
