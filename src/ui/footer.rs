@@ -1,6 +1,7 @@
-//! The one-row footer: the chat's permission mode (a dropdown) and the
-//! agent's own mode, pending cards, agent, working directory, what is
-//! happening, and key hints on the right.
+//! The one-row footer: which chat this is (when the list is not on
+//! screen), the chat's permission mode (a dropdown) and the agent's own
+//! mode, pending cards, requests waiting in other chats, agent, working
+//! directory, what is happening, and key hints on the right.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -9,13 +10,15 @@ use ratatui::text::{Line, Span};
 use super::theme::Theme;
 use super::wrap::{spans_width, str_width, truncate_end, truncate_start};
 use crate::sanitize::one_line;
+use crate::state::workspace::DIGIT_CHATS;
 use crate::state::{AppState, Connection, Focus};
 
 /// Key hints, dropped from the first as the footer narrows.
-const HINTS: [&str; 5] = [
+const HINTS: [&str; 6] = [
     "PgUp/PgDn scroll",
     "Ctrl-T thoughts",
     "Ctrl-G rules",
+    "Ctrl-L chats",
     "Shift-Tab mode",
     "Ctrl-C quit",
 ];
@@ -80,6 +83,41 @@ fn pending(state: &AppState, theme: Theme) -> Option<Span<'static>> {
     })
 }
 
+/// What the footer says about the other chats (from the workspace).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Chats {
+    /// "chat 2/3": the number of the chat on screen and how many are
+    /// open; set when the chat list is not on screen.
+    pub(crate) position: Option<(usize, usize)>,
+    /// Chats not on screen have requests waiting.
+    pub(crate) waiting: Option<Waiting>,
+}
+
+/// Requests waiting in chats not on screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Waiting {
+    /// The number of the first such chat (Alt-N goes there).
+    pub(crate) chat: usize,
+    /// Its requests.
+    pub(crate) pending: usize,
+    /// How many other chats have requests waiting too.
+    pub(crate) more: usize,
+}
+
+impl Waiting {
+    /// "chat 3: 2 pending · Alt-3 +1 more"; `short` leaves the key out.
+    fn text(self, short: bool) -> String {
+        let mut text = format!("chat {}: {} pending", self.chat, self.pending);
+        if !short && self.chat <= DIGIT_CHATS {
+            text.push_str(&format!(" · Alt-{}", self.chat));
+        }
+        if self.more > 0 {
+            text.push_str(&format!(" +{} more", self.more));
+        }
+        text
+    }
+}
+
 /// Clickable places on the footer, from the last draw.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Hits {
@@ -87,25 +125,31 @@ pub(crate) struct Hits {
     pub(crate) mode: Rect,
     /// "N pending · Ctrl-P review".
     pub(crate) pending: Option<Rect>,
+    /// "chat N: M pending · Alt-N", for going to chat N.
+    pub(crate) elsewhere: Option<Rect>,
 }
 
 /// One footer part, for the fitting and for the hit areas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Part {
+    Position,
     Slot,
     Agent,
     Pending,
+    Elsewhere,
     Name,
     Cwd,
     Status,
 }
 
 /// The left side: the parts present, in order, with separators, and the
-/// column ranges of the mode slot and the pending count.
+/// column ranges of the mode slot, the pending count and the requests
+/// waiting elsewhere.
 struct Left {
     spans: Vec<Span<'static>>,
     mode: (usize, usize),
     pending: Option<(usize, usize)>,
+    elsewhere: Option<(usize, usize)>,
 }
 
 fn left(parts: &[(Part, Option<Span<'static>>)], theme: Theme) -> Left {
@@ -113,6 +157,7 @@ fn left(parts: &[(Part, Option<Span<'static>>)], theme: Theme) -> Left {
         spans: Vec::new(),
         mode: (0, 0),
         pending: None,
+        elsewhere: None,
     };
     let mut x = 0;
     for (part, span) in parts {
@@ -134,6 +179,7 @@ fn left(parts: &[(Part, Option<Span<'static>>)], theme: Theme) -> Left {
             Part::Slot => out.mode = (x, x + w),
             Part::Agent if out.mode.1 > 0 => out.mode.1 = x + w,
             Part::Pending => out.pending = Some((x, x + w)),
+            Part::Elsewhere => out.elsewhere = Some((x, x + w)),
             _ => {}
         }
         x += w;
@@ -142,8 +188,21 @@ fn left(parts: &[(Part, Option<Span<'static>>)], theme: Theme) -> Left {
     out
 }
 
-/// Draw the footer; returns where its clickable parts are.
+/// Draw the footer of a chat alone; returns where its clickable parts are.
+#[cfg(test)]
 pub(crate) fn render(buf: &mut Buffer, area: Rect, state: &AppState, theme: Theme) -> Hits {
+    render_with(buf, area, state, Chats::default(), theme)
+}
+
+/// Draw the footer, with what it says about the other chats; returns
+/// where its clickable parts are.
+pub(crate) fn render_with(
+    buf: &mut Buffer,
+    area: Rect,
+    state: &AppState,
+    chats: Chats,
+    theme: Theme,
+) -> Hits {
     let width = usize::from(area.width);
     let name = Some(Span::styled(one_line(&state.agent_name), theme.bold()));
     let cwd = one_line(&state.cwd);
@@ -151,9 +210,13 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, state: &AppState, theme: Them
     let agent = agent_mode(state, theme);
     let pending = pending(state, theme);
     let status = status(state, theme);
+    let position = chats
+        .position
+        .map(|(n, of)| Span::styled(format!("chat {n}/{of}"), theme.dim()));
 
-    // `keep` drops parts from the end of [agent, name] as the footer narrows;
-    // `short_pending` says "N pending" alone.
+    // `keep` drops parts from the end of [agent, name and position] as the
+    // footer narrows; `short_pending` says "N pending" alone, and leaves
+    // the key out of the requests waiting elsewhere.
     let parts = |cwd: Option<String>, keep: usize, short_pending: bool| {
         let cwd = cwd.map(|c| Span::styled(c, theme.dim()));
         let pending = match &pending {
@@ -163,11 +226,16 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, state: &AppState, theme: Them
             )),
             other => other.clone(),
         };
+        let elsewhere = chats
+            .waiting
+            .map(|w| Span::styled(w.text(short_pending), theme.pending()));
         left(
             &[
+                (Part::Position, position.clone().filter(|_| keep >= 1)),
                 (Part::Slot, slot.clone()),
                 (Part::Agent, agent.clone().filter(|_| keep >= 2)),
                 (Part::Pending, pending),
+                (Part::Elsewhere, elsewhere),
                 (Part::Name, name.clone().filter(|_| keep >= 1)),
                 (Part::Cwd, cwd),
                 (Part::Status, status.clone()),
@@ -235,5 +303,6 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, state: &AppState, theme: Them
     Hits {
         mode: rect(chosen.mode),
         pending: chosen.pending.map(rect).filter(|r| !r.is_empty()),
+        elsewhere: chosen.elsewhere.map(rect).filter(|r| !r.is_empty()),
     }
 }

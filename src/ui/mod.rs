@@ -1,9 +1,18 @@
-//! Render-only widgets for the chat screen, drawn from `&AppState`: the
-//! transcript (fills the screen), the pending approval cards, an optional
-//! notice line, the composer, a one-row footer, and the mode dropdown over
-//! them when it is open; the review screen (Ctrl-G) covers it all. No IO and no state change: only the [`View`]
-//! (layout caches, the scroll position, and where the last draw put
-//! clickable things, owned by the runtime) is mutated.
+//! Render-only widgets, drawn from the pure state. A chat's screen, from
+//! `&AppState`: the transcript (fills the screen), the pending approval
+//! cards, an optional notice line, the composer, a one-row footer, and the
+//! mode dropdown over them when it is open; the review screen (Ctrl-G)
+//! covers it all. Around it, from `&Workspace` ([`draw_workspace`]): the
+//! chat list, a sidebar beside the chat on a wide screen or a box over it
+//! on a narrow one while it has the keys (each chat's number, agent, label,
+//! mode, pending requests and whether it works); the chooser of a new
+//! chat's agent; the picker of past chats over everything; and in the
+//! footer, which chat this is and the requests waiting in other chats.
+//!
+//! No IO and no state change: only the [`View`] of each chat (layout
+//! caches, the scroll position) and the [`Views`] (one `View` per chat,
+//! and where the last draw put clickable things), owned by the runtime,
+//! are mutated.
 //!
 //! Layout work is incremental: each entry's rows are cached by entry id and
 //! revision, entry heights live in a prefix-sum tree so the visible window is
@@ -11,6 +20,7 @@
 //! A 100,000-entry transcript draws like a 100-entry one once measured.
 
 mod card;
+mod chat_list;
 mod composer;
 mod entry;
 mod footer;
@@ -26,20 +36,27 @@ pub(crate) use theme::Theme;
 mod wrap;
 
 #[cfg(test)]
+mod chat_list_tests;
+#[cfg(test)]
 mod gate_tests;
 #[cfg(test)]
 mod tests;
 
+use std::collections::HashMap;
+
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
 use crate::sanitize::one_line;
-use crate::state::{Action, AppState, Focus};
+use crate::state::{Action, AppState, ChatFocus, ChatId, Focus, Workspace};
 use history::History;
-use wrap::truncate_end;
+use wrap::{str_width, truncate_end};
 
 /// The card area takes at most this share of the screen's height.
 const CARDS_SHARE: (u16, u16) = (3, 5);
+/// The screen when no chat is open.
+const NO_CHAT: &str = "no chat open · Ctrl-N new chat · Alt-O past chats";
 
 /// Render-side state: layout caches and the scroll position. Owned by the
 /// runtime, not by `AppState`.
@@ -123,15 +140,218 @@ impl Default for View {
     }
 }
 
-/// Draw the whole screen. Pure rendering from `state`; only `view` (caches,
-/// scroll, click areas) is mutated.
+/// Render-side state of every chat: one [`View`] per chat (layout caches,
+/// scroll), plus the click map of the last draw. Owned by the runtime.
+pub struct Views {
+    theme: Theme,
+    /// By chat; a chat's view is made when it is first drawn.
+    chats: HashMap<ChatId, View>,
+    /// What screen cells mean to a click, from the last draw over the whole
+    /// screen; later entries lie on top.
+    hits: Vec<(Rect, Option<Action>)>,
+}
+
+impl Views {
+    /// No chat drawn yet. Reads `NO_COLOR` once: set and not empty, only
+    /// modifiers are drawn, no colours.
+    pub fn new() -> Self {
+        Views::with_theme(Theme::from_env())
+    }
+
+    pub(crate) fn with_theme(theme: Theme) -> Self {
+        Views {
+            theme,
+            chats: HashMap::new(),
+            hits: Vec::new(),
+        }
+    }
+
+    /// Scroll that chat's transcript (see [`View::scroll`]); a chat not
+    /// drawn yet has nothing to scroll.
+    pub fn scroll(&mut self, chat: ChatId, s: Scroll) {
+        if let Some(view) = self.chats.get_mut(&chat) {
+            view.scroll(s);
+        }
+    }
+
+    /// What a click at this cell means, going by the last draw: a card's
+    /// choice, the footer's mode slot or its requests elsewhere, a dropdown
+    /// item, a chat of the list.
+    pub fn hit(&self, column: u16, row: u16) -> Option<Action> {
+        let at = Position::new(column, row);
+        self.hits
+            .iter()
+            .rev()
+            .find(|(area, _)| area.contains(at))
+            .and_then(|(_, action)| action.clone())
+    }
+
+    /// A closed chat's caches go.
+    pub fn forget(&mut self, chat: ChatId) {
+        self.chats.remove(&chat);
+    }
+
+    /// Views of chats no longer open go, in case the runtime missed one
+    /// (O(chats²) with a handful of chats, no allocation).
+    fn prune(&mut self, ws: &Workspace) {
+        self.chats.retain(|id, _| ws.chat(*id).is_some());
+    }
+
+    /// A chat's view, when it has been drawn.
+    #[cfg(test)]
+    pub(crate) fn view(&self, chat: ChatId) -> Option<&View> {
+        self.chats.get(&chat)
+    }
+}
+
+impl Default for Views {
+    fn default() -> Self {
+        Views::new()
+    }
+}
+
+/// Draw the whole screen with one chat on it. Pure rendering from
+/// `state`; only `view` (caches, scroll, click areas) is mutated.
 pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
-    view.hits.clear();
     let area = frame.area();
+    draw_chat(frame, area, state, view, &Around::default());
+}
+
+/// Draw every chat: the sidebar of chats beside the chat on screen (wide
+/// screens), the chat list over it (narrow screens, while it has the keys),
+/// the chooser of a new chat's agent, or the picker of past chats over it
+/// all. Pure rendering from `ws`; only `views` is mutated.
+pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) {
+    views.hits.clear();
+    views.prune(ws);
+    let screen = frame.area();
+    if screen.is_empty() {
+        return;
+    }
+    let theme = views.theme;
+    if let ChatFocus::Picker(picker) = &ws.focus {
+        if let Some(cursor) = picker::render(frame.buffer_mut(), screen, picker, theme) {
+            frame.set_cursor_position(cursor);
+        }
+        views.hits.push((screen, None));
+        return;
+    }
+    let sidebar = chat_list::sidebar_shown(ws, screen.width);
+    let (side, main) = if sidebar {
+        // The sidebar, then a blank column before the chat.
+        let w = chat_list::SIDEBAR_W;
+        (
+            Some(Rect::new(screen.x, screen.y, w, screen.height)),
+            Rect::new(
+                screen.x + w + 1,
+                screen.y,
+                screen.width - w - 1,
+                screen.height,
+            ),
+        )
+    } else {
+        (None, screen)
+    };
+
+    match ws.active_chat() {
+        Some(chat) => {
+            let waiting = ws.waiting_elsewhere();
+            let around = Around {
+                notice: ws.notice.as_deref(),
+                chats: footer::Chats {
+                    position: (!sidebar && ws.chats.len() >= 2)
+                        .then_some((ws.active + 1, ws.chats.len())),
+                    waiting: waiting.first().map(|&(chat, pending)| footer::Waiting {
+                        chat,
+                        pending,
+                        more: waiting.len() - 1,
+                    }),
+                },
+                covered: ws.focus != ChatFocus::Chat,
+            };
+            let view = views
+                .chats
+                .entry(chat.id)
+                .or_insert_with(|| View::with_theme(theme));
+            draw_chat(frame, main, &chat.state, view, &around);
+            views.hits.extend_from_slice(&view.hits);
+        }
+        None => draw_no_chat(frame.buffer_mut(), main, ws.notice.as_deref(), theme),
+    }
+
+    let mut cursor = None;
+    if let Some(side) = side {
+        let drawn = chat_list::sidebar(frame.buffer_mut(), side, ws, theme);
+        views.hits.push((side, None));
+        views.hits.extend(
+            drawn
+                .rows
+                .into_iter()
+                .map(|(rect, n)| (rect, Some(Action::GoToChat(n)))),
+        );
+        cursor = drawn.cursor;
+    } else if chat_list::has_keys(&ws.focus) {
+        let (area, drawn) = chat_list::overlay(frame.buffer_mut(), screen, ws, theme);
+        views.hits.push((area, None));
+        views.hits.extend(
+            drawn
+                .rows
+                .into_iter()
+                .map(|(rect, n)| (rect, Some(Action::GoToChat(n)))),
+        );
+        cursor = drawn.cursor;
+    }
+    if let ChatFocus::NewChat { selected } = ws.focus {
+        let area = chat_list::new_chat(frame.buffer_mut(), screen, ws, selected, theme);
+        views.hits.push((area, None));
+    }
+    if let Some(position) = cursor {
+        frame.set_cursor_position(position);
+    }
+}
+
+/// The screen with no chat open: how to start one.
+fn draw_no_chat(buf: &mut Buffer, area: Rect, notice: Option<&str>, theme: Theme) {
+    if area.is_empty() {
+        return;
+    }
+    let width = usize::from(area.width);
+    let text = truncate_end(NO_CHAT, width);
+    let x = area.x + u16::try_from((width - str_width(&text)) / 2).unwrap_or(0);
+    buf.set_stringn(x, area.y + area.height / 2, &text, width, theme.dim());
+    if let Some(notice) = notice {
+        let notice = one_line(notice);
+        let notice = truncate_end(&notice, width);
+        buf.set_stringn(area.x, area.bottom() - 1, &notice, width, theme.notice());
+    }
+}
+
+/// What the workspace adds to a chat's screen.
+#[derive(Debug, Default)]
+struct Around<'a> {
+    /// Shown on the notice line instead of the chat's own notice.
+    notice: Option<&'a str>,
+    /// The footer's parts about the other chats.
+    chats: footer::Chats,
+    /// Something over the chat has the keys: no cursor in the chat.
+    covered: bool,
+}
+
+/// Draw one chat into `area`. Only `view` (caches, scroll, click areas) is
+/// mutated; the click areas are in screen cells.
+fn draw_chat(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    state: &AppState,
+    view: &mut View,
+    around: &Around<'_>,
+) {
+    view.hits.clear();
     if area.is_empty() {
         return;
     }
     let theme = view.theme;
+    let notice_text = around.notice.or(state.notice.as_deref());
     let wrapped = composer::wrap(&state.composer, composer::text_width(area.width));
 
     // From the bottom: footer, composer, notice, cards; the transcript gets
@@ -141,7 +361,7 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
     rest -= footer_h;
     let composer_h = rest.min(wrapped.height());
     rest -= composer_h;
-    let notice_h = if state.notice.is_some() {
+    let notice_h = if notice_text.is_some() {
         rest.min(1)
     } else {
         0
@@ -188,7 +408,7 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
         );
         cursor = drawn.cursor;
     }
-    if let Some(text) = &state.notice
+    if let Some(text) = notice_text
         && !notice.is_empty()
     {
         let width = usize::from(notice.width);
@@ -205,14 +425,17 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
             &wrapped,
             &mut view.composer_top,
             theme,
-            state.focus == Focus::Composer,
+            state.focus == Focus::Composer && !around.covered,
         );
     }
     if !footer.is_empty() {
-        let hits = footer::render(frame.buffer_mut(), footer, state, theme);
+        let hits = footer::render_with(frame.buffer_mut(), footer, state, around.chats, theme);
         view.hits.push((hits.mode, Some(Action::OpenModeMenu)));
         if let Some(pending) = hits.pending {
             view.hits.push((pending, Some(Action::Review)));
+        }
+        if let (Some(rect), Some(waiting)) = (hits.elsewhere, around.chats.waiting) {
+            view.hits.push((rect, Some(Action::GoToChat(waiting.chat))));
         }
         if let Focus::ModeMenu(highlighted) = state.focus {
             let drawn = mode_menu::render(
@@ -249,7 +472,7 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
     } else {
         view.grants_top = 0;
     }
-    if let Some(position) = cursor {
+    if let Some(position) = cursor.filter(|_| !around.covered) {
         frame.set_cursor_position(position);
     }
 }

@@ -249,6 +249,11 @@ impl Theme {
         self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
     }
 
+    /// The bar beside the chat on screen in the chat list.
+    pub(crate) fn chat_marker(self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+
     /// A section title in the mode dropdown.
     pub(crate) fn section(self) -> Style {
         self.bold().add_modifier(Modifier::UNDERLINED)
