@@ -29,11 +29,11 @@ use crate::policy::{Mode, Rule};
 use crate::sanitize::one_line;
 use crate::settings::{self, Edit};
 use crate::state::{
-    Action, AppState, ChatId, ChatSlot, Connection, Effect, Msg, OnAsk, SettingsEdit, Workspace,
-    WsEffect, WsMsg,
+    Action, AppState, ChatFocus, ChatId, ChatSlot, Connection, Effect, Msg, OnAsk, SettingsEdit,
+    Workspace, WsEffect, WsMsg,
 };
 use crate::tui::keymap::{self, Input};
-use crate::ui::{self, View};
+use crate::ui::{self, Scroll};
 use calls::CLIENT_ALLOW;
 use chat::Chat;
 
@@ -998,16 +998,14 @@ impl FrameClock {
 /// never more often than [`FRAME`].
 pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::Result<()> {
     let mut input = crossterm::event::EventStream::new();
-    let mut views: HashMap<ChatId, View> = HashMap::new();
+    let mut views = ui::Views::new();
     let mut clock = FrameClock::default();
     loop {
         for id in app.take_closed() {
-            views.remove(&id);
+            views.forget(id);
         }
         if clock.should_draw(Instant::now()) {
-            let id = app.ws.active_id().unwrap_or_default();
-            let view = views.entry(id).or_default();
-            terminal.draw(|frame| ui::draw(frame, app.state(), view))?;
+            terminal.draw(|frame| ui::draw_workspace(frame, &app.ws, &mut views))?;
             clock.drawn(Instant::now());
         }
         if app.should_quit() {
@@ -1017,12 +1015,22 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
         tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => {
-                    let id = app.ws.active_id().unwrap_or_default();
-                    let view = views.entry(id).or_default();
-                    match keymap::map_event(&event, app.state().composer.is_empty()) {
+                    let composer_empty = app.state().composer.is_empty();
+                    let lists = !matches!(app.ws.focus, ChatFocus::Chat);
+                    match keymap::map_event(&event, composer_empty) {
                         Some(Input::Action(action)) => app.handle(Msg::Action(action)),
-                        Some(Input::Scroll(scroll)) => view.scroll(scroll),
-                        Some(Input::Click(column, row)) => match view.hit(column, row) {
+                        // Over a list, the wheel and the page keys move the selection.
+                        Some(Input::Scroll(Scroll::Up(_) | Scroll::PageUp)) if lists => {
+                            app.handle(Msg::Action(Action::Up));
+                        }
+                        Some(Input::Scroll(Scroll::Down(_) | Scroll::PageDown)) if lists => {
+                            app.handle(Msg::Action(Action::Down));
+                        }
+                        Some(Input::Scroll(scroll)) => match app.ws.active_id() {
+                            Some(id) => views.scroll(id, scroll),
+                            None => continue,
+                        },
+                        Some(Input::Click(column, row)) => match views.hit(column, row) {
                             Some(action) => app.handle(Msg::Action(action)),
                             None => continue,
                         },

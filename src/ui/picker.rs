@@ -7,7 +7,6 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
@@ -24,7 +23,7 @@ pub(crate) const TITLE: &str = "Resume a chat";
 /// Before the filter text.
 pub(crate) const FILTER: &str = "Filter › ";
 /// The keys, on the last row.
-pub(crate) const HINT: &str = "↑↓ choose · Enter resume · type to filter · Esc quit";
+pub(crate) const HINT: &str = "↑↓ choose · Enter reopen · type to filter · Esc back";
 /// In place of the list when there is no record at all.
 pub(crate) const NO_CHATS: &str = "no past chats";
 /// In place of the list when the filter lets nothing through.
@@ -40,15 +39,6 @@ const TIME_W: usize = 16;
 /// Columns the agent and mode columns may take at most.
 const AGENT_MAX: usize = 14;
 const MODE_MAX: usize = 10;
-
-/// Draw the picker over the whole frame, with the terminal's cursor in the
-/// filter. The caller reads the theme once (`Theme::from_env`), not per frame.
-pub(crate) fn draw_with(frame: &mut Frame<'_>, picker: &Picker, theme: Theme) {
-    let area = frame.area();
-    if let Some(cursor) = render(frame.buffer_mut(), area, picker, theme) {
-        frame.set_cursor_position(cursor);
-    }
-}
 
 /// `time` as `YYYY-MM-DD HH:MM` in UTC (times before 1970 as 1970).
 pub(crate) fn civil_time(time: SystemTime) -> String {
@@ -319,6 +309,14 @@ mod tests {
     use super::*;
     use crate::state::Action;
     use crate::ui::tests::buffer_text;
+
+    /// The picker over the whole frame, with the cursor in the filter.
+    fn draw_with(frame: &mut ratatui::Frame<'_>, picker: &Picker, theme: Theme) {
+        let area = frame.area();
+        if let Some(cursor) = render(frame.buffer_mut(), area, picker, theme) {
+            frame.set_cursor_position(cursor);
+        }
+    }
 
     fn chat(
         id: &str,
