@@ -662,7 +662,13 @@ impl App {
         }
         options.resume = None;
         options.headless = None;
+        let line = format!(
+            "new chat with {} in {} · Alt-1..9 switch · Ctrl-L chats",
+            command.name,
+            display_path(&command.cwd)
+        );
         let id = self.add_chat(command, options);
+        self.state_mut().info(line);
         if let Err(err) = self.connect(id) {
             self.send_chat(id, Msg::ConnectFailed(err.to_string()));
         }

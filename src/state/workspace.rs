@@ -558,21 +558,26 @@ impl Workspace {
     }
 }
 
-/// The chat's label for the close question.
+/// The question asked before closing a busy chat.
 pub fn close_question(chat: &ChatSlot) -> String {
     let mut what = Vec::new();
     if chat.running() {
-        what.push("a running turn".to_string());
+        what.push("its running turn".to_string());
     }
     match chat.pending() {
         0 => {}
         1 => what.push("1 pending request".to_string()),
         n => what.push(format!("{n} pending requests")),
     }
+    let what = what.join(" and ");
+    let what = if chat.running() {
+        what
+    } else {
+        format!("its {what}")
+    };
     format!(
-        "close \"{}\"? it has {}: they are cancelled · y close · n keep",
+        "close \"{}\"? {what} will be cancelled · y close · n keep",
         chat.label(),
-        what.join(" and ")
     )
 }
 
