@@ -1312,3 +1312,107 @@ async fn the_picker_in_the_tui_lists_the_agents_own_sessions_and_reopens_one() {
     assert_eq!(chats.len(), 1, "{chats:?}");
     assert_eq!(chats[0].session_id, session);
 }
+
+#[tokio::test]
+async fn chats_of_different_agents_run_side_by_side_and_an_unused_agent_ends() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started(dir.path(), &[]).await;
+    let first_pid = app.agent_pid().expect("runs");
+    // A second agent (the demo under another name) whose chats start in Auto.
+    let mut other = demo_command(dir.path(), &[]);
+    other.name = "other".into();
+    app.set_choices(vec![warden::app::AgentChoice {
+        command: other,
+        options: ChatOptions {
+            mode: Mode::Auto,
+            ..ChatOptions::default()
+        },
+    }]);
+    assert_eq!(app.ws.agents, ["demo", "other"]);
+    // Ctrl-N asks which agent; the chat on screen's agent is highlighted.
+    key(&mut app, Action::NewChat);
+    assert_eq!(
+        app.ws.focus,
+        warden::state::ChatFocus::NewChat { selected: 0 }
+    );
+    key(&mut app, Action::Down);
+    key(&mut app, Action::Submit);
+    pump_ws(&mut app, "the other agent's session", |ws| {
+        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+    })
+    .await;
+    assert_eq!(app.agent_count(), 2, "one process per agent");
+    let other_pid = app.agent_pid().expect("runs");
+    assert_ne!(other_pid, first_pid);
+    assert_eq!(chat_state(&app, 2).agent_name, "other");
+    assert_eq!(chat_state(&app, 2).mode, Mode::Auto, "its default mode");
+    assert_eq!(chat_state(&app, 1).mode, Mode::Default);
+    send(&mut app, "execute");
+    pump_until(&mut app, "the Auto turn", |s| !s.is_busy()).await;
+    assert!(agent_text(app.state()).contains("permission outcome: selected allow-once"));
+    // Closing the only chat of `other` ends its process; demo runs on.
+    key(&mut app, Action::CloseChat);
+    assert_eq!(app.ws.chats.len(), 1);
+    assert_eq!(app.agent_count(), 1);
+    let gone = tokio::time::timeout(GUARD, async {
+        while group_alive(other_pid as i32) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(gone.is_ok(), "the unused agent's process group ended");
+    assert!(group_alive(first_pid as i32));
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_agent_crash_takes_down_all_its_chats_and_r_reconnects_each() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started(dir.path(), &[]).await;
+    key(&mut app, Action::NewChat);
+    pump_ws(&mut app, "the second session", |ws| {
+        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+    })
+    .await;
+    // Chat 1 waits on a card while chat 2 crashes the shared process.
+    key(&mut app, Action::GoToChat(1));
+    send(&mut app, "edit");
+    pump_ws(&mut app, "a card in chat 1", |ws| {
+        !ws.chats[0].state.approvals.is_empty()
+    })
+    .await;
+    key(&mut app, Action::GoToChat(2));
+    send(&mut app, "crash");
+    pump_ws(&mut app, "both chats down", |ws| {
+        ws.chats
+            .iter()
+            .all(|c| c.state.connection == Connection::Down)
+    })
+    .await;
+    assert_eq!(app.agent_count(), 0);
+    assert!(
+        chat_state(&app, 1).approvals.is_empty(),
+        "its card was cancelled"
+    );
+    assert!(!errors(chat_state(&app, 1)).is_empty() && !errors(chat_state(&app, 2)).is_empty());
+    // r in chat 2 starts a new process; chat 1 then joins it with its own r.
+    key(&mut app, Action::Char('r'));
+    pump_until(&mut app, "chat 2 back", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
+    assert_eq!(chat_state(&app, 1).connection, Connection::Down);
+    let pid = app.agent_pid();
+    key(&mut app, Action::GoToChat(1));
+    key(&mut app, Action::Char('r'));
+    pump_until(&mut app, "chat 1 back", |s| {
+        matches!(s.connection, Connection::Ready { .. })
+    })
+    .await;
+    assert_eq!(app.agent_count(), 1);
+    assert_eq!(app.agent_pid(), pid, "the same new process");
+    send(&mut app, "still here");
+    pump_until(&mut app, "a turn", |s| !s.is_busy()).await;
+    assert!(agent_text(app.state()).contains("still here"));
+    app.shutdown().await;
+}
