@@ -194,8 +194,8 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
     }
 }
 
-/// The agents a new chat can run: every `[agents.NAME]` of the settings,
-/// and the demo agent, each with its options (no `--mode`: a new chat
+/// The agents a new chat can run besides the first chat's: every
+/// `[agents.NAME]` of the settings, each with its options (no `--mode`: a new chat
 /// starts at its agent's `default_mode`, else Default). Chats are recorded
 /// in `chats_dir`. A settings file that does not load offers the demo only.
 pub fn choices(
@@ -207,12 +207,10 @@ pub fn choices(
     let settings = settings::resolve_path(config)
         .and_then(|path| settings::load(&path).ok().flatten())
         .unwrap_or_default();
-    let mut names: Vec<&str> = settings.agents.keys().map(String::as_str).collect();
-    if !names.contains(&DEMO_AGENT) {
-        names.push(DEMO_AGENT);
-    }
-    names
-        .into_iter()
+    settings
+        .agents
+        .keys()
+        .map(String::as_str)
         .filter_map(|name| {
             let start = resolve(&Want {
                 config,

@@ -566,3 +566,58 @@ fn agent_names_are_made_unique() {
     assert_eq!(unique_agent_name(&Settings::default(), "npx"), "npx");
     assert_eq!(unique_agent_name(&Settings::default(), "demo"), "demo-2");
 }
+
+#[test]
+fn new_chats_choose_among_the_configured_agents_at_their_default_mode() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.toml");
+    fs::write(
+        &config,
+        r#"
+[agents.claude]
+command = "claude-code-acp"
+default_mode = "auto"
+
+[agents.gemini]
+command = "gemini"
+args = ["--acp"]
+bypass_permissions = true
+"#,
+    )
+    .expect("write");
+    let chats = dir.path().join("chats");
+    let choices = warden::launch::choices(Some(&config), dir.path(), "/bin/warden", Some(&chats));
+    let got: Vec<(&str, &str, warden::policy::Mode, bool)> = choices
+        .iter()
+        .map(|c| {
+            (
+                c.command.name.as_str(),
+                c.command.program.as_str(),
+                c.options.mode,
+                c.options.bypass,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "claude",
+                "claude-code-acp",
+                warden::policy::Mode::Auto,
+                false
+            ),
+            ("gemini", "gemini", warden::policy::Mode::Default, true),
+        ],
+        "no demo agent offered beside configured ones"
+    );
+    assert!(choices.iter().all(|c| c.command.cwd == dir.path()));
+    assert!(
+        choices
+            .iter()
+            .all(|c| c.options.chats_dir.as_deref() == Some(chats.as_path()))
+    );
+    // A settings file that does not load offers nothing more.
+    fs::write(&config, "[agents.claude\n").expect("write");
+    assert!(warden::launch::choices(Some(&config), dir.path(), "/bin/warden", None).is_empty());
+}
