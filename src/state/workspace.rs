@@ -423,6 +423,15 @@ impl Workspace {
                 }],
                 None => Vec::new(),
             },
+            Action::Char(c @ '1'..='9') => match self.agents.get(*c as usize - '1' as usize) {
+                Some(agent) => vec![WsEffect::NewChat {
+                    agent: agent.clone(),
+                }],
+                None => {
+                    self.focus = ChatFocus::NewChat { selected };
+                    Vec::new()
+                }
+            },
             Action::Cancel => Vec::new(),
             _ => {
                 self.focus = ChatFocus::NewChat { selected };

@@ -320,6 +320,15 @@ fn a_new_chat_asks_which_agent_when_there_are_several() {
             agent: "gemini".into()
         }]
     );
+    // A digit picks the agent by its number in the chooser.
+    key(&mut ws, Action::NewChat);
+    assert!(key(&mut ws, Action::Char('7')).is_empty(), "no agent 7");
+    assert_eq!(
+        key(&mut ws, Action::Char('1')),
+        [WsEffect::NewChat {
+            agent: "claude".into()
+        }]
+    );
 }
 
 #[test]

@@ -33,7 +33,7 @@ const KEY: &str = "Ctrl-L";
 /// The chooser of a new chat's agent.
 pub(crate) const NEW_TITLE: &str = "New chat with…";
 /// The chooser's keys.
-pub(crate) const NEW_HINT: &str = "Enter start · Esc cancel";
+pub(crate) const NEW_HINT: &str = "Enter or 1-9 start · Esc cancel";
 /// In the chooser when no agent is configured.
 const NO_AGENTS: &str = "no agent is configured";
 /// The sidebar's width, its border included.
@@ -420,7 +420,12 @@ pub(crate) fn new_chat(
     selected: usize,
     theme: Theme,
 ) -> Rect {
-    let names: Vec<String> = ws.agents.iter().map(|a| one_line(a)).collect();
+    let names: Vec<String> = ws
+        .agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("{} {}", i + 1, one_line(a)))
+        .collect();
     let widest = names
         .iter()
         .map(|n| str_width(n) + str_width(MARK))
