@@ -76,6 +76,15 @@ pub struct View {
     hits: Vec<(Rect, Option<Action>)>,
 }
 
+/// What a click at this cell means in a click map (later entries lie on top).
+fn hit_in(hits: &[(Rect, Option<Action>)], column: u16, row: u16) -> Option<Action> {
+    let at = Position::new(column, row);
+    hits.iter()
+        .rev()
+        .find(|(area, _)| area.contains(at))
+        .and_then(|(_, action)| action.clone())
+}
+
 /// A request to move the transcript.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scroll {
@@ -114,12 +123,7 @@ impl View {
     /// What a click at this cell means, going by the last draw: a card's
     /// choice, the footer's mode slot, an item of the open dropdown.
     pub fn hit(&self, column: u16, row: u16) -> Option<Action> {
-        let at = Position::new(column, row);
-        self.hits
-            .iter()
-            .rev()
-            .find(|(area, _)| area.contains(at))
-            .and_then(|(_, action)| action.clone())
+        hit_in(&self.hits, column, row)
     }
 
     /// Scroll the transcript; pages use the last drawn viewport height.
@@ -178,12 +182,7 @@ impl Views {
     /// choice, the footer's mode slot or its requests elsewhere, a dropdown
     /// item, a chat of the list.
     pub fn hit(&self, column: u16, row: u16) -> Option<Action> {
-        let at = Position::new(column, row);
-        self.hits
-            .iter()
-            .rev()
-            .find(|(area, _)| area.contains(at))
-            .and_then(|(_, action)| action.clone())
+        hit_in(&self.hits, column, row)
     }
 
     /// A closed chat's caches go.
