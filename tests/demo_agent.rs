@@ -1217,6 +1217,10 @@ fn session_list_lists_the_sessions_of_a_cwd_newest_first() {
     let mut a = Agent::spawn_with_state(None, state.path());
     a.initialize();
     let (elsewhere, _) = a.new_session_in(other.path());
+    let turn = a.prompt(&elsewhere, "hello there", no_permission);
+    assert_eq!(turn.stop_reason, "end_turn");
+    // A session never prompted is not listed.
+    let (_untouched, _) = a.new_session_in(cwd.path());
     std::thread::sleep(Duration::from_millis(5));
     let (second, _) = a.new_session_in(cwd.path());
     let turn = a.prompt(&second, "think\nmore lines", no_permission);

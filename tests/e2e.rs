@@ -1416,3 +1416,50 @@ async fn an_agent_crash_takes_down_all_its_chats_and_r_reconnects_each() {
     assert!(agent_text(app.state()).contains("still here"));
     app.shutdown().await;
 }
+
+#[tokio::test]
+async fn closing_a_chat_mid_turn_keeps_what_streamed_in_its_record() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = ready(App::with_options(
+        demo_command(dir.path(), &[]),
+        recorded_options(dir.path()),
+    ))
+    .await;
+    key(&mut app, Action::NewChat);
+    pump_ws(&mut app, "the second session", |ws| {
+        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+    })
+    .await;
+    key(&mut app, Action::GoToChat(1));
+    send(&mut app, "slow");
+    pump_until(&mut app, "some output", |s| {
+        agent_text(s).contains("Still working")
+    })
+    .await;
+    // Alt-W asks (a turn runs); y closes it.
+    key(&mut app, Action::CloseChat);
+    key(&mut app, Action::Char('y'));
+    assert_eq!(app.ws.chats.len(), 1);
+    assert!(
+        app.ws
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.starts_with("closed chat 1"))
+    );
+    app.shutdown().await;
+    let store = warden::chats::ChatStore::new(dir.path().join("chats"));
+    let chats = store.list();
+    assert_eq!(
+        chats.len(),
+        1,
+        "the untouched chat left no record: {chats:?}"
+    );
+    let chat = store.load(&chats[0].chat_id).expect("loads");
+    assert!(
+        chat.entries
+            .iter()
+            .any(|e| matches!(e.to_kind(), EntryKind::Agent(t) if t.contains("Still working"))),
+        "the streamed part is kept: {:?}",
+        chat.entries
+    );
+}

@@ -346,7 +346,7 @@ impl App {
     fn flush_records(&mut self) {
         for slot in &mut self.ws.chats {
             if let Some(chat) = self.chats.get_mut(&slot.id) {
-                chat.flush_record(&mut slot.state, slot.name.as_deref());
+                chat.flush_record(&mut slot.state, slot.name.as_deref(), false);
             }
         }
     }
@@ -501,8 +501,10 @@ impl App {
                 let agent = self.slot_of(key).map(|(name, _)| name.clone());
                 match (listed, agent) {
                     (Ok(listed), Some(agent)) => {
+                        // Sessions open in this warden are not past chats.
                         let items = listed
                             .into_iter()
+                            .filter(|s| self.chat_of(key, &s.session_id).is_none())
                             .map(|s| crate::chats::listed_summary(&agent, s))
                             .collect();
                         self.ws.add_to_picker(items);
@@ -683,7 +685,7 @@ impl App {
         chat.detach();
         // What happened last (the cancellations) goes into its record.
         chat.out.clear();
-        chat.flush_record(&mut slot.state, slot.name.as_deref());
+        chat.flush_record(&mut slot.state, slot.name.as_deref(), true);
         self.closed.push(id);
         let name = chat.command.name.clone();
         let used = self.chats.values().any(|c| c.command.name == name);
@@ -925,8 +927,11 @@ impl App {
         if !self.ws.chats.iter().all(|c| c.state.quitting) {
             self.handle(Msg::Action(Action::Quit));
         }
-        for chat in self.chats.values_mut() {
-            chat.detach();
+        for slot in &mut self.ws.chats {
+            if let Some(chat) = self.chats.get_mut(&slot.id) {
+                chat.detach();
+                chat.flush_record(&mut slot.state, slot.name.as_deref(), true);
+            }
         }
         let agents: Vec<AgentSlot> = self.agents.drain().map(|(_, slot)| slot).collect();
         futures::future::join_all(

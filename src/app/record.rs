@@ -122,7 +122,9 @@ impl Chat {
 
     /// Append what settled since the last call: every entry but a still
     /// streaming last one, the title, the mode.
-    pub(super) fn flush_record(&mut self, state: &mut AppState, name: Option<&str>) {
+    /// With `last`, the chat is ending: a still streaming last entry is
+    /// written too.
+    pub(super) fn flush_record(&mut self, state: &mut AppState, name: Option<&str>, last: bool) {
         if self.record.writer.is_none() {
             let said = || {
                 state
@@ -147,7 +149,7 @@ impl Chat {
             }
         }
         let len = state.transcript.len();
-        let settled = if state.is_busy() {
+        let settled = if state.is_busy() && !last {
             len.saturating_sub(1)
         } else {
             len

@@ -416,9 +416,17 @@ impl Sessions {
         Ok(answer)
     }
 
-    /// `session/list`: the recorded sessions (of `cwd` when given), newest first.
+    /// `session/list`: the recorded sessions (of `cwd` when given) that
+    /// were prompted at least once, newest first.
     fn list(&self, cwd: Option<&Path>) -> ListSessionsResponse {
-        ListSessionsResponse::new(self.store.list(cwd).iter().map(Record::info).collect())
+        ListSessionsResponse::new(
+            self.store
+                .list(cwd)
+                .iter()
+                .filter(|record| record.title.is_some())
+                .map(Record::info)
+                .collect(),
+        )
     }
 
     /// Write the record of session `id`; `touched` when it changed (its

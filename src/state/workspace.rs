@@ -559,6 +559,7 @@ impl Workspace {
             .map(|e| WsEffect::Chat(id, e))
             .collect();
         let slot = self.chats.remove(index);
+        self.notice = Some(format!("closed chat {}: {}", index + 1, slot.label()));
         if self.active > index || self.active >= self.chats.len() {
             self.active = self.active.saturating_sub(1);
         }

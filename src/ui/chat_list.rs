@@ -23,7 +23,10 @@ use crate::state::{ChatFocus, ChatSlot, Composer, Connection, Workspace};
 /// The list's title.
 pub(crate) const TITLE: &str = "Chats";
 /// The keys while the list has them.
-pub(crate) const HINT: &str = "Enter open · n new · r rename · x close · o past · s hide · Esc";
+pub(crate) const HINT: &str = "Enter open · n new · r rename · x close · o past chats · Esc back";
+/// The sidebar's keys: the same, and hiding it.
+pub(crate) const SIDEBAR_HINT: &str =
+    "Enter open · n new · r rename · x close · o past chats · s hide list · Esc back";
 /// The keys while a chat's name is typed.
 pub(crate) const RENAME_HINT: &str = "Enter save · Esc cancel";
 /// The end of the close question: its keys.
@@ -116,8 +119,9 @@ fn pack(text: &str, width: usize, theme: Theme) -> Vec<Line<'static>> {
 
 /// Under the list (drawn under the chats' numbers, `width` columns): its
 /// keys, the rename keys, or the close question.
-fn bottom(ws: &Workspace, width: usize, theme: Theme) -> Vec<Line<'static>> {
+fn bottom(ws: &Workspace, width: usize, sidebar: bool, theme: Theme) -> Vec<Line<'static>> {
     match &ws.focus {
+        ChatFocus::List { .. } if sidebar => pack(SIDEBAR_HINT, width, theme),
         ChatFocus::List { .. } => pack(HINT, width, theme),
         ChatFocus::Rename { .. } => pack(RENAME_HINT, width, theme),
         ChatFocus::ConfirmClose { chat } => {
@@ -327,7 +331,7 @@ pub(crate) fn sidebar(buf: &mut Buffer, area: Rect, ws: &Workspace, theme: Theme
         inner.width,
         inner.height.saturating_sub(skip),
     );
-    let under = bottom(ws, width.saturating_sub(LEAD), theme);
+    let under = bottom(ws, width.saturating_sub(LEAD), true, theme);
     let drawn = render_list(buf, rest, ws, &under, theme);
 
     // The title, and at its right the chats out of view, else the key.
@@ -381,7 +385,7 @@ pub(crate) fn overlay(
 ) -> (Rect, Drawn) {
     let width = screen.width.saturating_sub(4).min(BOX_MAX_W);
     let inner_w = usize::from(width.saturating_sub(4));
-    let under = bottom(ws, inner_w.saturating_sub(LEAD), theme);
+    let under = bottom(ws, inner_w.saturating_sub(LEAD), false, theme);
     let rows = 2 * ws.chats.len().max(1) + if under.is_empty() { 0 } else { 1 + under.len() };
     let height = u16::try_from(rows + 2)
         .unwrap_or(u16::MAX)
