@@ -564,40 +564,11 @@ impl Writer {
         self.pay();
         let sep = Span::styled(" │ ", self.theme.dim());
         let (first, rest) = self.prefixes();
-        let total: usize = widths.iter().sum::<usize>() + 3 * (cols - 1);
-        if spans_width(&first).max(spans_width(&rest)) + total <= self.width {
-            for (r, row) in table.rows.iter().enumerate() {
-                let mut spans = if r == 0 { first.clone() } else { rest.clone() };
-                for (c, &w) in widths.iter().enumerate() {
-                    let cell = row.get(c).map(Vec::as_slice).unwrap_or(&[]);
-                    let pad = w - spans_width(cell);
-                    let (before, after) = match table.aligns.get(c) {
-                        Some(Alignment::Right) => (pad, 0),
-                        Some(Alignment::Center) => (pad / 2, pad - pad / 2),
-                        _ => (0, pad),
-                    };
-                    if before > 0 {
-                        spans.push(spaces(before));
-                    }
-                    spans.extend(cell.iter().cloned());
-                    if c + 1 < cols {
-                        if after > 0 {
-                            spans.push(spaces(after));
-                        }
-                        spans.push(sep.clone());
-                    }
-                }
-                self.out.push(Line::from(spans));
-                if r + 1 == table.head_rows {
-                    let mut rule = rest.clone();
-                    let dashes: Vec<String> = widths.iter().map(|&w| "─".repeat(w)).collect();
-                    rule.push(Span::styled(dashes.join("─┼─"), self.theme.dim()));
-                    self.out.push(Line::from(rule));
-                }
-                self.mark_used();
-            }
-        } else {
-            // Too wide for columns: one wrapped line per row.
+        let room = self
+            .width
+            .saturating_sub(spans_width(&first).max(spans_width(&rest)) + 3 * (cols - 1));
+        if !fit_columns(&mut widths, room) {
+            // Too narrow even for thin columns: one wrapped line per row.
             for row in &table.rows {
                 let mut pieces: Vec<Span<'static>> = Vec::new();
                 for (c, cell) in row.iter().enumerate() {
@@ -617,8 +588,99 @@ impl Writer {
                 );
                 self.mark_used();
             }
+            return;
+        }
+        for (r, row) in table.rows.iter().enumerate() {
+            // Each cell wrapped to its column; the row is as tall as its tallest cell.
+            let cells: Vec<Vec<Line<'static>>> = widths
+                .iter()
+                .enumerate()
+                .map(|(c, &w)| {
+                    let cell = row.get(c).map(Vec::as_slice).unwrap_or(&[]);
+                    let mut lines = Vec::new();
+                    if spans_width(cell) <= w {
+                        lines.push(Line::from(cell.to_vec()));
+                    } else {
+                        wrap_into(&mut lines, cell, &[], &[], w, Mode::Word);
+                    }
+                    lines
+                })
+                .collect();
+            let height = cells.iter().map(Vec::len).max().unwrap_or(1).max(1);
+            for i in 0..height {
+                let mut spans = if r == 0 && i == 0 {
+                    first.clone()
+                } else {
+                    rest.clone()
+                };
+                for (c, &w) in widths.iter().enumerate() {
+                    let piece: &[Span<'static>] =
+                        cells[c].get(i).map_or(&[], |line| line.spans.as_slice());
+                    let pad = w.saturating_sub(spans_width(piece));
+                    let (before, after) = match table.aligns.get(c) {
+                        Some(Alignment::Right) => (pad, 0),
+                        Some(Alignment::Center) => (pad / 2, pad - pad / 2),
+                        _ => (0, pad),
+                    };
+                    if before > 0 {
+                        spans.push(spaces(before));
+                    }
+                    spans.extend(piece.iter().cloned());
+                    if c + 1 < cols {
+                        if after > 0 {
+                            spans.push(spaces(after));
+                        }
+                        spans.push(sep.clone());
+                    }
+                }
+                self.out.push(Line::from(spans));
+            }
+            if r + 1 == table.head_rows {
+                let mut rule = rest.clone();
+                let dashes: Vec<String> = widths.iter().map(|&w| "─".repeat(w)).collect();
+                rule.push(Span::styled(dashes.join("─┼─"), self.theme.dim()));
+                self.out.push(Line::from(rule));
+            }
+            self.mark_used();
         }
     }
+}
+
+/// Narrowest a column gets when a table is shrunk to fit.
+const MIN_COLUMN: usize = 6;
+
+/// Shrink column widths so that they sum to at most `room`, taking from the
+/// widest first (narrow columns keep their width). False when even
+/// [`MIN_COLUMN`]-wide columns would not fit.
+fn fit_columns(widths: &mut [usize], room: usize) -> bool {
+    let total: usize = widths.iter().sum();
+    if total <= room {
+        return true;
+    }
+    let floor: usize = widths.iter().map(|&w| w.min(MIN_COLUMN)).sum();
+    if floor > room {
+        return false;
+    }
+    // The cap that makes sum(min(w, cap)) fit, found by search.
+    let (mut lo, mut hi) = (MIN_COLUMN, widths.iter().copied().max().unwrap_or(0));
+    while lo < hi {
+        let cap = (lo + hi).div_ceil(2);
+        if widths.iter().map(|&w| w.min(cap)).sum::<usize>() <= room {
+            lo = cap;
+        } else {
+            hi = cap - 1;
+        }
+    }
+    let mut spare = room - widths.iter().map(|&w| w.min(lo)).sum::<usize>();
+    for w in widths.iter_mut() {
+        if *w > lo {
+            // What is left of the room goes to the capped columns, in order.
+            let extra = spare.min(*w - lo);
+            spare -= extra;
+            *w = lo + extra;
+        }
+    }
+    true
 }
 
 fn heading_level(level: HeadingLevel) -> usize {
@@ -1026,6 +1088,36 @@ mod tests {
         let src = "| a | bb |\n|---|---:|\n| ccc | d |";
         assert_eq!(md(src, 40), ["a   │ bb", "────┼───", "ccc │  d"]);
         assert_eq!(md(src, 5), ["a │", "bb", "ccc │", "d"]);
+    }
+
+    #[test]
+    fn wide_tables_wrap_cells_inside_their_columns() {
+        let src = "| prompt | what the agent does |\n|---|---|\n| `help` | this table |\n| `slow` | a chunk every 200 ms for 60 s; try cancelling it |";
+        assert_eq!(
+            md(src, 32),
+            [
+                "prompt │ what the agent does",
+                "───────┼────────────────────────",
+                "help   │ this table",
+                "slow   │ a chunk every 200 ms",
+                "       │ for 60 s; try",
+                "       │ cancelling it",
+            ]
+        );
+    }
+
+    #[test]
+    fn columns_shrink_from_the_widest() {
+        let mut w = vec![4, 30, 20];
+        assert!(fit_columns(&mut w, 40));
+        assert_eq!(w.iter().sum::<usize>(), 40);
+        assert_eq!(w[0], 4, "a narrow column keeps its width");
+        assert!(w[1] >= w[2] && w[2] >= MIN_COLUMN, "{w:?}");
+        let mut w = vec![10, 10, 10];
+        assert!(!fit_columns(&mut w, 17), "three thin columns need 18");
+        let mut w = vec![3, 5];
+        assert!(fit_columns(&mut w, 100));
+        assert_eq!(w, [3, 5], "a table that fits is left alone");
     }
 
     #[test]
