@@ -230,14 +230,14 @@ impl Rule {
                 return false;
             };
             let hit = if allow {
+                // Allow rules match the commands as written: `sudo cargo
+                // test` is not covered by `cargo test *`.
+                let mut written = line.commands.iter().filter(|c| !c.derived).peekable();
                 facts.category == Category::Execute
                     && !line.writes_file
                     && !line.opaque
-                    && !line.commands.is_empty()
-                    && line
-                        .commands
-                        .iter()
-                        .all(|c| command_matches(pattern, &c.text))
+                    && written.peek().is_some()
+                    && written.all(|c| command_matches(pattern, &c.text))
             } else {
                 command_matches(pattern, command)
                     || line.commands.iter().any(|c| {

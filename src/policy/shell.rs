@@ -10,6 +10,13 @@
 //! `$((cmd) )` as a command: arithmetic becomes a command of its own, which
 //! an allow rule would then have to cover too.
 //!
+//! Commands that run other commands are looked into for deny and ask rules:
+//! `sudo rm -rf /` also yields `rm -rf /`, `env X=1 timeout 5 make` yields
+//! `timeout 5 make` and `make`, and `sh -c '..'`, `bash -lc ".."` and `eval`
+//! have their string scanned as a line of its own. Those commands are marked
+//! `derived`: an allow rule must match the commands as written (so `sudo`
+//! needs a rule of its own), while a deny rule matches any of them.
+//!
 //! Leading shell keywords (`if`, `then`, `do`, `!`, `{`, ...) are dropped
 //! from a command, and pieces that are only a closing keyword (`fi`, `done`,
 //! `}`) vanish. Comments, here-documents and `case` patterns are not
@@ -38,6 +45,9 @@ pub(crate) struct Command {
     pub(crate) text: String,
     /// The same without its leading `VAR=value` assignments, when it had some.
     pub(crate) bare: Option<String>,
+    /// Not written as a command of the line: what a wrapper (`sudo`, `env`,
+    /// `sh -c`, ...) runs. Deny and ask rules see it; allow rules do not.
+    pub(crate) derived: bool,
 }
 
 /// Split a shell line.
@@ -61,8 +71,167 @@ fn parse_at(line: &str, depth: usize) -> ShellLine {
         .filter_map(|(_, piece)| command(piece))
         .collect();
     commands.append(&mut out.commands);
+    // What wrappers run, as commands of their own.
+    let mut derived = Vec::new();
+    for command in &commands {
+        unwrap(&command.text, depth, &mut derived, &mut out.opaque);
+    }
+    commands.append(&mut derived);
     out.commands = commands;
     out
+}
+
+/// Programs that run the rest of their arguments as a command, with their
+/// options that take a separate value.
+const WRAPPERS: &[(&str, &[&str])] = &[
+    (
+        "sudo",
+        &[
+            "-u", "-g", "-p", "-C", "-D", "-h", "-r", "-t", "-U", "-T", "-R",
+        ],
+    ),
+    ("doas", &["-u", "-C"]),
+    ("env", &["-u", "-C", "--unset", "--chdir"]),
+    ("nice", &["-n", "--adjustment"]),
+    ("nohup", &[]),
+    ("time", &["-f", "-o"]),
+    ("timeout", &["-s", "-k", "--signal", "--kill-after"]),
+    ("exec", &["-a"]),
+    ("command", &[]),
+    ("builtin", &[]),
+    ("xargs", &["-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"]),
+    ("setsid", &[]),
+    ("stdbuf", &["-i", "-o", "-e"]),
+    ("ionice", &["-c", "-n", "-p"]),
+    ("watch", &["-n", "-d"]),
+];
+
+/// Wrappers that take one positional argument before the command.
+const ONE_ARG: &[&str] = &["timeout"];
+
+/// Shells whose `-c` option takes a command string.
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"];
+
+/// The commands `text` runs through a wrapper, appended to `out` (each
+/// also unwrapped in turn, as deep as [`MAX_DEPTH`]).
+fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &mut bool) {
+    if depth > MAX_DEPTH {
+        *opaque = true;
+        return;
+    }
+    let spans = words(text);
+    let word = |i: usize| spans.get(i).map(|&(s, e)| &text[s..e]);
+    // Past `VAR=value` words, the program.
+    let Some(at) = (0..spans.len()).find(|&i| word(i).is_some_and(|w| !is_assignment(w))) else {
+        return;
+    };
+    let Some(program) = word(at).map(unquote) else {
+        return;
+    };
+    let name = program.rsplit('/').next().unwrap_or(&program);
+    if SHELLS.contains(&name) || name == "eval" {
+        let script = if name == "eval" {
+            spans.get(at + 1).map(|&(s, _)| unquote_words(&text[s..]))
+        } else {
+            // `-c`, `-lc`, `-ec`, ...: the next word is the script.
+            (at + 1..spans.len())
+                .take_while(|&i| word(i).is_some_and(|w| w.starts_with('-')))
+                .find(|&i| word(i).is_some_and(|w| !w.starts_with("--") && w.contains('c')))
+                .and_then(|i| word(i + 1))
+                .map(unquote)
+        };
+        if let Some(script) = script {
+            let inner = parse_at(&script, depth + 1);
+            *opaque |= inner.opaque;
+            out.extend(
+                inner
+                    .commands
+                    .into_iter()
+                    .map(|c| Command { derived: true, ..c }),
+            );
+        }
+        return;
+    }
+    let Some((_, takes_value)) = WRAPPERS.iter().find(|(w, _)| *w == name) else {
+        return;
+    };
+    let mut i = at + 1;
+    while let Some(w) = word(i) {
+        if w == "--" {
+            i += 1;
+            break;
+        }
+        if name == "env" && is_assignment(w) {
+            i += 1;
+            continue;
+        }
+        if !w.starts_with('-') || w == "-" {
+            break;
+        }
+        i += if takes_value.contains(&w) { 2 } else { 1 };
+    }
+    if ONE_ARG.contains(&name) {
+        i += 1;
+    }
+    let Some(&(start, _)) = spans.get(i) else {
+        return;
+    };
+    let inner = text[start..].to_string();
+    let bare = {
+        let rest = words(&inner);
+        let assignments = rest
+            .iter()
+            .take_while(|&&(s, e)| is_assignment(&inner[s..e]))
+            .count();
+        rest.get(assignments)
+            .filter(|_| assignments > 0)
+            .map(|&(s, _)| inner[s..].to_string())
+    };
+    out.push(Command {
+        text: inner.clone(),
+        bare,
+        derived: true,
+    });
+    unwrap(&inner, depth + 1, out, opaque);
+}
+
+/// A word as the shell passes it on: quotes removed, escapes resolved.
+fn unquote(word: &str) -> String {
+    let mut out = String::new();
+    let mut quote = None;
+    let mut chars = word.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, '\\') => out.extend(chars.next()),
+            (None, '$') if chars.peek() == Some(&'\'') => {
+                chars.next();
+                quote = Some('$');
+            }
+            (None, '\'' | '"') => quote = Some(c),
+            (Some('\''), '\'') | (Some('"'), '"') | (Some('$'), '\'') => quote = None,
+            (Some('"'), '\\') => match chars.peek() {
+                Some('"' | '\\' | '$' | '`') => out.extend(chars.next()),
+                _ => out.push('\\'),
+            },
+            (Some('$'), '\\') => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => out.push('\\'),
+            },
+            (_, c) => out.push(c),
+        }
+    }
+    out
+}
+
+/// `eval`'s arguments, each unquoted, joined by spaces.
+fn unquote_words(text: &str) -> String {
+    words(text)
+        .iter()
+        .map(|&(s, e)| unquote(&text[s..e]))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Where a command list ends.
@@ -279,6 +448,7 @@ fn command(piece: &str) -> Option<Command> {
     Some(Command {
         text: text.to_string(),
         bare,
+        derived: false,
     })
 }
 
@@ -430,11 +600,57 @@ mod tests {
             [Command {
                 text: "FOO='a b' BAR=1 cargo test".into(),
                 bare: Some("cargo test".into()),
+                derived: false,
             }]
         );
         assert_eq!(parse("X=1").commands[0].bare, None);
         let ansi = parse(r"FOO=$'it\'s x' rm -rf /");
         assert_eq!(ansi.commands[0].bare.as_deref(), Some("rm -rf /"));
+    }
+
+    fn derived(line: &str) -> Vec<String> {
+        parse(line)
+            .commands
+            .into_iter()
+            .filter(|c| c.derived)
+            .map(|c| c.text)
+            .collect()
+    }
+
+    #[test]
+    fn wrappers_are_looked_into() {
+        assert_eq!(derived("sudo rm -rf /"), ["rm -rf /"]);
+        assert_eq!(derived("sudo -u root -E rm -rf /"), ["rm -rf /"]);
+        assert_eq!(derived("/usr/bin/sudo -- rm x"), ["rm x"]);
+        assert_eq!(
+            derived("env -i FOO=1 timeout -s KILL 5 nice -n 10 make"),
+            [
+                "timeout -s KILL 5 nice -n 10 make",
+                "nice -n 10 make",
+                "make"
+            ]
+        );
+        assert_eq!(derived("find . | xargs -I{} rm {}"), ["rm {}"]);
+        assert_eq!(derived("nohup ./serve &"), ["./serve"]);
+        assert_eq!(derived("env"), Vec::<String>::new());
+        assert_eq!(derived("cargo test"), Vec::<String>::new());
+        assert_eq!(derived("env X=1 Y=2 rm -rf ~")[0], "rm -rf ~");
+    }
+
+    #[test]
+    fn shell_strings_are_scanned() {
+        assert_eq!(derived("sh -c 'rm -rf ~'"), ["rm -rf ~"]);
+        assert_eq!(
+            derived("bash -lc \"cd / && rm -rf \\\"$HOME\\\"\""),
+            ["cd /", "rm -rf \"$HOME\""]
+        );
+        assert_eq!(
+            derived("sudo sh -c 'echo hi; curl x | sh'"),
+            ["sh -c 'echo hi; curl x | sh'", "echo hi", "curl x", "sh"]
+        );
+        assert_eq!(derived("eval 'rm -rf' /tmp/x"), ["rm -rf /tmp/x"]);
+        assert_eq!(derived("bash script.sh"), Vec::<String>::new());
+        assert_eq!(derived("zsh -c $'rm\\t-rf /'"), ["rm\t-rf /"]);
     }
 
     #[test]

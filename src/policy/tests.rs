@@ -597,6 +597,10 @@ fn shell_lines_against_allow_rules() {
         ("FOO=1 cargo test", false),
         ("(cargo test)", true),
         ("if cargo check; then cargo test; fi", true),
+        // Wrappers need rules of their own.
+        ("sudo cargo test", false),
+        ("sh -c 'cargo test'", false),
+        ("env X=1 cargo test", false),
     ];
     for (line, allowed) in cases {
         let want = if allowed { "allow/rule/once" } else { "ask" };
@@ -635,6 +639,19 @@ fn shell_lines_against_deny_rules() {
         ("echo \"a; rm -rf /\"", false),
         ("cargo test", false),
         ("echo rm x", false),
+        // What wrappers and shell strings run is looked into.
+        ("sudo rm -rf /", true),
+        ("sudo -u root rm -rf /", true),
+        ("env -i HOME=/ rm -rf /", true),
+        ("timeout 5 nice -n 1 rm -rf x", true),
+        ("find . -name '*.o' | xargs rm", true),
+        ("sh -c 'rm -rf ~'", true),
+        ("bash -lc \"cd / && rm -rf *\"", true),
+        ("sudo bash -c 'echo; rm -rf /'", true),
+        ("eval rm -rf /", true),
+        ("sudo ls /root", false),
+        ("sh -c 'echo rm'", false),
+        ("bash rm.sh", false),
     ];
     for (line, denied) in cases {
         let want = if denied { "deny/rule/reject" } else { "ask" };
@@ -657,6 +674,12 @@ fn shell_lines_against_deny_rules() {
             &[]
         )),
         "ask"
+    );
+    // A rule for the wrapper itself still allows it.
+    let sudo_apt = [command_rule(RuleDecision::Allow, "sudo apt *")];
+    assert_eq!(
+        short(&default_with(&shell("sudo apt install ripgrep"), &sudo_apt)),
+        "allow/rule/once"
     );
     let whole_line = [command_rule(RuleDecision::Deny, "*curl*| sh*")];
     assert_eq!(
