@@ -505,7 +505,7 @@ fn choice_rows(
         Choice::ApproveAll => (
             "A".to_string(),
             vec![Span::styled(
-                format!("Approve all {} pending", state.approvals.len()),
+                format!("Approve all pending ({})", state.approvals.len()),
                 theme.plain(),
             )],
         ),

@@ -380,7 +380,7 @@ fn clicks_on_choices_mode_slot_and_dropdown() {
         "a  Allow for this chat",
         "b  Bypass claude-code",
         "r  Deny with a reason…",
-        "A  Approve all 1 pending",
+        "A  Approve all pending (1)",
     ];
     let list = choices(&state.approvals[0]);
     assert_eq!(list.len(), labels.len());
