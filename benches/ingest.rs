@@ -156,14 +156,22 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
             cwd: dir,
         });
         app.start_agent().expect("demo agent");
-        while !matches!(app.state().connection, Connection::Ready { .. }) {
+        // Three chats on the one agent process; the flood goes to the third.
+        app.handle(Msg::Action(Action::NewChat));
+        app.handle(Msg::Action(Action::NewChat));
+        while !app
+            .ws
+            .chats
+            .iter()
+            .all(|c| matches!(c.state.connection, Connection::Ready { .. }))
+        {
             let Some(event) = app.next_agent_event().await else {
                 return;
             };
             app.on_agent_event(event);
         }
         let mut term = terminal();
-        let mut view = View::new();
+        let mut views = ui::Views::new();
         let wall = Instant::now();
         let start = cpu_time();
         app.handle(Msg::Action(Action::Paste(format!("flood {chunks}"))));
@@ -179,17 +187,17 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
                 app.on_agent_event(event);
             }
             if last_draw.elapsed() >= FRAME {
-                term.draw(|f| ui::draw(f, app.state(), &mut view))
+                term.draw(|f| ui::draw_workspace(f, &app.ws, &mut views))
                     .expect("draw");
                 frames += 1;
                 last_draw = Instant::now();
             }
         }
-        term.draw(|f| ui::draw(f, app.state(), &mut view))
+        term.draw(|f| ui::draw_workspace(f, &app.ws, &mut views))
             .expect("draw");
         let cpu = cpu_time() - start;
         per_chunk(
-            "whole client over pipes (flood), frames coalesced",
+            "whole client over pipes, 3 chats (flood in one), coalesced",
             chunks,
             cpu,
         );
