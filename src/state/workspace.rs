@@ -247,6 +247,19 @@ impl Workspace {
 
     fn on_action(&mut self, action: Action) -> Vec<WsEffect> {
         self.notice = None;
+        let action = match action {
+            // Ctrl-D leaves warden from anywhere; every chat answers its own.
+            Action::Quit => {
+                self.focus = ChatFocus::Chat;
+                return match self.active_id() {
+                    Some(id) => self.send_chat(id, Msg::Action(Action::Quit)),
+                    None => Vec::new(),
+                };
+            }
+            // Ctrl-C backs out of the workspace's own screens, like Esc.
+            Action::Interrupt if self.focus != ChatFocus::Chat => Action::Cancel,
+            other => other,
+        };
         match std::mem::take(&mut self.focus) {
             ChatFocus::Chat => self.on_chat_key(action),
             ChatFocus::List { selected } => self.on_list_key(action, selected),
@@ -339,13 +352,6 @@ impl Workspace {
                 }
                 None => Vec::new(),
             },
-            Action::Quit | Action::Interrupt => {
-                // Leaving warden works from the list too.
-                match self.active_id() {
-                    Some(id) => self.send_chat(id, Msg::Action(Action::Quit)),
-                    None => Vec::new(),
-                }
-            }
             _ => stay(self, selected),
         }
     }

@@ -350,6 +350,29 @@ fn quitting_from_one_chat_answers_every_chats_requests() {
 }
 
 #[test]
+fn ctrl_d_quits_from_any_screen_and_ctrl_c_backs_out_of_them() {
+    let (mut ws, a, _b) = two();
+    ask(&mut ws, a, 1, "a1");
+    key(&mut ws, Action::ChatList);
+    assert!(key(&mut ws, Action::Interrupt).is_empty());
+    assert_eq!(ws.focus, ChatFocus::Chat, "Ctrl-C closed the list");
+    ws.show_picker(Vec::new());
+    key(&mut ws, Action::Interrupt);
+    assert_eq!(ws.focus, ChatFocus::Chat, "Ctrl-C closed the picker");
+    // A close question open: Ctrl-D still quits, and chat 1's card is answered.
+    key(&mut ws, Action::CloseChat);
+    assert!(matches!(ws.focus, ChatFocus::ConfirmClose { .. }));
+    let effects = key(&mut ws, Action::Quit);
+    assert_eq!(answers(&effects), [(a, 1, PermissionOutcome::Cancelled)]);
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, WsEffect::Chat(_, Effect::Quit)))
+    );
+    assert!(ws.chats.iter().all(|c| c.state.quitting));
+}
+
+#[test]
 fn messages_for_a_closed_chat_are_dropped() {
     let (mut ws, a, _) = two();
     key(&mut ws, Action::GoToChat(1));
@@ -390,4 +413,129 @@ fn picking_a_chat_already_open_goes_there() {
         key(&mut ws, Action::Submit),
         [WsEffect::Reopen(Box::new(summary("c2", "old")))]
     );
+}
+
+mod random {
+    //! Random sequences of keys and requests across chats: every request is
+    //! answered at most once, only by its own chat, and quitting answers
+    //! every one still pending.
+
+    use std::collections::{HashMap, HashSet};
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A request in chat number N (modulo the chats open).
+        Ask(usize),
+        Key(Action),
+        /// The turn of chat N ends.
+        TurnEnds(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let keys = prop_oneof![
+            Just(Action::Char('y')),
+            Just(Action::Char('n')),
+            Just(Action::Char('x')),
+            Just(Action::Char('r')),
+            Just(Action::Char('A')),
+            Just(Action::Tab),
+            Just(Action::Review),
+            Just(Action::Cancel),
+            Just(Action::Submit),
+            Just(Action::Up),
+            Just(Action::Down),
+            Just(Action::NewChat),
+            Just(Action::NextChat),
+            Just(Action::PrevChat),
+            Just(Action::ChatList),
+            Just(Action::CloseChat),
+            Just(Action::BackTab),
+            (1usize..5).prop_map(Action::GoToChat),
+            Just(Action::Paste("go".into())),
+        ];
+        prop_oneof![
+            3 => (0usize..4).prop_map(Op::Ask),
+            6 => keys.prop_map(Op::Key),
+            1 => (0usize..4).prop_map(Op::TurnEnds),
+        ]
+    }
+
+    /// Take the answers out of `open` (each must be there: asked, not yet
+    /// answered, by that chat); a closed chat must leave none behind.
+    /// Returns how many new chats the effects ask for.
+    fn check(
+        effects: Vec<WsEffect>,
+        ws: &Workspace,
+        open: &mut HashSet<(ChatId, RequestId)>,
+    ) -> Result<usize, TestCaseError> {
+        let mut new_chats = 0;
+        for effect in effects {
+            match effect {
+                WsEffect::Chat(chat, Effect::RespondPermission { id, .. }) => {
+                    prop_assert!(
+                        open.remove(&(chat, id)),
+                        "answered twice or never asked: {chat}/{id}"
+                    );
+                }
+                WsEffect::NewChat { .. } => new_chats += 1,
+                WsEffect::Closed(slot) => {
+                    prop_assert!(
+                        !open.iter().any(|(c, _)| *c == slot.id),
+                        "a closed chat left requests unanswered"
+                    );
+                }
+                _ => {}
+            }
+        }
+        prop_assert!(ws.active < ws.chats.len().max(1));
+        Ok(new_chats)
+    }
+
+    proptest! {
+        #[test]
+        fn every_request_is_answered_once_by_its_own_chat(ops in prop::collection::vec(op(), 0..80)) {
+            let mut ws = Workspace::new(vec!["demo".into()]);
+            let mut sessions = 0;
+            let mut fresh = |ws: &mut Workspace| {
+                sessions += 1;
+                ws.add_chat(chat(&format!("s{sessions}"), Mode::Default))
+            };
+            fresh(&mut ws);
+            // (chat, request) asked and not yet answered.
+            let mut open: HashSet<(ChatId, RequestId)> = HashSet::new();
+            let mut next: HashMap<ChatId, RequestId> = HashMap::new();
+            for op in ops {
+                let effects = match op {
+                    Op::Ask(n) => {
+                        let slot = &ws.chats[n % ws.chats.len()];
+                        let (chat, session) = (slot.id, slot.state.session_id().unwrap_or("?").to_string());
+                        let id = *next.entry(chat).or_default();
+                        next.insert(chat, id + 1);
+                        open.insert((chat, id));
+                        ws.update(WsMsg::Chat(chat, Msg::PermissionRequested {
+                            id,
+                            request: request(&session, &format!("t{id}")),
+                        }))
+                    }
+                    Op::Key(action) => ws.update(WsMsg::Action(action)),
+                    Op::TurnEnds(n) => {
+                        let chat = ws.chats[n % ws.chats.len()].id;
+                        ws.update(WsMsg::Chat(chat, Msg::TurnEnded(crate::model::StopReason::EndTurn)))
+                    }
+                };
+                let new_chats = check(effects, &ws, &mut open)?;
+                for _ in 0..new_chats {
+                    fresh(&mut ws);
+                }
+                prop_assert!(!ws.chats.is_empty(), "the last chat stays");
+            }
+            let effects = ws.update(WsMsg::Action(Action::Quit));
+            check(effects, &ws, &mut open)?;
+            prop_assert!(open.is_empty(), "unanswered after quit: {open:?}");
+        }
+    }
 }
