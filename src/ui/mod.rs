@@ -278,19 +278,19 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
         None => draw_no_chat(frame.buffer_mut(), main, ws.notice.as_deref(), theme),
     }
 
+    // The list: beside the chat, or over it while it has the keys.
+    let list = match side {
+        Some(side) => Some((
+            side,
+            chat_list::sidebar(frame.buffer_mut(), side, ws, theme),
+        )),
+        None if chat_list::has_keys(&ws.focus) => {
+            Some(chat_list::overlay(frame.buffer_mut(), screen, ws, theme))
+        }
+        None => None,
+    };
     let mut cursor = None;
-    if let Some(side) = side {
-        let drawn = chat_list::sidebar(frame.buffer_mut(), side, ws, theme);
-        views.hits.push((side, None));
-        views.hits.extend(
-            drawn
-                .rows
-                .into_iter()
-                .map(|(rect, n)| (rect, Some(Action::GoToChat(n)))),
-        );
-        cursor = drawn.cursor;
-    } else if chat_list::has_keys(&ws.focus) {
-        let (area, drawn) = chat_list::overlay(frame.buffer_mut(), screen, ws, theme);
+    if let Some((area, drawn)) = list {
         views.hits.push((area, None));
         views.hits.extend(
             drawn
