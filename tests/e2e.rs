@@ -1463,3 +1463,27 @@ async fn closing_a_chat_mid_turn_keeps_what_streamed_in_its_record() {
         chat.entries
     );
 }
+
+#[tokio::test]
+async fn a_renamed_chat_is_listed_under_its_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = ready(App::with_options(
+        demo_command(dir.path(), &[]),
+        recorded_options(dir.path()),
+    ))
+    .await;
+    send(&mut app, "first words");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    // Ctrl-L, r, a new name, Enter.
+    key(&mut app, Action::ChatList);
+    key(&mut app, Action::Char('r'));
+    key(&mut app, Action::KillLineStart);
+    key(&mut app, Action::Paste("parser work".into()));
+    key(&mut app, Action::Submit);
+    key(&mut app, Action::Cancel);
+    assert_eq!(app.ws.chats[0].label(), "parser work");
+    app.shutdown().await;
+    let chats = warden::chats::ChatStore::new(dir.path().join("chats")).list();
+    assert_eq!(chats.len(), 1);
+    assert_eq!(chats[0].title.as_deref(), Some("parser work"));
+}
