@@ -190,7 +190,7 @@ impl Chat {
             ],
             client: true,
         };
-        self.out.push(Msg::PermissionRequested { id, request });
+        self.out.push_back(Msg::PermissionRequested { id, request });
     }
 
     /// The gate decided: do it (or refuse) and answer the agent.
@@ -246,7 +246,7 @@ impl Chat {
                 match self.terminals.create(spec) {
                     Ok(terminal_id) => {
                         self.terminal_tools.insert(terminal_id.clone(), tool_id(id));
-                        self.out.push(Msg::TerminalOutput {
+                        self.out.push_back(Msg::TerminalOutput {
                             id: terminal_id.clone(),
                             view: TerminalView::default(),
                         });
@@ -294,10 +294,11 @@ impl Chat {
             content,
             ..ToolCallFields::default()
         };
-        self.out.push(Msg::Update(SessionUpdate::ToolCallUpdate {
-            id: tool_id(id),
-            fields,
-        }));
+        self.out
+            .push_back(Msg::Update(SessionUpdate::ToolCallUpdate {
+                id: tool_id(id),
+                fields,
+            }));
     }
 
     pub(super) fn on_terminal_event(&mut self, event: TerminalEvent) {
@@ -312,7 +313,7 @@ impl Chat {
             truncated,
             exit: exit.as_ref().map(describe_exit),
         };
-        self.out.push(Msg::TerminalOutput {
+        self.out.push_back(Msg::TerminalOutput {
             id: id.clone(),
             view,
         });
@@ -329,10 +330,11 @@ impl Chat {
                 ..ToolCallFields::default()
             };
             let tool = tool.clone();
-            self.out.push(Msg::Update(SessionUpdate::ToolCallUpdate {
-                id: tool,
-                fields,
-            }));
+            self.out
+                .push_back(Msg::Update(SessionUpdate::ToolCallUpdate {
+                    id: tool,
+                    fields,
+                }));
         }
     }
 }

@@ -3,7 +3,7 @@
 //! its record. The chat's pure state lives in the workspace; code here that
 //! wants to change it queues messages in `out`, which the runtime applies.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 
 use tokio::sync::mpsc;
@@ -41,7 +41,7 @@ pub(super) struct Chat {
     pub(super) resume: Option<ResumeChat>,
     pub(super) next_request: RequestId,
     /// Messages for this chat's state, applied by the runtime in order.
-    pub(super) out: Vec<Msg>,
+    pub(super) out: VecDeque<Msg>,
 }
 
 impl Chat {
@@ -69,7 +69,7 @@ impl Chat {
         state.bypassed_agents = options.settings.bypassed.clone();
         let roots = Roots::new(&command.cwd, &options.extra_roots);
         let chat = Chat {
-            terminals: Terminals::new(tag_terminal_events(id, terminal_events.clone())),
+            terminals: Terminals::new(super::tagged(id, terminal_events.clone())),
             command,
             agent_key: None,
             session: None,
@@ -86,7 +86,7 @@ impl Chat {
             record: record::Record::default(),
             resume: options.resume,
             next_request: 0,
-            out: Vec::new(),
+            out: VecDeque::new(),
         };
         (chat, state)
     }
@@ -118,21 +118,4 @@ impl Chat {
         self.session = None;
         self.loading = None;
     }
-}
-
-/// A channel for one chat's terminals whose events reach the runtime's
-/// shared channel tagged with the chat.
-fn tag_terminal_events(
-    id: ChatId,
-    shared: mpsc::UnboundedSender<(ChatId, TerminalEvent)>,
-) -> mpsc::UnboundedSender<TerminalEvent> {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Some(event) = rx.recv().await {
-            if shared.send((id, event)).is_err() {
-                break;
-            }
-        }
-    });
-    tx
 }

@@ -247,15 +247,7 @@ impl App {
         if !self.agents.contains_key(&name) {
             let key = self.next_key;
             self.next_key += 1;
-            let (tx, mut rx) = mpsc::unbounded_channel();
-            let shared = self.events_tx.clone();
-            tokio::spawn(async move {
-                while let Some(event) = rx.recv().await {
-                    if shared.send((key, event)).is_err() {
-                        break;
-                    }
-                }
-            });
+            let tx = tagged(key, self.events_tx.clone());
             let handle = acp::spawn(&chat.command, chat.caps, tx)?;
             self.agents.insert(
                 name.clone(),
@@ -334,7 +326,7 @@ impl App {
             let next = self
                 .chats
                 .iter_mut()
-                .find_map(|(id, chat)| (!chat.out.is_empty()).then(|| (*id, chat.out.remove(0))));
+                .find_map(|(id, chat)| chat.out.pop_front().map(|msg| (*id, msg)));
             let Some((id, msg)) = next else { break };
             let effects = self.ws.update(WsMsg::Chat(id, msg));
             for effect in effects {
@@ -669,11 +661,24 @@ impl App {
             command.name,
             display_path(&command.cwd)
         );
+        self.open_chat(command, options, Some(line));
+    }
+
+    /// Add a chat (on screen, with a first line when given) and connect it;
+    /// an agent that cannot start is an error line in that chat.
+    fn open_chat(&mut self, command: AgentCommand, options: ChatOptions, line: Option<String>) {
         let id = self.add_chat(command, options);
-        self.state_mut().info(line);
+        if let Some(line) = line {
+            self.state_mut().info(line);
+        }
         if let Err(err) = self.connect(id) {
             self.send_chat(id, Msg::ConnectFailed(err.to_string()));
         }
+    }
+
+    /// Where chats are recorded (none when recording is off).
+    fn store(&self) -> Option<crate::chats::ChatStore> {
+        self.chats.values().find_map(|c| c.chat_store.clone())
     }
 
     /// Drop a closed chat's IO; its agent ends when no chat uses it.
@@ -697,12 +702,7 @@ impl App {
     /// Fill the picker: the recorded chats now, and the sessions of running
     /// agents that can list them as they answer.
     fn open_picker(&mut self) {
-        let store = self
-            .chats
-            .values()
-            .find_map(|c| c.chat_store.clone())
-            .or_else(|| crate::chats::ChatStore::default_dir().map(crate::chats::ChatStore::new));
-        let items = store.map(|s| s.list()).unwrap_or_default();
+        let items = self.store().map(|s| s.list()).unwrap_or_default();
         self.ws.show_picker(items);
         let cwd = self
             .ws
@@ -734,21 +734,14 @@ impl App {
             };
             (choice, resume, None)
         } else {
-            let store = self
-                .chats
-                .values()
-                .find_map(|c| c.chat_store.clone())
-                .or_else(|| {
-                    crate::chats::ChatStore::default_dir().map(crate::chats::ChatStore::new)
-                });
-            let loaded = match store.map(|s| s.load(&summary.chat_id)) {
+            let loaded = match self.store().map(|s| s.load(&summary.chat_id)) {
                 Some(Ok(loaded)) => loaded,
                 Some(Err(err)) => {
                     self.ws.notice = Some(format!("cannot reopen the chat: {err}"));
                     return;
                 }
                 None => {
-                    self.ws.notice = Some("there is no data directory for chat records".into());
+                    self.ws.notice = Some("chats are not recorded in this run".into());
                     return;
                 }
             };
@@ -769,10 +762,7 @@ impl App {
         options.resume = Some(resume);
         options.headless = None;
         let before = self.ws.active_id();
-        let id = self.add_chat(command, options);
-        if let Err(err) = self.connect(id) {
-            self.send_chat(id, Msg::ConnectFailed(err.to_string()));
-        }
+        self.open_chat(command, options, None);
         if let Some(before) = before {
             let effects = self.ws.discard_untouched(before);
             for effect in effects {
@@ -941,6 +931,27 @@ impl App {
         )
         .await;
     }
+}
+
+/// A sender whose messages reach `shared` tagged with `tag` (an agent's
+/// events with its spawn key, a chat's terminal events with its id), in order.
+pub(super) fn tagged<K, T>(
+    tag: K,
+    shared: mpsc::UnboundedSender<(K, T)>,
+) -> mpsc::UnboundedSender<T>
+where
+    K: Copy + Send + 'static,
+    T: Send + 'static,
+{
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(message) = rx.recv().await {
+            if shared.send((tag, message)).is_err() {
+                break;
+            }
+        }
+    });
+    tx
 }
 
 /// A path as shown: `~` for the home directory.
