@@ -11,103 +11,8 @@ use warden::app::{App, ChatOptions};
 use warden::policy::Mode;
 use warden::state::{Action, AppState, Connection, EntryKind, Focus, Msg, ToolState};
 
-/// Generous guard so a bug cannot hang CI; never a speed assertion.
-const GUARD: Duration = Duration::from_secs(30);
-
-fn demo_state(dir: &Path) -> (String, String) {
-    (
-        "WARDEN_DEMO_STATE".into(),
-        dir.join(".demo-state").display().to_string(),
-    )
-}
-
-fn demo_command(cwd: &Path, extra: &[&str]) -> AgentCommand {
-    let mut args = vec!["demo-agent".to_string()];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    AgentCommand {
-        name: "demo".into(),
-        program: env!("CARGO_BIN_EXE_warden").into(),
-        args,
-        // The demo agent records its sessions: keep them out of the real data dir.
-        env: vec![demo_state(cwd)],
-        cwd: cwd.to_path_buf(),
-    }
-}
-
-/// Feed agent events to the app until `done` holds; panics after [`GUARD`].
-async fn pump_until(app: &mut App, what: &str, done: impl Fn(&AppState) -> bool) {
-    let result = tokio::time::timeout(GUARD, async {
-        while !done(app.state()) {
-            match app.next_agent_event().await {
-                Some(event) => app.on_agent_event(event),
-                None => panic!("agent event channel closed while waiting for {what}"),
-            }
-        }
-    })
-    .await;
-    if result.is_err() {
-        panic!(
-            "timed out waiting for {what}; transcript: {:#?}",
-            app.state().transcript.entries()
-        );
-    }
-}
-
-/// Start the app's agent and wait for its session.
-async fn ready(mut app: App) -> App {
-    app.start_agent().expect("the agent spawns");
-    pump_until(&mut app, "session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
-    })
-    .await;
-    app
-}
-
-async fn started(cwd: &Path, extra: &[&str]) -> App {
-    ready(App::new(demo_command(cwd, extra))).await
-}
-
-fn send(app: &mut App, text: &str) {
-    app.handle(Msg::Action(Action::Paste(text.into())));
-    app.handle(Msg::Action(Action::Submit));
-}
-
-fn agent_text(state: &AppState) -> String {
-    state
-        .transcript
-        .entries()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EntryKind::Agent(text) => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn infos(state: &AppState) -> Vec<String> {
-    state
-        .transcript
-        .entries()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EntryKind::Info(text) => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn errors(state: &AppState) -> Vec<(String, Vec<String>)> {
-    state
-        .transcript
-        .entries()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EntryKind::Error { message, detail } => Some((message.clone(), detail.clone())),
-            _ => None,
-        })
-        .collect()
-}
+mod common;
+use common::*;
 
 #[tokio::test]
 async fn connects_and_sees_the_agents_modes() {
@@ -155,34 +60,6 @@ async fn prompt_streams_a_markdown_answer_to_the_end_of_the_turn() {
         "streamed chunks join into one entry"
     );
     app.shutdown().await;
-}
-
-async fn started_with(cwd: &Path, options: ChatOptions) -> App {
-    ready(App::with_options(demo_command(cwd, &[]), options)).await
-}
-
-fn logged_options(dir: &Path, mode: Mode) -> ChatOptions {
-    ChatOptions {
-        mode,
-        decision_log: Some(dir.join("decisions.jsonl")),
-        ..ChatOptions::default()
-    }
-}
-
-fn decisions(state: &AppState) -> Vec<(bool, String)> {
-    state
-        .transcript
-        .entries()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EntryKind::Decision { allowed, text } => Some((*allowed, text.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn key(app: &mut App, action: Action) {
-    app.handle(Msg::Action(action));
 }
 
 #[tokio::test]
@@ -512,35 +389,6 @@ fn group_alive(pgid: i32) -> bool {
         cols.next() == Some(pgid.to_string().as_str())
             && !cols.next().unwrap_or("Z").starts_with('Z')
     })
-}
-
-/// `warden exec` with a throwaway data dir; returns (exit code, stdout, stderr, log lines).
-fn exec(
-    args: &[&str],
-) -> (
-    Option<i32>,
-    String,
-    String,
-    Vec<warden::decision_log::DecisionRecord>,
-) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["--config", "/nonexistent/warden.toml", "exec"])
-        .args(args)
-        .current_dir(dir.path())
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .env("HOME", dir.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("warden exec runs");
-    let log =
-        warden::decision_log::read(&dir.path().join("data/warden/decisions.jsonl")).expect("log");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        log,
-    )
 }
 
 #[test]

@@ -20,6 +20,7 @@
 //! an ask. An automatic deny answers with `reject_once`, else
 //! `reject_always`, else the `cancelled` outcome.
 
+pub mod agent_mode;
 mod glob;
 mod request;
 mod rule;
