@@ -311,6 +311,9 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     if cx.mode == Mode::Plan && category != Category::Read {
         return deny(req, Source::Plan, "plan mode".to_string());
     }
+    if let Some(decision) = rule_gate(req, cx) {
+        return decision;
+    }
     let facts = Facts::new(req, cx.home, cx.cwd);
     let matching = |decision: RuleDecision| {
         cx.rules
@@ -318,14 +321,6 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
             .filter(move |r| r.decision == decision)
             .find(|r| r.matches(&facts, &cx.agent.name))
     };
-    if let Some(rule) = matching(RuleDecision::Deny) {
-        return deny(req, Source::Rule, rule.describe());
-    }
-    if let Some(rule) = matching(RuleDecision::Ask) {
-        return Decision::Ask {
-            reason: rule.describe(),
-        };
-    }
     if cx.agent.bypass {
         return allow(req, Source::Bypass, format!("bypass for {}", cx.agent.name));
     }
@@ -348,6 +343,25 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     Decision::Ask {
         reason: format!("{category} calls ask in {} mode", cx.mode),
     }
+}
+
+/// Steps 3 and 4 of [`decide`]: what the deny and ask rules say about the
+/// request, whatever else would allow it. `None` when no such rule applies.
+/// Also checked on a call that an earlier allowed request covers.
+pub fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
+    let facts = Facts::new(req, cx.home, cx.cwd);
+    let matching = |decision: RuleDecision| {
+        cx.rules
+            .iter()
+            .filter(move |r| r.decision == decision)
+            .find(|r| r.matches(&facts, &cx.agent.name))
+    };
+    if let Some(rule) = matching(RuleDecision::Deny) {
+        return Some(deny(req, Source::Rule, rule.describe()));
+    }
+    matching(RuleDecision::Ask).map(|rule| Decision::Ask {
+        reason: rule.describe(),
+    })
 }
 
 /// The option an automatic allow answers with: `allow_once`, else
