@@ -4,7 +4,7 @@
 //! options) that the policy decides or a card asks about; the IO happens only
 //! once it is allowed. Output, wait, kill and release need no decision.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -67,30 +67,46 @@ impl Chat {
         match &call {
             ClientCall::ReadTextFile { path, .. } | ClientCall::WriteTextFile { path, .. } => {
                 let write = matches!(call, ClientCall::WriteTextFile { .. });
+                let verb = if write { "write" } else { "read" };
                 let real = match fs::resolve(&self.roots, path, write) {
                     Ok(real) => real,
-                    Err(err) => return responder.respond(Err(fs_error(err))),
+                    Err(err) => return self.refuse(verb, path, err, responder),
                 };
-                let shown = path.display().to_string();
+                // The card shows the path that will be opened, and the path
+                // as sent when they differ; the policy sees both.
+                let shown = real.display().to_string();
+                let sent = path.display().to_string();
+                let differs = shown != sent;
+                let mut locations = vec![Location {
+                    path: shown.clone(),
+                    line: None,
+                }];
+                let mut raw_input = json!({ "path": shown });
+                let mut title = format!("{} {shown}", if write { "Write" } else { "Read" });
+                if differs {
+                    locations.push(Location {
+                        path: sent.clone(),
+                        line: None,
+                    });
+                    raw_input["requested_path"] = json!(sent);
+                    title.push_str(&format!(" (requested as {sent})"));
+                }
                 let mut fields = ToolCallFields {
-                    title: Some(format!("{} {shown}", if write { "Write" } else { "Read" })),
+                    title: Some(title),
                     kind: Some(if write {
                         ToolKind::Edit
                     } else {
                         ToolKind::Read
                     }),
-                    raw_input: Some(json!({ "path": shown })),
-                    locations: Some(vec![Location {
-                        path: shown.clone(),
-                        line: None,
-                    }]),
+                    raw_input: Some(raw_input),
+                    locations: Some(locations),
                     ..ToolCallFields::default()
                 };
                 if let ClientCall::WriteTextFile { content, .. } = &call {
                     // The card and the transcript show the change against the file on disk.
                     fields.content = Some(vec![ToolContent::Diff {
                         path: shown,
-                        old: fs::current_text(&real),
+                        old: fs::current_text(&self.roots, &real),
                         new: content.clone(),
                     }]);
                 }
@@ -216,12 +232,13 @@ impl Chat {
         }
         match call {
             ClientCall::ReadTextFile { line, limit, .. } => {
-                let result = fs::read_text(&real, line, limit).map(ClientReply::Text);
-                self.complete_fs(id, result, responder);
+                let result = fs::read_text(&self.roots, &real, line, limit).map(ClientReply::Text);
+                self.complete_fs(id, "read", &real, result, responder);
             }
             ClientCall::WriteTextFile { content, .. } => {
-                let result = fs::write_text(&real, &content).map(|_| ClientReply::Done);
-                self.complete_fs(id, result, responder);
+                let result =
+                    fs::write_text(&self.roots, &real, &content).map(|_| ClientReply::Done);
+                self.complete_fs(id, "write", &real, result, responder);
             }
             ClientCall::CreateTerminal {
                 command,
@@ -275,6 +292,8 @@ impl Chat {
     fn complete_fs(
         &mut self,
         id: RequestId,
+        verb: &str,
+        real: &Path,
         result: Result<ClientReply, FsError>,
         responder: ClientResponder,
     ) {
@@ -284,7 +303,27 @@ impl Chat {
             WireStatus::Failed
         };
         self.mark(id, status, None);
-        responder.respond(result.map_err(fs_error));
+        match result {
+            Ok(reply) => responder.respond(Ok(reply)),
+            Err(err) => self.refuse(verb, real, err, responder),
+        }
+    }
+
+    /// A file call failed: the agent gets the error; one warden refuses for
+    /// safety (outside the roots, one of warden's own files, a path that
+    /// changed under it) is also an error line the user sees.
+    fn refuse(&mut self, verb: &str, path: &Path, err: FsError, responder: ClientResponder) {
+        if matches!(
+            err,
+            FsError::OutsideRoots { .. } | FsError::Protected { .. } | FsError::Changed { .. }
+        ) {
+            tracing::warn!(path = %path.display(), %err, "agent file call refused");
+            self.refusals.push(format!(
+                "refused the agent's {verb} of {}: {err}",
+                path.display()
+            ));
+        }
+        responder.respond(Err(fs_error(err)));
     }
 
     /// Update the transcript entry of a client call.

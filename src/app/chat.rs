@@ -36,6 +36,9 @@ pub(super) struct Chat {
     pub(super) terminals: Terminals,
     /// Terminal id -> the transcript tool call that shows it.
     pub(super) terminal_tools: HashMap<String, String>,
+    /// File calls warden refused for safety since the runtime last looked:
+    /// shown as error lines.
+    pub(super) refusals: Vec<String>,
     pub(super) chat_store: Option<crate::chats::ChatStore>,
     pub(super) record: record::Record,
     pub(super) resume: Option<ResumeChat>,
@@ -82,6 +85,7 @@ impl Chat {
             responders: HashMap::new(),
             client_pending: HashMap::new(),
             terminal_tools: HashMap::new(),
+            refusals: Vec::new(),
             chat_store: options.chats_dir.map(crate::chats::ChatStore::new),
             record: record::Record::default(),
             resume: options.resume,

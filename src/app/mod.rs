@@ -322,6 +322,13 @@ impl App {
     }
 
     fn drain_outboxes(&mut self) {
+        for slot in &mut self.ws.chats {
+            if let Some(chat) = self.chats.get_mut(&slot.id) {
+                for refusal in chat.refusals.drain(..) {
+                    slot.state.error(refusal, Vec::new());
+                }
+            }
+        }
         loop {
             let next = self
                 .chats

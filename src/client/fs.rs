@@ -2,15 +2,27 @@
 //! roots, reading with `line`/`limit`, and atomic writes that keep the
 //! file's permissions.
 //!
+//! [`resolve`] gives the canonical path the policy decides on; the IO then
+//! opens exactly that path, from its root down, without following any
+//! symlink (module `beneath`), so a directory swapped for a symlink between
+//! the check and the IO makes the call fail instead of reaching elsewhere.
+//! warden's own files ([`Protected`]) are refused whatever the roots say,
+//! by path and by identity (device and inode, which catches hard links).
+//!
 //! Everything here is synchronous and does blocking IO on the calling
 //! thread; files are small and local, callers that care may wrap a call in
 //! `spawn_blocking`.
 
+use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::fs::{self, File};
+use std::io::{self, Read as _, Write as _};
+use std::os::fd::{AsFd as _, OwnedFd};
 use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{AtFlags, Mode, OFlags};
+
+use super::beneath;
 
 /// Why a file request failed. The message is shown to the agent (as the
 /// JSON-RPC error) and to the user.
@@ -68,6 +80,28 @@ pub enum FsError {
         /// The binary (or otherwise encoded) file.
         path: PathBuf,
     },
+    /// The path changed between the check and the IO: a symlink appeared
+    /// where the resolved path had a directory or a file. Nothing was read
+    /// or written.
+    #[error(
+        "{} changed while it was being opened (a symlink appeared on the way); nothing was read or written",
+        .path.display()
+    )]
+    Changed {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// One of warden's own files (settings, decision log, chat records...):
+    /// the agent's file calls never touch them, whatever the roots say.
+    #[error("{} is {what}: the agent's file calls may not {access} it", .path.display())]
+    Protected {
+        /// The path as resolved.
+        path: PathBuf,
+        /// What the file is ("warden's settings file").
+        what: String,
+        /// `read` or `write`.
+        access: Access,
+    },
     /// Any other IO failure (permissions, a full disk, a file where a
     /// directory was expected...).
     #[error("{}: {source}", .path.display())]
@@ -94,11 +128,185 @@ fn list_roots(roots: &[PathBuf]) -> String {
     out
 }
 
+/// Whether a call reads or writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// `fs/read_text_file` (and a diff preview).
+    Read,
+    /// `fs/write_text_file`.
+    Write,
+}
+
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        })
+    }
+}
+
+/// A file's identity: device and inode. Two names with the same identity
+/// are the same file (a hard link, a bind mount, a symlink followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+    fn of_stat(stat: &rustix::fs::Stat) -> FileId {
+        FileId {
+            dev: stat.st_dev as u64,
+            ino: stat.st_ino as u64,
+        }
+    }
+
+    fn of_fd(fd: &OwnedFd) -> io::Result<FileId> {
+        Ok(FileId::of_stat(&rustix::fs::fstat(fd)?))
+    }
+
+    /// The identity of what `path` names (symlinks followed), if it exists.
+    fn of_path(path: &Path) -> Option<FileId> {
+        rustix::fs::stat(path).ok().map(|s| FileId::of_stat(&s))
+    }
+}
+
+/// warden's own files, which the agent's file calls never read or write
+/// whatever the roots say: the settings file in use with its lock and
+/// temporary files (neither read nor written), and files and directories
+/// that are never written (the decision log, warden's log, the chat
+/// records, the demo agent's state, warden's data directory).
+///
+/// Checked on the resolved path (so a symlink to one is refused) and, once
+/// opened, on the identity of the file and its directory (so a hard link to
+/// one, or another path to the same directory, is refused too).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Protected {
+    settings: Option<PathBuf>,
+    files: Vec<(PathBuf, String)>,
+    trees: Vec<(PathBuf, String)>,
+}
+
+impl Protected {
+    /// Nothing protected.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The settings file in use: it, `<name>.lock` and `.<name>.*.tmp` next
+    /// to it are neither read nor written.
+    #[must_use]
+    pub fn settings(mut self, path: &Path) -> Self {
+        self.settings = Some(path.to_path_buf());
+        self
+    }
+
+    /// A file that is never written; `what` names it in the refusal.
+    #[must_use]
+    pub fn file(mut self, path: &Path, what: &str) -> Self {
+        self.files.push((path.to_path_buf(), what.to_string()));
+        self
+    }
+
+    /// A directory nothing is written under; `what` names it in the refusal.
+    #[must_use]
+    pub fn tree(mut self, path: &Path, what: &str) -> Self {
+        self.trees.push((path.to_path_buf(), what.to_string()));
+        self
+    }
+
+    /// The settings file's directory and name, through symlinks; both the
+    /// path as given and as resolved.
+    fn settings_places(&self) -> Vec<(PathBuf, OsString)> {
+        let Some(path) = &self.settings else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for candidate in [normalize(path), resolve_lenient(path)] {
+            if let (Some(dir), Some(name)) = (candidate.parent(), candidate.file_name()) {
+                let place = (resolve_lenient(dir), name.to_os_string());
+                if !out.contains(&place) {
+                    out.push(place);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `name` is the settings file, its lock or one of its
+    /// temporary files (`.config.toml.<pid>.<n>.tmp`).
+    fn in_settings_family(settings: &OsStr, name: &OsStr) -> bool {
+        let (Some(settings), Some(name)) = (settings.to_str(), name.to_str()) else {
+            return settings == name;
+        };
+        name == settings
+            || name == format!("{settings}.lock")
+            || (name.starts_with(&format!(".{settings}.")) && name.ends_with(".tmp"))
+    }
+
+    /// Refuse `access` to the resolved path `real`, whose directory has the
+    /// identity `dir` and which (when it exists) has the identity `target`.
+    pub(crate) fn check(
+        &self,
+        real: &Path,
+        dir: Option<FileId>,
+        target: Option<FileId>,
+        access: Access,
+    ) -> Result<(), FsError> {
+        let refuse = |what: &str| {
+            Err(FsError::Protected {
+                path: real.to_path_buf(),
+                what: what.to_string(),
+                access,
+            })
+        };
+        let name = real.file_name().unwrap_or_default();
+        for (settings_dir, settings_name) in self.settings_places() {
+            let family = Self::in_settings_family(&settings_name, name);
+            let same_dir = real.parent() == Some(settings_dir.as_path())
+                || dir.is_some_and(|d| FileId::of_path(&settings_dir) == Some(d));
+            let same_file = target.is_some_and(|t| {
+                let file = settings_dir.join(&settings_name);
+                let mut lock = settings_name.clone();
+                lock.push(".lock");
+                [file, settings_dir.join(lock)]
+                    .iter()
+                    .any(|p| FileId::of_path(p) == Some(t))
+            });
+            if (family && same_dir) || same_file {
+                return refuse("warden's settings file (or its lock or temporary file)");
+            }
+        }
+        if access == Access::Read {
+            return Ok(());
+        }
+        for (file, what) in &self.files {
+            if real == resolve_lenient(file)
+                || target.is_some_and(|t| FileId::of_path(file) == Some(t))
+            {
+                return refuse(what);
+            }
+        }
+        for (tree, what) in &self.trees {
+            if real.starts_with(resolve_lenient(tree))
+                || dir.is_some_and(|d| FileId::of_path(tree) == Some(d))
+            {
+                return refuse(what);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The directories an agent's file requests may touch: the chat's working
-/// directory plus extra roots from the settings, each canonicalized.
+/// directory plus extra roots from the settings, each canonicalized, and
+/// the files inside them that are still off-limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
     roots: Vec<PathBuf>,
+    protected: Protected,
 }
 
 impl Roots {
@@ -119,7 +327,17 @@ impl Roots {
                 }
             }
         }
-        Self { roots }
+        Self {
+            roots,
+            protected: Protected::default(),
+        }
+    }
+
+    /// The same roots with warden's own files off-limits.
+    #[must_use]
+    pub fn protecting(mut self, protected: Protected) -> Self {
+        self.protected = protected;
+        self
     }
 
     /// The canonical roots, the chat's cwd first (when it exists).
@@ -148,6 +366,49 @@ fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Where `path` really is, as far as it exists: the longest existing prefix
+/// canonicalized (symlinks, `..`, `/proc` magic links resolved), the rest
+/// appended with `.` and `..` applied lexically. A dangling symlink is
+/// followed to where it points. For the policy, which must see every path
+/// a call touches; no check against any root.
+pub fn resolve_lenient(path: &Path) -> PathBuf {
+    resolve_lenient_at(path, 0)
+}
+
+fn resolve_lenient_at(path: &Path, depth: u8) -> PathBuf {
+    if let Ok(canonical) = path.canonicalize() {
+        return canonical;
+    }
+    let normalized = normalize(path);
+    let mut existing = normalized.as_path();
+    let mut missing: Vec<&OsStr> = Vec::new();
+    loop {
+        if let Ok(canonical) = existing.canonicalize() {
+            let mut out = canonical;
+            out.extend(missing.iter().rev());
+            return out;
+        }
+        if depth < 40
+            && let Ok(target) = fs::read_link(existing)
+        {
+            // A dangling symlink: follow it to where a write would land.
+            let mut out = match existing.parent() {
+                Some(dir) => dir.join(target),
+                None => target,
+            };
+            out.extend(missing.iter().rev());
+            return resolve_lenient_at(&out, depth + 1);
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name);
+                existing = parent;
+            }
+            _ => return normalized,
+        }
+    }
 }
 
 /// Where an agent's `path` really is, checked against `roots`.
@@ -225,6 +486,12 @@ pub fn resolve(roots: &Roots, path: &Path, for_write: bool) -> Result<PathBuf, F
     if !roots.contains(&resolved) {
         return Err(outside());
     }
+    let access = if for_write {
+        Access::Write
+    } else {
+        Access::Read
+    };
+    roots.protected.check(&resolved, None, None, access)?;
     if !missing.is_empty() {
         if for_write {
             return Ok(resolved);
@@ -241,36 +508,137 @@ pub fn resolve(roots: &Roots, path: &Path, for_write: bool) -> Result<PathBuf, F
     Ok(resolved)
 }
 
-/// The text of the file at `path`, from 1-based `line` (default 1; 0 counts
-/// as 1) and at most `limit` lines (default all). Line endings are kept as
-/// they are in the file; a start past the end gives an empty string.
-pub fn read_text(path: &Path, line: Option<u32>, limit: Option<u32>) -> Result<String, FsError> {
-    let io_error = |source: io::Error| match source.kind() {
-        io::ErrorKind::NotFound => FsError::NotFound {
+/// An opened directory and its identity.
+struct Dir {
+    fd: OwnedFd,
+    id: FileId,
+}
+
+/// The directory holding the resolved path `real` (which must lie inside a
+/// root), opened without following any symlink from the root down, and the
+/// file's name in it. With `create`, missing directories are made on the way.
+fn open_parent(roots: &Roots, real: &Path, create: bool) -> Result<(Dir, OsString), FsError> {
+    let outside = || FsError::OutsideRoots {
+        path: real.to_path_buf(),
+        roots: roots.as_slice().to_vec(),
+    };
+    let root = roots
+        .roots
+        .iter()
+        .filter(|root| real.starts_with(root))
+        .max_by_key(|root| root.components().count())
+        .ok_or_else(outside)?;
+    let rel = real.strip_prefix(root).map_err(|_| outside())?;
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return Err(FsError::IsDirectory {
+            path: real.to_path_buf(),
+        });
+    };
+    let io_error = |source: io::Error| open_error(real, source);
+    let mut dir = beneath::open_dir(root).map_err(io_error)?;
+    if create {
+        for component in parent.components() {
+            let name = component.as_os_str();
+            match rustix::fs::mkdirat(&dir, name, Mode::from_bits_truncate(0o777)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(errno) => return Err(io_error(errno.into())),
+            }
+            dir = beneath::open_subdir(dir.as_fd(), Path::new(name)).map_err(io_error)?;
+        }
+    } else if !parent.as_os_str().is_empty() {
+        dir = beneath::open_subdir(dir.as_fd(), parent).map_err(io_error)?;
+    }
+    let id = FileId::of_fd(&dir).map_err(io_error)?;
+    Ok((Dir { fd: dir, id }, name.to_os_string()))
+}
+
+/// An open failure: a symlink met where the resolved path had none means
+/// the tree changed since the check.
+fn open_error(path: &Path, source: io::Error) -> FsError {
+    let changed = [libc::ELOOP, libc::EXDEV, libc::EAGAIN];
+    match source.raw_os_error() {
+        Some(code) if changed.contains(&code) => FsError::Changed {
             path: path.to_path_buf(),
         },
-        io::ErrorKind::IsADirectory => FsError::IsDirectory {
+        Some(libc::ENOENT) => FsError::NotFound {
+            path: path.to_path_buf(),
+        },
+        Some(libc::EISDIR) => FsError::IsDirectory {
             path: path.to_path_buf(),
         },
         _ => FsError::Io {
             path: path.to_path_buf(),
             source,
         },
-    };
-    let metadata = fs::metadata(path).map_err(io_error)?;
-    if metadata.is_dir() {
+    }
+}
+
+/// Open the existing entry `name` of `dir` for reading, never following a
+/// symlink, and never blocking on a FIFO.
+fn open_existing(
+    dir: &Dir,
+    name: &OsStr,
+    real: &Path,
+) -> Result<(File, rustix::fs::Stat), FsError> {
+    let fd = beneath::open_in(
+        dir.fd.as_fd(),
+        Path::new(name),
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY,
+        Mode::empty(),
+    )
+    .map_err(|source| open_error(real, source))?;
+    let stat = rustix::fs::fstat(&fd).map_err(|errno| open_error(real, errno.into()))?;
+    Ok((File::from(fd), stat))
+}
+
+fn is_dir(stat: &rustix::fs::Stat) -> bool {
+    rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Directory
+}
+
+fn is_file(stat: &rustix::fs::Stat) -> bool {
+    rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile
+}
+
+/// The text of the file at the resolved path `real` (from [`resolve`]),
+/// from 1-based `line` (default 1; 0 counts as 1) and at most `limit` lines
+/// (default all). Line endings are kept as they are in the file; a start
+/// past the end gives an empty string.
+///
+/// The file is opened from its root down without following any symlink
+/// (see the module `beneath`): one swapped in since [`resolve`] makes the
+/// read fail ([`FsError::Changed`]) rather than read elsewhere. warden's own
+/// settings are refused ([`FsError::Protected`]), also through a hard link.
+pub fn read_text(
+    roots: &Roots,
+    real: &Path,
+    line: Option<u32>,
+    limit: Option<u32>,
+) -> Result<String, FsError> {
+    let (dir, name) = open_parent(roots, real, false)?;
+    let (mut file, stat) = open_existing(&dir, &name, real)?;
+    if is_dir(&stat) {
         return Err(FsError::IsDirectory {
-            path: path.to_path_buf(),
+            path: real.to_path_buf(),
         });
     }
-    if !metadata.is_file() {
+    if !is_file(&stat) {
         return Err(FsError::NotRegularFile {
-            path: path.to_path_buf(),
+            path: real.to_path_buf(),
         });
     }
-    let bytes = fs::read(path).map_err(io_error)?;
+    roots.protected.check(
+        real,
+        Some(dir.id),
+        Some(FileId::of_stat(&stat)),
+        Access::Read,
+    )?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|source| FsError::Io {
+        path: real.to_path_buf(),
+        source,
+    })?;
     let text = String::from_utf8(bytes).map_err(|_| FsError::NotUtf8 {
-        path: path.to_path_buf(),
+        path: real.to_path_buf(),
     })?;
     if line.is_none_or(|l| l <= 1) && limit.is_none() {
         return Ok(text);
@@ -289,91 +657,111 @@ pub struct WriteOutcome {
     pub created: bool,
 }
 
-/// Write `content` to `path` atomically: missing parent directories are
-/// created, the text goes to a temporary file in the same directory which
-/// is flushed to disk and renamed over the target, so a reader sees the old
-/// or the new file, never half of one. An existing file keeps its
-/// permission bits; a new one gets the default (0o666 less the umask).
+/// Write `content` to the resolved path `real` (from [`resolve`])
+/// atomically: missing parent directories are created, the text goes to a
+/// temporary file in the same directory which is flushed to disk and renamed
+/// over the target, so a reader sees the old or the new file, never half of
+/// one. An existing file keeps its permission bits; a new one gets the
+/// default (0o666 less the umask).
 ///
-/// `path` should come from [`resolve`]: a symlink given here is replaced by
-/// a regular file rather than followed.
-pub fn write_text(path: &Path, content: &str) -> Result<WriteOutcome, FsError> {
+/// Every step happens relative to the directory opened from the root down
+/// without following a symlink: the temporary file is created in it, and
+/// renamed within it, so nothing swapped in since [`resolve`] can redirect
+/// the write ([`FsError::Changed`]). A symlink at the target itself is
+/// refused the same way. warden's own files are refused
+/// ([`FsError::Protected`]), also through a hard link to them.
+pub fn write_text(roots: &Roots, real: &Path, content: &str) -> Result<WriteOutcome, FsError> {
     let io_error = |source: io::Error| FsError::Io {
-        path: path.to_path_buf(),
+        path: real.to_path_buf(),
         source,
     };
-    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(FsError::IsDirectory {
-            path: path.to_path_buf(),
-        });
+    let (dir, name) = open_parent(roots, real, true)?;
+    let existing = match rustix::fs::statat(&dir.fd, &name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => Some(stat),
+        Err(rustix::io::Errno::NOENT) => None,
+        Err(errno) => return Err(open_error(real, errno.into())),
     };
-    fs::create_dir_all(parent).map_err(io_error)?;
-
-    let (previous, permissions, created) = match fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.is_dir() => {
+    if let Some(stat) = &existing {
+        if is_dir(stat) {
             return Err(FsError::IsDirectory {
-                path: path.to_path_buf(),
+                path: real.to_path_buf(),
             });
         }
-        Ok(metadata) => {
-            let previous = if metadata.is_file() {
-                fs::read(path)
-                    .ok()
-                    .and_then(|bytes| String::from_utf8(bytes).ok())
-            } else {
-                None
-            };
-            (previous, Some(metadata.permissions()), false)
+        if rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::Symlink {
+            return Err(FsError::Changed {
+                path: real.to_path_buf(),
+            });
         }
-        Err(error) if error.kind() == io::ErrorKind::NotFound => (None, None, true),
-        Err(error) => return Err(io_error(error)),
+    }
+    roots.protected.check(
+        real,
+        Some(dir.id),
+        existing.as_ref().map(FileId::of_stat),
+        Access::Write,
+    )?;
+    let previous = match &existing {
+        Some(stat) if is_file(stat) => {
+            open_existing(&dir, &name, real)
+                .ok()
+                .and_then(|(mut file, _)| {
+                    let mut bytes = Vec::new();
+                    file.read_to_end(&mut bytes).ok()?;
+                    String::from_utf8(bytes).ok()
+                })
+        }
+        _ => None,
     };
 
-    let mut temp_name = std::ffi::OsString::from(".");
-    temp_name.push(name);
+    let mut temp_name = OsString::from(".");
+    temp_name.push(&name);
     temp_name.push(format!(".warden-{}.tmp", uuid::Uuid::new_v4().simple()));
-    let temp = parent.join(temp_name);
-    let result = write_and_rename(&temp, path, content, permissions);
+    let permissions = existing
+        .as_ref()
+        .map(|stat| Mode::from_bits_truncate(stat.st_mode & 0o7777));
+    let result = write_and_rename(&dir.fd, &temp_name, &name, content, permissions);
     if result.is_err() {
-        let _ = fs::remove_file(&temp);
+        let _ = rustix::fs::unlinkat(&dir.fd, &temp_name, AtFlags::empty());
     }
     result.map_err(io_error)?;
     // Make the rename itself durable; best effort (not every filesystem
     // lets a directory be synced).
-    if let Ok(dir) = File::open(parent) {
-        let _ = dir.sync_all();
-    }
-    Ok(WriteOutcome { previous, created })
+    let _ = rustix::fs::fsync(&dir.fd);
+    Ok(WriteOutcome {
+        previous,
+        created: existing.is_none(),
+    })
 }
 
 fn write_and_rename(
-    temp: &Path,
-    target: &Path,
+    dir: &OwnedFd,
+    temp: &OsStr,
+    target: &OsStr,
     content: &str,
-    permissions: Option<fs::Permissions>,
+    permissions: Option<Mode>,
 ) -> io::Result<()> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o666)
-        .open(temp)?;
+    let fd = rustix::fs::openat(
+        dir,
+        temp,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_bits_truncate(0o666),
+    )?;
     if let Some(permissions) = permissions {
         // Set explicitly: the mode given to open is masked by the umask.
-        file.set_permissions(permissions)?;
+        rustix::fs::fchmod(&fd, permissions)?;
     }
+    let mut file = File::from(fd);
     file.write_all(content.as_bytes())?;
     file.sync_all()?;
     drop(file);
-    fs::rename(temp, target)
+    rustix::fs::renameat(dir, temp, dir, target)?;
+    Ok(())
 }
 
-/// The file's current text, for a diff preview: `None` when it does not
-/// exist, is not UTF-8 or cannot be read.
-pub fn current_text(path: &Path) -> Option<String> {
-    if !fs::metadata(path).ok()?.is_file() {
-        return None;
-    }
-    fs::read_to_string(path).ok()
+/// The file's current text at the resolved path `real`, for a diff preview:
+/// `None` when it does not exist, is not UTF-8, cannot be read, or is one
+/// of warden's own files the agent may not read.
+pub fn current_text(roots: &Roots, real: &Path) -> Option<String> {
+    read_text(roots, real, None, None).ok()
 }
 
 #[cfg(test)]
@@ -405,6 +793,27 @@ mod tests {
             _dir: dir,
             base,
             proj,
+        }
+    }
+
+    /// A scratch directory (canonical, removed when the guard drops) that
+    /// is also the only root.
+    fn scratch() -> (Scratch, Roots) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().canonicalize().expect("canonical");
+        let roots = Roots::new(&path, &[]);
+        (Scratch { _dir: dir, path }, roots)
+    }
+
+    struct Scratch {
+        _dir: tempfile::TempDir,
+        path: PathBuf,
+    }
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.path
         }
     }
 
@@ -537,56 +946,62 @@ mod tests {
 
     #[test]
     fn read_honours_line_and_limit() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("f.txt");
+        let (dir, r) = scratch();
+        let path = dir.join("f.txt");
         fs::write(&path, "one\r\ntwo\nthree\nfour").expect("write");
         assert_eq!(
-            read_text(&path, None, None).expect("all"),
+            read_text(&r, &path, None, None).expect("all"),
             "one\r\ntwo\nthree\nfour"
         );
         assert_eq!(
-            read_text(&path, Some(1), Some(2)).expect("first two"),
+            read_text(&r, &path, Some(1), Some(2)).expect("first two"),
             "one\r\ntwo\n"
         );
         assert_eq!(
-            read_text(&path, Some(3), None).expect("from 3"),
+            read_text(&r, &path, Some(3), None).expect("from 3"),
             "three\nfour"
         );
-        assert_eq!(read_text(&path, Some(2), Some(1)).expect("line 2"), "two\n");
-        assert_eq!(read_text(&path, None, Some(1)).expect("limit"), "one\r\n");
-        assert_eq!(read_text(&path, Some(9), None).expect("past end"), "");
         assert_eq!(
-            read_text(&path, Some(0), Some(1)).expect("0 as 1"),
+            read_text(&r, &path, Some(2), Some(1)).expect("line 2"),
+            "two\n"
+        );
+        assert_eq!(
+            read_text(&r, &path, None, Some(1)).expect("limit"),
+            "one\r\n"
+        );
+        assert_eq!(read_text(&r, &path, Some(9), None).expect("past end"), "");
+        assert_eq!(
+            read_text(&r, &path, Some(0), Some(1)).expect("0 as 1"),
             "one\r\n"
         );
     }
 
     #[test]
     fn read_errors() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let missing = dir.path().join("missing.txt");
-        let err = read_text(&missing, None, None).expect_err("missing");
+        let (dir, r) = scratch();
+        let missing = dir.join("missing.txt");
+        let err = read_text(&r, &missing, None, None).expect_err("missing");
         assert!(matches!(err, FsError::NotFound { .. }), "{err:?}");
         assert!(err.to_string().contains("does not exist"));
 
-        let err = read_text(dir.path(), None, None).expect_err("dir");
+        let err = read_text(&r, &dir, None, None).expect_err("dir");
         assert!(matches!(err, FsError::IsDirectory { .. }), "{err:?}");
 
-        let binary = dir.path().join("bin");
+        let binary = dir.join("bin");
         fs::write(&binary, [0x66, 0x6f, 0xff, 0xfe, 0x00]).expect("write");
-        let err = read_text(&binary, None, None).expect_err("binary");
+        let err = read_text(&r, &binary, None, None).expect_err("binary");
         assert!(matches!(err, FsError::NotUtf8 { .. }), "{err:?}");
         assert!(err.to_string().contains("not valid UTF-8"));
     }
 
     #[test]
     fn write_replaces_atomically_and_keeps_the_mode() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("f.txt");
+        let (dir, r) = scratch();
+        let path = dir.join("f.txt");
         fs::write(&path, "old\n").expect("write");
         fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).expect("chmod");
 
-        let outcome = write_text(&path, "new\n").expect("write_text");
+        let outcome = write_text(&r, &path, "new\n").expect("write_text");
         assert_eq!(
             outcome,
             WriteOutcome {
@@ -598,7 +1013,7 @@ mod tests {
         let mode = fs::metadata(&path).expect("metadata").permissions().mode() & 0o7777;
         assert_eq!(mode, 0o640);
         // No temporary file is left behind.
-        let names: Vec<_> = fs::read_dir(dir.path())
+        let names: Vec<_> = fs::read_dir(&*dir)
             .expect("read_dir")
             .map(|e| e.expect("entry").file_name())
             .collect();
@@ -607,9 +1022,9 @@ mod tests {
 
     #[test]
     fn write_creates_parent_directories() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("a/b/c.txt");
-        let outcome = write_text(&path, "hello").expect("write_text");
+        let (dir, r) = scratch();
+        let path = dir.join("a/b/c.txt");
+        let outcome = write_text(&r, &path, "hello").expect("write_text");
         assert_eq!(
             outcome,
             WriteOutcome {
@@ -618,16 +1033,16 @@ mod tests {
             }
         );
         assert_eq!(fs::read_to_string(&path).expect("read"), "hello");
-        assert_eq!(current_text(&path).as_deref(), Some("hello"));
-        assert_eq!(current_text(&dir.path().join("nope")), None);
+        assert_eq!(current_text(&r, &path).as_deref(), Some("hello"));
+        assert_eq!(current_text(&r, &dir.join("nope")), None);
     }
 
     #[test]
     fn write_over_binary_has_no_previous_text() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("bin");
+        let (dir, r) = scratch();
+        let path = dir.join("bin");
         fs::write(&path, [0xff, 0xfe]).expect("write");
-        let outcome = write_text(&path, "text").expect("write_text");
+        let outcome = write_text(&r, &path, "text").expect("write_text");
         assert_eq!(
             outcome,
             WriteOutcome {
@@ -635,7 +1050,100 @@ mod tests {
                 created: false
             }
         );
-        let err = write_text(dir.path(), "x").expect_err("dir");
+        let err = write_text(&r, &dir, "x").expect_err("dir");
         assert!(matches!(err, FsError::IsDirectory { .. }), "{err:?}");
+    }
+}
+
+#[cfg(test)]
+mod race_tests {
+    use std::os::unix::fs::symlink;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+
+    /// Swaps `<root>/d` between a real directory and a symlink to
+    /// `outside`, each swap one atomic exchange, until `stop` is set.
+    fn swapper(root: PathBuf, outside: PathBuf, stop: Arc<AtomicBool>) {
+        let link = root.join("d.link");
+        symlink(&outside, &link).expect("symlink");
+        let d = root.join("d");
+        let mut swapped = false;
+        while !stop.load(Ordering::Relaxed) {
+            rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                &d,
+                rustix::fs::CWD,
+                &link,
+                rustix::fs::RenameFlags::EXCHANGE,
+            )
+            .expect("exchange");
+            swapped = !swapped;
+        }
+        if swapped {
+            rustix::fs::renameat_with(
+                rustix::fs::CWD,
+                &d,
+                rustix::fs::CWD,
+                &link,
+                rustix::fs::RenameFlags::EXCHANGE,
+            )
+            .expect("exchange back");
+        }
+    }
+
+    #[test]
+    fn swapping_a_directory_for_a_symlink_never_reaches_outside() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical");
+        let root = base.join("root");
+        let outside = base.join("outside");
+        fs::create_dir_all(root.join("d")).expect("mkdir d");
+        fs::create_dir_all(&outside).expect("mkdir outside");
+        fs::write(root.join("d/f.txt"), "inside\n").expect("write inside");
+        fs::write(outside.join("f.txt"), "outside secret\n").expect("write outside");
+        let roots = Roots::new(&root, &[]);
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let swap = {
+            let (root, outside, stop) = (root.clone(), outside.clone(), stop.clone());
+            std::thread::spawn(move || swapper(root, outside, stop))
+        };
+        let target = root.join("d/f.txt");
+        let mut leaked_reads = 0;
+        for i in 0..1000 {
+            if let Ok(real) = resolve(&roots, &target, true) {
+                let _ = write_text(&roots, &real, &format!("inside {i}\n"));
+            }
+            for _ in 0..10 {
+                if let Ok(real) = resolve(&roots, &target, false)
+                    && let Ok(text) = read_text(&roots, &real, None, None)
+                    && text.contains("outside")
+                {
+                    leaked_reads += 1;
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swap.join().expect("swapper");
+
+        let mut outside_names: Vec<_> = fs::read_dir(&outside)
+            .expect("read outside")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        outside_names.sort();
+        assert_eq!(
+            (
+                fs::read_to_string(outside.join("f.txt")).expect("outside file"),
+                outside_names,
+                leaked_reads
+            ),
+            (
+                "outside secret\n".to_owned(),
+                vec![std::ffi::OsString::from("f.txt")],
+                0
+            )
+        );
     }
 }

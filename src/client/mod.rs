@@ -7,10 +7,14 @@
 //! symlinks) before [`fs::read_text`] or [`fs::write_text`] touch them;
 //! terminals live in a [`terminal::Terminals`] manager owned by the runtime.
 
+mod beneath;
 pub mod fs;
 pub mod terminal;
 
-pub use fs::{FsError, Roots, WriteOutcome, current_text, read_text, resolve, write_text};
+pub use fs::{
+    FsError, Protected, Roots, WriteOutcome, current_text, read_text, resolve, resolve_lenient,
+    write_text,
+};
 pub use terminal::{
     ExitStatus, OutputBuffer, TerminalError, TerminalEvent, TerminalOutput, TerminalSpec,
     Terminals, Utf8Decoder,
