@@ -18,7 +18,8 @@ use crate::model::{
     Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
     ToolContent, ToolKind, WireStatus,
 };
-use crate::state::{Msg, RequestId, TerminalView};
+use crate::policy::RequestView;
+use crate::state::{AppState, Msg, RequestId, TerminalView};
 
 /// The option id of "allow" on a synthetic request.
 pub(super) const CLIENT_ALLOW: &str = "allow";
@@ -55,6 +56,53 @@ fn describe_exit(status: &ExitStatus) -> String {
         (None, Some(signal)) => format!("killed by {signal}"),
         _ => "ended".to_string(),
     }
+}
+
+/// Resolve the paths a permission request from the agent names, as the IO
+/// would (symlinks, `..`, `/proc` magic links; the longest existing prefix
+/// canonicalized, the rest kept), and add each that differs to the
+/// request's locations: the policy then matches its rules on the path as
+/// sent and as resolved (deny and ask when either matches, allow only when
+/// all do), and the card shows both. `~` is the chat's home, a relative
+/// path is taken from its cwd.
+pub(super) fn resolve_request_paths(request: &mut PermissionRequest, state: &AppState) {
+    let known = state
+        .transcript
+        .tool(&request.tool_call_id)
+        .map(|t| t.call.clone());
+    let view = RequestView::from_request(request, known.as_ref());
+    let sent = view.paths();
+    let mut extra: Vec<String> = Vec::new();
+    for path in &sent {
+        let path = path.strip_prefix("file://").unwrap_or(path);
+        let expanded = match (path.strip_prefix('~'), &state.home) {
+            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
+                home.join(rest.trim_start_matches('/'))
+            }
+            _ => state.cwd_path.join(path),
+        };
+        let resolved = fs::resolve_lenient(&expanded);
+        if resolved == fs::normalize(&expanded) {
+            continue;
+        }
+        let resolved = resolved.display().to_string();
+        if !sent.contains(&resolved) && !extra.contains(&resolved) {
+            extra.push(resolved);
+        }
+    }
+    if extra.is_empty() {
+        return;
+    }
+    // The request's own locations (with their lines), else the known call's.
+    let mut locations = request
+        .fields
+        .locations
+        .clone()
+        .filter(|l| !l.is_empty())
+        .or_else(|| known.map(|k| k.locations))
+        .unwrap_or_default();
+    locations.extend(extra.into_iter().map(|path| Location { path, line: None }));
+    request.fields.locations = Some(locations);
 }
 
 /// The tool call id warden gives the transcript entry of a client call.

@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use super::{ChatOptions, Notify, ResumeChat, SettingsLink, display_path, record};
 use crate::acp::{AgentCommand, ClientCall, ClientCaps, ClientResponder, PermissionResponder};
-use crate::client::fs::Roots;
+use crate::client::fs::{Protected, Roots};
 use crate::client::terminal::{TerminalEvent, Terminals};
 use crate::policy::AgentPolicy;
 use crate::state::{AppState, ChatId, Msg, RequestId};
@@ -47,6 +47,53 @@ pub(super) struct Chat {
     pub(super) out: VecDeque<Msg>,
 }
 
+/// warden's own files, which the agent's file calls never touch whatever
+/// the roots say: the settings file in use (and the default one), the
+/// decision log, the chat records, warden's data directory (its log among
+/// them) and the demo agent's state.
+fn protected_files(command: &AgentCommand, options: &ChatOptions) -> Protected {
+    let mut protected = Protected::new();
+    for settings in options
+        .settings
+        .path
+        .iter()
+        .cloned()
+        .chain(crate::settings::resolve_path(None))
+    {
+        protected = protected.settings(&settings);
+    }
+    if let Some(log) = &options.decision_log {
+        protected = protected.file(log, "warden's decision log");
+    }
+    if let Some(dir) = &options.chats_dir {
+        protected = protected.tree(dir, "warden's chat records");
+    }
+    if let Some(dirs) = directories::ProjectDirs::from("", "", "warden") {
+        let data = dirs.data_local_dir();
+        protected = protected
+            .file(&data.join("decisions.jsonl"), "warden's decision log")
+            .file(&data.join("warden.log"), "warden's log")
+            .tree(
+                data,
+                "warden's data directory (decision log, chat records, log)",
+            );
+    }
+    let demo_state = command
+        .env
+        .iter()
+        .filter(|(name, _)| name == DEMO_STATE)
+        .map(|(_, value)| std::ffi::OsString::from(value))
+        .chain(std::env::var_os(DEMO_STATE))
+        .filter(|value| !value.is_empty());
+    for dir in demo_state {
+        protected = protected.tree(&PathBuf::from(dir), "the demo agent's state");
+    }
+    protected
+}
+
+/// Where the demo agent keeps its sessions when set (see demo_agent::record).
+const DEMO_STATE: &str = "WARDEN_DEMO_STATE";
+
 impl Chat {
     /// A chat's IO and its fresh state. Terminal events come back on
     /// `terminal_events` tagged with `id`.
@@ -56,6 +103,7 @@ impl Chat {
         options: ChatOptions,
         terminal_events: &mpsc::UnboundedSender<(ChatId, TerminalEvent)>,
     ) -> (Chat, AppState) {
+        let protected = protected_files(&command, &options);
         let mut state = AppState::new(command.name.clone(), display_path(&command.cwd));
         state.mode = options.mode;
         state.agent_policy = AgentPolicy {
@@ -64,13 +112,17 @@ impl Chat {
         };
         state.agent_plan_mode = options.agent_plan_mode;
         state.rules = options.rules;
-        state.home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+        // Canonical, so that `~` in rules also matches resolved paths.
+        state.home = directories::BaseDirs::new().map(|b| {
+            let home = b.home_dir();
+            home.canonicalize().unwrap_or_else(|_| home.to_path_buf())
+        });
         state.cwd_path = command.cwd.clone();
         state.headless = options.headless;
         state.chat_id = uuid::Uuid::new_v4().to_string();
         state.settings_agent = options.settings.agent_block.clone();
         state.bypassed_agents = options.settings.bypassed.clone();
-        let roots = Roots::new(&command.cwd, &options.extra_roots);
+        let roots = Roots::new(&command.cwd, &options.extra_roots).protecting(protected);
         let chat = Chat {
             terminals: Terminals::new(super::tagged(id, terminal_events.clone())),
             command,

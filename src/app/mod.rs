@@ -469,11 +469,15 @@ impl App {
                 let request_id = chat.next_request;
                 chat.next_request += 1;
                 chat.responders.insert(request_id, responder);
+                let mut request = *request;
+                if let Some(slot) = self.ws.chat(id) {
+                    calls::resolve_request_paths(&mut request, &slot.state);
+                }
                 self.send_chat(
                     id,
                     Msg::PermissionRequested {
                         id: request_id,
-                        request: *request,
+                        request,
                     },
                 );
             }

@@ -184,7 +184,7 @@ impl FileId {
 /// one, or another path to the same directory, is refused too).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Protected {
-    settings: Option<PathBuf>,
+    settings: Vec<PathBuf>,
     files: Vec<(PathBuf, String)>,
     trees: Vec<(PathBuf, String)>,
 }
@@ -195,11 +195,14 @@ impl Protected {
         Self::default()
     }
 
-    /// The settings file in use: it, `<name>.lock` and `.<name>.*.tmp` next
-    /// to it are neither read nor written.
+    /// A settings file (the one in use, the default one): it,
+    /// `<name>.lock` and `.<name>.*.tmp` next to it are neither read nor
+    /// written.
     #[must_use]
     pub fn settings(mut self, path: &Path) -> Self {
-        self.settings = Some(path.to_path_buf());
+        if !self.settings.iter().any(|p| p == path) {
+            self.settings.push(path.to_path_buf());
+        }
         self
     }
 
@@ -220,11 +223,12 @@ impl Protected {
     /// The settings file's directory and name, through symlinks; both the
     /// path as given and as resolved.
     fn settings_places(&self) -> Vec<(PathBuf, OsString)> {
-        let Some(path) = &self.settings else {
-            return Vec::new();
-        };
         let mut out = Vec::new();
-        for candidate in [normalize(path), resolve_lenient(path)] {
+        let candidates = self
+            .settings
+            .iter()
+            .flat_map(|path| [normalize(path), resolve_lenient(path)]);
+        for candidate in candidates {
             if let (Some(dir), Some(name)) = (candidate.parent(), candidate.file_name()) {
                 let place = (resolve_lenient(dir), name.to_os_string());
                 if !out.contains(&place) {
@@ -235,15 +239,20 @@ impl Protected {
         out
     }
 
-    /// Whether `name` is the settings file, its lock or one of its
-    /// temporary files (`.config.toml.<pid>.<n>.tmp`).
-    fn in_settings_family(settings: &OsStr, name: &OsStr) -> bool {
-        let (Some(settings), Some(name)) = (settings.to_str(), name.to_str()) else {
-            return settings == name;
-        };
-        name == settings
-            || name == format!("{settings}.lock")
-            || (name.starts_with(&format!(".{settings}.")) && name.ends_with(".tmp"))
+    /// What `name` is when it is the settings file `settings`, its lock or
+    /// one of its temporary files (`.config.toml.<pid>.<n>.tmp`).
+    fn settings_family(settings: &OsStr, name: &OsStr) -> Option<&'static str> {
+        if name == settings {
+            return Some("warden's settings file");
+        }
+        let (settings, name) = (settings.to_str()?, name.to_str()?);
+        if name == format!("{settings}.lock") {
+            Some("the lock file of warden's settings")
+        } else if name.starts_with(&format!(".{settings}.")) && name.ends_with(".tmp") {
+            Some("a temporary file of warden's settings")
+        } else {
+            None
+        }
     }
 
     /// Refuse `access` to the resolved path `real`, whose directory has the
@@ -264,19 +273,20 @@ impl Protected {
         };
         let name = real.file_name().unwrap_or_default();
         for (settings_dir, settings_name) in self.settings_places() {
-            let family = Self::in_settings_family(&settings_name, name);
             let same_dir = real.parent() == Some(settings_dir.as_path())
                 || dir.is_some_and(|d| FileId::of_path(&settings_dir) == Some(d));
-            let same_file = target.is_some_and(|t| {
-                let file = settings_dir.join(&settings_name);
-                let mut lock = settings_name.clone();
-                lock.push(".lock");
-                [file, settings_dir.join(lock)]
+            if same_dir && let Some(what) = Self::settings_family(&settings_name, name) {
+                return refuse(what);
+            }
+            let mut lock = settings_name.clone();
+            lock.push(".lock");
+            let linked = target.is_some_and(|t| {
+                [settings_dir.join(&settings_name), settings_dir.join(lock)]
                     .iter()
                     .any(|p| FileId::of_path(p) == Some(t))
             });
-            if (family && same_dir) || same_file {
-                return refuse("warden's settings file (or its lock or temporary file)");
+            if linked {
+                return refuse("a hard link to warden's settings file or its lock");
             }
         }
         if access == Access::Read {
@@ -353,7 +363,7 @@ impl Roots {
 }
 
 /// `path` with `.` dropped and `..` applied lexically (never above `/`).
-fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -47,8 +47,14 @@ enum Ended {
 }
 
 impl Runner {
-    /// `path` made absolute from the session's cwd.
+    /// `path` made absolute from the session's cwd, with `{cwd}` in it
+    /// replaced by the cwd (for `/proc/self/root{cwd}/...`).
     fn absolute(&self, path: &Path) -> PathBuf {
+        let text = path.to_string_lossy();
+        if text.contains("{cwd}") {
+            let cwd = self.cwd.to_string_lossy();
+            return self.cwd.join(text.replace("{cwd}", &cwd));
+        }
         self.cwd.join(path)
     }
 
