@@ -167,6 +167,24 @@ fn the_settings_file_is_never_written_or_read_whatever_the_mode() {
 }
 
 #[test]
+fn the_agents_own_request_to_edit_the_settings_is_refused_whatever_the_mode() {
+    let home = home();
+    symlink(&home.config, home.path.join("settings-link")).unwrap();
+    let (_, out, err, log) = run(
+        &home,
+        "hostile-write-settings.toml",
+        "request",
+        &["--mode", "auto"],
+    );
+    assert!(
+        out.contains("permission outcome: selected reject-once"),
+        "{out}\n{err}"
+    );
+    assert!(err.contains("warden's settings file"), "{err}");
+    assert!(log.iter().all(|r| r.decision != "allowed"), "{log:?}");
+}
+
+#[test]
 fn the_decision_log_chat_records_and_log_are_never_written() {
     let home = home();
     // A first run leaves a decision in the log.

@@ -18,7 +18,7 @@ use crate::model::{
     Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
     ToolContent, ToolKind, WireStatus,
 };
-use crate::policy::RequestView;
+use crate::policy::{Category, RequestView};
 use crate::state::{AppState, Msg, RequestId, TerminalView};
 
 /// The option id of "allow" on a synthetic request.
@@ -65,14 +65,28 @@ fn describe_exit(status: &ExitStatus) -> String {
 /// sent and as resolved (deny and ask when either matches, allow only when
 /// all do), and the card shows both. `~` is the chat's home, a relative
 /// path is taken from its cwd.
-pub(super) fn resolve_request_paths(request: &mut PermissionRequest, state: &AppState) {
+///
+/// Returns why warden refuses the request outright when a path it names
+/// (as sent or resolved) is one of warden's own files: the agent's own
+/// tools may not write them (nor read the settings) whatever the mode.
+pub(super) fn resolve_request_paths(
+    request: &mut PermissionRequest,
+    state: &AppState,
+    roots: &fs::Roots,
+) -> Option<String> {
     let known = state
         .transcript
         .tool(&request.tool_call_id)
         .map(|t| t.call.clone());
     let view = RequestView::from_request(request, known.as_ref());
+    let access = if view.category() == Category::Read {
+        fs::Access::Read
+    } else {
+        fs::Access::Write
+    };
     let sent = view.paths();
     let mut extra: Vec<String> = Vec::new();
+    let mut refusal = None;
     for path in &sent {
         let path = path.strip_prefix("file://").unwrap_or(path);
         let expanded = match (path.strip_prefix('~'), &state.home) {
@@ -82,6 +96,11 @@ pub(super) fn resolve_request_paths(request: &mut PermissionRequest, state: &App
             _ => state.cwd_path.join(path),
         };
         let resolved = fs::resolve_lenient(&expanded);
+        for candidate in [&resolved, &fs::normalize(&expanded)] {
+            if let Err(err) = roots.protected().check_path(candidate, access) {
+                refusal.get_or_insert_with(|| err.to_string());
+            }
+        }
         if resolved == fs::normalize(&expanded) {
             continue;
         }
@@ -91,7 +110,7 @@ pub(super) fn resolve_request_paths(request: &mut PermissionRequest, state: &App
         }
     }
     if extra.is_empty() {
-        return;
+        return refusal;
     }
     // The request's own locations (with their lines), else the known call's.
     let mut locations = request
@@ -103,6 +122,7 @@ pub(super) fn resolve_request_paths(request: &mut PermissionRequest, state: &App
         .unwrap_or_default();
     locations.extend(extra.into_iter().map(|path| Location { path, line: None }));
     request.fields.locations = Some(locations);
+    refusal
 }
 
 /// The tool call id warden gives the transcript entry of a client call.

@@ -466,13 +466,32 @@ impl App {
                 let Some(chat) = self.chats.get_mut(&id) else {
                     return;
                 };
+                let mut request = *request;
+                let refusal = self.ws.chat(id).and_then(|slot| {
+                    calls::resolve_request_paths(&mut request, &slot.state, &chat.roots)
+                });
+                if let Some(refusal) = refusal {
+                    // warden's own files: refused before any mode or rule can allow it.
+                    tracing::warn!(%refusal, "agent permission request refused");
+                    let outcome = crate::policy::reject_option(&request.options)
+                        .map_or(PermissionOutcome::Cancelled, |o| {
+                            PermissionOutcome::Selected(o.id.clone())
+                        });
+                    responder.respond(outcome);
+                    chat.refusals.push(format!(
+                        "warden refused the agent's request {:?}: {refusal}",
+                        request
+                            .fields
+                            .title
+                            .as_deref()
+                            .unwrap_or(&request.tool_call_id)
+                    ));
+                    self.drain_outboxes();
+                    return;
+                }
                 let request_id = chat.next_request;
                 chat.next_request += 1;
                 chat.responders.insert(request_id, responder);
-                let mut request = *request;
-                if let Some(slot) = self.ws.chat(id) {
-                    calls::resolve_request_paths(&mut request, &slot.state);
-                }
                 self.send_chat(
                     id,
                     Msg::PermissionRequested {

@@ -58,10 +58,30 @@ fn open(
         path
     };
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    if let Some(result) = linux::openat2(dir, path, flags, mode, beneath) {
+    if !force_walk()
+        && let Some(result) = linux::openat2(dir, path, flags, mode, beneath)
+    {
         return result;
     }
     walk(dir, path, flags, mode)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests on Linux set it to exercise the portable walk.
+    pub(crate) static FORCE_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[cfg(test)]
+#[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+fn force_walk() -> bool {
+    FORCE_WALK.with(std::cell::Cell::get)
+}
+
+#[cfg(not(test))]
+#[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+fn force_walk() -> bool {
+    false
 }
 
 /// Only plain names (after a leading `/` for an absolute path): `.`, `..`

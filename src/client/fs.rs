@@ -255,6 +255,16 @@ impl Protected {
         }
     }
 
+    /// Refuse `access` to the resolved path `real` as it is on disk now
+    /// (its directory's and its own identity looked up by path): for
+    /// requests whose IO the agent does itself, where no opened file can be
+    /// checked.
+    pub fn check_path(&self, real: &Path, access: Access) -> Result<(), FsError> {
+        let dir = real.parent().and_then(FileId::of_path);
+        let target = rustix::fs::lstat(real).ok().map(|s| FileId::of_stat(&s));
+        self.check(real, dir, target, access)
+    }
+
     /// Refuse `access` to the resolved path `real`, whose directory has the
     /// identity `dir` and which (when it exists) has the identity `target`.
     pub(crate) fn check(
@@ -359,6 +369,11 @@ impl Roots {
     /// by component: `/w/proj2` is not inside `/w/proj`).
     pub fn contains(&self, path: &Path) -> bool {
         self.roots.iter().any(|root| path.starts_with(root))
+    }
+
+    /// warden's own files, off-limits whatever the roots say.
+    pub fn protected(&self) -> &Protected {
+        &self.protected
     }
 }
 
@@ -1066,6 +1081,116 @@ mod tests {
 }
 
 #[cfg(test)]
+mod protected_tests {
+    use std::os::unix::fs::symlink;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    /// A home that is the only root, holding warden's settings, its
+    /// decision log and chat records, and links to them.
+    fn home() -> (tempfile::TempDir, PathBuf, Roots) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().canonicalize().expect("canonical");
+        fs::create_dir_all(home.join("cfg")).expect("mkdir");
+        fs::create_dir_all(home.join("data/chats")).expect("mkdir");
+        fs::write(home.join("cfg/config.toml"), "settings\n").expect("write");
+        fs::write(home.join("data/decisions.jsonl"), "{}\n").expect("write");
+        fs::hard_link(home.join("cfg/config.toml"), home.join("hard.toml")).expect("link");
+        fs::hard_link(home.join("data/decisions.jsonl"), home.join("hard.jsonl")).expect("link");
+        symlink(home.join("cfg/config.toml"), home.join("soft.toml")).expect("symlink");
+        symlink(home.join("data/decisions.jsonl"), home.join("soft.jsonl")).expect("symlink");
+        symlink(home.join("cfg"), home.join("cfg-link")).expect("symlink");
+        let protected = Protected::new()
+            .settings(&home.join("cfg-link/config.toml"))
+            .file(&home.join("data/decisions.jsonl"), "warden's decision log")
+            .tree(&home.join("data/chats"), "warden's chat records");
+        let roots = Roots::new(&home, &[]).protecting(protected);
+        (dir, home, roots)
+    }
+
+    fn refused(result: Result<impl std::fmt::Debug, FsError>) -> bool {
+        matches!(result, Err(FsError::Protected { .. }))
+    }
+
+    /// Resolve, then do the IO, as the runtime does.
+    fn write(roots: &Roots, path: &Path) -> Result<WriteOutcome, FsError> {
+        let real = resolve(roots, path, true)?;
+        write_text(roots, &real, "x")
+    }
+
+    fn read(roots: &Roots, path: &Path) -> Result<String, FsError> {
+        let real = resolve(roots, path, false)?;
+        read_text(roots, &real, None, None)
+    }
+
+    #[test]
+    fn the_settings_and_their_lock_and_temp_files_are_neither_read_nor_written() {
+        let (_dir, home, roots) = home();
+        for name in [
+            "cfg/config.toml",
+            "cfg/config.toml.lock",
+            "cfg/.config.toml.123.4.tmp",
+            "cfg-link/config.toml",
+            "soft.toml",
+            "hard.toml",
+        ] {
+            assert!(refused(write(&roots, &home.join(name))), "write {name}");
+        }
+        for name in ["cfg/config.toml", "soft.toml", "hard.toml"] {
+            assert!(refused(read(&roots, &home.join(name))), "read {name}");
+        }
+        assert_eq!(
+            fs::read_to_string(home.join("cfg/config.toml")).expect("read"),
+            "settings\n"
+        );
+        assert!(!home.join("cfg/config.toml.lock").exists());
+        // Other files next to the settings are the user's.
+        assert!(write(&roots, &home.join("cfg/notes.txt")).is_ok());
+        assert!(write(&roots, &home.join("cfg/config.toml.bak")).is_ok());
+    }
+
+    #[test]
+    fn the_decision_log_and_chat_records_are_read_but_never_written() {
+        let (_dir, home, roots) = home();
+        for name in [
+            "data/decisions.jsonl",
+            "soft.jsonl",
+            "hard.jsonl",
+            "data/chats/new.json",
+            "data/chats/deeper/new.json",
+        ] {
+            assert!(refused(write(&roots, &home.join(name))), "write {name}");
+        }
+        assert_eq!(
+            read(&roots, &home.join("soft.jsonl")).expect("reads are fine"),
+            "{}\n"
+        );
+        assert_eq!(
+            fs::read_to_string(home.join("data/decisions.jsonl")).expect("read"),
+            "{}\n"
+        );
+        assert!(!home.join("data/chats/new.json").exists());
+        assert!(!home.join("data/chats/deeper").exists());
+    }
+
+    #[test]
+    fn the_message_says_what_the_file_is() {
+        let (_dir, home, roots) = home();
+        let err = write(&roots, &home.join("hard.toml")).expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{} is a hard link to warden's settings file or its lock: \
+                 the agent's file calls may not write it",
+                home.join("hard.toml").display()
+            )
+        );
+    }
+}
+
+#[cfg(test)]
 mod race_tests {
     use std::os::unix::fs::symlink;
     use std::sync::Arc;
@@ -1105,6 +1230,19 @@ mod race_tests {
 
     #[test]
     fn swapping_a_directory_for_a_symlink_never_reaches_outside() {
+        race(false);
+    }
+
+    #[test]
+    fn swapping_a_directory_for_a_symlink_never_reaches_outside_without_openat2() {
+        race(true);
+    }
+
+    /// 1,000 writes and 10,000 reads of `<root>/d/f.txt` while `d` is
+    /// swapped for a symlink to a directory outside the root: nothing
+    /// outside is ever written or read.
+    fn race(walk: bool) {
+        super::beneath::FORCE_WALK.with(|w| w.set(walk));
         let dir = tempfile::tempdir().expect("tempdir");
         let base = dir.path().canonicalize().expect("canonical");
         let root = base.join("root");
