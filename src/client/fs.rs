@@ -909,6 +909,31 @@ mod tests {
     }
 
     #[test]
+    fn lenient_resolution_follows_links_magic_links_and_dangling_links() {
+        let t = tree();
+        symlink(t.base.join("outside"), t.proj.join("link")).expect("symlink");
+        symlink(t.base.join("outside/new.txt"), t.proj.join("dangling")).expect("symlink");
+        let outside = t.base.join("outside");
+        assert_eq!(
+            resolve_lenient(&t.proj.join("link/secret.txt")),
+            outside.join("secret.txt")
+        );
+        assert_eq!(
+            resolve_lenient(&t.proj.join("link/missing/../x/y.txt")),
+            outside.join("x/y.txt")
+        );
+        assert_eq!(
+            resolve_lenient(&t.proj.join("dangling")),
+            outside.join("new.txt")
+        );
+        let magic = PathBuf::from(format!(
+            "/proc/self/root{}",
+            t.proj.join("link/secret.txt").display()
+        ));
+        assert_eq!(resolve_lenient(&magic), outside.join("secret.txt"));
+    }
+
+    #[test]
     fn relative_path_is_refused() {
         let t = tree();
         let err = resolve(&roots(&t), Path::new("src/main.rs"), false).expect_err("relative");
