@@ -621,3 +621,80 @@ bypass_permissions = true
     fs::write(&config, "[agents.claude\n").expect("write");
     assert!(warden::launch::choices(Some(&config), dir.path(), "/bin/warden", None).is_empty());
 }
+
+mod common;
+
+/// A settings file with a deny rule and a typo elsewhere (`bell = maybe`,
+/// line 8, column 8): it does not load.
+const TYPO: &str = "[agents.demo]\ncommand = \"warden\"\nargs = [\"demo-agent\"]\n\n\
+[[rules]]\ndecision = \"deny\"\ncommand = \"cargo test*\"\n[notifications]\nbell = maybe\n";
+
+#[test]
+fn exec_on_settings_that_do_not_load_allows_nothing_automatically() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), TYPO);
+    let (code, out, err, log) = common::exec_in(
+        dir.path(),
+        &config,
+        &["--mode", "auto", "-p", "execute"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("settings did not load: automatic allows are off until fixed"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{}:9:8:", config.display())),
+        "the error has its line and column: {err}"
+    );
+    assert!(
+        out.contains("permission outcome: selected reject-once"),
+        "{out}"
+    );
+    assert!(!err.contains("allowed: auto mode"), "{err}");
+    assert_eq!(
+        log.iter().map(|r| r.decision.as_str()).collect::<Vec<_>>(),
+        ["denied"]
+    );
+    assert_eq!(fs::read_to_string(&config).unwrap(), TYPO, "never rewritten");
+}
+
+#[tokio::test]
+async fn a_chat_on_settings_that_do_not_load_asks_for_everything() {
+    use warden::state::{Action, Msg};
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), TYPO);
+    let mut start = warden::launch::resolve(&warden::launch::Want {
+        config: Some(&config),
+        agent: None,
+        command: &[],
+        cwd: Some(dir.path()),
+        mode: Some(warden::policy::Mode::Auto),
+        own_exe: env!("CARGO_BIN_EXE_warden"),
+    })
+    .unwrap();
+    start.command.env.push(common::demo_state(dir.path()));
+    start.options.notify = warden::app::Notify::default();
+    let mut app = common::ready(start.into_app()).await;
+    let shown = common::errors(app.state());
+    assert!(
+        shown.iter().any(|(m, _)| m.starts_with(
+            "settings did not load: automatic allows are off until fixed"
+        ) && m.contains(":9:8:")),
+        "{shown:?}"
+    );
+    // In Auto, an execute and a read each still ask.
+    for prompt in ["execute", "read"] {
+        common::send(&mut app, prompt);
+        common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+        app.handle(Msg::Action(Action::Char('n')));
+        common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    }
+    assert!(
+        common::decisions(app.state()).iter().all(|(allowed, _)| !allowed),
+        "{:?}",
+        common::decisions(app.state())
+    );
+    app.shutdown().await;
+    assert_eq!(fs::read_to_string(&config).unwrap(), TYPO);
+}
