@@ -19,7 +19,9 @@ use serde::{Deserialize, Deserializer};
 
 use crate::policy::{KindMatch, Mode, Rule, RuleDecision};
 
-pub use edit::{Edit, WriteError, agent_for_command, apply, unique_agent_name};
+pub use edit::{
+    Applied, Edit, WriteError, agent_for_command, apply, apply_edit, unique_agent_name,
+};
 pub use keys::unknown_keys;
 pub use naming::agent_name_for;
 

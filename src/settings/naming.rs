@@ -107,7 +107,9 @@ fn derive(program: &str, args: &[String], cwd: &Path) -> String {
         }
         return format!("{launcher}-agent");
     }
-    if let Some((_, subs)) = PACKAGE_SUBCOMMANDS.iter().find(|(name, _)| *name == launcher)
+    if let Some((_, subs)) = PACKAGE_SUBCOMMANDS
+        .iter()
+        .find(|(name, _)| *name == launcher)
         && let Some(at) = args.iter().position(|a| subs.contains(&a.as_str()))
     {
         let mut rest = &args[at + 1..];
@@ -247,7 +249,10 @@ mod tests {
     fn names_come_from_the_script_or_package_never_the_interpreter() {
         let cases = [
             ("npx -y @zed-industries/claude-code-acp", "claude-code-acp"),
-            ("npx @google/gemini-cli@0.61.0 --experimental-acp", "gemini-cli"),
+            (
+                "npx @google/gemini-cli@0.61.0 --experimental-acp",
+                "gemini-cli",
+            ),
             ("npx --package=x -y pkg", "pkg"),
             ("npx -p @a/b c-acp", "c-acp"),
             ("node dist/examples/agent.js", "acp-demo"),

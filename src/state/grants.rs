@@ -246,8 +246,11 @@ impl AppState {
                 if let Some(block) = agent_block {
                     self.settings_agent = Some(block);
                 }
-                let me = self.settings_agent();
-                self.agent_policy.bypass = self.bypassed_agents.contains(&me);
+                // Only this agent's own block counts: an agent with none does
+                // not inherit the bypass of a block that shares its name.
+                if let Some(me) = &self.settings_agent {
+                    self.agent_policy.bypass = self.bypassed_agents.contains(me);
+                }
                 if let Some(note) = note {
                     self.info(note);
                 }
