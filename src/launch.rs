@@ -190,8 +190,16 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
         }
         _ => Start {
             options: {
-                match settings.agents.get(DEMO_AGENT) {
-                    Some(block) => apply_agent_settings(&mut options, want.mode, DEMO_AGENT, block),
+                // `[agents.demo]`, else a block `b` wrote for the demo's command.
+                let demo_args = ["demo-agent".to_string()];
+                let block = match settings.agents.get(DEMO_AGENT) {
+                    Some(_) => Some(DEMO_AGENT),
+                    None => settings::agent_for_command(&settings, "warden", &demo_args),
+                };
+                match block {
+                    Some(name) => {
+                        apply_agent_settings(&mut options, want.mode, name, &settings.agents[name]);
+                    }
                     None => {
                         options.settings.create_as = Some((
                             DEMO_AGENT.to_string(),

@@ -131,6 +131,9 @@ fn the_decision_log_prints_without_escapes_as_text_and_json() {
         "{title:?}"
     );
 
+    let file = std::fs::read_to_string(dir.path().join("data/warden/decisions.jsonl")).unwrap();
+    assert_clean("the decision log file", &file);
+
     let (ok, out, err) = warden(dir.path(), &["log"]);
     assert!(ok, "{err}");
     assert_clean("log", &out);
