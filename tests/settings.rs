@@ -812,8 +812,11 @@ fn stale_temporary_files_are_removed_and_live_ones_kept() {
     );
 }
 
-/// An exclusive lock on the settings lock file, as another warden holds it.
-struct HeldLock(fs::File);
+/// An exclusive lock on the settings lock file, as another warden holds it
+/// (released when dropped, with the file).
+struct HeldLock {
+    _file: fs::File,
+}
 
 impl HeldLock {
     fn take(config: &Path) -> HeldLock {
@@ -826,7 +829,7 @@ impl HeldLock {
             .unwrap();
         // SAFETY: flock on an open descriptor.
         assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
-        HeldLock(file)
+        HeldLock { _file: file }
     }
 }
 
