@@ -707,6 +707,13 @@ async fn a_chat_on_settings_that_do_not_load_asks_for_everything() {
         "{:?}",
         common::decisions(app.state())
     );
+    // The rule that stands for the file cannot be revoked from the review screen.
+    let rules = app.state().rules.clone();
+    assert_eq!(rules, vec![settings::fail_closed_rule()]);
+    for action in [Action::Grants, Action::Char('d'), Action::Char('y')] {
+        app.handle(Msg::Action(action));
+    }
+    assert_eq!(app.state().rules, rules);
     app.shutdown().await;
     assert_eq!(fs::read_to_string(&config).unwrap(), TYPO);
 }
@@ -915,4 +922,27 @@ fn agents_started_by_an_interpreter_are_named_by_their_script_and_never_share_a_
     assert_eq!(npx.command.name, "claude-code-acp");
     let python = resolve(&["python3", "-m", "fast_agent"]);
     assert_eq!(python.command.name, "fast_agent");
+}
+
+#[test]
+fn an_agent_without_a_block_does_not_inherit_a_bypass_by_name() {
+    use warden::state::{AppState, Msg};
+    // `-- node b.js` under a name that another command's block has.
+    let mut state = AppState::new("node", "/tmp");
+    state.agent_policy.name = "node".into();
+    state.update(Msg::SettingsChanged {
+        rules: Vec::new(),
+        bypassed: vec!["node".into()],
+        agent_block: None,
+        note: None,
+    });
+    assert!(!state.agent_policy.bypass);
+    // Its own block, once written, does count.
+    state.update(Msg::SettingsChanged {
+        rules: Vec::new(),
+        bypassed: vec!["node-2".into()],
+        agent_block: Some("node-2".into()),
+        note: None,
+    });
+    assert!(state.agent_policy.bypass);
 }

@@ -214,6 +214,14 @@ impl AppState {
                 if *index >= self.rules.len() {
                     return Vec::new();
                 }
+                // The settings did not load: only fixing the file lifts this.
+                if self.rules[*index] == crate::settings::fail_closed_rule() {
+                    self.notice = Some(format!(
+                        "{}: fix the settings file and restart warden",
+                        crate::settings::NOT_LOADED
+                    ));
+                    return Vec::new();
+                }
                 let expected = self.rules.remove(*index);
                 self.info(format!("revoked: rule {}", one_line(&expected.describe())));
                 vec![Effect::EditSettings(SettingsEdit::RemoveRule {
