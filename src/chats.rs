@@ -468,7 +468,9 @@ fn io_error(path: &Path, source: std::io::Error) -> ChatError {
 
 /// A line with its newline.
 fn encode(line: &Line) -> Result<String, ChatError> {
-    let mut text = serde_json::to_string(line)?;
+    // Agent text is escaped as in the decision log: `cat` on a record shows
+    // no raw C1 controls or bidi characters.
+    let mut text = crate::sanitize::json(&serde_json::to_string(line)?).into_owned();
     text.push('\n');
     Ok(text)
 }

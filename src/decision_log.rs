@@ -46,7 +46,10 @@ pub fn append(path: &Path, record: &DecisionRecord) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let mut line = serde_json::to_string(record).map_err(std::io::Error::other)?;
+    // Escaped like `warden log --json`: `tail -f` on the file shows no raw
+    // C1 controls or bidi characters either.
+    let json = serde_json::to_string(record).map_err(std::io::Error::other)?;
+    let mut line = crate::sanitize::json(&json).into_owned();
     line.push('\n');
     let mut file = std::fs::OpenOptions::new()
         .create(true)

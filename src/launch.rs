@@ -21,6 +21,22 @@ pub struct Start {
     pub errors: Vec<String>,
 }
 
+/// Pick the agent as [`resolve_loaded`] does, and fail closed when the
+/// settings file did not load: every request asks (the file's deny and ask
+/// rules are unknown), Auto starts as Default, no bypass.
+pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
+    let (mut start, loaded) = resolve_loaded(want)?;
+    if !loaded {
+        let options = &mut start.options;
+        options.rules = vec![settings::fail_closed_rule()];
+        options.bypass = false;
+        if options.mode == Mode::Auto {
+            options.mode = Mode::Default;
+        }
+    }
+    Ok(start)
+}
+
 /// Which agent the user asked for, from whichever command line.
 pub struct Want<'a> {
     /// `--config`.
@@ -37,8 +53,9 @@ pub struct Want<'a> {
     pub own_exe: &'a str,
 }
 
-/// Pick the agent: `-- CMD`, `--agent NAME`, the settings' default, or the demo agent.
-pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
+/// Pick the agent: `-- CMD`, `--agent NAME`, the settings' default, or the
+/// demo agent; and whether the settings file loaded (or does not exist).
+fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
     let cwd = match want.cwd {
         Some(dir) => std::fs::canonicalize(dir)
             .with_context(|| format!("--cwd {}: no such directory", dir.display()))?,
@@ -55,7 +72,9 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
         Some(Ok(settings)) => settings,
         Some(Err(err)) => {
             errors.push(format!(
-                "settings not loaded, using defaults (warden will not write to the file): {err}"
+                "{}: every request asks, Auto and bypasses are off, and warden will not \
+                 write to the file: {err}",
+                settings::NOT_LOADED
             ));
             writable = false;
             None
@@ -102,34 +121,41 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
         ..ChatOptions::default()
     };
     if let Some((program, args)) = want.command.split_first() {
-        // A block that runs the same command lends its settings (bypass, mode).
-        if let Some(block) = settings::agent_for_command(&settings, program, args) {
-            apply_agent_settings(&mut options, want.mode, block, &settings.agents[block]);
-        }
-        return Ok(Start {
+        // A block that runs exactly this command lends its name and settings
+        // (bypass, mode); any other command gets a name of its own.
+        let name = match settings::agent_for_command(&settings, program, args) {
+            Some(block) => {
+                apply_agent_settings(&mut options, want.mode, block, &settings.agents[block]);
+                block.to_string()
+            }
+            None => {
+                let name = settings::unique_agent_name(
+                    &settings,
+                    &settings::agent_name_for(program, args, &cwd),
+                );
+                options.settings.create_as = Some((name.clone(), program.clone(), args.to_vec()));
+                name
+            }
+        };
+        let start = Start {
             command: AgentCommand {
-                name: name_for(program),
+                name,
                 program: program.clone(),
                 args: args.to_vec(),
                 env: Vec::new(),
                 cwd,
             },
-            options: {
-                if options.settings.agent_block.is_none() {
-                    options.settings.create_as =
-                        Some((name_for(program), program.clone(), args.to_vec()));
-                }
-                options
-            },
+            options,
             notes,
             errors,
-        });
+        };
+        return Ok((start, writable));
     }
     let wanted = want
         .agent
         .map(str::to_string)
         .or_else(|| settings.default_agent.clone());
-    match wanted {
+    let start = match wanted {
         Some(name) if name != DEMO_AGENT || settings.agents.contains_key(&name) => {
             let Some(agent) = settings.agents.get(&name) else {
                 let known: Vec<&str> = settings.agents.keys().map(String::as_str).collect();
@@ -149,7 +175,7 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
             } else {
                 agent.command.clone()
             };
-            Ok(Start {
+            Start {
                 command: AgentCommand {
                     name,
                     program,
@@ -160,12 +186,20 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
                 options,
                 notes,
                 errors,
-            })
+            }
         }
-        _ => Ok(Start {
+        _ => Start {
             options: {
-                match settings.agents.get(DEMO_AGENT) {
-                    Some(block) => apply_agent_settings(&mut options, want.mode, DEMO_AGENT, block),
+                // `[agents.demo]`, else a block `b` wrote for the demo's command.
+                let demo_args = ["demo-agent".to_string()];
+                let block = match settings.agents.get(DEMO_AGENT) {
+                    Some(_) => Some(DEMO_AGENT),
+                    None => settings::agent_for_command(&settings, "warden", &demo_args),
+                };
+                match block {
+                    Some(name) => {
+                        apply_agent_settings(&mut options, want.mode, name, &settings.agents[name]);
+                    }
                     None => {
                         options.settings.create_as = Some((
                             DEMO_AGENT.to_string(),
@@ -190,8 +224,9 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
                 notes
             },
             errors,
-        }),
-    }
+        },
+    };
+    Ok((start, writable))
 }
 
 /// The agents a new chat can run besides the first chat's: every
@@ -247,13 +282,6 @@ fn apply_agent_settings(
         write_text_file: agent.fs_write,
         terminal: agent.terminal,
     };
-}
-
-/// A display name for an agent command: its program's file name.
-fn name_for(program: &str) -> String {
-    Path::new(program)
-        .file_name()
-        .map_or_else(|| program.to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 impl Start {

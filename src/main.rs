@@ -10,6 +10,7 @@ use warden::chats::ChatStore;
 use warden::decision_log;
 use warden::launch::{self, Want};
 use warden::policy::Mode;
+use warden::sanitize::{json as safe_json, one_line};
 use warden::settings;
 use warden::state::{Action, Msg, OnAsk};
 
@@ -134,7 +135,10 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("warden: cannot start the async runtime: {err}");
+            eprintln!(
+                "warden: cannot start the async runtime: {}",
+                one_line(&err.to_string())
+            );
             return ExitCode::FAILURE;
         }
     };
@@ -143,7 +147,7 @@ fn main() -> ExitCode {
             return match runtime.block_on(warden::demo_agent::run(scenario.as_deref())) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => {
-                    eprintln!("warden demo-agent: {err:#}");
+                    eprintln!("warden demo-agent: {}", one_line(&format!("{err:#}")));
                     ExitCode::FAILURE
                 }
             };
@@ -152,7 +156,7 @@ fn main() -> ExitCode {
             return match print_log(*json, agent.as_deref(), *limit) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => {
-                    eprintln!("warden log: {err:#}");
+                    eprintln!("warden log: {}", one_line(&format!("{err:#}")));
                     ExitCode::FAILURE
                 }
             };
@@ -162,7 +166,7 @@ fn main() -> ExitCode {
         }) => {
             return match settings::resolve_path(cli.config.as_deref()) {
                 Some(path) => {
-                    println!("{}", path.display());
+                    println!("{}", one_line(&path.display().to_string()));
                     ExitCode::SUCCESS
                 }
                 None => {
@@ -180,7 +184,7 @@ fn main() -> ExitCode {
             return match runtime.block_on(run_exec(&cli)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => {
-                    eprintln!("warden exec: {err:#}");
+                    eprintln!("warden exec: {}", one_line(&format!("{err:#}")));
                     ExitCode::from(1)
                 }
             };
@@ -191,7 +195,7 @@ fn main() -> ExitCode {
     match runtime.block_on(run_chat(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("warden: {err:#}");
+            eprintln!("warden: {}", one_line(&format!("{err:#}")));
             if let Some(path) = log_path {
                 eprintln!("(log: {})", path.display());
             }
@@ -286,7 +290,7 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
         own_exe: &own_exe()?,
     })?;
     for error in &start.errors {
-        eprintln!("warden: {error}");
+        eprintln!("warden: {}", one_line(error));
     }
     start.options.notify = warden::app::Notify::default();
     start.options.headless = Some(match on_ask {
@@ -307,7 +311,7 @@ fn report(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("warden: {err:#}");
+            eprintln!("warden: {}", one_line(&format!("{err:#}")));
             ExitCode::FAILURE
         }
     }
@@ -324,7 +328,7 @@ fn load_settings(
 /// `warden agents`.
 fn print_agents(config: Option<&std::path::Path>) -> anyhow::Result<()> {
     let (path, loaded) = load_settings(config)?;
-    println!("settings: {}", path.display());
+    println!("settings: {}", one_line(&path.display().to_string()));
     if loaded.agents.is_empty() {
         println!("no agents configured: `warden` starts the built-in demo agent");
         return Ok(());
@@ -340,8 +344,8 @@ fn print_agents(config: Option<&std::path::Path>) -> anyhow::Result<()> {
             ""
         };
         println!(
-            "{:<16}  {:<7}  {:<7}  {:<8}  {} {}",
-            name,
+            "{:<16}  {:<7}  {:<7}  {:<8}  {}",
+            one_line(name),
             default,
             if agent.bypass_permissions {
                 "on"
@@ -349,8 +353,7 @@ fn print_agents(config: Option<&std::path::Path>) -> anyhow::Result<()> {
                 "off"
             },
             agent.default_mode.unwrap_or_default().as_str(),
-            agent.command,
-            agent.args.join(" ")
+            one_line(&shell_words(&agent.command, &agent.args))
         );
     }
     Ok(())
@@ -388,12 +391,12 @@ fn grants(
         ));
     }
     let Some(n) = revoke else {
-        println!("settings: {}", path.display());
+        println!("settings: {}", one_line(&path.display().to_string()));
         if items.is_empty() {
             println!("nothing decides for you beyond the mode: no bypass, no rules");
         }
         for (i, (text, _)) in items.iter().enumerate() {
-            println!("{:>3}. {}", i + 1, warden::sanitize::one_line(text));
+            println!("{:>3}. {}", i + 1, one_line(text));
         }
         println!("(\"allow for this chat\" grants live in a running chat: Ctrl-G there)");
         return Ok(());
@@ -402,7 +405,7 @@ fn grants(
         bail!("no item {n}: `warden grants` lists {} item(s)", items.len());
     };
     if !yes {
-        eprint!("revoke {}? [y/N] ", warden::sanitize::one_line(text));
+        eprint!("revoke {}? [y/N] ", one_line(text));
         let mut answer = String::new();
         std::io::stdin()
             .read_line(&mut answer)
@@ -413,7 +416,7 @@ fn grants(
         }
     }
     settings::apply(&path, edit)?;
-    println!("revoked: {}", warden::sanitize::one_line(text));
+    println!("revoked: {}", one_line(text));
     Ok(())
 }
 
@@ -429,12 +432,16 @@ fn print_log(json: bool, agent: Option<&str>, limit: usize) -> anyhow::Result<()
     let recent = &picked[picked.len().saturating_sub(limit)..];
     if json {
         for record in recent {
-            println!("{}", serde_json::to_string(record)?);
+            // serde escapes C0 controls; C1 and formatting characters too.
+            println!("{}", safe_json(&serde_json::to_string(record)?));
         }
         return Ok(());
     }
     if recent.is_empty() {
-        println!("no decisions logged yet ({})", path.display());
+        println!(
+            "no decisions logged yet ({})",
+            one_line(&path.display().to_string())
+        );
         return Ok(());
     }
     println!(
@@ -444,17 +451,37 @@ fn print_log(json: bool, agent: Option<&str>, limit: usize) -> anyhow::Result<()
     for r in recent {
         println!(
             "{:<20}  {:<12}  {:<9}  {:<10}  {:<11}  {:<7}  {} — {}",
-            r.time,
-            clip(&r.agent, 12),
-            r.decision,
-            r.source,
-            r.kind,
-            r.mode,
-            warden::sanitize::one_line(&r.title),
-            warden::sanitize::one_line(&r.reason)
+            one_line(&r.time),
+            clip(&one_line(&r.agent), 12),
+            one_line(&r.decision),
+            one_line(&r.source),
+            one_line(&r.kind),
+            one_line(&r.mode),
+            one_line(&r.title),
+            one_line(&r.reason)
         );
     }
     Ok(())
+}
+
+/// A command line as one string, each word quoted when it needs it, so
+/// that `warden agents` shows where one argument ends.
+fn shell_words(command: &str, args: &[String]) -> String {
+    std::iter::once(command)
+        .chain(args.iter().map(String::as_str))
+        .map(|word| {
+            let plain = !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "-_./@:=+,%".contains(c));
+            if plain {
+                word.to_string()
+            } else {
+                format!("'{}'", word.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn clip(text: &str, width: usize) -> String {

@@ -1,9 +1,13 @@
 //! Make text from an agent safe to put on the terminal.
 //!
-//! Nothing an agent sends reaches the terminal raw: control characters,
-//! escape sequences and bidirectional overrides are replaced by visible
-//! stand-ins, never interpreted. Newlines are kept (callers split on them);
-//! a tab becomes spaces so that width arithmetic stays exact.
+//! Nothing an agent sends reaches the terminal raw, on any output path (the
+//! TUI, `warden exec`'s stdout and stderr, `warden log`, `warden agents`,
+//! `warden grants`, error lines): control characters (C0, DEL, C1), escape
+//! sequences, bidirectional controls and invisible formatting characters are
+//! replaced by visible stand-ins, never interpreted. Newlines are kept
+//! (callers split on them); a tab becomes spaces so that width arithmetic
+//! stays exact. JSON output escapes the same characters as `\u` sequences
+//! ([`json`]).
 
 use std::borrow::Cow;
 
@@ -12,9 +16,33 @@ const TAB: &str = "    ";
 
 /// Whether `c` must not be written to the terminal as is.
 fn is_unsafe(c: char) -> bool {
-    c != '\n'
-        && (c.is_control()
-            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}'))
+    c != '\n' && (c.is_control() || invisible(c))
+}
+
+/// Formatting characters that change how the text around them shows, or
+/// show nothing at all: bidi controls, zero-width characters, joiners,
+/// invisible operators, tags, fillers.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        // Soft hyphen, combining grapheme joiner, Arabic letter mark.
+        '\u{00AD}' | '\u{034F}' | '\u{061C}'
+        // Hangul fillers, Khmer inherent vowels, Mongolian vowel separator.
+        | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}' | '\u{180E}'
+        // Zero-width space, non-joiner, joiner, LRM, RLM.
+        | '\u{200B}'..='\u{200F}'
+        // Line and paragraph separators, LRE, RLE, PDF, LRO, RLO.
+        | '\u{2028}'..='\u{202E}'
+        // Word joiner, invisible operators, bidi isolates, deprecated format characters.
+        | '\u{2060}'..='\u{206F}'
+        | '\u{3164}' | '\u{FEFF}' | '\u{FFA0}'
+        // Interlinear annotation.
+        | '\u{FFF9}'..='\u{FFFB}'
+        // Musical symbol formatting, shorthand format controls.
+        | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}'
+        // Tag characters: invisible ASCII.
+        | '\u{E0000}'..='\u{E007F}'
+    )
 }
 
 /// The text with every unsafe character replaced by a visible stand-in:
@@ -49,6 +77,30 @@ pub fn visible(text: &str) -> Cow<'_, str> {
 /// other single-line places).
 pub fn one_line(text: &str) -> String {
     visible(text).replace('\n', "\u{2424}")
+}
+
+/// Serialized JSON with every character that [`visible`] would replace
+/// written as a `\u` escape (two for one beyond the BMP), so that the JSON
+/// means the same and carries nothing raw to a terminal. `serde_json`
+/// escapes C0 controls itself, but not DEL, C1 controls or formatting
+/// characters. Such characters can only be inside strings, where `\u`
+/// escapes are valid.
+pub fn json(serialized: &str) -> Cow<'_, str> {
+    if !serialized.chars().any(|c| c.is_control() || invisible(c)) {
+        return Cow::Borrowed(serialized);
+    }
+    let mut out = String::with_capacity(serialized.len() + 16);
+    for c in serialized.chars() {
+        if c.is_control() || invisible(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -90,6 +142,50 @@ mod tests {
     #[test]
     fn bidi_overrides_are_visible() {
         assert_eq!(visible("a\u{202E}b"), "a<U+202E>b");
+    }
+
+    #[test]
+    fn invisible_formatting_characters_are_visible() {
+        for c in [
+            '\u{061C}',
+            '\u{200B}',
+            '\u{200F}',
+            '\u{2028}',
+            '\u{202A}',
+            '\u{2060}',
+            '\u{2064}',
+            '\u{2066}',
+            '\u{2069}',
+            '\u{FEFF}',
+            '\u{E0001}',
+            '\u{E0041}',
+            '\u{E007F}',
+            '\u{00AD}',
+        ] {
+            let text = format!("a{c}b");
+            assert_eq!(visible(&text), format!("a<U+{:04X}>b", c as u32));
+        }
+        // Ordinary letters, marks and emoji pass.
+        assert_eq!(visible("é ü ب 🙂 日本"), "é ü ب 🙂 日本");
+    }
+
+    #[test]
+    fn json_escapes_what_serde_leaves_raw_and_stays_the_same_json() {
+        let value =
+            serde_json::json!({"t": "a\u{1b}]0;x\u{7}\u{9b}\u{202E}\u{200B}\u{E0041}\u{7f}é"});
+        let raw = serde_json::to_string(&value).expect("serializes");
+        let escaped = json(&raw);
+        assert!(
+            escaped.chars().all(|c| !c.is_control() && !invisible(c)),
+            "{escaped}"
+        );
+        assert!(
+            escaped.contains("\\u009b") && escaped.contains("\\udb40\\udc41"),
+            "{escaped}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&escaped).expect("still JSON");
+        assert_eq!(back, value);
+        assert!(matches!(json("{\"a\":\"é\"}"), Cow::Borrowed(_)));
     }
 
     #[test]

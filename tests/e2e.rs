@@ -553,6 +553,11 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     key(&mut again, Action::Char('y'));
     assert!(again.state().rules.is_empty());
     key(&mut again, Action::Cancel);
+    // The write runs off the event loop and reports back.
+    pump_until(&mut again, "the revoke written", |s| {
+        infos(s).iter().any(|i| i.starts_with("rule removed from"))
+    })
+    .await;
     assert!(
         !std::fs::read_to_string(&config)
             .expect("file")

@@ -107,6 +107,87 @@ pub enum Incoming {
     Agent(u64, AgentEvent),
     /// A chat's terminal output or exit.
     Terminal(ChatId, TerminalEvent),
+    /// A settings write finished (on the writer thread).
+    Settings(SettingsDone),
+}
+
+/// One settings edit for the writer thread.
+#[derive(Debug)]
+pub struct SettingsJob {
+    /// The chat that asked for it.
+    chat: ChatId,
+    /// That chat's agent (chats of the same agent learn a new block name).
+    agent: String,
+    path: PathBuf,
+    edit: Edit,
+}
+
+impl SettingsJob {
+    fn run(self) -> SettingsDone {
+        let result = settings::apply_edit(&self.path, &self.edit);
+        SettingsDone { job: self, result }
+    }
+}
+
+/// A finished settings write and what came of it.
+#[derive(Debug)]
+pub struct SettingsDone {
+    job: SettingsJob,
+    result: Result<settings::Applied, settings::WriteError>,
+}
+
+/// The thread that writes the settings file, one edit after another in the
+/// order they were made, so that waiting for another warden's lock (up to
+/// ten seconds) never stops the event loop. Started with the first edit.
+struct Writer {
+    /// Where finished writes go (the app's event loop).
+    done_tx: mpsc::UnboundedSender<SettingsDone>,
+    running: Option<(
+        std::sync::mpsc::Sender<SettingsJob>,
+        std::thread::JoinHandle<()>,
+    )>,
+}
+
+impl Writer {
+    /// Queue a job; gives it back when no thread can run it.
+    fn send(
+        &mut self,
+        job: SettingsJob,
+    ) -> Result<(), Box<std::sync::mpsc::SendError<SettingsJob>>> {
+        if self.running.is_none() {
+            let done_tx = self.done_tx.clone();
+            let (tx, rx) = std::sync::mpsc::channel::<SettingsJob>();
+            let spawned = std::thread::Builder::new()
+                .name("warden-settings".into())
+                .spawn(move || {
+                    while let Ok(job) = rx.recv() {
+                        let done = job.run();
+                        if done_tx.send(done).is_err() {
+                            break;
+                        }
+                    }
+                });
+            match spawned {
+                Ok(handle) => self.running = Some((tx, handle)),
+                Err(err) => {
+                    tracing::warn!("cannot start the settings writer: {err}");
+                    return Err(Box::new(std::sync::mpsc::SendError(job)));
+                }
+            }
+        }
+        match &self.running {
+            Some((tx, _)) => tx.send(job).map_err(Box::new),
+            None => Err(Box::new(std::sync::mpsc::SendError(job))),
+        }
+    }
+
+    /// Wait for the queued writes to finish (on quit, so none is lost).
+    async fn finish(&mut self) {
+        if let Some((tx, handle)) = self.running.take() {
+            drop(tx);
+            let _ = tokio::task::spawn_blocking(move || handle.join()).await;
+        }
+    }
 }
 
 /// An agent a new chat can run: its command (the cwd is the first chat's)
@@ -140,6 +221,9 @@ pub struct App {
     events: mpsc::UnboundedReceiver<(u64, AgentEvent)>,
     terminal_tx: mpsc::UnboundedSender<(ChatId, TerminalEvent)>,
     terminal_events: mpsc::UnboundedReceiver<(ChatId, TerminalEvent)>,
+    /// Writes the settings file off the loop.
+    writer: Writer,
+    settings_done: mpsc::UnboundedReceiver<SettingsDone>,
     /// What new chats can run, by agent name.
     choices: Vec<AgentChoice>,
     /// Closed chats whose render caches the TUI should drop.
@@ -159,6 +243,7 @@ impl App {
     pub fn with_options(command: AgentCommand, options: ChatOptions) -> Self {
         let (events_tx, events) = mpsc::unbounded_channel();
         let (terminal_tx, terminal_events) = mpsc::unbounded_channel();
+        let (done_tx, settings_done) = mpsc::unbounded_channel();
         // New chats of this agent start at Default (the first chat's mode
         // may come from `--mode`); see [`App::set_choices`].
         let first = AgentChoice {
@@ -178,6 +263,11 @@ impl App {
             events,
             terminal_tx,
             terminal_events,
+            writer: Writer {
+                done_tx,
+                running: None,
+            },
+            settings_done,
             choices: vec![first],
             closed: Vec::new(),
             quit: false,
@@ -355,6 +445,7 @@ impl App {
         tokio::select! {
             event = self.events.recv() => event.map(|(key, e)| Incoming::Agent(key, e)),
             Some((id, event)) = self.terminal_events.recv() => Some(Incoming::Terminal(id, event)),
+            Some(done) = self.settings_done.recv() => Some(Incoming::Settings(done)),
         }
     }
 
@@ -362,6 +453,9 @@ impl App {
     pub fn try_agent_event(&mut self) -> Option<Incoming> {
         if let Ok((id, event)) = self.terminal_events.try_recv() {
             return Some(Incoming::Terminal(id, event));
+        }
+        if let Ok(done) = self.settings_done.try_recv() {
+            return Some(Incoming::Settings(done));
         }
         self.events
             .try_recv()
@@ -404,6 +498,10 @@ impl App {
                 }
                 self.drain_outboxes();
                 self.flush_records();
+                return;
+            }
+            Incoming::Settings(done) => {
+                self.on_settings_done(done);
                 return;
             }
         };
@@ -835,7 +933,9 @@ impl App {
         })
     }
 
-    /// Carry out a settings edit and tell every chat what the file now says.
+    /// Carry out a settings edit off the event loop (the writer thread waits
+    /// for the lock, reads, edits and replaces the file); the outcome comes
+    /// back as [`Incoming::Settings`].
     fn edit_settings(&mut self, id: ChatId, edit: SettingsEdit) {
         let Some(chat) = self.chats.get(&id) else {
             return;
@@ -861,83 +961,90 @@ impl App {
             );
             return;
         }
-        let mut agent_block = None;
-        let (edit, note) = match edit {
+        let edit = match edit {
             SettingsEdit::SetBypass { agent, value } => {
-                let mut agent = agent;
-                let mut create = None;
-                if let (true, None, Some((name, program, args))) =
-                    (value, &settings_agent, &chat.settings.create_as)
-                {
-                    // No block yet: attach the bypass to one for this command.
-                    let current = settings::load(&path).ok().flatten().unwrap_or_default();
-                    match settings::agent_for_command(&current, program, args) {
-                        Some(existing) => agent = existing.to_string(),
-                        None => {
-                            agent = if name == settings::DEMO_AGENT {
-                                name.clone()
-                            } else {
-                                settings::unique_agent_name(&current, name)
-                            };
-                            create = Some((program.clone(), args.clone()));
-                        }
-                    }
-                    agent_block = Some(agent.clone());
-                }
-                let note = if value {
-                    format!(
-                        "bypass for `{agent}` saved to {} ([agents.{agent}])",
-                        path.display()
-                    )
-                } else {
-                    format!("bypass for `{agent}` removed from {}", path.display())
-                };
-                (
-                    Edit::SetBypass {
+                match (value, &settings_agent, &chat.settings.create_as) {
+                    // No block yet: the writer picks it under the lock (the one
+                    // that runs this command, else a new one with a free name).
+                    (true, None, Some((name, program, args))) => Edit::SetBypass {
+                        agent: name.clone(),
+                        value,
+                        create: Some((program.clone(), args.clone())),
+                    },
+                    _ => Edit::SetBypass {
                         agent,
                         value,
-                        create,
+                        create: None,
                     },
-                    note,
-                )
-            }
-            SettingsEdit::AppendRule(rule) => (
-                Edit::AppendRule(rule),
-                format!("rule saved to {}", path.display()),
-            ),
-            SettingsEdit::RemoveRule { index, expected } => (
-                Edit::RemoveRule { index, expected },
-                format!("rule removed from {}", path.display()),
-            ),
-        };
-        match settings::apply(&path, &edit) {
-            Ok(now) => {
-                let bypassed: Vec<String> = now
-                    .agents
-                    .iter()
-                    .filter(|(_, a)| a.bypass_permissions)
-                    .map(|(name, _)| name.clone())
-                    .collect();
-                let agent = chat.command.name.clone();
-                // Every chat follows the file; the one that wrote it says so.
-                let ids: Vec<ChatId> = self.ws.chats.iter().map(|c| c.id).collect();
-                for other in ids {
-                    let same_agent = self
-                        .chats
-                        .get(&other)
-                        .is_some_and(|c| c.command.name == agent);
-                    self.send_chat(
-                        other,
-                        Msg::SettingsChanged {
-                            rules: now.rules.clone(),
-                            bypassed: bypassed.clone(),
-                            agent_block: agent_block.clone().filter(|_| same_agent),
-                            note: (other == id).then(|| note.clone()),
-                        },
-                    );
                 }
             }
-            Err(err) => self.send_chat(id, Msg::SettingsWriteFailed(err.to_string())),
+            SettingsEdit::AppendRule(rule) => Edit::AppendRule(rule),
+            SettingsEdit::RemoveRule { index, expected } => Edit::RemoveRule { index, expected },
+        };
+        let job = SettingsJob {
+            chat: id,
+            agent: chat.command.name.clone(),
+            path,
+            edit,
+        };
+        if let Err(job) = self.writer.send(job) {
+            // No writer thread: write here rather than lose the choice.
+            let done = job.0.run();
+            self.on_settings_done(done);
+        }
+    }
+
+    /// A settings write finished: every chat follows the file; the one that
+    /// wrote it says so (or why it could not).
+    fn on_settings_done(&mut self, done: SettingsDone) {
+        let SettingsDone { job, result } = done;
+        let applied = match result {
+            Ok(applied) => applied,
+            Err(err) => {
+                self.send_chat(job.chat, Msg::SettingsWriteFailed(err.to_string()));
+                return;
+            }
+        };
+        let path = job.path.display();
+        let (note, agent_block) = match &job.edit {
+            Edit::SetBypass { value, create, .. } => {
+                let block = applied.agent.clone().unwrap_or_default();
+                let note = if *value {
+                    format!(
+                        "bypass for `{}` saved to {path} ([agents.{}])",
+                        one_line(&block),
+                        one_line(&block)
+                    )
+                } else {
+                    format!("bypass for `{}` removed from {path}", one_line(&block))
+                };
+                (note, create.as_ref().map(|_| block))
+            }
+            Edit::AppendRule(_) => (format!("rule saved to {path}"), None),
+            Edit::RemoveRule { .. } => (format!("rule removed from {path}"), None),
+        };
+        let now = applied.settings;
+        let bypassed: Vec<String> = now
+            .agents
+            .iter()
+            .filter(|(_, a)| a.bypass_permissions)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let ids: Vec<ChatId> = self.ws.chats.iter().map(|c| c.id).collect();
+        for other in ids {
+            let same_agent = self
+                .chats
+                .get(&other)
+                .is_some_and(|c| c.command.name == job.agent);
+            self.send_chat(
+                other,
+                Msg::SettingsChanged {
+                    rules: now.rules.clone(),
+                    bypassed: bypassed.clone(),
+                    agent_block: agent_block.clone().filter(|_| same_agent),
+                    note: (other == job.chat).then(|| note.clone()),
+                },
+            );
         }
     }
 
@@ -953,6 +1060,8 @@ impl App {
                 chat.flush_record(&mut slot.state, slot.name.as_deref(), true);
             }
         }
+        // A choice saved just before quitting still lands in the file.
+        self.writer.finish().await;
         let agents: Vec<AgentSlot> = self.agents.drain().map(|(_, slot)| slot).collect();
         futures::future::join_all(
             agents

@@ -153,6 +153,14 @@ pub(crate) enum Step {
     Exit { code: i32 },
     /// A line on the agent's stderr, where agents write their logs.
     Stderr { text: String },
+    /// Answers `session/prompt` with a JSON-RPC error (internal error,
+    /// with this message and optional `data`) instead of a stop reason, as
+    /// an agent whose turn failed does.
+    Fail {
+        message: String,
+        #[serde(default)]
+        data: Option<Value>,
+    },
     /// `fs/read_text_file` through the client (it must offer
     /// `fs.readTextFile`); reports `read ok: <N> lines` and the text in a
     /// fenced block, or `read failed: <message>` and ends the turn.

@@ -175,6 +175,13 @@ impl Runner {
                 std::process::exit(*code);
             }
             Step::Stderr { text } => eprintln!("{text}"),
+            Step::Fail { message, data } => {
+                return Err(Error::new(
+                    agent_client_protocol::ErrorCode::INTERNAL_ERROR,
+                    message.clone(),
+                )
+                .data(data.clone()));
+            }
             // Client requests wait for answers: not in cleanup.
             Step::ReadFile(read) if !cleanup => return self.read_file(read).await,
             Step::WriteFile(write) if !cleanup => return self.write_file(write).await,

@@ -13,12 +13,16 @@ use crate::policy::Rule;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Edit {
     /// `agents.NAME.bypass_permissions = value`: "bypass this agent" on a
-    /// card, or revoking it. When `[agents.NAME]` is missing and `create` is
-    /// `Some((command, args))`, the block is added with that command (an
-    /// agent started with `-- CMD ARGS` has none); without `create` that is
-    /// [`WriteError::NoSuchAgent`]. Turning off the bypass of an agent that
-    /// has no block, or setting the value the file already has, writes
-    /// nothing.
+    /// card, or revoking it. With `create = Some((command, args))` (an agent
+    /// started with `-- CMD ARGS`, which has no block of its own) the bypass
+    /// goes to the block that runs exactly that command line, else to a new
+    /// block with it, named `NAME` or, when a block of another command has
+    /// that name, `NAME-2`, `NAME-3`, ...: chosen under the lock from the
+    /// file as it is then, so two wardens never write the same block and a
+    /// block of another command is never touched. Without `create`, a missing
+    /// block is [`WriteError::NoSuchAgent`]. Turning off the bypass of an
+    /// agent that has no block, or setting the value the file already has,
+    /// writes nothing.
     SetBypass {
         agent: String,
         value: bool,
@@ -60,6 +64,11 @@ pub enum WriteError {
         "{path} has no [agents.{agent}] block to set bypass_permissions in; the file was not changed"
     )]
     NoSuchAgent { path: PathBuf, agent: String },
+    /// The user made the file read-only (`chmod a-w`): warden respects that.
+    #[error(
+        "{path} is read-only, and warden respects that: the file was not changed (make it writable to save choices)"
+    )]
+    ReadOnly { path: PathBuf },
     /// The rule to remove is no longer at its index: the file changed since
     /// it was read (another warden, or an edit by hand).
     #[error(
@@ -92,9 +101,27 @@ pub enum WriteError {
 ///
 /// Blocking: the runtime calls it off its event loop.
 pub fn apply(path: &Path, edit: &Edit) -> Result<Settings, WriteError> {
+    apply_edit(path, edit).map(|applied| applied.settings)
+}
+
+/// What [`apply_edit`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The settings as they read after the write.
+    pub settings: Settings,
+    /// For [`Edit::SetBypass`], the block the bypass is in (or was removed
+    /// from); chosen under the lock when the edit creates one.
+    pub agent: Option<String>,
+}
+
+/// [`apply`], also telling which block a bypass went to. Under the lock it
+/// first removes temporary files that killed writers left behind; a file
+/// the user made read-only is never written ([`WriteError::ReadOnly`]).
+pub fn apply_edit(path: &Path, edit: &Edit) -> Result<Applied, WriteError> {
     let target = file::resolve(path);
     file::create_parent(&target)?;
     let _lock = file::Lock::acquire(&target)?;
+    file::remove_stale_temps(&target);
     let existing = file::read(&target)?;
     let text = existing.as_deref().unwrap_or_else(|| template());
     let before = parse(text, &target).map_err(|err| malformed(err, &target))?;
@@ -109,8 +136,16 @@ pub fn apply(path: &Path, edit: &Edit) -> Result<Settings, WriteError> {
             message: err.message().to_string(),
         }
     })?;
-    let Some(expected) = edit_document(&mut doc, &before, edit, &target)? else {
-        return Ok(before);
+    let edit = choose_block(&before, edit);
+    let agent = match &edit {
+        Edit::SetBypass { agent, .. } => Some(agent.clone()),
+        _ => None,
+    };
+    let Some(expected) = edit_document(&mut doc, &before, &edit, &target)? else {
+        return Ok(Applied {
+            settings: before,
+            agent,
+        });
     };
     let new_text = doc.to_string();
     let after = parse(&new_text, &target)
@@ -122,8 +157,38 @@ pub fn apply(path: &Path, edit: &Edit) -> Result<Settings, WriteError> {
                 "the edited file would not read back as intended (a bug in warden)",
             )
         })?;
+    if existing.is_some() && file::read_only(&target) {
+        return Err(WriteError::ReadOnly { path: target });
+    }
     file::replace(&target, new_text.as_bytes())?;
-    Ok(after)
+    Ok(Applied {
+        settings: after,
+        agent,
+    })
+}
+
+/// A bypass for a command line, with its block name chosen from the file as
+/// read under the lock: the block that runs that command, else the wanted
+/// name when it is free, else a free `NAME-N`.
+fn choose_block(settings: &Settings, edit: &Edit) -> Edit {
+    let Edit::SetBypass {
+        agent,
+        value,
+        create: Some((command, args)),
+    } = edit
+    else {
+        return edit.clone();
+    };
+    let name = match agent_for_command(settings, command, args) {
+        Some(existing) => existing.to_string(),
+        None if !settings.agents.contains_key(agent) => agent.clone(),
+        None => unique_agent_name(settings, agent),
+    };
+    Edit::SetBypass {
+        agent: name,
+        value: *value,
+        create: Some((command.clone(), args.clone())),
+    }
 }
 
 /// A name for a new `[agents.NAME]` block, from the command (`npx`): the

@@ -117,6 +117,77 @@ impl Lock {
     }
 }
 
+/// Whether warden must leave the file alone because the user made it
+/// read-only: no write permission bit at all (`chmod 0444`, which root's
+/// rename would otherwise ignore), or no write access for this user.
+pub(super) fn read_only(target: &Path) -> bool {
+    let Ok(meta) = fs::metadata(target) else {
+        return false;
+    };
+    if meta.permissions().mode() & 0o222 == 0 {
+        return true;
+    }
+    let Ok(c_path) = std::ffi::CString::new(target.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c_path` is a valid NUL-terminated string for the call.
+    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) != 0 }
+}
+
+/// Temporary files of earlier writes older than this are removed even when
+/// their writer's pid is in use again.
+const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
+
+/// Remove temporary files that earlier writes left behind (a writer killed
+/// between creating its temporary file and the rename). Called under the
+/// lock: every writer creates its temporary file only while it holds the
+/// lock, so none found now belongs to a write in progress. Even so, a file
+/// is removed only when the pid in its name is not running, or the file is
+/// older than [`STALE_AFTER`]; failures are ignored (the next write retries).
+pub(super) fn remove_stale_temps(target: &Path) {
+    let dir = parent_dir(target);
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let prefix = format!(".{name}.");
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(middle) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|n| n.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        // `<pid>.<counter>`.
+        let Some(pid) = middle
+            .split_once('.')
+            .filter(|(_, n)| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+            .filter(|pid| *pid > 0)
+        else {
+            continue;
+        };
+        let old = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if old || !pid_running(pid) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a process with this pid exists (zombies included).
+fn pid_running(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
 /// Replace the file's contents atomically: write a temporary file in the
 /// same directory (with the old file's permissions, or owner-only for a new
 /// file), flush and sync it, rename it over the file, then sync the

@@ -9,6 +9,7 @@
 mod edit;
 mod file;
 mod keys;
+mod naming;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,11 +19,27 @@ use serde::{Deserialize, Deserializer};
 
 use crate::policy::{KindMatch, Mode, Rule, RuleDecision};
 
-pub use edit::{Edit, WriteError, agent_for_command, apply, unique_agent_name};
+pub use edit::{
+    Applied, Edit, WriteError, agent_for_command, apply, apply_edit, unique_agent_name,
+};
 pub use keys::unknown_keys;
+pub use naming::agent_name_for;
 
 /// The name the built-in demo agent goes by.
 pub const DEMO_AGENT: &str = "demo";
+
+/// What warden says when the settings file does not load.
+pub const NOT_LOADED: &str = "settings did not load: automatic allows are off until fixed";
+
+/// The only rule of a run whose settings file did not load: ask about every
+/// request. The file's deny and ask rules are unknown then, so nothing may
+/// run by itself: not in Auto, not by a bypass, an allow rule, a chat grant
+/// or the read default (deny rules about reads are unknown too).
+pub fn fail_closed_rule() -> Rule {
+    let mut rule = Rule::new(RuleDecision::Ask);
+    rule.note = Some(NOT_LOADED.to_string());
+    rule
+}
 
 /// The parsed settings file.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]

@@ -214,6 +214,14 @@ impl AppState {
                 if *index >= self.rules.len() {
                     return Vec::new();
                 }
+                // The settings did not load: only fixing the file lifts this.
+                if self.rules[*index] == crate::settings::fail_closed_rule() {
+                    self.notice = Some(format!(
+                        "{}: fix the settings file and restart warden",
+                        crate::settings::NOT_LOADED
+                    ));
+                    return Vec::new();
+                }
                 let expected = self.rules.remove(*index);
                 self.info(format!("revoked: rule {}", one_line(&expected.describe())));
                 vec![Effect::EditSettings(SettingsEdit::RemoveRule {
@@ -246,8 +254,11 @@ impl AppState {
                 if let Some(block) = agent_block {
                     self.settings_agent = Some(block);
                 }
-                let me = self.settings_agent();
-                self.agent_policy.bypass = self.bypassed_agents.contains(&me);
+                // Only this agent's own block counts: an agent with none does
+                // not inherit the bypass of a block that shares its name.
+                if let Some(me) = &self.settings_agent {
+                    self.agent_policy.bypass = self.bypassed_agents.contains(me);
+                }
                 if let Some(note) = note {
                     self.info(note);
                 }

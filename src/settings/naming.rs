@@ -1,0 +1,294 @@
+//! What to call an agent started with `-- CMD ARGS`: the script or package
+//! it runs, never the interpreter or launcher that runs it (`node`,
+//! `python3`, `npx`), so that two node-based agents do not share a name.
+
+use std::path::{Component, Path};
+
+/// Launchers whose first non-option argument names a package to run.
+const PACKAGE_RUNNERS: [&str; 5] = ["npx", "bunx", "pnpx", "uvx", "pipx"];
+
+/// Package managers that run a package after a subcommand (`pnpm dlx PKG`).
+const PACKAGE_SUBCOMMANDS: [(&str, &[&str]); 6] = [
+    ("pnpm", &["dlx", "exec"]),
+    ("yarn", &["dlx", "exec"]),
+    ("npm", &["exec", "x"]),
+    ("bun", &["x"]),
+    ("uv", &["run", "tool"]),
+    ("pipx", &["run"]),
+];
+
+/// Interpreters whose first non-option argument is a script (or `-m MODULE`).
+const INTERPRETERS: [&str; 12] = [
+    "node", "nodejs", "python", "python3", "deno", "bun", "ruby", "perl", "tsx", "ts-node", "sh",
+    "bash",
+];
+
+/// Options of the launchers above that take a value (`--package X`).
+const VALUED: [&str; 19] = [
+    "-p",
+    "-e",
+    "--eval",
+    "--print",
+    "--package",
+    "--from",
+    "--with",
+    "--python",
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+    "--env-file",
+    "--config",
+    "-c",
+    "--cwd",
+    "--spec",
+    "-I",
+    "--index-url",
+];
+
+/// Script names that say nothing about the agent: the directory above names it.
+const GENERIC_STEMS: [&str; 10] = [
+    "index", "main", "cli", "agent", "server", "run", "app", "start", "__main__", "mod",
+];
+
+/// Directories that say nothing about the agent.
+const GENERIC_DIRS: [&str; 11] = [
+    "dist", "build", "out", "lib", "src", "bin", "examples", "example", "scripts", "target",
+    "release",
+];
+
+/// A name for the agent that `program args` runs (in `cwd`):
+/// `npx -y @zed-industries/claude-code-acp` -> `claude-code-acp`,
+/// `python3 -m fast_agent` -> `fast_agent`, `node dist/examples/agent.js`
+/// -> the package directory's name (else `agent`), `uvx kimi-cli@1` ->
+/// `kimi-cli`, `codex-acp` -> `codex-acp`. When the command names no script
+/// or package (`node -e '...'`), `<interpreter>-agent`.
+pub fn agent_name_for(program: &str, args: &[String], cwd: &Path) -> String {
+    clean(&derive(program, args, cwd))
+}
+
+fn file_name(program: &str) -> String {
+    Path::new(program)
+        .file_name()
+        .map_or_else(|| program.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// `python3.12` -> `python3`, `node22` stays (not an interpreter name).
+fn interpreter_name(base: &str) -> &str {
+    match base.split_once('.') {
+        Some((head, tail)) if tail.chars().all(|c| c.is_ascii_digit() || c == '.') => head,
+        _ => base,
+    }
+}
+
+fn derive(program: &str, args: &[String], cwd: &Path) -> String {
+    let base = file_name(program);
+    let launcher = interpreter_name(&base);
+    if launcher == "env" {
+        // `env [-i] [VAR=x ...] CMD ARGS`.
+        let rest: Vec<String> = args
+            .iter()
+            .skip_while(|a| a.starts_with('-') || a.contains('='))
+            .cloned()
+            .collect();
+        return match rest.split_first() {
+            Some((cmd, tail)) => derive(cmd, tail, cwd),
+            None => "env-agent".to_string(),
+        };
+    }
+    if PACKAGE_RUNNERS.contains(&launcher) {
+        if let Some(pkg) = operand(args) {
+            let pkg = if launcher == "pipx" && pkg == "run" {
+                operand(&args[position(args, "run") + 1..]).unwrap_or(pkg)
+            } else {
+                pkg
+            };
+            return package_name(pkg);
+        }
+        return format!("{launcher}-agent");
+    }
+    if let Some((_, subs)) = PACKAGE_SUBCOMMANDS
+        .iter()
+        .find(|(name, _)| *name == launcher)
+        && let Some(at) = args.iter().position(|a| subs.contains(&a.as_str()))
+    {
+        let mut rest = &args[at + 1..];
+        // `uv tool run PKG`.
+        if launcher == "uv" && args[at] == "tool" {
+            rest = rest.strip_prefix(&["run".to_string()]).unwrap_or(rest);
+        }
+        if launcher == "uv" && args[at] == "run" {
+            if let Some(script) = operand(rest) {
+                return script_name(script, cwd);
+            }
+        } else if let Some(pkg) = operand(rest) {
+            return package_name(pkg);
+        }
+        return format!("{launcher}-agent");
+    }
+    if INTERPRETERS.contains(&launcher) {
+        // `python3 -m MODULE`.
+        if let Some(at) = args.iter().position(|a| a == "-m")
+            && let Some(module) = args.get(at + 1)
+        {
+            return module.clone();
+        }
+        let mut rest = args;
+        // `deno run [opts] SCRIPT`, `bun run SCRIPT`.
+        if matches!(launcher, "deno" | "bun")
+            && let Some(at) = rest.iter().position(|a| a == "run")
+        {
+            rest = &rest[at + 1..];
+        }
+        if let Some(script) = operand(rest)
+            && !(matches!(launcher, "sh" | "bash") && rest.iter().any(|a| a == "-c"))
+        {
+            return script_name(script, cwd);
+        }
+        return format!("{launcher}-agent");
+    }
+    base
+}
+
+fn position(args: &[String], word: &str) -> usize {
+    args.iter().position(|a| a == word).unwrap_or(0)
+}
+
+/// The first argument that is not an option or an option's value.
+fn operand(args: &[String]) -> Option<&str> {
+    let mut skip = false;
+    for arg in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if arg == "--" {
+            continue;
+        }
+        if arg.starts_with('-') {
+            skip = VALUED.contains(&arg.as_str());
+            continue;
+        }
+        return Some(arg);
+    }
+    None
+}
+
+/// `@scope/pkg@1.2` -> `pkg`; `pkg==1.0`, `pkg[extra]` -> `pkg`; a path -> its name.
+fn package_name(spec: &str) -> String {
+    let spec = spec.rsplit('/').next().unwrap_or(spec);
+    // The first character may be `@` of a scope; a version marker comes after.
+    let end = spec
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| matches!(c, '@' | '=' | '[' | '<' | '>' | '~' | '!'))
+        .map_or(spec.len(), |(i, _)| i);
+    spec[..end].to_string()
+}
+
+/// A script's name: its stem, or the first telling directory above it when
+/// the stem says nothing (`dist/examples/agent.js` in `acp-demo/`).
+fn script_name(script: &str, cwd: &Path) -> String {
+    let path = cwd.join(script);
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !stem.is_empty() && !GENERIC_STEMS.contains(&stem.as_str()) {
+        return stem;
+    }
+    let dirs: Vec<String> = path
+        .parent()
+        .map(|p| {
+            p.components()
+                .filter_map(|c| match c {
+                    Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.into_iter()
+        .rev()
+        .find(|d| !GENERIC_DIRS.contains(&d.as_str()) && !d.starts_with('.'))
+        .unwrap_or(stem)
+}
+
+/// Only letters, digits, `-`, `_` and `.`; anything else becomes `-`; never empty.
+fn clean(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    let cleaned = cleaned.trim_matches(['-', '.']);
+    if cleaned.is_empty() {
+        "agent".to_string()
+    } else {
+        cleaned.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn name(line: &str) -> String {
+        let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+        agent_name_for(&words[0], &words[1..], Path::new("/home/u/code/acp-demo"))
+    }
+
+    #[test]
+    fn names_come_from_the_script_or_package_never_the_interpreter() {
+        let cases = [
+            ("npx -y @zed-industries/claude-code-acp", "claude-code-acp"),
+            (
+                "npx @google/gemini-cli@0.61.0 --experimental-acp",
+                "gemini-cli",
+            ),
+            ("npx --package=x -y pkg", "pkg"),
+            ("npx -p @a/b c-acp", "c-acp"),
+            ("node dist/examples/agent.js", "acp-demo"),
+            ("node /opt/tools/my-agent/dist/index.js", "my-agent"),
+            ("node --require ts-node/register runner.js", "runner"),
+            ("/usr/bin/node ./claude.mjs", "claude"),
+            ("python3 -m fast_agent", "fast_agent"),
+            ("python3.12 agents/kimi.py --acp", "kimi"),
+            ("python -u -m fast_agent.acp serve", "fast_agent.acp"),
+            ("uvx kimi-cli@1.2 --acp", "kimi-cli"),
+            ("uvx --from fast-agent-mcp fast-agent", "fast-agent"),
+            ("uv tool run fast-agent==0.3", "fast-agent"),
+            ("uv run agent.py", "acp-demo"),
+            ("pipx run qwen-acp", "qwen-acp"),
+            ("bunx @scope/thing@latest", "thing"),
+            ("pnpm dlx @zed-industries/codex-acp", "codex-acp"),
+            ("yarn dlx opencode-acp", "opencode-acp"),
+            ("deno run -A https://x.dev/acp/mod.ts", "acp"),
+            ("bun run src/cli.ts", "acp-demo"),
+            ("env FOO=1 node z-agent.js", "z-agent"),
+            ("node -e console.log(1)", "node-agent"),
+            ("npx", "npx-agent"),
+            ("codex-acp", "codex-acp"),
+            ("/usr/local/bin/gemini --acp", "gemini"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(name(line), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn names_are_plain_words() {
+        assert_eq!(
+            agent_name_for("npx", &["@x/\u{1b}]0;t\u{7}ev il".into()], Path::new("/")),
+            "-0-t-ev-il".trim_matches('-')
+        );
+        assert_eq!(clean("\u{202e}"), "agent");
+    }
+}
