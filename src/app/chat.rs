@@ -60,6 +60,7 @@ impl Chat {
             bypass: options.bypass,
         };
         state.agent_plan_mode = options.agent_plan_mode;
+        state.configured_asking_mode = options.asking_mode;
         state.rules = options.rules;
         state.home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
         state.cwd_path = command.cwd.clone();

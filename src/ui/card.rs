@@ -87,7 +87,11 @@ pub(crate) struct Drawn {
 fn focused(focus: &Focus) -> bool {
     matches!(
         focus,
-        Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::KeepRule(_)
+        Focus::Cards
+            | Focus::Reason(_)
+            | Focus::ConfirmAll(_)
+            | Focus::Confirm(_)
+            | Focus::KeepRule(_)
     )
 }
 
@@ -349,6 +353,10 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
             let ask = format!("Approve all {} pending requests? y / n", ids.len());
             let ask = truncate_end(&ask, width).into_owned();
             bottom.push(Line::from(Span::styled(ask, theme.confirm())));
+        }
+        Focus::Confirm(question) => {
+            let ask = question.text(&crate::sanitize::one_line(&state.agent_name));
+            wrap_text_into(&mut bottom, &ask, theme.confirm(), &[], &[], width, Mode::Word);
         }
         _ => {}
     }

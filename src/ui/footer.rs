@@ -73,7 +73,11 @@ fn agent_mode(state: &AppState, theme: Theme) -> Option<Span<'static>> {
 fn pending(state: &AppState, theme: Theme) -> Option<Span<'static>> {
     let on_cards = matches!(
         state.focus,
-        Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::KeepRule(_)
+        Focus::Cards
+            | Focus::Reason(_)
+            | Focus::ConfirmAll(_)
+            | Focus::Confirm(_)
+            | Focus::KeepRule(_)
     );
     (!state.approvals.is_empty() && !on_cards).then(|| {
         Span::styled(
