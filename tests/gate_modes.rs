@@ -41,11 +41,7 @@ async fn an_agent_starting_in_auto_is_moved_to_its_asking_mode_before_the_first_
         logged_options(dir.path(), Mode::Default),
     )
     .await;
-    let current = app
-        .state()
-        .agent_modes
-        .as_ref()
-        .map(|m| m.current.clone());
+    let current = app.state().agent_modes.as_ref().map(|m| m.current.clone());
     assert_eq!(current.as_deref(), Some("default"), "moved before ready");
     assert!(
         infos(app.state())
@@ -59,7 +55,12 @@ async fn an_agent_starting_in_auto_is_moved_to_its_asking_mode_before_the_first_
         !s.approvals.is_empty() || !s.is_busy()
     })
     .await;
-    assert_eq!(app.state().approvals.len(), 1, "{}", agent_text(app.state()));
+    assert_eq!(
+        app.state().approvals.len(),
+        1,
+        "{}",
+        agent_text(app.state())
+    );
     assert!(!dir.path().join(TOUCHED).exists());
     key(&mut app, Action::Char('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
@@ -80,7 +81,10 @@ async fn an_agent_that_moves_itself_into_auto_is_moved_back() {
     .await;
     send(&mut app, "yolo");
     pump_until(&mut app, "the move back", |s| {
-        !s.is_busy() && s.agent_modes.as_ref().is_some_and(|m| m.current == "default")
+        !s.is_busy()
+            && s.agent_modes
+                .as_ref()
+                .is_some_and(|m| m.current == "default")
     })
     .await;
     let warned = errors(app.state())

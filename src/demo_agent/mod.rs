@@ -115,7 +115,9 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                                     update,
                                 ))?;
                             }
-                            responder.respond(LoadSessionResponse::new().modes(agent.sessions.modes(&mode)))
+                            responder.respond(
+                                LoadSessionResponse::new().modes(agent.sessions.modes(&mode)),
+                            )
                         }
                         Err(error) => responder.respond_with_error(error),
                     }
@@ -130,9 +132,8 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     .sessions
                     .load(&request.session_id, request.cwd)
                 {
-                    Ok((_, mode)) => {
-                        responder.respond(ResumeSessionResponse::new().modes(agent.sessions.modes(&mode)))
-                    }
+                    Ok((_, mode)) => responder
+                        .respond(ResumeSessionResponse::new().modes(agent.sessions.modes(&mode))),
                     Err(error) => responder.respond_with_error(error),
                 }
             },

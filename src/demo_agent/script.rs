@@ -263,15 +263,12 @@ impl Runner {
                     })
                 })
                 .collect();
-            let answers = sent
-                .into_iter()
-                .zip(&options)
-                .map(|(sent, options)| async {
-                    match sent {
-                        Some(sent) => self.answer(sent, options).await,
-                        None => Outcome::Unasked(mode.clone()),
-                    }
-                });
+            let answers = sent.into_iter().zip(&options).map(|(sent, options)| async {
+                match sent {
+                    Some(sent) => self.answer(sent, options).await,
+                    None => Outcome::Unasked(mode.clone()),
+                }
+            });
             futures::future::join_all(answers).await
         };
         for outcome in &outcomes {

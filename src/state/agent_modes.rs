@@ -22,13 +22,8 @@ impl AppState {
         self.expected_agent_mode = None;
         self.prompt_blocked = None;
         let Some(modes) = self.agent_modes.clone().filter(|m| !m.available.is_empty()) else {
-            if !self.noted_no_modes {
-                self.noted_no_modes = true;
-                self.info(format!(
-                    "{} has no modes of its own: warden cannot check that it asks before acting; the gate decides what it asks about",
-                    one_line(&self.agent_name)
-                ));
-            }
+            // No mode switch to check or use: the gate decides what it asks
+            // about (the README says so; a line in every chat would be noise).
             self.connection = Connection::Ready { session_id };
             return Vec::new();
         };
@@ -198,10 +193,7 @@ impl AppState {
         self.agent_modes
             .as_ref()
             .and_then(|m| m.available.iter().find(|a| a.id == id))
-            .map_or_else(
-                || agent_mode::classify(id, id, None),
-                agent_mode::mode_asks,
-            )
+            .map_or_else(|| agent_mode::classify(id, id, None), agent_mode::mode_asks)
     }
 
     /// The name of the agent's mode `id` (its id when unknown), one line.

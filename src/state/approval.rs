@@ -106,9 +106,13 @@ impl Question {
         match self {
             Question::AllowWaiting(ids) => {
                 let n = ids.len();
-                let cards = if n == 1 { "card" } else { "cards" };
+                let (cards, them) = if n == 1 {
+                    ("waiting card would now be allowed", "it")
+                } else {
+                    ("waiting cards would now be allowed", "them")
+                };
                 format!(
-                    "Approve the {n} waiting {cards} the new mode would allow? y approve · n keep them · Shift+Tab next mode"
+                    "The {n} {cards}. Approve {them}? n keeps {them} as cards · Shift+Tab next mode"
                 )
             }
             Question::Bypass => format!(

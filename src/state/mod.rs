@@ -11,8 +11,7 @@ pub mod workspace;
 
 pub use approval::{
     AllowedScope, Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Question, Review,
-    choices,
-    option_kind_label,
+    choices, option_kind_label,
 };
 pub use composer::Composer;
 pub use grants::{GrantItem, SettingsEdit};
@@ -249,8 +248,6 @@ pub struct AppState {
     pub configured_asking_mode: Option<String>,
     /// The agent offers modes but none known to ask: Plan is refused.
     pub no_asking_mode: bool,
-    /// Said once per chat: the agent has no modes to check.
-    pub noted_no_modes: bool,
     /// A session whose agent is being moved into this mode before the chat
     /// is ready: (session id, mode id).
     pub opening: Option<(String, String)>,
@@ -322,7 +319,6 @@ impl AppState {
             asking_mode: None,
             configured_asking_mode: None,
             no_asking_mode: false,
-            noted_no_modes: false,
             opening: None,
             expected_agent_mode: None,
             prompt_blocked: None,
@@ -733,5 +729,7 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
     }
 }
 
+#[cfg(test)]
+mod modes_tests;
 #[cfg(test)]
 mod tests;
