@@ -43,6 +43,12 @@ async fn an_agent_starting_in_auto_is_moved_to_its_asking_mode_before_the_first_
     .await;
     let current = app.state().agent_modes.as_ref().map(|m| m.current.clone());
     assert_eq!(current.as_deref(), Some("default"), "moved before ready");
+    let option = app
+        .state()
+        .agent_modes
+        .as_ref()
+        .and_then(|m| m.config_option_id.clone());
+    assert_eq!(option.as_deref(), Some("mode"), "through the config option");
     assert!(
         infos(app.state())
             .iter()
@@ -239,4 +245,29 @@ async fn bypass_asks_to_confirm_first() {
     assert_eq!(app.state().approvals.len(), 2, "the card b was pressed on");
     assert!(matches!(app.state().connection, Connection::Ready { .. }));
     app.shutdown().await;
+}
+
+#[test]
+fn exec_refuses_plan_for_an_agent_without_an_asking_mode() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = scenario("fast-agent-unknown-mode.toml");
+    let (code, out, err, log) = exec_in(
+        dir.path(),
+        &PathBuf::from("/nonexistent/warden.toml"),
+        &[
+            "--mode",
+            "plan",
+            "-p",
+            "fs-write",
+            "--",
+            env!("CARGO_BIN_EXE_warden"),
+            "demo-agent",
+            "--scenario",
+            &scenario,
+        ],
+    );
+    assert_ne!(code, Some(0), "{out}");
+    assert!(err.contains("Plan is refused"), "{err}");
+    assert!(out.is_empty(), "no turn ran: {out}");
+    assert!(log.is_empty());
 }

@@ -37,6 +37,10 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest,
     SetSessionModeResponse,
 };
+use agent_client_protocol::v1::schema::{
+    ConfigOptionUpdate, SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
+    SessionConfigSelectOption, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+};
 use agent_client_protocol::{Agent, Error, ErrorCode, Lines};
 use futures::{Sink, Stream};
 use tokio::io::AsyncWriteExt;
@@ -60,6 +64,8 @@ const MODES: [(&str, &str, &str); 3] = [
 ];
 /// The mode a new session starts in.
 const DEFAULT_MODE: &str = "default";
+/// The id of the mode config option (with `mode_config_option`).
+const MODE_OPTION: &str = "mode";
 /// How long running turns may go on after stdin closed before they are cancelled.
 const EOF_GRACE: Duration = Duration::from_secs(5);
 /// How long cancelled turns get to answer before the agent exits anyway.
@@ -116,7 +122,9 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                                 ))?;
                             }
                             responder.respond(
-                                LoadSessionResponse::new().modes(agent.sessions.modes(&mode)),
+                                LoadSessionResponse::new()
+                                    .modes(agent.sessions.modes(&mode))
+                                    .config_options(agent.sessions.config_options(&mode)),
                             )
                         }
                         Err(error) => responder.respond_with_error(error),
@@ -132,8 +140,11 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     .sessions
                     .load(&request.session_id, request.cwd)
                 {
-                    Ok((_, mode)) => responder
-                        .respond(ResumeSessionResponse::new().modes(agent.sessions.modes(&mode))),
+                    Ok((_, mode)) => responder.respond(
+                        ResumeSessionResponse::new()
+                            .modes(agent.sessions.modes(&mode))
+                            .config_options(agent.sessions.config_options(&mode)),
+                    ),
                     Err(error) => responder.respond_with_error(error),
                 }
             },
@@ -165,6 +176,38 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                         ))
                     }
                     Err(error) => responder.respond_with_error(error),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: SetSessionConfigOptionRequest, responder, cx| {
+                    let value = match &request.value {
+                        SessionConfigOptionValue::ValueId { value } => value.to_string(),
+                        _ => String::new(),
+                    };
+                    let known = agent.sessions.mode_config_option
+                        && request.config_id.to_string() == MODE_OPTION;
+                    let set = if known {
+                        agent.sessions.set_known_mode(&request.session_id, &value)
+                    } else {
+                        Err(Error::invalid_params()
+                            .data(format!("unknown config option {}", request.config_id)))
+                    };
+                    match set {
+                        Ok(()) => {
+                            let options = agent.sessions.config_options(&value).unwrap_or_default();
+                            responder
+                                .respond(SetSessionConfigOptionResponse::new(options.clone()))?;
+                            cx.send_notification(SessionNotification::new(
+                                request.session_id,
+                                SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options)),
+                            ))
+                        }
+                        Err(error) => responder.respond_with_error(error),
+                    }
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -311,7 +354,9 @@ impl DemoAgent {
         };
         let id = SessionId::new(id);
         self.sessions.create(&id, cwd);
-        NewSessionResponse::new(id).modes(self.sessions.modes(&self.sessions.start_mode))
+        NewSessionResponse::new(id)
+            .modes(self.sessions.modes(&self.sessions.start_mode))
+            .config_options(self.sessions.config_options(&self.sessions.start_mode))
     }
 
     /// The steps that answer `prompt`: the scenario's matching turn, else
@@ -352,6 +397,8 @@ pub(crate) struct Sessions {
     modes: Vec<ModeSpec>,
     /// The mode a new session starts in.
     start_mode: String,
+    /// The modes are also a `mode` config option.
+    mode_config_option: bool,
 }
 
 impl Default for Sessions {
@@ -392,6 +439,7 @@ impl Sessions {
                 .current_mode
                 .clone()
                 .unwrap_or_else(|| DEFAULT_MODE.to_owned()),
+            mode_config_option: scenario.mode_config_option,
         }
     }
 
@@ -589,6 +637,26 @@ impl Sessions {
 }
 
 impl Sessions {
+    /// The modes as a `mode` config option, when the scenario says so.
+    fn config_options(&self, current: &str) -> Option<Vec<SessionConfigOption>> {
+        if !self.mode_config_option {
+            return None;
+        }
+        let choices: Vec<SessionConfigSelectOption> = self
+            .modes
+            .iter()
+            .map(|mode| {
+                SessionConfigSelectOption::new(mode.id.clone(), mode.name.clone())
+                    .description(mode.description.clone())
+            })
+            .collect();
+        Some(vec![
+            SessionConfigOption::select(MODE_OPTION, "Mode", current.to_owned(), choices)
+                .description("Session permission mode".to_owned())
+                .category(SessionConfigOptionCategory::Mode),
+        ])
+    }
+
     /// The session modes every session offers, `current` being the current one.
     fn modes(&self, current: &str) -> SessionModeState {
         let modes = self

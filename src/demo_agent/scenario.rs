@@ -78,6 +78,11 @@ pub(crate) struct Scenario {
     /// The mode a new session starts in (default `default`).
     #[serde(default, alias = "currentMode")]
     pub(crate) current_mode: Option<String>,
+    /// Also advertise the modes as a `mode` config option (category `mode`,
+    /// a select), as qwen-code and Claude Code do, and accept
+    /// `session/set_config_option` for it.
+    #[serde(default, alias = "modeConfigOption")]
+    pub(crate) mode_config_option: bool,
     /// The scripted turns, tried in order.
     #[serde(default)]
     pub(crate) turns: Vec<Turn>,
@@ -92,6 +97,7 @@ impl Default for Scenario {
             sequential_session_ids: false,
             modes: None,
             current_mode: None,
+            mode_config_option: false,
             turns: Vec::new(),
         }
     }

@@ -96,8 +96,8 @@ pub enum Question {
     /// A mode change (or a bypass) would allow these waiting cards:
     /// approve them? No keeps them as cards; Shift+Tab goes on cycling.
     AllowWaiting(Vec<RequestId>),
-    /// `b` on the selected card: bypass its agent from now on?
-    Bypass,
+    /// `b` on this card: bypass its agent from now on?
+    Bypass(RequestId),
 }
 
 impl Question {
@@ -115,7 +115,7 @@ impl Question {
                     "The {n} {cards}. Approve {them}? n keeps {them} as cards · Shift+Tab next mode"
                 )
             }
-            Question::Bypass => format!(
+            Question::Bypass(_) => format!(
                 "Bypass {agent} from now on? Every call of {agent} that no deny/ask rule stops runs without asking, in every chat, saved to the settings. y / n"
             ),
         }
@@ -435,7 +435,7 @@ impl AppState {
             self.review = Review::default();
             if matches!(
                 self.focus,
-                Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_)
+                Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::Confirm(_)
             ) {
                 self.focus = Focus::Composer;
             }
@@ -609,10 +609,10 @@ impl AppState {
                 }
                 effects
             }
-            Question::Bypass => {
-                self.focus = Focus::Cards;
+            Question::Bypass(card) => {
+                self.close_question();
                 if yes {
-                    self.bypass_selected()
+                    self.bypass_confirmed(card)
                 } else {
                     self.notice = Some(format!("{} is not bypassed", one_line(&self.agent_name)));
                     Vec::new()
@@ -774,7 +774,7 @@ impl AppState {
                     self.notice = Some("the agent offered no allow option for this request".into());
                     return Vec::new();
                 }
-                self.focus = Focus::Confirm(Question::Bypass);
+                self.focus = Focus::Confirm(Question::Bypass(approval.id));
                 Vec::new()
             }
             Choice::DenyWithReason => {
@@ -789,18 +789,14 @@ impl AppState {
         }
     }
 
-    /// The bypass is confirmed: set it, allow the selected card, and ask
-    /// about the other waiting cards it would allow.
-    fn bypass_selected(&mut self) -> Vec<Effect> {
-        let Some(approval) = self.approvals.get(self.review.selected) else {
-            return Vec::new();
-        };
-        if allow_option(&approval.request.options).is_none() {
-            return Vec::new();
-        }
+    /// The bypass is confirmed: set it, allow the card `b` was pressed on
+    /// (if it still waits), and ask about the other waiting cards it would
+    /// allow.
+    fn bypass_confirmed(&mut self, card: RequestId) -> Vec<Effect> {
         self.agent_policy.bypass = true;
         let mut effects = vec![self.persist_bypass()];
-        if let Some(approval) = self.take_approval(self.review.selected) {
+        let index = self.approvals.iter().position(|a| a.id == card);
+        if let Some(approval) = index.and_then(|i| self.take_approval(i)) {
             let option = allow_option(&approval.request.options).map(|o| o.id.clone());
             if let Some(id) = option {
                 let reason = format!("bypass for {} (set by you)", self.agent_name);

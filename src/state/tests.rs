@@ -296,7 +296,7 @@ fn bypass_allows_and_asks_to_persist() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Delete);
     assert_eq!(key(&mut s, Action::Char('b')), Vec::new(), "b asks first");
-    assert_eq!(s.focus, Focus::Confirm(Question::Bypass));
+    assert_eq!(s.focus, Focus::Confirm(Question::Bypass(1)));
     let effects = key(&mut s, Action::Char('y'));
     assert!(
         effects.contains(&Effect::EditSettings(SettingsEdit::SetBypass {
