@@ -275,6 +275,7 @@ fn apply_agent_settings(
 ) {
     options.bypass = agent.bypass_permissions;
     options.agent_plan_mode = agent.agent_plan_mode.clone();
+    options.asking_mode = agent.asking_mode.clone();
     options.mode = mode.or(agent.default_mode).unwrap_or_default();
     options.settings.agent_block = Some(name.to_string());
     options.caps = ClientCaps {

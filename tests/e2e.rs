@@ -484,6 +484,7 @@ async fn bypass_is_written_to_the_settings_and_honoured_by_the_next_warden() {
     send(&mut app, "edit");
     pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     key(&mut app, Action::Char('b'));
+    key(&mut app, Action::Char('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
     let text = std::fs::read_to_string(&config).expect("the first write created the file");
@@ -592,6 +593,7 @@ async fn a_malformed_settings_file_is_reported_and_never_written() {
     send(&mut app, "edit");
     pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     key(&mut app, Action::Char('b'));
+    key(&mut app, Action::Char('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
         agent_text(app.state()).contains("permission outcome: selected allow-once"),

@@ -144,6 +144,13 @@ pub enum AgentEvent {
         session_id: String,
         result: Result<StopReason, String>,
     },
+    /// The agent answered `session/set_mode` or `session/set_config_option`
+    /// of this session (switching to its mode `mode_id`).
+    ModeSet {
+        session_id: String,
+        mode_id: String,
+        result: Result<(), String>,
+    },
     /// The agent's answer to `session/list`.
     Sessions(Result<Vec<ListedSession>, String>),
     /// Initialising failed: no session can open on this connection.
@@ -484,14 +491,22 @@ async fn serve(
                 mode_id,
             } => {
                 let request = acp::SetSessionModeRequest::new(
-                    acp::SessionId::new(session_id),
-                    acp::SessionModeId::new(mode_id),
+                    acp::SessionId::new(session_id.clone()),
+                    acp::SessionModeId::new(mode_id.clone()),
                 );
                 let cx = cx.clone();
+                let events = events.clone();
                 tokio::spawn(async move {
-                    if let Err(err) = cx.send_request(request).block_task().await {
+                    let result = cx.send_request(request).block_task().await;
+                    let result = result.map(|_| ()).map_err(|err| {
                         tracing::warn!("session/set_mode failed: {err}");
-                    }
+                        err.to_string()
+                    });
+                    let _ = events.send(AgentEvent::ModeSet {
+                        session_id,
+                        mode_id,
+                        result,
+                    });
                 });
             }
             Command::SetConfig {
@@ -500,15 +515,23 @@ async fn serve(
                 value,
             } => {
                 let request = acp::SetSessionConfigOptionRequest::new(
-                    acp::SessionId::new(session_id),
+                    acp::SessionId::new(session_id.clone()),
                     acp::SessionConfigId::new(option),
-                    acp::SessionConfigValueId::new(value),
+                    acp::SessionConfigValueId::new(value.clone()),
                 );
                 let cx = cx.clone();
+                let events = events.clone();
                 tokio::spawn(async move {
-                    if let Err(err) = cx.send_request(request).block_task().await {
+                    let result = cx.send_request(request).block_task().await;
+                    let result = result.map(|_| ()).map_err(|err| {
                         tracing::warn!("session/set_config_option failed: {err}");
-                    }
+                        err.to_string()
+                    });
+                    let _ = events.send(AgentEvent::ModeSet {
+                        session_id,
+                        mode_id: value,
+                        result,
+                    });
                 });
             }
         }

@@ -111,6 +111,7 @@ impl Chat {
             bypass: options.bypass,
         };
         state.agent_plan_mode = options.agent_plan_mode;
+        state.configured_asking_mode = options.asking_mode;
         state.rules = options.rules;
         // Canonical, so that `~` in rules also matches resolved paths.
         state.home = directories::BaseDirs::new().map(|b| {

@@ -51,6 +51,8 @@ pub struct ChatOptions {
     pub bypass: bool,
     /// The agent's own mode to switch to in Plan (opt-in).
     pub agent_plan_mode: Option<String>,
+    /// The agent's own mode that asks (the `asking_mode` setting), when set.
+    pub asking_mode: Option<String>,
     pub rules: Vec<Rule>,
     /// Where decisions are appended (none: not logged).
     pub decision_log: Option<PathBuf>,
@@ -551,6 +553,15 @@ impl App {
                     self.send_chat(tag, Msg::ConnectFailed(message));
                 }
             }
+            AgentEvent::ModeSet {
+                session_id,
+                mode_id,
+                result,
+            } => {
+                if let Some(id) = self.chat_of(key, &session_id) {
+                    self.send_chat(id, Msg::AgentModeSet { mode_id, result });
+                }
+            }
             AgentEvent::Update { session_id, update } => match self.chat_of(key, &session_id) {
                 Some(id) => self.send_chat(id, Msg::Update(update)),
                 None => tracing::debug!(%session_id, "update for an unknown session ignored"),
@@ -918,6 +929,7 @@ impl App {
         let mut options = first.options.clone();
         options.bypass = false;
         options.agent_plan_mode = None;
+        options.asking_mode = None;
         options.caps = ClientCaps::default();
         options.settings.agent_block = None;
         options.settings.create_as = Some((agent.to_string(), program.clone(), args.to_vec()));

@@ -550,6 +550,7 @@ impl ToolDemo {
             locations: (!self.locations.is_empty()).then_some(self.locations),
             options: self.options,
             on_reject: OnReject::Continue,
+            unasked_in_modes: Vec::new(),
             allowed,
             rejected: vec![
                 update(&id, ToolCallStatus::Failed),
@@ -807,6 +808,7 @@ fn fs_write(turn: u64, path: &Path) -> Vec<Step> {
             locations: Some(locations),
             options: None,
             on_reject: OnReject::Continue,
+            unasked_in_modes: Vec::new(),
             allowed: vec![
                 update(&id, ToolCallStatus::InProgress),
                 write_step(path, Some(id.clone())),
@@ -885,6 +887,7 @@ fn term(turn: u64) -> Vec<Step> {
             locations: None,
             options: None,
             on_reject: OnReject::Continue,
+            unasked_in_modes: Vec::new(),
             allowed: vec![
                 Step::Terminal(terminal_step(&id, TERM_COMMAND)),
                 text("\nThe command ran in a terminal of the client.\n"),

@@ -37,13 +37,17 @@ use agent_client_protocol::v1::schema::{
     SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest,
     SetSessionModeResponse,
 };
+use agent_client_protocol::v1::schema::{
+    ConfigOptionUpdate, SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
+    SessionConfigSelectOption, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+};
 use agent_client_protocol::{Agent, Error, ErrorCode, Lines};
 use futures::{Sink, Stream};
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
 use self::record::{Record, Store};
-use self::scenario::{ClientFeatures, Scenario, Step};
+use self::scenario::{ClientFeatures, ModeSpec, Scenario, Step};
 use self::script::Runner;
 
 /// The `agentInfo.name` answered at `initialize` unless a scenario says otherwise.
@@ -60,6 +64,8 @@ const MODES: [(&str, &str, &str); 3] = [
 ];
 /// The mode a new session starts in.
 const DEFAULT_MODE: &str = "default";
+/// The id of the mode config option (with `mode_config_option`).
+const MODE_OPTION: &str = "mode";
 /// How long running turns may go on after stdin closed before they are cancelled.
 const EOF_GRACE: Duration = Duration::from_secs(5);
 /// How long cancelled turns get to answer before the agent exits anyway.
@@ -115,7 +121,11 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                                     update,
                                 ))?;
                             }
-                            responder.respond(LoadSessionResponse::new().modes(modes(&mode)))
+                            responder.respond(
+                                LoadSessionResponse::new()
+                                    .modes(agent.sessions.modes(&mode))
+                                    .config_options(agent.sessions.config_options(&mode)),
+                            )
                         }
                         Err(error) => responder.respond_with_error(error),
                     }
@@ -130,9 +140,11 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     .sessions
                     .load(&request.session_id, request.cwd)
                 {
-                    Ok((_, mode)) => {
-                        responder.respond(ResumeSessionResponse::new().modes(modes(&mode)))
-                    }
+                    Ok((_, mode)) => responder.respond(
+                        ResumeSessionResponse::new()
+                            .modes(agent.sessions.modes(&mode))
+                            .config_options(agent.sessions.config_options(&mode)),
+                    ),
                     Err(error) => responder.respond_with_error(error),
                 }
             },
@@ -164,6 +176,38 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                         ))
                     }
                     Err(error) => responder.respond_with_error(error),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: SetSessionConfigOptionRequest, responder, cx| {
+                    let value = match &request.value {
+                        SessionConfigOptionValue::ValueId { value } => value.to_string(),
+                        _ => String::new(),
+                    };
+                    let known = agent.sessions.mode_config_option
+                        && request.config_id.to_string() == MODE_OPTION;
+                    let set = if known {
+                        agent.sessions.set_known_mode(&request.session_id, &value)
+                    } else {
+                        Err(Error::invalid_params()
+                            .data(format!("unknown config option {}", request.config_id)))
+                    };
+                    match set {
+                        Ok(()) => {
+                            let options = agent.sessions.config_options(&value).unwrap_or_default();
+                            responder
+                                .respond(SetSessionConfigOptionResponse::new(options.clone()))?;
+                            cx.send_notification(SessionNotification::new(
+                                request.session_id,
+                                SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options)),
+                            ))
+                        }
+                        Err(error) => responder.respond_with_error(error),
+                    }
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -263,8 +307,8 @@ struct DemoAgent {
 impl DemoAgent {
     fn new(scenario: Scenario, store: Store) -> Self {
         Self {
+            sessions: Arc::new(Sessions::new(store, &scenario)),
             scenario,
-            sessions: Arc::new(Sessions::new(store)),
             used_turns: Mutex::new(HashSet::new()),
             created: AtomicU64::new(0),
             offered: Mutex::new(ClientFeatures::default()),
@@ -310,7 +354,9 @@ impl DemoAgent {
         };
         let id = SessionId::new(id);
         self.sessions.create(&id, cwd);
-        NewSessionResponse::new(id).modes(modes(DEFAULT_MODE))
+        NewSessionResponse::new(id)
+            .modes(self.sessions.modes(&self.sessions.start_mode))
+            .config_options(self.sessions.config_options(&self.sessions.start_mode))
     }
 
     /// The steps that answer `prompt`: the scenario's matching turn, else
@@ -347,12 +393,18 @@ pub(crate) struct Sessions {
     running: tokio::sync::watch::Sender<usize>,
     /// Where session records are kept.
     store: Store,
+    /// The modes every session offers: id, name, description.
+    modes: Vec<ModeSpec>,
+    /// The mode a new session starts in.
+    start_mode: String,
+    /// The modes are also a `mode` config option.
+    mode_config_option: bool,
 }
 
 impl Default for Sessions {
     /// Sessions that are not kept on disk.
     fn default() -> Self {
-        Self::new(Store::default())
+        Self::new(Store::default(), &Scenario::default())
     }
 }
 
@@ -365,17 +417,34 @@ struct Session {
 }
 
 impl Sessions {
-    fn new(store: Store) -> Self {
+    /// Sessions with the modes a scenario advertises (else the demo's own).
+    fn new(store: Store, scenario: &Scenario) -> Self {
+        let modes = scenario.modes.clone().unwrap_or_else(|| {
+            MODES
+                .iter()
+                .map(|(id, name, description)| ModeSpec {
+                    id: (*id).to_owned(),
+                    name: (*name).to_owned(),
+                    description: Some((*description).to_owned()),
+                })
+                .collect()
+        });
         Self {
             inner: Mutex::new(HashMap::new()),
             next_turn: AtomicU64::new(0),
             running: tokio::sync::watch::Sender::new(0),
             store,
+            modes,
+            start_mode: scenario
+                .current_mode
+                .clone()
+                .unwrap_or_else(|| DEFAULT_MODE.to_owned()),
+            mode_config_option: scenario.mode_config_option,
         }
     }
 
     fn create(&self, id: &SessionId, cwd: PathBuf) {
-        let record = Record::new(id.clone(), cwd, DEFAULT_MODE);
+        let record = Record::new(id.clone(), cwd, &self.start_mode);
         lock(&self.inner).insert(
             id.clone(),
             Session {
@@ -485,7 +554,7 @@ impl Sessions {
     }
 
     /// The session's working directory (empty for an unknown session).
-    fn cwd(&self, id: &SessionId) -> PathBuf {
+    pub(crate) fn cwd(&self, id: &SessionId) -> PathBuf {
         lock(&self.inner)
             .get(id)
             .map(|session| session.record.cwd.clone())
@@ -499,9 +568,16 @@ impl Sessions {
         }
     }
 
+    /// The session's current mode.
+    pub(crate) fn mode(&self, id: &SessionId) -> Option<String> {
+        lock(&self.inner)
+            .get(id)
+            .map(|session| session.record.mode.clone())
+    }
+
     /// `session/set_mode`: only the advertised modes of a known session.
     fn set_known_mode(&self, id: &SessionId, mode: &str) -> Result<(), Error> {
-        if !MODES.iter().any(|(known, _, _)| *known == mode) {
+        if !self.modes.iter().any(|known| known.id == mode) {
             return Err(Error::invalid_params().data(format!("unknown mode {mode:?}")));
         }
         {
@@ -560,13 +636,39 @@ impl Sessions {
     }
 }
 
-/// The session modes every session offers, `current` being the current one.
-fn modes(current: &str) -> SessionModeState {
-    let modes = MODES
-        .iter()
-        .map(|(id, name, description)| SessionMode::new(*id, *name).description(*description))
-        .collect();
-    SessionModeState::new(current.to_owned(), modes)
+impl Sessions {
+    /// The modes as a `mode` config option, when the scenario says so.
+    fn config_options(&self, current: &str) -> Option<Vec<SessionConfigOption>> {
+        if !self.mode_config_option {
+            return None;
+        }
+        let choices: Vec<SessionConfigSelectOption> = self
+            .modes
+            .iter()
+            .map(|mode| {
+                SessionConfigSelectOption::new(mode.id.clone(), mode.name.clone())
+                    .description(mode.description.clone())
+            })
+            .collect();
+        Some(vec![
+            SessionConfigOption::select(MODE_OPTION, "Mode", current.to_owned(), choices)
+                .description("Session permission mode".to_owned())
+                .category(SessionConfigOptionCategory::Mode),
+        ])
+    }
+
+    /// The session modes every session offers, `current` being the current one.
+    fn modes(&self, current: &str) -> SessionModeState {
+        let modes = self
+            .modes
+            .iter()
+            .map(|mode| {
+                SessionMode::new(mode.id.clone(), mode.name.clone())
+                    .description(mode.description.clone())
+            })
+            .collect();
+        SessionModeState::new(current.to_owned(), modes)
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

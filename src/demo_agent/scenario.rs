@@ -71,6 +71,18 @@ pub(crate) struct Scenario {
     /// so that transcripts of scripted runs are identical.
     #[serde(default, alias = "sequentialSessionIds")]
     pub(crate) sequential_session_ids: bool,
+    /// The session modes every session offers, in order (default: the
+    /// demo's `plan`, `default`, `auto`); `session/set_mode` accepts only these.
+    #[serde(default)]
+    pub(crate) modes: Option<Vec<ModeSpec>>,
+    /// The mode a new session starts in (default `default`).
+    #[serde(default, alias = "currentMode")]
+    pub(crate) current_mode: Option<String>,
+    /// Also advertise the modes as a `mode` config option (category `mode`,
+    /// a select), as qwen-code and Claude Code do, and accept
+    /// `session/set_config_option` for it.
+    #[serde(default, alias = "modeConfigOption")]
+    pub(crate) mode_config_option: bool,
     /// The scripted turns, tried in order.
     #[serde(default)]
     pub(crate) turns: Vec<Turn>,
@@ -83,9 +95,22 @@ impl Default for Scenario {
             agent_name: None,
             builtin: true,
             sequential_session_ids: false,
+            modes: None,
+            current_mode: None,
+            mode_config_option: false,
             turns: Vec::new(),
         }
     }
+}
+
+/// One session mode the agent advertises.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ModeSpec {
+    pub(crate) id: String,
+    pub(crate) name: String,
+    #[serde(default)]
+    pub(crate) description: Option<String>,
 }
 
 fn default_protocol_version() -> u16 {
@@ -174,6 +199,10 @@ pub(crate) enum Step {
     /// sends `terminal/kill` instead), `terminal/output`, then
     /// `terminal/release`, each answer reported as a line.
     Terminal(TerminalStep),
+    /// The agent creates an empty file itself (its own tool, not through
+    /// the client), as agents do in modes that act without asking; a
+    /// relative path is taken from the session's cwd. Reports `touched <path>`.
+    Touch { path: PathBuf },
 }
 
 /// The fields of a `read_file` step.
@@ -448,6 +477,11 @@ pub(crate) struct PermissionStep {
     /// unless these steps stop it otherwise.
     #[serde(default)]
     pub(crate) cancelled: Vec<Step>,
+    /// Session modes in which the agent does not ask at all: no request is
+    /// sent, the line `ran unasked in mode <mode>` is reported and the
+    /// `allowed` steps run (as qwen-code does in `auto` and `yolo`).
+    #[serde(default, alias = "unaskedInModes")]
+    pub(crate) unasked_in_modes: Vec<String>,
 }
 
 /// One permission option offered to the user.

@@ -54,6 +54,8 @@ enum Outcome {
     /// The request was cancelled: by the client's answer, by an error
     /// answer, or because the turn was cancelled while waiting.
     Cancelled,
+    /// Nothing was asked: the session's mode (named) acts without asking.
+    Unasked(String),
 }
 
 impl Outcome {
@@ -64,6 +66,7 @@ impl Outcome {
                 format!("permission outcome: selected {option_id}\n")
             }
             Self::Cancelled => "permission outcome: cancelled\n".to_owned(),
+            Self::Unasked(mode) => format!("ran unasked in mode {mode}\n"),
         }
     }
 }
@@ -182,6 +185,20 @@ impl Runner {
                 )
                 .data(data.clone()));
             }
+            Step::Touch { path } if !cleanup => {
+                let cwd = self.sessions.cwd(&self.session_id);
+                let target = cwd.join(path);
+                let line = match std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&target)
+                {
+                    Ok(_) => format!("touched {}\n", path.display()),
+                    Err(error) => format!("touch failed: {error}\n"),
+                };
+                self.say(&line)?;
+            }
+            Step::Touch { .. } => {}
             // Client requests wait for answers: not in cleanup.
             Step::ReadFile(read) if !cleanup => return self.read_file(read).await,
             Step::WriteFile(write) if !cleanup => return self.write_file(write).await,
@@ -231,24 +248,34 @@ impl Runner {
                     .unwrap_or_else(OptionSpec::default_four)
             })
             .collect();
+        let mode = self.sessions.mode(&self.session_id).unwrap_or_default();
+        let unasked: Vec<bool> = requests
+            .iter()
+            .map(|request| request.unasked_in_modes.contains(&mode))
+            .collect();
         let outcomes = if cleanup || self.cancel.is_cancelled() {
             vec![Outcome::Cancelled; requests.len()]
         } else {
-            let sent: Vec<SentRequest<RequestPermissionResponse>> = requests
+            let sent: Vec<Option<SentRequest<RequestPermissionResponse>>> = requests
                 .iter()
                 .zip(&options)
-                .map(|(request, options)| {
-                    self.cx.send_request(RequestPermissionRequest::new(
-                        self.session_id.clone(),
-                        permission_tool_call(request),
-                        options.iter().map(permission_option).collect(),
-                    ))
+                .zip(&unasked)
+                .map(|((request, options), unasked)| {
+                    (!unasked).then(|| {
+                        self.cx.send_request(RequestPermissionRequest::new(
+                            self.session_id.clone(),
+                            permission_tool_call(request),
+                            options.iter().map(permission_option).collect(),
+                        ))
+                    })
                 })
                 .collect();
-            let answers = sent
-                .into_iter()
-                .zip(&options)
-                .map(|(sent, options)| self.answer(sent, options));
+            let answers = sent.into_iter().zip(&options).map(|(sent, options)| async {
+                match sent {
+                    Some(sent) => self.answer(sent, options).await,
+                    None => Outcome::Unasked(mode.clone()),
+                }
+            });
             futures::future::join_all(answers).await
         };
         for outcome in &outcomes {
@@ -311,7 +338,7 @@ impl Runner {
         cleanup: bool,
     ) -> Result<Flow, Error> {
         match outcome {
-            Outcome::Selected { allowed: true, .. } => {
+            Outcome::Selected { allowed: true, .. } | Outcome::Unasked(_) => {
                 self.run_steps(&request.allowed, cleanup).await
             }
             Outcome::Selected { allowed: false, .. } => {

@@ -266,6 +266,7 @@ fn edit_document(
                         bypass_permissions: true,
                         default_mode: None,
                         agent_plan_mode: None,
+                        asking_mode: None,
                         fs_read: true,
                         fs_write: true,
                         terminal: true,

@@ -7,13 +7,14 @@ use super::line_col;
 /// Keys of the top level.
 const TOP_KEYS: [&str; 5] = ["default_agent", "agents", "rules", "notifications", "roots"];
 /// Keys of an `[agents.NAME]` block.
-pub(crate) const AGENT_KEYS: [&str; 9] = [
+pub(crate) const AGENT_KEYS: [&str; 10] = [
     "command",
     "args",
     "env",
     "bypass_permissions",
     "default_mode",
     "agent_plan_mode",
+    "asking_mode",
     "fs_read",
     "fs_write",
     "terminal",

@@ -103,6 +103,10 @@ pub struct AgentSettings {
     pub default_mode: Option<Mode>,
     /// The agent's own mode id to switch it to while the chat is in Plan (opt-in).
     pub agent_plan_mode: Option<String>,
+    /// The agent's own mode id that asks before acting, where warden keeps
+    /// it (default: found from the modes the agent advertises).
+    #[serde(default)]
+    pub asking_mode: Option<String>,
     /// Offer `fs/read_text_file` to this agent.
     #[serde(default = "yes")]
     pub fs_read: bool,

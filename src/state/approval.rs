@@ -80,12 +80,46 @@ pub enum Focus {
     Reason(Composer),
     /// "Approve all N?" asked; holds the ids pending at the key press.
     ConfirmAll(Vec<RequestId>),
+    /// A question before trust widens (a mode change or a bypass).
+    Confirm(Question),
     /// The mode dropdown is open; index of the highlighted item.
     ModeMenu(usize),
     /// Editing the pattern of a rule kept from the selected card.
     KeepRule(Composer),
     /// The review screen: highlighted line, and whether a revoke awaits "y".
     Grants { selected: usize, confirm: bool },
+}
+
+/// What warden asks before it widens trust; y says yes, anything else no.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Question {
+    /// A mode change (or a bypass) would allow these waiting cards:
+    /// approve them? No keeps them as cards; Shift+Tab goes on cycling.
+    AllowWaiting(Vec<RequestId>),
+    /// `b` on this card: bypass its agent from now on?
+    Bypass(RequestId),
+}
+
+impl Question {
+    /// The question as shown under the card.
+    pub fn text(&self, agent: &str) -> String {
+        match self {
+            Question::AllowWaiting(ids) => {
+                let n = ids.len();
+                let (cards, them) = if n == 1 {
+                    ("waiting card would now be allowed", "it")
+                } else {
+                    ("waiting cards would now be allowed", "them")
+                };
+                format!(
+                    "The {n} {cards}. Approve {them}? n keeps {them} as cards · Shift+Tab next mode"
+                )
+            }
+            Question::Bypass(_) => format!(
+                "Bypass {agent} from now on? Every call of {agent} that no deny/ask rule stops runs without asking, in every chat, saved to the settings. y / n"
+            ),
+        }
+    }
 }
 
 /// Review position among the cards.
@@ -401,7 +435,7 @@ impl AppState {
             self.review = Review::default();
             if matches!(
                 self.focus,
-                Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_)
+                Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::Confirm(_)
             ) {
                 self.focus = Focus::Composer;
             }
@@ -468,7 +502,10 @@ impl AppState {
         effects
     }
 
-    /// Change the chat's mode; re-decide waiting cards under the new mode.
+    /// Change the chat's mode. Waiting cards the new mode blocks are
+    /// blocked at once; those it would allow are not: warden asks first
+    /// ("approve the N waiting cards?"), so no mode change, not even one
+    /// passed through while cycling, approves a card unseen.
     pub(super) fn set_mode(&mut self, mode: Mode) -> Vec<Effect> {
         if self.mode == mode {
             return Vec::new();
@@ -479,15 +516,117 @@ impl AppState {
         let mut effects = Vec::new();
         if let Some(plan_mode) = self.agent_plan_mode.clone() {
             if mode == Mode::Plan {
-                effects.push(self.agent_mode_effect(&plan_mode));
+                effects.push(self.switch_agent_mode(&plan_mode));
             } else if was == Mode::Plan
                 && let Some(asking) = self.asking_mode.clone()
             {
-                effects.push(self.agent_mode_effect(&asking));
+                effects.push(self.switch_agent_mode(&asking));
             }
         }
-        effects.extend(self.redecide_queue());
+        if mode == Mode::Plan && self.no_asking_mode {
+            self.notice = Some(format!(
+                "{} has no mode known to ask: its turns are refused in Plan",
+                one_line(&self.agent_name)
+            ));
+        }
+        effects.extend(self.redecide_asking());
         effects
+    }
+
+    /// Re-decide the queue after a change the user did not make card by
+    /// card: blocks apply at once, allows wait for the user's yes.
+    pub(super) fn redecide_asking(&mut self) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        let mut would_allow = Vec::new();
+        let mut index = 0;
+        while index < self.approvals.len() {
+            let decision = policy::decide(&self.approvals[index].view, &self.policy_context());
+            match decision {
+                Decision::Ask { .. } => index += 1,
+                Decision::Allow { .. } => {
+                    would_allow.push(self.approvals[index].id);
+                    index += 1;
+                }
+                Decision::Deny { .. } => {
+                    if let Some(approval) = self.take_approval(index) {
+                        effects.extend(self.apply_automatic(&approval, decision));
+                    }
+                }
+            }
+        }
+        if !would_allow.is_empty() && self.headless.is_none() {
+            self.focus = Focus::Confirm(Question::AllowWaiting(would_allow));
+        } else if matches!(self.focus, Focus::Confirm(Question::AllowWaiting(_))) {
+            self.close_question();
+        }
+        effects
+    }
+
+    /// Keys while a question is asked.
+    pub(super) fn on_question_key(
+        &mut self,
+        action: &super::Action,
+        question: Question,
+    ) -> Vec<Effect> {
+        use super::Action as A;
+        let yes = matches!(action, A::Char('y' | 'Y') | A::Submit);
+        match question {
+            Question::AllowWaiting(ids) => {
+                self.close_question();
+                if matches!(action, A::BackTab) {
+                    return self.set_mode(self.mode.next());
+                }
+                if !yes {
+                    self.notice = Some(format!(
+                        "the waiting cards stay; the mode is {} for new requests",
+                        self.mode.label()
+                    ));
+                    return Vec::new();
+                }
+                let mut effects = Vec::new();
+                for id in ids {
+                    let Some(index) = self.approvals.iter().position(|a| a.id == id) else {
+                        continue;
+                    };
+                    let decision =
+                        policy::decide(&self.approvals[index].view, &self.policy_context());
+                    let decision = match decision {
+                        Decision::Allow {
+                            option_id,
+                            source,
+                            reason,
+                        } => Decision::Allow {
+                            option_id,
+                            source,
+                            reason: format!("{reason}, approved by you"),
+                        },
+                        Decision::Ask { .. } => continue,
+                        deny => deny,
+                    };
+                    if let Some(approval) = self.take_approval(index) {
+                        effects.extend(self.apply_automatic(&approval, decision));
+                    }
+                }
+                effects
+            }
+            Question::Bypass(card) => {
+                self.close_question();
+                if yes {
+                    self.bypass_confirmed(card)
+                } else {
+                    self.notice = Some(format!("{} is not bypassed", one_line(&self.agent_name)));
+                    Vec::new()
+                }
+            }
+        }
+    }
+
+    fn close_question(&mut self) {
+        self.focus = if self.approvals.is_empty() {
+            Focus::Composer
+        } else {
+            Focus::Cards
+        };
     }
 
     pub(super) fn agent_mode_effect(&self, mode_id: &str) -> Effect {
@@ -635,23 +774,8 @@ impl AppState {
                     self.notice = Some("the agent offered no allow option for this request".into());
                     return Vec::new();
                 }
-                self.agent_policy.bypass = true;
-                let mut effects = vec![self.persist_bypass()];
-                if let Some(approval) = self.take_approval(self.review.selected) {
-                    let option = allow_option(&approval.request.options).map(|o| o.id.clone());
-                    if let Some(id) = option {
-                        let reason = format!("bypass for {} (set by you)", self.agent_name);
-                        effects.extend(self.answer(
-                            &approval,
-                            PermissionOutcome::Selected(id),
-                            "allowed",
-                            Source::Bypass,
-                            &reason,
-                        ));
-                    }
-                }
-                effects.extend(self.redecide_queue());
-                effects
+                self.focus = Focus::Confirm(Question::Bypass(approval.id));
+                Vec::new()
             }
             Choice::DenyWithReason => {
                 self.focus = Focus::Reason(Composer::default());
@@ -663,6 +787,30 @@ impl AppState {
                 Vec::new()
             }
         }
+    }
+
+    /// The bypass is confirmed: set it, allow the card `b` was pressed on
+    /// (if it still waits), and ask about the other waiting cards it would
+    /// allow.
+    fn bypass_confirmed(&mut self, card: RequestId) -> Vec<Effect> {
+        self.agent_policy.bypass = true;
+        let mut effects = vec![self.persist_bypass()];
+        let index = self.approvals.iter().position(|a| a.id == card);
+        if let Some(approval) = index.and_then(|i| self.take_approval(i)) {
+            let option = allow_option(&approval.request.options).map(|o| o.id.clone());
+            if let Some(id) = option {
+                let reason = format!("bypass for {} (set by you)", self.agent_name);
+                effects.extend(self.answer(
+                    &approval,
+                    PermissionOutcome::Selected(id),
+                    "allowed",
+                    Source::Bypass,
+                    &reason,
+                ));
+            }
+        }
+        effects.extend(self.redecide_asking());
+        effects
     }
 
     /// Keys while typing a denial reason.
@@ -795,11 +943,9 @@ impl AppState {
                 else {
                     return Vec::new();
                 };
-                if self
-                    .asking_mode
-                    .as_deref()
-                    .is_some_and(|asking| asking != mode.id)
-                {
+                let asks = self.asking_mode.as_deref() == Some(mode.id.as_str())
+                    || policy::agent_mode::mode_asks(&mode) == policy::agent_mode::ModeAsks::Asks;
+                if !asks {
                     self.transcript.push(EntryKind::Error {
                         message: format!(
                             "warning: in the agent's mode `{}` it may act without asking; warden's gate sees only what the agent asks",
@@ -808,7 +954,7 @@ impl AppState {
                         detail: Vec::new(),
                     });
                 }
-                vec![self.agent_mode_effect(&mode.id)]
+                vec![self.switch_agent_mode(&mode.id)]
             }
             None => Vec::new(),
         }

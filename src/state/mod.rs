@@ -1,6 +1,7 @@
 //! Pure application state: `update(msg) -> Vec<Effect>`. No IO, no tokio,
 //! no ratatui. The runtime (`app.rs`) feeds messages in and runs the effects.
 
+mod agent_modes;
 mod approval;
 mod composer;
 mod grants;
@@ -9,8 +10,8 @@ mod transcript;
 pub mod workspace;
 
 pub use approval::{
-    AllowedScope, Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Review, choices,
-    option_kind_label,
+    AllowedScope, Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Question, Review,
+    choices, option_kind_label,
 };
 pub use composer::Composer;
 pub use grants::{GrantItem, SettingsEdit};
@@ -25,7 +26,6 @@ use crate::model::{
     WireStatus,
 };
 use crate::policy::{AgentPolicy, ChatGrant, Mode, Rule};
-use crate::sanitize::one_line;
 
 /// Identifies one permission request for the runtime, which keeps its responder.
 pub type RequestId = u64;
@@ -149,6 +149,11 @@ pub enum Msg {
     SettingsWriteFailed(String),
     /// A terminal's output (or exit) changed.
     TerminalOutput { id: String, view: TerminalView },
+    /// The agent answered warden's switch of its own mode.
+    AgentModeSet {
+        mode_id: String,
+        result: Result<(), String>,
+    },
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -237,8 +242,20 @@ pub struct AppState {
     pub rules: Vec<Rule>,
     /// The agent's own mode to switch to in Plan (opt-in per agent).
     pub agent_plan_mode: Option<String>,
-    /// The agent's mode when the session opened: its asking mode.
+    /// The agent's mode that asks before acting, where warden keeps it.
     pub asking_mode: Option<String>,
+    /// The asking mode the settings name (`asking_mode`), if any.
+    pub configured_asking_mode: Option<String>,
+    /// The agent offers modes but none known to ask: Plan is refused.
+    pub no_asking_mode: bool,
+    /// A session whose agent is being moved into this mode before the chat
+    /// is ready: (session id, mode id).
+    pub opening: Option<(String, String)>,
+    /// The agent mode warden (or the user) last asked for.
+    pub expected_agent_mode: Option<String>,
+    /// Why no prompt may be sent (the agent would not leave a mode that may
+    /// act without asking).
+    pub prompt_blocked: Option<String>,
     /// Home directory, for `~` in rules.
     pub home: Option<PathBuf>,
     /// The session's working directory, for relative paths in rules.
@@ -300,6 +317,11 @@ impl AppState {
             rules: Vec::new(),
             agent_plan_mode: None,
             asking_mode: None,
+            configured_asking_mode: None,
+            no_asking_mode: false,
+            opening: None,
+            expected_agent_mode: None,
+            prompt_blocked: None,
             home: None,
             cwd_path: PathBuf::new(),
             queued_prompt: None,
@@ -346,17 +368,8 @@ impl AppState {
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         match msg {
             Msg::Action(action) => self.on_action(action),
-            Msg::SessionStarted(info) => {
-                self.connection = Connection::Ready {
-                    session_id: info.session_id,
-                };
-                self.asking_mode = info.modes.as_ref().map(|m| m.current.clone());
-                self.agent_modes = info.modes;
-                match (&self.agent_plan_mode, self.mode) {
-                    (Some(plan), Mode::Plan) => vec![self.agent_mode_effect(&plan.clone())],
-                    _ => Vec::new(),
-                }
-            }
+            Msg::SessionStarted(info) => self.on_session_started(info),
+            Msg::AgentModeSet { mode_id, result } => self.on_agent_mode_set(mode_id, result),
             Msg::Update(update) => self.on_update(update),
             Msg::TerminalOutput { id, view } => {
                 self.terminals.insert(id.clone(), view);
@@ -377,7 +390,9 @@ impl AppState {
                     StopReason::Cancelled => self.info("turn cancelled"),
                     other => self.info(format!("turn ended: {}", other.as_str())),
                 }
-                if let Some(reason) = self.queued_prompt.take() {
+                if let Some(reason) = self.queued_prompt.take()
+                    && !self.refuse_turn()
+                {
                     effects.extend(self.send_prompt(reason));
                 }
                 effects
@@ -477,24 +492,15 @@ impl AppState {
             }
             SessionUpdate::Plan(plan) => self.transcript.set_plan(plan),
             SessionUpdate::AvailableCommands(_) | SessionUpdate::Other(_) => {}
-            SessionUpdate::CurrentMode(mode) => {
-                let modes = self.agent_modes.get_or_insert_with(AgentModes::default);
-                if modes.current != mode {
-                    modes.current.clone_from(&mode);
-                    let name = modes
-                        .available
-                        .iter()
-                        .find(|m| m.id == mode)
-                        .map_or(mode.as_str(), |m| m.name.as_str())
-                        .to_string();
-                    self.info(format!("agent mode: {}", one_line(&name)));
-                }
-            }
+            SessionUpdate::CurrentMode(mode) => return self.on_agent_mode_now(&mode),
             SessionUpdate::ConfigModes(modes) => {
-                if self.asking_mode.is_none() {
-                    self.asking_mode = Some(modes.current.clone());
-                }
-                self.agent_modes = Some(modes);
+                let current = modes.current.clone();
+                let known = self.agent_modes.as_ref().map(|m| m.current.clone());
+                self.agent_modes = Some(AgentModes {
+                    current: known.unwrap_or_else(|| current.clone()),
+                    ..modes
+                });
+                return self.on_agent_mode_now(&current);
             }
             SessionUpdate::SessionInfo { title } => self.title = title,
         }
@@ -518,6 +524,7 @@ impl AppState {
                     Focus::Reason(_)
                         | Focus::ModeMenu(_)
                         | Focus::ConfirmAll(_)
+                        | Focus::Confirm(_)
                         | Focus::KeepRule(_)
                         | Focus::Grants { .. }
                 ) =>
@@ -575,6 +582,7 @@ impl AppState {
             }
             Focus::Reason(field) => self.on_reason_key(&action, field),
             Focus::ConfirmAll(ids) => self.on_confirm_key(&action, ids),
+            Focus::Confirm(question) => self.on_question_key(&action, question),
             Focus::ModeMenu(highlighted) => self.on_menu_key(&action, highlighted),
             Focus::KeepRule(field) => self.on_keep_rule_key(&action, field),
             Focus::Grants { selected, confirm } => self.on_grants_key(&action, selected, confirm),
@@ -634,6 +642,9 @@ impl AppState {
                 return Vec::new();
             }
         }
+        if self.refuse_turn() {
+            return Vec::new();
+        }
         let text = self.composer.take();
         self.send_prompt(text)
     }
@@ -680,6 +691,8 @@ impl AppState {
 
     fn restart(&mut self) -> Vec<Effect> {
         self.asking_mode = None;
+        self.opening = None;
+        self.prompt_blocked = None;
         self.connection = Connection::Starting;
         self.agent_modes = None;
         self.transcript.end_turn();
@@ -716,5 +729,7 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
     }
 }
 
+#[cfg(test)]
+mod modes_tests;
 #[cfg(test)]
 mod tests;

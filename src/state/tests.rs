@@ -295,7 +295,9 @@ fn allow_for_this_chat_grants_same_kind_and_tool_and_redecides_the_queue() {
 fn bypass_allows_and_asks_to_persist() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Delete);
-    let effects = key(&mut s, Action::Char('b'));
+    assert_eq!(key(&mut s, Action::Char('b')), Vec::new(), "b asks first");
+    assert_eq!(s.focus, Focus::Confirm(Question::Bypass(1)));
+    let effects = key(&mut s, Action::Char('y'));
     assert!(
         effects.contains(&Effect::EditSettings(SettingsEdit::SetBypass {
             agent: "demo".into(),
@@ -344,13 +346,15 @@ fn shift_tab_cycles_modes_and_waiting_cards_follow_the_new_mode() {
     assert_eq!(s.focus, Focus::Composer);
     let effects = key(&mut s, Action::BackTab);
     assert_eq!(s.mode, Mode::Auto);
+    assert_eq!(answers(&effects), Vec::new(), "Auto allows nothing unasked");
+    assert_eq!(s.focus, Focus::Confirm(Question::AllowWaiting(vec![1])));
+    let effects = key(&mut s, Action::BackTab);
+    assert_eq!(s.mode, Mode::Plan);
     assert_eq!(
         answers(&effects),
-        vec![(1, selected("allow-once"))],
-        "Auto allows the waiting edit"
+        vec![(1, selected("reject-once"))],
+        "Plan blocks the waiting edit at once"
     );
-    key(&mut s, Action::BackTab);
-    assert_eq!(s.mode, Mode::Plan);
     key(&mut s, Action::BackTab);
     assert_eq!(s.mode, Mode::Default);
 }

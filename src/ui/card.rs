@@ -27,6 +27,8 @@ use crate::state::{
 pub(crate) const HINTS: &str = "y allow · n deny · 1-9 options · a chat · b bypass · p keep as rule · r reason · A all · Tab next · e expand · Ctrl-P type";
 /// The keys the choices do not show, when the card is short of room.
 const SHORT_HINTS: &str = "y allow · n deny · p keep as rule · Tab next · e expand · Ctrl-P type";
+/// The keys while warden asks a question under the card.
+const QUESTION_HINTS: &str = "y yes · n or Esc no";
 /// The keys while a denial reason is typed.
 const REASON_HINTS: &str = "Enter deny and send the reason · Esc back to the choices";
 /// The keys while the pattern of a kept rule is edited.
@@ -87,7 +89,11 @@ pub(crate) struct Drawn {
 fn focused(focus: &Focus) -> bool {
     matches!(
         focus,
-        Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::KeepRule(_)
+        Focus::Cards
+            | Focus::Reason(_)
+            | Focus::ConfirmAll(_)
+            | Focus::Confirm(_)
+            | Focus::KeepRule(_)
     )
 }
 
@@ -350,12 +356,25 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
             let ask = truncate_end(&ask, width).into_owned();
             bottom.push(Line::from(Span::styled(ask, theme.confirm())));
         }
+        Focus::Confirm(question) => {
+            let ask = question.text(&crate::sanitize::one_line(&state.agent_name));
+            wrap_text_into(
+                &mut bottom,
+                &ask,
+                theme.confirm(),
+                &[],
+                &[],
+                width,
+                Mode::Word,
+            );
+        }
         _ => {}
     }
     choice_at.resize(bottom.len(), None);
     let (full, short) = match state.focus {
         Focus::Reason(_) => (REASON_HINTS, REASON_HINTS),
         Focus::KeepRule(_) => (KEEP_HINTS, KEEP_HINTS),
+        Focus::Confirm(_) => (QUESTION_HINTS, QUESTION_HINTS),
         _ => (HINTS, SHORT_HINTS),
     };
     let mut hints = Vec::new();

@@ -163,6 +163,10 @@ fn badges(slot: &ChatSlot, width: usize, theme: Theme) -> Vec<Span<'static>> {
     };
     let build = |short: bool| {
         let mut spans = vec![Span::styled(state.mode.label(), theme.mode(state.mode))];
+        if let Some(badge) = super::footer::bypass_badge(state, theme) {
+            spans.push(Span::raw(" "));
+            spans.push(badge);
+        }
         if pending > 0 {
             let text = if short {
                 format!("⚑ {pending}")

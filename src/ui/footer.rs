@@ -37,6 +37,15 @@ pub(crate) fn mode_slot(state: &AppState, theme: Theme) -> Span<'static> {
     )
 }
 
+/// `BYPASS` next to the mode while the chat's agent is bypassed: its
+/// calls that no deny or ask rule stops run without asking.
+pub(crate) fn bypass_badge(state: &AppState, theme: Theme) -> Option<Span<'static>> {
+    state
+        .agent_policy
+        .bypass
+        .then(|| Span::styled("BYPASS", theme.bypass()))
+}
+
 /// What the agent is doing, when worth saying.
 fn status(state: &AppState, theme: Theme) -> Option<Span<'static>> {
     match state.connection {
@@ -73,7 +82,11 @@ fn agent_mode(state: &AppState, theme: Theme) -> Option<Span<'static>> {
 fn pending(state: &AppState, theme: Theme) -> Option<Span<'static>> {
     let on_cards = matches!(
         state.focus,
-        Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::KeepRule(_)
+        Focus::Cards
+            | Focus::Reason(_)
+            | Focus::ConfirmAll(_)
+            | Focus::Confirm(_)
+            | Focus::KeepRule(_)
     );
     (!state.approvals.is_empty() && !on_cards).then(|| {
         Span::styled(
@@ -134,6 +147,7 @@ pub(crate) struct Hits {
 enum Part {
     Position,
     Slot,
+    Bypass,
     Agent,
     Pending,
     Elsewhere,
@@ -166,7 +180,7 @@ fn left(parts: &[(Part, Option<Span<'static>>)], theme: Theme) -> Left {
             continue;
         }
         if !out.spans.is_empty() {
-            let sep = if *part == Part::Agent {
+            let sep = if matches!(part, Part::Agent | Part::Bypass) {
                 Span::raw(SLOT_GAP)
             } else {
                 Span::styled(SEP, theme.dim())
@@ -207,6 +221,7 @@ pub(crate) fn render_with(
     let name = Some(Span::styled(one_line(&state.agent_name), theme.bold()));
     let cwd = one_line(&state.cwd);
     let slot = Some(mode_slot(state, theme));
+    let bypass = bypass_badge(state, theme);
     let agent = agent_mode(state, theme);
     let pending = pending(state, theme);
     let status = status(state, theme);
@@ -233,6 +248,7 @@ pub(crate) fn render_with(
             &[
                 (Part::Position, position.clone().filter(|_| keep >= 1)),
                 (Part::Slot, slot.clone()),
+                (Part::Bypass, bypass.clone()),
                 (Part::Agent, agent.clone().filter(|_| keep >= 2)),
                 (Part::Pending, pending),
                 (Part::Elsewhere, elsewhere),

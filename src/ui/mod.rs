@@ -40,6 +40,8 @@ mod chat_list_tests;
 #[cfg(test)]
 mod gate_tests;
 #[cfg(test)]
+mod modes_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;

@@ -199,6 +199,12 @@ impl Theme {
         }
     }
 
+    /// The `BYPASS` badge of an agent whose calls run without asking.
+    pub(crate) fn bypass(self) -> Style {
+        self.fg(Color::Red)
+            .add_modifier(Modifier::BOLD | Modifier::REVERSED)
+    }
+
     /// "N pending · Ctrl-P review" in the footer.
     pub(crate) fn pending(self) -> Style {
         self.fg(Color::Yellow).add_modifier(Modifier::BOLD)

@@ -1,0 +1,354 @@
+//! The agent's own modes: warden keeps the agent in a mode that asks
+//! (issue 10 item 1), and mode changes or a bypass never approve waiting
+//! cards without a yes (item 5, the bypass extras).
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::model::{
+    AgentMode, OptionKind, PermissionOption, SessionOrigin, ToolCallFields, ToolKind,
+};
+
+fn mode(id: &str, name: &str, description: &str) -> AgentMode {
+    AgentMode {
+        id: id.into(),
+        name: name.into(),
+        description: Some(description.into()),
+    }
+}
+
+/// qwen-code 0.24.4's modes, current `auto`.
+fn qwen(config_option: Option<&str>) -> AgentModes {
+    AgentModes {
+        current: "auto".into(),
+        available: vec![
+            mode(
+                "plan",
+                "Plan",
+                "Analyze only, do not modify files or execute commands",
+            ),
+            mode(
+                "default",
+                "Default",
+                "Require approval for file edits or shell commands",
+            ),
+            mode("auto-edit", "Auto Edit", "Automatically approve file edits"),
+            mode(
+                "auto",
+                "Auto",
+                "LLM classifier auto-approves safe actions, blocks risky ones",
+            ),
+            mode("yolo", "YOLO", "Automatically approve all tools"),
+        ],
+        config_option_id: config_option.map(str::to_string),
+    }
+}
+
+fn fast_agent() -> AgentModes {
+    AgentModes {
+        current: "agent".into(),
+        available: vec![mode("agent", "Agent", "You are a helpful AI Agent.")],
+        config_option_id: None,
+    }
+}
+
+fn opened(mode: Mode, modes: Option<AgentModes>) -> (AppState, Vec<Effect>) {
+    let mut s = AppState::new("qwen", "/w");
+    s.mode = mode;
+    s.agent_policy.name = "qwen".into();
+    let effects = s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes,
+        origin: Default::default(),
+    }));
+    (s, effects)
+}
+
+fn set_mode(id: &str, config_option: Option<&str>) -> Effect {
+    Effect::SetAgentMode {
+        mode_id: id.into(),
+        config_option: config_option.map(str::to_string),
+    }
+}
+
+fn submit(s: &mut AppState, text: &str) -> Vec<Effect> {
+    s.update(Msg::Action(Action::Paste(text.into())));
+    s.update(Msg::Action(Action::Submit))
+}
+
+fn warnings(s: &AppState) -> Vec<String> {
+    s.transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Error { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_session_opening_in_auto_is_moved_to_the_asking_mode_before_any_prompt() {
+    let (mut s, effects) = opened(Mode::Default, Some(qwen(Some("mode"))));
+    assert_eq!(effects, vec![set_mode("default", Some("mode"))]);
+    assert_eq!(
+        s.connection,
+        Connection::Starting,
+        "not ready until it moved"
+    );
+    assert_eq!(submit(&mut s, "touch x"), Vec::new(), "no prompt yet");
+    assert!(s.turn.is_none());
+    s.update(Msg::AgentModeSet {
+        mode_id: "default".into(),
+        result: Ok(()),
+    });
+    assert_eq!(
+        s.connection,
+        Connection::Ready {
+            session_id: "s".into()
+        }
+    );
+    assert_eq!(
+        s.agent_modes.as_ref().map(|m| m.current.as_str()),
+        Some("default")
+    );
+    assert_eq!(
+        s.update(Msg::Action(Action::Submit)),
+        vec![Effect::SendPrompt("touch x".into())],
+        "the text waited in the composer"
+    );
+}
+
+#[test]
+fn a_refused_move_blocks_every_prompt() {
+    let (mut s, _) = opened(Mode::Default, Some(qwen(None)));
+    s.update(Msg::AgentModeSet {
+        mode_id: "default".into(),
+        result: Err("not now".into()),
+    });
+    assert!(matches!(s.connection, Connection::Ready { .. }));
+    assert_eq!(submit(&mut s, "touch x"), Vec::new());
+    assert!(s.failed.as_deref().is_some_and(|f| f.contains("not now")));
+    assert!(s.notice.as_deref().is_some_and(|n| n.contains("no prompt")));
+}
+
+#[test]
+fn the_configured_asking_mode_wins_and_an_unknown_one_is_said() {
+    let mut s = AppState::new("qwen", "/w");
+    s.configured_asking_mode = Some("plan".into());
+    let effects = s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: Some(qwen(None)),
+        origin: Default::default(),
+    }));
+    assert_eq!(effects, vec![set_mode("plan", None)]);
+    let mut s = AppState::new("qwen", "/w");
+    s.configured_asking_mode = Some("careful".into());
+    let effects = s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: Some(qwen(None)),
+        origin: Default::default(),
+    }));
+    assert_eq!(effects, vec![set_mode("default", None)]);
+    assert!(warnings(&s)[0].contains("asking_mode = \"careful\""));
+}
+
+#[test]
+fn an_agent_in_its_asking_mode_is_ready_at_once() {
+    let mut modes = qwen(None);
+    modes.current = "default".into();
+    let (s, effects) = opened(Mode::Default, Some(modes));
+    assert_eq!(effects, Vec::new());
+    assert!(matches!(s.connection, Connection::Ready { .. }));
+    let (s, effects) = opened(Mode::Plan, None);
+    assert_eq!(effects, Vec::new(), "no modes: nothing to move");
+    assert!(matches!(s.connection, Connection::Ready { .. }));
+    assert!(!s.no_asking_mode, "no modes is not a refusal of Plan");
+}
+
+#[test]
+fn an_agent_without_an_asking_mode_is_refused_in_plan_only() {
+    let (mut s, effects) = opened(Mode::Plan, Some(fast_agent()));
+    assert_eq!(effects, Vec::new());
+    assert!(s.no_asking_mode);
+    assert!(warnings(&s)[0].contains("none of qwen's modes"));
+    assert_eq!(submit(&mut s, "edit it"), Vec::new());
+    assert!(s.turn.is_none());
+    assert!(
+        warnings(&s)
+            .last()
+            .is_some_and(|w| w.contains("Plan is refused"))
+    );
+    s.update(Msg::Action(Action::BackTab));
+    assert_eq!(s.mode, Mode::Default);
+    assert_eq!(
+        s.update(Msg::Action(Action::Submit)),
+        vec![Effect::SendPrompt("edit it".into())]
+    );
+}
+
+#[test]
+fn an_agent_moving_itself_into_a_mode_that_never_asks_is_moved_back() {
+    let mut modes = qwen(None);
+    modes.current = "default".into();
+    let (mut s, _) = opened(Mode::Default, Some(modes));
+    let effects = s.update(Msg::Update(SessionUpdate::CurrentMode("yolo".into())));
+    assert_eq!(effects, vec![set_mode("default", None)]);
+    assert!(warnings(&s)[0].contains("moved itself into its mode `YOLO`"));
+    // Its confirmation of warden's move is no surprise.
+    let effects = s.update(Msg::Update(SessionUpdate::CurrentMode("default".into())));
+    assert_eq!(effects, Vec::new());
+    // A config option update that says the same is handled alike.
+    let mut moved = qwen(Some("mode"));
+    moved.current = "auto-edit".into();
+    let effects = s.update(Msg::Update(SessionUpdate::ConfigModes(moved)));
+    assert_eq!(effects, vec![set_mode("default", Some("mode"))]);
+}
+
+#[test]
+fn a_mode_the_user_picks_stays_with_its_warning() {
+    let mut modes = qwen(None);
+    modes.current = "default".into();
+    let (mut s, _) = opened(Mode::Default, Some(modes));
+    s.update(Msg::Action(Action::OpenModeMenu));
+    // Items: Plan, Default, Auto, then the agent's five; `yolo` is the last.
+    let effects = s.update(Msg::Action(Action::PickModeItem(7)));
+    assert_eq!(effects, vec![set_mode("yolo", None)]);
+    assert!(warnings(&s)[0].starts_with("warning: in the agent's mode `YOLO`"));
+    let effects = s.update(Msg::Update(SessionUpdate::CurrentMode("yolo".into())));
+    assert_eq!(effects, Vec::new(), "the user chose it");
+}
+
+#[test]
+fn a_restart_moves_the_new_session_again() {
+    let (mut s, _) = opened(Mode::Default, Some(qwen(None)));
+    s.update(Msg::AgentModeSet {
+        mode_id: "default".into(),
+        result: Ok(()),
+    });
+    s.update(Msg::AgentExited {
+        status: "exit 1".into(),
+        stderr_tail: Vec::new(),
+    });
+    s.update(Msg::Action(Action::Restart));
+    let effects = s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s2".into(),
+        modes: Some(qwen(None)),
+        origin: SessionOrigin::Loaded,
+    }));
+    assert_eq!(effects, vec![set_mode("default", None)]);
+    assert_eq!(s.connection, Connection::Starting);
+}
+
+fn edit(id: RequestId, tool: &str) -> Msg {
+    Msg::PermissionRequested {
+        id,
+        request: PermissionRequest {
+            session_id: "s".into(),
+            tool_call_id: tool.into(),
+            fields: ToolCallFields {
+                title: Some(format!("Edit {tool}")),
+                kind: Some(ToolKind::Edit),
+                ..Default::default()
+            },
+            options: vec![
+                PermissionOption {
+                    id: "allow".into(),
+                    name: "Allow".into(),
+                    kind: OptionKind::AllowOnce,
+                },
+                PermissionOption {
+                    id: "reject".into(),
+                    name: "Reject".into(),
+                    kind: OptionKind::RejectOnce,
+                },
+            ],
+            client: false,
+        },
+    }
+}
+
+fn two_cards() -> AppState {
+    let (mut s, _) = opened(Mode::Default, None);
+    submit(&mut s, "edit both");
+    s.update(edit(1, "a"));
+    s.update(edit(2, "b"));
+    s.update(Msg::Action(Action::Review));
+    assert_eq!(s.focus, Focus::Composer);
+    s
+}
+
+fn responses(effects: &[Effect]) -> Vec<(RequestId, PermissionOutcome)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::RespondPermission { id, outcome } => Some((*id, outcome.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_dropdown_into_auto_asks_before_approving_waiting_cards() {
+    let mut s = two_cards();
+    s.update(Msg::Action(Action::OpenModeMenu));
+    let effects = s.update(Msg::Action(Action::PickModeItem(2)));
+    assert_eq!(s.mode, Mode::Auto);
+    assert_eq!(responses(&effects), Vec::new());
+    assert_eq!(s.focus, Focus::Confirm(Question::AllowWaiting(vec![1, 2])));
+    let effects = s.update(Msg::Action(Action::Char('n')));
+    assert_eq!(responses(&effects), Vec::new());
+    assert_eq!(s.approvals.len(), 2, "n keeps them as cards");
+    assert_eq!(s.mode, Mode::Auto, "Auto holds for new requests");
+    let later = s.update(edit(3, "c"));
+    assert_eq!(
+        responses(&later),
+        vec![(3, PermissionOutcome::Selected("allow".into()))]
+    );
+}
+
+#[test]
+fn yes_approves_only_the_cards_still_allowed() {
+    let mut s = two_cards();
+    s.update(Msg::Action(Action::BackTab));
+    assert_eq!(s.focus, Focus::Confirm(Question::AllowWaiting(vec![1, 2])));
+    let effects = s.update(Msg::Action(Action::Char('y')));
+    assert_eq!(
+        responses(&effects),
+        vec![
+            (1, PermissionOutcome::Selected("allow".into())),
+            (2, PermissionOutcome::Selected("allow".into()))
+        ]
+    );
+    let reasons: Vec<String> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::LogDecision(r) => Some(r.reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        reasons.iter().all(|r| r.ends_with("approved by you")),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn bypass_confirmed_asks_about_the_other_waiting_cards() {
+    let mut s = two_cards();
+    s.update(Msg::Action(Action::Review));
+    assert_eq!(s.focus, Focus::Cards);
+    s.update(Msg::Action(Action::Char('b')));
+    let effects = s.update(Msg::Action(Action::Char('n')));
+    assert_eq!(effects, Vec::new());
+    assert!(!s.agent_policy.bypass);
+    s.update(Msg::Action(Action::Char('b')));
+    let effects = s.update(Msg::Action(Action::Char('y')));
+    assert!(s.agent_policy.bypass);
+    assert_eq!(
+        responses(&effects),
+        vec![(1, PermissionOutcome::Selected("allow".into()))],
+        "only the card b was pressed on"
+    );
+    assert_eq!(s.focus, Focus::Confirm(Question::AllowWaiting(vec![2])));
+}
