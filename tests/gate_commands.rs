@@ -127,7 +127,7 @@ fn kimi_shell_without_kind_never_reaches_its_terminal() {
     );
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("permission outcome: selected reject"), "{out}");
-    assert!(err.contains("touch * might match"), "{err}");
+    assert!(err.contains("denied: --on-ask"), "{err}");
     assert!(!created.exists());
 
     // An allow rule never matches a command read from a title.
