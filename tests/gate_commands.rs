@@ -3,6 +3,8 @@
 //! each agent's quirk from a scenario file, over real pipes, in the TUI's
 //! state and in `warden exec`.
 
+#![allow(clippy::expect_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

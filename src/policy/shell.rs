@@ -204,7 +204,9 @@ fn is_static(word: &str) -> bool {
             (None, '\'' | '"') => quote = Some(c),
             (Some('\''), '\'') | (Some('"'), '"') | (Some('$'), '\'') => quote = None,
             (Some('$'), '\\') => {
-                if !matches!(chars.next(), Some('\\' | '\'' | '"' | 'n' | 't')) {
+                // `\x72`, `\u..`, `\0..`, `\c.`: a character chosen by number.
+                let escape = chars.next();
+                if !matches!(escape, Some('\\' | '\'' | '"' | 'n' | 't')) {
                     return false;
                 }
             }
