@@ -141,7 +141,8 @@ impl Command {
 
 /// Whether `command` is unknown, and its plain form (see [`Command::plain`]).
 fn plain_form(command: &str) -> (bool, Option<String>) {
-    let text = split_ifs(command);
+    // A backslash-newline joins lines: `r\<newline>m` is `rm`.
+    let text = split_ifs(&command.replace("\\\n", ""));
     let spans = words(&text);
     let Some(at) = spans.iter().position(|&(s, e)| !is_assignment(&text[s..e])) else {
         return (false, None);
@@ -857,15 +858,16 @@ impl Scanner {
         self.chars.get(self.pos + offset).copied()
     }
 
-    /// Whether `pos` starts a word: the line's start, or after a blank or
-    /// an operator character.
+    /// Whether `pos` starts a word: the line's start, or after a blank
+    /// (space, tab, newline: the shell's, not Unicode's) or an operator
+    /// character that no backslash escaped.
     fn word_start(&self) -> bool {
         self.pos == 0
             || (self.pos != self.escaped_until
                 && self
                     .chars
                     .get(self.pos - 1)
-                    .is_some_and(|&c| c.is_whitespace() || ";&|()<>".contains(c)))
+                    .is_some_and(|&c| " \t\n;&|()<>".contains(c)))
     }
 
     /// Scan a command list from `pos`, until the input ends or (for

@@ -37,6 +37,8 @@ fn comments_end_at_the_newline_and_hide_their_quotes() {
     // An escaped blank does not start a word: no comment here.
     assert_eq!(texts("echo x\\ #y; rm z"), ["echo x\\ #y", "rm z"]);
     assert_eq!(texts("echo '#'; rm z"), ["echo '#'", "rm z"]);
+    // A no-break space is no blank to the shell: no comment either.
+    assert_eq!(texts("echo x\u{a0}#y; rm z"), ["echo x\u{a0}#y", "rm z"]);
     assert_eq!(
         texts("echo $(ls #)\n); rm z"),
         ["echo $(ls #)\n)", "rm z", "ls"]
@@ -113,6 +115,7 @@ fn plain_forms_resolve_spellings() {
         "rm${IFS}-rf${IFS}x",
         "rm$IFS-rf x",
         "FOO=1 rm -rf 'x'",
+        "r\\\nm -rf x",
     ] {
         assert_eq!(plains(spelling), ["rm -rf x"], "{spelling}");
     }
