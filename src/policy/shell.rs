@@ -541,6 +541,15 @@ const WRAPPERS: &[Wrapper] = &[
         0,
     ),
     wrapper("caffeinate", &["-w", "-t"], 0),
+    wrapper("coproc", &[], 0),
+    wrapper(
+        "ssh",
+        &[
+            "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o",
+            "-p", "-Q", "-R", "-S", "-W", "-w",
+        ],
+        1,
+    ),
     scripted(
         "nix-shell",
         &["-p", "-A", "-I"],
@@ -880,6 +889,8 @@ impl Scanner {
             return;
         }
         let mut start = self.pos;
+        // `case` commands open in this list: their patterns end in `)`.
+        let mut cases = 0usize;
         while let Some(c) = self.peek(0) {
             let next = self.peek(1);
             match c {
@@ -929,12 +940,22 @@ impl Scanner {
                     } else if c == ')' {
                         if parens > 0 {
                             parens -= 1;
-                        } else if stop == Stop::Paren {
+                        } else if cases == 0 && stop == Stop::Paren {
+                            // (In a `case`, a `)` ends a pattern.)
                             return;
                         }
                     }
                 }
-                _ => self.pos += 1,
+                _ => {
+                    if self.word_start() {
+                        if self.keyword("case") {
+                            cases += 1;
+                        } else if self.keyword("esac") {
+                            cases = cases.saturating_sub(1);
+                        }
+                    }
+                    self.pos += 1;
+                }
             }
         }
         if stop == Stop::Paren {
@@ -942,6 +963,16 @@ impl Scanner {
             self.line.opaque = true;
         }
         self.cut(start, depth);
+    }
+
+    /// Whether the word at `pos` is exactly `word` (followed by a blank,
+    /// an operator or the end).
+    fn keyword(&self, word: &str) -> bool {
+        let len = word.chars().count();
+        word.chars()
+            .enumerate()
+            .all(|(i, c)| self.peek(i) == Some(c))
+            && self.peek(len).is_none_or(|c| " \t\n;&|()<>".contains(c))
     }
 
     /// At a `$` outside single quotes: a substitution, a parameter
@@ -1086,34 +1117,38 @@ impl Scanner {
     }
 
     /// Just past a newline: the bodies of the here-documents waiting for
-    /// one, in order. An unquoted body's substitutions are scanned.
+    /// one, in order, each up to its delimiter line. An unquoted body's
+    /// substitutions are scanned (they may span lines, as in the shell).
     fn heredoc_bodies(&mut self, depth: usize) {
         for doc in std::mem::take(&mut self.heredocs) {
-            loop {
-                if self.pos >= self.chars.len() {
-                    // The input ended before the delimiter.
-                    self.line.opaque = true;
-                    return;
-                }
-                let start = self.pos;
-                let end = (start..self.chars.len())
+            let body = self.pos;
+            let mut line = self.pos;
+            let mut found = None;
+            while line < self.chars.len() {
+                let end = (line..self.chars.len())
                     .find(|&i| self.chars[i] == '\n')
                     .unwrap_or(self.chars.len());
-                let text: String = self.chars[start..end].iter().collect();
+                let text: String = self.chars[line..end].iter().collect();
                 let text = if doc.strip_tabs {
                     text.trim_start_matches('\t')
                 } else {
                     text.as_str()
                 };
                 if text == doc.delimiter {
-                    self.pos = (end + 1).min(self.chars.len());
+                    found = Some((line, (end + 1).min(self.chars.len())));
                     break;
                 }
-                if doc.quoted {
-                    self.pos = end + 1;
-                    continue;
-                }
-                while self.pos < end {
+                line = end + 1;
+            }
+            let Some((body_end, after)) = found else {
+                // The input ended before the delimiter.
+                self.line.opaque = true;
+                self.pos = self.chars.len();
+                return;
+            };
+            if !doc.quoted {
+                self.pos = body;
+                while self.pos < body_end {
                     match self.peek(0) {
                         Some('\\') => self.pos += 2,
                         Some('`') => self.backticks(depth),
@@ -1121,13 +1156,12 @@ impl Scanner {
                         _ => self.pos += 1,
                     }
                 }
-                if self.pos > end {
-                    // A substitution ran past the line: not followed.
+                if self.pos > body_end {
+                    // A substitution ran past the body: not followed.
                     self.line.opaque = true;
-                    return;
                 }
-                self.pos = end + 1;
             }
+            self.pos = self.pos.max(after);
         }
     }
 

@@ -199,6 +199,8 @@ fn more_wrappers_are_looked_into() {
         ("stdbuf -o0 rm -rf x", "rm -rf x"),
         ("setsid rm -rf x", "rm -rf x"),
         ("doas rm -rf x", "rm -rf x"),
+        ("coproc rm -rf x", "rm -rf x"),
+        ("ssh -p 22 host rm -rf x", "rm -rf x"),
     ];
     for (line, want) in cases {
         let got = derived_plains(line);
@@ -624,6 +626,18 @@ fn line() -> impl Strategy<Value = Gen> {
                 }
             }),
             1 => (inner.clone(), 0..12usize).prop_map(|(a, how)| wrapped(a, how)),
+            1 => (inner.clone(), 0..3usize).prop_map(|(a, how)| {
+                let text = match how {
+                    0 => format!("case $Y in a) {}\n;; *) ls;; esac", a.text),
+                    1 => format!("! {}", a.text),
+                    _ => format!("time {}", a.text),
+                };
+                let mut runs = a.runs;
+                if how == 0 {
+                    runs.extend([known("ls", None), Run::Unknown]);
+                }
+                Gen { text, runs, simple: false }
+            }),
         ]
     })
 }
