@@ -897,3 +897,32 @@ fn commands_from_every_raw_input_shape() {
     };
     assert_eq!(edit.command(), None);
 }
+
+#[test]
+fn everyday_lines_stay_readable() {
+    for line in [
+        "cd /tmp && ls -la",
+        "cargo build 2>&1 | tail -20",
+        "git status && git diff --stat",
+        "grep -rn \"foo\" src/ | head -20",
+        "find . -name \"*.rs\" -type f | wc -l",
+        "echo \"done: $(date)\"",
+        "for f in src/*.rs; do wc -l \"$f\"; done",
+        "cat > notes.md <<'EOF'\n# x $(not run)\nEOF",
+        "ls ${HOME} $PWD",
+        "[ -f Cargo.toml ] && cargo check",
+        "[[ -n \"$x\" ]] && echo set",
+        "test -d target || mkdir target",
+        "export RUST_BACKTRACE=1; cargo test -- --nocapture",
+        "if [ -d x ]; then echo y; fi",
+        "while read l; do echo \"$l\"; done < f",
+        "echo $((2 * 3)) # six",
+        "python3 -c 'print(1)'",
+        "sudo apt-get install -y ripgrep",
+        "bash -lc 'cargo test && cargo fmt'",
+    ] {
+        let parsed = parse(line);
+        assert!(!parsed.unknown(), "{line}: {parsed:#?}");
+        assert_eq!(parsed.hijacking_assignment(), None, "{line}");
+    }
+}
