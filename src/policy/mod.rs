@@ -341,9 +341,11 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     if category == Category::Read {
         return allow(req, Source::Read, "reads are allowed".to_string());
     }
-    Decision::Ask {
-        reason: format!("{category} calls ask in {} mode", cx.mode),
+    let mut reason = format!("{category} calls ask in {} mode", cx.mode);
+    if let Some(var) = &facts.hijack {
+        reason.push_str(&format!("; it sets {var}, which no allow rule covers"));
     }
+    Decision::Ask { reason }
 }
 
 /// Steps 3 and 4 of [`decide`]: what the deny and ask rules say about the

@@ -412,9 +412,10 @@ fn hijacking_variables_are_never_allowed() {
         "env": { "PATH": "/p/evilbin:/usr/bin" }
     }));
     let exact = [command_rule(RuleDecision::Allow, "cargo test *")];
+    let d = decide_in(&terminal, Mode::Default, false, &exact);
     assert_eq!(
-        short(&decide_in(&terminal, Mode::Default, false, &exact)),
-        "ask"
+        d.reason(),
+        "execute calls ask in default mode; it sets PATH, which no allow rule covers"
     );
     terminal.raw_input = Some(json!({
         "command": "cargo test",
