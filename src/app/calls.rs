@@ -181,18 +181,29 @@ impl Chat {
                 self.gate(call, responder, real, fields);
             }
             ClientCall::CreateTerminal {
-                command, args, cwd, ..
+                command,
+                args,
+                env,
+                cwd,
+                ..
             } => {
                 let dir = cwd.clone().unwrap_or_else(|| self.command.cwd.clone());
                 match fs::resolve(&self.roots, &dir, false).map_err(fs_error) {
                     Ok(real) => {
                         let line = command_line(command, args);
+                        let mut input =
+                            json!({ "command": line, "cwd": real.display().to_string() });
+                        // The environment the agent sets: shown on the card,
+                        // and no allow rule covers one that changes what runs.
+                        if !env.is_empty() {
+                            let env: serde_json::Map<String, serde_json::Value> =
+                                env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                            input["env"] = serde_json::Value::Object(env);
+                        }
                         let fields = ToolCallFields {
                             title: Some(format!("Run {line}")),
                             kind: Some(ToolKind::Execute),
-                            raw_input: Some(
-                                json!({ "command": line, "cwd": real.display().to_string() }),
-                            ),
+                            raw_input: Some(input),
                             ..ToolCallFields::default()
                         };
                         self.gate(call, responder, real, fields);

@@ -7,8 +7,9 @@
 //!
 //! 1. a `switch_mode` request: ask;
 //! 2. Plan mode and the category is not read: deny ("plan mode");
-//! 3. a deny rule matches: deny;
-//! 4. an ask rule matches: ask;
+//! 3. a deny rule matches: deny (one that only might match, because the
+//!    command cannot be read, asks instead);
+//! 4. an ask rule matches or might match: ask;
 //! 5. the agent has bypass: allow;
 //! 6. Auto mode: allow;
 //! 7. an allow rule or a chat grant matches: allow;
@@ -37,7 +38,7 @@ use crate::model::{OptionKind, PermissionOption, ToolKind};
 pub use request::RequestView;
 pub use rule::{KindMatch, Rule, RuleDecision, suggest_rule};
 
-use rule::Facts;
+use rule::{Facts, Hit};
 
 /// A name in the settings or on the command line that the policy does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -340,27 +341,48 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     if category == Category::Read {
         return allow(req, Source::Read, "reads are allowed".to_string());
     }
-    Decision::Ask {
-        reason: format!("{category} calls ask in {} mode", cx.mode),
+    let mut reason = format!("{category} calls ask in {} mode", cx.mode);
+    if let Some(var) = &facts.hijack {
+        reason.push_str(&format!("; it sets {var}, which no allow rule covers"));
     }
+    Decision::Ask { reason }
 }
 
 /// Steps 3 and 4 of [`decide`]: what the deny and ask rules say about the
 /// request, whatever else would allow it. `None` when no such rule applies.
 /// Also checked on a call that an earlier allowed request covers.
+///
+/// A deny or ask command rule that might match a command warden cannot read
+/// (see `Rule::hit`) makes the request ask, even in Auto and with bypass: it
+/// is not refused, since it may well be another command.
 pub fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
     let facts = Facts::new(req, cx.home, cx.cwd);
-    let matching = |decision: RuleDecision| {
+    let first = |decision: RuleDecision, hit: Hit| {
         cx.rules
             .iter()
             .filter(move |r| r.decision == decision)
-            .find(|r| r.matches(&facts, &cx.agent.name))
+            .find(|r| r.hit(&facts, &cx.agent.name) == hit)
     };
-    if let Some(rule) = matching(RuleDecision::Deny) {
+    if let Some(rule) = first(RuleDecision::Deny, Hit::Yes) {
         return Some(deny(req, Source::Rule, rule.describe()));
     }
-    matching(RuleDecision::Ask).map(|rule| Decision::Ask {
-        reason: rule.describe(),
+    let unread = if facts.command.is_some() && !facts.exact {
+        "command only in the title"
+    } else {
+        "command cannot be read"
+    };
+    if let Some(rule) = first(RuleDecision::Deny, Hit::Unknown) {
+        return Some(Decision::Ask {
+            reason: format!("{unread}; {} might match", rule.describe()),
+        });
+    }
+    if let Some(rule) = first(RuleDecision::Ask, Hit::Yes) {
+        return Some(Decision::Ask {
+            reason: rule.describe(),
+        });
+    }
+    first(RuleDecision::Ask, Hit::Unknown).map(|rule| Decision::Ask {
+        reason: format!("{unread}; {} might match", rule.describe()),
     })
 }
 

@@ -31,6 +31,11 @@ pub struct RequestView {
     pub diff_paths: Vec<String>,
     /// The agent's options, in its order.
     pub options: Vec<PermissionOption>,
+    /// The agent sent no kind (`kind` is then `Other`): the kind the
+    /// request's content suggests (a command: execute; a diff: edit; a URL:
+    /// fetch). Deny and ask rules of that kind apply too; no allow rule
+    /// matches a request whose kind had to be guessed.
+    pub inferred_kind: Option<ToolKind>,
 }
 
 impl RequestView {
@@ -65,8 +70,9 @@ impl RequestView {
             .or(known.map(|k| &k.content))
             .map(|c| diff_paths(c))
             .unwrap_or_default();
-        RequestView {
-            kind: fields.kind.or(known.map(|k| k.kind)).unwrap_or_default(),
+        let kind = fields.kind.or(known.map(|k| k.kind)).unwrap_or_default();
+        let mut view = RequestView {
+            kind,
             title,
             tool_name: fields
                 .tool_name
@@ -76,6 +82,29 @@ impl RequestView {
             locations,
             diff_paths,
             options: req.options.clone(),
+            inferred_kind: None,
+        };
+        if fields.kind.is_none() && kind == ToolKind::Other {
+            view.inferred_kind = view.infer_kind();
+        }
+        view
+    }
+
+    /// What a request without a kind carries: a command (in `rawInput`, or
+    /// a title such as `Shell: ls`) makes it execute, a diff edit, a URL fetch.
+    fn infer_kind(&self) -> Option<ToolKind> {
+        if self.input_command().is_some() || title_prefix(&self.title).is_some() {
+            Some(ToolKind::Execute)
+        } else if !self.diff_paths.is_empty() {
+            Some(ToolKind::Edit)
+        } else if self
+            .raw_input
+            .as_ref()
+            .is_some_and(|i| i.get("url").is_some())
+        {
+            Some(ToolKind::Fetch)
+        } else {
+            None
         }
     }
 
@@ -103,28 +132,97 @@ impl RequestView {
             .map_or_else(|| self.kind.as_str().to_string(), str::to_string)
     }
 
-    /// The shell command: `rawInput.command`, else `rawInput.cmd`; a string,
-    /// or an argument array. An array `[sh|bash|zsh|dash, -c|-lc.., SCRIPT]`
-    /// is the script; another array is joined with spaces, each argument
-    /// that needs it single-quoted (so `["rm", "a; b"]` stays one command).
+    /// The shell command: from `rawInput` (see [`RequestView::command_exact`]),
+    /// else, for a request of the execute category, the title without a tool
+    /// prefix (`Shell: `, `Bash: `, ...) and backticks: gemini-cli and
+    /// kimi-cli send the command only there.
     pub fn command(&self) -> Option<String> {
+        self.input_command().or_else(|| self.title_command())
+    }
+
+    /// Whether [`RequestView::command`] came from `rawInput`. A command read
+    /// from the title is only the agent's description of what it will run:
+    /// no allow rule matches it, and deny and ask command rules count it as
+    /// unknown.
+    pub fn command_exact(&self) -> bool {
+        self.input_command().is_some()
+    }
+
+    /// The command in `rawInput`: `command`, `cmd`, `argv` or `args`; a
+    /// string, or an argument array. An array `[sh|bash|zsh|dash,
+    /// -c|-lc.., SCRIPT]` is the script; another array is joined with
+    /// spaces, each argument that needs it single-quoted (so `["rm", "a;
+    /// b"]` stays one command). A string `command` with an `args` array is
+    /// the program and its arguments.
+    fn input_command(&self) -> Option<String> {
         let input = self.raw_input.as_ref()?;
-        let value = input.get("command").or_else(|| input.get("cmd"))?;
+        let strings = |items: &[Value]| -> Vec<String> {
+            items
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect()
+        };
+        let value = ["command", "cmd", "argv", "args"]
+            .iter()
+            .find_map(|k| input.get(*k).filter(|v| v.is_string() || v.is_array()))?;
         let command = match value {
-            Value::String(s) => s.clone(),
+            Value::String(s) => match input.get("args") {
+                Some(Value::Array(args)) if !args.is_empty() => {
+                    let mut argv = vec![s.clone()];
+                    argv.extend(strings(args));
+                    shell_join(&argv)
+                }
+                _ => s.clone(),
+            },
             Value::Array(items) => {
-                let args: Vec<String> = items
-                    .iter()
-                    .map(|v| match v {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    })
-                    .collect();
+                let args = strings(items);
                 shell_script(&args).unwrap_or_else(|| shell_join(&args))
             }
             _ => return None,
         };
         Some(command).filter(|c| !c.trim().is_empty())
+    }
+
+    /// The command an execute request's title names, if any.
+    fn title_command(&self) -> Option<String> {
+        if self.category() != Category::Execute {
+            return None;
+        }
+        let title = self.title.trim();
+        let mut command = title_prefix(title).unwrap_or(title).trim();
+        if command.len() >= 2 && command.starts_with('`') && command.ends_with('`') {
+            command = command[1..command.len() - 1].trim();
+        }
+        Some(command.to_string()).filter(|c| !c.is_empty())
+    }
+
+    /// The environment the call sets (`rawInput.env`: an object of strings,
+    /// or an array of `{name, value}`), as sent.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let Some(env) = self.raw_input.as_ref().and_then(|i| i.get("env")) else {
+            return Vec::new();
+        };
+        let text = |v: &Value| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        match env {
+            Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), text(v))).collect(),
+            Value::Array(items) => items
+                .iter()
+                .filter_map(|item| {
+                    let name = item.get("name")?.as_str()?;
+                    Some((
+                        name.to_string(),
+                        item.get("value").map(text).unwrap_or_default(),
+                    ))
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// Every path the call touches, as sent, without duplicates: locations,
@@ -152,6 +250,40 @@ impl RequestView {
         }
         out
     }
+}
+
+/// Tool names agents put before a command in a title (`Shell: ls`).
+const TITLE_TOOLS: &[&str] = &[
+    "shell",
+    "bash",
+    "sh",
+    "zsh",
+    "terminal",
+    "command",
+    "run",
+    "run command",
+    "run_shell_command",
+    "execute",
+    "exec",
+    "powershell",
+    "cmd",
+];
+
+/// The rest of a title after a tool prefix: `Shell: ls` and `Run `ls``
+/// give `ls` (backticks kept).
+fn title_prefix(title: &str) -> Option<&str> {
+    let title = title.trim();
+    if let Some((head, rest)) = title.split_once(':')
+        && TITLE_TOOLS.contains(&head.trim().to_ascii_lowercase().as_str())
+    {
+        return Some(rest.trim());
+    }
+    let (head, rest) = title.split_once(' ')?;
+    let verb = matches!(
+        head.to_ascii_lowercase().as_str(),
+        "run" | "running" | "execute" | "executing"
+    );
+    (verb && rest.trim_start().starts_with('`')).then(|| rest.trim())
 }
 
 fn has_content(value: &Value) -> bool {
@@ -262,6 +394,7 @@ mod tests {
                 locations: vec!["/p/a.rs".into()],
                 diff_paths: vec!["/p/a.rs".into()],
                 options: vec![option],
+                inferred_kind: None,
             }
         );
         assert_eq!(got.paths(), ["/p/a.rs"]);

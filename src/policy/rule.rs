@@ -127,12 +127,20 @@ impl fmt::Display for KindMatch {
 /// - `kind`: the request's kind or category (see [`KindMatch`]).
 /// - `tool`: a glob (`*` matches anything) on the tool's name, [`RequestView::tool`].
 /// - `command`: a command glob on the request's shell line (see
-///   `glob` and `shell`); a rule with `command` never matches a request
-///   without one. An allow rule covers the line only when it matches every
-///   command in it (as written, `VAR=value` prefixes included), the line
-///   redirects no output to a file, and the request is of the execute
-///   category; a deny or ask rule applies when it matches any one command,
-///   with or without its `VAR=value` prefixes, or the whole line.
+///   `glob` and `shell`). An allow rule covers the line only when it
+///   matches every command in it (as written, `VAR=value` prefixes
+///   included), the line redirects no output to a file, the scanner
+///   understands all of it, every program name is known before it runs, the
+///   command came from `rawInput`, and the request is of the execute
+///   category; a deny or ask rule applies when it matches any one command
+///   (as written, without its `VAR=value` prefixes, or in its plain form:
+///   `\rm`, `/bin/rm` and `"rm"` are `rm`), or the whole line. A deny or
+///   ask rule might apply ([`Hit::Unknown`]) to an execute request whose
+///   command cannot be read: then the request asks.
+///
+/// No allow rule matches a request whose kind warden had to guess, or that
+/// sets a variable which changes what runs (`PATH`, `LD_PRELOAD`, ...) in
+/// its environment or on its command line.
 /// - `path`: a path glob on the request's paths, after normalising both
 ///   (`~`, relative to the working directory, `.` and `..`); a rule with
 ///   `path` never matches a request without paths. Allow: every path must
@@ -204,56 +212,86 @@ impl Rule {
         out
     }
 
-    /// Whether the rule applies to the request (see the type's docs).
+    /// Whether the rule applies to the request (see the type's docs); a
+    /// deny or ask rule that might apply only because the command cannot be
+    /// read does not count here (see [`Rule::hit`]).
     pub(crate) fn matches(&self, facts: &Facts<'_>, agent: &str) -> bool {
+        self.hit(facts, agent) == Hit::Yes
+    }
+
+    /// How the rule applies to the request. An allow rule never matches a
+    /// request whose kind was guessed, that sets a variable which changes
+    /// what runs (`PATH`, `LD_PRELOAD`, ... see `shell::hijacks_program`),
+    /// or whose command cannot be read exactly. A deny or ask rule with
+    /// `command` meets a request of the execute category whose command
+    /// cannot be read (none, only the title, a program known at run time,
+    /// a line the scanner does not understand) as [`Hit::Unknown`]: it
+    /// might match. A command taken from the title is never more than
+    /// [`Hit::Unknown`], even when it matches: the agent wrote the title.
+    pub(crate) fn hit(&self, facts: &Facts<'_>, agent: &str) -> Hit {
         let allow = self.decision == RuleDecision::Allow;
         if self.agent.as_deref().is_some_and(|a| a != agent) {
-            return false;
+            return Hit::No;
         }
-        if self.kind.is_some_and(|k| !k.matches(facts.req.kind)) {
-            return false;
+        if allow && (facts.req.inferred_kind.is_some() || facts.hijack.is_some()) {
+            return Hit::No;
+        }
+        if let Some(k) = self.kind {
+            let inferred = !allow && facts.req.inferred_kind.is_some_and(|i| k.matches(i));
+            if !k.matches(facts.req.kind) && !inferred {
+                return Hit::No;
+            }
         }
         if allow
             && self.kind.is_none()
             && self.command.is_none()
             && facts.category == Category::Execute
         {
-            return false;
+            return Hit::No;
         }
         if let Some(pattern) = &self.tool
             && !name_matches(pattern, &facts.tool)
         {
-            return false;
+            return Hit::No;
         }
+        let mut unknown = false;
         if let Some(pattern) = &self.command {
-            let (Some(command), Some(line)) = (&facts.command, &facts.line) else {
-                return false;
-            };
-            let hit = if allow {
-                // Allow rules match the commands as written: `sudo cargo
-                // test` is not covered by `cargo test *`.
-                let mut written = line.commands.iter().filter(|c| !c.derived).peekable();
-                facts.category == Category::Execute
-                    && !line.writes_file
-                    && !line.opaque
-                    && written.peek().is_some()
-                    && written.all(|c| command_matches(pattern, &c.text))
-            } else {
-                command_matches(pattern, command)
-                    || line.commands.iter().any(|c| {
-                        command_matches(pattern, &c.text)
-                            || c.bare
-                                .as_deref()
-                                .is_some_and(|b| command_matches(pattern, b))
-                    })
+            let hit = match (&facts.command, &facts.line) {
+                (Some(_), Some(line)) if allow => {
+                    // Allow rules match the commands as written: `sudo cargo
+                    // test` is not covered by `cargo test *`.
+                    let mut written = line.commands.iter().filter(|c| !c.derived).peekable();
+                    facts.category == Category::Execute
+                        && facts.exact
+                        && !line.writes_file
+                        && !line.unknown()
+                        && written.peek().is_some()
+                        && written.all(|c| command_matches(pattern, &c.text))
+                }
+                (Some(command), Some(line)) => {
+                    command_matches(pattern, command)
+                        || line.commands.iter().any(|c| {
+                            [Some(&c.text), c.bare.as_ref(), c.plain.as_ref()]
+                                .into_iter()
+                                .flatten()
+                                .any(|text| command_matches(pattern, text))
+                        })
+                }
+                _ => false,
             };
             if !hit {
-                return false;
+                if allow || !facts.unknown {
+                    return Hit::No;
+                }
+                unknown = true;
+            } else if !allow && !facts.exact {
+                // The title only says what the agent claims it will run.
+                unknown = true;
             }
         }
         if let Some(pattern) = &self.path {
             if facts.paths.is_empty() {
-                return false;
+                return Hit::No;
             }
             let pattern = glob::normalize_pattern(pattern, facts.home, facts.cwd);
             let hit = |p: &String| path_matches(&pattern, p);
@@ -263,11 +301,23 @@ impl Rule {
                 facts.paths.iter().any(hit)
             };
             if !ok {
-                return false;
+                return Hit::No;
             }
         }
-        true
+        if unknown { Hit::Unknown } else { Hit::Yes }
     }
+}
+
+/// How a rule relates to a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hit {
+    /// The rule does not apply.
+    No,
+    /// The rule applies.
+    Yes,
+    /// A deny or ask command rule that applies if the command the request
+    /// cannot show is the one it names: the request asks.
+    Unknown,
 }
 
 impl fmt::Display for Rule {
@@ -284,6 +334,13 @@ pub(crate) struct Facts<'a> {
     pub(crate) tool: String,
     pub(crate) command: Option<String>,
     pub(crate) line: Option<ShellLine>,
+    /// The command came from `rawInput` (not from the title).
+    pub(crate) exact: bool,
+    /// The request may run a command nobody can read (see [`Rule::hit`]).
+    pub(crate) unknown: bool,
+    /// A variable the request sets (in its environment or on its command
+    /// line) that changes what runs: no allow rule covers it.
+    pub(crate) hijack: Option<String>,
     /// The request's paths, normalised.
     pub(crate) paths: Vec<String>,
     pub(crate) home: Option<&'a Path>,
@@ -293,12 +350,28 @@ pub(crate) struct Facts<'a> {
 impl<'a> Facts<'a> {
     pub(crate) fn new(req: &'a RequestView, home: Option<&'a Path>, cwd: &'a Path) -> Facts<'a> {
         let command = req.command();
+        let line = command.as_deref().map(shell::parse);
+        let exact = req.command_exact();
+        let category = req.category();
+        let unknown = match &line {
+            Some(line) => !exact || line.unknown(),
+            None => category == Category::Execute,
+        };
+        let hijack = req
+            .env()
+            .into_iter()
+            .map(|(name, _)| name)
+            .find(|name| shell::hijacks_program(name))
+            .or_else(|| line.as_ref().and_then(ShellLine::hijacking_assignment));
         Facts {
             req,
-            category: req.category(),
+            category,
             tool: req.tool(),
-            line: command.as_deref().map(shell::parse),
+            line,
             command,
+            exact,
+            unknown,
+            hijack,
             paths: req
                 .paths()
                 .iter()
@@ -328,6 +401,7 @@ pub fn suggest_rule(req: &RequestView, agent: &str, cx_home: Option<&Path>) -> R
     rule.agent = Some(agent.to_string());
     rule.kind = Some(KindMatch::named(req.kind));
     if req.category() == Category::Execute
+        && req.command_exact()
         && let Some(prefix) = req.command().as_deref().and_then(command_prefix)
     {
         rule.command = Some(format!("{prefix} *"));

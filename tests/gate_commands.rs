@@ -1,0 +1,219 @@
+//! End to end: commands warden cannot read, or that are built to fool its
+//! scanner, never get past the gate (issues 10 and 11). The demo agent plays
+//! each agent's quirk from a scenario file, over real pipes, in the TUI's
+//! state and in `warden exec`.
+
+#![allow(clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use warden::app::{App, ChatOptions};
+use warden::policy::{Mode, Rule, RuleDecision};
+
+fn scenario(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/scenarios")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A settings file with these rules (`decision`, `command`).
+fn settings_with(dir: &Path, rules: &[(&str, &str)]) -> PathBuf {
+    let mut text = String::new();
+    for (decision, command) in rules {
+        text.push_str(&format!(
+            "[[rules]]\ndecision = \"{decision}\"\ncommand = {command:?}\n\n"
+        ));
+    }
+    let path = dir.join("warden.toml");
+    std::fs::write(&path, text).expect("settings written");
+    path
+}
+
+/// `warden exec` with the demo agent playing `scenario`, given `prompt`.
+fn exec_scenario(
+    dir: &Path,
+    config: &Path,
+    mode: &str,
+    scenario_file: &str,
+    prompt: &str,
+) -> ExecRun {
+    let scenario = scenario(scenario_file);
+    exec_in(
+        dir,
+        config,
+        &[
+            "--mode",
+            mode,
+            "-p",
+            prompt,
+            "--",
+            env!("CARGO_BIN_EXE_warden"),
+            "demo-agent",
+            "--scenario",
+            &scenario,
+        ],
+    )
+}
+
+fn command_rule(decision: RuleDecision, command: &str) -> Rule {
+    Rule {
+        command: Some(command.into()),
+        ..Rule::new(decision)
+    }
+}
+
+#[tokio::test]
+async fn gemini_execute_without_raw_input_asks_in_auto_under_a_deny_rule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = ChatOptions {
+        mode: Mode::Auto,
+        rules: vec![command_rule(RuleDecision::Deny, "touch *")],
+        ..ChatOptions::default()
+    };
+    let mut app = ready(App::with_options(
+        demo_command(
+            dir.path(),
+            &[
+                "--scenario",
+                &scenario("gemini-execute-without-raw-input.toml"),
+            ],
+        ),
+        options,
+    ))
+    .await;
+    send(&mut app, "touch");
+    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    let card = &app.state().approvals[0];
+    assert_eq!(
+        card.reason,
+        "command only in the title; deny rule command=\"touch *\" might match"
+    );
+    app.shutdown().await;
+}
+
+#[test]
+fn gemini_execute_without_raw_input_is_refused_by_exec_in_auto() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = settings_with(dir.path(), &[("deny", "touch *")]);
+    let (code, out, err, log) = exec_scenario(
+        dir.path(),
+        &config,
+        "auto",
+        "gemini-execute-without-raw-input.toml",
+        "touch",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("permission outcome: selected cancel"), "{out}");
+    assert!(err.contains("denied: --on-ask"), "{err}");
+    assert_eq!(log[0].decision, "denied");
+}
+
+#[test]
+fn kimi_shell_without_kind_never_reaches_its_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let created = dir.path().join("created-by-agent.txt");
+
+    // A deny rule sees the command in the title: Auto asks, exec refuses.
+    let config = settings_with(dir.path(), &[("deny", "touch *")]);
+    let (code, out, err, _) = exec_scenario(
+        dir.path(),
+        &config,
+        "auto",
+        "kimi-shell-without-kind.toml",
+        "touch",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("permission outcome: selected reject"), "{out}");
+    assert!(err.contains("denied: --on-ask"), "{err}");
+    assert!(!created.exists());
+
+    // An allow rule never matches a command read from a title.
+    let config = settings_with(dir.path(), &[("allow", "touch *")]);
+    let (code, out, err, _) = exec_scenario(
+        dir.path(),
+        &config,
+        "default",
+        "kimi-shell-without-kind.toml",
+        "touch",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("permission outcome: selected reject"), "{out}");
+    assert!(!created.exists());
+}
+
+#[test]
+fn a_quote_in_a_comment_does_not_smuggle_a_command_into_a_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "keep me").expect("victim written");
+
+    // `echo *` does not cover the `rm` on the second line: it asks, and
+    // exec's default answer refuses.
+    let config = settings_with(dir.path(), &[("allow", "echo *")]);
+    let (code, out, err, _) = exec_scenario(
+        dir.path(),
+        &config,
+        "default",
+        "hostile-terminal-tricks.toml",
+        "comment",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("terminal/create failed"), "{out}");
+    assert!(victim.exists(), "the allow rule let rm run: {err}");
+
+    // A deny rule sees the `rm`, even in Auto.
+    let config = settings_with(dir.path(), &[("deny", "rm *")]);
+    let (_, out, err, _) = exec_scenario(
+        dir.path(),
+        &config,
+        "auto",
+        "hostile-terminal-tricks.toml",
+        "comment",
+    );
+    assert!(out.contains("terminal/create failed"), "{out}");
+    assert!(err.contains("deny rule command=\"rm *\""), "{err}");
+    assert!(victim.exists());
+}
+
+#[test]
+fn a_terminal_that_sets_path_is_not_covered_by_an_allow_rule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = dir.path().join("evilbin");
+    std::fs::create_dir(&bin).expect("evilbin");
+    let fake = bin.join("cargo");
+    std::fs::write(&fake, "#!/bin/sh\ntouch pwned\n").expect("fake cargo");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let pwned = dir.path().join("pwned");
+
+    let config = settings_with(dir.path(), &[("allow", "cargo test *")]);
+    let (code, out, err, log) = exec_scenario(
+        dir.path(),
+        &config,
+        "default",
+        "hostile-terminal-tricks.toml",
+        "path",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("terminal/create failed"), "{out}");
+    assert!(!pwned.exists(), "the fake cargo ran: {err}");
+    assert_eq!(log[0].source, "user");
+
+    // In Auto it runs, and the fake cargo is what runs: the scenario is real.
+    let (_, out, err, _) = exec_scenario(
+        dir.path(),
+        &config,
+        "auto",
+        "hostile-terminal-tricks.toml",
+        "path",
+    );
+    assert!(out.contains("terminal exited"), "{out} {err}");
+    assert!(pwned.exists(), "{out} {err}");
+}
