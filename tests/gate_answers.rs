@@ -319,3 +319,34 @@ async fn hostile_second_terminal_asks_again_in_the_tui() {
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_terminal_with_its_own_environment_is_not_covered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = scenario_in(dir.path(), "hostile-coverage.toml");
+    let mut app = playing(dir.path(), &file, Mode::Default).await;
+    send(&mut app, "run-with-env");
+    pump_until(&mut app, "the card", |s| !s.approvals.is_empty()).await;
+    key(&mut app, Action::Char('y'));
+    pump_until(&mut app, "the terminal's card", |s| {
+        !s.approvals.is_empty() || !s.is_busy()
+    })
+    .await;
+    let state = app.state();
+    assert_eq!(state.approvals.len(), 1, "{:?}", decisions(state));
+    let card = &state.approvals[0];
+    assert!(card.request.client);
+    assert!(
+        card.view
+            .raw_input
+            .as_ref()
+            .and_then(|r| r.get("env"))
+            .and_then(|e| e.get("PATH"))
+            .is_some(),
+        "the card shows the environment: {:?}",
+        card.view.raw_input
+    );
+    key(&mut app, Action::Char('n'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    app.shutdown().await;
+}

@@ -97,18 +97,30 @@ impl Chat {
                 self.gate(call, responder, real, fields);
             }
             ClientCall::CreateTerminal {
-                command, args, cwd, ..
+                command,
+                args,
+                cwd,
+                env,
+                ..
             } => {
                 let dir = cwd.clone().unwrap_or_else(|| self.command.cwd.clone());
                 match fs::resolve(&self.roots, &dir, false).map_err(fs_error) {
                     Ok(real) => {
                         let line = command_line(command, args);
+                        let mut raw = json!({ "command": line, "cwd": real.display().to_string() });
+                        // The environment the agent sets: shown, and an
+                        // earlier allowed request never covers such a terminal.
+                        if !env.is_empty() {
+                            raw["env"] = env
+                                .iter()
+                                .map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str())))
+                                .collect::<serde_json::Map<_, _>>()
+                                .into();
+                        }
                         let fields = ToolCallFields {
                             title: Some(format!("Run {line}")),
                             kind: Some(ToolKind::Execute),
-                            raw_input: Some(
-                                json!({ "command": line, "cwd": real.display().to_string() }),
-                            ),
+                            raw_input: Some(raw),
                             ..ToolCallFields::default()
                         };
                         self.gate(call, responder, real, fields);

@@ -1058,8 +1058,8 @@ fn no_allow_notice(approval: &Approval) -> String {
 }
 
 /// The command a line runs, looked through `sh -c 'SCRIPT'` (and `bash
-/// -lc`, `/bin/zsh -c`, ...) when the script is one quoted word, blanks
-/// squeezed: `/bin/sh -lc 'echo a && echo b'` is `echo a && echo b`.
+/// -lc`, `/bin/zsh -c`, ...) when the script is one quoted word:
+/// `/bin/sh -lc 'echo a && echo b'` is `echo a && echo b`.
 pub(crate) fn unwrap_shell(line: &str) -> String {
     let mut line = line.trim().to_string();
     for _ in 0..4 {
@@ -1067,9 +1067,9 @@ pub(crate) fn unwrap_shell(line: &str) -> String {
         let Some(script) = shell_script(&line, &words) else {
             break;
         };
-        line = script;
+        line = script.trim().to_string();
     }
-    line.split_whitespace().collect::<Vec<_>>().join(" ")
+    line
 }
 
 /// The script of `SHELL -c 'SCRIPT'` when `line` is exactly that.
