@@ -198,29 +198,7 @@ impl AppState {
     /// command that the terminal runs (after unwrapping `sh -c` and argv
     /// forms), in the same directory, with no environment of its own.
     fn covering_scope(&self, view: &RequestView) -> Option<usize> {
-        let wanted = match view.category() {
-            Category::Write if view.kind == ToolKind::Edit => {
-                let paths = self.normalized_paths(view);
-                if paths.is_empty() {
-                    return None;
-                }
-                Covers::Paths(paths)
-            }
-            Category::Execute => {
-                let input = view.raw_input.as_ref();
-                let env = input.and_then(|i| i.get("env"));
-                if env
-                    .is_some_and(|e| !(e.is_null() || e.as_object().is_some_and(|o| o.is_empty())))
-                {
-                    return None;
-                }
-                Covers::Command {
-                    line: unwrap_shell(&view.command()?),
-                    cwd: self.request_cwd(view),
-                }
-            }
-            _ => return None,
-        };
+        let wanted = self.covers_of(view)?;
         self.allowed_scopes
             .iter()
             .position(|scope| match (&scope.covers, &wanted) {
@@ -232,6 +210,32 @@ impl AppState {
             })
     }
 
+    /// What coverage compares of a request: an edit's paths (normalised), a
+    /// command's line (unwrapped from `sh -c`) and directory. Nothing for
+    /// other kinds, an edit without paths, a command warden cannot read, or
+    /// one that sets an environment of its own.
+    fn covers_of(&self, view: &RequestView) -> Option<Covers> {
+        match view.category() {
+            Category::Write if view.kind == ToolKind::Edit => {
+                let paths = self.normalized_paths(view);
+                (!paths.is_empty()).then_some(Covers::Paths(paths))
+            }
+            Category::Execute => {
+                let env = view.raw_input.as_ref().and_then(|i| i.get("env"));
+                let sets_env = env
+                    .is_some_and(|e| !(e.is_null() || e.as_object().is_some_and(|o| o.is_empty())));
+                if sets_env {
+                    return None;
+                }
+                Some(Covers::Command {
+                    line: unwrap_shell(&view.command()?),
+                    cwd: self.request_cwd(view),
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The request's paths as the rules see them.
     fn normalized_paths(&self, view: &RequestView) -> Vec<String> {
         let mut out: Vec<String> = view
@@ -239,6 +243,7 @@ impl AppState {
             .iter()
             .map(|p| policy::normalize_path(p, self.home.as_deref(), &self.cwd_path))
             .collect();
+        out.sort();
         out.dedup();
         out
     }
@@ -258,24 +263,10 @@ impl AppState {
     /// an edit its paths, a command its line. A read, a search, a fetch, a
     /// mode switch or a command warden cannot read covers nothing.
     fn scope_of(&self, approval: &Approval, source: Source) -> Option<AllowedScope> {
-        let view = &approval.view;
-        let covers = match view.category() {
-            Category::Write if view.kind == ToolKind::Edit => {
-                Some(Covers::Paths(self.normalized_paths(view))).filter(|c| match c {
-                    Covers::Paths(p) => !p.is_empty(),
-                    Covers::Command { .. } => true,
-                })
-            }
-            Category::Execute => view.command().map(|c| Covers::Command {
-                line: unwrap_shell(&c),
-                cwd: self.request_cwd(view),
-            }),
-            _ => None,
-        }?;
         Some(AllowedScope {
             source,
             title: approval.title(),
-            covers,
+            covers: self.covers_of(&approval.view)?,
         })
     }
 
@@ -296,7 +287,7 @@ impl AppState {
                 Some(Sent::Option {
                     index,
                     always: true,
-                }) => Resolved::Grant { index },
+                }) => Resolved::Grant { index, picked: *i },
                 Some(Sent::Option { index, .. }) => Resolved::Send {
                     index,
                     only_always: false,
@@ -497,7 +488,9 @@ impl AppState {
                 ),
                 None => return Vec::new(),
             },
-            Resolved::Grant { index } => return self.grant_for_chat(approval, index, true),
+            Resolved::Grant { index, picked } => {
+                return self.grant_for_chat(approval, index, Some(picked));
+            }
             Resolved::Cancel => (PermissionOutcome::Cancelled, "cancelled".to_string(), false),
             Resolved::Wait(_) => return Vec::new(),
         };
@@ -524,31 +517,25 @@ impl AppState {
     }
 
     /// "Allow for this chat": keep warden's grant, answer the agent's
-    /// `allow_once` at `index`. `from_always`: the user picked the agent's
-    /// own "always" option, which warden turned into this grant.
+    /// `allow_once` at `index`. `picked`: the agent's own "always" option the
+    /// user picked, which warden turned into this grant.
     fn grant_for_chat(
         &mut self,
         approval: Approval,
         index: usize,
-        from_always: bool,
+        picked: Option<usize>,
     ) -> Vec<Effect> {
-        let Some(option) = approval.request.options.get(index) else {
+        let options = &approval.request.options;
+        let Some(option) = options.get(index) else {
             return Vec::new();
         };
         let option_id = option.id.clone();
         let grant = approval.grant.clone();
         let mut reason = grant.describe();
-        if from_always {
+        if let Some(always) = picked.and_then(|i| options.get(i)) {
             reason = format!(
-                "{reason} (you picked the agent's '{}'; warden keeps it, the agent was answered '{}')",
-                one_line(
-                    &approval
-                        .request
-                        .options
-                        .iter()
-                        .find(|o| o.kind == OptionKind::AllowAlways)
-                        .map_or(String::new(), |o| o.name.clone())
-                ),
+                "{reason} (you picked '{}': warden keeps it, the agent was answered '{}')",
+                one_line(&always.name),
                 one_line(&option.name)
             );
         }
@@ -804,7 +791,7 @@ impl AppState {
                     return Vec::new();
                 };
                 match self.take_approval(self.review.selected) {
-                    Some(approval) => self.grant_for_chat(approval, index, false),
+                    Some(approval) => self.grant_for_chat(approval, index, None),
                     None => Vec::new(),
                 }
             }
@@ -1031,9 +1018,9 @@ enum Resolved {
     /// Answer with the option at this index; `only_always`: it is an
     /// `allow_always` the agent offered alone (the transcript says so).
     Send { index: usize, only_always: bool },
-    /// Answer the `allow_once` at this index and keep the user's "always"
-    /// as warden's grant for this chat.
-    Grant { index: usize },
+    /// Answer the `allow_once` at `index` and keep the user's "always" (the
+    /// option at `picked`) as warden's grant for this chat.
+    Grant { index: usize, picked: usize },
     /// Answer `cancelled` (a deny with no reject option on offer).
     Cancel,
     /// Nothing is sent: the card stays, with this notice (empty: none).
