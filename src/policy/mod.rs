@@ -477,7 +477,15 @@ pub fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
 /// never `allow_always` (the agent might stop asking). `None` when the agent
 /// offers no `allow_once`: the request becomes a card.
 pub fn allow_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
-    first_of(options, OptionKind::AllowOnce)
+    options
+        .iter()
+        .find(|o| o.kind == OptionKind::AllowOnce && unique_id(options, o))
+}
+
+/// Whether no other option shares this option's id (the agent would read an
+/// answer by id, and might take the other one).
+fn unique_id(options: &[PermissionOption], option: &PermissionOption) -> bool {
+    options.iter().filter(|o| o.id == option.id).count() == 1
 }
 
 /// The option an automatic deny answers with: `reject_once`, else `reject_always`.
@@ -537,9 +545,18 @@ pub fn sent_for(req: &RequestView, picked: usize, modes: &[AgentMode]) -> Option
             },
             None => Sent::OnlyAlways(picked),
         },
-        _ => Sent::Option {
+        _ if unique_id(options, option) => Sent::Option {
             index: picked,
             always: false,
+        },
+        // An `allow_once` sharing its id with another option: the agent
+        // might read the answer as the other one.
+        _ => match allow_option(options).and_then(index_of) {
+            Some(index) => Sent::Option {
+                index,
+                always: false,
+            },
+            None => Sent::OnlyAlways(picked),
         },
     })
 }
@@ -556,6 +573,7 @@ pub fn switch_allow_option(options: &[PermissionOption], modes: &[AgentMode]) ->
             .find(|m| m.id == o.id)
             .and_then(|m| m.description.as_deref());
         o.kind == OptionKind::AllowOnce
+            && unique_id(options, o)
             && agent_mode::classify(&o.id, &o.name, description) == agent_mode::ModeAsks::Asks
             && agent_mode::classify("", "", Some(&o.name)) != agent_mode::ModeAsks::NeverAsks
     })

@@ -1192,3 +1192,22 @@ fn opencode_filepath_and_codex_changes_are_paths_an_edit_covers() {
         assert_eq!(answers(&effects), vec![(2, selected("allow"))], "{raw}");
     }
 }
+
+#[test]
+fn an_allow_once_sharing_its_id_with_allow_always_is_never_sent_automatically() {
+    let mut s = chat(Mode::Auto);
+    let effects = s.update(Msg::PermissionRequested {
+        id: 1,
+        request: shell_request(
+            "t1",
+            "cargo test",
+            vec![
+                option("ok", "Always allow", OptionKind::AllowAlways),
+                option("ok", "Allow", OptionKind::AllowOnce),
+                option("no", "Reject", OptionKind::RejectOnce),
+            ],
+        ),
+    });
+    assert!(answers(&effects).is_empty(), "{effects:?}");
+    assert_eq!(s.approvals.len(), 1);
+}
