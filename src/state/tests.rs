@@ -1211,3 +1211,88 @@ fn an_allow_once_sharing_its_id_with_allow_always_is_never_sent_automatically() 
     assert!(answers(&effects).is_empty(), "{effects:?}");
     assert_eq!(s.approvals.len(), 1);
 }
+
+mod grant_properties {
+    use proptest::prelude::*;
+
+    use crate::model::ToolKind;
+    use crate::policy::{ChatGrant, RequestView};
+
+    const COMMANDS: &[&str] = &[
+        "cargo test",
+        "cargo test --lib",
+        "cargo build",
+        "rm -rf x",
+        "sudo rm -rf x",
+        "sudo cargo test",
+        "bash -c 'rm x'",
+        "bash -c 'cargo test'",
+        "git status",
+        "git push",
+        "ls",
+        "python3 a.py",
+        "python3 b.py",
+    ];
+    const WRAPPERS: &[&str] = &["sudo", "bash", "python3"];
+    const SEPARATORS: &[&str] = &["; ", " && ", " || ", " | ", "\n"];
+
+    fn bash(line: &str) -> RequestView {
+        RequestView {
+            kind: ToolKind::Execute,
+            tool_name: Some("Bash".into()),
+            raw_input: Some(serde_json::json!({ "command": line })),
+            ..RequestView::default()
+        }
+    }
+
+    /// Program and subcommand, as a person would read them.
+    fn prefix(command: &str) -> String {
+        let words: Vec<&str> = command.split(' ').collect();
+        match words.get(1) {
+            Some(w) if w.chars().all(|c| c.is_ascii_lowercase()) => {
+                format!("{} {}", words[0], w)
+            }
+            _ => words[0].to_string(),
+        }
+    }
+
+    /// What the grant made on `granted` may allow of one command.
+    fn allowed(command: &str, granted: &[&str]) -> bool {
+        granted.iter().any(|g| {
+            *g == command
+                || (!WRAPPERS.contains(&g.split(' ').next().unwrap_or_default())
+                    && (command == prefix(g) || command.starts_with(&format!("{} ", prefix(g)))))
+        })
+    }
+
+    fn line() -> impl Strategy<Value = (Vec<&'static str>, String)> {
+        (
+            proptest::collection::vec(proptest::sample::select(COMMANDS), 1..4),
+            proptest::sample::select(SEPARATORS),
+        )
+            .prop_map(|(commands, separator)| {
+                let line = commands.join(separator);
+                (commands, line)
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn a_grant_covers_its_own_line_and_only_commands_it_names(
+            (granted, first) in line(),
+            (commands, later) in line(),
+        ) {
+            let grant = ChatGrant::for_request(&bash(&first));
+            prop_assert!(grant.covers(&bash(&first)), "{} covers itself", first);
+            if grant.covers(&bash(&later)) {
+                for command in &commands {
+                    prop_assert!(
+                        allowed(command, &granted),
+                        "the grant on {:?} ({}) covers {:?} in {:?}",
+                        first, grant.describe(), command, later
+                    );
+                }
+            }
+        }
+    }
+}
