@@ -715,6 +715,24 @@ fn automatic_allows_never_answer_allow_always() {
         request: shell_request("t1", "cargo test", only_always()),
     });
     assert!(answers(&effects).is_empty(), "bypass: {effects:?}");
+    // A chat grant.
+    let mut s = chat(Mode::Default);
+    s.grants = vec![ChatGrant::for_request(
+        &crate::policy::RequestView::from_request(
+            &shell_request("t0", "cargo test", options()),
+            None,
+        ),
+    )];
+    let covered = s.update(Msg::PermissionRequested {
+        id: 1,
+        request: shell_request("t1", "cargo test", options()),
+    });
+    assert_eq!(answers(&covered), vec![(1, selected("allow-once"))]);
+    let effects = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: shell_request("t2", "cargo test", only_always()),
+    });
+    assert!(answers(&effects).is_empty(), "grant: {effects:?}");
     // --on-ask allow never sends allow_always either: it denies.
     let mut s = chat(Mode::Default);
     s.headless = Some(OnAsk::Allow);
