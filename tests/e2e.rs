@@ -88,13 +88,14 @@ async fn default_mode_shows_a_card_and_the_agent_gets_exactly_the_chosen_option(
             .any(|c| matches!(c, warden::model::ToolContent::Diff { .. })),
         "the edit carries its diff"
     );
-    // `2` picks the agent's second option: allow-always.
-    key(&mut app, Action::Char('2'));
+    // `1` picks the agent's first option: allow-once. (Its allow-always is
+    // answered allow-once plus a chat grant: tests/gate_answers.rs.)
+    key(&mut app, Action::Char('1'));
     assert!(app.state().approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     assert!(
-        text.contains("permission outcome: selected allow-always"),
+        text.contains("permission outcome: selected allow-once"),
         "{text}"
     );
     let lines = decisions(app.state());
@@ -106,7 +107,7 @@ async fn default_mode_shows_a_card_and_the_agent_gets_exactly_the_chosen_option(
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].source, "user");
-    assert_eq!(log[0].option_id.as_deref(), Some("allow-always"));
+    assert_eq!(log[0].option_id.as_deref(), Some("allow-once"));
     assert_eq!(log[0].kind, "edit");
     assert_eq!(log[0].category, "write");
     assert_eq!(log[0].mode, "default");

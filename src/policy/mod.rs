@@ -16,10 +16,13 @@
 //! 8. read category: allow;
 //! 9. otherwise: ask.
 //!
-//! An automatic allow answers with the agent's `allow_once` option, else its
-//! `allow_always`; when the agent offered no allow option at all it becomes
-//! an ask. An automatic deny answers with `reject_once`, else
-//! `reject_always`, else the `cancelled` outcome.
+//! An automatic allow answers with the agent's `allow_once` option, never
+//! `allow_always` (which may make the agent stop asking, so that its later
+//! calls never reach warden); without an `allow_once` it becomes an ask. An
+//! automatic deny answers with `reject_once`, else `reject_always`, else the
+//! `cancelled` outcome. What the user picks on a card is mapped the same way
+//! by [`sent_for`]: warden answers the agent only with options that keep it
+//! asking.
 
 pub mod agent_mode;
 mod glob;
@@ -33,7 +36,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{OptionKind, PermissionOption, ToolKind};
+use crate::model::{AgentMode, OptionKind, PermissionOption, ToolKind};
 
 pub use request::RequestView;
 pub use rule::{KindMatch, Rule, RuleDecision, suggest_rule};
@@ -171,35 +174,141 @@ pub struct AgentPolicy {
     pub bypass: bool,
 }
 
-/// "Allow for this chat": later calls of the same kind and the same tool run
-/// without asking, in this chat only, until it ends.
+/// "Allow for this chat": later calls like this one run without asking, in
+/// this chat only, until it ends or the grant is revoked (Ctrl+G).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ChatGrant {
     pub kind: ToolKind,
     pub tool: String,
+    /// For a call that runs a command: which commands. `None`: every call of
+    /// this kind and tool (edits, fetches, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<GrantCommands>,
 }
 
-impl ChatGrant {
-    /// The grant "allow for this chat" on this request makes.
-    pub fn for_request(req: &RequestView) -> ChatGrant {
-        ChatGrant {
-            kind: req.kind,
-            tool: req.tool(),
+/// The commands a grant on an execute call covers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrantCommands {
+    /// A line is covered when every command it runs matches one of these.
+    Matching(Vec<GrantCommand>),
+    /// warden could not read the command: the grant answered its own card
+    /// and covers nothing else.
+    Unreadable,
+}
+
+/// One command pattern of a grant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GrantCommand {
+    /// The program and subcommand (`cargo test`), or the whole command.
+    pub text: String,
+    /// `true`: any command starting with these words (`cargo test --lib`);
+    /// `false`: exactly this command (one run through a wrapper, ...).
+    pub prefix: bool,
+}
+
+impl GrantCommand {
+    fn matches(&self, command: &str) -> bool {
+        if self.prefix {
+            glob::command_matches(&format!("{} *", glob::escape(&self.text)), command)
+        } else {
+            command.trim() == self.text
         }
     }
 
-    /// Whether the grant covers the request: same kind, same tool.
-    pub fn covers(&self, req: &RequestView) -> bool {
-        self.kind == req.kind && self.tool == req.tool()
+    fn describe(&self) -> String {
+        if self.prefix {
+            format!("`{} …`", self.text)
+        } else {
+            format!("exactly `{}`", self.text)
+        }
+    }
+}
+
+impl ChatGrant {
+    /// The grant "allow for this chat" on this request makes: for a command,
+    /// the program and subcommand of each command of the line (`cargo test`
+    /// for `cargo test --lib`), or the exact command when it runs through a
+    /// wrapper (`sudo`, `bash -c`, `python3`, ...); nothing beyond this
+    /// request when warden cannot read the command. Other calls: the kind
+    /// and the tool.
+    pub fn for_request(req: &RequestView) -> ChatGrant {
+        let commands = (req.category() == Category::Execute).then(|| {
+            match req.command().as_deref().map(rule::command_scopes) {
+                Some(Some(scopes)) => GrantCommands::Matching(
+                    scopes
+                        .into_iter()
+                        .map(|scope| match scope {
+                            rule::CommandScope::Prefix(text) => GrantCommand { text, prefix: true },
+                            rule::CommandScope::Exact(text) => GrantCommand {
+                                text,
+                                prefix: false,
+                            },
+                        })
+                        .collect(),
+                ),
+                _ => GrantCommands::Unreadable,
+            }
+        });
+        ChatGrant {
+            kind: req.kind,
+            tool: req.tool(),
+            commands,
+        }
     }
 
-    /// Exactly what the grant covers: "execute calls of the tool `Bash` in this chat".
+    /// Whether the grant covers the request: same kind, same tool, and for a
+    /// command, every command of the line matches the grant (and the line is
+    /// one an allow rule could cover at all: no redirection to a file, no
+    /// part the scanner could not read).
+    pub fn covers(&self, req: &RequestView) -> bool {
+        if self.kind != req.kind || self.tool != req.tool() {
+            return false;
+        }
+        let patterns = match &self.commands {
+            None => return req.category() != Category::Execute,
+            Some(GrantCommands::Unreadable) => return false,
+            Some(GrantCommands::Matching(patterns)) => patterns,
+        };
+        let Some(command) = req.command() else {
+            return false;
+        };
+        // What an allow rule for any command of this tool would say: the
+        // scanner's own refusals (redirections, opaque parts) apply.
+        let mut any = Rule::new(RuleDecision::Allow);
+        any.kind = Some(KindMatch::Kind(self.kind));
+        any.command = Some("*".to_string());
+        if !any.matches(&Facts::new(req, None, Path::new("/")), "") {
+            return false;
+        }
+        let line = shell::parse(&command);
+        let mut written = line.commands.iter().filter(|c| !c.derived).peekable();
+        written.peek().is_some() && written.all(|c| patterns.iter().any(|p| p.matches(&c.text)))
+    }
+
+    /// Exactly what the grant covers: "`cargo test …` commands of Bash in
+    /// this chat", "edit calls of the tool `Edit` in this chat".
     pub fn describe(&self) -> String {
-        format!(
-            "{} calls of the tool `{}` in this chat",
-            self.kind.as_str(),
-            self.tool
-        )
+        match &self.commands {
+            None => format!(
+                "{} calls of the tool `{}` in this chat",
+                self.kind.as_str(),
+                self.tool
+            ),
+            Some(GrantCommands::Unreadable) => format!(
+                "this request of `{}` only (warden cannot read its command)",
+                self.tool
+            ),
+            Some(GrantCommands::Matching(patterns)) => format!(
+                "{} commands of {} in this chat",
+                patterns
+                    .iter()
+                    .map(GrantCommand::describe)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.tool
+            ),
+        }
     }
 }
 
@@ -386,16 +495,116 @@ pub fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
     })
 }
 
-/// The option an automatic allow answers with: `allow_once`, else
-/// `allow_always` (never `allow_always` when `allow_once` exists).
+/// The option an automatic allow answers with: the agent's `allow_once`,
+/// never `allow_always` (the agent might stop asking). `None` when the agent
+/// offers no `allow_once`: the request becomes a card.
 pub fn allow_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
-    first_of(options, OptionKind::AllowOnce).or_else(|| first_of(options, OptionKind::AllowAlways))
+    options
+        .iter()
+        .find(|o| o.kind == OptionKind::AllowOnce && unique_id(options, o))
+}
+
+/// Whether no other option shares this option's id (the agent would read an
+/// answer by id, and might take the other one).
+fn unique_id(options: &[PermissionOption], option: &PermissionOption) -> bool {
+    options.iter().filter(|o| o.id == option.id).count() == 1
 }
 
 /// The option an automatic deny answers with: `reject_once`, else `reject_always`.
 pub fn reject_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
     first_of(options, OptionKind::RejectOnce)
         .or_else(|| first_of(options, OptionKind::RejectAlways))
+}
+
+/// What warden really sends when the user picks one of the agent's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// Send the option at this index. `always`: the user picked an "always"
+    /// option and warden answers `allow_once` instead, keeping the "always"
+    /// as its own grant for this chat.
+    Option { index: usize, always: bool },
+    /// The agent offers no `allow_once`: only this `allow_always`, which may
+    /// make it stop asking for this tool. Sent only when picked explicitly.
+    OnlyAlways(usize),
+    /// A `switch_mode` option to a mode that does not ask (or that warden
+    /// cannot tell asks), and no allow option leads to one that does:
+    /// nothing is sent.
+    Refused,
+}
+
+/// What to send for the agent's option `picked` (see [`Sent`]): an
+/// `allow_once` as is; an `allow_always` as the agent's `allow_once` (with a
+/// chat grant); a `reject_always` as `reject_once` when offered. For a
+/// `switch_mode` request, every allow becomes the allow option that leads to
+/// a mode that asks ([`switch_allow_option`]). `None` when there is no such option.
+pub fn sent_for(req: &RequestView, picked: usize, modes: &[AgentMode]) -> Option<Sent> {
+    let options = &req.options;
+    let option = options.get(picked)?;
+    let index_of = |o: &PermissionOption| options.iter().position(|x| x == o);
+    if !option.kind.is_allow() {
+        let once = (option.kind == OptionKind::RejectAlways)
+            .then(|| first_of(options, OptionKind::RejectOnce).and_then(index_of))
+            .flatten();
+        return Some(Sent::Option {
+            index: once.unwrap_or(picked),
+            always: false,
+        });
+    }
+    if req.kind == ToolKind::SwitchMode {
+        return Some(match switch_allow_option(options, modes) {
+            Some(index) => Sent::Option {
+                index,
+                always: false,
+            },
+            None => Sent::Refused,
+        });
+    }
+    Some(match option.kind {
+        OptionKind::AllowAlways => match allow_option(options).and_then(index_of) {
+            Some(index) => Sent::Option {
+                index,
+                always: true,
+            },
+            None => Sent::OnlyAlways(picked),
+        },
+        _ if unique_id(options, option) => Sent::Option {
+            index: picked,
+            always: false,
+        },
+        // An `allow_once` sharing its id with another option: the agent
+        // might read the answer as the other one.
+        _ => match allow_option(options).and_then(index_of) {
+            Some(index) => Sent::Option {
+                index,
+                always: false,
+            },
+            None => Sent::OnlyAlways(picked),
+        },
+    })
+}
+
+/// The option that allows a `switch_mode` request and keeps the agent
+/// asking: an `allow_once` whose id, name or mode description (from the
+/// agent's `modes`) says the mode it leads to asks, and whose name does not
+/// say otherwise. Options leading to modes that never ask, or that warden
+/// cannot classify, are never chosen.
+pub fn switch_allow_option(options: &[PermissionOption], modes: &[AgentMode]) -> Option<usize> {
+    options.iter().position(|o| {
+        let description = modes
+            .iter()
+            .find(|m| m.id == o.id)
+            .and_then(|m| m.description.as_deref());
+        o.kind == OptionKind::AllowOnce
+            && unique_id(options, o)
+            && agent_mode::classify(&o.id, &o.name, description) == agent_mode::ModeAsks::Asks
+            && agent_mode::classify("", "", Some(&o.name)) != agent_mode::ModeAsks::NeverAsks
+    })
+}
+
+/// A path as the rules see it: `~` expanded, relative to `cwd`, `.` and
+/// `..` resolved lexically, `file://` dropped.
+pub fn normalize_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
+    glob::normalize_path(path, home, cwd)
 }
 
 fn first_of(options: &[PermissionOption], kind: OptionKind) -> Option<&PermissionOption> {
@@ -408,6 +617,11 @@ fn allow(req: &RequestView, source: Source, reason: String) -> Decision {
             option_id: option.id.clone(),
             source,
             reason,
+        },
+        None if first_of(&req.options, OptionKind::AllowAlways).is_some() => Decision::Ask {
+            reason: format!(
+                "{reason}, but the agent offers only 'Always allow', which may stop it asking"
+            ),
         },
         None => Decision::Ask {
             reason: format!("{reason}, but the agent offered no allow option"),

@@ -10,6 +10,7 @@ const PATH_KEYS: &[&str] = &[
     "path",
     "file_path",
     "filePath",
+    "filepath",
     "abs_path",
     "notebook_path",
     "source",
@@ -227,8 +228,9 @@ impl RequestView {
 
     /// Every path the call touches, as sent, without duplicates: locations,
     /// diff paths, then `rawInput`'s `path`, `file_path`, `filePath`,
-    /// `abs_path`, `notebook_path`, `source`, `destination`, `old_path`,
-    /// `new_path` and the strings of `paths`.
+    /// `filepath` (opencode), `abs_path`, `notebook_path`, `source`,
+    /// `destination`, `old_path`, `new_path`, the strings of `paths`, and the
+    /// keys of `changes` with their `move_path` (codex).
     pub fn paths(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let mut push = |p: &str| {
@@ -246,6 +248,15 @@ impl RequestView {
             }
             if let Some(Value::Array(items)) = input.get("paths") {
                 items.iter().filter_map(Value::as_str).for_each(&mut push);
+            }
+            // codex: `changes` keyed by path, a rename's target in `move_path`.
+            if let Some(Value::Object(changes)) = input.get("changes") {
+                for (path, change) in changes {
+                    push(path);
+                    if let Some(Value::String(to)) = change.get("move_path") {
+                        push(to);
+                    }
+                }
             }
         }
         out

@@ -391,7 +391,10 @@ impl<'a> Facts<'a> {
 ///   (`cargo test *` also covers a bare `cargo test`); leading `VAR=value`
 ///   words are kept, since allow rules match commands as written. For a
 ///   chained line this is the first command's prefix, which does not cover
-///   the rest of the line.
+///   the rest of the line. A wrapper (`bash -c`, `sudo`, `env`, `xargs`,
+///   `timeout`, an interpreter such as `python3` or `node`, ...) is never
+///   the prefix: warden looks through it (`bash -c 'cargo test'` proposes
+///   `cargo test *`) or, when it cannot, proposes the exact command.
 /// - Else a call with paths: the kind, and the glob `DIR/**` of the deepest
 ///   directory holding every path (with `~` for the home directory), unless
 ///   that is `/`.
@@ -402,9 +405,9 @@ pub fn suggest_rule(req: &RequestView, agent: &str, cx_home: Option<&Path>) -> R
     rule.kind = Some(KindMatch::named(req.kind));
     if req.category() == Category::Execute
         && req.command_exact()
-        && let Some(prefix) = req.command().as_deref().and_then(command_prefix)
+        && let Some(pattern) = req.command().as_deref().and_then(suggested_command)
     {
-        rule.command = Some(format!("{prefix} *"));
+        rule.command = Some(pattern);
         return rule;
     }
     let dirs: Vec<String> = req
@@ -424,23 +427,159 @@ pub fn suggest_rule(req: &RequestView, agent: &str, cx_home: Option<&Path>) -> R
     rule
 }
 
-/// `cargo test`, `git`, `RUST_LOG=debug cargo test`: the words a suggested
-/// command rule keeps, glob-escaped.
-fn command_prefix(command: &str) -> Option<String> {
-    let line = shell::parse(command);
-    let first = line.commands.first()?;
-    let text = first.text.as_str();
+/// The command glob "keep as rule" proposes for a line (see [`suggest_rule`]).
+fn suggested_command(line: &str) -> Option<String> {
+    let parsed = shell::parse(line);
+    let first = parsed.commands.iter().find(|c| !c.derived)?;
+    match command_scope(&first.text) {
+        CommandScope::Prefix(prefix) => Some(format!("{} *", glob::escape(&prefix))),
+        CommandScope::Exact(exact) => {
+            // Look through the wrapper: the first plain program it runs.
+            let through = shell::parse(&first.text)
+                .commands
+                .iter()
+                .filter(|c| c.derived)
+                .find_map(|c| match command_scope(&c.text) {
+                    CommandScope::Prefix(prefix) => Some(prefix),
+                    CommandScope::Exact(_) => None,
+                });
+            Some(match through {
+                Some(prefix) => format!("{} *", glob::escape(&prefix)),
+                None => glob::escape(&exact),
+            })
+        }
+    }
+}
+
+/// What a rule or a grant may safely name of one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CommandScope {
+    /// The program and its subcommand (`cargo test`), leading `VAR=value`
+    /// words kept: every command starting with these words.
+    Prefix(String),
+    /// The whole command: its program runs other programs (a wrapper or an
+    /// interpreter) or is only known at run time (`$X`, `$(..)`).
+    Exact(String),
+}
+
+/// Programs that run another program or a script given to them: a prefix
+/// naming one would cover anything. Matched on the program's file name,
+/// without a trailing version (`python3.12` is `python`).
+const WRAPPERS: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "mksh",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "busybox",
+    "env",
+    "sudo",
+    "doas",
+    "su",
+    "runuser",
+    "xargs",
+    "find",
+    "python",
+    "pypy",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "bunx",
+    "npx",
+    "pnpx",
+    "uv",
+    "uvx",
+    "pipx",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "osascript",
+    "timeout",
+    "nice",
+    "renice",
+    "nohup",
+    "time",
+    "exec",
+    "command",
+    "builtin",
+    "eval",
+    "source",
+    ".",
+    "setsid",
+    "stdbuf",
+    "ionice",
+    "watch",
+    "flock",
+    "unshare",
+    "nsenter",
+    "strace",
+    "ltrace",
+    "chroot",
+    "chrt",
+    "taskset",
+    "script",
+    "firejail",
+];
+
+/// The scope of each command written on a line, in order, without
+/// duplicates; `None` when the scanner could not read the whole line.
+pub(crate) fn command_scopes(line: &str) -> Option<Vec<CommandScope>> {
+    let parsed = shell::parse(line);
+    if parsed.opaque {
+        return None;
+    }
+    let mut out: Vec<CommandScope> = Vec::new();
+    for command in parsed.commands.iter().filter(|c| !c.derived) {
+        let scope = command_scope(&command.text);
+        if !out.contains(&scope) {
+            out.push(scope);
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// The scope of one simple command (see [`CommandScope`]).
+pub(crate) fn command_scope(text: &str) -> CommandScope {
+    let text = text.trim();
     let spans = shell::words(text);
-    let program = spans
+    let Some(program) = spans
         .iter()
-        .position(|&(s, e)| !shell::is_assignment(&text[s..e]))?;
-    let mut end = spans[program].1;
+        .position(|&(s, e)| !shell::is_assignment(&text[s..e]))
+    else {
+        return CommandScope::Exact(text.to_string());
+    };
+    let (start, mut end) = spans[program];
+    if !plain_program(&text[start..end]) {
+        return CommandScope::Exact(text.to_string());
+    }
     if let Some(&(s, e)) = spans.get(program + 1)
         && is_subcommand(&text[s..e])
     {
         end = e;
     }
-    Some(glob::escape(&text[..end]))
+    CommandScope::Prefix(text[..end].to_string())
+}
+
+/// A program word that names one program which runs no other: not a
+/// wrapper, not produced at run time.
+fn plain_program(word: &str) -> bool {
+    if word.contains(['$', '`', '(', ')', '<', '>', '{', '}', '*', '?', '[']) {
+        return false;
+    }
+    let unquoted: String = word
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    let name = unquoted.rsplit('/').next().unwrap_or(&unquoted);
+    let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+    !name.is_empty() && !WRAPPERS.contains(&name)
 }
 
 /// A plain lowercase word such as `test`, `run` or `build:prod`.
@@ -592,7 +731,8 @@ command = "cargo test *"
         assert_eq!(command_of("./x.sh Arg").as_deref(), Some("./x.sh *"));
         assert_eq!(
             command_of("python3 /tmp/a.py").as_deref(),
-            Some("python3 *")
+            Some("python3 /tmp/a.py"),
+            "an interpreter is a wrapper: the exact command"
         );
         assert_eq!(
             command_of("RUST_LOG=debug cargo test").as_deref(),
@@ -602,7 +742,11 @@ command = "cargo test *"
             command_of("cargo test && cargo fmt").as_deref(),
             Some("cargo test *")
         );
-        assert_eq!(command_of("./a*b.sh -v").as_deref(), Some("./a\\*b.sh *"));
+        assert_eq!(
+            command_of("./a*b.sh -v").as_deref(),
+            Some("./a\\*b.sh -v"),
+            "a program named by a glob is picked at run time: the exact command"
+        );
 
         let full = suggest_rule(&execute("cargo test"), "claude", home);
         assert_eq!(
@@ -665,5 +809,34 @@ command = "cargo test *"
             home,
         );
         assert_eq!(no_command.tool.as_deref(), Some("execute"));
+    }
+
+    #[test]
+    fn suggested_rules_never_propose_a_wrapper() {
+        let command_of = |c: &str| suggest_rule(&execute(c), "claude", None).command;
+        let cases = [
+            ("bash -c 'cargo test'", "cargo test *"),
+            (
+                "/bin/sh -lc 'cargo test --lib && cargo fmt'",
+                "cargo test *",
+            ),
+            ("sudo cargo test --lib", "cargo test *"),
+            ("env FOO=1 cargo test", "cargo test *"),
+            ("timeout 5 make -j4", "make *"),
+            ("nohup nice -n 5 cargo build", "cargo build *"),
+            ("xargs -n1 rm", "rm *"),
+            ("zsh -c 'npm run build'", "npm run *"),
+            ("python3 /tmp/a*.py", "python3 /tmp/a\\*.py"),
+            ("python -m pytest", "python -m pytest"),
+            ("node x.js", "node x.js"),
+            ("npx prettier --write .", "npx prettier --write ."),
+            ("uv run pytest", "uv run pytest"),
+            ("bash script.sh", "bash script.sh"),
+            ("sh -c \"$X\"", "sh -c \"$X\""),
+            ("sudo $(echo rm) x", "sudo $(echo rm) x"),
+        ];
+        for (command, want) in cases {
+            assert_eq!(command_of(command).as_deref(), Some(want), "{command}");
+        }
     }
 }

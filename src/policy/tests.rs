@@ -319,6 +319,7 @@ fn precedence() {
                 &[ChatGrant {
                     kind: ToolKind::SwitchMode,
                     tool: "Tool".into(),
+                    commands: None,
                 }],
             ),
             "ask",
@@ -427,57 +428,81 @@ fn allow_rules_without_kind_or_command_never_cover_commands() {
 }
 
 #[test]
-fn chat_grant_covers_same_kind_and_tool_only() {
-    let bash = shell("ls");
+fn chat_grant_covers_the_command_prefix_or_kind_and_tool() {
+    let bash = shell("cargo test --lib");
     let grant = ChatGrant::for_request(&bash);
     assert_eq!(
         grant,
         ChatGrant {
             kind: ToolKind::Execute,
-            tool: "Bash".into()
+            tool: "Bash".into(),
+            commands: Some(GrantCommands::Matching(vec![GrantCommand {
+                text: "cargo test".into(),
+                prefix: true,
+            }])),
         }
     );
     assert_eq!(
         grant.describe(),
-        "execute calls of the tool `Bash` in this chat"
+        "`cargo test …` commands of Bash in this chat"
     );
     let grants = [grant.clone()];
     assert_eq!(
-        run(&shell("rm -rf /tmp/x"), Mode::Default, false, &[], &grants),
+        run(&shell("cargo test"), Mode::Default, false, &[], &grants),
         Decision::Allow {
             option_id: "once".into(),
             source: Source::ChatGrant,
-            reason: "allowed for execute calls of the tool `Bash` in this chat".into(),
+            reason: "allowed for `cargo test …` commands of Bash in this chat".into(),
         }
+    );
+    assert_eq!(
+        short(&run(
+            &shell("rm -rf /tmp/x"),
+            Mode::Default,
+            false,
+            &[],
+            &grants
+        )),
+        "ask"
     );
     let other_tool = RequestView {
         tool_name: Some("Terminal".into()),
-        ..shell("ls")
+        ..shell("cargo test")
     };
     assert!(!grant.covers(&other_tool));
-    assert_eq!(
-        short(&run(&other_tool, Mode::Default, false, &[], &grants)),
-        "ask"
-    );
     let other_kind = RequestView {
         kind: ToolKind::Other,
-        ..shell("ls")
+        ..shell("cargo test")
     };
     assert_eq!(
         short(&run(&other_kind, Mode::Default, false, &[], &grants)),
         "ask"
     );
+    let wrapped = ChatGrant::for_request(&shell("sudo make install"));
+    assert_eq!(
+        wrapped.describe(),
+        "exactly `sudo make install` commands of Bash in this chat"
+    );
+    assert!(wrapped.covers(&shell("sudo make install")));
+    assert!(!wrapped.covers(&shell("sudo make install && sudo rm -rf /")));
     let fetch = ChatGrant {
         kind: ToolKind::Fetch,
         tool: "WebFetch".into(),
+        commands: None,
     };
     assert_eq!(
         fetch.describe(),
         "fetch calls of the tool `WebFetch` in this chat"
     );
-    let ask = [command_rule(RuleDecision::Ask, "rm *")];
+    let ask = [command_rule(RuleDecision::Ask, "cargo *")];
     assert_eq!(
-        short(&run(&shell("rm x"), Mode::Default, false, &ask, &grants)),
+        short(&run(
+            &shell("cargo test"),
+            Mode::Default,
+            false,
+            &ask,
+            &grants
+        )),
         "ask",
         "ask rules beat grants"
     );
@@ -498,10 +523,10 @@ fn option_choice() {
             "allow/auto/allow_once",
         ),
         (
-            "only allow_always",
+            "only allow_always: never sent automatically",
             &[AllowAlways, RejectOnce],
             Mode::Auto,
-            "allow/auto/allow_always",
+            "ask",
         ),
         (
             "reject_once before always",
@@ -968,6 +993,7 @@ fn everything() -> impl Strategy<Value = (RequestView, Mode, bool, Vec<Rule>, Ve
         kind_strategy().prop_map(|kind| ChatGrant {
             kind,
             tool: "T".into(),
+            commands: None,
         }),
         0..3,
     );
@@ -997,7 +1023,7 @@ proptest! {
             Decision::Allow { option_id, .. } => {
                 let kind = kind_of(&option_id);
                 prop_assert!(kind.is_some_and(OptionKind::is_allow), "{} is an allow option", option_id);
-                prop_assert!(!(has_once && kind == Some(OptionKind::AllowAlways)));
+                prop_assert!(has_once && kind == Some(OptionKind::AllowOnce), "never allow_always");
             }
             Decision::Deny { option_id: Some(id), .. } => {
                 let kind = kind_of(&id);

@@ -4,10 +4,10 @@
 //! and one decision-log record.
 
 use crate::decision_log::DecisionRecord;
-use crate::model::{OptionKind, PermissionOutcome, PermissionRequest, ToolKind};
+use crate::model::{AgentMode, OptionKind, PermissionOutcome, PermissionRequest, ToolKind};
 use crate::policy::{
-    self, Category, ChatGrant, Context, Decision, Mode, RequestView, Source, allow_option,
-    reject_option,
+    self, Category, ChatGrant, Context, Decision, GrantCommands, Mode, RequestView, Sent, Source,
+    allow_option, reject_option, sent_for, switch_allow_option,
 };
 use crate::sanitize::one_line;
 
@@ -56,12 +56,15 @@ pub enum Choice {
 /// The choices a card offers: up to nine agent options, then warden's own.
 /// A `switch_mode` request always asks (it is how an agent leaves plan
 /// mode), so a grant or a bypass could never cover the next one: those two
-/// are not offered on its card.
+/// are not offered on its card, nor on a card without an `allow_once` to
+/// answer them with.
 pub fn choices(approval: &Approval) -> Vec<Choice> {
     let mut list: Vec<Choice> = (0..approval.request.options.len().min(9))
         .map(Choice::AgentOption)
         .collect();
-    if approval.view.kind != ToolKind::SwitchMode {
+    if approval.view.kind != ToolKind::SwitchMode
+        && allow_option(&approval.request.options).is_some()
+    {
         list.extend([Choice::AllowForChat, Choice::Bypass]);
     }
     list.extend([Choice::DenyWithReason, Choice::ApproveAll]);
@@ -155,7 +158,8 @@ but do not edit, delete, move or run anything. The user will switch modes when i
 enum UserPick {
     /// The agent's option of this index.
     Option(usize),
-    /// Allow once (the agent's allow_once, else allow_always).
+    /// Allow: the agent's `allow_once` (for a `switch_mode` request, the one
+    /// that leads to a mode that asks); never `allow_always`.
     Allow,
     /// Deny (reject_once, else reject_always, else cancelled).
     Deny,
@@ -198,46 +202,160 @@ impl AppState {
             grant,
             reason: String::new(),
         };
-        let decision = match self.covering_request(&approval) {
-            // A file write or terminal the agent already got permission for
-            // (its tool call named this path or command): no second card.
-            Some((source, reason)) if approval.request.client => {
-                match allow_option(&approval.request.options) {
-                    Some(option) => Decision::Allow {
-                        option_id: option.id.clone(),
-                        source,
-                        reason,
-                    },
-                    None => policy::decide(&approval.view, &self.policy_context()),
-                }
-            }
-            _ => policy::decide(&approval.view, &self.policy_context()),
-        };
+        let mut decision = policy::decide(&approval.view, &self.policy_context());
+        // A file write or terminal the agent already got permission for: no
+        // second card. Only what the mode would ask about: the deny and ask
+        // rules are checked on the call itself, and Plan never covers.
+        if approval.request.client
+            && matches!(decision, Decision::Ask { .. })
+            && self.mode != Mode::Plan
+            && policy::rule_gate(&approval.view, &self.policy_context()).is_none()
+            && let Some(option) = allow_option(&approval.request.options)
+            && let Some(index) = self.covering_scope(&approval.view)
+        {
+            let option_id = option.id.clone();
+            let scope = self.allowed_scopes.remove(index);
+            decision = Decision::Allow {
+                option_id,
+                source: scope.source,
+                reason: format!("covered by the allowed request `{}`", scope.title),
+            };
+        }
         match decision {
             Decision::Ask { reason } => self.ask(approval, reason),
             decided => self.apply_automatic(&approval, decided),
         }
     }
 
-    /// The reason an earlier allowed request of this turn covers a client
-    /// call: same path (write) or same command line (terminal). Plan never
-    /// has any: nothing but reads is allowed there.
-    fn covering_request(&self, approval: &Approval) -> Option<(Source, String)> {
-        if self.mode == Mode::Plan || approval.view.kind == ToolKind::Read {
-            return None;
-        }
-        let paths = approval.view.paths();
-        let command = approval.view.command();
-        self.allowed_scopes.iter().find_map(|scope| {
-            let by_path = !paths.is_empty() && paths.iter().all(|p| scope.paths.contains(p));
-            let by_command = command.is_some() && command == scope.command;
-            (by_path || by_command).then(|| {
-                (
-                    scope.source,
-                    format!("covered by the allowed request `{}`", scope.title),
-                )
+    /// The earlier allowed request of this turn that covers a client call,
+    /// if any: an allowed edit of exactly the paths it writes, or an allowed
+    /// command that the terminal runs (after unwrapping `sh -c` and argv
+    /// forms), in the same directory, with no environment of its own.
+    fn covering_scope(&self, view: &RequestView) -> Option<usize> {
+        let wanted = self.covers_of(view)?;
+        self.allowed_scopes
+            .iter()
+            .position(|scope| match (&scope.covers, &wanted) {
+                (Covers::Paths(allowed), Covers::Paths(written)) => {
+                    written.iter().all(|p| allowed.contains(p))
+                }
+                (a @ Covers::Command { .. }, b @ Covers::Command { .. }) => a == b,
+                _ => false,
             })
+    }
+
+    /// What coverage compares of a request: an edit's paths (normalised), a
+    /// command's line (unwrapped from `sh -c`) and directory. Nothing for
+    /// other kinds, an edit without paths, a command warden cannot read, or
+    /// one that sets an environment of its own.
+    fn covers_of(&self, view: &RequestView) -> Option<Covers> {
+        match view.category() {
+            Category::Write if view.kind == ToolKind::Edit => {
+                let paths = self.normalized_paths(view);
+                (!paths.is_empty()).then_some(Covers::Paths(paths))
+            }
+            Category::Execute => {
+                let env = view.raw_input.as_ref().and_then(|i| i.get("env"));
+                let sets_env = env
+                    .is_some_and(|e| !(e.is_null() || e.as_object().is_some_and(|o| o.is_empty())));
+                if sets_env {
+                    return None;
+                }
+                Some(Covers::Command {
+                    line: unwrap_shell(&view.command()?),
+                    cwd: self.request_cwd(view),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The request's paths as the rules see them.
+    fn normalized_paths(&self, view: &RequestView) -> Vec<String> {
+        let mut out: Vec<String> = view
+            .paths()
+            .iter()
+            .map(|p| policy::normalize_path(p, self.home.as_deref(), &self.cwd_path))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Where a command runs: its `cwd` (or `workdir`), else the session's.
+    fn request_cwd(&self, view: &RequestView) -> String {
+        let given = view.raw_input.as_ref().and_then(|i| {
+            ["cwd", "workdir"]
+                .iter()
+                .find_map(|k| i.get(*k).and_then(|v| v.as_str()))
+        });
+        let cwd = self.cwd_path.to_string_lossy();
+        policy::normalize_path(given.unwrap_or(&cwd), self.home.as_deref(), &self.cwd_path)
+    }
+
+    /// What an allowed request of the agent's may cover later in the turn:
+    /// an edit its paths, a command its line. A read, a search, a fetch, a
+    /// mode switch or a command warden cannot read covers nothing.
+    fn scope_of(&self, approval: &Approval, source: Source) -> Option<AllowedScope> {
+        Some(AllowedScope {
+            source,
+            title: approval.title(),
+            covers: self.covers_of(&approval.view)?,
         })
+    }
+
+    /// The agent modes, to tell which `switch_mode` options keep it asking.
+    fn agent_mode_list(&self) -> &[AgentMode] {
+        self.agent_modes
+            .as_ref()
+            .map_or(&[], |m| m.available.as_slice())
+    }
+
+    /// What a pick on this card will really do.
+    fn resolve(&self, approval: &Approval, pick: &UserPick) -> Resolved {
+        let options = &approval.request.options;
+        let switch = approval.view.kind == ToolKind::SwitchMode;
+        match pick {
+            UserPick::Option(i) => match sent_for(&approval.view, *i, self.agent_mode_list()) {
+                None => Resolved::Wait(String::new()),
+                Some(Sent::Option {
+                    index,
+                    always: true,
+                }) => Resolved::Grant { index, picked: *i },
+                Some(Sent::Option { index, .. }) => Resolved::Send {
+                    index,
+                    only_always: false,
+                },
+                Some(Sent::OnlyAlways(index)) => Resolved::Send {
+                    index,
+                    only_always: true,
+                },
+                Some(Sent::Refused) => Resolved::Wait(REFUSED_SWITCH.to_string()),
+            },
+            UserPick::Allow if switch => {
+                match switch_allow_option(options, self.agent_mode_list()) {
+                    Some(index) => Resolved::Send {
+                        index,
+                        only_always: false,
+                    },
+                    None => Resolved::Wait(REFUSED_SWITCH.to_string()),
+                }
+            }
+            UserPick::Allow => match options.iter().position(|o| o.kind == OptionKind::AllowOnce) {
+                Some(index) => Resolved::Send {
+                    index,
+                    only_always: false,
+                },
+                None => Resolved::Wait(no_allow_notice(approval)),
+            },
+            UserPick::Deny => match reject_option(options) {
+                Some(o) => Resolved::Send {
+                    index: options.iter().position(|x| x == o).unwrap_or_default(),
+                    only_always: false,
+                },
+                None => Resolved::Cancel,
+            },
+        }
     }
 
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
@@ -261,7 +379,12 @@ impl AppState {
                     return effects;
                 }
             };
-            return self.answer_pick(approval, pick, "--on-ask");
+            let resolved = match self.resolve(&approval, &pick) {
+                // Nothing to allow that keeps the agent asking: refuse.
+                Resolved::Wait(_) => self.resolve(&approval, &UserPick::Deny),
+                other => other,
+            };
+            return self.answer_resolved(approval, resolved, "--on-ask");
         }
         approval.reason = reason;
         self.transcript
@@ -333,13 +456,11 @@ impl AppState {
         {
             self.transcript.set_tool_state(tool_id, ToolState::Pending);
         }
-        if allowed && !approval.request.client {
-            self.allowed_scopes.push(AllowedScope {
-                source,
-                title: approval.title(),
-                paths: approval.view.paths(),
-                command: approval.view.command(),
-            });
+        if allowed
+            && !approval.request.client
+            && let Some(scope) = self.scope_of(approval, source)
+        {
+            self.allowed_scopes.push(scope);
         }
         let decision = match (&outcome, allowed) {
             (PermissionOutcome::Cancelled, _) => "cancelled",
@@ -384,25 +505,28 @@ impl AppState {
         ]
     }
 
-    fn answer_pick(&mut self, approval: Approval, pick: UserPick, who: &str) -> Vec<Effect> {
+    /// Answer a card as resolved from the user's pick (or `--on-ask`'s).
+    fn answer_resolved(
+        &mut self,
+        approval: Approval,
+        resolved: Resolved,
+        who: &str,
+    ) -> Vec<Effect> {
         let options = &approval.request.options;
-        let (outcome, label) = match pick {
-            UserPick::Option(i) => match options.get(i) {
-                Some(o) => (PermissionOutcome::Selected(o.id.clone()), o.name.clone()),
+        let (outcome, label, only_always) = match resolved {
+            Resolved::Send { index, only_always } => match options.get(index) {
+                Some(o) => (
+                    PermissionOutcome::Selected(o.id.clone()),
+                    o.name.clone(),
+                    only_always,
+                ),
                 None => return Vec::new(),
             },
-            UserPick::Allow => match allow_option(options) {
-                Some(o) => (PermissionOutcome::Selected(o.id.clone()), o.name.clone()),
-                None => {
-                    self.notice = Some("the agent offered no allow option for this request".into());
-                    self.approvals.insert(0, approval);
-                    return Vec::new();
-                }
-            },
-            UserPick::Deny => match reject_option(options) {
-                Some(o) => (PermissionOutcome::Selected(o.id.clone()), o.name.clone()),
-                None => (PermissionOutcome::Cancelled, "cancelled".to_string()),
-            },
+            Resolved::Grant { index, picked } => {
+                return self.grant_for_chat(approval, index, Some(picked));
+            }
+            Resolved::Cancel => (PermissionOutcome::Cancelled, "cancelled".to_string(), false),
+            Resolved::Wait(_) => return Vec::new(),
         };
         let allowed = matches!(&outcome, PermissionOutcome::Selected(id)
             if options.iter().any(|o| &o.id == id && o.kind.is_allow()));
@@ -413,12 +537,54 @@ impl AppState {
             (true, false) => "allowed",
             (false, false) => "denied",
         };
-        let reason = if who == "you" {
+        let mut reason = if who == "you" {
             one_line(&label)
         } else {
             format!("{} ({})", who, one_line(&label))
         };
+        if only_always {
+            reason.push_str(
+                " — the agent offered only 'Always allow': it may stop asking for this tool",
+            );
+        }
         self.answer(&approval, outcome, verdict, Source::User, &reason)
+    }
+
+    /// "Allow for this chat": keep warden's grant, answer the agent's
+    /// `allow_once` at `index`. `picked`: the agent's own "always" option the
+    /// user picked, which warden turned into this grant.
+    fn grant_for_chat(
+        &mut self,
+        approval: Approval,
+        index: usize,
+        picked: Option<usize>,
+    ) -> Vec<Effect> {
+        let options = &approval.request.options;
+        let Some(option) = options.get(index) else {
+            return Vec::new();
+        };
+        let option_id = option.id.clone();
+        let grant = approval.grant.clone();
+        let mut reason = grant.describe();
+        if let Some(always) = picked.and_then(|i| options.get(i)) {
+            reason = format!(
+                "{reason} (you picked '{}': warden keeps it, the agent was answered '{}')",
+                one_line(&always.name),
+                one_line(&option.name)
+            );
+        }
+        if grant.commands != Some(GrantCommands::Unreadable) && !self.grants.contains(&grant) {
+            self.grants.push(grant);
+        }
+        let mut effects = self.answer(
+            &approval,
+            PermissionOutcome::Selected(option_id),
+            "allowed for this chat",
+            Source::ChatGrant,
+            &reason,
+        );
+        effects.extend(self.redecide_queue());
+        effects
     }
 
     fn take_approval(&mut self, index: usize) -> Option<Approval> {
@@ -659,7 +825,11 @@ impl AppState {
                 if list.contains(&choice) {
                     self.choose(choice)
                 } else {
-                    self.notice = Some("a switch_mode request is decided one at a time".into());
+                    self.notice = Some(if card.view.kind == ToolKind::SwitchMode {
+                        "a switch_mode request is decided one at a time".into()
+                    } else {
+                        no_allow_notice(card)
+                    });
                     Vec::new()
                 }
             }
@@ -727,8 +897,18 @@ impl AppState {
     }
 
     fn pick(&mut self, pick: UserPick) -> Vec<Effect> {
+        let Some(approval) = self.approvals.get(self.review.selected) else {
+            return Vec::new();
+        };
+        let resolved = self.resolve(approval, &pick);
+        if let Resolved::Wait(notice) = resolved {
+            if !notice.is_empty() {
+                self.notice = Some(notice);
+            }
+            return Vec::new();
+        }
         match self.take_approval(self.review.selected) {
-            Some(approval) => self.answer_pick(approval, pick, "you"),
+            Some(approval) => self.answer_resolved(approval, resolved, "you"),
             None => Vec::new(),
         }
     }
@@ -740,38 +920,26 @@ impl AppState {
                 let Some(approval) = self.approvals.get(self.review.selected) else {
                     return Vec::new();
                 };
-                if allow_option(&approval.request.options).is_none() {
-                    self.notice = Some("the agent offered no allow option for this request".into());
-                    return Vec::new();
-                }
-                let grant = approval.grant.clone();
-                let Some(approval) = self.take_approval(self.review.selected) else {
+                let Some(index) = approval
+                    .request
+                    .options
+                    .iter()
+                    .position(|o| o.kind == OptionKind::AllowOnce)
+                else {
+                    self.notice = Some(no_allow_notice(approval));
                     return Vec::new();
                 };
-                let reason = grant.describe();
-                if !self.grants.contains(&grant) {
-                    self.grants.push(grant);
-                }
-                let option = allow_option(&approval.request.options).map(|o| o.id.clone());
-                let mut effects = match option {
-                    Some(id) => self.answer(
-                        &approval,
-                        PermissionOutcome::Selected(id),
-                        "allowed for this chat",
-                        Source::ChatGrant,
-                        &reason,
-                    ),
+                match self.take_approval(self.review.selected) {
+                    Some(approval) => self.grant_for_chat(approval, index, None),
                     None => Vec::new(),
-                };
-                effects.extend(self.redecide_queue());
-                effects
+                }
             }
             Choice::Bypass => {
                 let Some(approval) = self.approvals.get(self.review.selected) else {
                     return Vec::new();
                 };
                 if allow_option(&approval.request.options).is_none() {
-                    self.notice = Some("the agent offered no allow option for this request".into());
+                    self.notice = Some(no_allow_notice(approval));
                     return Vec::new();
                 }
                 self.focus = Focus::Confirm(Question::Bypass(approval.id));
@@ -872,10 +1040,18 @@ impl AppState {
                 self.focus = Focus::Cards;
                 let mut effects = Vec::new();
                 for id in ids {
-                    if let Some(index) = self.approvals.iter().position(|a| a.id == id)
-                        && let Some(approval) = self.take_approval(index)
-                    {
-                        effects.extend(self.answer_pick(approval, UserPick::Allow, "approve all"));
+                    let Some(index) = self.approvals.iter().position(|a| a.id == id) else {
+                        continue;
+                    };
+                    // A card with nothing to allow that keeps the agent
+                    // asking stays for a look of its own.
+                    let resolved = self.resolve(&self.approvals[index], &UserPick::Allow);
+                    if let Resolved::Wait(notice) = resolved {
+                        self.notice = Some(notice);
+                        continue;
+                    }
+                    if let Some(approval) = self.take_approval(index) {
+                        effects.extend(self.answer_resolved(approval, resolved, "approve all"));
                     }
                 }
                 effects
@@ -961,16 +1137,104 @@ impl AppState {
     }
 }
 
-/// What an allowed permission request named: file writes and terminals the
-/// agent then asks the client for, on the same paths or command, need no
-/// second card (this turn only).
+/// What an allowed permission request of the agent's may cover: the file
+/// write or terminal the agent then asks the client for, once, in the same
+/// turn (kimi asks `Shell: touch x`, then creates the terminal `touch x`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AllowedScope {
     /// Who allowed the covering request (the covered call is logged so too).
     pub source: Source,
     pub title: String,
-    pub paths: Vec<String>,
-    pub command: Option<String>,
+    pub covers: Covers,
+}
+
+/// The call an [`AllowedScope`] covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Covers {
+    /// An edit: a write of exactly these paths (normalised).
+    Paths(Vec<String>),
+    /// A command: a terminal running this line (unwrapped from `sh -c`) in
+    /// this directory (normalised).
+    Command { line: String, cwd: String },
+}
+
+/// What a pick on a card comes to (see `AppState::resolve`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Resolved {
+    /// Answer with the option at this index; `only_always`: it is an
+    /// `allow_always` the agent offered alone (the transcript says so).
+    Send { index: usize, only_always: bool },
+    /// Answer the `allow_once` at `index` and keep the user's "always" (the
+    /// option at `picked`) as warden's grant for this chat.
+    Grant { index: usize, picked: usize },
+    /// Answer `cancelled` (a deny with no reject option on offer).
+    Cancel,
+    /// Nothing is sent: the card stays, with this notice (empty: none).
+    Wait(String),
+}
+
+/// Why an exit from the agent's plan mode cannot be allowed from the card.
+const REFUSED_SWITCH: &str = "none of the agent's options leads to a mode that keeps asking: n to reject, or change modes with Shift+Tab";
+
+/// Why `y`, `a` or `b` cannot allow this card.
+fn no_allow_notice(approval: &Approval) -> String {
+    if approval
+        .request
+        .options
+        .iter()
+        .any(|o| o.kind == OptionKind::AllowAlways)
+    {
+        "the agent offers only 'Always allow' here, which may stop it asking: press its number to accept that, or n to deny".to_string()
+    } else {
+        "the agent offered no allow option for this request".to_string()
+    }
+}
+
+/// The command a line runs, looked through `sh -c 'SCRIPT'` (and `bash
+/// -lc`, `/bin/zsh -c`, ...) when the script is one quoted word:
+/// `/bin/sh -lc 'echo a && echo b'` is `echo a && echo b`.
+pub(crate) fn unwrap_shell(line: &str) -> String {
+    let mut line = line.trim().to_string();
+    for _ in 0..4 {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(script) = shell_script(&line, &words) else {
+            break;
+        };
+        line = script.trim().to_string();
+    }
+    line
+}
+
+/// The script of `SHELL -c 'SCRIPT'` when `line` is exactly that.
+fn shell_script(line: &str, words: &[&str]) -> Option<String> {
+    let [shell, flag, ..] = words else {
+        return None;
+    };
+    let name = shell.rsplit('/').next().unwrap_or(shell);
+    let is_shell = matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh");
+    let is_c = flag.len() >= 2
+        && flag.starts_with('-')
+        && flag.ends_with('c')
+        && flag[1..].chars().all(|c| c.is_ascii_lowercase());
+    if !(is_shell && is_c) {
+        return None;
+    }
+    let rest = line
+        .trim_start()
+        .strip_prefix(shell)?
+        .trim_start()
+        .strip_prefix(flag)?
+        .trim();
+    // One single-quoted word ('\'' inside), or one double-quoted word with
+    // nothing the shell would expand.
+    if let Some(inner) = rest.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
+        let unquoted = inner.replace("'\\''", "");
+        return (!unquoted.contains('\'')).then(|| inner.replace("'\\''", "'"));
+    }
+    if let Some(inner) = rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        return (!inner.contains(['"', '$', '`', '\\'])).then(|| inner.to_string());
+    }
+    None
 }
 
 /// Log a stale card's cancellation under its own source, not as the user's.

@@ -16,8 +16,8 @@ use super::entry::{Ctx, INDENT, diff_lines};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, str_width, truncate_end, wrap_into, wrap_text_into};
-use crate::model::{ToolContent, ToolKind};
-use crate::policy::Rule;
+use crate::model::{AgentMode, OptionKind, ToolContent, ToolKind};
+use crate::policy::{Rule, Sent, allow_option, sent_for, switch_allow_option};
 use crate::sanitize::{one_line, visible};
 use crate::state::{
     AppState, Approval, Choice, Composer, Focus, RequestId, choices, option_kind_label,
@@ -326,6 +326,17 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
         Span::styled(one_line(&approval.reason), theme.dim()),
     ];
     wrap_into(&mut top, &why, &[], &[spaces(INDENT)], width, Mode::Word);
+    if let Some(warning) = option_warning(state, approval) {
+        let warning = [Span::styled(warning, theme.reject())];
+        wrap_into(
+            &mut top,
+            &warning,
+            &[],
+            &[spaces(INDENT)],
+            width,
+            Mode::Word,
+        );
+    }
 
     let mut bottom = Vec::new();
     let mut choice_at = Vec::new();
@@ -486,16 +497,17 @@ fn choice_rows(
             } else {
                 theme.reject()
             };
-            (
-                (i + 1).to_string(),
-                vec![
-                    Span::styled(one_line(&option.name), style),
-                    Span::styled(
-                        format!("  ({})", option_kind_label(option.kind)),
-                        theme.dim(),
-                    ),
-                ],
-            )
+            let mut pieces = vec![
+                Span::styled(one_line(&option.name), style),
+                Span::styled(
+                    format!("  ({})", option_kind_label(option.kind)),
+                    theme.dim(),
+                ),
+            ];
+            if let Some(really) = really_sent(state, approval, i) {
+                pieces.push(Span::styled(really, theme.dim()));
+            }
+            ((i + 1).to_string(), pieces)
         }
         Choice::AllowForChat => (
             "a".to_string(),
@@ -532,6 +544,55 @@ fn choice_rows(
     let first = [Span::styled(format!("{key}  "), theme.choice_key())];
     let rest = [spaces(3)];
     wrap_into(out, &pieces, &first, &rest, width, Mode::Word);
+}
+
+/// The agent's modes, to tell which `switch_mode` options keep it asking.
+fn agent_modes(state: &AppState) -> &[AgentMode] {
+    state
+        .agent_modes
+        .as_ref()
+        .map_or(&[], |m| m.available.as_slice())
+}
+
+/// What picking the agent's option `i` really sends, when that is not the
+/// option itself: warden answers only with options that keep the agent asking.
+fn really_sent(state: &AppState, approval: &Approval, i: usize) -> Option<String> {
+    let options = &approval.request.options;
+    let name = |index: usize| {
+        options
+            .get(index)
+            .map_or(String::new(), |o| one_line(&o.name))
+    };
+    match sent_for(&approval.view, i, agent_modes(state))? {
+        Sent::Option { index, .. } if index == i => None,
+        Sent::Option {
+            index,
+            always: true,
+        } => Some(format!(
+            " → sends '{}' + allow for this chat (a)",
+            name(index)
+        )),
+        Sent::Option { index, .. } => Some(format!(" → sends '{}'", name(index))),
+        Sent::OnlyAlways(_) => Some(" — may stop the agent asking for this tool".to_string()),
+        Sent::Refused => Some(" → not sent: the agent would stop asking".to_string()),
+    }
+}
+
+/// A warning for a card that cannot be allowed the usual way: the agent
+/// offers only "Always allow", or no way out of its plan mode that keeps
+/// it asking.
+fn option_warning(state: &AppState, approval: &Approval) -> Option<&'static str> {
+    let options = &approval.request.options;
+    if approval.view.kind == ToolKind::SwitchMode {
+        return switch_allow_option(options, agent_modes(state))
+            .is_none()
+            .then_some("none of the agent's options leads to a mode that keeps asking: warden can only reject this");
+    }
+    let only_always = allow_option(options).is_none()
+        && options.iter().any(|o| o.kind == OptionKind::AllowAlways);
+    only_always.then_some(
+        "the agent offers only 'Always allow': approving may stop it asking for this tool",
+    )
 }
 
 /// The one line of a card that is not selected: "▸ 2 of 3  title  kind".

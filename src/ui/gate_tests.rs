@@ -700,6 +700,7 @@ fn reviewing() -> AppState {
     state.grants = vec![ChatGrant {
         kind: ToolKind::Edit,
         tool: "Edit".into(),
+        commands: None,
     }];
     state.update(Msg::Action(Action::Grants));
     state
@@ -946,4 +947,74 @@ fn footer_names_the_review_screen_at_the_usual_width() {
     );
     let narrower = line(80);
     assert!(!narrower.contains("Ctrl-G"), "{narrower}");
+}
+
+/// A shell command through claude-code's options.
+fn cargo_test_request(options: Vec<PermissionOption>) -> PermissionRequest {
+    request(
+        "call-test",
+        ToolCallFields {
+            title: Some("cargo test --lib".into()),
+            kind: Some(ToolKind::Execute),
+            raw_input: Some(json!({ "command": "cargo test --lib" })),
+            tool_name: Some("Bash".into()),
+            ..Default::default()
+        },
+        options,
+    )
+}
+
+#[test]
+fn card_shows_what_always_really_sends_100x30() {
+    let state = asking(vec![cargo_test_request(claude_options())]);
+    let text = screen(&state, 100, 30);
+    assert!(
+        text.contains("1  Always Allow  (allow always) → sends 'Allow' + allow for this chat (a)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`cargo test …` commands of Bash in this chat"),
+        "{text}"
+    );
+    assert_snapshot!(text);
+}
+
+#[test]
+fn card_with_only_always_on_offer_warns_100x30() {
+    let state = asking(vec![cargo_test_request(vec![
+        option("always", "Always allow", OptionKind::AllowAlways),
+        option("reject", "Reject", OptionKind::RejectOnce),
+    ])]);
+    let text = screen(&state, 100, 30);
+    assert!(
+        text.contains("the agent offers only 'Always allow': approving may stop it asking"),
+        "{text}"
+    );
+    assert_snapshot!(text);
+}
+
+#[test]
+fn card_exit_plan_shows_the_option_really_sent_100x36() {
+    let mut req = switch_mode_request();
+    req.options.insert(
+        0,
+        option(
+            "bypassPermissions",
+            "Yes, and bypass permissions",
+            OptionKind::AllowAlways,
+        ),
+    );
+    let mut state = chat(Some(agent_modes()));
+    state.update(Msg::PermissionRequested {
+        id: 1,
+        request: req,
+    });
+    let text = screen(&state, 100, 36);
+    assert_eq!(
+        text.matches("→ sends 'Yes, and manually approve edits'")
+            .count(),
+        2,
+        "{text}"
+    );
+    assert_snapshot!(text);
 }
