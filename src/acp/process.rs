@@ -121,16 +121,44 @@ impl AgentProcess {
         self.pid
     }
 
+    /// A handle that can end the process group from another task.
+    pub(super) fn ender(&self) -> Ender {
+        Ender {
+            pid: self.pid,
+            exited: self.exited.clone(),
+        }
+    }
+
     /// Wait up to `grace` for the agent to exit by itself (its stdin is
     /// closed by now), then end its process group: TERM, and KILL if it
     /// is still there shortly after.
-    pub async fn shutdown(mut self, grace: Duration) {
+    pub async fn shutdown(self, grace: Duration) {
+        self.ender().end(grace).await;
+    }
+}
+
+/// Ends an agent's process group: from shutdown, or when its connection closed.
+#[derive(Debug, Clone)]
+pub(super) struct Ender {
+    pid: Option<u32>,
+    exited: watch::Receiver<bool>,
+}
+
+impl Ender {
+    /// Whether the agent's process exits within `limit`.
+    pub(super) async fn exits_within(mut self, limit: Duration) -> bool {
+        self.wait_exit(limit).await
+    }
+
+    /// Wait up to `grace` for the agent to exit by itself, then TERM its
+    /// group, then KILL it if it is still there shortly after.
+    pub(super) async fn end(mut self, grace: Duration) {
         if self.wait_exit(grace).await {
             // The leader is gone; take any stragglers in its group with it.
             self.signal_group(libc::SIGKILL);
             return;
         }
-        tracing::info!("agent ignored stdin EOF; terminating its process group");
+        tracing::info!("agent did not exit by itself; terminating its process group");
         self.signal_group(libc::SIGTERM);
         if !self.wait_exit(Duration::from_millis(500)).await {
             self.signal_group(libc::SIGKILL);
