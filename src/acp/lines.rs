@@ -45,12 +45,14 @@ impl Skipped {
     }
 }
 
-/// Read one line into `line` (without its `\n`), keeping at most
-/// [`MAX_LINE`] bytes. `Ok(None)` at the end of the stream; `Ok(Some(true))`
-/// when the line was longer and its rest dropped.
-async fn read_line<R: AsyncRead + Unpin>(
+/// Read one line into `line` (without its `\n`), keeping at most `max`
+/// bytes. `Ok(None)` at the end of the stream; `Ok(Some(true))` when the
+/// line was longer and dropped (all of it, or past `max` when `keep_head`).
+pub(super) async fn read_line<R: AsyncRead + Unpin>(
     reader: &mut BufReader<R>,
     line: &mut Vec<u8>,
+    max: usize,
+    keep_head: bool,
 ) -> io::Result<Option<bool>> {
     line.clear();
     let mut too_long = false;
@@ -66,10 +68,15 @@ async fn read_line<R: AsyncRead + Unpin>(
             None => (buf, None),
         };
         if !too_long {
-            if line.len() + chunk.len() > MAX_LINE {
+            if line.len() + chunk.len() > max {
                 too_long = true;
-                line.clear();
-                line.shrink_to_fit();
+                if keep_head {
+                    let room = max - line.len();
+                    line.extend_from_slice(&chunk[..room]);
+                } else {
+                    line.clear();
+                    line.shrink_to_fit();
+                }
             } else {
                 line.extend_from_slice(chunk);
             }
@@ -118,7 +125,7 @@ where
         state,
         |(mut reader, mut line, mut skipped, mut closed)| async move {
             loop {
-                match read_line(&mut reader, &mut line).await {
+                match read_line(&mut reader, &mut line, MAX_LINE, false).await {
                     Ok(None) => {
                         if let Some(closed) = closed.take() {
                             let _ = closed.send(());
@@ -197,6 +204,32 @@ mod tests {
         let (lines, skipped) = lines_of(&input).await;
         assert_eq!(lines, ["{\"after\":true}"]);
         assert_eq!(skipped, [Skipped::TooLong]);
+    }
+
+    #[tokio::test]
+    async fn a_long_stderr_line_keeps_its_head_only() {
+        let mut input = vec![b'x'; 100_000];
+        input.extend_from_slice(b"\nnext\n");
+        let mut reader = BufReader::with_capacity(1024, std::io::Cursor::new(input));
+        let mut line = Vec::new();
+        let cut = read_line(&mut reader, &mut line, 4096, true)
+            .await
+            .expect("read");
+        assert_eq!((cut, line.len()), (Some(true), 4096));
+        assert!(
+            line.capacity() < 2 * 4096 + 1024,
+            "never held the whole line"
+        );
+        let cut = read_line(&mut reader, &mut line, 4096, true)
+            .await
+            .expect("read");
+        assert_eq!((cut, line.as_slice()), (Some(false), b"next".as_slice()));
+        assert_eq!(
+            read_line(&mut reader, &mut line, 4096, true)
+                .await
+                .expect("read"),
+            None
+        );
     }
 
     #[tokio::test]

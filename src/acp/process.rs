@@ -6,11 +6,14 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::BufReader;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, watch};
 
 use super::{AgentCommand, AgentEvent, STDERR_TAIL};
+
+/// The longest stderr line kept and logged; the rest of a longer one is dropped.
+const STDERR_LINE: usize = 4096;
 
 /// The agent could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -79,8 +82,15 @@ impl AgentProcess {
 
         let stderr_tail = tail.clone();
         let stderr_task = tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
+            let mut reader = BufReader::new(stderr);
+            let mut bytes = Vec::new();
+            while let Ok(Some(cut)) =
+                super::lines::read_line(&mut reader, &mut bytes, STDERR_LINE, true).await
+            {
+                let mut line = String::from_utf8_lossy(&bytes).into_owned();
+                if cut {
+                    line.push_str(" … (line cut)");
+                }
                 tracing::info!(target: "agent_stderr", "{line}");
                 if let Ok(mut tail) = stderr_tail.lock() {
                     if tail.len() == STDERR_TAIL {

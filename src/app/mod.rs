@@ -99,6 +99,14 @@ pub struct SettingsLink {
     pub bypassed: Vec<String>,
 }
 
+/// At most one bell and desktop notification in this long.
+const ALERT_GAP: Duration = Duration::from_secs(2);
+
+/// Whether an alert may go off now, the last one having gone off at `last`.
+fn alert_due(last: Option<Instant>, now: Instant) -> bool {
+    last.is_none_or(|last| now.saturating_duration_since(last) >= ALERT_GAP)
+}
+
 /// How long a cancelled turn may take to end before warden ends it on its
 /// side (the TUI) or gives up waiting (`warden exec`).
 pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
@@ -156,6 +164,8 @@ pub struct App {
     /// Closed chats whose render caches the TUI should drop.
     closed: Vec<ChatId>,
     quit: bool,
+    /// When the bell and the desktop notification last went off.
+    last_alert: Option<Instant>,
 }
 
 impl App {
@@ -195,6 +205,7 @@ impl App {
             choices: vec![first],
             closed: Vec::new(),
             quit: false,
+            last_alert: None,
         };
         app.add_chat(command, options);
         app
@@ -686,7 +697,12 @@ impl App {
                 }
             }
             Effect::Notify(text) => {
-                crate::tui::notify(&text, chat.notify.bell, chat.notify.desktop);
+                // A burst of cards (an agent asking 3,000 times) rings once.
+                let now = Instant::now();
+                if alert_due(self.last_alert, now) {
+                    self.last_alert = Some(now);
+                    crate::tui::notify(&text, chat.notify.bell, chat.notify.desktop);
+                }
             }
             Effect::SetAgentMode {
                 mode_id,
@@ -1157,6 +1173,24 @@ async fn sleep_until(deadline: Option<Instant>) {
 #[cfg(test)]
 mod frame_tests {
     use super::*;
+
+    #[test]
+    fn a_burst_of_cards_alerts_once() {
+        let t0 = Instant::now();
+        assert!(alert_due(None, t0));
+        let mut last = Some(t0);
+        let mut rung = 1;
+        // 3,000 cards in one second: no more alerts.
+        for i in 1..3000u32 {
+            let now = t0 + Duration::from_micros(u64::from(i) * 333);
+            if alert_due(last, now) {
+                rung += 1;
+                last = Some(now);
+            }
+        }
+        assert_eq!(rung, 1);
+        assert!(alert_due(last, t0 + ALERT_GAP), "a later card rings again");
+    }
 
     #[test]
     fn idle_has_no_deadline_and_bursts_share_one_frame() {
