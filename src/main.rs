@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
@@ -85,6 +86,14 @@ enum Sub {
         /// Working directory of the session.
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
+        /// Give up on a turn that has not ended after SECS seconds (the
+        /// turn is cancelled; exit status 124).
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<u64>,
+        /// Give up when the agent has not opened its session after SECS
+        /// seconds (exit status 124).
+        #[arg(long, value_name = "SECS", default_value_t = 60)]
+        start_timeout: u64,
         /// Any agent command, after `--`.
         #[arg(last = true, value_name = "CMD ARGS")]
         command: Vec<String>,
@@ -181,18 +190,27 @@ fn main() -> ExitCode {
         }
         Some(Sub::Exec { .. }) => {
             init_logging();
-            return match runtime.block_on(run_exec(&cli)) {
+            warden::reaper::become_subreaper();
+            let result = runtime.block_on(run_exec(&cli));
+            warden::reaper::end_descendants();
+            return match result {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => {
                     eprintln!("warden exec: {}", one_line(&format!("{err:#}")));
-                    ExitCode::from(1)
+                    ExitCode::from(
+                        err.downcast_ref::<warden::app::ExecError>()
+                            .map_or(1, warden::app::ExecError::exit_code),
+                    )
                 }
             };
         }
         None => {}
     }
     let log_path = init_logging();
-    match runtime.block_on(run_chat(cli)) {
+    warden::reaper::become_subreaper();
+    let result = runtime.block_on(run_chat(cli));
+    warden::reaper::end_descendants();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("warden: {}", one_line(&format!("{err:#}")));
@@ -264,6 +282,8 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
         prompt,
         agent,
         cwd,
+        timeout,
+        start_timeout,
         command,
     }) = &cli.sub
     else {
@@ -302,7 +322,11 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
     app.start_agent()?;
     let mut out = std::io::stdout();
     let mut err = std::io::stderr();
-    let result = warden::app::run_exec(&mut app, &prompt, &mut out, &mut err).await;
+    let limits = warden::app::ExecLimits {
+        start: Duration::from_secs(*start_timeout),
+        turn: timeout.map(Duration::from_secs),
+    };
+    let result = warden::app::run_exec(&mut app, &prompt, limits, &mut out, &mut err).await;
     app.shutdown().await;
     result.map_err(Into::into)
 }

@@ -11,6 +11,7 @@
 
 mod client_calls;
 mod convert;
+mod lines;
 mod process;
 
 pub use client_calls::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
@@ -22,9 +23,8 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, ByteStreams, Client};
+use agent_client_protocol::{Agent, Client, ConnectTo, Lines};
 use tokio::sync::mpsc;
-use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::model::{
     PermissionOutcome, PermissionRequest, SessionInfo, SessionOrigin, SessionUpdate, StopReason,
@@ -155,6 +155,9 @@ pub enum AgentEvent {
     Sessions(Result<Vec<ListedSession>, String>),
     /// Initialising failed: no session can open on this connection.
     ConnectFailed(String),
+    /// Something about the connection the user should know (a skipped
+    /// line, the agent closing its output); shown in each chat of the agent.
+    Notice(String),
     /// The agent process ended (or the connection broke).
     Exited {
         status: String,
@@ -290,7 +293,39 @@ pub fn spawn(
     let (process, stdin, stdout) =
         AgentProcess::spawn(command, stderr_tail.clone(), events.clone())?;
     let (tx, rx) = mpsc::unbounded_channel();
-    let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
+    let notices = events.clone();
+    let mut told = Vec::new();
+    let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+    let incoming = lines::incoming(
+        stdout,
+        move |why| {
+            tracing::warn!(?why, "a line of the agent's output was skipped");
+            if !told.contains(&why) {
+                told.push(why);
+                let _ = notices.send(AgentEvent::Notice(why.describe().to_string()));
+            }
+        },
+        closed_tx,
+    );
+    let transport = Lines::new(lines::outgoing(stdin), incoming);
+    let ender = process.ender();
+    let closed = events.clone();
+    tokio::spawn(async move {
+        if closed_rx.await.is_err() {
+            return;
+        }
+        // The agent's output closed while it may still run: that is its
+        // end. Give an exiting agent a moment, then say so and end its
+        // group, which reports `Exited` so that `r` can restart it.
+        let grace = std::time::Duration::from_millis(500);
+        if ender.clone().exits_within(grace).await {
+            return;
+        }
+        let _ = closed.send(AgentEvent::Notice(
+            "the agent closed its output but kept running; ending it".to_string(),
+        ));
+        ender.end(std::time::Duration::ZERO).await;
+    });
     tokio::spawn(run_connection(transport, caps, rx, events));
     Ok(AgentHandle {
         commands: tx,
@@ -298,15 +333,12 @@ pub fn spawn(
     })
 }
 
-async fn run_connection<W, R>(
-    transport: ByteStreams<W, R>,
+async fn run_connection(
+    transport: impl ConnectTo<Client> + 'static,
     caps: ClientCaps,
     commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
-) where
-    W: futures::AsyncWrite + Send + 'static,
-    R: futures::AsyncRead + Send + 'static,
-{
+) {
     let notify_events = events.clone();
     let permission_events = events.clone();
     let main_events = events.clone();

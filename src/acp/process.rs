@@ -6,11 +6,14 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::BufReader;
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, watch};
 
 use super::{AgentCommand, AgentEvent, STDERR_TAIL};
+
+/// The longest stderr line kept and logged; the rest of a longer one is dropped.
+const STDERR_LINE: usize = 4096;
 
 /// The agent could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -79,8 +82,15 @@ impl AgentProcess {
 
         let stderr_tail = tail.clone();
         let stderr_task = tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
+            let mut reader = BufReader::new(stderr);
+            let mut bytes = Vec::new();
+            while let Ok(Some(cut)) =
+                super::lines::read_line(&mut reader, &mut bytes, STDERR_LINE, true).await
+            {
+                let mut line = String::from_utf8_lossy(&bytes).into_owned();
+                if cut {
+                    line.push_str(" … (line cut)");
+                }
                 tracing::info!(target: "agent_stderr", "{line}");
                 if let Ok(mut tail) = stderr_tail.lock() {
                     if tail.len() == STDERR_TAIL {
@@ -121,16 +131,44 @@ impl AgentProcess {
         self.pid
     }
 
+    /// A handle that can end the process group from another task.
+    pub(super) fn ender(&self) -> Ender {
+        Ender {
+            pid: self.pid,
+            exited: self.exited.clone(),
+        }
+    }
+
     /// Wait up to `grace` for the agent to exit by itself (its stdin is
     /// closed by now), then end its process group: TERM, and KILL if it
     /// is still there shortly after.
-    pub async fn shutdown(mut self, grace: Duration) {
+    pub async fn shutdown(self, grace: Duration) {
+        self.ender().end(grace).await;
+    }
+}
+
+/// Ends an agent's process group: from shutdown, or when its connection closed.
+#[derive(Debug, Clone)]
+pub(super) struct Ender {
+    pid: Option<u32>,
+    exited: watch::Receiver<bool>,
+}
+
+impl Ender {
+    /// Whether the agent's process exits within `limit`.
+    pub(super) async fn exits_within(mut self, limit: Duration) -> bool {
+        self.wait_exit(limit).await
+    }
+
+    /// Wait up to `grace` for the agent to exit by itself, then TERM its
+    /// group, then KILL it if it is still there shortly after.
+    pub(super) async fn end(mut self, grace: Duration) {
         if self.wait_exit(grace).await {
             // The leader is gone; take any stragglers in its group with it.
             self.signal_group(libc::SIGKILL);
             return;
         }
-        tracing::info!("agent ignored stdin EOF; terminating its process group");
+        tracing::info!("agent did not exit by itself; terminating its process group");
         self.signal_group(libc::SIGTERM);
         if !self.wait_exit(Duration::from_millis(500)).await {
             self.signal_group(libc::SIGKILL);

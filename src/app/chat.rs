@@ -45,6 +45,8 @@ pub(super) struct Chat {
     pub(super) next_request: RequestId,
     /// Messages for this chat's state, applied by the runtime in order.
     pub(super) out: VecDeque<Msg>,
+    /// Cancelled prompts warden stopped waiting for: their late answers end nothing.
+    pub(super) abandoned_prompts: u32,
 }
 
 /// warden's own files, which the agent's file calls never touch whatever
@@ -144,6 +146,7 @@ impl Chat {
             resume: options.resume,
             next_request: 0,
             out: VecDeque::new(),
+            abandoned_prompts: 0,
         };
         (chat, state)
     }
@@ -174,5 +177,6 @@ impl Chat {
         self.agent_key = None;
         self.session = None;
         self.loading = None;
+        self.abandoned_prompts = 0;
     }
 }

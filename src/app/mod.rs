@@ -6,6 +6,9 @@
 mod calls;
 mod chat;
 mod record;
+mod signals;
+
+pub use signals::QuitSignals;
 
 pub use record::ResumeChat;
 
@@ -98,6 +101,18 @@ pub struct SettingsLink {
     pub bypassed: Vec<String>,
 }
 
+/// At most one bell and desktop notification in this long.
+const ALERT_GAP: Duration = Duration::from_secs(2);
+
+/// Whether an alert may go off now, the last one having gone off at `last`.
+fn alert_due(last: Option<Instant>, now: Instant) -> bool {
+    last.is_none_or(|last| now.saturating_duration_since(last) >= ALERT_GAP)
+}
+
+/// How long a cancelled turn may take to end before warden ends it on its
+/// side (the TUI) or gives up waiting (`warden exec`).
+pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
 /// Something that happened outside the state: an agent, or a terminal.
 #[derive(Debug)]
 #[allow(
@@ -111,6 +126,8 @@ pub enum Incoming {
     Terminal(ChatId, TerminalEvent),
     /// A settings write finished (on the writer thread).
     Settings(SettingsDone),
+    /// A chat's cancelled turn has had [`CANCEL_GRACE`] to end.
+    CancelOverdue(ChatId),
 }
 
 /// One settings edit for the writer thread.
@@ -226,11 +243,15 @@ pub struct App {
     /// Writes the settings file off the loop.
     writer: Writer,
     settings_done: mpsc::UnboundedReceiver<SettingsDone>,
+    overdue_tx: mpsc::UnboundedSender<ChatId>,
+    overdue: mpsc::UnboundedReceiver<ChatId>,
     /// What new chats can run, by agent name.
     choices: Vec<AgentChoice>,
     /// Closed chats whose render caches the TUI should drop.
     closed: Vec<ChatId>,
     quit: bool,
+    /// When the bell and the desktop notification last went off.
+    last_alert: Option<Instant>,
 }
 
 impl App {
@@ -246,6 +267,7 @@ impl App {
         let (events_tx, events) = mpsc::unbounded_channel();
         let (terminal_tx, terminal_events) = mpsc::unbounded_channel();
         let (done_tx, settings_done) = mpsc::unbounded_channel();
+        let (overdue_tx, overdue) = mpsc::unbounded_channel();
         // New chats of this agent start at Default (the first chat's mode
         // may come from `--mode`); see [`App::set_choices`].
         let first = AgentChoice {
@@ -270,9 +292,12 @@ impl App {
                 running: None,
             },
             settings_done,
+            overdue_tx,
+            overdue,
             choices: vec![first],
             closed: Vec::new(),
             quit: false,
+            last_alert: None,
         };
         app.add_chat(command, options);
         app
@@ -448,6 +473,7 @@ impl App {
             event = self.events.recv() => event.map(|(key, e)| Incoming::Agent(key, e)),
             Some((id, event)) = self.terminal_events.recv() => Some(Incoming::Terminal(id, event)),
             Some(done) = self.settings_done.recv() => Some(Incoming::Settings(done)),
+            Some(id) = self.overdue.recv() => Some(Incoming::CancelOverdue(id)),
         }
     }
 
@@ -458,6 +484,9 @@ impl App {
         }
         if let Ok(done) = self.settings_done.try_recv() {
             return Some(Incoming::Settings(done));
+        }
+        if let Ok(id) = self.overdue.try_recv() {
+            return Some(Incoming::CancelOverdue(id));
         }
         self.events
             .try_recv()
@@ -494,6 +523,21 @@ impl App {
     pub fn on_agent_event(&mut self, event: Incoming) {
         let (key, event) = match event {
             Incoming::Agent(key, event) => (key, event),
+            Incoming::CancelOverdue(id) => {
+                let stuck = self
+                    .ws
+                    .chat(id)
+                    .and_then(|c| c.state.turn.as_ref())
+                    .is_some_and(|t| t.cancelling);
+                if stuck {
+                    // Its answer, should it come after all, ends nothing.
+                    if let Some(chat) = self.chats.get_mut(&id) {
+                        chat.abandoned_prompts += 1;
+                    }
+                    self.send_chat(id, Msg::CancelOverdue(CANCEL_GRACE));
+                }
+                return;
+            }
             Incoming::Terminal(id, event) => {
                 if let Some(chat) = self.chats.get_mut(&id) {
                     chat.on_terminal_event(event);
@@ -613,6 +657,13 @@ impl App {
                 let Some(id) = self.chat_of(key, &session_id) else {
                     return;
                 };
+                if let Some(chat) = self.chats.get_mut(&id)
+                    && chat.abandoned_prompts > 0
+                {
+                    chat.abandoned_prompts -= 1;
+                    tracing::info!("the agent answered an abandoned prompt: {result:?}");
+                    return;
+                }
                 match result {
                     Ok(reason) => self.send_chat(id, Msg::TurnEnded(reason)),
                     Err(message) => {
@@ -655,6 +706,11 @@ impl App {
                         chat.detach();
                     }
                     self.send_chat(id, Msg::ConnectFailed(message.clone()));
+                }
+            }
+            AgentEvent::Notice(message) => {
+                for id in self.chats_on(key) {
+                    self.send_chat(id, Msg::AgentNotice(message.clone()));
                 }
             }
             AgentEvent::Exited {
@@ -710,6 +766,13 @@ impl App {
                 if let (Some(session), Some(agent)) = (&chat.session, self.agent_of(chat)) {
                     agent.cancel(session);
                 }
+                // An agent that never answers the cancelled prompt must not
+                // leave the chat working forever.
+                let overdue = self.overdue_tx.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(CANCEL_GRACE).await;
+                    let _ = overdue.send(id);
+                });
                 // Cancelling the turn ends the commands the agent started.
                 if let Some(chat) = self.chats.get_mut(&id) {
                     chat.terminals.kill_all();
@@ -733,6 +796,17 @@ impl App {
                 }
             }
             Effect::RestartAgent => {
+                // A stuck agent still runs: end it first (its other chats
+                // hear that it exited, and reconnect with `r`).
+                let name = chat.command.name.clone();
+                if self
+                    .agents
+                    .get(&name)
+                    .is_some_and(|slot| Some(slot.key) == chat.agent_key)
+                    && let Some(slot) = self.agents.remove(&name)
+                {
+                    tokio::spawn(slot.handle.shutdown(Duration::from_millis(200)));
+                }
                 if let Some(chat) = self.chats.get_mut(&id) {
                     chat.detach();
                 }
@@ -762,7 +836,12 @@ impl App {
                 }
             }
             Effect::Notify(text) => {
-                crate::tui::notify(&text, chat.notify.bell, chat.notify.desktop);
+                // A burst of cards (an agent asking 3,000 times) rings once.
+                let now = Instant::now();
+                if alert_due(self.last_alert, now) {
+                    self.last_alert = Some(now);
+                    crate::tui::notify(&text, chat.notify.bell, chat.notify.desktop);
+                }
             }
             Effect::SetAgentMode {
                 mode_id,
@@ -1171,6 +1250,7 @@ impl FrameClock {
 /// never more often than [`FRAME`].
 pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::Result<()> {
     let mut input = crossterm::event::EventStream::new();
+    let mut signals = QuitSignals::new()?;
     let mut views = ui::Views::new();
     let mut clock = FrameClock::default();
     loop {
@@ -1224,6 +1304,12 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                 clock.mark_dirty();
             }
             _ = sleep_until(deadline), if deadline.is_some() => {}
+            name = signals.recv() => {
+                // Leave as Ctrl-D does: the caller answers what is pending,
+                // ends the agents and restores the terminal.
+                tracing::info!(signal = name, "quitting on a signal");
+                break;
+            }
         }
     }
     Ok(())
@@ -1238,6 +1324,24 @@ async fn sleep_until(deadline: Option<Instant>) {
 #[cfg(test)]
 mod frame_tests {
     use super::*;
+
+    #[test]
+    fn a_burst_of_cards_alerts_once() {
+        let t0 = Instant::now();
+        assert!(alert_due(None, t0));
+        let mut last = Some(t0);
+        let mut rung = 1;
+        // 3,000 cards in one second: no more alerts.
+        for i in 1..3000u32 {
+            let now = t0 + Duration::from_micros(u64::from(i) * 333);
+            if alert_due(last, now) {
+                rung += 1;
+                last = Some(now);
+            }
+        }
+        assert_eq!(rung, 1);
+        assert!(alert_due(last, t0 + ALERT_GAP), "a later card rings again");
+    }
 
     #[test]
     fn idle_has_no_deadline_and_bursts_share_one_frame() {
@@ -1274,17 +1378,81 @@ pub enum ExecError {
     /// The turn ended for another reason than `end_turn`.
     #[error("the turn ended with {0}")]
     Stopped(&'static str),
+    /// The agent did not start, or the turn did not end, in time.
+    #[error("{0}")]
+    TimedOut(String),
+    /// A signal (SIGTERM, SIGHUP, SIGINT) stopped the run.
+    #[error("stopped by {0}")]
+    Interrupted(&'static str),
+}
+
+impl ExecError {
+    /// The exit status of `warden exec` for this failure: 124 for a time
+    /// out (as `timeout(1)`), 130 for a signal, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ExecError::TimedOut(_) => 124,
+            ExecError::Interrupted(_) => 130,
+            ExecError::Agent(_) | ExecError::Stopped(_) => 1,
+        }
+    }
+}
+
+/// How long `warden exec` waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExecLimits {
+    /// For the agent to initialise and open its session.
+    pub start: Duration,
+    /// For the turn, from the prompt to the agent's answer (`None`: no limit).
+    pub turn: Option<Duration>,
+}
+
+impl Default for ExecLimits {
+    fn default() -> ExecLimits {
+        ExecLimits {
+            start: Duration::from_secs(60),
+            turn: None,
+        }
+    }
+}
+
+/// What woke a headless run.
+enum Wake {
+    Event(Option<Box<Incoming>>),
+    Deadline,
+    Signal(&'static str),
+}
+
+async fn wake(app: &mut App, deadline: Option<Instant>, signals: &mut Option<QuitSignals>) -> Wake {
+    let signal = async {
+        match signals.as_mut() {
+            Some(signals) => signals.recv().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        event = app.next_agent_event() => Wake::Event(event.map(Box::new)),
+        _ = sleep_until(deadline), if deadline.is_some() => Wake::Deadline,
+        name = signal => Wake::Signal(name),
+    }
 }
 
 /// Run one turn without a terminal (`warden exec`): the agent's text goes to
-/// `out` as it streams, one line per decision (and error) to `err`.
+/// `out` as it streams, one line per decision (and error) to `err`. The
+/// agent has `limits.start` to open its session and `limits.turn` for the
+/// turn; a time out or a signal cancels the turn (pending requests are
+/// answered) and ends the run with [`ExecError::TimedOut`] or
+/// [`ExecError::Interrupted`].
 pub async fn run_exec(
     app: &mut App,
     prompt: &str,
+    limits: ExecLimits,
     out: &mut impl std::io::Write,
     err: &mut impl std::io::Write,
 ) -> Result<(), ExecError> {
     let mut printer = Printer::default();
+    let mut signals = QuitSignals::new().ok();
+    let start_by = Instant::now() + limits.start;
     while !matches!(app.state().connection, Connection::Ready { .. }) {
         if app.state().connection == Connection::Down {
             printer.flush(app.state(), out, err);
@@ -1295,21 +1463,53 @@ pub async fn run_exec(
                     .unwrap_or_else(|| "the agent is not running".into()),
             ));
         }
-        match app.next_agent_event().await {
-            Some(event) => app.on_agent_event(event),
-            None => return Err(ExecError::Agent("the agent connection closed".into())),
+        match wake(app, Some(start_by), &mut signals).await {
+            Wake::Event(Some(event)) => app.on_agent_event(*event),
+            Wake::Event(None) => {
+                return Err(ExecError::Agent("the agent connection closed".into()));
+            }
+            Wake::Deadline => {
+                printer.flush(app.state(), out, err);
+                return Err(ExecError::TimedOut(format!(
+                    "the agent did not start a session within {} s (no answer to initialize or session/new)",
+                    limits.start.as_secs()
+                )));
+            }
+            Wake::Signal(name) => return Err(ExecError::Interrupted(name)),
         }
     }
     app.handle(Msg::Action(Action::Paste(prompt.to_string())));
     app.handle(Msg::Action(Action::Submit));
+    let turn_by = limits.turn.map(|limit| Instant::now() + limit);
+    let mut stopped: Option<ExecError> = None;
+    let mut give_up: Option<Instant> = None;
     while app.state().is_busy() {
-        match app.next_agent_event().await {
-            Some(event) => app.on_agent_event(event),
-            None => break,
+        let deadline = give_up.or(turn_by);
+        match wake(app, deadline, &mut signals).await {
+            Wake::Event(Some(event)) => app.on_agent_event(*event),
+            Wake::Event(None) => break,
+            // The agent did not end the cancelled turn either: stop waiting.
+            Wake::Deadline if give_up.is_some() => break,
+            Wake::Deadline => {
+                stopped = Some(ExecError::TimedOut(format!(
+                    "the turn did not end within {} s; cancelled it",
+                    limits.turn.map_or(0, |t| t.as_secs())
+                )));
+                app.handle(Msg::Action(Action::Cancel));
+                give_up = Some(Instant::now() + CANCEL_GRACE);
+            }
+            Wake::Signal(name) => {
+                stopped = Some(ExecError::Interrupted(name));
+                app.handle(Msg::Action(Action::Cancel));
+                give_up = Some(Instant::now() + CANCEL_GRACE);
+            }
         }
         printer.flush(app.state(), out, err);
     }
     printer.flush(app.state(), out, err);
+    if let Some(stopped) = stopped {
+        return Err(stopped);
+    }
     if let Some(failed) = &app.state().failed {
         return Err(ExecError::Agent(failed.clone()));
     }

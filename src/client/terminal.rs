@@ -291,49 +291,55 @@ impl Utf8Decoder {
     }
 }
 
+/// The most output kept of one terminal, whatever limit the agent asks for.
+pub const MAX_OUTPUT: usize = 16 << 20;
+
+/// The most of a terminal's (newest) output handed to the screen.
+pub const SCREEN_OUTPUT: usize = 1 << 20;
+
 /// A terminal's output, bounded: keeps the newest text within `limit`
-/// bytes, dropping from the front at a character boundary.
+/// bytes (at most [`MAX_OUTPUT`]), dropping from the front at a character
+/// boundary. The front is dropped in bulk once the text is twice the limit,
+/// so that keeping output costs O(bytes) however small each chunk.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OutputBuffer {
+    /// The newest output: at most twice `limit` bytes; [`OutputBuffer::text`]
+    /// is its last `limit` bytes.
     text: String,
-    limit: Option<usize>,
+    limit: usize,
     truncated: bool,
 }
 
 impl OutputBuffer {
-    /// An empty buffer keeping at most `limit` bytes (`None`: everything).
+    /// An empty buffer keeping at most `limit` bytes (`None`, or more than
+    /// [`MAX_OUTPUT`]: [`MAX_OUTPUT`]).
     pub fn new(limit: Option<usize>) -> Self {
         Self {
             text: String::new(),
-            limit,
+            limit: limit.unwrap_or(MAX_OUTPUT).min(MAX_OUTPUT),
             truncated: false,
         }
     }
 
-    /// Append text, dropping the oldest if over the limit.
+    /// Append text; what falls out of the limit is dropped.
     pub fn push_str(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        let Some(limit) = self.limit else {
-            self.text.push_str(text);
-            return;
-        };
-        if text.len() >= limit {
-            // The new text alone fills the buffer: keep only its tail.
-            if !self.text.is_empty() || text.len() > limit {
-                self.truncated = true;
-            }
-            self.text.clear();
-            self.text
-                .push_str(&text[ceil_char_boundary(text, text.len() - limit)..]);
-            return;
-        }
         self.text.push_str(text);
-        if self.text.len() > limit {
-            let cut = ceil_char_boundary(&self.text, self.text.len() - limit);
-            self.text.drain(..cut);
+        if self.text.len() > self.limit {
             self.truncated = true;
+        }
+        if self.text.len() > 2 * self.limit.max(4096) {
+            let cut = self.start();
+            self.text.drain(..cut);
+        }
+    }
+
+    /// Where the kept text starts in `self.text`.
+    fn start(&self) -> usize {
+        let len = self.text.len();
+        if len > self.limit {
+            ceil_char_boundary(&self.text, len - self.limit)
+        } else {
+            0
         }
     }
 
@@ -345,7 +351,16 @@ impl OutputBuffer {
 
     /// The kept text.
     pub fn text(&self) -> &str {
-        &self.text
+        &self.text[self.start()..]
+    }
+
+    /// The newest `max` bytes of the kept text (at a character boundary),
+    /// and whether that is less than everything ever written.
+    pub fn tail(&self, max: usize) -> (&str, bool) {
+        let text = self.text();
+        let cut = text.len().saturating_sub(max);
+        let cut = ceil_char_boundary(text, cut);
+        (&text[cut..], self.truncated || cut > 0)
     }
 
     /// Whether anything was dropped.
@@ -354,12 +369,11 @@ impl OutputBuffer {
     }
 
     /// The byte limit.
-    pub fn limit(&self) -> Option<usize> {
+    pub fn limit(&self) -> usize {
         self.limit
     }
 }
 
-/// The first character boundary at or after `index`.
 fn ceil_char_boundary(text: &str, index: usize) -> usize {
     let mut index = index.min(text.len());
     while !text.is_char_boundary(index) {
@@ -537,11 +551,8 @@ impl Terminals {
         let terminal = self.get(id).ok()?;
         terminal.shared.notified.store(false, Ordering::Release);
         let buffer = terminal.shared.buffer();
-        Some((
-            buffer.text().to_owned(),
-            buffer.truncated(),
-            terminal.shared.exit_status(),
-        ))
+        let (tail, truncated) = buffer.tail(SCREEN_OUTPUT);
+        Some((tail.to_owned(), truncated, terminal.shared.exit_status()))
     }
 
     /// The command line of a terminal, for display.
@@ -1040,12 +1051,32 @@ mod tests {
     }
 
     #[test]
-    fn buffer_without_limit_keeps_everything() {
+    fn buffer_without_limit_keeps_up_to_the_maximum() {
         let mut buffer = OutputBuffer::new(None);
         buffer.push_str("hello ");
         buffer.push_str("world");
         assert_eq!(buffer.text(), "hello world");
         assert!(!buffer.truncated());
+        assert_eq!(OutputBuffer::new(Some(1 << 30)).limit(), MAX_OUTPUT);
+    }
+
+    #[test]
+    fn a_big_limit_costs_no_more_than_the_bytes() {
+        // 64 MiB in 64-byte chunks under the agent's 1 GiB limit: the text
+        // kept never passes twice the cap, so each byte is copied a bounded
+        // number of times (quadratic before: every chunk moved the buffer).
+        let mut buffer = OutputBuffer::new(Some(1 << 30));
+        let chunk = "0123456789abcdef".repeat(4);
+        let mut written = 0usize;
+        while written < 64 << 20 {
+            buffer.push_str(&chunk);
+            written += chunk.len();
+            assert!(buffer.text.len() <= 2 * MAX_OUTPUT + chunk.len());
+        }
+        assert_eq!(buffer.text().len(), MAX_OUTPUT);
+        assert!(buffer.truncated());
+        let (tail, cut) = buffer.tail(SCREEN_OUTPUT);
+        assert_eq!((tail.len(), cut), (SCREEN_OUTPUT, true));
     }
 
     #[test]

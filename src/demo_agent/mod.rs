@@ -715,6 +715,40 @@ fn prompt_text(prompt: &[ContentBlock]) -> String {
 /// answer is not out yet.
 const HANDSHAKE_WAIT: Duration = Duration::from_secs(5);
 
+/// Held while a whole line goes to stdout, so that a scripted raw line
+/// never lands inside a protocol message.
+static STDOUT_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Write a raw line to stdout between protocol messages (the `raw` step).
+pub(crate) async fn write_stdout(line: &[u8]) {
+    let _whole_lines = STDOUT_LOCK.lock().await;
+    let mut stdout = tokio::io::stdout();
+    if stdout.write_all(line).await.is_err() || stdout.flush().await.is_err() {
+        eprintln!("demo-agent: stdout is closed");
+    }
+}
+
+/// Close the stdout pipe for good while the process keeps running (the
+/// `close_stdout` step); later protocol writes go nowhere.
+pub(crate) async fn close_stdout() {
+    let _whole_lines = STDOUT_LOCK.lock().await;
+    let _ = tokio::io::stdout().flush().await;
+    // Put /dev/null in its place rather than closing it, so that a file
+    // opened later can never become descriptor 1.
+    match std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        Ok(null) => {
+            use std::os::fd::AsRawFd;
+            // SAFETY: dup2 on two open descriptors has no memory-safety
+            // preconditions; `null` stays open for the call.
+            unsafe {
+                libc::dup2(null.as_raw_fd(), 1);
+            }
+        }
+        Err(error) => eprintln!("demo-agent: cannot open /dev/null: {error}"),
+    }
+    eprintln!("demo-agent: closed stdout");
+}
+
 /// Newline-delimited JSON-RPC on stdin/stdout.
 ///
 /// Stdin is read by a plain thread (not tokio's blocking pool), so that an
@@ -741,8 +775,11 @@ fn stdio_transport(
         async move |(mut stdout, handshake), line: String| {
             let mut line = handshake.outgoing(line);
             line.push('\n');
-            stdout.write_all(line.as_bytes()).await?;
-            stdout.flush().await?;
+            {
+                let _whole_lines = STDOUT_LOCK.lock().await;
+                stdout.write_all(line.as_bytes()).await?;
+                stdout.flush().await?;
+            }
             handshake.written();
             Ok::<_, std::io::Error>((stdout, handshake))
         },

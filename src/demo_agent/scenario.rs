@@ -186,6 +186,19 @@ pub(crate) enum Step {
         #[serde(default)]
         data: Option<Value>,
     },
+    /// A line written straight to stdout, past the protocol: `text`, then
+    /// the raw `bytes` (which may be invalid UTF-8), then a newline, as an
+    /// agent that prints debug output or garbage would.
+    Raw {
+        #[serde(default)]
+        text: String,
+        #[serde(default)]
+        bytes: Vec<u8>,
+    },
+    /// Close stdout and keep running (an agent whose output broke).
+    CloseStdout,
+    /// Never go on, and ignore a cancel: the prompt is never answered.
+    Hang,
     /// `fs/read_text_file` through the client (it must offer
     /// `fs.readTextFile`); reports `read ok: <N> lines` and the text in a
     /// fenced block, or `read failed: <message>` and ends the turn.

@@ -199,6 +199,14 @@ impl Runner {
                 self.say(&line)?;
             }
             Step::Touch { .. } => {}
+            Step::Raw { text, bytes } => {
+                let mut line = text.clone().into_bytes();
+                line.extend_from_slice(bytes);
+                line.push(b'\n');
+                super::write_stdout(&line).await;
+            }
+            Step::CloseStdout => super::close_stdout().await,
+            Step::Hang => std::future::pending::<()>().await,
             // Client requests wait for answers: not in cleanup.
             Step::ReadFile(read) if !cleanup => return self.read_file(read).await,
             Step::WriteFile(write) if !cleanup => return self.write_file(write).await,

@@ -154,6 +154,12 @@ pub enum Msg {
         mode_id: String,
         result: Result<(), String>,
     },
+    /// Something about the agent's connection to show as an error line
+    /// (a skipped line of its output, its output closing).
+    AgentNotice(String),
+    /// The agent has not ended the cancelled turn within this grace period:
+    /// end it here.
+    CancelOverdue(std::time::Duration),
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -216,6 +222,9 @@ pub struct AppState {
     pub transcript: Transcript,
     pub composer: Composer,
     pub turn: Option<Turn>,
+    /// The agent never ended a cancelled turn (warden ended it): Ctrl+R
+    /// may restart it although it runs.
+    pub agent_stuck: bool,
     /// Unfold every thought.
     pub thoughts_expanded: bool,
     /// The agent's own modes, when it advertises any.
@@ -303,6 +312,7 @@ impl AppState {
             transcript: Transcript::default(),
             composer: Composer::default(),
             turn: None,
+            agent_stuck: false,
             thoughts_expanded: false,
             agent_modes: None,
             title: None,
@@ -380,6 +390,26 @@ impl AppState {
                 self.on_settings(msg)
             }
             Msg::PermissionRequested { id, request } => self.on_permission(id, request),
+            Msg::CancelOverdue(grace) if self.turn.as_ref().is_some_and(|t| t.cancelling) => {
+                self.transcript.push(EntryKind::Error {
+                    message: format!(
+                        "the agent did not end the cancelled turn within {} s; warden ended it here (the agent may still be busy: go on, or Ctrl+R to restart it)",
+                        grace.as_secs()
+                    ),
+                    detail: Vec::new(),
+                });
+                let effects = self.update(Msg::TurnEnded(StopReason::Cancelled));
+                self.agent_stuck = true;
+                effects
+            }
+            Msg::CancelOverdue(_) => Vec::new(),
+            Msg::AgentNotice(message) => {
+                self.transcript.push(EntryKind::Error {
+                    message: crate::sanitize::one_line(&message),
+                    detail: Vec::new(),
+                });
+                Vec::new()
+            }
             Msg::TurnEnded(_) | Msg::TurnFailed(_) if self.turn.is_none() => Vec::new(),
             Msg::TurnEnded(reason) => {
                 self.last_stop = Some(reason);
@@ -607,7 +637,7 @@ impl AppState {
             }
             Action::BackTab => self.set_mode(self.mode.next()),
             Action::Restart => {
-                if self.connection == Connection::Down {
+                if self.connection == Connection::Down || self.agent_stuck {
                     return self.restart();
                 }
                 self.notice =
@@ -690,6 +720,7 @@ impl AppState {
     }
 
     fn restart(&mut self) -> Vec<Effect> {
+        self.agent_stuck = false;
         self.asking_mode = None;
         self.opening = None;
         self.prompt_blocked = None;

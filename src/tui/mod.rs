@@ -69,6 +69,7 @@ fn install_panic_hook() {
         restore();
         previous(info);
         crate::reaper::kill_all();
+        crate::reaper::end_descendants();
         std::process::exit(101);
     }));
 }

@@ -1,0 +1,249 @@
+//! The agent's stdout as JSON-RPC lines, forgiving of what a misbehaving
+//! agent writes there.
+//!
+//! The SDK's own byte transport ends the connection at the first line that
+//! is not UTF-8. Here each line is judged on its own: a line that is not
+//! UTF-8, does not look like a JSON-RPC message (an agent that prints debug
+//! output to stdout), or is longer than [`MAX_LINE`] is skipped and
+//! reported (the first of each kind to the user, all of them to the log);
+//! the session goes on. A line is kept to at most [`MAX_LINE`] bytes while it
+//! is read, so an endless line cannot grow warden without bound.
+
+use std::io;
+
+use futures::{Sink, Stream};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// The longest line kept (a file's text in `fs/write_text_file` arrives in one line).
+pub(super) const MAX_LINE: usize = 64 << 20;
+
+/// Why a line was skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Skipped {
+    /// Not valid UTF-8.
+    NotUtf8,
+    /// UTF-8, but not a JSON object or array.
+    NotJson,
+    /// Longer than [`MAX_LINE`].
+    TooLong,
+}
+
+impl Skipped {
+    /// What the user is told, once per kind and connection.
+    pub(super) fn describe(self) -> &'static str {
+        match self {
+            Skipped::NotUtf8 => {
+                "the agent wrote a line that is not valid UTF-8 to its output; skipped it, the session goes on"
+            }
+            Skipped::NotJson => {
+                "the agent wrote a line that is not JSON-RPC to its output (debug output?); skipped it, the session goes on"
+            }
+            Skipped::TooLong => {
+                "the agent wrote a line over 64 MiB to its output; skipped it, the session goes on"
+            }
+        }
+    }
+}
+
+/// Read one line into `line` (without its `\n`), keeping at most `max`
+/// bytes. `Ok(None)` at the end of the stream; `Ok(Some(true))` when the
+/// line was longer and dropped (all of it, or past `max` when `keep_head`).
+pub(super) async fn read_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+    max: usize,
+    keep_head: bool,
+) -> io::Result<Option<bool>> {
+    line.clear();
+    let mut too_long = false;
+    let mut any = false;
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(any.then_some(too_long));
+        }
+        any = true;
+        let (chunk, found) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if !too_long {
+            if line.len() + chunk.len() > max {
+                too_long = true;
+                if keep_head {
+                    let room = max - line.len();
+                    line.extend_from_slice(&chunk[..room]);
+                } else {
+                    line.clear();
+                    line.shrink_to_fit();
+                }
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = found.unwrap_or(buf.len());
+        reader.consume(used);
+        if found.is_some() {
+            return Ok(Some(too_long));
+        }
+    }
+}
+
+/// Judge one line: the text to hand to the SDK, `Ok(None)` for a blank
+/// line, or why it is skipped.
+fn judge(bytes: Vec<u8>, too_long: bool) -> Result<Option<String>, Skipped> {
+    if too_long {
+        return Err(Skipped::TooLong);
+    }
+    let mut text = String::from_utf8(bytes).map_err(|_| Skipped::NotUtf8)?;
+    if text.ends_with('\r') {
+        text.pop();
+    }
+    let start = text.trim_start();
+    if start.is_empty() {
+        return Ok(None);
+    }
+    if !(start.starts_with('{') || start.starts_with('[')) {
+        return Err(Skipped::NotJson);
+    }
+    Ok(Some(text))
+}
+
+/// The agent's output as a stream of JSON-RPC lines for the SDK's `Lines`
+/// transport. `skipped` hears of every line left out; `closed` is sent when
+/// the output ends or fails (the SDK keeps the connection open past that).
+pub(super) fn incoming<R>(
+    reader: R,
+    skipped: impl FnMut(Skipped) + Send + 'static,
+    closed: tokio::sync::oneshot::Sender<()>,
+) -> impl Stream<Item = io::Result<String>> + Send + 'static
+where
+    R: AsyncRead + Unpin + Send + 'static,
+{
+    let state = (BufReader::new(reader), Vec::new(), skipped, Some(closed));
+    futures::stream::unfold(
+        state,
+        |(mut reader, mut line, mut skipped, mut closed)| async move {
+            loop {
+                match read_line(&mut reader, &mut line, MAX_LINE, false).await {
+                    Ok(None) => {
+                        if let Some(closed) = closed.take() {
+                            let _ = closed.send(());
+                        }
+                        return None;
+                    }
+                    Err(err) => {
+                        if let Some(closed) = closed.take() {
+                            let _ = closed.send(());
+                        }
+                        return Some((Err(err), (reader, line, skipped, closed)));
+                    }
+                    Ok(Some(too_long)) => match judge(std::mem::take(&mut line), too_long) {
+                        Ok(Some(text)) => {
+                            return Some((Ok(text), (reader, line, skipped, closed)));
+                        }
+                        Ok(None) => {}
+                        Err(why) => skipped(why),
+                    },
+                }
+            }
+        },
+    )
+}
+
+/// Lines to the agent's stdin, each followed by `\n` and flushed.
+pub(super) fn outgoing<W>(writer: W) -> impl Sink<String, Error = io::Error> + Send + 'static
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    futures::sink::unfold(writer, |mut writer, line: String| async move {
+        writer.write_all(line.as_bytes()).await?;
+        writer.write_all(b"\n").await?;
+        writer.flush().await?;
+        Ok::<_, io::Error>(writer)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+    use std::sync::{Arc, Mutex};
+
+    async fn lines_of(input: &[u8]) -> (Vec<String>, Vec<Skipped>) {
+        let skipped = Arc::new(Mutex::new(Vec::new()));
+        let seen = skipped.clone();
+        let (closed, was_closed) = tokio::sync::oneshot::channel();
+        let stream = incoming(
+            std::io::Cursor::new(input.to_vec()),
+            move |why| seen.lock().expect("lock").push(why),
+            closed,
+        );
+        let lines: Vec<String> = stream
+            .map(|l| l.expect("no io error"))
+            .collect::<Vec<_>>()
+            .await;
+        let skipped = skipped.lock().expect("lock").clone();
+        assert!(was_closed.await.is_ok(), "the end is told");
+        (lines, skipped)
+    }
+
+    #[tokio::test]
+    async fn bad_lines_are_skipped_and_the_rest_goes_on() {
+        let input =
+            b"{\"a\":1}\n\xff\xfe{\"bad\":1}\nnot json\n\n  \r\n{\"b\":2}\r\n[1]\n{\"c\":3}";
+        let (lines, skipped) = lines_of(input).await;
+        assert_eq!(lines, ["{\"a\":1}", "{\"b\":2}", "[1]", "{\"c\":3}"]);
+        assert_eq!(skipped, [Skipped::NotUtf8, Skipped::NotJson]);
+    }
+
+    #[tokio::test]
+    async fn an_endless_line_is_dropped_without_keeping_it() {
+        let mut input = vec![b'{'; MAX_LINE + 10];
+        input.extend_from_slice(b"\n{\"after\":true}\n");
+        let (lines, skipped) = lines_of(&input).await;
+        assert_eq!(lines, ["{\"after\":true}"]);
+        assert_eq!(skipped, [Skipped::TooLong]);
+    }
+
+    #[tokio::test]
+    async fn a_long_stderr_line_keeps_its_head_only() {
+        let mut input = vec![b'x'; 100_000];
+        input.extend_from_slice(b"\nnext\n");
+        let mut reader = BufReader::with_capacity(1024, std::io::Cursor::new(input));
+        let mut line = Vec::new();
+        let cut = read_line(&mut reader, &mut line, 4096, true)
+            .await
+            .expect("read");
+        assert_eq!((cut, line.len()), (Some(true), 4096));
+        assert!(
+            line.capacity() < 2 * 4096 + 1024,
+            "never held the whole line"
+        );
+        let cut = read_line(&mut reader, &mut line, 4096, true)
+            .await
+            .expect("read");
+        assert_eq!((cut, line.as_slice()), (Some(false), b"next".as_slice()));
+        assert_eq!(
+            read_line(&mut reader, &mut line, 4096, true)
+                .await
+                .expect("read"),
+            None
+        );
+    }
+
+    #[tokio::test]
+    async fn outgoing_lines_end_in_newlines() {
+        use futures::SinkExt;
+        let (client, mut server) = tokio::io::duplex(1024);
+        let mut sink = Box::pin(outgoing(client));
+        sink.send("{\"x\":1}".to_string()).await.expect("sent");
+        sink.send("{\"y\":2}".to_string()).await.expect("sent");
+        drop(sink);
+        let mut got = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut server, &mut got)
+            .await
+            .expect("read");
+        assert_eq!(got, "{\"x\":1}\n{\"y\":2}\n");
+    }
+}
