@@ -861,6 +861,7 @@ async fn a_settings_write_waiting_for_the_lock_does_not_stop_the_chat() {
     common::send(&mut app, "edit");
     common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     app.handle(Msg::Action(Action::Char('b')));
+    app.handle(Msg::Action(Action::Char('y')));
     // The chat goes on (the card is answered, the turn ends) while another
     // holder keeps the lock.
     common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;

@@ -405,9 +405,23 @@ pub fn suggest_rule(req: &RequestView, agent: &str, cx_home: Option<&Path>) -> R
     rule.kind = Some(KindMatch::named(req.kind));
     if req.category() == Category::Execute
         && req.command_exact()
-        && let Some(pattern) = req.command().as_deref().and_then(suggested_command)
+        && let Some(command) = req.command()
+        && let Some(pattern) = suggested_command(&command)
     {
         rule.command = Some(pattern);
+        // The rule must cover the request it is kept from: allow rules
+        // match commands as written, so a look through a wrapper (`sudo`)
+        // that would not is replaced by the exact command.
+        // (A chained line no single command rule covers keeps the first
+        // command's prefix, for the next time it runs alone.)
+        let facts = Facts::new(req, cx_home, Path::new("/"));
+        if !rule.matches(&facts, agent) {
+            let mut exact = rule.clone();
+            exact.command = Some(glob::escape(command.trim()));
+            if exact.matches(&facts, agent) {
+                return exact;
+            }
+        }
         return rule;
     }
     let dirs: Vec<String> = req
@@ -813,30 +827,41 @@ command = "cargo test *"
 
     #[test]
     fn suggested_rules_never_propose_a_wrapper() {
+        // A look through the wrapper (`bash -c 'cargo test'` -> `cargo test *`)
+        // would not cover the request itself, since allow rules match the
+        // commands as written: each proposes its exact command instead.
         let command_of = |c: &str| suggest_rule(&execute(c), "claude", None).command;
         let cases = [
-            ("bash -c 'cargo test'", "cargo test *"),
-            (
-                "/bin/sh -lc 'cargo test --lib && cargo fmt'",
-                "cargo test *",
-            ),
-            ("sudo cargo test --lib", "cargo test *"),
-            ("env FOO=1 cargo test", "cargo test *"),
-            ("timeout 5 make -j4", "make *"),
-            ("nohup nice -n 5 cargo build", "cargo build *"),
-            ("xargs -n1 rm", "rm *"),
-            ("zsh -c 'npm run build'", "npm run *"),
-            ("python3 /tmp/a*.py", "python3 /tmp/a\\*.py"),
-            ("python -m pytest", "python -m pytest"),
-            ("node x.js", "node x.js"),
-            ("npx prettier --write .", "npx prettier --write ."),
-            ("uv run pytest", "uv run pytest"),
-            ("bash script.sh", "bash script.sh"),
-            ("sh -c \"$X\"", "sh -c \"$X\""),
-            ("sudo $(echo rm) x", "sudo $(echo rm) x"),
+            "bash -c 'cargo test'",
+            "/bin/sh -lc 'cargo test --lib && cargo fmt'",
+            "sudo cargo test --lib",
+            "env FOO=1 cargo test",
+            "timeout 5 make -j4",
+            "nohup nice -n 5 cargo build",
+            "xargs -n1 rm",
+            "zsh -c 'npm run build'",
+            "python -m pytest",
+            "node x.js",
+            "npx prettier --write .",
+            "uv run pytest",
+            "bash script.sh",
+            "sh -c \"$X\"",
+            "sudo $(echo rm) x",
         ];
-        for (command, want) in cases {
-            assert_eq!(command_of(command).as_deref(), Some(want), "{command}");
+        for command in cases {
+            assert_eq!(command_of(command).as_deref(), Some(command), "{command}");
+        }
+        assert_eq!(
+            command_of("python3 /tmp/a*.py").as_deref(),
+            Some("python3 /tmp/a\\*.py")
+        );
+        // Each covers the request it was kept from (except a script or a
+        // command only known at run time, which no allow rule covers).
+        for command in &cases[..12] {
+            let req = execute(command);
+            let rule = suggest_rule(&req, "claude", None);
+            let facts = Facts::new(&req, None, Path::new("/"));
+            assert!(rule.matches(&facts, "claude"), "{command}");
         }
     }
 }
