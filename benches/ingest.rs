@@ -33,10 +33,19 @@ fn cpu_time() -> Duration {
 }
 
 fn rss_mib() -> f64 {
+    status_mib("VmRSS:")
+}
+
+/// The peak resident size so far.
+fn peak_rss_mib() -> f64 {
+    status_mib("VmHWM:")
+}
+
+fn status_mib(field: &str) -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
 }
@@ -202,10 +211,11 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
             cpu,
         );
         println!(
-            "{:<58} {:.0} ms wall, {frames} frames, RSS {:.0} MiB",
+            "{:<58} {:.0} ms wall, {frames} frames, RSS {:.0} MiB (peak {:.0} MiB)",
             "",
             wall.elapsed().as_secs_f64() * 1000.0,
-            rss_mib()
+            rss_mib(),
+            peak_rss_mib()
         );
         app.shutdown().await;
     });
@@ -318,6 +328,16 @@ fn main() {
     bench_state_only(100_000);
     bench_frame_per_chunk(5_000);
     bench_pipe(&rt, 50_000);
+    // A flood of a million small updates (issue 12): memory should follow
+    // the transcript's text (64 MiB here), not the number of updates.
+    // `WARDEN_BENCH_FLOOD=N` changes N; 0 skips it.
+    let flood = std::env::var("WARDEN_BENCH_FLOOD")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_000_000);
+    if flood > 0 {
+        bench_pipe(&rt, flood);
+    }
     bench_frames(100);
     bench_frames(100_000);
     bench_decide();
