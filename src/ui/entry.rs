@@ -314,16 +314,72 @@ fn tool_title(tool: &ToolEntry) -> String {
     one_line(title)
 }
 
-/// The shell command of an execute call, from `raw_input.command`.
+/// The shell command of an execute call, from `raw_input.command`; an argv
+/// array (codex: `["/bin/bash", "-lc", "touch x"]`) is shown as a shell
+/// would need it typed, each argument quoted where needed.
 fn command(raw: Option<&Value>) -> Option<String> {
     match raw?.get("command")? {
         Value::String(s) => Some(s.clone()),
         Value::Array(parts) => {
-            let words: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
-            (!words.is_empty()).then(|| words.join(" "))
+            let words: Vec<String> = parts
+                .iter()
+                .map(|part| match part {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            (!words.is_empty()).then(|| crate::policy::shell_join(&words))
         }
         _ => None,
     }
+}
+
+/// A tool call's `rawOutput` as text, for a call whose content shows
+/// nothing: a string as is; the output field of an object (codex's
+/// `formatted_output`, `aggregated_output`, `output`, `stdout`); else the JSON.
+fn raw_output_text(raw: &Value) -> Option<String> {
+    match raw {
+        Value::Null => None,
+        Value::String(s) => (!s.trim().is_empty()).then(|| s.clone()),
+        Value::Object(fields) => {
+            let named = ["formatted_output", "aggregated_output", "output", "stdout"]
+                .iter()
+                .find_map(|key| fields.get(*key).and_then(Value::as_str));
+            match named {
+                Some(text) if text.trim().is_empty() => None,
+                Some(text) => Some(text.to_string()),
+                None => serde_json::to_string_pretty(raw).ok(),
+            }
+        }
+        other => serde_json::to_string_pretty(other).ok(),
+    }
+}
+
+/// Tool text content: markdown (Claude fences command output in
+/// "```console"), rendered as the transcript renders answers, indented,
+/// the first [`TEXT_LINES`] rows then "… N more lines".
+fn markdown_lines(out: &mut Vec<Line<'static>>, text: &str, ctx: Ctx) {
+    let width = ctx.width.saturating_sub(INDENT).max(1);
+    let rows = markdown::render(&clean(text), width, ctx.theme);
+    let hidden = rows.len().saturating_sub(TEXT_LINES);
+    for row in rows.into_iter().take(TEXT_LINES) {
+        let mut spans = vec![spaces(INDENT)];
+        spans.extend(row.spans);
+        out.push(Line::from(spans).style(row.style));
+    }
+    more_lines(out, hidden, ctx);
+}
+
+/// Plain tool output (a `rawOutput`), indented, cut like text content.
+fn plain_lines(out: &mut Vec<Line<'static>>, text: &str, ctx: Ctx) {
+    let indent = [spaces(INDENT)];
+    let text = clean(text);
+    let mut lines = text.lines();
+    for line in lines.by_ref().take(TEXT_LINES) {
+        let piece = [Span::styled(line, ctx.theme.dim())];
+        wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Char);
+    }
+    more_lines(out, lines.count(), ctx);
 }
 
 fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminals: Terminals<'_>) {
@@ -380,20 +436,23 @@ fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminal
 
     for content in &tool.call.content {
         match content {
-            ToolContent::Text { text } => {
-                let text = clean(text);
-                let mut lines = text.lines();
-                for line in lines.by_ref().take(TEXT_LINES) {
-                    let piece = [Span::raw(line)];
-                    wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
-                }
-                more_lines(out, lines.count(), ctx);
-            }
+            ToolContent::Text { text } => markdown_lines(out, text, ctx),
             ToolContent::Diff { path, old, new } => diff_lines(out, path, old.as_deref(), new, ctx),
             ToolContent::Terminal { id } => {
-                terminal::lines(out, id, terminals.views.get(id), terminals.expanded, ctx);
+                // warden's own terminal when it has one of that id (an agent
+                // cannot speak for it), else what the agent reported itself.
+                let output = match terminals.views.get(id) {
+                    Some(view) => Some(terminal::Output::from(view)),
+                    None => tool.call.agent_terminal(id).map(terminal::Output::from),
+                };
+                terminal::lines(out, id, output, terminals.expanded, ctx);
             }
         }
+    }
+    if tool.call.content.is_empty()
+        && let Some(text) = tool.call.raw_output.as_ref().and_then(raw_output_text)
+    {
+        plain_lines(out, &text, ctx);
     }
 }
 
