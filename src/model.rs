@@ -450,3 +450,40 @@ pub struct SessionInfo {
     pub modes: Option<AgentModes>,
     pub origin: SessionOrigin,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_terminal_output_keeps_the_newest_bytes() {
+        let mut call = ToolCall::placeholder("c");
+        let big = "é".repeat(AgentTerminal::LIMIT);
+        call.apply_terminal_meta(&[
+            TerminalMeta::Output {
+                id: "t".into(),
+                data: big,
+            },
+            TerminalMeta::Output {
+                id: "t".into(),
+                data: "END".into(),
+            },
+        ]);
+        let terminal = call.agent_terminal("t").expect("kept");
+        assert!(terminal.truncated);
+        assert!(terminal.output.len() <= AgentTerminal::LIMIT);
+        assert!(terminal.output.ends_with("END"));
+    }
+
+    #[test]
+    fn agent_terminals_per_call_are_bounded() {
+        let mut call = ToolCall::placeholder("c");
+        let news: Vec<TerminalMeta> = (0..AgentTerminal::PER_CALL + 5)
+            .map(|i| TerminalMeta::Started {
+                id: format!("t{i}"),
+            })
+            .collect();
+        call.apply_terminal_meta(&news);
+        assert_eq!(call.agent_terminals.len(), AgentTerminal::PER_CALL);
+    }
+}

@@ -455,4 +455,125 @@ mod tests {
         assert_eq!(got.options[1].kind, OptionKind::RejectAlways);
         assert_eq!(got.options[0].id, "a");
     }
+
+    #[test]
+    fn codex_meta_terminal_news_is_read() {
+        let got = update(json!({
+            "sessionUpdate": "tool_call",
+            "toolCallId": "c1",
+            "title": "ls",
+            "content": [{"type": "terminal", "terminalId": "c1"}],
+            "_meta": {"terminal_info": {"terminal_id": "c1", "cwd": "/w"}}
+        }));
+        let SessionUpdate::ToolCall(call) = got else {
+            panic!("{got:?}")
+        };
+        assert_eq!(
+            call.agent_terminal("c1").map(|t| t.output.as_str()),
+            Some("")
+        );
+
+        let got = update(json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "_meta": {"terminal_output": {"terminal_id": "c1", "data": "seed.txt\n"}}
+        }));
+        let SessionUpdate::ToolCallUpdate { fields, .. } = got else {
+            panic!("{got:?}")
+        };
+        assert_eq!(
+            fields.terminal_meta,
+            vec![TerminalMeta::Output {
+                id: "c1".into(),
+                data: "seed.txt\n".into()
+            }]
+        );
+
+        let got = update(json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "status": "failed",
+            "_meta": {
+                "terminal_output_delta": {"terminal_id": "c1", "data": "oops"},
+                "terminal_exit": {"terminal_id": "c1", "exit_code": 2, "signal": null}
+            }
+        }));
+        let SessionUpdate::ToolCallUpdate { fields, .. } = got else {
+            panic!("{got:?}")
+        };
+        assert_eq!(
+            fields.terminal_meta,
+            vec![
+                TerminalMeta::Output {
+                    id: "c1".into(),
+                    data: "oops".into()
+                },
+                TerminalMeta::Exited {
+                    id: "c1".into(),
+                    exit: "exit status 2".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_meta_terminal_news_is_ignored() {
+        let got = update(json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "_meta": {
+                "terminal_output": {"terminal_id": 7, "data": "x"},
+                "terminal_output_delta": {"terminal_id": "c1"},
+                "terminal_exit": {"exit_code": 0},
+                "terminal_info": {"terminal_id": "x".repeat(TERMINAL_ID_LIMIT + 1)}
+            }
+        }));
+        let SessionUpdate::ToolCallUpdate { fields, .. } = got else {
+            panic!("{got:?}")
+        };
+        assert!(
+            fields.terminal_meta.is_empty(),
+            "{:?}",
+            fields.terminal_meta
+        );
+    }
+
+    #[test]
+    fn message_ids_are_kept() {
+        let got = update(json!({
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "msg_1",
+            "content": {"type": "text", "text": "I "}
+        }));
+        assert_eq!(
+            got,
+            SessionUpdate::MessageChunk {
+                message_id: "msg_1".into(),
+                text: "I ".into(),
+                thought: false
+            }
+        );
+        let got = update(json!({
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "I "}
+        }));
+        assert_eq!(got, SessionUpdate::AgentChunk("I ".into()));
+    }
+
+    #[test]
+    fn stop_reasons_are_read_and_unknown_ones_kept() {
+        assert_eq!(
+            stop_reason(&json!({"stopReason": "end_turn", "usage": {}})),
+            Ok(StopReason::EndTurn)
+        );
+        assert_eq!(
+            stop_reason(&json!({"stopReason": "refusal"})),
+            Ok(StopReason::Refusal)
+        );
+        assert_eq!(
+            stop_reason(&json!({"stopReason": "error"})),
+            Ok(StopReason::Other("error".into()))
+        );
+        assert!(stop_reason(&json!({})).is_err());
+    }
 }

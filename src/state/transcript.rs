@@ -574,4 +574,86 @@ mod tests {
         t.set_plan(vec![entry(PlanStatus::Pending)]);
         assert_eq!(t.len(), 2);
     }
+
+    #[test]
+    fn an_id_reused_in_a_later_turn_is_a_new_entry() {
+        let mut t = Transcript::default();
+        t.push(EntryKind::User("one".into()));
+        t.upsert_tool(ToolCall::placeholder("call_2"));
+        t.set_tool_state("call_2", ToolState::Rejected);
+        t.end_turn();
+        t.push(EntryKind::User("two".into()));
+        let done = ToolCallFields {
+            status: Some(WireStatus::Completed),
+            ..Default::default()
+        };
+        // An update before any tool_call of this turn: a new entry too.
+        t.update_tool("call_2", &done);
+        t.set_tool_state("call_2", ToolState::Completed);
+        let states: Vec<ToolState> = t
+            .entries()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EntryKind::Tool(tool) => Some(tool.state),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(states, vec![ToolState::Rejected, ToolState::Completed]);
+        assert_eq!(
+            t.tool("call_2").map(|e| e.state),
+            Some(ToolState::Completed)
+        );
+    }
+
+    #[test]
+    fn terminals_of_earlier_turns_are_still_redrawn() {
+        use crate::model::ToolContent;
+        let mut t = Transcript::default();
+        t.push(EntryKind::User("one".into()));
+        let mut call = ToolCall::placeholder("call_1");
+        call.content = vec![ToolContent::Terminal {
+            id: "term-1".into(),
+        }];
+        t.upsert_tool(call);
+        t.push(EntryKind::User("two".into()));
+        let before = t.entries()[1].rev;
+        t.touch_terminal("term-1");
+        assert!(t.entries()[1].rev > before);
+    }
+
+    #[test]
+    fn a_new_message_id_starts_a_new_block() {
+        let mut t = Transcript::default();
+        t.push_message_chunk("m1", "I will read ", false);
+        t.push_message_chunk("m1", "notes.txt", false);
+        t.push_message_chunk("m2", "Here is my plan", false);
+        t.push_agent_text(" (no id: joins)");
+        t.push_message_chunk("m3", "thinking", true);
+        let kinds: Vec<_> = t.entries().iter().map(|e| e.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                EntryKind::Agent("I will read notes.txt".into()),
+                EntryKind::Agent("Here is my plan (no id: joins)".into()),
+                EntryKind::Thought("thinking".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn text_after_a_tool_call_update_is_a_new_block() {
+        let mut t = Transcript::default();
+        t.upsert_tool(ToolCall::placeholder("a"));
+        t.push_agent_text("Reading now.");
+        t.update_tool(
+            "a",
+            &ToolCallFields {
+                status: Some(WireStatus::Completed),
+                ..Default::default()
+            },
+        );
+        t.push_agent_text("Done.");
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.entries()[2].kind, EntryKind::Agent("Done.".into()));
+    }
 }

@@ -870,4 +870,144 @@ mod tests {
             }
         }
     }
+
+    fn shown(t: ToolEntry, width: usize, terminals: Terminals<'_>) -> String {
+        let entry = Entry {
+            id: 0,
+            rev: 0,
+            kind: EntryKind::Tool(Box::new(t)),
+        };
+        let laid = layout(&entry, ctx(width), terminals);
+        (0..laid.len())
+            .map(|i| laid.line(i).map(|l| l.to_string()).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// codex-acp's own terminal, as its `_meta` streamed it.
+    fn codex_call() -> ToolEntry {
+        use crate::model::TerminalMeta;
+        let mut t = tool(ToolKind::Search, ToolState::Completed);
+        t.call.title = "List /work/cwd".into();
+        t.call.content = vec![ToolContent::Terminal { id: "c1".into() }];
+        t.call.raw_output = Some(serde_json::json!({"formatted_output": "seed.txt\n"}));
+        t.call.apply_terminal_meta(&[
+            TerminalMeta::Started { id: "c1".into() },
+            TerminalMeta::Output {
+                id: "c1".into(),
+                data: "seed.txt\n".into(),
+            },
+            TerminalMeta::Output {
+                id: "c1".into(),
+                data: "\u{1b}[32mnotes.txt\u{1b}[0m\n\u{1b}]0;pwned\u{7}".into(),
+            },
+            TerminalMeta::Exited {
+                id: "c1".into(),
+                exit: "exit status 0".into(),
+            },
+        ]);
+        t
+    }
+
+    #[test]
+    fn agent_run_terminal_output_shows_through_the_emulator() {
+        insta::assert_snapshot!(shown(codex_call(), 40, Terminals::NONE), @r"
+        ✓ [search] List /work/cwd — done
+          seed.txt
+          notes.txt
+          exited: exit status 0
+        ");
+    }
+
+    #[test]
+    fn wardens_own_terminal_wins_over_the_agents_word_for_it() {
+        let mut views = BTreeMap::new();
+        views.insert(
+            "c1".to_string(),
+            TerminalView {
+                output: "real output\n".into(),
+                truncated: false,
+                exit: None,
+            },
+        );
+        let terminals = Terminals {
+            views: &views,
+            expanded: false,
+        };
+        let got = shown(codex_call(), 40, terminals);
+        assert!(got.contains("real output"), "{got}");
+        assert!(!got.contains("notes.txt"), "{got}");
+    }
+
+    #[test]
+    fn agent_run_terminal_announced_without_output_is_running() {
+        use crate::model::TerminalMeta;
+        let mut t = tool(ToolKind::Execute, ToolState::InProgress);
+        t.call.title = "ls".into();
+        t.call.content = vec![ToolContent::Terminal { id: "c1".into() }];
+        t.call
+            .apply_terminal_meta(&[TerminalMeta::Started { id: "c1".into() }]);
+        insta::assert_snapshot!(shown(t, 40, Terminals::NONE), @r"
+        ◐ [execute] ls — running
+          running…
+        ");
+    }
+
+    #[test]
+    fn fenced_tool_text_renders_as_markdown() {
+        let mut t = tool(ToolKind::Execute, ToolState::Completed);
+        t.call.title = "echo hello-from-mock-claude".into();
+        t.call.raw_input = Some(serde_json::json!({"command": "echo hello-from-mock-claude"}));
+        t.call.content = vec![ToolContent::Text {
+            text: "```console\nhello-from-mock-claude\n```".into(),
+        }];
+        insta::assert_snapshot!(shown(t, 50, Terminals::NONE), @r"
+        ✓ [execute] echo hello-from-mock-claude — done
+          $ echo hello-from-mock-claude
+            hello-from-mock-claude
+        ");
+    }
+
+    #[test]
+    fn raw_output_shows_only_when_there_is_no_content() {
+        let mut t = tool(ToolKind::Search, ToolState::Completed);
+        t.call.title = "List /work/cwd".into();
+        t.call.raw_output = Some(serde_json::json!({
+            "stdout": "seed.txt\n", "aggregated_output": "seed.txt\n",
+            "formatted_output": "seed.txt\n", "exit_code": 0
+        }));
+        insta::assert_snapshot!(shown(t.clone(), 40, Terminals::NONE), @r"
+        ✓ [search] List /work/cwd — done
+          seed.txt
+        ");
+        t.call.raw_output = Some(serde_json::json!("File created successfully at: /w/a.txt"));
+        insta::assert_snapshot!(shown(t.clone(), 60, Terminals::NONE), @r"
+        ✓ [search] List /work/cwd — done
+          File created successfully at: /w/a.txt
+        ");
+        t.call.raw_output = Some(serde_json::json!({"success": true}));
+        insta::assert_snapshot!(shown(t.clone(), 40, Terminals::NONE), @r#"
+        ✓ [search] List /work/cwd — done
+          {
+            "success": true
+          }
+        "#);
+        t.call.content = vec![ToolContent::Text {
+            text: "Listed.".into(),
+        }];
+        assert!(!shown(t, 40, Terminals::NONE).contains("success"));
+    }
+
+    #[test]
+    fn argv_commands_are_shell_quoted() {
+        let mut t = tool(ToolKind::Execute, ToolState::Completed);
+        t.call.title = "touch".into();
+        t.call.raw_input = Some(serde_json::json!({
+            "command": ["/bin/bash", "-lc", "touch 'my file' && echo $HOME"]
+        }));
+        insta::assert_snapshot!(shown(t, 80, Terminals::NONE), @r"
+        ✓ [execute] touch — done
+          $ /bin/bash -lc 'touch '\''my file'\'' && echo $HOME'
+        ");
+    }
 }
