@@ -768,8 +768,13 @@ const STILL_STARTING: &str = "the agent is still starting";
 const NOT_RUNNING: &str = "the agent is not running: press Ctrl-R to restart it";
 /// The notice when a prompt is sent without a session.
 const NOT_CONNECTED: &str = "the agent is not connected";
-/// Notices that a started session makes stale.
-const NOT_READY_NOTICES: [&str; 3] = [STILL_STARTING, NOT_RUNNING, NOT_CONNECTED];
+/// Notices that a started session makes stale (the last: the agent exited).
+const NOT_READY_NOTICES: [&str; 4] = [
+    STILL_STARTING,
+    NOT_RUNNING,
+    NOT_CONNECTED,
+    "the agent is not running: press r to restart it",
+];
 
 /// Apply an editing key to a composer; other keys are ignored.
 fn edit_composer(composer: &mut Composer, action: &Action) {
