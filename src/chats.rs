@@ -578,6 +578,7 @@ mod tests {
             raw_input: Some(serde_json::json!({"path": "src/a.rs", "n": [1, 2]})),
             raw_output: None,
             tool_name: Some("Edit".into()),
+            agent_terminals: Vec::new(),
         }
     }
 

@@ -117,6 +117,56 @@ pub struct ToolCallFields {
     pub raw_output: Option<Value>,
     /// The agent's own tool name (`name`, or `_meta` such as `claudeCode.toolName`).
     pub tool_name: Option<String>,
+    /// What the update's `_meta` says about terminals the agent runs itself
+    /// (codex-acp's `terminal_info`, `terminal_output`, `terminal_exit`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub terminal_meta: Vec<TerminalMeta>,
+}
+
+/// One piece of news about a terminal the agent runs itself and shows only
+/// through a tool call's `_meta` (warden never created it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TerminalMeta {
+    /// `terminal_info`: the terminal exists (no output yet).
+    Started { id: String },
+    /// `terminal_output` / `terminal_output_delta`: more output, appended.
+    Output { id: String, data: String },
+    /// `terminal_exit`: how the command ended, in warden's words
+    /// (`exit status 0`, `killed by SIGKILL`).
+    Exited { id: String, exit: String },
+}
+
+/// Output of a terminal the agent runs itself, as its `_meta` reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AgentTerminal {
+    /// The terminal id the tool call's content names.
+    pub id: String,
+    /// The newest output, at most [`AgentTerminal::LIMIT`] bytes.
+    pub output: String,
+    /// Older output was dropped to stay within the limit.
+    pub truncated: bool,
+    /// How it ended, once it has.
+    pub exit: Option<String>,
+}
+
+impl AgentTerminal {
+    /// Bytes of output kept per terminal (the newest).
+    pub const LIMIT: usize = 256 * 1024;
+    /// Terminals kept per tool call; news of more is ignored.
+    pub const PER_CALL: usize = 16;
+
+    fn append(&mut self, data: &str) {
+        self.output.push_str(data);
+        if self.output.len() > Self::LIMIT {
+            let mut cut = self.output.len() - Self::LIMIT;
+            while !self.output.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.output.drain(..cut);
+            self.truncated = true;
+        }
+    }
 }
 
 /// A whole tool call as first announced by the agent.
@@ -131,6 +181,9 @@ pub struct ToolCall {
     pub raw_input: Option<Value>,
     pub raw_output: Option<Value>,
     pub tool_name: Option<String>,
+    /// Terminals the agent runs itself and reports through `_meta`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_terminals: Vec<AgentTerminal>,
 }
 
 impl ToolCall {
@@ -146,7 +199,41 @@ impl ToolCall {
             raw_input: None,
             raw_output: None,
             tool_name: None,
+            agent_terminals: Vec::new(),
         }
+    }
+
+    /// Apply what `_meta` says about the agent's own terminals.
+    pub fn apply_terminal_meta(&mut self, news: &[TerminalMeta]) {
+        for item in news {
+            let id = match item {
+                TerminalMeta::Started { id }
+                | TerminalMeta::Output { id, .. }
+                | TerminalMeta::Exited { id, .. } => id,
+            };
+            let index = match self.agent_terminals.iter().position(|t| &t.id == id) {
+                Some(index) => index,
+                None if self.agent_terminals.len() < AgentTerminal::PER_CALL => {
+                    self.agent_terminals.push(AgentTerminal {
+                        id: id.clone(),
+                        ..AgentTerminal::default()
+                    });
+                    self.agent_terminals.len() - 1
+                }
+                None => continue,
+            };
+            let terminal = &mut self.agent_terminals[index];
+            match item {
+                TerminalMeta::Started { .. } => {}
+                TerminalMeta::Output { data, .. } => terminal.append(data),
+                TerminalMeta::Exited { exit, .. } => terminal.exit = Some(exit.clone()),
+            }
+        }
+    }
+
+    /// The output the agent reported for its own terminal `id`, if any.
+    pub fn agent_terminal(&self, id: &str) -> Option<&AgentTerminal> {
+        self.agent_terminals.iter().find(|t| t.id == id)
     }
 
     /// Merge an update's fields into this call.
@@ -175,6 +262,7 @@ impl ToolCall {
         if let Some(name) = &fields.tool_name {
             self.tool_name = Some(name.clone());
         }
+        self.apply_terminal_meta(&fields.terminal_meta);
     }
 }
 
@@ -277,7 +365,7 @@ pub struct AgentModes {
 }
 
 /// Why a turn ended (ACP `StopReason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The agent finished.
@@ -290,17 +378,21 @@ pub enum StopReason {
     Refusal,
     /// The client cancelled.
     Cancelled,
+    /// A reason this version of ACP does not name, as the agent sent it
+    /// (shown as itself rather than guessed at).
+    Other(String),
 }
 
 impl StopReason {
     /// The wire name.
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             StopReason::EndTurn => "end_turn",
             StopReason::MaxTokens => "max_tokens",
             StopReason::MaxTurnRequests => "max_turn_requests",
             StopReason::Refusal => "refusal",
             StopReason::Cancelled => "cancelled",
+            StopReason::Other(reason) => reason,
         }
     }
 }
@@ -314,6 +406,13 @@ pub enum SessionUpdate {
     AgentChunk(String),
     /// A chunk of the agent's reasoning.
     ThoughtChunk(String),
+    /// A chunk of the agent's answer (or, with `thought`, its reasoning)
+    /// that names its message: a new `message_id` starts a new block.
+    MessageChunk {
+        message_id: String,
+        text: String,
+        thought: bool,
+    },
     /// A new tool call.
     ToolCall(ToolCall),
     /// A change to a known (or not yet known) tool call.
@@ -350,4 +449,41 @@ pub struct SessionInfo {
     pub session_id: String,
     pub modes: Option<AgentModes>,
     pub origin: SessionOrigin,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_terminal_output_keeps_the_newest_bytes() {
+        let mut call = ToolCall::placeholder("c");
+        let big = "é".repeat(AgentTerminal::LIMIT);
+        call.apply_terminal_meta(&[
+            TerminalMeta::Output {
+                id: "t".into(),
+                data: big,
+            },
+            TerminalMeta::Output {
+                id: "t".into(),
+                data: "END".into(),
+            },
+        ]);
+        let terminal = call.agent_terminal("t").expect("kept");
+        assert!(terminal.truncated);
+        assert!(terminal.output.len() <= AgentTerminal::LIMIT);
+        assert!(terminal.output.ends_with("END"));
+    }
+
+    #[test]
+    fn agent_terminals_per_call_are_bounded() {
+        let mut call = ToolCall::placeholder("c");
+        let news: Vec<TerminalMeta> = (0..AgentTerminal::PER_CALL + 5)
+            .map(|i| TerminalMeta::Started {
+                id: format!("t{i}"),
+            })
+            .collect();
+        call.apply_terminal_meta(&news);
+        assert_eq!(call.agent_terminals.len(), AgentTerminal::PER_CALL);
+    }
 }

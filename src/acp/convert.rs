@@ -2,10 +2,12 @@
 
 use agent_client_protocol::v1::schema as acp;
 
+use serde_json::Value;
+
 use crate::model::{
     AgentMode, AgentModes, Location, OptionKind, PermissionOption, PermissionRequest, PlanEntry,
-    PlanStatus, SessionUpdate, StopReason, ToolCall, ToolCallFields, ToolContent, ToolKind,
-    WireStatus,
+    PlanStatus, SessionUpdate, StopReason, TerminalMeta, ToolCall, ToolCallFields, ToolContent,
+    ToolKind, WireStatus,
 };
 
 pub(crate) fn tool_kind(kind: &acp::ToolKind) -> ToolKind {
@@ -89,8 +91,59 @@ fn meta_tool_name(meta: Option<&acp::Meta>) -> Option<String> {
     })
 }
 
+/// Bytes of one `_meta` terminal id kept; a longer one is not a terminal id.
+const TERMINAL_ID_LIMIT: usize = 512;
+
+/// What `_meta` says about terminals the agent runs itself (codex-acp):
+/// `terminal_info {terminal_id}`, `terminal_output` or `terminal_output_delta`
+/// `{terminal_id, data}` (appended), `terminal_exit {terminal_id, exit_code, signal}`.
+/// Anything malformed is ignored.
+fn terminal_meta(meta: Option<&acp::Meta>) -> Vec<TerminalMeta> {
+    let Some(meta) = meta else {
+        return Vec::new();
+    };
+    let id_of = |v: &Value| {
+        v.get("terminal_id")
+            .or_else(|| v.get("terminalId"))
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty() && id.len() <= TERMINAL_ID_LIMIT)
+            .map(str::to_string)
+    };
+    let mut news = Vec::new();
+    if let Some(id) = meta.get("terminal_info").and_then(id_of) {
+        news.push(TerminalMeta::Started { id });
+    }
+    for key in ["terminal_output", "terminal_output_delta"] {
+        if let Some(value) = meta.get(key)
+            && let Some(id) = id_of(value)
+            && let Some(data) = value.get("data").and_then(Value::as_str)
+        {
+            news.push(TerminalMeta::Output {
+                id,
+                data: data.to_string(),
+            });
+        }
+    }
+    if let Some(value) = meta.get("terminal_exit")
+        && let Some(id) = id_of(value)
+    {
+        let code = value
+            .get("exit_code")
+            .or_else(|| value.get("exitCode"))
+            .and_then(Value::as_i64);
+        let signal = value.get("signal").and_then(Value::as_str);
+        let exit = match (code, signal) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(signal)) => format!("killed by {signal}"),
+            (None, None) => "ended".to_string(),
+        };
+        news.push(TerminalMeta::Exited { id, exit });
+    }
+    news
+}
+
 pub(crate) fn tool_call(call: &acp::ToolCall) -> ToolCall {
-    ToolCall {
+    let mut converted = ToolCall {
         id: call.tool_call_id.to_string(),
         title: call.title.clone(),
         kind: tool_kind(&call.kind),
@@ -103,7 +156,10 @@ pub(crate) fn tool_call(call: &acp::ToolCall) -> ToolCall {
             .name
             .clone()
             .or_else(|| meta_tool_name(call.meta.as_ref())),
-    }
+        agent_terminals: Vec::new(),
+    };
+    converted.apply_terminal_meta(&terminal_meta(call.meta.as_ref()));
+    converted
 }
 
 pub(crate) fn tool_fields(update: &acp::ToolCallUpdate) -> ToolCallFields {
@@ -120,6 +176,7 @@ pub(crate) fn tool_fields(update: &acp::ToolCallUpdate) -> ToolCallFields {
             .name
             .clone()
             .or_else(|| meta_tool_name(update.meta.as_ref())),
+        terminal_meta: terminal_meta(update.meta.as_ref()),
     }
 }
 
@@ -150,14 +207,20 @@ pub(crate) fn permission_request(req: &acp::RequestPermissionRequest) -> Permiss
     }
 }
 
-pub(crate) fn stop_reason(reason: &acp::StopReason) -> StopReason {
-    match reason {
-        acp::StopReason::EndTurn => StopReason::EndTurn,
-        acp::StopReason::MaxTokens => StopReason::MaxTokens,
-        acp::StopReason::MaxTurnRequests => StopReason::MaxTurnRequests,
-        acp::StopReason::Refusal => StopReason::Refusal,
-        _ => StopReason::Cancelled,
-    }
+/// The stop reason of a `session/prompt` answer, read from the raw JSON so
+/// that a reason this ACP version does not name is shown as itself.
+pub(crate) fn stop_reason(response: &Value) -> Result<StopReason, String> {
+    let Some(reason) = response.get("stopReason").and_then(Value::as_str) else {
+        return Err("the agent answered the prompt without a stopReason".to_string());
+    };
+    Ok(match reason {
+        "end_turn" => StopReason::EndTurn,
+        "max_tokens" => StopReason::MaxTokens,
+        "max_turn_requests" => StopReason::MaxTurnRequests,
+        "refusal" => StopReason::Refusal,
+        "cancelled" => StopReason::Cancelled,
+        other => StopReason::Other(other.to_string()),
+    })
 }
 
 pub(crate) fn modes(state: &acp::SessionModeState) -> AgentModes {
@@ -220,12 +283,22 @@ pub(crate) fn session_update(update: &acp::SessionUpdate) -> SessionUpdate {
         acp::SessionUpdate::UserMessageChunk(chunk) => {
             SessionUpdate::UserChunk(block_text(&chunk.content))
         }
-        acp::SessionUpdate::AgentMessageChunk(chunk) => {
-            SessionUpdate::AgentChunk(block_text(&chunk.content))
-        }
-        acp::SessionUpdate::AgentThoughtChunk(chunk) => {
-            SessionUpdate::ThoughtChunk(block_text(&chunk.content))
-        }
+        acp::SessionUpdate::AgentMessageChunk(chunk) => match &chunk.message_id {
+            Some(id) => SessionUpdate::MessageChunk {
+                message_id: id.to_string(),
+                text: block_text(&chunk.content),
+                thought: false,
+            },
+            None => SessionUpdate::AgentChunk(block_text(&chunk.content)),
+        },
+        acp::SessionUpdate::AgentThoughtChunk(chunk) => match &chunk.message_id {
+            Some(id) => SessionUpdate::MessageChunk {
+                message_id: id.to_string(),
+                text: block_text(&chunk.content),
+                thought: true,
+            },
+            None => SessionUpdate::ThoughtChunk(block_text(&chunk.content)),
+        },
         acp::SessionUpdate::ToolCall(call) => SessionUpdate::ToolCall(tool_call(call)),
         acp::SessionUpdate::ToolCallUpdate(update) => SessionUpdate::ToolCallUpdate {
             id: update.tool_call_id.to_string(),
@@ -381,5 +454,126 @@ mod tests {
         assert_eq!(got.fields.kind, Some(ToolKind::Execute));
         assert_eq!(got.options[1].kind, OptionKind::RejectAlways);
         assert_eq!(got.options[0].id, "a");
+    }
+
+    #[test]
+    fn codex_meta_terminal_news_is_read() {
+        let got = update(json!({
+            "sessionUpdate": "tool_call",
+            "toolCallId": "c1",
+            "title": "ls",
+            "content": [{"type": "terminal", "terminalId": "c1"}],
+            "_meta": {"terminal_info": {"terminal_id": "c1", "cwd": "/w"}}
+        }));
+        let SessionUpdate::ToolCall(call) = got else {
+            panic!("{got:?}")
+        };
+        assert_eq!(
+            call.agent_terminal("c1").map(|t| t.output.as_str()),
+            Some("")
+        );
+
+        let got = update(json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "_meta": {"terminal_output": {"terminal_id": "c1", "data": "seed.txt\n"}}
+        }));
+        let SessionUpdate::ToolCallUpdate { fields, .. } = got else {
+            panic!("{got:?}")
+        };
+        assert_eq!(
+            fields.terminal_meta,
+            vec![TerminalMeta::Output {
+                id: "c1".into(),
+                data: "seed.txt\n".into()
+            }]
+        );
+
+        let got = update(json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "status": "failed",
+            "_meta": {
+                "terminal_output_delta": {"terminal_id": "c1", "data": "oops"},
+                "terminal_exit": {"terminal_id": "c1", "exit_code": 2, "signal": null}
+            }
+        }));
+        let SessionUpdate::ToolCallUpdate { fields, .. } = got else {
+            panic!("{got:?}")
+        };
+        assert_eq!(
+            fields.terminal_meta,
+            vec![
+                TerminalMeta::Output {
+                    id: "c1".into(),
+                    data: "oops".into()
+                },
+                TerminalMeta::Exited {
+                    id: "c1".into(),
+                    exit: "exit status 2".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_meta_terminal_news_is_ignored() {
+        let got = update(json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "_meta": {
+                "terminal_output": {"terminal_id": 7, "data": "x"},
+                "terminal_output_delta": {"terminal_id": "c1"},
+                "terminal_exit": {"exit_code": 0},
+                "terminal_info": {"terminal_id": "x".repeat(TERMINAL_ID_LIMIT + 1)}
+            }
+        }));
+        let SessionUpdate::ToolCallUpdate { fields, .. } = got else {
+            panic!("{got:?}")
+        };
+        assert!(
+            fields.terminal_meta.is_empty(),
+            "{:?}",
+            fields.terminal_meta
+        );
+    }
+
+    #[test]
+    fn message_ids_are_kept() {
+        let got = update(json!({
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "msg_1",
+            "content": {"type": "text", "text": "I "}
+        }));
+        assert_eq!(
+            got,
+            SessionUpdate::MessageChunk {
+                message_id: "msg_1".into(),
+                text: "I ".into(),
+                thought: false
+            }
+        );
+        let got = update(json!({
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "I "}
+        }));
+        assert_eq!(got, SessionUpdate::AgentChunk("I ".into()));
+    }
+
+    #[test]
+    fn stop_reasons_are_read_and_unknown_ones_kept() {
+        assert_eq!(
+            stop_reason(&json!({"stopReason": "end_turn", "usage": {}})),
+            Ok(StopReason::EndTurn)
+        );
+        assert_eq!(
+            stop_reason(&json!({"stopReason": "refusal"})),
+            Ok(StopReason::Refusal)
+        );
+        assert_eq!(
+            stop_reason(&json!({"stopReason": "error"})),
+            Ok(StopReason::Other("error".into()))
+        );
+        assert!(stop_reason(&json!({})).is_err());
     }
 }

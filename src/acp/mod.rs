@@ -504,9 +504,17 @@ async fn serve(
                 let cx = cx.clone();
                 let events = events.clone();
                 tokio::spawn(async move {
-                    let result = cx.send_request(request).block_task().await;
+                    // Sent untyped so that the answer is read from its JSON:
+                    // a stop reason this ACP version lacks is kept as sent.
+                    let result = match agent_client_protocol::UntypedMessage::new(
+                        "session/prompt",
+                        &request,
+                    ) {
+                        Ok(untyped) => cx.send_request(untyped).block_task().await,
+                        Err(err) => Err(err),
+                    };
                     let result = match result {
-                        Ok(response) => Ok(convert::stop_reason(&response.stop_reason)),
+                        Ok(response) => convert::stop_reason(&response),
                         Err(err) => Err(err.to_string()),
                     };
                     let _ = events.send(AgentEvent::PromptDone { session_id, result });
@@ -576,7 +584,14 @@ async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentA
         .fs(acp::FileSystemCapabilities::new()
             .read_text_file(caps.read_text_file)
             .write_text_file(caps.write_text_file))
-        .terminal(caps.terminal);
+        .terminal(caps.terminal)
+        // codex-acp then streams the output of commands it runs itself in
+        // `_meta` (terminal_info / terminal_output / terminal_exit), which
+        // the tool call shows like a terminal of warden's.
+        .meta(acp::Meta::from_iter([(
+            "terminal_output".to_string(),
+            serde_json::Value::Bool(true),
+        )]));
     let init = acp::InitializeRequest::new(ProtocolVersion::V1)
         .client_capabilities(capabilities)
         .client_info(acp::Implementation::new(

@@ -1377,7 +1377,7 @@ pub enum ExecError {
     Agent(String),
     /// The turn ended for another reason than `end_turn`.
     #[error("the turn ended with {0}")]
-    Stopped(&'static str),
+    Stopped(String),
     /// The agent did not start, or the turn did not end, in time.
     #[error("{0}")]
     TimedOut(String),
@@ -1513,9 +1513,11 @@ pub async fn run_exec(
     if let Some(failed) = &app.state().failed {
         return Err(ExecError::Agent(failed.clone()));
     }
-    match app.state().last_stop {
+    match &app.state().last_stop {
         Some(crate::model::StopReason::EndTurn) => Ok(()),
-        Some(other) => Err(ExecError::Stopped(other.as_str())),
+        Some(other) => Err(ExecError::Stopped(crate::sanitize::one_line(
+            other.as_str(),
+        ))),
         None => Err(ExecError::Agent("the turn did not end".into())),
     }
 }

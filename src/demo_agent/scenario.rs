@@ -150,6 +150,11 @@ pub(crate) enum Step {
     /// A `user_message_chunk`: replays the user's side, as agents do when
     /// they load a session.
     User { text: String },
+    /// Any `session/update`, sent exactly as written (the `update` object of
+    /// a recorded notification, with its `_meta`, `messageId`, ...), to play
+    /// what a real agent sent; one the SDK cannot read ends the turn with an
+    /// error.
+    Update { update: Value },
     /// A `tool_call` notification: the agent starts a tool call.
     ToolCall(ToolCallStep),
     /// A `tool_call_update` notification: status, content or input of an

@@ -144,6 +144,16 @@ impl Runner {
             Step::Text { text } => self.send(SessionUpdate::AgentMessageChunk(chunk(text)))?,
             Step::Thought { text } => self.send(SessionUpdate::AgentThoughtChunk(chunk(text)))?,
             Step::User { text } => self.send(SessionUpdate::UserMessageChunk(chunk(text)))?,
+            Step::Update { update } => {
+                let update: SessionUpdate =
+                    serde_json::from_value(update.clone()).map_err(|err| {
+                        Error::new(
+                            agent_client_protocol::ErrorCode::INTERNAL_ERROR,
+                            format!("the scenario's update step is not a session update: {err}"),
+                        )
+                    })?;
+                self.send(update)?;
+            }
             Step::ToolCall(call) => self.send(SessionUpdate::ToolCall(tool_call(call)))?,
             Step::ToolUpdate(update) => {
                 self.send(SessionUpdate::ToolCallUpdate(tool_update(update)))?;

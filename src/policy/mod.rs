@@ -27,6 +27,7 @@
 pub mod agent_mode;
 mod glob;
 mod request;
+pub(crate) use request::shell_join;
 mod rule;
 mod shell;
 

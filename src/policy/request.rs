@@ -328,7 +328,9 @@ fn shell_script(args: &[String]) -> Option<String> {
     (is_shell && is_c).then(|| script.clone())
 }
 
-fn shell_join(args: &[String]) -> String {
+/// `args` as one shell line: each argument quoted when the shell would
+/// otherwise split or expand it.
+pub(crate) fn shell_join(args: &[String]) -> String {
     let quote = |a: &String| {
         let plain = !a.is_empty()
             && a.chars()
@@ -376,6 +378,7 @@ mod tests {
             raw_input: Some(json!({"file_path": "/p/a.rs"})),
             raw_output: None,
             tool_name: Some("Edit".into()),
+            agent_terminals: Vec::new(),
         };
         let option = PermissionOption {
             id: "ok".into(),

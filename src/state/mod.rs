@@ -378,8 +378,16 @@ impl AppState {
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         match msg {
             Msg::Action(action) => self.on_action(action),
-            Msg::SessionStarted(info) => self.on_session_started(info),
-            Msg::AgentModeSet { mode_id, result } => self.on_agent_mode_set(mode_id, result),
+            Msg::SessionStarted(info) => {
+                let effects = self.on_session_started(info);
+                self.drop_stale_notice();
+                effects
+            }
+            Msg::AgentModeSet { mode_id, result } => {
+                let effects = self.on_agent_mode_set(mode_id, result);
+                self.drop_stale_notice();
+                effects
+            }
             Msg::Update(update) => self.on_update(update),
             Msg::TerminalOutput { id, view } => {
                 self.terminals.insert(id.clone(), view);
@@ -412,14 +420,17 @@ impl AppState {
             }
             Msg::TurnEnded(_) | Msg::TurnFailed(_) if self.turn.is_none() => Vec::new(),
             Msg::TurnEnded(reason) => {
-                self.last_stop = Some(reason);
                 let mut effects = self.cancel_all_approvals("the turn ended");
                 self.finish_turn(reason == StopReason::Cancelled);
-                match reason {
+                match &reason {
                     StopReason::EndTurn => {}
                     StopReason::Cancelled => self.info("turn cancelled"),
-                    other => self.info(format!("turn ended: {}", other.as_str())),
+                    other => self.info(format!(
+                        "turn ended: {}",
+                        crate::sanitize::one_line(other.as_str())
+                    )),
                 }
+                self.last_stop = Some(reason);
                 if let Some(reason) = self.queued_prompt.take()
                     && !self.refuse_turn()
                 {
@@ -462,6 +473,18 @@ impl AppState {
                 }
                 effects
             }
+        }
+    }
+
+    /// Once the agent is ready, a notice saying it is not goes.
+    fn drop_stale_notice(&mut self) {
+        if matches!(self.connection, Connection::Ready { .. })
+            && self
+                .notice
+                .as_deref()
+                .is_some_and(|n| NOT_READY_NOTICES.contains(&n))
+        {
+            self.notice = None;
         }
     }
 
@@ -516,6 +539,13 @@ impl AppState {
             }
             SessionUpdate::AgentChunk(text) => self.transcript.push_agent_text(&text),
             SessionUpdate::ThoughtChunk(text) => self.transcript.push_thought(&text),
+            SessionUpdate::MessageChunk {
+                message_id,
+                text,
+                thought,
+            } => self
+                .transcript
+                .push_message_chunk(&message_id, &text, thought),
             SessionUpdate::ToolCall(call) => self.transcript.upsert_tool(call),
             SessionUpdate::ToolCallUpdate { id, fields } => {
                 self.transcript.update_tool(&id, &fields)
@@ -664,11 +694,11 @@ impl AppState {
         match self.connection {
             Connection::Ready { .. } => {}
             Connection::Starting => {
-                self.notice = Some("the agent is still starting".into());
+                self.notice = Some(STILL_STARTING.into());
                 return Vec::new();
             }
             Connection::Down => {
-                self.notice = Some("the agent is not running: press Ctrl-R to restart it".into());
+                self.notice = Some(NOT_RUNNING.into());
                 return Vec::new();
             }
         }
@@ -682,7 +712,7 @@ impl AppState {
     /// Show the user's message and send it (with the plan instruction in Plan).
     fn send_prompt(&mut self, text: String) -> Vec<Effect> {
         if self.session_id().is_none() {
-            self.notice = Some("the agent is not connected".into());
+            self.notice = Some(NOT_CONNECTED.into());
             return Vec::new();
         }
         self.transcript.end_turn();
@@ -731,6 +761,20 @@ impl AppState {
         vec![Effect::RestartAgent]
     }
 }
+
+/// The notice when a prompt is sent before the agent has started.
+const STILL_STARTING: &str = "the agent is still starting";
+/// The notice when a prompt is sent while the agent is down.
+const NOT_RUNNING: &str = "the agent is not running: press Ctrl-R to restart it";
+/// The notice when a prompt is sent without a session.
+const NOT_CONNECTED: &str = "the agent is not connected";
+/// Notices that a started session makes stale (the last: the agent exited).
+const NOT_READY_NOTICES: [&str; 4] = [
+    STILL_STARTING,
+    NOT_RUNNING,
+    NOT_CONNECTED,
+    "the agent is not running: press r to restart it",
+];
 
 /// Apply an editing key to a composer; other keys are ignored.
 fn edit_composer(composer: &mut Composer, action: &Action) {

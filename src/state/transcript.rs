@@ -117,10 +117,17 @@ const CHANGE_LOG: usize = 1024;
 pub struct Transcript {
     entries: Vec<Entry>,
     next_id: u64,
-    /// Tool call id -> index into `entries`.
+    /// Tool call id -> index into `entries`, for the ids of the current
+    /// turn only: agents reuse ids across turns (the TS SDK's example agent
+    /// says `call_1` in every turn), and a later turn's update must never
+    /// rewrite an earlier turn's call.
     tools: HashMap<String, usize>,
+    /// Indices of every tool call entry, of every turn.
+    all_tools: Vec<usize>,
     /// Index of the entry that streaming text of the current turn appends to.
     open_text: Option<usize>,
+    /// The `messageId` of the message streaming into `open_text`, if it named one.
+    open_message: Option<String>,
     /// Index of the current turn's plan entry.
     open_plan: Option<usize>,
     /// Bumped on every change; entries carry the value of their last change.
@@ -184,6 +191,10 @@ impl Transcript {
         let id = self.next_id;
         self.next_id += 1;
         let rev = self.record_change(self.entries.len());
+        if matches!(kind, EntryKind::User(_)) {
+            // A user message starts a turn: tool call ids start afresh.
+            self.tools.clear();
+        }
         self.entries.push(Entry { id, rev, kind });
         if !matches!(
             self.entries.last().map(|e| &e.kind),
@@ -222,23 +233,34 @@ impl Transcript {
     /// chunk starts a new entry.
     pub fn end_turn(&mut self) {
         self.open_text = None;
+        self.open_message = None;
         self.open_plan = None;
     }
 
     /// Append a chunk of agent text, joining the previous chunk while the
     /// agent keeps streaming.
     pub fn push_agent_text(&mut self, chunk: &str) {
-        self.push_text(chunk, false);
+        self.push_text(chunk, false, None);
     }
 
     /// Append a chunk of reasoning, joining the previous one.
     pub fn push_thought(&mut self, chunk: &str) {
-        self.push_text(chunk, true);
+        self.push_text(chunk, true, None);
     }
 
-    fn push_text(&mut self, chunk: &str, thought: bool) {
+    /// Append a chunk of message `message_id` (reasoning with `thought`): it
+    /// joins the open block only when that block is the same message.
+    pub fn push_message_chunk(&mut self, message_id: &str, chunk: &str, thought: bool) {
+        self.push_text(chunk, thought, Some(message_id));
+    }
+
+    fn push_text(&mut self, chunk: &str, thought: bool, message_id: Option<&str>) {
         let last = self.entries.len().checked_sub(1);
-        if let Some(index) = self.open_text.filter(|&i| Some(i) == last) {
+        let same_message = match (message_id, self.open_message.as_deref()) {
+            (Some(new), Some(open)) => new == open,
+            _ => true,
+        };
+        if let Some(index) = self.open_text.filter(|&i| Some(i) == last && same_message) {
             let joins = matches!(
                 (&self.entries[index].kind, thought),
                 (EntryKind::Agent(_), false) | (EntryKind::Thought(_), true)
@@ -257,10 +279,14 @@ impl Transcript {
         };
         let index = self.push(kind);
         self.open_text = Some(index);
+        self.open_message = message_id.map(str::to_string);
     }
 
     /// Add a tool call, or merge it into the entry of the same id.
     pub fn upsert_tool(&mut self, call: ToolCall) {
+        // Text after a tool call is a new block, even when the call was
+        // announced before the text began.
+        self.open_text = None;
         if let Some(&index) = self.tools.get(&call.id)
             && let Some(EntryKind::Tool(entry)) = self.touch(index)
         {
@@ -275,10 +301,12 @@ impl Transcript {
         let id = call.id.clone();
         let index = self.push(EntryKind::Tool(Box::new(ToolEntry { call, state })));
         self.tools.insert(id, index);
+        self.all_tools.push(index);
     }
 
     /// Apply an update to a tool call; an unknown id starts a new entry.
     pub fn update_tool(&mut self, id: &str, fields: &ToolCallFields) {
+        self.open_text = None;
         let index = match self.tools.get(id) {
             Some(&index) => index,
             None => {
@@ -333,11 +361,12 @@ impl Transcript {
     /// where the output is instead.
     pub fn hand_over_terminal(&mut self, terminal_id: &str, owner: &str) {
         use crate::model::ToolContent;
+        let owner = self.tools.get(owner).copied();
         let others: Vec<usize> = self
-            .tools
+            .all_tools
             .iter()
-            .filter(|(tool, _)| tool.as_str() != owner)
-            .map(|(_, &i)| i)
+            .copied()
+            .filter(|&i| Some(i) != owner)
             .filter(|&i| {
                 matches!(&self.entries[i].kind, EntryKind::Tool(t)
                     if t.call.content.iter().any(|c| matches!(c, ToolContent::Terminal { id } if id == terminal_id)))
@@ -364,8 +393,8 @@ impl Transcript {
     fn touch_terminals(&mut self, which: impl Fn(&str) -> bool) {
         use crate::model::ToolContent;
         let embedding: Vec<usize> = self
-            .tools
-            .values()
+            .all_tools
+            .iter()
             .copied()
             .filter(|&i| {
                 matches!(&self.entries[i].kind, EntryKind::Tool(t)
@@ -380,8 +409,8 @@ impl Transcript {
     /// Mark every unfinished tool call cancelled (the turn ended or was cancelled).
     pub fn cancel_unfinished_tools(&mut self) {
         let open: Vec<usize> = self
-            .tools
-            .values()
+            .all_tools
+            .iter()
             .copied()
             .filter(
                 |&i| matches!(&self.entries[i].kind, EntryKind::Tool(t) if !t.state.is_finished()),
@@ -544,5 +573,87 @@ mod tests {
         t.end_turn();
         t.set_plan(vec![entry(PlanStatus::Pending)]);
         assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn an_id_reused_in_a_later_turn_is_a_new_entry() {
+        let mut t = Transcript::default();
+        t.push(EntryKind::User("one".into()));
+        t.upsert_tool(ToolCall::placeholder("call_2"));
+        t.set_tool_state("call_2", ToolState::Rejected);
+        t.end_turn();
+        t.push(EntryKind::User("two".into()));
+        let done = ToolCallFields {
+            status: Some(WireStatus::Completed),
+            ..Default::default()
+        };
+        // An update before any tool_call of this turn: a new entry too.
+        t.update_tool("call_2", &done);
+        t.set_tool_state("call_2", ToolState::Completed);
+        let states: Vec<ToolState> = t
+            .entries()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EntryKind::Tool(tool) => Some(tool.state),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(states, vec![ToolState::Rejected, ToolState::Completed]);
+        assert_eq!(
+            t.tool("call_2").map(|e| e.state),
+            Some(ToolState::Completed)
+        );
+    }
+
+    #[test]
+    fn terminals_of_earlier_turns_are_still_redrawn() {
+        use crate::model::ToolContent;
+        let mut t = Transcript::default();
+        t.push(EntryKind::User("one".into()));
+        let mut call = ToolCall::placeholder("call_1");
+        call.content = vec![ToolContent::Terminal {
+            id: "term-1".into(),
+        }];
+        t.upsert_tool(call);
+        t.push(EntryKind::User("two".into()));
+        let before = t.entries()[1].rev;
+        t.touch_terminal("term-1");
+        assert!(t.entries()[1].rev > before);
+    }
+
+    #[test]
+    fn a_new_message_id_starts_a_new_block() {
+        let mut t = Transcript::default();
+        t.push_message_chunk("m1", "I will read ", false);
+        t.push_message_chunk("m1", "notes.txt", false);
+        t.push_message_chunk("m2", "Here is my plan", false);
+        t.push_agent_text(" (no id: joins)");
+        t.push_message_chunk("m3", "thinking", true);
+        let kinds: Vec<_> = t.entries().iter().map(|e| e.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                EntryKind::Agent("I will read notes.txt".into()),
+                EntryKind::Agent("Here is my plan (no id: joins)".into()),
+                EntryKind::Thought("thinking".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn text_after_a_tool_call_update_is_a_new_block() {
+        let mut t = Transcript::default();
+        t.upsert_tool(ToolCall::placeholder("a"));
+        t.push_agent_text("Reading now.");
+        t.update_tool(
+            "a",
+            &ToolCallFields {
+                status: Some(WireStatus::Completed),
+                ..Default::default()
+            },
+        );
+        t.push_agent_text("Done.");
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.entries()[2].kind, EntryKind::Agent("Done.".into()));
     }
 }

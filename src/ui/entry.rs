@@ -314,16 +314,72 @@ fn tool_title(tool: &ToolEntry) -> String {
     one_line(title)
 }
 
-/// The shell command of an execute call, from `raw_input.command`.
+/// The shell command of an execute call, from `raw_input.command`; an argv
+/// array (codex: `["/bin/bash", "-lc", "touch x"]`) is shown as a shell
+/// would need it typed, each argument quoted where needed.
 fn command(raw: Option<&Value>) -> Option<String> {
     match raw?.get("command")? {
         Value::String(s) => Some(s.clone()),
         Value::Array(parts) => {
-            let words: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
-            (!words.is_empty()).then(|| words.join(" "))
+            let words: Vec<String> = parts
+                .iter()
+                .map(|part| match part {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            (!words.is_empty()).then(|| crate::policy::shell_join(&words))
         }
         _ => None,
     }
+}
+
+/// A tool call's `rawOutput` as text, for a call whose content shows
+/// nothing: a string as is; the output field of an object (codex's
+/// `formatted_output`, `aggregated_output`, `output`, `stdout`); else the JSON.
+fn raw_output_text(raw: &Value) -> Option<String> {
+    match raw {
+        Value::Null => None,
+        Value::String(s) => (!s.trim().is_empty()).then(|| s.clone()),
+        Value::Object(fields) => {
+            let named = ["formatted_output", "aggregated_output", "output", "stdout"]
+                .iter()
+                .find_map(|key| fields.get(*key).and_then(Value::as_str));
+            match named {
+                Some(text) if text.trim().is_empty() => None,
+                Some(text) => Some(text.to_string()),
+                None => serde_json::to_string_pretty(raw).ok(),
+            }
+        }
+        other => serde_json::to_string_pretty(other).ok(),
+    }
+}
+
+/// Tool text content: markdown (Claude fences command output in
+/// "```console"), rendered as the transcript renders answers, indented,
+/// the first [`TEXT_LINES`] rows then "… N more lines".
+fn markdown_lines(out: &mut Vec<Line<'static>>, text: &str, ctx: Ctx) {
+    let width = ctx.width.saturating_sub(INDENT).max(1);
+    let rows = markdown::render(&clean(text), width, ctx.theme);
+    let hidden = rows.len().saturating_sub(TEXT_LINES);
+    for row in rows.into_iter().take(TEXT_LINES) {
+        let mut spans = vec![spaces(INDENT)];
+        spans.extend(row.spans);
+        out.push(Line::from(spans).style(row.style));
+    }
+    more_lines(out, hidden, ctx);
+}
+
+/// Plain tool output (a `rawOutput`), indented, cut like text content.
+fn plain_lines(out: &mut Vec<Line<'static>>, text: &str, ctx: Ctx) {
+    let indent = [spaces(INDENT)];
+    let text = clean(text);
+    let mut lines = text.lines();
+    for line in lines.by_ref().take(TEXT_LINES) {
+        let piece = [Span::styled(line, ctx.theme.dim())];
+        wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Char);
+    }
+    more_lines(out, lines.count(), ctx);
 }
 
 fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminals: Terminals<'_>) {
@@ -380,20 +436,23 @@ fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminal
 
     for content in &tool.call.content {
         match content {
-            ToolContent::Text { text } => {
-                let text = clean(text);
-                let mut lines = text.lines();
-                for line in lines.by_ref().take(TEXT_LINES) {
-                    let piece = [Span::raw(line)];
-                    wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
-                }
-                more_lines(out, lines.count(), ctx);
-            }
+            ToolContent::Text { text } => markdown_lines(out, text, ctx),
             ToolContent::Diff { path, old, new } => diff_lines(out, path, old.as_deref(), new, ctx),
             ToolContent::Terminal { id } => {
-                terminal::lines(out, id, terminals.views.get(id), terminals.expanded, ctx);
+                // warden's own terminal when it has one of that id (an agent
+                // cannot speak for it), else what the agent reported itself.
+                let output = match terminals.views.get(id) {
+                    Some(view) => Some(terminal::Output::from(view)),
+                    None => tool.call.agent_terminal(id).map(terminal::Output::from),
+                };
+                terminal::lines(out, id, output, terminals.expanded, ctx);
             }
         }
+    }
+    if tool.call.content.is_empty()
+        && let Some(text) = tool.call.raw_output.as_ref().and_then(raw_output_text)
+    {
+        plain_lines(out, &text, ctx);
     }
 }
 
@@ -810,5 +869,145 @@ mod tests {
                 );
             }
         }
+    }
+
+    fn shown(t: ToolEntry, width: usize, terminals: Terminals<'_>) -> String {
+        let entry = Entry {
+            id: 0,
+            rev: 0,
+            kind: EntryKind::Tool(Box::new(t)),
+        };
+        let laid = layout(&entry, ctx(width), terminals);
+        (0..laid.len())
+            .map(|i| laid.line(i).map(|l| l.to_string()).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// codex-acp's own terminal, as its `_meta` streamed it.
+    fn codex_call() -> ToolEntry {
+        use crate::model::TerminalMeta;
+        let mut t = tool(ToolKind::Search, ToolState::Completed);
+        t.call.title = "List /work/cwd".into();
+        t.call.content = vec![ToolContent::Terminal { id: "c1".into() }];
+        t.call.raw_output = Some(serde_json::json!({"formatted_output": "seed.txt\n"}));
+        t.call.apply_terminal_meta(&[
+            TerminalMeta::Started { id: "c1".into() },
+            TerminalMeta::Output {
+                id: "c1".into(),
+                data: "seed.txt\n".into(),
+            },
+            TerminalMeta::Output {
+                id: "c1".into(),
+                data: "\u{1b}[32mnotes.txt\u{1b}[0m\n\u{1b}]0;pwned\u{7}".into(),
+            },
+            TerminalMeta::Exited {
+                id: "c1".into(),
+                exit: "exit status 0".into(),
+            },
+        ]);
+        t
+    }
+
+    #[test]
+    fn agent_run_terminal_output_shows_through_the_emulator() {
+        insta::assert_snapshot!(shown(codex_call(), 40, Terminals::NONE), @r"
+        ✓ [search] List /work/cwd — done
+          seed.txt
+          notes.txt
+          exited: exit status 0
+        ");
+    }
+
+    #[test]
+    fn wardens_own_terminal_wins_over_the_agents_word_for_it() {
+        let mut views = BTreeMap::new();
+        views.insert(
+            "c1".to_string(),
+            TerminalView {
+                output: "real output\n".into(),
+                truncated: false,
+                exit: None,
+            },
+        );
+        let terminals = Terminals {
+            views: &views,
+            expanded: false,
+        };
+        let got = shown(codex_call(), 40, terminals);
+        assert!(got.contains("real output"), "{got}");
+        assert!(!got.contains("notes.txt"), "{got}");
+    }
+
+    #[test]
+    fn agent_run_terminal_announced_without_output_is_running() {
+        use crate::model::TerminalMeta;
+        let mut t = tool(ToolKind::Execute, ToolState::InProgress);
+        t.call.title = "ls".into();
+        t.call.content = vec![ToolContent::Terminal { id: "c1".into() }];
+        t.call
+            .apply_terminal_meta(&[TerminalMeta::Started { id: "c1".into() }]);
+        insta::assert_snapshot!(shown(t, 40, Terminals::NONE), @r"
+        ◐ [execute] ls — running
+          running…
+        ");
+    }
+
+    #[test]
+    fn fenced_tool_text_renders_as_markdown() {
+        let mut t = tool(ToolKind::Execute, ToolState::Completed);
+        t.call.title = "echo hello-from-mock-claude".into();
+        t.call.raw_input = Some(serde_json::json!({"command": "echo hello-from-mock-claude"}));
+        t.call.content = vec![ToolContent::Text {
+            text: "```console\nhello-from-mock-claude\n```".into(),
+        }];
+        insta::assert_snapshot!(shown(t, 50, Terminals::NONE), @r"
+        ✓ [execute] echo hello-from-mock-claude — done
+          $ echo hello-from-mock-claude
+            hello-from-mock-claude
+        ");
+    }
+
+    #[test]
+    fn raw_output_shows_only_when_there_is_no_content() {
+        let mut t = tool(ToolKind::Search, ToolState::Completed);
+        t.call.title = "List /work/cwd".into();
+        t.call.raw_output = Some(serde_json::json!({
+            "stdout": "seed.txt\n", "aggregated_output": "seed.txt\n",
+            "formatted_output": "seed.txt\n", "exit_code": 0
+        }));
+        insta::assert_snapshot!(shown(t.clone(), 40, Terminals::NONE), @r"
+        ✓ [search] List /work/cwd — done
+          seed.txt
+        ");
+        t.call.raw_output = Some(serde_json::json!("File created successfully at: /w/a.txt"));
+        insta::assert_snapshot!(shown(t.clone(), 60, Terminals::NONE), @r"
+        ✓ [search] List /work/cwd — done
+          File created successfully at: /w/a.txt
+        ");
+        t.call.raw_output = Some(serde_json::json!({"success": true}));
+        insta::assert_snapshot!(shown(t.clone(), 40, Terminals::NONE), @r#"
+        ✓ [search] List /work/cwd — done
+          {
+            "success": true
+          }
+        "#);
+        t.call.content = vec![ToolContent::Text {
+            text: "Listed.".into(),
+        }];
+        assert!(!shown(t, 40, Terminals::NONE).contains("success"));
+    }
+
+    #[test]
+    fn argv_commands_are_shell_quoted() {
+        let mut t = tool(ToolKind::Execute, ToolState::Completed);
+        t.call.title = "touch".into();
+        t.call.raw_input = Some(serde_json::json!({
+            "command": ["/bin/bash", "-lc", "touch 'my file' && echo $HOME"]
+        }));
+        insta::assert_snapshot!(shown(t, 80, Terminals::NONE), @r"
+        ✓ [execute] touch — done
+          $ /bin/bash -lc 'touch '\''my file'\'' && echo $HOME'
+        ");
     }
 }

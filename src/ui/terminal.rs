@@ -18,6 +18,7 @@ use ratatui::text::{Line, Span};
 use super::entry::{Ctx, INDENT};
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, wrap_into};
+use crate::model::AgentTerminal;
 use crate::sanitize::{one_line, visible};
 use crate::state::TerminalView;
 
@@ -28,12 +29,42 @@ const MAX_ROWS: usize = 2_000;
 /// How a command that ended well reports it.
 const SUCCESS: &str = "exit status 0";
 
+/// A terminal's output to show: one of warden's own terminals, or one the
+/// agent runs itself and reports through `_meta` (both go through the same
+/// emulator, so neither can put an escape sequence on the screen).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Output<'a> {
+    pub(crate) output: &'a str,
+    pub(crate) truncated: bool,
+    pub(crate) exit: Option<&'a str>,
+}
+
+impl<'a> From<&'a TerminalView> for Output<'a> {
+    fn from(view: &'a TerminalView) -> Self {
+        Output {
+            output: &view.output,
+            truncated: view.truncated,
+            exit: view.exit.as_deref(),
+        }
+    }
+}
+
+impl<'a> From<&'a AgentTerminal> for Output<'a> {
+    fn from(terminal: &'a AgentTerminal) -> Self {
+        Output {
+            output: &terminal.output,
+            truncated: terminal.truncated,
+            exit: terminal.exit.as_deref(),
+        }
+    }
+}
+
 /// Lay out terminal `id` (`view` is its output, if any arrived yet), indented
 /// under the tool call's header.
 pub(crate) fn lines(
     out: &mut Vec<Line<'static>>,
     id: &str,
-    view: Option<&TerminalView>,
+    view: Option<Output<'_>>,
     expanded: bool,
     ctx: Ctx,
 ) {
@@ -51,7 +82,7 @@ pub(crate) fn lines(
         .width
         .saturating_sub(INDENT)
         .clamp(1, usize::from(u16::MAX));
-    let screen = emulate(&view.output, cols, colors_on(theme));
+    let screen = emulate(view.output, cols, colors_on(theme));
     let rows = usize::from(screen.used);
     let total = screen.dropped + rows;
     let shown = if expanded {
@@ -82,7 +113,7 @@ pub(crate) fn lines(
     if expanded && total > FOLDED_LINES {
         note(out, "Ctrl-O collapse".into(), theme.dim(), ctx);
     }
-    match &view.exit {
+    match view.exit {
         Some(exit) => {
             let style = if exit == SUCCESS {
                 theme.fg(Color::Green).add_modifier(Modifier::DIM)

@@ -421,6 +421,9 @@ fn a_streamed_chunk_relays_out_only_its_entry() {
     state
         .transcript
         .push(EntryKind::User("next question".into()));
+    state
+        .transcript
+        .upsert_tool(ToolCall::placeholder("call-2"));
     state.transcript.push_agent_text("Sure, here");
     let mut term = terminal(100, 30);
     let mut view = view();
@@ -434,7 +437,7 @@ fn a_streamed_chunk_relays_out_only_its_entry() {
 
     // A tool call updated out of order re-lays out that entry alone.
     let before = view.history.stats;
-    state.transcript.set_tool_state("call-1", ToolState::Failed);
+    state.transcript.set_tool_state("call-2", ToolState::Failed);
     frame(&mut term, &state, &mut view);
     assert_eq!(view.history.stats.laid_out, before.laid_out + 1);
 }
