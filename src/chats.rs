@@ -643,6 +643,29 @@ mod tests {
     }
 
     #[test]
+    fn a_rename_outlives_later_agent_titles_and_old_title_lines_still_read() {
+        let (_dir, store) = store();
+        let mut writer = store
+            .create("demo", "s1", Path::new("/tmp/project"))
+            .expect("create");
+        writer
+            .append_entry(&EntryKind::User("the first prompt".into()))
+            .expect("entry");
+        writer.set_title("agent title").expect("title");
+        writer.set_name("my name").expect("name");
+        writer.set_title("a later agent title").expect("title");
+        let chat = store.load(writer.chat_id()).expect("load");
+        assert_eq!(chat.name.as_deref(), Some("my name"));
+        assert_eq!(chat.title.as_deref(), Some("a later agent title"));
+        assert_eq!(chat.display_title().as_deref(), Some("my name"));
+        assert_eq!(store.list()[0].title.as_deref(), Some("my name"));
+        // A record of an older warden: a plain title line, no `renamed`.
+        let text = std::fs::read_to_string(writer.path()).expect("read");
+        assert!(text.contains(r#""renamed":true"#), "{text}");
+        assert_eq!(text.matches("renamed").count(), 1, "{text}");
+    }
+
+    #[test]
     fn every_entry_kind_round_trips() {
         let (_dir, store) = store();
         let mut writer = store

@@ -445,7 +445,7 @@ async fn session_list_follows_next_cursor_through_every_page() {
     for n in 0..3 {
         if n > 0 {
             key(&mut first, Action::NewChat);
-            pump_ws(&mut first, "a new chat", |ws| ready_all(ws)).await;
+            pump_ws(&mut first, "a new chat", ready_all).await;
         }
         send(&mut first, &format!("listed session {n}"));
         pump_until(&mut first, "a turn", |s| !s.is_busy()).await;
