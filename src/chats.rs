@@ -159,8 +159,14 @@ fn parse_tool_state(text: &str) -> Option<ToolState> {
 enum Line {
     /// The header, line 1 only.
     Chat(ChatHeader),
-    /// The chat's title changed (the agent's session title, or a rename).
-    Title { title: String },
+    /// The chat's title changed: the agent's session title, or (with
+    /// `renamed`) the name the user gave the chat, which wins over any
+    /// title when the chat is listed or reopened.
+    Title {
+        title: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        renamed: bool,
+    },
     /// warden's mode for the chat changed.
     Mode { mode: String },
     /// The chat went on in a new ACP session.
@@ -195,8 +201,10 @@ pub struct LoadedChat {
     pub header: ChatHeader,
     /// The latest session of the chat.
     pub session_id: String,
-    /// The last title line, if any.
+    /// The last title line of the agent's, if any.
     pub title: Option<String>,
+    /// The last name the user gave the chat, if any.
+    pub name: Option<String>,
     /// The last mode line, if any.
     pub mode: Option<String>,
     /// The transcript entries, oldest first.
@@ -207,11 +215,12 @@ pub struct LoadedChat {
 }
 
 impl LoadedChat {
-    /// The title to show: the last title line, else the first line of the
-    /// first user message.
+    /// The title to show: the user's name for the chat, else the last
+    /// title line, else the first line of the first user message.
     pub fn display_title(&self) -> Option<String> {
-        self.title
+        self.name
             .clone()
+            .or_else(|| self.title.clone())
             .or_else(|| first_user_line(&self.entries))
     }
 }
@@ -425,10 +434,19 @@ impl ChatWriter {
         })
     }
 
-    /// Record the chat's new title.
+    /// Record the chat's new title (the agent's).
     pub fn set_title(&mut self, title: &str) -> Result<(), ChatError> {
         self.append(&Line::Title {
             title: title.to_string(),
+            renamed: false,
+        })
+    }
+
+    /// Record the name the user gave the chat.
+    pub fn set_name(&mut self, name: &str) -> Result<(), ChatError> {
+        self.append(&Line::Title {
+            title: name.to_string(),
+            renamed: true,
         })
     }
 
@@ -500,13 +518,18 @@ fn parse(bytes: &[u8]) -> Option<LoadedChat> {
         session_id: header.session_id.clone(),
         header,
         title: None,
+        name: None,
         mode: None,
         entries: Vec::new(),
         skipped: 0,
     };
     for line in lines {
         match serde_json::from_slice::<Line>(line) {
-            Ok(Line::Title { title }) => chat.title = Some(title),
+            Ok(Line::Title {
+                title,
+                renamed: true,
+            }) => chat.name = Some(title),
+            Ok(Line::Title { title, .. }) => chat.title = Some(title),
             Ok(Line::Mode { mode }) => chat.mode = Some(mode),
             Ok(Line::Session { session_id }) => chat.session_id = session_id,
             Ok(Line::Entry { entry }) => chat.entries.push(entry),
@@ -618,6 +641,29 @@ mod tests {
             })));
         }
         kinds
+    }
+
+    #[test]
+    fn a_rename_outlives_later_agent_titles_and_old_title_lines_still_read() {
+        let (_dir, store) = store();
+        let mut writer = store
+            .create("demo", "s1", Path::new("/tmp/project"))
+            .expect("create");
+        writer
+            .append_entry(&EntryKind::User("the first prompt".into()))
+            .expect("entry");
+        writer.set_title("agent title").expect("title");
+        writer.set_name("my name").expect("name");
+        writer.set_title("a later agent title").expect("title");
+        let chat = store.load(writer.chat_id()).expect("load");
+        assert_eq!(chat.name.as_deref(), Some("my name"));
+        assert_eq!(chat.title.as_deref(), Some("a later agent title"));
+        assert_eq!(chat.display_title().as_deref(), Some("my name"));
+        assert_eq!(store.list()[0].title.as_deref(), Some("my name"));
+        // A record of an older warden: a plain title line, no `renamed`.
+        let text = std::fs::read_to_string(writer.path()).expect("read");
+        assert!(text.contains(r#""renamed":true"#), "{text}");
+        assert_eq!(text.matches("renamed").count(), 1, "{text}");
     }
 
     #[test]

@@ -165,12 +165,40 @@ pub enum AgentEvent {
     },
 }
 
-/// What the agent advertised about past sessions.
+/// What the agent advertised about sessions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AgentAbilities {
     pub load_session: bool,
     pub resume_session: bool,
     pub list_sessions: bool,
+    /// `sessionCapabilities.close`: a closed chat's session is closed.
+    pub close_session: bool,
+    /// `sessionCapabilities.additionalDirectories`: the roots besides the
+    /// cwd go along when a session opens.
+    pub additional_directories: bool,
+}
+
+/// At most this many `session/list` pages are asked for (the agent's
+/// `nextCursor` is followed until then), so an agent that pages forever
+/// cannot keep warden asking.
+pub const LIST_PAGES: usize = 20;
+
+/// How a chat's session opens: where, with which other roots, and which past
+/// session to continue.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SessionOpen {
+    /// The session's working directory.
+    pub cwd: PathBuf,
+    /// The other roots warden serves files in, sent as
+    /// `additionalDirectories` when the agent advertises them.
+    pub additional_directories: Vec<PathBuf>,
+    /// A past session to continue (`session/load` or `session/resume`);
+    /// none opens a new one.
+    pub resume: Option<String>,
+    /// Try `session/resume` before `session/load` (a restart: the turns are
+    /// on screen already, a replay is not needed); otherwise `session/load`
+    /// comes first, so a reopened chat shows what the agent replays.
+    pub prefer_resume: bool,
 }
 
 /// Commands queued for the connection task.
@@ -178,8 +206,10 @@ pub struct AgentAbilities {
 enum Command {
     OpenSession {
         tag: SessionTag,
-        cwd: PathBuf,
-        resume: Option<String>,
+        open: SessionOpen,
+    },
+    CloseSession {
+        session_id: String,
     },
     ListSessions {
         cwd: PathBuf,
@@ -210,15 +240,19 @@ pub struct AgentHandle {
 }
 
 impl AgentHandle {
-    /// Open a session in `cwd` for the chat `tag`: `session/load` or
-    /// `session/resume` of `resume` when the agent offers them, else
+    /// Open a session for the chat `tag`: `session/load` or
+    /// `session/resume` of `open.resume` when the agent offers them, else
     /// `session/new`. The answer arrives as [`AgentEvent::SessionStarted`]
     /// (or [`AgentEvent::SessionFailed`]) with the same tag.
-    pub fn open_session(&self, tag: SessionTag, cwd: &std::path::Path, resume: Option<String>) {
-        self.send(Command::OpenSession {
-            tag,
-            cwd: cwd.to_path_buf(),
-            resume,
+    pub fn open_session(&self, tag: SessionTag, open: SessionOpen) {
+        self.send(Command::OpenSession { tag, open });
+    }
+
+    /// Send `session/close` when the agent advertised it (a chat closed; the
+    /// agent process may serve other chats). Nothing is waited for.
+    pub fn close_session(&self, session_id: &str) {
+        self.send(Command::CloseSession {
+            session_id: session_id.to_string(),
         });
     }
 
@@ -464,11 +498,11 @@ async fn serve(
     let _ = events.send(AgentEvent::Initialized(abilities));
     while let Some(command) = commands.recv().await {
         match command {
-            Command::OpenSession { tag, cwd, resume } => {
+            Command::OpenSession { tag, open } => {
                 let cx = cx.clone();
                 let events = events.clone();
                 tokio::spawn(async move {
-                    let event = match open_session(&cx, abilities, cwd, resume).await {
+                    let event = match open_session(&cx, abilities, open).await {
                         Ok(info) => AgentEvent::SessionStarted { tag, info },
                         Err(message) => AgentEvent::SessionFailed { tag, message },
                     };
@@ -479,21 +513,20 @@ async fn serve(
                 let cx = cx.clone();
                 let events = events.clone();
                 tokio::spawn(async move {
-                    let request = acp::ListSessionsRequest::new().cwd(cwd);
-                    let listed = match cx.send_request(request).block_task().await {
-                        Ok(response) => Ok(response
-                            .sessions
-                            .into_iter()
-                            .map(|s| ListedSession {
-                                session_id: s.session_id.to_string(),
-                                cwd: s.cwd,
-                                title: s.title,
-                                updated_at: s.updated_at,
-                            })
-                            .collect()),
-                        Err(err) => Err(err.to_string()),
-                    };
+                    let listed = list_sessions(&cx, cwd).await;
                     let _ = events.send(AgentEvent::Sessions(listed));
+                });
+            }
+            Command::CloseSession { session_id } => {
+                if !abilities.close_session {
+                    continue;
+                }
+                let cx = cx.clone();
+                tokio::spawn(async move {
+                    let request = acp::CloseSessionRequest::new(acp::SessionId::new(session_id));
+                    if let Err(err) = cx.send_request(request).block_task().await {
+                        tracing::warn!("session/close failed: {err}");
+                    }
                 });
             }
             Command::Prompt { session_id, text } => {
@@ -611,51 +644,108 @@ async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentA
         load_session: agent.load_session,
         resume_session: agent.session_capabilities.resume.is_some(),
         list_sessions: agent.session_capabilities.list.is_some(),
+        close_session: agent.session_capabilities.close.is_some(),
+        additional_directories: agent.session_capabilities.additional_directories.is_some(),
     })
 }
 
-/// Open a session: load or resume `resume` when the agent can, else a new one.
+/// `session/list`, following `nextCursor` for at most [`LIST_PAGES`] pages
+/// (and never the same cursor twice). A failed later page keeps what the
+/// earlier ones listed.
+async fn list_sessions(
+    cx: &ConnectionTo<Agent>,
+    cwd: PathBuf,
+) -> Result<Vec<ListedSession>, String> {
+    let mut listed = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen = std::collections::HashSet::new();
+    for page in 0..LIST_PAGES {
+        let request = acp::ListSessionsRequest::new()
+            .cwd(cwd.clone())
+            .cursor(cursor.clone());
+        let response = match cx.send_request(request).block_task().await {
+            Ok(response) => response,
+            Err(err) if page == 0 => return Err(err.to_string()),
+            Err(err) => {
+                tracing::warn!("session/list page {} failed: {err}", page + 1);
+                break;
+            }
+        };
+        listed.extend(response.sessions.into_iter().map(|s| ListedSession {
+            session_id: s.session_id.to_string(),
+            cwd: s.cwd,
+            title: s.title,
+            updated_at: s.updated_at,
+        }));
+        match response.next_cursor {
+            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+            _ => return Ok(listed),
+        }
+    }
+    tracing::info!("session/list: stopped after {LIST_PAGES} pages");
+    Ok(listed)
+}
+
+/// Open a session: continue `open.resume` when the agent can (resume or
+/// load, in the order `open.prefer_resume` says), else a new one.
 async fn open_session(
     cx: &ConnectionTo<Agent>,
     agent: AgentAbilities,
-    cwd: PathBuf,
-    resume: Option<String>,
+    open: SessionOpen,
 ) -> Result<SessionInfo, String> {
+    let SessionOpen {
+        cwd,
+        additional_directories,
+        resume,
+        prefer_resume,
+    } = open;
+    let dirs = if agent.additional_directories {
+        additional_directories
+    } else {
+        Vec::new()
+    };
     if let Some(id) = resume {
-        if agent.load_session {
-            // The replayed updates arrive as notifications before this answer.
-            let request =
-                acp::LoadSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone());
-            match cx.send_request(request).block_task().await {
-                Ok(loaded) => {
+        let order = if prefer_resume {
+            [SessionOrigin::Resumed, SessionOrigin::Loaded]
+        } else {
+            [SessionOrigin::Loaded, SessionOrigin::Resumed]
+        };
+        for way in order {
+            let session = acp::SessionId::new(id.clone());
+            let answer = match way {
+                SessionOrigin::Loaded if agent.load_session => {
+                    // The replayed updates arrive as notifications before this answer.
+                    let request = acp::LoadSessionRequest::new(session, cwd.clone())
+                        .additional_directories(dirs.clone());
+                    cx.send_request(request)
+                        .block_task()
+                        .await
+                        .map(|r| pick_modes(r.config_options.as_deref(), r.modes.as_ref()))
+                }
+                SessionOrigin::Resumed if agent.resume_session => {
+                    let request = acp::ResumeSessionRequest::new(session, cwd.clone())
+                        .additional_directories(dirs.clone());
+                    cx.send_request(request)
+                        .block_task()
+                        .await
+                        .map(|r| pick_modes(r.config_options.as_deref(), r.modes.as_ref()))
+                }
+                _ => continue,
+            };
+            match answer {
+                Ok(modes) => {
                     return Ok(SessionInfo {
                         session_id: id,
-                        modes: pick_modes(loaded.config_options.as_deref(), loaded.modes.as_ref()),
-                        origin: SessionOrigin::Loaded,
+                        modes,
+                        origin: way,
                     });
                 }
-                Err(err) => tracing::warn!("session/load failed, opening a new session: {err}"),
-            }
-        } else if agent.resume_session {
-            let request =
-                acp::ResumeSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone());
-            match cx.send_request(request).block_task().await {
-                Ok(resumed) => {
-                    return Ok(SessionInfo {
-                        session_id: id,
-                        modes: pick_modes(
-                            resumed.config_options.as_deref(),
-                            resumed.modes.as_ref(),
-                        ),
-                        origin: SessionOrigin::Resumed,
-                    });
-                }
-                Err(err) => tracing::warn!("session/resume failed, opening a new session: {err}"),
+                Err(err) => tracing::warn!("continuing session {id} failed ({way:?}): {err}"),
             }
         }
     }
     let session = cx
-        .send_request(acp::NewSessionRequest::new(cwd))
+        .send_request(acp::NewSessionRequest::new(cwd).additional_directories(dirs))
         .block_task()
         .await
         .map_err(|err| format!("the agent could not open a session: {err}"))?;

@@ -36,6 +36,19 @@ fn fs_error(err: FsError) -> ClientError {
     }
 }
 
+/// A read of a file that does not exist (inside the roots: `fs::resolve`
+/// checks them first) is answered with empty content, as Zed answers it (it
+/// opens a missing path as a new, empty buffer). gemini-cli reads a file
+/// before writing it and does not recognise a `-32002` error, so it could not
+/// create a new file otherwise; an agent that checks for the error sees an
+/// empty file, which it may write over.
+fn missing_reads_empty(err: FsError) -> Result<String, FsError> {
+    match err {
+        FsError::NotFound { .. } => Ok(String::new()),
+        other => Err(other),
+    }
+}
+
 fn terminal_error(err: TerminalError) -> ClientError {
     match err {
         TerminalError::UnknownTerminal { .. } => ClientError::NotFound(err.to_string()),
@@ -311,7 +324,9 @@ impl Chat {
         }
         match call {
             ClientCall::ReadTextFile { line, limit, .. } => {
-                let result = fs::read_text(&self.roots, &real, line, limit).map(ClientReply::Text);
+                let result = fs::read_text(&self.roots, &real, line, limit)
+                    .or_else(missing_reads_empty)
+                    .map(ClientReply::Text);
                 self.complete_fs(id, "read", &real, result, responder);
             }
             ClientCall::WriteTextFile { content, .. } => {
@@ -392,6 +407,13 @@ impl Chat {
     /// safety (outside the roots, one of warden's own files, a path that
     /// changed under it) is also an error line the user sees.
     fn refuse(&mut self, verb: &str, path: &Path, err: FsError, responder: ClientResponder) {
+        if verb == "read" && matches!(err, FsError::NotFound { .. }) {
+            // A file inside the roots that does not exist yet: an agent
+            // about to create it reads it first (gemini's write_file does).
+            tracing::debug!(path = %path.display(), "read of a missing file answered empty");
+            responder.respond(Ok(ClientReply::Text(String::new())));
+            return;
+        }
         if matches!(
             err,
             FsError::OutsideRoots { .. } | FsError::Protected { .. } | FsError::Changed { .. }

@@ -25,6 +25,17 @@ pub(super) struct Chat {
     pub(super) session: Option<String>,
     /// The session being loaded: its replayed updates arrive before it is open.
     pub(super) loading: Option<String>,
+    /// The agent process the chat's session last lived on, once it is gone
+    /// (the chats of a crashed process restart together).
+    pub(super) last_key: Option<u64>,
+    /// The session the chat last had, once it is gone: a restart continues it.
+    pub(super) last_session: Option<String>,
+    /// A restart asked the agent to continue this session: the answer says
+    /// whether it did.
+    pub(super) restarting: Option<String>,
+    /// Drop what the agent replays while `loading`: the transcript on
+    /// screen already holds it (a restart that fell back to `session/load`).
+    pub(super) quiet_replay: bool,
     pub(super) decision_log: Option<PathBuf>,
     pub(super) notify: Notify,
     pub(super) settings: SettingsLink,
@@ -121,6 +132,9 @@ impl Chat {
             home.canonicalize().unwrap_or_else(|_| home.to_path_buf())
         });
         state.cwd_path = command.cwd.clone();
+        if let Some(resume) = &options.resume {
+            state.title.clone_from(&resume.title);
+        }
         state.headless = options.headless;
         state.chat_id = uuid::Uuid::new_v4().to_string();
         state.settings_agent = options.settings.agent_block.clone();
@@ -132,6 +146,10 @@ impl Chat {
             agent_key: None,
             session: None,
             loading: None,
+            last_key: None,
+            last_session: None,
+            restarting: None,
+            quiet_replay: false,
             decision_log: options.decision_log,
             notify: options.notify,
             settings: options.settings,
@@ -174,9 +192,14 @@ impl Chat {
             )));
         }
         self.terminals.kill_all();
-        self.agent_key = None;
-        self.session = None;
+        if let Some(key) = self.agent_key.take() {
+            self.last_key = Some(key);
+        }
+        if let Some(session) = self.session.take() {
+            self.last_session = Some(session);
+        }
         self.loading = None;
+        self.quiet_replay = false;
         self.abandoned_prompts = 0;
     }
 }

@@ -323,9 +323,15 @@ impl App {
 
     fn add_chat(&mut self, command: AgentCommand, options: ChatOptions) -> ChatId {
         let id = self.ws.next_chat_id();
+        // A reopened chat keeps the name the user gave it.
+        let name = options.resume.as_ref().and_then(|r| r.name.clone());
         let (chat, state) = Chat::new(id, command, options, &self.terminal_tx);
         self.chats.insert(id, chat);
-        self.ws.add_chat(state)
+        let id = self.ws.add_chat(state);
+        if let Some(slot) = self.ws.chat_mut(id) {
+            slot.name = name;
+        }
+        id
     }
 
     /// The chat on screen.
@@ -379,10 +385,30 @@ impl App {
         let Some(slot) = self.agents.get(&name) else {
             return Ok(());
         };
-        let resume = chat.resume.as_ref().map(|r| r.session_id.clone());
+        // A reopened chat's session, else (a restart) the one the chat had.
+        let reopen = chat.resume.as_ref().map(|r| r.session_id.clone());
+        let prefer_resume = reopen.is_none() && chat.restarting.is_some();
+        let resume = reopen.or_else(|| chat.restarting.clone());
+        chat.quiet_replay = prefer_resume;
         chat.loading.clone_from(&resume);
         chat.agent_key = Some(slot.key);
-        slot.handle.open_session(id, &chat.command.cwd, resume);
+        let cwd_real = chat.command.cwd.canonicalize().ok();
+        let additional_directories = chat
+            .roots
+            .as_slice()
+            .iter()
+            .filter(|root| Some(*root) != cwd_real.as_ref())
+            .cloned()
+            .collect();
+        slot.handle.open_session(
+            id,
+            acp::SessionOpen {
+                cwd: chat.command.cwd.clone(),
+                additional_directories,
+                resume,
+                prefer_resume,
+            },
+        );
         Ok(())
     }
 
@@ -583,6 +609,7 @@ impl App {
                     return;
                 }
                 chat.loading = None;
+                chat.quiet_replay = false;
                 chat.session = Some(info.session_id.clone());
                 if let Some(slot) = self.ws.chat_mut(tag) {
                     chat.on_session_record(&mut slot.state, &info);
@@ -594,6 +621,8 @@ impl App {
                     && chat.agent_key == Some(key)
                 {
                     chat.loading = None;
+                    chat.quiet_replay = false;
+                    chat.restarting = None;
                     self.send_chat(tag, Msg::ConnectFailed(message));
                 }
             }
@@ -607,6 +636,14 @@ impl App {
                 }
             }
             AgentEvent::Update { session_id, update } => match self.chat_of(key, &session_id) {
+                Some(id)
+                    if self
+                        .chats
+                        .get(&id)
+                        .is_some_and(|c| c.quiet_replay && c.loading.is_some()) =>
+                {
+                    tracing::debug!(%session_id, "replay of a restarted session not shown again");
+                }
                 Some(id) => self.send_chat(id, Msg::Update(update)),
                 None => tracing::debug!(%session_id, "update for an unknown session ignored"),
             },
@@ -795,25 +832,7 @@ impl App {
                     tracing::warn!(chat = id, request, "no responder for a permission answer");
                 }
             }
-            Effect::RestartAgent => {
-                // A stuck agent still runs: end it first (its other chats
-                // hear that it exited, and reconnect with `r`).
-                let name = chat.command.name.clone();
-                if self
-                    .agents
-                    .get(&name)
-                    .is_some_and(|slot| Some(slot.key) == chat.agent_key)
-                    && let Some(slot) = self.agents.remove(&name)
-                {
-                    tokio::spawn(slot.handle.shutdown(Duration::from_millis(200)));
-                }
-                if let Some(chat) = self.chats.get_mut(&id) {
-                    chat.detach();
-                }
-                if let Err(err) = self.connect(id) {
-                    self.send_chat(id, Msg::ConnectFailed(err.to_string()));
-                }
-            }
+            Effect::RestartAgent => self.restart(id),
             Effect::Quit => self.quit = true,
             Effect::LogDecision(mut record) => {
                 record.time = decision_log::now_rfc3339();
@@ -855,6 +874,62 @@ impl App {
                 }
             }
             Effect::EditSettings(edit) => self.edit_settings(id, edit),
+        }
+    }
+
+    /// Restart a chat's agent and continue the chat's session on it (see
+    /// [`acp::SessionOpen::prefer_resume`]). Every other chat of the same
+    /// process restarts with it: one `r` brings back all the chats a crash
+    /// took down (and a stuck agent ended here takes its chats along).
+    fn restart(&mut self, id: ChatId) {
+        let Some(chat) = self.chats.get(&id) else {
+            return;
+        };
+        let name = chat.command.name.clone();
+        let old = chat.agent_key.or(chat.last_key);
+        // A stuck agent still runs: end it first.
+        if chat.agent_key.is_some()
+            && self
+                .agents
+                .get(&name)
+                .is_some_and(|slot| Some(slot.key) == chat.agent_key)
+            && let Some(slot) = self.agents.remove(&name)
+        {
+            tokio::spawn(slot.handle.shutdown(Duration::from_millis(200)));
+        }
+        let mut siblings = Vec::new();
+        if let Some(old) = old {
+            for (other, chat) in &mut self.chats {
+                if *other != id && chat.agent_key == Some(old) {
+                    // Still on the process just ended.
+                    chat.detach();
+                }
+                if *other != id && chat.agent_key.is_none() && chat.last_key == Some(old) {
+                    siblings.push(*other);
+                }
+            }
+        }
+        siblings.sort_unstable();
+        if let Some(chat) = self.chats.get_mut(&id) {
+            chat.detach();
+            chat.restarting = if chat.resume.is_some() {
+                None
+            } else {
+                chat.last_session.clone()
+            };
+        }
+        if let Err(err) = self.connect(id) {
+            self.send_chat(id, Msg::ConnectFailed(err.to_string()));
+        }
+        for other in siblings {
+            // Restarted already (by a restart this one set off)?
+            if self
+                .chats
+                .get(&other)
+                .is_some_and(|c| c.agent_key.is_none())
+            {
+                self.send_chat(other, Msg::Restart);
+            }
         }
     }
 
@@ -905,6 +980,12 @@ impl App {
         let Some(mut chat) = self.chats.remove(&id) else {
             return;
         };
+        // The agent may keep serving other chats: it can let this session go.
+        if let (Some(session), Some(slot)) = (&chat.session, self.agents.get(&chat.command.name))
+            && chat.agent_key == Some(slot.key)
+        {
+            slot.handle.close_session(session);
+        }
         chat.detach();
         // What happened last (the cancellations) goes into its record.
         chat.out.clear();
@@ -949,6 +1030,7 @@ impl App {
                 session_id: summary.session_id.clone(),
                 entries: Vec::new(),
                 title: summary.title.clone(),
+                name: None,
             };
             (choice, resume, None)
         } else {

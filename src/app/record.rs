@@ -16,7 +16,10 @@ pub struct ResumeChat {
     pub session_id: String,
     /// The saved transcript, shown when the agent cannot replay it.
     pub entries: Vec<EntryKind>,
+    /// The agent's title for it.
     pub title: Option<String>,
+    /// The name the user gave the chat: the reopened chat keeps it.
+    pub name: Option<String>,
 }
 
 impl ResumeChat {
@@ -26,7 +29,8 @@ impl ResumeChat {
             chat_id: Some(chat.header.chat_id.clone()),
             session_id: chat.session_id.clone(),
             entries: chat.entries.iter().map(|e| e.to_kind()).collect(),
-            title: chat.display_title(),
+            title: chat.title.clone(),
+            name: chat.name.clone(),
         }
     }
 }
@@ -40,13 +44,34 @@ pub(super) struct Record {
     pub(super) deferred: Option<ChatHeader>,
     /// Entries before this index are in the record.
     pub(super) written: usize,
+    /// The agent's title as last recorded.
     pub(super) title: Option<String>,
+    /// The user's name for the chat as last recorded.
+    pub(super) name: Option<String>,
     pub(super) mode: Option<String>,
+    /// The session the record last named.
+    pub(super) session: Option<String>,
 }
 
 impl Chat {
     /// A session opened: start the record, or go on with the reopened one.
     pub(super) fn on_session_record(&mut self, state: &mut AppState, info: &SessionInfo) {
+        if let Some(previous) = self.restarting.take() {
+            // A restart: the transcript on screen already holds the session.
+            let same = info.session_id == previous;
+            match info.origin {
+                SessionOrigin::Resumed if same => {
+                    state.info("restarted: the agent continues the same session");
+                }
+                SessionOrigin::Loaded if same => state.info(
+                    "restarted: the agent reloaded the same session (its replay of the turns above is not shown again)",
+                ),
+                _ => state.info(
+                    "the agent could not continue the session (no session/resume or session/load, or it failed): \
+                     this is a new session in the same directory; the agent does not remember the turns above",
+                ),
+            }
+        }
         if let Some(resume) = self.resume.take() {
             match info.origin {
                 SessionOrigin::Loaded => {
@@ -77,22 +102,29 @@ impl Chat {
                     // now, with what the agent replayed.
                     None => {
                         self.create_record(info);
+                        self.record.session = Some(info.session_id.clone());
                         return;
                     }
                 }
             }
             self.record.title = resume.title;
+            self.record.name = resume.name;
             self.record.written = state.transcript.len();
+            self.record.session = Some(info.session_id.clone());
             if info.session_id != resume.session_id {
                 self.write_record(state, |w| w.set_session(&info.session_id));
             }
             return;
         }
         if self.record.writer.is_some() {
-            // A restart: a new session of the same chat.
-            self.write_record(state, |w| w.set_session(&info.session_id));
+            // A restart: the same session goes on, or a new one of the same chat.
+            if self.record.session.as_deref() != Some(info.session_id.as_str()) {
+                self.record.session = Some(info.session_id.clone());
+                self.write_record(state, |w| w.set_session(&info.session_id));
+            }
             return;
         }
+        self.record.session = Some(info.session_id.clone());
         if let Some(header) = &mut self.record.deferred {
             header.session_id.clone_from(&info.session_id);
             return;
@@ -162,24 +194,20 @@ impl Chat {
                 self.write_record(state, |w| w.append_entry(&kind));
             }
         }
-        let title = name
-            .map(str::to_string)
-            .or_else(|| state.title.clone())
-            .or_else(|| {
-                state
-                    .transcript
-                    .entries()
-                    .iter()
-                    .find_map(|e| match &e.kind {
-                        EntryKind::User(text) => text.lines().next().map(str::to_string),
-                        _ => None,
-                    })
-            });
-        if title.is_some() && title != self.record.title {
-            self.record.title.clone_from(&title);
-            if let Some(title) = title {
-                self.write_record(state, |w| w.set_title(&title));
-            }
+        // The user's name and the agent's title are kept apart, so that a
+        // renamed chat keeps its name when reopened. Without either, a
+        // reader falls back to the first prompt, which needs no line.
+        if let Some(name) = name
+            && self.record.name.as_deref() != Some(name)
+        {
+            self.record.name = Some(name.to_string());
+            self.write_record(state, |w| w.set_name(name));
+        }
+        if let Some(title) = state.title.clone()
+            && self.record.title.as_ref() != Some(&title)
+        {
+            self.record.title = Some(title.clone());
+            self.write_record(state, |w| w.set_title(&title));
         }
         let mode = Some(state.mode.as_str().to_string());
         if mode != self.record.mode {

@@ -29,13 +29,14 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ClientCapabilities, ContentBlock, ContentChunk,
-    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
-    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionId, SessionListCapabilities, SessionMode, SessionModeState,
-    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest,
-    SetSessionModeResponse,
+    AgentCapabilities, CancelNotification, ClientCapabilities, CloseSessionRequest,
+    CloseSessionResponse, ContentBlock, ContentChunk, CurrentModeUpdate, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
+    PromptResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SessionAdditionalDirectoriesCapabilities, SessionCapabilities, SessionCloseCapabilities,
+    SessionId, SessionListCapabilities, SessionMode, SessionModeState, SessionNotification,
+    SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::schema::{
     ConfigOptionUpdate, SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
@@ -103,7 +104,11 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
             {
                 let agent = agent.clone();
                 async move |request: NewSessionRequest, responder, _cx| {
-                    responder.respond(agent.new_session(request.cwd))
+                    let answer = agent.new_session(request.cwd);
+                    agent
+                        .sessions
+                        .set_directories(&answer.session_id, request.additional_directories);
+                    responder.respond(answer)
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -112,7 +117,13 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
             {
                 let agent = agent.clone();
                 async move |request: LoadSessionRequest, responder, cx| {
-                    match agent.sessions.load(&request.session_id, request.cwd) {
+                    let loaded = agent.sessions.load(&request.session_id, request.cwd);
+                    if loaded.is_ok() {
+                        agent
+                            .sessions
+                            .set_directories(&request.session_id, request.additional_directories);
+                    }
+                    match loaded {
                         Ok((updates, mode)) => {
                             // The replay comes before the answer, as ACP asks.
                             for update in updates {
@@ -140,11 +151,16 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     .sessions
                     .load(&request.session_id, request.cwd)
                 {
-                    Ok((_, mode)) => responder.respond(
-                        ResumeSessionResponse::new()
-                            .modes(agent.sessions.modes(&mode))
-                            .config_options(agent.sessions.config_options(&mode)),
-                    ),
+                    Ok((_, mode)) => {
+                        agent
+                            .sessions
+                            .set_directories(&request.session_id, request.additional_directories);
+                        responder.respond(
+                            ResumeSessionResponse::new()
+                                .modes(agent.sessions.modes(&mode))
+                                .config_options(agent.sessions.config_options(&mode)),
+                        )
+                    }
                     Err(error) => responder.respond_with_error(error),
                 }
             },
@@ -154,7 +170,26 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
             {
                 let agent = agent.clone();
                 async move |request: ListSessionsRequest, responder, _cx| {
-                    responder.respond(agent.sessions.list(request.cwd.as_deref()))
+                    responder.respond(agent.sessions.list(
+                        request.cwd.as_deref(),
+                        request.cursor.as_deref(),
+                        agent.scenario.list_page_size,
+                    ))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: CloseSessionRequest, responder, _cx| {
+                    if !agent.scenario.close_session {
+                        return responder.respond_with_error(Error::method_not_found());
+                    }
+                    match agent.sessions.close(&request.session_id) {
+                        Ok(()) => responder.respond(CloseSessionResponse::new()),
+                        Err(error) => responder.respond_with_error(error),
+                    }
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -325,15 +360,23 @@ impl DemoAgent {
         let name = self.scenario.agent_name.as_deref().unwrap_or(AGENT_NAME);
         // The SDK answers the version it negotiated (1); a scenario's other
         // version is written into the answer by the transport.
+        let scenario = &self.scenario;
+        let mut sessions = SessionCapabilities::new().list(SessionListCapabilities::new());
+        if scenario.resume_session {
+            sessions = sessions.resume(SessionResumeCapabilities::new());
+        }
+        if scenario.close_session {
+            sessions = sessions.close(SessionCloseCapabilities::new());
+        }
+        if scenario.additional_directories {
+            sessions =
+                sessions.additional_directories(SessionAdditionalDirectoriesCapabilities::new());
+        }
         InitializeResponse::new(ProtocolVersion::V1)
             .agent_capabilities(
                 AgentCapabilities::new()
-                    .load_session(true)
-                    .session_capabilities(
-                        SessionCapabilities::new()
-                            .list(SessionListCapabilities::new())
-                            .resume(SessionResumeCapabilities::new()),
-                    ),
+                    .load_session(scenario.load_session)
+                    .session_capabilities(sessions),
             )
             .agent_info(
                 Implementation::new(name, env!("CARGO_PKG_VERSION")).title("warden demo agent"),
@@ -486,16 +529,50 @@ impl Sessions {
     }
 
     /// `session/list`: the recorded sessions (of `cwd` when given) that
-    /// were prompted at least once, newest first.
-    fn list(&self, cwd: Option<&Path>) -> ListSessionsResponse {
-        ListSessionsResponse::new(
-            self.store
-                .list(cwd)
-                .iter()
-                .filter(|record| record.title.is_some())
-                .map(Record::info)
-                .collect(),
-        )
+    /// were prompted at least once, newest first; with `page`, that many
+    /// from the position `cursor` names, and a `nextCursor` while more follow.
+    fn list(
+        &self,
+        cwd: Option<&Path>,
+        cursor: Option<&str>,
+        page: Option<usize>,
+    ) -> ListSessionsResponse {
+        let all: Vec<_> = self
+            .store
+            .list(cwd)
+            .iter()
+            .filter(|record| record.title.is_some())
+            .map(Record::info)
+            .collect();
+        let Some(page) = page.filter(|n| *n > 0) else {
+            return ListSessionsResponse::new(all);
+        };
+        let start = cursor.and_then(|c| c.parse::<usize>().ok()).unwrap_or(0);
+        let end = start.saturating_add(page).min(all.len());
+        let sessions = all.get(start..end).map(<[_]>::to_vec).unwrap_or_default();
+        let next = (end < all.len()).then(|| end.to_string());
+        ListSessionsResponse::new(sessions).next_cursor(next)
+    }
+
+    /// The `additionalDirectories` session `id` opened with, into its record.
+    fn set_directories(&self, id: &SessionId, directories: Vec<PathBuf>) {
+        if let Some(session) = lock(&self.inner).get_mut(id) {
+            session.record.additional_directories = directories;
+        } else {
+            return;
+        }
+        self.save(id, false);
+    }
+
+    /// `session/close`: the record says when; the session is no longer live.
+    fn close(&self, id: &SessionId) -> Result<(), Error> {
+        match lock(&self.inner).get_mut(id) {
+            Some(session) => session.record.closed_at = Some(record::now_rfc3339()),
+            None => return Err(session_not_found(id)),
+        }
+        self.save(id, false);
+        lock(&self.inner).remove(id);
+        Ok(())
     }
 
     /// Write the record of session `id`; `touched` when it changed (its

@@ -64,6 +64,13 @@ pub(crate) struct Record {
     /// The `session/update` payloads to replay, in order.
     #[serde(default)]
     pub(crate) updates: Vec<SessionUpdate>,
+    /// The `additionalDirectories` the session last opened with (only
+    /// when the scenario advertises them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) additional_directories: Vec<PathBuf>,
+    /// When the client sent `session/close` for it (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) closed_at: Option<String>,
 }
 
 fn record_version() -> u32 {
@@ -82,6 +89,8 @@ impl Record {
             created_at: now.clone(),
             updated_at: now,
             updates: Vec::new(),
+            additional_directories: Vec::new(),
+            closed_at: None,
         }
     }
 

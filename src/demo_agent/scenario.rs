@@ -83,6 +83,24 @@ pub(crate) struct Scenario {
     /// `session/set_config_option` for it.
     #[serde(default, alias = "modeConfigOption")]
     pub(crate) mode_config_option: bool,
+    /// Advertise `loadSession` (default true).
+    #[serde(default = "default_true", alias = "loadSession")]
+    pub(crate) load_session: bool,
+    /// Advertise `sessionCapabilities.resume` (default true).
+    #[serde(default = "default_true", alias = "resumeSession")]
+    pub(crate) resume_session: bool,
+    /// Advertise `sessionCapabilities.close` and accept `session/close`
+    /// (default false).
+    #[serde(default, alias = "closeSession")]
+    pub(crate) close_session: bool,
+    /// Advertise `sessionCapabilities.additionalDirectories` (default
+    /// false); the directories a session opens with go into its record.
+    #[serde(default, alias = "additionalDirectories")]
+    pub(crate) additional_directories: bool,
+    /// Answer `session/list` in pages of this many sessions, with a
+    /// `nextCursor` while more follow (default: one page).
+    #[serde(default, alias = "listPageSize")]
+    pub(crate) list_page_size: Option<usize>,
     /// The scripted turns, tried in order.
     #[serde(default)]
     pub(crate) turns: Vec<Turn>,
@@ -98,6 +116,11 @@ impl Default for Scenario {
             modes: None,
             current_mode: None,
             mode_config_option: false,
+            load_session: true,
+            resume_session: true,
+            close_session: false,
+            additional_directories: false,
+            list_page_size: None,
             turns: Vec::new(),
         }
     }
@@ -221,6 +244,10 @@ pub(crate) enum Step {
     /// the client), as agents do in modes that act without asking; a
     /// relative path is taken from the session's cwd. Reports `touched <path>`.
     Touch { path: PathBuf },
+    /// Unless the session is in its mode `mode`, say `message` and end the
+    /// turn (as Claude Code's ExitPlanMode fails with "You are not in plan
+    /// mode" outside its plan mode).
+    RequireMode { mode: String, message: String },
 }
 
 /// The fields of a `read_file` step.

@@ -209,6 +209,13 @@ impl Runner {
                 self.say(&line)?;
             }
             Step::Touch { .. } => {}
+            Step::RequireMode { mode, message } => {
+                let now = self.sessions.mode(&self.session_id).unwrap_or_default();
+                if now != *mode {
+                    self.say(&format!("{message}\n"))?;
+                    return Ok(Flow::Stop(StopReason::EndTurn));
+                }
+            }
             Step::Raw { text, bytes } => {
                 let mut line = text.clone().into_bytes();
                 line.extend_from_slice(bytes);

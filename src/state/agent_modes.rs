@@ -51,8 +51,8 @@ impl AppState {
                 ));
             }
         }
-        let target = match (&self.agent_plan_mode, self.mode) {
-            (Some(plan), Mode::Plan) => Some(plan.clone()),
+        let target = match (self.plan_mode(), self.mode) {
+            (Some(plan), Mode::Plan) => Some(plan),
             _ => self.asking_mode.clone(),
         };
         match target {
@@ -160,6 +160,26 @@ impl AppState {
                 Vec::new()
             }
         }
+    }
+
+    /// The agent's mode to keep in step with warden's Plan: the
+    /// `agent_plan_mode` setting, else the agent's own plan mode (id or name
+    /// `plan` or `Plan Mode`, as Claude Code's), which is read-only and so
+    /// fine to enter. Claude's ExitPlanMode works only from there.
+    pub(super) fn plan_mode(&self) -> Option<String> {
+        if let Some(configured) = &self.agent_plan_mode {
+            return Some(configured.clone());
+        }
+        let is_plan = |text: &str| {
+            let text = text.trim();
+            text.eq_ignore_ascii_case("plan") || text.eq_ignore_ascii_case("plan mode")
+        };
+        self.agent_modes
+            .as_ref()?
+            .available
+            .iter()
+            .find(|m| is_plan(&m.id) || is_plan(&m.name))
+            .map(|m| m.id.clone())
     }
 
     /// Ask the agent to switch to its mode `mode_id`, remembering that

@@ -680,7 +680,7 @@ impl AppState {
         self.mode = mode;
         self.info(format!("mode: {}", mode.label()));
         let mut effects = Vec::new();
-        if let Some(plan_mode) = self.agent_plan_mode.clone() {
+        if let Some(plan_mode) = self.plan_mode() {
             if mode == Mode::Plan {
                 effects.push(self.switch_agent_mode(&plan_mode));
             } else if was == Mode::Plan

@@ -131,6 +131,9 @@ pub enum Msg {
     TurnFailed(String),
     /// The agent could not be started or initialised.
     ConnectFailed(String),
+    /// Another chat of the same agent process restarts it: this chat
+    /// restarts along (one `r` brings back every chat a crash took down).
+    Restart,
     /// The agent process ended.
     AgentExited {
         status: String,
@@ -455,6 +458,12 @@ impl AppState {
                 self.error(message.clone(), Vec::new());
                 self.notice = Some("the agent is not running: press r to restart it".into());
                 self.failed.get_or_insert(message);
+                effects
+            }
+            Msg::Restart => {
+                let mut effects = self.cancel_all_approvals("the agent restarts");
+                self.finish_turn(true);
+                effects.extend(self.restart());
                 effects
             }
             Msg::AgentExited {

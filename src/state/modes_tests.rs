@@ -352,3 +352,43 @@ fn bypass_confirmed_asks_about_the_other_waiting_cards() {
     );
     assert_eq!(s.focus, Focus::Confirm(Question::AllowWaiting(vec![2])));
 }
+
+#[test]
+fn an_agents_own_plan_mode_follows_plan_without_agent_plan_mode() {
+    // qwen-code's `plan` ("Analyze only"): entered in Plan, left for the
+    // asking mode when the chat leaves Plan.
+    let (mut s, effects) = opened(Mode::Plan, Some(qwen(None)));
+    assert_eq!(effects, vec![set_mode("plan", None)]);
+    s.update(Msg::AgentModeSet {
+        mode_id: "plan".into(),
+        result: Ok(()),
+    });
+    assert!(matches!(s.connection, Connection::Ready { .. }));
+    let effects = s.update(Msg::Action(Action::BackTab));
+    assert_eq!(s.mode, Mode::Default);
+    assert!(effects.contains(&set_mode("default", None)), "{effects:?}");
+    // Default -> Auto moves the agent nowhere; Auto -> Plan into its plan mode.
+    let effects = s.update(Msg::Action(Action::BackTab));
+    assert!(
+        !effects
+            .iter()
+            .any(|e| matches!(e, Effect::SetAgentMode { .. })),
+        "{effects:?}"
+    );
+    let effects = s.update(Msg::Action(Action::BackTab));
+    assert_eq!(s.mode, Mode::Plan);
+    assert!(effects.contains(&set_mode("plan", None)), "{effects:?}");
+}
+
+#[test]
+fn agent_plan_mode_still_names_the_mode_for_plan() {
+    let mut s = AppState::new("qwen", "/w");
+    s.mode = Mode::Plan;
+    s.agent_plan_mode = Some("default".into());
+    let effects = s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: Some(qwen(None)),
+        origin: SessionOrigin::New,
+    }));
+    assert_eq!(effects, vec![set_mode("default", None)]);
+}
