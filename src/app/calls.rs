@@ -18,7 +18,7 @@ use crate::model::{
     Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
     ToolContent, ToolKind, WireStatus,
 };
-use crate::policy::{Category, RequestView};
+use crate::policy::{CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category, RequestView};
 use crate::state::{AppState, Msg, RequestId, TerminalView};
 
 /// The option id of "allow" on a synthetic request.
@@ -168,6 +168,9 @@ impl Chat {
                     }),
                     raw_input: Some(raw_input),
                     locations: Some(locations),
+                    // Its own tool name: grants and `tool` rules on the
+                    // agent's `Write` or `Read` never cover warden's calls.
+                    tool_name: Some(if write { CLIENT_WRITE } else { CLIENT_READ }.to_string()),
                     ..ToolCallFields::default()
                 };
                 if let ClientCall::WriteTextFile { content, .. } = &call {
@@ -204,6 +207,7 @@ impl Chat {
                             title: Some(format!("Run {line}")),
                             kind: Some(ToolKind::Execute),
                             raw_input: Some(input),
+                            tool_name: Some(CLIENT_TERMINAL.to_string()),
                             ..ToolCallFields::default()
                         };
                         self.gate(call, responder, real, fields);

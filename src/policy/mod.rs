@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{AgentMode, OptionKind, PermissionOption, ToolKind};
 
-pub use request::RequestView;
+pub use request::{CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, RequestView};
 pub use rule::{KindMatch, Rule, RuleDecision, suggest_rule};
 
 use rule::{Facts, Hit};
@@ -234,6 +234,11 @@ impl ChatGrant {
     /// and the tool.
     pub fn for_request(req: &RequestView) -> ChatGrant {
         let commands = (req.category() == Category::Execute).then(|| {
+            if !any_command_allowed(req.kind, req) {
+                // Only the title says what runs, the kind was guessed, or
+                // the line is one no allow rule covers: this card only.
+                return GrantCommands::Unreadable;
+            }
             match req.command().as_deref().map(rule::command_scopes) {
                 Some(Some(scopes)) => GrantCommands::Matching(
                     scopes
@@ -273,12 +278,7 @@ impl ChatGrant {
         let Some(command) = req.command() else {
             return false;
         };
-        // What an allow rule for any command of this tool would say: the
-        // scanner's own refusals (redirections, opaque parts) apply.
-        let mut any = Rule::new(RuleDecision::Allow);
-        any.kind = Some(KindMatch::Kind(self.kind));
-        any.command = Some("*".to_string());
-        if !any.matches(&Facts::new(req, None, Path::new("/")), "") {
+        if !any_command_allowed(self.kind, req) {
             return false;
         }
         let line = shell::parse(&command);
@@ -296,7 +296,7 @@ impl ChatGrant {
                 self.tool
             ),
             Some(GrantCommands::Unreadable) => format!(
-                "this request of `{}` only (warden cannot read its command)",
+                "this request of `{}` only (warden cannot read its command exactly)",
                 self.tool
             ),
             Some(GrantCommands::Matching(patterns)) => format!(
@@ -310,6 +310,17 @@ impl ChatGrant {
             ),
         }
     }
+}
+
+/// What an allow rule for any command of this kind would say of the
+/// request: `false` when the command is only in the title, the kind was
+/// guessed, it sets a variable that changes what runs, or the scanner
+/// refuses the line (redirections, opaque parts).
+fn any_command_allowed(kind: ToolKind, req: &RequestView) -> bool {
+    let mut any = Rule::new(RuleDecision::Allow);
+    any.kind = Some(KindMatch::Kind(kind));
+    any.command = Some("*".to_string());
+    any.matches(&Facts::new(req, None, Path::new("/")), "")
 }
 
 /// Who or what made a decision; shown in the transcript and the decision log.
@@ -499,9 +510,46 @@ pub fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
 /// never `allow_always` (the agent might stop asking). `None` when the agent
 /// offers no `allow_once`: the request becomes a card.
 pub fn allow_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
-    options
-        .iter()
-        .find(|o| o.kind == OptionKind::AllowOnce && unique_id(options, o))
+    options.iter().find(|o| plain_once(options, o))
+}
+
+/// An `allow_once` that is what it says: its id is its own, and neither
+/// its name nor its id speaks of a lasting allow.
+fn plain_once(options: &[PermissionOption], option: &PermissionOption) -> bool {
+    option.kind == OptionKind::AllowOnce && unique_id(options, option) && !says_lasting(option)
+}
+
+/// Whether an option allows more than this call, by its kind
+/// (`allow_always`) or by its words: an `allow_once` named "Always allow",
+/// "don't ask again", "for this session", ... may be taken so by the agent
+/// (or by the user), so warden treats it as an "always".
+pub fn lasting(option: &PermissionOption) -> bool {
+    option.kind == OptionKind::AllowAlways
+        || (option.kind == OptionKind::AllowOnce && says_lasting(option))
+}
+
+fn says_lasting(option: &PermissionOption) -> bool {
+    const WORDS: &[&str] = &[
+        "always",
+        "don't ask",
+        "don\u{2019}t ask",
+        "dont ask",
+        "do not ask",
+        "never ask",
+        "stop asking",
+        "session",
+        "bypass",
+        "auto-accept",
+        "auto accept",
+        "from now on",
+        "remember",
+        "forever",
+        "permanent",
+    ];
+    let text = format!("{} {}", option.name, option.id)
+        .to_lowercase()
+        .replace('_', " ");
+    WORDS.iter().any(|w| text.contains(w))
 }
 
 /// Whether no other option shares this option's id (the agent would read an
@@ -511,9 +559,15 @@ fn unique_id(options: &[PermissionOption], option: &PermissionOption) -> bool {
 }
 
 /// The option an automatic deny answers with: `reject_once`, else `reject_always`.
+/// A reject whose id another option shares is never sent (the agent might
+/// read it as an allow): `None`, and the request is answered `cancelled`.
 pub fn reject_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
-    first_of(options, OptionKind::RejectOnce)
-        .or_else(|| first_of(options, OptionKind::RejectAlways))
+    let unique = |kind| {
+        options
+            .iter()
+            .find(|o| o.kind == kind && unique_id(options, o))
+    };
+    unique(OptionKind::RejectOnce).or_else(|| unique(OptionKind::RejectAlways))
 }
 
 /// What warden really sends when the user picks one of the agent's options.
@@ -530,6 +584,9 @@ pub enum Sent {
     /// cannot tell asks), and no allow option leads to one that does:
     /// nothing is sent.
     Refused,
+    /// A reject whose id another option shares, and no reject of its own
+    /// on offer: the `cancelled` outcome is sent instead.
+    Cancel,
 }
 
 /// What to send for the agent's option `picked` (see [`Sent`]): an
@@ -542,12 +599,19 @@ pub fn sent_for(req: &RequestView, picked: usize, modes: &[AgentMode]) -> Option
     let option = options.get(picked)?;
     let index_of = |o: &PermissionOption| options.iter().position(|x| x == o);
     if !option.kind.is_allow() {
-        let once = (option.kind == OptionKind::RejectAlways)
-            .then(|| first_of(options, OptionKind::RejectOnce).and_then(index_of))
+        let once = (option.kind == OptionKind::RejectAlways || !unique_id(options, option))
+            .then(|| reject_option(options).and_then(index_of))
             .flatten();
-        return Some(Sent::Option {
-            index: once.unwrap_or(picked),
-            always: false,
+        return Some(match once {
+            Some(index) => Sent::Option {
+                index,
+                always: false,
+            },
+            None if unique_id(options, option) => Sent::Option {
+                index: picked,
+                always: false,
+            },
+            None => Sent::Cancel,
         });
     }
     if req.kind == ToolKind::SwitchMode {
@@ -560,7 +624,7 @@ pub fn sent_for(req: &RequestView, picked: usize, modes: &[AgentMode]) -> Option
         });
     }
     Some(match option.kind {
-        OptionKind::AllowAlways => match allow_option(options).and_then(index_of) {
+        _ if lasting(option) => match allow_option(options).and_then(index_of) {
             Some(index) => Sent::Option {
                 index,
                 always: true,
@@ -607,9 +671,6 @@ pub fn normalize_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
     glob::normalize_path(path, home, cwd)
 }
 
-fn first_of(options: &[PermissionOption], kind: OptionKind) -> Option<&PermissionOption> {
-    options.iter().find(|o| o.kind == kind)
-}
 
 fn allow(req: &RequestView, source: Source, reason: String) -> Decision {
     match allow_option(&req.options) {
@@ -618,7 +679,7 @@ fn allow(req: &RequestView, source: Source, reason: String) -> Decision {
             source,
             reason,
         },
-        None if first_of(&req.options, OptionKind::AllowAlways).is_some() => Decision::Ask {
+        None if req.options.iter().any(lasting) => Decision::Ask {
             reason: format!(
                 "{reason}, but the agent offers only 'Always allow', which may stop it asking"
             ),
