@@ -18,7 +18,7 @@ use crate::model::{
     Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
     ToolContent, ToolKind, WireStatus,
 };
-use crate::policy::{CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category, RequestView};
+use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category, RequestView};
 use crate::state::{AppState, Msg, RequestId, TerminalView};
 
 /// The option id of "allow" on a synthetic request.
@@ -88,13 +88,11 @@ pub(super) fn resolve_request_paths(
     let mut extra: Vec<String> = Vec::new();
     let mut refusal = None;
     for path in &sent {
-        let path = path.strip_prefix("file://").unwrap_or(path);
-        let expanded = match (path.strip_prefix('~'), &state.home) {
-            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-                home.join(rest.trim_start_matches('/'))
-            }
-            _ => state.cwd_path.join(path),
-        };
+        let expanded = PathBuf::from(policy::expand_path(
+            path,
+            state.home.as_deref(),
+            &state.cwd_path,
+        ));
         let resolved = fs::resolve_lenient(&expanded);
         for candidate in [&resolved, &fs::normalize(&expanded)] {
             if let Err(err) = roots.protected().check_path(candidate, access) {

@@ -464,6 +464,12 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     let mut reason = format!("{category} calls ask in {} mode", cx.mode);
     if let Some(var) = &facts.hijack {
         reason.push_str(&format!("; it sets {var}, which no allow rule covers"));
+    } else if category == Category::Execute && facts.unknown {
+        reason.push_str(if facts.command.is_some() && !facts.exact {
+            "; its command is only in the title, which no allow rule covers"
+        } else {
+            "; warden cannot read all of its command, so no allow rule covers it"
+        });
     }
     Decision::Ask { reason }
 }
@@ -666,11 +672,17 @@ pub fn switch_allow_option(options: &[PermissionOption], modes: &[AgentMode]) ->
 }
 
 /// A path as the rules see it: `~` expanded, relative to `cwd`, `.` and
-/// `..` resolved lexically, `file://` dropped.
+/// `..` resolved lexically, `file:` URIs decoded.
 pub fn normalize_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
     glob::normalize_path(path, home, cwd)
 }
 
+/// A path as sent, made absolute the way the rules read it (`file:` URIs
+/// decoded, `~` and `~NAME` expanded, relative to `cwd`) but with its `..`
+/// kept, for resolving on disk.
+pub fn expand_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
+    glob::expand_path(path, home, cwd)
+}
 
 fn allow(req: &RequestView, source: Source, reason: String) -> Decision {
     match allow_option(&req.options) {
@@ -700,3 +712,6 @@ fn deny(req: &RequestView, source: Source, reason: String) -> Decision {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod attack_tests;

