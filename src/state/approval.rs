@@ -185,6 +185,36 @@ impl AppState {
         id: RequestId,
         request: PermissionRequest,
     ) -> Vec<Effect> {
+        // A request about a tool call that already ran asks for nothing that
+        // is still to happen, and its finished call's fields would fill the
+        // request's gaps: answered cancelled, whatever the mode.
+        let finished = (!request.client)
+            .then(|| self.transcript.tool(&request.tool_call_id))
+            .flatten()
+            .map(|t| t.state)
+            .filter(|s| matches!(s, ToolState::Completed | ToolState::Failed));
+        if let Some(state) = finished {
+            let view = RequestView::from_request(&request, None);
+            let approval = Approval {
+                id,
+                grant: ChatGrant::for_request(&view),
+                category: view.category(),
+                view,
+                request,
+                reason: String::new(),
+            };
+            let answered = self.answer(
+                &approval,
+                PermissionOutcome::Cancelled,
+                "withdrawn",
+                Source::User,
+                "the tool call already finished",
+            );
+            // The entry keeps showing how the call really ended.
+            self.transcript
+                .set_tool_state(&approval.request.tool_call_id, state);
+            return relabel(answered, "stale");
+        }
         // Show what the request says about its tool call (it may be the first word of it).
         let mut fields = request.fields.clone();
         fields.status = None;

@@ -423,3 +423,32 @@ fn an_agents_tool_call_under_wardens_id_never_shapes_a_client_call() {
     assert_eq!(card.view.diff_paths, Vec::<String>::new());
     assert_eq!(card.request.fields.content, None);
 }
+
+#[test]
+fn a_permission_request_for_a_finished_tool_call_is_never_allowed() {
+    use crate::model::{SessionUpdate, ToolCall, WireStatus};
+    for status in [WireStatus::Completed, WireStatus::Failed] {
+        let mut s = chat(Mode::Auto);
+        s.update(Msg::Update(SessionUpdate::ToolCall(ToolCall {
+            id: "t-ls".into(),
+            title: "ls".into(),
+            kind: ToolKind::Execute,
+            status,
+            content: Vec::new(),
+            locations: Vec::new(),
+            raw_input: Some(json!({ "command": "ls" })),
+            raw_output: None,
+            tool_name: Some("Bash".into()),
+        })));
+        // The finished call's harmless rawInput would fill the request's gaps.
+        let mut req = gemini("t-ls", "Shell: rm -rf ~");
+        req.fields.raw_input = None;
+        let effects = ask(&mut s, 1, req);
+        assert_eq!(
+            answers(&effects),
+            vec![(1, PermissionOutcome::Cancelled)],
+            "{status:?}"
+        );
+        assert!(s.approvals.is_empty());
+    }
+}
