@@ -155,3 +155,36 @@ fn unknown_or_hijacking_commands_never_run_unasked_in_plan_or_default() {
         }
     }
 }
+
+#[test]
+fn a_search_over_a_directory_holding_a_denied_path_asks() {
+    let search = |path: &str| RequestView {
+        kind: ToolKind::Search,
+        title: "Grep".into(),
+        tool_name: Some("Grep".into()),
+        raw_input: Some(json!({ "pattern": "PRIVATE KEY", "path": path })),
+        options: options(),
+        ..RequestView::default()
+    };
+    for path in ["/home/u", "~", "/", "/home", "..", "/home/u/.ssh"] {
+        for mode in [Mode::Default, Mode::Auto] {
+            match decide_in(&search(path), mode, &[ssh_deny()]) {
+                Decision::Ask { reason } => {
+                    assert!(reason.contains("~/.ssh/**"), "{path}: {reason}")
+                }
+                Decision::Deny { .. } if path == "/home/u/.ssh" => {}
+                other => panic!("{path} in {mode}: {other:?}"),
+            }
+        }
+    }
+    // A search elsewhere runs as before.
+    for path in ["/home/u/proj", "src", "/tmp", "/home/u/.sshx"] {
+        assert!(
+            matches!(
+                decide_in(&search(path), Mode::Default, &[ssh_deny()]),
+                Decision::Allow { .. }
+            ),
+            "{path}"
+        );
+    }
+}

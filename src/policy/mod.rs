@@ -494,6 +494,8 @@ pub fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
     }
     let unread = if facts.command.is_some() && !facts.exact {
         "command only in the title"
+    } else if facts.category == Category::Read {
+        "it searches a directory that holds what a rule names"
     } else {
         "command cannot be read"
     };

@@ -301,11 +301,30 @@ impl Rule {
                 facts.paths.iter().any(hit)
             };
             if !ok {
-                return Hit::No;
+                // A search over a directory that holds what the rule names
+                // reads into it: it might match.
+                let holds = |p: &String| holds_pattern(p, &pattern);
+                if allow || facts.req.kind != ToolKind::Search || !facts.paths.iter().any(holds) {
+                    return Hit::No;
+                }
+                unknown = true;
             }
         }
         if unknown { Hit::Unknown } else { Hit::Yes }
     }
+}
+
+/// Whether the directory `dir` holds paths the normalised path glob
+/// `pattern` names: it is the glob's literal leading directory or one of
+/// its ancestors. A glob starting with `**` has none and says nothing here.
+fn holds_pattern(dir: &str, pattern: &str) -> bool {
+    if !pattern.starts_with('/') {
+        return false;
+    }
+    let literal = &pattern[..pattern.find(['*', '?', '\\']).unwrap_or(pattern.len())];
+    let base = literal.rfind('/').map_or("", |i| &literal[..i]);
+    let dir = dir.trim_end_matches('/');
+    dir.is_empty() || base == dir || base.starts_with(&format!("{dir}/"))
 }
 
 /// How a rule relates to a request.
