@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::*;
