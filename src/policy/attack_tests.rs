@@ -187,3 +187,29 @@ fn a_search_over_a_directory_holding_a_denied_path_asks() {
         );
     }
 }
+
+#[test]
+fn gemini_path_keys_meet_path_rules() {
+    let read = RequestView {
+        kind: ToolKind::Read,
+        title: "ReadFile".into(),
+        raw_input: Some(json!({ "absolute_path": "/home/u/.ssh/id_rsa" })),
+        options: options(),
+        ..RequestView::default()
+    };
+    assert!(matches!(
+        decide_in(&read, Mode::Auto, &[ssh_deny()]),
+        Decision::Deny { .. }
+    ));
+    let list = RequestView {
+        kind: ToolKind::Search,
+        title: "ReadFolder".into(),
+        raw_input: Some(json!({ "dir_path": "/home/u" })),
+        options: options(),
+        ..RequestView::default()
+    };
+    assert!(matches!(
+        decide_in(&list, Mode::Auto, &[ssh_deny()]),
+        Decision::Ask { .. }
+    ));
+}

@@ -12,6 +12,9 @@ const PATH_KEYS: &[&str] = &[
     "filePath",
     "filepath",
     "abs_path",
+    "absolute_path",
+    "dir_path",
+    "directory",
     "notebook_path",
     "source",
     "destination",
@@ -253,7 +256,8 @@ impl RequestView {
 
     /// Every path the call touches, as sent, without duplicates: locations,
     /// diff paths, then `rawInput`'s `path`, `file_path`, `filePath`,
-    /// `filepath` (opencode), `abs_path`, `notebook_path`, `source`,
+    /// `filepath` (opencode), `abs_path`, `absolute_path` and `dir_path`
+    /// (gemini-cli), `directory`, `notebook_path`, `source`,
     /// `destination`, `old_path`, `new_path`, the strings of `paths`, and the
     /// keys of `changes` with their `move_path` (codex).
     pub fn paths(&self) -> Vec<String> {
