@@ -213,3 +213,57 @@ fn gemini_path_keys_meet_path_rules() {
         Decision::Ask { .. }
     ));
 }
+
+/// codex-acp's shape: a `search` or `read` tool call that runs a command.
+fn read_running(kind: ToolKind, line: &str) -> RequestView {
+    RequestView {
+        kind,
+        title: line.into(),
+        raw_input: Some(json!({ "command": ["/bin/bash", "-lc", line], "cwd": CWD })),
+        options: options(),
+        ..RequestView::default()
+    }
+}
+
+#[test]
+fn a_read_that_runs_more_than_reads_is_an_execute() {
+    for line in [
+        "rm -rf x",
+        "ls > out.txt",
+        "cat a | sh",
+        "rg x; touch y",
+        "$(echo rm) x",
+        "find . -delete",
+        "sed -i s/a/b/ x",
+        "PATH=/tmp/evil ls",
+        "git push",
+    ] {
+        for kind in [ToolKind::Search, ToolKind::Read] {
+            let req = read_running(kind, line);
+            assert!(
+                matches!(decide_in(&req, Mode::Plan, &[]), Decision::Deny { .. }),
+                "{line} in Plan"
+            );
+            assert!(
+                matches!(decide_in(&req, Mode::Default, &[]), Decision::Ask { .. }),
+                "{line} in Default"
+            );
+        }
+    }
+    // What codex really sends for reads still reads.
+    for line in [
+        "ls",
+        "ls -la src",
+        "rg -n foo src",
+        "cat a.rs | head -n 5",
+        "git status",
+        "git diff HEAD",
+        "wc -l a b",
+    ] {
+        let req = read_running(ToolKind::Search, line);
+        assert!(
+            matches!(decide_in(&req, Mode::Plan, &[]), Decision::Allow { .. }),
+            "{line}"
+        );
+    }
+}

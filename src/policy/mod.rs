@@ -429,8 +429,21 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
             reason: "leaving the agent's plan mode is always the user's call".to_string(),
         };
     }
+    // A read or search that runs a command (codex-acp) is a read only when
+    // every program of the line only reads.
+    let runs_more = category == Category::Read && runs_more_than_reads(req);
+    let category = if runs_more {
+        Category::Execute
+    } else {
+        category
+    };
     if cx.mode == Mode::Plan && category != Category::Read {
-        return deny(req, Source::Plan, "plan mode".to_string());
+        let why = if runs_more {
+            "plan mode; its command does more than read"
+        } else {
+            "plan mode"
+        };
+        return deny(req, Source::Plan, why.to_string());
     }
     if let Some(decision) = rule_gate(req, cx) {
         return decision;
@@ -451,7 +464,7 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     if let Some(rule) = matching(RuleDecision::Allow) {
         return allow(req, Source::Rule, rule.describe());
     }
-    if let Some(grant) = cx.grants.iter().find(|g| g.covers(req)) {
+    if let Some(grant) = cx.grants.iter().find(|g| !runs_more && g.covers(req)) {
         return allow(
             req,
             Source::ChatGrant,
@@ -462,6 +475,13 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
         return allow(req, Source::Read, "reads are allowed".to_string());
     }
     let mut reason = format!("{category} calls ask in {} mode", cx.mode);
+    if runs_more {
+        reason = format!(
+            "a {} that runs a command doing more than read asks in {} mode",
+            req.kind.as_str(),
+            cx.mode
+        );
+    }
     if let Some(var) = &facts.hijack {
         reason.push_str(&format!("; it sets {var}, which no allow rule covers"));
     } else if category == Category::Execute && facts.unknown {
@@ -472,6 +492,72 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
         });
     }
     Decision::Ask { reason }
+}
+
+/// Programs a read or search request may run and still be a read: they
+/// read files and print, and take no option that writes or runs another
+/// program (checked in [`only_reads`]).
+const READ_PROGRAMS: &[&str] = &[
+    "ls", "cat", "head", "tail", "wc", "nl", "rg", "grep", "egrep", "fgrep", "ag", "pwd", "stat",
+    "du", "df", "echo", "printf", "which", "realpath", "basename", "dirname", "cut", "diff", "cmp",
+    "true",
+];
+
+/// `git` subcommands that only read.
+const GIT_READS: &[&str] = &[
+    "status",
+    "log",
+    "diff",
+    "show",
+    "ls-files",
+    "blame",
+    "rev-parse",
+    "grep",
+];
+
+/// Whether a request of the read category carries a command (as codex-acp
+/// sends for `ls` or `rg`) that may do more than read: a line warden cannot
+/// read, one that writes a file or sets a variable which changes what runs,
+/// or a program outside [`READ_PROGRAMS`].
+fn runs_more_than_reads(req: &RequestView) -> bool {
+    let Some(command) = req.command() else {
+        return false;
+    };
+    let line = shell::parse(&command);
+    let hijack = req
+        .env()
+        .iter()
+        .any(|(name, _)| shell::hijacks_program(name))
+        || line.hijacking_assignment().is_some();
+    hijack
+        || line.writes_file
+        || line.unknown()
+        || line.commands.is_empty()
+        || !line.commands.iter().all(only_reads)
+}
+
+/// One command of a read's line that only reads (see [`READ_PROGRAMS`]).
+fn only_reads(command: &shell::Command) -> bool {
+    let Some(plain) = &command.plain else {
+        return false;
+    };
+    let words: Vec<&str> = plain.split_whitespace().collect();
+    let Some(program) = words.first() else {
+        return false;
+    };
+    let options_ok = |bad: &[&str]| {
+        !words[1..]
+            .iter()
+            .any(|w| bad.iter().any(|b| w.starts_with(b)))
+    };
+    match *program {
+        "git" => {
+            words.get(1).is_some_and(|sub| GIT_READS.contains(sub))
+                && options_ok(&["--output", "--ext-diff", "--open-files-in-pager", "-O"])
+        }
+        "rg" => options_ok(&["--pre"]),
+        program => READ_PROGRAMS.contains(&program),
+    }
 }
 
 /// Steps 3 and 4 of [`decide`]: what the deny and ask rules say about the
