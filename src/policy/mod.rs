@@ -296,7 +296,7 @@ impl ChatGrant {
                 self.tool
             ),
             Some(GrantCommands::Unreadable) => format!(
-                "this request of `{}` only (warden cannot read its command exactly)",
+                "this request of `{}` only (warden cannot read its command exactly, or it changes what runs)",
                 self.tool
             ),
             Some(GrantCommands::Matching(patterns)) => format!(
