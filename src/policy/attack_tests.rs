@@ -267,3 +267,22 @@ fn a_read_that_runs_more_than_reads_is_an_execute() {
         );
     }
 }
+
+#[test]
+fn a_read_that_carries_a_diff_is_a_write() {
+    let req = RequestView {
+        kind: ToolKind::Read,
+        title: "Read notes".into(),
+        diff_paths: vec!["/home/u/.bashrc".into()],
+        options: options(),
+        ..RequestView::default()
+    };
+    assert!(matches!(
+        decide_in(&req, Mode::Plan, &[]),
+        Decision::Deny { .. }
+    ));
+    assert!(matches!(
+        decide_in(&req, Mode::Default, &[]),
+        Decision::Ask { .. }
+    ));
+}

@@ -430,16 +430,20 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
         };
     }
     // A read or search that runs a command (codex-acp) is a read only when
-    // every program of the line only reads.
+    // every program of the line only reads; one that carries a diff writes.
     let runs_more = category == Category::Read && runs_more_than_reads(req);
+    let writes = category == Category::Read && !req.diff_paths.is_empty();
     let category = if runs_more {
         Category::Execute
+    } else if writes {
+        Category::Write
     } else {
         category
     };
+    let runs_more = runs_more || writes;
     if cx.mode == Mode::Plan && category != Category::Read {
         let why = if runs_more {
-            "plan mode; its command does more than read"
+            "plan mode; it does more than read"
         } else {
             "plan mode"
         };
@@ -477,7 +481,7 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     let mut reason = format!("{category} calls ask in {} mode", cx.mode);
     if runs_more {
         reason = format!(
-            "a {} that runs a command doing more than read asks in {} mode",
+            "a {} that does more than read (a command, a diff) asks in {} mode",
             req.kind.as_str(),
             cx.mode
         );
