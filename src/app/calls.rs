@@ -28,6 +28,21 @@ const CLIENT_REJECT: &str = "reject";
 /// Terminal output kept when the agent sets no `outputByteLimit`.
 const DEFAULT_OUTPUT_LIMIT: usize = 1 << 20;
 
+/// The most terminal output kept whatever the agent asks: 32 MiB, so that a
+/// chatty command with a huge `outputByteLimit` cannot grow warden without
+/// bound, and the output still fits one message.
+const MAX_OUTPUT_LIMIT: usize = 32 << 20;
+
+/// The output a terminal keeps: the agent's `outputByteLimit`, else 1 MiB,
+/// at most [`MAX_OUTPUT_LIMIT`].
+fn output_limit(asked: Option<u64>) -> usize {
+    asked
+        .map_or(DEFAULT_OUTPUT_LIMIT, |l| {
+            usize::try_from(l).unwrap_or(usize::MAX)
+        })
+        .min(MAX_OUTPUT_LIMIT)
+}
+
 fn fs_error(err: FsError) -> ClientError {
     match err {
         FsError::NotFound { .. } => ClientError::NotFound(err.to_string()),
@@ -333,13 +348,7 @@ impl Chat {
                     args,
                     env,
                     cwd: real,
-                    // Without the agent's limit, keep at most 1 MiB so a chatty
-                    // command cannot grow warden without bound.
-                    output_byte_limit: Some(
-                        output_byte_limit
-                            .and_then(|l| usize::try_from(l).ok())
-                            .unwrap_or(DEFAULT_OUTPUT_LIMIT),
-                    ),
+                    output_byte_limit: Some(output_limit(output_byte_limit)),
                 };
                 match self.terminals.create(spec) {
                     Ok(terminal_id) => {
@@ -456,5 +465,18 @@ impl Chat {
                     fields,
                 }));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_terminal_never_keeps_more_than_the_cap_whatever_the_agent_asks() {
+        assert_eq!(output_limit(None), DEFAULT_OUTPUT_LIMIT);
+        assert_eq!(output_limit(Some(100)), 100);
+        assert_eq!(output_limit(Some(u64::MAX)), MAX_OUTPUT_LIMIT);
+        assert_eq!(output_limit(Some(1 << 40)), MAX_OUTPUT_LIMIT);
     }
 }
