@@ -286,3 +286,27 @@ fn a_read_that_carries_a_diff_is_a_write() {
         Decision::Ask { .. }
     ));
 }
+
+#[test]
+fn deny_rules_on_execute_see_the_command_a_read_runs() {
+    let mut deny = Rule::new(RuleDecision::Deny);
+    deny.kind = Some(KindMatch::Category(Category::Execute));
+    deny.command = Some("rm *".into());
+    for kind in [
+        ToolKind::Search,
+        ToolKind::Read,
+        ToolKind::Edit,
+        ToolKind::Fetch,
+    ] {
+        let req = read_running(kind, "rm -rf x");
+        for mode in [Mode::Default, Mode::Auto] {
+            assert!(
+                matches!(
+                    decide_in(&req, mode, std::slice::from_ref(&deny)),
+                    Decision::Deny { .. }
+                ),
+                "{kind:?} in {mode}"
+            );
+        }
+    }
+}

@@ -138,6 +138,9 @@ impl fmt::Display for KindMatch {
 ///   ask rule might apply ([`Hit::Unknown`]) to an execute request whose
 ///   command cannot be read: then the request asks.
 ///
+/// A deny or ask rule of kind `execute` also applies to a request of
+/// another kind that carries a command in `rawInput`.
+///
 /// No allow rule matches a request whose kind warden had to guess, or that
 /// sets a variable which changes what runs (`PATH`, `LD_PRELOAD`, ...) in
 /// its environment or on its command line.
@@ -237,7 +240,12 @@ impl Rule {
             return Hit::No;
         }
         if let Some(k) = self.kind {
-            let inferred = !allow && facts.req.inferred_kind.is_some_and(|i| k.matches(i));
+            // Deny and ask rules also take a request of another kind that
+            // carries a command (codex-acp's `search` running `rg`) as the
+            // execute it is.
+            let inferred = !allow
+                && (facts.req.inferred_kind.is_some_and(|i| k.matches(i))
+                    || (facts.command.is_some() && k.matches(ToolKind::Execute)));
             if !k.matches(facts.req.kind) && !inferred {
                 return Hit::No;
             }
