@@ -18,7 +18,7 @@ use crate::model::{
     Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
     ToolContent, ToolKind, WireStatus,
 };
-use crate::policy::{Category, RequestView};
+use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category, RequestView};
 use crate::state::{AppState, Msg, RequestId, TerminalView};
 
 /// The option id of "allow" on a synthetic request.
@@ -27,6 +27,22 @@ const CLIENT_REJECT: &str = "reject";
 
 /// Terminal output kept when the agent sets no `outputByteLimit`.
 const DEFAULT_OUTPUT_LIMIT: usize = 1 << 20;
+
+/// The most terminal output kept whatever the agent asks (the terminal
+/// buffer's own cap, 16 MiB), so that a chatty command with a huge
+/// `outputByteLimit` cannot grow warden without bound, and the output still
+/// fits one message.
+const MAX_OUTPUT_LIMIT: usize = crate::client::terminal::MAX_OUTPUT;
+
+/// The output a terminal keeps: the agent's `outputByteLimit`, else 1 MiB,
+/// at most [`MAX_OUTPUT_LIMIT`].
+fn output_limit(asked: Option<u64>) -> usize {
+    asked
+        .map_or(DEFAULT_OUTPUT_LIMIT, |l| {
+            usize::try_from(l).unwrap_or(usize::MAX)
+        })
+        .min(MAX_OUTPUT_LIMIT)
+}
 
 fn fs_error(err: FsError) -> ClientError {
     match err {
@@ -101,13 +117,11 @@ pub(super) fn resolve_request_paths(
     let mut extra: Vec<String> = Vec::new();
     let mut refusal = None;
     for path in &sent {
-        let path = path.strip_prefix("file://").unwrap_or(path);
-        let expanded = match (path.strip_prefix('~'), &state.home) {
-            (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-                home.join(rest.trim_start_matches('/'))
-            }
-            _ => state.cwd_path.join(path),
-        };
+        let expanded = PathBuf::from(policy::expand_path(
+            path,
+            state.home.as_deref(),
+            &state.cwd_path,
+        ));
         let resolved = fs::resolve_lenient(&expanded);
         for candidate in [&resolved, &fs::normalize(&expanded)] {
             if let Err(err) = roots.protected().check_path(candidate, access) {
@@ -181,6 +195,9 @@ impl Chat {
                     }),
                     raw_input: Some(raw_input),
                     locations: Some(locations),
+                    // Its own tool name: grants and `tool` rules on the
+                    // agent's `Write` or `Read` never cover warden's calls.
+                    tool_name: Some(if write { CLIENT_WRITE } else { CLIENT_READ }.to_string()),
                     ..ToolCallFields::default()
                 };
                 if let ClientCall::WriteTextFile { content, .. } = &call {
@@ -217,6 +234,7 @@ impl Chat {
                             title: Some(format!("Run {line}")),
                             kind: Some(ToolKind::Execute),
                             raw_input: Some(input),
+                            tool_name: Some(CLIENT_TERMINAL.to_string()),
                             ..ToolCallFields::default()
                         };
                         self.gate(call, responder, real, fields);
@@ -346,13 +364,7 @@ impl Chat {
                     args,
                     env,
                     cwd: real,
-                    // Without the agent's limit, keep at most 1 MiB so a chatty
-                    // command cannot grow warden without bound.
-                    output_byte_limit: Some(
-                        output_byte_limit
-                            .and_then(|l| usize::try_from(l).ok())
-                            .unwrap_or(DEFAULT_OUTPUT_LIMIT),
-                    ),
+                    output_byte_limit: Some(output_limit(output_byte_limit)),
                 };
                 match self.terminals.create(spec) {
                     Ok(terminal_id) => {
@@ -476,5 +488,18 @@ impl Chat {
                     fields,
                 }));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_terminal_never_keeps_more_than_the_cap_whatever_the_agent_asks() {
+        assert_eq!(output_limit(None), DEFAULT_OUTPUT_LIMIT);
+        assert_eq!(output_limit(Some(100)), 100);
+        assert_eq!(output_limit(Some(u64::MAX)), MAX_OUTPUT_LIMIT);
+        assert_eq!(output_limit(Some(1 << 40)), MAX_OUTPUT_LIMIT);
     }
 }

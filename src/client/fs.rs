@@ -74,6 +74,13 @@ pub enum FsError {
         /// The symlink.
         path: PathBuf,
     },
+    /// Larger than [`MAX_TEXT`]: its text could not be sent in one
+    /// message, and reading it whole could exhaust warden's memory.
+    #[error("{} is larger than {} MiB", .path.display(), MAX_TEXT >> 20)]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+    },
     /// The file is not UTF-8 text; the protocol only carries text.
     #[error("{} is not valid UTF-8 text", .path.display())]
     NotUtf8 {
@@ -657,11 +664,24 @@ pub fn read_text(
         Some(FileId::of_stat(&stat)),
         Access::Read,
     )?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(|source| FsError::Io {
+    let too_large = || FsError::TooLarge {
         path: real.to_path_buf(),
-        source,
-    })?;
+    };
+    if u64::try_from(stat.st_size).unwrap_or(u64::MAX) > MAX_TEXT {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    // A file growing while it is read stops at the cap too.
+    (&mut file)
+        .take(MAX_TEXT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| FsError::Io {
+            path: real.to_path_buf(),
+            source,
+        })?;
+    if bytes.len() as u64 > MAX_TEXT {
+        return Err(too_large());
+    }
     let text = String::from_utf8(bytes).map_err(|_| FsError::NotUtf8 {
         path: real.to_path_buf(),
     })?;
@@ -672,6 +692,10 @@ pub fn read_text(
     let take = limit.map_or(usize::MAX, |l| l as usize);
     Ok(text.split_inclusive('\n').skip(skip).take(take).collect())
 }
+
+/// The largest file warden reads for the agent (or for a write's diff):
+/// 64 MiB, the most one protocol message carries.
+pub const MAX_TEXT: u64 = 64 << 20;
 
 /// What [`write_text`] replaced, so the caller can show a diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -726,13 +750,13 @@ pub fn write_text(roots: &Roots, real: &Path, content: &str) -> Result<WriteOutc
     )?;
     let previous = match &existing {
         Some(stat) if is_file(stat) => {
-            open_existing(&dir, &name, real)
-                .ok()
-                .and_then(|(mut file, _)| {
-                    let mut bytes = Vec::new();
-                    file.read_to_end(&mut bytes).ok()?;
-                    String::from_utf8(bytes).ok()
-                })
+            open_existing(&dir, &name, real).ok().and_then(|(file, _)| {
+                // Kept for the diff only: a file too large for a message is not.
+                let mut bytes = Vec::new();
+                file.take(MAX_TEXT + 1).read_to_end(&mut bytes).ok()?;
+                let small = bytes.len() as u64 <= MAX_TEXT;
+                small.then(|| String::from_utf8(bytes).ok()).flatten()
+            })
         }
         _ => None,
     };
@@ -796,6 +820,24 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    #[test]
+    fn a_file_larger_than_a_message_is_never_read_whole() {
+        let t = tree();
+        let big = t.proj.join("big.txt");
+        let file = fs::File::create(&big).expect("create");
+        file.set_len(MAX_TEXT + 1).expect("sparse file");
+        let roots = Roots::new(&t.proj, &[]);
+        let real = resolve(&roots, &big, false).expect("resolve");
+        assert!(
+            matches!(
+                read_text(&roots, &real, None, Some(1)),
+                Err(FsError::TooLarge { .. })
+            ),
+            "read whole"
+        );
+        assert_eq!(current_text(&roots, &real), None);
+    }
 
     /// A temporary tree: `<tmp>/proj` (the cwd root) with `src/main.rs`,
     /// `<tmp>/proj2` and `<tmp>/outside/secret.txt`.

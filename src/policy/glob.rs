@@ -176,13 +176,58 @@ fn run(toks: &[Tok], text: &str) -> bool {
 /// expanded with `home`, a relative path joined to `cwd`, `.` and `..`
 /// resolved without touching the filesystem (`..` never climbs above `/`).
 pub(crate) fn normalize_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
-    let path = path.strip_prefix("file://").unwrap_or(path);
-    let path = expand_home(path, home);
+    lexical(&expand_path(path, home, cwd))
+}
+
+/// A path as sent made absolute, without resolving `.` and `..`: a
+/// `file:` URI's path (`file:///p`, `file://localhost/p`, `file:/p`,
+/// percent-decoded), `~` and `~/..` in `home`, `~NAME/..` as NAME's home
+/// beside `home` (or `home` itself when it is NAME's), else relative to `cwd`.
+pub(crate) fn expand_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
+    let path = file_uri_path(path).unwrap_or_else(|| path.to_string());
+    let path = expand_home(&path, home);
     if path.starts_with('/') {
-        lexical(&path)
+        path
     } else {
-        lexical(&format!("{}/{path}", cwd.to_string_lossy()))
+        format!("{}/{path}", cwd.to_string_lossy())
     }
+}
+
+/// The path of a `file:` URI (scheme in any case), percent-decoded.
+fn file_uri_path(uri: &str) -> Option<String> {
+    let scheme = uri.get(..5)?;
+    if !scheme.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let rest = &uri[5..];
+    let path = match rest.strip_prefix("//") {
+        // `file://HOST/path`: the host says nothing about the local path.
+        Some(authority) => &authority[authority.find('/').unwrap_or(authority.len())..],
+        None => rest,
+    };
+    Some(percent_decode(path))
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A path glob normalised like a path; a glob that starts with `**` stays
@@ -216,12 +261,28 @@ pub(crate) fn tilde(dir: &str, home: Option<&Path>) -> String {
 }
 
 fn expand_home(path: &str, home: Option<&Path>) -> String {
-    match home {
-        Some(home) if path == "~" => home.to_string_lossy().into_owned(),
-        Some(home) if path.starts_with("~/") => {
-            format!("{}/{}", home.to_string_lossy(), &path[2..])
-        }
-        _ => path.to_string(),
+    let (Some(home), Some(rest)) = (home, path.strip_prefix('~')) else {
+        return path.to_string();
+    };
+    let (name, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let home_text = home.to_string_lossy();
+    if name.is_empty() {
+        return format!("{home_text}{tail}");
+    }
+    let valid = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if !valid {
+        return path.to_string();
+    }
+    // `~NAME`: the home directory of NAME, taken to sit beside the user's.
+    let own = home
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy() == name);
+    match home.parent() {
+        _ if own => format!("{home_text}{tail}"),
+        Some(parent) => format!("{}/{name}{tail}", parent.to_string_lossy()),
+        None => path.to_string(),
     }
 }
 
@@ -294,7 +355,11 @@ mod tests {
             ("src/./main.rs", "/home/u/proj/src/main.rs"),
             ("../../../../etc/passwd", "/etc/passwd"),
             ("file:///tmp//x/", "/tmp/x"),
-            ("~user/x", "/home/u/proj/~user/x"),
+            ("~user/x", "/home/user/x"),
+            ("~u/x", "/home/u/x"),
+            ("~a b/x", "/home/u/proj/~a b/x"),
+            ("file://localhost/tmp/%2e%2e/etc/x", "/etc/x"),
+            ("FILE:/tmp/x", "/tmp/x"),
         ];
         for (path, want) in cases {
             assert_eq!(normalize_path(path, home, cwd), want, "{path}");

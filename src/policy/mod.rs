@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{AgentMode, OptionKind, PermissionOption, ToolKind};
 
-pub use request::RequestView;
+pub use request::{CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, RequestView};
 pub use rule::{KindMatch, Rule, RuleDecision, suggest_rule};
 
 use rule::{Facts, Hit};
@@ -235,6 +235,11 @@ impl ChatGrant {
     /// and the tool.
     pub fn for_request(req: &RequestView) -> ChatGrant {
         let commands = (req.category() == Category::Execute).then(|| {
+            if !any_command_allowed(req.kind, req) {
+                // Only the title says what runs, the kind was guessed, or
+                // the line is one no allow rule covers: this card only.
+                return GrantCommands::Unreadable;
+            }
             match req.command().as_deref().map(rule::command_scopes) {
                 Some(Some(scopes)) => GrantCommands::Matching(
                     scopes
@@ -274,12 +279,7 @@ impl ChatGrant {
         let Some(command) = req.command() else {
             return false;
         };
-        // What an allow rule for any command of this tool would say: the
-        // scanner's own refusals (redirections, opaque parts) apply.
-        let mut any = Rule::new(RuleDecision::Allow);
-        any.kind = Some(KindMatch::Kind(self.kind));
-        any.command = Some("*".to_string());
-        if !any.matches(&Facts::new(req, None, Path::new("/")), "") {
+        if !any_command_allowed(self.kind, req) {
             return false;
         }
         let line = shell::parse(&command);
@@ -297,7 +297,7 @@ impl ChatGrant {
                 self.tool
             ),
             Some(GrantCommands::Unreadable) => format!(
-                "this request of `{}` only (warden cannot read its command)",
+                "this request of `{}` only (warden cannot read its command exactly, or it changes what runs)",
                 self.tool
             ),
             Some(GrantCommands::Matching(patterns)) => format!(
@@ -311,6 +311,17 @@ impl ChatGrant {
             ),
         }
     }
+}
+
+/// What an allow rule for any command of this kind would say of the
+/// request: `false` when the command is only in the title, the kind was
+/// guessed, it sets a variable that changes what runs, or the scanner
+/// refuses the line (redirections, opaque parts).
+fn any_command_allowed(kind: ToolKind, req: &RequestView) -> bool {
+    let mut any = Rule::new(RuleDecision::Allow);
+    any.kind = Some(KindMatch::Kind(kind));
+    any.command = Some("*".to_string());
+    any.matches(&Facts::new(req, None, Path::new("/")), "")
 }
 
 /// Who or what made a decision; shown in the transcript and the decision log.
@@ -419,8 +430,25 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
             reason: "leaving the agent's plan mode is always the user's call".to_string(),
         };
     }
+    // A read or search that runs a command (codex-acp) is a read only when
+    // every program of the line only reads; one that carries a diff writes.
+    let runs_more = category == Category::Read && runs_more_than_reads(req);
+    let writes = category == Category::Read && !req.diff_paths.is_empty();
+    let category = if runs_more {
+        Category::Execute
+    } else if writes {
+        Category::Write
+    } else {
+        category
+    };
+    let runs_more = runs_more || writes;
     if cx.mode == Mode::Plan && category != Category::Read {
-        return deny(req, Source::Plan, "plan mode".to_string());
+        let why = if runs_more {
+            "plan mode; it does more than read"
+        } else {
+            "plan mode"
+        };
+        return deny(req, Source::Plan, why.to_string());
     }
     if let Some(decision) = rule_gate(req, cx) {
         return decision;
@@ -441,7 +469,7 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     if let Some(rule) = matching(RuleDecision::Allow) {
         return allow(req, Source::Rule, rule.describe());
     }
-    if let Some(grant) = cx.grants.iter().find(|g| g.covers(req)) {
+    if let Some(grant) = cx.grants.iter().find(|g| !runs_more && g.covers(req)) {
         return allow(
             req,
             Source::ChatGrant,
@@ -452,10 +480,89 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
         return allow(req, Source::Read, "reads are allowed".to_string());
     }
     let mut reason = format!("{category} calls ask in {} mode", cx.mode);
+    if runs_more {
+        reason = format!(
+            "a {} that does more than read (a command, a diff) asks in {} mode",
+            req.kind.as_str(),
+            cx.mode
+        );
+    }
     if let Some(var) = &facts.hijack {
         reason.push_str(&format!("; it sets {var}, which no allow rule covers"));
+    } else if category == Category::Execute && facts.unknown {
+        reason.push_str(if facts.command.is_some() && !facts.exact {
+            "; its command is only in the title, which no allow rule covers"
+        } else {
+            "; warden cannot read all of its command, so no allow rule covers it"
+        });
     }
     Decision::Ask { reason }
+}
+
+/// Programs a read or search request may run and still be a read: they
+/// read files and print, and take no option that writes or runs another
+/// program (checked in [`only_reads`]).
+const READ_PROGRAMS: &[&str] = &[
+    "ls", "cat", "head", "tail", "wc", "nl", "rg", "grep", "egrep", "fgrep", "ag", "pwd", "stat",
+    "du", "df", "echo", "printf", "which", "realpath", "basename", "dirname", "cut", "diff", "cmp",
+    "true",
+];
+
+/// `git` subcommands that only read.
+const GIT_READS: &[&str] = &[
+    "status",
+    "log",
+    "diff",
+    "show",
+    "ls-files",
+    "blame",
+    "rev-parse",
+    "grep",
+];
+
+/// Whether a request of the read category carries a command (as codex-acp
+/// sends for `ls` or `rg`) that may do more than read: a line warden cannot
+/// read, one that writes a file or sets a variable which changes what runs,
+/// or a program outside [`READ_PROGRAMS`].
+fn runs_more_than_reads(req: &RequestView) -> bool {
+    let Some(command) = req.command() else {
+        return false;
+    };
+    let line = shell::parse(&command);
+    let hijack = req
+        .env()
+        .iter()
+        .any(|(name, _)| shell::hijacks_program(name))
+        || line.hijacking_assignment().is_some();
+    hijack
+        || line.writes_file
+        || line.unknown()
+        || line.commands.is_empty()
+        || !line.commands.iter().all(only_reads)
+}
+
+/// One command of a read's line that only reads (see [`READ_PROGRAMS`]).
+fn only_reads(command: &shell::Command) -> bool {
+    let Some(plain) = &command.plain else {
+        return false;
+    };
+    let words: Vec<&str> = plain.split_whitespace().collect();
+    let Some(program) = words.first() else {
+        return false;
+    };
+    let options_ok = |bad: &[&str]| {
+        !words[1..]
+            .iter()
+            .any(|w| bad.iter().any(|b| w.starts_with(b)))
+    };
+    match *program {
+        "git" => {
+            words.get(1).is_some_and(|sub| GIT_READS.contains(sub))
+                && options_ok(&["--output", "--ext-diff", "--open-files-in-pager", "-O"])
+        }
+        "rg" => options_ok(&["--pre"]),
+        program => READ_PROGRAMS.contains(&program),
+    }
 }
 
 /// Steps 3 and 4 of [`decide`]: what the deny and ask rules say about the
@@ -478,6 +585,8 @@ pub fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
     }
     let unread = if facts.command.is_some() && !facts.exact {
         "command only in the title"
+    } else if facts.category == Category::Read {
+        "it searches a directory that holds what a rule names"
     } else {
         "command cannot be read"
     };
@@ -500,9 +609,46 @@ pub fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
 /// never `allow_always` (the agent might stop asking). `None` when the agent
 /// offers no `allow_once`: the request becomes a card.
 pub fn allow_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
-    options
-        .iter()
-        .find(|o| o.kind == OptionKind::AllowOnce && unique_id(options, o))
+    options.iter().find(|o| plain_once(options, o))
+}
+
+/// An `allow_once` that is what it says: its id is its own, and neither
+/// its name nor its id speaks of a lasting allow.
+fn plain_once(options: &[PermissionOption], option: &PermissionOption) -> bool {
+    option.kind == OptionKind::AllowOnce && unique_id(options, option) && !says_lasting(option)
+}
+
+/// Whether an option allows more than this call, by its kind
+/// (`allow_always`) or by its words: an `allow_once` named "Always allow",
+/// "don't ask again", "for this session", ... may be taken so by the agent
+/// (or by the user), so warden treats it as an "always".
+pub fn lasting(option: &PermissionOption) -> bool {
+    option.kind == OptionKind::AllowAlways
+        || (option.kind == OptionKind::AllowOnce && says_lasting(option))
+}
+
+fn says_lasting(option: &PermissionOption) -> bool {
+    const WORDS: &[&str] = &[
+        "always",
+        "don't ask",
+        "don\u{2019}t ask",
+        "dont ask",
+        "do not ask",
+        "never ask",
+        "stop asking",
+        "session",
+        "bypass",
+        "auto-accept",
+        "auto accept",
+        "from now on",
+        "remember",
+        "forever",
+        "permanent",
+    ];
+    let text = format!("{} {}", option.name, option.id)
+        .to_lowercase()
+        .replace('_', " ");
+    WORDS.iter().any(|w| text.contains(w))
 }
 
 /// Whether no other option shares this option's id (the agent would read an
@@ -512,9 +658,15 @@ fn unique_id(options: &[PermissionOption], option: &PermissionOption) -> bool {
 }
 
 /// The option an automatic deny answers with: `reject_once`, else `reject_always`.
+/// A reject whose id another option shares is never sent (the agent might
+/// read it as an allow): `None`, and the request is answered `cancelled`.
 pub fn reject_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
-    first_of(options, OptionKind::RejectOnce)
-        .or_else(|| first_of(options, OptionKind::RejectAlways))
+    let unique = |kind| {
+        options
+            .iter()
+            .find(|o| o.kind == kind && unique_id(options, o))
+    };
+    unique(OptionKind::RejectOnce).or_else(|| unique(OptionKind::RejectAlways))
 }
 
 /// What warden really sends when the user picks one of the agent's options.
@@ -531,6 +683,9 @@ pub enum Sent {
     /// cannot tell asks), and no allow option leads to one that does:
     /// nothing is sent.
     Refused,
+    /// A reject whose id another option shares, and no reject of its own
+    /// on offer: the `cancelled` outcome is sent instead.
+    Cancel,
 }
 
 /// What to send for the agent's option `picked` (see [`Sent`]): an
@@ -543,12 +698,19 @@ pub fn sent_for(req: &RequestView, picked: usize, modes: &[AgentMode]) -> Option
     let option = options.get(picked)?;
     let index_of = |o: &PermissionOption| options.iter().position(|x| x == o);
     if !option.kind.is_allow() {
-        let once = (option.kind == OptionKind::RejectAlways)
-            .then(|| first_of(options, OptionKind::RejectOnce).and_then(index_of))
+        let once = (option.kind == OptionKind::RejectAlways || !unique_id(options, option))
+            .then(|| reject_option(options).and_then(index_of))
             .flatten();
-        return Some(Sent::Option {
-            index: once.unwrap_or(picked),
-            always: false,
+        return Some(match once {
+            Some(index) => Sent::Option {
+                index,
+                always: false,
+            },
+            None if unique_id(options, option) => Sent::Option {
+                index: picked,
+                always: false,
+            },
+            None => Sent::Cancel,
         });
     }
     if req.kind == ToolKind::SwitchMode {
@@ -561,7 +723,7 @@ pub fn sent_for(req: &RequestView, picked: usize, modes: &[AgentMode]) -> Option
         });
     }
     Some(match option.kind {
-        OptionKind::AllowAlways => match allow_option(options).and_then(index_of) {
+        _ if lasting(option) => match allow_option(options).and_then(index_of) {
             Some(index) => Sent::Option {
                 index,
                 always: true,
@@ -603,13 +765,16 @@ pub fn switch_allow_option(options: &[PermissionOption], modes: &[AgentMode]) ->
 }
 
 /// A path as the rules see it: `~` expanded, relative to `cwd`, `.` and
-/// `..` resolved lexically, `file://` dropped.
+/// `..` resolved lexically, `file:` URIs decoded.
 pub fn normalize_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
     glob::normalize_path(path, home, cwd)
 }
 
-fn first_of(options: &[PermissionOption], kind: OptionKind) -> Option<&PermissionOption> {
-    options.iter().find(|o| o.kind == kind)
+/// A path as sent, made absolute the way the rules read it (`file:` URIs
+/// decoded, `~` and `~NAME` expanded, relative to `cwd`) but with its `..`
+/// kept, for resolving on disk.
+pub fn expand_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
+    glob::expand_path(path, home, cwd)
 }
 
 fn allow(req: &RequestView, source: Source, reason: String) -> Decision {
@@ -619,7 +784,7 @@ fn allow(req: &RequestView, source: Source, reason: String) -> Decision {
             source,
             reason,
         },
-        None if first_of(&req.options, OptionKind::AllowAlways).is_some() => Decision::Ask {
+        None if req.options.iter().any(lasting) => Decision::Ask {
             reason: format!(
                 "{reason}, but the agent offers only 'Always allow', which may stop it asking"
             ),
@@ -640,3 +805,6 @@ fn deny(req: &RequestView, source: Source, reason: String) -> Decision {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod attack_tests;

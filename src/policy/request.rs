@@ -12,12 +12,22 @@ const PATH_KEYS: &[&str] = &[
     "filePath",
     "filepath",
     "abs_path",
+    "absolute_path",
+    "dir_path",
+    "directory",
     "notebook_path",
     "source",
     "destination",
     "old_path",
     "new_path",
 ];
+
+/// The tool name of warden's synthetic request for the agent's `fs/read_text_file`.
+pub const CLIENT_READ: &str = "fs/read_text_file";
+/// The tool name of warden's synthetic request for the agent's `fs/write_text_file`.
+pub const CLIENT_WRITE: &str = "fs/write_text_file";
+/// The tool name of warden's synthetic request for the agent's `terminal/create`.
+pub const CLIENT_TERMINAL: &str = "terminal/create";
 
 /// A permission request with the fields of its tool call merged in.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -37,6 +47,9 @@ pub struct RequestView {
     /// fetch). Deny and ask rules of that kind apply too; no allow rule
     /// matches a request whose kind had to be guessed.
     pub inferred_kind: Option<ToolKind>,
+    /// warden's own synthetic request for one of the agent's client calls
+    /// (`fs/read_text_file`, `fs/write_text_file`, `terminal/create`).
+    pub client: bool,
 }
 
 impl RequestView {
@@ -84,6 +97,7 @@ impl RequestView {
             diff_paths,
             options: req.options.clone(),
             inferred_kind: None,
+            client: req.client,
         };
         if fields.kind.is_none() && kind == ToolKind::Other {
             view.inferred_kind = view.infer_kind();
@@ -115,22 +129,36 @@ impl RequestView {
     }
 
     /// The tool's name: `tool_name`, else the title's first word (without
-    /// quotes and backticks), else the kind name.
+    /// quotes and backticks), else the kind name. warden's client calls are
+    /// named after the call ([`CLIENT_READ`], [`CLIENT_WRITE`],
+    /// [`CLIENT_TERMINAL`]); an agent's own tool that takes one of those
+    /// names is `agent:NAME`, so that grants and `tool` rules never cross
+    /// between the agent's tools and warden's calls.
     pub fn tool(&self) -> String {
-        if let Some(name) = self
+        let name = self
             .tool_name
             .as_deref()
             .map(str::trim)
             .filter(|n| !n.is_empty())
-        {
-            return name.to_string();
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                self.title
+                    .split_whitespace()
+                    .next()
+                    .map(|w| {
+                        w.trim_matches(|c: char| !(c.is_alphanumeric() || "_-.:/".contains(c)))
+                    })
+                    .filter(|w| !w.is_empty())
+                    .map_or_else(|| self.kind.as_str().to_string(), str::to_string)
+            });
+        let reserved = [CLIENT_READ, CLIENT_WRITE, CLIENT_TERMINAL]
+            .iter()
+            .any(|c| c.eq_ignore_ascii_case(&name));
+        if reserved && !self.client {
+            format!("agent:{name}")
+        } else {
+            name
         }
-        self.title
-            .split_whitespace()
-            .next()
-            .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || "_-.:/".contains(c))))
-            .filter(|w| !w.is_empty())
-            .map_or_else(|| self.kind.as_str().to_string(), str::to_string)
     }
 
     /// The shell command: from `rawInput` (see [`RequestView::command_exact`]),
@@ -228,7 +256,8 @@ impl RequestView {
 
     /// Every path the call touches, as sent, without duplicates: locations,
     /// diff paths, then `rawInput`'s `path`, `file_path`, `filePath`,
-    /// `filepath` (opencode), `abs_path`, `notebook_path`, `source`,
+    /// `filepath` (opencode), `abs_path`, `absolute_path` and `dir_path`
+    /// (gemini-cli), `directory`, `notebook_path`, `source`,
     /// `destination`, `old_path`, `new_path`, the strings of `paths`, and the
     /// keys of `changes` with their `move_path` (codex).
     pub fn paths(&self) -> Vec<String> {
@@ -409,6 +438,7 @@ mod tests {
                 diff_paths: vec!["/p/a.rs".into()],
                 options: vec![option],
                 inferred_kind: None,
+                client: false,
             }
         );
         assert_eq!(got.paths(), ["/p/a.rs"]);

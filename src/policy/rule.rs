@@ -138,6 +138,9 @@ impl fmt::Display for KindMatch {
 ///   ask rule might apply ([`Hit::Unknown`]) to an execute request whose
 ///   command cannot be read: then the request asks.
 ///
+/// A deny or ask rule of kind `execute` also applies to a request of
+/// another kind that carries a command in `rawInput`.
+///
 /// No allow rule matches a request whose kind warden had to guess, or that
 /// sets a variable which changes what runs (`PATH`, `LD_PRELOAD`, ...) in
 /// its environment or on its command line.
@@ -237,7 +240,12 @@ impl Rule {
             return Hit::No;
         }
         if let Some(k) = self.kind {
-            let inferred = !allow && facts.req.inferred_kind.is_some_and(|i| k.matches(i));
+            // Deny and ask rules also take a request of another kind that
+            // carries a command (codex-acp's `search` running `rg`) as the
+            // execute it is.
+            let inferred = !allow
+                && (facts.req.inferred_kind.is_some_and(|i| k.matches(i))
+                    || (facts.command.is_some() && k.matches(ToolKind::Execute)));
             if !k.matches(facts.req.kind) && !inferred {
                 return Hit::No;
             }
@@ -301,11 +309,30 @@ impl Rule {
                 facts.paths.iter().any(hit)
             };
             if !ok {
-                return Hit::No;
+                // A search over a directory that holds what the rule names
+                // reads into it: it might match.
+                let holds = |p: &String| holds_pattern(p, &pattern);
+                if allow || facts.req.kind != ToolKind::Search || !facts.paths.iter().any(holds) {
+                    return Hit::No;
+                }
+                unknown = true;
             }
         }
         if unknown { Hit::Unknown } else { Hit::Yes }
     }
+}
+
+/// Whether the directory `dir` holds paths the normalised path glob
+/// `pattern` names: it is the glob's literal leading directory or one of
+/// its ancestors. A glob starting with `**` has none and says nothing here.
+fn holds_pattern(dir: &str, pattern: &str) -> bool {
+    if !pattern.starts_with('/') {
+        return false;
+    }
+    let literal = &pattern[..pattern.find(['*', '?', '\\']).unwrap_or(pattern.len())];
+    let base = literal.rfind('/').map_or("", |i| &literal[..i]);
+    let dir = dir.trim_end_matches('/');
+    dir.is_empty() || base == dir || base.starts_with(&format!("{dir}/"))
 }
 
 /// How a rule relates to a request.

@@ -4,7 +4,9 @@
 //! and one decision-log record.
 
 use crate::decision_log::DecisionRecord;
-use crate::model::{AgentMode, OptionKind, PermissionOutcome, PermissionRequest, ToolKind};
+use crate::model::{
+    AgentMode, OptionKind, PermissionOption, PermissionOutcome, PermissionRequest, ToolKind,
+};
 use crate::policy::{
     self, Category, ChatGrant, Context, Decision, GrantCommands, Mode, RequestView, Sent, Source,
     allow_option, reject_option, sent_for, switch_allow_option,
@@ -183,15 +185,55 @@ impl AppState {
         id: RequestId,
         request: PermissionRequest,
     ) -> Vec<Effect> {
+        // A request about a tool call that already ran asks for nothing that
+        // is still to happen, and its finished call's fields would fill the
+        // request's gaps: answered cancelled, whatever the mode.
+        let finished = (!request.client)
+            .then(|| self.transcript.tool(&request.tool_call_id))
+            .flatten()
+            .map(|t| t.state)
+            .filter(|s| matches!(s, ToolState::Completed | ToolState::Failed));
+        if let Some(state) = finished {
+            let view = RequestView::from_request(&request, None);
+            let approval = Approval {
+                id,
+                grant: ChatGrant::for_request(&view),
+                category: view.category(),
+                view,
+                request,
+                reason: String::new(),
+            };
+            let answered = self.answer(
+                &approval,
+                PermissionOutcome::Cancelled,
+                "withdrawn",
+                Source::User,
+                "the tool call already finished",
+            );
+            // The entry keeps showing how the call really ended.
+            self.transcript
+                .set_tool_state(&approval.request.tool_call_id, state);
+            return relabel(answered, "stale");
+        }
         // Show what the request says about its tool call (it may be the first word of it).
         let mut fields = request.fields.clone();
         fields.status = None;
         self.transcript.update_tool(&request.tool_call_id, &fields);
-        let known = self
-            .transcript
-            .tool(&request.tool_call_id)
+        // warden's own request for a client call is all warden's: a tool
+        // call the agent made up under its id adds nothing to it.
+        let known = (!request.client)
+            .then(|| self.transcript.tool(&request.tool_call_id))
+            .flatten()
             .map(|t| t.call.clone());
         let view = RequestView::from_request(&request, known.as_ref());
+        // The card shows what the policy judged: the diff known now, not
+        // one a later tool_call_update puts in the transcript.
+        let mut request = request;
+        if request.fields.content.as_ref().is_none_or(|c| c.is_empty())
+            && let Some(content) = known.map(|k| k.content).filter(|c| !c.is_empty())
+        {
+            request.fields.content = Some(content);
+        }
         let category = view.category();
         let grant = ChatGrant::for_request(&view);
         let approval = Approval {
@@ -331,6 +373,7 @@ impl AppState {
                     only_always: true,
                 },
                 Some(Sent::Refused) => Resolved::Wait(REFUSED_SWITCH.to_string()),
+                Some(Sent::Cancel) => Resolved::Cancel,
             },
             UserPick::Allow if switch => {
                 match switch_allow_option(options, self.agent_mode_list()) {
@@ -341,16 +384,16 @@ impl AppState {
                     None => Resolved::Wait(REFUSED_SWITCH.to_string()),
                 }
             }
-            UserPick::Allow => match options.iter().position(|o| o.kind == OptionKind::AllowOnce) {
+            UserPick::Allow => match allow_option(options).and_then(|o| index_of(options, o)) {
                 Some(index) => Resolved::Send {
                     index,
                     only_always: false,
                 },
                 None => Resolved::Wait(no_allow_notice(approval)),
             },
-            UserPick::Deny => match reject_option(options) {
-                Some(o) => Resolved::Send {
-                    index: options.iter().position(|x| x == o).unwrap_or_default(),
+            UserPick::Deny => match reject_option(options).and_then(|o| index_of(options, o)) {
+                Some(index) => Resolved::Send {
+                    index,
                     only_always: false,
                 },
                 None => Resolved::Cancel,
@@ -920,12 +963,8 @@ impl AppState {
                 let Some(approval) = self.approvals.get(self.review.selected) else {
                     return Vec::new();
                 };
-                let Some(index) = approval
-                    .request
-                    .options
-                    .iter()
-                    .position(|o| o.kind == OptionKind::AllowOnce)
-                else {
+                let options = &approval.request.options;
+                let Some(index) = allow_option(options).and_then(|o| index_of(options, o)) else {
                     self.notice = Some(no_allow_notice(approval));
                     return Vec::new();
                 };
@@ -1178,12 +1217,7 @@ const REFUSED_SWITCH: &str = "none of the agent's options leads to a mode that k
 
 /// Why `y`, `a` or `b` cannot allow this card.
 fn no_allow_notice(approval: &Approval) -> String {
-    if approval
-        .request
-        .options
-        .iter()
-        .any(|o| o.kind == OptionKind::AllowAlways)
-    {
+    if approval.request.options.iter().any(policy::lasting) {
         "the agent offers only 'Always allow' here, which may stop it asking: press its number to accept that, or n to deny".to_string()
     } else {
         "the agent offered no allow option for this request".to_string()
@@ -1237,6 +1271,11 @@ fn shell_script(line: &str, words: &[&str]) -> Option<String> {
     None
 }
 
+/// Where `option` is among `options` (the very option, not one sharing its id).
+fn index_of(options: &[PermissionOption], option: &PermissionOption) -> Option<usize> {
+    options.iter().position(|o| std::ptr::eq(o, option))
+}
+
 /// Log a stale card's cancellation under its own source, not as the user's.
 fn relabel(mut effects: Vec<Effect>, source: &str) -> Vec<Effect> {
     for effect in &mut effects {
@@ -1265,3 +1304,6 @@ pub fn option_kind_label(kind: OptionKind) -> &'static str {
         OptionKind::RejectAlways => "reject always",
     }
 }
+
+#[cfg(test)]
+mod attack_tests;

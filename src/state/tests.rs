@@ -962,10 +962,13 @@ fn a_search_naming_a_command_never_covers_its_terminal() {
     let mut s = chat(Mode::Default);
     let mut search = request("t", ToolKind::Search, "Search");
     search.fields.raw_input = Some(serde_json::json!({ "command": "touch x" }));
-    let effects = s.update(Msg::PermissionRequested {
+    s.update(Msg::PermissionRequested {
         id: 1,
         request: search,
     });
+    // A search that runs more than a read asks like a command; allowed, it
+    // still covers nothing.
+    let effects = key(&mut s, Action::Char('y'));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     let effects = s.update(Msg::PermissionRequested {
         id: 2,

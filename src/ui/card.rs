@@ -16,7 +16,7 @@ use super::entry::{Ctx, INDENT, diff_lines};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, str_width, truncate_end, wrap_into, wrap_text_into};
-use crate::model::{AgentMode, OptionKind, ToolContent, ToolKind};
+use crate::model::{AgentMode, ToolContent, ToolKind};
 use crate::policy::{Rule, Sent, allow_option, sent_for, switch_allow_option};
 use crate::sanitize::{one_line, visible};
 use crate::state::{
@@ -575,6 +575,7 @@ fn really_sent(state: &AppState, approval: &Approval, i: usize) -> Option<String
         Sent::Option { index, .. } => Some(format!(" → sends '{}'", name(index))),
         Sent::OnlyAlways(_) => Some(" — may stop the agent asking for this tool".to_string()),
         Sent::Refused => Some(" → not sent: the agent would stop asking".to_string()),
+        Sent::Cancel => Some(" → sends 'cancelled': its id is another option's too".to_string()),
     }
 }
 
@@ -588,8 +589,7 @@ fn option_warning(state: &AppState, approval: &Approval) -> Option<&'static str>
             .is_none()
             .then_some("none of the agent's options leads to a mode that keeps asking: warden can only reject this");
     }
-    let only_always = allow_option(options).is_none()
-        && options.iter().any(|o| o.kind == OptionKind::AllowAlways);
+    let only_always = allow_option(options).is_none() && options.iter().any(crate::policy::lasting);
     only_always.then_some(
         "the agent offers only 'Always allow': approving may stop it asking for this tool",
     )

@@ -652,7 +652,8 @@ fn the_diff_comes_from_the_transcript_when_the_request_has_none() {
         "{text}"
     );
 
-    // The cached rows follow a change of the transcript's content.
+    // A later change of the transcript's content does not reach the card:
+    // it shows the diff known when the policy judged the request.
     let fields = ToolCallFields {
         content: Some(vec![ToolContent::Diff {
             path: "src/config.rs".into(),
@@ -663,8 +664,8 @@ fn the_diff_comes_from_the_transcript_when_the_request_has_none() {
     };
     state.transcript.update_tool("call-edit", &fields);
     let text = draw_on(&mut term, &state, &mut view);
-    assert!(text.contains("│   +    Config::load(home())"), "{text}");
-    assert!(!text.contains("│   +pub fn home()"), "{text}");
+    assert!(!text.contains("│   +    Config::load(home())"), "{text}");
+    assert!(text.contains("│   +pub fn home()"), "{text}");
 }
 
 #[test]
