@@ -548,6 +548,13 @@ async fn serve(
                     };
                     let result = match result {
                         Ok(response) => convert::stop_reason(&response),
+                        // The agent's output ended: its exit (with its
+                        // stderr) follows and ends the turn; a failed prompt
+                        // first would hide why.
+                        Err(err) if agent_client_protocol::is_incoming_transport_closed(&err) => {
+                            tracing::info!("prompt ended by the agent's output closing");
+                            return;
+                        }
                         Err(err) => Err(err.to_string()),
                     };
                     let _ = events.send(AgentEvent::PromptDone { session_id, result });

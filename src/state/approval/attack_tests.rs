@@ -378,6 +378,7 @@ fn a_tool_call_update_never_changes_what_a_waiting_card_shows() {
         raw_input: None,
         raw_output: None,
         tool_name: Some("Edit".into()),
+        agent_terminals: Vec::new(),
     })));
     let mut req = edit("t1", "Edit", "/w/a.rs");
     req.fields.title = None;
@@ -415,6 +416,7 @@ fn an_agents_tool_call_under_wardens_id_never_shapes_a_client_call() {
         raw_input: None,
         raw_output: None,
         tool_name: Some("Write".into()),
+        agent_terminals: Vec::new(),
     })));
     let mut req = client_write(1, "/w/.bashrc");
     req.fields.content = None;
@@ -439,6 +441,7 @@ fn a_permission_request_for_a_finished_tool_call_is_never_allowed() {
             raw_input: Some(json!({ "command": "ls" })),
             raw_output: None,
             tool_name: Some("Bash".into()),
+            agent_terminals: Vec::new(),
         })));
         // The finished call's harmless rawInput would fill the request's gaps.
         let mut req = gemini("t-ls", "Shell: rm -rf ~");
