@@ -37,6 +37,11 @@ pub struct RequestView {
     /// fetch). Deny and ask rules of that kind apply too; no allow rule
     /// matches a request whose kind had to be guessed.
     pub inferred_kind: Option<ToolKind>,
+    /// The agent asks for an elicitation through a permission request
+    /// (codex-acp: a toolCallId starting `elicitation-`, or a `rawInput`
+    /// shaped like `elicitation/create` params): allowing it opens a url or
+    /// accepts a form for the user, so it always asks.
+    pub elicitation: bool,
 }
 
 impl RequestView {
@@ -84,7 +89,9 @@ impl RequestView {
             diff_paths,
             options: req.options.clone(),
             inferred_kind: None,
+            elicitation: false,
         };
+        view.elicitation = is_elicitation(&req.tool_call_id, view.raw_input.as_ref());
         if fields.kind.is_none() && kind == ToolKind::Other {
             view.inferred_kind = view.infer_kind();
         }
@@ -406,6 +413,7 @@ mod tests {
                 diff_paths: vec!["/p/a.rs".into()],
                 options: vec![option],
                 inferred_kind: None,
+                elicitation: false,
             }
         );
         assert_eq!(got.paths(), ["/p/a.rs"]);
@@ -468,4 +476,28 @@ mod tests {
             ["l", "a", "m", "b", "c", "d", "e", "f", "g", "h", "i"]
         );
     }
+}
+
+/// Whether a permission request stands for an elicitation: its tool call id
+/// starts `elicitation-` (any case, after spaces), or its `rawInput` carries
+/// an `elicitationId`, a `requestedSchema`, or `mode` `url`/`form` with a
+/// `message` (the params of `elicitation/create`).
+pub(crate) fn is_elicitation(tool_call_id: &str, raw_input: Option<&Value>) -> bool {
+    if tool_call_id
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("elicitation")
+    {
+        return true;
+    }
+    let Some(input) = raw_input else {
+        return false;
+    };
+    input.get("elicitationId").is_some()
+        || input.get("requestedSchema").is_some()
+        || (input.get("message").is_some()
+            && matches!(
+                input.get("mode").and_then(Value::as_str),
+                Some("url" | "form")
+            ))
 }
