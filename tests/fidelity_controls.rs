@@ -102,3 +102,32 @@ async fn an_ordinary_fetch_still_runs_in_auto() {
     );
     app.shutdown().await;
 }
+
+/// `warden exec --on-ask allow` has nobody to open a sign-in page or fill
+/// a form: an elicitation is declined, never accepted for the user.
+#[test]
+fn headless_allow_never_accepts_an_elicitation() {
+    let scenario = scenario("codex-url-elicitation-as-fetch.toml");
+    for prompt in ["sign in", "form"] {
+        let (code, out, err, log) = exec(&[
+            "--mode",
+            "auto",
+            "--on-ask",
+            "allow",
+            "-p",
+            prompt,
+            "--",
+            env!("CARGO_BIN_EXE_warden"),
+            "demo-agent",
+            "--scenario",
+            &scenario,
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(
+            out.contains("selected reject-once"),
+            "{prompt}: {out}\n{err}"
+        );
+        let record = log.last().expect("logged");
+        assert_eq!(record.decision, "denied", "{record:?}");
+    }
+}

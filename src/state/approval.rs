@@ -361,6 +361,9 @@ impl AppState {
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
         if let Some(on_ask) = self.headless {
             let pick = match on_ask {
+                // Nobody is there to open a sign-in page or fill a form:
+                // an elicitation is declined, never accepted unseen.
+                OnAsk::Allow if approval.view.elicitation => UserPick::Deny,
                 OnAsk::Allow => UserPick::Allow,
                 OnAsk::Deny => UserPick::Deny,
                 OnAsk::Fail => {
