@@ -131,3 +131,114 @@ fn headless_allow_never_accepts_an_elicitation() {
         assert_eq!(record.decision, "denied", "{record:?}");
     }
 }
+
+async fn elicitation_card(prompt: &str, mode: Mode, bypass: bool) -> (App, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = ChatOptions {
+        bypass,
+        ..logged_options(dir.path(), mode)
+    };
+    let mut app = started_scenario(dir.path(), "elicitation-form-and-url.toml", options).await;
+    send(&mut app, prompt);
+    pump_until(&mut app, "a card or the end of the turn", |s| {
+        !s.approvals.is_empty() || !s.is_busy()
+    })
+    .await;
+    (app, dir)
+}
+
+fn card_text(app: &App) -> String {
+    format!("{:?}", app.state().approvals)
+}
+
+fn logged(dir: &Path) -> Vec<warden::decision_log::DecisionRecord> {
+    warden::decision_log::read(&dir.join("decisions.jsonl")).unwrap_or_default()
+}
+
+/// A form elicitation is a card with its fields; accepting sends the
+/// defaults shown, and the answer is logged like a decision.
+#[tokio::test]
+async fn a_form_elicitation_is_a_card_with_its_fields() {
+    let (mut app, dir) = elicitation_card("form", Mode::Auto, true).await;
+    assert_eq!(
+        app.state().approvals.len(),
+        1,
+        "{}",
+        agent_text(app.state())
+    );
+    let card = card_text(&app);
+    assert!(card.contains("Pick a deployment target"), "{card}");
+    assert!(card.contains("Region (string, required)"), "{card}");
+    assert!(card.contains("Really deploy?"), "{card}");
+    key(&mut app, Action::Char('y'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert!(
+        text.contains(
+            r#"elicitation answer: {"action":"accept","content":{"confirm":false,"region":"eu"}}"#
+        ),
+        "{text}"
+    );
+    let log = logged(dir.path());
+    let record = log.last().expect("logged");
+    assert_eq!(record.decision, "allowed", "{record:?}");
+    assert!(
+        record.tool_call_id.starts_with("elicitation-form-"),
+        "{record:?}"
+    );
+    app.shutdown().await;
+}
+
+/// A form whose required field has no default can only be declined.
+#[tokio::test]
+async fn a_form_without_defaults_can_only_be_declined() {
+    let (mut app, dir) = elicitation_card("token", Mode::Default, false).await;
+    assert_eq!(
+        app.state().approvals.len(),
+        1,
+        "{}",
+        agent_text(app.state())
+    );
+    assert!(card_text(&app).contains("can only be declined"));
+    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::Char('n'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert!(
+        text.contains(r#"elicitation answer: {"action":"decline"}"#),
+        "{text}"
+    );
+    assert_eq!(
+        logged(dir.path()).last().map(|r| r.decision.as_str()),
+        Some("denied")
+    );
+    app.shutdown().await;
+}
+
+/// A url elicitation is a card showing the address; even in Auto with
+/// bypass nothing accepts it but the user, and cancelling the turn
+/// answers `cancel`.
+#[tokio::test]
+async fn a_url_elicitation_waits_for_the_user_even_in_auto_with_bypass() {
+    let (mut app, _dir) = elicitation_card("url", Mode::Auto, true).await;
+    assert_eq!(
+        app.state().approvals.len(),
+        1,
+        "{}",
+        agent_text(app.state())
+    );
+    let card = card_text(&app);
+    assert!(
+        card.contains("https://github.com/login/oauth/authorize?client_id=abc"),
+        "{card}"
+    );
+    assert!(card.contains("warden does not open it"), "{card}");
+    key(&mut app, Action::Cancel);
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert!(
+        text.contains(r#"elicitation answer: {"action":"cancel"}"#),
+        "{text}"
+    );
+    app.shutdown().await;
+}

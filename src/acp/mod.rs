@@ -11,10 +11,12 @@
 
 mod client_calls;
 mod convert;
+mod elicitation;
 mod lines;
 mod process;
 
 pub use client_calls::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
+pub use elicitation::ElicitationResponder;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -133,6 +135,12 @@ pub enum AgentEvent {
     Permission {
         request: Box<PermissionRequest>,
         responder: PermissionResponder,
+    },
+    /// An `elicitation/create` shown as a card (see `elicitation::card`);
+    /// answer through the responder.
+    Elicitation {
+        request: Box<PermissionRequest>,
+        responder: ElicitationResponder,
     },
     /// A file or terminal request; answer through the responder.
     Client {
@@ -341,6 +349,8 @@ async fn run_connection(
 ) {
     let notify_events = events.clone();
     let permission_events = events.clone();
+    let elicitation_events = events.clone();
+    let elicitations = Arc::new(std::sync::atomic::AtomicU64::new(1));
     let main_events = events.clone();
     let forward = |events: &mpsc::UnboundedSender<AgentEvent>,
                    (call, responder): (ClientCall, ClientResponder)| {
@@ -384,6 +394,21 @@ async fn run_connection(
                     request: Box::new(domain),
                     responder: PermissionResponder(Some(responder)),
                 });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: acp::CreateElicitationRequest, responder, _cx| {
+                let seq = elicitations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let event = match elicitation::card(&req, responder, seq) {
+                    Ok((request, responder)) => AgentEvent::Elicitation {
+                        request: Box::new(request),
+                        responder,
+                    },
+                    Err(message) => AgentEvent::Notice(message),
+                };
+                let _ = elicitation_events.send(event);
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
@@ -576,7 +601,12 @@ async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentA
         .fs(acp::FileSystemCapabilities::new()
             .read_text_file(caps.read_text_file)
             .write_text_file(caps.write_text_file))
-        .terminal(caps.terminal);
+        .terminal(caps.terminal)
+        .elicitation(
+            acp::ElicitationCapabilities::new()
+                .form(acp::ElicitationFormCapabilities::new())
+                .url(acp::ElicitationUrlCapabilities::new()),
+        );
     let init = acp::InitializeRequest::new(ProtocolVersion::V1)
         .client_capabilities(capabilities)
         .client_info(acp::Implementation::new(

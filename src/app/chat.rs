@@ -9,7 +9,10 @@ use std::path::PathBuf;
 use tokio::sync::mpsc;
 
 use super::{ChatOptions, Notify, ResumeChat, SettingsLink, display_path, record};
-use crate::acp::{AgentCommand, ClientCall, ClientCaps, ClientResponder, PermissionResponder};
+use crate::acp::{
+    AgentCommand, ClientCall, ClientCaps, ClientResponder, ElicitationResponder,
+    PermissionResponder,
+};
 use crate::client::fs::{Protected, Roots};
 use crate::client::terminal::{TerminalEvent, Terminals};
 use crate::policy::AgentPolicy;
@@ -31,6 +34,8 @@ pub(super) struct Chat {
     pub(super) caps: ClientCaps,
     pub(super) roots: Roots,
     pub(super) responders: HashMap<RequestId, PermissionResponder>,
+    /// Pending `elicitation/create` requests shown as cards, by request id.
+    pub(super) elicitations: HashMap<RequestId, ElicitationResponder>,
     /// File and terminal calls waiting for the gate, by request id.
     pub(super) client_pending: HashMap<RequestId, (ClientCall, ClientResponder, PathBuf)>,
     pub(super) terminals: Terminals,
@@ -138,6 +143,7 @@ impl Chat {
             caps: options.caps,
             roots,
             responders: HashMap::new(),
+            elicitations: HashMap::new(),
             client_pending: HashMap::new(),
             terminal_tools: HashMap::new(),
             refusals: Vec::new(),
@@ -162,6 +168,9 @@ impl Chat {
     pub(super) fn cancel_responders(&mut self) {
         for (_, responder) in self.responders.drain() {
             responder.respond(crate::model::PermissionOutcome::Cancelled);
+        }
+        for (_, responder) in self.elicitations.drain() {
+            responder.respond(&crate::model::PermissionOutcome::Cancelled);
         }
     }
 

@@ -653,6 +653,26 @@ impl App {
                     },
                 );
             }
+            AgentEvent::Elicitation { request, responder } => {
+                let Some(id) = self.chat_of(key, &request.session_id) else {
+                    tracing::warn!(session = %request.session_id, "elicitation for an unknown session: cancelled");
+                    responder.respond(&PermissionOutcome::Cancelled);
+                    return;
+                };
+                let Some(chat) = self.chats.get_mut(&id) else {
+                    return;
+                };
+                let request_id = chat.next_request;
+                chat.next_request += 1;
+                chat.elicitations.insert(request_id, responder);
+                self.send_chat(
+                    id,
+                    Msg::PermissionRequested {
+                        id: request_id,
+                        request: *request,
+                    },
+                );
+            }
             AgentEvent::PromptDone { session_id, result } => {
                 let Some(id) = self.chat_of(key, &session_id) else {
                     return;
@@ -788,6 +808,9 @@ impl App {
                 if let Some(responder) = chat.responders.remove(&request) {
                     tracing::info!(chat = id, request, ?outcome, "permission answered");
                     responder.respond(outcome);
+                } else if let Some(responder) = chat.elicitations.remove(&request) {
+                    tracing::info!(chat = id, request, ?outcome, "elicitation answered");
+                    responder.respond(&outcome);
                 } else if let Some((call, responder, path)) = chat.client_pending.remove(&request) {
                     let allowed = outcome == PermissionOutcome::Selected(CLIENT_ALLOW.into());
                     chat.finish_client_call(request, call, responder, path, allowed);

@@ -216,6 +216,10 @@ pub(crate) enum Step {
     /// the client), as agents do in modes that act without asking; a
     /// relative path is taken from the session's cwd. Reports `touched <path>`.
     Touch { path: PathBuf },
+    /// An `elicitation/create` request (`request`: its params without
+    /// `sessionId`, which is the turn's); reports `elicitation answer:
+    /// <the response as JSON>`, or `elicitation failed: <message>`.
+    Elicitation { request: Value },
 }
 
 /// The fields of a `read_file` step.

@@ -349,6 +349,30 @@ fn shell_join(args: &[String]) -> String {
     args.iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
+/// Whether a permission request stands for an elicitation: its tool call id
+/// starts `elicitation-` (any case, after spaces), or its `rawInput` carries
+/// an `elicitationId`, a `requestedSchema`, or `mode` `url`/`form` with a
+/// `message` (the params of `elicitation/create`).
+pub(crate) fn is_elicitation(tool_call_id: &str, raw_input: Option<&Value>) -> bool {
+    if tool_call_id
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("elicitation")
+    {
+        return true;
+    }
+    let Some(input) = raw_input else {
+        return false;
+    };
+    input.get("elicitationId").is_some()
+        || input.get("requestedSchema").is_some()
+        || (input.get("message").is_some()
+            && matches!(
+                input.get("mode").and_then(Value::as_str),
+                Some("url" | "form")
+            ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,28 +500,4 @@ mod tests {
             ["l", "a", "m", "b", "c", "d", "e", "f", "g", "h", "i"]
         );
     }
-}
-
-/// Whether a permission request stands for an elicitation: its tool call id
-/// starts `elicitation-` (any case, after spaces), or its `rawInput` carries
-/// an `elicitationId`, a `requestedSchema`, or `mode` `url`/`form` with a
-/// `message` (the params of `elicitation/create`).
-pub(crate) fn is_elicitation(tool_call_id: &str, raw_input: Option<&Value>) -> bool {
-    if tool_call_id
-        .trim_start()
-        .to_ascii_lowercase()
-        .starts_with("elicitation")
-    {
-        return true;
-    }
-    let Some(input) = raw_input else {
-        return false;
-    };
-    input.get("elicitationId").is_some()
-        || input.get("requestedSchema").is_some()
-        || (input.get("message").is_some()
-            && matches!(
-                input.get("mode").and_then(Value::as_str),
-                Some("url" | "form")
-            ))
 }
