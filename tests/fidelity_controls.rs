@@ -242,3 +242,112 @@ async fn a_url_elicitation_waits_for_the_user_even_in_auto_with_bypass() {
     );
     app.shutdown().await;
 }
+
+fn option_label(app: &App, id: &str) -> Option<String> {
+    app.state()
+        .controls
+        .options
+        .iter()
+        .find(|o| o.id == id)
+        .map(|o| o.current_label())
+}
+
+fn menu_item(app: &App, option: &str, label: &str) -> usize {
+    use warden::model::SessionOptionValue;
+    use warden::state::ModeItem;
+    let state = app.state();
+    state
+        .mode_menu_items()
+        .iter()
+        .position(|item| match item {
+            ModeItem::Option { option: o, choice } => {
+                let opt = &state.controls.options[*o];
+                opt.id == option
+                    && match &opt.value {
+                        SessionOptionValue::Select { choices, .. } => {
+                            choices[*choice].name == label
+                        }
+                        SessionOptionValue::Boolean(_) => true,
+                    }
+            }
+            _ => false,
+        })
+        .expect("the option is in the menu")
+}
+
+/// codex's model and reasoning effort (and a boolean) are listed in the
+/// Alt+M menu; picking one sends `session/set_config_option`, and the
+/// agent's answer is what the chat then shows.
+#[tokio::test]
+async fn session_options_are_listed_and_changed_through_the_agent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(
+        dir.path(),
+        "codex-model-and-effort-options.toml",
+        logged_options(dir.path(), Mode::Default),
+    )
+    .await;
+    pump_until(&mut app, "the options", |s| s.controls.options.len() == 3).await;
+    assert_eq!(
+        option_label(&app, "model").as_deref(),
+        Some("gpt-5.3-codex")
+    );
+    assert_eq!(
+        app.state().controls.model_label().as_deref(),
+        Some("gpt-5.3-codex")
+    );
+    assert_eq!(
+        option_label(&app, "reasoning_effort").as_deref(),
+        Some("Medium")
+    );
+
+    key(&mut app, Action::OpenModeMenu);
+    let item = menu_item(&app, "model", "GPT-5.5");
+    key(&mut app, Action::PickModeItem(item));
+    pump_until(&mut app, "the model change", |s| {
+        s.controls.model_label().as_deref() == Some("GPT-5.5")
+    })
+    .await;
+    assert!(
+        infos(app.state()).iter().any(|l| l == "Model: GPT-5.5"),
+        "{:?}",
+        infos(app.state())
+    );
+
+    key(&mut app, Action::OpenModeMenu);
+    let item = menu_item(&app, "web_search", "");
+    key(&mut app, Action::PickModeItem(item));
+    pump_until(&mut app, "the toggle", |s| {
+        s.controls
+            .options
+            .iter()
+            .any(|o| o.id == "web_search" && o.current_label() == "on")
+    })
+    .await;
+    // The effort was left alone.
+    assert_eq!(
+        option_label(&app, "reasoning_effort").as_deref(),
+        Some("Medium")
+    );
+    app.shutdown().await;
+}
+
+/// A `usage_update` is kept for the footer's context meter and cost.
+#[tokio::test]
+async fn usage_updates_reach_the_footer_state() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(
+        dir.path(),
+        "codex-model-and-effort-options.toml",
+        logged_options(dir.path(), Mode::Default),
+    )
+    .await;
+    send(&mut app, "usage");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    pump_until(&mut app, "the usage", |s| s.controls.usage.is_some()).await;
+    assert_eq!(
+        app.state().controls.usage_label().as_deref(),
+        Some("ctx 25% · $0.42")
+    );
+    app.shutdown().await;
+}

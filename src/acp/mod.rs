@@ -159,6 +159,13 @@ pub enum AgentEvent {
         mode_id: String,
         result: Result<(), String>,
     },
+    /// The agent answered `session/set_config_option` for one of its
+    /// session options (not its modes): the options now, or the error.
+    OptionSet {
+        session_id: String,
+        option: String,
+        result: Result<Vec<crate::model::SessionOption>, String>,
+    },
     /// The agent's answer to `session/list`.
     Sessions(Result<Vec<ListedSession>, String>),
     /// Initialising failed: no session can open on this connection.
@@ -208,6 +215,20 @@ enum Command {
         option: String,
         value: String,
     },
+    SetOption {
+        session_id: String,
+        option: String,
+        value: OptionValue,
+    },
+}
+
+/// A new value for one of the agent's session options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptionValue {
+    /// A select option's choice, by id.
+    Choice(String),
+    /// A boolean option's value.
+    Flag(bool),
 }
 
 /// A running agent: send commands, end it.
@@ -266,6 +287,17 @@ impl AgentHandle {
             session_id: session_id.to_string(),
             option: option.to_string(),
             value: value.to_string(),
+        });
+    }
+
+    /// Send `session/set_config_option` for one of the agent's session
+    /// options (model, thought level, a toggle); the answer arrives as
+    /// [`AgentEvent::OptionSet`].
+    pub fn set_option(&self, session_id: &str, option: &str, value: OptionValue) {
+        self.send(Command::SetOption {
+            session_id: session_id.to_string(),
+            option: option.to_string(),
+            value,
         });
     }
 
@@ -373,13 +405,22 @@ async fn run_connection(
         .on_receive_notification(
             async move |notification: acp::SessionNotification, _cx| {
                 let update = convert::session_update(&notification.update);
-                if let SessionUpdate::Other(name) = &update {
+                let controls = convert::controls_update(&notification.update);
+                if let SessionUpdate::Other(name) = &update
+                    && controls.is_none()
+                {
                     tracing::debug!(kind = %name, "session update ignored");
                 }
                 let _ = notify_events.send(AgentEvent::Update {
                     session_id: notification.session_id.to_string(),
                     update,
                 });
+                if let Some(update) = controls {
+                    let _ = notify_events.send(AgentEvent::Update {
+                        session_id: notification.session_id.to_string(),
+                        update,
+                    });
+                }
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
@@ -493,11 +534,20 @@ async fn serve(
                 let cx = cx.clone();
                 let events = events.clone();
                 tokio::spawn(async move {
-                    let event = match open_session(&cx, abilities, cwd, resume).await {
-                        Ok(info) => AgentEvent::SessionStarted { tag, info },
-                        Err(message) => AgentEvent::SessionFailed { tag, message },
-                    };
-                    let _ = events.send(event);
+                    match open_session(&cx, abilities, cwd, resume).await {
+                        Ok((info, options)) => {
+                            let session_id = info.session_id.clone();
+                            let _ = events.send(AgentEvent::SessionStarted { tag, info });
+                            // After the start, so that the session is the chat's.
+                            let _ = events.send(AgentEvent::Update {
+                                session_id,
+                                update: SessionUpdate::Options(options),
+                            });
+                        }
+                        Err(message) => {
+                            let _ = events.send(AgentEvent::SessionFailed { tag, message });
+                        }
+                    }
                 });
             }
             Command::ListSessions { cwd } => {
@@ -562,6 +612,39 @@ async fn serve(
                     let _ = events.send(AgentEvent::ModeSet {
                         session_id,
                         mode_id,
+                        result,
+                    });
+                });
+            }
+            Command::SetOption {
+                session_id,
+                option,
+                value,
+            } => {
+                let value = match value {
+                    OptionValue::Choice(id) => acp::SessionConfigOptionValue::ValueId {
+                        value: acp::SessionConfigValueId::new(id),
+                    },
+                    OptionValue::Flag(on) => acp::SessionConfigOptionValue::Boolean { value: on },
+                };
+                let request = acp::SetSessionConfigOptionRequest::new(
+                    acp::SessionId::new(session_id.clone()),
+                    acp::SessionConfigId::new(option.clone()),
+                    value,
+                );
+                let cx = cx.clone();
+                let events = events.clone();
+                tokio::spawn(async move {
+                    let result = cx.send_request(request).block_task().await;
+                    let result = result
+                        .map(|response| convert::session_options(&response.config_options))
+                        .map_err(|err| {
+                            tracing::warn!("session/set_config_option failed: {err}");
+                            err.to_string()
+                        });
+                    let _ = events.send(AgentEvent::OptionSet {
+                        session_id,
+                        option,
                         result,
                     });
                 });
@@ -635,7 +718,7 @@ async fn open_session(
     agent: AgentAbilities,
     cwd: PathBuf,
     resume: Option<String>,
-) -> Result<SessionInfo, String> {
+) -> Result<(SessionInfo, Vec<crate::model::SessionOption>), String> {
     if let Some(id) = resume {
         if agent.load_session {
             // The replayed updates arrive as notifications before this answer.
@@ -643,11 +726,12 @@ async fn open_session(
                 acp::LoadSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone());
             match cx.send_request(request).block_task().await {
                 Ok(loaded) => {
-                    return Ok(SessionInfo {
+                    let info = SessionInfo {
                         session_id: id,
                         modes: pick_modes(loaded.config_options.as_deref(), loaded.modes.as_ref()),
                         origin: SessionOrigin::Loaded,
-                    });
+                    };
+                    return Ok((info, options_of(loaded.config_options.as_deref())));
                 }
                 Err(err) => tracing::warn!("session/load failed, opening a new session: {err}"),
             }
@@ -656,14 +740,15 @@ async fn open_session(
                 acp::ResumeSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone());
             match cx.send_request(request).block_task().await {
                 Ok(resumed) => {
-                    return Ok(SessionInfo {
+                    let info = SessionInfo {
                         session_id: id,
                         modes: pick_modes(
                             resumed.config_options.as_deref(),
                             resumed.modes.as_ref(),
                         ),
                         origin: SessionOrigin::Resumed,
-                    });
+                    };
+                    return Ok((info, options_of(resumed.config_options.as_deref())));
                 }
                 Err(err) => tracing::warn!("session/resume failed, opening a new session: {err}"),
             }
@@ -674,11 +759,17 @@ async fn open_session(
         .block_task()
         .await
         .map_err(|err| format!("the agent could not open a session: {err}"))?;
-    Ok(SessionInfo {
+    let info = SessionInfo {
         session_id: session.session_id.to_string(),
         modes: pick_modes(session.config_options.as_deref(), session.modes.as_ref()),
         origin: SessionOrigin::New,
-    })
+    };
+    Ok((info, options_of(session.config_options.as_deref())))
+}
+
+/// The agent's session options besides its modes.
+fn options_of(options: Option<&[acp::SessionConfigOption]>) -> Vec<crate::model::SessionOption> {
+    options.map(convert::session_options).unwrap_or_default()
 }
 
 /// The agent's modes: a `mode` config option when it offers one, else `modes`.

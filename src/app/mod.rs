@@ -606,6 +606,15 @@ impl App {
                     self.send_chat(id, Msg::AgentModeSet { mode_id, result });
                 }
             }
+            AgentEvent::OptionSet {
+                session_id,
+                option,
+                result,
+            } => {
+                if let Some(id) = self.chat_of(key, &session_id) {
+                    self.send_chat(id, Msg::OptionSet { option, result });
+                }
+            }
             AgentEvent::Update { session_id, update } => match self.chat_of(key, &session_id) {
                 Some(id) => self.send_chat(id, Msg::Update(update)),
                 None => tracing::debug!(%session_id, "update for an unknown session ignored"),
@@ -878,6 +887,15 @@ impl App {
                 }
             }
             Effect::EditSettings(edit) => self.edit_settings(id, edit),
+            Effect::SetSessionOption { option_id, value } => {
+                if let (Some(session), Some(agent)) = (&chat.session, self.agent_of(chat)) {
+                    let value = match value {
+                        crate::state::OptionPick::Choice(id) => crate::acp::OptionValue::Choice(id),
+                        crate::state::OptionPick::Flag(on) => crate::acp::OptionValue::Flag(on),
+                    };
+                    agent.set_option(session, &option_id, value);
+                }
+            }
         }
     }
 

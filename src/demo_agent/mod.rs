@@ -193,12 +193,14 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     let set = if known {
                         agent.sessions.set_known_mode(&request.session_id, &value)
                     } else {
-                        Err(Error::invalid_params()
-                            .data(format!("unknown config option {}", request.config_id)))
+                        agent
+                            .sessions
+                            .set_extra_option(&request.config_id.to_string(), &request.value)
                     };
                     match set {
                         Ok(()) => {
-                            let options = agent.sessions.config_options(&value).unwrap_or_default();
+                            let mode = agent.sessions.mode(&request.session_id).unwrap_or_default();
+                            let options = agent.sessions.config_options(&mode).unwrap_or_default();
                             responder
                                 .respond(SetSessionConfigOptionResponse::new(options.clone()))?;
                             cx.send_notification(SessionNotification::new(
@@ -399,6 +401,8 @@ pub(crate) struct Sessions {
     start_mode: String,
     /// The modes are also a `mode` config option.
     mode_config_option: bool,
+    /// The scenario's other config options, with their current values.
+    extra_options: Mutex<Vec<serde_json::Value>>,
 }
 
 impl Default for Sessions {
@@ -440,6 +444,7 @@ impl Sessions {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_MODE.to_owned()),
             mode_config_option: scenario.mode_config_option,
+            extra_options: Mutex::new(scenario.config_options.clone()),
         }
     }
 
@@ -639,8 +644,12 @@ impl Sessions {
 impl Sessions {
     /// The modes as a `mode` config option, when the scenario says so.
     fn config_options(&self, current: &str) -> Option<Vec<SessionConfigOption>> {
+        let extra: Vec<SessionConfigOption> = lock(&self.extra_options)
+            .iter()
+            .filter_map(|option| serde_json::from_value(option.clone()).ok())
+            .collect();
         if !self.mode_config_option {
-            return None;
+            return (!extra.is_empty()).then_some(extra);
         }
         let choices: Vec<SessionConfigSelectOption> = self
             .modes
@@ -650,11 +659,50 @@ impl Sessions {
                     .description(mode.description.clone())
             })
             .collect();
-        Some(vec![
+        let mut options = vec![
             SessionConfigOption::select(MODE_OPTION, "Mode", current.to_owned(), choices)
                 .description("Session permission mode".to_owned())
                 .category(SessionConfigOptionCategory::Mode),
-        ])
+        ];
+        options.extend(extra);
+        Some(options)
+    }
+
+    /// `session/set_config_option` for one of the scenario's other
+    /// options: a select takes one of its values, a boolean a boolean.
+    fn set_extra_option(&self, id: &str, value: &SessionConfigOptionValue) -> Result<(), Error> {
+        let mut options = lock(&self.extra_options);
+        let invalid = |why: String| Err(Error::invalid_params().data(why));
+        let Some(option) = options
+            .iter_mut()
+            .find(|o| o.get("id").and_then(serde_json::Value::as_str) == Some(id))
+        else {
+            return invalid(format!("unknown config option {id}"));
+        };
+        let kind = option.get("type").and_then(serde_json::Value::as_str);
+        let new = match (kind, value) {
+            (Some("boolean"), SessionConfigOptionValue::Boolean { value }) => {
+                serde_json::Value::Bool(*value)
+            }
+            (Some("select"), SessionConfigOptionValue::ValueId { value }) => {
+                let value = value.to_string();
+                let offered = option
+                    .get("options")
+                    .and_then(serde_json::Value::as_array)
+                    .is_some_and(|choices| {
+                        choices.iter().any(|c| {
+                            c.get("value").and_then(serde_json::Value::as_str) == Some(&value)
+                        })
+                    });
+                if !offered {
+                    return invalid(format!("{value} is not a value of {id}"));
+                }
+                serde_json::Value::String(value)
+            }
+            _ => return invalid(format!("wrong kind of value for {id}")),
+        };
+        option["currentValue"] = new;
+        Ok(())
     }
 
     /// The session modes every session offers, `current` being the current one.

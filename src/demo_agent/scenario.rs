@@ -83,6 +83,12 @@ pub(crate) struct Scenario {
     /// `session/set_config_option` for it.
     #[serde(default, alias = "modeConfigOption")]
     pub(crate) mode_config_option: bool,
+    /// More session config options (model, thought level, ...), as the
+    /// agent's JSON (`SessionConfigOption`), advertised after the mode
+    /// option; `session/set_config_option` accepts one of a select's values
+    /// or a boolean for them, process-wide.
+    #[serde(default, alias = "configOptions")]
+    pub(crate) config_options: Vec<Value>,
     /// The scripted turns, tried in order.
     #[serde(default)]
     pub(crate) turns: Vec<Turn>,
@@ -98,6 +104,7 @@ impl Default for Scenario {
             modes: None,
             current_mode: None,
             mode_config_option: false,
+            config_options: Vec::new(),
             turns: Vec::new(),
         }
     }
@@ -220,6 +227,16 @@ pub(crate) enum Step {
     /// `sessionId`, which is the turn's); reports `elicitation answer:
     /// <the response as JSON>`, or `elicitation failed: <message>`.
     Elicitation { request: Value },
+    /// A `usage_update`: `used` of `size` tokens in the context window,
+    /// and the session's cost so far in `currency` (default USD).
+    Usage {
+        used: u64,
+        size: u64,
+        #[serde(default)]
+        cost: Option<f64>,
+        #[serde(default)]
+        currency: Option<String>,
+    },
 }
 
 /// The fields of a `read_file` step.

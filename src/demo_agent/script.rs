@@ -214,6 +214,22 @@ impl Runner {
             Step::ReadFile(_) | Step::WriteFile(_) | Step::Terminal(_) => {}
             Step::Elicitation { request } if !cleanup => self.elicit(request).await?,
             Step::Elicitation { .. } => {}
+            Step::Usage {
+                used,
+                size,
+                cost,
+                currency,
+            } => {
+                let cost = cost.map(|amount| {
+                    agent_client_protocol::v1::schema::Cost::new(
+                        amount,
+                        currency.clone().unwrap_or_else(|| "USD".to_owned()),
+                    )
+                });
+                self.send(SessionUpdate::UsageUpdate(
+                    agent_client_protocol::v1::schema::UsageUpdate::new(*used, *size).cost(cost),
+                ))?;
+            }
         }
         Ok(Flow::Continue)
     }

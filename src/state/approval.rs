@@ -1072,6 +1072,13 @@ impl AppState {
         if let Some(modes) = &self.agent_modes {
             items.extend((0..modes.available.len()).map(ModeItem::Agent));
         }
+        for (option, opt) in self.controls.options.iter().enumerate() {
+            let count = match &opt.value {
+                crate::model::SessionOptionValue::Select { choices, .. } => choices.len(),
+                crate::model::SessionOptionValue::Boolean(_) => 1,
+            };
+            items.extend((0..count).map(|choice| ModeItem::Option { option, choice }));
+        }
         items
     }
 
@@ -1113,6 +1120,7 @@ impl AppState {
         self.close_menu();
         match self.mode_menu_items().get(index) {
             Some(ModeItem::Chat(mode)) => self.set_mode(*mode),
+            Some(ModeItem::Option { option, choice }) => self.pick_option(*option, *choice),
             Some(ModeItem::Agent(i)) => {
                 let Some(mode) = self
                     .agent_modes
@@ -1257,6 +1265,10 @@ pub enum ModeItem {
     Chat(Mode),
     /// One of the agent's advertised modes (index into `agent_modes.available`).
     Agent(usize),
+    /// A value of one of the agent's session options (model, thought
+    /// level, ...): `option` indexes `controls.options`, `choice` a select's
+    /// choices (a boolean has one item, which flips it).
+    Option { option: usize, choice: usize },
 }
 
 /// What an option kind is called on a card.
