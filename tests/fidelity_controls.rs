@@ -351,3 +351,82 @@ async fn usage_updates_reach_the_footer_state() {
     );
     app.shutdown().await;
 }
+
+/// Settings with MCP servers for every agent and for the `claude` and
+/// `codex` blocks (both the demo agent playing those agents).
+fn mcp_settings(dir: &Path) -> std::path::PathBuf {
+    let exe = env!("CARGO_BIN_EXE_warden");
+    let claude = scenario("claude-mcp-http-sse.toml");
+    let codex = scenario("codex-mcp-http-no-sse.toml");
+    let text = format!(
+        r#"
+[mcp_servers.files]
+command = "mcp-files"
+args = ["--root", "."]
+env = {{ FILES_TOKEN = "t" }}
+
+[mcp_servers.docs]
+url = "https://mcp.example.com/docs"
+headers = {{ Authorization = "Bearer x" }}
+
+[agents.claude]
+command = "{exe}"
+args = ["demo-agent", "--scenario", "{claude}"]
+
+[agents.claude.mcp_servers.events]
+type = "sse"
+url = "https://mcp.example.com/events"
+
+[agents.codex]
+command = "{exe}"
+args = ["demo-agent", "--scenario", "{codex}"]
+
+[agents.codex.mcp_servers.events]
+type = "sse"
+url = "https://mcp.example.com/events"
+
+[agents.codex.mcp_servers.files]
+command = "mcp-files-for-codex"
+"#
+    );
+    let path = dir.join("warden.toml");
+    std::fs::write(&path, text).expect("settings");
+    path
+}
+
+/// `[mcp_servers.NAME]` go to every agent's `session/new`, an agent's own
+/// block adds to them; http and sse servers only to an agent that offers
+/// their transport.
+#[test]
+fn mcp_servers_from_the_settings_reach_the_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = mcp_settings(dir.path());
+    let (code, out, err, _) = exec_in(dir.path(), &config, &["--agent", "claude", "-p", "mcp"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("mcp server: files (stdio: mcp-files --root .; env FILES_TOKEN)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "mcp server: docs (http: https://mcp.example.com/docs; headers Authorization)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("mcp server: events (sse: https://mcp.example.com/events; headers )"),
+        "{out}"
+    );
+
+    // codex takes no sse: `events` is left out and said so; its own `files`
+    // replaces the shared one.
+    let (code, out, err, _) = exec_in(dir.path(), &config, &["--agent", "codex", "-p", "mcp"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("mcp server: files (stdio: mcp-files-for-codex ; env )"),
+        "{out}"
+    );
+    assert!(out.contains("mcp server: docs (http:"), "{out}");
+    assert!(!out.contains("events"), "{out}");
+    assert!(err.contains("`events`"), "the skip is said: {err}");
+}

@@ -49,6 +49,62 @@ pub struct AgentCommand {
     pub cwd: PathBuf,
 }
 
+/// An MCP server passed to the agent's sessions (`[mcp_servers.NAME]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServer {
+    pub name: String,
+    pub transport: McpTransport,
+}
+
+/// How the agent reaches an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpTransport {
+    /// A program the agent starts, speaking over its stdio.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// A remote server over streamable HTTP (the agent must offer `mcpCapabilities.http`).
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+    /// A remote server over SSE (the agent must offer `mcpCapabilities.sse`).
+    Sse {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl McpServer {
+    /// The server as ACP sends it; `None` when the agent cannot use its
+    /// transport (`http` and `sse` need the agent's `mcpCapabilities`).
+    fn to_acp(&self, http: bool, sse: bool) -> Option<acp::McpServer> {
+        let pairs = |items: &[(String, String)]| {
+            items
+                .iter()
+                .map(|(name, value)| serde_json::json!({"name": name, "value": value}))
+                .collect::<Vec<_>>()
+        };
+        let value = match &self.transport {
+            McpTransport::Stdio { command, args, env } => serde_json::json!({
+                "name": self.name, "command": command, "args": args, "env": pairs(env),
+            }),
+            McpTransport::Http { url, headers } if http => serde_json::json!({
+                "type": "http", "name": self.name, "url": url, "headers": pairs(headers),
+            }),
+            McpTransport::Sse { url, headers } if sse => serde_json::json!({
+                "type": "sse", "name": self.name, "url": url, "headers": pairs(headers),
+            }),
+            _ => return None,
+        };
+        serde_json::from_value(value)
+            .map_err(|err| tracing::warn!("mcp server {}: {err}", self.name))
+            .ok()
+    }
+}
+
 /// Which client capabilities warden advertises (a setting turns each off).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientCaps {
@@ -220,6 +276,7 @@ enum Command {
         option: String,
         value: OptionValue,
     },
+    McpServers(Vec<McpServer>),
 }
 
 /// A new value for one of the agent's session options.
@@ -288,6 +345,12 @@ impl AgentHandle {
             option: option.to_string(),
             value: value.to_string(),
         });
+    }
+
+    /// The MCP servers passed in every `session/new`, `session/load` and
+    /// `session/resume` sent after this.
+    pub fn set_mcp_servers(&self, servers: Vec<McpServer>) {
+        self.send(Command::McpServers(servers));
     }
 
     /// Send `session/set_config_option` for one of the agent's session
@@ -520,7 +583,7 @@ async fn serve(
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) {
-    let abilities = match initialize(&cx, caps).await {
+    let (abilities, mcp_http, mcp_sse) = match initialize(&cx, caps).await {
         Ok(abilities) => abilities,
         Err(message) => {
             let _ = events.send(AgentEvent::ConnectFailed(message));
@@ -528,13 +591,32 @@ async fn serve(
         }
     };
     let _ = events.send(AgentEvent::Initialized(abilities));
+    let mut mcp: Vec<acp::McpServer> = Vec::new();
     while let Some(command) = commands.recv().await {
         match command {
+            Command::McpServers(servers) => {
+                let (usable, skipped): (Vec<_>, Vec<_>) = servers
+                    .iter()
+                    .map(|s| (s, s.to_acp(mcp_http, mcp_sse)))
+                    .partition(|(_, acp)| acp.is_some());
+                mcp = usable.into_iter().filter_map(|(_, acp)| acp).collect();
+                if !skipped.is_empty() {
+                    let names: Vec<String> = skipped
+                        .iter()
+                        .map(|(s, _)| format!("`{}`", s.name))
+                        .collect();
+                    let _ = events.send(AgentEvent::Notice(format!(
+                        "MCP servers not passed to the agent, which does not offer their transport (http or sse): {}",
+                        names.join(", ")
+                    )));
+                }
+            }
             Command::OpenSession { tag, cwd, resume } => {
                 let cx = cx.clone();
                 let events = events.clone();
+                let mcp = mcp.clone();
                 tokio::spawn(async move {
-                    match open_session(&cx, abilities, cwd, resume).await {
+                    match open_session(&cx, abilities, cwd, resume, mcp).await {
                         Ok((info, options)) => {
                             let session_id = info.session_id.clone();
                             let _ = events.send(AgentEvent::SessionStarted { tag, info });
@@ -679,7 +761,11 @@ async fn serve(
 }
 
 /// `initialize`: warden's capabilities out, the agent's abilities back.
-async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentAbilities, String> {
+/// Also whether the agent takes MCP servers over http and over sse.
+async fn initialize(
+    cx: &ConnectionTo<Agent>,
+    caps: ClientCaps,
+) -> Result<(AgentAbilities, bool, bool), String> {
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new()
             .read_text_file(caps.read_text_file)
@@ -705,11 +791,16 @@ async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentA
         return Err(version_mismatch(&response.protocol_version.to_string()));
     }
     let agent = &response.agent_capabilities;
-    Ok(AgentAbilities {
+    let abilities = AgentAbilities {
         load_session: agent.load_session,
         resume_session: agent.session_capabilities.resume.is_some(),
         list_sessions: agent.session_capabilities.list.is_some(),
-    })
+    };
+    Ok((
+        abilities,
+        agent.mcp_capabilities.http,
+        agent.mcp_capabilities.sse,
+    ))
 }
 
 /// Open a session: load or resume `resume` when the agent can, else a new one.
@@ -718,12 +809,14 @@ async fn open_session(
     agent: AgentAbilities,
     cwd: PathBuf,
     resume: Option<String>,
+    mcp: Vec<acp::McpServer>,
 ) -> Result<(SessionInfo, Vec<crate::model::SessionOption>), String> {
     if let Some(id) = resume {
         if agent.load_session {
             // The replayed updates arrive as notifications before this answer.
             let request =
-                acp::LoadSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone());
+                acp::LoadSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone())
+                    .mcp_servers(mcp.clone());
             match cx.send_request(request).block_task().await {
                 Ok(loaded) => {
                     let info = SessionInfo {
@@ -737,7 +830,8 @@ async fn open_session(
             }
         } else if agent.resume_session {
             let request =
-                acp::ResumeSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone());
+                acp::ResumeSessionRequest::new(acp::SessionId::new(id.clone()), cwd.clone())
+                    .mcp_servers(mcp.clone());
             match cx.send_request(request).block_task().await {
                 Ok(resumed) => {
                     let info = SessionInfo {
@@ -755,7 +849,7 @@ async fn open_session(
         }
     }
     let session = cx
-        .send_request(acp::NewSessionRequest::new(cwd))
+        .send_request(acp::NewSessionRequest::new(cwd).mcp_servers(mcp))
         .block_task()
         .await
         .map_err(|err| format!("the agent could not open a session: {err}"))?;

@@ -32,6 +32,8 @@ pub(super) struct Chat {
     pub(super) notify: Notify,
     pub(super) settings: SettingsLink,
     pub(super) caps: ClientCaps,
+    /// MCP servers passed to the agent's sessions.
+    pub(super) mcp_servers: Vec<crate::acp::McpServer>,
     pub(super) roots: Roots,
     pub(super) responders: HashMap<RequestId, PermissionResponder>,
     /// Pending `elicitation/create` requests shown as cards, by request id.
@@ -141,6 +143,7 @@ impl Chat {
             notify: options.notify,
             settings: options.settings,
             caps: options.caps,
+            mcp_servers: options.mcp_servers,
             roots,
             responders: HashMap::new(),
             elicitations: HashMap::new(),

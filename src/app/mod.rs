@@ -73,6 +73,8 @@ pub struct ChatOptions {
     pub chats_dir: Option<PathBuf>,
     /// A past chat to reopen instead of starting a new one.
     pub resume: Option<ResumeChat>,
+    /// MCP servers passed to the agent's sessions.
+    pub mcp_servers: Vec<crate::acp::McpServer>,
 }
 
 /// How a new card makes itself noticed.
@@ -366,6 +368,9 @@ impl App {
             self.next_key += 1;
             let tx = tagged(key, self.events_tx.clone());
             let handle = acp::spawn(&chat.command, chat.caps, tx)?;
+            if !chat.mcp_servers.is_empty() {
+                handle.set_mcp_servers(chat.mcp_servers.clone());
+            }
             self.agents.insert(
                 name.clone(),
                 AgentSlot {

@@ -103,7 +103,11 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
             {
                 let agent = agent.clone();
                 async move |request: NewSessionRequest, responder, _cx| {
-                    responder.respond(agent.new_session(request.cwd))
+                    let response = agent.new_session(request.cwd);
+                    agent
+                        .sessions
+                        .set_mcp(&response.session_id, &request.mcp_servers);
+                    responder.respond(response)
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -112,6 +116,9 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
             {
                 let agent = agent.clone();
                 async move |request: LoadSessionRequest, responder, cx| {
+                    agent
+                        .sessions
+                        .set_mcp(&request.session_id, &request.mcp_servers);
                     match agent.sessions.load(&request.session_id, request.cwd) {
                         Ok((updates, mode)) => {
                             // The replay comes before the answer, as ACP asks.
@@ -335,6 +342,11 @@ impl DemoAgent {
                         SessionCapabilities::new()
                             .list(SessionListCapabilities::new())
                             .resume(SessionResumeCapabilities::new()),
+                    )
+                    .mcp_capabilities(
+                        agent_client_protocol::v1::schema::McpCapabilities::new()
+                            .http(self.scenario.mcp_http)
+                            .sse(self.scenario.mcp_sse),
                     ),
             )
             .agent_info(
@@ -403,6 +415,9 @@ pub(crate) struct Sessions {
     mode_config_option: bool,
     /// The scenario's other config options, with their current values.
     extra_options: Mutex<Vec<serde_json::Value>>,
+    /// The MCP servers each session was opened with, as reported by the
+    /// `mcp` step: `name (stdio: command args; env K)`, ...
+    mcp: Mutex<HashMap<SessionId, Vec<String>>>,
 }
 
 impl Default for Sessions {
@@ -445,6 +460,7 @@ impl Sessions {
                 .unwrap_or_else(|| DEFAULT_MODE.to_owned()),
             mode_config_option: scenario.mode_config_option,
             extra_options: Mutex::new(scenario.config_options.clone()),
+            mcp: Mutex::new(HashMap::new()),
         }
     }
 
@@ -666,6 +682,56 @@ impl Sessions {
         ];
         options.extend(extra);
         Some(options)
+    }
+
+    /// Remember the MCP servers a session was opened with.
+    fn set_mcp(&self, id: &SessionId, servers: &[agent_client_protocol::v1::schema::McpServer]) {
+        let described = servers
+            .iter()
+            .map(|server| {
+                let value = serde_json::to_value(server).unwrap_or_default();
+                let field = |key: &str| value.get(key).cloned().unwrap_or_default();
+                let name = field("name").as_str().unwrap_or_default().to_owned();
+                let pairs = |key: &str| {
+                    field(key)
+                        .as_array()
+                        .map(|items| {
+                            items
+                                .iter()
+                                .filter_map(|i| i.get("name").and_then(|n| n.as_str()))
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        })
+                        .unwrap_or_default()
+                };
+                match field("type").as_str() {
+                    Some(kind) => format!(
+                        "{name} ({kind}: {}; headers {})",
+                        field("url").as_str().unwrap_or_default(),
+                        pairs("headers")
+                    ),
+                    None => format!(
+                        "{name} (stdio: {} {}; env {})",
+                        field("command").as_str().unwrap_or_default(),
+                        field("args")
+                            .as_array()
+                            .map(|a| a
+                                .iter()
+                                .filter_map(|x| x.as_str())
+                                .collect::<Vec<_>>()
+                                .join(" "))
+                            .unwrap_or_default(),
+                        pairs("env")
+                    ),
+                }
+            })
+            .collect();
+        lock(&self.mcp).insert(id.clone(), described);
+    }
+
+    /// The MCP servers a session was opened with, described.
+    pub(crate) fn mcp(&self, id: &SessionId) -> Vec<String> {
+        lock(&self.mcp).get(id).cloned().unwrap_or_default()
     }
 
     /// `session/set_config_option` for one of the scenario's other

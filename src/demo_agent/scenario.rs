@@ -89,6 +89,12 @@ pub(crate) struct Scenario {
     /// or a boolean for them, process-wide.
     #[serde(default, alias = "configOptions")]
     pub(crate) config_options: Vec<Value>,
+    /// `mcpCapabilities.http` at `initialize` (default false).
+    #[serde(default)]
+    pub(crate) mcp_http: bool,
+    /// `mcpCapabilities.sse` at `initialize` (default false).
+    #[serde(default)]
+    pub(crate) mcp_sse: bool,
     /// The scripted turns, tried in order.
     #[serde(default)]
     pub(crate) turns: Vec<Turn>,
@@ -105,6 +111,8 @@ impl Default for Scenario {
             current_mode: None,
             mode_config_option: false,
             config_options: Vec::new(),
+            mcp_http: false,
+            mcp_sse: false,
             turns: Vec::new(),
         }
     }
@@ -227,6 +235,11 @@ pub(crate) enum Step {
     /// `sessionId`, which is the turn's); reports `elicitation answer:
     /// <the response as JSON>`, or `elicitation failed: <message>`.
     Elicitation { request: Value },
+    /// Reports the MCP servers the session was opened with (`session/new`
+    /// or `session/load`): `mcp servers: none`, or one line `mcp server:
+    /// NAME (stdio: COMMAND ARGS; env NAMES)` / `(http: URL; headers NAMES)`
+    /// each.
+    Mcp,
     /// A `usage_update`: `used` of `size` tokens in the context window,
     /// and the session's cost so far in `currency` (default USD).
     Usage {

@@ -214,6 +214,15 @@ impl Runner {
             Step::ReadFile(_) | Step::WriteFile(_) | Step::Terminal(_) => {}
             Step::Elicitation { request } if !cleanup => self.elicit(request).await?,
             Step::Elicitation { .. } => {}
+            Step::Mcp => {
+                let servers = self.sessions.mcp(&self.session_id);
+                if servers.is_empty() {
+                    self.say("mcp servers: none\n")?;
+                }
+                for server in servers {
+                    self.say(&format!("mcp server: {server}\n"))?;
+                }
+            }
             Step::Usage {
                 used,
                 size,

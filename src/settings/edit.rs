@@ -270,6 +270,7 @@ fn edit_document(
                         fs_read: true,
                         fs_write: true,
                         terminal: true,
+                        mcp_servers: Default::default(),
                     },
                 );
                 add_agent(doc, agent, command, args, path)?;
