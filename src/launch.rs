@@ -307,6 +307,7 @@ fn apply_agent_settings(
         .collect();
     servers.extend(mcp_servers(&agent.mcp_servers));
     options.mcp_servers = servers;
+    options.auth_method = agent.auth_method.clone();
 }
 
 /// The valid servers of `[mcp_servers.*]` blocks (the invalid ones were

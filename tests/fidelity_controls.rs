@@ -430,3 +430,70 @@ fn mcp_servers_from_the_settings_reach_the_session() {
     assert!(!out.contains("events"), "{out}");
     assert!(err.contains("`events`"), "the skip is said: {err}");
 }
+
+/// Settings with the codex block playing `codex-auth-required.toml`, with
+/// `auth_method` set to `method` (none: unset).
+fn auth_settings(dir: &Path, method: Option<&str>) -> std::path::PathBuf {
+    let exe = env!("CARGO_BIN_EXE_warden");
+    let codex = scenario("codex-auth-required.toml");
+    let method = method.map_or(String::new(), |m| format!("auth_method = \"{m}\"\n"));
+    let text = format!(
+        "[agents.codex]\ncommand = \"{exe}\"\nargs = [\"demo-agent\", \"--scenario\", \"{codex}\"]\n{method}"
+    );
+    let path = dir.join("warden.toml");
+    std::fs::write(&path, text).expect("settings");
+    path
+}
+
+/// An agent that needs a sign-in and no `auth_method`: the session does
+/// not open, and the message lists the agent's methods and the setting.
+#[test]
+fn auth_required_without_a_method_says_which_to_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = auth_settings(dir.path(), None);
+    let (code, out, err, _) = exec_in(dir.path(), &config, &["--agent", "codex", "-p", "hello"]);
+    assert_ne!(code, Some(0), "{out}");
+    assert!(!out.contains("Signed in"), "{out}");
+    for needed in [
+        "auth_method = \"ID\"",
+        "`chatgpt` (Login with ChatGPT)",
+        "`codex-api-key` (Use CODEX_API_KEY)",
+        "`codex-login` (codex login, a login in a terminal",
+    ] {
+        assert!(err.contains(needed), "{needed}: {err}");
+    }
+}
+
+/// With `auth_method` set, warden sends `authenticate` first and the
+/// session opens.
+#[test]
+fn auth_method_from_the_settings_signs_in_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = auth_settings(dir.path(), Some("codex-api-key"));
+    let (code, out, err, _) = exec_in(dir.path(), &config, &["--agent", "codex", "-p", "hello"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("Signed in and working."), "{out}\n{err}");
+}
+
+/// A method the agent does not list, or a terminal login warden cannot
+/// run, is refused with a message that says so.
+#[test]
+fn an_unknown_or_terminal_auth_method_is_named_in_the_error() {
+    for (method, expected) in [
+        (
+            "nope",
+            "auth_method = \"nope\" is not one of the agent's methods",
+        ),
+        (
+            "codex-login",
+            "is a login in a terminal, which warden cannot run yet",
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = auth_settings(dir.path(), Some(method));
+        let (code, out, err, _) =
+            exec_in(dir.path(), &config, &["--agent", "codex", "-p", "hello"]);
+        assert_ne!(code, Some(0), "{out}");
+        assert!(err.contains(expected), "{method}: {err}");
+    }
+}

@@ -277,6 +277,7 @@ enum Command {
         value: OptionValue,
     },
     McpServers(Vec<McpServer>),
+    AuthMethod(String),
 }
 
 /// A new value for one of the agent's session options.
@@ -351,6 +352,13 @@ impl AgentHandle {
     /// `session/resume` sent after this.
     pub fn set_mcp_servers(&self, servers: Vec<McpServer>) {
         self.send(Command::McpServers(servers));
+    }
+
+    /// Sign in with the agent's authentication method `id` (the
+    /// `auth_method` setting): `authenticate` is sent before the next
+    /// session opens, and again when opening one fails with "auth required".
+    pub fn set_auth_method(&self, id: &str) {
+        self.send(Command::AuthMethod(id.to_string()));
     }
 
     /// Send `session/set_config_option` for one of the agent's session
@@ -583,7 +591,7 @@ async fn serve(
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) {
-    let (abilities, mcp_http, mcp_sse) = match initialize(&cx, caps).await {
+    let (abilities, mcp_http, mcp_sse, methods) = match initialize(&cx, caps).await {
         Ok(abilities) => abilities,
         Err(message) => {
             let _ = events.send(AgentEvent::ConnectFailed(message));
@@ -592,8 +600,14 @@ async fn serve(
     };
     let _ = events.send(AgentEvent::Initialized(abilities));
     let mut mcp: Vec<acp::McpServer> = Vec::new();
+    let mut auth = Auth {
+        methods: Arc::new(methods),
+        chosen: None,
+        done: false,
+    };
     while let Some(command) = commands.recv().await {
         match command {
+            Command::AuthMethod(id) => auth.chosen = Some(id),
             Command::McpServers(servers) => {
                 let (usable, skipped): (Vec<_>, Vec<_>) = servers
                     .iter()
@@ -612,11 +626,36 @@ async fn serve(
                 }
             }
             Command::OpenSession { tag, cwd, resume } => {
+                // A method the settings name: sign in once, before the
+                // first session (inline, so that sessions wait for it).
+                if let Some(id) = auth.chosen.clone().filter(|_| !auth.done) {
+                    auth.done = true;
+                    if let Err(message) = authenticate(&cx, &auth.methods, &id).await {
+                        let _ = events.send(AgentEvent::SessionFailed { tag, message });
+                        continue;
+                    }
+                }
                 let cx = cx.clone();
                 let events = events.clone();
                 let mcp = mcp.clone();
+                let auth = auth.clone();
                 tokio::spawn(async move {
-                    match open_session(&cx, abilities, cwd, resume, mcp).await {
+                    let mut opened =
+                        open_session(&cx, abilities, cwd.clone(), resume.clone(), mcp.clone())
+                            .await;
+                    if let Err(OpenError::AuthRequired(_)) = &opened
+                        && let Some(id) = &auth.chosen
+                    {
+                        opened = match authenticate(&cx, &auth.methods, id).await {
+                            Ok(()) => open_session(&cx, abilities, cwd, resume, mcp).await,
+                            Err(message) => Err(OpenError::Other(message)),
+                        };
+                    }
+                    let opened = opened.map_err(|err| match err {
+                        OpenError::AuthRequired(message) => auth.missing(&message),
+                        OpenError::Other(message) => message,
+                    });
+                    match opened {
                         Ok((info, options)) => {
                             let session_id = info.session_id.clone();
                             let _ = events.send(AgentEvent::SessionStarted { tag, info });
@@ -761,11 +800,12 @@ async fn serve(
 }
 
 /// `initialize`: warden's capabilities out, the agent's abilities back.
-/// Also whether the agent takes MCP servers over http and over sse.
+/// Also whether the agent takes MCP servers over http and over sse, and
+/// its authentication methods.
 async fn initialize(
     cx: &ConnectionTo<Agent>,
     caps: ClientCaps,
-) -> Result<(AgentAbilities, bool, bool), String> {
+) -> Result<(AgentAbilities, bool, bool, Vec<acp::AuthMethod>), String> {
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new()
             .read_text_file(caps.read_text_file)
@@ -800,6 +840,7 @@ async fn initialize(
         abilities,
         agent.mcp_capabilities.http,
         agent.mcp_capabilities.sse,
+        response.auth_methods.clone(),
     ))
 }
 
@@ -810,7 +851,7 @@ async fn open_session(
     cwd: PathBuf,
     resume: Option<String>,
     mcp: Vec<acp::McpServer>,
-) -> Result<(SessionInfo, Vec<crate::model::SessionOption>), String> {
+) -> Result<(SessionInfo, Vec<crate::model::SessionOption>), OpenError> {
     if let Some(id) = resume {
         if agent.load_session {
             // The replayed updates arrive as notifications before this answer.
@@ -852,13 +893,104 @@ async fn open_session(
         .send_request(acp::NewSessionRequest::new(cwd).mcp_servers(mcp))
         .block_task()
         .await
-        .map_err(|err| format!("the agent could not open a session: {err}"))?;
+        .map_err(|err| {
+            let message = format!("the agent could not open a session: {err}");
+            if err.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED {
+                OpenError::AuthRequired(message)
+            } else {
+                OpenError::Other(message)
+            }
+        })?;
     let info = SessionInfo {
         session_id: session.session_id.to_string(),
         modes: pick_modes(session.config_options.as_deref(), session.modes.as_ref()),
         origin: SessionOrigin::New,
     };
     Ok((info, options_of(session.config_options.as_deref())))
+}
+
+/// Why a session did not open.
+enum OpenError {
+    /// The agent answered "auth required": sign in first.
+    AuthRequired(String),
+    Other(String),
+}
+
+/// The agent's authentication methods and the one the settings name.
+#[derive(Clone)]
+struct Auth {
+    methods: Arc<Vec<acp::AuthMethod>>,
+    chosen: Option<String>,
+    /// `authenticate` was sent before the first session.
+    done: bool,
+}
+
+impl Auth {
+    /// The message for a session that needs a sign-in warden could not do.
+    fn missing(&self, message: &str) -> String {
+        if self.methods.is_empty() {
+            return format!(
+                "{message}; the agent needs you to sign in but offers no method warden can use: \
+                 sign in with the agent's own command, then restart it (r)"
+            );
+        }
+        let listed: Vec<String> = self.methods.iter().map(describe_method).collect();
+        format!(
+            "{message}; the agent needs you to sign in: name one of its methods with \
+             auth_method = \"ID\" in its [agents.NAME] block: {}",
+            listed.join(", ")
+        )
+    }
+}
+
+/// `id` (name), and `, a terminal login` for a terminal method.
+fn describe_method(method: &acp::AuthMethod) -> String {
+    let terminal = match method {
+        acp::AuthMethod::Terminal(_) => ", a login in a terminal, which warden cannot run yet",
+        _ => "",
+    };
+    format!(
+        "`{}` ({}{terminal})",
+        crate::sanitize::one_line(&method.id().to_string()),
+        crate::sanitize::one_line(method.name())
+    )
+}
+
+/// Send `authenticate` with method `id`; an error says what went wrong.
+async fn authenticate(
+    cx: &ConnectionTo<Agent>,
+    methods: &[acp::AuthMethod],
+    id: &str,
+) -> Result<(), String> {
+    let Some(method) = methods.iter().find(|m| m.id().to_string() == id) else {
+        let listed: Vec<String> = methods.iter().map(describe_method).collect();
+        return Err(format!(
+            "auth_method = \"{}\" is not one of the agent's methods ({})",
+            crate::sanitize::one_line(id),
+            if listed.is_empty() {
+                "it offers none".to_string()
+            } else {
+                listed.join(", ")
+            }
+        ));
+    };
+    if let acp::AuthMethod::Terminal(_) = method {
+        return Err(format!(
+            "auth_method = \"{}\" is a login in a terminal, which warden cannot run yet: \
+             run the agent's login yourself, then restart it (r)",
+            crate::sanitize::one_line(id)
+        ));
+    }
+    cx.send_request(acp::AuthenticateRequest::new(method.id().clone()))
+        .block_task()
+        .await
+        .map(|_| ())
+        .map_err(|err| {
+            format!(
+                "signing in to the agent with `{}` failed: {err}",
+                crate::sanitize::one_line(id)
+            )
+        })
 }
 
 /// The agent's session options besides its modes.

@@ -34,6 +34,8 @@ pub(super) struct Chat {
     pub(super) caps: ClientCaps,
     /// MCP servers passed to the agent's sessions.
     pub(super) mcp_servers: Vec<crate::acp::McpServer>,
+    /// The agent's authentication method to sign in with.
+    pub(super) auth_method: Option<String>,
     pub(super) roots: Roots,
     pub(super) responders: HashMap<RequestId, PermissionResponder>,
     /// Pending `elicitation/create` requests shown as cards, by request id.
@@ -144,6 +146,7 @@ impl Chat {
             settings: options.settings,
             caps: options.caps,
             mcp_servers: options.mcp_servers,
+            auth_method: options.auth_method,
             roots,
             responders: HashMap::new(),
             elicitations: HashMap::new(),

@@ -75,6 +75,8 @@ pub struct ChatOptions {
     pub resume: Option<ResumeChat>,
     /// MCP servers passed to the agent's sessions.
     pub mcp_servers: Vec<crate::acp::McpServer>,
+    /// The agent's authentication method to sign in with (`auth_method`).
+    pub auth_method: Option<String>,
 }
 
 /// How a new card makes itself noticed.
@@ -370,6 +372,9 @@ impl App {
             let handle = acp::spawn(&chat.command, chat.caps, tx)?;
             if !chat.mcp_servers.is_empty() {
                 handle.set_mcp_servers(chat.mcp_servers.clone());
+            }
+            if let Some(method) = &chat.auth_method {
+                handle.set_auth_method(method);
             }
             self.agents.insert(
                 name.clone(),

@@ -103,11 +103,37 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
             {
                 let agent = agent.clone();
                 async move |request: NewSessionRequest, responder, _cx| {
+                    if agent.scenario.auth_required && !agent.signed_in.load(Ordering::Relaxed) {
+                        return responder.respond_with_error(Error::auth_required());
+                    }
                     let response = agent.new_session(request.cwd);
                     agent
                         .sessions
                         .set_mcp(&response.session_id, &request.mcp_servers);
                     responder.respond(response)
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: agent_client_protocol::v1::schema::AuthenticateRequest,
+                            responder,
+                            _cx| {
+                    let id = request.method_id.to_string();
+                    let known = agent.scenario.auth_methods.iter().any(|m| {
+                        m.get("id").and_then(serde_json::Value::as_str) == Some(id.as_str())
+                            && m.get("type").and_then(serde_json::Value::as_str) != Some("terminal")
+                    });
+                    if !known {
+                        return responder.respond_with_error(
+                            Error::invalid_params().data(format!("unknown auth method {id}")),
+                        );
+                    }
+                    agent.signed_in.store(true, Ordering::Relaxed);
+                    responder
+                        .respond(agent_client_protocol::v1::schema::AuthenticateResponse::new())
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -311,6 +337,8 @@ struct DemoAgent {
     created: AtomicU64,
     /// The client capabilities received at `initialize`.
     offered: Mutex<ClientFeatures>,
+    /// `authenticate` succeeded (with `auth_required`).
+    signed_in: std::sync::atomic::AtomicBool,
 }
 
 impl DemoAgent {
@@ -321,6 +349,7 @@ impl DemoAgent {
             used_turns: Mutex::new(HashSet::new()),
             created: AtomicU64::new(0),
             offered: Mutex::new(ClientFeatures::default()),
+            signed_in: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -334,7 +363,14 @@ impl DemoAgent {
         let name = self.scenario.agent_name.as_deref().unwrap_or(AGENT_NAME);
         // The SDK answers the version it negotiated (1); a scenario's other
         // version is written into the answer by the transport.
+        let auth_methods: Vec<agent_client_protocol::v1::schema::AuthMethod> = self
+            .scenario
+            .auth_methods
+            .iter()
+            .filter_map(|m| serde_json::from_value(m.clone()).ok())
+            .collect();
         InitializeResponse::new(ProtocolVersion::V1)
+            .auth_methods(auth_methods)
             .agent_capabilities(
                 AgentCapabilities::new()
                     .load_session(true)

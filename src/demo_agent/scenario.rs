@@ -89,6 +89,13 @@ pub(crate) struct Scenario {
     /// or a boolean for them, process-wide.
     #[serde(default, alias = "configOptions")]
     pub(crate) config_options: Vec<Value>,
+    /// `authMethods` answered at `initialize`, as the agent's JSON.
+    #[serde(default, alias = "authMethods")]
+    pub(crate) auth_methods: Vec<Value>,
+    /// `session/new` answers "auth required" (-32000) until `authenticate`
+    /// succeeded with one of `auth_methods` that is not a terminal login.
+    #[serde(default, alias = "authRequired")]
+    pub(crate) auth_required: bool,
     /// `mcpCapabilities.http` at `initialize` (default false).
     #[serde(default)]
     pub(crate) mcp_http: bool,
@@ -111,6 +118,8 @@ impl Default for Scenario {
             current_mode: None,
             mode_config_option: false,
             config_options: Vec::new(),
+            auth_methods: Vec::new(),
+            auth_required: false,
             mcp_http: false,
             mcp_sse: false,
             turns: Vec::new(),

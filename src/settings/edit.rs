@@ -271,6 +271,7 @@ fn edit_document(
                         fs_write: true,
                         terminal: true,
                         mcp_servers: Default::default(),
+                        auth_method: None,
                     },
                 );
                 add_agent(doc, agent, command, args, path)?;

@@ -14,8 +14,9 @@ const TOP_KEYS: [&str; 6] = [
     "mcp_servers",
 ];
 /// Keys of an `[agents.NAME]` block.
-pub(crate) const AGENT_KEYS: [&str; 11] = [
+pub(crate) const AGENT_KEYS: [&str; 12] = [
     "mcp_servers",
+    "auth_method",
     "command",
     "args",
     "env",

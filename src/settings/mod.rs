@@ -175,6 +175,10 @@ pub struct AgentSettings {
     /// only, besides the top-level ones.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerSettings>,
+    /// The agent's authentication method to sign in with (`authenticate`),
+    /// one of the ids its `initialize` answer lists.
+    #[serde(default)]
+    pub auth_method: Option<String>,
 }
 
 /// A `[[rules]]` entry as read: a [`Rule`] that lets unknown keys pass, so
@@ -485,6 +489,7 @@ bell = false
             parse(&example_block(example, "[agents.NAME]"), Path::new("e")).expect("agent example");
         let claude = &agent.agents["my-claude"];
         assert_eq!(claude.env["ANTHROPIC_LOG"], "warn");
+        assert_eq!(claude.auth_method.as_deref(), Some("claude-login"));
         assert_eq!(
             (claude.default_mode, claude.agent_plan_mode.as_deref()),
             (Some(Mode::Default), Some("plan"))
