@@ -497,3 +497,48 @@ fn an_unknown_or_terminal_auth_method_is_named_in_the_error() {
         assert!(err.contains(expected), "{method}: {err}");
     }
 }
+
+/// "Done" on a url card accepts it (without content); the answer is logged.
+#[tokio::test]
+async fn a_url_elicitation_is_accepted_only_by_the_user() {
+    let (mut app, dir) = elicitation_card("url", Mode::Default, false).await;
+    assert_eq!(app.state().approvals.len(), 1);
+    key(&mut app, Action::Char('y'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert!(
+        text.contains(r#"elicitation answer: {"action":"accept"}"#),
+        "{text}"
+    );
+    let log = logged(dir.path());
+    let record = log.last().expect("logged");
+    assert_eq!(record.tool_call_id, "elicitation-url-gh-1", "{record:?}");
+    assert_eq!(record.decision, "allowed", "{record:?}");
+    app.shutdown().await;
+}
+
+/// `warden exec --on-ask allow` declines a native elicitation too.
+#[test]
+fn headless_allow_declines_a_native_elicitation() {
+    let scenario = scenario("elicitation-form-and-url.toml");
+    for prompt in ["url", "form"] {
+        let (code, out, err, _) = exec(&[
+            "--mode",
+            "auto",
+            "--on-ask",
+            "allow",
+            "-p",
+            prompt,
+            "--",
+            env!("CARGO_BIN_EXE_warden"),
+            "demo-agent",
+            "--scenario",
+            &scenario,
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(
+            out.contains(r#"elicitation answer: {"action":"decline"}"#),
+            "{prompt}: {out}\n{err}"
+        );
+    }
+}
