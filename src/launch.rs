@@ -97,6 +97,21 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
     );
 
     let settings = loaded.unwrap_or_default();
+    let agent_servers = settings.agents.iter().flat_map(|(agent, a)| {
+        a.mcp_servers
+            .iter()
+            .map(move |(name, s)| (format!("[agents.{agent}.mcp_servers.{name}]"), name, s))
+    });
+    let all_servers = settings
+        .mcp_servers
+        .iter()
+        .map(|(name, s)| (format!("[mcp_servers.{name}]"), name, s))
+        .chain(agent_servers);
+    for (block, name, server) in all_servers {
+        if let Err(err) = server.to_server(name) {
+            errors.push(format!("{block} is skipped: {err}"));
+        }
+    }
     let mut options = ChatOptions {
         mode: want.mode.unwrap_or_default(),
         rules: settings.rules.clone(),
@@ -118,6 +133,7 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
                 .collect(),
         },
         extra_roots: settings.roots.iter().map(|r| expand_home(r)).collect(),
+        mcp_servers: mcp_servers(&settings.mcp_servers),
         ..ChatOptions::default()
     };
     if let Some((program, args)) = want.command.split_first() {
@@ -283,6 +299,26 @@ fn apply_agent_settings(
         write_text_file: agent.fs_write,
         terminal: agent.terminal,
     };
+    let mut servers: Vec<crate::acp::McpServer> = options
+        .mcp_servers
+        .iter()
+        .filter(|s| !agent.mcp_servers.contains_key(&s.name))
+        .cloned()
+        .collect();
+    servers.extend(mcp_servers(&agent.mcp_servers));
+    options.mcp_servers = servers;
+    options.auth_method = agent.auth_method.clone();
+}
+
+/// The valid servers of `[mcp_servers.*]` blocks (the invalid ones were
+/// reported at start).
+fn mcp_servers(
+    blocks: &std::collections::BTreeMap<String, settings::McpServerSettings>,
+) -> Vec<crate::acp::McpServer> {
+    blocks
+        .iter()
+        .filter_map(|(name, s)| s.to_server(name).ok())
+        .collect()
 }
 
 impl Start {

@@ -427,6 +427,11 @@ pub enum SessionUpdate {
     ConfigModes(AgentModes),
     /// Session metadata: the title.
     SessionInfo { title: Option<String> },
+    /// The agent's session options besides its modes (model, thought
+    /// level, ...), each with its current value: the whole list.
+    Options(Vec<SessionOption>),
+    /// Context window use and cost (`usage_update`).
+    Usage(Usage),
     /// Anything else (usage, notices, ...): its name, for the log.
     Other(String),
 }
@@ -449,6 +454,67 @@ pub struct SessionInfo {
     pub session_id: String,
     pub modes: Option<AgentModes>,
     pub origin: SessionOrigin,
+}
+
+/// One of the agent's session config options other than its modes: a
+/// model, a thought level, a toggle (`configOptions` entry).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionOption {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    /// `model`, `thought_level`, or the agent's own category.
+    pub category: Option<String>,
+    pub value: SessionOptionValue,
+}
+
+/// The kind of a session option, with its current value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SessionOptionValue {
+    /// One of `choices`, by id.
+    Select {
+        current: String,
+        choices: Vec<OptionChoice>,
+    },
+    /// On or off.
+    Boolean(bool),
+}
+
+/// One choice of a select option.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OptionChoice {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+}
+
+impl SessionOption {
+    /// Whether this option picks the model (category `model`, or id `model`).
+    pub fn is_model(&self) -> bool {
+        self.category.as_deref() == Some("model") || self.id == "model"
+    }
+
+    /// The current value as shown: a choice's name, or `on`/`off`.
+    pub fn current_label(&self) -> String {
+        match &self.value {
+            SessionOptionValue::Select { current, choices } => choices
+                .iter()
+                .find(|c| &c.id == current)
+                .map_or_else(|| current.clone(), |c| c.name.clone()),
+            SessionOptionValue::Boolean(on) => if *on { "on" } else { "off" }.to_string(),
+        }
+    }
+}
+
+/// What the agent said about its context window and cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens in the context window now (`used`), when known.
+    pub used: Option<u64>,
+    /// The context window's size in tokens, when known.
+    pub size: Option<u64>,
+    /// The session's cost so far: amount and currency.
+    pub cost: Option<(f64, String)>,
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@ use agent_client_protocol::v1::schema as acp;
 use serde_json::Value;
 
 use crate::model::{
-    AgentMode, AgentModes, Location, OptionKind, PermissionOption, PermissionRequest, PlanEntry,
-    PlanStatus, SessionUpdate, StopReason, TerminalMeta, ToolCall, ToolCallFields, ToolContent,
-    ToolKind, WireStatus,
+    AgentMode, AgentModes, Location, OptionChoice, OptionKind, PermissionOption, PermissionRequest,
+    PlanEntry, PlanStatus, SessionOption, SessionOptionValue, SessionUpdate, StopReason,
+    TerminalMeta, ToolCall, ToolCallFields, ToolContent, ToolKind, Usage, WireStatus,
 };
 
 pub(crate) fn tool_kind(kind: &acp::ToolKind) -> ToolKind {
@@ -352,6 +352,73 @@ pub(crate) fn session_update(update: &acp::SessionUpdate) -> SessionUpdate {
                 .unwrap_or_else(|| "unknown".into());
             SessionUpdate::Other(name)
         }
+    }
+}
+
+/// The agent's session options besides its modes (every `configOptions`
+/// entry not of category `mode`), for the options picker.
+pub(crate) fn session_options(options: &[acp::SessionConfigOption]) -> Vec<SessionOption> {
+    options
+        .iter()
+        .filter(|o| o.category != Some(acp::SessionConfigOptionCategory::Mode))
+        .filter_map(|option| {
+            let value = match &option.kind {
+                acp::SessionConfigKind::Select(select) => {
+                    let choices = match &select.options {
+                        acp::SessionConfigSelectOptions::Ungrouped(list) => list.iter().collect(),
+                        acp::SessionConfigSelectOptions::Grouped(groups) => {
+                            groups.iter().flat_map(|g| g.options.iter()).collect()
+                        }
+                        _ => Vec::new(),
+                    };
+                    SessionOptionValue::Select {
+                        current: select.current_value.to_string(),
+                        choices: choices
+                            .into_iter()
+                            .map(|c: &acp::SessionConfigSelectOption| OptionChoice {
+                                id: c.value.to_string(),
+                                name: c.name.clone(),
+                                description: c.description.clone(),
+                            })
+                            .collect(),
+                    }
+                }
+                acp::SessionConfigKind::Boolean(flag) => {
+                    SessionOptionValue::Boolean(flag.current_value)
+                }
+                _ => return None,
+            };
+            let category = option.category.as_ref().map(|c| {
+                serde_json::to_value(c)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            });
+            Some(SessionOption {
+                id: option.id.to_string(),
+                name: option.name.clone(),
+                description: option.description.clone(),
+                category,
+                value,
+            })
+        })
+        .collect()
+}
+
+/// The options and usage parts of a `session/update`, which
+/// [`session_update`] leaves out: a `config_option_update` also carries
+/// the options besides the modes; a `usage_update` the context and cost.
+pub(crate) fn controls_update(update: &acp::SessionUpdate) -> Option<SessionUpdate> {
+    match update {
+        acp::SessionUpdate::ConfigOptionUpdate(update) => Some(SessionUpdate::Options(
+            session_options(&update.config_options),
+        )),
+        acp::SessionUpdate::UsageUpdate(usage) => Some(SessionUpdate::Usage(Usage {
+            used: Some(usage.used),
+            size: Some(usage.size).filter(|s| *s > 0),
+            cost: usage.cost.as_ref().map(|c| (c.amount, c.currency.clone())),
+        })),
+        _ => None,
     }
 }
 

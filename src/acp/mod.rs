@@ -11,10 +11,12 @@
 
 mod client_calls;
 mod convert;
+mod elicitation;
 mod lines;
 mod process;
 
 pub use client_calls::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
+pub use elicitation::ElicitationResponder;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -45,6 +47,62 @@ pub struct AgentCommand {
     pub env: Vec<(String, String)>,
     /// The session's working directory (also the process's).
     pub cwd: PathBuf,
+}
+
+/// An MCP server passed to the agent's sessions (`[mcp_servers.NAME]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServer {
+    pub name: String,
+    pub transport: McpTransport,
+}
+
+/// How the agent reaches an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpTransport {
+    /// A program the agent starts, speaking over its stdio.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+    },
+    /// A remote server over streamable HTTP (the agent must offer `mcpCapabilities.http`).
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+    /// A remote server over SSE (the agent must offer `mcpCapabilities.sse`).
+    Sse {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+impl McpServer {
+    /// The server as ACP sends it; `None` when the agent cannot use its
+    /// transport (`http` and `sse` need the agent's `mcpCapabilities`).
+    fn to_acp(&self, http: bool, sse: bool) -> Option<acp::McpServer> {
+        let pairs = |items: &[(String, String)]| {
+            items
+                .iter()
+                .map(|(name, value)| serde_json::json!({"name": name, "value": value}))
+                .collect::<Vec<_>>()
+        };
+        let value = match &self.transport {
+            McpTransport::Stdio { command, args, env } => serde_json::json!({
+                "name": self.name, "command": command, "args": args, "env": pairs(env),
+            }),
+            McpTransport::Http { url, headers } if http => serde_json::json!({
+                "type": "http", "name": self.name, "url": url, "headers": pairs(headers),
+            }),
+            McpTransport::Sse { url, headers } if sse => serde_json::json!({
+                "type": "sse", "name": self.name, "url": url, "headers": pairs(headers),
+            }),
+            _ => return None,
+        };
+        serde_json::from_value(value)
+            .map_err(|err| tracing::warn!("mcp server {}: {err}", self.name))
+            .ok()
+    }
 }
 
 /// Which client capabilities warden advertises (a setting turns each off).
@@ -134,6 +192,12 @@ pub enum AgentEvent {
         request: Box<PermissionRequest>,
         responder: PermissionResponder,
     },
+    /// An `elicitation/create` shown as a card (see `elicitation::card`);
+    /// answer through the responder.
+    Elicitation {
+        request: Box<PermissionRequest>,
+        responder: ElicitationResponder,
+    },
     /// A file or terminal request; answer through the responder.
     Client {
         call: ClientCall,
@@ -150,6 +214,13 @@ pub enum AgentEvent {
         session_id: String,
         mode_id: String,
         result: Result<(), String>,
+    },
+    /// The agent answered `session/set_config_option` for one of its
+    /// session options (not its modes): the options now, or the error.
+    OptionSet {
+        session_id: String,
+        option: String,
+        result: Result<Vec<crate::model::SessionOption>, String>,
     },
     /// The agent's answer to `session/list`.
     Sessions(Result<Vec<ListedSession>, String>),
@@ -230,6 +301,22 @@ enum Command {
         option: String,
         value: String,
     },
+    SetOption {
+        session_id: String,
+        option: String,
+        value: OptionValue,
+    },
+    McpServers(Vec<McpServer>),
+    AuthMethod(String),
+}
+
+/// A new value for one of the agent's session options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptionValue {
+    /// A select option's choice, by id.
+    Choice(String),
+    /// A boolean option's value.
+    Flag(bool),
 }
 
 /// A running agent: send commands, end it.
@@ -292,6 +379,30 @@ impl AgentHandle {
             session_id: session_id.to_string(),
             option: option.to_string(),
             value: value.to_string(),
+        });
+    }
+
+    /// The MCP servers passed in every `session/new`, `session/load` and
+    /// `session/resume` sent after this.
+    pub fn set_mcp_servers(&self, servers: Vec<McpServer>) {
+        self.send(Command::McpServers(servers));
+    }
+
+    /// Sign in with the agent's authentication method `id` (the
+    /// `auth_method` setting): `authenticate` is sent before the next
+    /// session opens, and again when opening one fails with "auth required".
+    pub fn set_auth_method(&self, id: &str) {
+        self.send(Command::AuthMethod(id.to_string()));
+    }
+
+    /// Send `session/set_config_option` for one of the agent's session
+    /// options (model, thought level, a toggle); the answer arrives as
+    /// [`AgentEvent::OptionSet`].
+    pub fn set_option(&self, session_id: &str, option: &str, value: OptionValue) {
+        self.send(Command::SetOption {
+            session_id: session_id.to_string(),
+            option: option.to_string(),
+            value,
         });
     }
 
@@ -375,6 +486,8 @@ async fn run_connection(
 ) {
     let notify_events = events.clone();
     let permission_events = events.clone();
+    let elicitation_events = events.clone();
+    let elicitations = Arc::new(std::sync::atomic::AtomicU64::new(1));
     let main_events = events.clone();
     let forward = |events: &mpsc::UnboundedSender<AgentEvent>,
                    (call, responder): (ClientCall, ClientResponder)| {
@@ -397,13 +510,22 @@ async fn run_connection(
         .on_receive_notification(
             async move |notification: acp::SessionNotification, _cx| {
                 let update = convert::session_update(&notification.update);
-                if let SessionUpdate::Other(name) = &update {
+                let controls = convert::controls_update(&notification.update);
+                if let SessionUpdate::Other(name) = &update
+                    && controls.is_none()
+                {
                     tracing::debug!(kind = %name, "session update ignored");
                 }
                 let _ = notify_events.send(AgentEvent::Update {
                     session_id: notification.session_id.to_string(),
                     update,
                 });
+                if let Some(update) = controls {
+                    let _ = notify_events.send(AgentEvent::Update {
+                        session_id: notification.session_id.to_string(),
+                        update,
+                    });
+                }
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
@@ -418,6 +540,21 @@ async fn run_connection(
                     request: Box::new(domain),
                     responder: PermissionResponder(Some(responder)),
                 });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: acp::CreateElicitationRequest, responder, _cx| {
+                let seq = elicitations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let event = match elicitation::card(&req, responder, seq) {
+                    Ok((request, responder)) => AgentEvent::Elicitation {
+                        request: Box::new(request),
+                        responder,
+                    },
+                    Err(message) => AgentEvent::Notice(message),
+                };
+                let _ = elicitation_events.send(event);
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
@@ -488,7 +625,7 @@ async fn serve(
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) {
-    let abilities = match initialize(&cx, caps).await {
+    let (abilities, mcp_http, mcp_sse, methods) = match initialize(&cx, caps).await {
         Ok(abilities) => abilities,
         Err(message) => {
             let _ = events.send(AgentEvent::ConnectFailed(message));
@@ -496,17 +633,74 @@ async fn serve(
         }
     };
     let _ = events.send(AgentEvent::Initialized(abilities));
+    let mut mcp: Vec<acp::McpServer> = Vec::new();
+    let mut auth = Auth {
+        methods: Arc::new(methods),
+        chosen: None,
+        done: false,
+    };
     while let Some(command) = commands.recv().await {
         match command {
+            Command::AuthMethod(id) => auth.chosen = Some(id),
+            Command::McpServers(servers) => {
+                let (usable, skipped): (Vec<_>, Vec<_>) = servers
+                    .iter()
+                    .map(|s| (s, s.to_acp(mcp_http, mcp_sse)))
+                    .partition(|(_, acp)| acp.is_some());
+                mcp = usable.into_iter().filter_map(|(_, acp)| acp).collect();
+                if !skipped.is_empty() {
+                    let names: Vec<String> = skipped
+                        .iter()
+                        .map(|(s, _)| format!("`{}`", s.name))
+                        .collect();
+                    let _ = events.send(AgentEvent::Notice(format!(
+                        "MCP servers not passed to the agent, which does not offer their transport (http or sse): {}",
+                        names.join(", ")
+                    )));
+                }
+            }
             Command::OpenSession { tag, open } => {
+                // A method the settings name: sign in once, before the
+                // first session (inline, so that sessions wait for it).
+                if let Some(id) = auth.chosen.clone().filter(|_| !auth.done) {
+                    auth.done = true;
+                    if let Err(message) = authenticate(&cx, &auth.methods, &id).await {
+                        let _ = events.send(AgentEvent::SessionFailed { tag, message });
+                        continue;
+                    }
+                }
                 let cx = cx.clone();
                 let events = events.clone();
+                let mcp = mcp.clone();
+                let auth = auth.clone();
                 tokio::spawn(async move {
-                    let event = match open_session(&cx, abilities, open).await {
-                        Ok(info) => AgentEvent::SessionStarted { tag, info },
-                        Err(message) => AgentEvent::SessionFailed { tag, message },
-                    };
-                    let _ = events.send(event);
+                    let mut opened = open_session(&cx, abilities, open.clone(), mcp.clone()).await;
+                    if let Err(OpenError::AuthRequired(_)) = &opened
+                        && let Some(id) = &auth.chosen
+                    {
+                        opened = match authenticate(&cx, &auth.methods, id).await {
+                            Ok(()) => open_session(&cx, abilities, open, mcp).await,
+                            Err(message) => Err(OpenError::Other(message)),
+                        };
+                    }
+                    let opened = opened.map_err(|err| match err {
+                        OpenError::AuthRequired(message) => auth.missing(&message),
+                        OpenError::Other(message) => message,
+                    });
+                    match opened {
+                        Ok((info, options)) => {
+                            let session_id = info.session_id.clone();
+                            let _ = events.send(AgentEvent::SessionStarted { tag, info });
+                            // After the start, so that the session is the chat's.
+                            let _ = events.send(AgentEvent::Update {
+                                session_id,
+                                update: SessionUpdate::Options(options),
+                            });
+                        }
+                        Err(message) => {
+                            let _ = events.send(AgentEvent::SessionFailed { tag, message });
+                        }
+                    }
                 });
             }
             Command::ListSessions { cwd } => {
@@ -589,6 +783,39 @@ async fn serve(
                     });
                 });
             }
+            Command::SetOption {
+                session_id,
+                option,
+                value,
+            } => {
+                let value = match value {
+                    OptionValue::Choice(id) => acp::SessionConfigOptionValue::ValueId {
+                        value: acp::SessionConfigValueId::new(id),
+                    },
+                    OptionValue::Flag(on) => acp::SessionConfigOptionValue::Boolean { value: on },
+                };
+                let request = acp::SetSessionConfigOptionRequest::new(
+                    acp::SessionId::new(session_id.clone()),
+                    acp::SessionConfigId::new(option.clone()),
+                    value,
+                );
+                let cx = cx.clone();
+                let events = events.clone();
+                tokio::spawn(async move {
+                    let result = cx.send_request(request).block_task().await;
+                    let result = result
+                        .map(|response| convert::session_options(&response.config_options))
+                        .map_err(|err| {
+                            tracing::warn!("session/set_config_option failed: {err}");
+                            err.to_string()
+                        });
+                    let _ = events.send(AgentEvent::OptionSet {
+                        session_id,
+                        option,
+                        result,
+                    });
+                });
+            }
             Command::SetConfig {
                 session_id,
                 option,
@@ -619,7 +846,12 @@ async fn serve(
 }
 
 /// `initialize`: warden's capabilities out, the agent's abilities back.
-async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentAbilities, String> {
+/// Also whether the agent takes MCP servers over http and over sse, and
+/// its authentication methods.
+async fn initialize(
+    cx: &ConnectionTo<Agent>,
+    caps: ClientCaps,
+) -> Result<(AgentAbilities, bool, bool, Vec<acp::AuthMethod>), String> {
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new()
             .read_text_file(caps.read_text_file)
@@ -631,7 +863,12 @@ async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentA
         .meta(acp::Meta::from_iter([(
             "terminal_output".to_string(),
             serde_json::Value::Bool(true),
-        )]));
+        )]))
+        .elicitation(
+            acp::ElicitationCapabilities::new()
+                .form(acp::ElicitationFormCapabilities::new())
+                .url(acp::ElicitationUrlCapabilities::new()),
+        );
     let init = acp::InitializeRequest::new(ProtocolVersion::V1)
         .client_capabilities(capabilities)
         .client_info(acp::Implementation::new(
@@ -647,13 +884,19 @@ async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentA
         return Err(version_mismatch(&response.protocol_version.to_string()));
     }
     let agent = &response.agent_capabilities;
-    Ok(AgentAbilities {
+    let abilities = AgentAbilities {
         load_session: agent.load_session,
         resume_session: agent.session_capabilities.resume.is_some(),
         list_sessions: agent.session_capabilities.list.is_some(),
         close_session: agent.session_capabilities.close.is_some(),
         additional_directories: agent.session_capabilities.additional_directories.is_some(),
-    })
+    };
+    Ok((
+        abilities,
+        agent.mcp_capabilities.http,
+        agent.mcp_capabilities.sse,
+        response.auth_methods.clone(),
+    ))
 }
 
 /// `session/list`, following `nextCursor` for at most [`LIST_PAGES`] pages
@@ -699,7 +942,8 @@ async fn open_session(
     cx: &ConnectionTo<Agent>,
     agent: AgentAbilities,
     open: SessionOpen,
-) -> Result<SessionInfo, String> {
+    mcp: Vec<acp::McpServer>,
+) -> Result<(SessionInfo, Vec<crate::model::SessionOption>), OpenError> {
     let SessionOpen {
         cwd,
         additional_directories,
@@ -723,44 +967,152 @@ async fn open_session(
                 SessionOrigin::Loaded if agent.load_session => {
                     // The replayed updates arrive as notifications before this answer.
                     let request = acp::LoadSessionRequest::new(session, cwd.clone())
-                        .additional_directories(dirs.clone());
-                    cx.send_request(request)
-                        .block_task()
-                        .await
-                        .map(|r| pick_modes(r.config_options.as_deref(), r.modes.as_ref()))
+                        .additional_directories(dirs.clone())
+                        .mcp_servers(mcp.clone());
+                    cx.send_request(request).block_task().await.map(|r| {
+                        (
+                            pick_modes(r.config_options.as_deref(), r.modes.as_ref()),
+                            options_of(r.config_options.as_deref()),
+                        )
+                    })
                 }
                 SessionOrigin::Resumed if agent.resume_session => {
                     let request = acp::ResumeSessionRequest::new(session, cwd.clone())
-                        .additional_directories(dirs.clone());
-                    cx.send_request(request)
-                        .block_task()
-                        .await
-                        .map(|r| pick_modes(r.config_options.as_deref(), r.modes.as_ref()))
+                        .additional_directories(dirs.clone())
+                        .mcp_servers(mcp.clone());
+                    cx.send_request(request).block_task().await.map(|r| {
+                        (
+                            pick_modes(r.config_options.as_deref(), r.modes.as_ref()),
+                            options_of(r.config_options.as_deref()),
+                        )
+                    })
                 }
                 _ => continue,
             };
             match answer {
-                Ok(modes) => {
-                    return Ok(SessionInfo {
+                Ok((modes, options)) => {
+                    let info = SessionInfo {
                         session_id: id,
                         modes,
                         origin: way,
-                    });
+                    };
+                    return Ok((info, options));
                 }
                 Err(err) => tracing::warn!("continuing session {id} failed ({way:?}): {err}"),
             }
         }
     }
     let session = cx
-        .send_request(acp::NewSessionRequest::new(cwd).additional_directories(dirs))
+        .send_request(
+            acp::NewSessionRequest::new(cwd)
+                .additional_directories(dirs)
+                .mcp_servers(mcp),
+        )
         .block_task()
         .await
-        .map_err(|err| format!("the agent could not open a session: {err}"))?;
-    Ok(SessionInfo {
+        .map_err(|err| {
+            let message = format!("the agent could not open a session: {err}");
+            if err.code == agent_client_protocol::ErrorCode::AUTH_REQUIRED {
+                OpenError::AuthRequired(message)
+            } else {
+                OpenError::Other(message)
+            }
+        })?;
+    let info = SessionInfo {
         session_id: session.session_id.to_string(),
         modes: pick_modes(session.config_options.as_deref(), session.modes.as_ref()),
         origin: SessionOrigin::New,
-    })
+    };
+    Ok((info, options_of(session.config_options.as_deref())))
+}
+
+/// Why a session did not open.
+enum OpenError {
+    /// The agent answered "auth required": sign in first.
+    AuthRequired(String),
+    Other(String),
+}
+
+/// The agent's authentication methods and the one the settings name.
+#[derive(Clone)]
+struct Auth {
+    methods: Arc<Vec<acp::AuthMethod>>,
+    chosen: Option<String>,
+    /// `authenticate` was sent before the first session.
+    done: bool,
+}
+
+impl Auth {
+    /// The message for a session that needs a sign-in warden could not do.
+    fn missing(&self, message: &str) -> String {
+        if self.methods.is_empty() {
+            return format!(
+                "{message}; the agent needs you to sign in but offers no method warden can use: \
+                 sign in with the agent's own command, then restart it (r)"
+            );
+        }
+        let listed: Vec<String> = self.methods.iter().map(describe_method).collect();
+        format!(
+            "{message}; the agent needs you to sign in: name one of its methods with \
+             auth_method = \"ID\" in its [agents.NAME] block: {}",
+            listed.join(", ")
+        )
+    }
+}
+
+/// `id` (name), and `, a terminal login` for a terminal method.
+fn describe_method(method: &acp::AuthMethod) -> String {
+    let terminal = match method {
+        acp::AuthMethod::Terminal(_) => ", a login in a terminal, which warden cannot run yet",
+        _ => "",
+    };
+    format!(
+        "`{}` ({}{terminal})",
+        crate::sanitize::one_line(&method.id().to_string()),
+        crate::sanitize::one_line(method.name())
+    )
+}
+
+/// Send `authenticate` with method `id`; an error says what went wrong.
+async fn authenticate(
+    cx: &ConnectionTo<Agent>,
+    methods: &[acp::AuthMethod],
+    id: &str,
+) -> Result<(), String> {
+    let Some(method) = methods.iter().find(|m| m.id().to_string() == id) else {
+        let listed: Vec<String> = methods.iter().map(describe_method).collect();
+        return Err(format!(
+            "auth_method = \"{}\" is not one of the agent's methods ({})",
+            crate::sanitize::one_line(id),
+            if listed.is_empty() {
+                "it offers none".to_string()
+            } else {
+                listed.join(", ")
+            }
+        ));
+    };
+    if let acp::AuthMethod::Terminal(_) = method {
+        return Err(format!(
+            "auth_method = \"{}\" is a login in a terminal, which warden cannot run yet: \
+             run the agent's login yourself, then restart it (r)",
+            crate::sanitize::one_line(id)
+        ));
+    }
+    cx.send_request(acp::AuthenticateRequest::new(method.id().clone()))
+        .block_task()
+        .await
+        .map(|_| ())
+        .map_err(|err| {
+            format!(
+                "signing in to the agent with `{}` failed: {err}",
+                crate::sanitize::one_line(id)
+            )
+        })
+}
+
+/// The agent's session options besides its modes.
+fn options_of(options: Option<&[acp::SessionConfigOption]>) -> Vec<crate::model::SessionOption> {
+    options.map(convert::session_options).unwrap_or_default()
 }
 
 /// The agent's modes: a `mode` config option when it offers one, else `modes`.

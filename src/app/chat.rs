@@ -9,7 +9,10 @@ use std::path::PathBuf;
 use tokio::sync::mpsc;
 
 use super::{ChatOptions, Notify, ResumeChat, SettingsLink, display_path, record};
-use crate::acp::{AgentCommand, ClientCall, ClientCaps, ClientResponder, PermissionResponder};
+use crate::acp::{
+    AgentCommand, ClientCall, ClientCaps, ClientResponder, ElicitationResponder,
+    PermissionResponder,
+};
 use crate::client::fs::{Protected, Roots};
 use crate::client::terminal::{TerminalEvent, Terminals};
 use crate::policy::AgentPolicy;
@@ -40,8 +43,14 @@ pub(super) struct Chat {
     pub(super) notify: Notify,
     pub(super) settings: SettingsLink,
     pub(super) caps: ClientCaps,
+    /// MCP servers passed to the agent's sessions.
+    pub(super) mcp_servers: Vec<crate::acp::McpServer>,
+    /// The agent's authentication method to sign in with.
+    pub(super) auth_method: Option<String>,
     pub(super) roots: Roots,
     pub(super) responders: HashMap<RequestId, PermissionResponder>,
+    /// Pending `elicitation/create` requests shown as cards, by request id.
+    pub(super) elicitations: HashMap<RequestId, ElicitationResponder>,
     /// File and terminal calls waiting for the gate, by request id.
     pub(super) client_pending: HashMap<RequestId, (ClientCall, ClientResponder, PathBuf)>,
     pub(super) terminals: Terminals,
@@ -154,8 +163,11 @@ impl Chat {
             notify: options.notify,
             settings: options.settings,
             caps: options.caps,
+            mcp_servers: options.mcp_servers,
+            auth_method: options.auth_method,
             roots,
             responders: HashMap::new(),
+            elicitations: HashMap::new(),
             client_pending: HashMap::new(),
             terminal_tools: HashMap::new(),
             refusals: Vec::new(),
@@ -180,6 +192,9 @@ impl Chat {
     pub(super) fn cancel_responders(&mut self) {
         for (_, responder) in self.responders.drain() {
             responder.respond(crate::model::PermissionOutcome::Cancelled);
+        }
+        for (_, responder) in self.elicitations.drain() {
+            responder.respond(&crate::model::PermissionOutcome::Cancelled);
         }
     }
 

@@ -73,6 +73,10 @@ pub struct ChatOptions {
     pub chats_dir: Option<PathBuf>,
     /// A past chat to reopen instead of starting a new one.
     pub resume: Option<ResumeChat>,
+    /// MCP servers passed to the agent's sessions.
+    pub mcp_servers: Vec<crate::acp::McpServer>,
+    /// The agent's authentication method to sign in with (`auth_method`).
+    pub auth_method: Option<String>,
 }
 
 /// How a new card makes itself noticed.
@@ -372,6 +376,12 @@ impl App {
             self.next_key += 1;
             let tx = tagged(key, self.events_tx.clone());
             let handle = acp::spawn(&chat.command, chat.caps, tx)?;
+            if !chat.mcp_servers.is_empty() {
+                handle.set_mcp_servers(chat.mcp_servers.clone());
+            }
+            if let Some(method) = &chat.auth_method {
+                handle.set_auth_method(method);
+            }
             self.agents.insert(
                 name.clone(),
                 AgentSlot {
@@ -635,6 +645,15 @@ impl App {
                     self.send_chat(id, Msg::AgentModeSet { mode_id, result });
                 }
             }
+            AgentEvent::OptionSet {
+                session_id,
+                option,
+                result,
+            } => {
+                if let Some(id) = self.chat_of(key, &session_id) {
+                    self.send_chat(id, Msg::OptionSet { option, result });
+                }
+            }
             AgentEvent::Update { session_id, update } => match self.chat_of(key, &session_id) {
                 Some(id)
                     if self
@@ -687,6 +706,26 @@ impl App {
                     Msg::PermissionRequested {
                         id: request_id,
                         request,
+                    },
+                );
+            }
+            AgentEvent::Elicitation { request, responder } => {
+                let Some(id) = self.chat_of(key, &request.session_id) else {
+                    tracing::warn!(session = %request.session_id, "elicitation for an unknown session: cancelled");
+                    responder.respond(&PermissionOutcome::Cancelled);
+                    return;
+                };
+                let Some(chat) = self.chats.get_mut(&id) else {
+                    return;
+                };
+                let request_id = chat.next_request;
+                chat.next_request += 1;
+                chat.elicitations.insert(request_id, responder);
+                self.send_chat(
+                    id,
+                    Msg::PermissionRequested {
+                        id: request_id,
+                        request: *request,
                     },
                 );
             }
@@ -825,6 +864,9 @@ impl App {
                 if let Some(responder) = chat.responders.remove(&request) {
                     tracing::info!(chat = id, request, ?outcome, "permission answered");
                     responder.respond(outcome);
+                } else if let Some(responder) = chat.elicitations.remove(&request) {
+                    tracing::info!(chat = id, request, ?outcome, "elicitation answered");
+                    responder.respond(&outcome);
                 } else if let Some((call, responder, path)) = chat.client_pending.remove(&request) {
                     let allowed = outcome == PermissionOutcome::Selected(CLIENT_ALLOW.into());
                     chat.finish_client_call(request, call, responder, path, allowed);
@@ -874,6 +916,15 @@ impl App {
                 }
             }
             Effect::EditSettings(edit) => self.edit_settings(id, edit),
+            Effect::SetSessionOption { option_id, value } => {
+                if let (Some(session), Some(agent)) = (&chat.session, self.agent_of(chat)) {
+                    let value = match value {
+                        crate::state::OptionPick::Choice(id) => crate::acp::OptionValue::Choice(id),
+                        crate::state::OptionPick::Flag(on) => crate::acp::OptionValue::Flag(on),
+                    };
+                    agent.set_option(session, &option_id, value);
+                }
+            }
         }
     }
 

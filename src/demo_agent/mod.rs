@@ -104,11 +104,40 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
             {
                 let agent = agent.clone();
                 async move |request: NewSessionRequest, responder, _cx| {
-                    let answer = agent.new_session(request.cwd);
+                    if agent.scenario.auth_required && !agent.signed_in.load(Ordering::Relaxed) {
+                        return responder.respond_with_error(Error::auth_required());
+                    }
+                    let response = agent.new_session(request.cwd);
                     agent
                         .sessions
-                        .set_directories(&answer.session_id, request.additional_directories);
-                    responder.respond(answer)
+                        .set_mcp(&response.session_id, &request.mcp_servers);
+                    agent
+                        .sessions
+                        .set_directories(&response.session_id, request.additional_directories);
+                    responder.respond(response)
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: agent_client_protocol::v1::schema::AuthenticateRequest,
+                            responder,
+                            _cx| {
+                    let id = request.method_id.to_string();
+                    let known = agent.scenario.auth_methods.iter().any(|m| {
+                        m.get("id").and_then(serde_json::Value::as_str) == Some(id.as_str())
+                            && m.get("type").and_then(serde_json::Value::as_str) != Some("terminal")
+                    });
+                    if !known {
+                        return responder.respond_with_error(
+                            Error::invalid_params().data(format!("unknown auth method {id}")),
+                        );
+                    }
+                    agent.signed_in.store(true, Ordering::Relaxed);
+                    responder
+                        .respond(agent_client_protocol::v1::schema::AuthenticateResponse::new())
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -117,6 +146,9 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
             {
                 let agent = agent.clone();
                 async move |request: LoadSessionRequest, responder, cx| {
+                    agent
+                        .sessions
+                        .set_mcp(&request.session_id, &request.mcp_servers);
                     let loaded = agent.sessions.load(&request.session_id, request.cwd);
                     if loaded.is_ok() {
                         agent
@@ -228,12 +260,14 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     let set = if known {
                         agent.sessions.set_known_mode(&request.session_id, &value)
                     } else {
-                        Err(Error::invalid_params()
-                            .data(format!("unknown config option {}", request.config_id)))
+                        agent
+                            .sessions
+                            .set_extra_option(&request.config_id.to_string(), &request.value)
                     };
                     match set {
                         Ok(()) => {
-                            let options = agent.sessions.config_options(&value).unwrap_or_default();
+                            let mode = agent.sessions.mode(&request.session_id).unwrap_or_default();
+                            let options = agent.sessions.config_options(&mode).unwrap_or_default();
                             responder
                                 .respond(SetSessionConfigOptionResponse::new(options.clone()))?;
                             cx.send_notification(SessionNotification::new(
@@ -337,6 +371,8 @@ struct DemoAgent {
     created: AtomicU64,
     /// The client capabilities received at `initialize`.
     offered: Mutex<ClientFeatures>,
+    /// `authenticate` succeeded (with `auth_required`).
+    signed_in: std::sync::atomic::AtomicBool,
 }
 
 impl DemoAgent {
@@ -347,6 +383,7 @@ impl DemoAgent {
             used_turns: Mutex::new(HashSet::new()),
             created: AtomicU64::new(0),
             offered: Mutex::new(ClientFeatures::default()),
+            signed_in: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -372,11 +409,23 @@ impl DemoAgent {
             sessions =
                 sessions.additional_directories(SessionAdditionalDirectoriesCapabilities::new());
         }
+        let auth_methods: Vec<agent_client_protocol::v1::schema::AuthMethod> = self
+            .scenario
+            .auth_methods
+            .iter()
+            .filter_map(|m| serde_json::from_value(m.clone()).ok())
+            .collect();
         InitializeResponse::new(ProtocolVersion::V1)
+            .auth_methods(auth_methods)
             .agent_capabilities(
                 AgentCapabilities::new()
                     .load_session(scenario.load_session)
-                    .session_capabilities(sessions),
+                    .session_capabilities(sessions)
+                    .mcp_capabilities(
+                        agent_client_protocol::v1::schema::McpCapabilities::new()
+                            .http(scenario.mcp_http)
+                            .sse(scenario.mcp_sse),
+                    ),
             )
             .agent_info(
                 Implementation::new(name, env!("CARGO_PKG_VERSION")).title("warden demo agent"),
@@ -442,6 +491,11 @@ pub(crate) struct Sessions {
     start_mode: String,
     /// The modes are also a `mode` config option.
     mode_config_option: bool,
+    /// The scenario's other config options, with their current values.
+    extra_options: Mutex<Vec<serde_json::Value>>,
+    /// The MCP servers each session was opened with, as reported by the
+    /// `mcp` step: `name (stdio: command args; env K)`, ...
+    mcp: Mutex<HashMap<SessionId, Vec<String>>>,
 }
 
 impl Default for Sessions {
@@ -483,6 +537,8 @@ impl Sessions {
                 .clone()
                 .unwrap_or_else(|| DEFAULT_MODE.to_owned()),
             mode_config_option: scenario.mode_config_option,
+            extra_options: Mutex::new(scenario.config_options.clone()),
+            mcp: Mutex::new(HashMap::new()),
         }
     }
 
@@ -716,8 +772,12 @@ impl Sessions {
 impl Sessions {
     /// The modes as a `mode` config option, when the scenario says so.
     fn config_options(&self, current: &str) -> Option<Vec<SessionConfigOption>> {
+        let extra: Vec<SessionConfigOption> = lock(&self.extra_options)
+            .iter()
+            .filter_map(|option| serde_json::from_value(option.clone()).ok())
+            .collect();
         if !self.mode_config_option {
-            return None;
+            return (!extra.is_empty()).then_some(extra);
         }
         let choices: Vec<SessionConfigSelectOption> = self
             .modes
@@ -727,11 +787,100 @@ impl Sessions {
                     .description(mode.description.clone())
             })
             .collect();
-        Some(vec![
+        let mut options = vec![
             SessionConfigOption::select(MODE_OPTION, "Mode", current.to_owned(), choices)
                 .description("Session permission mode".to_owned())
                 .category(SessionConfigOptionCategory::Mode),
-        ])
+        ];
+        options.extend(extra);
+        Some(options)
+    }
+
+    /// Remember the MCP servers a session was opened with.
+    fn set_mcp(&self, id: &SessionId, servers: &[agent_client_protocol::v1::schema::McpServer]) {
+        let described = servers
+            .iter()
+            .map(|server| {
+                let value = serde_json::to_value(server).unwrap_or_default();
+                let field = |key: &str| value.get(key).cloned().unwrap_or_default();
+                let name = field("name").as_str().unwrap_or_default().to_owned();
+                let pairs = |key: &str| {
+                    field(key)
+                        .as_array()
+                        .map(|items| {
+                            items
+                                .iter()
+                                .filter_map(|i| i.get("name").and_then(|n| n.as_str()))
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        })
+                        .unwrap_or_default()
+                };
+                match field("type").as_str() {
+                    Some(kind) => format!(
+                        "{name} ({kind}: {}; headers {})",
+                        field("url").as_str().unwrap_or_default(),
+                        pairs("headers")
+                    ),
+                    None => format!(
+                        "{name} (stdio: {} {}; env {})",
+                        field("command").as_str().unwrap_or_default(),
+                        field("args")
+                            .as_array()
+                            .map(|a| a
+                                .iter()
+                                .filter_map(|x| x.as_str())
+                                .collect::<Vec<_>>()
+                                .join(" "))
+                            .unwrap_or_default(),
+                        pairs("env")
+                    ),
+                }
+            })
+            .collect();
+        lock(&self.mcp).insert(id.clone(), described);
+    }
+
+    /// The MCP servers a session was opened with, described.
+    pub(crate) fn mcp(&self, id: &SessionId) -> Vec<String> {
+        lock(&self.mcp).get(id).cloned().unwrap_or_default()
+    }
+
+    /// `session/set_config_option` for one of the scenario's other
+    /// options: a select takes one of its values, a boolean a boolean.
+    fn set_extra_option(&self, id: &str, value: &SessionConfigOptionValue) -> Result<(), Error> {
+        let mut options = lock(&self.extra_options);
+        let invalid = |why: String| Err(Error::invalid_params().data(why));
+        let Some(option) = options
+            .iter_mut()
+            .find(|o| o.get("id").and_then(serde_json::Value::as_str) == Some(id))
+        else {
+            return invalid(format!("unknown config option {id}"));
+        };
+        let kind = option.get("type").and_then(serde_json::Value::as_str);
+        let new = match (kind, value) {
+            (Some("boolean"), SessionConfigOptionValue::Boolean { value }) => {
+                serde_json::Value::Bool(*value)
+            }
+            (Some("select"), SessionConfigOptionValue::ValueId { value }) => {
+                let value = value.to_string();
+                let offered = option
+                    .get("options")
+                    .and_then(serde_json::Value::as_array)
+                    .is_some_and(|choices| {
+                        choices.iter().any(|c| {
+                            c.get("value").and_then(serde_json::Value::as_str) == Some(&value)
+                        })
+                    });
+                if !offered {
+                    return invalid(format!("{value} is not a value of {id}"));
+                }
+                serde_json::Value::String(value)
+            }
+            _ => return invalid(format!("wrong kind of value for {id}")),
+        };
+        option["currentValue"] = new;
+        Ok(())
     }
 
     /// The session modes every session offers, `current` being the current one.

@@ -101,6 +101,25 @@ pub(crate) struct Scenario {
     /// `nextCursor` while more follow (default: one page).
     #[serde(default, alias = "listPageSize")]
     pub(crate) list_page_size: Option<usize>,
+    /// More session config options (model, thought level, ...), as the
+    /// agent's JSON (`SessionConfigOption`), advertised after the mode
+    /// option; `session/set_config_option` accepts one of a select's values
+    /// or a boolean for them, process-wide.
+    #[serde(default, alias = "configOptions")]
+    pub(crate) config_options: Vec<Value>,
+    /// `authMethods` answered at `initialize`, as the agent's JSON.
+    #[serde(default, alias = "authMethods")]
+    pub(crate) auth_methods: Vec<Value>,
+    /// `session/new` answers "auth required" (-32000) until `authenticate`
+    /// succeeded with one of `auth_methods` that is not a terminal login.
+    #[serde(default, alias = "authRequired")]
+    pub(crate) auth_required: bool,
+    /// `mcpCapabilities.http` at `initialize` (default false).
+    #[serde(default)]
+    pub(crate) mcp_http: bool,
+    /// `mcpCapabilities.sse` at `initialize` (default false).
+    #[serde(default)]
+    pub(crate) mcp_sse: bool,
     /// The scripted turns, tried in order.
     #[serde(default)]
     pub(crate) turns: Vec<Turn>,
@@ -121,6 +140,11 @@ impl Default for Scenario {
             close_session: false,
             additional_directories: false,
             list_page_size: None,
+            config_options: Vec::new(),
+            auth_methods: Vec::new(),
+            auth_required: false,
+            mcp_http: false,
+            mcp_sse: false,
             turns: Vec::new(),
         }
     }
@@ -248,6 +272,25 @@ pub(crate) enum Step {
     /// turn (as Claude Code's ExitPlanMode fails with "You are not in plan
     /// mode" outside its plan mode).
     RequireMode { mode: String, message: String },
+    /// An `elicitation/create` request (`request`: its params without
+    /// `sessionId`, which is the turn's); reports `elicitation answer:
+    /// <the response as JSON>`, or `elicitation failed: <message>`.
+    Elicitation { request: Value },
+    /// Reports the MCP servers the session was opened with (`session/new`
+    /// or `session/load`): `mcp servers: none`, or one line `mcp server:
+    /// NAME (stdio: COMMAND ARGS; env NAMES)` / `(http: URL; headers NAMES)`
+    /// each.
+    Mcp,
+    /// A `usage_update`: `used` of `size` tokens in the context window,
+    /// and the session's cost so far in `currency` (default USD).
+    Usage {
+        used: u64,
+        size: u64,
+        #[serde(default)]
+        cost: Option<f64>,
+        #[serde(default)]
+        currency: Option<String>,
+    },
 }
 
 /// The fields of a `read_file` step.

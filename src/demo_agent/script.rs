@@ -229,8 +229,59 @@ impl Runner {
             Step::WriteFile(write) if !cleanup => return self.write_file(write).await,
             Step::Terminal(terminal) if !cleanup => return self.terminal(terminal).await,
             Step::ReadFile(_) | Step::WriteFile(_) | Step::Terminal(_) => {}
+            Step::Elicitation { request } if !cleanup => self.elicit(request).await?,
+            Step::Elicitation { .. } => {}
+            Step::Mcp => {
+                let servers = self.sessions.mcp(&self.session_id);
+                if servers.is_empty() {
+                    self.say("mcp servers: none\n")?;
+                }
+                for server in servers {
+                    self.say(&format!("mcp server: {server}\n"))?;
+                }
+            }
+            Step::Usage {
+                used,
+                size,
+                cost,
+                currency,
+            } => {
+                let cost = cost.map(|amount| {
+                    agent_client_protocol::v1::schema::Cost::new(
+                        amount,
+                        currency.clone().unwrap_or_else(|| "USD".to_owned()),
+                    )
+                });
+                self.send(SessionUpdate::UsageUpdate(
+                    agent_client_protocol::v1::schema::UsageUpdate::new(*used, *size).cost(cost),
+                ))?;
+            }
         }
         Ok(Flow::Continue)
+    }
+
+    /// `elicitation/create` with `params` in this session; the answer (or
+    /// the error) is reported as a text line.
+    async fn elicit(&self, params: &serde_json::Value) -> Result<(), Error> {
+        let mut params = params.clone();
+        if let Some(object) = params.as_object_mut() {
+            object
+                .entry("sessionId")
+                .or_insert_with(|| serde_json::Value::String(self.session_id.to_string()));
+        }
+        let request: agent_client_protocol::v1::schema::CreateElicitationRequest =
+            match serde_json::from_value(params) {
+                Ok(request) => request,
+                Err(err) => return self.say(&format!("elicitation failed: {err}\n")),
+            };
+        let line = match self.cx.send_request(request).block_task().await {
+            Ok(response) => format!(
+                "elicitation answer: {}\n",
+                serde_json::to_string(&response).unwrap_or_default()
+            ),
+            Err(err) => format!("elicitation failed: {err}\n"),
+        };
+        self.say(&line)
     }
 
     /// Send an update to the client; it also goes into the session's record.

@@ -5,7 +5,8 @@
 //! answers [`Decision::Allow`], [`Decision::Deny`] or [`Decision::Ask`]. The
 //! order, first match wins (DESIGN.md, "Permission model"):
 //!
-//! 1. a `switch_mode` request: ask;
+//! 1. a `switch_mode` request, or an elicitation sent as a permission
+//!    request (codex-acp's `elicitation-...` tool calls): ask;
 //! 2. Plan mode and the category is not read: deny ("plan mode");
 //! 3. a deny rule matches: deny (one that only might match, because the
 //!    command cannot be read, asks instead);
@@ -442,6 +443,13 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
         category
     };
     let runs_more = runs_more || writes;
+    if req.elicitation {
+        return Decision::Ask {
+            reason: "an elicitation (a sign-in page or a form the agent wants answered) \
+                     is always the user's call"
+                .to_string(),
+        };
+    }
     if cx.mode == Mode::Plan && category != Category::Read {
         let why = if runs_more {
             "plan mode; it does more than read"

@@ -50,6 +50,11 @@ pub struct RequestView {
     /// warden's own synthetic request for one of the agent's client calls
     /// (`fs/read_text_file`, `fs/write_text_file`, `terminal/create`).
     pub client: bool,
+    /// The agent asks for an elicitation through a permission request
+    /// (codex-acp: a toolCallId starting `elicitation-`, or a `rawInput`
+    /// shaped like `elicitation/create` params): allowing it opens a url or
+    /// accepts a form for the user, so it always asks.
+    pub elicitation: bool,
 }
 
 impl RequestView {
@@ -98,7 +103,9 @@ impl RequestView {
             options: req.options.clone(),
             inferred_kind: None,
             client: req.client,
+            elicitation: false,
         };
+        view.elicitation = is_elicitation(&req.tool_call_id, view.raw_input.as_ref());
         if fields.kind.is_none() && kind == ToolKind::Other {
             view.inferred_kind = view.infer_kind();
         }
@@ -373,6 +380,30 @@ pub(crate) fn shell_join(args: &[String]) -> String {
     args.iter().map(quote).collect::<Vec<_>>().join(" ")
 }
 
+/// Whether a permission request stands for an elicitation: its tool call id
+/// starts `elicitation-` (any case, after spaces), or its `rawInput` carries
+/// an `elicitationId`, a `requestedSchema`, or `mode` `url`/`form` with a
+/// `message` (the params of `elicitation/create`).
+pub(crate) fn is_elicitation(tool_call_id: &str, raw_input: Option<&Value>) -> bool {
+    if tool_call_id
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("elicitation")
+    {
+        return true;
+    }
+    let Some(input) = raw_input else {
+        return false;
+    };
+    input.get("elicitationId").is_some()
+        || input.get("requestedSchema").is_some()
+        || (input.get("message").is_some()
+            && matches!(
+                input.get("mode").and_then(Value::as_str),
+                Some("url" | "form")
+            ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,6 +470,7 @@ mod tests {
                 options: vec![option],
                 inferred_kind: None,
                 client: false,
+                elicitation: false,
             }
         );
         assert_eq!(got.paths(), ["/p/a.rs"]);

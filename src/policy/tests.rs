@@ -1051,3 +1051,58 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn elicitations_sent_as_permission_requests_always_ask() {
+    use crate::model::{PermissionRequest, ToolCallFields};
+    let ask_request = |id: &str, raw: serde_json::Value, kind: ToolKind| {
+        let req = PermissionRequest {
+            session_id: "s".into(),
+            tool_call_id: id.into(),
+            fields: ToolCallFields {
+                kind: Some(kind),
+                title: Some("Sign in".into()),
+                raw_input: Some(raw),
+                ..ToolCallFields::default()
+            },
+            options: all_options(),
+            client: false,
+        };
+        RequestView::from_request(&req, None)
+    };
+    let allow_all = [rule(RuleDecision::Allow)];
+    let cases = [
+        ask_request(
+            "elicitation-url-1",
+            json!({"url": "https://x"}),
+            ToolKind::Fetch,
+        ),
+        ask_request("  Elicitation-form-2", json!({}), ToolKind::Execute),
+        ask_request(
+            "call-3",
+            json!({"mode": "url", "message": "m", "url": "https://x"}),
+            ToolKind::Fetch,
+        ),
+        ask_request("call-4", json!({"elicitationId": "e"}), ToolKind::Other),
+        ask_request(
+            "call-5",
+            json!({"requestedSchema": {"type": "object"}}),
+            ToolKind::Read,
+        ),
+    ];
+    for req in &cases {
+        assert!(req.elicitation, "{req:?}");
+        for mode in [Mode::Default, Mode::Auto] {
+            for bypass in [false, true] {
+                let got = run(req, mode, bypass, &allow_all, &[]);
+                assert_eq!(short(&got), "ask", "{req:?} in {mode} bypass {bypass}");
+            }
+        }
+    }
+    let fetch = ask_request("call-6", json!({"url": "https://x"}), ToolKind::Fetch);
+    assert!(!fetch.elicitation);
+    assert_eq!(
+        short(&run(&fetch, Mode::Auto, false, &[], &[])),
+        "allow/auto/once"
+    );
+}

@@ -270,6 +270,8 @@ fn edit_document(
                         fs_read: true,
                         fs_write: true,
                         terminal: true,
+                        mcp_servers: Default::default(),
+                        auth_method: None,
                     },
                 );
                 add_agent(doc, agent, command, args, path)?;

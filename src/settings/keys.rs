@@ -5,9 +5,18 @@ use toml_edit::{Document, Item, TableLike, Value};
 use super::line_col;
 
 /// Keys of the top level.
-const TOP_KEYS: [&str; 5] = ["default_agent", "agents", "rules", "notifications", "roots"];
+const TOP_KEYS: [&str; 6] = [
+    "default_agent",
+    "agents",
+    "rules",
+    "notifications",
+    "roots",
+    "mcp_servers",
+];
 /// Keys of an `[agents.NAME]` block.
-pub(crate) const AGENT_KEYS: [&str; 10] = [
+pub(crate) const AGENT_KEYS: [&str; 12] = [
+    "mcp_servers",
+    "auth_method",
     "command",
     "args",
     "env",

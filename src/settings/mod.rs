@@ -59,6 +59,61 @@ pub struct Settings {
     /// terminal requests may touch (`~` expands).
     #[serde(default)]
     pub roots: Vec<String>,
+    /// `[mcp_servers.NAME]`: MCP servers passed to every agent's sessions
+    /// (an agent's own `[agents.NAME.mcp_servers.X]` adds to them, and
+    /// replaces one of the same name).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerSettings>,
+}
+
+/// One `[mcp_servers.NAME]` block: a local server (`command`, `args`,
+/// `env`) or a remote one (`url`, `headers`, `type = "http"` or `"sse"`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct McpServerSettings {
+    /// Program of a local (stdio) server.
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Address of a remote server.
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// `stdio`, `http` (the default with a `url`) or `sse`.
+    #[serde(rename = "type")]
+    pub transport: Option<String>,
+}
+
+impl McpServerSettings {
+    /// The server as passed to the agent; an error names what is wrong.
+    pub fn to_server(&self, name: &str) -> Result<crate::acp::McpServer, String> {
+        use crate::acp::McpTransport;
+        let transport = match (self.transport.as_deref(), &self.command, &self.url) {
+            (None | Some("stdio"), Some(command), None) => McpTransport::Stdio {
+                command: command.clone(),
+                args: self.args.clone(),
+                env: self.env.clone().into_iter().collect(),
+            },
+            (None | Some("http"), None, Some(url)) => McpTransport::Http {
+                url: url.clone(),
+                headers: self.headers.clone().into_iter().collect(),
+            },
+            (Some("sse"), None, Some(url)) => McpTransport::Sse {
+                url: url.clone(),
+                headers: self.headers.clone().into_iter().collect(),
+            },
+            _ => {
+                return Err(format!(
+                    "mcp server `{name}`: give either `command` (type stdio) or `url` (type http or sse)"
+                ));
+            }
+        };
+        Ok(crate::acp::McpServer {
+            name: name.to_string(),
+            transport,
+        })
+    }
 }
 
 /// `[notifications]`: what happens when a card appears.
@@ -116,6 +171,14 @@ pub struct AgentSettings {
     /// Offer `terminal/*` to this agent.
     #[serde(default = "yes")]
     pub terminal: bool,
+    /// `[agents.NAME.mcp_servers.X]`: MCP servers for this agent's sessions
+    /// only, besides the top-level ones.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerSettings>,
+    /// The agent's authentication method to sign in with (`authenticate`),
+    /// one of the ids its `initialize` answer lists.
+    #[serde(default)]
+    pub auth_method: Option<String>,
 }
 
 /// A `[[rules]]` entry as read: a [`Rule`] that lets unknown keys pass, so
@@ -426,10 +489,33 @@ bell = false
             parse(&example_block(example, "[agents.NAME]"), Path::new("e")).expect("agent example");
         let claude = &agent.agents["my-claude"];
         assert_eq!(claude.env["ANTHROPIC_LOG"], "warn");
+        assert_eq!(claude.auth_method.as_deref(), Some("claude-login"));
         assert_eq!(
             (claude.default_mode, claude.agent_plan_mode.as_deref()),
             (Some(Mode::Default), Some("plan"))
         );
+
+        let mcp = parse(
+            &example_block(example, "# MCP servers passed"),
+            Path::new("e"),
+        )
+        .expect("mcp examples");
+        let servers: Vec<String> = mcp
+            .mcp_servers
+            .iter()
+            .chain(&agent.agents["my-claude"].mcp_servers)
+            .map(|(name, s)| format!("{:?}", s.to_server(name).expect("valid server")))
+            .collect();
+        assert_eq!(servers.len(), 3);
+        assert!(
+            servers[0].contains("Http") && servers[0].contains("Bearer TOKEN"),
+            "{servers:?}"
+        );
+        assert!(
+            servers[1].contains("Stdio") && servers[1].contains("LOG_LEVEL"),
+            "{servers:?}"
+        );
+        assert!(servers[2].contains("Sse"), "{servers:?}");
 
         let rules = parse(&example_block(example, "# Rules decide"), Path::new("e"))
             .expect("rule examples");
@@ -442,6 +528,22 @@ bell = false
                 "allow rule kind=execute command=\"cargo test *\"",
             ]
         );
+    }
+
+    #[test]
+    fn an_mcp_server_needs_a_command_or_a_url_not_both() {
+        let text = "[mcp_servers.both]\ncommand = \"x\"\nurl = \"https://x\"\n\
+                    [mcp_servers.none]\nargs = [\"a\"]\n\
+                    [mcp_servers.sse_cmd]\ntype = \"sse\"\ncommand = \"x\"\n";
+        let s = parse(text, Path::new("c.toml")).expect("valid toml");
+        for (name, server) in &s.mcp_servers {
+            let err = server.to_server(name).expect_err("invalid");
+            assert!(
+                err.contains(name.as_str()) && err.contains("`command`"),
+                "{err}"
+            );
+        }
+        assert_eq!(s.mcp_servers.len(), 3);
     }
 
     #[test]

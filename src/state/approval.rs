@@ -404,6 +404,9 @@ impl AppState {
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
         if let Some(on_ask) = self.headless {
             let pick = match on_ask {
+                // Nobody is there to open a sign-in page or fill a form:
+                // an elicitation is declined, never accepted unseen.
+                OnAsk::Allow if approval.view.elicitation => UserPick::Deny,
                 OnAsk::Allow => UserPick::Allow,
                 OnAsk::Deny => UserPick::Deny,
                 OnAsk::Fail => {
@@ -1108,6 +1111,13 @@ impl AppState {
         if let Some(modes) = &self.agent_modes {
             items.extend((0..modes.available.len()).map(ModeItem::Agent));
         }
+        for (option, opt) in self.controls.options.iter().enumerate() {
+            let count = match &opt.value {
+                crate::model::SessionOptionValue::Select { choices, .. } => choices.len(),
+                crate::model::SessionOptionValue::Boolean(_) => 1,
+            };
+            items.extend((0..count).map(|choice| ModeItem::Option { option, choice }));
+        }
         items
     }
 
@@ -1149,6 +1159,7 @@ impl AppState {
         self.close_menu();
         match self.mode_menu_items().get(index) {
             Some(ModeItem::Chat(mode)) => self.set_mode(*mode),
+            Some(ModeItem::Option { option, choice }) => self.pick_option(*option, *choice),
             Some(ModeItem::Agent(i)) => {
                 let Some(mode) = self
                     .agent_modes
@@ -1293,6 +1304,10 @@ pub enum ModeItem {
     Chat(Mode),
     /// One of the agent's advertised modes (index into `agent_modes.available`).
     Agent(usize),
+    /// A value of one of the agent's session options (model, thought
+    /// level, ...): `option` indexes `controls.options`, `choice` a select's
+    /// choices (a boolean has one item, which flips it).
+    Option { option: usize, choice: usize },
 }
 
 /// What an option kind is called on a card.

@@ -5,9 +5,12 @@ mod agent_modes;
 mod approval;
 mod composer;
 mod grants;
+mod options;
 pub mod picker;
 mod transcript;
 pub mod workspace;
+
+pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
     AllowedScope, Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Question, Review,
@@ -157,6 +160,11 @@ pub enum Msg {
         mode_id: String,
         result: Result<(), String>,
     },
+    /// The agent answered a change of one of its session options.
+    OptionSet {
+        option: String,
+        result: Result<Vec<crate::model::SessionOption>, String>,
+    },
     /// Something about the agent's connection to show as an error line
     /// (a skipped line of its output, its output closing).
     AgentNotice(String),
@@ -193,6 +201,11 @@ pub enum Effect {
     },
     /// Change the settings file.
     EditSettings(SettingsEdit),
+    /// Change one of the agent's session options (`session/set_config_option`).
+    SetSessionOption {
+        option_id: String,
+        value: OptionPick,
+    },
 }
 
 /// The agent connection as the user sees it.
@@ -294,6 +307,8 @@ pub struct AppState {
     pub terminals: std::collections::BTreeMap<String, TerminalView>,
     /// Show terminals' whole output instead of their last lines.
     pub terminals_expanded: bool,
+    /// The agent's session options besides its modes, and its usage.
+    pub controls: SessionControls,
 }
 
 /// A terminal's output as last read, for the transcript.
@@ -348,6 +363,7 @@ impl AppState {
             allowed_scopes: Vec::new(),
             terminals: std::collections::BTreeMap::new(),
             terminals_expanded: false,
+            controls: SessionControls::default(),
         }
     }
 
@@ -390,6 +406,10 @@ impl AppState {
                 let effects = self.on_agent_mode_set(mode_id, result);
                 self.drop_stale_notice();
                 effects
+            }
+            Msg::OptionSet { option, result } => {
+                self.on_option_set(option, result);
+                Vec::new()
             }
             Msg::Update(update) => self.on_update(update),
             Msg::TerminalOutput { id, view } => {
@@ -561,6 +581,8 @@ impl AppState {
             }
             SessionUpdate::Plan(plan) => self.transcript.set_plan(plan),
             SessionUpdate::AvailableCommands(_) | SessionUpdate::Other(_) => {}
+            SessionUpdate::Options(options) => self.on_options(options),
+            SessionUpdate::Usage(usage) => self.on_usage(usage),
             SessionUpdate::CurrentMode(mode) => return self.on_agent_mode_now(&mode),
             SessionUpdate::ConfigModes(modes) => {
                 let current = modes.current.clone();

@@ -1,7 +1,8 @@
 //! The one-row footer: which chat this is (when the list is not on
 //! screen), the chat's permission mode (a dropdown) and the agent's own
-//! mode, pending cards, requests waiting in other chats, agent, working
-//! directory, what is happening, and key hints on the right.
+//! mode, pending cards, requests waiting in other chats, agent, its model
+//! and usage, working directory, what is happening, and key hints on the
+//! right.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -78,6 +79,16 @@ fn agent_mode(state: &AppState, theme: Theme) -> Option<Span<'static>> {
     ))
 }
 
+/// The agent's model and its usage: "opus · ctx 25% · $0.12".
+fn controls(state: &AppState, theme: Theme) -> Option<Span<'static>> {
+    let parts: Vec<String> = [state.controls.model_label(), state.controls.usage_label()]
+        .into_iter()
+        .flatten()
+        .filter(|p| !p.is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| Span::styled(parts.join(" · "), theme.dim()))
+}
+
 /// Cards wait while the keys are elsewhere: say how many, and how to get there.
 fn pending(state: &AppState, theme: Theme) -> Option<Span<'static>> {
     let on_cards = matches!(
@@ -152,6 +163,7 @@ enum Part {
     Pending,
     Elsewhere,
     Name,
+    Controls,
     Cwd,
     Status,
 }
@@ -223,6 +235,7 @@ pub(crate) fn render_with(
     let slot = Some(mode_slot(state, theme));
     let bypass = bypass_badge(state, theme);
     let agent = agent_mode(state, theme);
+    let controls = controls(state, theme);
     let pending = pending(state, theme);
     let status = status(state, theme);
     let position = chats
@@ -253,6 +266,7 @@ pub(crate) fn render_with(
                 (Part::Pending, pending),
                 (Part::Elsewhere, elsewhere),
                 (Part::Name, name.clone().filter(|_| keep >= 1)),
+                (Part::Controls, controls.clone().filter(|_| keep >= 2)),
                 (Part::Cwd, cwd),
                 (Part::Status, status.clone()),
             ],

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, BorderType, Clear, Padding, Widget};
 
 use super::theme::Theme;
 use super::wrap::{spans_width, str_width, truncate_end};
+use crate::model::SessionOptionValue;
 use crate::policy::Mode;
 use crate::sanitize::one_line;
 use crate::state::{AppState, ModeItem};
@@ -55,6 +56,8 @@ fn rows(state: &AppState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> {
                 Span::styled(format!("{:<label_w$}", mode.label()), theme.mode(mode)),
                 Span::styled(format!("  {}", describe(mode)), theme.dim()),
             ]),
+            // The agent's session options come after the modes' note.
+            ModeItem::Option { .. } => continue,
             ModeItem::Agent(i) => {
                 let Some(modes) = &state.agent_modes else {
                     continue;
@@ -80,7 +83,59 @@ fn rows(state: &AppState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> {
     if agent_section {
         rows.push((Line::from(Span::styled(AGENT_NOTE, theme.dim())), None));
     }
+    rows.extend(option_rows(state, theme));
     rows.push((Line::from(Span::styled(HINT, theme.dim())), None));
+    rows
+}
+
+/// The rows of the agent's session options (model, thought level,
+/// toggles): a heading per option, then its choices, the current one marked.
+fn option_rows(state: &AppState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> {
+    let mut rows = Vec::new();
+    let mut heading = None;
+    for (index, item) in state.mode_menu_items().into_iter().enumerate() {
+        let ModeItem::Option { option, choice } = item else {
+            continue;
+        };
+        let Some(opt) = state.controls.options.get(option) else {
+            continue;
+        };
+        if heading != Some(option) {
+            heading = Some(option);
+            rows.push((
+                Line::from(Span::styled(
+                    format!("agent's {}", one_line(&opt.name).to_lowercase()),
+                    theme.section(),
+                )),
+                None,
+            ));
+        }
+        let (current, label) = match &opt.value {
+            SessionOptionValue::Select { current, choices } => {
+                let Some(c) = choices.get(choice) else {
+                    continue;
+                };
+                (&c.id == current, one_line(&c.name))
+            }
+            SessionOptionValue::Boolean(on) => (
+                *on,
+                format!(
+                    "{}: {} · Enter turns it {}",
+                    one_line(&opt.name),
+                    if *on { "on" } else { "off" },
+                    if *on { "off" } else { "on" }
+                ),
+            ),
+        };
+        let mark = if current { "● " } else { "  " };
+        rows.push((
+            Line::from(vec![
+                Span::styled(mark, theme.agent_mode()),
+                Span::styled(label, theme.agent_mode()),
+            ]),
+            Some(index),
+        ));
+    }
     rows
 }
 
@@ -149,4 +204,115 @@ pub(crate) fn render(
         }
     }
     drawn
+}
+
+#[cfg(test)]
+mod tests {
+    use insta::assert_snapshot;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+
+    use super::super::footer;
+    use super::super::tests::buffer_text;
+    use super::*;
+    use crate::model::{OptionChoice, SessionInfo, SessionOption, SessionUpdate, Usage};
+    use crate::state::{Action, Msg};
+
+    fn choice(id: &str, name: &str) -> OptionChoice {
+        OptionChoice {
+            id: id.into(),
+            name: name.into(),
+            description: None,
+        }
+    }
+
+    /// A chat of codex-acp with its model, reasoning effort and a toggle,
+    /// and a usage update.
+    fn codex() -> AppState {
+        let mut state = AppState::new("codex", "~/src/warden");
+        state.update(Msg::SessionStarted(SessionInfo {
+            session_id: "s1".into(),
+            modes: None,
+            origin: Default::default(),
+        }));
+        state.update(Msg::Update(SessionUpdate::Options(vec![
+            SessionOption {
+                id: "model".into(),
+                name: "Model".into(),
+                description: None,
+                category: Some("model".into()),
+                value: SessionOptionValue::Select {
+                    current: "gpt-5.3-codex".into(),
+                    choices: vec![
+                        choice("gpt-5.5", "GPT-5.5"),
+                        choice("gpt-5.3-codex", "gpt-5.3-codex"),
+                    ],
+                },
+            },
+            SessionOption {
+                id: "reasoning_effort".into(),
+                name: "Reasoning Effort".into(),
+                description: None,
+                category: Some("thought_level".into()),
+                value: SessionOptionValue::Select {
+                    current: "medium".into(),
+                    choices: vec![choice("low", "Low"), choice("medium", "Medium")],
+                },
+            },
+            SessionOption {
+                id: "web".into(),
+                name: "Web search".into(),
+                description: None,
+                category: None,
+                value: SessionOptionValue::Boolean(false),
+            },
+        ])));
+        state.update(Msg::Update(SessionUpdate::Usage(Usage {
+            used: Some(53_000),
+            size: Some(200_000),
+            cost: Some((0.4, "USD".into())),
+        })));
+        state
+    }
+
+    #[test]
+    fn options_in_the_mode_menu() {
+        let mut state = codex();
+        state.update(Msg::Action(Action::OpenModeMenu));
+        let screen = Rect::new(0, 0, 60, 24);
+        let mut buf = Buffer::empty(screen);
+        let highlighted = state
+            .mode_menu_items()
+            .iter()
+            .position(|i| {
+                *i == ModeItem::Option {
+                    option: 0,
+                    choice: 0,
+                }
+            })
+            .unwrap_or_default();
+        render(
+            &mut buf,
+            screen,
+            0,
+            23,
+            &state,
+            highlighted,
+            Theme::with_color(false),
+        );
+        assert_snapshot!(buffer_text(&buf));
+    }
+
+    #[test]
+    fn model_and_usage_in_the_footer() {
+        let state = codex();
+        let mut out = String::new();
+        for width in [140, 100] {
+            let area = Rect::new(0, 0, width, 1);
+            let mut buf = Buffer::empty(area);
+            footer::render(&mut buf, area, &state, Theme::with_color(false));
+            out.push_str(&buffer_text(&buf));
+        }
+        assert_snapshot!(out);
+    }
 }
