@@ -118,8 +118,9 @@ pub struct ListedSession {
 /// Something the agent did, for the runtime.
 #[derive(Debug)]
 pub enum AgentEvent {
-    /// Initialised: what the agent can do with past sessions.
-    Initialized(AgentAbilities),
+    /// Initialised: what the agent can do with past sessions, and who it
+    /// says it is (`agentInfo`, when it sent one).
+    Initialized(AgentAbilities, Option<AgentInfo>),
     /// A session asked for with [`AgentHandle::open_session`] is open.
     SessionStarted { tag: SessionTag, info: SessionInfo },
     /// Opening that session failed (the agent still runs).
@@ -171,6 +172,18 @@ pub struct AgentAbilities {
     pub load_session: bool,
     pub resume_session: bool,
     pub list_sessions: bool,
+}
+
+/// Who the agent says it is: `agentInfo` of its `initialize` answer, as
+/// sent (untrusted: see `settings::agent_slug` before using it as a name).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// `agentInfo.name`.
+    pub name: String,
+    /// `agentInfo.title`, for people.
+    pub title: Option<String>,
+    /// `agentInfo.version`.
+    pub version: String,
 }
 
 /// Commands queued for the connection task.
@@ -454,14 +467,14 @@ async fn serve(
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) {
-    let abilities = match initialize(&cx, caps).await {
-        Ok(abilities) => abilities,
+    let (abilities, info) = match initialize(&cx, caps).await {
+        Ok(initialized) => initialized,
         Err(message) => {
             let _ = events.send(AgentEvent::ConnectFailed(message));
             return;
         }
     };
-    let _ = events.send(AgentEvent::Initialized(abilities));
+    let _ = events.send(AgentEvent::Initialized(abilities, info));
     while let Some(command) = commands.recv().await {
         match command {
             Command::OpenSession { tag, cwd, resume } => {
@@ -570,8 +583,12 @@ async fn serve(
     }
 }
 
-/// `initialize`: warden's capabilities out, the agent's abilities back.
-async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentAbilities, String> {
+/// `initialize`: warden's capabilities out, the agent's abilities and
+/// `agentInfo` back.
+async fn initialize(
+    cx: &ConnectionTo<Agent>,
+    caps: ClientCaps,
+) -> Result<(AgentAbilities, Option<AgentInfo>), String> {
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new()
             .read_text_file(caps.read_text_file)
@@ -592,11 +609,17 @@ async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<AgentA
         return Err(version_mismatch(&response.protocol_version.to_string()));
     }
     let agent = &response.agent_capabilities;
-    Ok(AgentAbilities {
+    let abilities = AgentAbilities {
         load_session: agent.load_session,
         resume_session: agent.session_capabilities.resume.is_some(),
         list_sessions: agent.session_capabilities.list.is_some(),
-    })
+    };
+    let info = response.agent_info.map(|info| AgentInfo {
+        name: info.name,
+        title: info.title,
+        version: info.version,
+    });
+    Ok((abilities, info))
 }
 
 /// Open a session: load or resume `resume` when the agent can, else a new one.
