@@ -263,5 +263,6 @@ async fn an_agent_cannot_take_the_name_of_another_agent_of_this_run() {
             .any(|i| i.contains("another agent of this run")),
         "{:?}",
         common::infos(app.state())
-    );    app.shutdown().await;
+    );
+    app.shutdown().await;
 }
