@@ -61,6 +61,25 @@ async fn started(dir: &Path, config: &Path, command: &[String]) -> App {
     common::ready(resolve(dir, config, command).into_app()).await
 }
 
+/// The screen as drawn (chat list and footer included), as text.
+fn screen(app: &App) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(140, 30)).unwrap();
+    let mut views = warden::ui::Views::default();
+    terminal
+        .draw(|frame| warden::ui::draw_workspace(frame, &app.ws, &mut views))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    let area = buffer.area;
+    (0..area.height)
+        .map(|y| {
+            (0..area.width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn is_slug(name: &str) -> bool {
     !name.is_empty()
         && name
@@ -89,6 +108,9 @@ async fn an_agent_without_a_block_is_named_by_what_it_calls_itself() {
         "{:?}",
         common::infos(state)
     );
+    let screen = screen(&app);
+    let footer = screen.lines().last().unwrap();
+    assert!(footer.contains("│ claude-code │"), "{screen}");
     assert_eq!(app.agent_count(), 1);
     assert!(
         app.agent_pid().is_some(),
@@ -265,4 +287,44 @@ async fn an_agent_cannot_take_the_name_of_another_agent_of_this_run() {
         common::infos(app.state())
     );
     app.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_agent_with_a_block_keeps_the_blocks_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(
+        dir.path(),
+        "[agents.mine]\ncommand = \"sh\"\nargs = [\"run-agent.sh\"]\n",
+    );
+    let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
+    let mut app = started(dir.path(), &config, &command).await;
+    assert_eq!(app.state().agent_name, "mine");
+    assert_eq!(app.state().agent_policy.name, "mine");
+    assert!(
+        !common::infos(app.state())
+            .iter()
+            .any(|i| i.contains("claude-code")),
+        "{:?}",
+        common::infos(app.state())
+    );
+    app.shutdown().await;
+}
+
+#[test]
+fn the_state_takes_the_new_name_everywhere_it_shows() {
+    let mut state = warden::state::AppState::new("run-agent", "/tmp");
+    state.agent_policy.name = "run-agent".into();
+    let effects = state.update(Msg::AgentNamed("claude-code".into()));
+    assert!(effects.is_empty());
+    assert_eq!(state.agent_name, "claude-code");
+    assert_eq!(state.agent_policy.name, "claude-code");
+    assert_eq!(
+        common::infos(&state),
+        vec![
+            "named `claude-code` after what the agent calls itself (its command gave `run-agent`)"
+        ]
+    );
+    // The same name again says nothing new.
+    state.update(Msg::AgentNamed("claude-code".into()));
+    assert_eq!(common::infos(&state).len(), 1);
 }

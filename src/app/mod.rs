@@ -553,9 +553,10 @@ impl App {
         }
         if let Some(reason) = self.name_refused(&new, &old, ids[0]) {
             tracing::info!(agent = %old, wanted = %new, "agent name from agentInfo refused: {reason}");
+            let claim: String = info.name.chars().take(80).collect();
             let line = format!(
                 "the agent calls itself `{}`, but {reason}: it stays `{}`",
-                one_line(&info.name),
+                one_line(&claim),
                 one_line(&old)
             );
             for id in &ids {
