@@ -125,6 +125,7 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
             writable,
             create_as: None,
             agent_block: None,
+            named_by_command: false,
             bypassed: settings
                 .agents
                 .iter()
@@ -150,6 +151,7 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
                     &settings::agent_name_for(program, args, &cwd),
                 );
                 options.settings.create_as = Some((name.clone(), program.clone(), args.to_vec()));
+                options.settings.named_by_command = true;
                 name
             }
         };

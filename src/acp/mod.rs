@@ -176,8 +176,9 @@ pub struct ListedSession {
 /// Something the agent did, for the runtime.
 #[derive(Debug)]
 pub enum AgentEvent {
-    /// Initialised: what the agent can do with past sessions.
-    Initialized(AgentAbilities),
+    /// Initialised: what the agent can do with past sessions, and who it
+    /// says it is (`agentInfo`, when it sent one).
+    Initialized(AgentAbilities, Option<AgentInfo>),
     /// A session asked for with [`AgentHandle::open_session`] is open.
     SessionStarted { tag: SessionTag, info: SessionInfo },
     /// Opening that session failed (the agent still runs).
@@ -270,6 +271,18 @@ pub struct SessionOpen {
     /// on screen already, a replay is not needed); otherwise `session/load`
     /// comes first, so a reopened chat shows what the agent replays.
     pub prefer_resume: bool,
+}
+
+/// Who the agent says it is: `agentInfo` of its `initialize` answer, as
+/// sent (untrusted: see `settings::agent_slug` before using it as a name).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentInfo {
+    /// `agentInfo.name`.
+    pub name: String,
+    /// `agentInfo.title`, for people.
+    pub title: Option<String>,
+    /// `agentInfo.version`.
+    pub version: String,
 }
 
 /// Commands queued for the connection task.
@@ -625,14 +638,14 @@ async fn serve(
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) {
-    let (abilities, mcp_http, mcp_sse, methods) = match initialize(&cx, caps).await {
-        Ok(abilities) => abilities,
+    let (abilities, mcp_http, mcp_sse, methods, info) = match initialize(&cx, caps).await {
+        Ok(initialized) => initialized,
         Err(message) => {
             let _ = events.send(AgentEvent::ConnectFailed(message));
             return;
         }
     };
-    let _ = events.send(AgentEvent::Initialized(abilities));
+    let _ = events.send(AgentEvent::Initialized(abilities, info));
     let mut mcp: Vec<acp::McpServer> = Vec::new();
     let mut auth = Auth {
         methods: Arc::new(methods),
@@ -845,13 +858,20 @@ async fn serve(
     }
 }
 
+/// What `initialize` tells: abilities, MCP over http and sse, sign-in
+/// methods, and the agent's own name.
+type Initialized = (
+    AgentAbilities,
+    bool,
+    bool,
+    Vec<acp::AuthMethod>,
+    Option<AgentInfo>,
+);
+
 /// `initialize`: warden's capabilities out, the agent's abilities back.
-/// Also whether the agent takes MCP servers over http and over sse, and
-/// its authentication methods.
-async fn initialize(
-    cx: &ConnectionTo<Agent>,
-    caps: ClientCaps,
-) -> Result<(AgentAbilities, bool, bool, Vec<acp::AuthMethod>), String> {
+/// Also whether the agent takes MCP servers over http and over sse, its
+/// authentication methods, and its `agentInfo`.
+async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<Initialized, String> {
     let capabilities = acp::ClientCapabilities::new()
         .fs(acp::FileSystemCapabilities::new()
             .read_text_file(caps.read_text_file)
@@ -891,11 +911,18 @@ async fn initialize(
         close_session: agent.session_capabilities.close.is_some(),
         additional_directories: agent.session_capabilities.additional_directories.is_some(),
     };
+    let methods = response.auth_methods.clone();
+    let info = response.agent_info.map(|info| AgentInfo {
+        name: info.name,
+        title: info.title,
+        version: info.version,
+    });
     Ok((
         abilities,
         agent.mcp_capabilities.http,
         agent.mcp_capabilities.sse,
-        response.auth_methods.clone(),
+        methods,
+        info,
     ))
 }
 

@@ -103,6 +103,10 @@ pub struct SettingsLink {
     pub agent_block: Option<String>,
     /// Agents with `bypass_permissions = true`.
     pub bypassed: Vec<String>,
+    /// The agent's name came from its command (`-- CMD`, no block runs it):
+    /// the name it gives itself in `initialize` may replace it, when that
+    /// name is nobody else's (see [`App::on_agent_info`]).
+    pub named_by_command: bool,
 }
 
 /// At most one bell and desktop notification in this long.
@@ -555,6 +559,112 @@ impl App {
         self.agents.iter_mut().find(|(_, slot)| slot.key == key)
     }
 
+    /// An agent named from its command (no settings block runs it) takes
+    /// the name it gives itself (`agentInfo.name`, made a safe word), unless
+    /// that word says nothing, is an interpreter's, or is another agent's (a
+    /// settings block, the demo, an agent of this run): an agent never gets
+    /// the rules or the bypass of another by what it calls itself. The new
+    /// name reaches the agent's process slot, its chats (footer, chat list,
+    /// decision log, rules) and what new chats and `b` use.
+    fn on_agent_info(&mut self, key: u64, info: &acp::AgentInfo) {
+        let Some(old) = self.slot_of(key).map(|(name, _)| name.clone()) else {
+            return;
+        };
+        let mut ids: Vec<ChatId> = self
+            .chats
+            .iter()
+            .filter(|(_, chat)| chat.command.name == old)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        let by_command = !ids.is_empty()
+            && ids.iter().all(|id| {
+                self.chats
+                    .get(id)
+                    .is_some_and(|c| c.settings.named_by_command)
+            });
+        let new = settings::agent_slug(&info.name);
+        if !by_command || new == old {
+            return;
+        }
+        if let Some(reason) = self.name_refused(&new, &old, ids[0]) {
+            tracing::info!(agent = %old, wanted = %new, "agent name from agentInfo refused: {reason}");
+            let claim: String = info.name.chars().take(80).collect();
+            let line = format!(
+                "the agent calls itself `{}`, but {reason}: it stays `{}`",
+                one_line(&claim),
+                one_line(&old)
+            );
+            for id in &ids {
+                if let Some(slot) = self.ws.chat_mut(*id) {
+                    slot.state.info(line.clone());
+                }
+            }
+            return;
+        }
+        tracing::info!(agent = %old, name = %new, "agent named from agentInfo");
+        if let Some(slot) = self.agents.remove(&old) {
+            self.agents.insert(new.clone(), slot);
+        }
+        let commands = self
+            .chats
+            .values_mut()
+            .filter(|c| c.command.name == old)
+            .map(|c| (&mut c.command, &mut c.settings));
+        let choices = self
+            .choices
+            .iter_mut()
+            .filter(|c| c.command.name == old)
+            .map(|c| (&mut c.command, &mut c.options.settings));
+        for (command, link) in commands.chain(choices) {
+            command.name.clone_from(&new);
+            // `b` writes the block under the new name, with this command.
+            if let Some(create) = &mut link.create_as {
+                create.0.clone_from(&new);
+            }
+        }
+        self.ws.rename_agent(&old, &new);
+        for id in ids {
+            self.send_chat(id, Msg::AgentNamed(new.clone()));
+        }
+    }
+
+    /// Why the agent `old` (of chat `id`) may not be called `new`, if it may not.
+    fn name_refused(&self, new: &str, old: &str, id: ChatId) -> Option<String> {
+        if new.is_empty() {
+            return Some("that has no letters or digits warden can use".into());
+        }
+        if settings::is_launcher(new) {
+            return Some(format!("`{new}` is an interpreter or launcher"));
+        }
+        if new == settings::DEMO_AGENT {
+            return Some(format!("`{new}` is warden's demo agent"));
+        }
+        let running = self
+            .agents
+            .keys()
+            .chain(self.choices.iter().map(|c| &c.command.name))
+            .chain(self.chats.values().map(|c| &c.command.name))
+            .any(|name| name != old && name == new);
+        if running {
+            return Some(format!("another agent of this run is `{new}`"));
+        }
+        let Some(link) = self.chats.get(&id).map(|c| &c.settings) else {
+            return Some("its chat is gone".into());
+        };
+        if !link.writable {
+            return Some("the settings file did not load".into());
+        }
+        // The file as it is now: another warden may have added a block.
+        match link.path.as_deref().map(settings::load) {
+            Some(Err(_)) => Some("the settings file does not load".into()),
+            Some(Ok(Some(file))) if file.agents.contains_key(new) => Some(format!(
+                "`[agents.{new}]` of the settings runs another command"
+            )),
+            _ => None,
+        }
+    }
+
     /// Turn an event into state messages for the chat it belongs to.
     pub fn on_agent_event(&mut self, event: Incoming) {
         let (key, event) = match event {
@@ -588,7 +698,7 @@ impl App {
             }
         };
         match event {
-            AgentEvent::Initialized(abilities) => {
+            AgentEvent::Initialized(abilities, info) => {
                 if let Some((_, slot)) = self.slot_of(key) {
                     slot.abilities = Some(abilities);
                     if let Some(cwd) = slot.list_for.take()
@@ -596,6 +706,9 @@ impl App {
                     {
                         slot.handle.list_sessions(&cwd);
                     }
+                }
+                if let Some(info) = info {
+                    self.on_agent_info(key, &info);
                 }
             }
             AgentEvent::Client { call, responder } => match self.chat_of(key, call.session_id()) {

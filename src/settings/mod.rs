@@ -23,7 +23,7 @@ pub use edit::{
     Applied, Edit, WriteError, agent_for_command, apply, apply_edit, unique_agent_name,
 };
 pub use keys::unknown_keys;
-pub use naming::agent_name_for;
+pub use naming::{agent_name_for, agent_slug, is_launcher};
 
 /// The name the built-in demo agent goes by.
 pub const DEMO_AGENT: &str = "demo";

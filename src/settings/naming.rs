@@ -1,6 +1,7 @@
 //! What to call an agent started with `-- CMD ARGS`: the script or package
 //! it runs, never the interpreter or launcher that runs it (`node`,
-//! `python3`, `npx`), so that two node-based agents do not share a name.
+//! `python3`, `npx`), so that two node-based agents do not share a name;
+//! and the safe word an agent's own name (`agentInfo.name`) becomes.
 
 use std::path::{Component, Path};
 
@@ -65,6 +66,47 @@ const GENERIC_DIRS: [&str; 11] = [
 /// or package (`node -e '...'`), `<interpreter>-agent`.
 pub fn agent_name_for(program: &str, args: &[String], cwd: &Path) -> String {
     clean(&derive(program, args, cwd))
+}
+
+/// The longest name an agent's own `agentInfo.name` becomes.
+const SLUG_MAX: usize = 40;
+
+/// What an agent's own name (`agentInfo.name`, untrusted) becomes: lowercase
+/// ASCII letters, digits, `-`, `_` and `.`; control characters dropped,
+/// anything else (spaces, other scripts, bidi and invisible marks) a `-`;
+/// an npm scope dropped (`@zed-industries/claude-agent-acp` ->
+/// `claude-agent-acp`); at most [`SLUG_MAX`] characters. May be empty.
+pub fn agent_slug(name: &str) -> String {
+    let name = name.rsplit('/').next().unwrap_or(name);
+    let mut slug = String::new();
+    for c in name.chars() {
+        let c = match c {
+            'a'..='z' | '0'..='9' | '_' | '.' => c,
+            'A'..='Z' => c.to_ascii_lowercase(),
+            c if c.is_control() => continue,
+            _ => '-',
+        };
+        if c == '-' && (slug.is_empty() || slug.ends_with('-')) {
+            continue;
+        }
+        slug.push(c);
+        if slug.len() >= SLUG_MAX {
+            break;
+        }
+    }
+    slug.trim_matches(['-', '.', '_']).to_string()
+}
+
+/// Whether `name` is an interpreter or launcher (`node`, `python3.12`,
+/// `npx`, `env`): never an agent's name.
+pub fn is_launcher(name: &str) -> bool {
+    let name = interpreter_name(name);
+    name == "env"
+        || INTERPRETERS.contains(&name)
+        || PACKAGE_RUNNERS.contains(&name)
+        || PACKAGE_SUBCOMMANDS
+            .iter()
+            .any(|(runner, _)| *runner == name)
 }
 
 fn file_name(program: &str) -> String {
@@ -290,5 +332,56 @@ mod tests {
             "-0-t-ev-il".trim_matches('-')
         );
         assert_eq!(clean("\u{202e}"), "agent");
+    }
+
+    #[test]
+    fn agent_slugs_are_plain_lowercase_words() {
+        let cases = [
+            ("Claude Code", "claude-code"),
+            ("@zed-industries/claude-agent-acp", "claude-agent-acp"),
+            ("Kimi Code CLI", "kimi-code-cli"),
+            ("OpenCode", "opencode"),
+            ("codex-acp", "codex-acp"),
+            ("fast_agent.acp", "fast_agent.acp"),
+            // Escapes and bidi controls leave nothing raw behind.
+            (
+                "\u{1b}]0;owned\u{7}Evil\u{1b}[31m Agent",
+                "0-ownedevil-31m-agent",
+            ),
+            ("evil\u{202e}tnega", "evil-tnega"),
+            ("a\u{200b}b\u{feff}\u{feff}c\u{e0041}", "a-b-c"),
+            // Another script is not a look-alike of an ASCII name.
+            ("cl\u{430}ude-code", "cl-ude-code"),
+            ("  --..Name..--  ", "name"),
+            ("\u{1b}\u{7}\u{202e}", ""),
+            ("", ""),
+            ("日本語", ""),
+        ];
+        for (name, want) in cases {
+            assert_eq!(agent_slug(name), want, "{name:?}");
+        }
+        let long = agent_slug(&"x".repeat(500));
+        assert_eq!(long.len(), SLUG_MAX);
+        let slug = agent_slug(&"ab ".repeat(100));
+        assert!(slug.len() <= SLUG_MAX && !slug.ends_with('-'), "{slug}");
+    }
+
+    #[test]
+    fn launchers_are_never_names() {
+        for name in [
+            "node",
+            "python3",
+            "python3.12",
+            "npx",
+            "uvx",
+            "env",
+            "bash",
+            "pnpm",
+        ] {
+            assert!(is_launcher(name), "{name}");
+        }
+        for name in ["claude-code", "node22", "codex-acp", "gemini"] {
+            assert!(!is_launcher(name), "{name}");
+        }
     }
 }

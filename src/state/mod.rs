@@ -171,6 +171,11 @@ pub enum Msg {
     /// The agent has not ended the cancelled turn within this grace period:
     /// end it here.
     CancelOverdue(std::time::Duration),
+    /// An agent with no settings block, named from its command so far, is
+    /// named after what it calls itself (`agentInfo.name`, made a safe word
+    /// the runtime checked is nobody else's): the footer, the chat list,
+    /// the decision log and rules (`agent = "..."`) use the new name.
+    AgentNamed(String),
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -485,6 +490,18 @@ impl AppState {
                 self.finish_turn(true);
                 effects.extend(self.restart());
                 effects
+            }
+            Msg::AgentNamed(name) => {
+                if name != self.agent_name {
+                    self.info(format!(
+                        "named `{}` after what the agent calls itself (its command gave `{}`)",
+                        crate::sanitize::one_line(&name),
+                        crate::sanitize::one_line(&self.agent_name)
+                    ));
+                    self.agent_policy.name.clone_from(&name);
+                    self.agent_name = name;
+                }
+                Vec::new()
             }
             Msg::AgentExited {
                 status,

@@ -135,6 +135,14 @@ impl Workspace {
         }
     }
 
+    /// The agent `old` is now called `new` (its chats learn it through
+    /// [`Msg::AgentNamed`]): new chats offer it under that name.
+    pub fn rename_agent(&mut self, old: &str, new: &str) {
+        for agent in self.agents.iter_mut().filter(|a| *a == old) {
+            *agent = new.to_string();
+        }
+    }
+
     /// The id the next added chat gets.
     pub fn next_chat_id(&self) -> ChatId {
         self.next_id

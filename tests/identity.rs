@@ -1,0 +1,330 @@
+//! Agent identity over real pipes: an agent started with `-- CMD` and no
+//! settings block of its own is named by what it calls itself at
+//! `initialize` (`agentInfo.name`, as a safe word), unless that name is an
+//! interpreter's or another agent's; the name reaches the footer's state,
+//! the decision log and the block `b` writes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use warden::app::App;
+use warden::launch::{Start, Want};
+use warden::settings;
+use warden::state::{Action, Msg};
+
+fn scenario(name: &str) -> String {
+    format!("{}/assets/scenarios/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `sh run-agent.sh`, a wrapper that runs the demo agent with `scenario`:
+/// by its command the agent is `run-agent`.
+fn wrapper(dir: &Path, scenario: &str) -> Vec<String> {
+    fs::write(
+        dir.join("run-agent.sh"),
+        format!(
+            "exec '{}' demo-agent --scenario '{scenario}'\n",
+            env!("CARGO_BIN_EXE_warden")
+        ),
+    )
+    .unwrap();
+    vec!["sh".into(), "run-agent.sh".into()]
+}
+
+fn config_in(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("warden.toml");
+    fs::write(&path, text).unwrap();
+    path
+}
+
+/// What `warden -- CMD` in `dir` would start, logging decisions in `dir`.
+fn resolve(dir: &Path, config: &Path, command: &[String]) -> Start {
+    let mut start = warden::launch::resolve(&Want {
+        config: Some(config),
+        agent: None,
+        command,
+        cwd: Some(dir),
+        mode: None,
+        own_exe: env!("CARGO_BIN_EXE_warden"),
+    })
+    .unwrap();
+    start.command.env.push(common::demo_state(dir));
+    start.options.notify = warden::app::Notify::default();
+    start.options.decision_log = Some(dir.join("decisions.jsonl"));
+    start
+}
+
+async fn started(dir: &Path, config: &Path, command: &[String]) -> App {
+    common::ready(resolve(dir, config, command).into_app()).await
+}
+
+/// The screen as drawn (chat list and footer included), as text.
+fn screen(app: &App) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(140, 30)).unwrap();
+    let mut views = warden::ui::Views::default();
+    terminal
+        .draw(|frame| warden::ui::draw_workspace(frame, &app.ws, &mut views))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    let area = buffer.area;
+    (0..area.height)
+        .map(|y| {
+            (0..area.width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_slug(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-' | '_' | '.'))
+}
+
+#[tokio::test]
+async fn an_agent_without_a_block_is_named_by_what_it_calls_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), "# mine\n");
+    let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
+    let start = resolve(dir.path(), &config, &command);
+    assert_eq!(start.command.name, "run-agent", "by its command, at first");
+    assert!(start.options.settings.named_by_command);
+
+    let mut app = common::ready(start.into_app()).await;
+    let state = app.state();
+    assert_eq!(state.agent_name, "claude-code");
+    assert_eq!(state.agent_policy.name, "claude-code", "rules see it too");
+    assert_eq!(app.ws.agents, vec!["claude-code".to_string()]);
+    assert!(
+        common::infos(state)
+            .iter()
+            .any(|i| i.contains("named `claude-code`") && i.contains("`run-agent`")),
+        "{:?}",
+        common::infos(state)
+    );
+    let screen = screen(&app);
+    let footer = screen.lines().last().unwrap();
+    assert!(footer.contains("│ claude-code │"), "{screen}");
+    assert_eq!(app.agent_count(), 1);
+    assert!(
+        app.agent_pid().is_some(),
+        "its process is found by the new name"
+    );
+
+    // A card, bypassed with `b`: the log and the new block carry the name.
+    common::send(&mut app, "edit");
+    common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    app.handle(Msg::Action(Action::Char('b')));
+    app.handle(Msg::Action(Action::Char('y')));
+    common::pump_until(&mut app, "the write", |s| {
+        common::infos(s)
+            .iter()
+            .any(|i| i.starts_with("bypass for `claude-code` saved"))
+    })
+    .await;
+    common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    app.shutdown().await;
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).unwrap();
+    assert!(!log.is_empty());
+    assert!(log.iter().all(|r| r.agent == "claude-code"), "{log:?}");
+    let file = settings::load(&config).unwrap().unwrap();
+    let block = &file.agents["claude-code"];
+    assert!(block.bypass_permissions);
+    assert_eq!(
+        (block.command.as_str(), block.args.clone()),
+        ("sh", vec!["run-agent.sh".to_string()])
+    );
+
+    // The same command next time: the block names it, and nothing renames it.
+    let again = resolve(dir.path(), &config, &command);
+    assert_eq!(again.command.name, "claude-code");
+    assert!(again.options.bypass);
+    assert!(!again.options.settings.named_by_command);
+}
+
+#[tokio::test]
+async fn an_agent_cannot_take_the_name_of_a_configured_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    // Another command's block, bypassed, with a rule that allows its edits.
+    let config = config_in(
+        dir.path(),
+        "[agents.claude-code]\ncommand = \"claude-code-acp\"\nbypass_permissions = true\n\n\
+         [[rules]]\ndecision = \"allow\"\nagent = \"claude-code\"\nkind = \"edit\"\n",
+    );
+    let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
+    let mut app = started(dir.path(), &config, &command).await;
+    let state = app.state();
+    assert_eq!(state.agent_name, "run-agent");
+    assert_eq!(state.agent_policy.name, "run-agent");
+    assert!(!state.agent_policy.bypass);
+    assert_eq!(app.ws.agents, vec!["run-agent".to_string()]);
+    assert!(
+        common::infos(state)
+            .iter()
+            .any(|i| i.contains("calls itself `Claude Code`")
+                && i.contains("[agents.claude-code]")
+                && i.contains("stays `run-agent`")),
+        "{:?}",
+        common::infos(state)
+    );
+    // Neither the block's bypass nor its allow rule applies: it asks.
+    common::send(&mut app, "edit");
+    common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    assert!(common::decisions(app.state()).is_empty());
+    app.shutdown().await;
+}
+
+#[test]
+fn exec_logs_the_name_the_agent_gives_itself_unless_another_agent_has_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), "# mine\n");
+    let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
+    let mut args = vec!["--on-ask", "deny", "-p", "edit", "--"];
+    args.extend(command.iter().map(String::as_str));
+    let (code, _, err, log) = common::exec_in(dir.path(), &config, &args);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(log[0].agent, "claude-code");
+
+    let other = tempfile::tempdir().unwrap();
+    let config = config_in(
+        other.path(),
+        "[agents.claude-code]\ncommand = \"claude-code-acp\"\n",
+    );
+    wrapper(other.path(), &scenario("agent-names-itself.toml"));
+    let (code, _, err, log) = common::exec_in(other.path(), &config, &args);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(log[0].agent, "run-agent");
+}
+
+#[tokio::test]
+async fn a_name_full_of_escapes_becomes_a_plain_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), "# mine\n");
+    let command = wrapper(dir.path(), &scenario("hostile-agent-name-escapes.toml"));
+    let mut app = started(dir.path(), &config, &command).await;
+    let name = app.state().agent_name.clone();
+    assert!(is_slug(&name), "{name:?}");
+    assert_eq!(name, "0-ownedclaude-code-2j");
+    for line in common::infos(app.state()) {
+        assert!(
+            !line.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{line:?}"
+        );
+    }
+    common::send(&mut app, "edit");
+    common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    app.handle(Msg::Action(Action::Char('b')));
+    app.handle(Msg::Action(Action::Char('y')));
+    common::pump_until(&mut app, "the write", |s| {
+        common::infos(s)
+            .iter()
+            .any(|i| i.starts_with("bypass for") && i.contains("saved"))
+    })
+    .await;
+    app.shutdown().await;
+    let text = fs::read_to_string(&config).unwrap();
+    assert!(text.contains("[agents.0-ownedclaude-code-2j]"), "{text}");
+    assert!(!text.chars().any(|c| c == '\u{1b}' || c == '\u{202e}'));
+    let log = fs::read_to_string(dir.path().join("decisions.jsonl")).unwrap();
+    assert!(log.contains("\"agent\":\"0-ownedclaude-code-2j\""), "{log}");
+}
+
+#[tokio::test]
+async fn interpreter_and_demo_names_are_refused() {
+    for (claim, why) in [("Node", "interpreter or launcher"), ("demo", "demo agent")] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_in(dir.path(), "# mine\n");
+        let own = dir.path().join("claims.toml");
+        fs::write(&own, format!("agent_name = \"{claim}\"\n")).unwrap();
+        let command = wrapper(dir.path(), &own.display().to_string());
+        let mut app = started(dir.path(), &config, &command).await;
+        assert_eq!(app.state().agent_name, "run-agent", "{claim}");
+        assert!(
+            common::infos(app.state()).iter().any(|i| i.contains(why)),
+            "{:?}",
+            common::infos(app.state())
+        );
+        app.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn an_agent_cannot_take_the_name_of_another_agent_of_this_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), "# mine\n");
+    let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
+    let start = resolve(dir.path(), &config, &command);
+    // Another command this run can start (a chat reopened from its record).
+    let mut other = start.command.clone();
+    other.name = "claude-code".into();
+    other.program = "claude-code-acp".into();
+    other.args = Vec::new();
+    let choice = warden::app::AgentChoice {
+        command: other,
+        options: start.options.clone(),
+    };
+    let mut app = start.into_app();
+    app.set_choices(vec![choice]);
+    let mut app = common::ready(app).await;
+    assert_eq!(app.state().agent_name, "run-agent");
+    assert_eq!(
+        app.ws.agents,
+        vec!["run-agent".to_string(), "claude-code".to_string()]
+    );
+    assert!(
+        common::infos(app.state())
+            .iter()
+            .any(|i| i.contains("another agent of this run")),
+        "{:?}",
+        common::infos(app.state())
+    );
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_agent_with_a_block_keeps_the_blocks_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(
+        dir.path(),
+        "[agents.mine]\ncommand = \"sh\"\nargs = [\"run-agent.sh\"]\n",
+    );
+    let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
+    let mut app = started(dir.path(), &config, &command).await;
+    assert_eq!(app.state().agent_name, "mine");
+    assert_eq!(app.state().agent_policy.name, "mine");
+    assert!(
+        !common::infos(app.state())
+            .iter()
+            .any(|i| i.contains("claude-code")),
+        "{:?}",
+        common::infos(app.state())
+    );
+    app.shutdown().await;
+}
+
+#[test]
+fn the_state_takes_the_new_name_everywhere_it_shows() {
+    let mut state = warden::state::AppState::new("run-agent", "/tmp");
+    state.agent_policy.name = "run-agent".into();
+    let effects = state.update(Msg::AgentNamed("claude-code".into()));
+    assert!(effects.is_empty());
+    assert_eq!(state.agent_name, "claude-code");
+    assert_eq!(state.agent_policy.name, "claude-code");
+    assert_eq!(
+        common::infos(&state),
+        vec![
+            "named `claude-code` after what the agent calls itself (its command gave `run-agent`)"
+        ]
+    );
+    // The same name again says nothing new.
+    state.update(Msg::AgentNamed("claude-code".into()));
+    assert_eq!(common::infos(&state).len(), 1);
+}
