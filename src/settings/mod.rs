@@ -371,11 +371,16 @@ env = { ANTHROPIC_LOG = "debug" }
             "codex",
             "gemini",
             "fast-agent",
+            "qwen",
+            "kimi",
+            "opencode",
             "eliza",
         ] {
             assert!(s.agents.contains_key(name), "{name} is in the example");
         }
         assert_eq!(s.agents["gemini"].args, vec!["--acp"]);
+        assert_eq!(s.agents["qwen"].asking_mode.as_deref(), Some("default"));
+        assert_eq!(s.agents["kimi"].args, vec!["acp"]);
     }
 
     #[test]
