@@ -14,23 +14,6 @@ use warden::model::ToolKind;
 use warden::policy::{KindMatch, Mode, Rule, RuleDecision};
 use warden::state::Action;
 
-fn scenario(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/scenarios")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-async fn started_scenario(dir: &Path, name: &str, options: ChatOptions) -> App {
-    let scenario = scenario(name);
-    ready(App::with_options(
-        demo_command(dir, &["--scenario", &scenario]),
-        options,
-    ))
-    .await
-}
-
 /// Every setting that would let a fetch run unasked at once: Auto, bypass,
 /// and an allow rule for fetches.
 fn permissive(dir: &Path) -> ChatOptions {

@@ -15,23 +15,6 @@ use warden::app::{App, ChatOptions};
 use warden::policy::Mode;
 use warden::state::{Action, AppState, Connection, EntryKind, Workspace};
 
-fn scenario(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/scenarios")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-async fn started_scenario(dir: &Path, name: &str, options: ChatOptions) -> App {
-    let scenario = scenario(name);
-    ready(App::with_options(
-        demo_command(dir, &["--scenario", &scenario]),
-        options,
-    ))
-    .await
-}
-
 /// Prompt `create`, allow whatever card comes, and wait for the turn's end.
 async fn create_new_file(dir: &Path, name: &str) -> App {
     let mut app = started_scenario(dir, name, logged_options(dir, Mode::Default)).await;

@@ -13,14 +13,6 @@ use common::*;
 use warden::app::{App, ChatOptions};
 use warden::policy::{Mode, Rule, RuleDecision};
 
-fn scenario(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/scenarios")
-        .join(name)
-        .display()
-        .to_string()
-}
-
 /// A settings file with these rules (`decision`, `command`).
 fn settings_with(dir: &Path, rules: &[(&str, &str)]) -> PathBuf {
     let mut text = String::new();

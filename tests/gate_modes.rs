@@ -6,29 +6,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use common::*;
-use warden::app::{App, ChatOptions};
 use warden::policy::Mode;
 use warden::state::{Action, Connection};
-
-fn scenario(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/scenarios")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-async fn started_scenario(dir: &Path, name: &str, options: ChatOptions) -> App {
-    let scenario = scenario(name);
-    ready(App::with_options(
-        demo_command(dir, &["--scenario", &scenario]),
-        options,
-    ))
-    .await
-}
 
 const TOUCHED: &str = "created-by-agent.txt";
 

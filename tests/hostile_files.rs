@@ -11,7 +11,7 @@ mod common;
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use common::*;
 
@@ -44,14 +44,6 @@ fn home() -> Home {
         path,
         config,
     }
-}
-
-fn scenario(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/scenarios")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 /// `warden exec` of the demo agent playing `file`, prompted `prompt`.

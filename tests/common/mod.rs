@@ -179,3 +179,22 @@ pub fn exec_in(dir: &Path, config: &Path, args: &[&str]) -> ExecRun {
         log,
     )
 }
+
+/// The path of a scenario file in `assets/scenarios`.
+pub fn scenario(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/scenarios")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A chat on the demo agent playing the scenario file `name`, session open.
+pub async fn started_scenario(dir: &Path, name: &str, options: ChatOptions) -> App {
+    let scenario = scenario(name);
+    ready(App::with_options(
+        demo_command(dir, &["--scenario", &scenario]),
+        options,
+    ))
+    .await
+}
