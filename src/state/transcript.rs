@@ -179,6 +179,16 @@ impl Transcript {
 
     fn record_change(&mut self, index: usize) -> u64 {
         self.generation += 1;
+        // A streamed answer changes one entry thousands of times between two
+        // frames: one record of it is enough, so that a flood never pushes
+        // older changes out of the log (which would make the view lay out
+        // everything again, every frame).
+        if let Some(last) = self.changes.back_mut()
+            && last.1 == index
+        {
+            last.0 = self.generation;
+            return self.generation;
+        }
         if self.changes.len() == CHANGE_LOG {
             self.changes.pop_front();
         }
@@ -469,10 +479,19 @@ mod tests {
         let seen = t.generation();
         t.push_agent_text("x");
         t.push_agent_text("y");
-        assert_eq!(t.changed_since(seen), Some(vec![1, 1]));
+        assert_eq!(t.changed_since(seen), Some(vec![1]), "one entry, once");
         assert_eq!(t.changed_since(t.generation()), Some(vec![]));
-        for _ in 0..(CHANGE_LOG + 5) {
+        // A flood of chunks into one entry is still one change.
+        for _ in 0..(CHANGE_LOG * 10) {
             t.push_agent_text("z");
+        }
+        assert_eq!(t.changed_since(seen), Some(vec![1]));
+        let before_info = t.generation();
+        t.push(EntryKind::Info("b".into()));
+        t.push_agent_text("w");
+        assert_eq!(t.changed_since(before_info), Some(vec![2, 3]));
+        for i in 0..(CHANGE_LOG + 5) {
+            t.push(EntryKind::Info(format!("{i}")));
         }
         assert_eq!(t.changed_since(seen), None, "too old: full relayout");
     }

@@ -94,6 +94,21 @@ impl Laid {
         }
     }
 
+    /// Rows at the front not kept (a long streaming answer; see `MdStream`).
+    pub(crate) fn dropped(&self) -> usize {
+        match self {
+            Laid::Markdown(md) => md.dropped(),
+            Laid::Lines(_) | Laid::Thought(_) => 0,
+        }
+    }
+
+    /// Keep every row (a view shows the older ones) or let them go again.
+    pub(crate) fn keep_all(&mut self, keep: bool) {
+        if let Laid::Markdown(md) = self {
+            md.keep_all(keep);
+        }
+    }
+
     /// Row `i`; `None` means a blank row.
     pub(crate) fn line(&self, i: usize) -> Option<&Line<'static>> {
         match self {

@@ -397,12 +397,22 @@ impl History {
         }
 
         let (mut index, mut offset) = self.heights.find(top);
+        let following = self.top.is_none();
         let mut y = 0;
         while y < self.viewport && index < entries.len() {
             let height = self.heights.get(index);
             let gap = usize::from(index > 0);
             if let Some(cached) = self.cache.get_mut(&entries[index].id) {
                 cached.used = self.frame;
+                // A long streaming answer keeps only its newest rows while
+                // the view follows; scrolled up into the older ones, it lays
+                // them out again (same rows, so the heights hold).
+                if following {
+                    cached.laid.keep_all(false);
+                } else if cached.laid.dropped() > offset.saturating_sub(gap) {
+                    cached.laid.keep_all(true);
+                    entry::relayout(&mut cached.laid, &entries[index], ctx, terminals);
+                }
                 while offset < height && y < self.viewport {
                     if offset >= gap
                         && let Some(line) = cached.laid.line(offset - gap)

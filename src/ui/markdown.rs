@@ -855,15 +855,51 @@ fn render_from(text: &str, resume: &Resume, width: usize, theme: Theme) -> Vec<L
     }
 }
 
+/// The largest character boundary of `text` at or before `index`.
+fn floor_char_boundary(text: &str, index: usize) -> usize {
+    let mut index = index.min(text.len());
+    while !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+/// The smallest character boundary of `text` at or after `index`.
+fn ceil_char_boundary(text: &str, index: usize) -> usize {
+    let mut index = index.min(text.len());
+    while !text.is_char_boundary(index) {
+        index += 1;
+    }
+    index
+}
+
+/// Rendered head rows kept of a long streaming text while the view follows
+/// its end: older rows are dropped (and counted) so that a flood of text
+/// costs memory for its source, not for every rendered row of it. A view
+/// that scrolls up to them asks for them again ([`MdStream::keep_all`]).
+const HEAD_KEEP: usize = 4096;
+
+/// How much of the stable source's start and end is kept to check that a
+/// new text still extends it (the source itself lives in the transcript).
+const SAMPLE: usize = 256;
+
 /// The rendered rows of a markdown text that grows by appending.
 #[derive(Debug, Clone)]
 pub(crate) struct MdStream {
     width: usize,
     theme: Theme,
-    /// The stable part of the source, rendered into `head`.
-    stable: String,
-    /// How the text after `stable` renders.
+    /// Bytes of the source that are stable, rendered into `head`.
+    stable: usize,
+    /// The stable source's first and last [`SAMPLE`] bytes (at character
+    /// boundaries): a text that does not start with them is a new text.
+    stable_start: String,
+    stable_end: String,
+    /// How the text after the stable part renders.
     resume: Resume,
+    /// Rows of `head` dropped from its front (see [`HEAD_KEEP`]).
+    dropped: usize,
+    /// Keep every row (a view shows the older ones).
+    keep_all: bool,
     head: Vec<Line<'static>>,
     tail: Vec<Line<'static>>,
     /// A blank row between `head` and `tail`.
@@ -877,8 +913,12 @@ impl MdStream {
         MdStream {
             width,
             theme,
-            stable: String::new(),
+            stable: 0,
+            stable_start: String::new(),
+            stable_end: String::new(),
             resume: Resume::Top,
+            dropped: 0,
+            keep_all: false,
             head: Vec::new(),
             tail: Vec::new(),
             gap: false,
@@ -886,49 +926,99 @@ impl MdStream {
         }
     }
 
+    /// Whether `text` extends the stable part rendered so far.
+    fn extends_stable(&self, text: &str) -> bool {
+        self.stable <= text.len()
+            && text.is_char_boundary(self.stable)
+            && text.starts_with(self.stable_start.as_str())
+            && text[..self.stable].ends_with(self.stable_end.as_str())
+    }
+
+    fn reset(&mut self) {
+        self.stable = 0;
+        self.stable_start.clear();
+        self.stable_end.clear();
+        self.head.clear();
+        self.dropped = 0;
+        self.resume = Resume::Top;
+    }
+
     /// Render `text`, reusing the stable part when `text` extends it.
     pub(crate) fn update(&mut self, text: &str) {
-        if !text.starts_with(self.stable.as_str()) {
-            self.stable.clear();
-            self.head.clear();
-            self.resume = Resume::Top;
+        if !self.extends_stable(text) {
+            self.reset();
             self.splittable = true;
         }
         if self.splittable {
-            match last_boundary(text, self.stable.len(), &self.resume) {
-                Ok(Some((at, resume))) if at > self.stable.len() => {
-                    let region = &text[self.stable.len()..at];
+            match last_boundary(text, self.stable, &self.resume) {
+                Ok(Some((at, resume))) if at > self.stable => {
+                    let region = &text[self.stable..at];
                     let lines = render_from(region, &self.resume, self.width, self.theme);
                     if !lines.is_empty() {
-                        if self.resume == Resume::Top && !self.head.is_empty() {
+                        if self.resume == Resume::Top && (!self.head.is_empty() || self.dropped > 0)
+                        {
                             self.head.push(Line::default());
                         }
                         self.head.extend(lines);
                     }
-                    self.stable.push_str(region);
+                    self.stable = at;
+                    if self.stable_start.len() < SAMPLE {
+                        let end = floor_char_boundary(text, SAMPLE.min(at));
+                        self.stable_start = text[..end].to_string();
+                    }
+                    let from = ceil_char_boundary(text, at.saturating_sub(SAMPLE));
+                    self.stable_end = text[from..at].to_string();
                     self.resume = resume;
+                    self.trim_head();
                 }
                 Ok(_) => {}
                 Err(Unsplittable) => {
                     self.splittable = false;
-                    self.stable.clear();
-                    self.head.clear();
-                    self.resume = Resume::Top;
+                    self.reset();
                 }
             }
         }
-        let tail = &text[self.stable.len()..];
+        let tail = &text[self.stable..];
         self.tail = render_from(tail, &self.resume, self.width, self.theme);
-        self.gap = self.resume == Resume::Top && !self.head.is_empty() && !self.tail.is_empty();
+        self.gap = self.resume == Resume::Top
+            && (!self.head.is_empty() || self.dropped > 0)
+            && !self.tail.is_empty();
+    }
+
+    /// Drop the oldest head rows past [`HEAD_KEEP`] (in bulk, so that the
+    /// cost stays linear), unless a view wants them.
+    fn trim_head(&mut self) {
+        if self.keep_all || self.head.len() <= HEAD_KEEP {
+            return;
+        }
+        let drop = self.head.len() - HEAD_KEEP / 2;
+        self.head.drain(..drop);
+        self.head.shrink_to(HEAD_KEEP);
+        self.dropped += drop;
+    }
+
+    /// Rows dropped from the front; [`MdStream::line`] gives `None` for them.
+    pub(crate) fn dropped(&self) -> usize {
+        self.dropped
+    }
+
+    /// Keep (`true`) or let go of (`false`) the older rows. Keeping them
+    /// starts over: the next [`MdStream::update`] renders the whole text.
+    pub(crate) fn keep_all(&mut self, keep: bool) {
+        if keep && !self.keep_all && self.dropped > 0 {
+            self.reset();
+        }
+        self.keep_all = keep;
     }
 
     /// Number of rows.
     pub(crate) fn len(&self) -> usize {
-        self.head.len() + usize::from(self.gap) + self.tail.len()
+        self.dropped + self.head.len() + usize::from(self.gap) + self.tail.len()
     }
 
-    /// Row `i`; `None` for the blank gap row or past the end.
+    /// Row `i`; `None` for the blank gap row, a dropped row, or past the end.
     pub(crate) fn line(&self, i: usize) -> Option<&Line<'static>> {
+        let i = i.checked_sub(self.dropped)?;
         if let Some(line) = self.head.get(i) {
             return Some(line);
         }
@@ -943,7 +1033,7 @@ impl MdStream {
     /// Bytes of source rendered once and kept (for tests).
     #[cfg(test)]
     fn stable_len(&self) -> usize {
-        self.stable.len()
+        self.stable
     }
 }
 
@@ -1172,6 +1262,56 @@ mod tests {
                 assert_eq!(stream_rows(&stream), whole);
             }
         }
+    }
+
+    #[test]
+    fn a_long_stream_keeps_only_its_newest_rows_until_asked_for_all() {
+        let mut doc = String::new();
+        let mut stream = MdStream::new(40, theme());
+        for i in 0..3 * HEAD_KEEP {
+            doc.push_str(&format!("paragraph {i} with *some* words\n\n"));
+            stream.update(&doc);
+        }
+        let whole = md(&doc, 40);
+        assert_eq!(stream.len(), whole.len(), "the row count is the whole one");
+        assert!(stream.dropped() > 0, "older rows were let go");
+        assert!(
+            stream.head.len() <= HEAD_KEEP,
+            "at most HEAD_KEEP rows kept"
+        );
+        for (i, want) in whole.iter().enumerate().skip(stream.dropped()) {
+            let row = stream.line(i).map(|l| l.to_string()).unwrap_or_default();
+            assert_eq!(&row, want, "row {i}");
+        }
+        assert_eq!(stream.line(0), None, "a dropped row is not shown");
+        // A view scrolled up asks for every row: all of them, as rendered whole.
+        stream.keep_all(true);
+        stream.update(&doc);
+        assert_eq!(stream.dropped(), 0);
+        assert_eq!(stream_rows(&stream), whole);
+        // And while kept, streaming on drops nothing.
+        doc.push_str("one more\n\n");
+        stream.update(&doc);
+        assert_eq!((stream.dropped(), stream_rows(&stream)), (0, md(&doc, 40)));
+        // Following the end again lets them go at the next update.
+        stream.keep_all(false);
+        doc.push_str("and another\n\n");
+        stream.update(&doc);
+        assert!(stream.dropped() > 0);
+        assert_eq!(stream.len(), md(&doc, 40).len());
+    }
+
+    #[test]
+    fn a_changed_text_is_rendered_anew() {
+        let mut stream = MdStream::new(40, theme());
+        let long = "word ".repeat(200) + "\n\nnext paragraph\n\n";
+        stream.update(&long);
+        let changed = long.replacen("word", "WORD", 1);
+        stream.update(&changed);
+        assert_eq!(stream_rows(&stream), md(&changed, 40));
+        let end_changed = format!("{}x\n\n", &long[..long.len() - 4]);
+        stream.update(&end_changed);
+        assert_eq!(stream_rows(&stream), md(&end_changed, 40));
     }
 
     #[test]

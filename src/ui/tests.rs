@@ -610,3 +610,31 @@ fn the_composer_scrolls_to_keep_the_cursor_visible() {
     // Rows: 20 - footer - 12 composer = 7 transcript rows, border, then text.
     assert_eq!(term.get_cursor_position().ok(), Some(Position::new(8, 8)));
 }
+
+#[test]
+fn a_flooded_answer_keeps_its_newest_rows_and_shows_old_ones_when_scrolled_to() {
+    // A streamed answer far longer than the rows kept while following: the
+    // screen still shows its start when scrolled to the top, and its end
+    // when following, exactly as a whole render would.
+    let mut state = AppState::new("agent", "~/p");
+    ready(&mut state);
+    let mut term = terminal(40, 12);
+    let mut view = view();
+    for i in 0..12_000 {
+        state
+            .transcript
+            .push_agent_text(&format!("paragraph number {i}\n\n"));
+        if i % 500 == 0 {
+            frame(&mut term, &state, &mut view);
+        }
+    }
+    let following = frame(&mut term, &state, &mut view);
+    assert!(following.contains("paragraph number 11999"), "{following}");
+    view.scroll(Scroll::Top);
+    let top = frame(&mut term, &state, &mut view);
+    assert!(top.contains("paragraph number 0"), "{top}");
+    assert!(top.contains("paragraph number 2"), "{top}");
+    view.scroll(Scroll::Bottom);
+    let again = frame(&mut term, &state, &mut view);
+    assert!(again.contains("paragraph number 11999"), "{again}");
+}
