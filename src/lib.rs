@@ -14,5 +14,6 @@ pub mod reaper;
 pub mod sanitize;
 pub mod settings;
 pub mod state;
+mod text;
 pub mod tui;
 pub mod ui;

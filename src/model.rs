@@ -159,10 +159,8 @@ impl AgentTerminal {
     fn append(&mut self, data: &str) {
         self.output.push_str(data);
         if self.output.len() > Self::LIMIT {
-            let mut cut = self.output.len() - Self::LIMIT;
-            while !self.output.is_char_boundary(cut) {
-                cut += 1;
-            }
+            let cut =
+                crate::text::ceil_char_boundary(&self.output, self.output.len() - Self::LIMIT);
             self.output.drain(..cut);
             self.truncated = true;
         }

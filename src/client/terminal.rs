@@ -8,6 +8,7 @@
 //! and any number of [`Terminals::exit_waiter`] futures work at the same time
 //! without borrowing the manager across an await.
 
+use crate::text::ceil_char_boundary;
 use std::future::Future;
 use std::io;
 use std::os::unix::process::ExitStatusExt as _;
@@ -372,14 +373,6 @@ impl OutputBuffer {
     pub fn limit(&self) -> usize {
         self.limit
     }
-}
-
-fn ceil_char_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index += 1;
-    }
-    index
 }
 
 /// What the manager and a terminal's tasks share.

@@ -310,3 +310,35 @@ fn deny_rules_on_execute_see_the_command_a_read_runs() {
         }
     }
 }
+
+#[test]
+fn an_allow_rule_for_reads_never_allows_a_read_that_runs_more() {
+    // `kind = "read"`, `kind = "search"` or `tool = ...` say nothing about a
+    // command: a search that runs `rm` is not covered by them.
+    let mut by_kind = Rule::new(RuleDecision::Allow);
+    by_kind.kind = Some(KindMatch::Category(Category::Read));
+    let mut by_search = Rule::new(RuleDecision::Allow);
+    by_search.kind = Some(KindMatch::Kind(ToolKind::Search));
+    let mut by_tool = Rule::new(RuleDecision::Allow);
+    by_tool.tool = Some("*".into());
+    by_tool.kind = Some(KindMatch::Kind(ToolKind::Search));
+    for rule in [by_kind, by_search, by_tool] {
+        let rules = [rule];
+        let req = read_running(ToolKind::Search, "rg x; rm -rf ~");
+        assert!(
+            matches!(decide_in(&req, Mode::Default, &rules), Decision::Ask { .. }),
+            "{}",
+            rules[0].describe()
+        );
+        // A plain read stays allowed by the same rule.
+        let plain = read_running(ToolKind::Search, "rg -n foo src");
+        assert!(
+            matches!(
+                decide_in(&plain, Mode::Default, &rules),
+                Decision::Allow { .. }
+            ),
+            "{}",
+            rules[0].describe()
+        );
+    }
+}

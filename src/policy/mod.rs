@@ -474,7 +474,9 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     if cx.mode == Mode::Auto {
         return allow(req, Source::Auto, "auto mode".to_string());
     }
-    if let Some(rule) = matching(RuleDecision::Allow) {
+    // A read that runs more than reads is judged as what it runs: no rule
+    // or grant of its read kind, tool or paths speaks for its command.
+    if !runs_more && let Some(rule) = matching(RuleDecision::Allow) {
         return allow(req, Source::Rule, rule.describe());
     }
     if let Some(grant) = cx.grants.iter().find(|g| !runs_more && g.covers(req)) {

@@ -620,7 +620,7 @@ fn plain_program(word: &str) -> bool {
         .collect();
     let name = unquoted.rsplit('/').next().unwrap_or(&unquoted);
     let name = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-    !name.is_empty() && !WRAPPERS.contains(&name)
+    !name.is_empty() && !WRAPPERS.contains(&name) && !shell::runs_other_programs(name)
 }
 
 /// A plain lowercase word such as `test`, `run` or `build:prod`.
@@ -876,6 +876,11 @@ command = "cargo test *"
             "sudo $(echo rm) x",
         ];
         for command in cases {
+            assert_eq!(command_of(command).as_deref(), Some(command), "{command}");
+        }
+        // Wrappers the scanner knows are wrappers here too: `poetry run *`
+        // or `ssh host *` would cover anything.
+        for command in ["poetry run pytest", "ssh host ls", "systemd-run make"] {
             assert_eq!(command_of(command).as_deref(), Some(command), "{command}");
         }
         assert_eq!(

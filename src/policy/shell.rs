@@ -593,6 +593,13 @@ const SHELLS: &[&str] = &[
 /// Builtins that run their arguments, joined, as a shell line.
 const EVALS: &[&str] = &["eval", "watch", "trap"];
 
+/// Whether the program `name` (a file name) runs other programs or a
+/// script it is given: a wrapper of [`WRAPPERS`] (with or without its
+/// subcommand), a shell, or an `eval`. A prefix naming one covers anything.
+pub(crate) fn runs_other_programs(name: &str) -> bool {
+    WRAPPERS.iter().any(|w| w.name == name) || SHELLS.contains(&name) || EVALS.contains(&name)
+}
+
 /// The commands `text` runs through a wrapper, appended to `out` (each
 /// also unwrapped in turn, as deep as [`MAX_DEPTH`]).
 fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &mut bool) {

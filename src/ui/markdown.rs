@@ -11,6 +11,7 @@
 //! [`crate::sanitize::visible`]: entities such as `&#27;` decode to control
 //! characters, so the text is made safe after parsing, not before.
 
+use crate::text::{ceil_char_boundary, floor_char_boundary};
 use pulldown_cmark::{Alignment, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -853,24 +854,6 @@ fn render_from(text: &str, resume: &Resume, width: usize, theme: Theme) -> Vec<L
         Resume::Top | Resume::Para => render(text, width, theme),
         Resume::InFence { opener } => render(&format!("{opener}\n{text}"), width, theme),
     }
-}
-
-/// The largest character boundary of `text` at or before `index`.
-fn floor_char_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
-}
-
-/// The smallest character boundary of `text` at or after `index`.
-fn ceil_char_boundary(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index += 1;
-    }
-    index
 }
 
 /// Rendered head rows kept of a long streaming text while the view follows

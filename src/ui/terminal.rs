@@ -223,10 +223,7 @@ fn tail(output: &str, cols: usize) -> (usize, usize) {
                 return (end + 1, rows);
             }
             // The last line alone is longer than the screen: keep its end.
-            let mut cut = end - (MAX_ROWS - 1) * cols;
-            while !output.is_char_boundary(cut) {
-                cut += 1;
-            }
+            let cut = crate::text::ceil_char_boundary(output, end - (MAX_ROWS - 1) * cols);
             return (cut, MAX_ROWS);
         }
         rows += need;
