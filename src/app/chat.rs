@@ -90,10 +90,12 @@ fn protected_files(command: &AgentCommand, options: &ChatOptions) -> Protected {
     if let Some(dir) = &options.chats_dir {
         protected = protected.tree(dir, "warden's chat records");
     }
+    if let Some(log) = crate::decision_log::default_path() {
+        protected = protected.file(&log, "warden's decision log");
+    }
     if let Some(dirs) = directories::ProjectDirs::from("", "", "warden") {
         let data = dirs.data_local_dir();
         protected = protected
-            .file(&data.join("decisions.jsonl"), "warden's decision log")
             .file(&data.join("warden.log"), "warden's log")
             .tree(
                 data,

@@ -1653,15 +1653,6 @@ pub struct ExecLimits {
     pub turn: Option<Duration>,
 }
 
-impl Default for ExecLimits {
-    fn default() -> ExecLimits {
-        ExecLimits {
-            start: Duration::from_secs(60),
-            turn: None,
-        }
-    }
-}
-
 /// What woke a headless run.
 enum Wake {
     Event(Option<Box<Incoming>>),
