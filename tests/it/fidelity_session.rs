@@ -6,11 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 use warden::app::{App, ChatOptions};
 use warden::policy::Mode;
 use warden::state::{Action, AppState, Connection, EntryKind, Workspace};

@@ -347,7 +347,12 @@ const CHILD: &str = "WARDEN_SETTINGS_TEST_CHILD";
 fn child(job: &str) -> Command {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
-        .args(["--exact", "child_writer", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "settings::child_writer",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD, job);
     command
 }
@@ -631,8 +636,6 @@ bypass_permissions = true
     assert!(warden::launch::choices(Some(&config), dir.path(), "/bin/warden", None).is_empty());
 }
 
-mod common;
-
 /// A settings file with a deny rule and a typo elsewhere (`bell = maybe`,
 /// line 8, column 8): it does not load.
 const TYPO: &str = "[agents.demo]\ncommand = \"warden\"\nargs = [\"demo-agent\"]\n\n\
@@ -643,7 +646,7 @@ fn exec_on_settings_that_do_not_load_allows_nothing_automatically() {
     let dir = tempfile::tempdir().unwrap();
     let config = config_in(dir.path(), TYPO);
     let (code, out, err, log) =
-        common::exec_in(dir.path(), &config, &["--mode", "auto", "-p", "execute"]);
+        crate::common::exec_in(dir.path(), &config, &["--mode", "auto", "-p", "execute"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
         err.contains("settings did not load: automatic allows are off until fixed"),
@@ -683,10 +686,13 @@ async fn a_chat_on_settings_that_do_not_load_asks_for_everything() {
         own_exe: env!("CARGO_BIN_EXE_warden"),
     })
     .unwrap();
-    start.command.env.push(common::demo_state(dir.path()));
+    start
+        .command
+        .env
+        .push(crate::common::demo_state(dir.path()));
     start.options.notify = warden::app::Notify::default();
-    let mut app = common::ready(start.into_app()).await;
-    let shown = common::errors(app.state());
+    let mut app = crate::common::ready(start.into_app()).await;
+    let shown = crate::common::errors(app.state());
     assert!(
         shown.iter().any(|(m, _)| m
             .starts_with("settings did not load: automatic allows are off until fixed")
@@ -695,17 +701,17 @@ async fn a_chat_on_settings_that_do_not_load_asks_for_everything() {
     );
     // In Auto, an execute and a read each still ask.
     for prompt in ["execute", "read"] {
-        common::send(&mut app, prompt);
-        common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+        crate::common::send(&mut app, prompt);
+        crate::common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
         app.handle(Msg::Action(Action::Char('n')));
-        common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+        crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     }
     assert!(
-        common::decisions(app.state())
+        crate::common::decisions(app.state())
             .iter()
             .all(|(allowed, _)| !allowed),
         "{:?}",
-        common::decisions(app.state())
+        crate::common::decisions(app.state())
     );
     // The rule that stands for the file cannot be revoked from the review screen.
     let rules = app.state().rules.clone();
@@ -854,26 +860,29 @@ async fn a_settings_write_waiting_for_the_lock_does_not_stop_the_chat() {
         own_exe: env!("CARGO_BIN_EXE_warden"),
     })
     .unwrap();
-    start.command.env.push(common::demo_state(dir.path()));
+    start
+        .command
+        .env
+        .push(crate::common::demo_state(dir.path()));
     start.options.notify = warden::app::Notify::default();
-    let mut app = common::ready(start.into_app()).await;
+    let mut app = crate::common::ready(start.into_app()).await;
     let held = HeldLock::take(&config);
-    common::send(&mut app, "edit");
-    common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    crate::common::send(&mut app, "edit");
+    crate::common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     app.handle(Msg::Action(Action::Char('b')));
     app.handle(Msg::Action(Action::Char('y')));
     // The chat goes on (the card is answered, the turn ends) while another
     // holder keeps the lock.
-    common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    assert!(common::agent_text(app.state()).contains("selected allow-once"));
+    crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert!(crate::common::agent_text(app.state()).contains("selected allow-once"));
     assert_eq!(
         fs::read_to_string(&config).unwrap(),
         "# mine\n",
         "still waiting"
     );
     drop(held);
-    common::pump_until(&mut app, "the write", |s| {
-        common::infos(s)
+    crate::common::pump_until(&mut app, "the write", |s| {
+        crate::common::infos(s)
             .iter()
             .any(|i| i.starts_with("bypass for `demo` saved"))
     })

@@ -11,8 +11,7 @@ use warden::app::App;
 use warden::policy::Mode;
 use warden::state::{Action, AppState};
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

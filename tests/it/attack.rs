@@ -9,8 +9,7 @@ use warden::app::App;
 use warden::policy::Mode;
 use warden::state::{Action, AppState};
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// A copy of a scenario in `dir` with `@CWD@` filled in.
 fn scenario_in(dir: &Path, name: &str) -> PathBuf {

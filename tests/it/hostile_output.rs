@@ -8,8 +8,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
-
 const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
 
 fn scenario() -> PathBuf {
@@ -47,9 +45,9 @@ fn assert_clean(what: &str, text: &str) {
     assert!(raw.is_empty(), "{what} carries {raw:?} raw:\n{text:?}");
 }
 
-fn hostile_exec(dir: &Path, prompt: &str) -> common::ExecRun {
+fn hostile_exec(dir: &Path, prompt: &str) -> crate::common::ExecRun {
     let scenario = scenario();
-    common::exec_in(
+    crate::common::exec_in(
         dir,
         &dir.join("config.toml"),
         &[

@@ -11,8 +11,7 @@ use warden::app::{App, ChatOptions};
 use warden::policy::Mode;
 use warden::state::{Action, AppState, Connection, EntryKind, Focus, Msg, ToolState};
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[tokio::test]
 async fn connects_and_sees_the_agents_modes() {

@@ -4,11 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use warden::app::{App, ChatOptions};
 use warden::model::ToolKind;
 use warden::policy::{KindMatch, Mode, Rule, RuleDecision};

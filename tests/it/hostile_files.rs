@@ -7,13 +7,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 
-use common::*;
+use crate::common::*;
 
 const KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY----- hostile-test\n";
 const SETTINGS: &str = "# marker: the user's own settings\n\

@@ -5,13 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use warden::state::{Action, Connection};
 
 const SCENARIO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/scenarios/faults.toml");

@@ -14,8 +14,7 @@ use warden::model::StopReason;
 use warden::state::{Action, AppState, Connection, EntryKind, Msg, ToolState};
 use warden::ui::View;
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -5,11 +5,9 @@
 
 #![allow(clippy::expect_used)]
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 use warden::app::{App, ChatOptions};
 use warden::policy::{Mode, Rule, RuleDecision};
 

@@ -6,8 +6,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -51,14 +49,14 @@ fn resolve(dir: &Path, config: &Path, command: &[String]) -> Start {
         own_exe: env!("CARGO_BIN_EXE_warden"),
     })
     .unwrap();
-    start.command.env.push(common::demo_state(dir));
+    start.command.env.push(crate::common::demo_state(dir));
     start.options.notify = warden::app::Notify::default();
     start.options.decision_log = Some(dir.join("decisions.jsonl"));
     start
 }
 
 async fn started(dir: &Path, config: &Path, command: &[String]) -> App {
-    common::ready(resolve(dir, config, command).into_app()).await
+    crate::common::ready(resolve(dir, config, command).into_app()).await
 }
 
 /// The screen as drawn (chat list and footer included), as text.
@@ -96,17 +94,17 @@ async fn an_agent_without_a_block_is_named_by_what_it_calls_itself() {
     assert_eq!(start.command.name, "run-agent", "by its command, at first");
     assert!(start.options.settings.named_by_command);
 
-    let mut app = common::ready(start.into_app()).await;
+    let mut app = crate::common::ready(start.into_app()).await;
     let state = app.state();
     assert_eq!(state.agent_name, "claude-code");
     assert_eq!(state.agent_policy.name, "claude-code", "rules see it too");
     assert_eq!(app.ws.agents, vec!["claude-code".to_string()]);
     assert!(
-        common::infos(state)
+        crate::common::infos(state)
             .iter()
             .any(|i| i.contains("named `claude-code`") && i.contains("`run-agent`")),
         "{:?}",
-        common::infos(state)
+        crate::common::infos(state)
     );
     let screen = screen(&app);
     let footer = screen.lines().last().unwrap();
@@ -118,17 +116,17 @@ async fn an_agent_without_a_block_is_named_by_what_it_calls_itself() {
     );
 
     // A card, bypassed with `b`: the log and the new block carry the name.
-    common::send(&mut app, "edit");
-    common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    crate::common::send(&mut app, "edit");
+    crate::common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     app.handle(Msg::Action(Action::Char('b')));
     app.handle(Msg::Action(Action::Char('y')));
-    common::pump_until(&mut app, "the write", |s| {
-        common::infos(s)
+    crate::common::pump_until(&mut app, "the write", |s| {
+        crate::common::infos(s)
             .iter()
             .any(|i| i.starts_with("bypass for `claude-code` saved"))
     })
     .await;
-    common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).unwrap();
     assert!(!log.is_empty());
@@ -165,18 +163,18 @@ async fn an_agent_cannot_take_the_name_of_a_configured_agent() {
     assert!(!state.agent_policy.bypass);
     assert_eq!(app.ws.agents, vec!["run-agent".to_string()]);
     assert!(
-        common::infos(state)
+        crate::common::infos(state)
             .iter()
             .any(|i| i.contains("calls itself `Claude Code`")
                 && i.contains("[agents.claude-code]")
                 && i.contains("stays `run-agent`")),
         "{:?}",
-        common::infos(state)
+        crate::common::infos(state)
     );
     // Neither the block's bypass nor its allow rule applies: it asks.
-    common::send(&mut app, "edit");
-    common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
-    assert!(common::decisions(app.state()).is_empty());
+    crate::common::send(&mut app, "edit");
+    crate::common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    assert!(crate::common::decisions(app.state()).is_empty());
     app.shutdown().await;
 }
 
@@ -187,7 +185,7 @@ fn exec_logs_the_name_the_agent_gives_itself_unless_another_agent_has_it() {
     let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
     let mut args = vec!["--on-ask", "deny", "-p", "edit", "--"];
     args.extend(command.iter().map(String::as_str));
-    let (code, _, err, log) = common::exec_in(dir.path(), &config, &args);
+    let (code, _, err, log) = crate::common::exec_in(dir.path(), &config, &args);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(log.len(), 1, "{log:?}");
     assert_eq!(log[0].agent, "claude-code");
@@ -198,7 +196,7 @@ fn exec_logs_the_name_the_agent_gives_itself_unless_another_agent_has_it() {
         "[agents.claude-code]\ncommand = \"claude-code-acp\"\n",
     );
     wrapper(other.path(), &scenario("agent-names-itself.toml"));
-    let (code, _, err, log) = common::exec_in(other.path(), &config, &args);
+    let (code, _, err, log) = crate::common::exec_in(other.path(), &config, &args);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(log.len(), 1, "{log:?}");
     assert_eq!(log[0].agent, "run-agent");
@@ -213,18 +211,18 @@ async fn a_name_full_of_escapes_becomes_a_plain_word() {
     let name = app.state().agent_name.clone();
     assert!(is_slug(&name), "{name:?}");
     assert_eq!(name, "0-ownedclaude-code-2j");
-    for line in common::infos(app.state()) {
+    for line in crate::common::infos(app.state()) {
         assert!(
             !line.chars().any(|c| c.is_control() || c == '\u{202e}'),
             "{line:?}"
         );
     }
-    common::send(&mut app, "edit");
-    common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    crate::common::send(&mut app, "edit");
+    crate::common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     app.handle(Msg::Action(Action::Char('b')));
     app.handle(Msg::Action(Action::Char('y')));
-    common::pump_until(&mut app, "the write", |s| {
-        common::infos(s)
+    crate::common::pump_until(&mut app, "the write", |s| {
+        crate::common::infos(s)
             .iter()
             .any(|i| i.starts_with("bypass for") && i.contains("saved"))
     })
@@ -248,9 +246,11 @@ async fn interpreter_and_demo_names_are_refused() {
         let mut app = started(dir.path(), &config, &command).await;
         assert_eq!(app.state().agent_name, "run-agent", "{claim}");
         assert!(
-            common::infos(app.state()).iter().any(|i| i.contains(why)),
+            crate::common::infos(app.state())
+                .iter()
+                .any(|i| i.contains(why)),
             "{:?}",
-            common::infos(app.state())
+            crate::common::infos(app.state())
         );
         app.shutdown().await;
     }
@@ -273,18 +273,18 @@ async fn an_agent_cannot_take_the_name_of_another_agent_of_this_run() {
     };
     let mut app = start.into_app();
     app.set_choices(vec![choice]);
-    let mut app = common::ready(app).await;
+    let mut app = crate::common::ready(app).await;
     assert_eq!(app.state().agent_name, "run-agent");
     assert_eq!(
         app.ws.agents,
         vec!["run-agent".to_string(), "claude-code".to_string()]
     );
     assert!(
-        common::infos(app.state())
+        crate::common::infos(app.state())
             .iter()
             .any(|i| i.contains("another agent of this run")),
         "{:?}",
-        common::infos(app.state())
+        crate::common::infos(app.state())
     );
     app.shutdown().await;
 }
@@ -301,11 +301,11 @@ async fn an_agent_with_a_block_keeps_the_blocks_name() {
     assert_eq!(app.state().agent_name, "mine");
     assert_eq!(app.state().agent_policy.name, "mine");
     assert!(
-        !common::infos(app.state())
+        !crate::common::infos(app.state())
             .iter()
             .any(|i| i.contains("claude-code")),
         "{:?}",
-        common::infos(app.state())
+        crate::common::infos(app.state())
     );
     app.shutdown().await;
 }
@@ -319,12 +319,12 @@ fn the_state_takes_the_new_name_everywhere_it_shows() {
     assert_eq!(state.agent_name, "claude-code");
     assert_eq!(state.agent_policy.name, "claude-code");
     assert_eq!(
-        common::infos(&state),
+        crate::common::infos(&state),
         vec![
             "named `claude-code` after what the agent calls itself (its command gave `run-agent`)"
         ]
     );
     // The same name again says nothing new.
     state.update(Msg::AgentNamed("claude-code".into()));
-    assert_eq!(common::infos(&state).len(), 1);
+    assert_eq!(crate::common::infos(&state).len(), 1);
 }
