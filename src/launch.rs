@@ -10,6 +10,7 @@ use crate::app::{ChatOptions, Notify, SettingsLink};
 use crate::decision_log;
 use crate::policy::Mode;
 use crate::settings::{self, DEMO_AGENT, Settings};
+use crate::state::Msg;
 
 /// What main decided to start, plus lines to show in the transcript first.
 pub struct Start {
@@ -32,6 +33,9 @@ pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {
         options.bypass = false;
         if options.mode == Mode::Auto {
             options.mode = Mode::Default;
+        }
+        if options.new_chat_mode == Some(Mode::Auto) {
+            options.new_chat_mode = Some(Mode::Default);
         }
     }
     Ok(start)
@@ -295,6 +299,7 @@ fn apply_agent_settings(
     options.agent_plan_mode = agent.agent_plan_mode.clone();
     options.asking_mode = agent.asking_mode.clone();
     options.mode = mode.or(agent.default_mode).unwrap_or_default();
+    options.new_chat_mode = agent.default_mode;
     options.settings.agent_block = Some(name.to_string());
     options.caps = ClientCaps {
         read_text_file: agent.fs_read,
@@ -328,13 +333,26 @@ impl Start {
     pub fn into_app(self) -> crate::app::App {
         let mut app = crate::app::App::with_options(self.command, self.options);
         for note in self.notes {
-            app.state_mut().info(note);
+            app.handle(Msg::Note(note));
         }
         for error in self.errors {
-            app.state_mut().error(error, Vec::new());
+            app.handle(Msg::ErrorLine(error));
         }
         app
     }
+}
+
+/// The TUI's app: the chat `want` asks for (recorded in `chats_dir`), and
+/// every agent of the settings for new chats. The agent is resolved once:
+/// new chats of the first chat's agent start at its `default_mode`
+/// (`ChatOptions::new_chat_mode`), never at `--mode`.
+pub fn tui_app(want: &Want<'_>, chats_dir: Option<&Path>) -> anyhow::Result<crate::app::App> {
+    let mut start = resolve(want)?;
+    start.options.chats_dir = chats_dir.map(Path::to_path_buf);
+    let cwd = start.command.cwd.clone();
+    let mut app = start.into_app();
+    app.set_choices(choices(want.config, &cwd, want.own_exe, chats_dir));
+    Ok(app)
 }
 
 /// `~/x` -> `$HOME/x`.

@@ -232,25 +232,8 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         mode: cli.mode,
         own_exe: &own,
     };
-    let mut start = launch::resolve(&want)?;
     let chats_dir = ChatStore::default_dir();
-    start.options.chats_dir.clone_from(&chats_dir);
-    let cwd = start.command.cwd.clone();
-    // New chats of the same agent start at its `default_mode`, not `--mode`.
-    let mut again = launch::resolve(&Want { mode: None, ..want })?;
-    again.options.chats_dir.clone_from(&chats_dir);
-    let mut app = start.into_app();
-    let mut choices = vec![warden::app::AgentChoice {
-        command: again.command,
-        options: again.options,
-    }];
-    choices.extend(launch::choices(
-        cli.config.as_deref(),
-        &cwd,
-        &own,
-        chats_dir.as_deref(),
-    ));
-    app.set_choices(choices);
+    let mut app = launch::tui_app(&want, chats_dir.as_deref())?;
     // Spawn before touching the terminal: a command that does not exist is a
     // plain error on a normal screen.
     app.start_agent()?;

@@ -3,11 +3,22 @@
 //! synthetic request (kind read / edit / execute, with allow and reject
 //! options) that the policy decides or a card asks about; the IO happens only
 //! once it is allowed. Output, wait, kill and release need no decision.
+//!
+//! The file IO (the content on disk a write's card shows, reads, writes with
+//! their fsync) runs off the event loop on one [`FileWorker`], one call
+//! after another in the order they came: every gated call passes through it
+//! on its way to the gate and again once decided, so the gate sees the calls
+//! and the agent gets its answers in the order it asked. The IO goes
+//! through `client::fs` exactly as before (resolved path, openat2 beneath
+//! its root, warden's own files refused).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
+use super::Incoming;
 use super::chat::Chat;
 use crate::acp::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
 use crate::client::fs::{self, FsError};
@@ -19,7 +30,7 @@ use crate::model::{
     ToolContent, ToolKind, WireStatus,
 };
 use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category, RequestView};
-use crate::state::{AppState, Msg, RequestId, TerminalView};
+use crate::state::{AppState, ChatId, Msg, RequestId, TerminalView};
 
 /// The option id of "allow" on a synthetic request.
 pub(super) const CLIENT_ALLOW: &str = "allow";
@@ -57,11 +68,143 @@ fn fs_error(err: FsError) -> ClientError {
 /// opens a missing path as a new, empty buffer). gemini-cli reads a file
 /// before writing it and does not recognise a `-32002` error, so it could not
 /// create a new file otherwise; an agent that checks for the error sees an
-/// empty file, which it may write over.
-fn missing_reads_empty(err: FsError) -> Result<String, FsError> {
+/// empty file, which it may write over. The one place for it: a read whose
+/// path does not resolve yet, and a read whose file is gone when it runs.
+fn missing_reads_empty(err: FsError) -> Result<ClientReply, FsError> {
     match err {
-        FsError::NotFound { .. } => Ok(String::new()),
+        FsError::NotFound { .. } => Ok(ClientReply::Text(String::new())),
         other => Err(other),
+    }
+}
+
+/// A file call's IO, run by the [`FileWorker`] off the loop.
+pub(super) type FileJob = Box<dyn FnOnce() -> FsStep + Send>;
+
+/// A file job and the chat it is for.
+type ChatJob = (ChatId, FileJob);
+
+/// What a [`FileJob`] hands back to its chat.
+#[derive(Debug)]
+pub enum FsStep {
+    /// A call is ready for the gate (a write with the change against the
+    /// file on disk), for the session it came in.
+    Gate {
+        call: ClientCall,
+        responder: ClientResponder,
+        real: PathBuf,
+        fields: Box<ToolCallFields>,
+        session: Option<String>,
+    },
+    /// An allowed read or write ran: the agent gets `result`.
+    Done {
+        id: RequestId,
+        verb: &'static str,
+        real: PathBuf,
+        result: Result<ClientReply, FsError>,
+        responder: ClientResponder,
+    },
+    /// A call the gate refused, or a terminal it allowed: every call before
+    /// it is answered, so it is answered (or started) now.
+    Decided {
+        id: RequestId,
+        call: ClientCall,
+        responder: ClientResponder,
+        real: PathBuf,
+        allowed: bool,
+    },
+}
+
+/// Runs file jobs on the blocking pool, one after another in the order they
+/// were sent; each result comes back as [`Incoming::Files`]. Started with
+/// the first job.
+pub(super) struct FileWorker {
+    inbox: mpsc::UnboundedSender<Incoming>,
+    running: Option<(mpsc::UnboundedSender<ChatJob>, JoinHandle<()>)>,
+}
+
+impl FileWorker {
+    pub(super) fn new(inbox: mpsc::UnboundedSender<Incoming>) -> Self {
+        FileWorker {
+            inbox,
+            running: None,
+        }
+    }
+
+    /// Queue a job of chat `id`. Should the worker be gone, the job is
+    /// dropped, and with it its responder, which answers the agent an error.
+    pub(super) fn send(&mut self, id: ChatId, job: FileJob) {
+        let (tx, _) = self.running.get_or_insert_with(|| {
+            let (tx, mut rx) = mpsc::unbounded_channel::<ChatJob>();
+            let inbox = self.inbox.clone();
+            let task = tokio::spawn(async move {
+                while let Some((id, job)) = rx.recv().await {
+                    match tokio::task::spawn_blocking(job).await {
+                        Ok(step) => {
+                            if inbox.send(Incoming::Files(id, step)).is_err() {
+                                break;
+                            }
+                        }
+                        // The job's responder went with it: the agent got an error.
+                        Err(err) => tracing::warn!("a file call failed: {err}"),
+                    }
+                }
+            });
+            (tx, task)
+        });
+        if tx.send((id, job)).is_err() {
+            tracing::warn!("the file worker is gone: a file call is answered with an error");
+        }
+    }
+
+    /// Wait for the queued jobs (on quit: an allowed write still lands).
+    pub(super) async fn finish(&mut self) {
+        if let Some((tx, task)) = self.running.take() {
+            drop(tx);
+            let _ = task.await;
+        }
+    }
+}
+
+/// Run a decided call's IO (off the loop): a read or a write when allowed;
+/// anything else goes back as [`FsStep::Decided`].
+fn run_decided(
+    roots: &fs::Roots,
+    id: RequestId,
+    call: ClientCall,
+    responder: ClientResponder,
+    real: PathBuf,
+    allowed: bool,
+) -> FsStep {
+    match call {
+        ClientCall::ReadTextFile { line, limit, .. } if allowed => {
+            let result = fs::read_text(roots, &real, line, limit)
+                .map(ClientReply::Text)
+                .or_else(missing_reads_empty);
+            FsStep::Done {
+                id,
+                verb: "read",
+                real,
+                result,
+                responder,
+            }
+        }
+        ClientCall::WriteTextFile { content, .. } if allowed => {
+            let result = fs::write_text(roots, &real, &content).map(|_| ClientReply::Done);
+            FsStep::Done {
+                id,
+                verb: "write",
+                real,
+                result,
+                responder,
+            }
+        }
+        call => FsStep::Decided {
+            id,
+            call,
+            responder,
+            real,
+            allowed,
+        },
     }
 }
 
@@ -165,6 +308,13 @@ impl Chat {
                 let verb = if write { "write" } else { "read" };
                 let real = match fs::resolve(&self.roots, path, write) {
                     Ok(real) => real,
+                    Err(err) if !write => match missing_reads_empty(err) {
+                        Ok(empty) => {
+                            tracing::debug!(path = %path.display(), "read of a missing file answered empty");
+                            return responder.respond(Ok(empty));
+                        }
+                        Err(err) => return self.refuse(verb, path, err, responder),
+                    },
                     Err(err) => return self.refuse(verb, path, err, responder),
                 };
                 // The card shows the path that will be opened, and the path
@@ -200,15 +350,25 @@ impl Chat {
                     tool_name: Some(if write { CLIENT_WRITE } else { CLIENT_READ }.to_string()),
                     ..ToolCallFields::default()
                 };
-                if let ClientCall::WriteTextFile { content, .. } = &call {
-                    // The card and the transcript show the change against the file on disk.
-                    fields.content = Some(vec![ToolContent::Diff {
-                        path: shown,
-                        old: fs::current_text(&self.roots, &real),
-                        new: content.clone(),
-                    }]);
-                }
-                self.gate(call, responder, real, fields);
+                let roots = self.roots.clone();
+                let session = self.session.clone();
+                self.jobs.push(Box::new(move || {
+                    if let ClientCall::WriteTextFile { content, .. } = &call {
+                        // The card and the transcript show the change against the file on disk.
+                        fields.content = Some(vec![ToolContent::Diff {
+                            path: shown,
+                            old: fs::current_text(&roots, &real),
+                            new: content.clone(),
+                        }]);
+                    }
+                    FsStep::Gate {
+                        call,
+                        responder,
+                        real,
+                        fields: Box::new(fields),
+                        session,
+                    }
+                }));
             }
             ClientCall::CreateTerminal {
                 command,
@@ -230,14 +390,22 @@ impl Chat {
                                 env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
                             input["env"] = serde_json::Value::Object(env);
                         }
-                        let fields = ToolCallFields {
+                        let fields = Box::new(ToolCallFields {
                             title: Some(format!("Run {line}")),
                             kind: Some(ToolKind::Execute),
                             raw_input: Some(input),
                             tool_name: Some(CLIENT_TERMINAL.to_string()),
                             ..ToolCallFields::default()
-                        };
-                        self.gate(call, responder, real, fields);
+                        });
+                        // Through the worker too: after the file calls before it.
+                        let session = self.session.clone();
+                        self.jobs.push(Box::new(move || FsStep::Gate {
+                            call,
+                            responder,
+                            real,
+                            fields,
+                            session,
+                        }));
                     }
                     Err(err) => responder.respond(Err(err)),
                 }
@@ -287,6 +455,39 @@ impl Chat {
         }
     }
 
+    /// A file job finished: gate the call, answer it, or start its terminal.
+    pub(super) fn on_file_step(&mut self, step: FsStep) {
+        match step {
+            FsStep::Gate {
+                call,
+                responder,
+                real,
+                fields,
+                session,
+            } => {
+                if session.is_none() || session != self.session {
+                    // Its session ended while the file was read.
+                    return responder.respond(Err(ClientError::Denied("the session ended".into())));
+                }
+                self.gate(call, responder, real, *fields);
+            }
+            FsStep::Done {
+                id,
+                verb,
+                real,
+                result,
+                responder,
+            } => self.complete_fs(id, verb, &real, result, responder),
+            FsStep::Decided {
+                id,
+                call,
+                responder,
+                real,
+                allowed,
+            } => self.finish_decided(id, call, responder, real, allowed),
+        }
+    }
+
     /// Put a read, write or terminal through the gate as a synthetic request.
     fn gate(
         &mut self,
@@ -319,8 +520,24 @@ impl Chat {
         self.out.push_back(Msg::PermissionRequested { id, request });
     }
 
-    /// The gate decided: do it (or refuse) and answer the agent.
+    /// The gate decided: the IO (or the refusal) goes to the file worker,
+    /// after the calls decided before it.
     pub(super) fn finish_client_call(
+        &mut self,
+        id: RequestId,
+        call: ClientCall,
+        responder: ClientResponder,
+        real: PathBuf,
+        allowed: bool,
+    ) {
+        let roots = self.roots.clone();
+        self.jobs.push(Box::new(move || {
+            run_decided(&roots, id, call, responder, real, allowed)
+        }));
+    }
+
+    /// A refused call, or an allowed terminal, in its turn.
+    fn finish_decided(
         &mut self,
         id: RequestId,
         call: ClientCall,
@@ -341,17 +558,6 @@ impl Chat {
             return;
         }
         match call {
-            ClientCall::ReadTextFile { line, limit, .. } => {
-                let result = fs::read_text(&self.roots, &real, line, limit)
-                    .or_else(missing_reads_empty)
-                    .map(ClientReply::Text);
-                self.complete_fs(id, "read", &real, result, responder);
-            }
-            ClientCall::WriteTextFile { content, .. } => {
-                let result =
-                    fs::write_text(&self.roots, &real, &content).map(|_| ClientReply::Done);
-                self.complete_fs(id, "write", &real, result, responder);
-            }
             ClientCall::CreateTerminal {
                 command,
                 args,
@@ -419,22 +625,15 @@ impl Chat {
     /// safety (outside the roots, one of warden's own files, a path that
     /// changed under it) is also an error line the user sees.
     fn refuse(&mut self, verb: &str, path: &Path, err: FsError, responder: ClientResponder) {
-        if verb == "read" && matches!(err, FsError::NotFound { .. }) {
-            // A file inside the roots that does not exist yet: an agent
-            // about to create it reads it first (gemini's write_file does).
-            tracing::debug!(path = %path.display(), "read of a missing file answered empty");
-            responder.respond(Ok(ClientReply::Text(String::new())));
-            return;
-        }
         if matches!(
             err,
             FsError::OutsideRoots { .. } | FsError::Protected { .. } | FsError::Changed { .. }
         ) {
             tracing::warn!(path = %path.display(), %err, "agent file call refused");
-            self.refusals.push(format!(
+            self.out.push_back(Msg::ErrorLine(format!(
                 "refused the agent's {verb} of {}: {err}",
                 path.display()
-            ));
+            )));
         }
         responder.respond(Err(fs_error(err)));
     }

@@ -1,20 +1,22 @@
 //! The IO side of one chat: its session on an agent process, the
 //! responders of its pending requests, its file calls and terminals, and
 //! its record. The chat's pure state lives in the workspace; code here that
-//! wants to change it queues messages in `out`, which the runtime applies.
+//! wants to change it queues messages in `out`, and file IO in `jobs`, which
+//! the runtime moves to its queue and its file worker.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
-use super::{ChatOptions, Notify, ResumeChat, SettingsLink, display_path, record};
+use super::calls::FileJob;
+use super::{ChatOptions, Incoming, Notify, ResumeChat, SettingsLink, display_path, record};
 use crate::acp::{
     AgentCommand, ClientCall, ClientCaps, ClientResponder, ElicitationResponder,
     PermissionResponder,
 };
 use crate::client::fs::{Protected, Roots};
-use crate::client::terminal::{TerminalEvent, Terminals};
+use crate::client::terminal::Terminals;
 use crate::policy::AgentPolicy;
 use crate::state::{AppState, ChatId, Msg, RequestId};
 
@@ -56,15 +58,14 @@ pub(super) struct Chat {
     pub(super) terminals: Terminals,
     /// Terminal id -> the transcript tool call that shows it.
     pub(super) terminal_tools: HashMap<String, String>,
-    /// File calls warden refused for safety since the runtime last looked:
-    /// shown as error lines.
-    pub(super) refusals: Vec<String>,
     pub(super) chat_store: Option<crate::chats::ChatStore>,
     pub(super) record: record::Record,
     pub(super) resume: Option<ResumeChat>,
     pub(super) next_request: RequestId,
     /// Messages for this chat's state, applied by the runtime in order.
     pub(super) out: VecDeque<Msg>,
+    /// File IO to run off the loop, in order (see `calls::FileWorker`).
+    pub(super) jobs: Vec<FileJob>,
     /// Cancelled prompts warden stopped waiting for: their late answers end nothing.
     pub(super) abandoned_prompts: u32,
 }
@@ -119,13 +120,13 @@ fn protected_files(command: &AgentCommand, options: &ChatOptions) -> Protected {
 const DEMO_STATE: &str = "WARDEN_DEMO_STATE";
 
 impl Chat {
-    /// A chat's IO and its fresh state. Terminal events come back on
-    /// `terminal_events` tagged with `id`.
+    /// A chat's IO and its fresh state. Terminal events come back to the
+    /// app's `inbox` tagged with `id`.
     pub(super) fn new(
         id: ChatId,
         command: AgentCommand,
         options: ChatOptions,
-        terminal_events: &mpsc::UnboundedSender<(ChatId, TerminalEvent)>,
+        inbox: &mpsc::UnboundedSender<Incoming>,
     ) -> (Chat, AppState) {
         let protected = protected_files(&command, &options);
         let mut state = AppState::new(command.name.clone(), display_path(&command.cwd));
@@ -152,7 +153,9 @@ impl Chat {
         state.bypassed_agents = options.settings.bypassed.clone();
         let roots = Roots::new(&command.cwd, &options.extra_roots).protecting(protected);
         let chat = Chat {
-            terminals: Terminals::new(super::tagged(id, terminal_events.clone())),
+            terminals: Terminals::new(super::forward(inbox.clone(), move |event| {
+                Incoming::Terminal(id, event)
+            })),
             command,
             agent_key: None,
             session: None,
@@ -172,12 +175,12 @@ impl Chat {
             elicitations: HashMap::new(),
             client_pending: HashMap::new(),
             terminal_tools: HashMap::new(),
-            refusals: Vec::new(),
             chat_store: options.chats_dir.map(crate::chats::ChatStore::new),
             record: record::Record::default(),
             resume: options.resume,
             next_request: 0,
             out: VecDeque::new(),
+            jobs: Vec::new(),
             abandoned_prompts: 0,
         };
         (chat, state)

@@ -4,8 +4,7 @@
 use super::chat::Chat;
 use crate::chats::{ChatHeader, ChatWriter, LoadedChat};
 use crate::model::{SessionInfo, SessionOrigin};
-use crate::state::AppState;
-use crate::state::EntryKind;
+use crate::state::{AppState, EntryKind, Msg, lines_added};
 
 /// A past chat to reopen.
 #[derive(Debug, Clone)]
@@ -55,83 +54,93 @@ pub(super) struct Record {
 
 impl Chat {
     /// A session opened: start the record, or go on with the reopened one.
-    pub(super) fn on_session_record(&mut self, state: &mut AppState, info: &SessionInfo) {
+    /// Returns the lines (and the saved transcript of a reopened chat) to
+    /// show before the session starts; `len` is the transcript's length
+    /// once what is already queued for the chat is applied. The record
+    /// starts after all of that.
+    pub(super) fn on_session_record(&mut self, len: usize, info: &SessionInfo) -> Vec<Msg> {
+        let mut lines = Vec::new();
         if let Some(previous) = self.restarting.take() {
             // A restart: the transcript on screen already holds the session.
             let same = info.session_id == previous;
-            match info.origin {
-                SessionOrigin::Resumed if same => {
-                    state.info("restarted: the agent continues the same session");
+            let note = match info.origin {
+                SessionOrigin::Resumed if same => "restarted: the agent continues the same session",
+                SessionOrigin::Loaded if same => {
+                    "restarted: the agent reloaded the same session (its replay of the turns above is not shown again)"
                 }
-                SessionOrigin::Loaded if same => state.info(
-                    "restarted: the agent reloaded the same session (its replay of the turns above is not shown again)",
-                ),
-                _ => state.info(
+                _ => {
                     "the agent could not continue the session (no session/resume or session/load, or it failed): \
-                     this is a new session in the same directory; the agent does not remember the turns above",
-                ),
-            }
+                     this is a new session in the same directory; the agent does not remember the turns above"
+                }
+            };
+            lines.push(Msg::Note(note.into()));
         }
+        let after = |lines: &[Msg]| len + lines.iter().map(lines_added).sum::<usize>();
         if let Some(resume) = self.resume.take() {
             match info.origin {
                 SessionOrigin::Loaded => {
-                    state.info("reopened: the agent replayed the conversation")
+                    lines.push(Msg::Note(
+                        "reopened: the agent replayed the conversation".into(),
+                    ));
                 }
                 SessionOrigin::Resumed => {
-                    push_saved(state, &resume.entries);
-                    state.info("reopened: the agent continues the session");
+                    lines.push(Msg::Restored(resume.entries.clone()));
+                    lines.push(Msg::Note(
+                        "reopened: the agent continues the session".into(),
+                    ));
                 }
                 SessionOrigin::New => {
-                    push_saved(state, &resume.entries);
-                    state.info(
+                    lines.push(Msg::Restored(resume.entries.clone()));
+                    lines.push(Msg::Note(
                         "the agent could not continue this chat (no session/load or session/resume, or it failed): \
-                         above is the saved transcript; this is a new session in the same directory",
-                    );
+                         above is the saved transcript; this is a new session in the same directory"
+                            .into(),
+                    ));
                 }
             }
             if let Some(store) = &self.chat_store {
                 match &resume.chat_id {
                     Some(chat_id) => match store.reopen(chat_id) {
                         Ok(writer) => self.record.writer = Some(writer),
-                        Err(err) => state.error(
-                            format!("the chat record cannot be reopened: {err}"),
-                            Vec::new(),
-                        ),
+                        Err(err) => lines.push(Msg::ErrorLine(format!(
+                            "the chat record cannot be reopened: {err}"
+                        ))),
                     },
                     // A session only the agent knew of: its record starts
                     // now, with what the agent replayed.
                     None => {
                         self.create_record(info);
                         self.record.session = Some(info.session_id.clone());
-                        return;
+                        return lines;
                     }
                 }
             }
             self.record.title = resume.title;
             self.record.name = resume.name;
-            self.record.written = state.transcript.len();
+            self.record.written = after(&lines);
             self.record.session = Some(info.session_id.clone());
             if info.session_id != resume.session_id {
-                self.write_record(state, |w| w.set_session(&info.session_id));
+                self.write_record(|w| w.set_session(&info.session_id));
             }
-            return;
+            return lines;
         }
         if self.record.writer.is_some() {
             // A restart: the same session goes on, or a new one of the same chat.
             if self.record.session.as_deref() != Some(info.session_id.as_str()) {
                 self.record.session = Some(info.session_id.clone());
-                self.write_record(state, |w| w.set_session(&info.session_id));
+                self.write_record(|w| w.set_session(&info.session_id));
             }
-            return;
+            return lines;
         }
         self.record.session = Some(info.session_id.clone());
         if let Some(header) = &mut self.record.deferred {
             header.session_id.clone_from(&info.session_id);
-            return;
+            return lines;
         }
         self.create_record(info);
         // The start-up notes are not part of the conversation.
-        self.record.written = state.transcript.len();
+        self.record.written = after(&lines);
+        lines
     }
 
     /// Start this chat's record (the file is written once the user says something).
@@ -156,7 +165,8 @@ impl Chat {
     /// streaming last one, the title, the mode.
     /// With `last`, the chat is ending: a still streaming last entry is
     /// written too.
-    pub(super) fn flush_record(&mut self, state: &mut AppState, name: Option<&str>, last: bool) {
+    /// Errors become error lines (queued in `out`).
+    pub(super) fn flush_record(&mut self, state: &AppState, name: Option<&str>, last: bool) {
         if self.record.writer.is_none() {
             let said = || {
                 state
@@ -171,7 +181,9 @@ impl Chat {
                     match header.map(|h| store.create_with(h)) {
                         Some(Ok(writer)) => self.record.writer = Some(writer),
                         Some(Err(err)) => {
-                            state.error(format!("the chat cannot be recorded: {err}"), Vec::new());
+                            self.out.push_back(Msg::ErrorLine(format!(
+                                "the chat cannot be recorded: {err}"
+                            )));
                             return;
                         }
                         None => return,
@@ -191,7 +203,7 @@ impl Chat {
             self.record.written += 1;
             if let Some(entry) = state.transcript.entries().get(index) {
                 let kind = entry.kind.clone();
-                self.write_record(state, |w| w.append_entry(&kind));
+                self.write_record(|w| w.append_entry(&kind));
             }
         }
         // The user's name and the agent's title are kept apart, so that a
@@ -201,26 +213,25 @@ impl Chat {
             && self.record.name.as_deref() != Some(name)
         {
             self.record.name = Some(name.to_string());
-            self.write_record(state, |w| w.set_name(name));
+            self.write_record(|w| w.set_name(name));
         }
         if let Some(title) = state.title.clone()
             && self.record.title.as_ref() != Some(&title)
         {
             self.record.title = Some(title.clone());
-            self.write_record(state, |w| w.set_title(&title));
+            self.write_record(|w| w.set_title(&title));
         }
         let mode = Some(state.mode.as_str().to_string());
         if mode != self.record.mode {
             self.record.mode.clone_from(&mode);
             if let Some(mode) = mode {
-                self.write_record(state, |w| w.set_mode(&mode));
+                self.write_record(|w| w.set_mode(&mode));
             }
         }
     }
 
     fn write_record(
         &mut self,
-        state: &mut AppState,
         write: impl FnOnce(&mut ChatWriter) -> Result<(), crate::chats::ChatError>,
     ) {
         let Some(writer) = self.record.writer.as_mut() else {
@@ -229,14 +240,8 @@ impl Chat {
         if let Err(err) = write(writer) {
             // One error line, then stop recording this chat.
             self.record.writer = None;
-            state.error(format!("the chat record stopped: {err}"), Vec::new());
+            self.out
+                .push_back(Msg::ErrorLine(format!("the chat record stopped: {err}")));
         }
     }
-}
-
-fn push_saved(state: &mut AppState, entries: &[EntryKind]) {
-    for entry in entries {
-        state.transcript.push(entry.clone());
-    }
-    state.transcript.end_turn();
 }

@@ -594,6 +594,53 @@ fn unexpected(path: &Path, message: &str) -> WriteError {
     }
 }
 
+/// The edit a bypass choice makes. An agent with no block yet
+/// (`create_as`: the name it goes by, its command and arguments) gets one
+/// when the bypass is turned on: the block that runs that command line, else
+/// a new one whose name is chosen under the lock ([`Edit::SetBypass`]).
+/// Otherwise the bypass is set in the block `agent`.
+pub fn bypass_edit(
+    agent: String,
+    value: bool,
+    block: Option<&str>,
+    create_as: Option<&(String, String, Vec<String>)>,
+) -> Edit {
+    match (value, block, create_as) {
+        (true, None, Some((name, program, args))) => Edit::SetBypass {
+            agent: name.clone(),
+            value,
+            create: Some((program.clone(), args.clone())),
+        },
+        _ => Edit::SetBypass {
+            agent,
+            value,
+            create: None,
+        },
+    }
+}
+
+/// The line that tells the user what an applied edit did to the file at
+/// `path`, and the block a bypass created (the agent's chats learn its name).
+pub fn describe_applied(edit: &Edit, applied: &Applied, path: &Path) -> (String, Option<String>) {
+    let path = path.display();
+    match edit {
+        Edit::SetBypass { value, create, .. } => {
+            let block = crate::sanitize::one_line(applied.agent.as_deref().unwrap_or_default());
+            let note = if *value {
+                format!("bypass for `{block}` saved to {path} ([agents.{block}])")
+            } else {
+                format!("bypass for `{block}` removed from {path}")
+            };
+            let created = create
+                .as_ref()
+                .map(|_| applied.agent.clone().unwrap_or_default());
+            (note, created)
+        }
+        Edit::AppendRule(_) => (format!("rule saved to {path}"), None),
+        Edit::RemoveRule { .. } => (format!("rule removed from {path}"), None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

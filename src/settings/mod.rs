@@ -20,10 +20,11 @@ use serde::{Deserialize, Deserializer};
 use crate::policy::{KindMatch, Mode, Rule, RuleDecision};
 
 pub use edit::{
-    Applied, Edit, WriteError, agent_for_command, apply, apply_edit, unique_agent_name,
+    Applied, Edit, WriteError, agent_for_command, apply, apply_edit, bypass_edit, describe_applied,
+    unique_agent_name,
 };
 pub use keys::unknown_keys;
-pub use naming::{agent_name_for, agent_slug, is_launcher};
+pub use naming::{agent_name_for, agent_slug, is_launcher, name_refused, name_refused_by_file};
 
 /// The name the built-in demo agent goes by.
 pub const DEMO_AGENT: &str = "demo";

@@ -277,6 +277,41 @@ fn clean(name: &str) -> String {
     }
 }
 
+/// Why an agent may not take the name `new` (what it calls itself, made a
+/// safe word by [`agent_slug`]) by the name alone: it has no letters or
+/// digits, it is an interpreter's or launcher's, or it is the demo agent's.
+pub fn name_refused(new: &str) -> Option<String> {
+    if new.is_empty() {
+        return Some("that has no letters or digits warden can use".into());
+    }
+    if is_launcher(new) {
+        return Some(format!("`{new}` is an interpreter or launcher"));
+    }
+    if new == super::DEMO_AGENT {
+        return Some(format!("`{new}` is warden's demo agent"));
+    }
+    None
+}
+
+/// Why an agent may not take the name `new` by the settings file as it is
+/// now (another warden may have added a block): the file did not load at
+/// start (`writable` is false), it does not load now, or an
+/// `[agents.NEW]` block runs another command.
+///
+/// Blocking: it reads the file (the runtime calls it off its event loop).
+pub fn name_refused_by_file(path: Option<&Path>, writable: bool, new: &str) -> Option<String> {
+    if !writable {
+        return Some("the settings file did not load".into());
+    }
+    match path.map(super::load) {
+        Some(Err(_)) => Some("the settings file does not load".into()),
+        Some(Ok(Some(file))) if file.agents.contains_key(new) => Some(format!(
+            "`[agents.{new}]` of the settings runs another command"
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

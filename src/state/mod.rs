@@ -7,6 +7,7 @@ mod composer;
 mod grants;
 mod options;
 pub mod picker;
+mod runtime_msgs;
 mod transcript;
 pub mod workspace;
 
@@ -18,6 +19,7 @@ pub use approval::{
 };
 pub use composer::Composer;
 pub use grants::{GrantItem, SettingsEdit};
+pub(crate) use runtime_msgs::lines_added;
 pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
 pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
 
@@ -176,6 +178,16 @@ pub enum Msg {
     /// the runtime checked is nobody else's): the footer, the chat list,
     /// the decision log and rules (`agent = "..."`) use the new name.
     AgentNamed(String),
+    /// From the runtime: an info line (a start-up note, a new chat's first
+    /// line, how a restart or a reopening went).
+    Note(String),
+    /// From the runtime: an error line (a file call refused for safety, a
+    /// record or decision log that cannot be written, a settings file that
+    /// did not load).
+    ErrorLine(String),
+    /// From the runtime: a reopened chat's saved transcript, put back when
+    /// the agent cannot replay it.
+    Restored(Vec<EntryKind>),
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -439,6 +451,10 @@ impl AppState {
                 effects
             }
             Msg::CancelOverdue(_) => Vec::new(),
+            msg @ (Msg::Note(_) | Msg::ErrorLine(_) | Msg::Restored(_)) => {
+                self.on_runtime_line(msg);
+                Vec::new()
+            }
             Msg::AgentNotice(message) => {
                 self.transcript.push(EntryKind::Error {
                     message: crate::sanitize::one_line(&message),
@@ -804,6 +820,9 @@ impl AppState {
         self.prompt_blocked = None;
         self.connection = Connection::Starting;
         self.agent_modes = None;
+        // The new session reports its own options, usage and mode switches.
+        self.controls = SessionControls::default();
+        self.expected_agent_mode = None;
         self.transcript.end_turn();
         self.info("restarting the agent…");
         vec![Effect::RestartAgent]

@@ -88,6 +88,18 @@ pub enum WsMsg {
     Action(Action),
     /// Something for one chat (from its agent session or its terminals).
     Chat(ChatId, Msg),
+    /// From the runtime: a notice for the workspace (an agent no chat can
+    /// run, a past chat that cannot be reopened).
+    Notice(String),
+    /// From the runtime: open the picker over these past chats.
+    ShowPicker(Vec<ChatSummary>),
+    /// From the runtime: sessions an agent listed, for the open picker.
+    PickerItems(Vec<ChatSummary>),
+    /// From the runtime: the agent `old` is now called `new`.
+    AgentRenamed { old: String, new: String },
+    /// From the runtime: a reopened chat takes the place of this one, if
+    /// nothing was said in it yet.
+    DiscardUntouched(ChatId),
 }
 
 /// IO the runtime must do.
@@ -230,6 +242,7 @@ impl Workspace {
         match msg {
             WsMsg::Chat(id, msg) => self.send_chat(id, msg),
             WsMsg::Action(action) => self.on_action(action),
+            other => self.on_runtime(other),
         }
     }
 

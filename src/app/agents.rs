@@ -1,0 +1,661 @@
+//! The agent processes (one per agent name, shared by its chats) and the
+//! routing of their events: each event becomes messages for the chat that
+//! owns its session; requests for no known session are answered at once.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{App, CANCEL_GRACE, Incoming, forward};
+use crate::acp::{self, AgentAbilities, AgentEvent, AgentHandle, ClientError, LaunchError};
+use crate::model::PermissionOutcome;
+use crate::sanitize::one_line;
+use crate::settings;
+use crate::state::{ChatId, Connection, Msg, WsMsg};
+
+/// A running agent process, shared by the chats of its agent.
+pub(super) struct AgentSlot {
+    /// Tells its events from those of an earlier process of the same agent.
+    pub(super) key: u64,
+    pub(super) handle: AgentHandle,
+    /// Known once it is initialised.
+    pub(super) abilities: Option<AgentAbilities>,
+    /// A `session/list` to send once it is initialised.
+    pub(super) list_for: Option<PathBuf>,
+    /// Events that wait for the settings file's verdict on the agent's
+    /// name (see `App::on_agent_info`).
+    pub(super) parked: Option<Vec<AgentEvent>>,
+}
+
+/// The settings file's verdict on the name an agent gave itself, read off
+/// the loop.
+#[derive(Debug)]
+pub struct NameCheck {
+    key: u64,
+    old: String,
+    new: String,
+    /// What the agent called itself (at most 80 characters).
+    claim: String,
+    /// Why the file refuses the name, if it does.
+    verdict: Option<String>,
+}
+
+impl App {
+    /// Start the agent of every chat not connected yet and open their
+    /// sessions (a command that does not exist is an error at once).
+    pub fn start_agent(&mut self) -> Result<(), LaunchError> {
+        let waiting: Vec<ChatId> = self
+            .ws
+            .chats
+            .iter()
+            .map(|c| c.id)
+            .filter(|id| self.chats.get(id).is_some_and(|c| c.agent_key.is_none()))
+            .collect();
+        for id in waiting {
+            self.connect(id)?;
+        }
+        Ok(())
+    }
+
+    /// Open the chat's session on its agent, spawning the agent if no
+    /// process of it runs.
+    pub(super) fn connect(&mut self, id: ChatId) -> Result<(), LaunchError> {
+        let Some(chat) = self.chats.get_mut(&id) else {
+            return Ok(());
+        };
+        let name = chat.command.name.clone();
+        if !self.agents.contains_key(&name) {
+            let key = self.next_key;
+            self.next_key += 1;
+            let tx = forward(self.inbox_tx.clone(), move |event| {
+                Incoming::Agent(key, event)
+            });
+            let handle = acp::spawn(&chat.command, chat.caps, tx)?;
+            if !chat.mcp_servers.is_empty() {
+                handle.set_mcp_servers(chat.mcp_servers.clone());
+            }
+            if let Some(method) = &chat.auth_method {
+                handle.set_auth_method(method);
+            }
+            self.agents.insert(
+                name.clone(),
+                AgentSlot {
+                    key,
+                    handle,
+                    abilities: None,
+                    list_for: None,
+                    parked: None,
+                },
+            );
+        }
+        let Some(slot) = self.agents.get(&name) else {
+            return Ok(());
+        };
+        // A reopened chat's session, else (a restart) the one the chat had.
+        let reopen = chat.resume.as_ref().map(|r| r.session_id.clone());
+        let prefer_resume = reopen.is_none() && chat.restarting.is_some();
+        let resume = reopen.or_else(|| chat.restarting.clone());
+        chat.quiet_replay = prefer_resume;
+        chat.loading.clone_from(&resume);
+        chat.agent_key = Some(slot.key);
+        let cwd_real = chat.command.cwd.canonicalize().ok();
+        let additional_directories = chat
+            .roots
+            .as_slice()
+            .iter()
+            .filter(|root| Some(*root) != cwd_real.as_ref())
+            .cloned()
+            .collect();
+        slot.handle.open_session(
+            id,
+            acp::SessionOpen {
+                cwd: chat.command.cwd.clone(),
+                additional_directories,
+                resume,
+                prefer_resume,
+            },
+        );
+        Ok(())
+    }
+
+    /// The process id of the agent of the chat on screen (its process group id too).
+    pub fn agent_pid(&self) -> Option<u32> {
+        let chat = self.chats.get(&self.ws.active_id()?)?;
+        self.agents
+            .get(&chat.command.name)
+            .and_then(|slot| slot.handle.pid())
+    }
+
+    /// How many agent processes run.
+    pub fn agent_count(&self) -> usize {
+        self.agents.len()
+    }
+
+    /// The chat whose session this is, on the agent process `key`.
+    fn chat_of(&self, key: u64, session_id: &str) -> Option<ChatId> {
+        self.chats
+            .iter()
+            .find(|(_, chat)| chat.owns(key, session_id))
+            .map(|(id, _)| *id)
+    }
+
+    /// The chats on the agent process `key`.
+    fn chats_on(&self, key: u64) -> Vec<ChatId> {
+        let mut ids: Vec<ChatId> = self
+            .chats
+            .iter()
+            .filter(|(_, chat)| chat.agent_key == Some(key))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The agent slot of process `key`.
+    fn slot_of(&mut self, key: u64) -> Option<(&String, &mut AgentSlot)> {
+        self.agents.iter_mut().find(|(_, slot)| slot.key == key)
+    }
+
+    /// An agent named from its command (no settings block runs it) takes
+    /// the name it gives itself (`agentInfo.name`, made a safe word), unless
+    /// that word says nothing, is an interpreter's, or is another agent's (a
+    /// settings block, the demo, an agent of this run): an agent never gets
+    /// the rules or the bypass of another by what it calls itself. The new
+    /// name reaches the agent's process slot, its chats (footer, chat list,
+    /// decision log, rules) and what new chats and `b` use.
+    ///
+    /// The settings file is read off the loop; until its verdict is in, the
+    /// process's further events wait (parked in its slot), so that no
+    /// session or request of it is seen under the old name.
+    fn on_agent_info(&mut self, key: u64, info: &acp::AgentInfo) {
+        let Some(old) = self.slot_of(key).map(|(name, _)| name.clone()) else {
+            return;
+        };
+        let Some(ids) = self.named_by_command(&old) else {
+            return;
+        };
+        let new = settings::agent_slug(&info.name);
+        if new == old {
+            return;
+        }
+        let claim: String = info.name.chars().take(80).collect();
+        if let Some(reason) = self.name_taken(&new, &old) {
+            self.refuse_name(&ids, &old, &new, &claim, &reason);
+            return;
+        }
+        let Some(link) = self.chats.get(&ids[0]).map(|c| c.settings.clone()) else {
+            return;
+        };
+        if let Some((_, slot)) = self.slot_of(key) {
+            slot.parked = Some(Vec::new());
+        }
+        let inbox = self.inbox_tx.clone();
+        tokio::spawn(async move {
+            let wanted = new.clone();
+            let verdict = tokio::task::spawn_blocking(move || {
+                settings::name_refused_by_file(link.path.as_deref(), link.writable, &wanted)
+            })
+            .await
+            .unwrap_or_else(|err| Some(format!("the settings file could not be read ({err})")));
+            let check = NameCheck {
+                key,
+                old,
+                new,
+                claim,
+                verdict,
+            };
+            let _ = inbox.send(Incoming::AgentName(check));
+        });
+    }
+
+    /// The settings file's verdict is in: rename the agent (unless this run
+    /// changed meanwhile), then route the events that waited for it.
+    fn on_name_checked(&mut self, check: NameCheck) {
+        let NameCheck {
+            key,
+            old,
+            new,
+            claim,
+            verdict,
+        } = check;
+        let parked = self
+            .slot_of(key)
+            .and_then(|(_, slot)| slot.parked.take())
+            .unwrap_or_default();
+        let current = self.slot_of(key).map(|(name, _)| name.clone());
+        if current.as_deref() == Some(old.as_str())
+            && let Some(ids) = self.named_by_command(&old)
+        {
+            match verdict.or_else(|| self.name_taken(&new, &old)) {
+                Some(reason) => self.refuse_name(&ids, &old, &new, &claim, &reason),
+                None => self.rename_agent(&ids, &old, &new),
+            }
+        }
+        for event in parked {
+            self.on_agent(key, event);
+        }
+    }
+
+    /// The chats of agent `old` (in id order), when it has chats and every
+    /// one of them was named from its command.
+    fn named_by_command(&self, old: &str) -> Option<Vec<ChatId>> {
+        let mut ids: Vec<ChatId> = self
+            .chats
+            .iter()
+            .filter(|(_, chat)| chat.command.name == old)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        let by_command = !ids.is_empty()
+            && ids.iter().all(|id| {
+                self.chats
+                    .get(id)
+                    .is_some_and(|c| c.settings.named_by_command)
+            });
+        by_command.then_some(ids)
+    }
+
+    /// Why the agent `old` may not be called `new` by the name itself or by
+    /// this run (another agent has it); the settings file is asked apart.
+    fn name_taken(&self, new: &str, old: &str) -> Option<String> {
+        if let Some(reason) = settings::name_refused(new) {
+            return Some(reason);
+        }
+        let running = self
+            .agents
+            .keys()
+            .chain(self.choices.iter().map(|c| &c.command.name))
+            .chain(self.chats.values().map(|c| &c.command.name))
+            .any(|name| name != old && name == new);
+        running.then(|| format!("another agent of this run is `{new}`"))
+    }
+
+    /// The agent keeps its name: its chats say why.
+    fn refuse_name(&mut self, ids: &[ChatId], old: &str, new: &str, claim: &str, reason: &str) {
+        tracing::info!(agent = %old, wanted = %new, "agent name from agentInfo refused: {reason}");
+        let line = format!(
+            "the agent calls itself `{}`, but {reason}: it stays `{}`",
+            one_line(claim),
+            one_line(old)
+        );
+        for id in ids {
+            self.send_chat(*id, Msg::Note(line.clone()));
+        }
+    }
+
+    /// The agent `old` is called `new` from now on.
+    fn rename_agent(&mut self, ids: &[ChatId], old: &str, new: &str) {
+        tracing::info!(agent = %old, name = %new, "agent named from agentInfo");
+        if let Some(slot) = self.agents.remove(old) {
+            self.agents.insert(new.to_string(), slot);
+        }
+        let commands = self
+            .chats
+            .values_mut()
+            .filter(|c| c.command.name == old)
+            .map(|c| (&mut c.command, &mut c.settings));
+        let choices = self
+            .choices
+            .iter_mut()
+            .filter(|c| c.command.name == old)
+            .map(|c| (&mut c.command, &mut c.options.settings));
+        for (command, link) in commands.chain(choices) {
+            command.name = new.to_string();
+            // `b` writes the block under the new name, with this command.
+            if let Some(create) = &mut link.create_as {
+                create.0 = new.to_string();
+            }
+        }
+        self.queue.push_back(WsMsg::AgentRenamed {
+            old: old.to_string(),
+            new: new.to_string(),
+        });
+        for id in ids {
+            self.send_chat(*id, Msg::AgentNamed(new.to_string()));
+        }
+    }
+
+    /// Turn an event into messages for the chat it belongs to, and apply
+    /// them.
+    pub fn on_agent_event(&mut self, event: Incoming) {
+        self.route(event);
+        self.pump();
+    }
+
+    fn route(&mut self, event: Incoming) {
+        match event {
+            Incoming::Agent(key, event) => self.on_agent(key, event),
+            Incoming::CancelOverdue(id) => {
+                let stuck = self
+                    .ws
+                    .chat(id)
+                    .and_then(|c| c.state.turn.as_ref())
+                    .is_some_and(|t| t.cancelling);
+                if stuck {
+                    // Its answer, should it come after all, ends nothing.
+                    if let Some(chat) = self.chats.get_mut(&id) {
+                        chat.abandoned_prompts += 1;
+                    }
+                    self.send_chat(id, Msg::CancelOverdue(CANCEL_GRACE));
+                }
+            }
+            Incoming::Terminal(id, event) => {
+                if let Some(chat) = self.chats.get_mut(&id) {
+                    chat.on_terminal_event(event);
+                }
+            }
+            Incoming::Settings(done) => self.on_settings_done(done),
+            Incoming::Files(id, step) => {
+                // A closed chat's step is dropped: its responder answers an error.
+                if let Some(chat) = self.chats.get_mut(&id) {
+                    chat.on_file_step(step);
+                }
+            }
+            Incoming::AgentName(check) => self.on_name_checked(check),
+        }
+    }
+
+    /// An agent process's event (parked while its name is being checked).
+    fn on_agent(&mut self, key: u64, event: AgentEvent) {
+        if let Some((_, slot)) = self.slot_of(key)
+            && let Some(parked) = &mut slot.parked
+        {
+            parked.push(event);
+            return;
+        }
+        match event {
+            AgentEvent::Initialized(abilities, info) => {
+                if let Some((_, slot)) = self.slot_of(key) {
+                    slot.abilities = Some(abilities);
+                    if let Some(cwd) = slot.list_for.take()
+                        && abilities.list_sessions
+                    {
+                        slot.handle.list_sessions(&cwd);
+                    }
+                }
+                if let Some(info) = info {
+                    self.on_agent_info(key, &info);
+                }
+            }
+            AgentEvent::Client { call, responder } => match self.chat_of(key, call.session_id()) {
+                Some(id) => {
+                    if let Some(chat) = self.chats.get_mut(&id) {
+                        chat.on_client_call(call, responder);
+                    }
+                }
+                None => responder.respond(Err(ClientError::InvalidParams(format!(
+                    "unknown session {}",
+                    call.session_id()
+                )))),
+            },
+            AgentEvent::SessionStarted { tag, info } => {
+                let Some(chat) = self.chats.get_mut(&tag) else {
+                    return;
+                };
+                if chat.agent_key != Some(key) {
+                    return;
+                }
+                chat.loading = None;
+                chat.quiet_replay = false;
+                chat.session = Some(info.session_id.clone());
+                // What the restart or reopening shows comes first; the
+                // record starts after it (the queue holds nothing else now:
+                // events are routed between pumps).
+                let lines = self.ws.chat(tag).map_or_else(Vec::new, |slot| {
+                    let queued: usize = self
+                        .queue
+                        .iter()
+                        .map(|m| match m {
+                            WsMsg::Chat(id, msg) if *id == tag => crate::state::lines_added(msg),
+                            _ => 0,
+                        })
+                        .sum();
+                    chat.on_session_record(slot.state.transcript.len() + queued, &info)
+                });
+                for line in lines {
+                    self.send_chat(tag, line);
+                }
+                self.send_chat(tag, Msg::SessionStarted(info));
+            }
+            AgentEvent::SessionFailed { tag, message } => {
+                if let Some(chat) = self.chats.get_mut(&tag)
+                    && chat.agent_key == Some(key)
+                {
+                    chat.loading = None;
+                    chat.quiet_replay = false;
+                    chat.restarting = None;
+                    self.send_chat(tag, Msg::ConnectFailed(message));
+                }
+            }
+            AgentEvent::ModeSet {
+                session_id,
+                mode_id,
+                result,
+            } => {
+                if let Some(id) = self.chat_of(key, &session_id) {
+                    self.send_chat(id, Msg::AgentModeSet { mode_id, result });
+                }
+            }
+            AgentEvent::OptionSet {
+                session_id,
+                option,
+                result,
+            } => {
+                if let Some(id) = self.chat_of(key, &session_id) {
+                    self.send_chat(id, Msg::OptionSet { option, result });
+                }
+            }
+            AgentEvent::Update { session_id, update } => match self.chat_of(key, &session_id) {
+                Some(id)
+                    if self
+                        .chats
+                        .get(&id)
+                        .is_some_and(|c| c.quiet_replay && c.loading.is_some()) =>
+                {
+                    tracing::debug!(%session_id, "replay of a restarted session not shown again");
+                }
+                Some(id) => self.send_chat(id, Msg::Update(update)),
+                None => tracing::debug!(%session_id, "update for an unknown session ignored"),
+            },
+            AgentEvent::Permission { request, responder } => {
+                let Some(id) = self.chat_of(key, &request.session_id) else {
+                    tracing::warn!(session = %request.session_id, "permission request for an unknown session: cancelled");
+                    responder.respond(PermissionOutcome::Cancelled);
+                    return;
+                };
+                let Some(chat) = self.chats.get_mut(&id) else {
+                    return;
+                };
+                let mut request = *request;
+                let refusal = self.ws.chat(id).and_then(|slot| {
+                    super::calls::resolve_request_paths(&mut request, &slot.state, &chat.roots)
+                });
+                if let Some(refusal) = refusal {
+                    // warden's own files: refused before any mode or rule can allow it.
+                    tracing::warn!(%refusal, "agent permission request refused");
+                    let outcome = crate::policy::reject_option(&request.options)
+                        .map_or(PermissionOutcome::Cancelled, |o| {
+                            PermissionOutcome::Selected(o.id.clone())
+                        });
+                    responder.respond(outcome);
+                    let line = format!(
+                        "warden refused the agent's request {:?}: {refusal}",
+                        request
+                            .fields
+                            .title
+                            .as_deref()
+                            .unwrap_or(&request.tool_call_id)
+                    );
+                    self.send_chat(id, Msg::ErrorLine(line));
+                    return;
+                }
+                let request_id = chat.next_request;
+                chat.next_request += 1;
+                chat.responders.insert(request_id, responder);
+                self.send_chat(
+                    id,
+                    Msg::PermissionRequested {
+                        id: request_id,
+                        request,
+                    },
+                );
+            }
+            AgentEvent::Elicitation { request, responder } => {
+                let Some(id) = self.chat_of(key, &request.session_id) else {
+                    tracing::warn!(session = %request.session_id, "elicitation for an unknown session: cancelled");
+                    responder.respond(&PermissionOutcome::Cancelled);
+                    return;
+                };
+                let Some(chat) = self.chats.get_mut(&id) else {
+                    return;
+                };
+                let request_id = chat.next_request;
+                chat.next_request += 1;
+                chat.elicitations.insert(request_id, responder);
+                self.send_chat(
+                    id,
+                    Msg::PermissionRequested {
+                        id: request_id,
+                        request: *request,
+                    },
+                );
+            }
+            AgentEvent::PromptDone { session_id, result } => {
+                let Some(id) = self.chat_of(key, &session_id) else {
+                    return;
+                };
+                if let Some(chat) = self.chats.get_mut(&id)
+                    && chat.abandoned_prompts > 0
+                {
+                    chat.abandoned_prompts -= 1;
+                    tracing::info!("the agent answered an abandoned prompt: {result:?}");
+                    return;
+                }
+                match result {
+                    Ok(reason) => self.send_chat(id, Msg::TurnEnded(reason)),
+                    Err(message) => {
+                        let down = self
+                            .ws
+                            .chat(id)
+                            .is_none_or(|c| c.state.connection == Connection::Down);
+                        if down {
+                            tracing::info!("prompt failed after the agent exited: {message}");
+                        } else {
+                            self.send_chat(id, Msg::TurnFailed(message));
+                        }
+                    }
+                }
+            }
+            AgentEvent::Sessions(listed) => {
+                let agent = self.slot_of(key).map(|(name, _)| name.clone());
+                match (listed, agent) {
+                    (Ok(listed), Some(agent)) => {
+                        // Sessions open in this warden are not past chats.
+                        let items = listed
+                            .into_iter()
+                            .filter(|s| self.chat_of(key, &s.session_id).is_none())
+                            .map(|s| crate::chats::listed_summary(&agent, s))
+                            .collect();
+                        self.queue.push_back(WsMsg::PickerItems(items));
+                    }
+                    (Err(err), _) => tracing::warn!("session/list failed: {err}"),
+                    _ => {}
+                }
+            }
+            AgentEvent::ConnectFailed(message) => {
+                // Initialising failed: no session of this process can open.
+                let name = self.slot_of(key).map(|(name, _)| name.clone());
+                if let Some(slot) = name.and_then(|n| self.agents.remove(&n)) {
+                    tokio::spawn(slot.handle.shutdown(Duration::from_millis(200)));
+                }
+                for id in self.chats_on(key) {
+                    if let Some(chat) = self.chats.get_mut(&id) {
+                        chat.detach();
+                    }
+                    self.send_chat(id, Msg::ConnectFailed(message.clone()));
+                }
+            }
+            AgentEvent::Notice(message) => {
+                for id in self.chats_on(key) {
+                    self.send_chat(id, Msg::AgentNotice(message.clone()));
+                }
+            }
+            AgentEvent::Exited {
+                status,
+                stderr_tail,
+            } => {
+                let name = self.slot_of(key).map(|(name, _)| name.clone());
+                if let Some(name) = name {
+                    self.agents.remove(&name);
+                }
+                for id in self.chats_on(key) {
+                    if let Some(chat) = self.chats.get_mut(&id) {
+                        chat.detach();
+                    }
+                    self.send_chat(
+                        id,
+                        Msg::AgentExited {
+                            status: status.clone(),
+                            stderr_tail: stderr_tail.clone(),
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// Restart a chat's agent and continue the chat's session on it (see
+    /// [`acp::SessionOpen::prefer_resume`]). Every other chat of the same
+    /// process restarts with it: one `r` brings back all the chats a crash
+    /// took down (and a stuck agent ended here takes its chats along).
+    pub(super) fn restart(&mut self, id: ChatId) {
+        let Some(chat) = self.chats.get(&id) else {
+            return;
+        };
+        let name = chat.command.name.clone();
+        let old = chat.agent_key.or(chat.last_key);
+        // A stuck agent still runs: end it first.
+        if chat.agent_key.is_some()
+            && self
+                .agents
+                .get(&name)
+                .is_some_and(|slot| Some(slot.key) == chat.agent_key)
+            && let Some(slot) = self.agents.remove(&name)
+        {
+            tokio::spawn(slot.handle.shutdown(Duration::from_millis(200)));
+        }
+        let mut siblings = Vec::new();
+        if let Some(old) = old {
+            for (other, chat) in &mut self.chats {
+                if *other != id && chat.agent_key == Some(old) {
+                    // Still on the process just ended.
+                    chat.detach();
+                }
+                if *other != id && chat.agent_key.is_none() && chat.last_key == Some(old) {
+                    siblings.push(*other);
+                }
+            }
+        }
+        siblings.sort_unstable();
+        if let Some(chat) = self.chats.get_mut(&id) {
+            chat.detach();
+            chat.restarting = if chat.resume.is_some() {
+                None
+            } else {
+                chat.last_session.clone()
+            };
+        }
+        if let Err(err) = self.connect(id) {
+            self.send_chat(id, Msg::ConnectFailed(err.to_string()));
+        }
+        for other in siblings {
+            // Restarted already (by a restart this one set off)?
+            if self
+                .chats
+                .get(&other)
+                .is_some_and(|c| c.agent_key.is_none())
+            {
+                self.send_chat(other, Msg::Restart);
+            }
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The TUI loop: one `select!` over terminal input, the app's events, the
+//! frame deadline and quit signals, drawing at most once per [`FRAME`] and
+//! only when something changed.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use tokio::time::Instant;
+
+use super::{App, QuitSignals};
+use crate::state::{Action, ChatFocus, Msg};
+use crate::tui::keymap::{self, Input};
+use crate::ui::{self, Scroll};
+
+/// Shortest time between two frames: bursts of updates share one frame.
+pub const FRAME: Duration = Duration::from_millis(16);
+
+/// When to draw: only after something changed, and at most once per
+/// [`FRAME`]. While nothing changes there is no deadline, so the loop sleeps
+/// until input or an agent event arrives (no tick, no wakeup).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameClock {
+    dirty: bool,
+    last_draw: Option<Instant>,
+}
+
+impl Default for FrameClock {
+    fn default() -> Self {
+        // The first frame is drawn at once.
+        FrameClock {
+            dirty: true,
+            last_draw: None,
+        }
+    }
+}
+
+impl FrameClock {
+    /// Something changed: a frame is owed.
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Whether to draw now.
+    pub fn should_draw(&self, now: Instant) -> bool {
+        self.dirty && self.last_draw.is_none_or(|t| now >= t + FRAME)
+    }
+
+    /// A frame was drawn at `now`.
+    pub fn drawn(&mut self, now: Instant) {
+        self.dirty = false;
+        self.last_draw = Some(now);
+    }
+
+    /// When the loop must wake to draw; `None` while nothing is owed.
+    pub fn deadline(&self) -> Option<Instant> {
+        if !self.dirty {
+            return None;
+        }
+        Some(self.last_draw.map_or_else(Instant::now, |t| t + FRAME))
+    }
+}
+
+/// Run the TUI until the user quits. Draws only when something changed,
+/// never more often than [`FRAME`].
+pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::Result<()> {
+    let mut input = crossterm::event::EventStream::new();
+    let mut signals = QuitSignals::new()?;
+    let mut views = ui::Views::new();
+    let mut clock = FrameClock::default();
+    loop {
+        for id in app.take_closed() {
+            views.forget(id);
+        }
+        if clock.should_draw(Instant::now()) {
+            terminal.draw(|frame| ui::draw_workspace(frame, &app.ws, &mut views))?;
+            clock.drawn(Instant::now());
+        }
+        if app.should_quit() {
+            break;
+        }
+        let deadline = clock.deadline();
+        tokio::select! {
+            event = input.next() => match event {
+                Some(Ok(event)) => {
+                    let composer_empty = app.state().composer.is_empty();
+                    let lists = !matches!(app.ws.focus, ChatFocus::Chat);
+                    match keymap::map_event(&event, composer_empty) {
+                        Some(Input::Action(action)) => app.handle(Msg::Action(action)),
+                        // Over a list, the wheel and the page keys move the selection.
+                        Some(Input::Scroll(Scroll::Up(_) | Scroll::PageUp)) if lists => {
+                            app.handle(Msg::Action(Action::Up));
+                        }
+                        Some(Input::Scroll(Scroll::Down(_) | Scroll::PageDown)) if lists => {
+                            app.handle(Msg::Action(Action::Down));
+                        }
+                        Some(Input::Scroll(scroll)) => match app.ws.active_id() {
+                            Some(id) => views.scroll(id, scroll),
+                            None => continue,
+                        },
+                        Some(Input::Click(column, row)) => match views.hit(column, row) {
+                            Some(action) => app.handle(Msg::Action(action)),
+                            None => continue,
+                        },
+                        Some(Input::Resize) => {}
+                        None => continue,
+                    }
+                    clock.mark_dirty();
+                }
+                Some(Err(err)) => return Err(err),
+                None => break,
+            },
+            Some(event) = app.next_agent_event() => {
+                app.on_agent_event(event);
+                // Take whatever else already arrived into the same frame.
+                while let Some(event) = app.try_agent_event() {
+                    app.on_agent_event(event);
+                }
+                clock.mark_dirty();
+            }
+            _ = sleep_until(deadline), if deadline.is_some() => {}
+            name = signals.recv() => {
+                // Leave as Ctrl-D does: the caller answers what is pending,
+                // ends the agents and restores the terminal.
+                tracing::info!(signal = name, "quitting on a signal");
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) async fn sleep_until(deadline: Option<Instant>) {
+    if let Some(deadline) = deadline {
+        tokio::time::sleep_until(deadline).await;
+    }
+}
+
+#[cfg(test)]
+mod frame_tests {
+    use super::*;
+
+    #[test]
+    fn idle_has_no_deadline_and_bursts_share_one_frame() {
+        let t0 = Instant::now();
+        let mut clock = FrameClock::default();
+        assert!(clock.should_draw(t0), "the first frame at once");
+        clock.drawn(t0);
+        assert_eq!(clock.deadline(), None, "nothing changed: no wakeup");
+        assert!(!clock.should_draw(t0 + FRAME * 10));
+        // A burst right after a frame: no second frame inside the interval.
+        clock.mark_dirty();
+        clock.mark_dirty();
+        assert!(!clock.should_draw(t0 + FRAME / 2));
+        assert_eq!(
+            clock.deadline(),
+            Some(t0 + FRAME),
+            "woken once, at the next frame"
+        );
+        assert!(clock.should_draw(t0 + FRAME));
+        clock.drawn(t0 + FRAME);
+        assert_eq!(clock.deadline(), None);
+        // A change long after the last frame draws at once.
+        clock.mark_dirty();
+        assert!(clock.should_draw(t0 + FRAME * 5));
+    }
+}
