@@ -230,7 +230,10 @@ impl App {
                 None => self.rename_agent(&ids, &old, &new),
             }
         }
+        // Each as if it had just arrived: routed between pumps (this runs
+        // from `on_agent_event`, never inside a pump).
         for event in parked {
+            self.pump();
             self.on_agent(key, event);
         }
     }
