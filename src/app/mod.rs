@@ -148,11 +148,9 @@ impl App {
                 self.choices.push(choice);
             }
         }
-        self.ws.agents = self
-            .choices
-            .iter()
-            .map(|c| c.command.name.clone())
-            .collect();
+        let agents = self.choices.iter().map(|c| c.command.name.clone());
+        self.queue.push_back(WsMsg::Agents(agents.collect()));
+        self.pump();
     }
 
     fn add_chat(&mut self, command: AgentCommand, options: ChatOptions) -> ChatId {

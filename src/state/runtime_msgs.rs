@@ -40,6 +40,7 @@ impl Workspace {
             WsMsg::ShowPicker(items) => self.show_picker(items),
             WsMsg::PickerItems(items) => self.add_to_picker(items),
             WsMsg::AgentRenamed { old, new } => self.rename_agent(&old, &new),
+            WsMsg::Agents(agents) => self.agents = agents,
             WsMsg::DiscardUntouched(id) => return self.discard_untouched(id),
             WsMsg::Action(_) | WsMsg::Chat(..) => {}
         }

@@ -97,6 +97,8 @@ pub enum WsMsg {
     PickerItems(Vec<ChatSummary>),
     /// From the runtime: the agent `old` is now called `new`.
     AgentRenamed { old: String, new: String },
+    /// From the runtime: the agents new chats can run (the first is the default).
+    Agents(Vec<String>),
     /// From the runtime: a reopened chat takes the place of this one, if
     /// nothing was said in it yet.
     DiscardUntouched(ChatId),
