@@ -5,11 +5,13 @@
 
 mod calls;
 mod chat;
+mod focus;
 mod record;
 mod signals;
 
 pub use signals::QuitSignals;
 
+pub use focus::Extras;
 pub use record::ResumeChat;
 
 use std::collections::HashMap;
@@ -86,6 +88,9 @@ pub struct Notify {
     pub bell: bool,
     /// Send an OSC 9 desktop notification.
     pub desktop: bool,
+    /// Alert when a turn that took this long ends while the terminal is
+    /// not focused (`None`: never; see `app::focus`).
+    pub turn_end_after: Option<Duration>,
 }
 
 /// Where the settings file is and whether warden may write to it.
@@ -1009,6 +1014,7 @@ impl App {
                     }
                 }
             }
+            Effect::Copy(text) => crate::tui::clipboard::copy(&text),
             Effect::Notify(text) => {
                 // A burst of cards (an agent asking 3,000 times) rings once.
                 let now = Instant::now();
@@ -1499,6 +1505,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
     let mut signals = QuitSignals::new()?;
     let mut views = ui::Views::new();
     let mut clock = FrameClock::default();
+    let mut extras = Extras::default();
     loop {
         for id in app.take_closed() {
             views.forget(id);
@@ -1534,6 +1541,8 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                             None => continue,
                         },
                         Some(Input::Resize) => {}
+                        Some(Input::Focus(focused)) => extras.on_focus(focused),
+                        Some(Input::ToggleMouse) => extras.toggle_mouse(&mut views),
                         None => continue,
                     }
                     clock.mark_dirty();
@@ -1547,6 +1556,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                 while let Some(event) = app.try_agent_event() {
                     app.on_agent_event(event);
                 }
+                extras.after_events(app);
                 clock.mark_dirty();
             }
             _ = sleep_until(deadline), if deadline.is_some() => {}

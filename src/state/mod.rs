@@ -2,11 +2,13 @@
 //! no ratatui. The runtime (`app.rs`) feeds messages in and runs the effects.
 
 mod agent_modes;
+pub mod alert;
 mod approval;
 mod composer;
 mod grants;
 mod options;
 pub mod picker;
+pub mod search;
 mod transcript;
 pub mod workspace;
 
@@ -18,6 +20,7 @@ pub use approval::{
 };
 pub use composer::Composer;
 pub use grants::{GrantItem, SettingsEdit};
+pub use search::Search;
 pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
 pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
 
@@ -112,6 +115,12 @@ pub enum Action {
     CloseChat,
     /// The picker of past chats (Alt-O).
     PastChats,
+    /// Open the transcript search bar (or type in it again).
+    Search,
+    /// Copy the selected message (or the last answer) with OSC 52.
+    Copy,
+    /// Copy the last code block of the selected message (or last answer).
+    CopyCode,
 }
 
 /// Everything that can change the state.
@@ -198,6 +207,8 @@ pub enum Effect {
     LogDecision(Box<DecisionRecord>),
     /// A card appeared: ring the bell and send a desktop notification.
     Notify(String),
+    /// Put this (sanitized) text on the clipboard with OSC 52.
+    Copy(String),
     /// Switch the agent's own mode (`session/set_config_option` when it
     /// offers a mode option, else `session/set_mode`).
     SetAgentMode {
@@ -314,6 +325,8 @@ pub struct AppState {
     pub terminals_expanded: bool,
     /// The agent's session options besides its modes, and its usage.
     pub controls: SessionControls,
+    /// The transcript search bar, while open.
+    pub search: Option<Search>,
 }
 
 /// A terminal's output as last read, for the transcript.
@@ -369,6 +382,7 @@ impl AppState {
             terminals: std::collections::BTreeMap::new(),
             terminals_expanded: false,
             controls: SessionControls::default(),
+            search: None,
         }
     }
 
@@ -624,8 +638,16 @@ impl AppState {
         if !matches!(action, Action::ToggleThoughts) {
             self.notice = None;
         }
+        if self.focus == Focus::Composer
+            && let Some(effects) = self.on_search_key(&action)
+        {
+            return effects;
+        }
         // Keys that mean the same wherever the focus is.
         match action {
+            Action::Search => return self.open_search(),
+            Action::Copy => return self.copy(false),
+            Action::CopyCode => return self.copy(true),
             Action::Cancel
                 if !matches!(
                     self.focus,
