@@ -668,7 +668,7 @@ impl AppState {
             }
             Action::ToggleTerminals => {
                 self.terminals_expanded = !self.terminals_expanded;
-                self.transcript.touch_all_terminals();
+                self.transcript.touch_all_tools();
                 return Vec::new();
             }
             Action::OpenModeMenu => {

@@ -59,7 +59,7 @@ use history::History;
 use wrap::{str_width, truncate_end};
 
 /// The card area takes at most this share of the screen's height.
-const CARDS_SHARE: (u16, u16) = (3, 5);
+const CARDS_SHARE: (u16, u16) = (1, 2);
 /// The screen when no chat is open.
 const NO_CHAT: &str = "no chat open · Ctrl-N new chat · Alt-O past chats";
 
@@ -388,8 +388,11 @@ fn draw_chat(
         0
     };
     rest -= search_h;
-    let card = card::card(state, area.width, theme);
+    let mut card = card::card(state, area.width, theme);
     let detail = card::detail(state, area.width, theme, &mut view.card_detail);
+    if let Some(card) = &mut card {
+        card::fit_expand_hint(card, detail, state, area.width, theme);
+    }
     let cards_h = match &card {
         Some(card) => {
             let share = area.height * CARDS_SHARE.0 / CARDS_SHARE.1;
