@@ -31,8 +31,10 @@ impl Extras {
 
     /// After a batch of events: a long turn that ended while the terminal
     /// was not focused rings the bell / sends the desktop notification.
-    pub fn after_events(&mut self, app: &App) {
+    /// Returns the alerts' texts.
+    pub fn after_events(&mut self, app: &App) -> Vec<String> {
         let now = Instant::now();
+        let mut fired = Vec::new();
         for slot in &app.ws.chats {
             let Some(chat) = app.chats.get(&slot.id) else {
                 continue;
@@ -50,9 +52,11 @@ impl Extras {
                     took.as_secs()
                 );
                 crate::tui::notify(&text, chat.notify.bell, chat.notify.desktop);
+                fired.push(text);
             }
         }
         self.alerts.retain(|id| app.ws.chat(id).is_some());
+        fired
     }
 }
 
