@@ -638,14 +638,19 @@ impl AppState {
         if !matches!(action, Action::ToggleThoughts) {
             self.notice = None;
         }
-        if self.focus == Focus::Composer
+        // While the search is open it has the keys, also when a card took
+        // the focus meanwhile: a letter typed for the search never answers it.
+        if matches!(self.focus, Focus::Composer | Focus::Cards)
             && let Some(effects) = self.on_search_key(&action)
         {
             return effects;
         }
         // Keys that mean the same wherever the focus is.
         match action {
-            Action::Search => return self.open_search(),
+            // Not over a field or a question of a card's: those keep their keys.
+            Action::Search if matches!(self.focus, Focus::Composer | Focus::Cards) => {
+                return self.open_search();
+            }
             Action::Copy => return self.copy(false),
             Action::CopyCode => return self.copy(true),
             Action::Cancel

@@ -8,7 +8,7 @@
 //! case-insensitively; "the n-th match of entry i" is what the view looks
 //! for in that entry's rows.
 
-use super::{Action, AppState, Effect, EntryKind, Transcript};
+use super::{Action, AppState, Effect, EntryKind, Focus, Transcript};
 use crate::model::ToolContent;
 
 /// One match: the entry it is in and which of that entry's matches.
@@ -197,10 +197,14 @@ impl AppState {
             Action::Submit | Action::Char('n') | Action::Up => self.step(-1),
             Action::Char('N') | Action::Down => self.step(1),
             Action::Copy | Action::CopyCode => return None,
-            // Anything else leaves the search (the key then does what it does).
+            // Anything else leaves the search; the key then does what it
+            // does in the composer, but a card that took the focus meanwhile
+            // is shown first, never answered by it.
             _ if !search.typing => {
                 self.search = None;
-                return None;
+                if self.focus == Focus::Composer {
+                    return None;
+                }
             }
             _ => {}
         }

@@ -458,7 +458,7 @@ fn draw_chat(
     if let Some(search) = &state.search
         && let Some(position) =
             search::bar(frame.buffer_mut(), search_bar, search, theme).filter(|_| cursor.is_none())
-        && state.focus == Focus::Composer
+        && matches!(state.focus, Focus::Composer | Focus::Cards)
         && !around.covered
     {
         frame.set_cursor_position(position);

@@ -257,3 +257,129 @@ fn the_footer_says_the_mouse_is_released() {
     );
     assert_snapshot!(text);
 }
+
+/// A chat waiting on its turn, as the card tests make it.
+fn working() -> AppState {
+    use crate::model::SessionInfo;
+    let mut s = AppState::new("demo", "/work");
+    s.agent_policy.name = "demo".into();
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s1".into(),
+        modes: None,
+        origin: Default::default(),
+    }));
+    act(&mut s, Action::Paste("edit it".into()));
+    act(&mut s, Action::Submit);
+    assert!(s.is_busy());
+    s
+}
+
+fn edit_request() -> crate::model::PermissionRequest {
+    use crate::model::{OptionKind, PermissionOption, PermissionRequest, ToolCallFields, ToolKind};
+    PermissionRequest {
+        session_id: "s1".into(),
+        tool_call_id: "call-1".into(),
+        fields: ToolCallFields {
+            title: Some("Edit src/yak.rs".into()),
+            kind: Some(ToolKind::Edit),
+            ..Default::default()
+        },
+        options: [
+            ("allow", "Allow", OptionKind::AllowOnce),
+            ("reject", "Reject", OptionKind::RejectOnce),
+        ]
+        .into_iter()
+        .map(|(id, name, kind)| PermissionOption {
+            id: id.into(),
+            name: name.into(),
+            kind,
+        })
+        .collect(),
+        client: false,
+    }
+}
+
+#[test]
+fn a_card_arriving_during_a_search_never_takes_the_searchs_keys() {
+    for typing in [true, false] {
+        let mut s = working();
+        act(&mut s, Action::Search);
+        typed(&mut s, "edit");
+        if !typing {
+            act(&mut s, Action::Submit);
+        }
+        s.update(Msg::PermissionRequested {
+            id: 1,
+            request: edit_request(),
+        });
+        assert_eq!(s.approvals.len(), 1);
+        // "y" (allow) and "n" (deny) are the card's keys: here they are the
+        // search's (typed, or n / N moving), or close it, and decide nothing.
+        let keys: &[char] = if typing {
+            &['y', 'n', 'y']
+        } else {
+            &['n', 'N', 'y']
+        };
+        for &c in keys {
+            let effects = act(&mut s, Action::Char(c));
+            assert!(
+                !effects
+                    .iter()
+                    .any(|e| matches!(e, Effect::RespondPermission { .. })),
+                "typing {typing}: {c} answered the card: {effects:?}"
+            );
+        }
+        assert_eq!(s.approvals.len(), 1, "typing {typing}: still waiting");
+        if !typing {
+            assert_eq!(s.search, None, "the y closed the search, nothing else");
+        }
+    }
+}
+
+#[test]
+fn ctrl_o_unfolds_cut_tool_output_on_screen() {
+    use crate::model::{ToolCall, ToolContent, WireStatus};
+    let mut s = ready();
+    let mut call = ToolCall::placeholder("t1");
+    call.title = "Read the log".into();
+    call.status = WireStatus::Completed;
+    call.content = vec![ToolContent::Text {
+        text: (1..=20)
+            .map(|i| format!("log line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+    }];
+    s.transcript.upsert_tool(call);
+    let mut term = Terminal::new(TestBackend::new(60, 40)).expect("terminal");
+    let mut view = View::with_theme(Theme::with_color(true));
+    let folded = buffer_text(&draw_text(&mut term, &s, &mut view));
+    assert!(folded.contains("more lines · Ctrl-O expand"), "{folded}");
+    assert!(!folded.contains("log line 20"), "{folded}");
+    act(&mut s, Action::ToggleTerminals);
+    let open = buffer_text(&draw_text(&mut term, &s, &mut view));
+    assert!(open.contains("log line 20"), "{open}");
+    assert!(!open.contains("Ctrl-O expand"), "{open}");
+}
+
+#[test]
+fn ctrl_f_over_a_cards_reason_field_does_not_open_the_search() {
+    let mut s = working();
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: edit_request(),
+    });
+    assert_eq!(
+        s.focus,
+        crate::state::Focus::Cards,
+        "an empty composer gives way"
+    );
+    act(&mut s, Action::Char('r'));
+    assert!(
+        matches!(s.focus, crate::state::Focus::Reason(_)),
+        "{:?}",
+        s.focus
+    );
+    act(&mut s, Action::Search);
+    assert_eq!(s.search, None);
+    assert!(matches!(s.focus, crate::state::Focus::Reason(_)));
+}
