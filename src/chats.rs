@@ -398,6 +398,7 @@ pub fn filter<'a>(summaries: &'a [ChatSummary], query: &str) -> Vec<&'a ChatSumm
         .iter()
         .filter(|chat| {
             query.is_empty()
+                || chat.chat_id.to_lowercase() == query
                 || chat
                     .title
                     .as_deref()

@@ -123,6 +123,8 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
         notify: Notify {
             bell: settings.notifications.bell,
             desktop: settings.notifications.desktop,
+            turn_end_after: (settings.notifications.turn_end_after > 0)
+                .then(|| std::time::Duration::from_secs(settings.notifications.turn_end_after)),
         },
         settings: SettingsLink {
             path: path.clone(),

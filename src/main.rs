@@ -242,6 +242,7 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         app.handle(Msg::Action(Action::PastChats));
         if !filter.is_empty() {
             app.handle(Msg::Action(Action::Paste(filter.clone())));
+            app.reopen_exact(filter);
         }
     }
     let mut terminal = match warden::tui::init() {
@@ -253,7 +254,11 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
     };
     let result = warden::app::run_tui(&mut app, &mut terminal).await;
     warden::tui::restore();
+    let hints = app.resume_hints();
     app.shutdown().await;
+    for hint in hints {
+        println!("{hint}");
+    }
     result.context("terminal input failed")
 }
 

@@ -108,6 +108,7 @@ impl App {
                     self.send_chat(id, Msg::ErrorLine(message));
                 }
             }
+            Effect::Copy(text) => crate::tui::clipboard::copy(&text),
             Effect::Notify(text) => {
                 // A burst of cards (an agent asking 3,000 times) rings once.
                 let now = Instant::now();

@@ -21,6 +21,7 @@ mod calls;
 mod chat;
 mod effects;
 mod exec;
+mod focus;
 mod options;
 mod record;
 mod settings_io;
@@ -28,6 +29,7 @@ mod signals;
 mod tui_loop;
 
 pub use exec::{ExecError, ExecLimits, run_exec};
+pub use focus::Extras;
 pub use options::{AgentChoice, ChatOptions, Notify, SettingsLink};
 pub use record::ResumeChat;
 pub use settings_io::SettingsDone;

@@ -2,6 +2,7 @@
 //! the agents a new chat can run.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::ResumeChat;
 use crate::acp::{AgentCommand, ClientCaps};
@@ -63,6 +64,9 @@ pub struct Notify {
     pub bell: bool,
     /// Send an OSC 9 desktop notification.
     pub desktop: bool,
+    /// Alert when a turn that took this long ends while the terminal is
+    /// not focused (`None`: never; see `app::focus`).
+    pub turn_end_after: Option<Duration>,
 }
 
 /// Where the settings file is and whether warden may write to it.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio::time::Instant;
 
-use super::{App, QuitSignals};
+use super::{App, Extras, QuitSignals};
 use crate::state::{Action, ChatFocus, Msg};
 use crate::tui::keymap::{self, Input};
 use crate::ui::{self, Scroll};
@@ -67,6 +67,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
     let mut signals = QuitSignals::new()?;
     let mut views = ui::Views::new();
     let mut clock = FrameClock::default();
+    let mut extras = Extras::default();
     loop {
         for id in app.take_closed() {
             views.forget(id);
@@ -102,6 +103,8 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                             None => continue,
                         },
                         Some(Input::Resize) => {}
+                        Some(Input::Focus(focused)) => extras.on_focus(focused),
+                        Some(Input::ToggleMouse) => extras.toggle_mouse(&mut views),
                         None => continue,
                     }
                     clock.mark_dirty();
@@ -115,6 +118,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                 while let Some(event) = app.try_agent_event() {
                     app.on_agent_event(event);
                 }
+                extras.after_events(app);
                 clock.mark_dirty();
             }
             _ = sleep_until(deadline), if deadline.is_some() => {}

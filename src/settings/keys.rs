@@ -33,7 +33,7 @@ pub(crate) const RULE_KEYS: [&str; 7] = [
     "decision", "agent", "kind", "tool", "command", "path", "note",
 ];
 /// Keys of `[notifications]`.
-pub(crate) const NOTIFICATION_KEYS: [&str; 2] = ["bell", "desktop"];
+pub(crate) const NOTIFICATION_KEYS: [&str; 3] = ["bell", "desktop", "turn_end_after"];
 
 /// One key the schema does not know.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -126,6 +126,15 @@ pub struct Notifications {
     /// Send an OSC 9 desktop notification.
     #[serde(default = "yes")]
     pub desktop: bool,
+    /// A turn that took at least this many seconds alerts (bell and desktop
+    /// notification, as above) when it ends while the terminal is not
+    /// focused; 0 turns it off.
+    #[serde(default = "turn_end_after")]
+    pub turn_end_after: u64,
+}
+
+fn turn_end_after() -> u64 {
+    30
 }
 
 impl Default for Notifications {
@@ -133,6 +142,7 @@ impl Default for Notifications {
         Notifications {
             bell: true,
             desktop: true,
+            turn_end_after: turn_end_after(),
         }
     }
 }

@@ -2,12 +2,14 @@
 //! no ratatui. The runtime (`app.rs`) feeds messages in and runs the effects.
 
 mod agent_modes;
+pub mod alert;
 mod approval;
 mod composer;
 mod grants;
 mod options;
 pub mod picker;
 mod runtime_msgs;
+pub mod search;
 mod transcript;
 pub mod workspace;
 
@@ -20,6 +22,7 @@ pub use approval::{
 pub use composer::Composer;
 pub use grants::{GrantItem, SettingsEdit};
 pub(crate) use runtime_msgs::lines_added;
+pub use search::Search;
 pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
 pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
 
@@ -114,6 +117,12 @@ pub enum Action {
     CloseChat,
     /// The picker of past chats (Alt-O).
     PastChats,
+    /// Open the transcript search bar (or type in it again).
+    Search,
+    /// Copy the selected message (or the last answer) with OSC 52.
+    Copy,
+    /// Copy the last code block of the selected message (or last answer).
+    CopyCode,
 }
 
 /// Everything that can change the state.
@@ -210,6 +219,8 @@ pub enum Effect {
     LogDecision(Box<DecisionRecord>),
     /// A card appeared: ring the bell and send a desktop notification.
     Notify(String),
+    /// Put this (sanitized) text on the clipboard with OSC 52.
+    Copy(String),
     /// Switch the agent's own mode (`session/set_config_option` when it
     /// offers a mode option, else `session/set_mode`).
     SetAgentMode {
@@ -326,6 +337,8 @@ pub struct AppState {
     pub terminals_expanded: bool,
     /// The agent's session options besides its modes, and its usage.
     pub controls: SessionControls,
+    /// The transcript search bar, while open.
+    pub search: Option<Search>,
 }
 
 /// A terminal's output as last read, for the transcript.
@@ -381,6 +394,7 @@ impl AppState {
             terminals: std::collections::BTreeMap::new(),
             terminals_expanded: false,
             controls: SessionControls::default(),
+            search: None,
         }
     }
 
@@ -640,8 +654,21 @@ impl AppState {
         if !matches!(action, Action::ToggleThoughts) {
             self.notice = None;
         }
+        // While the search is open it has the keys, also when a card took
+        // the focus meanwhile: a letter typed for the search never answers it.
+        if matches!(self.focus, Focus::Composer | Focus::Cards)
+            && let Some(effects) = self.on_search_key(&action)
+        {
+            return effects;
+        }
         // Keys that mean the same wherever the focus is.
         match action {
+            // Not over a field or a question of a card's: those keep their keys.
+            Action::Search if matches!(self.focus, Focus::Composer | Focus::Cards) => {
+                return self.open_search();
+            }
+            Action::Copy => return self.copy(false),
+            Action::CopyCode => return self.copy(true),
             Action::Cancel
                 if !matches!(
                     self.focus,
@@ -662,7 +689,7 @@ impl AppState {
             }
             Action::ToggleTerminals => {
                 self.terminals_expanded = !self.terminals_expanded;
-                self.transcript.touch_all_terminals();
+                self.transcript.touch_all_tools();
                 return Vec::new();
             }
             Action::OpenModeMenu => {

@@ -400,6 +400,13 @@ impl Transcript {
         self.touch_terminals(|_| true);
     }
 
+    /// Every tool call must be drawn again (Ctrl-O: cut output unfolds).
+    pub fn touch_all_tools(&mut self) {
+        for index in self.all_tools.clone() {
+            self.touch(index);
+        }
+    }
+
     fn touch_terminals(&mut self, which: impl Fn(&str) -> bool) {
         use crate::model::ToolContent;
         let embedding: Vec<usize> = self

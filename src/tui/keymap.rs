@@ -19,6 +19,11 @@ pub enum Input {
     Click(u16, u16),
     /// The terminal was resized: redraw.
     Resize,
+    /// The terminal gained (`true`) or lost focus (turn-end alerts).
+    Focus(bool),
+    /// Release the mouse to the terminal (its own selection works), or
+    /// take it back.
+    ToggleMouse,
 }
 
 /// Map a terminal event. `composer_empty` lets Home/End scroll the
@@ -36,7 +41,8 @@ pub fn map_event(event: &Event, composer_empty: bool) -> Option<Input> {
             _ => None,
         },
         Event::Resize(_, _) => Some(Input::Resize),
-        _ => None,
+        Event::FocusGained => Some(Input::Focus(true)),
+        Event::FocusLost => Some(Input::Focus(false)),
     }
 }
 
@@ -73,6 +79,10 @@ pub fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
         KeyCode::Char('o') if alt => action(Action::PastChats),
         KeyCode::PageDown if ctrl => action(Action::NextChat),
         KeyCode::PageUp if ctrl => action(Action::PrevChat),
+        KeyCode::Char('f') if ctrl => action(Action::Search),
+        KeyCode::Char('y') if ctrl => action(Action::Copy),
+        KeyCode::Char('y') if alt => action(Action::CopyCode),
+        KeyCode::Char('s') if alt => Some(Input::ToggleMouse),
         KeyCode::Char('a') if ctrl => action(Action::LineStart),
         KeyCode::Char('e') if ctrl => action(Action::LineEnd),
         KeyCode::Char('u') if ctrl => action(Action::KillLineStart),
@@ -218,5 +228,33 @@ mod tests {
             Some(Input::Click(7, 3))
         );
         assert_eq!(map_event(&mouse(MouseEventKind::Moved), false), None);
+    }
+
+    #[test]
+    fn search_copy_mouse_and_focus_keys() {
+        assert_eq!(
+            key(KeyCode::Char('f'), KeyModifiers::CONTROL),
+            Some(Input::Action(Action::Search))
+        );
+        assert_eq!(
+            key(KeyCode::Char('y'), KeyModifiers::CONTROL),
+            Some(Input::Action(Action::Copy))
+        );
+        assert_eq!(
+            key(KeyCode::Char('y'), KeyModifiers::ALT),
+            Some(Input::Action(Action::CopyCode))
+        );
+        assert_eq!(
+            key(KeyCode::Char('s'), KeyModifiers::ALT),
+            Some(Input::ToggleMouse)
+        );
+        assert_eq!(
+            map_event(&Event::FocusLost, true),
+            Some(Input::Focus(false))
+        );
+        assert_eq!(
+            map_event(&Event::FocusGained, true),
+            Some(Input::Focus(true))
+        );
     }
 }

@@ -1,13 +1,15 @@
 //! The terminal: set up, restore (on every exit path, panics included), and
 //! the key map.
 
+pub mod clipboard;
 pub mod keymap;
 
 use std::io::{self, Stdout, Write};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
 };
 use crossterm::execute;
 use crossterm::terminal::{
@@ -31,7 +33,8 @@ pub fn init() -> io::Result<Tui> {
         stdout,
         EnterAlternateScreen,
         EnableBracketedPaste,
-        EnableMouseCapture
+        EnableMouseCapture,
+        EnableFocusChange
     ) {
         restore();
         return Err(err);
@@ -52,6 +55,7 @@ pub fn restore() {
         stdout,
         PopKeyboardEnhancementFlags,
         DisableMouseCapture,
+        DisableFocusChange,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         crossterm::cursor::Show
@@ -75,8 +79,9 @@ fn install_panic_hook() {
 }
 
 /// Ring the bell and send an OSC 9 desktop notification (terminals that do
-/// not know OSC 9 ignore it). The text is made visible first, so it carries
-/// no control characters into the sequence.
+/// not know OSC 9 ignore it; inside tmux it goes through tmux's
+/// passthrough). The text is made visible first, so it carries no control
+/// characters into the sequence.
 pub fn notify(text: &str, bell: bool, desktop: bool) {
     if !bell && !desktop {
         return;
@@ -86,8 +91,18 @@ pub fn notify(text: &str, bell: bool, desktop: bool) {
         let _ = stdout.write_all(b"\x07");
     }
     if desktop {
-        let clean: String = crate::sanitize::one_line(text).chars().take(200).collect();
-        let _ = write!(stdout, "\x1b]9;warden: {clean}\x07");
+        let _ = stdout.write_all(clipboard::osc9(text, clipboard::in_tmux()).as_bytes());
     }
     let _ = stdout.flush();
+}
+
+/// Release the mouse to the terminal (`released`: its own selection and
+/// copy work) or take it back (wheel scrolling, clicks on cards).
+pub fn set_mouse_released(released: bool) {
+    let mut stdout = io::stdout();
+    let _ = if released {
+        execute!(stdout, DisableMouseCapture)
+    } else {
+        execute!(stdout, EnableMouseCapture)
+    };
 }

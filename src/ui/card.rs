@@ -410,6 +410,36 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
     })
 }
 
+/// `e expand` stays in the keys only while there is more to see: the raw
+/// input is cut (its last row says so) or already expanded.
+pub(crate) fn fit_expand_hint(
+    card: &mut Card,
+    detail: &[Line<'static>],
+    state: &AppState,
+    width: u16,
+    theme: Theme,
+) {
+    let cut = detail
+        .iter()
+        .any(|l| l.spans.iter().any(|s| s.content.ends_with("· e expand")));
+    let default_keys = !matches!(
+        state.focus,
+        Focus::Reason(_) | Focus::KeepRule(_) | Focus::Confirm(_)
+    );
+    if cut || state.review.expanded || !default_keys {
+        return;
+    }
+    let width = body_width(width);
+    for (rows, text) in [
+        (&mut card.hints, HINTS),
+        (&mut card.short_hints, SHORT_HINTS),
+    ] {
+        rows.clear();
+        let text = text.replace(" · e expand", "");
+        wrap_text_into(rows, &text, theme.dim(), &[], &[], width, Mode::Word);
+    }
+}
+
 /// "Keep as rule: allow execute, command matching › ": what the kept rule
 /// decides, for which kind, and which of its patterns the field edits.
 fn keep_prompt(rule: Option<&Rule>) -> String {

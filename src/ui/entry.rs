@@ -18,7 +18,7 @@ use super::theme::Theme;
 use super::wrap::{Mode, spaces, truncate_end, wrap_into, wrap_text_into};
 use crate::model::{PlanEntry, ToolContent, ToolKind};
 use crate::sanitize::{one_line, visible};
-use crate::state::{Entry, EntryKind, TerminalView, ToolEntry};
+use crate::state::{Entry, EntryKind, TerminalView, ToolEntry, ToolState};
 
 /// Lines of tool text output shown before "… N more lines".
 const TEXT_LINES: usize = 12;
@@ -372,29 +372,34 @@ fn raw_output_text(raw: &Value) -> Option<String> {
 
 /// Tool text content: markdown (Claude fences command output in
 /// "```console"), rendered as the transcript renders answers, indented,
-/// the first [`TEXT_LINES`] rows then "… N more lines".
-fn markdown_lines(out: &mut Vec<Line<'static>>, text: &str, ctx: Ctx) {
+/// the first [`TEXT_LINES`] rows then "… N more lines" (all of them when
+/// `open`: Ctrl-O).
+fn markdown_lines(out: &mut Vec<Line<'static>>, text: &str, ctx: Ctx, open: bool) {
     let width = ctx.width.saturating_sub(INDENT).max(1);
     let rows = markdown::render(&clean(text), width, ctx.theme);
-    let hidden = rows.len().saturating_sub(TEXT_LINES);
-    for row in rows.into_iter().take(TEXT_LINES) {
+    let shown = if open { usize::MAX } else { TEXT_LINES };
+    let hidden = rows.len().saturating_sub(shown);
+    for row in rows.into_iter().take(shown) {
         let mut spans = vec![spaces(INDENT)];
         spans.extend(row.spans);
         out.push(Line::from(spans).style(row.style));
     }
-    more_lines(out, hidden, ctx);
+    more_output(out, hidden, ctx);
 }
 
 /// Plain tool output (a `rawOutput`), indented, cut like text content.
-fn plain_lines(out: &mut Vec<Line<'static>>, text: &str, ctx: Ctx) {
+fn plain_lines(out: &mut Vec<Line<'static>>, text: &str, ctx: Ctx, open: bool) {
     let indent = [spaces(INDENT)];
     let text = clean(text);
     let mut lines = text.lines();
-    for line in lines.by_ref().take(TEXT_LINES) {
+    for line in lines
+        .by_ref()
+        .take(if open { usize::MAX } else { TEXT_LINES })
+    {
         let piece = [Span::styled(line, ctx.theme.dim())];
         wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Char);
     }
-    more_lines(out, lines.count(), ctx);
+    more_output(out, lines.count(), ctx);
 }
 
 fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminals: Terminals<'_>) {
@@ -451,7 +456,15 @@ fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminal
 
     for content in &tool.call.content {
         match content {
-            ToolContent::Text { text } => markdown_lines(out, text, ctx),
+            ToolContent::Text { text } => markdown_lines(out, text, ctx, terminals.expanded),
+            // The card shows the diff while the call waits for a decision.
+            ToolContent::Diff { path, .. } if tool.state == ToolState::AwaitingApproval => {
+                let piece = [Span::styled(
+                    format!("diff of {}: in the permission card", one_line(path)),
+                    theme.dim(),
+                )];
+                wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
+            }
             ToolContent::Diff { path, old, new } => diff_lines(out, path, old.as_deref(), new, ctx),
             ToolContent::Terminal { id } => {
                 // warden's own terminal when it has one of that id (an agent
@@ -467,7 +480,19 @@ fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminal
     if tool.call.content.is_empty()
         && let Some(text) = tool.call.raw_output.as_ref().and_then(raw_output_text)
     {
-        plain_lines(out, &text, ctx);
+        plain_lines(out, &text, ctx, terminals.expanded);
+    }
+}
+
+/// "… N more lines · Ctrl-O expand" under cut tool output.
+fn more_output(out: &mut Vec<Line<'static>>, more: usize, ctx: Ctx) {
+    if more > 0 {
+        let piece = [Span::styled(
+            format!("… {more} more lines · Ctrl-O expand"),
+            ctx.theme.dim(),
+        )];
+        let indent = [spaces(INDENT)];
+        wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
     }
 }
 
@@ -685,14 +710,31 @@ mod tests {
         t.call.content = vec![ToolContent::Text {
             text: output.join("\n"),
         }];
-        let got = rows(EntryKind::Tool(Box::new(t)), ctx(40));
+        let got = rows(EntryKind::Tool(Box::new(t.clone())), ctx(40));
         assert_eq!(got[0], "✓ [execute] Run tests — done");
         assert_eq!(got[1], "  $ cargo test");
         assert_eq!(got[2], "  src/lib.rs:3");
         assert_eq!(got[3], "  line 1");
         assert_eq!(got[14], "  line 12");
-        assert_eq!(got[15], "  … 3 more lines");
+        assert_eq!(got[15], "  … 3 more lines · Ctrl-O expand");
         assert_eq!(got.len(), 16);
+        // Ctrl-O: the whole output.
+        let views = std::collections::BTreeMap::new();
+        let open = Terminals {
+            views: &views,
+            expanded: true,
+        };
+        let entry = Entry {
+            id: 0,
+            rev: 0,
+            kind: EntryKind::Tool(Box::new(t)),
+        };
+        let laid = layout(&entry, ctx(40), open);
+        let all: Vec<String> = (0..laid.len())
+            .map(|i| laid.line(i).map(|l| l.to_string()).unwrap_or_default())
+            .collect();
+        assert_eq!(all.len(), 18);
+        assert_eq!(all[17], "  line 15");
     }
 
     #[test]
@@ -736,11 +778,21 @@ mod tests {
             old: Some(old),
             new,
         }];
+        // While the card shows it, the transcript only points there.
+        let waiting = rows(EntryKind::Tool(Box::new(t.clone())), ctx(60));
+        assert_eq!(
+            waiting,
+            [
+                "? [edit] Edit a.rs — awaiting approval",
+                "  diff of src/a.rs: in the permission card"
+            ]
+        );
+        t.state = ToolState::InProgress;
         let got = rows(EntryKind::Tool(Box::new(t)), ctx(40));
         assert_eq!(
             got,
             [
-                "? [edit] Edit a.rs — awaiting approval",
+                "◐ [edit] Edit a.rs — running",
                 "  --- a/src/a.rs",
                 "  +++ b/src/a.rs",
                 "  @@ -2,7 +2,7 @@",

@@ -14,9 +14,11 @@ use ratatui::text::Line;
 
 use super::Scroll;
 use super::entry::{self, Ctx, Laid, Terminals};
+use super::search::{highlight_row, row_matches};
 use super::theme::Theme;
 use super::wrap::str_width;
-use crate::state::{Entry, EntryKind, Transcript};
+use crate::state::search::{Match, needle};
+use crate::state::{Entry, EntryKind, Search, Transcript};
 
 /// Rows of laid-out entries kept at least, whatever the viewport.
 const MIN_CACHED_ROWS: usize = 2_000;
@@ -107,6 +109,15 @@ pub(crate) struct Stats {
     pub(crate) laid_out: u64,
 }
 
+/// The search as the view needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Found {
+    /// The query, lowered.
+    needle: Vec<char>,
+    current: Option<Match>,
+    jumps: u64,
+}
+
 /// A laid-out entry in the cache.
 struct Cached {
     rev: u64,
@@ -130,6 +141,10 @@ pub(crate) struct History {
     /// The viewport height and total rows at the last draw, for scrolling.
     viewport: usize,
     total: usize,
+    /// The open search: matches on screen are highlighted.
+    search: Option<Found>,
+    /// The search jump last scrolled to (see [`Search::jumps`]).
+    jumped: u64,
     pub(crate) stats: Stats,
 }
 
@@ -146,8 +161,55 @@ impl History {
             top: None,
             viewport: 0,
             total: 0,
+            search: None,
+            jumped: 0,
             stats: Stats::default(),
         }
+    }
+
+    /// The search to highlight and scroll to (`None`: closed).
+    pub(crate) fn set_search(&mut self, search: Option<&Search>) {
+        self.search = search.map(|s| Found {
+            needle: needle(&s.query),
+            current: s.current,
+            jumps: s.jumps,
+        });
+    }
+
+    /// Where match `m` is in its entry's rows: (row, char index). The
+    /// rows may not hold as many matches as the text (markdown markup,
+    /// words cut by wrapping): then the last one, or the entry's first row.
+    fn locate(
+        &mut self,
+        m: Match,
+        entry: &Entry,
+        needle: &[char],
+        ctx: Ctx,
+        terminals: Terminals<'_>,
+    ) -> (usize, Option<usize>) {
+        self.ensure(m.entry, entry, ctx, terminals);
+        let Some(cached) = self.cache.get_mut(&entry.id) else {
+            return (0, None);
+        };
+        if cached.laid.dropped() > 0 {
+            cached.laid.keep_all(true);
+            entry::relayout(&mut cached.laid, entry, ctx, terminals);
+        }
+        let mut seen = 0;
+        let mut last = (0, None);
+        for row in 0..cached.laid.len() {
+            let Some(line) = cached.laid.line(row) else {
+                continue;
+            };
+            for start in row_matches(line, needle) {
+                last = (row, Some(start));
+                if seen == m.nth {
+                    return last;
+                }
+                seen += 1;
+            }
+        }
+        last
     }
 
     pub(crate) fn is_following(&self) -> bool {
@@ -377,6 +439,31 @@ impl History {
         self.viewport = usize::from(area.height);
         let entries = transcript.entries();
 
+        // The selected search match: where it is, and a jump to it.
+        let needle = self
+            .search
+            .as_ref()
+            .map(|f| f.needle.clone())
+            .unwrap_or_default();
+        let mut current_at = None;
+        if let Some(found) = self.search.clone()
+            && let Some(m) = found.current
+            && !needle.is_empty()
+            && let Some(entry) = entries.get(m.entry)
+        {
+            let (row, start) = self.locate(m, entry, &needle, ctx, terminals);
+            current_at = start.map(|start| (m.entry, row, start));
+            if found.jumps != self.jumped {
+                self.jumped = found.jumps;
+                let gap = usize::from(m.entry > 0);
+                let target = self.heights.prefix(m.entry) + gap + row;
+                self.total = self.heights.total();
+                let max_top = self.total.saturating_sub(self.viewport);
+                let top = target.saturating_sub(self.viewport / 3);
+                self.top = (top < max_top).then_some(top);
+            }
+        }
+
         // Entries on screen may still be missing from the cache (scrolled to,
         // or evicted); laying them out can only fix heights that were
         // already measured, so two passes settle it.
@@ -418,6 +505,14 @@ impl History {
                         && let Some(line) = cached.laid.line(offset - gap)
                     {
                         write_line(buf, area, y, line);
+                        if !needle.is_empty()
+                            && let Ok(row) = u16::try_from(y)
+                        {
+                            let current = current_at
+                                .filter(|&(e, r, _)| e == index && r == offset - gap)
+                                .map(|(_, _, start)| start);
+                            highlight_row(buf, area, row, line, &needle, current, theme);
+                        }
                     }
                     offset += 1;
                     y += 1;

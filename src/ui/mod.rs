@@ -29,6 +29,7 @@ mod history;
 mod markdown;
 mod mode_menu;
 pub mod picker;
+mod search;
 mod terminal;
 mod theme;
 
@@ -41,6 +42,8 @@ mod chat_list_tests;
 mod gate_tests;
 #[cfg(test)]
 mod modes_tests;
+#[cfg(test)]
+mod search_tests;
 #[cfg(test)]
 mod tests;
 
@@ -56,7 +59,7 @@ use history::History;
 use wrap::{str_width, truncate_end};
 
 /// The card area takes at most this share of the screen's height.
-const CARDS_SHARE: (u16, u16) = (3, 5);
+const CARDS_SHARE: (u16, u16) = (1, 2);
 /// The screen when no chat is open.
 const NO_CHAT: &str = "no chat open · Ctrl-N new chat · Alt-O past chats";
 
@@ -155,6 +158,8 @@ pub struct Views {
     /// What screen cells mean to a click, from the last draw over the whole
     /// screen; later entries lie on top.
     hits: Vec<(Rect, Option<Action>)>,
+    /// The mouse is released to the terminal (the footer says so).
+    mouse_released: bool,
 }
 
 impl Views {
@@ -169,7 +174,13 @@ impl Views {
             theme,
             chats: HashMap::new(),
             hits: Vec::new(),
+            mouse_released: false,
         }
+    }
+
+    /// Whether the footer shows that the mouse is released.
+    pub fn set_mouse_released(&mut self, released: bool) {
+        self.mouse_released = released;
     }
 
     /// Scroll that chat's transcript (see [`View::scroll`]); a chat not
@@ -269,6 +280,7 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
                     }),
                 },
                 covered: ws.focus != ChatFocus::Chat,
+                mouse_released: views.mouse_released,
             };
             let view = views
                 .chats
@@ -336,6 +348,8 @@ struct Around<'a> {
     chats: footer::Chats,
     /// Something over the chat has the keys: no cursor in the chat.
     covered: bool,
+    /// The mouse is released to the terminal: a badge in the footer.
+    mouse_released: bool,
 }
 
 /// Draw one chat into `area`. Only `view` (caches, scroll, click areas) is
@@ -368,8 +382,17 @@ fn draw_chat(
         0
     };
     rest -= notice_h;
-    let card = card::card(state, area.width, theme);
+    let search_h = if state.search.is_some() {
+        rest.min(1)
+    } else {
+        0
+    };
+    rest -= search_h;
+    let mut card = card::card(state, area.width, theme);
     let detail = card::detail(state, area.width, theme, &mut view.card_detail);
+    if let Some(card) = &mut card {
+        card::fit_expand_hint(card, detail, state, area.width, theme);
+    }
     let cards_h = match &card {
         Some(card) => {
             let share = area.height * CARDS_SHARE.0 / CARDS_SHARE.1;
@@ -382,9 +405,11 @@ fn draw_chat(
     let history = Rect::new(area.x, area.y, area.width, rest);
     let cards = Rect::new(area.x, history.bottom(), area.width, cards_h);
     let notice = Rect::new(area.x, cards.bottom(), area.width, notice_h);
-    let composer_area = Rect::new(area.x, notice.bottom(), area.width, composer_h);
+    let search_bar = Rect::new(area.x, notice.bottom(), area.width, search_h);
+    let composer_area = Rect::new(area.x, search_bar.bottom(), area.width, composer_h);
     let footer = Rect::new(area.x, composer_area.bottom(), area.width, footer_h);
 
+    view.history.set_search(state.search.as_ref());
     view.history.render(
         &state.transcript,
         state.thoughts_expanded,
@@ -419,6 +444,7 @@ fn draw_chat(
             .buffer_mut()
             .set_stringn(notice.x, notice.y, &text, width, theme.notice());
     }
+    let searching = state.search.as_ref().is_some_and(|s| s.typing);
     if !composer_area.is_empty() {
         composer::render(
             frame,
@@ -426,14 +452,25 @@ fn draw_chat(
             &wrapped,
             &mut view.composer_top,
             theme,
-            state.focus == Focus::Composer && !around.covered,
+            state.focus == Focus::Composer && !around.covered && !searching,
         );
+    }
+    if let Some(search) = &state.search
+        && let Some(position) =
+            search::bar(frame.buffer_mut(), search_bar, search, theme).filter(|_| cursor.is_none())
+        && matches!(state.focus, Focus::Composer | Focus::Cards)
+        && !around.covered
+    {
+        frame.set_cursor_position(position);
     }
     if !footer.is_empty() {
         let hits = footer::render_with(frame.buffer_mut(), footer, state, around.chats, theme);
         view.hits.push((hits.mode, Some(Action::OpenModeMenu)));
         if let Some(pending) = hits.pending {
             view.hits.push((pending, Some(Action::Review)));
+        }
+        if around.mouse_released {
+            search::mouse_badge(frame.buffer_mut(), footer, theme);
         }
         if let (Some(rect), Some(waiting)) = (hits.elsewhere, around.chats.waiting) {
             view.hits.push((rect, Some(Action::GoToChat(waiting.chat))));

@@ -18,3 +18,4 @@ mod hostile_output;
 mod identity;
 mod runtime;
 mod settings;
+mod transcript;
