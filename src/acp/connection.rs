@@ -14,7 +14,7 @@ use super::handle::{Command, OptionValue};
 use super::session::{OpenError, initialize, list_sessions, open_session};
 use super::{
     AgentEvent, ClientCall, ClientCaps, ClientResponder, PermissionResponder, client_calls,
-    convert, elicitation,
+    convert, elicitation, raw,
 };
 use crate::model::SessionUpdate;
 
@@ -48,25 +48,19 @@ pub(super) async fn run_connection(
         .v1()
         .name("warden")
         .on_receive_notification(
-            async move |notification: acp::SessionNotification, _cx| {
-                let update = convert::session_update(&notification.update);
-                let controls = convert::controls_update(&notification.update);
-                if let SessionUpdate::Other(name) = &update
-                    && controls.is_none()
-                {
-                    tracing::debug!(kind = %name, "session update ignored");
-                }
-                let _ = notify_events.send(AgentEvent::Update {
-                    session_id: notification.session_id.to_string(),
-                    update,
-                });
-                if let Some(update) = controls {
-                    let _ = notify_events.send(AgentEvent::Update {
-                        session_id: notification.session_id.to_string(),
-                        update,
+            // Untyped, so that an update this SDK's types refuse (Claude's
+            // `usage_update` with `used: null`) is still read.
+            async move |message: agent_client_protocol::UntypedMessage, cx| {
+                if message.method != "session/update" {
+                    return Ok(agent_client_protocol::Handled::No {
+                        message: (message, cx),
+                        retry: false,
                     });
                 }
-                Ok(())
+                for event in session_update_events(&message.params) {
+                    let _ = notify_events.send(event);
+                }
+                Ok(agent_client_protocol::Handled::Yes)
             },
             agent_client_protocol::on_receive_notification!(),
         )
@@ -280,6 +274,15 @@ async fn serve(
                         Ok(untyped) => cx.send_request(untyped).block_task().await,
                         Err(err) => Err(err),
                     };
+                    if let Ok(response) = &result
+                        && let Some(usage) = convert::prompt_usage(response)
+                    {
+                        // Before the turn ends, so the footer shows it with the answer.
+                        let _ = events.send(AgentEvent::Update {
+                            session_id: session_id.clone(),
+                            update: SessionUpdate::Usage(usage),
+                        });
+                    }
                     let result = match result {
                         Ok(response) => convert::stop_reason(&response),
                         // The agent's output ended: its exit (with its
@@ -319,6 +322,29 @@ async fn serve(
                     let _ = events.send(AgentEvent::ModeSet {
                         session_id,
                         mode_id,
+                        result,
+                    });
+                });
+            }
+            Command::SetOption {
+                session_id,
+                option,
+                value: OptionValue::Choice(model),
+            } if option == crate::model::SessionOption::MODELS_ID => {
+                let cx = cx.clone();
+                let events = events.clone();
+                tokio::spawn(async move {
+                    // The answer is empty: the chat takes the pick as the current model.
+                    let result = raw::set_model(&cx, &session_id, &model)
+                        .await
+                        .map(|()| Vec::new())
+                        .map_err(|err| {
+                            tracing::warn!("session/set_model failed: {err}");
+                            err.to_string()
+                        });
+                    let _ = events.send(AgentEvent::OptionSet {
+                        session_id,
+                        option,
                         result,
                     });
                 });
@@ -383,4 +409,44 @@ async fn serve(
             }
         }
     }
+}
+
+/// The events of one `session/update` (its params as sent): the update,
+/// and its options or usage part. An update this SDK's types refuse is
+/// read from its JSON when it is a `usage_update` (what is known of it),
+/// else logged and dropped.
+fn session_update_events(params: &serde_json::Value) -> Vec<AgentEvent> {
+    let notification = match serde_json::from_value::<acp::SessionNotification>(params.clone()) {
+        Ok(notification) => notification,
+        Err(err) => {
+            let session_id = params.get("sessionId").and_then(serde_json::Value::as_str);
+            let usage = params.get("update").and_then(convert::raw_usage_update);
+            return match (session_id, usage) {
+                (Some(session_id), Some(usage)) => vec![AgentEvent::Update {
+                    session_id: session_id.to_string(),
+                    update: SessionUpdate::Usage(usage),
+                }],
+                _ => {
+                    tracing::warn!("a session/update did not parse: {err}");
+                    Vec::new()
+                }
+            };
+        }
+    };
+    let session_id = notification.session_id.to_string();
+    let update = convert::session_update(&notification.update);
+    let controls = convert::controls_update(&notification.update);
+    if let SessionUpdate::Other(name) = &update
+        && controls.is_none()
+    {
+        tracing::debug!(kind = %name, "session update ignored");
+    }
+    let mut events = vec![AgentEvent::Update {
+        session_id: session_id.clone(),
+        update,
+    }];
+    if let Some(update) = controls {
+        events.push(AgentEvent::Update { session_id, update });
+    }
+    events
 }

@@ -17,6 +17,7 @@ mod elicitation;
 mod handle;
 mod lines;
 mod process;
+mod raw;
 mod session;
 
 pub use client_calls::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};

@@ -8,7 +8,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema as acp;
 
 use super::{
-    AgentAbilities, AgentInfo, ClientCaps, LIST_PAGES, ListedSession, SessionOpen, convert,
+    AgentAbilities, AgentInfo, ClientCaps, LIST_PAGES, ListedSession, SessionOpen, convert, raw,
 };
 use crate::model::{SessionInfo, SessionOrigin};
 
@@ -153,23 +153,27 @@ pub(super) async fn open_session(
                     let request = acp::LoadSessionRequest::new(session, cwd.clone())
                         .additional_directories(dirs.clone())
                         .mcp_servers(mcp.clone());
-                    cx.send_request(request).block_task().await.map(|r| {
-                        (
-                            pick_modes(r.config_options.as_deref(), r.modes.as_ref()),
-                            options_of(r.config_options.as_deref()),
-                        )
-                    })
+                    raw::request::<acp::LoadSessionResponse>(cx, "session/load", &request)
+                        .await
+                        .map(|(r, value)| {
+                            (
+                                pick_modes(r.config_options.as_deref(), r.modes.as_ref()),
+                                options_of(r.config_options.as_deref(), &value),
+                            )
+                        })
                 }
                 SessionOrigin::Resumed if agent.resume_session => {
                     let request = acp::ResumeSessionRequest::new(session, cwd.clone())
                         .additional_directories(dirs.clone())
                         .mcp_servers(mcp.clone());
-                    cx.send_request(request).block_task().await.map(|r| {
-                        (
-                            pick_modes(r.config_options.as_deref(), r.modes.as_ref()),
-                            options_of(r.config_options.as_deref()),
-                        )
-                    })
+                    raw::request::<acp::ResumeSessionResponse>(cx, "session/resume", &request)
+                        .await
+                        .map(|(r, value)| {
+                            (
+                                pick_modes(r.config_options.as_deref(), r.modes.as_ref()),
+                                options_of(r.config_options.as_deref(), &value),
+                            )
+                        })
                 }
                 _ => continue,
             };
@@ -186,13 +190,10 @@ pub(super) async fn open_session(
             }
         }
     }
-    let session = cx
-        .send_request(
-            acp::NewSessionRequest::new(cwd)
-                .additional_directories(dirs)
-                .mcp_servers(mcp),
-        )
-        .block_task()
+    let request = acp::NewSessionRequest::new(cwd)
+        .additional_directories(dirs)
+        .mcp_servers(mcp);
+    let (session, value) = raw::request::<acp::NewSessionResponse>(cx, "session/new", &request)
         .await
         .map_err(|err| {
             let message = format!("the agent could not open a session: {err}");
@@ -207,7 +208,7 @@ pub(super) async fn open_session(
         modes: pick_modes(session.config_options.as_deref(), session.modes.as_ref()),
         origin: SessionOrigin::New,
     };
-    Ok((info, options_of(session.config_options.as_deref())))
+    Ok((info, options_of(session.config_options.as_deref(), &value)))
 }
 
 /// Why a session did not open.
@@ -217,9 +218,19 @@ pub(super) enum OpenError {
     Other(String),
 }
 
-/// The agent's session options besides its modes.
-fn options_of(options: Option<&[acp::SessionConfigOption]>) -> Vec<crate::model::SessionOption> {
-    options.map(convert::session_options).unwrap_or_default()
+/// The agent's session options besides its modes, and its `models` as
+/// one more (unless a config option picks the model already: one picker).
+fn options_of(
+    options: Option<&[acp::SessionConfigOption]>,
+    answer: &serde_json::Value,
+) -> Vec<crate::model::SessionOption> {
+    let mut options = options.map(convert::session_options).unwrap_or_default();
+    if !options.iter().any(crate::model::SessionOption::is_model)
+        && let Some(models) = raw::models(answer)
+    {
+        options.push(models);
+    }
+    options
 }
 
 /// The agent's modes: a `mode` config option when it offers one, else `modes`.

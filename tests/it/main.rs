@@ -8,6 +8,7 @@ mod demo_agent;
 mod e2e;
 mod faults;
 mod fidelity_controls;
+mod fidelity_models;
 mod fidelity_session;
 mod fidelity_view;
 mod gate_answers;
