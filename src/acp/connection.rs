@@ -9,7 +9,7 @@ use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::{Agent, Client, ConnectTo};
 use tokio::sync::mpsc;
 
-use super::auth::{Auth, authenticate};
+use super::auth::Auth;
 use super::handle::{Command, OptionValue};
 use super::session::{OpenError, initialize, list_sessions, open_session};
 use super::{
@@ -21,6 +21,7 @@ use crate::model::SessionUpdate;
 pub(super) async fn run_connection(
     transport: impl ConnectTo<Client> + 'static,
     caps: ClientCaps,
+    auth: Auth,
     commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) {
@@ -143,7 +144,7 @@ pub(super) async fn run_connection(
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-            serve(cx, caps, commands, main_events).await;
+            serve(cx, caps, auth, commands, main_events).await;
             Ok(())
         })
         .await;
@@ -156,6 +157,7 @@ pub(super) async fn run_connection(
 async fn serve(
     cx: ConnectionTo<Agent>,
     caps: ClientCaps,
+    mut auth: Auth,
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
 ) {
@@ -168,14 +170,13 @@ async fn serve(
     };
     let _ = events.send(AgentEvent::Initialized(abilities, info));
     let mut mcp: Vec<acp::McpServer> = Vec::new();
-    let mut auth = Auth {
-        methods: Arc::new(methods),
-        chosen: None,
-        done: false,
-    };
+    auth.methods = Arc::new(methods);
     while let Some(command) = commands.recv().await {
         match command {
             Command::AuthMethod(id) => auth.chosen = Some(id),
+            Command::AuthMethods(reply) => {
+                let _ = reply.send(auth.methods.to_vec());
+            }
             Command::McpServers(servers) => {
                 let (usable, skipped): (Vec<_>, Vec<_>) = servers
                     .iter()
@@ -198,7 +199,7 @@ async fn serve(
                 // first session (inline, so that sessions wait for it).
                 if let Some(id) = auth.chosen.clone().filter(|_| !auth.done) {
                     auth.done = true;
-                    if let Err(message) = authenticate(&cx, &auth.methods, &id).await {
+                    if let Err(message) = auth.authenticate(&cx, &id).await {
                         let _ = events.send(AgentEvent::SessionFailed { tag, message });
                         continue;
                     }
@@ -210,9 +211,9 @@ async fn serve(
                 tokio::spawn(async move {
                     let mut opened = open_session(&cx, abilities, open.clone(), mcp.clone()).await;
                     if let Err(OpenError::AuthRequired(_)) = &opened
-                        && let Some(id) = &auth.chosen
+                        && let Some(id) = auth.pick()
                     {
-                        opened = match authenticate(&cx, &auth.methods, id).await {
+                        opened = match auth.authenticate(&cx, &id).await {
                             Ok(()) => open_session(&cx, abilities, open, mcp).await,
                             Err(message) => Err(OpenError::Other(message)),
                         };

@@ -43,6 +43,8 @@ pub(super) enum Command {
     },
     McpServers(Vec<McpServer>),
     AuthMethod(String),
+    /// Answer with the agent's authentication methods (after `initialize`).
+    AuthMethods(tokio::sync::oneshot::Sender<Vec<super::AuthMethod>>),
 }
 
 /// A new value for one of the agent's session options.
@@ -132,6 +134,14 @@ impl AgentHandle {
     /// session opens, and again when opening one fails with "auth required".
     pub fn set_auth_method(&self, id: &str) {
         self.send(Command::AuthMethod(id.to_string()));
+    }
+
+    /// The agent's authentication methods, once it is initialised (the
+    /// receiver fails when initialising did).
+    pub fn auth_methods(&self) -> tokio::sync::oneshot::Receiver<Vec<super::AuthMethod>> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.send(Command::AuthMethods(tx));
+        rx
     }
 
     /// Send `session/set_config_option` for one of the agent's session

@@ -16,13 +16,16 @@ mod convert;
 mod elicitation;
 mod handle;
 mod lines;
+mod login;
 mod process;
 mod raw;
 mod session;
 
+pub use auth::{AuthKind, AuthMethod};
 pub use client_calls::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
 pub use elicitation::ElicitationResponder;
 pub use handle::{AgentHandle, OptionValue};
+pub use login::login;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -334,6 +337,15 @@ pub fn spawn(
         ));
         ender.end(std::time::Duration::ZERO).await;
     });
-    tokio::spawn(connection::run_connection(transport, caps, rx, events));
+    let auth = auth::Auth {
+        methods: Arc::new(Vec::new()),
+        chosen: None,
+        done: false,
+        agent: command.name.clone(),
+        env: Arc::new(command.env.iter().map(|(name, _)| name.clone()).collect()),
+    };
+    tokio::spawn(connection::run_connection(
+        transport, caps, auth, rx, events,
+    ));
     Ok(AgentHandle::new(tx, process))
 }

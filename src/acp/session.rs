@@ -18,7 +18,7 @@ pub(super) type Initialized = (
     AgentAbilities,
     bool,
     bool,
-    Vec<acp::AuthMethod>,
+    Vec<super::auth::AuthMethod>,
     Option<AgentInfo>,
 );
 
@@ -37,10 +37,12 @@ pub(super) async fn initialize(
         // codex-acp then streams the output of commands it runs itself in
         // `_meta` (terminal_info / terminal_output / terminal_exit), which
         // the tool call shows like a terminal of warden's.
-        .meta(acp::Meta::from_iter([(
-            "terminal_output".to_string(),
-            serde_json::Value::Bool(true),
-        )]))
+        // `terminal-auth`: warden can run an agent's terminal login
+        // (`warden login`), so agents may offer theirs.
+        .meta(acp::Meta::from_iter([
+            ("terminal_output".to_string(), serde_json::Value::Bool(true)),
+            ("terminal-auth".to_string(), serde_json::Value::Bool(true)),
+        ]))
         .elicitation(
             acp::ElicitationCapabilities::new()
                 .form(acp::ElicitationFormCapabilities::new())
@@ -52,9 +54,9 @@ pub(super) async fn initialize(
             "warden",
             env!("CARGO_PKG_VERSION"),
         ));
-    let response = cx
-        .send_request(init)
-        .block_task()
+    // Untyped, so that what the SDK's types drop (an env_var method's
+    // variables) is read from the JSON.
+    let (response, value) = raw::request::<acp::InitializeResponse>(cx, "initialize", &init)
         .await
         .map_err(|err| explain_init_error(&err.to_string()))?;
     if response.protocol_version != ProtocolVersion::V1 {
@@ -68,7 +70,7 @@ pub(super) async fn initialize(
         close_session: agent.session_capabilities.close.is_some(),
         additional_directories: agent.session_capabilities.additional_directories.is_some(),
     };
-    let methods = response.auth_methods.clone();
+    let methods = super::auth::methods(&value);
     let info = response.agent_info.map(|info| AgentInfo {
         name: info.name,
         title: info.title,

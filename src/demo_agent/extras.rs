@@ -1,7 +1,8 @@
 //! What the demo agent sends beyond the SDK's types, as real agents do:
 //! the `models` of `session/new` (Claude Code, Gemini CLI, qwen-code,
 //! kimi-cli), `session/set_model`, and a prompt answer's `usage` (Claude
-//! Code, opencode). The answers are written by the SDK, so the extra
+//! Code, opencode), and `authMethods` as written (an env_var method's
+//! `vars`). The answers are written by the SDK, so the extra
 //! fields are added to the outgoing line.
 
 use std::sync::Mutex;
@@ -53,6 +54,33 @@ pub(crate) struct Extras {
     pub(crate) models: Option<Value>,
     /// `usage` added to `session/prompt` answers.
     pub(crate) prompt_usage: Option<Value>,
+    /// `authMethods` of the `initialize` answer as written (the SDK's type
+    /// drops an env_var method's `vars`).
+    pub(crate) auth_methods: Vec<Value>,
+}
+
+/// Whether an auth method is a terminal login (`type`, kimi-cli's
+/// `_meta.terminal-auth`, qwen-code's `_meta.type`).
+pub(crate) fn terminal_login(method: &Value) -> bool {
+    let meta = method.get("_meta");
+    method.get("type").and_then(Value::as_str) == Some("terminal")
+        || meta.and_then(|m| m.get("terminal-auth")).is_some()
+        || meta.and_then(|m| m.get("type")).and_then(Value::as_str) == Some("terminal")
+}
+
+/// For an env_var method: the first of its variables not set in this
+/// process's environment, as the real agent would find.
+pub(crate) fn unset_vars(method: &Value) -> Option<String> {
+    if method.get("type").and_then(Value::as_str) != Some("env_var") {
+        return None;
+    }
+    method
+        .get("vars")
+        .and_then(Value::as_array)?
+        .iter()
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .find(|name| std::env::var_os(name).is_none())
+        .map(str::to_string)
 }
 
 impl Extras {
@@ -60,10 +88,13 @@ impl Extras {
     /// `session/new` (a result with `sessionId`) or `session/prompt` (a
     /// result with `stopReason`).
     pub(crate) fn outgoing(&self, line: String) -> String {
-        if self.models.is_none() && self.prompt_usage.is_none() {
+        if self.models.is_none() && self.prompt_usage.is_none() && self.auth_methods.is_empty() {
             return line;
         }
-        if !line.contains("\"sessionId\"") && !line.contains("\"stopReason\"") {
+        if !line.contains("\"sessionId\"")
+            && !line.contains("\"stopReason\"")
+            && !line.contains("\"agentCapabilities\"")
+        {
             return line;
         }
         let Ok(mut message) = serde_json::from_str::<Value>(&line) else {
@@ -72,7 +103,12 @@ impl Extras {
         let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) else {
             return line;
         };
-        if result.contains_key("sessionId")
+        if result.contains_key("agentCapabilities") && !self.auth_methods.is_empty() {
+            result.insert(
+                "authMethods".into(),
+                Value::Array(self.auth_methods.clone()),
+            );
+        } else if result.contains_key("sessionId")
             && let Some(models) = &self.models
         {
             let mut models = models.clone();

@@ -127,13 +127,18 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                             responder,
                             _cx| {
                     let id = request.method_id.to_string();
-                    let known = agent.scenario.auth_methods.iter().any(|m| {
+                    let method = agent.scenario.auth_methods.iter().find(|m| {
                         m.get("id").and_then(serde_json::Value::as_str) == Some(id.as_str())
-                            && m.get("type").and_then(serde_json::Value::as_str) != Some("terminal")
+                            && !extras::terminal_login(m)
                     });
-                    if !known {
+                    let Some(method) = method else {
                         return responder.respond_with_error(
                             Error::invalid_params().data(format!("unknown auth method {id}")),
+                        );
+                    };
+                    if let Some(unset) = extras::unset_vars(method) {
+                        return responder.respond_with_error(
+                            Error::auth_required().data(format!("{unset} is not set")),
                         );
                     }
                     agent.signed_in.store(true, Ordering::Relaxed);
@@ -365,6 +370,7 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
     let extras = extras::Extras {
         models: agent.scenario.models.clone(),
         prompt_usage: agent.scenario.prompt_usage.clone(),
+        auth_methods: agent.scenario.auth_methods.clone(),
     };
     let sessions = agent.sessions.clone();
     builder

@@ -441,7 +441,7 @@ fn auth_required_without_a_method_says_which_to_name() {
     for needed in [
         "auth_method = \"ID\"",
         "`chatgpt` (Login with ChatGPT)",
-        "`codex-api-key` (Use CODEX_API_KEY)",
+        "`codex-api-key` (Use CODEX_API_KEY, needs CODEX_API_KEY in its env)",
         "`codex-login` (codex login, a login in a terminal",
     ] {
         assert!(err.contains(needed), "{needed}: {err}");
@@ -453,7 +453,7 @@ fn auth_required_without_a_method_says_which_to_name() {
 #[test]
 fn auth_method_from_the_settings_signs_in_first() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = auth_settings(dir.path(), Some("codex-api-key"));
+    let config = auth_settings(dir.path(), Some("chatgpt"));
     let (code, out, err, _) = exec_in(dir.path(), &config, &["--agent", "codex", "-p", "hello"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("Signed in and working."), "{out}\n{err}");
@@ -470,7 +470,7 @@ fn an_unknown_or_terminal_auth_method_is_named_in_the_error() {
         ),
         (
             "codex-login",
-            "is a login in a terminal, which warden cannot run yet",
+            "is a login in a terminal: run `warden login --agent codex`",
         ),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -7,6 +7,7 @@ mod common;
 mod demo_agent;
 mod e2e;
 mod faults;
+mod fidelity_auth;
 mod fidelity_controls;
 mod fidelity_models;
 mod fidelity_session;
