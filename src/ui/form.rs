@@ -95,8 +95,29 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, form: &FormEditor, theme: The
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::buffer_text;
     use super::*;
+    use insta::assert_snapshot;
     use serde_json::json;
+
+    /// The form of a deployment elicitation, the region being chosen, a
+    /// required count missing.
+    #[test]
+    fn the_form_over_the_card() {
+        let schema = json!({"required": ["region", "count"], "properties": {
+            "region": {"type": "string", "title": "Region", "enum": ["eu", "us"],
+                       "description": "where it runs"},
+            "count": {"type": "integer", "title": "Replicas"},
+            "confirm": {"type": "boolean", "default": false},
+        }});
+        let mut form = FormEditor::from_schema(7, &schema);
+        form.selected = form.fields.iter().position(|f| f.name == "region").unwrap_or(0);
+        form.error = Some("Replicas is required".into());
+        let area = Rect::new(0, 0, 72, 9);
+        let mut buf = Buffer::empty(area);
+        render(&mut buf, area, &form, Theme::with_color(false));
+        assert_snapshot!(buffer_text(&buf));
+    }
 
     #[test]
     fn fields_show_their_kind_value_and_what_is_wrong() {
