@@ -111,7 +111,11 @@ mod tests {
             "confirm": {"type": "boolean", "default": false},
         }});
         let mut form = FormEditor::from_schema(7, &schema);
-        form.selected = form.fields.iter().position(|f| f.name == "region").unwrap_or(0);
+        form.selected = form
+            .fields
+            .iter()
+            .position(|f| f.name == "region")
+            .unwrap_or(0);
         form.error = Some("Replicas is required".into());
         let area = Rect::new(0, 0, 72, 9);
         let mut buf = Buffer::empty(area);
