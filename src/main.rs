@@ -131,6 +131,22 @@ enum Sub {
         /// A scenario file (TOML or JSON) that scripts the agent's turns.
         #[arg(long, value_name = "PATH")]
         scenario: Option<PathBuf>,
+        /// Play a terminal login instead (what `warden login` runs).
+        #[arg(long)]
+        login: bool,
+    },
+    /// Sign in to an agent whose sign-in is a login in a terminal (kimi-cli,
+    /// qwen-code): runs its login here, then start warden again.
+    Login {
+        /// Agent: an [agents.NAME] block of the settings file.
+        #[arg(long, value_name = "NAME", conflicts_with = "command")]
+        agent: Option<String>,
+        /// The id of the login method (default: the agent's only terminal login).
+        #[arg(long, value_name = "ID")]
+        method: Option<String>,
+        /// Any agent command, after `--`.
+        #[arg(last = true, value_name = "CMD ARGS")]
+        command: Vec<String>,
     },
 }
 
@@ -152,7 +168,34 @@ fn main() -> ExitCode {
         }
     };
     match &cli.sub {
-        Some(Sub::DemoAgent { scenario }) => {
+        Some(Sub::DemoAgent { login: true, .. }) => {
+            println!("demo-agent: terminal login done, you are signed in");
+            return ExitCode::SUCCESS;
+        }
+        Some(Sub::Login {
+            agent,
+            method,
+            command,
+        }) => {
+            let result = runtime.block_on(run_login(
+                cli.config.as_deref(),
+                agent.as_deref(),
+                method.as_deref(),
+                command,
+            ));
+            return match result {
+                Ok(0) => ExitCode::SUCCESS,
+                Ok(code) => {
+                    eprintln!("warden login: the login exited with status {code}");
+                    ExitCode::from(u8::try_from(code).unwrap_or(1).max(1))
+                }
+                Err(err) => {
+                    eprintln!("warden login: {}", one_line(&format!("{err:#}")));
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        Some(Sub::DemoAgent { scenario, .. }) => {
             return match runtime.block_on(warden::demo_agent::run(scenario.as_deref())) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => {
@@ -503,6 +546,25 @@ fn clip(text: &str, width: usize) -> String {
     let mut out: String = text.chars().take(width - 1).collect();
     out.push('…');
     out
+}
+
+/// `warden login`: the agent's terminal login, in this terminal.
+async fn run_login(
+    config: Option<&std::path::Path>,
+    agent: Option<&str>,
+    method: Option<&str>,
+    command: &[String],
+) -> anyhow::Result<i32> {
+    let own = own_exe()?;
+    let start = launch::resolve(&Want {
+        config,
+        agent,
+        command,
+        cwd: None,
+        mode: None,
+        own_exe: &own,
+    })?;
+    warden::acp::login(&start.command, method).await
 }
 
 fn own_exe() -> anyhow::Result<String> {

@@ -487,6 +487,10 @@ pub struct OptionChoice {
 }
 
 impl SessionOption {
+    /// The id of the option made from a session's `models` (not one of its
+    /// `configOptions`): a change is sent with `session/set_model`.
+    pub const MODELS_ID: &'static str = "session/set_model";
+
     /// Whether this option picks the model (category `model`, or id `model`).
     pub fn is_model(&self) -> bool {
         self.category.as_deref() == Some("model") || self.id == "model"
@@ -513,6 +517,8 @@ pub struct Usage {
     pub size: Option<u64>,
     /// The session's cost so far: amount and currency.
     pub cost: Option<(f64, String)>,
+    /// Tokens of the last turn (the prompt answer's `usage`), when sent.
+    pub turn_tokens: Option<u64>,
 }
 
 #[cfg(test)]

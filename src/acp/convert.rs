@@ -417,15 +417,82 @@ pub(crate) fn controls_update(update: &acp::SessionUpdate) -> Option<SessionUpda
             used: Some(usage.used),
             size: Some(usage.size).filter(|s| *s > 0),
             cost: usage.cost.as_ref().map(|c| (c.amount, c.currency.clone())),
+            turn_tokens: None,
         })),
         _ => None,
     }
+}
+
+/// A `usage_update` read from its JSON, for one the SDK's type refuses
+/// (claude-agent-acp sends `used: null`): whatever of `used`, `size` and
+/// `cost` is there.
+pub(crate) fn raw_usage_update(update: &Value) -> Option<Usage> {
+    if update.get("sessionUpdate").and_then(Value::as_str) != Some("usage_update") {
+        return None;
+    }
+    let cost = update.get("cost").and_then(|c| {
+        let amount = c.get("amount")?.as_f64()?;
+        let currency = c.get("currency")?.as_str()?.to_string();
+        Some((amount, currency))
+    });
+    Some(Usage {
+        used: update.get("used").and_then(Value::as_u64),
+        size: update
+            .get("size")
+            .and_then(Value::as_u64)
+            .filter(|s| *s > 0),
+        cost,
+        turn_tokens: None,
+    })
+}
+
+/// The `usage` of a `session/prompt` answer (tokens of the turn; Claude
+/// Code and opencode send it): its `totalTokens`, or input plus output.
+pub(crate) fn prompt_usage(response: &Value) -> Option<Usage> {
+    let usage = response.get("usage")?;
+    let field = |name: &str| usage.get(name).and_then(Value::as_u64);
+    let total = field("totalTokens").or_else(|| {
+        let (input, output) = (field("inputTokens"), field("outputTokens"));
+        (input.is_some() || output.is_some())
+            .then(|| input.unwrap_or(0).saturating_add(output.unwrap_or(0)))
+    })?;
+    Some(Usage {
+        turn_tokens: Some(total),
+        ..Usage::default()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// claude-agent-acp 0.23 (claude-agent-acp-0.23.1-mockllm-all.jsonl)
+    /// sends `used: null` with the size and cost; the prompt answer's
+    /// `usage` has the turn's tokens.
+    #[test]
+    fn claude_usage_with_null_used_and_prompt_usage_are_read() {
+        let update = json!({"sessionUpdate": "usage_update", "used": null, "size": 200000,
+            "cost": {"amount": 0.00042, "currency": "USD"}});
+        assert!(serde_json::from_value::<acp::SessionUpdate>(update.clone()).is_err());
+        assert_eq!(
+            raw_usage_update(&update),
+            Some(Usage {
+                used: None,
+                size: Some(200_000),
+                cost: Some((0.00042, "USD".into())),
+                turn_tokens: None,
+            })
+        );
+        assert_eq!(raw_usage_update(&json!({"sessionUpdate": "plan"})), None);
+        let answer = json!({"stopReason": "end_turn", "usage": {"inputTokens": 40,
+            "outputTokens": 20, "cachedReadTokens": 0, "totalTokens": 60}});
+        assert_eq!(prompt_usage(&answer).and_then(|u| u.turn_tokens), Some(60));
+        let answer =
+            json!({"stopReason": "end_turn", "usage": {"inputTokens": 7, "outputTokens": 2}});
+        assert_eq!(prompt_usage(&answer).and_then(|u| u.turn_tokens), Some(9));
+        assert_eq!(prompt_usage(&json!({"stopReason": "end_turn"})), None);
+    }
 
     fn update(value: serde_json::Value) -> SessionUpdate {
         let parsed: acp::SessionUpdate = serde_json::from_value(value).expect("valid update");

@@ -5,8 +5,10 @@
 //! shows the address. warden never opens the url nor accepts anything by
 //! itself: the card's tool call id starts `elicitation-`, which the policy
 //! always asks about (`RequestView::elicitation`). A form is accepted with
-//! the defaults it shows (warden has no field editor yet): when a required
-//! field has no default, the card offers only "Decline".
+//! what the user fills in on the card (`state/form.rs`: its "accept"
+//! opens the editor, whose values arrive through [`ElicitationResponder::fill`]);
+//! an accept without them sends the form's defaults when they cover every
+//! required field, else a decline: never an incomplete form.
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema as acp;
@@ -26,17 +28,28 @@ pub const DECLINE: &str = "decline";
 #[derive(Debug)]
 pub struct ElicitationResponder {
     responder: Option<Responder<acp::CreateElicitationResponse>>,
-    /// What "accept" sends for a form (its defaults); `None` for a url.
+    /// What "accept" sends for a form (its defaults, when they cover every
+    /// required field; or what the user filled in); `None` for a url.
     content: Option<Map<String, Value>>,
+    /// A form (an accept without content declines).
+    form: bool,
 }
 
 impl ElicitationResponder {
+    /// The values the user filled in, sent by the next accept.
+    pub fn fill(&mut self, content: Map<String, Value>) {
+        if self.form {
+            self.content = Some(content);
+        }
+    }
+
     /// Answer with the card's outcome: [`ACCEPT`] accepts (a form with its
     /// defaults), any other option declines, `cancelled` cancels.
     pub fn respond(mut self, outcome: &PermissionOutcome) {
         let answer = match outcome {
             PermissionOutcome::Selected(id) if id == ACCEPT => match self.content.take() {
                 Some(content) => json!({"action": "accept", "content": content}),
+                None if self.form => json!({"action": "decline"}),
                 None => json!({"action": "accept"}),
             },
             PermissionOutcome::Selected(_) => json!({"action": "decline"}),
@@ -79,6 +92,7 @@ pub(crate) fn card(
     let mut answer = ElicitationResponder {
         responder: Some(responder),
         content: None,
+        form: false,
     };
     let Some(session_id) = params.get("sessionId").and_then(Value::as_str) else {
         answer.send(json!({"action": "decline"}));
@@ -95,8 +109,9 @@ pub(crate) fn card(
         acp::ElicitationMode::Form(_) => {
             let schema = params.get("requestedSchema").cloned().unwrap_or_default();
             let (text, defaults) = form_text(&schema);
-            let accept = defaults.is_some().then_some("Accept the values shown");
             answer.content = defaults;
+            answer.form = true;
+            let accept = Some("Fill in and accept");
             (
                 format!("elicitation-form-{seq}"),
                 ToolKind::Other,
@@ -202,12 +217,7 @@ fn form_text(schema: &Value) -> (String, Option<Map<String, Value>>) {
     if properties.is_empty() {
         lines.push("(none)".to_string());
     }
-    if defaults.is_none() {
-        lines.push(
-            "warden cannot fill in fields yet: a required field has no default, so this can only be declined."
-                .to_string(),
-        );
-    }
+    lines.push("y fills in the fields (then Enter sends them) · n declines".to_string());
     (lines.join("\n"), defaults)
 }
 

@@ -88,6 +88,18 @@ impl App {
                     tracing::warn!(chat = id, request, "no responder for a permission answer");
                 }
             }
+            Effect::ElicitationContent {
+                id: request,
+                content,
+            } => {
+                if let Some(responder) = self
+                    .chats
+                    .get_mut(&id)
+                    .and_then(|chat| chat.elicitations.get_mut(&request))
+                {
+                    responder.fill(content);
+                }
+            }
             Effect::RestartAgent => self.restart(id),
             Effect::Quit => self.quit = true,
             Effect::LogDecision(mut record) => {

@@ -15,6 +15,7 @@
 //! Logs go to stderr: stdout is the protocol channel.
 
 mod builtin;
+mod extras;
 mod record;
 mod scenario;
 mod script;
@@ -126,13 +127,18 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                             responder,
                             _cx| {
                     let id = request.method_id.to_string();
-                    let known = agent.scenario.auth_methods.iter().any(|m| {
+                    let method = agent.scenario.auth_methods.iter().find(|m| {
                         m.get("id").and_then(serde_json::Value::as_str) == Some(id.as_str())
-                            && m.get("type").and_then(serde_json::Value::as_str) != Some("terminal")
+                            && !extras::terminal_login(m)
                     });
-                    if !known {
+                    let Some(method) = method else {
                         return responder.respond_with_error(
                             Error::invalid_params().data(format!("unknown auth method {id}")),
+                        );
+                    };
+                    if let Some(unset) = extras::unset_vars(method) {
+                        return responder.respond_with_error(
+                            Error::auth_required().data(format!("{unset} is not set")),
                         );
                     }
                     agent.signed_in.store(true, Ordering::Relaxed);
@@ -295,7 +301,7 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                         .sessions
                         .record_prompt(&request.session_id, &text, &request.prompt);
                     let steps = agent.steps_for(&text, turn, &cwd);
-                    let runner = Runner::new(
+                    let mut runner = Runner::new(
                         cx.clone(),
                         request.session_id.clone(),
                         cancel,
@@ -303,6 +309,7 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                         agent.offered(),
                         cwd,
                     );
+                    runner.models = agent.scenario.models.clone();
                     let session_id = request.session_id.clone();
                     let sessions = agent.sessions.clone();
                     // The turn waits for permission answers, which arrive
@@ -339,11 +346,35 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                 }
             },
             agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            {
+                let agent = agent.clone();
+                async move |request: agent_client_protocol::UntypedMessage,
+                            responder: agent_client_protocol::v1::Responder<serde_json::Value>,
+                            _cx| {
+                    if request.method != "session/set_model" || agent.scenario.models.is_none() {
+                        return responder.respond_with_error(Error::method_not_found());
+                    }
+                    match extras::set_model(agent.scenario.models.as_ref(), &request.params) {
+                        Ok(()) => responder.respond(serde_json::json!({})),
+                        Err(message) => {
+                            responder.respond_with_error(Error::invalid_params().data(message))
+                        }
+                    }
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
         );
 
+    let extras = extras::Extras {
+        models: agent.scenario.models.clone(),
+        prompt_usage: agent.scenario.prompt_usage.clone(),
+        auth_methods: agent.scenario.auth_methods.clone(),
+    };
     let sessions = agent.sessions.clone();
     builder
-        .connect_with(stdio_transport(protocol_version), async move |cx| {
+        .connect_with(stdio_transport(protocol_version, extras), async move |cx| {
             tokio::select! {
                 () = cx.incoming_closed() => {}
                 _ = cx.terminated() => return Ok(()),
@@ -982,6 +1013,7 @@ pub(crate) async fn close_stdout() {
 /// lines are skipped. See [`Handshake`] for what happens around `initialize`.
 fn stdio_transport(
     protocol_version: u16,
+    extras: extras::Extras,
 ) -> Lines<
     impl Sink<String, Error = std::io::Error> + Send + 'static,
     impl Stream<Item = std::io::Result<String>> + Send + 'static,
@@ -997,9 +1029,9 @@ fn stdio_transport(
     }
     let incoming = StdinLines { rx };
     let outgoing = futures::sink::unfold(
-        (tokio::io::stdout(), handshake),
-        async move |(mut stdout, handshake), line: String| {
-            let mut line = handshake.outgoing(line);
+        (tokio::io::stdout(), handshake, extras),
+        async move |(mut stdout, handshake, extras), line: String| {
+            let mut line = extras.outgoing(handshake.outgoing(line));
             line.push('\n');
             {
                 let _whole_lines = STDOUT_LOCK.lock().await;
@@ -1007,7 +1039,7 @@ fn stdio_transport(
                 stdout.flush().await?;
             }
             handshake.written();
-            Ok::<_, std::io::Error>((stdout, handshake))
+            Ok::<_, std::io::Error>((stdout, handshake, extras))
         },
     );
     Lines::new(outgoing, incoming)

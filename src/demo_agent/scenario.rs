@@ -114,6 +114,14 @@ pub(crate) struct Scenario {
     /// succeeded with one of `auth_methods` that is not a terminal login.
     #[serde(default, alias = "authRequired")]
     pub(crate) auth_required: bool,
+    /// `models` of `session/new` answers, as the agent's JSON
+    /// (`currentModelId`, `availableModels`); `session/set_model` accepts
+    /// one of them, process-wide.
+    #[serde(default)]
+    pub(crate) models: Option<Value>,
+    /// `usage` of every `session/prompt` answer, as the agent's JSON.
+    #[serde(default, alias = "promptUsage")]
+    pub(crate) prompt_usage: Option<Value>,
     /// `mcpCapabilities.http` at `initialize` (default false).
     #[serde(default)]
     pub(crate) mcp_http: bool,
@@ -143,6 +151,8 @@ impl Default for Scenario {
             config_options: Vec::new(),
             auth_methods: Vec::new(),
             auth_required: false,
+            models: None,
+            prompt_usage: None,
             mcp_http: false,
             mcp_sse: false,
             turns: Vec::new(),
@@ -276,15 +286,20 @@ pub(crate) enum Step {
     /// `sessionId`, which is the turn's); reports `elicitation answer:
     /// <the response as JSON>`, or `elicitation failed: <message>`.
     Elicitation { request: Value },
+    /// Reports the model in use: `model: <id>` (the last
+    /// `session/set_model`, else the scenario's `currentModelId`).
+    Model,
     /// Reports the MCP servers the session was opened with (`session/new`
     /// or `session/load`): `mcp servers: none`, or one line `mcp server:
     /// NAME (stdio: COMMAND ARGS; env NAMES)` / `(http: URL; headers NAMES)`
     /// each.
     Mcp,
     /// A `usage_update`: `used` of `size` tokens in the context window,
-    /// and the session's cost so far in `currency` (default USD).
+    /// and the session's cost so far in `currency` (default USD). Without
+    /// `used` it is sent as `null`, as claude-agent-acp does.
     Usage {
-        used: u64,
+        #[serde(default)]
+        used: Option<u64>,
         size: u64,
         #[serde(default)]
         cost: Option<f64>,

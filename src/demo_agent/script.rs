@@ -82,6 +82,8 @@ pub(crate) struct Runner {
     /// The session's working directory: relative paths of client steps
     /// are taken from it.
     cwd: PathBuf,
+    /// The scenario's `models` (for the `model` step).
+    pub(crate) models: Option<serde_json::Value>,
 }
 
 impl Runner {
@@ -100,6 +102,7 @@ impl Runner {
             sessions,
             offered,
             cwd,
+            models: None,
         }
     }
 
@@ -252,9 +255,29 @@ impl Runner {
                         currency.clone().unwrap_or_else(|| "USD".to_owned()),
                     )
                 });
-                self.send(SessionUpdate::UsageUpdate(
-                    agent_client_protocol::v1::schema::UsageUpdate::new(*used, *size).cost(cost),
-                ))?;
+                match used {
+                    Some(used) => self.send(SessionUpdate::UsageUpdate(
+                        agent_client_protocol::v1::schema::UsageUpdate::new(*used, *size)
+                            .cost(cost),
+                    ))?,
+                    None => {
+                        // The SDK's type has no null `used`: sent as JSON.
+                        let params = serde_json::json!({
+                            "sessionId": self.session_id.to_string(),
+                            "update": {"sessionUpdate": "usage_update", "used": null,
+                                "size": size, "cost": cost},
+                        });
+                        self.cx
+                            .send_notification(agent_client_protocol::UntypedMessage::new(
+                                "session/update",
+                                &params,
+                            )?)?;
+                    }
+                }
+            }
+            Step::Model => {
+                let model = super::extras::current_model(self.models.as_ref());
+                self.say(&format!("model: {}\n", model.as_deref().unwrap_or("none")))?;
             }
         }
         Ok(Flow::Continue)

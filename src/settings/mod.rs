@@ -11,6 +11,9 @@ mod file;
 mod keys;
 mod naming;
 
+#[cfg(test)]
+mod example_tests;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

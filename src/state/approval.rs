@@ -65,6 +65,7 @@ pub fn choices(approval: &Approval) -> Vec<Choice> {
         .map(Choice::AgentOption)
         .collect();
     if approval.view.kind != ToolKind::SwitchMode
+        && !approval.view.elicitation
         && allow_option(&approval.request.options).is_some()
     {
         list.extend([Choice::AllowForChat, Choice::Bypass]);
@@ -91,6 +92,8 @@ pub enum Focus {
     ModeMenu(usize),
     /// Editing the pattern of a rule kept from the selected card.
     KeepRule(Composer),
+    /// Filling in the selected form elicitation card (`state/form.rs`).
+    Form(super::form::FormEditor),
     /// The review screen: highlighted line, and whether a revoke awaits "y".
     Grants { selected: usize, confirm: bool },
 }
@@ -854,6 +857,9 @@ impl AppState {
     /// Keys while the cards have focus.
     pub(super) fn on_card_key(&mut self, action: &super::Action) -> Vec<Effect> {
         use super::Action as A;
+        if let Some(effects) = self.on_form_card_key(action) {
+            return effects;
+        }
         let Some(card) = self.approvals.get(self.review.selected) else {
             self.focus = Focus::Composer;
             return Vec::new();

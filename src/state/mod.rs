@@ -5,6 +5,7 @@ mod agent_modes;
 pub mod alert;
 mod approval;
 mod composer;
+mod form;
 mod grants;
 mod options;
 pub mod picker;
@@ -20,6 +21,7 @@ pub use approval::{
     choices, option_kind_label,
 };
 pub use composer::Composer;
+pub use form::{FieldKind, FormEditor, FormField};
 pub use grants::{GrantItem, SettingsEdit};
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
@@ -210,6 +212,12 @@ pub enum Effect {
     RespondPermission {
         id: RequestId,
         outcome: PermissionOutcome,
+    },
+    /// The values the user filled in for the form elicitation `id`, sent
+    /// with its `accept` (which follows as `RespondPermission`).
+    ElicitationContent {
+        id: RequestId,
+        content: serde_json::Map<String, serde_json::Value>,
     },
     /// Kill the agent (if any) and start it again with a new session.
     RestartAgent,
@@ -678,6 +686,7 @@ impl AppState {
                         | Focus::Confirm(_)
                         | Focus::KeepRule(_)
                         | Focus::Grants { .. }
+                        | Focus::Form(_)
                 ) =>
             {
                 return self.cancel();
@@ -736,6 +745,7 @@ impl AppState {
             Focus::Confirm(question) => self.on_question_key(&action, question),
             Focus::ModeMenu(highlighted) => self.on_menu_key(&action, highlighted),
             Focus::KeepRule(field) => self.on_keep_rule_key(&action, field),
+            Focus::Form(form) => self.on_form_key(&action, form),
             Focus::Grants { selected, confirm } => self.on_grants_key(&action, selected, confirm),
         }
     }

@@ -20,8 +20,12 @@ pub enum OptionPick {
 pub struct SessionControls {
     /// The options besides the modes, in the agent's order.
     pub options: Vec<SessionOption>,
-    /// The last `usage_update`.
+    /// What the agent said of its usage (`usage_update`s and prompt
+    /// answers' `usage`; each part kept until it sends that part again).
     pub usage: Option<Usage>,
+    /// The model picked from the session's `models`, until the agent
+    /// answers `session/set_model` (its answer does not name it).
+    pub model_pick: Option<String>,
 }
 
 impl SessionControls {
@@ -43,8 +47,13 @@ impl SessionControls {
         } else if let Some(used) = usage.used {
             parts.push(format!("ctx {}", tokens(used)));
         }
+        if let Some(turn) = usage.turn_tokens {
+            parts.push(format!("{} tok", tokens(turn)));
+        }
         if let Some((amount, currency)) = &usage.cost {
-            parts.push(if currency == "USD" {
+            parts.push(if currency == "USD" && *amount > 0.0 && *amount < 0.01 {
+                "<$0.01".to_string()
+            } else if currency == "USD" {
                 format!("${amount:.2}")
             } else {
                 format!("{amount:.2} {}", one_line(currency))
@@ -65,14 +74,38 @@ fn tokens(n: u64) -> String {
 
 impl AppState {
     /// The agent sent its options (at the session's start, in an update,
-    /// or answering a change): they replace the ones known.
+    /// or answering a change): they replace the ones known. The option made
+    /// from the session's `models` stays until a new one comes, and is
+    /// shown only while no config option picks the model (one picker).
     pub(super) fn on_options(&mut self, options: Vec<SessionOption>) {
+        let (models, mut options): (Vec<_>, Vec<_>) = options
+            .into_iter()
+            .partition(|o| o.id == SessionOption::MODELS_ID);
+        let models = models.into_iter().next().or_else(|| {
+            self.controls
+                .options
+                .iter()
+                .find(|o| o.id == SessionOption::MODELS_ID)
+                .cloned()
+        });
+        if let Some(models) = models
+            && !options.iter().any(SessionOption::is_model)
+        {
+            options.push(models);
+        }
         self.controls.options = options;
     }
 
-    /// The agent sent a `usage_update`.
+    /// The agent sent a `usage_update` or a prompt answer's `usage`: the
+    /// parts it names replace the ones known, the others stay.
     pub(super) fn on_usage(&mut self, usage: Usage) {
-        self.controls.usage = Some(usage);
+        let known = self.controls.usage.take().unwrap_or_default();
+        self.controls.usage = Some(Usage {
+            used: usage.used.or(known.used),
+            size: usage.size.or(known.size),
+            cost: usage.cost.or(known.cost),
+            turn_tokens: usage.turn_tokens.or(known.turn_tokens),
+        });
     }
 
     /// Pick a value for option `option` (index into `controls.options`):
@@ -88,6 +121,9 @@ impl AppState {
                 };
                 if &picked.id == current {
                     return Vec::new();
+                }
+                if opt.id == SessionOption::MODELS_ID {
+                    self.controls.model_pick = Some(picked.id.clone());
                 }
                 OptionPick::Choice(picked.id.clone())
             }
@@ -106,19 +142,42 @@ impl AppState {
         result: Result<Vec<SessionOption>, String>,
     ) {
         match result {
+            // `session/set_model` answers nothing: the pick is the model now.
+            Ok(options) if options.is_empty() && option == SessionOption::MODELS_ID => {
+                let pick = self.controls.model_pick.take();
+                let models = self
+                    .controls
+                    .options
+                    .iter_mut()
+                    .find(|o| o.id == SessionOption::MODELS_ID);
+                if let (Some(models), Some(pick)) = (models, pick) {
+                    if let SessionOptionValue::Select { current, .. } = &mut models.value {
+                        *current = pick;
+                    }
+                    let line = format!(
+                        "{}: {}",
+                        one_line(&models.name),
+                        one_line(&models.current_label())
+                    );
+                    self.transcript.push(EntryKind::Info(line));
+                }
+            }
             Ok(options) => {
                 let name = options
                     .iter()
                     .find(|o| o.id == option)
                     .map(|o| format!("{}: {}", one_line(&o.name), one_line(&o.current_label())));
                 if !options.is_empty() {
-                    self.controls.options = options;
+                    self.on_options(options);
                 }
                 if let Some(line) = name {
                     self.transcript.push(EntryKind::Info(line));
                 }
             }
             Err(message) => {
+                if option == SessionOption::MODELS_ID {
+                    self.controls.model_pick = None;
+                }
                 self.transcript.push(EntryKind::Error {
                     message: format!(
                         "the agent did not change its option `{}`: {}",
@@ -177,6 +236,38 @@ mod tests {
         );
     }
 
+    fn models(current: &str) -> SessionOption {
+        SessionOption {
+            id: SessionOption::MODELS_ID.into(),
+            ..model(current)
+        }
+    }
+
+    #[test]
+    fn models_stay_beside_config_updates_and_a_model_option_wins() {
+        let mut s = AppState::new("demo", "/w");
+        s.on_options(vec![models("a")]);
+        assert_eq!(s.controls.model_label().as_deref(), Some("Alpha"));
+        // A config_option_update without a model keeps the models.
+        s.on_options(Vec::new());
+        assert_eq!(s.controls.options.len(), 1);
+        // Picking one sends it; the empty answer makes it current.
+        let effects = s.pick_option(0, 1);
+        assert_eq!(
+            effects,
+            vec![Effect::SetSessionOption {
+                option_id: SessionOption::MODELS_ID.into(),
+                value: OptionPick::Choice("b".into()),
+            }]
+        );
+        s.on_option_set(SessionOption::MODELS_ID.into(), Ok(Vec::new()));
+        assert_eq!(s.controls.model_label().as_deref(), Some("Beta"));
+        // A model config option is the one picker.
+        s.on_options(vec![model("a")]);
+        let ids: Vec<&str> = s.controls.options.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(ids, vec!["model"]);
+    }
+
     #[test]
     fn usage_label_shows_the_context_share_and_cost() {
         let mut s = AppState::new("demo", "/w");
@@ -185,16 +276,28 @@ mod tests {
             used: Some(50_000),
             size: Some(200_000),
             cost: Some((0.1234, "USD".into())),
+            turn_tokens: None,
         });
         assert_eq!(s.controls.usage_label().as_deref(), Some("ctx 25% · $0.12"));
         s.on_usage(Usage {
             used: Some(12_345),
             size: None,
             cost: Some((1.5, "EUR".into())),
+            turn_tokens: None,
         });
         assert_eq!(
             s.controls.usage_label().as_deref(),
-            Some("ctx 12k · 1.50 EUR")
+            Some("ctx 6% · 1.50 EUR")
+        );
+        // A prompt answer's tokens join what is known; a usage_update
+        // without `used` keeps the size and cost it sends.
+        s.on_usage(Usage {
+            turn_tokens: Some(60),
+            ..Usage::default()
+        });
+        assert_eq!(
+            s.controls.usage_label().as_deref(),
+            Some("ctx 6% · 60 tok · 1.50 EUR")
         );
     }
 }

@@ -29,6 +29,9 @@ pub(crate) const HINTS: &str = "y allow · n deny · 1-9 options · a chat · b 
 const SHORT_HINTS: &str = "y allow · n deny · p keep as rule · Tab next · e expand · Ctrl-P type";
 /// The keys while warden asks a question under the card.
 const QUESTION_HINTS: &str = "y yes · n or Esc no";
+/// An elicitation is answered by the user alone: no chat grant, bypass or rule.
+const ELICITATION_HINTS: &str =
+    "y accept (a form: fill it in) · n decline · Tab next · e expand · Ctrl-P type";
 /// The keys while a denial reason is typed.
 const REASON_HINTS: &str = "Enter deny and send the reason · Esc back to the choices";
 /// The keys while the pattern of a kept rule is edited.
@@ -386,6 +389,7 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
         Focus::Reason(_) => (REASON_HINTS, REASON_HINTS),
         Focus::KeepRule(_) => (KEEP_HINTS, KEEP_HINTS),
         Focus::Confirm(_) => (QUESTION_HINTS, QUESTION_HINTS),
+        _ if approval.view.elicitation => (ELICITATION_HINTS, ELICITATION_HINTS),
         _ => (HINTS, SHORT_HINTS),
     };
     let mut hints = Vec::new();

@@ -24,6 +24,7 @@ mod chat_list;
 mod composer;
 mod entry;
 mod footer;
+mod form;
 mod grants;
 mod history;
 mod markdown;
@@ -433,6 +434,9 @@ fn draw_chat(
                 .map(|(rect, i)| (rect, Some(Action::ClickChoice(i)))),
         );
         cursor = drawn.cursor;
+        if let Focus::Form(form) = &state.focus {
+            form::render(frame.buffer_mut(), cards, form, theme);
+        }
     }
     if let Some(text) = notice_text
         && !notice.is_empty()

@@ -271,6 +271,7 @@ mod tests {
             used: Some(53_000),
             size: Some(200_000),
             cost: Some((0.4, "USD".into())),
+            turn_tokens: None,
         })));
         state
     }

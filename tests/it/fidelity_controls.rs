@@ -10,7 +10,7 @@ use crate::common::*;
 use warden::app::{App, ChatOptions};
 use warden::model::ToolKind;
 use warden::policy::{KindMatch, Mode, Rule, RuleDecision};
-use warden::state::Action;
+use warden::state::{Action, Focus};
 
 /// Every setting that would let a fetch run unasked at once: Auto, bypass,
 /// and an allow rule for fetches.
@@ -136,10 +136,12 @@ fn logged(dir: &Path) -> Vec<warden::decision_log::DecisionRecord> {
     warden::decision_log::read(&dir.join("decisions.jsonl")).unwrap_or_default()
 }
 
-/// A form elicitation is a card with its fields; accepting sends the
-/// defaults shown, and the answer is logged like a decision.
+/// A form elicitation is a card with its fields; `y` opens the editor,
+/// where each field is changed (a choice with ←/→, a flag with Space), and
+/// Enter sends them; the answer is logged like a decision (without the
+/// values). The chat grant and bypass keys do not answer a form.
 #[tokio::test]
-async fn a_form_elicitation_is_a_card_with_its_fields() {
+async fn a_form_elicitation_is_filled_in_on_its_card() {
     let (mut app, dir) = elicitation_card("form", Mode::Auto, true).await;
     assert_eq!(
         app.state().approvals.len(),
@@ -151,12 +153,27 @@ async fn a_form_elicitation_is_a_card_with_its_fields() {
     assert!(card.contains("Pick a deployment target"), "{card}");
     assert!(card.contains("Region (string, required)"), "{card}");
     assert!(card.contains("Really deploy?"), "{card}");
+    for bypass in ['a', 'b'] {
+        key(&mut app, Action::Char(bypass));
+        assert_eq!(app.state().approvals.len(), 1, "{bypass} does not answer");
+        assert!(app.state().grants.is_empty(), "{bypass} grants nothing");
+    }
     key(&mut app, Action::Char('y'));
+    assert!(
+        matches!(app.state().focus, Focus::Form(_)),
+        "{:?}",
+        app.state().focus
+    );
+    // Fields in name order: confirm, region.
+    key(&mut app, Action::Char(' '));
+    key(&mut app, Action::Down);
+    key(&mut app, Action::Right);
+    key(&mut app, Action::Submit);
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     assert!(
         text.contains(
-            r#"elicitation answer: {"action":"accept","content":{"confirm":false,"region":"eu"}}"#
+            r#"elicitation answer: {"action":"accept","content":{"confirm":true,"region":"us"}}"#
         ),
         "{text}"
     );
@@ -167,21 +184,61 @@ async fn a_form_elicitation_is_a_card_with_its_fields() {
         record.tool_call_id.starts_with("elicitation-form-"),
         "{record:?}"
     );
+    let raw = std::fs::read_to_string(dir.path().join("decisions.jsonl")).unwrap_or_default();
+    assert!(!raw.contains("\"us\""), "the values are not logged: {raw}");
     app.shutdown().await;
 }
 
-/// A form whose required field has no default can only be declined.
+/// A required field without a default: Enter says it is required and the
+/// card stays; typed in, the form is accepted with it. Esc goes back to the
+/// card, where `n` declines.
 #[tokio::test]
-async fn a_form_without_defaults_can_only_be_declined() {
-    let (mut app, dir) = elicitation_card("token", Mode::Default, false).await;
+async fn a_required_field_is_typed_in_before_the_form_is_sent() {
+    let (mut app, _dir) = elicitation_card("token", Mode::Default, false).await;
     assert_eq!(
         app.state().approvals.len(),
         1,
         "{}",
         agent_text(app.state())
     );
-    assert!(card_text(&app).contains("can only be declined"));
     key(&mut app, Action::Char('y'));
+    key(&mut app, Action::Submit);
+    match &app.state().focus {
+        Focus::Form(form) => assert_eq!(form.error.as_deref(), Some("token is required")),
+        other => panic!("still editing: {other:?}"),
+    }
+    assert_eq!(app.state().approvals.len(), 1);
+    for c in "abc".chars() {
+        key(&mut app, Action::Char(c));
+    }
+    key(&mut app, Action::Submit);
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert!(
+        text.contains(r#"elicitation answer: {"action":"accept","content":{"token":"abc"}}"#),
+        "{text}"
+    );
+    app.shutdown().await;
+
+    let (mut app, dir) = elicitation_card("count", Mode::Default, false).await;
+    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::Char('x'));
+    key(&mut app, Action::Submit);
+    match &app.state().focus {
+        Focus::Form(form) => {
+            assert_eq!(
+                form.error.as_deref(),
+                Some("Replicas must be a whole number")
+            );
+        }
+        other => panic!("still editing: {other:?}"),
+    }
+    key(&mut app, Action::Cancel);
+    assert_eq!(app.state().focus, Focus::Cards);
+    assert!(
+        app.state().is_busy(),
+        "Esc in the form does not cancel the turn"
+    );
     key(&mut app, Action::Char('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
@@ -441,7 +498,7 @@ fn auth_required_without_a_method_says_which_to_name() {
     for needed in [
         "auth_method = \"ID\"",
         "`chatgpt` (Login with ChatGPT)",
-        "`codex-api-key` (Use CODEX_API_KEY)",
+        "`codex-api-key` (Use CODEX_API_KEY, needs CODEX_API_KEY in its env)",
         "`codex-login` (codex login, a login in a terminal",
     ] {
         assert!(err.contains(needed), "{needed}: {err}");
@@ -453,7 +510,7 @@ fn auth_required_without_a_method_says_which_to_name() {
 #[test]
 fn auth_method_from_the_settings_signs_in_first() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = auth_settings(dir.path(), Some("codex-api-key"));
+    let config = auth_settings(dir.path(), Some("chatgpt"));
     let (code, out, err, _) = exec_in(dir.path(), &config, &["--agent", "codex", "-p", "hello"]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("Signed in and working."), "{out}\n{err}");
@@ -470,7 +527,7 @@ fn an_unknown_or_terminal_auth_method_is_named_in_the_error() {
         ),
         (
             "codex-login",
-            "is a login in a terminal, which warden cannot run yet",
+            "is a login in a terminal: run `warden login --agent codex`",
         ),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");

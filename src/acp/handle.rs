@@ -1,0 +1,175 @@
+//! [`AgentHandle`]: what the runtime asks of a running agent, queued as
+//! [`Command`]s for the connection task (`connection.rs`).
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc;
+
+use super::{AgentProcess, McpServer, SessionOpen, SessionTag};
+
+/// Commands queued for the connection task.
+#[derive(Debug)]
+pub(super) enum Command {
+    OpenSession {
+        tag: SessionTag,
+        open: SessionOpen,
+    },
+    CloseSession {
+        session_id: String,
+    },
+    ListSessions {
+        cwd: PathBuf,
+    },
+    Prompt {
+        session_id: String,
+        text: String,
+    },
+    Cancel {
+        session_id: String,
+    },
+    SetMode {
+        session_id: String,
+        mode_id: String,
+    },
+    SetConfig {
+        session_id: String,
+        option: String,
+        value: String,
+    },
+    SetOption {
+        session_id: String,
+        option: String,
+        value: OptionValue,
+    },
+    McpServers(Vec<McpServer>),
+    AuthMethod(String),
+    /// Answer with the agent's authentication methods (after `initialize`).
+    AuthMethods(tokio::sync::oneshot::Sender<Vec<super::AuthMethod>>),
+}
+
+/// A new value for one of the agent's session options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptionValue {
+    /// A select option's choice, by id.
+    Choice(String),
+    /// A boolean option's value.
+    Flag(bool),
+}
+
+/// A running agent: send commands, end it.
+#[derive(Debug)]
+pub struct AgentHandle {
+    commands: mpsc::UnboundedSender<Command>,
+    process: AgentProcess,
+}
+
+impl AgentHandle {
+    pub(super) fn new(commands: mpsc::UnboundedSender<Command>, process: AgentProcess) -> Self {
+        AgentHandle { commands, process }
+    }
+
+    /// Open a session for the chat `tag`: `session/load` or
+    /// `session/resume` of `open.resume` when the agent offers them, else
+    /// `session/new`. The answer arrives as [`AgentEvent::SessionStarted`]
+    /// (or [`AgentEvent::SessionFailed`]) with the same tag.
+    pub fn open_session(&self, tag: SessionTag, open: SessionOpen) {
+        self.send(Command::OpenSession { tag, open });
+    }
+
+    /// Send `session/close` when the agent advertised it (a chat closed; the
+    /// agent process may serve other chats). Nothing is waited for.
+    pub fn close_session(&self, session_id: &str) {
+        self.send(Command::CloseSession {
+            session_id: session_id.to_string(),
+        });
+    }
+
+    /// Send `session/list` for `cwd`; the answer arrives as [`AgentEvent::Sessions`].
+    pub fn list_sessions(&self, cwd: &std::path::Path) {
+        self.send(Command::ListSessions {
+            cwd: cwd.to_path_buf(),
+        });
+    }
+
+    /// Send `session/prompt`; the answer arrives as [`AgentEvent::PromptDone`].
+    pub fn prompt(&self, session_id: &str, text: &str) {
+        self.send(Command::Prompt {
+            session_id: session_id.to_string(),
+            text: text.to_string(),
+        });
+    }
+
+    /// Send `session/cancel`.
+    pub fn cancel(&self, session_id: &str) {
+        self.send(Command::Cancel {
+            session_id: session_id.to_string(),
+        });
+    }
+
+    /// Send `session/set_mode`.
+    pub fn set_mode(&self, session_id: &str, mode_id: &str) {
+        self.send(Command::SetMode {
+            session_id: session_id.to_string(),
+            mode_id: mode_id.to_string(),
+        });
+    }
+
+    /// Send `session/set_config_option` (a select option: `value` is the choice's id).
+    pub fn set_config_option(&self, session_id: &str, option: &str, value: &str) {
+        self.send(Command::SetConfig {
+            session_id: session_id.to_string(),
+            option: option.to_string(),
+            value: value.to_string(),
+        });
+    }
+
+    /// The MCP servers passed in every `session/new`, `session/load` and
+    /// `session/resume` sent after this.
+    pub fn set_mcp_servers(&self, servers: Vec<McpServer>) {
+        self.send(Command::McpServers(servers));
+    }
+
+    /// Sign in with the agent's authentication method `id` (the
+    /// `auth_method` setting): `authenticate` is sent before the next
+    /// session opens, and again when opening one fails with "auth required".
+    pub fn set_auth_method(&self, id: &str) {
+        self.send(Command::AuthMethod(id.to_string()));
+    }
+
+    /// The agent's authentication methods, once it is initialised (the
+    /// receiver fails when initialising did).
+    pub fn auth_methods(&self) -> tokio::sync::oneshot::Receiver<Vec<super::AuthMethod>> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.send(Command::AuthMethods(tx));
+        rx
+    }
+
+    /// Send `session/set_config_option` for one of the agent's session
+    /// options (model, thought level, a toggle); the answer arrives as
+    /// [`AgentEvent::OptionSet`].
+    pub fn set_option(&self, session_id: &str, option: &str, value: OptionValue) {
+        self.send(Command::SetOption {
+            session_id: session_id.to_string(),
+            option: option.to_string(),
+            value,
+        });
+    }
+
+    fn send(&self, command: Command) {
+        if self.commands.send(command).is_err() {
+            tracing::warn!("agent connection is closed; command dropped");
+        }
+    }
+
+    /// The agent's process id (also its process group id).
+    pub fn pid(&self) -> Option<u32> {
+        self.process.pid()
+    }
+
+    /// Close the agent's stdin, wait `grace` for it to exit, then end its
+    /// whole process group (TERM, then KILL).
+    pub async fn shutdown(self, grace: std::time::Duration) {
+        drop(self.commands);
+        self.process.shutdown(grace).await;
+    }
+}
