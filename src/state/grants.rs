@@ -96,8 +96,9 @@ impl AppState {
 
     /// Keys while editing the kept rule's pattern.
     pub(super) fn on_keep_rule_key(&mut self, action: &Action, mut field: Composer) -> Vec<Effect> {
-        match action {
-            Action::Submit => {
+        use crate::keys::{self, FieldCmd};
+        match keys::lookup_action(keys::KEEP_RULE, action) {
+            Some(FieldCmd::Done) => {
                 self.focus = Focus::Cards;
                 let Some(mut rule) = self.rule_draft.take() else {
                     return Vec::new();
@@ -121,13 +122,13 @@ impl AppState {
                 effects.extend(self.redecide_queue());
                 effects
             }
-            Action::Cancel => {
+            Some(FieldCmd::Back) => {
                 self.rule_draft = None;
                 self.focus = Focus::Cards;
                 Vec::new()
             }
-            other => {
-                super::edit_composer(&mut field, other);
+            None => {
+                super::edit_composer(&mut field, action);
                 self.focus = Focus::KeepRule(field);
                 Vec::new()
             }
@@ -159,26 +160,27 @@ impl AppState {
             };
             return Vec::new();
         }
-        match action {
-            Action::Up | Action::Char('k') => {
+        use crate::keys::{self, ListCmd};
+        match keys::lookup_action(keys::RULES, action) {
+            Some(ListCmd::Up) => {
                 self.focus = Focus::Grants {
                     selected: selected.saturating_sub(1),
                     confirm: false,
                 };
             }
-            Action::Down | Action::Char('j') => {
+            Some(ListCmd::Down) => {
                 self.focus = Focus::Grants {
                     selected: (selected + 1).min(last),
                     confirm: false,
                 };
             }
-            Action::Char('d' | 'x') | Action::Delete | Action::Backspace if !items.is_empty() => {
+            Some(ListCmd::Remove) if !items.is_empty() => {
                 self.focus = Focus::Grants {
                     selected,
                     confirm: true,
                 };
             }
-            Action::Cancel | Action::Char('q') | Action::Grants => self.close_grants(),
+            Some(ListCmd::Close) => self.close_grants(),
             _ => {
                 self.focus = Focus::Grants {
                     selected,

@@ -5,6 +5,7 @@ mod agent_modes;
 mod approval;
 mod composer;
 mod grants;
+mod interrupt;
 mod options;
 pub mod picker;
 mod transcript;
@@ -18,6 +19,7 @@ pub use approval::{
 };
 pub use composer::Composer;
 pub use grants::{GrantItem, SettingsEdit};
+pub use interrupt::QUIT_WINDOW;
 pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
 pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
 
@@ -72,8 +74,12 @@ pub enum Action {
     Submit,
     /// Esc: cancel the running turn.
     Cancel,
-    /// Ctrl-C: clear the composer, or quit when it is empty.
-    Interrupt,
+    /// Ctrl-C, pressed at this instant: cancel the running turn, else
+    /// clear the composer; on an empty one, quit when pressed again within
+    /// [`QUIT_WINDOW`].
+    Interrupt(std::time::Instant),
+    /// F1, or `?` on an empty composer: show the keys of where the keys are.
+    Help,
     /// Ctrl-D: quit.
     Quit,
     /// Fold or unfold thoughts.
@@ -258,6 +264,11 @@ pub struct AppState {
     pub quitting: bool,
     /// The chat's permission mode.
     pub mode: Mode,
+    /// The help overlay is open (any key closes it).
+    pub help: bool,
+    /// When Ctrl-C on an idle, empty composer was pressed: a second press
+    /// within [`QUIT_WINDOW`] quits.
+    pub quit_armed: Option<std::time::Instant>,
     /// Requests waiting for the user, oldest first.
     pub approvals: Vec<Approval>,
     /// Where keys go.
@@ -342,6 +353,8 @@ impl AppState {
             notice: None,
             quitting: false,
             mode: Mode::Default,
+            help: false,
+            quit_armed: None,
             approvals: Vec::new(),
             focus: Focus::Composer,
             review: Review::default(),
@@ -624,6 +637,10 @@ impl AppState {
         if !matches!(action, Action::ToggleThoughts) {
             self.notice = None;
         }
+        let action = match self.on_help_or_interrupt(action) {
+            std::ops::ControlFlow::Break(effects) => return effects,
+            std::ops::ControlFlow::Continue(action) => action,
+        };
         // Keys that mean the same wherever the focus is.
         match action {
             Action::Cancel
@@ -683,10 +700,7 @@ impl AppState {
             Focus::Composer => self.on_composer_key(action),
             Focus::Cards => {
                 self.focus = Focus::Cards;
-                match action {
-                    Action::Interrupt => self.quit(),
-                    other => self.on_card_key(&other),
-                }
+                self.on_card_key(&action)
             }
             Focus::Reason(field) => self.on_reason_key(&action, field),
             Focus::ConfirmAll(ids) => self.on_confirm_key(&action, ids),
@@ -706,13 +720,6 @@ impl AppState {
                 self.restart()
             }
             Action::Submit => self.submit(),
-            Action::Interrupt => {
-                if self.composer.is_empty() {
-                    return self.quit();
-                }
-                self.composer.take();
-                Vec::new()
-            }
             Action::BackTab => self.set_mode(self.mode.next()),
             Action::Restart => {
                 if self.connection == Connection::Down || self.agent_stuck {
@@ -773,7 +780,7 @@ impl AppState {
         vec![Effect::SendPrompt(text)]
     }
 
-    fn cancel(&mut self) -> Vec<Effect> {
+    pub(crate) fn cancel(&mut self) -> Vec<Effect> {
         match &mut self.turn {
             Some(turn) if !turn.cancelling => {
                 turn.cancelling = true;
@@ -786,7 +793,7 @@ impl AppState {
         }
     }
 
-    fn quit(&mut self) -> Vec<Effect> {
+    pub(crate) fn quit(&mut self) -> Vec<Effect> {
         self.quitting = true;
         let mut effects = Vec::new();
         if self.turn.is_some() {

@@ -125,7 +125,7 @@ impl Picker {
                     return PickerOutcome::Open(chat.chat_id.clone());
                 }
             }
-            Action::Cancel | Action::Quit | Action::Interrupt => return PickerOutcome::Quit,
+            Action::Cancel | Action::Quit | Action::Interrupt(_) => return PickerOutcome::Quit,
             _ => {}
         }
         PickerOutcome::Continue
@@ -282,7 +282,11 @@ mod tests {
 
     #[test]
     fn esc_ctrl_c_and_ctrl_d_quit() {
-        for action in [Action::Cancel, Action::Interrupt, Action::Quit] {
+        for action in [
+            Action::Cancel,
+            Action::Interrupt(std::time::Instant::now()),
+            Action::Quit,
+        ] {
             let mut p = picker();
             typed(&mut p, "parser");
             assert_eq!(p.update(&action), PickerOutcome::Quit);

@@ -265,7 +265,7 @@ impl Workspace {
                 };
             }
             // Ctrl-C backs out of the workspace's own screens, like Esc.
-            Action::Interrupt if self.focus != ChatFocus::Chat => Action::Cancel,
+            Action::Interrupt(_) if self.focus != ChatFocus::Chat => Action::Cancel,
             other => other,
         };
         match std::mem::take(&mut self.focus) {

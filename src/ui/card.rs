@@ -16,6 +16,7 @@ use super::entry::{Ctx, INDENT, diff_lines};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, str_width, truncate_end, wrap_into, wrap_text_into};
+use crate::keys;
 use crate::model::{AgentMode, ToolContent, ToolKind};
 use crate::policy::{Rule, Sent, allow_option, sent_for, switch_allow_option};
 use crate::sanitize::{one_line, visible};
@@ -23,16 +24,6 @@ use crate::state::{
     AppState, Approval, Choice, Composer, Focus, RequestId, choices, option_kind_label,
 };
 
-/// The keys of a card, under its choices.
-pub(crate) const HINTS: &str = "y allow · n deny · 1-9 options · a chat · b bypass · p keep as rule · r reason · A all · Tab next · e expand · Ctrl-P type";
-/// The keys the choices do not show, when the card is short of room.
-const SHORT_HINTS: &str = "y allow · n deny · p keep as rule · Tab next · e expand · Ctrl-P type";
-/// The keys while warden asks a question under the card.
-const QUESTION_HINTS: &str = "y yes · n or Esc no";
-/// The keys while a denial reason is typed.
-const REASON_HINTS: &str = "Enter deny and send the reason · Esc back to the choices";
-/// The keys while the pattern of a kept rule is edited.
-const KEEP_HINTS: &str = "Enter keep (appended to the settings file) · Esc back";
 /// Before the deny-with-reason field.
 pub(crate) const REASON_PROMPT: &str = "Why not? (sent to the agent) › ";
 /// Rows of raw input shown before "… N more lines · e expand".
@@ -382,18 +373,13 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
         _ => {}
     }
     choice_at.resize(bottom.len(), None);
-    let (full, short) = match state.focus {
-        Focus::Reason(_) => (REASON_HINTS, REASON_HINTS),
-        Focus::KeepRule(_) => (KEEP_HINTS, KEEP_HINTS),
-        Focus::Confirm(_) => (QUESTION_HINTS, QUESTION_HINTS),
-        _ => (HINTS, SHORT_HINTS),
-    };
+    let (full, short) = hint_lines(&state.focus);
     let mut hints = Vec::new();
-    wrap_text_into(&mut hints, full, theme.dim(), &[], &[], width, Mode::Word);
+    wrap_text_into(&mut hints, &full, theme.dim(), &[], &[], width, Mode::Word);
     let mut short_hints = Vec::new();
     wrap_text_into(
         &mut short_hints,
-        short,
+        &short,
         theme.dim(),
         &[],
         &[],
@@ -408,6 +394,21 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
         hints,
         short_hints,
     })
+}
+
+/// The card's hint lines (full, and short of room) for where the keys are,
+/// from the key tables.
+pub(crate) fn hint_lines(focus: &Focus) -> (String, String) {
+    let both = |line: String| (line.clone(), line);
+    match focus {
+        Focus::Reason(_) => both(keys::card_hints(keys::REASON, false)),
+        Focus::KeepRule(_) => both(keys::card_hints(keys::KEEP_RULE, false)),
+        Focus::Confirm(_) => both(keys::card_hints(keys::QUESTION, false)),
+        _ => (
+            keys::card_hints(keys::CARDS, false),
+            keys::card_hints(keys::CARDS, true),
+        ),
+    }
 }
 
 /// "Keep as rule: allow execute, command matching › ": what the kept rule

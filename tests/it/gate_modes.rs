@@ -136,7 +136,7 @@ async fn plan_is_refused_for_an_agent_without_an_asking_mode() {
     );
     assert_eq!(app.state().composer.text(), "fs-write", "the text is kept");
     // In Default the turn runs and asks as usual.
-    key(&mut app, Action::Interrupt);
+    key(&mut app, Action::Interrupt(std::time::Instant::now()));
     key(&mut app, Action::BackTab);
     assert_eq!(app.state().mode, Mode::Default);
     send(&mut app, "fs-write");
