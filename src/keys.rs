@@ -1128,6 +1128,21 @@ pub fn card_hints(table: &[Binding<impl Sized>], short: bool) -> String {
 }
 
 impl Context {
+    /// Where a chat's keys are.
+    pub fn of(focus: &crate::state::Focus) -> Context {
+        use crate::state::Focus;
+        match focus {
+            Focus::Composer => Context::Composer,
+            Focus::Cards => Context::Cards,
+            Focus::Reason(_) => Context::Reason,
+            Focus::KeepRule(_) => Context::KeepRule,
+            Focus::Confirm(_) => Context::Question,
+            Focus::ConfirmAll(_) => Context::ConfirmAll,
+            Focus::ModeMenu(_) => Context::ModeMenu,
+            Focus::Grants { .. } => Context::Rules,
+        }
+    }
+
     /// The context's title in the help overlay.
     pub fn title(self) -> &'static str {
         match self {

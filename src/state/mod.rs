@@ -860,6 +860,8 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
 }
 
 #[cfg(test)]
+mod keys_tests;
+#[cfg(test)]
 mod modes_tests;
 #[cfg(test)]
 mod tests;

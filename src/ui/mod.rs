@@ -25,6 +25,7 @@ mod composer;
 mod entry;
 mod footer;
 mod grants;
+mod help;
 mod history;
 mod markdown;
 mod mode_menu;
@@ -39,6 +40,8 @@ mod wrap;
 mod chat_list_tests;
 #[cfg(test)]
 mod gate_tests;
+#[cfg(test)]
+mod keys_tests;
 #[cfg(test)]
 mod modes_tests;
 #[cfg(test)]
@@ -472,6 +475,16 @@ fn draw_chat(
         cursor = None;
     } else {
         view.grants_top = 0;
+    }
+    if state.help {
+        help::render(
+            frame.buffer_mut(),
+            area,
+            crate::keys::Context::of(&state.focus),
+            theme,
+        );
+        view.hits.push((area, None));
+        cursor = None;
     }
     if let Some(position) = cursor.filter(|_| !around.covered) {
         frame.set_cursor_position(position);
