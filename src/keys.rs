@@ -169,8 +169,8 @@ impl Key {
             Action::Delete => Key::plain(Code::Delete),
             Action::CardScroll(d) if *d < 0 => Key::shift(Code::Up),
             Action::CardScroll(_) => Key::shift(Code::Down),
-            Action::Review => Key::ctrl(Code::Char('p')),
-            Action::Grants => Key::ctrl(Code::Char('g')),
+            Action::ToggleCards => Key::ctrl(Code::Char('p')),
+            Action::RulesScreen => Key::ctrl(Code::Char('g')),
             Action::ChatList => Key::ctrl(Code::Char('l')),
             Action::Help => Key::plain(Code::F(1)),
             _ => return None,
@@ -463,14 +463,14 @@ pub const COMPOSER: &[Binding<Global>] = &[
         "rules",
         "the rules screen: review and revoke bypasses, rules and this chat's grants",
         Hint::Footer(2),
-        Act(Action::Grants),
+        Act(Action::RulesScreen),
     ),
     b(
         &[Key::ctrl(K::Char('p'))],
         "cards",
         "move between the composer and the waiting cards",
         Hint::No,
-        Act(Action::Review),
+        Act(Action::ToggleCards),
     ),
     b(
         &[Key::shift(K::Up)],
@@ -1139,7 +1139,7 @@ impl Context {
             Focus::Confirm(_) => Context::Question,
             Focus::ConfirmAll(_) => Context::ConfirmAll,
             Focus::ModeMenu(_) => Context::ModeMenu,
-            Focus::Grants { .. } => Context::Rules,
+            Focus::Rules { .. } => Context::Rules,
         }
     }
 

@@ -91,8 +91,9 @@ pub enum Focus {
     ModeMenu(usize),
     /// Editing the pattern of a rule kept from the selected card.
     KeepRule(Composer),
-    /// The review screen: highlighted line, and whether a revoke awaits "y".
-    Grants { selected: usize, confirm: bool },
+    /// The rules screen (bypasses, rules, grants): highlighted line, and
+    /// whether a revoke awaits "y".
+    Rules { selected: usize, confirm: bool },
 }
 
 /// What warden asks before it widens trust; y says yes, anything else no.
@@ -127,9 +128,10 @@ impl Question {
     }
 }
 
-/// Review position among the cards.
+/// Where the user is among the cards: the selected card, its highlighted
+/// choice, how it is shown.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Review {
+pub struct CardCursor {
     /// Index of the selected card in the queue.
     pub selected: usize,
     /// Index of the highlighted choice on it.
@@ -362,8 +364,8 @@ impl AppState {
         self.approvals.push(approval);
         if self.focus == Focus::Composer && self.composer.is_empty() {
             self.focus = Focus::Cards;
-            self.review.selected = 0;
-            self.review.choice = 0;
+            self.cursor.selected = 0;
+            self.cursor.choice = 0;
         }
         vec![Effect::Notify(format!("{} asks: {title}", self.agent_name))]
     }
@@ -567,7 +569,7 @@ impl AppState {
 
     fn after_queue_change(&mut self) {
         if self.approvals.is_empty() {
-            self.review = Review::default();
+            self.cursor = CardCursor::default();
             if matches!(
                 self.focus,
                 Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::Confirm(_)
@@ -575,9 +577,9 @@ impl AppState {
                 self.focus = Focus::Composer;
             }
         } else {
-            self.review.selected = self.review.selected.min(self.approvals.len() - 1);
-            self.review.choice = 0;
-            self.review.scroll = 0;
+            self.cursor.selected = self.cursor.selected.min(self.approvals.len() - 1);
+            self.cursor.choice = 0;
+            self.cursor.scroll = 0;
         }
     }
 

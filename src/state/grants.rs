@@ -1,5 +1,5 @@
 //! What decides for the user beyond the mode: per-agent bypass, rules, and
-//! this chat's grants. The review screen lists them and revokes them; "keep
+//! this chat's grants. the rules screen lists them and revokes them; "keep
 //! as rule" adds one from a card. Writes to the settings file are effects.
 
 use crate::policy::{Rule, suggest_rule};
@@ -18,7 +18,7 @@ pub enum SettingsEdit {
     RemoveRule { index: usize, expected: Rule },
 }
 
-/// One line of the review screen.
+/// One line of the rules screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GrantItem {
     /// An agent whose requests are allowed without asking.
@@ -78,7 +78,7 @@ impl AppState {
     /// Start "keep as rule" for the selected card: the narrowest sensible
     /// rule, its pattern editable in place.
     pub(super) fn start_keep_rule(&mut self) {
-        let Some(approval) = self.approvals.get(self.review.selected) else {
+        let Some(approval) = self.approvals.get(self.cursor.selected) else {
             return;
         };
         let rule = suggest_rule(&approval.view, &self.settings_agent(), self.home.as_deref());
@@ -135,7 +135,7 @@ impl AppState {
         }
     }
 
-    /// Keys on the review screen.
+    /// Keys on the rules screen.
     pub(super) fn on_grants_key(
         &mut self,
         action: &Action,
@@ -148,13 +148,13 @@ impl AppState {
             if matches!(action, Action::Char('y') | Action::Submit) {
                 let effects = self.revoke(items.get(selected));
                 let remaining = self.grant_items().len();
-                self.focus = Focus::Grants {
+                self.focus = Focus::Rules {
                     selected: selected.min(remaining.saturating_sub(1)),
                     confirm: false,
                 };
                 return effects;
             }
-            self.focus = Focus::Grants {
+            self.focus = Focus::Rules {
                 selected,
                 confirm: false,
             };
@@ -163,26 +163,26 @@ impl AppState {
         use crate::keys::{self, ListCmd};
         match keys::lookup_action(keys::RULES, action) {
             Some(ListCmd::Up) => {
-                self.focus = Focus::Grants {
+                self.focus = Focus::Rules {
                     selected: selected.saturating_sub(1),
                     confirm: false,
                 };
             }
             Some(ListCmd::Down) => {
-                self.focus = Focus::Grants {
+                self.focus = Focus::Rules {
                     selected: (selected + 1).min(last),
                     confirm: false,
                 };
             }
             Some(ListCmd::Remove) if !items.is_empty() => {
-                self.focus = Focus::Grants {
+                self.focus = Focus::Rules {
                     selected,
                     confirm: true,
                 };
             }
             Some(ListCmd::Close) => self.close_grants(),
             _ => {
-                self.focus = Focus::Grants {
+                self.focus = Focus::Rules {
                     selected,
                     confirm: false,
                 }

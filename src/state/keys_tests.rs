@@ -214,8 +214,8 @@ fn every_card_key_of_the_table_does_what_the_table_says() {
                 CardCmd::Allow | CardCmd::Deny | CardCmd::AllowForChat => {
                     assert!(answered, "{c} answers the card")
                 }
-                CardCmd::Next | CardCmd::Prev => assert_eq!(s.review.selected, 1),
-                CardCmd::Expand => assert!(s.review.expanded),
+                CardCmd::Next | CardCmd::Prev => assert_eq!(s.cursor.selected, 1),
+                CardCmd::Expand => assert!(s.cursor.expanded),
                 CardCmd::Help => assert!(s.help),
                 CardCmd::KeepRule => assert!(matches!(s.focus, Focus::KeepRule(_))),
                 CardCmd::DenyWithReason => assert!(matches!(s.focus, Focus::Reason(_))),

@@ -14,7 +14,7 @@ pub mod workspace;
 pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
-    AllowedScope, Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Question, Review,
+    AllowedScope, Approval, CardCursor, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Question,
     choices, option_kind_label,
 };
 pub use composer::Composer;
@@ -92,16 +92,16 @@ pub enum Action {
     BackTab,
     /// Scroll inside the selected card (Shift+Up/Down).
     CardScroll(i16),
-    /// Move focus between the composer and the cards (Ctrl-P).
-    Review,
+    /// Move the keys between the composer and the cards (Ctrl-P).
+    ToggleCards,
     /// Open the mode dropdown (Alt-M, or a click on the footer's mode).
     OpenModeMenu,
     /// A mouse click on a card's choice (index into `choices`).
     ClickChoice(usize),
     /// A mouse click on a dropdown item.
     PickModeItem(usize),
-    /// Open or close the review screen of bypasses, rules and grants (Ctrl-G).
-    Grants,
+    /// Open or close the rules screen: bypasses, rules and grants (Ctrl-G).
+    RulesScreen,
     /// Show terminals' whole output, or only their last lines (Ctrl-O).
     ToggleTerminals,
     /// Open a new chat (Ctrl-N).
@@ -274,7 +274,7 @@ pub struct AppState {
     /// Where keys go.
     pub focus: Focus,
     /// Position among the cards.
-    pub review: Review,
+    pub cursor: CardCursor,
     /// "Allow for this chat" grants.
     pub grants: Vec<ChatGrant>,
     /// The agent's name and bypass setting.
@@ -357,7 +357,7 @@ impl AppState {
             quit_armed: None,
             approvals: Vec::new(),
             focus: Focus::Composer,
-            review: Review::default(),
+            cursor: CardCursor::default(),
             grants: Vec::new(),
             agent_policy: AgentPolicy::default(),
             rules: Vec::new(),
@@ -651,7 +651,7 @@ impl AppState {
                         | Focus::ConfirmAll(_)
                         | Focus::Confirm(_)
                         | Focus::KeepRule(_)
-                        | Focus::Grants { .. }
+                        | Focus::Rules { .. }
                 ) =>
             {
                 return self.cancel();
@@ -680,14 +680,14 @@ impl AppState {
                 // A click on a card answers it even while the composer has the keys.
                 self.focus = Focus::Cards;
             }
-            Action::Grants if !matches!(self.focus, Focus::Grants { .. }) => {
-                self.focus = Focus::Grants {
+            Action::RulesScreen if !matches!(self.focus, Focus::Rules { .. }) => {
+                self.focus = Focus::Rules {
                     selected: 0,
                     confirm: false,
                 };
                 return Vec::new();
             }
-            Action::Review => {
+            Action::ToggleCards => {
                 self.focus = match self.focus {
                     Focus::Composer if !self.approvals.is_empty() => Focus::Cards,
                     _ => Focus::Composer,
@@ -707,7 +707,7 @@ impl AppState {
             Focus::Confirm(question) => self.on_question_key(&action, question),
             Focus::ModeMenu(highlighted) => self.on_menu_key(&action, highlighted),
             Focus::KeepRule(field) => self.on_keep_rule_key(&action, field),
-            Focus::Grants { selected, confirm } => self.on_grants_key(&action, selected, confirm),
+            Focus::Rules { selected, confirm } => self.on_grants_key(&action, selected, confirm),
         }
     }
 

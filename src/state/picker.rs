@@ -298,7 +298,7 @@ mod tests {
         let mut p = picker();
         typed(&mut p, "cl");
         let before = p.clone();
-        for action in [Action::Newline, Action::ToggleThoughts, Action::Grants] {
+        for action in [Action::Newline, Action::ToggleThoughts, Action::RulesScreen] {
             assert_eq!(p.update(&action), PickerOutcome::Continue);
         }
         assert_eq!(p, before);

@@ -443,7 +443,7 @@ mod random {
             Just(Action::Char('r')),
             Just(Action::Char('A')),
             Just(Action::Tab),
-            Just(Action::Review),
+            Just(Action::ToggleCards),
             Just(Action::Cancel),
             Just(Action::Submit),
             Just(Action::Up),

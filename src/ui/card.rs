@@ -91,7 +91,7 @@ fn focused(focus: &Focus) -> bool {
 /// The selected card's index, kept inside the queue.
 fn selected(state: &AppState) -> usize {
     state
-        .review
+        .cursor
         .selected
         .min(state.approvals.len().saturating_sub(1))
 }
@@ -126,7 +126,7 @@ pub(crate) fn detail<'c>(
         return &[];
     };
     let width = body_width(width);
-    let expanded = state.review.expanded;
+    let expanded = state.cursor.expanded;
     let content = content_of(state, approval);
     let fresh = cache.as_ref().is_some_and(|c| {
         c.id == approval.id
@@ -331,7 +331,7 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
 
     let mut bottom = Vec::new();
     let mut choice_at = Vec::new();
-    let highlighted = (state.focus == Focus::Cards).then_some(state.review.choice);
+    let highlighted = (state.focus == Focus::Cards).then_some(state.cursor.choice);
     for (i, choice) in choices(approval).into_iter().enumerate() {
         let start = bottom.len();
         choice_rows(&mut bottom, state, approval, choice, width, theme);
@@ -788,7 +788,7 @@ fn render_box(
         return;
     }
     let h = usize::from(inner.height);
-    let scroll = usize::from(state.review.scroll);
+    let scroll = usize::from(state.cursor.scroll);
     let tops = (0..card.top.len()).map(Src::Top);
     let details = (0..detail.len()).map(Src::Detail);
     let bottoms = (0..card.bottom.len()).map(Src::Bottom);

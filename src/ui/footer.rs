@@ -96,7 +96,7 @@ fn pending(state: &AppState, theme: Theme) -> Option<Span<'static>> {
             format!(
                 "{} pending · {} review",
                 state.approvals.len(),
-                keys::key_name(keys::COMPOSER, &keys::Global::Act(Action::Review))
+                keys::key_name(keys::COMPOSER, &keys::Global::Act(Action::ToggleCards))
             ),
             theme.pending(),
         )

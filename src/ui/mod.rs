@@ -1,7 +1,7 @@
 //! Render-only widgets, drawn from the pure state. A chat's screen, from
 //! `&AppState`: the transcript (fills the screen), the pending approval
 //! cards, an optional notice line, the composer, a one-row footer, and the
-//! mode dropdown over them when it is open; the review screen (Ctrl-G)
+//! mode dropdown over them when it is open; the rules screen (Ctrl-G)
 //! covers it all. Around it, from `&Workspace` ([`draw_workspace`]): the
 //! chat list, a sidebar beside the chat on a wide screen or a box over it
 //! on a narrow one while it has the keys (each chat's number, agent, label,
@@ -72,7 +72,7 @@ pub struct View {
     composer_top: usize,
     /// The selected card's request part, laid out.
     card_detail: Option<card::DetailCache>,
-    /// First list row of the review screen shown, once its list outgrows
+    /// First list row of the rules screen shown, once its list outgrows
     /// the screen.
     grants_top: usize,
     /// What screen cells mean to a click, from the last draw; later entries
@@ -436,7 +436,7 @@ fn draw_chat(
         let hits = footer::render_with(frame.buffer_mut(), footer, state, around.chats, theme);
         view.hits.push((hits.mode, Some(Action::OpenModeMenu)));
         if let Some(pending) = hits.pending {
-            view.hits.push((pending, Some(Action::Review)));
+            view.hits.push((pending, Some(Action::ToggleCards)));
         }
         if let (Some(rect), Some(waiting)) = (hits.elsewhere, around.chats.waiting) {
             view.hits.push((rect, Some(Action::GoToChat(waiting.chat))));
@@ -460,7 +460,7 @@ fn draw_chat(
             );
         }
     }
-    if let Focus::Grants { selected, confirm } = state.focus {
+    if let Focus::Rules { selected, confirm } = state.focus {
         grants::render(
             frame.buffer_mut(),
             area,

@@ -81,7 +81,7 @@ impl AppState {
     /// Keys while the cards have focus.
     pub(in crate::state) fn on_card_key(&mut self, action: &Action) -> Vec<Effect> {
         use Action as A;
-        let Some(card) = self.approvals.get(self.review.selected) else {
+        let Some(card) = self.approvals.get(self.cursor.selected) else {
             self.focus = Focus::Composer;
             return Vec::new();
         };
@@ -89,7 +89,7 @@ impl AppState {
         if let A::ClickChoice(index) = action {
             return match list.get(*index) {
                 Some(choice) => {
-                    self.review.choice = *index;
+                    self.cursor.choice = *index;
                     self.choose(*choice)
                 }
                 None => Vec::new(),
@@ -131,7 +131,7 @@ impl AppState {
             CardCmd::DenyWithReason => self.choose(Choice::DenyWithReason),
             CardCmd::ApproveAll => self.choose(Choice::ApproveAll),
             CardCmd::Expand => {
-                self.review.expanded = !self.review.expanded;
+                self.cursor.expanded = !self.cursor.expanded;
                 Vec::new()
             }
             CardCmd::KeepRule => {
@@ -151,33 +151,33 @@ impl AppState {
                 }
             }
             CardCmd::Next => {
-                self.review.selected = (self.review.selected + 1) % self.approvals.len();
-                self.review.choice = 0;
-                self.review.scroll = 0;
+                self.cursor.selected = (self.cursor.selected + 1) % self.approvals.len();
+                self.cursor.choice = 0;
+                self.cursor.scroll = 0;
                 Vec::new()
             }
             CardCmd::Prev => {
                 let n = self.approvals.len();
-                self.review.selected = (self.review.selected + n - 1) % n;
-                self.review.choice = 0;
-                self.review.scroll = 0;
+                self.cursor.selected = (self.cursor.selected + n - 1) % n;
+                self.cursor.choice = 0;
+                self.cursor.scroll = 0;
                 Vec::new()
             }
             CardCmd::ChoiceUp => {
-                self.review.choice = self.review.choice.saturating_sub(1);
+                self.cursor.choice = self.cursor.choice.saturating_sub(1);
                 Vec::new()
             }
             CardCmd::ChoiceDown => {
-                self.review.choice = (self.review.choice + 1).min(list.len() - 1);
+                self.cursor.choice = (self.cursor.choice + 1).min(list.len() - 1);
                 Vec::new()
             }
             CardCmd::ScrollUp | CardCmd::ScrollDown => {
                 if let A::CardScroll(delta) = action {
-                    self.review.scroll = self.review.scroll.saturating_add_signed(*delta);
+                    self.cursor.scroll = self.cursor.scroll.saturating_add_signed(*delta);
                 }
                 Vec::new()
             }
-            CardCmd::Pick => match list.get(self.review.choice) {
+            CardCmd::Pick => match list.get(self.cursor.choice) {
                 Some(choice) => self.choose(*choice),
                 None => Vec::new(),
             },
@@ -187,7 +187,7 @@ impl AppState {
     }
 
     fn pick(&mut self, pick: UserPick) -> Vec<Effect> {
-        let Some(approval) = self.approvals.get(self.review.selected) else {
+        let Some(approval) = self.approvals.get(self.cursor.selected) else {
             return Vec::new();
         };
         let resolved = self.resolve(approval, &pick);
@@ -197,7 +197,7 @@ impl AppState {
             }
             return Vec::new();
         }
-        match self.take_approval(self.review.selected) {
+        match self.take_approval(self.cursor.selected) {
             Some(approval) => self.answer_resolved(approval, resolved, "you"),
             None => Vec::new(),
         }
@@ -207,7 +207,7 @@ impl AppState {
         match choice {
             Choice::AgentOption(i) => self.pick(UserPick::Option(i)),
             Choice::AllowForChat => {
-                let Some(approval) = self.approvals.get(self.review.selected) else {
+                let Some(approval) = self.approvals.get(self.cursor.selected) else {
                     return Vec::new();
                 };
                 let options = &approval.request.options;
@@ -215,13 +215,13 @@ impl AppState {
                     self.notice = Some(no_allow_notice(approval));
                     return Vec::new();
                 };
-                match self.take_approval(self.review.selected) {
+                match self.take_approval(self.cursor.selected) {
                     Some(approval) => self.grant_for_chat(approval, index, None),
                     None => Vec::new(),
                 }
             }
             Choice::Bypass => {
-                let Some(approval) = self.approvals.get(self.review.selected) else {
+                let Some(approval) = self.approvals.get(self.cursor.selected) else {
                     return Vec::new();
                 };
                 if allow_option(&approval.request.options).is_none() {
@@ -283,7 +283,7 @@ impl AppState {
                     return Vec::new();
                 }
                 self.focus = Focus::Cards;
-                let Some(approval) = self.take_approval(self.review.selected) else {
+                let Some(approval) = self.take_approval(self.cursor.selected) else {
                     return Vec::new();
                 };
                 let outcome = reject_option(&approval.request.options)
