@@ -878,6 +878,8 @@ pub enum ListCmd {
     Sidebar,
     /// Close the list.
     Close,
+    /// Show the list's keys.
+    Help,
 }
 
 /// The keys while the mode dropdown is open.
@@ -1014,6 +1016,13 @@ pub const CHAT_LIST: &[Binding<ListCmd>] = &[
         "back to the chat",
         Hint::No,
         ListCmd::Close,
+    ),
+    b(
+        &[Key::ch('?'), Key::plain(K::F(1))],
+        "keys",
+        "show these keys; any key closes them",
+        Hint::No,
+        ListCmd::Help,
     ),
 ];
 

@@ -240,3 +240,48 @@ fn unbound_letters_on_a_card_say_which_keys_answer() {
         Some("a card is waiting: y allow · n deny · Ctrl-P back to typing")
     );
 }
+
+/// Two idle chats in a workspace, the list open on chat 2.
+fn listing() -> Workspace {
+    let mut ws = Workspace::new(vec!["demo".into()]);
+    ws.add_chat(idle());
+    ws.add_chat(idle());
+    ws.update(WsMsg::Action(Action::ChatList));
+    assert_eq!(ws.focus, ChatFocus::List { selected: 1 });
+    ws
+}
+
+#[test]
+fn the_chat_list_keys_come_from_its_table() {
+    let mut ws = listing();
+    ws.update(WsMsg::Action(Action::Up));
+    assert_eq!(ws.focus, ChatFocus::List { selected: 0 });
+    ws.update(WsMsg::Action(Action::Char('s')));
+    assert!(!ws.sidebar, "s hides the sidebar");
+    ws.update(WsMsg::Action(Action::Char('r')));
+    assert!(matches!(ws.focus, ChatFocus::Rename { .. }));
+    ws.update(WsMsg::Action(Action::Cancel));
+    ws.update(WsMsg::Action(Action::Submit));
+    assert_eq!(ws.active, 0, "Enter goes to the highlighted chat");
+    assert_eq!(ws.focus, ChatFocus::Chat);
+    let mut ws = listing();
+    ws.update(WsMsg::Action(Action::Char('2')));
+    assert_eq!(ws.active, 1, "a digit goes to that chat");
+    let mut ws = listing();
+    ws.update(WsMsg::Action(Action::Char('x')));
+    assert_eq!(ws.chats.len(), 1, "x closes the highlighted idle chat");
+}
+
+#[test]
+fn question_mark_in_the_chat_list_shows_its_keys_and_any_key_closes_them() {
+    let mut ws = listing();
+    ws.update(WsMsg::Action(Action::Char('?')));
+    assert!(ws.help);
+    assert_eq!(ws.focus, ChatFocus::List { selected: 1 }, "the list stays");
+    let effects = ws.update(WsMsg::Action(Action::Char('x')));
+    assert!(effects.is_empty());
+    assert!(!ws.help);
+    assert_eq!(ws.chats.len(), 2, "the closing key closes nothing else");
+    ws.update(WsMsg::Action(Action::Help));
+    assert!(ws.help, "F1 too");
+}

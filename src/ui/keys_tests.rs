@@ -109,3 +109,21 @@ fn card_hint_line_comes_from_the_card_table_100x30() {
     assert!(text.contains(&hints[hints.len() - 1]), "{text}");
     assert_snapshot!(text);
 }
+
+#[test]
+fn help_over_the_chat_list_80x24() {
+    let mut ws = crate::state::Workspace::new(vec!["demo".into()]);
+    ws.add_chat(ready());
+    ws.update(crate::state::WsMsg::Action(Action::ChatList));
+    ws.update(crate::state::WsMsg::Action(Action::Char('?')));
+    assert!(ws.help);
+    let mut term = Terminal::new(TestBackend::new(80, 24)).expect("test terminal");
+    let mut views = super::Views::with_theme(Theme::with_color(false));
+    let frame = term
+        .draw(|f| super::draw_workspace(f, &ws, &mut views))
+        .expect("draw");
+    let text = buffer_text(frame.buffer);
+    assert!(text.contains("Keys: the chat list"), "{text}");
+    assert!(text.contains("hide / show the sidebar"), "{text}");
+    assert_snapshot!(text);
+}

@@ -309,6 +309,16 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
         let area = chat_list::new_chat(frame.buffer_mut(), screen, ws, selected, theme);
         views.hits.push((area, None));
     }
+    if ws.help {
+        help::render(
+            frame.buffer_mut(),
+            screen,
+            crate::keys::Context::ChatList,
+            theme,
+        );
+        views.hits.push((screen, None));
+        cursor = None;
+    }
     if let Some(position) = cursor {
         frame.set_cursor_position(position);
     }
