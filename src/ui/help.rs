@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Padding, Widget};
 
 use super::theme::Theme;
-use super::wrap::{Mode, spaces, str_width, truncate_end, wrap_text_into};
+use super::wrap::{Mode, spaces, str_width, wrap_text_into};
 use crate::keys::Context;
 
 /// The last row of the box.
@@ -29,10 +29,31 @@ pub(crate) fn lines(context: Context, width: usize, theme: Theme) -> Vec<Line<'s
     let help_w = width.saturating_sub(keys_w + 2).max(1);
     let mut out = Vec::new();
     for row in rows {
-        let keys = truncate_end(&row.keys, keys_w).into_owned();
-        let pad = keys_w.saturating_sub(str_width(&keys)) + 2;
-        let first = [Span::styled(keys, theme.choice_key()), spaces(pad)];
         let rest = [spaces(keys_w + 2)];
+        if str_width(&row.keys) > keys_w {
+            // Keys too many for the column: a row of their own, the help under them.
+            wrap_text_into(
+                &mut out,
+                &row.keys,
+                theme.choice_key(),
+                &[],
+                &[],
+                width,
+                Mode::Word,
+            );
+            wrap_text_into(
+                &mut out,
+                &row.help,
+                theme.plain(),
+                &rest,
+                &rest,
+                keys_w + 2 + help_w,
+                Mode::Word,
+            );
+            continue;
+        }
+        let pad = keys_w.saturating_sub(str_width(&row.keys)) + 2;
+        let first = [Span::styled(row.keys, theme.choice_key()), spaces(pad)];
         wrap_text_into(
             &mut out,
             &row.help,
