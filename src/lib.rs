@@ -7,6 +7,7 @@ pub mod chats;
 pub mod client;
 pub mod decision_log;
 pub mod demo_agent;
+pub mod keys;
 pub mod launch;
 pub mod model;
 pub mod policy;

@@ -94,8 +94,9 @@ pub enum Focus {
     KeepRule(Composer),
     /// Filling in the selected form elicitation card (`state/form.rs`).
     Form(super::form::FormEditor),
-    /// The review screen: highlighted line, and whether a revoke awaits "y".
-    Grants { selected: usize, confirm: bool },
+    /// The rules screen (bypasses, rules, grants): highlighted line, and
+    /// whether a revoke awaits "y".
+    Rules { selected: usize, confirm: bool },
 }
 
 /// What warden asks before it widens trust; y says yes, anything else no.
@@ -130,9 +131,10 @@ impl Question {
     }
 }
 
-/// Review position among the cards.
+/// Where the user is among the cards: the selected card, its highlighted
+/// choice, how it is shown.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Review {
+pub struct CardCursor {
     /// Index of the selected card in the queue.
     pub selected: usize,
     /// Index of the highlighted choice on it.
@@ -272,83 +274,6 @@ impl AppState {
         }
     }
 
-    /// The earlier allowed request of this turn that covers a client call,
-    /// if any: an allowed edit of exactly the paths it writes, or an allowed
-    /// command that the terminal runs (after unwrapping `sh -c` and argv
-    /// forms), in the same directory, with no environment of its own.
-    fn covering_scope(&self, view: &RequestView) -> Option<usize> {
-        let wanted = self.covers_of(view)?;
-        self.allowed_scopes
-            .iter()
-            .position(|scope| match (&scope.covers, &wanted) {
-                (Covers::Paths(allowed), Covers::Paths(written)) => {
-                    written.iter().all(|p| allowed.contains(p))
-                }
-                (a @ Covers::Command { .. }, b @ Covers::Command { .. }) => a == b,
-                _ => false,
-            })
-    }
-
-    /// What coverage compares of a request: an edit's paths (normalised), a
-    /// command's line (unwrapped from `sh -c`) and directory. Nothing for
-    /// other kinds, an edit without paths, a command warden cannot read, or
-    /// one that sets an environment of its own.
-    fn covers_of(&self, view: &RequestView) -> Option<Covers> {
-        match view.category() {
-            Category::Write if view.kind == ToolKind::Edit => {
-                let paths = self.normalized_paths(view);
-                (!paths.is_empty()).then_some(Covers::Paths(paths))
-            }
-            Category::Execute => {
-                let env = view.raw_input.as_ref().and_then(|i| i.get("env"));
-                let sets_env = env
-                    .is_some_and(|e| !(e.is_null() || e.as_object().is_some_and(|o| o.is_empty())));
-                if sets_env {
-                    return None;
-                }
-                Some(Covers::Command {
-                    line: unwrap_shell(&view.command()?),
-                    cwd: self.request_cwd(view),
-                })
-            }
-            _ => None,
-        }
-    }
-
-    /// The request's paths as the rules see them.
-    fn normalized_paths(&self, view: &RequestView) -> Vec<String> {
-        let mut out: Vec<String> = view
-            .paths()
-            .iter()
-            .map(|p| policy::normalize_path(p, self.home.as_deref(), &self.cwd_path))
-            .collect();
-        out.sort();
-        out.dedup();
-        out
-    }
-
-    /// Where a command runs: its `cwd` (or `workdir`), else the session's.
-    fn request_cwd(&self, view: &RequestView) -> String {
-        let given = view.raw_input.as_ref().and_then(|i| {
-            ["cwd", "workdir"]
-                .iter()
-                .find_map(|k| i.get(*k).and_then(|v| v.as_str()))
-        });
-        let cwd = self.cwd_path.to_string_lossy();
-        policy::normalize_path(given.unwrap_or(&cwd), self.home.as_deref(), &self.cwd_path)
-    }
-
-    /// What an allowed request of the agent's may cover later in the turn:
-    /// an edit its paths, a command its line. A read, a search, a fetch, a
-    /// mode switch or a command warden cannot read covers nothing.
-    fn scope_of(&self, approval: &Approval, source: Source) -> Option<AllowedScope> {
-        Some(AllowedScope {
-            source,
-            title: approval.title(),
-            covers: self.covers_of(&approval.view)?,
-        })
-    }
-
     /// The agent modes, to tell which `switch_mode` options keep it asking.
     fn agent_mode_list(&self) -> &[AgentMode] {
         self.agent_modes
@@ -442,8 +367,8 @@ impl AppState {
         self.approvals.push(approval);
         if self.focus == Focus::Composer && self.composer.is_empty() {
             self.focus = Focus::Cards;
-            self.review.selected = 0;
-            self.review.choice = 0;
+            self.cursor.selected = 0;
+            self.cursor.choice = 0;
         }
         vec![Effect::Notify(format!("{} asks: {title}", self.agent_name))]
     }
@@ -647,7 +572,7 @@ impl AppState {
 
     fn after_queue_change(&mut self) {
         if self.approvals.is_empty() {
-            self.review = Review::default();
+            self.cursor = CardCursor::default();
             if matches!(
                 self.focus,
                 Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::Confirm(_)
@@ -655,9 +580,9 @@ impl AppState {
                 self.focus = Focus::Composer;
             }
         } else {
-            self.review.selected = self.review.selected.min(self.approvals.len() - 1);
-            self.review.choice = 0;
-            self.review.scroll = 0;
+            self.cursor.selected = self.cursor.selected.min(self.approvals.len() - 1);
+            self.cursor.choice = 0;
+            self.cursor.scroll = 0;
         }
     }
 
@@ -777,73 +702,6 @@ impl AppState {
         effects
     }
 
-    /// Keys while a question is asked.
-    pub(super) fn on_question_key(
-        &mut self,
-        action: &super::Action,
-        question: Question,
-    ) -> Vec<Effect> {
-        use super::Action as A;
-        let yes = matches!(action, A::Char('y' | 'Y') | A::Submit);
-        match question {
-            Question::AllowWaiting(ids) => {
-                self.close_question();
-                if matches!(action, A::BackTab) {
-                    return self.set_mode(self.mode.next());
-                }
-                if !yes {
-                    self.notice = Some(format!(
-                        "the waiting cards stay; the mode is {} for new requests",
-                        self.mode.label()
-                    ));
-                    return Vec::new();
-                }
-                let mut effects = Vec::new();
-                for id in ids {
-                    let Some(index) = self.approvals.iter().position(|a| a.id == id) else {
-                        continue;
-                    };
-                    let decision =
-                        policy::decide(&self.approvals[index].view, &self.policy_context());
-                    let decision = match decision {
-                        Decision::Allow {
-                            option_id,
-                            source,
-                            reason,
-                        } => Decision::Allow {
-                            option_id,
-                            source,
-                            reason: format!("{reason}, approved by you"),
-                        },
-                        Decision::Ask { .. } => continue,
-                        deny => deny,
-                    };
-                    if let Some(approval) = self.take_approval(index) {
-                        effects.extend(self.apply_automatic(&approval, decision));
-                    }
-                }
-                effects
-            }
-            Question::Bypass(card) => {
-                self.close_question();
-                if yes {
-                    self.bypass_confirmed(card)
-                } else {
-                    self.notice = Some(format!("{} is not bypassed", one_line(&self.agent_name)));
-                    Vec::new()
-                }
-            }
-        }
-    }
-
-    fn close_question(&mut self) {
-        self.focus = if self.approvals.is_empty() {
-            Focus::Composer
-        } else {
-            Focus::Cards
-        };
-    }
-
     pub(super) fn agent_mode_effect(&self, mode_id: &str) -> Effect {
         Effect::SetAgentMode {
             mode_id: mode_id.to_string(),
@@ -853,365 +711,6 @@ impl AppState {
                 .and_then(|m| m.config_option_id.clone()),
         }
     }
-
-    /// Keys while the cards have focus.
-    pub(super) fn on_card_key(&mut self, action: &super::Action) -> Vec<Effect> {
-        use super::Action as A;
-        if let Some(effects) = self.on_form_card_key(action) {
-            return effects;
-        }
-        let Some(card) = self.approvals.get(self.review.selected) else {
-            self.focus = Focus::Composer;
-            return Vec::new();
-        };
-        let list = choices(card);
-        match action {
-            A::Char('y') => self.pick(UserPick::Allow),
-            A::Char('n') => self.pick(UserPick::Deny),
-            A::Char(c @ ('a' | 'b')) => {
-                let choice = if *c == 'a' {
-                    Choice::AllowForChat
-                } else {
-                    Choice::Bypass
-                };
-                if list.contains(&choice) {
-                    self.choose(choice)
-                } else {
-                    self.notice = Some(if card.view.kind == ToolKind::SwitchMode {
-                        "a switch_mode request is decided one at a time".into()
-                    } else {
-                        no_allow_notice(card)
-                    });
-                    Vec::new()
-                }
-            }
-            A::Char('r') => self.choose(Choice::DenyWithReason),
-            A::Char('A') => self.choose(Choice::ApproveAll),
-            A::Char('e') => {
-                self.review.expanded = !self.review.expanded;
-                Vec::new()
-            }
-            A::Char('p') => {
-                self.start_keep_rule();
-                Vec::new()
-            }
-            A::Char(c @ '1'..='9') => {
-                let index = (*c as usize) - ('1' as usize);
-                if index < card.request.options.len() {
-                    self.pick(UserPick::Option(index))
-                } else {
-                    Vec::new()
-                }
-            }
-            A::Tab | A::Char('j') => {
-                self.review.selected = (self.review.selected + 1) % self.approvals.len();
-                self.review.choice = 0;
-                self.review.scroll = 0;
-                Vec::new()
-            }
-            A::BackTab | A::Char('k') => {
-                let n = self.approvals.len();
-                self.review.selected = (self.review.selected + n - 1) % n;
-                self.review.choice = 0;
-                self.review.scroll = 0;
-                Vec::new()
-            }
-            A::Up => {
-                self.review.choice = self.review.choice.saturating_sub(1);
-                Vec::new()
-            }
-            A::Down => {
-                self.review.choice = (self.review.choice + 1).min(list.len() - 1);
-                Vec::new()
-            }
-            A::CardScroll(delta) => {
-                self.review.scroll = self.review.scroll.saturating_add_signed(*delta);
-                Vec::new()
-            }
-            A::Submit => match list.get(self.review.choice) {
-                Some(choice) => self.choose(*choice),
-                None => Vec::new(),
-            },
-            A::ClickChoice(index) => match list.get(*index) {
-                Some(choice) => {
-                    self.review.choice = *index;
-                    self.choose(*choice)
-                }
-                None => Vec::new(),
-            },
-            A::Char(_) | A::Paste(_) => {
-                self.notice =
-                    Some("a card is waiting: y allow · n deny · Ctrl-P back to typing".into());
-                Vec::new()
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    fn pick(&mut self, pick: UserPick) -> Vec<Effect> {
-        let Some(approval) = self.approvals.get(self.review.selected) else {
-            return Vec::new();
-        };
-        let resolved = self.resolve(approval, &pick);
-        if let Resolved::Wait(notice) = resolved {
-            if !notice.is_empty() {
-                self.notice = Some(notice);
-            }
-            return Vec::new();
-        }
-        match self.take_approval(self.review.selected) {
-            Some(approval) => self.answer_resolved(approval, resolved, "you"),
-            None => Vec::new(),
-        }
-    }
-
-    fn choose(&mut self, choice: Choice) -> Vec<Effect> {
-        match choice {
-            Choice::AgentOption(i) => self.pick(UserPick::Option(i)),
-            Choice::AllowForChat => {
-                let Some(approval) = self.approvals.get(self.review.selected) else {
-                    return Vec::new();
-                };
-                let options = &approval.request.options;
-                let Some(index) = allow_option(options).and_then(|o| index_of(options, o)) else {
-                    self.notice = Some(no_allow_notice(approval));
-                    return Vec::new();
-                };
-                match self.take_approval(self.review.selected) {
-                    Some(approval) => self.grant_for_chat(approval, index, None),
-                    None => Vec::new(),
-                }
-            }
-            Choice::Bypass => {
-                let Some(approval) = self.approvals.get(self.review.selected) else {
-                    return Vec::new();
-                };
-                if allow_option(&approval.request.options).is_none() {
-                    self.notice = Some(no_allow_notice(approval));
-                    return Vec::new();
-                }
-                self.focus = Focus::Confirm(Question::Bypass(approval.id));
-                Vec::new()
-            }
-            Choice::DenyWithReason => {
-                self.focus = Focus::Reason(Composer::default());
-                Vec::new()
-            }
-            Choice::ApproveAll => {
-                let ids = self.approvals.iter().map(|a| a.id).collect();
-                self.focus = Focus::ConfirmAll(ids);
-                Vec::new()
-            }
-        }
-    }
-
-    /// The bypass is confirmed: set it, allow the card `b` was pressed on
-    /// (if it still waits), and ask about the other waiting cards it would
-    /// allow.
-    fn bypass_confirmed(&mut self, card: RequestId) -> Vec<Effect> {
-        self.agent_policy.bypass = true;
-        let mut effects = vec![self.persist_bypass()];
-        let index = self.approvals.iter().position(|a| a.id == card);
-        if let Some(approval) = index.and_then(|i| self.take_approval(i)) {
-            let option = allow_option(&approval.request.options).map(|o| o.id.clone());
-            if let Some(id) = option {
-                let reason = format!("bypass for {} (set by you)", self.agent_name);
-                effects.extend(self.answer(
-                    &approval,
-                    PermissionOutcome::Selected(id),
-                    "allowed",
-                    Source::Bypass,
-                    &reason,
-                ));
-            }
-        }
-        effects.extend(self.redecide_asking());
-        effects
-    }
-
-    /// Keys while typing a denial reason.
-    pub(super) fn on_reason_key(
-        &mut self,
-        action: &super::Action,
-        mut field: Composer,
-    ) -> Vec<Effect> {
-        use super::Action as A;
-        match action {
-            A::Submit => {
-                let reason = field.take();
-                let reason = reason.trim().to_string();
-                if reason.is_empty() {
-                    self.focus = Focus::Reason(field);
-                    self.notice = Some("type why the agent should not do this, then Enter".into());
-                    return Vec::new();
-                }
-                self.focus = Focus::Cards;
-                let Some(approval) = self.take_approval(self.review.selected) else {
-                    return Vec::new();
-                };
-                let outcome = reject_option(&approval.request.options)
-                    .map_or(PermissionOutcome::Cancelled, |o| {
-                        PermissionOutcome::Selected(o.id.clone())
-                    });
-                let mut effects = self.answer(
-                    &approval,
-                    outcome,
-                    "denied by you",
-                    Source::User,
-                    &one_line(&reason),
-                );
-                self.queued_prompt = Some(reason);
-                effects.extend(self.cancel());
-                effects
-            }
-            A::Cancel => {
-                self.focus = Focus::Cards;
-                Vec::new()
-            }
-            other => {
-                super::edit_composer(&mut field, other);
-                self.focus = Focus::Reason(field);
-                Vec::new()
-            }
-        }
-    }
-
-    /// Keys while "approve all?" is asked.
-    pub(super) fn on_confirm_key(
-        &mut self,
-        action: &super::Action,
-        ids: Vec<RequestId>,
-    ) -> Vec<Effect> {
-        use super::Action as A;
-        match action {
-            A::Char('y') | A::Char('A') | A::Submit => {
-                self.focus = Focus::Cards;
-                let mut effects = Vec::new();
-                for id in ids {
-                    let Some(index) = self.approvals.iter().position(|a| a.id == id) else {
-                        continue;
-                    };
-                    // A card with nothing to allow that keeps the agent
-                    // asking stays for a look of its own.
-                    let resolved = self.resolve(&self.approvals[index], &UserPick::Allow);
-                    if let Resolved::Wait(notice) = resolved {
-                        self.notice = Some(notice);
-                        continue;
-                    }
-                    if let Some(approval) = self.take_approval(index) {
-                        effects.extend(self.answer_resolved(approval, resolved, "approve all"));
-                    }
-                }
-                effects
-            }
-            _ => {
-                self.focus = Focus::Cards;
-                Vec::new()
-            }
-        }
-    }
-
-    /// The items of the mode dropdown: warden's modes, then the agent's own.
-    pub fn mode_menu_items(&self) -> Vec<ModeItem> {
-        let mut items: Vec<ModeItem> = Mode::ALL.into_iter().map(ModeItem::Chat).collect();
-        if let Some(modes) = &self.agent_modes {
-            items.extend((0..modes.available.len()).map(ModeItem::Agent));
-        }
-        for (option, opt) in self.controls.options.iter().enumerate() {
-            let count = match &opt.value {
-                crate::model::SessionOptionValue::Select { choices, .. } => choices.len(),
-                crate::model::SessionOptionValue::Boolean(_) => 1,
-            };
-            items.extend((0..count).map(|choice| ModeItem::Option { option, choice }));
-        }
-        items
-    }
-
-    /// Keys while the mode dropdown is open.
-    pub(super) fn on_menu_key(
-        &mut self,
-        action: &super::Action,
-        highlighted: usize,
-    ) -> Vec<Effect> {
-        use super::Action as A;
-        let items = self.mode_menu_items();
-        match action {
-            A::Up | A::BackTab => {
-                self.focus = Focus::ModeMenu(highlighted.saturating_sub(1));
-                Vec::new()
-            }
-            A::Down | A::Tab => {
-                self.focus = Focus::ModeMenu((highlighted + 1).min(items.len().saturating_sub(1)));
-                Vec::new()
-            }
-            A::Submit => self.pick_mode_item(highlighted),
-            A::PickModeItem(index) => self.pick_mode_item(*index),
-            _ => {
-                self.close_menu();
-                Vec::new()
-            }
-        }
-    }
-
-    fn close_menu(&mut self) {
-        self.focus = if self.approvals.is_empty() {
-            Focus::Composer
-        } else {
-            Focus::Cards
-        };
-    }
-
-    pub(super) fn pick_mode_item(&mut self, index: usize) -> Vec<Effect> {
-        self.close_menu();
-        match self.mode_menu_items().get(index) {
-            Some(ModeItem::Chat(mode)) => self.set_mode(*mode),
-            Some(ModeItem::Option { option, choice }) => self.pick_option(*option, *choice),
-            Some(ModeItem::Agent(i)) => {
-                let Some(mode) = self
-                    .agent_modes
-                    .as_ref()
-                    .and_then(|m| m.available.get(*i))
-                    .cloned()
-                else {
-                    return Vec::new();
-                };
-                let asks = self.asking_mode.as_deref() == Some(mode.id.as_str())
-                    || policy::agent_mode::mode_asks(&mode) == policy::agent_mode::ModeAsks::Asks;
-                if !asks {
-                    self.transcript.push(EntryKind::Error {
-                        message: format!(
-                            "warning: in the agent's mode `{}` it may act without asking; warden's gate sees only what the agent asks",
-                            one_line(&mode.name)
-                        ),
-                        detail: Vec::new(),
-                    });
-                }
-                vec![self.switch_agent_mode(&mode.id)]
-            }
-            None => Vec::new(),
-        }
-    }
-}
-
-/// What an allowed permission request of the agent's may cover: the file
-/// write or terminal the agent then asks the client for, once, in the same
-/// turn (kimi asks `Shell: touch x`, then creates the terminal `touch x`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllowedScope {
-    /// Who allowed the covering request (the covered call is logged so too).
-    pub source: Source,
-    pub title: String,
-    pub covers: Covers,
-}
-
-/// The call an [`AllowedScope`] covers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Covers {
-    /// An edit: a write of exactly these paths (normalised).
-    Paths(Vec<String>),
-    /// A command: a terminal running this line (unwrapped from `sh -c`) in
-    /// this directory (normalised).
-    Command { line: String, cwd: String },
 }
 
 /// What a pick on a card comes to (see `AppState::resolve`).
@@ -1241,53 +740,6 @@ fn no_allow_notice(approval: &Approval) -> String {
     }
 }
 
-/// The command a line runs, looked through `sh -c 'SCRIPT'` (and `bash
-/// -lc`, `/bin/zsh -c`, ...) when the script is one quoted word:
-/// `/bin/sh -lc 'echo a && echo b'` is `echo a && echo b`.
-pub(crate) fn unwrap_shell(line: &str) -> String {
-    let mut line = line.trim().to_string();
-    for _ in 0..4 {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let Some(script) = shell_script(&line, &words) else {
-            break;
-        };
-        line = script.trim().to_string();
-    }
-    line
-}
-
-/// The script of `SHELL -c 'SCRIPT'` when `line` is exactly that.
-fn shell_script(line: &str, words: &[&str]) -> Option<String> {
-    let [shell, flag, ..] = words else {
-        return None;
-    };
-    let name = shell.rsplit('/').next().unwrap_or(shell);
-    let is_shell = matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh");
-    let is_c = flag.len() >= 2
-        && flag.starts_with('-')
-        && flag.ends_with('c')
-        && flag[1..].chars().all(|c| c.is_ascii_lowercase());
-    if !(is_shell && is_c) {
-        return None;
-    }
-    let rest = line
-        .trim_start()
-        .strip_prefix(shell)?
-        .trim_start()
-        .strip_prefix(flag)?
-        .trim();
-    // One single-quoted word ('\'' inside), or one double-quoted word with
-    // nothing the shell would expand.
-    if let Some(inner) = rest.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
-        let unquoted = inner.replace("'\\''", "");
-        return (!unquoted.contains('\'')).then(|| inner.replace("'\\''", "'"));
-    }
-    if let Some(inner) = rest.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-        return (!inner.contains(['"', '$', '`', '\\'])).then(|| inner.to_string());
-    }
-    None
-}
-
 /// Where `option` is among `options` (the very option, not one sharing its id).
 fn index_of(options: &[PermissionOption], option: &PermissionOption) -> Option<usize> {
     options.iter().position(|o| std::ptr::eq(o, option))
@@ -1303,19 +755,6 @@ fn relabel(mut effects: Vec<Effect>, source: &str) -> Vec<Effect> {
     effects
 }
 
-/// One line of the mode dropdown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModeItem {
-    /// warden's own mode for this chat.
-    Chat(Mode),
-    /// One of the agent's advertised modes (index into `agent_modes.available`).
-    Agent(usize),
-    /// A value of one of the agent's session options (model, thought
-    /// level, ...): `option` indexes `controls.options`, `choice` a select's
-    /// choices (a boolean has one item, which flips it).
-    Option { option: usize, choice: usize },
-}
-
 /// What an option kind is called on a card.
 pub fn option_kind_label(kind: OptionKind) -> &'static str {
     match kind {
@@ -1325,6 +764,13 @@ pub fn option_kind_label(kind: OptionKind) -> &'static str {
         OptionKind::RejectAlways => "reject always",
     }
 }
+
+mod cards;
+mod mode_menu;
+mod scope;
+
+pub use mode_menu::ModeItem;
+pub use scope::AllowedScope;
 
 #[cfg(test)]
 mod attack_tests;

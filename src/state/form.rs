@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::{Action, AppState, Effect, Focus, RequestId};
+use crate::keys::{self, FormCmd};
 use crate::sanitize::one_line;
 
 /// The card option that accepts an elicitation (`acp::elicitation::ACCEPT`).
@@ -245,13 +246,13 @@ impl AppState {
         if matches!(self.focus, Focus::Form(_)) {
             return None;
         }
-        let (request, schema) = self.form_schema(self.review.selected)?;
-        let card = self.approvals.get(self.review.selected)?;
+        let (request, schema) = self.form_schema(self.cursor.selected)?;
+        let card = self.approvals.get(self.cursor.selected)?;
         let accept = card.request.options.iter().position(|o| o.id == ACCEPT);
         let opens = match action {
             Action::Char('y') => true,
             Action::Char(c @ '1'..='9') => accept == Some((*c as usize) - ('1' as usize)),
-            Action::Submit => accept == Some(self.review.choice),
+            Action::Submit => accept == Some(self.cursor.choice),
             Action::ClickChoice(i) => accept == Some(*i),
             Action::Char('a' | 'b' | 'A' | 'p') => {
                 self.notice =
@@ -275,39 +276,39 @@ impl AppState {
             return Vec::new();
         };
         form.error = None;
-        match action {
-            Action::Cancel => {
+        match (keys::lookup_action(keys::FORM, action), action) {
+            (Some(FormCmd::Back), _) => {
                 self.focus = Focus::Cards;
                 return Vec::new();
             }
-            Action::Up | Action::BackTab => form.selected = form.selected.saturating_sub(1),
-            Action::Down | Action::Tab => {
+            (Some(FormCmd::Prev), _) => form.selected = form.selected.saturating_sub(1),
+            (Some(FormCmd::Next), _) => {
                 form.selected = (form.selected + 1).min(form.fields.len().saturating_sub(1));
             }
-            Action::Left => form.cycle(-1),
-            Action::Right => form.cycle(1),
-            Action::Char(' ')
+            (Some(FormCmd::CycleBack), _) => form.cycle(-1),
+            (Some(FormCmd::Cycle), _) => form.cycle(1),
+            (_, Action::Char(' '))
                 if form.field().is_some_and(|f| {
                     matches!(f.kind, FieldKind::Flag | FieldKind::Choice { .. })
                 }) =>
             {
                 form.cycle(1);
             }
-            Action::Char(c) => {
+            (_, Action::Char(c)) => {
                 if let Some(field) = form.field()
                     && matches!(field.kind, FieldKind::Text | FieldKind::Number { .. })
                 {
                     field.value.push(*c);
                 }
             }
-            Action::Paste(text) => {
+            (_, Action::Paste(text)) => {
                 if let Some(field) = form.field()
                     && matches!(field.kind, FieldKind::Text | FieldKind::Number { .. })
                 {
                     field.value.push_str(&one_line(text));
                 }
             }
-            Action::Backspace => {
+            (Some(FormCmd::Erase), _) => {
                 if let Some(field) = form.field() {
                     match field.kind {
                         FieldKind::Text | FieldKind::Number { .. } => {
@@ -317,9 +318,9 @@ impl AppState {
                     }
                 }
             }
-            Action::Submit => match form.content() {
+            (Some(FormCmd::Send), _) => match form.content() {
                 Ok(content) => {
-                    self.review.selected = index;
+                    self.cursor.selected = index;
                     let accept = self.approvals[index]
                         .request
                         .options

@@ -1,5 +1,5 @@
 //! What decides for the user beyond the mode: per-agent bypass, rules, and
-//! this chat's grants. The review screen lists them and revokes them; "keep
+//! this chat's grants. the rules screen lists them and revokes them; "keep
 //! as rule" adds one from a card. Writes to the settings file are effects.
 
 use crate::policy::{Rule, suggest_rule};
@@ -18,7 +18,7 @@ pub enum SettingsEdit {
     RemoveRule { index: usize, expected: Rule },
 }
 
-/// One line of the review screen.
+/// One line of the rules screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GrantItem {
     /// An agent whose requests are allowed without asking.
@@ -78,7 +78,7 @@ impl AppState {
     /// Start "keep as rule" for the selected card: the narrowest sensible
     /// rule, its pattern editable in place.
     pub(super) fn start_keep_rule(&mut self) {
-        let Some(approval) = self.approvals.get(self.review.selected) else {
+        let Some(approval) = self.approvals.get(self.cursor.selected) else {
             return;
         };
         let rule = suggest_rule(&approval.view, &self.settings_agent(), self.home.as_deref());
@@ -96,8 +96,9 @@ impl AppState {
 
     /// Keys while editing the kept rule's pattern.
     pub(super) fn on_keep_rule_key(&mut self, action: &Action, mut field: Composer) -> Vec<Effect> {
-        match action {
-            Action::Submit => {
+        use crate::keys::{self, FieldCmd};
+        match keys::lookup_action(keys::KEEP_RULE, action) {
+            Some(FieldCmd::Done) => {
                 self.focus = Focus::Cards;
                 let Some(mut rule) = self.rule_draft.take() else {
                     return Vec::new();
@@ -121,20 +122,20 @@ impl AppState {
                 effects.extend(self.redecide_queue());
                 effects
             }
-            Action::Cancel => {
+            Some(FieldCmd::Back) => {
                 self.rule_draft = None;
                 self.focus = Focus::Cards;
                 Vec::new()
             }
-            other => {
-                super::edit_composer(&mut field, other);
+            None => {
+                super::edit_composer(&mut field, action);
                 self.focus = Focus::KeepRule(field);
                 Vec::new()
             }
         }
     }
 
-    /// Keys on the review screen.
+    /// Keys on the rules screen.
     pub(super) fn on_grants_key(
         &mut self,
         action: &Action,
@@ -147,40 +148,41 @@ impl AppState {
             if matches!(action, Action::Char('y') | Action::Submit) {
                 let effects = self.revoke(items.get(selected));
                 let remaining = self.grant_items().len();
-                self.focus = Focus::Grants {
+                self.focus = Focus::Rules {
                     selected: selected.min(remaining.saturating_sub(1)),
                     confirm: false,
                 };
                 return effects;
             }
-            self.focus = Focus::Grants {
+            self.focus = Focus::Rules {
                 selected,
                 confirm: false,
             };
             return Vec::new();
         }
-        match action {
-            Action::Up | Action::Char('k') => {
-                self.focus = Focus::Grants {
+        use crate::keys::{self, ListCmd};
+        match keys::lookup_action(keys::RULES, action) {
+            Some(ListCmd::Up) => {
+                self.focus = Focus::Rules {
                     selected: selected.saturating_sub(1),
                     confirm: false,
                 };
             }
-            Action::Down | Action::Char('j') => {
-                self.focus = Focus::Grants {
+            Some(ListCmd::Down) => {
+                self.focus = Focus::Rules {
                     selected: (selected + 1).min(last),
                     confirm: false,
                 };
             }
-            Action::Char('d' | 'x') | Action::Delete | Action::Backspace if !items.is_empty() => {
-                self.focus = Focus::Grants {
+            Some(ListCmd::Remove) if !items.is_empty() => {
+                self.focus = Focus::Rules {
                     selected,
                     confirm: true,
                 };
             }
-            Action::Cancel | Action::Char('q') | Action::Grants => self.close_grants(),
+            Some(ListCmd::Close) => self.close_grants(),
             _ => {
-                self.focus = Focus::Grants {
+                self.focus = Focus::Rules {
                     selected,
                     confirm: false,
                 }

@@ -7,6 +7,7 @@ mod approval;
 mod composer;
 mod form;
 mod grants;
+mod interrupt;
 mod options;
 pub mod picker;
 mod runtime_msgs;
@@ -17,12 +18,13 @@ pub mod workspace;
 pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
-    AllowedScope, Approval, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Question, Review,
+    AllowedScope, Approval, CardCursor, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Question,
     choices, option_kind_label,
 };
 pub use composer::Composer;
 pub use form::{FieldKind, FormEditor, FormField};
 pub use grants::{GrantItem, SettingsEdit};
+pub use interrupt::QUIT_WINDOW;
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
 pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
@@ -79,8 +81,12 @@ pub enum Action {
     Submit,
     /// Esc: cancel the running turn.
     Cancel,
-    /// Ctrl-C: clear the composer, or quit when it is empty.
-    Interrupt,
+    /// Ctrl-C, pressed at this instant: cancel the running turn, else
+    /// clear the composer; on an empty one, quit when pressed again within
+    /// [`QUIT_WINDOW`].
+    Interrupt(std::time::Instant),
+    /// F1, or `?` on an empty composer: show the keys of where the keys are.
+    Help,
     /// Ctrl-D: quit.
     Quit,
     /// Fold or unfold thoughts.
@@ -93,16 +99,16 @@ pub enum Action {
     BackTab,
     /// Scroll inside the selected card (Shift+Up/Down).
     CardScroll(i16),
-    /// Move focus between the composer and the cards (Ctrl-P).
-    Review,
+    /// Move the keys between the composer and the cards (Ctrl-P).
+    ToggleCards,
     /// Open the mode dropdown (Alt-M, or a click on the footer's mode).
     OpenModeMenu,
     /// A mouse click on a card's choice (index into `choices`).
     ClickChoice(usize),
     /// A mouse click on a dropdown item.
     PickModeItem(usize),
-    /// Open or close the review screen of bypasses, rules and grants (Ctrl-G).
-    Grants,
+    /// Open or close the rules screen: bypasses, rules and grants (Ctrl-G).
+    RulesScreen,
     /// Show terminals' whole output, or only their last lines (Ctrl-O).
     ToggleTerminals,
     /// Open a new chat (Ctrl-N).
@@ -289,12 +295,17 @@ pub struct AppState {
     pub quitting: bool,
     /// The chat's permission mode.
     pub mode: Mode,
+    /// The help overlay is open (any key closes it).
+    pub help: bool,
+    /// When Ctrl-C on an idle, empty composer was pressed: a second press
+    /// within [`QUIT_WINDOW`] quits.
+    pub quit_armed: Option<std::time::Instant>,
     /// Requests waiting for the user, oldest first.
     pub approvals: Vec<Approval>,
     /// Where keys go.
     pub focus: Focus,
     /// Position among the cards.
-    pub review: Review,
+    pub cursor: CardCursor,
     /// "Allow for this chat" grants.
     pub grants: Vec<ChatGrant>,
     /// The agent's name and bypass setting.
@@ -375,9 +386,11 @@ impl AppState {
             notice: None,
             quitting: false,
             mode: Mode::Default,
+            help: false,
+            quit_armed: None,
             approvals: Vec::new(),
             focus: Focus::Composer,
-            review: Review::default(),
+            cursor: CardCursor::default(),
             grants: Vec::new(),
             agent_policy: AgentPolicy::default(),
             rules: Vec::new(),
@@ -669,6 +682,10 @@ impl AppState {
         {
             return effects;
         }
+        let action = match self.on_help_or_interrupt(action) {
+            std::ops::ControlFlow::Break(effects) => return effects,
+            std::ops::ControlFlow::Continue(action) => action,
+        };
         // Keys that mean the same wherever the focus is.
         match action {
             // Not over a field or a question of a card's: those keep their keys.
@@ -685,7 +702,7 @@ impl AppState {
                         | Focus::ConfirmAll(_)
                         | Focus::Confirm(_)
                         | Focus::KeepRule(_)
-                        | Focus::Grants { .. }
+                        | Focus::Rules { .. }
                         | Focus::Form(_)
                 ) =>
             {
@@ -715,14 +732,14 @@ impl AppState {
                 // A click on a card answers it even while the composer has the keys.
                 self.focus = Focus::Cards;
             }
-            Action::Grants if !matches!(self.focus, Focus::Grants { .. }) => {
-                self.focus = Focus::Grants {
+            Action::RulesScreen if !matches!(self.focus, Focus::Rules { .. }) => {
+                self.focus = Focus::Rules {
                     selected: 0,
                     confirm: false,
                 };
                 return Vec::new();
             }
-            Action::Review => {
+            Action::ToggleCards => {
                 self.focus = match self.focus {
                     Focus::Composer if !self.approvals.is_empty() => Focus::Cards,
                     _ => Focus::Composer,
@@ -735,10 +752,7 @@ impl AppState {
             Focus::Composer => self.on_composer_key(action),
             Focus::Cards => {
                 self.focus = Focus::Cards;
-                match action {
-                    Action::Interrupt => self.quit(),
-                    other => self.on_card_key(&other),
-                }
+                self.on_card_key(&action)
             }
             Focus::Reason(field) => self.on_reason_key(&action, field),
             Focus::ConfirmAll(ids) => self.on_confirm_key(&action, ids),
@@ -746,7 +760,7 @@ impl AppState {
             Focus::ModeMenu(highlighted) => self.on_menu_key(&action, highlighted),
             Focus::KeepRule(field) => self.on_keep_rule_key(&action, field),
             Focus::Form(form) => self.on_form_key(&action, form),
-            Focus::Grants { selected, confirm } => self.on_grants_key(&action, selected, confirm),
+            Focus::Rules { selected, confirm } => self.on_grants_key(&action, selected, confirm),
         }
     }
 
@@ -759,13 +773,6 @@ impl AppState {
                 self.restart()
             }
             Action::Submit => self.submit(),
-            Action::Interrupt => {
-                if self.composer.is_empty() {
-                    return self.quit();
-                }
-                self.composer.take();
-                Vec::new()
-            }
             Action::BackTab => self.set_mode(self.mode.next()),
             Action::Restart => {
                 if self.connection == Connection::Down || self.agent_stuck {
@@ -826,7 +833,7 @@ impl AppState {
         vec![Effect::SendPrompt(text)]
     }
 
-    fn cancel(&mut self) -> Vec<Effect> {
+    pub(crate) fn cancel(&mut self) -> Vec<Effect> {
         match &mut self.turn {
             Some(turn) if !turn.cancelling => {
                 turn.cancelling = true;
@@ -839,7 +846,7 @@ impl AppState {
         }
     }
 
-    fn quit(&mut self) -> Vec<Effect> {
+    pub(crate) fn quit(&mut self) -> Vec<Effect> {
         self.quitting = true;
         let mut effects = Vec::new();
         if self.turn.is_some() {
@@ -908,6 +915,8 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
     }
 }
 
+#[cfg(test)]
+mod keys_tests;
 #[cfg(test)]
 mod modes_tests;
 #[cfg(test)]

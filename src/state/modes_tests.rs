@@ -273,7 +273,7 @@ fn two_cards() -> AppState {
     submit(&mut s, "edit both");
     s.update(edit(1, "a"));
     s.update(edit(2, "b"));
-    s.update(Msg::Action(Action::Review));
+    s.update(Msg::Action(Action::ToggleCards));
     assert_eq!(s.focus, Focus::Composer);
     s
 }
@@ -336,7 +336,7 @@ fn yes_approves_only_the_cards_still_allowed() {
 #[test]
 fn bypass_confirmed_asks_about_the_other_waiting_cards() {
     let mut s = two_cards();
-    s.update(Msg::Action(Action::Review));
+    s.update(Msg::Action(Action::ToggleCards));
     assert_eq!(s.focus, Focus::Cards);
     s.update(Msg::Action(Action::Char('b')));
     let effects = s.update(Msg::Action(Action::Char('n')));

@@ -125,7 +125,7 @@ impl Picker {
                     return PickerOutcome::Open(chat.chat_id.clone());
                 }
             }
-            Action::Cancel | Action::Quit | Action::Interrupt => return PickerOutcome::Quit,
+            Action::Cancel | Action::Quit | Action::Interrupt(_) => return PickerOutcome::Quit,
             _ => {}
         }
         PickerOutcome::Continue
@@ -282,7 +282,11 @@ mod tests {
 
     #[test]
     fn esc_ctrl_c_and_ctrl_d_quit() {
-        for action in [Action::Cancel, Action::Interrupt, Action::Quit] {
+        for action in [
+            Action::Cancel,
+            Action::Interrupt(std::time::Instant::now()),
+            Action::Quit,
+        ] {
             let mut p = picker();
             typed(&mut p, "parser");
             assert_eq!(p.update(&action), PickerOutcome::Quit);
@@ -294,7 +298,7 @@ mod tests {
         let mut p = picker();
         typed(&mut p, "cl");
         let before = p.clone();
-        for action in [Action::Newline, Action::ToggleThoughts, Action::Grants] {
+        for action in [Action::Newline, Action::ToggleThoughts, Action::RulesScreen] {
             assert_eq!(p.update(&action), PickerOutcome::Continue);
         }
         assert_eq!(p, before);

@@ -172,7 +172,7 @@ impl AppState {
     pub(super) fn on_search_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
         let search = self.search.as_mut()?;
         match action {
-            Action::Cancel | Action::Interrupt => {
+            Action::Cancel | Action::Interrupt(_) => {
                 self.search = None;
             }
             Action::Search => search.typing = true,

@@ -127,7 +127,7 @@ fn number_keys_pick_the_agents_options_and_tab_moves_between_cards() {
     ask(&mut s, 1, "t1", ToolKind::Edit);
     ask(&mut s, 2, "t2", ToolKind::Edit);
     key(&mut s, Action::Tab);
-    assert_eq!(s.review.selected, 1);
+    assert_eq!(s.cursor.selected, 1);
     let effects = key(&mut s, Action::Char('3'));
     assert_eq!(answers(&effects), vec![(2, selected("reject-once"))]);
     key(&mut s, Action::Down);
@@ -230,7 +230,7 @@ fn a_card_never_takes_keys_from_a_half_typed_message() {
     assert!(key(&mut s, Action::Char('y')).is_empty());
     assert_eq!(s.composer.text(), "hely", "y went into the message");
     assert_eq!(s.approvals.len(), 1, "the card still waits");
-    key(&mut s, Action::Review);
+    key(&mut s, Action::ToggleCards);
     assert_eq!(s.focus, Focus::Cards);
     assert_eq!(
         answers(&key(&mut s, Action::Char('y'))),
@@ -515,7 +515,7 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
         tool: "Bash".into(),
         commands: None,
     }];
-    key(&mut s, Action::Grants);
+    key(&mut s, Action::RulesScreen);
     assert_eq!(
         s.grant_items(),
         vec![
@@ -527,7 +527,7 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
     key(&mut s, Action::Char('d'));
     assert_eq!(
         s.focus,
-        Focus::Grants {
+        Focus::Rules {
             selected: 0,
             confirm: true
         }

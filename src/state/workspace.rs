@@ -6,9 +6,11 @@
 //! with A's id.
 
 use crate::chats::ChatSummary;
+use crate::keys::{self, ListCmd};
 use crate::sanitize::one_line;
 
 use super::picker::{Picker, PickerOutcome};
+
 use super::{Action, AppState, Composer, Effect, EntryKind, Focus, Msg};
 
 /// Identifies a chat for the runtime (stable while the chat is open; the
@@ -136,6 +138,8 @@ pub struct Workspace {
     pub sidebar: bool,
     /// One transient line for the workspace (shown like a chat's notice).
     pub notice: Option<String>,
+    /// The help of the chat list is open (any key closes it).
+    pub help: bool,
     next_id: ChatId,
 }
 
@@ -270,6 +274,9 @@ impl Workspace {
 
     fn on_action(&mut self, action: Action) -> Vec<WsEffect> {
         self.notice = None;
+        if std::mem::take(&mut self.help) && action != Action::Quit {
+            return Vec::new();
+        }
         let action = match action {
             // Ctrl-D leaves warden from anywhere; every chat answers its own.
             Action::Quit => {
@@ -280,7 +287,7 @@ impl Workspace {
                 };
             }
             // Ctrl-C backs out of the workspace's own screens, like Esc.
-            Action::Interrupt if self.focus != ChatFocus::Chat => Action::Cancel,
+            Action::Interrupt(_) if self.focus != ChatFocus::Chat => Action::Cancel,
             other => other,
         };
         match std::mem::take(&mut self.focus) {
@@ -329,29 +336,42 @@ impl Workspace {
             ws.focus = ChatFocus::List { selected };
             Vec::new()
         };
-        match action {
-            Action::Up | Action::BackTab => stay(self, selected.saturating_sub(1)),
-            Action::Down | Action::Tab => stay(self, (selected + 1).min(last)),
-            Action::Submit => {
+        // The chat keys mean here what the list's own keys do.
+        let cmd = match &action {
+            Action::GoToChat(n) => {
+                self.go_to(*n);
+                return Vec::new();
+            }
+            Action::NewChat => Some(ListCmd::New),
+            Action::PastChats => Some(ListCmd::Past),
+            Action::CloseChat => Some(ListCmd::Remove),
+            other => keys::lookup_action(keys::CHAT_LIST, other),
+        };
+        match cmd {
+            Some(ListCmd::Up) => stay(self, selected.saturating_sub(1)),
+            Some(ListCmd::Down) => stay(self, (selected + 1).min(last)),
+            Some(ListCmd::Pick) => {
                 self.active = selected;
                 Vec::new()
             }
-            Action::Cancel | Action::ChatList => Vec::new(),
-            Action::Char(c @ '1'..='9') => {
-                self.go_to(c as usize - '0' as usize);
+            Some(ListCmd::Close) => Vec::new(),
+            Some(ListCmd::Help) => {
+                self.help = true;
+                stay(self, selected)
+            }
+            Some(ListCmd::Digit) => {
+                if let Action::Char(c @ '1'..='9') = action {
+                    self.go_to(c as usize - '0' as usize);
+                }
                 Vec::new()
             }
-            Action::GoToChat(n) => {
-                self.go_to(n);
-                Vec::new()
-            }
-            Action::Char('n') | Action::NewChat => self.new_chat(),
-            Action::Char('o') | Action::PastChats => vec![WsEffect::OpenPicker],
-            Action::Char('s') => {
+            Some(ListCmd::New) => self.new_chat(),
+            Some(ListCmd::Past) => vec![WsEffect::OpenPicker],
+            Some(ListCmd::Sidebar) => {
                 self.sidebar = !self.sidebar;
                 stay(self, selected)
             }
-            Action::Char('r') => {
+            Some(ListCmd::Rename) => {
                 if let Some(chat) = self.chats.get(selected) {
                     let mut field = Composer::default();
                     field.insert_str(&chat.label());
@@ -362,7 +382,7 @@ impl Workspace {
                 }
                 Vec::new()
             }
-            Action::Char('x' | 'd') | Action::CloseChat => match self.chats.get(selected) {
+            Some(ListCmd::Remove) => match self.chats.get(selected) {
                 Some(chat) => {
                     let id = chat.id;
                     let effects = self.close(id);
@@ -375,7 +395,7 @@ impl Workspace {
                 }
                 None => Vec::new(),
             },
-            _ => stay(self, selected),
+            None => stay(self, selected),
         }
     }
 

@@ -354,10 +354,10 @@ fn ctrl_d_quits_from_any_screen_and_ctrl_c_backs_out_of_them() {
     let (mut ws, a, _b) = two();
     ask(&mut ws, a, 1, "a1");
     key(&mut ws, Action::ChatList);
-    assert!(key(&mut ws, Action::Interrupt).is_empty());
+    assert!(key(&mut ws, Action::Interrupt(std::time::Instant::now())).is_empty());
     assert_eq!(ws.focus, ChatFocus::Chat, "Ctrl-C closed the list");
     ws.show_picker(Vec::new());
-    key(&mut ws, Action::Interrupt);
+    key(&mut ws, Action::Interrupt(std::time::Instant::now()));
     assert_eq!(ws.focus, ChatFocus::Chat, "Ctrl-C closed the picker");
     // A close question open: Ctrl-D still quits, and chat 1's card is answered.
     key(&mut ws, Action::CloseChat);
@@ -443,7 +443,7 @@ mod random {
             Just(Action::Char('r')),
             Just(Action::Char('A')),
             Just(Action::Tab),
-            Just(Action::Review),
+            Just(Action::ToggleCards),
             Just(Action::Cancel),
             Just(Action::Submit),
             Just(Action::Up),

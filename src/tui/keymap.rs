@@ -1,7 +1,10 @@
 //! Key, mouse and paste events -> what they mean to warden.
 
+use std::time::Instant;
+
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
+use crate::keys::{self, Code, Global, Key};
 use crate::state::Action;
 use crate::ui::Scroll;
 
@@ -29,8 +32,13 @@ pub enum Input {
 /// Map a terminal event. `composer_empty` lets Home/End scroll the
 /// transcript when there is no text to move in.
 pub fn map_event(event: &Event, composer_empty: bool) -> Option<Input> {
+    map_event_at(event, composer_empty, Instant::now())
+}
+
+/// [`map_event`] with the time of the event (Ctrl-C carries it).
+pub fn map_event_at(event: &Event, composer_empty: bool, now: Instant) -> Option<Input> {
     match event {
-        Event::Key(key) => map_key(key, composer_empty),
+        Event::Key(key) => map_key_at(key, composer_empty, now),
         Event::Paste(text) => Some(Input::Action(Action::Paste(text.clone()))),
         Event::Mouse(mouse) => match mouse.kind {
             MouseEventKind::ScrollUp => Some(Input::Scroll(Scroll::Up(WHEEL_ROWS))),
@@ -46,73 +54,76 @@ pub fn map_event(event: &Event, composer_empty: bool) -> Option<Input> {
     }
 }
 
-/// Map one key press.
+/// Map one key press (now).
 pub fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
+    map_key_at(key, composer_empty, Instant::now())
+}
+
+/// Map one key press made at `now`: the composer and chat tables of
+/// [`crate::keys`] first; a character without Ctrl is typed; anything
+/// else means nothing.
+pub fn map_key_at(key: &KeyEvent, composer_empty: bool, now: Instant) -> Option<Input> {
     if key.kind == KeyEventKind::Release {
         return None;
     }
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
-    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-    let action = |a| Some(Input::Action(a));
-    let scroll = |s| Some(Input::Scroll(s));
-    match key.code {
-        KeyCode::Enter if alt || shift => action(Action::Newline),
-        KeyCode::Enter => action(Action::Submit),
-        KeyCode::Char('j') if ctrl => action(Action::Newline),
-        KeyCode::Esc => action(Action::Cancel),
-        KeyCode::Char('c') if ctrl => action(Action::Interrupt),
-        KeyCode::Char('d') if ctrl => action(Action::Quit),
-        KeyCode::Char('t') if ctrl => action(Action::ToggleThoughts),
-        KeyCode::Char('o') if ctrl => action(Action::ToggleTerminals),
-        KeyCode::Char('r') if ctrl => action(Action::Restart),
-        KeyCode::Char('p') if ctrl => action(Action::Review),
-        KeyCode::Char('g') if ctrl => action(Action::Grants),
-        KeyCode::Char('m') if alt => action(Action::OpenModeMenu),
-        KeyCode::F(2) => action(Action::OpenModeMenu),
-        KeyCode::Char('n') if ctrl => action(Action::NewChat),
-        KeyCode::Char('l') if ctrl => action(Action::ChatList),
-        KeyCode::Char(c @ '1'..='9') if alt => action(Action::GoToChat(c as usize - '0' as usize)),
-        KeyCode::Char('n') if alt => action(Action::NextChat),
-        KeyCode::Char('p') if alt => action(Action::PrevChat),
-        KeyCode::Char('w') if alt => action(Action::CloseChat),
-        KeyCode::Char('o') if alt => action(Action::PastChats),
-        KeyCode::PageDown if ctrl => action(Action::NextChat),
-        KeyCode::PageUp if ctrl => action(Action::PrevChat),
-        KeyCode::Char('f') if ctrl => action(Action::Search),
-        KeyCode::Char('y') if ctrl => action(Action::Copy),
-        KeyCode::Char('y') if alt => action(Action::CopyCode),
-        KeyCode::Char('s') if alt => Some(Input::ToggleMouse),
-        KeyCode::Char('a') if ctrl => action(Action::LineStart),
-        KeyCode::Char('e') if ctrl => action(Action::LineEnd),
-        KeyCode::Char('u') if ctrl => action(Action::KillLineStart),
-        KeyCode::Char('k') if ctrl => action(Action::KillLineEnd),
-        KeyCode::Char('w') if ctrl => action(Action::DeleteWordBack),
-        KeyCode::Char('b') if alt => action(Action::WordLeft),
-        KeyCode::Char('f') if alt => action(Action::WordRight),
-        KeyCode::Char(_) if ctrl => None,
-        KeyCode::Char(c) => action(Action::Char(c)),
-        KeyCode::Tab => action(Action::Tab),
-        KeyCode::BackTab => action(Action::BackTab),
-        KeyCode::Backspace if alt || ctrl => action(Action::DeleteWordBack),
-        KeyCode::Backspace => action(Action::Backspace),
-        KeyCode::Delete => action(Action::Delete),
-        KeyCode::Left if ctrl || alt => action(Action::WordLeft),
-        KeyCode::Right if ctrl || alt => action(Action::WordRight),
-        KeyCode::Left => action(Action::Left),
-        KeyCode::Right => action(Action::Right),
-        KeyCode::Up if shift => action(Action::CardScroll(-3)),
-        KeyCode::Down if shift => action(Action::CardScroll(3)),
-        KeyCode::Up => action(Action::Up),
-        KeyCode::Down => action(Action::Down),
-        KeyCode::Home if ctrl || composer_empty => scroll(Scroll::Top),
-        KeyCode::End if ctrl || composer_empty => scroll(Scroll::Bottom),
-        KeyCode::Home => action(Action::LineStart),
-        KeyCode::End => action(Action::LineEnd),
-        KeyCode::PageUp => scroll(Scroll::PageUp),
-        KeyCode::PageDown => scroll(Scroll::PageDown),
-        _ => None,
+    let pressed = key_of(key)?;
+    let found =
+        keys::lookup(keys::COMPOSER, pressed).or_else(|| keys::lookup(keys::CHATS, pressed));
+    match found {
+        Some(Global::Act(action)) => Some(Input::Action(action)),
+        Some(Global::Scroll(scroll)) => Some(Input::Scroll(scroll)),
+        Some(Global::EdgeOrLine(scroll, _)) if composer_empty => Some(Input::Scroll(scroll)),
+        Some(Global::EdgeOrLine(_, action)) => Some(Input::Action(action)),
+        Some(Global::GoToChat) => match pressed.code {
+            Code::Char(c @ '1'..='9') => {
+                Some(Input::Action(Action::GoToChat(c as usize - '0' as usize)))
+            }
+            _ => None,
+        },
+        Some(Global::Interrupt) => Some(Input::Action(Action::Interrupt(now))),
+        Some(Global::ToggleMouse) => Some(Input::ToggleMouse),
+        None => match pressed {
+            Key {
+                code: Code::Char(c),
+                ctrl: false,
+                ..
+            } => Some(Input::Action(Action::Char(c))),
+            _ => None,
+        },
     }
+}
+
+/// The key as warden names it. A character's Shift is in the character
+/// (and Alt with it stays, for Alt+letters); Shift+Tab is its own key.
+fn key_of(key: &KeyEvent) -> Option<Key> {
+    let mods = key.modifiers;
+    let code = match key.code {
+        KeyCode::Char(c) => Code::Char(c),
+        KeyCode::Enter => Code::Enter,
+        KeyCode::Esc => Code::Esc,
+        KeyCode::Tab if key.modifiers.contains(KeyModifiers::SHIFT) => Code::BackTab,
+        KeyCode::Tab => Code::Tab,
+        KeyCode::BackTab => Code::BackTab,
+        KeyCode::Backspace => Code::Backspace,
+        KeyCode::Delete => Code::Delete,
+        KeyCode::Left => Code::Left,
+        KeyCode::Right => Code::Right,
+        KeyCode::Up => Code::Up,
+        KeyCode::Down => Code::Down,
+        KeyCode::Home => Code::Home,
+        KeyCode::End => Code::End,
+        KeyCode::PageUp => Code::PageUp,
+        KeyCode::PageDown => Code::PageDown,
+        KeyCode::F(n) => Code::F(n),
+        _ => return None,
+    };
+    let shift_counts = !matches!(code, Code::Char(_) | Code::BackTab);
+    Some(Key {
+        code,
+        ctrl: mods.contains(KeyModifiers::CONTROL),
+        alt: mods.contains(KeyModifiers::ALT),
+        shift: shift_counts && mods.contains(KeyModifiers::SHIFT),
+    })
 }
 
 #[cfg(test)]
@@ -141,9 +152,14 @@ mod tests {
 
     #[test]
     fn control_keys() {
+        let now = Instant::now();
         assert_eq!(
-            key(KeyCode::Char('c'), KeyModifiers::CONTROL),
-            Some(Input::Action(Action::Interrupt))
+            map_key_at(
+                &KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+                false,
+                now
+            ),
+            Some(Input::Action(Action::Interrupt(now)))
         );
         assert_eq!(
             key(KeyCode::Char('d'), KeyModifiers::CONTROL),

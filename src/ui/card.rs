@@ -16,6 +16,7 @@ use super::entry::{Ctx, INDENT, diff_lines};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, str_width, truncate_end, wrap_into, wrap_text_into};
+use crate::keys;
 use crate::model::{AgentMode, ToolContent, ToolKind};
 use crate::policy::{Rule, Sent, allow_option, sent_for, switch_allow_option};
 use crate::sanitize::{one_line, visible};
@@ -23,19 +24,6 @@ use crate::state::{
     AppState, Approval, Choice, Composer, Focus, RequestId, choices, option_kind_label,
 };
 
-/// The keys of a card, under its choices.
-pub(crate) const HINTS: &str = "y allow · n deny · 1-9 options · a chat · b bypass · p keep as rule · r reason · A all · Tab next · e expand · Ctrl-P type";
-/// The keys the choices do not show, when the card is short of room.
-const SHORT_HINTS: &str = "y allow · n deny · p keep as rule · Tab next · e expand · Ctrl-P type";
-/// The keys while warden asks a question under the card.
-const QUESTION_HINTS: &str = "y yes · n or Esc no";
-/// An elicitation is answered by the user alone: no chat grant, bypass or rule.
-const ELICITATION_HINTS: &str =
-    "y accept (a form: fill it in) · n decline · Tab next · e expand · Ctrl-P type";
-/// The keys while a denial reason is typed.
-const REASON_HINTS: &str = "Enter deny and send the reason · Esc back to the choices";
-/// The keys while the pattern of a kept rule is edited.
-const KEEP_HINTS: &str = "Enter keep (appended to the settings file) · Esc back";
 /// Before the deny-with-reason field.
 pub(crate) const REASON_PROMPT: &str = "Why not? (sent to the agent) › ";
 /// Rows of raw input shown before "… N more lines · e expand".
@@ -103,7 +91,7 @@ fn focused(focus: &Focus) -> bool {
 /// The selected card's index, kept inside the queue.
 fn selected(state: &AppState) -> usize {
     state
-        .review
+        .cursor
         .selected
         .min(state.approvals.len().saturating_sub(1))
 }
@@ -138,7 +126,7 @@ pub(crate) fn detail<'c>(
         return &[];
     };
     let width = body_width(width);
-    let expanded = state.review.expanded;
+    let expanded = state.cursor.expanded;
     let content = content_of(state, approval);
     let fresh = cache.as_ref().is_some_and(|c| {
         c.id == approval.id
@@ -343,7 +331,7 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
 
     let mut bottom = Vec::new();
     let mut choice_at = Vec::new();
-    let highlighted = (state.focus == Focus::Cards).then_some(state.review.choice);
+    let highlighted = (state.focus == Focus::Cards).then_some(state.cursor.choice);
     for (i, choice) in choices(approval).into_iter().enumerate() {
         let start = bottom.len();
         choice_rows(&mut bottom, state, approval, choice, width, theme);
@@ -385,19 +373,13 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
         _ => {}
     }
     choice_at.resize(bottom.len(), None);
-    let (full, short) = match state.focus {
-        Focus::Reason(_) => (REASON_HINTS, REASON_HINTS),
-        Focus::KeepRule(_) => (KEEP_HINTS, KEEP_HINTS),
-        Focus::Confirm(_) => (QUESTION_HINTS, QUESTION_HINTS),
-        _ if approval.view.elicitation => (ELICITATION_HINTS, ELICITATION_HINTS),
-        _ => (HINTS, SHORT_HINTS),
-    };
+    let (full, short) = hint_lines(&state.focus, approval.view.elicitation);
     let mut hints = Vec::new();
-    wrap_text_into(&mut hints, full, theme.dim(), &[], &[], width, Mode::Word);
+    wrap_text_into(&mut hints, &full, theme.dim(), &[], &[], width, Mode::Word);
     let mut short_hints = Vec::new();
     wrap_text_into(
         &mut short_hints,
-        short,
+        &short,
         theme.dim(),
         &[],
         &[],
@@ -423,6 +405,10 @@ pub(crate) fn fit_expand_hint(
     width: u16,
     theme: Theme,
 ) {
+    let elicitation = state
+        .approvals
+        .get(selected(state))
+        .is_some_and(|a| a.view.elicitation);
     let cut = detail
         .iter()
         .any(|l| l.spans.iter().any(|s| s.content.ends_with("· e expand")));
@@ -430,17 +416,32 @@ pub(crate) fn fit_expand_hint(
         state.focus,
         Focus::Reason(_) | Focus::KeepRule(_) | Focus::Confirm(_)
     );
-    if cut || state.review.expanded || !default_keys {
+    if cut || state.cursor.expanded || !default_keys {
         return;
     }
     let width = body_width(width);
-    for (rows, text) in [
-        (&mut card.hints, HINTS),
-        (&mut card.short_hints, SHORT_HINTS),
-    ] {
+    let (full, short) = hint_lines(&state.focus, elicitation);
+    for (rows, text) in [(&mut card.hints, full), (&mut card.short_hints, short)] {
         rows.clear();
         let text = text.replace(" · e expand", "");
         wrap_text_into(rows, &text, theme.dim(), &[], &[], width, Mode::Word);
+    }
+}
+
+/// The card's hint lines (full, and short of room) for where the keys are,
+/// from the key tables; an elicitation is answered by the user alone (no
+/// chat grant, bypass or rule).
+pub(crate) fn hint_lines(focus: &Focus, elicitation: bool) -> (String, String) {
+    let both = |line: String| (line.clone(), line);
+    match focus {
+        Focus::Reason(_) => both(keys::card_hints(keys::REASON, false)),
+        Focus::KeepRule(_) => both(keys::card_hints(keys::KEEP_RULE, false)),
+        Focus::Confirm(_) => both(keys::card_hints(keys::QUESTION, false)),
+        _ if elicitation => both(keys::elicitation_hints()),
+        _ => (
+            keys::card_hints(keys::CARDS, false),
+            keys::card_hints(keys::CARDS, true),
+        ),
     }
 }
 
@@ -821,7 +822,7 @@ fn render_box(
         return;
     }
     let h = usize::from(inner.height);
-    let scroll = usize::from(state.review.scroll);
+    let scroll = usize::from(state.cursor.scroll);
     let tops = (0..card.top.len()).map(Src::Top);
     let details = (0..detail.len()).map(Src::Detail);
     let bottoms = (0..card.bottom.len()).map(Src::Bottom);

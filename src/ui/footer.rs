@@ -10,19 +10,11 @@ use ratatui::text::{Line, Span};
 
 use super::theme::Theme;
 use super::wrap::{spans_width, str_width, truncate_end, truncate_start};
+use crate::keys;
 use crate::sanitize::one_line;
 use crate::state::workspace::DIGIT_CHATS;
-use crate::state::{AppState, Connection, Focus};
+use crate::state::{Action, AppState, Connection, Focus};
 
-/// Key hints, dropped from the first as the footer narrows.
-const HINTS: [&str; 6] = [
-    "PgUp/PgDn scroll",
-    "Ctrl-T thoughts",
-    "Ctrl-G rules",
-    "Ctrl-L chats",
-    "Shift-Tab mode",
-    "Ctrl-C quit",
-];
 /// Between footer parts.
 const SEP: &str = " │ ";
 /// Between the mode slot and the agent's own mode.
@@ -101,7 +93,11 @@ fn pending(state: &AppState, theme: Theme) -> Option<Span<'static>> {
     );
     (!state.approvals.is_empty() && !on_cards).then(|| {
         Span::styled(
-            format!("{} pending · Ctrl-P review", state.approvals.len()),
+            format!(
+                "{} pending · {} review",
+                state.approvals.len(),
+                keys::key_name(keys::COMPOSER, &keys::Global::Act(Action::ToggleCards))
+            ),
             theme.pending(),
         )
     })
@@ -279,9 +275,11 @@ pub(crate) fn render_with(
     // directory; then without the agent's name.
     let full = parts(Some(cwd.clone()), 2, false);
     let full_w = spans_width(&full.spans);
+    // Key hints from the key tables, dropped from the first as the footer narrows.
+    let all_hints = crate::keys::footer_hints();
     let mut hints = 0;
-    for n in (1..=HINTS.len()).rev() {
-        let hint = HINTS[HINTS.len() - n..].join(" · ");
+    for n in (1..=all_hints.len()).rev() {
+        let hint = all_hints[all_hints.len() - n..].join(" · ");
         if full_w + 2 + str_width(&hint) <= width {
             hints = n;
             break;
@@ -317,7 +315,7 @@ pub(crate) fn render_with(
     let line = Line::from(chosen.spans);
     buf.set_line(area.x, area.y, &line, area.width);
     if hints > 0 {
-        let hint = HINTS[HINTS.len() - hints..].join(" · ");
+        let hint = all_hints[all_hints.len() - hints..].join(" · ");
         let hint = truncate_end(&hint, width);
         let w = str_width(&hint);
         let x = area

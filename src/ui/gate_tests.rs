@@ -253,7 +253,7 @@ fn card_switch_mode_plan_100x36() {
 #[test]
 fn card_long_input_collapsed_100x36() {
     let state = asking(vec![long_request()]);
-    assert!(!state.review.expanded);
+    assert!(!state.cursor.expanded);
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -261,7 +261,7 @@ fn card_long_input_collapsed_100x36() {
 fn card_long_input_expanded_100x36() {
     let mut state = asking(vec![long_request()]);
     state.update(Msg::Action(Action::Char('e')));
-    assert!(state.review.expanded);
+    assert!(state.cursor.expanded);
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -278,8 +278,8 @@ fn queue_of_three_second_selected_100x36() {
     let mut state = asking(vec![edit_request(), execute_request(), long_request()]);
     state.update(Msg::Action(Action::Tab));
     state.update(Msg::Action(Action::Down));
-    assert_eq!(state.review.selected, 1);
-    assert_eq!(state.review.choice, 1);
+    assert_eq!(state.cursor.selected, 1);
+    assert_eq!(state.cursor.choice, 1);
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -339,7 +339,7 @@ fn footer_and_mode_dropdown_100x16() {
 fn footer_with_pending_cards() {
     let mut state = asking(vec![edit_request(), execute_request()]);
     state.composer.insert_str("half-typed");
-    state.update(Msg::Action(Action::Review));
+    state.update(Msg::Action(Action::ToggleCards));
     assert_eq!(state.focus, Focus::Composer);
     let mut auto = state.clone();
     auto.mode = Mode::Auto;
@@ -524,7 +524,7 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
         "a focused card has a loud border"
     );
 
-    state.update(Msg::Action(Action::Review));
+    state.update(Msg::Action(Action::ToggleCards));
     assert_eq!(state.focus, Focus::Composer);
     let text = draw_on(&mut term, &state, &mut view);
     let buf = term.backend().buffer().clone();
@@ -547,7 +547,7 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
             .unwrap_or(0),
             35
         ),
-        Some(Action::Review)
+        Some(Action::ToggleCards)
     );
 }
 
@@ -555,9 +555,9 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
 fn card_scroll_is_clamped() {
     let mut state = asking(vec![long_request()]);
     state.update(Msg::Action(Action::Char('e')));
-    state.review.scroll = 10_000;
+    state.cursor.scroll = 10_000;
     let far = screen(&state, 80, 24);
-    state.review.scroll = 200;
+    state.cursor.scroll = 200;
     assert_eq!(screen(&state, 80, 24), far);
     assert!(far.contains("↑"), "{far}");
     assert!(!far.contains("↓ "), "at the end: {far}");
@@ -593,7 +593,7 @@ fn an_approval_built_by_hand_renders() {
 fn tiny_terminals_with_cards_and_the_dropdown_do_not_panic() {
     let mut state = asking(vec![edit_request(), execute_request(), long_request()]);
     state.agent_modes = Some(agent_modes());
-    state.review.scroll = 50;
+    state.cursor.scroll = 50;
     state.bypassed_agents = vec!["claude-code".into()];
     state.rules = vec![Rule::new(RuleDecision::Deny); 3];
     state.rule_draft = Some(Rule::new(RuleDecision::Allow));
@@ -603,7 +603,7 @@ fn tiny_terminals_with_cards_and_the_dropdown_do_not_panic() {
         Focus::ConfirmAll(vec![1, 2, 3]),
         Focus::ModeMenu(5),
         Focus::KeepRule(Composer::default()),
-        Focus::Grants {
+        Focus::Rules {
             selected: 9,
             confirm: true,
         },
@@ -703,7 +703,7 @@ fn reviewing() -> AppState {
         tool: "Edit".into(),
         commands: None,
     }];
-    state.update(Msg::Action(Action::Grants));
+    state.update(Msg::Action(Action::RulesScreen));
     state
 }
 
@@ -713,7 +713,7 @@ fn review_screen_second_selected_80x24() {
     state.update(Msg::Action(Action::Down));
     assert_eq!(
         state.focus,
-        Focus::Grants {
+        Focus::Rules {
             selected: 1,
             confirm: false
         }
@@ -754,7 +754,7 @@ fn review_screen_revoke_confirmation_80x24() {
     state.update(Msg::Action(Action::Char('d')));
     assert_eq!(
         state.focus,
-        Focus::Grants {
+        Focus::Rules {
             selected: 1,
             confirm: true
         }
@@ -773,7 +773,7 @@ fn review_screen_revoke_confirmation_120x40() {
 #[test]
 fn review_screen_empty_80x24() {
     let mut state = chat(None);
-    state.update(Msg::Action(Action::Grants));
+    state.update(Msg::Action(Action::RulesScreen));
     assert!(state.grant_items().is_empty());
     assert_snapshot!(screen(&state, 80, 24));
 }
@@ -781,7 +781,7 @@ fn review_screen_empty_80x24() {
 #[test]
 fn review_screen_takes_every_click() {
     let mut state = asking(vec![execute_request()]);
-    state.update(Msg::Action(Action::Grants));
+    state.update(Msg::Action(Action::RulesScreen));
     let mut term = terminal(100, 36);
     let mut view = view();
     draw_on(&mut term, &state, &mut view);
@@ -845,7 +845,7 @@ fn review_screen_scrolls_to_keep_the_selection_in_view() {
 fn review_screen_shows_agent_names_visibly() {
     let mut state = chat(None);
     state.bypassed_agents = vec!["evil\u{1b}[31magent".into()];
-    state.update(Msg::Action(Action::Grants));
+    state.update(Msg::Action(Action::RulesScreen));
     state.update(Msg::Action(Action::Char('d')));
     let text = screen(&state, 120, 40);
     assert!(text.contains("`evil␛[31magent`"), "{text}");

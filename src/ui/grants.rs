@@ -1,4 +1,4 @@
-//! The review screen (Ctrl-G): what decides for the user beyond the mode,
+//! The rules screen (Ctrl-G): what decides for the user beyond the mode,
 //! over the whole screen. Agents on bypass, the settings file's rules in
 //! file order, and this chat's grants, each revocable after a "y".
 //!
@@ -187,7 +187,7 @@ fn more(arrow: &str, items: usize) -> String {
     }
 }
 
-/// Draw the review screen over `area`; `top` is the first list row shown,
+/// Draw the rules screen over `area`; `top` is the first list row shown,
 /// kept between draws so the list scrolls only as far as the selection needs.
 pub(crate) fn render(
     buf: &mut Buffer,

@@ -1,7 +1,7 @@
 //! Render-only widgets, drawn from the pure state. A chat's screen, from
 //! `&AppState`: the transcript (fills the screen), the pending approval
 //! cards, an optional notice line, the composer, a one-row footer, and the
-//! mode dropdown over them when it is open; the review screen (Ctrl-G)
+//! mode dropdown over them when it is open; the rules screen (Ctrl-G)
 //! covers it all. Around it, from `&Workspace` ([`draw_workspace`]): the
 //! chat list, a sidebar beside the chat on a wide screen or a box over it
 //! on a narrow one while it has the keys (each chat's number, agent, label,
@@ -26,6 +26,7 @@ mod entry;
 mod footer;
 mod form;
 mod grants;
+mod help;
 mod history;
 mod markdown;
 mod mode_menu;
@@ -41,6 +42,8 @@ mod wrap;
 mod chat_list_tests;
 #[cfg(test)]
 mod gate_tests;
+#[cfg(test)]
+mod keys_tests;
 #[cfg(test)]
 mod modes_tests;
 #[cfg(test)]
@@ -73,7 +76,7 @@ pub struct View {
     composer_top: usize,
     /// The selected card's request part, laid out.
     card_detail: Option<card::DetailCache>,
-    /// First list row of the review screen shown, once its list outgrows
+    /// First list row of the rules screen shown, once its list outgrows
     /// the screen.
     grants_top: usize,
     /// What screen cells mean to a click, from the last draw; later entries
@@ -319,6 +322,16 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
         let area = chat_list::new_chat(frame.buffer_mut(), screen, ws, selected, theme);
         views.hits.push((area, None));
     }
+    if ws.help {
+        help::render(
+            frame.buffer_mut(),
+            screen,
+            crate::keys::Context::ChatList,
+            theme,
+        );
+        views.hits.push((screen, None));
+        cursor = None;
+    }
     if let Some(position) = cursor {
         frame.set_cursor_position(position);
     }
@@ -471,7 +484,7 @@ fn draw_chat(
         let hits = footer::render_with(frame.buffer_mut(), footer, state, around.chats, theme);
         view.hits.push((hits.mode, Some(Action::OpenModeMenu)));
         if let Some(pending) = hits.pending {
-            view.hits.push((pending, Some(Action::Review)));
+            view.hits.push((pending, Some(Action::ToggleCards)));
         }
         if around.mouse_released {
             search::mouse_badge(frame.buffer_mut(), footer, theme);
@@ -498,7 +511,7 @@ fn draw_chat(
             );
         }
     }
-    if let Focus::Grants { selected, confirm } = state.focus {
+    if let Focus::Rules { selected, confirm } = state.focus {
         grants::render(
             frame.buffer_mut(),
             area,
@@ -513,6 +526,16 @@ fn draw_chat(
         cursor = None;
     } else {
         view.grants_top = 0;
+    }
+    if state.help {
+        help::render(
+            frame.buffer_mut(),
+            area,
+            crate::keys::Context::of(&state.focus),
+            theme,
+        );
+        view.hits.push((area, None));
+        cursor = None;
     }
     if let Some(position) = cursor.filter(|_| !around.covered) {
         frame.set_cursor_position(position);

@@ -86,7 +86,7 @@ fn bypass_question_100x30() {
 #[test]
 fn mode_change_question_100x30() {
     let mut state = two_cards("claude-code");
-    state.update(Msg::Action(Action::Review));
+    state.update(Msg::Action(Action::ToggleCards));
     state.update(Msg::Action(Action::BackTab));
     assert_eq!(state.mode, Mode::Auto);
     assert_eq!(state.approvals.len(), 2, "nothing approved unseen");

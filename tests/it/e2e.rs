@@ -541,7 +541,7 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     assert!(again.state().approvals.is_empty());
     assert_eq!(last_log(dir.path()).source, "rule");
     // Revoke it on the review screen: the card comes back.
-    key(&mut again, Action::Grants);
+    key(&mut again, Action::RulesScreen);
     let items = again.state().grant_items();
     let at = items
         .iter()

@@ -136,7 +136,7 @@ async fn plan_is_refused_for_an_agent_without_an_asking_mode() {
     );
     assert_eq!(app.state().composer.text(), "fs-write", "the text is kept");
     // In Default the turn runs and asks as usual.
-    key(&mut app, Action::Interrupt);
+    key(&mut app, Action::Interrupt(std::time::Instant::now()));
     key(&mut app, Action::BackTab);
     assert_eq!(app.state().mode, Mode::Default);
     send(&mut app, "fs-write");
@@ -155,7 +155,7 @@ async fn cycling_through_auto_never_allows_waiting_cards() {
     .await;
     send(&mut app, "three");
     pump_until(&mut app, "three cards", |s| s.approvals.len() == 3).await;
-    key(&mut app, Action::Review);
+    key(&mut app, Action::ToggleCards);
     key(&mut app, Action::BackTab);
     assert_eq!(app.state().mode, Mode::Auto);
     assert_eq!(app.state().approvals.len(), 3, "Auto allowed nothing yet");
@@ -183,7 +183,7 @@ async fn switching_into_auto_asks_before_approving_waiting_cards() {
     .await;
     send(&mut app, "three");
     pump_until(&mut app, "three cards", |s| s.approvals.len() == 3).await;
-    key(&mut app, Action::Review);
+    key(&mut app, Action::ToggleCards);
     key(&mut app, Action::BackTab);
     assert_eq!(app.state().mode, Mode::Auto);
     key(&mut app, Action::Char('n'));

@@ -18,6 +18,7 @@ mod gate_modes;
 mod hostile_files;
 mod hostile_output;
 mod identity;
+mod keys;
 mod runtime;
 mod settings;
 mod transcript;

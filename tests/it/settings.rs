@@ -716,7 +716,7 @@ async fn a_chat_on_settings_that_do_not_load_asks_for_everything() {
     // The rule that stands for the file cannot be revoked from the review screen.
     let rules = app.state().rules.clone();
     assert_eq!(rules, vec![settings::fail_closed_rule()]);
-    for action in [Action::Grants, Action::Char('d'), Action::Char('y')] {
+    for action in [Action::RulesScreen, Action::Char('d'), Action::Char('y')] {
         app.handle(Msg::Action(action));
     }
     assert_eq!(app.state().rules, rules);

@@ -1,0 +1,352 @@
+//! The keys on the cards: picking a choice, the denial reason, the
+//! questions under a card ("approve all?", "bypass?", "approve the waiting
+//! cards?"). What each key means comes from `crate::keys`.
+
+use crate::keys::{self, AnswerCmd, CardCmd, FieldCmd};
+use crate::model::{PermissionOutcome, ToolKind};
+use crate::policy::{self, Decision, Source, allow_option, reject_option};
+use crate::sanitize::one_line;
+use crate::state::{Action, AppState, Composer, Effect, RequestId};
+
+use super::{Choice, Focus, Question, Resolved, UserPick, choices, index_of, no_allow_notice};
+
+impl AppState {
+    /// Keys while a question is asked.
+    pub(in crate::state) fn on_question_key(
+        &mut self,
+        action: &Action,
+        question: Question,
+    ) -> Vec<Effect> {
+        let answer = keys::lookup_action(keys::QUESTION, action);
+        let yes = answer == Some(AnswerCmd::Yes);
+        match question {
+            Question::AllowWaiting(ids) => {
+                self.close_question();
+                if answer == Some(AnswerCmd::NextMode) {
+                    return self.set_mode(self.mode.next());
+                }
+                if !yes {
+                    self.notice = Some(format!(
+                        "the waiting cards stay; the mode is {} for new requests",
+                        self.mode.label()
+                    ));
+                    return Vec::new();
+                }
+                let mut effects = Vec::new();
+                for id in ids {
+                    let Some(index) = self.approvals.iter().position(|a| a.id == id) else {
+                        continue;
+                    };
+                    let decision =
+                        policy::decide(&self.approvals[index].view, &self.policy_context());
+                    let decision = match decision {
+                        Decision::Allow {
+                            option_id,
+                            source,
+                            reason,
+                        } => Decision::Allow {
+                            option_id,
+                            source,
+                            reason: format!("{reason}, approved by you"),
+                        },
+                        Decision::Ask { .. } => continue,
+                        deny => deny,
+                    };
+                    if let Some(approval) = self.take_approval(index) {
+                        effects.extend(self.apply_automatic(&approval, decision));
+                    }
+                }
+                effects
+            }
+            Question::Bypass(card) => {
+                self.close_question();
+                if yes {
+                    self.bypass_confirmed(card)
+                } else {
+                    self.notice = Some(format!("{} is not bypassed", one_line(&self.agent_name)));
+                    Vec::new()
+                }
+            }
+        }
+    }
+
+    pub(super) fn close_question(&mut self) {
+        self.focus = if self.approvals.is_empty() {
+            Focus::Composer
+        } else {
+            Focus::Cards
+        };
+    }
+
+    /// Keys while the cards have focus.
+    pub(in crate::state) fn on_card_key(&mut self, action: &Action) -> Vec<Effect> {
+        use Action as A;
+        if let Some(effects) = self.on_form_card_key(action) {
+            return effects;
+        }
+        let Some(card) = self.approvals.get(self.cursor.selected) else {
+            self.focus = Focus::Composer;
+            return Vec::new();
+        };
+        let list = choices(card);
+        if let A::ClickChoice(index) = action {
+            return match list.get(*index) {
+                Some(choice) => {
+                    self.cursor.choice = *index;
+                    self.choose(*choice)
+                }
+                None => Vec::new(),
+            };
+        }
+        let Some(cmd) = keys::lookup_action(keys::CARDS, action) else {
+            if matches!(action, A::Char(_) | A::Paste(_)) {
+                self.notice = Some(format!(
+                    "a card is waiting: {} · Ctrl-P back to typing",
+                    keys::hints(keys::CARDS, |h| h == keys::Hint::CardShort)
+                        .into_iter()
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .join(" · ")
+                ));
+            }
+            return Vec::new();
+        };
+        match cmd {
+            CardCmd::Allow => self.pick(UserPick::Allow),
+            CardCmd::Deny => self.pick(UserPick::Deny),
+            CardCmd::AllowForChat | CardCmd::Bypass => {
+                let choice = if cmd == CardCmd::AllowForChat {
+                    Choice::AllowForChat
+                } else {
+                    Choice::Bypass
+                };
+                if list.contains(&choice) {
+                    self.choose(choice)
+                } else {
+                    self.notice = Some(if card.view.kind == ToolKind::SwitchMode {
+                        "a switch_mode request is decided one at a time".into()
+                    } else {
+                        no_allow_notice(card)
+                    });
+                    Vec::new()
+                }
+            }
+            CardCmd::DenyWithReason => self.choose(Choice::DenyWithReason),
+            CardCmd::ApproveAll => self.choose(Choice::ApproveAll),
+            CardCmd::Expand => {
+                self.cursor.expanded = !self.cursor.expanded;
+                Vec::new()
+            }
+            CardCmd::KeepRule => {
+                self.start_keep_rule();
+                Vec::new()
+            }
+            CardCmd::AgentOption => {
+                let digit = match action {
+                    A::Char(c) => c.to_digit(10),
+                    _ => None,
+                };
+                match digit.and_then(|d| usize::try_from(d).ok()) {
+                    Some(d) if d >= 1 && d - 1 < card.request.options.len() => {
+                        self.pick(UserPick::Option(d - 1))
+                    }
+                    _ => Vec::new(),
+                }
+            }
+            CardCmd::Next => {
+                self.cursor.selected = (self.cursor.selected + 1) % self.approvals.len();
+                self.cursor.choice = 0;
+                self.cursor.scroll = 0;
+                Vec::new()
+            }
+            CardCmd::Prev => {
+                let n = self.approvals.len();
+                self.cursor.selected = (self.cursor.selected + n - 1) % n;
+                self.cursor.choice = 0;
+                self.cursor.scroll = 0;
+                Vec::new()
+            }
+            CardCmd::ChoiceUp => {
+                self.cursor.choice = self.cursor.choice.saturating_sub(1);
+                Vec::new()
+            }
+            CardCmd::ChoiceDown => {
+                self.cursor.choice = (self.cursor.choice + 1).min(list.len() - 1);
+                Vec::new()
+            }
+            CardCmd::ScrollUp | CardCmd::ScrollDown => {
+                if let A::CardScroll(delta) = action {
+                    self.cursor.scroll = self.cursor.scroll.saturating_add_signed(*delta);
+                }
+                Vec::new()
+            }
+            CardCmd::Pick => match list.get(self.cursor.choice) {
+                Some(choice) => self.choose(*choice),
+                None => Vec::new(),
+            },
+            // Handled before the focus (Ctrl-P, `?`).
+            CardCmd::ToComposer | CardCmd::Help => Vec::new(),
+        }
+    }
+
+    fn pick(&mut self, pick: UserPick) -> Vec<Effect> {
+        let Some(approval) = self.approvals.get(self.cursor.selected) else {
+            return Vec::new();
+        };
+        let resolved = self.resolve(approval, &pick);
+        if let Resolved::Wait(notice) = resolved {
+            if !notice.is_empty() {
+                self.notice = Some(notice);
+            }
+            return Vec::new();
+        }
+        match self.take_approval(self.cursor.selected) {
+            Some(approval) => self.answer_resolved(approval, resolved, "you"),
+            None => Vec::new(),
+        }
+    }
+
+    fn choose(&mut self, choice: Choice) -> Vec<Effect> {
+        match choice {
+            Choice::AgentOption(i) => self.pick(UserPick::Option(i)),
+            Choice::AllowForChat => {
+                let Some(approval) = self.approvals.get(self.cursor.selected) else {
+                    return Vec::new();
+                };
+                let options = &approval.request.options;
+                let Some(index) = allow_option(options).and_then(|o| index_of(options, o)) else {
+                    self.notice = Some(no_allow_notice(approval));
+                    return Vec::new();
+                };
+                match self.take_approval(self.cursor.selected) {
+                    Some(approval) => self.grant_for_chat(approval, index, None),
+                    None => Vec::new(),
+                }
+            }
+            Choice::Bypass => {
+                let Some(approval) = self.approvals.get(self.cursor.selected) else {
+                    return Vec::new();
+                };
+                if allow_option(&approval.request.options).is_none() {
+                    self.notice = Some(no_allow_notice(approval));
+                    return Vec::new();
+                }
+                self.focus = Focus::Confirm(Question::Bypass(approval.id));
+                Vec::new()
+            }
+            Choice::DenyWithReason => {
+                self.focus = Focus::Reason(Composer::default());
+                Vec::new()
+            }
+            Choice::ApproveAll => {
+                let ids = self.approvals.iter().map(|a| a.id).collect();
+                self.focus = Focus::ConfirmAll(ids);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The bypass is confirmed: set it, allow the card `b` was pressed on
+    /// (if it still waits), and ask about the other waiting cards it would
+    /// allow.
+    fn bypass_confirmed(&mut self, card: RequestId) -> Vec<Effect> {
+        self.agent_policy.bypass = true;
+        let mut effects = vec![self.persist_bypass()];
+        let index = self.approvals.iter().position(|a| a.id == card);
+        if let Some(approval) = index.and_then(|i| self.take_approval(i)) {
+            let option = allow_option(&approval.request.options).map(|o| o.id.clone());
+            if let Some(id) = option {
+                let reason = format!("bypass for {} (set by you)", self.agent_name);
+                effects.extend(self.answer(
+                    &approval,
+                    PermissionOutcome::Selected(id),
+                    "allowed",
+                    Source::Bypass,
+                    &reason,
+                ));
+            }
+        }
+        effects.extend(self.redecide_asking());
+        effects
+    }
+
+    /// Keys while typing a denial reason.
+    pub(in crate::state) fn on_reason_key(
+        &mut self,
+        action: &Action,
+        mut field: Composer,
+    ) -> Vec<Effect> {
+        match keys::lookup_action(keys::REASON, action) {
+            Some(FieldCmd::Done) => {
+                let reason = field.take();
+                let reason = reason.trim().to_string();
+                if reason.is_empty() {
+                    self.focus = Focus::Reason(field);
+                    self.notice = Some("type why the agent should not do this, then Enter".into());
+                    return Vec::new();
+                }
+                self.focus = Focus::Cards;
+                let Some(approval) = self.take_approval(self.cursor.selected) else {
+                    return Vec::new();
+                };
+                let outcome = reject_option(&approval.request.options)
+                    .map_or(PermissionOutcome::Cancelled, |o| {
+                        PermissionOutcome::Selected(o.id.clone())
+                    });
+                let mut effects = self.answer(
+                    &approval,
+                    outcome,
+                    "denied by you",
+                    Source::User,
+                    &one_line(&reason),
+                );
+                self.queued_prompt = Some(reason);
+                effects.extend(self.cancel());
+                effects
+            }
+            Some(FieldCmd::Back) => {
+                self.focus = Focus::Cards;
+                Vec::new()
+            }
+            None => {
+                crate::state::edit_composer(&mut field, action);
+                self.focus = Focus::Reason(field);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Keys while "approve all?" is asked.
+    pub(in crate::state) fn on_confirm_key(
+        &mut self,
+        action: &Action,
+        ids: Vec<RequestId>,
+    ) -> Vec<Effect> {
+        match keys::lookup_action(keys::CONFIRM_ALL, action) {
+            Some(AnswerCmd::Yes) => {
+                self.focus = Focus::Cards;
+                let mut effects = Vec::new();
+                for id in ids {
+                    let Some(index) = self.approvals.iter().position(|a| a.id == id) else {
+                        continue;
+                    };
+                    // A card with nothing to allow that keeps the agent
+                    // asking stays for a look of its own.
+                    let resolved = self.resolve(&self.approvals[index], &UserPick::Allow);
+                    if let Resolved::Wait(notice) = resolved {
+                        self.notice = Some(notice);
+                        continue;
+                    }
+                    if let Some(approval) = self.take_approval(index) {
+                        effects.extend(self.answer_resolved(approval, resolved, "approve all"));
+                    }
+                }
+                effects
+            }
+            _ => {
+                self.focus = Focus::Cards;
+                Vec::new()
+            }
+        }
+    }
+}

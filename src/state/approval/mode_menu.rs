@@ -1,0 +1,106 @@
+//! The mode dropdown: warden's modes, the agent's own, its session options.
+
+use crate::keys::{self, ListCmd};
+use crate::policy::{self, Mode};
+use crate::sanitize::one_line;
+use crate::state::{Action, AppState, Effect, EntryKind};
+
+use super::Focus;
+
+impl AppState {
+    /// The items of the mode dropdown: warden's modes, then the agent's own.
+    pub fn mode_menu_items(&self) -> Vec<ModeItem> {
+        let mut items: Vec<ModeItem> = Mode::ALL.into_iter().map(ModeItem::Chat).collect();
+        if let Some(modes) = &self.agent_modes {
+            items.extend((0..modes.available.len()).map(ModeItem::Agent));
+        }
+        for (option, opt) in self.controls.options.iter().enumerate() {
+            let count = match &opt.value {
+                crate::model::SessionOptionValue::Select { choices, .. } => choices.len(),
+                crate::model::SessionOptionValue::Boolean(_) => 1,
+            };
+            items.extend((0..count).map(|choice| ModeItem::Option { option, choice }));
+        }
+        items
+    }
+
+    /// Keys while the mode dropdown is open.
+    pub(in crate::state) fn on_menu_key(
+        &mut self,
+        action: &Action,
+        highlighted: usize,
+    ) -> Vec<Effect> {
+        use Action as A;
+        let items = self.mode_menu_items();
+        if let A::PickModeItem(index) = action {
+            return self.pick_mode_item(*index);
+        }
+        match keys::lookup_action(keys::MODE_MENU, action) {
+            Some(ListCmd::Up) => {
+                self.focus = Focus::ModeMenu(highlighted.saturating_sub(1));
+                Vec::new()
+            }
+            Some(ListCmd::Down) => {
+                self.focus = Focus::ModeMenu((highlighted + 1).min(items.len().saturating_sub(1)));
+                Vec::new()
+            }
+            Some(ListCmd::Pick) => self.pick_mode_item(highlighted),
+            _ => {
+                self.close_menu();
+                Vec::new()
+            }
+        }
+    }
+
+    pub(super) fn close_menu(&mut self) {
+        self.focus = if self.approvals.is_empty() {
+            Focus::Composer
+        } else {
+            Focus::Cards
+        };
+    }
+
+    pub(in crate::state) fn pick_mode_item(&mut self, index: usize) -> Vec<Effect> {
+        self.close_menu();
+        match self.mode_menu_items().get(index) {
+            Some(ModeItem::Chat(mode)) => self.set_mode(*mode),
+            Some(ModeItem::Option { option, choice }) => self.pick_option(*option, *choice),
+            Some(ModeItem::Agent(i)) => {
+                let Some(mode) = self
+                    .agent_modes
+                    .as_ref()
+                    .and_then(|m| m.available.get(*i))
+                    .cloned()
+                else {
+                    return Vec::new();
+                };
+                let asks = self.asking_mode.as_deref() == Some(mode.id.as_str())
+                    || policy::agent_mode::mode_asks(&mode) == policy::agent_mode::ModeAsks::Asks;
+                if !asks {
+                    self.transcript.push(EntryKind::Error {
+                        message: format!(
+                            "warning: in the agent's mode `{}` it may act without asking; warden's gate sees only what the agent asks",
+                            one_line(&mode.name)
+                        ),
+                        detail: Vec::new(),
+                    });
+                }
+                vec![self.switch_agent_mode(&mode.id)]
+            }
+            None => Vec::new(),
+        }
+    }
+}
+
+/// One line of the mode dropdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModeItem {
+    /// warden's own mode for this chat.
+    Chat(Mode),
+    /// One of the agent's advertised modes (index into `agent_modes.available`).
+    Agent(usize),
+    /// A value of one of the agent's session options (model, thought
+    /// level, ...): `option` indexes `controls.options`, `choice` a select's
+    /// choices (a boolean has one item, which flips it).
+    Option { option: usize, choice: usize },
+}

@@ -1,0 +1,91 @@
+//! Ctrl-C and the help overlay: keys that act before the focus does.
+//!
+//! Ctrl-C cancels a running turn (as Esc does); else it clears the
+//! message; on an idle chat with nothing typed, the first press says that
+//! a second one quits, and a second press within [`QUIT_WINDOW`] quits.
+//! The time of each press comes in the action, so the state stays pure.
+
+use std::ops::ControlFlow::{self, Break, Continue};
+use std::time::Duration;
+
+use crate::keys;
+
+use super::{Action, AppState, Effect, Focus};
+
+/// How soon a second Ctrl-C must follow the first to quit.
+pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
+
+/// What the first Ctrl-C on an idle, empty composer says.
+pub const QUIT_NOTICE: &str = "press Ctrl-C again to quit (Ctrl-D quits at once)";
+
+impl AppState {
+    /// Ctrl-C, F1 and `?`, and any key while the help is open: `Break`
+    /// with the effects when handled here, else `Continue` with the action
+    /// for the focus (Ctrl-C in a field, a menu or a question becomes Esc).
+    pub(super) fn on_help_or_interrupt(
+        &mut self,
+        action: Action,
+    ) -> ControlFlow<Vec<Effect>, Action> {
+        let Action::Interrupt(now) = action else {
+            self.quit_armed = None;
+            return match self.on_help_key(&action) {
+                Some(effects) => Break(effects),
+                None => Continue(action),
+            };
+        };
+        self.help = false;
+        if !matches!(self.focus, Focus::Composer | Focus::Cards) {
+            self.quit_armed = None;
+            return Continue(Action::Cancel);
+        }
+        if self.turn.as_ref().is_some_and(|t| !t.cancelling) {
+            self.quit_armed = None;
+            return Break(self.cancel());
+        }
+        if self.focus == Focus::Composer && !self.composer.is_empty() {
+            self.quit_armed = None;
+            self.composer.take();
+            return Break(Vec::new());
+        }
+        match self.quit_armed {
+            Some(first) if now.saturating_duration_since(first) <= QUIT_WINDOW => {
+                self.quit_armed = None;
+                Break(self.quit())
+            }
+            _ => {
+                self.quit_armed = Some(now);
+                self.notice = Some(QUIT_NOTICE.into());
+                Break(Vec::new())
+            }
+        }
+    }
+
+    /// F1, or `?` where it is not typed, opens the help; while it is open
+    /// any key closes it (Ctrl-D still quits).
+    fn on_help_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
+        if self.help {
+            if matches!(action, Action::Quit) {
+                self.help = false;
+                return None;
+            }
+            self.help = false;
+            return Some(Vec::new());
+        }
+        let asks = match action {
+            Action::Help => true,
+            Action::Char('?') => match self.focus {
+                Focus::Composer => self.composer.is_empty(),
+                Focus::Cards => {
+                    keys::lookup_action(keys::CARDS, action) == Some(keys::CardCmd::Help)
+                }
+                _ => false,
+            },
+            _ => false,
+        };
+        if asks {
+            self.help = true;
+            return Some(Vec::new());
+        }
+        None
+    }
+}

@@ -1,0 +1,287 @@
+//! Ctrl-C, the help overlay and the key tables in the state (issue 14:
+//! help, Ctrl-C; issue 16: one table of keys).
+
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::keys::{self, CardCmd, Context};
+use crate::model::{OptionKind, PermissionOption, ToolCallFields, ToolKind};
+
+fn request(tool: &str) -> PermissionRequest {
+    PermissionRequest {
+        session_id: "s".into(),
+        tool_call_id: tool.into(),
+        fields: ToolCallFields {
+            title: Some(format!("Do {tool}")),
+            kind: Some(ToolKind::Edit),
+            ..Default::default()
+        },
+        options: [
+            ("allow-once", OptionKind::AllowOnce),
+            ("reject-once", OptionKind::RejectOnce),
+        ]
+        .into_iter()
+        .map(|(id, kind)| PermissionOption {
+            id: id.into(),
+            name: id.into(),
+            kind,
+        })
+        .collect(),
+        client: false,
+    }
+}
+
+/// A ready chat, idle.
+fn idle() -> AppState {
+    let mut s = AppState::new("demo", "/w");
+    s.agent_policy.name = "demo".into();
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: None,
+        origin: Default::default(),
+    }));
+    s
+}
+
+/// A ready chat with a turn running.
+fn busy() -> AppState {
+    let mut s = idle();
+    key(&mut s, Action::Paste("go".into()));
+    key(&mut s, Action::Submit);
+    assert!(s.is_busy());
+    s
+}
+
+fn key(s: &mut AppState, action: Action) -> Vec<Effect> {
+    s.update(Msg::Action(action))
+}
+
+fn ctrl_c(s: &mut AppState, at: Instant) -> Vec<Effect> {
+    key(s, Action::Interrupt(at))
+}
+
+#[test]
+fn ctrl_c_cancels_a_running_turn_and_does_not_quit() {
+    let mut s = busy();
+    let t0 = Instant::now();
+    assert_eq!(ctrl_c(&mut s, t0), vec![Effect::CancelTurn]);
+    assert!(!s.quitting);
+    assert!(s.turn.as_ref().is_some_and(|t| t.cancelling));
+    // Pressed again at once while the agent ends the turn: it only arms.
+    assert_eq!(ctrl_c(&mut s, t0 + Duration::from_millis(100)), vec![]);
+    assert!(!s.quitting);
+    assert_eq!(s.notice.as_deref(), Some(interrupt::QUIT_NOTICE));
+}
+
+#[test]
+fn ctrl_c_on_a_card_during_a_turn_cancels_the_turn_and_answers_the_card() {
+    let mut s = busy();
+    s.update(Msg::PermissionRequested {
+        id: 7,
+        request: request("t1"),
+    });
+    assert_eq!(s.focus, Focus::Cards);
+    let effects = ctrl_c(&mut s, Instant::now());
+    assert_eq!(effects.first(), Some(&Effect::CancelTurn));
+    assert!(effects.contains(&Effect::RespondPermission {
+        id: 7,
+        outcome: PermissionOutcome::Cancelled
+    }));
+    assert!(!effects.contains(&Effect::Quit));
+    assert!(s.approvals.is_empty());
+}
+
+#[test]
+fn ctrl_c_clears_a_typed_message_first() {
+    let mut s = idle();
+    key(&mut s, Action::Paste("half typed".into()));
+    assert_eq!(ctrl_c(&mut s, Instant::now()), vec![]);
+    assert!(s.composer.is_empty());
+    assert!(!s.quitting);
+    assert_eq!(s.notice, None);
+}
+
+#[test]
+fn two_ctrl_c_within_the_window_quit_an_idle_chat() {
+    let mut s = idle();
+    let t0 = Instant::now();
+    assert_eq!(ctrl_c(&mut s, t0), vec![]);
+    assert!(!s.quitting, "one Ctrl-C does not quit");
+    assert_eq!(s.notice.as_deref(), Some(interrupt::QUIT_NOTICE));
+    let effects = ctrl_c(&mut s, t0 + QUIT_WINDOW);
+    assert_eq!(effects, vec![Effect::Quit]);
+    assert!(s.quitting);
+}
+
+#[test]
+fn a_second_ctrl_c_too_late_or_after_another_key_only_arms_again() {
+    let mut s = idle();
+    let t0 = Instant::now();
+    ctrl_c(&mut s, t0);
+    let late = t0 + QUIT_WINDOW + Duration::from_millis(1);
+    assert_eq!(ctrl_c(&mut s, late), vec![]);
+    assert!(!s.quitting);
+    assert_eq!(s.quit_armed, Some(late), "the late press arms anew");
+    key(&mut s, Action::ToggleThoughts);
+    assert_eq!(s.quit_armed, None, "another key disarms");
+    assert_eq!(ctrl_c(&mut s, late + Duration::from_millis(10)), vec![]);
+    assert!(!s.quitting);
+}
+
+#[test]
+fn ctrl_c_in_a_field_backs_out_as_esc() {
+    let mut s = busy();
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: request("t1"),
+    });
+    key(&mut s, Action::Char('r'));
+    assert!(matches!(s.focus, Focus::Reason(_)));
+    assert_eq!(ctrl_c(&mut s, Instant::now()), vec![]);
+    assert_eq!(
+        s.focus,
+        Focus::Cards,
+        "back to the choices, the turn runs on"
+    );
+    assert!(s.turn.as_ref().is_some_and(|t| !t.cancelling));
+}
+
+#[test]
+fn f1_and_question_mark_on_an_empty_message_open_the_help_and_any_key_closes_it() {
+    let mut s = idle();
+    key(&mut s, Action::Help);
+    assert!(s.help);
+    assert_eq!(key(&mut s, Action::Char('y')), vec![]);
+    assert!(!s.help, "a key closes the help");
+    assert!(s.composer.is_empty(), "and does nothing else");
+    key(&mut s, Action::Char('?'));
+    assert!(s.help, "? on an empty message");
+    key(&mut s, Action::Cancel);
+    assert!(!s.help);
+    key(&mut s, Action::Char('a'));
+    key(&mut s, Action::Char('?'));
+    assert!(!s.help, "? in a message is typed");
+    assert_eq!(s.composer.text(), "a?");
+}
+
+#[test]
+fn question_mark_on_a_card_shows_the_card_keys() {
+    let mut s = busy();
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: request("t1"),
+    });
+    key(&mut s, Action::Char('?'));
+    assert!(s.help);
+    assert_eq!(Context::of(&s.focus), Context::Cards);
+    assert_eq!(s.approvals.len(), 1, "the card is not answered");
+    // Ctrl-D still quits through the help.
+    let effects = key(&mut s, Action::Quit);
+    assert!(effects.contains(&Effect::Quit));
+}
+
+#[test]
+fn every_card_key_of_the_table_does_what_the_table_says() {
+    // Each letter the card table binds reaches its command through the
+    // state: the card's hint line cannot promise a key the state ignores.
+    for binding in keys::CARDS {
+        for k in binding.keys {
+            let keys::Code::Char(c) = k.code else {
+                continue;
+            };
+            if k.ctrl || k.alt {
+                continue;
+            }
+            let mut s = busy();
+            s.update(Msg::PermissionRequested {
+                id: 1,
+                request: request("t1"),
+            });
+            s.update(Msg::PermissionRequested {
+                id: 2,
+                request: request("t2"),
+            });
+            let before = s.clone();
+            let effects = key(&mut s, Action::Char(c));
+            let answered = effects
+                .iter()
+                .any(|e| matches!(e, Effect::RespondPermission { .. }));
+            let changed = s != before || !effects.is_empty();
+            assert!(changed, "{c} ({:?}) did nothing", binding.cmd);
+            match binding.cmd {
+                CardCmd::Allow | CardCmd::Deny | CardCmd::AllowForChat => {
+                    assert!(answered, "{c} answers the card")
+                }
+                CardCmd::Next | CardCmd::Prev => assert_eq!(s.cursor.selected, 1),
+                CardCmd::Expand => assert!(s.cursor.expanded),
+                CardCmd::Help => assert!(s.help),
+                CardCmd::KeepRule => assert!(matches!(s.focus, Focus::KeepRule(_))),
+                CardCmd::DenyWithReason => assert!(matches!(s.focus, Focus::Reason(_))),
+                CardCmd::ApproveAll => assert!(matches!(s.focus, Focus::ConfirmAll(_))),
+                CardCmd::Bypass => assert!(matches!(s.focus, Focus::Confirm(_))),
+                other => panic!("{c} bound to {other:?}, not checked here"),
+            }
+        }
+    }
+}
+
+#[test]
+fn unbound_letters_on_a_card_say_which_keys_answer() {
+    let mut s = busy();
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: request("t1"),
+    });
+    key(&mut s, Action::Char('z'));
+    assert_eq!(
+        s.notice.as_deref(),
+        Some("a card is waiting: y allow · n deny · Ctrl-P back to typing")
+    );
+}
+
+/// Two idle chats in a workspace, the list open on chat 2.
+fn listing() -> Workspace {
+    let mut ws = Workspace::new(vec!["demo".into()]);
+    ws.add_chat(idle());
+    ws.add_chat(idle());
+    ws.update(WsMsg::Action(Action::ChatList));
+    assert_eq!(ws.focus, ChatFocus::List { selected: 1 });
+    ws
+}
+
+#[test]
+fn the_chat_list_keys_come_from_its_table() {
+    let mut ws = listing();
+    ws.update(WsMsg::Action(Action::Up));
+    assert_eq!(ws.focus, ChatFocus::List { selected: 0 });
+    ws.update(WsMsg::Action(Action::Char('s')));
+    assert!(!ws.sidebar, "s hides the sidebar");
+    ws.update(WsMsg::Action(Action::Char('r')));
+    assert!(matches!(ws.focus, ChatFocus::Rename { .. }));
+    ws.update(WsMsg::Action(Action::Cancel));
+    ws.update(WsMsg::Action(Action::Submit));
+    assert_eq!(ws.active, 0, "Enter goes to the highlighted chat");
+    assert_eq!(ws.focus, ChatFocus::Chat);
+    let mut ws = listing();
+    ws.update(WsMsg::Action(Action::Char('2')));
+    assert_eq!(ws.active, 1, "a digit goes to that chat");
+    let mut ws = listing();
+    ws.update(WsMsg::Action(Action::Char('x')));
+    assert_eq!(ws.chats.len(), 1, "x closes the highlighted idle chat");
+}
+
+#[test]
+fn question_mark_in_the_chat_list_shows_its_keys_and_any_key_closes_them() {
+    let mut ws = listing();
+    ws.update(WsMsg::Action(Action::Char('?')));
+    assert!(ws.help);
+    assert_eq!(ws.focus, ChatFocus::List { selected: 1 }, "the list stays");
+    let effects = ws.update(WsMsg::Action(Action::Char('x')));
+    assert!(effects.is_empty());
+    assert!(!ws.help);
+    assert_eq!(ws.chats.len(), 2, "the closing key closes nothing else");
+    ws.update(WsMsg::Action(Action::Help));
+    assert!(ws.help, "F1 too");
+}

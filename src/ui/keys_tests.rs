@@ -1,0 +1,129 @@
+//! Snapshots of what the key tables put on screen: the help overlay (F1,
+//! or `?`) over the composer and over a card, and a card's hint line.
+
+use insta::assert_snapshot;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::tests::buffer_text;
+use super::theme::Theme;
+use super::{View, draw};
+use crate::keys;
+use crate::model::{
+    OptionKind, PermissionOption, PermissionRequest, SessionInfo, ToolCallFields, ToolKind,
+};
+use crate::state::{Action, AppState, Msg};
+
+fn ready() -> AppState {
+    let mut state = AppState::new("demo", "~/src/warden");
+    state.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s1".into(),
+        modes: None,
+        origin: Default::default(),
+    }));
+    state
+}
+
+/// A chat with a turn running and one edit card.
+fn with_card() -> AppState {
+    let mut state = ready();
+    state.update(Msg::Action(Action::Paste("tidy the config".into())));
+    state.update(Msg::Action(Action::Submit));
+    state.update(Msg::PermissionRequested {
+        id: 1,
+        request: PermissionRequest {
+            session_id: "s1".into(),
+            tool_call_id: "call-1".into(),
+            fields: ToolCallFields {
+                title: Some("Edit src/config.rs".into()),
+                kind: Some(ToolKind::Edit),
+                ..Default::default()
+            },
+            options: [
+                ("allow", "Allow", OptionKind::AllowOnce),
+                ("reject", "Reject", OptionKind::RejectOnce),
+            ]
+            .into_iter()
+            .map(|(id, name, kind)| PermissionOption {
+                id: id.into(),
+                name: name.into(),
+                kind,
+            })
+            .collect(),
+            client: false,
+        },
+    });
+    state
+}
+
+fn screen(state: &AppState, width: u16, height: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    let mut view = View::with_theme(Theme::with_color(false));
+    let frame = term.draw(|f| draw(f, state, &mut view)).expect("draw");
+    buffer_text(frame.buffer)
+}
+
+#[test]
+fn help_over_the_composer_100x40() {
+    let mut state = ready();
+    state.update(Msg::Action(Action::Help));
+    let text = screen(&state, 100, 40);
+    for row in keys::Context::Composer.rows('-').iter().take(5) {
+        assert!(text.contains(&row.help), "{} is listed", row.help);
+    }
+    assert_snapshot!(text);
+}
+
+#[test]
+fn help_over_a_card_100x30() {
+    let mut state = with_card();
+    state.update(Msg::Action(Action::Char('?')));
+    assert!(state.help);
+    let text = screen(&state, 100, 30);
+    assert!(text.contains("Keys: on a card"));
+    assert!(text.contains("allow once / deny"));
+    assert_snapshot!(text);
+}
+
+#[test]
+fn help_in_a_small_terminal_cuts_with_an_ellipsis_40x12() {
+    let mut state = ready();
+    state.update(Msg::Action(Action::Help));
+    let text = screen(&state, 40, 12);
+    assert!(text.contains('…'));
+    assert!(text.contains("any key closes this"));
+    assert_snapshot!(text);
+}
+
+#[test]
+fn card_hint_line_comes_from_the_card_table_100x30() {
+    let state = with_card();
+    let text = screen(&state, 100, 30);
+    // The full hint line (wrapped at the card's width) is on screen: its
+    // first hints and its last.
+    let hints: Vec<String> = keys::hints(keys::CARDS, |h| {
+        matches!(h, keys::Hint::Card | keys::Hint::CardShort)
+    });
+    let first = hints[..3].join(" · ");
+    assert!(text.contains(&first), "{first}\n{text}");
+    assert!(text.contains(&hints[hints.len() - 1]), "{text}");
+    assert_snapshot!(text);
+}
+
+#[test]
+fn help_over_the_chat_list_80x24() {
+    let mut ws = crate::state::Workspace::new(vec!["demo".into()]);
+    ws.add_chat(ready());
+    ws.update(crate::state::WsMsg::Action(Action::ChatList));
+    ws.update(crate::state::WsMsg::Action(Action::Char('?')));
+    assert!(ws.help);
+    let mut term = Terminal::new(TestBackend::new(80, 24)).expect("test terminal");
+    let mut views = super::Views::with_theme(Theme::with_color(false));
+    let frame = term
+        .draw(|f| super::draw_workspace(f, &ws, &mut views))
+        .expect("draw");
+    let text = buffer_text(frame.buffer);
+    assert!(text.contains("Keys: the chat list"), "{text}");
+    assert!(text.contains("hide / show the sidebar"), "{text}");
+    assert_snapshot!(text);
+}
