@@ -317,7 +317,14 @@ pub(crate) fn session_update(update: &acp::SessionUpdate) -> SessionUpdate {
             update
                 .available_commands
                 .iter()
-                .map(|c| c.name.clone())
+                .map(|c| crate::model::SlashCommand {
+                    name: c.name.clone(),
+                    description: c.description.clone(),
+                    hint: c.input.as_ref().and_then(|input| match input {
+                        acp::AvailableCommandInput::Unstructured(u) => Some(u.hint.clone()),
+                        _ => None,
+                    }),
+                })
                 .collect(),
         ),
         acp::SessionUpdate::CurrentModeUpdate(update) => {

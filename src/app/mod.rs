@@ -5,6 +5,7 @@
 
 mod calls;
 mod chat;
+mod drafts;
 mod record;
 mod signals;
 
@@ -260,6 +261,8 @@ pub struct App {
     quit: bool,
     /// When the bell and the desktop notification last went off.
     last_alert: Option<Instant>,
+    /// A message to open in the external editor (see [`App::take_editor`]).
+    editor: Option<(ChatId, String)>,
 }
 
 impl App {
@@ -306,6 +309,7 @@ impl App {
             closed: Vec::new(),
             quit: false,
             last_alert: None,
+            editor: None,
         };
         app.add_chat(command, options);
         app
@@ -339,6 +343,7 @@ impl App {
         if let Some(slot) = self.ws.chat_mut(id) {
             slot.name = name;
         }
+        self.load_history(id);
         id
     }
 
@@ -1038,6 +1043,7 @@ impl App {
                     agent.set_option(session, &option_id, value);
                 }
             }
+            Effect::Drafts(effect) => self.run_drafts(id, effect),
         }
     }
 
@@ -1502,6 +1508,14 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
     loop {
         for id in app.take_closed() {
             views.forget(id);
+        }
+        if let Some((id, text)) = app.take_editor() {
+            // The input stream would read the editor's keys: stop it meanwhile.
+            drop(input);
+            let result = crate::editor::edit_suspended(terminal, &text).await;
+            input = crossterm::event::EventStream::new();
+            app.editor_done(id, result);
+            clock.mark_dirty();
         }
         if clock.should_draw(Instant::now()) {
             terminal.draw(|frame| ui::draw_workspace(frame, &app.ws, &mut views))?;

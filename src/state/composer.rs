@@ -151,6 +151,14 @@ impl Composer {
         true
     }
 
+    /// The text of the cursor's line before and after the cursor.
+    pub fn line_around_cursor(&self) -> (String, String) {
+        (
+            self.text[self.line_start()..self.cursor].to_string(),
+            self.text[self.cursor..self.line_end()].to_string(),
+        )
+    }
+
     /// Delete from the start of the line to the cursor (Ctrl-U).
     pub fn kill_to_line_start(&mut self) {
         let start = self.line_start();

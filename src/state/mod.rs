@@ -4,6 +4,7 @@
 mod agent_modes;
 mod approval;
 mod composer;
+pub mod drafts;
 mod grants;
 mod options;
 pub mod picker;
@@ -17,6 +18,7 @@ pub use approval::{
     choices, option_kind_label,
 };
 pub use composer::Composer;
+pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
 pub use grants::{GrantItem, SettingsEdit};
 pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
 pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
@@ -112,6 +114,14 @@ pub enum Action {
     CloseChat,
     /// The picker of past chats (Alt-O).
     PastChats,
+    /// Queue what is typed and send the queue now, cancelling the turn (Ctrl-S).
+    SendNow,
+    /// Put back the text last cleared (Ctrl-Y).
+    Restore,
+    /// The newest queued message back into the composer (Alt-Up).
+    EditQueued,
+    /// Edit the message in `$VISUAL` / `$EDITOR` (Ctrl-X).
+    Editor,
 }
 
 /// Everything that can change the state.
@@ -176,6 +186,8 @@ pub enum Msg {
     /// the runtime checked is nobody else's): the footer, the chat list,
     /// the decision log and rules (`agent = "..."`) use the new name.
     AgentNamed(String),
+    /// For the composer's history, external editor and export.
+    Drafts(DraftsMsg),
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -211,6 +223,8 @@ pub enum Effect {
         option_id: String,
         value: OptionPick,
     },
+    /// The composer's IO (history, editor, export, workspace commands).
+    Drafts(DraftsEffect),
 }
 
 /// The agent connection as the user sees it.
@@ -314,6 +328,8 @@ pub struct AppState {
     pub terminals_expanded: bool,
     /// The agent's session options besides its modes, and its usage.
     pub controls: SessionControls,
+    /// History, queued messages, cleared text and slash commands.
+    pub drafts: Drafts,
 }
 
 /// A terminal's output as last read, for the transcript.
@@ -369,6 +385,7 @@ impl AppState {
             terminals: std::collections::BTreeMap::new(),
             terminals_expanded: false,
             controls: SessionControls::default(),
+            drafts: Drafts::default(),
         }
     }
 
@@ -417,6 +434,7 @@ impl AppState {
                 Vec::new()
             }
             Msg::Update(update) => self.on_update(update),
+            Msg::Drafts(msg) => self.on_drafts(msg),
             Msg::TerminalOutput { id, view } => {
                 self.terminals.insert(id.clone(), view);
                 self.transcript.touch_terminal(&id);
@@ -464,6 +482,7 @@ impl AppState {
                 {
                     effects.extend(self.send_prompt(reason));
                 }
+                effects.extend(self.send_queued());
                 effects
             }
             Msg::TurnFailed(message) => {
@@ -597,7 +616,8 @@ impl AppState {
                 self.transcript.update_tool(&id, &fields)
             }
             SessionUpdate::Plan(plan) => self.transcript.set_plan(plan),
-            SessionUpdate::AvailableCommands(_) | SessionUpdate::Other(_) => {}
+            SessionUpdate::AvailableCommands(commands) => self.drafts.commands = commands,
+            SessionUpdate::Other(_) => {}
             SessionUpdate::Options(options) => self.on_options(options),
             SessionUpdate::Usage(usage) => self.on_usage(usage),
             SessionUpdate::CurrentMode(mode) => return self.on_agent_mode_now(&mode),
@@ -623,6 +643,9 @@ impl AppState {
     fn on_action(&mut self, action: Action) -> Vec<Effect> {
         if !matches!(action, Action::ToggleThoughts) {
             self.notice = None;
+        }
+        if let Some(effects) = self.drafts_key(&action) {
+            return effects;
         }
         // Keys that mean the same wherever the focus is.
         match action {

@@ -80,6 +80,9 @@ pub fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
         KeyCode::Char('w') if ctrl => action(Action::DeleteWordBack),
         KeyCode::Char('b') if alt => action(Action::WordLeft),
         KeyCode::Char('f') if alt => action(Action::WordRight),
+        KeyCode::Char('s') if ctrl => action(Action::SendNow),
+        KeyCode::Char('y') if ctrl => action(Action::Restore),
+        KeyCode::Char('x') if ctrl => action(Action::Editor),
         KeyCode::Char(_) if ctrl => None,
         KeyCode::Char(c) => action(Action::Char(c)),
         KeyCode::Tab => action(Action::Tab),
@@ -91,6 +94,7 @@ pub fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
         KeyCode::Right if ctrl || alt => action(Action::WordRight),
         KeyCode::Left => action(Action::Left),
         KeyCode::Right => action(Action::Right),
+        KeyCode::Up if alt => action(Action::EditQueued),
         KeyCode::Up if shift => action(Action::CardScroll(-3)),
         KeyCode::Down if shift => action(Action::CardScroll(3)),
         KeyCode::Up => action(Action::Up),
@@ -143,7 +147,7 @@ mod tests {
             key(KeyCode::Esc, KeyModifiers::NONE),
             Some(Input::Action(Action::Cancel))
         );
-        assert_eq!(key(KeyCode::Char('x'), KeyModifiers::CONTROL), None);
+        assert_eq!(key(KeyCode::Char('q'), KeyModifiers::CONTROL), None);
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod history;
 mod markdown;
 mod mode_menu;
 pub mod picker;
+mod popup;
 mod terminal;
 mod theme;
 
@@ -428,6 +429,10 @@ fn draw_chat(
             theme,
             state.focus == Focus::Composer && !around.covered,
         );
+    }
+    if !composer_area.is_empty() && !around.covered {
+        popup::render(frame.buffer_mut(), area, composer_area, state, theme);
+        popup::render_hint(frame.buffer_mut(), composer_area, state, theme);
     }
     if !footer.is_empty() {
         let hits = footer::render_with(frame.buffer_mut(), footer, state, around.chats, theme);

@@ -1,0 +1,75 @@
+//! The runtime side of the composer's memory: the history file, `/export`,
+//! the external editor and the workspace keys slash commands stand for.
+
+use super::App;
+use crate::state::{ChatId, DraftsEffect, DraftsMsg, Msg, WsMsg};
+
+impl App {
+    /// The directory of the prompt history: beside the chat records (none
+    /// when chats are not recorded, as in tests that do not ask for it).
+    fn history_dir(&self, id: ChatId) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+        let chat = self.chats.get(&id)?;
+        let store = chat.chat_store.as_ref()?;
+        Some((
+            crate::history::dir_beside(store.dir()),
+            chat.command.cwd.clone(),
+        ))
+    }
+
+    /// Give a new chat its working directory's earlier prompts.
+    pub(super) fn load_history(&mut self, id: ChatId) {
+        if let Some((dir, cwd)) = self.history_dir(id) {
+            let earlier = crate::history::load(&dir, &cwd);
+            if !earlier.is_empty() {
+                self.send_chat(id, Msg::Drafts(DraftsMsg::HistoryLoaded(earlier)));
+            }
+        }
+    }
+
+    /// Run one of the composer's effects.
+    pub(super) fn run_drafts(&mut self, id: ChatId, effect: DraftsEffect) {
+        match effect {
+            DraftsEffect::SaveHistory(text) => {
+                if let Some((dir, cwd)) = self.history_dir(id)
+                    && let Err(e) = crate::history::append(&dir, &cwd, &text)
+                {
+                    tracing::warn!(error = %e, "could not save the prompt history");
+                }
+            }
+            DraftsEffect::OpenEditor(text) => self.editor = Some((id, text)),
+            DraftsEffect::Export(name) => {
+                let result = self.export(id, name.as_deref());
+                self.send_chat(id, Msg::Drafts(DraftsMsg::Exported(result)));
+            }
+            DraftsEffect::Workspace(action) => self.apply(WsMsg::Action(action)),
+        }
+    }
+
+    fn export(&self, id: ChatId, name: Option<&str>) -> Result<String, String> {
+        let chat = self.chats.get(&id).ok_or("the chat is gone")?;
+        let slot = self.ws.chat(id).ok_or("the chat is gone")?;
+        let entries: Vec<_> = slot
+            .state
+            .transcript
+            .entries()
+            .iter()
+            .map(|e| e.kind.clone())
+            .collect();
+        let text = crate::export::markdown(&slot.label(), &entries);
+        let path = crate::export::target(&chat.command.cwd, name, &slot.state.chat_id)
+            .map_err(|e| e.to_string())?;
+        crate::export::write(&path, &text).map_err(|e| e.to_string())?;
+        Ok(path.display().to_string())
+    }
+
+    /// The message to open in the external editor, once asked (Ctrl-X):
+    /// the TUI suspends the screen, runs it and calls [`App::editor_done`].
+    pub fn take_editor(&mut self) -> Option<(ChatId, String)> {
+        self.editor.take()
+    }
+
+    /// The external editor closed.
+    pub fn editor_done(&mut self, id: ChatId, result: Result<String, String>) {
+        self.send_chat(id, Msg::Drafts(DraftsMsg::Edited(result)));
+    }
+}
