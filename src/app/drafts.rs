@@ -26,16 +26,37 @@ impl App {
         }
     }
 
+    /// Append to the history files the prompts each chat remembered since
+    /// the last look.
+    pub(super) fn flush_history(&mut self) {
+        let ids: Vec<ChatId> = self.ws.chats.iter().map(|slot| slot.id).collect();
+        for id in ids {
+            let Some(slot) = self.ws.chat(id) else {
+                continue;
+            };
+            let drafts = &slot.state.drafts;
+            let saved = self.history_saved.get(&id).copied().unwrap_or(0);
+            if drafts.remembered == saved {
+                continue;
+            }
+            let fresh = usize::try_from(drafts.remembered - saved)
+                .unwrap_or(usize::MAX)
+                .min(drafts.history.len());
+            let texts: Vec<String> = drafts.history[drafts.history.len() - fresh..].to_vec();
+            self.history_saved.insert(id, drafts.remembered);
+            if let Some((dir, cwd)) = self.history_dir(id) {
+                for text in texts {
+                    if let Err(e) = crate::history::append(&dir, &cwd, &text) {
+                        tracing::warn!(error = %e, "could not save the prompt history");
+                    }
+                }
+            }
+        }
+    }
+
     /// Run one of the composer's effects.
     pub(super) fn run_drafts(&mut self, id: ChatId, effect: DraftsEffect) {
         match effect {
-            DraftsEffect::SaveHistory(text) => {
-                if let Some((dir, cwd)) = self.history_dir(id)
-                    && let Err(e) = crate::history::append(&dir, &cwd, &text)
-                {
-                    tracing::warn!(error = %e, "could not save the prompt history");
-                }
-            }
             DraftsEffect::OpenEditor(text) => self.editor = Some((id, text)),
             DraftsEffect::Export(name) => {
                 let result = self.export(id, name.as_deref());

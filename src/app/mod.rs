@@ -263,6 +263,8 @@ pub struct App {
     last_alert: Option<Instant>,
     /// A message to open in the external editor (see [`App::take_editor`]).
     editor: Option<(ChatId, String)>,
+    /// Per chat, how many remembered prompts are in the history file.
+    history_saved: HashMap<ChatId, u64>,
 }
 
 impl App {
@@ -310,6 +312,7 @@ impl App {
             quit: false,
             last_alert: None,
             editor: None,
+            history_saved: HashMap::new(),
         };
         app.add_chat(command, options);
         app
@@ -481,6 +484,7 @@ impl App {
         }
         self.drain_outboxes();
         self.flush_records();
+        self.flush_history();
     }
 
     fn drain_outboxes(&mut self) {

@@ -4,7 +4,8 @@
 //! own and the agent's, from `available_commands_update`).
 //!
 //! The runtime loads the history when a chat opens ([`DraftsMsg`]) and saves
-//! each sent prompt ([`DraftsEffect::SaveHistory`]); nothing here does IO.
+//! the prompts remembered since it last looked ([`Drafts::remembered`]);
+//! nothing here does IO.
 
 use super::{Action, AppState, Connection, Effect, Focus};
 use crate::model::{SlashCommand, StopReason};
@@ -43,6 +44,9 @@ pub const POPUP_ROWS: usize = 8;
 pub struct Drafts {
     /// Earlier prompts of this working directory, oldest first.
     pub history: Vec<String>,
+    /// Prompts remembered this run: the runtime saves the newest ones
+    /// it has not saved yet (like the chat record, after each update).
+    pub remembered: u64,
     /// Walking the history with Up/Down.
     browsing: Option<Browse>,
     /// Messages typed while the agent works, sent in order when turns end.
@@ -90,8 +94,6 @@ pub enum DraftsMsg {
 /// IO the composer needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DraftsEffect {
-    /// Append a sent (or queued) prompt to this working directory's history.
-    SaveHistory(String),
     /// Suspend the screen and open `$VISUAL` / `$EDITOR` on this text.
     OpenEditor(String),
     /// Write the chat as Markdown in the working directory (`/export [FILE]`).
@@ -128,17 +130,17 @@ struct Offer {
 }
 
 impl Drafts {
-    /// Remember a prompt (not twice in a row); true when it was added.
-    fn remember(&mut self, text: &str) -> bool {
+    /// Remember a prompt (not twice in a row).
+    fn remember(&mut self, text: &str) {
         if self.history.last().is_some_and(|last| last == text) {
-            return false;
+            return;
         }
         self.history.push(text.to_string());
+        self.remembered += 1;
         if self.history.len() > HISTORY_LIMIT {
             let extra = self.history.len() - HISTORY_LIMIT;
             self.history.drain(..extra);
         }
-        true
     }
 
     /// History entries matching `query` (case-insensitive), newest first,
@@ -483,11 +485,8 @@ impl AppState {
     }
 
     fn remember(&mut self, text: &str) -> Vec<Effect> {
-        if self.drafts.remember(text) {
-            vec![Effect::Drafts(DraftsEffect::SaveHistory(text.to_string()))]
-        } else {
-            Vec::new()
-        }
+        self.drafts.remember(text);
+        Vec::new()
     }
 
     /// Ctrl-S: queue what is typed, then cancel the turn so the queue goes

@@ -30,7 +30,11 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, composer: Rect, state: &AppSt
         let row = Rect::new(area.x, bottom, area.width, 1);
         Clear.render(row, buf);
         let first = one_line(text.lines().next().unwrap_or_default());
-        let label = format!(" ⏳ queued {}: {first}", i + 1);
+        let more = match text.lines().count() {
+            0 | 1 => String::new(),
+            n => format!(" (+{} lines)", n - 1),
+        };
+        let label = format!(" ⏳ queued {}: {first}{more}", i + 1);
         let label = truncate_end(&label, width);
         buf.set_stringn(area.x, bottom, &label, width, theme.notice());
     }
@@ -120,3 +124,7 @@ pub(crate) fn render_hint(buf: &mut Buffer, composer: Rect, state: &AppState, th
         theme.placeholder(),
     );
 }
+
+#[cfg(test)]
+#[path = "popup_tests.rs"]
+mod tests;
