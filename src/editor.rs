@@ -31,8 +31,12 @@ fn temp_file(text: &str) -> std::io::Result<PathBuf> {
 /// Run the editor on `text` with the terminal as it is (the caller has
 /// suspended the screen); the edited text, or why not.
 pub async fn edit(text: &str) -> Result<String, String> {
+    edit_with(&command(), text).await
+}
+
+/// Run the shell command line `editor` on a file holding `text`.
+pub async fn edit_with(editor: &str, text: &str) -> Result<String, String> {
     let path = temp_file(text).map_err(|e| format!("cannot write a temporary file: {e}"))?;
-    let editor = command();
     let status = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
