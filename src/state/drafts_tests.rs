@@ -287,3 +287,24 @@ fn wardens_own_commands_run_here() {
     ))));
     assert_eq!(s.composer.text(), "from the editor");
 }
+
+#[test]
+fn the_composers_keys() {
+    use crate::tui::keymap::{Input, map_key};
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let ctrl = KeyModifiers::CONTROL;
+    for (code, modifiers, want) in [
+        (KeyCode::Char('s'), ctrl, Action::SendNow),
+        (KeyCode::Char('y'), ctrl, Action::Restore),
+        (KeyCode::Char('x'), ctrl, Action::Editor),
+        (KeyCode::Up, KeyModifiers::ALT, Action::EditQueued),
+        (KeyCode::Char('r'), ctrl, Action::Restart),
+        (KeyCode::Up, KeyModifiers::NONE, Action::Up),
+    ] {
+        assert_eq!(
+            map_key(&KeyEvent::new(code, modifiers), true),
+            Some(Input::Action(want)),
+            "{code:?}"
+        );
+    }
+}

@@ -431,7 +431,7 @@ fn draw_chat(
         );
     }
     if !composer_area.is_empty() && !around.covered {
-        popup::render(frame.buffer_mut(), area, composer_area, state, theme);
+        popup::render(frame.buffer_mut(), area, notice.y, state, theme);
         popup::render_hint(frame.buffer_mut(), composer_area, state, theme);
     }
     if !footer.is_empty() {

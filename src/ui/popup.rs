@@ -12,9 +12,10 @@ use crate::sanitize::one_line;
 use crate::state::AppState;
 use crate::state::drafts::POPUP_ROWS;
 
-/// Draw the queue and the list in the rows of `area` above `composer`.
-pub(crate) fn render(buf: &mut Buffer, area: Rect, composer: Rect, state: &AppState, theme: Theme) {
-    let mut bottom = composer.y;
+/// Draw the queue and the list in the rows of `area` above the row `above`
+/// (the notice line, else the composer).
+pub(crate) fn render(buf: &mut Buffer, area: Rect, above: u16, state: &AppState, theme: Theme) {
+    let mut bottom = above;
     let top = area.y;
     let width = usize::from(area.width);
     if width < 8 {
