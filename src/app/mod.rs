@@ -6,6 +6,7 @@
 mod calls;
 mod chat;
 mod drafts;
+mod early;
 mod record;
 mod signals;
 
@@ -265,6 +266,8 @@ pub struct App {
     editor: Option<(ChatId, String)>,
     /// Per chat, how many remembered prompts are in the history file.
     history_saved: HashMap<ChatId, u64>,
+    /// Updates for sessions not known yet (see `early.rs`).
+    early: early::Early,
 }
 
 impl App {
@@ -313,6 +316,7 @@ impl App {
             last_alert: None,
             editor: None,
             history_saved: HashMap::new(),
+            early: early::Early::new(),
         };
         app.add_chat(command, options);
         app
@@ -746,7 +750,9 @@ impl App {
                 if let Some(slot) = self.ws.chat_mut(tag) {
                     chat.on_session_record(&mut slot.state, &info);
                 }
+                let session_id = info.session_id.clone();
                 self.send_chat(tag, Msg::SessionStarted(info));
+                self.replay_early(key, &session_id, tag);
             }
             AgentEvent::SessionFailed { tag, message } => {
                 if let Some(chat) = self.chats.get_mut(&tag)
@@ -786,7 +792,10 @@ impl App {
                     tracing::debug!(%session_id, "replay of a restarted session not shown again");
                 }
                 Some(id) => self.send_chat(id, Msg::Update(update)),
-                None => tracing::debug!(%session_id, "update for an unknown session ignored"),
+                None => {
+                    tracing::debug!(%session_id, "update for a session not known yet: kept");
+                    self.keep_early(key, session_id, update);
+                }
             },
             AgentEvent::Permission { request, responder } => {
                 let Some(id) = self.chat_of(key, &request.session_id) else {

@@ -103,7 +103,7 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
         .on_receive_request(
             {
                 let agent = agent.clone();
-                async move |request: NewSessionRequest, responder, _cx| {
+                async move |request: NewSessionRequest, responder, cx| {
                     if agent.scenario.auth_required && !agent.signed_in.load(Ordering::Relaxed) {
                         return responder.respond_with_error(Error::auth_required());
                     }
@@ -114,7 +114,12 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     agent
                         .sessions
                         .set_directories(&response.session_id, request.additional_directories);
-                    responder.respond(response)
+                    let session_id = response.session_id.clone();
+                    responder.respond(response)?;
+                    if let Some(update) = agent.commands_update() {
+                        cx.send_notification(SessionNotification::new(session_id, update))?;
+                    }
+                    Ok(())
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -430,6 +435,22 @@ impl DemoAgent {
             .agent_info(
                 Implementation::new(name, env!("CARGO_PKG_VERSION")).title("warden demo agent"),
             )
+    }
+
+    /// The scenario's slash commands as an `available_commands_update`
+    /// (none when it names none, or none that parse).
+    fn commands_update(&self) -> Option<SessionUpdate> {
+        let commands: Vec<agent_client_protocol::v1::schema::AvailableCommand> = self
+            .scenario
+            .commands
+            .iter()
+            .filter_map(|c| serde_json::from_value(c.clone()).ok())
+            .collect();
+        (!commands.is_empty()).then(|| {
+            SessionUpdate::AvailableCommandsUpdate(
+                agent_client_protocol::v1::schema::AvailableCommandsUpdate::new(commands),
+            )
+        })
     }
 
     /// What the client advertised at `initialize`.

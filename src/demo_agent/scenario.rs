@@ -123,6 +123,11 @@ pub(crate) struct Scenario {
     /// The scripted turns, tried in order.
     #[serde(default)]
     pub(crate) turns: Vec<Turn>,
+    /// Slash commands (`AvailableCommand` JSON: `name`, `description`,
+    /// `input`?) sent as an `available_commands_update` right after each
+    /// `session/new` is answered, as claude-agent-acp does.
+    #[serde(default)]
+    pub(crate) commands: Vec<Value>,
 }
 
 impl Default for Scenario {
@@ -146,6 +151,7 @@ impl Default for Scenario {
             mcp_http: false,
             mcp_sse: false,
             turns: Vec::new(),
+            commands: Vec::new(),
         }
     }
 }

@@ -116,6 +116,15 @@ async fn ctrl_s_cancels_the_turn_and_sends_the_message_now() {
 async fn the_agents_commands_are_listed_and_sent_as_the_prompt() {
     let tmp = tempfile::tempdir().unwrap();
     let mut app = started_scenario(tmp.path(), SCENARIO, ChatOptions::default()).await;
+    // The scenario's commands come right after session/new.
+    pump_until(&mut app, "the first commands", |s| {
+        s.drafts.commands.iter().any(|c| c.name == "compact")
+    })
+    .await;
+    assert_eq!(
+        app.state().drafts.commands[0].hint.as_deref(),
+        Some("<optional custom summarization instructions>")
+    );
     send(&mut app, "list commands");
     pump_until(&mut app, "commands", |s| {
         !s.drafts.commands.is_empty() && idle(s)
