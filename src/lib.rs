@@ -11,6 +11,7 @@ pub mod editor;
 pub mod export;
 pub mod history;
 pub mod launch;
+pub mod mention;
 pub mod model;
 pub mod policy;
 pub mod reaper;

@@ -434,6 +434,16 @@ pub enum SessionUpdate {
     Other(String),
 }
 
+/// What goes with a prompt's text: a file the user `@`-mentioned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptBlock {
+    /// A `resource_link`: the agent reads the file itself.
+    Link { uri: String, name: String },
+    /// A `resource` with the file's text embedded (the agent advertised
+    /// `promptCapabilities.embeddedContext`).
+    Embedded { uri: String, text: String },
+}
+
 /// One slash command the agent offers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlashCommand {

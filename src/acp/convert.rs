@@ -429,6 +429,20 @@ pub(crate) fn controls_update(update: &acp::SessionUpdate) -> Option<SessionUpda
     }
 }
 
+/// A prompt block of warden's as the SDK's content block.
+pub(crate) fn prompt_block(block: crate::model::PromptBlock) -> acp::ContentBlock {
+    match block {
+        crate::model::PromptBlock::Link { uri, name } => {
+            acp::ContentBlock::ResourceLink(acp::ResourceLink::new(name, uri))
+        }
+        crate::model::PromptBlock::Embedded { uri, text } => acp::ContentBlock::Resource(
+            acp::EmbeddedResource::new(acp::EmbeddedResourceResource::TextResourceContents(
+                acp::TextResourceContents::new(text, uri),
+            )),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -248,6 +248,9 @@ pub struct AgentAbilities {
     /// `sessionCapabilities.additionalDirectories`: the roots besides the
     /// cwd go along when a session opens.
     pub additional_directories: bool,
+    /// `promptCapabilities.embeddedContext`: a mentioned file's text may
+    /// go in the prompt.
+    pub embedded_context: bool,
 }
 
 /// At most this many `session/list` pages are asked for (the agent's
@@ -301,6 +304,7 @@ enum Command {
     Prompt {
         session_id: String,
         text: String,
+        extra: Vec<crate::model::PromptBlock>,
     },
     Cancel {
         session_id: String,
@@ -365,9 +369,15 @@ impl AgentHandle {
 
     /// Send `session/prompt`; the answer arrives as [`AgentEvent::PromptDone`].
     pub fn prompt(&self, session_id: &str, text: &str) {
+        self.prompt_with(session_id, text, Vec::new());
+    }
+
+    /// Send `session/prompt` with more content blocks after the text.
+    pub fn prompt_with(&self, session_id: &str, text: &str, extra: Vec<crate::model::PromptBlock>) {
         self.send(Command::Prompt {
             session_id: session_id.to_string(),
             text: text.to_string(),
+            extra,
         });
     }
 
@@ -736,11 +746,15 @@ async fn serve(
                     }
                 });
             }
-            Command::Prompt { session_id, text } => {
-                let request = acp::PromptRequest::new(
-                    acp::SessionId::new(session_id.clone()),
-                    vec![acp::ContentBlock::Text(acp::TextContent::new(text))],
-                );
+            Command::Prompt {
+                session_id,
+                text,
+                extra,
+            } => {
+                let mut blocks = vec![acp::ContentBlock::Text(acp::TextContent::new(text))];
+                blocks.extend(extra.into_iter().map(convert::prompt_block));
+                let request =
+                    acp::PromptRequest::new(acp::SessionId::new(session_id.clone()), blocks);
                 let cx = cx.clone();
                 let events = events.clone();
                 tokio::spawn(async move {
@@ -910,6 +924,7 @@ async fn initialize(cx: &ConnectionTo<Agent>, caps: ClientCaps) -> Result<Initia
         list_sessions: agent.session_capabilities.list.is_some(),
         close_session: agent.session_capabilities.close.is_some(),
         additional_directories: agent.session_capabilities.additional_directories.is_some(),
+        embedded_context: agent.prompt_capabilities.embedded_context,
     };
     let methods = response.auth_methods.clone();
     let info = response.agent_info.map(|info| AgentInfo {

@@ -63,6 +63,18 @@ impl App {
                 self.send_chat(id, Msg::Drafts(DraftsMsg::Exported(result)));
             }
             DraftsEffect::Workspace(action) => self.apply(WsMsg::Action(action)),
+            DraftsEffect::ListFiles => {
+                let Some(chat) = self.chats.get(&id) else {
+                    return;
+                };
+                let cwd = chat.command.cwd.clone();
+                let protected = chat.roots.protected().clone();
+                let tx = self.chat_msg_tx.clone();
+                std::thread::spawn(move || {
+                    let files = crate::mention::list_files(&cwd, &protected);
+                    let _ = tx.send((id, Msg::Drafts(DraftsMsg::Files(files))));
+                });
+            }
         }
     }
 
@@ -81,6 +93,20 @@ impl App {
             .map_err(|e| e.to_string())?;
         crate::export::write(&path, &text).map_err(|e| e.to_string())?;
         Ok(path.display().to_string())
+    }
+
+    /// The files a prompt `@`-mentions, as blocks to send along.
+    pub(super) fn mention_blocks(
+        &self,
+        chat: &super::chat::Chat,
+        text: &str,
+    ) -> Vec<crate::model::PromptBlock> {
+        let embed = self
+            .agents
+            .get(&chat.command.name)
+            .and_then(|slot| slot.abilities)
+            .is_some_and(|a| a.embedded_context);
+        crate::mention::blocks(&chat.command.cwd, &chat.roots, text, embed)
     }
 
     /// The message to open in the external editor, once asked (Ctrl-X):

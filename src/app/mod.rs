@@ -138,6 +138,9 @@ pub enum Incoming {
     Settings(SettingsDone),
     /// A chat's cancelled turn has had [`CANCEL_GRACE`] to end.
     CancelOverdue(ChatId),
+    /// A message for a chat from work done off the loop (the file list of
+    /// an `@` mention).
+    Chat(ChatId, Msg),
 }
 
 /// One settings edit for the writer thread.
@@ -268,6 +271,9 @@ pub struct App {
     history_saved: HashMap<ChatId, u64>,
     /// Updates for sessions not known yet (see `early.rs`).
     early: early::Early,
+    /// Messages for chats from work done off the loop.
+    chat_msg_tx: mpsc::UnboundedSender<(ChatId, Msg)>,
+    chat_msgs: mpsc::UnboundedReceiver<(ChatId, Msg)>,
 }
 
 impl App {
@@ -284,6 +290,7 @@ impl App {
         let (terminal_tx, terminal_events) = mpsc::unbounded_channel();
         let (done_tx, settings_done) = mpsc::unbounded_channel();
         let (overdue_tx, overdue) = mpsc::unbounded_channel();
+        let (chat_msg_tx, chat_msgs) = mpsc::unbounded_channel();
         // New chats of this agent start at Default (the first chat's mode
         // may come from `--mode`); see [`App::set_choices`].
         let first = AgentChoice {
@@ -317,6 +324,8 @@ impl App {
             editor: None,
             history_saved: HashMap::new(),
             early: early::Early::new(),
+            chat_msg_tx,
+            chat_msgs,
         };
         app.add_chat(command, options);
         app
@@ -527,6 +536,7 @@ impl App {
             Some((id, event)) = self.terminal_events.recv() => Some(Incoming::Terminal(id, event)),
             Some(done) = self.settings_done.recv() => Some(Incoming::Settings(done)),
             Some(id) = self.overdue.recv() => Some(Incoming::CancelOverdue(id)),
+            Some((id, msg)) = self.chat_msgs.recv() => Some(Incoming::Chat(id, msg)),
         }
     }
 
@@ -540,6 +550,9 @@ impl App {
         }
         if let Ok(id) = self.overdue.try_recv() {
             return Some(Incoming::CancelOverdue(id));
+        }
+        if let Ok((id, msg)) = self.chat_msgs.try_recv() {
+            return Some(Incoming::Chat(id, msg));
         }
         self.events
             .try_recv()
@@ -707,6 +720,10 @@ impl App {
             }
             Incoming::Settings(done) => {
                 self.on_settings_done(done);
+                return;
+            }
+            Incoming::Chat(id, msg) => {
+                self.send_chat(id, msg);
                 return;
             }
         };
@@ -966,7 +983,9 @@ impl App {
         };
         match effect {
             Effect::SendPrompt(text) => match (&chat.session, self.agent_of(chat)) {
-                (Some(session), Some(agent)) => agent.prompt(session, &text),
+                (Some(session), Some(agent)) => {
+                    agent.prompt_with(session, &text, self.mention_blocks(chat, &text));
+                }
                 _ => self.send_chat(id, Msg::TurnFailed("the agent is not connected".into())),
             },
             Effect::CancelTurn => {

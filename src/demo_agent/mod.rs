@@ -299,7 +299,10 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     agent
                         .sessions
                         .record_prompt(&request.session_id, &text, &request.prompt);
-                    let steps = agent.steps_for(&text, turn, &cwd);
+                    let mut steps = agent.steps_for(&text, turn, &cwd);
+                    if let Some(received) = received_blocks(&request.prompt) {
+                        steps.insert(0, Step::Text { text: received });
+                    }
                     let runner = Runner::new(
                         cx.clone(),
                         request.session_id.clone(),
@@ -424,6 +427,10 @@ impl DemoAgent {
             .auth_methods(auth_methods)
             .agent_capabilities(
                 AgentCapabilities::new()
+                    .prompt_capabilities(
+                        agent_client_protocol::v1::schema::PromptCapabilities::new()
+                            .embedded_context(scenario.embedded_context),
+                    )
                     .load_session(scenario.load_session)
                     .session_capabilities(sessions)
                     .mcp_capabilities(
@@ -947,6 +954,30 @@ fn without_client_instruction(prompt: &str) -> &str {
 }
 
 /// The prompt's text blocks joined by newlines (other blocks are ignored).
+/// A line per content block besides text (`received resource_link NAME
+/// URI`, `received resource URI: N bytes`), so tests can see what a client
+/// sent; `None` for a prompt of text only.
+fn received_blocks(prompt: &[ContentBlock]) -> Option<String> {
+    let lines: Vec<String> = prompt
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(_) => None,
+            ContentBlock::ResourceLink(link) => {
+                Some(format!("received resource_link {} {}", link.name, link.uri))
+            }
+            ContentBlock::Resource(resource) => Some(match &resource.resource {
+                agent_client_protocol::v1::schema::EmbeddedResourceResource::TextResourceContents(t) => {
+                    format!("received resource {}: {} bytes", t.uri, t.text.len())
+                }
+                _ => "received resource (binary)".to_string(),
+            }),
+            ContentBlock::Image(_) => Some("received image".to_string()),
+            _ => Some("received another block".to_string()),
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n") + "\n")
+}
+
 fn prompt_text(prompt: &[ContentBlock]) -> String {
     prompt
         .iter()

@@ -128,6 +128,9 @@ pub(crate) struct Scenario {
     /// `session/new` is answered, as claude-agent-acp does.
     #[serde(default)]
     pub(crate) commands: Vec<Value>,
+    /// `promptCapabilities.embeddedContext` at `initialize` (default false).
+    #[serde(default)]
+    pub(crate) embedded_context: bool,
 }
 
 impl Default for Scenario {
@@ -152,6 +155,7 @@ impl Default for Scenario {
             mcp_sse: false,
             turns: Vec::new(),
             commands: Vec::new(),
+            embedded_context: false,
         }
     }
 }

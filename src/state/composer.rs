@@ -43,6 +43,15 @@ impl Composer {
         self.cursor = self.text.len();
     }
 
+    /// Put the cursor at byte `at` (the nearest char boundary before it).
+    pub fn set_cursor(&mut self, at: usize) {
+        let mut at = at.min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        self.cursor = at;
+    }
+
     /// Insert a character at the cursor.
     pub fn insert_char(&mut self, c: char) {
         self.text.insert(self.cursor, c);

@@ -63,6 +63,10 @@ pub struct Drafts {
     slash_selected: usize,
     /// Esc closed the slash list (until the composer is cleared).
     slash_dismissed: bool,
+    /// The working directory's files (relative paths), once listed.
+    pub files: Option<Vec<String>>,
+    /// The `@` finder, while a mention is typed.
+    pub mention: Option<super::mention::Mention>,
 }
 
 /// Where Up/Down are in the history, and the draft they replaced.
@@ -89,6 +93,8 @@ pub enum DraftsMsg {
     Edited(Result<String, String>),
     /// `/export` wrote the chat (to this path), or failed (why).
     Exported(Result<String, String>),
+    /// The working directory's files, for the `@` finder.
+    Files(Vec<String>),
 }
 
 /// IO the composer needs.
@@ -100,6 +106,8 @@ pub enum DraftsEffect {
     Export(Option<String>),
     /// A workspace key a slash command stands for (`/new`, `/resume`).
     Workspace(Action),
+    /// List the working directory's files off the loop (`@` typed).
+    ListFiles,
 }
 
 /// One row of a popup list above the composer.
@@ -217,6 +225,9 @@ impl AppState {
         if self.focus != Focus::Composer {
             return None;
         }
+        if let Some(popup) = self.mention_popup() {
+            return Some(popup);
+        }
         if let Some(search) = &self.drafts.search {
             let matches = self.drafts.search_matches(&search.query);
             return Some(Popup {
@@ -281,6 +292,9 @@ impl AppState {
         }
         if self.drafts.search.is_some() {
             return Some(self.search_key(action));
+        }
+        if let Some(effects) = self.mention_key(action) {
+            return Some(effects);
         }
         if !matches!(action, Action::Up | Action::Down) {
             self.drafts.browsing = None;
@@ -641,6 +655,7 @@ impl AppState {
             DraftsMsg::Exported(Err(why)) => {
                 self.error(format!("the export failed: {why}"), Vec::new());
             }
+            DraftsMsg::Files(files) => self.on_files(files),
         }
         Vec::new()
     }

@@ -308,3 +308,50 @@ fn the_composers_keys() {
         );
     }
 }
+
+#[test]
+fn at_opens_a_fuzzy_file_finder_and_inserts_the_path() {
+    let mut s = ready();
+    typed(&mut s, "look at");
+    key(&mut s, Action::Char(' '));
+    let effects = key(&mut s, Action::Char('@'));
+    assert_eq!(effects, vec![Effect::Drafts(DraftsEffect::ListFiles)]);
+    s.update(Msg::Drafts(DraftsMsg::Files(vec![
+        "README.md".into(),
+        "src/state/composer.rs".into(),
+        "src/ui/composer.rs".into(),
+        "docs/my notes.md".into(),
+    ])));
+    for c in "stcomp".chars() {
+        key(&mut s, Action::Char(c));
+    }
+    let labels: Vec<_> = s
+        .composer_popup()
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|i| i.label)
+        .collect();
+    assert_eq!(labels, ["src/state/composer.rs"]);
+    key(&mut s, Action::Tab);
+    assert_eq!(s.composer.text(), "look at @src/state/composer.rs ");
+    assert!(s.composer_popup().is_none());
+    // A path with a space is quoted; Esc closes the finder, keeping the text.
+    typed(&mut s, "and ");
+    key(&mut s, Action::Char('@'));
+    for c in "notes".chars() {
+        key(&mut s, Action::Char(c));
+    }
+    key(&mut s, Action::Submit);
+    assert!(s.composer.text().ends_with("and @\"docs/my notes.md\" "));
+    // An @ inside a word is typed.
+    typed(&mut s, "me");
+    assert!(key(&mut s, Action::Char('@')).is_empty());
+    assert!(s.drafts.mention.is_none());
+    key(&mut s, Action::Char(' '));
+    key(&mut s, Action::Char('@'));
+    key(&mut s, Action::Char('x'));
+    key(&mut s, Action::Cancel);
+    assert!(s.drafts.mention.is_none());
+    assert!(s.composer.text().ends_with("@x"));
+}

@@ -6,6 +6,7 @@ mod approval;
 mod composer;
 pub mod drafts;
 mod grants;
+mod mention;
 mod options;
 pub mod picker;
 mod transcript;

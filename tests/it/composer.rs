@@ -246,3 +246,59 @@ async fn the_external_editor_edits_the_message() {
             .contains("editor failed")
     );
 }
+
+fn project(dir: &Path) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("target")).unwrap();
+    std::fs::write(dir.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "pub fn answer() -> u32 { 42 }\n").unwrap();
+    std::fs::write(dir.join("target/lib.rs.o"), "junk").unwrap();
+}
+
+#[tokio::test]
+async fn at_finds_a_file_and_it_goes_as_a_resource_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    project(tmp.path());
+    let mut app = started(tmp.path(), &[]).await;
+    app.handle(warden::state::Msg::Action(Action::Paste("explain ".into())));
+    key(&mut app, Action::Char('@'));
+    pump_until(&mut app, "the file list", |s| s.drafts.files.is_some()).await;
+    let files = app.state().drafts.files.clone().unwrap();
+    assert!(files.contains(&"src/lib.rs".to_string()), "{files:?}");
+    assert!(!files.iter().any(|f| f.starts_with("target")), "{files:?}");
+    for c in "lib".chars() {
+        key(&mut app, Action::Char(c));
+    }
+    key(&mut app, Action::Tab);
+    assert_eq!(app.state().composer.text(), "explain @src/lib.rs ");
+    key(&mut app, Action::Submit);
+    let real = std::fs::canonicalize(tmp.path().join("src/lib.rs")).unwrap();
+    let line = format!(
+        "received resource_link src/lib.rs {}",
+        warden::mention::file_uri(&real)
+    );
+    pump_until(&mut app, "the agent's receipt", |s| {
+        agent_text(s).contains(&line)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_mention_is_embedded_when_the_agent_takes_embedded_context() {
+    let tmp = tempfile::tempdir().unwrap();
+    project(tmp.path());
+    let mut app = started_scenario(tmp.path(), SCENARIO, ChatOptions::default()).await;
+    send(&mut app, "look at @src/lib.rs and @../elsewhere.rs");
+    let real = std::fs::canonicalize(tmp.path().join("src/lib.rs")).unwrap();
+    let line = format!(
+        "received resource {}: 30 bytes",
+        warden::mention::file_uri(&real)
+    );
+    pump_until(&mut app, "the agent's receipt", |s| {
+        idle(s) && agent_text(s).contains("ok")
+    })
+    .await;
+    let text = agent_text(app.state());
+    assert!(text.contains(&line), "{text}");
+    assert_eq!(text.matches("received").count(), 1, "{text}");
+}
