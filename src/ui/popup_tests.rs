@@ -96,3 +96,18 @@ fn history_search_80x16() {
     keys(&mut s, "cargo");
     assert_snapshot!(screen(&s, 80, 16));
 }
+
+#[test]
+fn file_finder_80x14() {
+    let mut s = ready();
+    keys(&mut s, "explain @");
+    s.update(Msg::Drafts(DraftsMsg::Files(vec![
+        "README.md".into(),
+        "src/state/composer.rs".into(),
+        "src/ui/composer.rs".into(),
+        "tests/it/composer.rs".into(),
+    ])));
+    keys(&mut s, "compo");
+    s.update(Msg::Action(Action::Down));
+    assert_snapshot!(screen(&s, 80, 14));
+}
