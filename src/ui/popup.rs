@@ -76,7 +76,11 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, above: u16, state: &AppState,
         .map(|i| str_width(&one_line(&i.label)))
         .max()
         .unwrap_or(0)
-        .min(inner_w / 2);
+        .min(if popup.items.iter().all(|i| i.detail.is_empty()) {
+            inner_w.saturating_sub(2)
+        } else {
+            inner_w / 2
+        });
     for (y, (index, item)) in
         (inner.y..inner.bottom()).zip(popup.items.iter().enumerate().skip(first))
     {
@@ -86,7 +90,11 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, above: u16, state: &AppState,
         let label = truncate_end(&label, label_w);
         let pad = " ".repeat(label_w.saturating_sub(str_width(&label)));
         let detail = one_line(&item.detail);
-        let line = format!("{marker}{label}{pad}  {detail}");
+        let line = if detail.is_empty() {
+            format!("{marker}{label}")
+        } else {
+            format!("{marker}{label}{pad}  {detail}")
+        };
         let line = truncate_end(&line, inner_w);
         let style = if selected {
             theme.bold()
