@@ -462,6 +462,34 @@ pub const COMPOSER: &[Binding<Global>] = &[
         Act(Action::ToggleTerminals),
     ),
     b(
+        &[Key::ctrl(K::Char('s'))],
+        "send now",
+        "queue what is typed, cancel the running turn and send the queue now (Enter during a turn queues the message; the queue is sent as each turn ends)",
+        Hint::No,
+        Act(Action::SendNow),
+    ),
+    b(
+        &[Key::alt(K::Up)],
+        "edit queued",
+        "take the newest queued message back into the composer",
+        Hint::No,
+        Act(Action::EditQueued),
+    ),
+    b(
+        &[Key::ctrl(K::Char('y'))],
+        "restore",
+        "bring back the text Ctrl-C, Ctrl-U or Ctrl-K last cleared",
+        Hint::No,
+        Act(Action::Restore),
+    ),
+    b(
+        &[Key::ctrl(K::Char('x'))],
+        "editor",
+        "edit the message in $VISUAL / $EDITOR (else vi)",
+        Hint::No,
+        Act(Action::Editor),
+    ),
+    b(
         &[Key::ctrl(K::Char('f'))],
         "search",
         "search the transcript: type, Enter; then n older / N newer match (↑/↓ too), Ctrl-F edit the query, Esc close",
@@ -469,7 +497,7 @@ pub const COMPOSER: &[Binding<Global>] = &[
         Act(Action::Search),
     ),
     b(
-        &[Key::ctrl(K::Char('y'))],
+        &[Key::alt(K::Char('c'))],
         "copy",
         "copy the search match's message, else the last answer (OSC 52)",
         Hint::No,
@@ -534,7 +562,7 @@ pub const COMPOSER: &[Binding<Global>] = &[
     b(
         &[Key::ctrl(K::Char('r'))],
         "restart",
-        "restart the agent after it exited (also `r` on an empty message), continuing the same session (`session/resume`, else `session/load` with its replay not shown again, else a new session, said in the chat); every chat of the crashed process restarts with the one key (Ctrl+R also replaces an agent that never ended a cancelled turn)",
+        "search earlier prompts (type, Ctrl-R older match, Enter take, Esc back); after the agent exited, restart it instead (also `r` on an empty message), continuing the same session (`session/resume`, else `session/load` with its replay not shown again, else a new session, said in the chat); every chat of the crashed process restarts with the one key (Ctrl-R also replaces an agent that never ended a cancelled turn)",
         Hint::No,
         Act(Action::Restart),
     ),

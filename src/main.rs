@@ -126,6 +126,14 @@ enum Sub {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
+    /// Write a recorded chat as Markdown (the newest, or the one CHAT names).
+    Export {
+        /// A chat id, or words of its title.
+        chat: Option<String>,
+        /// Write to FILE instead of stdout.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
     /// Run the built-in offline demo agent on stdin/stdout (launched like any agent).
     DemoAgent {
         /// A scenario file (TOML or JSON) that scripts the agent's turns.
@@ -226,6 +234,11 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             };
+        }
+        Some(Sub::Export { chat, output }) => {
+            return report(
+                warden::export::run_cli(chat.as_deref(), output.as_deref()).map_err(Into::into),
+            );
         }
         Some(Sub::Agents) => return report(print_agents(cli.config.as_deref())),
         Some(Sub::Grants { revoke, yes }) => {

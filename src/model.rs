@@ -417,8 +417,8 @@ pub enum SessionUpdate {
     ToolCallUpdate { id: String, fields: ToolCallFields },
     /// The whole plan, replacing the previous one.
     Plan(Vec<PlanEntry>),
-    /// Slash commands the agent offers (names).
-    AvailableCommands(Vec<String>),
+    /// Slash commands the agent offers (`available_commands_update`): the whole list.
+    AvailableCommands(Vec<SlashCommand>),
     /// The agent's current mode changed.
     CurrentMode(String),
     /// The agent's modes, from a config option update.
@@ -432,6 +432,27 @@ pub enum SessionUpdate {
     Usage(Usage),
     /// Anything else (usage, notices, ...): its name, for the log.
     Other(String),
+}
+
+/// What goes with a prompt's text: a file the user `@`-mentioned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptBlock {
+    /// A `resource_link`: the agent reads the file itself.
+    Link { uri: String, name: String },
+    /// A `resource` with the file's text embedded (the agent advertised
+    /// `promptCapabilities.embeddedContext`).
+    Embedded { uri: String, text: String },
+}
+
+/// One slash command the agent offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlashCommand {
+    /// Its name, without the `/`.
+    pub name: String,
+    /// What it does, in the agent's words.
+    pub description: String,
+    /// What to type after the name (`input.hint`), when it takes input.
+    pub hint: Option<String>,
 }
 
 /// How a session came to be.

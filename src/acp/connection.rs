@@ -258,11 +258,15 @@ async fn serve(
                     }
                 });
             }
-            Command::Prompt { session_id, text } => {
-                let request = acp::PromptRequest::new(
-                    acp::SessionId::new(session_id.clone()),
-                    vec![acp::ContentBlock::Text(acp::TextContent::new(text))],
-                );
+            Command::Prompt {
+                session_id,
+                text,
+                extra,
+            } => {
+                let mut blocks = vec![acp::ContentBlock::Text(acp::TextContent::new(text))];
+                blocks.extend(extra.into_iter().map(convert::prompt_block));
+                let request =
+                    acp::PromptRequest::new(acp::SessionId::new(session_id.clone()), blocks);
                 let cx = cx.clone();
                 let events = events.clone();
                 tokio::spawn(async move {

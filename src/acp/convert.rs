@@ -317,7 +317,14 @@ pub(crate) fn session_update(update: &acp::SessionUpdate) -> SessionUpdate {
             update
                 .available_commands
                 .iter()
-                .map(|c| c.name.clone())
+                .map(|c| crate::model::SlashCommand {
+                    name: c.name.clone(),
+                    description: c.description.clone(),
+                    hint: c.input.as_ref().and_then(|input| match input {
+                        acp::AvailableCommandInput::Unstructured(u) => Some(u.hint.clone()),
+                        _ => None,
+                    }),
+                })
                 .collect(),
         ),
         acp::SessionUpdate::CurrentModeUpdate(update) => {
@@ -460,6 +467,20 @@ pub(crate) fn prompt_usage(response: &Value) -> Option<Usage> {
         turn_tokens: Some(total),
         ..Usage::default()
     })
+}
+
+/// A prompt block of warden's as the SDK's content block.
+pub(crate) fn prompt_block(block: crate::model::PromptBlock) -> acp::ContentBlock {
+    match block {
+        crate::model::PromptBlock::Link { uri, name } => {
+            acp::ContentBlock::ResourceLink(acp::ResourceLink::new(name, uri))
+        }
+        crate::model::PromptBlock::Embedded { uri, text } => acp::ContentBlock::Resource(
+            acp::EmbeddedResource::new(acp::EmbeddedResourceResource::TextResourceContents(
+                acp::TextResourceContents::new(text, uri),
+            )),
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub(super) enum Command {
     Prompt {
         session_id: String,
         text: String,
+        extra: Vec<crate::model::PromptBlock>,
     },
     Cancel {
         session_id: String,
@@ -93,9 +94,15 @@ impl AgentHandle {
 
     /// Send `session/prompt`; the answer arrives as [`AgentEvent::PromptDone`].
     pub fn prompt(&self, session_id: &str, text: &str) {
+        self.prompt_with(session_id, text, Vec::new());
+    }
+
+    /// Send `session/prompt` with more content blocks after the text.
+    pub fn prompt_with(&self, session_id: &str, text: &str, extra: Vec<crate::model::PromptBlock>) {
         self.send(Command::Prompt {
             session_id: session_id.to_string(),
             text: text.to_string(),
+            extra,
         });
     }
 

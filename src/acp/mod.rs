@@ -254,6 +254,9 @@ pub struct AgentAbilities {
     /// `sessionCapabilities.additionalDirectories`: the roots besides the
     /// cwd go along when a session opens.
     pub additional_directories: bool,
+    /// `promptCapabilities.embeddedContext`: a mentioned file's text may
+    /// go in the prompt.
+    pub embedded_context: bool,
 }
 
 /// At most this many `session/list` pages are asked for (the agent's

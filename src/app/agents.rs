@@ -354,6 +354,7 @@ impl App {
                 }
             }
             Incoming::AgentName(check) => self.on_name_checked(check),
+            Incoming::Chat(id, msg) => self.send_chat(id, msg),
         }
     }
 
@@ -417,7 +418,9 @@ impl App {
                 for line in lines {
                     self.send_chat(tag, line);
                 }
+                let session_id = info.session_id.clone();
                 self.send_chat(tag, Msg::SessionStarted(info));
+                self.replay_early(key, &session_id, tag);
             }
             AgentEvent::SessionFailed { tag, message } => {
                 if let Some(chat) = self.chats.get_mut(&tag)
@@ -457,7 +460,10 @@ impl App {
                     tracing::debug!(%session_id, "replay of a restarted session not shown again");
                 }
                 Some(id) => self.send_chat(id, Msg::Update(update)),
-                None => tracing::debug!(%session_id, "update for an unknown session ignored"),
+                None => {
+                    tracing::debug!(%session_id, "update for a session not known yet: kept");
+                    self.keep_early(key, session_id, update);
+                }
             },
             AgentEvent::Permission { request, responder } => {
                 let Some(id) = self.chat_of(key, &request.session_id) else {

@@ -49,7 +49,9 @@ impl App {
         };
         match effect {
             Effect::SendPrompt(text) => match (&chat.session, self.agent_of(chat)) {
-                (Some(session), Some(agent)) => agent.prompt(session, &text),
+                (Some(session), Some(agent)) => {
+                    agent.prompt_with(session, &text, self.mention_blocks(chat, &text));
+                }
                 _ => self.send_chat(id, Msg::TurnFailed("the agent is not connected".into())),
             },
             Effect::CancelTurn => {
@@ -150,6 +152,7 @@ impl App {
                     agent.set_option(session, &option_id, value);
                 }
             }
+            Effect::Drafts(effect) => self.run_drafts(id, effect),
         }
     }
 

@@ -19,6 +19,8 @@
 mod agents;
 mod calls;
 mod chat;
+mod drafts;
+mod early;
 mod effects;
 mod exec;
 mod focus;
@@ -75,6 +77,9 @@ pub enum Incoming {
     Files(ChatId, calls::FsStep),
     /// The settings file's verdict on the name an agent gave itself.
     AgentName(agents::NameCheck),
+    /// A message for a chat from work done off the loop (the file list of
+    /// an `@` mention).
+    Chat(ChatId, Msg),
 }
 
 /// The running application: every chat's state (the workspace) plus the IO
@@ -101,6 +106,12 @@ pub struct App {
     quit: bool,
     /// When the bell and the desktop notification last went off.
     last_alert: Option<Instant>,
+    /// A message to open in the external editor (see [`App::take_editor`]).
+    editor: Option<(ChatId, String)>,
+    /// Per chat, how many remembered prompts are in the history file.
+    history_saved: HashMap<ChatId, u64>,
+    /// Updates for sessions not known yet (see `early.rs`).
+    early: early::Early,
 }
 
 impl App {
@@ -133,6 +144,9 @@ impl App {
             closed: Vec::new(),
             quit: false,
             last_alert: None,
+            editor: None,
+            history_saved: HashMap::new(),
+            early: early::Early::new(),
         };
         app.add_chat(command, options);
         app
@@ -165,6 +179,7 @@ impl App {
         if let Some(slot) = self.ws.chat_mut(id) {
             slot.name = name;
         }
+        self.load_history(id);
         id
     }
 
@@ -221,6 +236,7 @@ impl App {
                 self.collect_outboxes();
             }
             self.flush_records();
+            self.flush_history();
             self.collect_outboxes();
             if self.queue.is_empty() {
                 return;

@@ -72,6 +72,14 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
         for id in app.take_closed() {
             views.forget(id);
         }
+        if let Some((id, text)) = app.take_editor() {
+            // The input stream would read the editor's keys: stop it meanwhile.
+            drop(input);
+            let result = crate::editor::edit_suspended(terminal, &text).await;
+            input = crossterm::event::EventStream::new();
+            app.editor_done(id, result);
+            clock.mark_dirty();
+        }
         if clock.should_draw(Instant::now()) {
             terminal.draw(|frame| ui::draw_workspace(frame, &app.ws, &mut views))?;
             clock.drawn(Instant::now());

@@ -104,7 +104,7 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
         .on_receive_request(
             {
                 let agent = agent.clone();
-                async move |request: NewSessionRequest, responder, _cx| {
+                async move |request: NewSessionRequest, responder, cx| {
                     if agent.scenario.auth_required && !agent.signed_in.load(Ordering::Relaxed) {
                         return responder.respond_with_error(Error::auth_required());
                     }
@@ -115,7 +115,12 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     agent
                         .sessions
                         .set_directories(&response.session_id, request.additional_directories);
-                    responder.respond(response)
+                    let session_id = response.session_id.clone();
+                    responder.respond(response)?;
+                    if let Some(update) = agent.commands_update() {
+                        cx.send_notification(SessionNotification::new(session_id, update))?;
+                    }
+                    Ok(())
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -300,7 +305,10 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     agent
                         .sessions
                         .record_prompt(&request.session_id, &text, &request.prompt);
-                    let steps = agent.steps_for(&text, turn, &cwd);
+                    let mut steps = agent.steps_for(&text, turn, &cwd);
+                    if let Some(received) = received_blocks(&request.prompt) {
+                        steps.insert(0, Step::Text { text: received });
+                    }
                     let mut runner = Runner::new(
                         cx.clone(),
                         request.session_id.clone(),
@@ -450,6 +458,10 @@ impl DemoAgent {
             .auth_methods(auth_methods)
             .agent_capabilities(
                 AgentCapabilities::new()
+                    .prompt_capabilities(
+                        agent_client_protocol::v1::schema::PromptCapabilities::new()
+                            .embedded_context(scenario.embedded_context),
+                    )
                     .load_session(scenario.load_session)
                     .session_capabilities(sessions)
                     .mcp_capabilities(
@@ -461,6 +473,22 @@ impl DemoAgent {
             .agent_info(
                 Implementation::new(name, env!("CARGO_PKG_VERSION")).title("warden demo agent"),
             )
+    }
+
+    /// The scenario's slash commands as an `available_commands_update`
+    /// (none when it names none, or none that parse).
+    fn commands_update(&self) -> Option<SessionUpdate> {
+        let commands: Vec<agent_client_protocol::v1::schema::AvailableCommand> = self
+            .scenario
+            .commands
+            .iter()
+            .filter_map(|c| serde_json::from_value(c.clone()).ok())
+            .collect();
+        (!commands.is_empty()).then(|| {
+            SessionUpdate::AvailableCommandsUpdate(
+                agent_client_protocol::v1::schema::AvailableCommandsUpdate::new(commands),
+            )
+        })
     }
 
     /// What the client advertised at `initialize`.
@@ -957,6 +985,30 @@ fn without_client_instruction(prompt: &str) -> &str {
 }
 
 /// The prompt's text blocks joined by newlines (other blocks are ignored).
+/// A line per content block besides text (`received resource_link NAME
+/// URI`, `received resource URI: N bytes`), so tests can see what a client
+/// sent; `None` for a prompt of text only.
+fn received_blocks(prompt: &[ContentBlock]) -> Option<String> {
+    let lines: Vec<String> = prompt
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(_) => None,
+            ContentBlock::ResourceLink(link) => {
+                Some(format!("received resource_link {} {}", link.name, link.uri))
+            }
+            ContentBlock::Resource(resource) => Some(match &resource.resource {
+                agent_client_protocol::v1::schema::EmbeddedResourceResource::TextResourceContents(t) => {
+                    format!("received resource {}: {} bytes", t.uri, t.text.len())
+                }
+                _ => "received resource (binary)".to_string(),
+            }),
+            ContentBlock::Image(_) => Some("received image".to_string()),
+            _ => Some("received another block".to_string()),
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n") + "\n")
+}
+
 fn prompt_text(prompt: &[ContentBlock]) -> String {
     prompt
         .iter()

@@ -131,6 +131,14 @@ pub(crate) struct Scenario {
     /// The scripted turns, tried in order.
     #[serde(default)]
     pub(crate) turns: Vec<Turn>,
+    /// Slash commands (`AvailableCommand` JSON: `name`, `description`,
+    /// `input`?) sent as an `available_commands_update` right after each
+    /// `session/new` is answered, as claude-agent-acp does.
+    #[serde(default)]
+    pub(crate) commands: Vec<Value>,
+    /// `promptCapabilities.embeddedContext` at `initialize` (default false).
+    #[serde(default)]
+    pub(crate) embedded_context: bool,
 }
 
 impl Default for Scenario {
@@ -156,6 +164,8 @@ impl Default for Scenario {
             mcp_http: false,
             mcp_sse: false,
             turns: Vec::new(),
+            commands: Vec::new(),
+            embedded_context: false,
         }
     }
 }

@@ -43,6 +43,15 @@ impl Composer {
         self.cursor = self.text.len();
     }
 
+    /// Put the cursor at byte `at` (the nearest char boundary before it).
+    pub fn set_cursor(&mut self, at: usize) {
+        let mut at = at.min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        self.cursor = at;
+    }
+
     /// Insert a character at the cursor.
     pub fn insert_char(&mut self, c: char) {
         self.text.insert(self.cursor, c);
@@ -149,6 +158,14 @@ impl Composer {
         let (_, col) = self.cursor_line_col();
         self.cursor = self.at_column(end + 1, col);
         true
+    }
+
+    /// The text of the cursor's line before and after the cursor.
+    pub fn line_around_cursor(&self) -> (String, String) {
+        (
+            self.text[self.line_start()..self.cursor].to_string(),
+            self.text[self.cursor..self.line_end()].to_string(),
+        )
     }
 
     /// Delete from the start of the line to the cursor (Ctrl-U).

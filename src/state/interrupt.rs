@@ -44,7 +44,9 @@ impl AppState {
         }
         if self.focus == Focus::Composer && !self.composer.is_empty() {
             self.quit_armed = None;
-            self.composer.take();
+            // Ctrl-Y brings it back.
+            self.drafts.cleared = Some(self.composer.take());
+            self.drafts.slash_dismissed = false;
             return Break(Vec::new());
         }
         match self.quit_armed {

@@ -5,9 +5,11 @@ mod agent_modes;
 pub mod alert;
 mod approval;
 mod composer;
+pub mod drafts;
 mod form;
 mod grants;
 mod interrupt;
+mod mention;
 mod options;
 pub mod picker;
 mod runtime_msgs;
@@ -22,6 +24,7 @@ pub use approval::{
     choices, option_kind_label,
 };
 pub use composer::Composer;
+pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
 pub use form::{FieldKind, FormEditor, FormField};
 pub use grants::{GrantItem, SettingsEdit};
 pub use interrupt::QUIT_WINDOW;
@@ -131,6 +134,14 @@ pub enum Action {
     Copy,
     /// Copy the last code block of the selected message (or last answer).
     CopyCode,
+    /// Queue what is typed and send the queue now, cancelling the turn (Ctrl-S).
+    SendNow,
+    /// Put back the text last cleared (Ctrl-Y).
+    Restore,
+    /// The newest queued message back into the composer (Alt-Up).
+    EditQueued,
+    /// Edit the message in `$VISUAL` / `$EDITOR` (Ctrl-X).
+    Editor,
 }
 
 /// Everything that can change the state.
@@ -205,6 +216,8 @@ pub enum Msg {
     /// From the runtime: a reopened chat's saved transcript, put back when
     /// the agent cannot replay it.
     Restored(Vec<EntryKind>),
+    /// For the composer's history, external editor and export.
+    Drafts(DraftsMsg),
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -248,6 +261,8 @@ pub enum Effect {
         option_id: String,
         value: OptionPick,
     },
+    /// The composer's IO (history, editor, export, workspace commands).
+    Drafts(DraftsEffect),
 }
 
 /// The agent connection as the user sees it.
@@ -358,6 +373,8 @@ pub struct AppState {
     pub controls: SessionControls,
     /// The transcript search bar, while open.
     pub search: Option<Search>,
+    /// History, queued messages, cleared text and slash commands.
+    pub drafts: Drafts,
 }
 
 /// A terminal's output as last read, for the transcript.
@@ -416,6 +433,7 @@ impl AppState {
             terminals_expanded: false,
             controls: SessionControls::default(),
             search: None,
+            drafts: Drafts::default(),
         }
     }
 
@@ -464,6 +482,7 @@ impl AppState {
                 Vec::new()
             }
             Msg::Update(update) => self.on_update(update),
+            Msg::Drafts(msg) => self.on_drafts(msg),
             Msg::TerminalOutput { id, view } => {
                 self.terminals.insert(id.clone(), view);
                 self.transcript.touch_terminal(&id);
@@ -515,6 +534,7 @@ impl AppState {
                 {
                     effects.extend(self.send_prompt(reason));
                 }
+                effects.extend(self.send_queued());
                 effects
             }
             Msg::TurnFailed(message) => {
@@ -648,7 +668,8 @@ impl AppState {
                 self.transcript.update_tool(&id, &fields)
             }
             SessionUpdate::Plan(plan) => self.transcript.set_plan(plan),
-            SessionUpdate::AvailableCommands(_) | SessionUpdate::Other(_) => {}
+            SessionUpdate::AvailableCommands(commands) => self.drafts.commands = commands,
+            SessionUpdate::Other(_) => {}
             SessionUpdate::Options(options) => self.on_options(options),
             SessionUpdate::Usage(usage) => self.on_usage(usage),
             SessionUpdate::CurrentMode(mode) => return self.on_agent_mode_now(&mode),
@@ -686,6 +707,9 @@ impl AppState {
             std::ops::ControlFlow::Break(effects) => return effects,
             std::ops::ControlFlow::Continue(action) => action,
         };
+        if let Some(effects) = self.drafts_key(&action) {
+            return effects;
+        }
         // Keys that mean the same wherever the focus is.
         match action {
             // Not over a field or a question of a card's: those keep their keys.

@@ -1,4 +1,4 @@
-//! Search in the transcript (Ctrl-F) and copying from it (Ctrl-Y, Alt-Y).
+//! Search in the transcript (Ctrl-F) and copying from it (Alt-C, Alt-Y).
 //!
 //! Pure: the query, which match is selected, and what a copy key copies.
 //! The view finds the selected match's row, scrolls to it and highlights
@@ -286,7 +286,7 @@ impl AppState {
             .find(|k| matches!(k, EntryKind::Agent(t) if !t.trim().is_empty()))
     }
 
-    /// Ctrl-Y: copy the selected message (or the last answer); Alt-Y: the
+    /// Alt-C: copy the selected message (or the last answer); Alt-Y: the
     /// last code block in it. The text is sanitized: never a raw escape.
     pub(super) fn copy(&mut self, code: bool) -> Vec<Effect> {
         let Some(kind) = self.copy_source() else {

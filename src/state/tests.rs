@@ -453,19 +453,6 @@ fn agent_plan_mode_is_opt_in_and_restored() {
 }
 
 #[test]
-fn sending_while_busy_is_refused_and_keeps_the_text() {
-    let mut s = chat(Mode::Default);
-    s.update(Msg::Action(Action::Paste("next".into())));
-    assert!(key(&mut s, Action::Submit).is_empty());
-    assert_eq!(s.composer.text(), "next");
-    assert!(
-        s.notice
-            .as_deref()
-            .is_some_and(|n| n.contains("still working"))
-    );
-}
-
-#[test]
 fn quit_cancels_the_turn_and_answers_everything() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Edit);

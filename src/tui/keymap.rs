@@ -169,7 +169,7 @@ mod tests {
             key(KeyCode::Esc, KeyModifiers::NONE),
             Some(Input::Action(Action::Cancel))
         );
-        assert_eq!(key(KeyCode::Char('x'), KeyModifiers::CONTROL), None);
+        assert_eq!(key(KeyCode::Char('q'), KeyModifiers::CONTROL), None);
     }
 
     #[test]
@@ -253,8 +253,24 @@ mod tests {
             Some(Input::Action(Action::Search))
         );
         assert_eq!(
-            key(KeyCode::Char('y'), KeyModifiers::CONTROL),
+            key(KeyCode::Char('c'), KeyModifiers::ALT),
             Some(Input::Action(Action::Copy))
+        );
+        assert_eq!(
+            key(KeyCode::Char('y'), KeyModifiers::CONTROL),
+            Some(Input::Action(Action::Restore))
+        );
+        assert_eq!(
+            key(KeyCode::Char('s'), KeyModifiers::CONTROL),
+            Some(Input::Action(Action::SendNow))
+        );
+        assert_eq!(
+            key(KeyCode::Char('x'), KeyModifiers::CONTROL),
+            Some(Input::Action(Action::Editor))
+        );
+        assert_eq!(
+            key(KeyCode::Up, KeyModifiers::ALT),
+            Some(Input::Action(Action::EditQueued))
         );
         assert_eq!(
             key(KeyCode::Char('y'), KeyModifiers::ALT),

@@ -48,6 +48,25 @@ pub fn init() -> io::Result<Tui> {
     Terminal::new(CrosstermBackend::new(stdout)).inspect_err(|_| restore())
 }
 
+/// Take the screen back after [`restore`] (the external editor ran).
+pub fn resume() -> io::Result<()> {
+    enable_raw_mode()?;
+    let mut stdout = io::stdout();
+    execute!(
+        stdout,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        EnableMouseCapture
+    )?;
+    if supports_keyboard_enhancement().unwrap_or(false) {
+        let _ = execute!(
+            stdout,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        );
+    }
+    Ok(())
+}
+
 /// Leave the alternate screen and raw mode. Safe to call more than once.
 pub fn restore() {
     let mut stdout = io::stdout();

@@ -31,6 +31,7 @@ mod history;
 mod markdown;
 mod mode_menu;
 pub mod picker;
+mod popup;
 mod search;
 mod terminal;
 mod theme;
@@ -479,6 +480,10 @@ fn draw_chat(
         && !around.covered
     {
         frame.set_cursor_position(position);
+    }
+    if !composer_area.is_empty() && !around.covered {
+        popup::render(frame.buffer_mut(), area, notice.y, state, theme);
+        popup::render_hint(frame.buffer_mut(), composer_area, state, theme);
     }
     if !footer.is_empty() {
         let hits = footer::render_with(frame.buffer_mut(), footer, state, around.chats, theme);

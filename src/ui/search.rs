@@ -102,7 +102,7 @@ pub(crate) fn bar(buf: &mut Buffer, area: Rect, search: &Search, theme: Theme) -
     let hint = if search.typing {
         " · Enter select · Esc close"
     } else {
-        " · n older · N newer · Ctrl-Y copy · Ctrl-F edit · Esc close"
+        " · n older · N newer · Alt-C copy · Ctrl-F edit · Esc close"
     };
     buf.set_style(area, theme.plain());
     let prompt = "/ ";

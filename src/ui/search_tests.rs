@@ -1,4 +1,4 @@
-//! Transcript search (Ctrl-F), copying (Ctrl-Y / Alt-Y) and the released
+//! Transcript search (Ctrl-F), copying (Alt-C / Alt-Y) and the released
 //! mouse: snapshots on a `TestBackend`, and key-by-key interaction.
 
 use insta::assert_snapshot;

@@ -4,6 +4,7 @@
 
 mod attack;
 mod common;
+mod composer;
 mod demo_agent;
 mod e2e;
 mod faults;

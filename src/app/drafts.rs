@@ -1,0 +1,126 @@
+//! The runtime side of the composer's memory: the history file, `/export`,
+//! the external editor and the workspace keys slash commands stand for.
+
+use super::App;
+use crate::state::{ChatId, DraftsEffect, DraftsMsg, Msg, WsMsg};
+
+impl App {
+    /// The directory of the prompt history: beside the chat records (none
+    /// when chats are not recorded, as in tests that do not ask for it).
+    fn history_dir(&self, id: ChatId) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+        let chat = self.chats.get(&id)?;
+        let store = chat.chat_store.as_ref()?;
+        Some((
+            crate::history::dir_beside(store.dir()),
+            chat.command.cwd.clone(),
+        ))
+    }
+
+    /// Give a new chat its working directory's earlier prompts.
+    pub(super) fn load_history(&mut self, id: ChatId) {
+        if let Some((dir, cwd)) = self.history_dir(id) {
+            let earlier = crate::history::load(&dir, &cwd);
+            if !earlier.is_empty() {
+                self.send_chat(id, Msg::Drafts(DraftsMsg::HistoryLoaded(earlier)));
+            }
+        }
+    }
+
+    /// Append to the history files the prompts each chat remembered since
+    /// the last look.
+    pub(super) fn flush_history(&mut self) {
+        let ids: Vec<ChatId> = self.ws.chats.iter().map(|slot| slot.id).collect();
+        for id in ids {
+            let Some(slot) = self.ws.chat(id) else {
+                continue;
+            };
+            let drafts = &slot.state.drafts;
+            let saved = self.history_saved.get(&id).copied().unwrap_or(0);
+            if drafts.remembered == saved {
+                continue;
+            }
+            let fresh = usize::try_from(drafts.remembered - saved)
+                .unwrap_or(usize::MAX)
+                .min(drafts.history.len());
+            let texts: Vec<String> = drafts.history[drafts.history.len() - fresh..].to_vec();
+            self.history_saved.insert(id, drafts.remembered);
+            if let Some((dir, cwd)) = self.history_dir(id) {
+                for text in texts {
+                    if let Err(e) = crate::history::append(&dir, &cwd, &text) {
+                        tracing::warn!(error = %e, "could not save the prompt history");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Run one of the composer's effects.
+    pub(super) fn run_drafts(&mut self, id: ChatId, effect: DraftsEffect) {
+        match effect {
+            DraftsEffect::OpenEditor(text) => self.editor = Some((id, text)),
+            DraftsEffect::Export(name) => {
+                let result = self.export(id, name.as_deref());
+                self.send_chat(id, Msg::Drafts(DraftsMsg::Exported(result)));
+            }
+            DraftsEffect::Workspace(action) => self.queue.push_back(WsMsg::Action(action)),
+            DraftsEffect::ListFiles => {
+                let Some(chat) = self.chats.get(&id) else {
+                    return;
+                };
+                let cwd = chat.command.cwd.clone();
+                let protected = chat.roots.protected().clone();
+                let inbox = self.inbox_tx.clone();
+                std::thread::spawn(move || {
+                    let files = crate::mention::list_files(&cwd, &protected);
+                    let _ = inbox.send(super::Incoming::Chat(
+                        id,
+                        Msg::Drafts(DraftsMsg::Files(files)),
+                    ));
+                });
+            }
+        }
+    }
+
+    fn export(&self, id: ChatId, name: Option<&str>) -> Result<String, String> {
+        let chat = self.chats.get(&id).ok_or("the chat is gone")?;
+        let slot = self.ws.chat(id).ok_or("the chat is gone")?;
+        let entries: Vec<_> = slot
+            .state
+            .transcript
+            .entries()
+            .iter()
+            .map(|e| e.kind.clone())
+            .collect();
+        let text = crate::export::markdown(&slot.label(), &entries);
+        let path = crate::export::target(&chat.command.cwd, name, &slot.state.chat_id)
+            .map_err(|e| e.to_string())?;
+        crate::export::write(&path, &text).map_err(|e| e.to_string())?;
+        Ok(path.display().to_string())
+    }
+
+    /// The files a prompt `@`-mentions, as blocks to send along.
+    pub(super) fn mention_blocks(
+        &self,
+        chat: &super::chat::Chat,
+        text: &str,
+    ) -> Vec<crate::model::PromptBlock> {
+        let embed = self
+            .agents
+            .get(&chat.command.name)
+            .and_then(|slot| slot.abilities)
+            .is_some_and(|a| a.embedded_context);
+        crate::mention::blocks(&chat.command.cwd, &chat.roots, text, embed)
+    }
+
+    /// The message to open in the external editor, once asked (Ctrl-X):
+    /// the TUI suspends the screen, runs it and calls [`App::editor_done`].
+    pub fn take_editor(&mut self) -> Option<(ChatId, String)> {
+        self.editor.take()
+    }
+
+    /// The external editor closed.
+    pub fn editor_done(&mut self, id: ChatId, result: Result<String, String>) {
+        self.send_chat(id, Msg::Drafts(DraftsMsg::Edited(result)));
+        self.pump();
+    }
+}

@@ -1,0 +1,661 @@
+//! What the composer keeps besides its text: the prompt history (Up/Down,
+//! Ctrl-R search), the messages queued while the agent works, the last
+//! cleared text (Ctrl-Y brings it back), and the slash commands (warden's
+//! own and the agent's, from `available_commands_update`).
+//!
+//! The runtime loads the history when a chat opens ([`DraftsMsg`]) and saves
+//! the prompts remembered since it last looked ([`Drafts::remembered`]);
+//! nothing here does IO.
+
+use super::{Action, AppState, Connection, Effect, Focus};
+use crate::model::{SlashCommand, StopReason};
+use crate::policy::Mode;
+
+/// warden's own slash commands: name, what it does, what to type after it.
+pub const WARDEN_COMMANDS: [(&str, &str, &str); 6] = [
+    (
+        "mode",
+        "switch the chat's mode (no argument: the mode menu)",
+        "plan|default|auto",
+    ),
+    (
+        "model",
+        "the agent's model and options (the Alt+M menu)",
+        "",
+    ),
+    ("new", "open a new chat (Ctrl+N)", ""),
+    ("resume", "reopen a past chat (Alt+O)", ""),
+    (
+        "export",
+        "write this chat as Markdown in the working directory",
+        "[FILE]",
+    ),
+    ("help", "list the commands and the composer's keys", ""),
+];
+
+/// Entries of the history kept per working directory.
+pub const HISTORY_LIMIT: usize = 1000;
+
+/// Rows of a popup list shown at most.
+pub const POPUP_ROWS: usize = 8;
+
+/// The composer's memory (see the module doc).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Drafts {
+    /// Earlier prompts of this working directory, oldest first.
+    pub history: Vec<String>,
+    /// Prompts remembered this run: the runtime saves the newest ones
+    /// it has not saved yet (like the chat record, after each update).
+    pub remembered: u64,
+    /// Walking the history with Up/Down.
+    browsing: Option<Browse>,
+    /// Messages typed while the agent works, sent in order when turns end.
+    pub queue: Vec<String>,
+    /// Ctrl-S during a turn: the cancelled turn's end sends the queue.
+    send_now: bool,
+    /// The text Ctrl-C, Ctrl-U or Ctrl-K last removed (Ctrl-Y puts it back).
+    pub cleared: Option<String>,
+    /// The agent's slash commands.
+    pub commands: Vec<SlashCommand>,
+    /// The Ctrl-R history search, while open.
+    pub search: Option<Search>,
+    /// Highlighted row of the slash command list.
+    slash_selected: usize,
+    /// Esc closed the slash list (until the composer is cleared).
+    pub(super) slash_dismissed: bool,
+    /// The working directory's files (relative paths), once listed.
+    pub files: Option<Vec<String>>,
+    /// The `@` finder, while a mention is typed.
+    pub mention: Option<super::mention::Mention>,
+}
+
+/// Where Up/Down are in the history, and the draft they replaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Browse {
+    index: usize,
+    draft: String,
+}
+
+/// The Ctrl-R search: what is typed and the highlighted match.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Search {
+    pub query: String,
+    pub selected: usize,
+}
+
+/// What the runtime tells the composer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DraftsMsg {
+    /// This working directory's earlier prompts, oldest first (read when
+    /// the chat opens).
+    HistoryLoaded(Vec<String>),
+    /// The external editor closed: the edited text, or why it failed.
+    Edited(Result<String, String>),
+    /// `/export` wrote the chat (to this path), or failed (why).
+    Exported(Result<String, String>),
+    /// The working directory's files, for the `@` finder.
+    Files(Vec<String>),
+}
+
+/// IO the composer needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DraftsEffect {
+    /// Suspend the screen and open `$VISUAL` / `$EDITOR` on this text.
+    OpenEditor(String),
+    /// Write the chat as Markdown in the working directory (`/export [FILE]`).
+    Export(Option<String>),
+    /// A workspace key a slash command stands for (`/new`, `/resume`).
+    Workspace(Action),
+    /// List the working directory's files off the loop (`@` typed).
+    ListFiles,
+}
+
+/// One row of a popup list above the composer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PopupItem {
+    /// What is picked (`/name`, or a history entry's first line).
+    pub label: String,
+    /// Said beside it (a command's description).
+    pub detail: String,
+}
+
+/// A list shown above the composer: the slash commands or the history search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Popup {
+    /// The title on its border.
+    pub title: String,
+    pub items: Vec<PopupItem>,
+    pub selected: usize,
+}
+
+/// A slash command offered in the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Offer {
+    name: String,
+    description: String,
+    hint: String,
+    own: bool,
+}
+
+impl Drafts {
+    /// Remember a prompt (not twice in a row).
+    fn remember(&mut self, text: &str) {
+        if self.history.last().is_some_and(|last| last == text) {
+            return;
+        }
+        self.history.push(text.to_string());
+        self.remembered += 1;
+        if self.history.len() > HISTORY_LIMIT {
+            let extra = self.history.len() - HISTORY_LIMIT;
+            self.history.drain(..extra);
+        }
+    }
+
+    /// History entries matching `query` (case-insensitive), newest first,
+    /// each once.
+    pub fn search_matches(&self, query: &str) -> Vec<&str> {
+        let query = query.to_lowercase();
+        let mut out: Vec<&str> = Vec::new();
+        for entry in self.history.iter().rev() {
+            if entry.to_lowercase().contains(&query) && !out.contains(&entry.as_str()) {
+                out.push(entry);
+            }
+        }
+        out
+    }
+
+    /// Commands whose name starts with (then contains) `query`: warden's
+    /// own first; an agent's command of the same name as warden's is not
+    /// offered (warden's runs).
+    fn offers(&self, query: &str) -> Vec<Offer> {
+        let query = query.to_lowercase();
+        let own = WARDEN_COMMANDS
+            .iter()
+            .map(|(name, description, hint)| Offer {
+                name: (*name).to_string(),
+                description: (*description).to_string(),
+                hint: (*hint).to_string(),
+                own: true,
+            });
+        let agent = self
+            .commands
+            .iter()
+            .filter(|c| !WARDEN_COMMANDS.iter().any(|(n, _, _)| *n == c.name))
+            .map(|c| Offer {
+                name: c.name.clone(),
+                description: c.description.clone(),
+                hint: c.hint.clone().unwrap_or_default(),
+                own: false,
+            });
+        let all: Vec<Offer> = own.chain(agent).collect();
+        let (mut first, rest): (Vec<Offer>, Vec<Offer>) = all
+            .into_iter()
+            .filter(|o| o.name.to_lowercase().contains(&query))
+            .partition(|o| o.name.to_lowercase().starts_with(&query));
+        first.extend(rest);
+        first
+    }
+}
+
+/// The slash command being typed: the text after `/` while it is one word.
+fn slash_query(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix('/')?;
+    (!rest.contains(char::is_whitespace)).then_some(rest)
+}
+
+/// A history entry as one row: its first line, and how many more.
+fn one_row(entry: &str) -> PopupItem {
+    let mut lines = entry.lines();
+    let first = lines.next().unwrap_or_default().to_string();
+    let more = lines.count();
+    PopupItem {
+        label: first,
+        detail: if more > 0 {
+            format!("+{more} lines")
+        } else {
+            String::new()
+        },
+    }
+}
+
+impl AppState {
+    /// The list shown above the composer, if any: the history search, or
+    /// the slash commands matching what is typed.
+    pub fn composer_popup(&self) -> Option<Popup> {
+        if self.focus != Focus::Composer {
+            return None;
+        }
+        if let Some(popup) = self.mention_popup() {
+            return Some(popup);
+        }
+        if let Some(search) = &self.drafts.search {
+            let matches = self.drafts.search_matches(&search.query);
+            return Some(Popup {
+                title: format!(
+                    "history: {}▏ · Ctrl+R older · Enter take · Esc close",
+                    search.query
+                ),
+                selected: search.selected.min(matches.len().saturating_sub(1)),
+                items: matches.into_iter().map(one_row).collect(),
+            });
+        }
+        let offers = self.slash_offers()?;
+        Some(Popup {
+            title: "commands · Tab complete · Enter run · Esc close".into(),
+            selected: self.drafts.slash_selected.min(offers.len() - 1),
+            items: offers
+                .into_iter()
+                .map(|o| PopupItem {
+                    label: format!("/{}", o.name),
+                    detail: if o.own {
+                        format!("{} (warden)", o.description)
+                    } else {
+                        o.description
+                    },
+                })
+                .collect(),
+        })
+    }
+
+    /// The offered commands while the slash list is open (never empty).
+    fn slash_offers(&self) -> Option<Vec<Offer>> {
+        if self.drafts.slash_dismissed || self.drafts.search.is_some() {
+            return None;
+        }
+        let query = slash_query(self.composer.text())?;
+        let offers = self.drafts.offers(query);
+        (!offers.is_empty()).then_some(offers)
+    }
+
+    /// The input hint to show after a command typed with nothing after it
+    /// (`/name` or `/name `).
+    pub fn composer_hint(&self) -> Option<String> {
+        let text = self.composer.text();
+        let name = text.strip_prefix('/')?;
+        let name = name.strip_suffix(' ').unwrap_or(name);
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return None;
+        }
+        self.drafts
+            .offers(name)
+            .into_iter()
+            .find(|o| o.name == name)
+            .map(|o| o.hint)
+            .filter(|hint| !hint.is_empty())
+    }
+
+    /// Keys the composer's memory takes before the usual composer keys;
+    /// `None` passes the key on.
+    pub(super) fn drafts_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
+        if self.focus != Focus::Composer {
+            return None;
+        }
+        if self.drafts.search.is_some() {
+            return Some(self.search_key(action));
+        }
+        if let Some(effects) = self.mention_key(action) {
+            return Some(effects);
+        }
+        if !matches!(action, Action::Up | Action::Down) {
+            self.drafts.browsing = None;
+        }
+        if let Some(offers) = self.slash_offers() {
+            let selected = self.drafts.slash_selected.min(offers.len() - 1);
+            let picked = &offers[selected];
+            match action {
+                Action::Up => {
+                    self.drafts.slash_selected =
+                        selected.checked_sub(1).unwrap_or(offers.len() - 1);
+                    return Some(Vec::new());
+                }
+                Action::Down => {
+                    self.drafts.slash_selected = (selected + 1) % offers.len();
+                    return Some(Vec::new());
+                }
+                Action::Tab => {
+                    self.composer.set(&format!("/{} ", picked.name));
+                    return Some(Vec::new());
+                }
+                Action::Cancel => {
+                    self.drafts.slash_dismissed = true;
+                    return Some(Vec::new());
+                }
+                Action::Submit if !picked.own && !picked.hint.is_empty() => {
+                    // It takes input: complete it and let the user type it.
+                    self.composer.set(&format!("/{} ", picked.name));
+                    return Some(Vec::new());
+                }
+                Action::Submit => self.composer.set(&format!("/{}", picked.name)),
+                Action::Char(_) | Action::Backspace => self.drafts.slash_selected = 0,
+                _ => {}
+            }
+        }
+        match action {
+            Action::Submit => Some(self.submit_draft()),
+            Action::SendNow => Some(self.send_now()),
+            Action::Up => self.history_up(),
+            Action::Down => self.history_down(),
+            Action::Restart if self.connection != Connection::Down && !self.agent_stuck => {
+                self.drafts.search = Some(Search::default());
+                Some(Vec::new())
+            }
+            Action::KillLineStart | Action::KillLineEnd => {
+                let (before, after) = self.composer.line_around_cursor();
+                let gone = if *action == Action::KillLineStart {
+                    before
+                } else {
+                    after
+                };
+                if !gone.is_empty() {
+                    self.drafts.cleared = Some(gone);
+                }
+                None
+            }
+            Action::Restore => {
+                match self.drafts.cleared.clone() {
+                    Some(text) => self.composer.insert_str(&text),
+                    None => self.notice = Some("nothing cleared to bring back".into()),
+                }
+                Some(Vec::new())
+            }
+            Action::EditQueued => Some(self.edit_queued()),
+            Action::Editor => Some(vec![Effect::Drafts(DraftsEffect::OpenEditor(
+                self.composer.text().to_string(),
+            ))]),
+            _ => {
+                if self.composer.is_empty() {
+                    self.drafts.slash_dismissed = false;
+                }
+                None
+            }
+        }
+    }
+
+    fn search_key(&mut self, action: &Action) -> Vec<Effect> {
+        let Some(query) = self.drafts.search.as_ref().map(|s| s.query.clone()) else {
+            return Vec::new();
+        };
+        let count = self.drafts.search_matches(&query).len();
+        let Some(search) = &mut self.drafts.search else {
+            return Vec::new();
+        };
+        match action {
+            Action::Char(c) => {
+                search.query.push(*c);
+                search.selected = 0;
+            }
+            Action::Paste(text) => {
+                search.query.push_str(text);
+                search.selected = 0;
+            }
+            Action::Backspace => {
+                search.query.pop();
+                search.selected = 0;
+            }
+            Action::Restart | Action::Up => {
+                search.selected = (search.selected + 1).min(count.saturating_sub(1));
+            }
+            Action::Down => search.selected = search.selected.saturating_sub(1),
+            Action::Submit | Action::Tab => {
+                let query = search.query.clone();
+                let selected = search.selected;
+                self.drafts.search = None;
+                let picked = self
+                    .drafts
+                    .search_matches(&query)
+                    .get(selected)
+                    .map(|s| s.to_string());
+                if let Some(text) = picked {
+                    self.composer.set(&text);
+                }
+            }
+            _ => self.drafts.search = None,
+        }
+        Vec::new()
+    }
+
+    fn history_up(&mut self) -> Option<Vec<Effect>> {
+        let on_first_line = self.composer.cursor_line_col().0 == 0;
+        if self.drafts.history.is_empty() || !on_first_line {
+            return None;
+        }
+        let index = match &self.drafts.browsing {
+            Some(browse) => browse.index,
+            None => {
+                self.drafts.browsing = Some(Browse {
+                    index: self.drafts.history.len(),
+                    draft: self.composer.text().to_string(),
+                });
+                self.drafts.history.len()
+            }
+        };
+        if index == 0 {
+            return Some(Vec::new());
+        }
+        let text = self.drafts.history[index - 1].clone();
+        self.composer.set(&text);
+        if let Some(browse) = &mut self.drafts.browsing {
+            browse.index = index - 1;
+        }
+        Some(Vec::new())
+    }
+
+    fn history_down(&mut self) -> Option<Vec<Effect>> {
+        let browse = self.drafts.browsing.as_ref()?;
+        let (line, _) = self.composer.cursor_line_col();
+        if line < self.composer.text().matches('\n').count() {
+            return None;
+        }
+        let next = browse.index + 1;
+        if next >= self.drafts.history.len() {
+            let draft = browse.draft.clone();
+            self.composer.set(&draft);
+            self.drafts.browsing = None;
+        } else {
+            let text = self.drafts.history[next].clone();
+            self.composer.set(&text);
+            if let Some(browse) = &mut self.drafts.browsing {
+                browse.index = next;
+            }
+        }
+        Some(Vec::new())
+    }
+
+    /// Enter: warden's own command runs, a message during a turn is queued,
+    /// anything else is sent as usual (and remembered).
+    fn submit_draft(&mut self) -> Vec<Effect> {
+        let text = self.composer.text().to_string();
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        if let Some(effects) = self.own_command(&text) {
+            self.composer.take();
+            self.drafts.slash_dismissed = false;
+            let mut all = self.remember(&text);
+            all.extend(effects);
+            return all;
+        }
+        if self.is_busy() && self.connection != Connection::Down {
+            self.drafts.queue.push(self.composer.take());
+            self.notice = Some(format!(
+                "queued: sent when the turn ends ({} waiting) · Ctrl+S send now · Alt+↑ edit",
+                self.drafts.queue.len()
+            ));
+            return self.remember(&text);
+        }
+        let mut effects = self.submit();
+        if self.composer.is_empty() {
+            self.drafts.slash_dismissed = false;
+            let mut all = self.remember(&text);
+            all.append(&mut effects);
+            return all;
+        }
+        effects
+    }
+
+    fn remember(&mut self, text: &str) -> Vec<Effect> {
+        self.drafts.remember(text);
+        Vec::new()
+    }
+
+    /// Ctrl-S: queue what is typed, then cancel the turn so the queue goes
+    /// at once (or send it now when no turn runs).
+    fn send_now(&mut self) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        let text = self.composer.text().to_string();
+        if !text.trim().is_empty() {
+            self.drafts.queue.push(self.composer.take());
+            effects.extend(self.remember(&text));
+        }
+        if self.drafts.queue.is_empty() {
+            self.notice = Some("nothing to send".into());
+            return effects;
+        }
+        self.drafts.send_now = true;
+        if self.is_busy() {
+            effects.extend(self.cancel());
+            return effects;
+        }
+        effects.extend(self.send_queued());
+        effects
+    }
+
+    /// Alt-Up: the newest queued message back into the composer.
+    fn edit_queued(&mut self) -> Vec<Effect> {
+        if self.drafts.queue.is_empty() {
+            self.notice = Some("nothing is queued".into());
+        } else if !self.composer.is_empty() {
+            self.notice =
+                Some("send or clear the message first (Ctrl+C, Ctrl+Y brings it back)".into());
+        } else if let Some(text) = self.drafts.queue.pop() {
+            self.composer.set(&text);
+        }
+        Vec::new()
+    }
+
+    /// A turn ended: the next queued message goes, unless the user cancelled
+    /// the turn (Esc): then the queue waits for Ctrl+S.
+    pub(super) fn send_queued(&mut self) -> Vec<Effect> {
+        if self.turn.is_some() || self.drafts.queue.is_empty() {
+            return Vec::new();
+        }
+        let now = std::mem::take(&mut self.drafts.send_now);
+        if self.last_stop == Some(StopReason::Cancelled) && !now {
+            self.notice = Some(format!(
+                "{} queued message(s) wait: Ctrl+S sends, Alt+↑ edits",
+                self.drafts.queue.len()
+            ));
+            return Vec::new();
+        }
+        if !matches!(self.connection, Connection::Ready { .. }) || self.refuse_turn() {
+            return Vec::new();
+        }
+        let text = self.drafts.queue.remove(0);
+        self.send_prompt(text)
+    }
+
+    /// warden's own slash commands; `None` when `text` is not one.
+    fn own_command(&mut self, text: &str) -> Option<Vec<Effect>> {
+        let rest = text.trim().strip_prefix('/')?;
+        let (name, arg) = match rest.split_once(char::is_whitespace) {
+            Some((name, arg)) => (name, arg.trim()),
+            None => (rest, ""),
+        };
+        let effects = match name {
+            "mode" => match arg {
+                "" => self.open_mode_menu(),
+                "plan" => self.set_mode(Mode::Plan),
+                "default" => self.set_mode(Mode::Default),
+                "auto" => self.set_mode(Mode::Auto),
+                other => {
+                    self.notice = Some(format!(
+                        "no mode `{}`: plan, default or auto",
+                        crate::sanitize::one_line(other)
+                    ));
+                    Vec::new()
+                }
+            },
+            "model" => self.open_mode_menu(),
+            "new" => vec![Effect::Drafts(DraftsEffect::Workspace(Action::NewChat))],
+            "resume" => vec![Effect::Drafts(DraftsEffect::Workspace(Action::PastChats))],
+            "export" => vec![Effect::Drafts(DraftsEffect::Export(
+                (!arg.is_empty()).then(|| arg.to_string()),
+            ))],
+            "help" => {
+                self.help();
+                Vec::new()
+            }
+            _ => return None,
+        };
+        Some(effects)
+    }
+
+    fn open_mode_menu(&mut self) -> Vec<Effect> {
+        let current = self
+            .mode_menu_items()
+            .iter()
+            .position(|i| *i == super::ModeItem::Chat(self.mode));
+        self.focus = Focus::ModeMenu(current.unwrap_or(0));
+        Vec::new()
+    }
+
+    fn help(&mut self) {
+        let mut lines = vec!["warden's commands:".to_string()];
+        for (name, description, hint) in WARDEN_COMMANDS {
+            let hint = if hint.is_empty() {
+                String::new()
+            } else {
+                format!(" {hint}")
+            };
+            lines.push(format!("  /{name}{hint}: {description}"));
+        }
+        if !self.drafts.commands.is_empty() {
+            lines.push("the agent's commands (sent as the prompt):".into());
+            for c in &self.drafts.commands {
+                lines.push(format!(
+                    "  /{}: {}",
+                    crate::sanitize::one_line(&c.name),
+                    crate::sanitize::one_line(&c.description)
+                ));
+            }
+        }
+        lines.push(
+            "keys: ↑/↓ history · Ctrl+R search it · Ctrl+Y bring back a cleared message · \
+             Ctrl+X external editor · Enter during a turn queues · Ctrl+S send now · \
+             Alt+↑ edit the queued message"
+                .into(),
+        );
+        self.info(lines.join("\n"));
+    }
+
+    /// A message from the runtime for the composer.
+    pub(super) fn on_drafts(&mut self, msg: DraftsMsg) -> Vec<Effect> {
+        match msg {
+            DraftsMsg::HistoryLoaded(mut earlier) => {
+                earlier.append(&mut self.drafts.history);
+                self.drafts.history = earlier;
+                if self.drafts.history.len() > HISTORY_LIMIT {
+                    let extra = self.drafts.history.len() - HISTORY_LIMIT;
+                    self.drafts.history.drain(..extra);
+                }
+            }
+            DraftsMsg::Edited(Ok(text)) => {
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                self.composer.set(text);
+            }
+            DraftsMsg::Edited(Err(why)) => {
+                self.notice = Some(format!("the editor failed: {why}"));
+            }
+            DraftsMsg::Exported(Ok(path)) => self.info(format!("exported the chat to {path}")),
+            DraftsMsg::Exported(Err(why)) => {
+                self.error(format!("the export failed: {why}"), Vec::new());
+            }
+            DraftsMsg::Files(files) => self.on_files(files),
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+#[path = "drafts_tests.rs"]
+mod tests;

@@ -1,0 +1,357 @@
+//! The composer's memory: history, queue, cleared text, slash commands.
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::model::{SessionInfo, SessionUpdate, SlashCommand, StopReason};
+use crate::state::{EntryKind, Msg};
+
+fn ready() -> AppState {
+    let mut s = AppState::new("demo", "/w");
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: None,
+        origin: Default::default(),
+    }));
+    s
+}
+
+fn key(s: &mut AppState, action: Action) -> Vec<Effect> {
+    s.update(Msg::Action(action))
+}
+
+fn typed(s: &mut AppState, text: &str) {
+    key(s, Action::Paste(text.into()));
+}
+
+fn send(s: &mut AppState, text: &str) -> Vec<Effect> {
+    typed(s, text);
+    key(s, Action::Submit)
+}
+
+fn end_turn(s: &mut AppState, reason: StopReason) -> Vec<Effect> {
+    s.update(Msg::TurnEnded(reason))
+}
+
+#[test]
+fn up_and_down_walk_earlier_prompts_and_give_the_draft_back() {
+    let mut s = ready();
+    s.update(Msg::Drafts(DraftsMsg::HistoryLoaded(vec![
+        "from an earlier run".into(),
+    ])));
+    send(&mut s, "first");
+    end_turn(&mut s, StopReason::EndTurn);
+    send(&mut s, "second\nline two");
+    end_turn(&mut s, StopReason::EndTurn);
+    assert_eq!(s.drafts.remembered, 2, "only this run's prompts are new");
+    typed(&mut s, "draft");
+    key(&mut s, Action::Up);
+    assert_eq!(s.composer.text(), "second\nline two");
+    // On the entry's last line, Up moves inside it first.
+    key(&mut s, Action::Up);
+    assert_eq!(s.composer.text(), "second\nline two");
+    key(&mut s, Action::Up);
+    assert_eq!(s.composer.text(), "first");
+    key(&mut s, Action::Up);
+    assert_eq!(s.composer.text(), "from an earlier run");
+    key(&mut s, Action::Up);
+    assert_eq!(s.composer.text(), "from an earlier run", "the oldest stays");
+    key(&mut s, Action::Down);
+    assert_eq!(s.composer.text(), "first");
+    key(&mut s, Action::Down);
+    key(&mut s, Action::Down);
+    assert_eq!(
+        s.composer.text(),
+        "draft",
+        "past the newest: the draft again"
+    );
+    // Not browsing: Down in a one-line message does nothing to it.
+    key(&mut s, Action::Down);
+    assert_eq!(s.composer.text(), "draft");
+}
+
+#[test]
+fn ctrl_r_searches_the_history_and_restarts_only_a_dead_agent() {
+    let mut s = ready();
+    for text in ["cargo test", "git status", "cargo build"] {
+        send(&mut s, text);
+        end_turn(&mut s, StopReason::EndTurn);
+    }
+    assert!(key(&mut s, Action::Restart).is_empty(), "no restart");
+    for c in "cargo".chars() {
+        key(&mut s, Action::Char(c));
+    }
+    let popup = s.composer_popup().unwrap();
+    let labels: Vec<_> = popup.items.iter().map(|i| i.label.as_str()).collect();
+    assert_eq!(labels, ["cargo build", "cargo test"]);
+    key(&mut s, Action::Restart);
+    key(&mut s, Action::Submit);
+    assert_eq!(s.composer.text(), "cargo test");
+    assert!(s.composer_popup().is_none());
+    assert!(s.drafts.search.is_none());
+    // Esc closes the search and leaves the message alone.
+    key(&mut s, Action::Restart);
+    key(&mut s, Action::Char('x'));
+    key(&mut s, Action::Cancel);
+    assert_eq!(s.composer.text(), "cargo test");
+    // Once the agent is down, Ctrl-R restarts it.
+    s.update(Msg::AgentExited {
+        status: "exit 1".into(),
+        stderr_tail: Vec::new(),
+    });
+    assert_eq!(key(&mut s, Action::Restart), vec![Effect::RestartAgent]);
+}
+
+#[test]
+fn a_cleared_message_comes_back_with_ctrl_y() {
+    let mut s = ready();
+    typed(&mut s, "a long message");
+    key(&mut s, Action::Interrupt(std::time::Instant::now()));
+    assert!(s.composer.is_empty());
+    assert!(!s.quitting, "the first Ctrl-C only clears");
+    key(&mut s, Action::Restore);
+    assert_eq!(s.composer.text(), "a long message");
+    key(&mut s, Action::WordLeft);
+    key(&mut s, Action::KillLineStart);
+    assert_eq!(s.composer.text(), "message");
+    key(&mut s, Action::Restore);
+    assert_eq!(s.composer.text(), "a long message");
+}
+
+#[test]
+fn enter_during_a_turn_queues_and_the_end_of_the_turn_sends() {
+    let mut s = ready();
+    send(&mut s, "first");
+    assert!(s.is_busy());
+    assert!(send(&mut s, "second").is_empty());
+    assert!(send(&mut s, "third").is_empty());
+    assert_eq!(s.drafts.queue, ["second", "third"]);
+    assert!(s.composer.is_empty());
+    // Alt-Up takes the newest back to edit; Enter queues it again.
+    key(&mut s, Action::EditQueued);
+    assert_eq!(s.composer.text(), "third");
+    key(&mut s, Action::Backspace);
+    key(&mut s, Action::Submit);
+    assert_eq!(s.drafts.queue, ["second", "thir"]);
+    let effects = end_turn(&mut s, StopReason::EndTurn);
+    assert_eq!(effects, vec![Effect::SendPrompt("second".into())]);
+    let effects = end_turn(&mut s, StopReason::EndTurn);
+    assert_eq!(effects, vec![Effect::SendPrompt("thir".into())]);
+    assert!(end_turn(&mut s, StopReason::EndTurn).is_empty());
+    let users: Vec<_> = s
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::User(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, ["first", "second", "thir"]);
+}
+
+#[test]
+fn a_queue_waits_after_esc_and_ctrl_s_sends_it_now() {
+    let mut s = ready();
+    send(&mut s, "first");
+    send(&mut s, "queued");
+    key(&mut s, Action::Cancel);
+    assert!(end_turn(&mut s, StopReason::Cancelled).is_empty());
+    assert_eq!(s.drafts.queue, ["queued"]);
+    assert!(s.notice.as_deref().unwrap().contains("Ctrl+S"));
+    assert_eq!(
+        key(&mut s, Action::SendNow),
+        vec![Effect::SendPrompt("queued".into())]
+    );
+    // During a turn, Ctrl-S queues what is typed and cancels the turn...
+    typed(&mut s, "now");
+    assert_eq!(key(&mut s, Action::SendNow), vec![Effect::CancelTurn]);
+    // ... whose end sends it.
+    assert_eq!(
+        end_turn(&mut s, StopReason::Cancelled),
+        vec![Effect::SendPrompt("now".into())]
+    );
+}
+
+fn commands() -> Vec<SlashCommand> {
+    vec![
+        SlashCommand {
+            name: "review".into(),
+            description: "Review my changes".into(),
+            hint: Some("<focus>".into()),
+        },
+        SlashCommand {
+            name: "init".into(),
+            description: "Write an AGENTS.md".into(),
+            hint: None,
+        },
+        SlashCommand {
+            name: "model".into(),
+            description: "the agent's own".into(),
+            hint: None,
+        },
+    ]
+}
+
+#[test]
+fn slash_lists_commands_filters_completes_and_shows_the_hint() {
+    let mut s = ready();
+    s.update(Msg::Update(SessionUpdate::AvailableCommands(commands())));
+    key(&mut s, Action::Char('/'));
+    let popup = s.composer_popup().unwrap();
+    let labels: Vec<_> = popup.items.iter().map(|i| i.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "/mode", "/model", "/new", "/resume", "/export", "/help", "/review", "/init"
+        ],
+        "warden's first; the agent's /model is shadowed"
+    );
+    key(&mut s, Action::Char('r'));
+    let labels: Vec<_> = s
+        .composer_popup()
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|i| i.label)
+        .collect();
+    assert_eq!(
+        labels,
+        ["/resume", "/review", "/export"],
+        "starts with, then contains"
+    );
+    key(&mut s, Action::Down);
+    key(&mut s, Action::Tab);
+    assert_eq!(s.composer.text(), "/review ");
+    assert_eq!(s.composer_hint().as_deref(), Some("<focus>"));
+    assert!(s.composer_popup().is_none(), "a space closes the list");
+    typed(&mut s, "the parser");
+    assert_eq!(s.composer_hint(), None);
+    // An agent's command goes as the prompt text.
+    assert_eq!(
+        key(&mut s, Action::Submit),
+        vec![Effect::SendPrompt("/review the parser".into())]
+    );
+}
+
+#[test]
+fn enter_on_an_agent_command_with_input_completes_it_first() {
+    let mut s = ready();
+    s.update(Msg::Update(SessionUpdate::AvailableCommands(commands())));
+    typed(&mut s, "/rev");
+    assert!(key(&mut s, Action::Submit).is_empty());
+    assert_eq!(s.composer.text(), "/review ");
+    key(&mut s, Action::Interrupt(std::time::Instant::now()));
+    typed(&mut s, "/in");
+    assert_eq!(
+        key(&mut s, Action::Submit),
+        vec![Effect::SendPrompt("/init".into())]
+    );
+    // Esc closes the list without cancelling anything.
+    typed(&mut s, "/");
+    key(&mut s, Action::Cancel);
+    assert!(s.composer_popup().is_none());
+    assert_eq!(s.composer.text(), "/");
+}
+
+#[test]
+fn wardens_own_commands_run_here() {
+    let mut s = ready();
+    send(&mut s, "/mode plan");
+    assert_eq!(s.mode, crate::policy::Mode::Plan);
+    assert!(!s.is_busy(), "nothing was sent");
+    assert_eq!(
+        send(&mut s, "/export notes.md"),
+        vec![Effect::Drafts(DraftsEffect::Export(Some(
+            "notes.md".into()
+        )))]
+    );
+    assert_eq!(
+        send(&mut s, "/new"),
+        vec![Effect::Drafts(DraftsEffect::Workspace(Action::NewChat))]
+    );
+    send(&mut s, "/model");
+    assert!(matches!(s.focus, Focus::ModeMenu(_)));
+    key(&mut s, Action::Cancel);
+    send(&mut s, "/help");
+    let last = s.transcript.entries().last().unwrap();
+    assert!(
+        matches!(&last.kind, EntryKind::Info(t) if t.contains("/export") && t.contains("Ctrl+S"))
+    );
+    assert_eq!(
+        key(&mut s, Action::Editor),
+        vec![Effect::Drafts(DraftsEffect::OpenEditor(String::new()))]
+    );
+    s.update(Msg::Drafts(DraftsMsg::Edited(Ok(
+        "from the editor\n".into()
+    ))));
+    assert_eq!(s.composer.text(), "from the editor");
+}
+
+#[test]
+fn the_composers_keys() {
+    use crate::tui::keymap::{Input, map_key};
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let ctrl = KeyModifiers::CONTROL;
+    for (code, modifiers, want) in [
+        (KeyCode::Char('s'), ctrl, Action::SendNow),
+        (KeyCode::Char('y'), ctrl, Action::Restore),
+        (KeyCode::Char('x'), ctrl, Action::Editor),
+        (KeyCode::Up, KeyModifiers::ALT, Action::EditQueued),
+        (KeyCode::Char('r'), ctrl, Action::Restart),
+        (KeyCode::Up, KeyModifiers::NONE, Action::Up),
+    ] {
+        assert_eq!(
+            map_key(&KeyEvent::new(code, modifiers), true),
+            Some(Input::Action(want)),
+            "{code:?}"
+        );
+    }
+}
+
+#[test]
+fn at_opens_a_fuzzy_file_finder_and_inserts_the_path() {
+    let mut s = ready();
+    typed(&mut s, "look at");
+    key(&mut s, Action::Char(' '));
+    let effects = key(&mut s, Action::Char('@'));
+    assert_eq!(effects, vec![Effect::Drafts(DraftsEffect::ListFiles)]);
+    s.update(Msg::Drafts(DraftsMsg::Files(vec![
+        "README.md".into(),
+        "src/state/composer.rs".into(),
+        "src/ui/composer.rs".into(),
+        "docs/my notes.md".into(),
+    ])));
+    for c in "stcomp".chars() {
+        key(&mut s, Action::Char(c));
+    }
+    let labels: Vec<_> = s
+        .composer_popup()
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|i| i.label)
+        .collect();
+    assert_eq!(labels, ["src/state/composer.rs"]);
+    key(&mut s, Action::Tab);
+    assert_eq!(s.composer.text(), "look at @src/state/composer.rs ");
+    assert!(s.composer_popup().is_none());
+    // A path with a space is quoted; Esc closes the finder, keeping the text.
+    typed(&mut s, "and ");
+    key(&mut s, Action::Char('@'));
+    for c in "notes".chars() {
+        key(&mut s, Action::Char(c));
+    }
+    key(&mut s, Action::Submit);
+    assert!(s.composer.text().ends_with("and @\"docs/my notes.md\" "));
+    // An @ inside a word is typed.
+    typed(&mut s, "me");
+    assert!(key(&mut s, Action::Char('@')).is_empty());
+    assert!(s.drafts.mention.is_none());
+    key(&mut s, Action::Char(' '));
+    key(&mut s, Action::Char('@'));
+    key(&mut s, Action::Char('x'));
+    key(&mut s, Action::Cancel);
+    assert!(s.drafts.mention.is_none());
+    assert!(s.composer.text().ends_with("@x"));
+}
