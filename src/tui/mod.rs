@@ -2,6 +2,7 @@
 //! the key map.
 
 pub mod keymap;
+pub mod scroll;
 
 use std::io::{self, Stdout, Write};
 
@@ -17,8 +18,9 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-/// The terminal warden draws on.
-pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+/// The terminal warden draws on; the transcript scrolls with the
+/// terminal's scroll regions ([`scroll`]).
+pub type Tui = Terminal<scroll::ScrollBackend<CrosstermBackend<Stdout>>>;
 
 /// Enter raw mode and the alternate screen, with bracketed paste, mouse
 /// wheel and (where supported) Shift+Enter reporting. Installs a panic hook
@@ -42,7 +44,9 @@ pub fn init() -> io::Result<Tui> {
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         );
     }
-    Terminal::new(CrosstermBackend::new(stdout)).inspect_err(|_| restore())
+    let backend =
+        scroll::ScrollBackend::new(CrosstermBackend::new(stdout), scroll::regions_from_env());
+    Terminal::new(backend).inspect_err(|_| restore())
 }
 
 /// Leave the alternate screen and raw mode. Safe to call more than once.

@@ -76,6 +76,8 @@ pub struct View {
     /// lie on top. `None` is a place that takes the click and means nothing
     /// (the dropdown's border).
     hits: Vec<(Rect, Option<Action>)>,
+    /// Where the last draw put the transcript, when nothing lay over it.
+    transcript: Option<Rect>,
 }
 
 /// What a click at this cell means in a click map (later entries lie on top).
@@ -119,6 +121,7 @@ impl View {
             card_detail: None,
             grants_top: 0,
             hits: Vec::new(),
+            transcript: None,
         }
     }
 
@@ -155,6 +158,8 @@ pub struct Views {
     /// What screen cells mean to a click, from the last draw over the whole
     /// screen; later entries lie on top.
     hits: Vec<(Rect, Option<Action>)>,
+    /// Where the last draw put the transcript, when nothing lay over it.
+    transcript: Option<Rect>,
 }
 
 impl Views {
@@ -169,6 +174,7 @@ impl Views {
             theme,
             chats: HashMap::new(),
             hits: Vec::new(),
+            transcript: None,
         }
     }
 
@@ -185,6 +191,14 @@ impl Views {
     /// item, a chat of the list.
     pub fn hit(&self, column: u16, row: u16) -> Option<Action> {
         hit_in(&self.hits, column, row)
+    }
+
+    /// Where the last draw put the transcript of the chat on screen, when
+    /// nothing (a list, a chooser, the picker, a dropdown, the review
+    /// screen) lay over it: the rows that may scroll as one
+    /// ([`crate::tui::scroll`]).
+    pub fn transcript_area(&self) -> Option<Rect> {
+        self.transcript
     }
 
     /// A closed chat's caches go.
@@ -224,6 +238,7 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
 /// all. Pure rendering from `ws`; only `views` is mutated.
 pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) {
     views.hits.clear();
+    views.transcript = None;
     views.prune(ws);
     let screen = frame.area();
     if screen.is_empty() {
@@ -276,6 +291,7 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
                 .or_insert_with(|| View::with_theme(theme));
             draw_chat(frame, main, &chat.state, view, &around);
             views.hits.extend_from_slice(&view.hits);
+            views.transcript = view.transcript;
         }
         None => draw_no_chat(frame.buffer_mut(), main, ws.notice.as_deref(), theme),
     }
@@ -287,6 +303,7 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
             chat_list::sidebar(frame.buffer_mut(), side, ws, theme),
         )),
         None if chat_list::has_keys(&ws.focus) => {
+            views.transcript = None;
             Some(chat_list::overlay(frame.buffer_mut(), screen, ws, theme))
         }
         None => None,
@@ -303,6 +320,7 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
         cursor = drawn.cursor;
     }
     if let ChatFocus::NewChat { selected } = ws.focus {
+        views.transcript = None;
         let area = chat_list::new_chat(frame.buffer_mut(), screen, ws, selected, theme);
         views.hits.push((area, None));
     }
@@ -348,6 +366,7 @@ fn draw_chat(
     around: &Around<'_>,
 ) {
     view.hits.clear();
+    view.transcript = None;
     if area.is_empty() {
         return;
     }
@@ -396,6 +415,7 @@ fn draw_chat(
         history,
         frame.buffer_mut(),
     );
+    view.transcript = Some(history);
     let mut cursor = None;
     if let Some(card) = &card
         && !cards.is_empty()
@@ -439,6 +459,7 @@ fn draw_chat(
             view.hits.push((rect, Some(Action::GoToChat(waiting.chat))));
         }
         if let Focus::ModeMenu(highlighted) = state.focus {
+            view.transcript = None;
             let drawn = mode_menu::render(
                 frame.buffer_mut(),
                 area,
@@ -469,6 +490,7 @@ fn draw_chat(
         );
         // Nothing under the screen takes a click, and no field has the cursor.
         view.hits.push((area, None));
+        view.transcript = None;
         cursor = None;
     } else {
         view.grants_top = 0;
