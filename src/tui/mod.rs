@@ -3,6 +3,8 @@
 
 pub mod keymap;
 pub mod scroll;
+#[cfg(test)]
+mod scroll_tests;
 
 use std::io::{self, Stdout, Write};
 
