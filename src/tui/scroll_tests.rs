@@ -245,8 +245,7 @@ fn plain_bytes(before: &Workspace, ws: &Workspace, width: u16, height: u16) -> u
     sink.0.borrow_mut().clear();
     term.draw(|f| draw_workspace(f, ws, &mut views))
         .expect("draw");
-    let n = sink.0.borrow().len();
-    n
+    sink.0.borrow().len()
 }
 
 /// A connected chat of the demo agent, its prompt sent.
