@@ -325,7 +325,35 @@ fn best_shift(shown: &Buffer, next: &Buffer, band: Band) -> Option<(Band, i32)> 
             }
         }
     }
-    best.map(|(_, k)| (band, k))
+    // Rows alike are a guess; the cells to send decide.
+    let (_, k) = best?;
+    (changed_cells(shown, next, band, k) + SCROLL_COST < changed_cells(shown, next, band, 0))
+        .then_some((band, k))
+}
+
+/// About what the escapes of a scroll cost, in cells.
+const SCROLL_COST: usize = 16;
+
+/// The cells of `band` in `next` that differ from `shown` once the band
+/// scrolled by `k`.
+fn changed_cells(shown: &Buffer, next: &Buffer, band: Band, k: i32) -> usize {
+    let width = usize::from(next.area.width);
+    fn row(buf: &Buffer, y: i32, width: usize) -> &[Cell] {
+        let start = (y - i32::from(buf.area.y)) as usize * width;
+        &buf.content[start..start + width]
+    }
+    (i32::from(band.top)..i32::from(band.bottom))
+        .map(|y| {
+            let from = y + k;
+            let new = row(next, y, width);
+            if (i32::from(band.top)..i32::from(band.bottom)).contains(&from) {
+                let old = row(shown, from, width);
+                new.iter().zip(old).filter(|(a, b)| a != b).count()
+            } else {
+                new.iter().filter(|c| **c != Cell::EMPTY).count()
+            }
+        })
+        .sum()
 }
 
 /// Move the rows of `band` up by `k` (down when negative), as the terminal

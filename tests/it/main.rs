@@ -17,3 +17,4 @@ mod hostile_files;
 mod hostile_output;
 mod identity;
 mod settings;
+mod wire;
