@@ -7,7 +7,8 @@
 //! keeps the last frame it drew (what the terminal shows), and when the rows
 //! of the transcript's band (the rows the UI names for the frame) match the
 //! shown rows shifted by `k`, it sets a scroll region over the band and
-//! scrolls it (`ESC[top;bottom r`, `ESC[k S` or `ESC[k T`, `ESC[r`), shifts
+//! scrolls it (`ESC[top;bottom r`, then `k` line feeds at its bottom row or
+//! `k` reverse indexes at its top row, then `ESC[r`), shifts
 //! its copy the same way, and sends only the cells that still differ: the
 //! new rows. The result on screen is the same frame as a full redraw's.
 //!
@@ -186,12 +187,20 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
         };
         if let Some((band, k)) = shift {
             self.begin_sync()?;
-            let (amount, op) = if k > 0 { (k, 'S') } else { (-k, 'T') };
+            // Line feeds at the bottom margin (reverse indexes at the top
+            // one) scroll the region on every VT100-like terminal; `CSI S`
+            // is shorter but unknown to some (the Linux console).
+            let (row, step) = if k > 0 {
+                (band.bottom, "\n")
+            } else {
+                (band.top + 1, "\x1bM")
+            };
             write!(
                 self.inner,
-                "\x1b[{};{}r\x1b[{amount}{op}\x1b[r",
+                "\x1b[{};{}r\x1b[{row};1H{}\x1b[r",
                 band.top + 1,
-                band.bottom
+                band.bottom,
+                step.repeat(k.unsigned_abs() as usize)
             )?;
             shift_rows(&mut self.shown, band, k);
             self.cursor_at = None;
@@ -388,11 +397,17 @@ impl<B: Backend<Error = io::Error> + Write> Backend for ScrollBackend<B> {
             (stage.frame.take(), band)
         };
         match frame {
-            Some(frame) => {
-                let spare = self.draw_frame(frame, band)?;
-                self.stage.borrow_mut().spare = spare;
-                Ok(())
-            }
+            Some(frame) => match self.draw_frame(frame, band) {
+                Ok(spare) => {
+                    self.stage.borrow_mut().spare = spare;
+                    Ok(())
+                }
+                Err(err) => {
+                    // Half a frame may have gone out.
+                    self.forget();
+                    Err(err)
+                }
+            },
             None => {
                 // Not from `draw`: pass it on; the copy no longer holds.
                 self.screen = Screen::Unknown;
