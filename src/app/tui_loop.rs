@@ -81,7 +81,10 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
             clock.mark_dirty();
         }
         if clock.should_draw(Instant::now()) {
-            terminal.draw(|frame| ui::draw_workspace(frame, &app.ws, &mut views))?;
+            crate::tui::scroll::draw(terminal, |frame| {
+                ui::draw_workspace(frame, &app.ws, &mut views);
+                views.transcript_area()
+            })?;
             clock.drawn(Instant::now());
         }
         if app.should_quit() {

@@ -670,7 +670,11 @@ fn flood(count: Option<&str>) -> Vec<Step> {
         .and_then(|word| word.parse::<u64>().ok())
         .unwrap_or(DEFAULT_FLOOD)
         .min(MAX_FLOOD);
-    vec![Step::Flood { count }]
+    vec![Step::Flood {
+        count,
+        per_second: None,
+        text: None,
+    }]
 }
 
 /// Chunk `index` (from 0) of a flood of `count`: exactly 64 bytes of ASCII
@@ -975,15 +979,27 @@ mod tests {
     fn flood_count_comes_from_the_second_word() {
         assert_eq!(
             steps_for("flood", 1, cwd()),
-            vec![Step::Flood { count: 1000 }]
+            vec![Step::Flood {
+                count: 1000,
+                per_second: None,
+                text: None
+            }]
         );
         assert_eq!(
             steps_for("FLOOD 25", 1, cwd()),
-            vec![Step::Flood { count: 25 }]
+            vec![Step::Flood {
+                count: 25,
+                per_second: None,
+                text: None
+            }]
         );
         assert_eq!(
             steps_for("flood 99999999999", 1, cwd()),
-            vec![Step::Flood { count: MAX_FLOOD }]
+            vec![Step::Flood {
+                count: MAX_FLOOD,
+                per_second: None,
+                text: None
+            }]
         );
     }
 

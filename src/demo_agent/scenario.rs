@@ -241,8 +241,17 @@ pub(crate) enum Step {
     /// A `current_mode_update` notification; the session's mode changes.
     Mode { mode: String },
     /// `count` agent message chunks of exactly 64 bytes each, as fast as
-    /// possible: load for benchmarks without a huge file.
-    Flood { count: u64 },
+    /// possible (or `per_second` of them, chunk `i` at `i / per_second`
+    /// seconds after the first): load for benchmarks without a huge file.
+    /// The chunks are numbered lines, or cut from `text` (cycled; at most 64
+    /// bytes each, cut at a character boundary).
+    Flood {
+        count: u64,
+        #[serde(default)]
+        per_second: Option<u64>,
+        #[serde(default)]
+        text: Option<String>,
+    },
     /// Ends the turn now with this stop reason.
     Stop { reason: StopReason },
     /// Ends the whole agent process with this exit code, mid-turn, as a

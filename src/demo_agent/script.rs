@@ -182,7 +182,15 @@ impl Runner {
                     mode.clone(),
                 )))?;
             }
-            Step::Flood { count } => return self.flood(*count, cleanup).await,
+            Step::Flood {
+                count,
+                per_second,
+                text,
+            } => {
+                return self
+                    .flood(*count, *per_second, text.as_deref(), cleanup)
+                    .await;
+            }
             Step::Stop { reason } => return Ok(Flow::Stop(*reason)),
             Step::Exit { code } => {
                 // What the turn sent so far stays loadable.
@@ -319,17 +327,43 @@ impl Runner {
         self.send(SessionUpdate::AgentMessageChunk(chunk(text)))
     }
 
-    async fn flood(&self, count: u64, cleanup: bool) -> Result<Flow, Error> {
+    async fn flood(
+        &self,
+        count: u64,
+        per_second: Option<u64>,
+        text: Option<&str>,
+        cleanup: bool,
+    ) -> Result<Flow, Error> {
+        let start = tokio::time::Instant::now();
+        let mut cut = text
+            .filter(|t| !t.is_empty())
+            .map(|t| t.chars().cycle().peekable());
         for index in 0..count {
-            if index % FLOOD_BATCH == 0 && index > 0 {
+            if let Some(rate) = per_second.filter(|&rate| rate > 0 && !cleanup) {
+                // Chunk `index` is due `index / rate` seconds after the first;
+                // a late sender catches up without sleeping.
+                let due = start + Duration::from_micros(index.saturating_mul(1_000_000) / rate);
+                tokio::select! {
+                    () = self.cancel.cancelled() => return Ok(Flow::Stop(StopReason::Cancelled)),
+                    () = tokio::time::sleep_until(due) => {}
+                }
+            } else if index % FLOOD_BATCH == 0 && index > 0 {
                 if !cleanup && self.cancel.is_cancelled() {
                     return Ok(Flow::Stop(StopReason::Cancelled));
                 }
                 tokio::task::yield_now().await;
             }
-            self.send(SessionUpdate::AgentMessageChunk(chunk(&flood_chunk(
-                index, count,
-            ))))?;
+            let text = match cut.as_mut() {
+                Some(chars) => {
+                    let mut piece = String::new();
+                    while let Some(c) = chars.next_if(|c| piece.len() + c.len_utf8() <= 64) {
+                        piece.push(c);
+                    }
+                    piece
+                }
+                None => flood_chunk(index, count),
+            };
+            self.send(SessionUpdate::AgentMessageChunk(chunk(&text)))?;
         }
         Ok(Flow::Continue)
     }

@@ -3,6 +3,9 @@
 
 pub mod clipboard;
 pub mod keymap;
+pub mod scroll;
+#[cfg(test)]
+mod scroll_tests;
 
 use std::io::{self, Stdout, Write};
 
@@ -19,8 +22,9 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-/// The terminal warden draws on.
-pub type Tui = Terminal<CrosstermBackend<Stdout>>;
+/// The terminal warden draws on; the transcript scrolls with the
+/// terminal's scroll regions ([`scroll`]).
+pub type Tui = Terminal<scroll::ScrollBackend<CrosstermBackend<Stdout>>>;
 
 /// Enter raw mode and the alternate screen, with bracketed paste, mouse
 /// wheel and (where supported) Shift+Enter reporting. Installs a panic hook
@@ -45,7 +49,9 @@ pub fn init() -> io::Result<Tui> {
             PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
         );
     }
-    Terminal::new(CrosstermBackend::new(stdout)).inspect_err(|_| restore())
+    let backend =
+        scroll::ScrollBackend::new(CrosstermBackend::new(stdout), scroll::regions_from_env());
+    Terminal::new(backend).inspect_err(|_| restore())
 }
 
 /// Take the screen back after [`restore`] (the external editor ran).

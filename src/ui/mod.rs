@@ -84,6 +84,8 @@ pub struct View {
     /// lie on top. `None` is a place that takes the click and means nothing
     /// (the dropdown's border).
     hits: Vec<(Rect, Option<Action>)>,
+    /// Where the last draw put the transcript, when nothing lay over it.
+    transcript: Option<Rect>,
 }
 
 /// What a click at this cell means in a click map (later entries lie on top).
@@ -127,6 +129,7 @@ impl View {
             card_detail: None,
             grants_top: 0,
             hits: Vec::new(),
+            transcript: None,
         }
     }
 
@@ -165,6 +168,8 @@ pub struct Views {
     hits: Vec<(Rect, Option<Action>)>,
     /// The mouse is released to the terminal (the footer says so).
     mouse_released: bool,
+    /// Where the last draw put the transcript, when nothing lay over it.
+    transcript: Option<Rect>,
 }
 
 impl Views {
@@ -180,6 +185,7 @@ impl Views {
             chats: HashMap::new(),
             hits: Vec::new(),
             mouse_released: false,
+            transcript: None,
         }
     }
 
@@ -201,6 +207,14 @@ impl Views {
     /// item, a chat of the list.
     pub fn hit(&self, column: u16, row: u16) -> Option<Action> {
         hit_in(&self.hits, column, row)
+    }
+
+    /// Where the last draw put the transcript of the chat on screen, when
+    /// nothing (a list, a chooser, the picker, a dropdown, the review
+    /// screen) lay over it: the rows that may scroll as one
+    /// ([`crate::tui::scroll`]).
+    pub fn transcript_area(&self) -> Option<Rect> {
+        self.transcript
     }
 
     /// A closed chat's caches go.
@@ -240,6 +254,7 @@ pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
 /// all. Pure rendering from `ws`; only `views` is mutated.
 pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) {
     views.hits.clear();
+    views.transcript = None;
     views.prune(ws);
     let screen = frame.area();
     if screen.is_empty() {
@@ -293,6 +308,7 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
                 .or_insert_with(|| View::with_theme(theme));
             draw_chat(frame, main, &chat.state, view, &around);
             views.hits.extend_from_slice(&view.hits);
+            views.transcript = view.transcript;
         }
         None => draw_no_chat(frame.buffer_mut(), main, ws.notice.as_deref(), theme),
     }
@@ -304,6 +320,7 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
             chat_list::sidebar(frame.buffer_mut(), side, ws, theme),
         )),
         None if chat_list::has_keys(&ws.focus) => {
+            views.transcript = None;
             Some(chat_list::overlay(frame.buffer_mut(), screen, ws, theme))
         }
         None => None,
@@ -320,6 +337,7 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
         cursor = drawn.cursor;
     }
     if let ChatFocus::NewChat { selected } = ws.focus {
+        views.transcript = None;
         let area = chat_list::new_chat(frame.buffer_mut(), screen, ws, selected, theme);
         views.hits.push((area, None));
     }
@@ -377,6 +395,7 @@ fn draw_chat(
     around: &Around<'_>,
 ) {
     view.hits.clear();
+    view.transcript = None;
     if area.is_empty() {
         return;
     }
@@ -436,6 +455,7 @@ fn draw_chat(
         history,
         frame.buffer_mut(),
     );
+    view.transcript = Some(history);
     let mut cursor = None;
     if let Some(card) = &card
         && !cards.is_empty()
@@ -498,6 +518,7 @@ fn draw_chat(
             view.hits.push((rect, Some(Action::GoToChat(waiting.chat))));
         }
         if let Focus::ModeMenu(highlighted) = state.focus {
+            view.transcript = None;
             let drawn = mode_menu::render(
                 frame.buffer_mut(),
                 area,
@@ -528,6 +549,7 @@ fn draw_chat(
         );
         // Nothing under the screen takes a click, and no field has the cursor.
         view.hits.push((area, None));
+        view.transcript = None;
         cursor = None;
     } else {
         view.grants_top = 0;

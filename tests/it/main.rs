@@ -23,3 +23,4 @@ mod keys;
 mod runtime;
 mod settings;
 mod transcript;
+mod wire;
