@@ -58,11 +58,5 @@ pub async fn edit_with(editor: &str, text: &str) -> Result<String, String> {
 
 /// Leave the screen, run the editor, and take the screen back.
 pub async fn edit_suspended(terminal: &mut crate::tui::Tui, text: &str) -> Result<String, String> {
-    crate::tui::restore();
-    let result = edit(text).await;
-    if let Err(e) = crate::tui::resume() {
-        tracing::warn!(error = %e, "could not take the screen back after the editor");
-    }
-    let _ = terminal.clear();
-    result
+    crate::tui::suspended(terminal, edit(text)).await
 }

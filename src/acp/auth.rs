@@ -217,7 +217,7 @@ impl Auth {
                 }
             }
             AuthKind::Terminal { .. } => format!(
-                ", a login in a terminal: run `warden login --agent {}`",
+                ", a login in a terminal: type /login, or run `warden login --agent {}`",
                 one_line(&self.agent)
             ),
         };
@@ -251,8 +251,8 @@ impl Auth {
         match &method.kind {
             AuthKind::Terminal { .. } => {
                 return Err(format!(
-                    "auth_method = \"{}\" is a login in a terminal: run `warden login --agent {}` \
-                     in your terminal, then restart the agent (r)",
+                    "auth_method = \"{}\" is a login in a terminal: type /login, or run \
+                     `warden login --agent {}` in your terminal and restart the agent (r)",
                     one_line(id),
                     one_line(&self.agent)
                 ));

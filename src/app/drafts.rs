@@ -58,6 +58,7 @@ impl App {
     pub(super) fn run_drafts(&mut self, id: ChatId, effect: DraftsEffect) {
         match effect {
             DraftsEffect::OpenEditor(text) => self.editor = Some((id, text)),
+            DraftsEffect::Login(method) => self.login = Some((id, method)),
             DraftsEffect::Export(name) => {
                 let result = self.export(id, name.as_deref());
                 self.send_chat(id, Msg::Drafts(DraftsMsg::Exported(result)));
@@ -110,6 +111,35 @@ impl App {
             .and_then(|slot| slot.abilities)
             .is_some_and(|a| a.embedded_context);
         crate::mention::blocks(&chat.command.cwd, &chat.roots, text, embed)
+    }
+
+    /// The terminal login to run, once asked (`/login`): the chat, its
+    /// agent's command and the method named. The TUI suspends the screen,
+    /// runs it ([`crate::acp::login`]) and calls [`App::login_done`].
+    pub fn take_login(&mut self) -> Option<(ChatId, crate::acp::AgentCommand, Option<String>)> {
+        let (id, method) = self.login.take()?;
+        let command = self.chats.get(&id)?.command.clone();
+        Some((id, command, method))
+    }
+
+    /// The terminal login ended: say how, and start the agent again (its
+    /// sessions open anew, signed in).
+    pub fn login_done(&mut self, id: ChatId, result: Result<i32, String>) {
+        match result {
+            Ok(0) => {
+                self.send_chat(
+                    id,
+                    Msg::Note("the login finished: restarting the agent".into()),
+                );
+                self.send_chat(id, Msg::Restart);
+            }
+            Ok(code) => self.send_chat(
+                id,
+                Msg::ErrorLine(format!("the login exited with status {code}")),
+            ),
+            Err(message) => self.send_chat(id, Msg::ErrorLine(message)),
+        }
+        self.pump();
     }
 
     /// The message to open in the external editor, once asked (Ctrl-X):

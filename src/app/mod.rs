@@ -108,6 +108,8 @@ pub struct App {
     last_alert: Option<Instant>,
     /// A message to open in the external editor (see [`App::take_editor`]).
     editor: Option<(ChatId, String)>,
+    /// A terminal login to run in the foreground (see [`App::take_login`]).
+    login: Option<(ChatId, Option<String>)>,
     /// Per chat, how many remembered prompts are in the history file.
     history_saved: HashMap<ChatId, u64>,
     /// Updates for sessions not known yet (see `early.rs`).
@@ -145,6 +147,7 @@ impl App {
             quit: false,
             last_alert: None,
             editor: None,
+            login: None,
             history_saved: HashMap::new(),
             early: early::Early::new(),
         };

@@ -80,6 +80,25 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
             app.editor_done(id, result);
             clock.mark_dirty();
         }
+        if let Some((id, command, method)) = app.take_login() {
+            drop(input);
+            let result = crate::tui::suspended(terminal, async {
+                let result = crate::acp::login(&command, method.as_deref())
+                    .await
+                    .map_err(|err| crate::sanitize::one_line(&format!("{err:#}")));
+                println!("Press Enter to return to warden.");
+                let _ = tokio::task::spawn_blocking(|| {
+                    let mut line = String::new();
+                    std::io::stdin().read_line(&mut line)
+                })
+                .await;
+                result
+            })
+            .await;
+            input = crossterm::event::EventStream::new();
+            app.login_done(id, result);
+            clock.mark_dirty();
+        }
         if clock.should_draw(Instant::now()) {
             crate::tui::scroll::draw(terminal, |frame| {
                 ui::draw_workspace(frame, &app.ws, &mut views);

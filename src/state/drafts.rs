@@ -12,7 +12,7 @@ use crate::model::{SlashCommand, StopReason};
 use crate::policy::Mode;
 
 /// warden's own slash commands: name, what it does, what to type after it.
-pub const WARDEN_COMMANDS: [(&str, &str, &str); 6] = [
+pub const WARDEN_COMMANDS: [(&str, &str, &str); 7] = [
     (
         "mode",
         "switch the chat's mode (no argument: the mode menu)",
@@ -29,6 +29,11 @@ pub const WARDEN_COMMANDS: [(&str, &str, &str); 6] = [
         "export",
         "write this chat as Markdown in the working directory",
         "[FILE]",
+    ),
+    (
+        "login",
+        "run the agent's terminal sign-in here, then restart it",
+        "[METHOD]",
     ),
     ("help", "list the commands and the composer's keys", ""),
 ];
@@ -108,6 +113,9 @@ pub enum DraftsEffect {
     Workspace(Action),
     /// List the working directory's files off the loop (`@` typed).
     ListFiles,
+    /// Suspend the screen and run the agent's terminal login (`/login
+    /// [METHOD]`), then restart the agent.
+    Login(Option<String>),
 }
 
 /// One row of a popup list above the composer.
@@ -579,6 +587,9 @@ impl AppState {
             "new" => vec![Effect::Drafts(DraftsEffect::Workspace(Action::NewChat))],
             "resume" => vec![Effect::Drafts(DraftsEffect::Workspace(Action::PastChats))],
             "export" => vec![Effect::Drafts(DraftsEffect::Export(
+                (!arg.is_empty()).then(|| arg.to_string()),
+            ))],
+            "login" => vec![Effect::Drafts(DraftsEffect::Login(
                 (!arg.is_empty()).then(|| arg.to_string()),
             ))],
             "help" => {

@@ -203,7 +203,7 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
     assert_eq!(
         labels,
         [
-            "/mode", "/model", "/new", "/resume", "/export", "/help", "/review", "/init"
+            "/mode", "/model", "/new", "/resume", "/export", "/login", "/help", "/review", "/init"
         ],
         "warden's first; the agent's /model is shadowed"
     );

@@ -62,7 +62,8 @@ pub fn resume() -> io::Result<()> {
         stdout,
         EnterAlternateScreen,
         EnableBracketedPaste,
-        EnableMouseCapture
+        EnableMouseCapture,
+        EnableFocusChange
     )?;
     if supports_keyboard_enhancement().unwrap_or(false) {
         let _ = execute!(
@@ -130,4 +131,16 @@ pub fn set_mouse_released(released: bool) {
     } else {
         execute!(stdout, EnableMouseCapture)
     };
+}
+
+/// Leave the screen (the normal screen, cooked mode), run `work` in the
+/// user's terminal, and take the screen back for a full redraw.
+pub async fn suspended<T>(terminal: &mut Tui, work: impl std::future::Future<Output = T>) -> T {
+    restore();
+    let result = work.await;
+    if let Err(e) = resume() {
+        tracing::warn!(error = %e, "could not take the screen back");
+    }
+    let _ = terminal.clear();
+    result
 }

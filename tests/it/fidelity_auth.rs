@@ -65,7 +65,7 @@ fn a_terminal_login_is_named_and_run_by_warden_login() {
     let (code, out, err, _) = exec_in(dir.path(), &config, &["--agent", "kimi", "-p", "hello"]);
     assert_ne!(code, Some(0), "{out}");
     assert!(
-        err.contains("`login` (Login with Kimi account, a login in a terminal: run `warden login --agent kimi`)"),
+        err.contains("`login` (Login with Kimi account, a login in a terminal: type /login, or run `warden login --agent kimi`)"),
         "{err}"
     );
 
@@ -98,4 +98,56 @@ fn a_terminal_login_is_named_and_run_by_warden_login() {
         ),
         "{stderr}"
     );
+}
+
+/// In the TUI, `/login` runs the same terminal login (the screen
+/// suspended meanwhile), then restarts the agent, whose sessions open anew.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_login_runs_the_terminal_login_and_restarts_the_agent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = settings(dir.path(), "kimi", "kimi-terminal-login.toml", "");
+    let mut start = warden::launch::resolve(&warden::launch::Want {
+        config: Some(&config),
+        agent: Some("kimi"),
+        command: &[],
+        cwd: Some(dir.path()),
+        mode: None,
+        own_exe: env!("CARGO_BIN_EXE_warden"),
+    })
+    .expect("resolves");
+    start.command.env.push(demo_state(dir.path()));
+    start.options.notify = warden::app::Notify::default();
+    let mut app = start.into_app();
+    app.start_agent().expect("starts");
+    pump_until(&mut app, "the sign-in error", |s| {
+        errors(s).iter().any(|(e, _)| e.contains("type /login"))
+    })
+    .await;
+    let failed_before = errors(app.state()).len();
+
+    for c in "/login".chars() {
+        app.handle(warden::state::Msg::Action(warden::state::Action::Char(c)));
+    }
+    app.handle(warden::state::Msg::Action(warden::state::Action::Submit));
+    let (id, command, method) = app.take_login().expect("/login asks for the login");
+    assert_eq!(method, None);
+    assert_eq!(command.name, "kimi");
+    let code = warden::acp::login(&command, None)
+        .await
+        .expect("the login runs");
+    assert_eq!(code, 0);
+    app.login_done(id, Ok(code));
+    assert!(
+        infos(app.state())
+            .iter()
+            .any(|i| i.contains("the login finished: restarting the agent")),
+        "{:?}",
+        infos(app.state())
+    );
+    // The agent started again and asked again (the demo agent keeps no
+    // sign-in between processes): a second error line.
+    pump_until(&mut app, "the restarted agent's answer", |s| {
+        errors(s).len() > failed_before
+    })
+    .await;
 }
