@@ -86,7 +86,12 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                 let result = crate::acp::login(&command, method.as_deref())
                     .await
                     .map_err(|err| crate::sanitize::one_line(&format!("{err:#}")));
-                println!("Press Enter to return to warden.");
+                {
+                    use std::io::Write;
+                    let mut out = std::io::stdout();
+                    let _ = writeln!(out, "Press Enter to return to warden.");
+                    let _ = out.flush();
+                }
                 let _ = tokio::task::spawn_blocking(|| {
                     let mut line = String::new();
                     std::io::stdin().read_line(&mut line)
