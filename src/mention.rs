@@ -70,6 +70,31 @@ pub fn mentioned(text: &str) -> Vec<String> {
     out
 }
 
+/// What the agent takes in a prompt besides text and links (its
+/// `promptCapabilities`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Takes {
+    /// `embeddedContext`: a small text file goes embedded.
+    pub embedded: bool,
+    /// `image`: an image file goes as an `image` block.
+    pub image: bool,
+}
+
+/// Images larger than this go as a link, never inline.
+pub const IMAGE_LIMIT: u64 = 5 * 1024 * 1024;
+
+/// The MIME type of an image file, by its extension.
+pub fn image_mime(path: &Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        _ => return None,
+    })
+}
+
 /// A `file://` URI for an absolute path (bytes outside the unreserved set
 /// percent-encoded).
 pub fn file_uri(path: &Path) -> String {
@@ -88,7 +113,7 @@ pub fn file_uri(path: &Path) -> String {
 /// roots and not warden's own protected files (those are left out, never
 /// linked or embedded): embedded when `embed` (the agent's
 /// `embeddedContext`) and the file is small UTF-8 text, else a link.
-pub fn blocks(cwd: &Path, roots: &Roots, text: &str, embed: bool) -> Vec<PromptBlock> {
+pub fn blocks(cwd: &Path, roots: &Roots, text: &str, takes: Takes) -> Vec<PromptBlock> {
     let mut out = Vec::new();
     for name in mentioned(text) {
         let Ok(real) = std::fs::canonicalize(cwd.join(&name)) else {
@@ -101,8 +126,19 @@ pub fn blocks(cwd: &Path, roots: &Roots, text: &str, embed: bool) -> Vec<PromptB
             continue;
         }
         let uri = file_uri(&real);
-        let small = std::fs::metadata(&real).is_ok_and(|m| m.len() <= EMBED_LIMIT);
-        let embedded = (embed && small)
+        let size = std::fs::metadata(&real).map_or(u64::MAX, |m| m.len());
+        if let Some(mime) = image_mime(&real).filter(|_| takes.image && size <= IMAGE_LIMIT)
+            && let Ok(bytes) = std::fs::read(&real)
+        {
+            out.push(PromptBlock::Image {
+                uri,
+                mime: mime.to_string(),
+                data: crate::tui::clipboard::base64(&bytes),
+            });
+            continue;
+        }
+        let small = size <= EMBED_LIMIT;
+        let embedded = (takes.embedded && small)
             .then(|| std::fs::read_to_string(&real).ok())
             .flatten();
         out.push(match embedded {
@@ -143,14 +179,22 @@ mod tests {
         let text = "look at @a.rs @config.toml @../outside.txt @missing.rs";
         let uri = file_uri(&cwd.join("a.rs"));
         assert_eq!(
-            blocks(&cwd, &roots, text, false),
+            blocks(&cwd, &roots, text, Takes::default()),
             [PromptBlock::Link {
                 uri: uri.clone(),
                 name: "a.rs".into()
             }]
         );
         assert_eq!(
-            blocks(&cwd, &roots, text, true),
+            blocks(
+                &cwd,
+                &roots,
+                text,
+                Takes {
+                    embedded: true,
+                    image: false
+                }
+            ),
             [PromptBlock::Embedded {
                 uri,
                 text: "fn a() {}\n".into()

@@ -442,6 +442,13 @@ pub enum PromptBlock {
     /// A `resource` with the file's text embedded (the agent advertised
     /// `promptCapabilities.embeddedContext`).
     Embedded { uri: String, text: String },
+    /// An `image` (the agent advertised `promptCapabilities.image`): its
+    /// MIME type and its bytes in base64.
+    Image {
+        uri: String,
+        mime: String,
+        data: String,
+    },
 }
 
 /// One slash command the agent offers.

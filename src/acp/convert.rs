@@ -475,6 +475,9 @@ pub(crate) fn prompt_block(block: crate::model::PromptBlock) -> acp::ContentBloc
         crate::model::PromptBlock::Link { uri, name } => {
             acp::ContentBlock::ResourceLink(acp::ResourceLink::new(name, uri))
         }
+        crate::model::PromptBlock::Image { uri, mime, data } => {
+            acp::ContentBlock::Image(acp::ImageContent::new(data, mime).uri(uri))
+        }
         crate::model::PromptBlock::Embedded { uri, text } => acp::ContentBlock::Resource(
             acp::EmbeddedResource::new(acp::EmbeddedResourceResource::TextResourceContents(
                 acp::TextResourceContents::new(text, uri),

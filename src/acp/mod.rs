@@ -257,6 +257,9 @@ pub struct AgentAbilities {
     /// `promptCapabilities.embeddedContext`: a mentioned file's text may
     /// go in the prompt.
     pub embedded_context: bool,
+    /// `promptCapabilities.image`: a mentioned (or pasted) image may go in
+    /// the prompt as an `image` block.
+    pub image: bool,
 }
 
 /// At most this many `session/list` pages are asked for (the agent's

@@ -70,6 +70,7 @@ pub(super) async fn initialize(
         close_session: agent.session_capabilities.close.is_some(),
         additional_directories: agent.session_capabilities.additional_directories.is_some(),
         embedded_context: agent.prompt_capabilities.embedded_context,
+        image: agent.prompt_capabilities.image,
     };
     let methods = super::auth::methods(&value);
     let info = response.agent_info.map(|info| AgentInfo {

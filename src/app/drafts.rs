@@ -105,12 +105,15 @@ impl App {
         chat: &super::chat::Chat,
         text: &str,
     ) -> Vec<crate::model::PromptBlock> {
-        let embed = self
+        let abilities = self
             .agents
             .get(&chat.command.name)
-            .and_then(|slot| slot.abilities)
-            .is_some_and(|a| a.embedded_context);
-        crate::mention::blocks(&chat.command.cwd, &chat.roots, text, embed)
+            .and_then(|slot| slot.abilities);
+        let takes = crate::mention::Takes {
+            embedded: abilities.is_some_and(|a| a.embedded_context),
+            image: abilities.is_some_and(|a| a.image),
+        };
+        crate::mention::blocks(&chat.command.cwd, &chat.roots, text, takes)
     }
 
     /// The terminal login to run, once asked (`/login`): the chat, its

@@ -460,7 +460,8 @@ impl DemoAgent {
                 AgentCapabilities::new()
                     .prompt_capabilities(
                         agent_client_protocol::v1::schema::PromptCapabilities::new()
-                            .embedded_context(scenario.embedded_context),
+                            .embedded_context(scenario.embedded_context)
+                            .image(scenario.image),
                     )
                     .load_session(scenario.load_session)
                     .session_capabilities(sessions)
@@ -1002,7 +1003,11 @@ fn received_blocks(prompt: &[ContentBlock]) -> Option<String> {
                 }
                 _ => "received resource (binary)".to_string(),
             }),
-            ContentBlock::Image(_) => Some("received image".to_string()),
+            ContentBlock::Image(image) => Some(format!(
+                "received image {}: {} base64 bytes",
+                image.mime_type,
+                image.data.len()
+            )),
             _ => Some("received another block".to_string()),
         })
         .collect();

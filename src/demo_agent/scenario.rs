@@ -139,6 +139,9 @@ pub(crate) struct Scenario {
     /// `promptCapabilities.embeddedContext` at `initialize` (default false).
     #[serde(default)]
     pub(crate) embedded_context: bool,
+    /// `promptCapabilities.image` at `initialize` (default false).
+    #[serde(default)]
+    pub(crate) image: bool,
 }
 
 impl Default for Scenario {
@@ -166,6 +169,7 @@ impl Default for Scenario {
             turns: Vec::new(),
             commands: Vec::new(),
             embedded_context: false,
+            image: false,
         }
     }
 }

@@ -339,6 +339,18 @@ impl AppState {
             }
         }
         match action {
+            Action::Paste(text) if pasted_image(text).is_some() => {
+                // A dropped or pasted image file: a mention, which goes as an
+                // `image` block when the agent takes images (else a link).
+                let path = pasted_image(text).unwrap_or_default();
+                let quoted = if path.contains(char::is_whitespace) {
+                    format!("@\"{path}\" ")
+                } else {
+                    format!("@{path} ")
+                };
+                self.composer.insert_str(&quoted);
+                Some(Vec::new())
+            }
             Action::Submit => Some(self.submit_draft()),
             Action::SendNow => Some(self.send_now()),
             Action::Up => self.history_up(),
@@ -670,3 +682,46 @@ impl AppState {
 #[cfg(test)]
 #[path = "drafts_tests.rs"]
 mod tests;
+
+/// The path of an image file a paste names, if the paste is exactly one
+/// absolute path (as terminals paste a dropped file: plain, quoted, with
+/// backslash-escaped spaces, or a `file://` URI) ending in an image
+/// extension. Pure: whether the file exists is checked when the prompt goes.
+pub(crate) fn pasted_image(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.contains('\n') {
+        return None;
+    }
+    let unquoted = text
+        .strip_prefix('\'')
+        .and_then(|t| t.strip_suffix('\''))
+        .or_else(|| text.strip_prefix('"').and_then(|t| t.strip_suffix('"')))
+        .unwrap_or(text);
+    let path = match unquoted.strip_prefix("file://") {
+        Some(uri) => percent_decode(uri)?,
+        None => unquoted.replace("\\ ", " "),
+    };
+    let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
+    (path.starts_with('/') && matches!(ext.as_str(), "png" | "jpg" | "jpeg" | "gif" | "webp"))
+        .then_some(path)
+}
+
+/// `%XX` escapes decoded (a `file://` URI's path); `None` if not UTF-8.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = text.get(i + 1..i + 3)
+            && let Ok(b) = u8::from_str_radix(hex, 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}

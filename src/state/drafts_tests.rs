@@ -355,3 +355,37 @@ fn at_opens_a_fuzzy_file_finder_and_inserts_the_path() {
     assert!(s.drafts.mention.is_none());
     assert!(s.composer.text().ends_with("@x"));
 }
+
+#[test]
+fn a_pasted_image_path_becomes_a_mention() {
+    use super::pasted_image;
+    assert_eq!(
+        pasted_image("/tmp/shot.png").as_deref(),
+        Some("/tmp/shot.png")
+    );
+    assert_eq!(
+        pasted_image("'/tmp/my shot.PNG'\n").as_deref(),
+        Some("/tmp/my shot.PNG")
+    );
+    assert_eq!(
+        pasted_image("/tmp/my\\ shot.jpg").as_deref(),
+        Some("/tmp/my shot.jpg")
+    );
+    assert_eq!(
+        pasted_image("file:///tmp/a%20b.webp").as_deref(),
+        Some("/tmp/a b.webp")
+    );
+    for not in [
+        "shot.png",
+        "/tmp/a.txt",
+        "see /tmp/a.png",
+        "/tmp/a.png\n/tmp/b.png",
+    ] {
+        assert_eq!(pasted_image(not), None, "{not}");
+    }
+    let mut s = ready();
+    key(&mut s, Action::Paste("'/tmp/my shot.png'".into()));
+    assert_eq!(s.composer.text(), "@\"/tmp/my shot.png\" ");
+    key(&mut s, Action::Paste("just text".into()));
+    assert_eq!(s.composer.text(), "@\"/tmp/my shot.png\" just text");
+}

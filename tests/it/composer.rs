@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use warden::app::{App, ChatOptions};
-use warden::state::{Action, AppState};
+use warden::state::{Action, AppState, Msg};
 
 use crate::common::*;
 
@@ -301,4 +301,28 @@ async fn a_mention_is_embedded_when_the_agent_takes_embedded_context() {
     let text = agent_text(app.state());
     assert!(text.contains(&line), "{text}");
     assert_eq!(text.matches("received").count(), 1, "{text}");
+}
+
+/// A pasted image file (a dropped screenshot's path) goes to an agent that
+/// takes images (Claude's `promptCapabilities.image`) as an `image` block.
+#[tokio::test]
+async fn a_pasted_image_goes_as_an_image_block() {
+    let tmp = tempfile::tempdir().unwrap();
+    project(tmp.path());
+    let png = tmp.path().join("shot one.png");
+    std::fs::write(&png, [0x89, b'P', b'N', b'G', 0, 1, 2]).unwrap();
+    let mut app = started_scenario(tmp.path(), SCENARIO, ChatOptions::default()).await;
+    app.handle(Msg::Action(Action::Paste(format!("'{}'", png.display()))));
+    app.handle(Msg::Action(Action::Char('?')));
+    app.handle(Msg::Action(Action::Submit));
+    pump_until(&mut app, "the agent's receipt", |s| {
+        idle(s) && agent_text(s).contains("received image")
+    })
+    .await;
+    let text = agent_text(app.state());
+    // 7 bytes are 12 characters of base64.
+    assert!(
+        text.contains("received image image/png: 12 base64 bytes"),
+        "{text}"
+    );
 }
