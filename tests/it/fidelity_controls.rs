@@ -527,7 +527,7 @@ fn an_unknown_or_terminal_auth_method_is_named_in_the_error() {
         ),
         (
             "codex-login",
-            "is a login in a terminal: run `warden login --agent codex`",
+            "is a login in a terminal: type /login, or run `warden login --agent codex`",
         ),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
