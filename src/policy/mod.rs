@@ -814,6 +814,10 @@ fn deny(req: &RequestView, source: Source, reason: String) -> Decision {
 }
 
 #[cfg(test)]
+mod property_tests;
+#[cfg(test)]
+mod rule_tests;
+#[cfg(test)]
 mod tests;
 
 #[cfg(test)]

@@ -853,6 +853,10 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
 }
 
 #[cfg(test)]
+mod always_tests;
+#[cfg(test)]
+mod coverage_tests;
+#[cfg(test)]
 mod modes_tests;
 #[cfg(test)]
 mod tests;

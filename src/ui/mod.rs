@@ -42,6 +42,8 @@ mod gate_tests;
 #[cfg(test)]
 mod modes_tests;
 #[cfg(test)]
+mod review_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;
