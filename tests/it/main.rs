@@ -5,7 +5,11 @@
 mod attack;
 mod common;
 mod demo_agent;
+mod demo_agent_client;
+mod demo_agent_sessions;
 mod e2e;
+mod e2e_chats;
+mod e2e_client;
 mod faults;
 mod fidelity_controls;
 mod fidelity_session;
