@@ -105,7 +105,7 @@ pub struct SettingsLink {
     pub bypassed: Vec<String>,
     /// The agent's name came from its command (`-- CMD`, no block runs it):
     /// the name it gives itself in `initialize` may replace it, when that
-    /// name is nobody else's (see [`App::on_agent_info`]).
+    /// name is nobody else's (see `App::on_agent_info`).
     pub named_by_command: bool,
 }
 
