@@ -697,15 +697,6 @@ pub fn read_text(
 /// 64 MiB, the most one protocol message carries.
 pub const MAX_TEXT: u64 = 64 << 20;
 
-/// What [`write_text`] replaced, so the caller can show a diff.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WriteOutcome {
-    /// The file's text before the write, when it existed and was UTF-8.
-    pub previous: Option<String>,
-    /// The file did not exist before.
-    pub created: bool,
-}
-
 /// Write `content` to the resolved path `real` (from [`resolve`])
 /// atomically: missing parent directories are created, the text goes to a
 /// temporary file in the same directory which is flushed to disk and renamed
@@ -719,7 +710,7 @@ pub struct WriteOutcome {
 /// the write ([`FsError::Changed`]). A symlink at the target itself is
 /// refused the same way. warden's own files are refused
 /// ([`FsError::Protected`]), also through a hard link to them.
-pub fn write_text(roots: &Roots, real: &Path, content: &str) -> Result<WriteOutcome, FsError> {
+pub fn write_text(roots: &Roots, real: &Path, content: &str) -> Result<(), FsError> {
     let io_error = |source: io::Error| FsError::Io {
         path: real.to_path_buf(),
         source,
@@ -748,19 +739,6 @@ pub fn write_text(roots: &Roots, real: &Path, content: &str) -> Result<WriteOutc
         existing.as_ref().map(FileId::of_stat),
         Access::Write,
     )?;
-    let previous = match &existing {
-        Some(stat) if is_file(stat) => {
-            open_existing(&dir, &name, real).ok().and_then(|(file, _)| {
-                // Kept for the diff only: a file too large for a message is not.
-                let mut bytes = Vec::new();
-                file.take(MAX_TEXT + 1).read_to_end(&mut bytes).ok()?;
-                let small = bytes.len() as u64 <= MAX_TEXT;
-                small.then(|| String::from_utf8(bytes).ok()).flatten()
-            })
-        }
-        _ => None,
-    };
-
     let mut temp_name = OsString::from(".");
     temp_name.push(&name);
     temp_name.push(format!(".warden-{}.tmp", uuid::Uuid::new_v4().simple()));
@@ -775,10 +753,7 @@ pub fn write_text(roots: &Roots, real: &Path, content: &str) -> Result<WriteOutc
     // Make the rename itself durable; best effort (not every filesystem
     // lets a directory be synced).
     let _ = rustix::fs::fsync(&dir.fd);
-    Ok(WriteOutcome {
-        previous,
-        created: existing.is_none(),
-    })
+    Ok(())
 }
 
 fn write_and_rename(

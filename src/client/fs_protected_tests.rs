@@ -31,7 +31,7 @@ fn refused(result: Result<impl std::fmt::Debug, FsError>) -> bool {
 }
 
 /// Resolve, then do the IO, as the runtime does.
-fn write(roots: &Roots, path: &Path) -> Result<WriteOutcome, FsError> {
+fn write(roots: &Roots, path: &Path) -> Result<(), FsError> {
     let real = resolve(roots, path, true)?;
     write_text(roots, &real, "x")
 }

@@ -274,14 +274,7 @@ fn write_replaces_atomically_and_keeps_the_mode() {
     fs::write(&path, "old\n").expect("write");
     fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).expect("chmod");
 
-    let outcome = write_text(&r, &path, "new\n").expect("write_text");
-    assert_eq!(
-        outcome,
-        WriteOutcome {
-            previous: Some("old\n".to_owned()),
-            created: false
-        }
-    );
+    write_text(&r, &path, "new\n").expect("write_text");
     assert_eq!(fs::read_to_string(&path).expect("read"), "new\n");
     let mode = fs::metadata(&path).expect("metadata").permissions().mode() & 0o7777;
     assert_eq!(mode, 0o640);
@@ -297,32 +290,19 @@ fn write_replaces_atomically_and_keeps_the_mode() {
 fn write_creates_parent_directories() {
     let (dir, r) = scratch();
     let path = dir.join("a/b/c.txt");
-    let outcome = write_text(&r, &path, "hello").expect("write_text");
-    assert_eq!(
-        outcome,
-        WriteOutcome {
-            previous: None,
-            created: true
-        }
-    );
+    write_text(&r, &path, "hello").expect("write_text");
     assert_eq!(fs::read_to_string(&path).expect("read"), "hello");
     assert_eq!(current_text(&r, &path).as_deref(), Some("hello"));
     assert_eq!(current_text(&r, &dir.join("nope")), None);
 }
 
 #[test]
-fn write_over_binary_has_no_previous_text() {
+fn write_replaces_a_binary_file_and_refuses_a_directory() {
     let (dir, r) = scratch();
     let path = dir.join("bin");
     fs::write(&path, [0xff, 0xfe]).expect("write");
-    let outcome = write_text(&r, &path, "text").expect("write_text");
-    assert_eq!(
-        outcome,
-        WriteOutcome {
-            previous: None,
-            created: false
-        }
-    );
+    write_text(&r, &path, "text").expect("write_text");
+    assert_eq!(fs::read_to_string(&path).expect("read"), "text");
     let err = write_text(&r, &dir, "x").expect_err("dir");
     assert!(matches!(err, FsError::IsDirectory { .. }), "{err:?}");
 }
