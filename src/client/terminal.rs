@@ -418,12 +418,9 @@ impl Shared {
     /// SIGKILL the whole group, and have the supervisor kill the leader.
     fn kill(&self) {
         if !self.group_done.load(Ordering::Acquire) {
-            // SAFETY: killpg has no memory-safety preconditions. The group
-            // id is the leader's pid, held while the leader is unreaped or
-            // any member is alive (`group_done` is still false).
-            unsafe {
-                libc::killpg(self.pgid, libc::SIGKILL);
-            }
+            // The group id is the leader's pid, held while the leader is
+            // unreaped or any member is alive (`group_done` is still false).
+            crate::reaper::signal_group(self.pgid, libc::SIGKILL);
         }
         self.kill.notify_one();
     }
