@@ -53,13 +53,7 @@ pub fn command_line(command: &str, args: &[String]) -> String {
     let mut line = command.to_string();
     for arg in args {
         line.push(' ');
-        if arg.is_empty() || arg.contains(needs_shell_char) {
-            line.push('\'');
-            line.push_str(&arg.replace('\'', r"'\''"));
-            line.push('\'');
-        } else {
-            line.push_str(arg);
-        }
+        line.push_str(&crate::policy::shell_quote(arg));
     }
     line
 }

@@ -28,7 +28,6 @@
 pub mod agent_mode;
 mod glob;
 mod request;
-pub(crate) use request::shell_join;
 mod rule;
 mod shell;
 
@@ -40,7 +39,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{AgentMode, OptionKind, PermissionOption, ToolKind};
 
-pub use request::{CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, RequestView};
+pub use request::{
+    CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, RequestView, command_of_input, shell_join,
+    shell_quote,
+};
 pub use rule::{KindMatch, Rule, RuleDecision, suggest_rule};
 
 use rule::{Facts, Hit};

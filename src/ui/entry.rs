@@ -329,24 +329,11 @@ fn tool_title(tool: &ToolEntry) -> String {
     one_line(title)
 }
 
-/// The shell command of an execute call, from `raw_input.command`; an argv
-/// array (codex: `["/bin/bash", "-lc", "touch x"]`) is shown as a shell
-/// would need it typed, each argument quoted where needed.
+/// The shell command of an execute call as the policy reads it from
+/// `rawInput` ([`crate::policy::command_of_input`]), so that what the user
+/// reads is what the policy judged.
 fn command(raw: Option<&Value>) -> Option<String> {
-    match raw?.get("command")? {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => {
-            let words: Vec<String> = parts
-                .iter()
-                .map(|part| match part {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-                .collect();
-            (!words.is_empty()).then(|| crate::policy::shell_join(&words))
-        }
-        _ => None,
-    }
+    crate::policy::command_of_input(raw?)
 }
 
 /// A tool call's `rawOutput` as text, for a call whose content shows

@@ -443,14 +443,25 @@ fn raw_output_shows_only_when_there_is_no_content() {
 }
 
 #[test]
-fn argv_commands_are_shell_quoted() {
+fn argv_commands_show_the_command_the_policy_judged() {
+    // A shell given -c: the script, as the policy reads it.
     let mut t = tool(ToolKind::Execute, ToolState::Completed);
     t.call.title = "touch".into();
     t.call.raw_input = Some(serde_json::json!({
         "command": ["/bin/bash", "-lc", "touch 'my file' && echo $HOME"]
     }));
+    let judged = crate::policy::command_of_input(t.call.raw_input.as_ref().unwrap());
+    assert_eq!(judged.as_deref(), Some("touch 'my file' && echo $HOME"));
     insta::assert_snapshot!(shown(t, 80, Terminals::NONE), @r"
     ✓ [execute] touch — done
-      $ /bin/bash -lc 'touch '\''my file'\'' && echo $HOME'
+      $ touch 'my file' && echo $HOME
+    ");
+    // Another argv: each argument shell-quoted where needed.
+    let mut t = tool(ToolKind::Execute, ToolState::Completed);
+    t.call.title = "rm".into();
+    t.call.raw_input = Some(serde_json::json!({ "argv": ["rm", "a; b"] }));
+    insta::assert_snapshot!(shown(t, 80, Terminals::NONE), @r"
+    ✓ [execute] rm — done
+      $ rm 'a; b'
     ");
 }
