@@ -11,6 +11,7 @@ pub mod launch;
 pub mod model;
 pub mod policy;
 pub mod reaper;
+pub mod record;
 pub mod sanitize;
 pub mod settings;
 pub mod state;

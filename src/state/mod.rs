@@ -23,12 +23,12 @@ pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
 
 use std::path::PathBuf;
 
-use crate::decision_log::DecisionRecord;
 use crate::model::{
     AgentModes, PermissionOutcome, PermissionRequest, SessionInfo, SessionUpdate, StopReason,
     WireStatus,
 };
 use crate::policy::{AgentPolicy, ChatGrant, Mode, Rule};
+use crate::record::DecisionRecord;
 
 /// Identifies one permission request for the runtime, which keeps its responder.
 pub type RequestId = u64;
