@@ -16,6 +16,8 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{PlanEntry, ToolCall};
+use crate::record::LISTED;
+pub use crate::record::{ChatSummary, filter};
 use crate::state::{EntryKind, ToolEntry, ToolState};
 
 /// The extension of a chat record.
@@ -173,25 +175,6 @@ enum Line {
     Session { session_id: String },
     /// One finished transcript entry.
     Entry { entry: RecordedEntry },
-}
-
-/// A past chat as the picker lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChatSummary {
-    /// The chat's id (its file name), for [`ChatStore::load`].
-    pub chat_id: String,
-    pub agent: String,
-    /// The latest session of the chat.
-    pub session_id: String,
-    pub cwd: PathBuf,
-    /// The last title line, else the first line of the first user message.
-    pub title: Option<String>,
-    /// The last mode line, if any.
-    pub mode: Option<String>,
-    /// When the record was last written.
-    pub updated: SystemTime,
-    /// How many transcript entries the record holds.
-    pub entries: usize,
 }
 
 /// A chat record read back whole.
@@ -359,16 +342,6 @@ impl ChatStore {
     }
 }
 
-/// The `chat_id` prefix of a session only its agent knows (from `session/list`).
-const LISTED: &str = "session:";
-
-impl ChatSummary {
-    /// Whether this is a session the agent listed rather than a record.
-    pub fn is_agent_listed(&self) -> bool {
-        self.chat_id.starts_with(LISTED)
-    }
-}
-
 /// A session an agent listed, as a picker item.
 pub fn listed_summary(agent: &str, session: crate::acp::ListedSession) -> ChatSummary {
     let updated = session
@@ -388,25 +361,6 @@ pub fn listed_summary(agent: &str, session: crate::acp::ListedSession) -> ChatSu
         updated,
         entries: 0,
     }
-}
-
-/// The chats whose title, agent or cwd contain `query` (case-insensitive);
-/// all of them for a blank query.
-pub fn filter<'a>(summaries: &'a [ChatSummary], query: &str) -> Vec<&'a ChatSummary> {
-    let query = query.trim().to_lowercase();
-    summaries
-        .iter()
-        .filter(|chat| {
-            query.is_empty()
-                || chat.chat_id.to_lowercase() == query
-                || chat
-                    .title
-                    .as_deref()
-                    .is_some_and(|t| t.to_lowercase().contains(&query))
-                || chat.agent.to_lowercase().contains(&query)
-                || chat.cwd.to_string_lossy().to_lowercase().contains(&query)
-        })
-        .collect()
 }
 
 /// Appends events to one chat's record; each call is one line, one write.

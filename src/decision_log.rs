@@ -7,33 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-/// One decision, as logged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DecisionRecord {
-    /// RFC 3339 UTC time of the decision.
-    pub time: String,
-    pub agent: String,
-    pub session: String,
-    /// warden's chat id (one per TUI or exec run).
-    pub chat: String,
-    pub request_id: u64,
-    pub tool_call_id: String,
-    pub title: String,
-    pub kind: String,
-    pub category: String,
-    pub mode: String,
-    /// `allowed`, `denied` or `cancelled`.
-    pub decision: String,
-    pub option_id: Option<String>,
-    pub option_kind: Option<String>,
-    /// plan / rule / bypass / auto / chat grant / read / user, or stale for
-    /// a card answered `cancelled` because it went stale (turn cancelled or
-    /// ended, tool call finished, agent exited, warden quitting).
-    pub source: String,
-    pub reason: String,
-}
+pub use crate::record::DecisionRecord;
 
 /// The log file's default place: `<data dir>/warden/decisions.jsonl`.
 pub fn default_path() -> Option<PathBuf> {

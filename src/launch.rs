@@ -22,7 +22,7 @@ pub struct Start {
     pub errors: Vec<String>,
 }
 
-/// Pick the agent as [`resolve_loaded`] does, and fail closed when the
+/// Pick the agent as `resolve_loaded` does, and fail closed when the
 /// settings file did not load: every request asks (the file's deny and ask
 /// rules are unknown), Auto starts as Default, no bypass.
 pub fn resolve(want: &Want<'_>) -> anyhow::Result<Start> {

@@ -16,6 +16,7 @@ pub mod mention;
 pub mod model;
 pub mod policy;
 pub mod reaper;
+pub mod record;
 pub mod sanitize;
 pub mod settings;
 pub mod state;

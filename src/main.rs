@@ -535,21 +535,10 @@ fn print_log(json: bool, agent: Option<&str>, limit: usize) -> anyhow::Result<()
 /// A command line as one string, each word quoted when it needs it, so
 /// that `warden agents` shows where one argument ends.
 fn shell_words(command: &str, args: &[String]) -> String {
-    std::iter::once(command)
-        .chain(args.iter().map(String::as_str))
-        .map(|word| {
-            let plain = !word.is_empty()
-                && word
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || "-_./@:=+,%".contains(c));
-            if plain {
-                word.to_string()
-            } else {
-                format!("'{}'", word.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    let words: Vec<String> = std::iter::once(command.to_string())
+        .chain(args.iter().cloned())
+        .collect();
+    warden::policy::shell_join(&words)
 }
 
 fn clip(text: &str, width: usize) -> String {

@@ -26,6 +26,15 @@ pub fn unregister(pgid: u32) {
     }
 }
 
+/// Send `signal` to the process group `pgid`. A group that is already gone
+/// yields ESRCH, which is fine: the caller wanted it gone.
+pub(crate) fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: killpg has no memory-safety preconditions.
+    unsafe {
+        libc::killpg(pgid, signal);
+    }
+}
+
 /// SIGKILL every registered group (for the panic path only).
 pub fn kill_all() {
     let groups = match GROUPS.lock() {
@@ -33,11 +42,7 @@ pub fn kill_all() {
         Err(poisoned) => poisoned.into_inner().clone(),
     };
     for pgid in groups {
-        // SAFETY: killpg has no memory-safety preconditions; a group that is
-        // already gone yields ESRCH, which is fine.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
+        signal_group(pgid, libc::SIGKILL);
     }
 }
 
@@ -71,12 +76,12 @@ pub fn end_descendants() {
             return;
         }
         for &(pid, pgid) in &children {
-            // SAFETY: kill and killpg have no memory-safety preconditions;
-            // a process already gone yields ESRCH.
+            if pgid > 1 && pgid != own_group {
+                signal_group(pgid, libc::SIGKILL);
+            }
+            // SAFETY: kill has no memory-safety preconditions; a process
+            // already gone yields ESRCH.
             unsafe {
-                if pgid > 1 && pgid != own_group {
-                    libc::killpg(pgid, libc::SIGKILL);
-                }
                 libc::kill(pid, libc::SIGKILL);
             }
         }

@@ -43,7 +43,7 @@ impl ElicitationResponder {
         }
     }
 
-    /// Answer with the card's outcome: [`ACCEPT`] accepts (a form with its
+    /// Answer with the card's outcome: `ACCEPT` accepts (a form with its
     /// defaults), any other option declines, `cancelled` cancels.
     pub fn respond(mut self, outcome: &PermissionOutcome) {
         let answer = match outcome {

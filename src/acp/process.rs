@@ -186,11 +186,7 @@ impl Ender {
         let Some(pid) = self.pid.and_then(|p| libc::pid_t::try_from(p).ok()) else {
             return;
         };
-        // SAFETY: killpg has no memory-safety preconditions; a group that is
-        // already gone yields ESRCH, which is fine.
-        unsafe {
-            libc::killpg(pid, signal);
-        }
+        crate::reaper::signal_group(pid, signal);
     }
 }
 

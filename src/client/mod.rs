@@ -12,8 +12,7 @@ pub mod fs;
 pub mod terminal;
 
 pub use fs::{
-    FsError, Protected, Roots, WriteOutcome, current_text, read_text, resolve, resolve_lenient,
-    write_text,
+    FsError, Protected, Roots, current_text, read_text, resolve, resolve_lenient, write_text,
 };
 pub use terminal::{
     ExitStatus, OutputBuffer, TerminalError, TerminalEvent, TerminalOutput, TerminalSpec,

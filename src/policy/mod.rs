@@ -28,7 +28,6 @@
 pub mod agent_mode;
 mod glob;
 mod request;
-pub(crate) use request::shell_join;
 mod rule;
 mod shell;
 
@@ -40,7 +39,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{AgentMode, OptionKind, PermissionOption, ToolKind};
 
-pub use request::{CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, RequestView};
+pub use request::{
+    CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, RequestView, command_of_input, shell_join,
+    shell_quote,
+};
 pub use rule::{KindMatch, Rule, RuleDecision, suggest_rule};
 
 use rule::{Facts, Hit};
@@ -431,9 +433,11 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
             reason: "leaving the agent's plan mode is always the user's call".to_string(),
         };
     }
+    // The request's facts (its command line parsed once), for every step.
+    let facts = Facts::new(req, cx.home, cx.cwd);
     // A read or search that runs a command (codex-acp) is a read only when
     // every program of the line only reads; one that carries a diff writes.
-    let runs_more = category == Category::Read && runs_more_than_reads(req);
+    let runs_more = category == Category::Read && runs_more_than_reads(&facts);
     let writes = category == Category::Read && !req.diff_paths.is_empty();
     let category = if runs_more {
         Category::Execute
@@ -458,10 +462,9 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
         };
         return deny(req, Source::Plan, why.to_string());
     }
-    if let Some(decision) = rule_gate(req, cx) {
+    if let Some(decision) = gate(&facts, cx) {
         return decision;
     }
-    let facts = Facts::new(req, cx.home, cx.cwd);
     let matching = |decision: RuleDecision| {
         cx.rules
             .iter()
@@ -534,17 +537,11 @@ const GIT_READS: &[&str] = &[
 /// sends for `ls` or `rg`) that may do more than read: a line warden cannot
 /// read, one that writes a file or sets a variable which changes what runs,
 /// or a program outside [`READ_PROGRAMS`].
-fn runs_more_than_reads(req: &RequestView) -> bool {
-    let Some(command) = req.command() else {
+fn runs_more_than_reads(facts: &Facts<'_>) -> bool {
+    let Some(line) = &facts.line else {
         return false;
     };
-    let line = shell::parse(&command);
-    let hijack = req
-        .env()
-        .iter()
-        .any(|(name, _)| shell::hijacks_program(name))
-        || line.hijacking_assignment().is_some();
-    hijack
+    facts.hijack.is_some()
         || line.writes_file
         || line.unknown()
         || line.commands.is_empty()
@@ -583,12 +580,17 @@ fn only_reads(command: &shell::Command) -> bool {
 /// (see `Rule::hit`) makes the request ask, even in Auto and with bypass: it
 /// is not refused, since it may well be another command.
 pub fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
-    let facts = Facts::new(req, cx.home, cx.cwd);
+    gate(&Facts::new(req, cx.home, cx.cwd), cx)
+}
+
+/// [`rule_gate`] on the request's facts, built once by the caller.
+fn gate(facts: &Facts<'_>, cx: &Context) -> Option<Decision> {
+    let req = facts.req;
     let first = |decision: RuleDecision, hit: Hit| {
         cx.rules
             .iter()
             .filter(move |r| r.decision == decision)
-            .find(|r| r.hit(&facts, &cx.agent.name) == hit)
+            .find(|r| r.hit(facts, &cx.agent.name) == hit)
     };
     if let Some(rule) = first(RuleDecision::Deny, Hit::Yes) {
         return Some(deny(req, Source::Rule, rule.describe()));
@@ -813,6 +815,10 @@ fn deny(req: &RequestView, source: Source, reason: String) -> Decision {
     }
 }
 
+#[cfg(test)]
+mod property_tests;
+#[cfg(test)]
+mod rule_tests;
 #[cfg(test)]
 mod tests;
 

@@ -1,5 +1,7 @@
 //! What the policy looks at in a permission request.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::{Category, category};
@@ -184,42 +186,9 @@ impl RequestView {
         self.input_command().is_some()
     }
 
-    /// The command in `rawInput`: `command`, `cmd`, `argv` or `args`; a
-    /// string, or an argument array. An array `[sh|bash|zsh|dash,
-    /// -c|-lc.., SCRIPT]` is the script; another array is joined with
-    /// spaces, each argument that needs it single-quoted (so `["rm", "a;
-    /// b"]` stays one command). A string `command` with an `args` array is
-    /// the program and its arguments.
+    /// The command in `rawInput` ([`command_of_input`]).
     fn input_command(&self) -> Option<String> {
-        let input = self.raw_input.as_ref()?;
-        let strings = |items: &[Value]| -> Vec<String> {
-            items
-                .iter()
-                .map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-                .collect()
-        };
-        let value = ["command", "cmd", "argv", "args"]
-            .iter()
-            .find_map(|k| input.get(*k).filter(|v| v.is_string() || v.is_array()))?;
-        let command = match value {
-            Value::String(s) => match input.get("args") {
-                Some(Value::Array(args)) if !args.is_empty() => {
-                    let mut argv = vec![s.clone()];
-                    argv.extend(strings(args));
-                    shell_join(&argv)
-                }
-                _ => s.clone(),
-            },
-            Value::Array(items) => {
-                let args = strings(items);
-                shell_script(&args).unwrap_or_else(|| shell_join(&args))
-            }
-            _ => return None,
-        };
-        Some(command).filter(|c| !c.trim().is_empty())
+        command_of_input(self.raw_input.as_ref()?)
     }
 
     /// The command an execute request's title names, if any.
@@ -364,20 +333,65 @@ fn shell_script(args: &[String]) -> Option<String> {
     (is_shell && is_c).then(|| script.clone())
 }
 
-/// `args` as one shell line: each argument quoted when the shell would
-/// otherwise split or expand it.
-pub(crate) fn shell_join(args: &[String]) -> String {
-    let quote = |a: &String| {
-        let plain = !a.is_empty()
-            && a.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
-        if plain {
-            a.clone()
-        } else {
-            format!("'{}'", a.replace('\'', "'\\''"))
-        }
+/// The command in `rawInput`: `command`, `cmd`, `argv` or `args`; a
+/// string, or an argument array. An array `[sh|bash|zsh|dash,
+/// -c|-lc.., SCRIPT]` is the script; another array is joined with
+/// spaces, each argument that needs it single-quoted (so `["rm", "a;
+/// b"]` stays one command). A string `command` with an `args` array is
+/// the program and its arguments. The one reading of a tool call's
+/// command: the policy judges it, and the transcript and the card show it.
+pub fn command_of_input(input: &Value) -> Option<String> {
+    let strings = |items: &[Value]| -> Vec<String> {
+        items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect()
     };
-    args.iter().map(quote).collect::<Vec<_>>().join(" ")
+    let value = ["command", "cmd", "argv", "args"]
+        .iter()
+        .find_map(|k| input.get(*k).filter(|v| v.is_string() || v.is_array()))?;
+    let command = match value {
+        Value::String(s) => match input.get("args") {
+            Some(Value::Array(args)) if !args.is_empty() => {
+                let mut argv = vec![s.clone()];
+                argv.extend(strings(args));
+                shell_join(&argv)
+            }
+            _ => s.clone(),
+        },
+        Value::Array(items) => {
+            let args = strings(items);
+            shell_script(&args).unwrap_or_else(|| shell_join(&args))
+        }
+        _ => return None,
+    };
+    Some(command).filter(|c| !c.trim().is_empty())
+}
+
+/// `word` as the shell needs it typed: as is when it is only letters,
+/// digits and `_@%+=:,./-`, else in single quotes.
+pub fn shell_quote(word: &str) -> Cow<'_, str> {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    if plain {
+        Cow::Borrowed(word)
+    } else {
+        Cow::Owned(format!("'{}'", word.replace('\'', "'\\''")))
+    }
+}
+
+/// `args` as one shell line: each argument quoted when the shell would
+/// otherwise split or expand it ([`shell_quote`]).
+pub fn shell_join(args: &[String]) -> String {
+    args.iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Whether a permission request stands for an elicitation: its tool call id

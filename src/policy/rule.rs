@@ -135,7 +135,7 @@ impl fmt::Display for KindMatch {
 ///   category; a deny or ask rule applies when it matches any one command
 ///   (as written, without its `VAR=value` prefixes, or in its plain form:
 ///   `\rm`, `/bin/rm` and `"rm"` are `rm`), or the whole line. A deny or
-///   ask rule might apply ([`Hit::Unknown`]) to an execute request whose
+///   ask rule might apply (`Hit::Unknown`) to an execute request whose
 ///   command cannot be read: then the request asks.
 ///
 /// A deny or ask rule of kind `execute` also applies to a request of

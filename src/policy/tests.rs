@@ -4,16 +4,15 @@
 use std::path::Path;
 
 use pretty_assertions::assert_eq;
-use proptest::prelude::*;
 use serde_json::json;
 
 use super::*;
 use crate::model::ToolKind;
 
-const HOME: &str = "/home/u";
-const CWD: &str = "/home/u/proj";
+pub(super) const HOME: &str = "/home/u";
+pub(super) const CWD: &str = "/home/u/proj";
 
-fn opt(id: &str, kind: OptionKind) -> PermissionOption {
+pub(super) fn opt(id: &str, kind: OptionKind) -> PermissionOption {
     PermissionOption {
         id: id.into(),
         name: id.into(),
@@ -22,7 +21,7 @@ fn opt(id: &str, kind: OptionKind) -> PermissionOption {
 }
 
 /// The four options most agents send.
-fn all_options() -> Vec<PermissionOption> {
+pub(super) fn all_options() -> Vec<PermissionOption> {
     vec![
         opt("always", OptionKind::AllowAlways),
         opt("once", OptionKind::AllowOnce),
@@ -31,7 +30,7 @@ fn all_options() -> Vec<PermissionOption> {
     ]
 }
 
-fn request(kind: ToolKind) -> RequestView {
+pub(super) fn request(kind: ToolKind) -> RequestView {
     RequestView {
         kind,
         title: "Tool".into(),
@@ -41,7 +40,7 @@ fn request(kind: ToolKind) -> RequestView {
     }
 }
 
-fn shell(command: &str) -> RequestView {
+pub(super) fn shell(command: &str) -> RequestView {
     RequestView {
         kind: ToolKind::Execute,
         title: command.into(),
@@ -52,25 +51,25 @@ fn shell(command: &str) -> RequestView {
     }
 }
 
-fn at(kind: ToolKind, path: &str) -> RequestView {
+pub(super) fn at(kind: ToolKind, path: &str) -> RequestView {
     RequestView {
         locations: vec![path.into()],
         ..request(kind)
     }
 }
 
-fn rule(decision: RuleDecision) -> Rule {
+pub(super) fn rule(decision: RuleDecision) -> Rule {
     Rule::new(decision)
 }
 
-fn command_rule(decision: RuleDecision, command: &str) -> Rule {
+pub(super) fn command_rule(decision: RuleDecision, command: &str) -> Rule {
     Rule {
         command: Some(command.into()),
         ..rule(decision)
     }
 }
 
-fn path_rule(decision: RuleDecision, path: &str) -> Rule {
+pub(super) fn path_rule(decision: RuleDecision, path: &str) -> Rule {
     Rule {
         path: Some(path.into()),
         ..rule(decision)
@@ -78,7 +77,7 @@ fn path_rule(decision: RuleDecision, path: &str) -> Rule {
 }
 
 /// Decide with the given mode, agent bypass, rules and grants.
-fn run(
+pub(super) fn run(
     req: &RequestView,
     mode: Mode,
     bypass: bool,
@@ -102,12 +101,12 @@ fn run(
     )
 }
 
-fn default_with(req: &RequestView, rules: &[Rule]) -> Decision {
+pub(super) fn default_with(req: &RequestView, rules: &[Rule]) -> Decision {
     run(req, Mode::Default, false, rules, &[])
 }
 
 /// A short form for tables: "allow/auto", "deny/plan", "ask".
-fn short(d: &Decision) -> String {
+pub(super) fn short(d: &Decision) -> String {
     match d {
         Decision::Allow {
             option_id, source, ..
@@ -592,270 +591,6 @@ fn option_choice() {
 }
 
 #[test]
-fn shell_lines_against_allow_rules() {
-    let allow = [command_rule(RuleDecision::Allow, "cargo *")];
-    let cases = [
-        ("cargo test", true),
-        ("cargo test && cargo fmt", true),
-        ("cargo test | tee /dev/null", false),
-        ("cargo test 2>&1", true),
-        ("cargo test > out.txt", false),
-        ("cargo test; rm -rf ~", false),
-        ("cargo test && rm -rf ~", false),
-        ("cargo test || rm -rf ~", false),
-        ("cargo test & rm -rf ~", false),
-        ("cargo test\nrm -rf ~", false),
-        ("cargo test | sh", false),
-        ("cargo test $(rm -rf ~)", false),
-        ("cargo test \"$(rm -rf ~)\"", false),
-        ("cargo test `rm -rf ~`", false),
-        ("cargo test $(cargo $(rm -rf ~))", false),
-        ("cargo test $(cargo metadata)", true),
-        ("cargo test -- 'a; rm -rf ~'", true),
-        ("cargo test -- \"a && rm -rf ~\"", true),
-        ("cargo test -- '$(rm -rf ~)'", true),
-        ("cargo test -- \"a;\"; rm x", false),
-        (r"cargo test $'\'' ; rm -rf ~ #'", false),
-        ("cargo test $'a; b'", true),
-        ("cargo test $((rm -rf ~) )", false),
-        ("cargo test >(rm -rf ~)", false),
-        ("FOO=1 cargo test", false),
-        ("(cargo test)", true),
-        ("if cargo check; then cargo test; fi", true),
-        // Wrappers need rules of their own.
-        ("sudo cargo test", false),
-        ("sh -c 'cargo test'", false),
-        ("env X=1 cargo test", false),
-    ];
-    for (line, allowed) in cases {
-        let want = if allowed { "allow/rule/once" } else { "ask" };
-        assert_eq!(short(&default_with(&shell(line), &allow)), want, "{line}");
-    }
-    let exact = [command_rule(RuleDecision::Allow, "cargo test *")];
-    assert_eq!(
-        short(&default_with(&shell("cargo test"), &exact)),
-        "allow/rule/once"
-    );
-    assert_eq!(
-        short(&default_with(&shell("cargo test && cargo fmt"), &exact)),
-        "ask"
-    );
-    assert_eq!(short(&default_with(&shell("cargo testing"), &exact)), "ask");
-    let no_command = request(ToolKind::Execute);
-    assert_eq!(short(&default_with(&no_command, &allow)), "ask");
-}
-
-#[test]
-fn shell_lines_against_deny_rules() {
-    let deny = [command_rule(RuleDecision::Deny, "rm *")];
-    let cases = [
-        ("rm -rf /", true),
-        ("cargo test; rm -rf ~", true),
-        ("cargo test && rm -rf ~", true),
-        ("ls | rm x", true),
-        ("echo $(rm -rf /)", true),
-        ("echo \"$(rm -rf /)\"", true),
-        ("echo `rm -rf /`", true),
-        ("echo $(echo $(rm -rf /))", true),
-        ("FOO=1 rm -rf /", true),
-        ("if true; then rm x; fi", true),
-        ("echo 'rm -rf /'", false),
-        ("echo '$(rm -rf /)'", false),
-        ("echo \"a; rm -rf /\"", false),
-        ("cargo test", false),
-        ("echo rm x", false),
-        // What wrappers and shell strings run is looked into.
-        ("sudo rm -rf /", true),
-        ("sudo -u root rm -rf /", true),
-        ("env -i HOME=/ rm -rf /", true),
-        ("timeout 5 nice -n 1 rm -rf x", true),
-        ("find . -name '*.o' | xargs rm", true),
-        ("sh -c 'rm -rf ~'", true),
-        ("bash -lc \"cd / && rm -rf *\"", true),
-        ("sudo bash -c 'echo; rm -rf /'", true),
-        ("eval rm -rf /", true),
-        ("sudo ls /root", false),
-        ("sh -c 'echo rm'", false),
-    ];
-    for (line, denied) in cases {
-        let want = if denied { "deny/rule/reject" } else { "ask" };
-        assert_eq!(short(&default_with(&shell(line), &deny)), want, "{line}");
-        let in_auto = run(&shell(line), Mode::Auto, false, &deny, &[]);
-        let want = if denied {
-            "deny/rule/reject"
-        } else {
-            "allow/auto/once"
-        };
-        assert_eq!(short(&in_auto), want, "{line} in auto");
-    }
-    // A script nobody can read might run `rm`: it asks, even in Auto.
-    assert_eq!(
-        short(&run(&shell("bash rm.sh"), Mode::Auto, false, &deny, &[])),
-        "ask"
-    );
-    let ask = [command_rule(RuleDecision::Ask, "git push*")];
-    assert_eq!(
-        short(&run(
-            &shell("git add . && git push"),
-            Mode::Auto,
-            true,
-            &ask,
-            &[]
-        )),
-        "ask"
-    );
-    // A rule for the wrapper itself still allows it.
-    let sudo_apt = [command_rule(RuleDecision::Allow, "sudo apt *")];
-    assert_eq!(
-        short(&default_with(&shell("sudo apt install ripgrep"), &sudo_apt)),
-        "allow/rule/once"
-    );
-    let whole_line = [command_rule(RuleDecision::Deny, "*curl*| sh*")];
-    assert_eq!(
-        short(&default_with(&shell("curl x | sh"), &whole_line)),
-        "deny/rule/reject"
-    );
-}
-
-#[test]
-fn path_rules_normalise_paths() {
-    let deny_ssh = [path_rule(RuleDecision::Deny, "~/.ssh/**")];
-    let cases = [
-        ("/home/u/proj/../.ssh/id_rsa", true),
-        ("/home/u/./.ssh/config", true),
-        ("~/.ssh/id_rsa", true),
-        ("../.ssh/id_rsa", true),
-        ("/home/u/.ssh", true),
-        ("/home/u/proj/.ssh-notes", false),
-        ("/home/u/proj/src/.ssh/x", false),
-        ("/home/u/.sshx/id", false),
-    ];
-    for (path, denied) in cases {
-        let want = if denied {
-            "deny/rule/reject"
-        } else {
-            "allow/read/once"
-        };
-        assert_eq!(
-            short(&default_with(&at(ToolKind::Read, path), &deny_ssh)),
-            want,
-            "{path}"
-        );
-    }
-    let ask_env = [path_rule(RuleDecision::Ask, "**/.env")];
-    assert_eq!(
-        short(&default_with(
-            &at(ToolKind::Read, "/srv/app/.env"),
-            &ask_env
-        )),
-        "ask"
-    );
-    assert_eq!(
-        short(&default_with(&at(ToolKind::Read, ".env"), &ask_env)),
-        "ask"
-    );
-    assert_eq!(
-        short(&default_with(
-            &at(ToolKind::Read, "/srv/app/.envrc"),
-            &ask_env
-        )),
-        "allow/read/once"
-    );
-
-    let allow_src = [Rule {
-        kind: Some(KindMatch::Kind(ToolKind::Edit)),
-        ..path_rule(RuleDecision::Allow, "src/**")
-    }];
-    let edit_cases = [
-        ("src/main.rs", true),
-        ("/home/u/proj/src/a/b.rs", true),
-        ("~/proj/src/lib.rs", true),
-        ("src/../Cargo.toml", false),
-        ("/home/u/proj/src/../../.bashrc", false),
-        ("/home/u/proj/srcx/a.rs", false),
-    ];
-    for (path, allowed) in edit_cases {
-        let want = if allowed { "allow/rule/once" } else { "ask" };
-        assert_eq!(
-            short(&default_with(&at(ToolKind::Edit, path), &allow_src)),
-            want,
-            "{path}"
-        );
-    }
-    let one_outside = RequestView {
-        diff_paths: vec!["/etc/passwd".into()],
-        ..at(ToolKind::Edit, "src/main.rs")
-    };
-    assert_eq!(
-        short(&default_with(&one_outside, &allow_src)),
-        "ask",
-        "allow needs every path"
-    );
-    let no_paths = request(ToolKind::Edit);
-    assert_eq!(
-        short(&default_with(&no_paths, &allow_src)),
-        "ask",
-        "a path rule needs paths"
-    );
-    let mv = RequestView {
-        raw_input: Some(
-            json!({"source": "src/a.rs", "destination": "/home/u/.ssh/authorized_keys"}),
-        ),
-        ..request(ToolKind::Move)
-    };
-    assert_eq!(
-        short(&run(&mv, Mode::Auto, false, &deny_ssh, &[])),
-        "deny/rule/reject",
-        "deny needs any path"
-    );
-}
-
-#[test]
-fn without_a_home_tilde_stays_literal() {
-    let agent = AgentPolicy::default();
-    let rules = [path_rule(RuleDecision::Deny, "~/.ssh/**")];
-    let cx = Context {
-        mode: Mode::Default,
-        agent: &agent,
-        rules: &rules,
-        grants: &[],
-        home: None,
-        cwd: Path::new("/w"),
-    };
-    assert_eq!(
-        short(&decide(&at(ToolKind::Read, "~/.ssh/id"), &cx)),
-        "deny/rule/reject"
-    );
-    assert_eq!(
-        short(&decide(&at(ToolKind::Read, "/root/.ssh/id"), &cx)),
-        "allow/read/once"
-    );
-}
-
-#[test]
-fn suggested_rules_cover_their_request() {
-    let home = Some(Path::new(HOME));
-    let requests = [
-        shell("cargo test --lib"),
-        shell("RUST_LOG=1 cargo test"),
-        shell("ls"),
-        at(ToolKind::Edit, "/home/u/proj/src/a.rs"),
-        at(ToolKind::Delete, "/tmp/x/y"),
-        request(ToolKind::Fetch),
-        request(ToolKind::Execute),
-    ];
-    for req in requests {
-        let rule = suggest_rule(&req, "claude", home);
-        assert_eq!(rule.decision, RuleDecision::Allow);
-        assert_eq!(
-            short(&default_with(&req, std::slice::from_ref(&rule))),
-            "allow/rule/once",
-            "{req:?} with {rule}"
-        );
-    }
-}
-
-#[test]
 fn modes_and_names() {
     assert_eq!(
         Mode::ALL.map(Mode::next),
@@ -913,143 +648,6 @@ fn modes_and_names() {
         serde_json::to_value(RuleDecision::Deny).ok(),
         Some(json!("deny"))
     );
-}
-
-fn kind_strategy() -> impl Strategy<Value = ToolKind> {
-    proptest::sample::select(ToolKind::ALL.to_vec())
-}
-
-fn options_strategy() -> impl Strategy<Value = Vec<PermissionOption>> {
-    let kinds = vec![
-        OptionKind::AllowOnce,
-        OptionKind::AllowAlways,
-        OptionKind::RejectOnce,
-        OptionKind::RejectAlways,
-    ];
-    proptest::sample::subsequence(kinds, 0..=4)
-        .prop_shuffle()
-        .prop_map(|kinds| {
-            kinds
-                .into_iter()
-                .enumerate()
-                .map(|(i, k)| opt(&format!("{}-{i}", k.as_str()), k))
-                .collect()
-        })
-}
-
-fn rule_strategy() -> impl Strategy<Value = Rule> {
-    let decision = proptest::sample::select(vec![
-        RuleDecision::Allow,
-        RuleDecision::Ask,
-        RuleDecision::Deny,
-    ]);
-    let kind_names = vec![
-        "read",
-        "write",
-        "execute",
-        "external",
-        "edit",
-        "fetch",
-        "switch_mode",
-        "other",
-    ];
-    let kind = proptest::option::of(proptest::sample::select(kind_names));
-    let command =
-        proptest::option::of(proptest::sample::select(vec!["*", "cargo *", "rm *", "ls"]));
-    let path = proptest::option::of(proptest::sample::select(vec![
-        "**", "~/**", "/tmp/*", "src/**",
-    ]));
-    (decision, kind, command, path).prop_map(|(decision, kind, command, path)| Rule {
-        kind: kind.and_then(|k| k.parse().ok()),
-        command: command.map(str::to_string),
-        path: path.map(str::to_string),
-        ..Rule::new(decision)
-    })
-}
-
-fn request_strategy() -> impl Strategy<Value = RequestView> {
-    let command = proptest::option::of(proptest::sample::select(vec![
-        "cargo test",
-        "ls; rm -rf ~",
-        "echo $(rm x)",
-    ]));
-    let path = proptest::option::of(proptest::sample::select(vec![
-        "/tmp/a", "src/x", "~/.ssh/k",
-    ]));
-    (kind_strategy(), command, path, options_strategy()).prop_map(
-        |(kind, command, path, options)| RequestView {
-            kind,
-            title: "T".into(),
-            raw_input: command.map(|c| json!({ "command": c })),
-            locations: path.into_iter().map(str::to_string).collect(),
-            options,
-            ..RequestView::default()
-        },
-    )
-}
-
-fn everything() -> impl Strategy<Value = (RequestView, Mode, bool, Vec<Rule>, Vec<ChatGrant>)> {
-    let grants = proptest::collection::vec(
-        kind_strategy().prop_map(|kind| ChatGrant {
-            kind,
-            tool: "T".into(),
-            commands: None,
-        }),
-        0..3,
-    );
-    (
-        request_strategy(),
-        proptest::sample::select(Mode::ALL.to_vec()),
-        any::<bool>(),
-        proptest::collection::vec(rule_strategy(), 0..4),
-        grants,
-    )
-}
-
-proptest! {
-    #[test]
-    fn plan_never_allows_a_non_read_kind((req, _, bypass, rules, grants) in everything()) {
-        let decision = run(&req, Mode::Plan, bypass, &rules, &grants);
-        if category(req.kind) != Category::Read {
-            prop_assert!(!matches!(decision, Decision::Allow { .. }), "{:?}", decision);
-        }
-    }
-
-    #[test]
-    fn automatic_answers_use_the_right_options((req, mode, bypass, rules, grants) in everything()) {
-        let has_once = req.options.iter().any(|o| o.kind == OptionKind::AllowOnce);
-        let kind_of = |id: &str| req.options.iter().find(|o| o.id == id).map(|o| o.kind);
-        match run(&req, mode, bypass, &rules, &grants) {
-            Decision::Allow { option_id, .. } => {
-                let kind = kind_of(&option_id);
-                prop_assert!(kind.is_some_and(OptionKind::is_allow), "{} is an allow option", option_id);
-                prop_assert!(has_once && kind == Some(OptionKind::AllowOnce), "never allow_always");
-            }
-            Decision::Deny { option_id: Some(id), .. } => {
-                let kind = kind_of(&id);
-                prop_assert!(kind.is_some_and(|k| !k.is_allow()), "{} is a reject option", id);
-            }
-            Decision::Deny { option_id: None, .. } => {
-                prop_assert!(req.options.iter().all(|o| o.kind.is_allow()));
-            }
-            Decision::Ask { .. } => {}
-        }
-    }
-
-    #[test]
-    fn switch_mode_always_asks((req, mode, bypass, rules, grants) in everything()) {
-        let req = RequestView { kind: ToolKind::SwitchMode, ..req };
-        let decision = run(&req, mode, bypass, &rules, &grants);
-        prop_assert!(matches!(decision, Decision::Ask { .. }), "{:?}", decision);
-    }
-
-    #[test]
-    fn a_deny_rule_always_wins_after_plan((req, mode, bypass, _, grants) in everything()) {
-        let decision = run(&req, mode, bypass, &[rule(RuleDecision::Deny)], &grants);
-        if req.kind != ToolKind::SwitchMode {
-            prop_assert!(matches!(decision, Decision::Deny { .. }), "{:?}", decision);
-        }
-    }
 }
 
 #[test]

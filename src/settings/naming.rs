@@ -75,7 +75,7 @@ const SLUG_MAX: usize = 40;
 /// ASCII letters, digits, `-`, `_` and `.`; control characters dropped,
 /// anything else (spaces, other scripts, bidi and invisible marks) a `-`;
 /// an npm scope dropped (`@zed-industries/claude-agent-acp` ->
-/// `claude-agent-acp`); at most [`SLUG_MAX`] characters. May be empty.
+/// `claude-agent-acp`); at most `SLUG_MAX` characters. May be empty.
 pub fn agent_slug(name: &str) -> String {
     let name = name.rsplit('/').next().unwrap_or(name);
     let mut slug = String::new();

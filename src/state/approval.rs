@@ -3,7 +3,6 @@
 //! reviewed by keyboard or mouse. Every decision becomes one transcript line
 //! and one decision-log record.
 
-use crate::decision_log::DecisionRecord;
 use crate::model::{
     AgentMode, OptionKind, PermissionOption, PermissionOutcome, PermissionRequest, ToolKind,
 };
@@ -11,6 +10,7 @@ use crate::policy::{
     self, Category, ChatGrant, Context, Decision, GrantCommands, Mode, RequestView, Sent, Source,
     allow_option, reject_option, sent_for, switch_allow_option,
 };
+use crate::record::DecisionRecord;
 use crate::sanitize::one_line;
 
 use super::{AppState, Composer, Effect, EntryKind, RequestId, ToolState};

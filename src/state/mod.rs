@@ -35,12 +35,12 @@ pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
 
 use std::path::PathBuf;
 
-use crate::decision_log::DecisionRecord;
 use crate::model::{
     AgentModes, PermissionOutcome, PermissionRequest, SessionInfo, SessionUpdate, StopReason,
     WireStatus,
 };
 use crate::policy::{AgentPolicy, ChatGrant, Mode, Rule};
+use crate::record::DecisionRecord;
 
 /// Identifies one permission request for the runtime, which keeps its responder.
 pub type RequestId = u64;
@@ -939,6 +939,10 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
     }
 }
 
+#[cfg(test)]
+mod always_tests;
+#[cfg(test)]
+mod coverage_tests;
 #[cfg(test)]
 mod keys_tests;
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The picker of past chats (`warden --resume`): the chats newest first, a
 //! one-line filter, and the selected one. Pure: keys in, an outcome out.
 
-use crate::chats::{ChatSummary, filter};
+use crate::record::{ChatSummary, filter};
 
 use super::{Action, Composer};
 

@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::model::{OptionKind, PermissionOption, ToolCallFields, ToolKind};
 
-fn options() -> Vec<PermissionOption> {
+pub(super) fn options() -> Vec<PermissionOption> {
     [
         ("allow-once", OptionKind::AllowOnce),
         ("allow-always", OptionKind::AllowAlways),
@@ -22,7 +22,7 @@ fn options() -> Vec<PermissionOption> {
     .collect()
 }
 
-fn request(tool: &str, kind: ToolKind, title: &str) -> PermissionRequest {
+pub(super) fn request(tool: &str, kind: ToolKind, title: &str) -> PermissionRequest {
     PermissionRequest {
         session_id: "s".into(),
         tool_call_id: tool.into(),
@@ -37,7 +37,7 @@ fn request(tool: &str, kind: ToolKind, title: &str) -> PermissionRequest {
 }
 
 /// A ready chat with a turn running.
-fn chat(mode: Mode) -> AppState {
+pub(super) fn chat(mode: Mode) -> AppState {
     let mut s = AppState::new("demo", "/w");
     s.mode = mode;
     s.agent_policy.name = "demo".into();
@@ -53,19 +53,19 @@ fn chat(mode: Mode) -> AppState {
     s
 }
 
-fn ask(s: &mut AppState, id: RequestId, tool: &str, kind: ToolKind) -> Vec<Effect> {
+pub(super) fn ask(s: &mut AppState, id: RequestId, tool: &str, kind: ToolKind) -> Vec<Effect> {
     s.update(Msg::PermissionRequested {
         id,
         request: request(tool, kind, &format!("Do {tool}")),
     })
 }
 
-fn key(s: &mut AppState, action: Action) -> Vec<Effect> {
+pub(super) fn key(s: &mut AppState, action: Action) -> Vec<Effect> {
     s.update(Msg::Action(action))
 }
 
 /// The permission answers among the effects, in order.
-fn answers(effects: &[Effect]) -> Vec<(RequestId, PermissionOutcome)> {
+pub(super) fn answers(effects: &[Effect]) -> Vec<(RequestId, PermissionOutcome)> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -75,11 +75,11 @@ fn answers(effects: &[Effect]) -> Vec<(RequestId, PermissionOutcome)> {
         .collect()
 }
 
-fn selected(id: &str) -> PermissionOutcome {
+pub(super) fn selected(id: &str) -> PermissionOutcome {
     PermissionOutcome::Selected(id.into())
 }
 
-fn logged_sources(effects: &[Effect]) -> Vec<String> {
+pub(super) fn logged_sources(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -87,6 +87,73 @@ fn logged_sources(effects: &[Effect]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+pub(super) fn option(id: &str, name: &str, kind: OptionKind) -> PermissionOption {
+    PermissionOption {
+        id: id.into(),
+        name: name.into(),
+        kind,
+    }
+}
+
+/// An agent that offers only "Always allow" and "Reject".
+pub(super) fn only_always() -> Vec<PermissionOption> {
+    vec![
+        option("always", "Always allow", OptionKind::AllowAlways),
+        option("reject", "Reject", OptionKind::RejectOnce),
+    ]
+}
+
+pub(super) fn shell_request(
+    tool_call: &str,
+    command: &str,
+    options: Vec<PermissionOption>,
+) -> PermissionRequest {
+    let mut req = request(tool_call, ToolKind::Execute, &format!("Run {command}"));
+    req.fields.tool_name = Some("Bash".into());
+    req.fields.raw_input = Some(serde_json::json!({ "command": command }));
+    req.options = options;
+    req
+}
+
+pub(super) fn transcript_decisions(s: &AppState) -> Vec<String> {
+    s.transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Decision { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Claude's ExitPlanMode options.
+pub(super) fn exit_plan_options() -> Vec<PermissionOption> {
+    vec![
+        option(
+            "bypassPermissions",
+            "Yes, and bypass permissions",
+            OptionKind::AllowAlways,
+        ),
+        option(
+            "acceptEdits",
+            "Yes, and auto-accept edits",
+            OptionKind::AllowAlways,
+        ),
+        option(
+            "default",
+            "Yes, and manually approve edits",
+            OptionKind::AllowOnce,
+        ),
+        option("plan", "No, keep planning", OptionKind::RejectOnce),
+    ]
+}
+
+pub(super) fn exit_plan(options: Vec<PermissionOption>) -> PermissionRequest {
+    let mut req = request("plan", ToolKind::SwitchMode, "Ready to code?");
+    req.options = options;
+    req
 }
 
 #[test]
@@ -546,7 +613,7 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
 }
 
 /// A synthetic request as the runtime builds it for the agent's own file write.
-fn client_write(path: &str) -> PermissionRequest {
+pub(super) fn client_write(path: &str) -> PermissionRequest {
     PermissionRequest {
         session_id: "s".into(),
         tool_call_id: format!("warden-{path}"),
@@ -620,608 +687,6 @@ fn plan_refuses_every_client_write_even_a_covered_one() {
         request: client_write("/w/a.rs"),
     });
     assert_eq!(answers(&effects), vec![(1, selected("reject"))]);
-}
-
-// ---- The agent's own "always" options (issue 10 item 2) ----
-
-fn option(id: &str, name: &str, kind: OptionKind) -> PermissionOption {
-    PermissionOption {
-        id: id.into(),
-        name: name.into(),
-        kind,
-    }
-}
-
-/// An agent that offers only "Always allow" and "Reject".
-fn only_always() -> Vec<PermissionOption> {
-    vec![
-        option("always", "Always allow", OptionKind::AllowAlways),
-        option("reject", "Reject", OptionKind::RejectOnce),
-    ]
-}
-
-fn shell_request(
-    tool_call: &str,
-    command: &str,
-    options: Vec<PermissionOption>,
-) -> PermissionRequest {
-    let mut req = request(tool_call, ToolKind::Execute, &format!("Run {command}"));
-    req.fields.tool_name = Some("Bash".into());
-    req.fields.raw_input = Some(serde_json::json!({ "command": command }));
-    req.options = options;
-    req
-}
-
-fn transcript_decisions(s: &AppState) -> Vec<String> {
-    s.transcript
-        .entries()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EntryKind::Decision { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-#[test]
-fn automatic_allows_never_answer_allow_always() {
-    // Auto.
-    let mut s = chat(Mode::Auto);
-    let effects = s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "cargo test", only_always()),
-    });
-    assert!(answers(&effects).is_empty(), "Auto: {effects:?}");
-    assert_eq!(
-        s.approvals.len(),
-        1,
-        "Auto with only `allow_always` is a card"
-    );
-    // An allow rule.
-    let mut s = chat(Mode::Default);
-    let mut allow = crate::policy::Rule::new(crate::policy::RuleDecision::Allow);
-    allow.command = Some("cargo test *".into());
-    s.rules = vec![allow];
-    let effects = s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "cargo test", only_always()),
-    });
-    assert!(answers(&effects).is_empty(), "rule: {effects:?}");
-    assert_eq!(s.approvals.len(), 1);
-    // A read.
-    let mut s = chat(Mode::Default);
-    let mut read = request("t1", ToolKind::Read, "Read a.rs");
-    read.options = only_always();
-    let effects = s.update(Msg::PermissionRequested {
-        id: 1,
-        request: read,
-    });
-    assert!(answers(&effects).is_empty(), "read: {effects:?}");
-    assert_eq!(s.approvals.len(), 1);
-    // Bypass.
-    let mut s = chat(Mode::Default);
-    s.agent_policy.bypass = true;
-    let effects = s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "cargo test", only_always()),
-    });
-    assert!(answers(&effects).is_empty(), "bypass: {effects:?}");
-    // A chat grant.
-    let mut s = chat(Mode::Default);
-    s.grants = vec![ChatGrant::for_request(
-        &crate::policy::RequestView::from_request(
-            &shell_request("t0", "cargo test", options()),
-            None,
-        ),
-    )];
-    let covered = s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "cargo test", options()),
-    });
-    assert_eq!(answers(&covered), vec![(1, selected("allow-once"))]);
-    let effects = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: shell_request("t2", "cargo test", only_always()),
-    });
-    assert!(answers(&effects).is_empty(), "grant: {effects:?}");
-    // --on-ask allow never sends allow_always either: it denies.
-    let mut s = chat(Mode::Default);
-    s.headless = Some(OnAsk::Allow);
-    let effects = s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "cargo test", only_always()),
-    });
-    assert_eq!(answers(&effects), vec![(1, selected("reject"))]);
-}
-
-#[test]
-fn picking_the_agents_always_answers_once_and_grants_for_this_chat() {
-    for pick in [Action::Char('2'), Action::ClickChoice(1)] {
-        let mut s = chat(Mode::Default);
-        s.update(Msg::PermissionRequested {
-            id: 1,
-            request: shell_request("t1", "cargo test --lib", options()),
-        });
-        let effects = key(&mut s, pick.clone());
-        assert_eq!(
-            answers(&effects),
-            vec![(1, selected("allow-once"))],
-            "{pick:?}: the agent is answered once, never always"
-        );
-        assert_eq!(logged_sources(&effects), vec!["chat grant"]);
-        assert_eq!(s.grants.len(), 1, "{pick:?}: warden keeps the always");
-        let line = transcript_decisions(&s).join("\n");
-        assert!(line.contains("`cargo test …`"), "{line}");
-        // The grant covers the same program and subcommand, nothing else.
-        let later = s.update(Msg::PermissionRequested {
-            id: 2,
-            request: shell_request("t2", "cargo test --doc", options()),
-        });
-        assert_eq!(answers(&later), vec![(2, selected("allow-once"))]);
-        let other = s.update(Msg::PermissionRequested {
-            id: 3,
-            request: shell_request("t3", "rm -rf target", options()),
-        });
-        assert!(answers(&other).is_empty(), "another command asks");
-    }
-    // Enter on the highlighted "always" option.
-    let mut s = chat(Mode::Default);
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "cargo test", options()),
-    });
-    key(&mut s, Action::Down);
-    let effects = key(&mut s, Action::Submit);
-    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
-    assert_eq!(s.grants.len(), 1);
-}
-
-#[test]
-fn reject_always_answers_reject_once() {
-    let mut s = chat(Mode::Default);
-    ask(&mut s, 1, "a", ToolKind::Edit);
-    let effects = key(&mut s, Action::Char('4'));
-    assert_eq!(answers(&effects), vec![(1, selected("reject-once"))]);
-}
-
-#[test]
-fn with_only_always_on_offer_y_waits_and_the_explicit_pick_is_sent_with_a_warning() {
-    let mut s = chat(Mode::Default);
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "cargo test", only_always()),
-    });
-    for k in ['y', 'a', 'b'] {
-        assert!(answers(&key(&mut s, Action::Char(k))).is_empty(), "{k}");
-        assert_eq!(s.approvals.len(), 1, "{k}: the card still waits");
-        assert!(
-            s.notice
-                .as_deref()
-                .is_some_and(|n| n.contains("Always allow")),
-            "{:?}",
-            s.notice
-        );
-    }
-    assert!(!s.agent_policy.bypass);
-    let effects = key(&mut s, Action::Char('1'));
-    assert_eq!(answers(&effects), vec![(1, selected("always"))]);
-    let line = transcript_decisions(&s).join("\n");
-    assert!(line.contains("may stop asking"), "{line}");
-}
-
-/// Claude's ExitPlanMode options.
-fn exit_plan_options() -> Vec<PermissionOption> {
-    vec![
-        option(
-            "bypassPermissions",
-            "Yes, and bypass permissions",
-            OptionKind::AllowAlways,
-        ),
-        option(
-            "acceptEdits",
-            "Yes, and auto-accept edits",
-            OptionKind::AllowAlways,
-        ),
-        option(
-            "default",
-            "Yes, and manually approve edits",
-            OptionKind::AllowOnce,
-        ),
-        option("plan", "No, keep planning", OptionKind::RejectOnce),
-    ]
-}
-
-fn exit_plan(options: Vec<PermissionOption>) -> PermissionRequest {
-    let mut req = request("plan", ToolKind::SwitchMode, "Ready to code?");
-    req.options = options;
-    req
-}
-
-#[test]
-fn switch_mode_answers_only_an_option_that_keeps_the_agent_asking() {
-    for (pick, want) in [
-        (Action::Char('1'), "default"),
-        (Action::Char('2'), "default"),
-        (Action::Char('3'), "default"),
-        (Action::Char('y'), "default"),
-        (Action::ClickChoice(0), "default"),
-        (Action::Char('4'), "plan"),
-    ] {
-        let mut s = chat(Mode::Plan);
-        s.update(Msg::PermissionRequested {
-            id: 1,
-            request: exit_plan(exit_plan_options()),
-        });
-        let effects = key(&mut s, pick.clone());
-        assert_eq!(answers(&effects), vec![(1, selected(want))], "{pick:?}");
-    }
-    // An agent whose only allow options lead to modes that never ask: nothing is sent.
-    let mut s = chat(Mode::Plan);
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: exit_plan(vec![
-            option(
-                "bypassPermissions",
-                "Yes, and bypass permissions",
-                OptionKind::AllowAlways,
-            ),
-            option("yolo", "Yes", OptionKind::AllowOnce),
-            option("plan", "No, keep planning", OptionKind::RejectOnce),
-        ]),
-    });
-    for k in ['1', '2', 'y'] {
-        assert!(answers(&key(&mut s, Action::Char(k))).is_empty(), "{k}");
-        assert_eq!(s.approvals.len(), 1);
-    }
-    assert_eq!(s.mode, Mode::Plan);
-    assert_eq!(
-        answers(&key(&mut s, Action::Char('n'))),
-        vec![(1, selected("plan"))]
-    );
-}
-
-// ---- Coverage (issue 10 item 4, issue 11 item 1) ----
-
-/// A synthetic request as the runtime builds it for the agent's terminal.
-fn client_terminal(id: &str, line: &str) -> PermissionRequest {
-    let mut req = client_write("x");
-    req.tool_call_id = format!("warden-{id}");
-    req.fields = ToolCallFields {
-        title: Some(format!("Run {line}")),
-        kind: Some(ToolKind::Execute),
-        raw_input: Some(serde_json::json!({ "command": line, "cwd": "/w" })),
-        ..Default::default()
-    };
-    req
-}
-
-fn with_location(mut req: PermissionRequest, path: &str) -> PermissionRequest {
-    req.fields.locations = Some(vec![crate::model::Location {
-        path: path.into(),
-        line: None,
-    }]);
-    req
-}
-
-#[test]
-fn a_read_never_covers_a_write_of_its_path() {
-    let mut s = chat(Mode::Default);
-    let read = with_location(
-        request("t", ToolKind::Read, "Read victim.txt"),
-        "/w/victim.txt",
-    );
-    let effects = s.update(Msg::PermissionRequested {
-        id: 1,
-        request: read,
-    });
-    assert_eq!(
-        answers(&effects),
-        vec![(1, selected("allow-once"))],
-        "reads run"
-    );
-    let effects = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: client_write("/w/victim.txt"),
-    });
-    assert!(answers(&effects).is_empty(), "the write asks: {effects:?}");
-    assert_eq!(s.approvals.len(), 1);
-
-    // Headless with --on-ask deny: refused.
-    let mut s = chat(Mode::Default);
-    s.headless = Some(OnAsk::Deny);
-    let read = with_location(
-        request("t", ToolKind::Read, "Read victim.txt"),
-        "/w/victim.txt",
-    );
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: read,
-    });
-    let effects = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: client_write("/w/victim.txt"),
-    });
-    assert_eq!(answers(&effects), vec![(2, selected("reject"))]);
-}
-
-#[test]
-fn a_search_naming_a_command_never_covers_its_terminal() {
-    let mut s = chat(Mode::Default);
-    let mut search = request("t", ToolKind::Search, "Search");
-    search.fields.raw_input = Some(serde_json::json!({ "command": "touch x" }));
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: search,
-    });
-    // A search that runs more than a read asks like a command; allowed, it
-    // still covers nothing.
-    let effects = key(&mut s, Action::Char('y'));
-    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
-    let effects = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: client_terminal("2", "touch x"),
-    });
-    assert!(answers(&effects).is_empty(), "{effects:?}");
-}
-
-#[test]
-fn an_allowed_edit_covers_one_write_of_exactly_its_path() {
-    let mut s = chat(Mode::Default);
-    // Sent relative, written absolute: the same file after normalisation.
-    let edit = with_location(request("t", ToolKind::Edit, "Edit a.rs"), "./src/../a.rs");
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: edit,
-    });
-    key(&mut s, Action::Char('y'));
-    let effects = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: client_write("/w/a.rs"),
-    });
-    assert_eq!(answers(&effects), vec![(2, selected("allow"))]);
-    let effects = s.update(Msg::PermissionRequested {
-        id: 3,
-        request: client_write("/w/a.rs"),
-    });
-    assert!(answers(&effects).is_empty(), "a scope is used once");
-}
-
-#[test]
-fn deny_and_ask_rules_apply_to_a_covered_call() {
-    let mut s = chat(Mode::Default);
-    let edit = with_location(request("t", ToolKind::Edit, "Edit a.rs"), "/w/a.rs");
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: edit,
-    });
-    key(&mut s, Action::Char('y'));
-    let mut deny = crate::policy::Rule::new(crate::policy::RuleDecision::Deny);
-    deny.kind = Some("write".parse().expect("kind"));
-    deny.path = Some("**/a.rs".into());
-    s.rules = vec![deny];
-    let effects = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: client_write("/w/a.rs"),
-    });
-    assert_eq!(answers(&effects), vec![(2, selected("reject"))]);
-
-    let mut s = chat(Mode::Default);
-    let edit = with_location(request("t", ToolKind::Edit, "Edit a.rs"), "/w/a.rs");
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: edit,
-    });
-    key(&mut s, Action::Char('y'));
-    let mut ask_rule = crate::policy::Rule::new(crate::policy::RuleDecision::Ask);
-    ask_rule.path = Some("**/a.rs".into());
-    s.rules = vec![ask_rule];
-    let effects = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: client_write("/w/a.rs"),
-    });
-    assert!(
-        answers(&effects).is_empty(),
-        "an ask rule asks: {effects:?}"
-    );
-}
-
-#[test]
-fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
-    // fast-agent: `echo a && echo b`, re-sent as `/bin/sh -lc '...'`.
-    let mut s = chat(Mode::Default);
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "echo a && echo b", options()),
-    });
-    key(&mut s, Action::Char('y'));
-    let effects = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: client_terminal("2", "/bin/sh -lc 'echo a && echo b'"),
-    });
-    assert_eq!(answers(&effects), vec![(2, selected("allow"))]);
-    let effects = s.update(Msg::PermissionRequested {
-        id: 3,
-        request: client_terminal("3", "echo a && echo b"),
-    });
-    assert!(answers(&effects).is_empty(), "the second run asks again");
-
-    // An argv request covers the same command; another command is not covered.
-    let mut s = chat(Mode::Default);
-    let mut argv = shell_request("t1", "x", options());
-    argv.fields.raw_input = Some(serde_json::json!({ "command": ["bash", "-lc", "touch x"] }));
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: argv,
-    });
-    key(&mut s, Action::Char('y'));
-    let other = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: client_terminal("2", "touch y"),
-    });
-    assert!(answers(&other).is_empty());
-    s.approvals.clear();
-    s.focus = Focus::Composer;
-    let same = s.update(Msg::PermissionRequested {
-        id: 3,
-        request: client_terminal("3", "touch x"),
-    });
-    assert_eq!(answers(&same), vec![(3, selected("allow"))]);
-
-    // Not with an environment of its own, not in another directory.
-    let mut s = chat(Mode::Default);
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "cargo test", options()),
-    });
-    key(&mut s, Action::Char('y'));
-    let mut env = client_terminal("2", "cargo test");
-    env.fields.raw_input = Some(serde_json::json!({
-        "command": "cargo test", "cwd": "/w", "env": {"PATH": "/w/evil"}
-    }));
-    assert!(
-        answers(&s.update(Msg::PermissionRequested {
-            id: 2,
-            request: env
-        }))
-        .is_empty()
-    );
-    let mut elsewhere = client_terminal("3", "cargo test");
-    elsewhere.fields.raw_input =
-        Some(serde_json::json!({ "command": "cargo test", "cwd": "/other" }));
-    assert!(
-        answers(&s.update(Msg::PermissionRequested {
-            id: 3,
-            request: elsewhere
-        }))
-        .is_empty()
-    );
-}
-
-#[test]
-fn an_execute_request_with_an_unknown_command_never_covers() {
-    let mut s = chat(Mode::Default);
-    let req = request("t1", ToolKind::Execute, "Shell");
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: req,
-    });
-    key(&mut s, Action::Char('y'));
-    let effects = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: client_terminal("2", "touch x"),
-    });
-    assert!(answers(&effects).is_empty(), "{effects:?}");
-}
-
-// ---- "Allow for this chat" on commands (issue 10) ----
-
-#[test]
-fn allow_for_this_chat_covers_the_program_and_subcommand_only() {
-    let mut s = chat(Mode::Default);
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "cargo test --lib", options()),
-    });
-    let effects = key(&mut s, Action::Char('a'));
-    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
-    let decide = |s: &mut AppState, id: RequestId, command: &str| {
-        let effects = s.update(Msg::PermissionRequested {
-            id,
-            request: shell_request(&format!("t{id}"), command, options()),
-        });
-        s.approvals.clear();
-        s.focus = Focus::Composer;
-        !answers(&effects).is_empty()
-    };
-    assert!(decide(&mut s, 2, "cargo test"));
-    assert!(decide(&mut s, 3, "cargo test --doc -- x"));
-    assert!(
-        decide(&mut s, 4, "cargo test; cargo test --doc"),
-        "each command matches"
-    );
-    assert!(!decide(&mut s, 5, "cargo build"));
-    assert!(!decide(&mut s, 6, "rm -rf /tmp/x"));
-    assert!(!decide(&mut s, 7, "cargo test && rm -rf x"));
-    assert!(!decide(&mut s, 8, "sudo cargo test"));
-    assert!(!decide(&mut s, 9, "cargo test $(rm -rf x)"));
-}
-
-#[test]
-fn allow_for_this_chat_through_a_wrapper_covers_only_that_command() {
-    let mut s = chat(Mode::Default);
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request("t1", "bash -c 'cargo test'", options()),
-    });
-    key(&mut s, Action::Char('a'));
-    let decide = |s: &mut AppState, id: RequestId, command: &str| {
-        let effects = s.update(Msg::PermissionRequested {
-            id,
-            request: shell_request(&format!("t{id}"), command, options()),
-        });
-        s.approvals.clear();
-        s.focus = Focus::Composer;
-        !answers(&effects).is_empty()
-    };
-    assert!(decide(&mut s, 2, "bash -c 'cargo test'"));
-    assert!(!decide(&mut s, 3, "bash -c 'rm -rf x'"));
-    assert!(!decide(&mut s, 4, "bash -c 'cargo test' --x"));
-
-    // An unreadable command: the grant answers this card and covers nothing else.
-    let mut s = chat(Mode::Default);
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: request("t1", ToolKind::Execute, "Shell"),
-    });
-    let effects = key(&mut s, Action::Char('a'));
-    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
-    let again = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: request("t2", ToolKind::Execute, "Shell"),
-    });
-    assert!(answers(&again).is_empty());
-}
-
-#[test]
-fn opencode_filepath_and_codex_changes_are_paths_an_edit_covers() {
-    for raw in [
-        serde_json::json!({ "filepath": "/w/hello.txt", "diff": "..." }),
-        serde_json::json!({ "changes": { "/w/hello.txt": { "type": "add", "content": "x" } } }),
-    ] {
-        let mut s = chat(Mode::Default);
-        let mut edit = request("t", ToolKind::Edit, "Edit");
-        edit.fields.raw_input = Some(raw.clone());
-        s.update(Msg::PermissionRequested {
-            id: 1,
-            request: edit,
-        });
-        assert_eq!(s.approvals[0].view.paths(), ["/w/hello.txt"], "{raw}");
-        key(&mut s, Action::Char('y'));
-        let effects = s.update(Msg::PermissionRequested {
-            id: 2,
-            request: client_write("/w/hello.txt"),
-        });
-        assert_eq!(answers(&effects), vec![(2, selected("allow"))], "{raw}");
-    }
-}
-
-#[test]
-fn an_allow_once_sharing_its_id_with_allow_always_is_never_sent_automatically() {
-    let mut s = chat(Mode::Auto);
-    let effects = s.update(Msg::PermissionRequested {
-        id: 1,
-        request: shell_request(
-            "t1",
-            "cargo test",
-            vec![
-                option("ok", "Always allow", OptionKind::AllowAlways),
-                option("ok", "Allow", OptionKind::AllowOnce),
-                option("no", "Reject", OptionKind::RejectOnce),
-            ],
-        ),
-    });
-    assert!(answers(&effects).is_empty(), "{effects:?}");
-    assert_eq!(s.approvals.len(), 1);
 }
 
 mod grant_properties {

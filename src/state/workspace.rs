@@ -5,8 +5,8 @@
 //! for chat A only ever reaches A's state, and A's effects come back tagged
 //! with A's id.
 
-use crate::chats::ChatSummary;
 use crate::keys::{self, ListCmd};
+use crate::record::ChatSummary;
 use crate::sanitize::one_line;
 
 use super::picker::{Picker, PickerOutcome};

@@ -19,23 +19,27 @@ use crate::model::{
 use crate::policy::{ChatGrant, KindMatch, Mode, RequestView, Rule, RuleDecision};
 use crate::state::{Action, AppState, Approval, Composer, Focus, ModeItem, Msg, choices};
 
-fn view() -> View {
+pub(super) fn view() -> View {
     View::with_theme(Theme::with_color(true))
 }
 
-fn terminal(width: u16, height: u16) -> Terminal<TestBackend> {
+pub(super) fn terminal(width: u16, height: u16) -> Terminal<TestBackend> {
     Terminal::new(TestBackend::new(width, height)).expect("test terminal")
 }
 
 /// Draw once; the screen as text, and the cursor when it is shown.
-fn draw_on(term: &mut Terminal<TestBackend>, state: &AppState, view: &mut View) -> String {
+pub(super) fn draw_on(
+    term: &mut Terminal<TestBackend>,
+    state: &AppState,
+    view: &mut View,
+) -> String {
     term.hide_cursor().expect("hide cursor");
     let completed = term.draw(|f| draw(f, state, view)).expect("draw");
     buffer_text(completed.buffer)
 }
 
 /// The screen at `width` x `height`, with the cursor's place when it shows.
-fn screen(state: &AppState, width: u16, height: u16) -> String {
+pub(super) fn screen(state: &AppState, width: u16, height: u16) -> String {
     let mut term = terminal(width, height);
     let mut view = view();
     let mut text = draw_on(&mut term, state, &mut view);
@@ -49,7 +53,7 @@ fn screen(state: &AppState, width: u16, height: u16) -> String {
     text
 }
 
-fn option(id: &str, name: &str, kind: OptionKind) -> PermissionOption {
+pub(super) fn option(id: &str, name: &str, kind: OptionKind) -> PermissionOption {
     PermissionOption {
         id: id.into(),
         name: name.into(),
@@ -58,7 +62,7 @@ fn option(id: &str, name: &str, kind: OptionKind) -> PermissionOption {
 }
 
 /// The options claude-code offers on a tool call.
-fn claude_options() -> Vec<PermissionOption> {
+pub(super) fn claude_options() -> Vec<PermissionOption> {
     vec![
         option("allow_always", "Always Allow", OptionKind::AllowAlways),
         option("allow", "Allow", OptionKind::AllowOnce),
@@ -66,7 +70,11 @@ fn claude_options() -> Vec<PermissionOption> {
     ]
 }
 
-fn request(id: &str, fields: ToolCallFields, options: Vec<PermissionOption>) -> PermissionRequest {
+pub(super) fn request(
+    id: &str,
+    fields: ToolCallFields,
+    options: Vec<PermissionOption>,
+) -> PermissionRequest {
     PermissionRequest {
         session_id: "s1".into(),
         tool_call_id: id.into(),
@@ -79,7 +87,7 @@ fn request(id: &str, fields: ToolCallFields, options: Vec<PermissionOption>) -> 
 const OLD: &str = "use std::env;\n\npub fn home() -> String {\n    env::var(\"HOME\").unwrap()\n}\n\npub fn load() -> Config {\n    Config::from(home())\n}\n";
 const NEW: &str = "use std::env;\n\npub fn home() -> Option<String> {\n    env::var(\"HOME\").ok()\n}\n\npub fn load() -> Config {\n    Config::from(home())\n}\n";
 
-fn edit_request() -> PermissionRequest {
+pub(super) fn edit_request() -> PermissionRequest {
     request(
         "call-edit",
         ToolCallFields {
@@ -106,7 +114,7 @@ fn edit_request() -> PermissionRequest {
     )
 }
 
-fn execute_request() -> PermissionRequest {
+pub(super) fn execute_request() -> PermissionRequest {
     request(
         "call-run",
         ToolCallFields {
@@ -132,7 +140,7 @@ const PLAN: &str = "## Plan: make the config test hermetic
 > Nothing outside `src/config.rs` and `tests/` changes.
 ";
 
-fn switch_mode_request() -> PermissionRequest {
+pub(super) fn switch_mode_request() -> PermissionRequest {
     request(
         "call-plan",
         ToolCallFields {
@@ -159,7 +167,7 @@ fn switch_mode_request() -> PermissionRequest {
 }
 
 /// A write of a long file: many JSON rows once pretty-printed and wrapped.
-fn long_request() -> PermissionRequest {
+pub(super) fn long_request() -> PermissionRequest {
     let body: Vec<String> = (1..=12)
         .map(|i| format!("- item {i}: a line of the notes file that is long enough to wrap"))
         .collect();
@@ -184,7 +192,7 @@ fn long_request() -> PermissionRequest {
 }
 
 /// A connected chat in Default mode, as claude-code.
-fn chat(modes: Option<AgentModes>) -> AppState {
+pub(super) fn chat(modes: Option<AgentModes>) -> AppState {
     let mut state = AppState::new("claude-code", "~/src/warden");
     state.update(Msg::SessionStarted(SessionInfo {
         session_id: "s1".into(),
@@ -197,7 +205,7 @@ fn chat(modes: Option<AgentModes>) -> AppState {
     state
 }
 
-fn agent_modes() -> AgentModes {
+pub(super) fn agent_modes() -> AgentModes {
     let mode = |id: &str, name: &str| AgentMode {
         id: id.into(),
         name: name.into(),
@@ -216,7 +224,7 @@ fn agent_modes() -> AgentModes {
 }
 
 /// A chat with these requests asked through the real policy.
-fn asking(requests: Vec<PermissionRequest>) -> AppState {
+pub(super) fn asking(requests: Vec<PermissionRequest>) -> AppState {
     let mut state = chat(None);
     for (id, req) in (1..).zip(requests) {
         state.update(Msg::PermissionRequested { id, request: req });
@@ -358,7 +366,7 @@ fn footer_with_pending_cards() {
 }
 
 /// The row of the screen that contains `text`.
-fn row_of(text: &str, screen: &str) -> u16 {
+pub(super) fn row_of(text: &str, screen: &str) -> u16 {
     let row = screen
         .lines()
         .position(|l| l.contains(text))
@@ -497,7 +505,7 @@ fn agent_text_on_a_card_is_made_visible() {
 }
 
 /// The style of the cell where `text` starts.
-fn style_at(buf: &Buffer, screen: &str, text: &str) -> ratatui::buffer::Cell {
+pub(super) fn style_at(buf: &Buffer, screen: &str, text: &str) -> ratatui::buffer::Cell {
     let row = row_of(text, screen);
     let line = screen.lines().nth(usize::from(row)).unwrap_or("");
     let byte = line.find(text).unwrap_or(0);
@@ -684,181 +692,6 @@ fn expanding_shows_the_whole_input_and_back() {
     assert_eq!(draw_on(&mut term, &state, &mut view), collapsed);
 }
 
-/// A chat with one agent on bypass, two rules (the second with a note) and
-/// one "allow for this chat" grant, its review screen open.
-fn reviewing() -> AppState {
-    let mut state = chat(None);
-    state.bypassed_agents = vec!["claude-code".into()];
-    let mut run_tests = Rule::new(RuleDecision::Allow);
-    run_tests.agent = Some("claude-code".into());
-    run_tests.kind = Some("execute".parse::<KindMatch>().expect("kind"));
-    run_tests.command = Some("cargo test *".into());
-    let mut keys = Rule::new(RuleDecision::Deny);
-    keys.kind = Some("read".parse::<KindMatch>().expect("kind"));
-    keys.path = Some("~/.ssh/**".into());
-    keys.note = Some("keys stay private, whoever asks and whatever the mode".into());
-    state.rules = vec![run_tests, keys];
-    state.grants = vec![ChatGrant {
-        kind: ToolKind::Edit,
-        tool: "Edit".into(),
-        commands: None,
-    }];
-    state.update(Msg::Action(Action::RulesScreen));
-    state
-}
-
-#[test]
-fn review_screen_second_selected_80x24() {
-    let mut state = reviewing();
-    state.update(Msg::Action(Action::Down));
-    assert_eq!(
-        state.focus,
-        Focus::Rules {
-            selected: 1,
-            confirm: false
-        }
-    );
-    assert_snapshot!(screen(&state, 80, 24));
-
-    // The selected line is reversed, the others are not.
-    let mut term = terminal(80, 24);
-    let mut view = view();
-    let text = draw_on(&mut term, &state, &mut view);
-    let buf = term.backend().buffer().clone();
-    for (text_at, reversed) in [
-        ("rule 1: allow", true),
-        ("bypass: every", false),
-        ("rule 2: deny", false),
-        ("this chat: allow", false),
-    ] {
-        let cell = style_at(&buf, &text, text_at);
-        assert_eq!(
-            cell.modifier.contains(Modifier::REVERSED),
-            reversed,
-            "{text_at}"
-        );
-    }
-}
-
-#[test]
-fn review_screen_second_selected_120x40() {
-    let mut state = reviewing();
-    state.update(Msg::Action(Action::Down));
-    assert_snapshot!(screen(&state, 120, 40));
-}
-
-#[test]
-fn review_screen_revoke_confirmation_80x24() {
-    let mut state = reviewing();
-    state.update(Msg::Action(Action::Down));
-    state.update(Msg::Action(Action::Char('d')));
-    assert_eq!(
-        state.focus,
-        Focus::Rules {
-            selected: 1,
-            confirm: true
-        }
-    );
-    assert_snapshot!(screen(&state, 80, 24));
-}
-
-#[test]
-fn review_screen_revoke_confirmation_120x40() {
-    let mut state = reviewing();
-    state.update(Msg::Action(Action::Down));
-    state.update(Msg::Action(Action::Char('d')));
-    assert_snapshot!(screen(&state, 120, 40));
-}
-
-#[test]
-fn review_screen_empty_80x24() {
-    let mut state = chat(None);
-    state.update(Msg::Action(Action::RulesScreen));
-    assert!(state.grant_items().is_empty());
-    assert_snapshot!(screen(&state, 80, 24));
-}
-
-#[test]
-fn review_screen_takes_every_click() {
-    let mut state = asking(vec![execute_request()]);
-    state.update(Msg::Action(Action::RulesScreen));
-    let mut term = terminal(100, 36);
-    let mut view = view();
-    draw_on(&mut term, &state, &mut view);
-    for (x, y) in [(0, 0), (3, 20), (50, 30), (0, 35), (10, 35)] {
-        assert_eq!(view.hit(x, y), None, "({x}, {y})");
-    }
-}
-
-#[test]
-fn review_screen_scrolls_to_keep_the_selection_in_view() {
-    let mut state = reviewing();
-    state.rules = (0..30)
-        .map(|i| {
-            let mut rule = Rule::new(RuleDecision::Allow);
-            rule.kind = Some("execute".parse::<KindMatch>().expect("kind"));
-            rule.command = Some(format!("tool-{i:02} *"));
-            rule
-        })
-        .collect();
-    let mut term = terminal(80, 24);
-    let mut view = view();
-    let first = draw_on(&mut term, &state, &mut view);
-    assert!(first.contains("Bypass"), "{first}");
-    assert!(first.contains("↓ "), "{first}");
-    assert!(!first.contains("tool-29"), "{first}");
-
-    let last = state.grant_items().len() - 1;
-    for _ in 0..last {
-        state.update(Msg::Action(Action::Down));
-    }
-    let bottom = draw_on(&mut term, &state, &mut view);
-    assert!(bottom.contains("this chat: allow edit calls"), "{bottom}");
-    assert!(bottom.contains("↑ "), "{bottom}");
-    assert!(!bottom.contains("Bypass"), "{bottom}");
-
-    // Going back up a few moves the selection, not the list.
-    for _ in 0..3 {
-        state.update(Msg::Action(Action::Up));
-    }
-    let up = draw_on(&mut term, &state, &mut view);
-    assert_eq!(
-        row_of("tool-29", &up),
-        row_of("tool-29", &bottom),
-        "{bottom}\n{up}"
-    );
-    let buf = term.backend().buffer().clone();
-    let cell = style_at(&buf, &up, "rule 28:");
-    assert!(cell.modifier.contains(Modifier::REVERSED), "{up}");
-    let cell = style_at(&buf, &up, "rule 29:");
-    assert!(!cell.modifier.contains(Modifier::REVERSED), "{up}");
-
-    // Back at the top, the first heading shows again.
-    for _ in 0..last {
-        state.update(Msg::Action(Action::Up));
-    }
-    let top = draw_on(&mut term, &state, &mut view);
-    assert_eq!(top, first);
-}
-
-#[test]
-fn review_screen_shows_agent_names_visibly() {
-    let mut state = chat(None);
-    state.bypassed_agents = vec!["evil\u{1b}[31magent".into()];
-    state.update(Msg::Action(Action::RulesScreen));
-    state.update(Msg::Action(Action::Char('d')));
-    let text = screen(&state, 120, 40);
-    assert!(text.contains("`evil␛[31magent`"), "{text}");
-    assert!(
-        text.contains("Revoke bypass: every request of `evil␛[31magent`"),
-        "{text}"
-    );
-    assert!(
-        !text.chars().any(|c| c.is_control() && c != '\n'),
-        "{text:?}"
-    );
-}
-
 #[test]
 fn keep_rule_field_execute_100x36() {
     let mut state = asking(vec![execute_request()]);
@@ -923,35 +756,8 @@ fn keep_rule_prompt_names_the_pattern_it_edits() {
     );
 }
 
-#[test]
-fn footer_names_the_review_screen_at_the_usual_width() {
-    let state = chat(None);
-    let line = |width: u16| {
-        let area = Rect::new(0, 0, width, 1);
-        let mut buf = Buffer::empty(area);
-        footer::render(&mut buf, area, &state, Theme::with_color(true));
-        buffer_text(&buf)
-    };
-    let wide = line(160);
-    assert!(
-        wide.contains("PgUp/PgDn scroll · Ctrl-T thoughts · Ctrl-G rules"),
-        "{wide}"
-    );
-    let usual = line(120);
-    assert!(
-        usual.contains("Ctrl-G rules"),
-        "shown at 120 columns: {usual}"
-    );
-    assert!(
-        !usual.contains("PgUp"),
-        "scrolling is dropped first: {usual}"
-    );
-    let narrower = line(80);
-    assert!(!narrower.contains("Ctrl-G"), "{narrower}");
-}
-
 /// A shell command through claude-code's options.
-fn cargo_test_request(options: Vec<PermissionOption>) -> PermissionRequest {
+pub(super) fn cargo_test_request(options: Vec<PermissionOption>) -> PermissionRequest {
     request(
         "call-test",
         ToolCallFields {

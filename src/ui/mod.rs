@@ -48,6 +48,8 @@ mod keys_tests;
 #[cfg(test)]
 mod modes_tests;
 #[cfg(test)]
+mod review_tests;
+#[cfg(test)]
 mod search_tests;
 #[cfg(test)]
 mod tests;

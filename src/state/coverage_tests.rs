@@ -1,0 +1,352 @@
+//! Coverage: which allowed request covers which client write or terminal,
+//! and "allow for this chat" on commands.
+
+use pretty_assertions::assert_eq;
+
+use super::tests::*;
+use super::*;
+use crate::model::{OptionKind, ToolCallFields, ToolKind};
+
+// ---- Coverage (issue 10 item 4, issue 11 item 1) ----
+
+/// A synthetic request as the runtime builds it for the agent's terminal.
+fn client_terminal(id: &str, line: &str) -> PermissionRequest {
+    let mut req = client_write("x");
+    req.tool_call_id = format!("warden-{id}");
+    req.fields = ToolCallFields {
+        title: Some(format!("Run {line}")),
+        kind: Some(ToolKind::Execute),
+        raw_input: Some(serde_json::json!({ "command": line, "cwd": "/w" })),
+        ..Default::default()
+    };
+    req
+}
+
+fn with_location(mut req: PermissionRequest, path: &str) -> PermissionRequest {
+    req.fields.locations = Some(vec![crate::model::Location {
+        path: path.into(),
+        line: None,
+    }]);
+    req
+}
+
+#[test]
+fn a_read_never_covers_a_write_of_its_path() {
+    let mut s = chat(Mode::Default);
+    let read = with_location(
+        request("t", ToolKind::Read, "Read victim.txt"),
+        "/w/victim.txt",
+    );
+    let effects = s.update(Msg::PermissionRequested {
+        id: 1,
+        request: read,
+    });
+    assert_eq!(
+        answers(&effects),
+        vec![(1, selected("allow-once"))],
+        "reads run"
+    );
+    let effects = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: client_write("/w/victim.txt"),
+    });
+    assert!(answers(&effects).is_empty(), "the write asks: {effects:?}");
+    assert_eq!(s.approvals.len(), 1);
+
+    // Headless with --on-ask deny: refused.
+    let mut s = chat(Mode::Default);
+    s.headless = Some(OnAsk::Deny);
+    let read = with_location(
+        request("t", ToolKind::Read, "Read victim.txt"),
+        "/w/victim.txt",
+    );
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: read,
+    });
+    let effects = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: client_write("/w/victim.txt"),
+    });
+    assert_eq!(answers(&effects), vec![(2, selected("reject"))]);
+}
+
+#[test]
+fn a_search_naming_a_command_never_covers_its_terminal() {
+    let mut s = chat(Mode::Default);
+    let mut search = request("t", ToolKind::Search, "Search");
+    search.fields.raw_input = Some(serde_json::json!({ "command": "touch x" }));
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: search,
+    });
+    // A search that runs more than a read asks like a command; allowed, it
+    // still covers nothing.
+    let effects = key(&mut s, Action::Char('y'));
+    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
+    let effects = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: client_terminal("2", "touch x"),
+    });
+    assert!(answers(&effects).is_empty(), "{effects:?}");
+}
+
+#[test]
+fn an_allowed_edit_covers_one_write_of_exactly_its_path() {
+    let mut s = chat(Mode::Default);
+    // Sent relative, written absolute: the same file after normalisation.
+    let edit = with_location(request("t", ToolKind::Edit, "Edit a.rs"), "./src/../a.rs");
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: edit,
+    });
+    key(&mut s, Action::Char('y'));
+    let effects = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: client_write("/w/a.rs"),
+    });
+    assert_eq!(answers(&effects), vec![(2, selected("allow"))]);
+    let effects = s.update(Msg::PermissionRequested {
+        id: 3,
+        request: client_write("/w/a.rs"),
+    });
+    assert!(answers(&effects).is_empty(), "a scope is used once");
+}
+
+#[test]
+fn deny_and_ask_rules_apply_to_a_covered_call() {
+    let mut s = chat(Mode::Default);
+    let edit = with_location(request("t", ToolKind::Edit, "Edit a.rs"), "/w/a.rs");
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: edit,
+    });
+    key(&mut s, Action::Char('y'));
+    let mut deny = crate::policy::Rule::new(crate::policy::RuleDecision::Deny);
+    deny.kind = Some("write".parse().expect("kind"));
+    deny.path = Some("**/a.rs".into());
+    s.rules = vec![deny];
+    let effects = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: client_write("/w/a.rs"),
+    });
+    assert_eq!(answers(&effects), vec![(2, selected("reject"))]);
+
+    let mut s = chat(Mode::Default);
+    let edit = with_location(request("t", ToolKind::Edit, "Edit a.rs"), "/w/a.rs");
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: edit,
+    });
+    key(&mut s, Action::Char('y'));
+    let mut ask_rule = crate::policy::Rule::new(crate::policy::RuleDecision::Ask);
+    ask_rule.path = Some("**/a.rs".into());
+    s.rules = vec![ask_rule];
+    let effects = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: client_write("/w/a.rs"),
+    });
+    assert!(
+        answers(&effects).is_empty(),
+        "an ask rule asks: {effects:?}"
+    );
+}
+
+#[test]
+fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
+    // fast-agent: `echo a && echo b`, re-sent as `/bin/sh -lc '...'`.
+    let mut s = chat(Mode::Default);
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: shell_request("t1", "echo a && echo b", options()),
+    });
+    key(&mut s, Action::Char('y'));
+    let effects = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: client_terminal("2", "/bin/sh -lc 'echo a && echo b'"),
+    });
+    assert_eq!(answers(&effects), vec![(2, selected("allow"))]);
+    let effects = s.update(Msg::PermissionRequested {
+        id: 3,
+        request: client_terminal("3", "echo a && echo b"),
+    });
+    assert!(answers(&effects).is_empty(), "the second run asks again");
+
+    // An argv request covers the same command; another command is not covered.
+    let mut s = chat(Mode::Default);
+    let mut argv = shell_request("t1", "x", options());
+    argv.fields.raw_input = Some(serde_json::json!({ "command": ["bash", "-lc", "touch x"] }));
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: argv,
+    });
+    key(&mut s, Action::Char('y'));
+    let other = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: client_terminal("2", "touch y"),
+    });
+    assert!(answers(&other).is_empty());
+    s.approvals.clear();
+    s.focus = Focus::Composer;
+    let same = s.update(Msg::PermissionRequested {
+        id: 3,
+        request: client_terminal("3", "touch x"),
+    });
+    assert_eq!(answers(&same), vec![(3, selected("allow"))]);
+
+    // Not with an environment of its own, not in another directory.
+    let mut s = chat(Mode::Default);
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: shell_request("t1", "cargo test", options()),
+    });
+    key(&mut s, Action::Char('y'));
+    let mut env = client_terminal("2", "cargo test");
+    env.fields.raw_input = Some(serde_json::json!({
+        "command": "cargo test", "cwd": "/w", "env": {"PATH": "/w/evil"}
+    }));
+    assert!(
+        answers(&s.update(Msg::PermissionRequested {
+            id: 2,
+            request: env
+        }))
+        .is_empty()
+    );
+    let mut elsewhere = client_terminal("3", "cargo test");
+    elsewhere.fields.raw_input =
+        Some(serde_json::json!({ "command": "cargo test", "cwd": "/other" }));
+    assert!(
+        answers(&s.update(Msg::PermissionRequested {
+            id: 3,
+            request: elsewhere
+        }))
+        .is_empty()
+    );
+}
+
+#[test]
+fn an_execute_request_with_an_unknown_command_never_covers() {
+    let mut s = chat(Mode::Default);
+    let req = request("t1", ToolKind::Execute, "Shell");
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: req,
+    });
+    key(&mut s, Action::Char('y'));
+    let effects = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: client_terminal("2", "touch x"),
+    });
+    assert!(answers(&effects).is_empty(), "{effects:?}");
+}
+
+// ---- "Allow for this chat" on commands (issue 10) ----
+
+#[test]
+fn allow_for_this_chat_covers_the_program_and_subcommand_only() {
+    let mut s = chat(Mode::Default);
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: shell_request("t1", "cargo test --lib", options()),
+    });
+    let effects = key(&mut s, Action::Char('a'));
+    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
+    let decide = |s: &mut AppState, id: RequestId, command: &str| {
+        let effects = s.update(Msg::PermissionRequested {
+            id,
+            request: shell_request(&format!("t{id}"), command, options()),
+        });
+        s.approvals.clear();
+        s.focus = Focus::Composer;
+        !answers(&effects).is_empty()
+    };
+    assert!(decide(&mut s, 2, "cargo test"));
+    assert!(decide(&mut s, 3, "cargo test --doc -- x"));
+    assert!(
+        decide(&mut s, 4, "cargo test; cargo test --doc"),
+        "each command matches"
+    );
+    assert!(!decide(&mut s, 5, "cargo build"));
+    assert!(!decide(&mut s, 6, "rm -rf /tmp/x"));
+    assert!(!decide(&mut s, 7, "cargo test && rm -rf x"));
+    assert!(!decide(&mut s, 8, "sudo cargo test"));
+    assert!(!decide(&mut s, 9, "cargo test $(rm -rf x)"));
+}
+
+#[test]
+fn allow_for_this_chat_through_a_wrapper_covers_only_that_command() {
+    let mut s = chat(Mode::Default);
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: shell_request("t1", "bash -c 'cargo test'", options()),
+    });
+    key(&mut s, Action::Char('a'));
+    let decide = |s: &mut AppState, id: RequestId, command: &str| {
+        let effects = s.update(Msg::PermissionRequested {
+            id,
+            request: shell_request(&format!("t{id}"), command, options()),
+        });
+        s.approvals.clear();
+        s.focus = Focus::Composer;
+        !answers(&effects).is_empty()
+    };
+    assert!(decide(&mut s, 2, "bash -c 'cargo test'"));
+    assert!(!decide(&mut s, 3, "bash -c 'rm -rf x'"));
+    assert!(!decide(&mut s, 4, "bash -c 'cargo test' --x"));
+
+    // An unreadable command: the grant answers this card and covers nothing else.
+    let mut s = chat(Mode::Default);
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: request("t1", ToolKind::Execute, "Shell"),
+    });
+    let effects = key(&mut s, Action::Char('a'));
+    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
+    let again = s.update(Msg::PermissionRequested {
+        id: 2,
+        request: request("t2", ToolKind::Execute, "Shell"),
+    });
+    assert!(answers(&again).is_empty());
+}
+
+#[test]
+fn opencode_filepath_and_codex_changes_are_paths_an_edit_covers() {
+    for raw in [
+        serde_json::json!({ "filepath": "/w/hello.txt", "diff": "..." }),
+        serde_json::json!({ "changes": { "/w/hello.txt": { "type": "add", "content": "x" } } }),
+    ] {
+        let mut s = chat(Mode::Default);
+        let mut edit = request("t", ToolKind::Edit, "Edit");
+        edit.fields.raw_input = Some(raw.clone());
+        s.update(Msg::PermissionRequested {
+            id: 1,
+            request: edit,
+        });
+        assert_eq!(s.approvals[0].view.paths(), ["/w/hello.txt"], "{raw}");
+        key(&mut s, Action::Char('y'));
+        let effects = s.update(Msg::PermissionRequested {
+            id: 2,
+            request: client_write("/w/hello.txt"),
+        });
+        assert_eq!(answers(&effects), vec![(2, selected("allow"))], "{raw}");
+    }
+}
+
+#[test]
+fn an_allow_once_sharing_its_id_with_allow_always_is_never_sent_automatically() {
+    let mut s = chat(Mode::Auto);
+    let effects = s.update(Msg::PermissionRequested {
+        id: 1,
+        request: shell_request(
+            "t1",
+            "cargo test",
+            vec![
+                option("ok", "Always allow", OptionKind::AllowAlways),
+                option("ok", "Allow", OptionKind::AllowOnce),
+                option("no", "Reject", OptionKind::RejectOnce),
+            ],
+        ),
+    });
+    assert!(answers(&effects).is_empty(), "{effects:?}");
+    assert_eq!(s.approvals.len(), 1);
+}
