@@ -71,8 +71,8 @@ impl AgentHandle {
 
     /// Open a session for the chat `tag`: `session/load` or
     /// `session/resume` of `open.resume` when the agent offers them, else
-    /// `session/new`. The answer arrives as [`AgentEvent::SessionStarted`]
-    /// (or [`AgentEvent::SessionFailed`]) with the same tag.
+    /// `session/new`. The answer arrives as [`AgentEvent::SessionStarted`](super::AgentEvent::SessionStarted)
+    /// (or [`AgentEvent::SessionFailed`](super::AgentEvent::SessionFailed)) with the same tag.
     pub fn open_session(&self, tag: SessionTag, open: SessionOpen) {
         self.send(Command::OpenSession { tag, open });
     }
@@ -85,14 +85,14 @@ impl AgentHandle {
         });
     }
 
-    /// Send `session/list` for `cwd`; the answer arrives as [`AgentEvent::Sessions`].
+    /// Send `session/list` for `cwd`; the answer arrives as [`AgentEvent::Sessions`](super::AgentEvent::Sessions).
     pub fn list_sessions(&self, cwd: &std::path::Path) {
         self.send(Command::ListSessions {
             cwd: cwd.to_path_buf(),
         });
     }
 
-    /// Send `session/prompt`; the answer arrives as [`AgentEvent::PromptDone`].
+    /// Send `session/prompt`; the answer arrives as [`AgentEvent::PromptDone`](super::AgentEvent::PromptDone).
     pub fn prompt(&self, session_id: &str, text: &str) {
         self.prompt_with(session_id, text, Vec::new());
     }
@@ -153,7 +153,7 @@ impl AgentHandle {
 
     /// Send `session/set_config_option` for one of the agent's session
     /// options (model, thought level, a toggle); the answer arrives as
-    /// [`AgentEvent::OptionSet`].
+    /// [`AgentEvent::OptionSet`](super::AgentEvent::OptionSet).
     pub fn set_option(&self, session_id: &str, option: &str, value: OptionValue) {
         self.send(Command::SetOption {
             session_id: session_id.to_string(),
