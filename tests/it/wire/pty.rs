@@ -163,6 +163,12 @@ fn open_pty() -> (OwnedFd, OwnedFd) {
         )
     };
     assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // Close-on-exec, so that no other child (tests run in parallel) keeps
+    // the master open: warden must see the terminal go when the test ends.
+    for fd in [master, slave] {
+        // SAFETY: fcntl on descriptors just opened here.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
     // SAFETY: both descriptors were just opened and are owned here only.
     unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
 }
