@@ -12,6 +12,7 @@
 mod client_calls;
 mod convert;
 mod elicitation;
+mod fast;
 mod lines;
 mod process;
 
@@ -454,6 +455,7 @@ pub fn spawn(
     let notices = events.clone();
     let mut told = Vec::new();
     let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+    let fast = fast::FastPath::new(events.clone());
     let incoming = lines::incoming(
         stdout,
         move |why| {
@@ -464,8 +466,9 @@ pub fn spawn(
             }
         },
         closed_tx,
+        &fast,
     );
-    let transport = Lines::new(lines::outgoing(stdin), incoming);
+    let transport = Lines::new(lines::outgoing(stdin, &fast), incoming);
     let ender = process.ender();
     let closed = events.clone();
     tokio::spawn(async move {
@@ -484,7 +487,7 @@ pub fn spawn(
         ));
         ender.end(std::time::Duration::ZERO).await;
     });
-    tokio::spawn(run_connection(transport, caps, rx, events));
+    tokio::spawn(run_connection(transport, caps, rx, events, fast.fences()));
     Ok(AgentHandle {
         commands: tx,
         process,
@@ -496,6 +499,7 @@ async fn run_connection(
     caps: ClientCaps,
     commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
+    fences: fast::Fences,
 ) {
     let notify_events = events.clone();
     let permission_events = events.clone();
@@ -520,6 +524,7 @@ async fn run_connection(
     let result = Client
         .v1()
         .name("warden")
+        .with_handler(fences)
         .on_receive_notification(
             async move |notification: acp::SessionNotification, _cx| {
                 let update = convert::session_update(&notification.update);
