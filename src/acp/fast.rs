@@ -113,6 +113,24 @@ impl FastPath {
         }
     }
 
+    /// A fence notification's params: the fence passed, when it is one of
+    /// ours (an agent's imitation of one is dropped).
+    fn pass(&self, params: &Value) {
+        let Ok(fence) = Fence::deserialize(params) else {
+            return;
+        };
+        if fence.token != self.0.token {
+            return;
+        }
+        self.0.passed.send_if_modified(|passed| {
+            let later = fence.seq > *passed;
+            if later {
+                *passed = fence.seq;
+            }
+            later
+        });
+    }
+
     /// Whether `line` answers warden's `initialize` with a result.
     fn answers_initialize(&self, line: &str) -> bool {
         let initialize = self
@@ -231,18 +249,7 @@ impl HandleDispatchFrom<Agent> for Fences {
                 retry: false,
             });
         }
-        // One of ours, or the agent's imitation of one (dropped).
-        if let Ok(fence) = serde_json::from_value::<Fence>(note.params().clone())
-            && fence.token == self.0.0.token
-        {
-            self.0.0.passed.send_if_modified(|passed| {
-                let later = fence.seq > *passed;
-                if later {
-                    *passed = fence.seq;
-                }
-                later
-            });
-        }
+        self.0.pass(note.params());
         Ok(Handled::Yes)
     }
 
@@ -356,3 +363,7 @@ pub(super) fn text_chunk(line: &str) -> Option<AgentEvent> {
         update: convert::session_update(&update),
     })
 }
+
+#[cfg(test)]
+#[path = "fast_tests.rs"]
+mod tests;

@@ -16,4 +16,5 @@ mod gate_modes;
 mod hostile_files;
 mod hostile_output;
 mod identity;
+mod ingest;
 mod settings;
