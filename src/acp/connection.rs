@@ -24,6 +24,7 @@ pub(super) async fn run_connection(
     auth: Auth,
     commands: mpsc::UnboundedReceiver<Command>,
     events: mpsc::UnboundedSender<AgentEvent>,
+    fences: super::fast::Fences,
 ) {
     let notify_events = events.clone();
     let permission_events = events.clone();
@@ -48,6 +49,7 @@ pub(super) async fn run_connection(
     let result = Client
         .v1()
         .name("warden")
+        .with_handler(fences)
         .on_receive_notification(
             // Untyped, so that an update this SDK's types refuse (Claude's
             // `usage_update` with `used: null`) is still read.

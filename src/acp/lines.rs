@@ -14,6 +14,8 @@ use std::io;
 use futures::{Sink, Stream};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
+use super::fast::{FastPath, Incoming, Route};
+
 /// The longest line kept (a file's text in `fs/write_text_file` arrives in one line).
 pub(super) const MAX_LINE: usize = 64 << 20;
 
@@ -89,16 +91,14 @@ pub(super) async fn read_line<R: AsyncRead + Unpin>(
     }
 }
 
-/// Judge one line: the text to hand to the SDK, `Ok(None)` for a blank
-/// line, or why it is skipped.
-fn judge(bytes: Vec<u8>, too_long: bool) -> Result<Option<String>, Skipped> {
+/// Judge one line: the text to hand on, `Ok(None)` for a blank line, or
+/// why it is skipped.
+fn judge(bytes: &[u8], too_long: bool) -> Result<Option<&str>, Skipped> {
     if too_long {
         return Err(Skipped::TooLong);
     }
-    let mut text = String::from_utf8(bytes).map_err(|_| Skipped::NotUtf8)?;
-    if text.ends_with('\r') {
-        text.pop();
-    }
+    let text = std::str::from_utf8(bytes).map_err(|_| Skipped::NotUtf8)?;
+    let text = text.strip_suffix('\r').unwrap_or(text);
     let start = text.trim_start();
     if start.is_empty() {
         return Ok(None);
@@ -109,58 +109,104 @@ fn judge(bytes: Vec<u8>, too_long: bool) -> Result<Option<String>, Skipped> {
     Ok(Some(text))
 }
 
+/// How much of the agent's output is read at once (a pipe holds 64 KiB).
+const READ_BUFFER: usize = 64 << 10;
+
+/// A line buffer grown past this is let go after its line, so that one
+/// huge line does not keep its memory.
+const KEEP_LINE: usize = 1 << 20;
+
+/// The reader's state between lines.
+struct Reader<R, F> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    skipped: F,
+    closed: Option<tokio::sync::oneshot::Sender<()>>,
+    fast: Incoming,
+}
+
+impl<R: AsyncRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
+    /// The next line for the SDK; text chunks take the fast path meanwhile.
+    async fn next(&mut self) -> Option<io::Result<String>> {
+        loop {
+            self.fast.release().await;
+            if self.line.capacity() > KEEP_LINE {
+                self.line = Vec::new();
+            }
+            match read_line(&mut self.reader, &mut self.line, MAX_LINE, false).await {
+                Ok(None) => {
+                    self.close();
+                    return None;
+                }
+                Err(err) => {
+                    self.close();
+                    return Some(Err(err));
+                }
+                Ok(Some(too_long)) => match judge(&self.line, too_long) {
+                    Ok(Some(text)) => match self.fast.route(text) {
+                        Route::Sdk => return Some(Ok(text.to_string())),
+                        Route::Fence(fence) => return Some(Ok(fence)),
+                        Route::Sent => {}
+                    },
+                    Ok(None) => {}
+                    Err(why) => (self.skipped)(why),
+                },
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(closed) = self.closed.take() {
+            let _ = closed.send(());
+        }
+    }
+}
+
 /// The agent's output as a stream of JSON-RPC lines for the SDK's `Lines`
-/// transport. `skipped` hears of every line left out; `closed` is sent when
-/// the output ends or fails (the SDK keeps the connection open past that).
+/// transport; text chunks of `session/update` take the fast path
+/// ([`super::fast`]) instead. `skipped` hears of every line left out;
+/// `closed` is sent when the output ends or fails (the SDK keeps the
+/// connection open past that).
 pub(super) fn incoming<R>(
     reader: R,
     skipped: impl FnMut(Skipped) + Send + 'static,
     closed: tokio::sync::oneshot::Sender<()>,
+    fast: &FastPath,
 ) -> impl Stream<Item = io::Result<String>> + Send + 'static
 where
     R: AsyncRead + Unpin + Send + 'static,
 {
-    let state = (BufReader::new(reader), Vec::new(), skipped, Some(closed));
-    futures::stream::unfold(
-        state,
-        |(mut reader, mut line, mut skipped, mut closed)| async move {
-            loop {
-                match read_line(&mut reader, &mut line, MAX_LINE, false).await {
-                    Ok(None) => {
-                        if let Some(closed) = closed.take() {
-                            let _ = closed.send(());
-                        }
-                        return None;
-                    }
-                    Err(err) => {
-                        if let Some(closed) = closed.take() {
-                            let _ = closed.send(());
-                        }
-                        return Some((Err(err), (reader, line, skipped, closed)));
-                    }
-                    Ok(Some(too_long)) => match judge(std::mem::take(&mut line), too_long) {
-                        Ok(Some(text)) => {
-                            return Some((Ok(text), (reader, line, skipped, closed)));
-                        }
-                        Ok(None) => {}
-                        Err(why) => skipped(why),
-                    },
-                }
-            }
-        },
-    )
+    let state = Reader {
+        reader: BufReader::with_capacity(READ_BUFFER, reader),
+        line: Vec::new(),
+        skipped,
+        closed: Some(closed),
+        fast: fast.incoming(),
+    };
+    futures::stream::unfold(state, |mut state| async move {
+        let item = state.next().await?;
+        Some((item, state))
+    })
 }
 
-/// Lines to the agent's stdin, each followed by `\n` and flushed.
-pub(super) fn outgoing<W>(writer: W) -> impl Sink<String, Error = io::Error> + Send + 'static
+/// Lines to the agent's stdin, each followed by `\n` and flushed. The fast
+/// path sees each (it starts after the answer to `initialize`).
+pub(super) fn outgoing<W>(
+    writer: W,
+    fast: &FastPath,
+) -> impl Sink<String, Error = io::Error> + Send + 'static
 where
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    futures::sink::unfold(writer, |mut writer, line: String| async move {
-        writer.write_all(line.as_bytes()).await?;
-        writer.write_all(b"\n").await?;
-        writer.flush().await?;
-        Ok::<_, io::Error>(writer)
+    let fast = fast.clone();
+    futures::sink::unfold(writer, move |mut writer, line: String| {
+        fast.outgoing(&line);
+        async move {
+            writer.write_all(line.as_bytes()).await?;
+            writer.write_all(b"\n").await?;
+            writer.flush().await?;
+            Ok::<_, io::Error>(writer)
+        }
     })
 }
 
@@ -174,10 +220,12 @@ mod tests {
         let skipped = Arc::new(Mutex::new(Vec::new()));
         let seen = skipped.clone();
         let (closed, was_closed) = tokio::sync::oneshot::channel();
+        let (events, _) = tokio::sync::mpsc::unbounded_channel();
         let stream = incoming(
             std::io::Cursor::new(input.to_vec()),
             move |why| seen.lock().expect("lock").push(why),
             closed,
+            &FastPath::new(events),
         );
         let lines: Vec<String> = stream
             .map(|l| l.expect("no io error"))
@@ -236,7 +284,8 @@ mod tests {
     async fn outgoing_lines_end_in_newlines() {
         use futures::SinkExt;
         let (client, mut server) = tokio::io::duplex(1024);
-        let mut sink = Box::pin(outgoing(client));
+        let (events, _) = tokio::sync::mpsc::unbounded_channel();
+        let mut sink = Box::pin(outgoing(client, &FastPath::new(events)));
         sink.send("{\"x\":1}".to_string()).await.expect("sent");
         sink.send("{\"y\":2}".to_string()).await.expect("sent");
         drop(sink);

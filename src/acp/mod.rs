@@ -14,6 +14,7 @@ mod client_calls;
 mod connection;
 mod convert;
 mod elicitation;
+mod fast;
 mod handle;
 mod lines;
 mod login;
@@ -313,6 +314,7 @@ pub fn spawn(
     let notices = events.clone();
     let mut told = Vec::new();
     let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+    let fast = fast::FastPath::new(events.clone());
     let incoming = lines::incoming(
         stdout,
         move |why| {
@@ -323,8 +325,9 @@ pub fn spawn(
             }
         },
         closed_tx,
+        &fast,
     );
-    let transport = Lines::new(lines::outgoing(stdin), incoming);
+    let transport = Lines::new(lines::outgoing(stdin, &fast), incoming);
     let ender = process.ender();
     let closed = events.clone();
     tokio::spawn(async move {
@@ -351,7 +354,12 @@ pub fn spawn(
         env: Arc::new(command.env.iter().map(|(name, _)| name.clone()).collect()),
     };
     tokio::spawn(connection::run_connection(
-        transport, caps, auth, rx, events,
+        transport,
+        caps,
+        auth,
+        rx,
+        events,
+        fast.fences(),
     ));
     Ok(AgentHandle::new(tx, process))
 }

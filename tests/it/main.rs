@@ -23,6 +23,7 @@ mod gate_modes;
 mod hostile_files;
 mod hostile_output;
 mod identity;
+mod ingest;
 mod keys;
 mod runtime;
 mod settings;
