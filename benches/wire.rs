@@ -38,6 +38,10 @@ fn report(label: &str, deltas: u64, run: &Run) {
 }
 
 fn main() {
+    if std::env::var_os("WARDEN_BENCH_LATENCY").is_some() {
+        latency();
+        return;
+    }
     let deltas = env_or("WARDEN_BENCH_DELTAS", 10_000).max(1);
     let rate = env_or("WARDEN_BENCH_RATE", 1_000).max(1);
     println!("{deltas} deltas of 64 bytes at {rate}/s into a {COLS}x{ROWS} pty");
@@ -58,5 +62,31 @@ fn main() {
     println!(
         "final transcript rows equal: {}",
         rows(&scrolled.screen) == rows(&redrawn.screen)
+    );
+}
+
+/// `WARDEN_BENCH_LATENCY=1 cargo bench --bench wire`: start-up (first
+/// frame, open session, first prompt on screen; median of 5 runs) and
+/// keystroke-to-screen while 1,000 deltas a second stream.
+fn latency() {
+    let mut runs: Vec<pty::Startup> = (0..5).map(|_| pty::startup()).collect();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    runs.sort_by_key(|r| r.ready);
+    let mid = &runs[runs.len() / 2];
+    println!(
+        "start-up (median of {}): first frame {:.1} ms, session open {:.1} ms, first prompt shown {:.1} ms",
+        runs.len(),
+        ms(mid.first_frame),
+        ms(mid.ready),
+        ms(mid.prompt_shown)
+    );
+    let rate = env_or("WARDEN_BENCH_RATE", 1_000).max(1);
+    let mut keys = pty::keystrokes("abcdefghijklmnopqrst", rate);
+    keys.sort();
+    println!(
+        "keystroke to screen while {rate} deltas/s stream ({} keys): median {:.1} ms, max {:.1} ms (a frame is 16 ms)",
+        keys.len(),
+        ms(keys[keys.len() / 2]),
+        ms(keys[keys.len() - 1])
     );
 }

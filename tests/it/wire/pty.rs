@@ -278,6 +278,18 @@ impl Term {
         }
     }
 
+    /// [`Term::until`], looking at the screen every `tick` at least.
+    fn until_by(&mut self, what: &str, limit: Duration, tick: Duration, done: impl Fn(&str) -> bool) {
+        let end = Instant::now() + limit;
+        while !done(&self.contents()) {
+            assert!(
+                Instant::now() < end && self.pump(tick),
+                "timed out waiting for {what}; screen:\n{}",
+                self.contents()
+            );
+        }
+    }
+
     /// Pump until nothing arrived for `quiet`.
     fn settle(&mut self, quiet: Duration) {
         let mut last = (self.bytes, Instant::now());
@@ -361,4 +373,125 @@ pub fn run(deltas: u64, rate: u64, scroll_region: bool) -> Run {
     let _ = child.wait();
     drop(master);
     result
+}
+
+/// How fast warden starts in a pty with the demo agent.
+pub struct Startup {
+    /// From spawning warden to its first frame on screen.
+    pub first_frame: Duration,
+    /// To the session being open (the footer names the agent's mode).
+    pub ready: Duration,
+    /// To the first prompt, typed as soon as the session was open, showing
+    /// in the transcript (accepted and sent).
+    pub prompt_shown: Duration,
+}
+
+/// A scenario file in `home` that answers "hi" and streams on "stream".
+fn latency_scenario(home: &Path, deltas: u64, rate: u64) -> std::path::PathBuf {
+    let scenario = home.join("latency.json");
+    let turns = serde_json::json!({ "turns": [
+        { "match": "hi", "steps": [{ "type": "text", "text": "hello back" }] },
+        { "match": "stream", "steps": [
+            { "type": "flood", "count": deltas, "per_second": rate, "text": markdown() },
+            { "type": "text", "text": format!("\n\n{END}\n") },
+        ] },
+    ] });
+    std::fs::write(&scenario, turns.to_string()).unwrap();
+    scenario
+}
+
+/// A warden in a pty playing `scenario`, and its terminal.
+fn started(home: &Path, scenario: &Path) -> (Child, Term, OwnedFd) {
+    let (master, slave) = open_pty();
+    let child = spawn_warden(&slave, home, scenario, true);
+    drop(slave);
+    let term = Term {
+        rx: reader(&master),
+        input: File::from(master.try_clone().unwrap()),
+        screen: vt100::Parser::new(ROWS.try_into().unwrap(), COLS.try_into().unwrap(), 0),
+        bytes: 0,
+        dump: None,
+    };
+    (child, term, master)
+}
+
+/// Quit warden (Ctrl-D) and reap it.
+fn finish(mut child: Child, mut term: Term, master: OwnedFd) {
+    term.input.write_all(b"\x04").unwrap();
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        term.pump(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(master);
+}
+
+/// Start warden and time its first frame, the open session and the first
+/// prompt on screen.
+pub fn startup() -> Startup {
+    let home = tempfile::tempdir().expect("tempdir");
+    let scenario = latency_scenario(home.path(), 1, 1);
+    let start = Instant::now();
+    let (child, mut term, master) = started(home.path(), &scenario);
+    let tick = Duration::from_millis(1);
+    term.until_by("the first frame", Duration::from_secs(30), tick, |s| {
+        s.contains('╭')
+    });
+    let first_frame = start.elapsed();
+    term.until_by("the session", Duration::from_secs(30), tick, |s| {
+        s.contains("agent mode")
+    });
+    let ready = start.elapsed();
+    term.input.write_all(b"hi\r").unwrap();
+    term.until_by("the prompt", Duration::from_secs(30), tick, |s| {
+        s.contains("› hi")
+    });
+    let prompt_shown = start.elapsed();
+    finish(child, term, master);
+    Startup {
+        first_frame,
+        ready,
+        prompt_shown,
+    }
+}
+
+/// Type `keys` one by one while an answer streams `rate` deltas a second;
+/// for each, the time from the key press to the key on screen.
+pub fn keystrokes(keys: &str, rate: u64) -> Vec<Duration> {
+    let home = tempfile::tempdir().expect("tempdir");
+    let scenario = latency_scenario(home.path(), rate * 30, rate);
+    let (child, mut term, master) = started(home.path(), &scenario);
+    term.until("the session", Duration::from_secs(30), |s| {
+        s.contains("agent mode")
+    });
+    term.input.write_all(b"stream\r").unwrap();
+    // Let the stream run for a second first.
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        term.pump(Duration::from_millis(5));
+    }
+    let mut typed = String::new();
+    let mut out = Vec::new();
+    for c in keys.chars() {
+        typed.push(c);
+        let mut buf = [0u8; 4];
+        let pressed = Instant::now();
+        term.input.write_all(c.encode_utf8(&mut buf).as_bytes()).unwrap();
+        let shown = format!("│ {typed}");
+        term.until_by("the key", Duration::from_secs(10), Duration::from_millis(1), |s| {
+            s.contains(&shown)
+        });
+        out.push(pressed.elapsed());
+        // Keys come at a typist's pace, not all at once.
+        let gap = Instant::now() + Duration::from_millis(60);
+        while Instant::now() < gap {
+            term.pump(Duration::from_millis(5));
+        }
+    }
+    finish(child, term, master);
+    out
 }
