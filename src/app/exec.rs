@@ -117,7 +117,17 @@ pub async fn run_exec(
     while app.state().is_busy() {
         let deadline = give_up.or(turn_by);
         match wake(app, deadline, &mut signals).await {
-            Wake::Event(Some(event)) => app.on_agent_event(*event),
+            Wake::Event(Some(event)) => {
+                app.on_agent_event(*event);
+                // Take what else already arrived before printing, so a
+                // stream is written in a few large writes, not one per chunk.
+                for _ in 0..DRAIN {
+                    match app.try_agent_event() {
+                        Some(event) => app.on_agent_event(event),
+                        None => break,
+                    }
+                }
+            }
             Wake::Event(None) => break,
             // The agent did not end the cancelled turn either: stop waiting.
             Wake::Deadline if give_up.is_some() => break,
@@ -152,6 +162,10 @@ pub async fn run_exec(
         None => Err(ExecError::Agent("the turn did not end".into())),
     }
 }
+
+/// At most this many events already waiting are applied before the
+/// printer writes what they added.
+const DRAIN: usize = 256;
 
 /// Streams new transcript content of a headless run.
 #[derive(Default)]
