@@ -341,4 +341,53 @@ fn main() {
     bench_frames(100);
     bench_frames(100_000);
     bench_decide();
+    bench_mentions();
+}
+
+/// The `@` finder on a repository of 100,000 files (issue 14): listing them
+/// (off the loop in warden) and one fuzzy match per key press (on it).
+fn bench_mentions() {
+    let files = std::env::var("WARDEN_BENCH_FILES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000usize);
+    if files == 0 {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    for i in 0..files {
+        let sub = dir
+            .path()
+            .join(format!("crate{}/src/module{}", i % 100, (i / 100) % 10));
+        if i % 100 < 1 || !sub.exists() {
+            std::fs::create_dir_all(&sub).expect("dir");
+        }
+        std::fs::write(sub.join(format!("file_{i}.rs")), "").expect("file");
+    }
+    let protected = warden::client::fs::Protected::new();
+    let start = std::time::Instant::now();
+    let listed = warden::mention::list_files(dir.path(), &protected);
+    let list = start.elapsed();
+    let start = std::time::Instant::now();
+    let queries = [
+        "m",
+        "mo",
+        "mod",
+        "modu",
+        "modul",
+        "module3",
+        "module3/f",
+        "module3/file_9",
+    ];
+    let mut found = 0;
+    for query in queries {
+        found += warden::state::mention::fuzzy(&listed, query).len();
+    }
+    let per_key = start.elapsed() / queries.len() as u32;
+    println!(
+        "@ finder over {} files: listing {:.0} ms (a thread), matching {:.1} ms per key press ({found} matches kept)",
+        listed.len(),
+        list.as_secs_f64() * 1000.0,
+        per_key.as_secs_f64() * 1000.0
+    );
 }

@@ -9,7 +9,7 @@ pub mod drafts;
 mod form;
 mod grants;
 mod interrupt;
-mod mention;
+pub mod mention;
 mod options;
 pub mod picker;
 mod runtime_msgs;

@@ -279,7 +279,13 @@ impl Term {
     }
 
     /// [`Term::until`], looking at the screen every `tick` at least.
-    fn until_by(&mut self, what: &str, limit: Duration, tick: Duration, done: impl Fn(&str) -> bool) {
+    fn until_by(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        tick: Duration,
+        done: impl Fn(&str) -> bool,
+    ) {
         let end = Instant::now() + limit;
         while !done(&self.contents()) {
             assert!(
@@ -480,11 +486,16 @@ pub fn keystrokes(keys: &str, rate: u64) -> Vec<Duration> {
         typed.push(c);
         let mut buf = [0u8; 4];
         let pressed = Instant::now();
-        term.input.write_all(c.encode_utf8(&mut buf).as_bytes()).unwrap();
+        term.input
+            .write_all(c.encode_utf8(&mut buf).as_bytes())
+            .unwrap();
         let shown = format!("│ {typed}");
-        term.until_by("the key", Duration::from_secs(10), Duration::from_millis(1), |s| {
-            s.contains(&shown)
-        });
+        term.until_by(
+            "the key",
+            Duration::from_secs(10),
+            Duration::from_millis(1),
+            |s| s.contains(&shown),
+        );
         out.push(pressed.elapsed());
         // Keys come at a typist's pace, not all at once.
         let gap = Instant::now() + Duration::from_millis(60);
