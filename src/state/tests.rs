@@ -83,7 +83,7 @@ pub(super) fn logged_sources(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::LogDecision(r) => Some(r.source.clone()),
+            Effect::LogDecision(r) => Some(r.source.to_string()),
             _ => None,
         })
         .collect()
