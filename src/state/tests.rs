@@ -89,13 +89,7 @@ pub(super) fn logged_sources(effects: &[Effect]) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn option(id: &str, name: &str, kind: OptionKind) -> PermissionOption {
-    PermissionOption {
-        id: id.into(),
-        name: name.into(),
-        kind,
-    }
-}
+pub(super) use crate::test_support::option;
 
 /// An agent that offers only "Always allow" and "Reject".
 pub(super) fn only_always() -> Vec<PermissionOption> {

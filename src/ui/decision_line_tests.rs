@@ -5,18 +5,16 @@ use serde_json::json;
 
 use super::gate_tests::{chat, claude_options, request, screen};
 use crate::model::{ToolCallFields, ToolKind};
-use crate::policy::{Rule, RuleDecision};
+use crate::policy::RuleDecision;
 use crate::state::Msg;
+use crate::test_support::command_rule;
 
 /// A request a settings rule allows is answered without a card, and the
 /// transcript says so on one line naming the rule.
 #[test]
 fn a_rule_decision_line_in_the_transcript_80x16() {
     let mut state = chat(None);
-    state.rules = vec![Rule {
-        command: Some("cargo test*".into()),
-        ..Rule::new(RuleDecision::Allow)
-    }];
+    state.rules = vec![command_rule(RuleDecision::Allow, "cargo test*")];
     state.update(Msg::PermissionRequested {
         id: 1,
         request: request(
