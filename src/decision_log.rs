@@ -137,10 +137,10 @@ mod tests {
             kind: "edit".into(),
             category: "write".into(),
             mode: "default".into(),
-            decision: "allowed".into(),
+            decision: crate::record::Verdict::Allowed,
             option_id: Some("allow-once".into()),
             option_kind: Some("allow_once".into()),
-            source: "user".into(),
+            source: crate::policy::Source::User.into(),
             reason: "allowed by you".into(),
         }
     }

@@ -20,6 +20,8 @@ pub mod record;
 pub mod sanitize;
 pub mod settings;
 pub mod state;
+#[cfg(test)]
+pub(crate) mod test_support;
 mod text;
 pub mod tui;
 pub mod ui;

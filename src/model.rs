@@ -142,7 +142,8 @@ pub enum TerminalMeta {
 pub struct AgentTerminal {
     /// The terminal id the tool call's content names.
     pub id: String,
-    /// The newest output, at most [`AgentTerminal::LIMIT`] bytes.
+    /// The newest output: at most twice [`AgentTerminal::LIMIT`] bytes;
+    /// [`AgentTerminal::output`] is its last `LIMIT` bytes.
     pub output: String,
     /// Older output was dropped to stay within the limit.
     pub truncated: bool,
@@ -157,13 +158,14 @@ impl AgentTerminal {
     pub const PER_CALL: usize = 16;
 
     fn append(&mut self, data: &str) {
-        self.output.push_str(data);
-        if self.output.len() > Self::LIMIT {
-            let cut =
-                crate::text::ceil_char_boundary(&self.output, self.output.len() - Self::LIMIT);
-            self.output.drain(..cut);
+        if crate::text::append_capped(&mut self.output, data, Self::LIMIT) {
             self.truncated = true;
         }
+    }
+
+    /// The kept output: the newest [`AgentTerminal::LIMIT`] bytes.
+    pub fn output(&self) -> &str {
+        crate::text::kept(&self.output, Self::LIMIT)
     }
 }
 
@@ -569,8 +571,8 @@ mod tests {
         ]);
         let terminal = call.agent_terminal("t").expect("kept");
         assert!(terminal.truncated);
-        assert!(terminal.output.len() <= AgentTerminal::LIMIT);
-        assert!(terminal.output.ends_with("END"));
+        assert!(terminal.output().len() <= AgentTerminal::LIMIT);
+        assert!(terminal.output().ends_with("END"));
     }
 
     #[test]

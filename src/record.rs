@@ -7,6 +7,8 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::policy::Source;
+
 /// One decision, as logged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionRecord {
@@ -23,15 +25,143 @@ pub struct DecisionRecord {
     pub category: String,
     pub mode: String,
     /// `allowed`, `denied` or `cancelled`.
-    pub decision: String,
+    pub decision: Verdict,
     pub option_id: Option<String>,
     pub option_kind: Option<String>,
-    /// plan / rule / bypass / auto / chat grant / read / user, or stale for
-    /// a card answered `cancelled` because it went stale (turn cancelled or
-    /// ended, tool call finished, agent exited, warden quitting).
-    pub source: String,
+    /// Who or what answered: plan / rule / bypass / auto / chat grant / read
+    /// / user, or stale for a card answered `cancelled` because it went stale
+    /// (turn cancelled or ended, tool call finished, agent exited, warden
+    /// quitting).
+    pub source: Answerer,
     pub reason: String,
 }
+
+/// How a request was answered, as the log's `decision` field spells it.
+///
+/// A value this warden does not know (a newer warden's log) is kept as
+/// [`Verdict::Other`], so reading an old or newer log never fails on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum Verdict {
+    /// An allow option was sent.
+    Allowed,
+    /// A reject option was sent (or the request was refused).
+    Denied,
+    /// The request was answered `cancelled`.
+    Cancelled,
+    /// A value this warden does not know, kept as written.
+    Other(String),
+}
+
+impl Verdict {
+    /// The name in the log and in `warden log`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Verdict::Allowed => "allowed",
+            Verdict::Denied => "denied",
+            Verdict::Cancelled => "cancelled",
+            Verdict::Other(other) => other,
+        }
+    }
+}
+
+impl From<String> for Verdict {
+    fn from(text: String) -> Self {
+        match text.as_str() {
+            "allowed" => Verdict::Allowed,
+            "denied" => Verdict::Denied,
+            "cancelled" => Verdict::Cancelled,
+            _ => Verdict::Other(text),
+        }
+    }
+}
+
+/// Who or what answered a request, as the log's `source` field spells it.
+///
+/// A value this warden does not know is kept as [`Answerer::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum Answerer {
+    /// The policy or the user (see [`Source`]).
+    Decided(Source),
+    /// The card went stale and was answered `cancelled` by warden.
+    Stale,
+    /// A value this warden does not know, kept as written.
+    Other(String),
+}
+
+impl Answerer {
+    /// The name in the log and in `warden log`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Answerer::Decided(source) => source.as_str(),
+            Answerer::Stale => "stale",
+            Answerer::Other(other) => other,
+        }
+    }
+}
+
+impl From<Source> for Answerer {
+    fn from(source: Source) -> Self {
+        Answerer::Decided(source)
+    }
+}
+
+impl From<String> for Answerer {
+    fn from(text: String) -> Self {
+        const SOURCES: [Source; 7] = [
+            Source::Plan,
+            Source::Rule,
+            Source::Bypass,
+            Source::Auto,
+            Source::ChatGrant,
+            Source::Read,
+            Source::User,
+        ];
+        if text == "stale" {
+            return Answerer::Stale;
+        }
+        SOURCES
+            .into_iter()
+            .find(|s| s.as_str() == text)
+            .map_or(Answerer::Other(text), Answerer::Decided)
+    }
+}
+
+/// Both enums: written as their names, shown as them, compared with them.
+macro_rules! named {
+    ($ty:ident) => {
+        impl From<$ty> for String {
+            fn from(value: $ty) -> String {
+                match value {
+                    $ty::Other(other) => other,
+                    known => known.as_str().to_string(),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl PartialEq<str> for $ty {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<&str> for $ty {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+    };
+}
+
+named!(Verdict);
+named!(Answerer);
 
 /// A past chat as the picker lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,5 +226,70 @@ mod tests {
         assert_eq!(record.source, "user");
         assert_eq!(record.decision, "allowed");
         assert_eq!(serde_json::to_string(&record).unwrap(), line);
+    }
+
+    fn line(decision: &str, source: &str) -> String {
+        format!(
+            r#"{{"time":"2026-11-23T19:38:10Z","agent":"claude","session":"s-1","chat":"c-1","request_id":7,"tool_call_id":"toolu_1","title":"cargo test","kind":"execute","category":"execute","mode":"default","decision":"{decision}","option_id":null,"option_kind":null,"source":"{source}","reason":"r"}}"#
+        )
+    }
+
+    /// Every verdict and answerer warden writes reads back as its variant
+    /// and is written again byte for byte.
+    #[test]
+    fn every_known_verdict_and_answerer_round_trips() {
+        let verdicts = [
+            ("allowed", Verdict::Allowed),
+            ("denied", Verdict::Denied),
+            ("cancelled", Verdict::Cancelled),
+        ];
+        let answerers = [
+            ("plan", Answerer::Decided(Source::Plan)),
+            ("rule", Answerer::Decided(Source::Rule)),
+            ("bypass", Answerer::Decided(Source::Bypass)),
+            ("auto", Answerer::Decided(Source::Auto)),
+            ("chat grant", Answerer::Decided(Source::ChatGrant)),
+            ("read", Answerer::Decided(Source::Read)),
+            ("user", Answerer::Decided(Source::User)),
+            ("stale", Answerer::Stale),
+        ];
+        for (decision, verdict) in &verdicts {
+            for (source, answerer) in &answerers {
+                let text = line(decision, source);
+                let record: DecisionRecord = serde_json::from_str(&text).unwrap();
+                assert_eq!(&record.decision, verdict, "{text}");
+                assert_eq!(&record.source, answerer, "{text}");
+                assert_eq!(serde_json::to_string(&record).unwrap(), text);
+            }
+        }
+    }
+
+    /// A value this warden does not know (an older or newer log) still
+    /// loads, shows as written and is written back unchanged.
+    #[test]
+    fn an_unknown_verdict_or_answerer_still_loads() {
+        let text = line("deferred", "hook");
+        let record: DecisionRecord = serde_json::from_str(&text).unwrap();
+        assert_eq!(record.decision, Verdict::Other("deferred".into()));
+        assert_eq!(record.source, Answerer::Other("hook".into()));
+        assert_eq!(record.decision.to_string(), "deferred");
+        assert_eq!(record.source.as_str(), "hook");
+        assert_eq!(serde_json::to_string(&record).unwrap(), text);
+    }
+
+    /// `decision_log::read` (what `warden log` shows) keeps an old file's
+    /// lines with unknown values next to current ones.
+    #[test]
+    fn a_log_with_unknown_values_reads_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("decisions.jsonl");
+        let text = format!("{}\n{}\n", line("allowed", "rule"), line("maybe", "oracle"));
+        std::fs::write(&path, text).unwrap();
+        let records = crate::decision_log::read(&path).unwrap();
+        let shown: Vec<(&str, &str)> = records
+            .iter()
+            .map(|r| (r.decision.as_str(), r.source.as_str()))
+            .collect();
+        assert_eq!(shown, [("allowed", "rule"), ("maybe", "oracle")]);
     }
 }

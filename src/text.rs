@@ -40,3 +40,66 @@ mod tests {
         );
     }
 }
+
+/// Append `data` to `buf`, a buffer whose kept text is its newest `limit`
+/// bytes ([`kept`]). The bytes before that are dropped only once the buffer
+/// holds more than twice the limit (at least 4 KiB), in one drain, so many
+/// small appends cost linear time, not quadratic. Returns whether anything
+/// now lies beyond the limit (older output was, or will be, dropped).
+pub(crate) fn append_capped(buf: &mut String, data: &str, limit: usize) -> bool {
+    buf.push_str(data);
+    let over = buf.len() > limit;
+    if buf.len() > 2 * limit.max(4096) {
+        let cut = kept_start(buf, limit);
+        buf.drain(..cut);
+    }
+    over
+}
+
+/// The newest `limit` bytes of `buf` (from a character boundary).
+pub(crate) fn kept(buf: &str, limit: usize) -> &str {
+    &buf[kept_start(buf, limit)..]
+}
+
+fn kept_start(buf: &str, limit: usize) -> usize {
+    ceil_char_boundary(buf, buf.len().saturating_sub(limit))
+}
+
+#[cfg(test)]
+mod capped_tests {
+    use super::*;
+
+    /// Many small appends keep the newest bytes, never more than the limit
+    /// in view, and never more than twice the limit in memory.
+    #[test]
+    fn appending_many_small_chunks_keeps_the_newest_bytes_and_the_cap() {
+        let limit = 5000;
+        let mut buf = String::new();
+        let mut all = String::new();
+        let mut over = false;
+        for n in 0..20_000 {
+            let chunk = format!("{n}é,");
+            all.push_str(&chunk);
+            over |= append_capped(&mut buf, &chunk, limit);
+            assert!(buf.len() <= 2 * limit + chunk.len(), "{}", buf.len());
+        }
+        let view = kept(&buf, limit);
+        assert!(over);
+        assert!(
+            view.len() <= limit && view.len() + 4 > limit,
+            "{}",
+            view.len()
+        );
+        assert!(all.ends_with(view));
+        assert!(view.ends_with("19999é,"));
+    }
+
+    /// Below the limit nothing is dropped or reported.
+    #[test]
+    fn a_short_buffer_is_kept_whole() {
+        let mut buf = String::new();
+        assert!(!append_capped(&mut buf, "abc", 10));
+        assert!(!append_capped(&mut buf, "defgh", 10));
+        assert_eq!(kept(&buf, 10), "abcdefgh");
+    }
+}

@@ -626,10 +626,7 @@ mod tests {
         let SessionUpdate::ToolCall(call) = got else {
             panic!("{got:?}")
         };
-        assert_eq!(
-            call.agent_terminal("c1").map(|t| t.output.as_str()),
-            Some("")
-        );
+        assert_eq!(call.agent_terminal("c1").map(|t| t.output()), Some(""));
 
         let got = update(json!({
             "sessionUpdate": "tool_call_update",

@@ -318,23 +318,8 @@ impl OutputBuffer {
 
     /// Append text; what falls out of the limit is dropped.
     pub fn push_str(&mut self, text: &str) {
-        self.text.push_str(text);
-        if self.text.len() > self.limit {
+        if crate::text::append_capped(&mut self.text, text, self.limit) {
             self.truncated = true;
-        }
-        if self.text.len() > 2 * self.limit.max(4096) {
-            let cut = self.start();
-            self.text.drain(..cut);
-        }
-    }
-
-    /// Where the kept text starts in `self.text`.
-    fn start(&self) -> usize {
-        let len = self.text.len();
-        if len > self.limit {
-            ceil_char_boundary(&self.text, len - self.limit)
-        } else {
-            0
         }
     }
 
@@ -346,7 +331,7 @@ impl OutputBuffer {
 
     /// The kept text.
     pub fn text(&self) -> &str {
-        &self.text[self.start()..]
+        crate::text::kept(&self.text, self.limit)
     }
 
     /// The newest `max` bytes of the kept text (at a character boundary),

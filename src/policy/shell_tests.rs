@@ -260,12 +260,7 @@ fn shell_request(line: &str) -> RequestView {
     }
 }
 
-fn command_rule(decision: RuleDecision, command: &str) -> Rule {
-    Rule {
-        command: Some(command.into()),
-        ..Rule::new(decision)
-    }
-}
+use crate::test_support::command_rule;
 
 fn decide_in(req: &RequestView, mode: Mode, bypass: bool, rules: &[Rule]) -> Decision {
     let agent = AgentPolicy {

@@ -58,16 +58,7 @@ pub(super) fn at(kind: ToolKind, path: &str) -> RequestView {
     }
 }
 
-pub(super) fn rule(decision: RuleDecision) -> Rule {
-    Rule::new(decision)
-}
-
-pub(super) fn command_rule(decision: RuleDecision, command: &str) -> Rule {
-    Rule {
-        command: Some(command.into()),
-        ..rule(decision)
-    }
-}
+pub(super) use crate::test_support::{command_rule, rule};
 
 pub(super) fn path_rule(decision: RuleDecision, path: &str) -> Rule {
     Rule {

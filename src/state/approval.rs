@@ -10,7 +10,7 @@ use crate::policy::{
     self, Category, ChatGrant, Context, Decision, GrantCommands, Mode, RequestView, Sent, Source,
     allow_option, reject_option, sent_for, switch_allow_option,
 };
-use crate::record::DecisionRecord;
+use crate::record::{Answerer, DecisionRecord, Verdict};
 use crate::sanitize::one_line;
 
 use super::{AppState, Composer, Effect, EntryKind, RequestId, ToolState};
@@ -218,7 +218,7 @@ impl AppState {
             // The entry keeps showing how the call really ended.
             self.transcript
                 .set_tool_state(&approval.request.tool_call_id, state);
-            return relabel(answered, "stale");
+            return relabel(answered, Answerer::Stale);
         }
         // Show what the request says about its tool call (it may be the first word of it).
         let mut fields = request.fields.clone();
@@ -358,7 +358,7 @@ impl AppState {
                 Resolved::Wait(_) => self.resolve(&approval, &UserPick::Deny),
                 other => other,
             };
-            return self.answer_resolved(approval, resolved, "--on-ask");
+            return self.answer_resolved(approval, resolved, Picker::OnAsk);
         }
         approval.reason = reason;
         self.transcript
@@ -437,9 +437,9 @@ impl AppState {
             self.allowed_scopes.push(scope);
         }
         let decision = match (&outcome, allowed) {
-            (PermissionOutcome::Cancelled, _) => "cancelled",
-            (_, true) => "allowed",
-            (_, false) => "denied",
+            (PermissionOutcome::Cancelled, _) => Verdict::Cancelled,
+            (_, true) => Verdict::Allowed,
+            (_, false) => Verdict::Denied,
         };
         let line = format!("{verdict}: {reason} · {}", approval.title());
         self.transcript.push(EntryKind::Decision {
@@ -464,10 +464,10 @@ impl AppState {
             kind: approval.view.kind.as_str().to_string(),
             category: approval.category.as_str().to_string(),
             mode: self.mode.as_str().to_string(),
-            decision: decision.to_string(),
+            decision,
             option_id: option.map(|o| o.id.clone()),
             option_kind: option.map(|o| o.kind.as_str().to_string()),
-            source: source.as_str().to_string(),
+            source: source.into(),
             reason: reason.to_string(),
         };
         vec![
@@ -484,7 +484,7 @@ impl AppState {
         &mut self,
         approval: Approval,
         resolved: Resolved,
-        who: &str,
+        who: Picker,
     ) -> Vec<Effect> {
         let options = &approval.request.options;
         let (outcome, label, only_always) = match resolved {
@@ -504,17 +504,17 @@ impl AppState {
         };
         let allowed = matches!(&outcome, PermissionOutcome::Selected(id)
             if options.iter().any(|o| &o.id == id && o.kind.is_allow()));
-        let by_user = who != "--on-ask";
+        let by_user = who != Picker::OnAsk;
         let verdict = match (allowed, by_user) {
             (true, true) => "allowed by you",
             (false, true) => "denied by you",
             (true, false) => "allowed",
             (false, false) => "denied",
         };
-        let mut reason = if who == "you" {
-            one_line(&label)
-        } else {
-            format!("{} ({})", who, one_line(&label))
+        let mut reason = match who {
+            Picker::You => one_line(&label),
+            Picker::ApproveAll => format!("approve all ({})", one_line(&label)),
+            Picker::OnAsk => format!("--on-ask ({})", one_line(&label)),
         };
         if only_always {
             reason.push_str(
@@ -614,7 +614,7 @@ impl AppState {
                 Source::User,
                 why,
             );
-            effects.extend(relabel(answered, "stale"));
+            effects.extend(relabel(answered, Answerer::Stale));
         }
         self.after_queue_change();
         effects
@@ -636,7 +636,7 @@ impl AppState {
                     Source::User,
                     "the tool call already finished",
                 );
-                effects.extend(relabel(answered, "stale"));
+                effects.extend(relabel(answered, Answerer::Stale));
             }
         }
         effects
@@ -745,11 +745,22 @@ fn index_of(options: &[PermissionOption], option: &PermissionOption) -> Option<u
     options.iter().position(|o| std::ptr::eq(o, option))
 }
 
+/// Who picked the option a card was answered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Picker {
+    /// The user, on the card.
+    You,
+    /// The user, approving every waiting card at once.
+    ApproveAll,
+    /// `warden exec --on-ask`, for a request nobody can see.
+    OnAsk,
+}
+
 /// Log a stale card's cancellation under its own source, not as the user's.
-fn relabel(mut effects: Vec<Effect>, source: &str) -> Vec<Effect> {
+fn relabel(mut effects: Vec<Effect>, source: Answerer) -> Vec<Effect> {
     for effect in &mut effects {
         if let Effect::LogDecision(record) = effect {
-            record.source = source.to_string();
+            record.source = source.clone();
         }
     }
     effects

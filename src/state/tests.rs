@@ -83,19 +83,13 @@ pub(super) fn logged_sources(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
         .filter_map(|e| match e {
-            Effect::LogDecision(r) => Some(r.source.clone()),
+            Effect::LogDecision(r) => Some(r.source.to_string()),
             _ => None,
         })
         .collect()
 }
 
-pub(super) fn option(id: &str, name: &str, kind: OptionKind) -> PermissionOption {
-    PermissionOption {
-        id: id.into(),
-        name: name.into(),
-        kind,
-    }
-}
+pub(super) use crate::test_support::option;
 
 /// An agent that offers only "Always allow" and "Reject".
 pub(super) fn only_always() -> Vec<PermissionOption> {

@@ -53,36 +53,7 @@ pub(super) fn screen(state: &AppState, width: u16, height: u16) -> String {
     text
 }
 
-pub(super) fn option(id: &str, name: &str, kind: OptionKind) -> PermissionOption {
-    PermissionOption {
-        id: id.into(),
-        name: name.into(),
-        kind,
-    }
-}
-
-/// The options claude-code offers on a tool call.
-pub(super) fn claude_options() -> Vec<PermissionOption> {
-    vec![
-        option("allow_always", "Always Allow", OptionKind::AllowAlways),
-        option("allow", "Allow", OptionKind::AllowOnce),
-        option("reject", "Reject", OptionKind::RejectOnce),
-    ]
-}
-
-pub(super) fn request(
-    id: &str,
-    fields: ToolCallFields,
-    options: Vec<PermissionOption>,
-) -> PermissionRequest {
-    PermissionRequest {
-        session_id: "s1".into(),
-        tool_call_id: id.into(),
-        fields,
-        options,
-        client: false,
-    }
-}
+pub(super) use crate::test_support::{claude_options, option, permission_request as request};
 
 const OLD: &str = "use std::env;\n\npub fn home() -> String {\n    env::var(\"HOME\").unwrap()\n}\n\npub fn load() -> Config {\n    Config::from(home())\n}\n";
 const NEW: &str = "use std::env;\n\npub fn home() -> Option<String> {\n    env::var(\"HOME\").ok()\n}\n\npub fn load() -> Config {\n    Config::from(home())\n}\n";

@@ -42,6 +42,8 @@ mod wrap;
 #[cfg(test)]
 mod chat_list_tests;
 #[cfg(test)]
+mod decision_line_tests;
+#[cfg(test)]
 mod gate_tests;
 #[cfg(test)]
 mod keys_tests;

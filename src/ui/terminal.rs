@@ -52,7 +52,7 @@ impl<'a> From<&'a TerminalView> for Output<'a> {
 impl<'a> From<&'a AgentTerminal> for Output<'a> {
     fn from(terminal: &'a AgentTerminal) -> Self {
         Output {
-            output: &terminal.output,
+            output: terminal.output(),
             truncated: terminal.truncated,
             exit: terminal.exit.as_deref(),
         }

@@ -193,7 +193,7 @@ async fn two_chats_on_one_agent_process_plan_blocks_and_auto_allows_the_same_edi
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     let mut by_session: Vec<(String, String, String)> = log
         .iter()
-        .map(|r| (r.session.clone(), r.mode.clone(), r.decision.clone()))
+        .map(|r| (r.session.clone(), r.mode.clone(), r.decision.to_string()))
         .collect();
     by_session.sort();
     let mut want = vec![

@@ -13,13 +13,7 @@ use crate::model::{
 use crate::policy::{ChatGrant, GrantCommands, Mode, RequestView};
 use crate::state::{Action, AppState, Effect, Focus, Msg, OnAsk, RequestId};
 
-fn option(id: &str, name: &str, kind: OptionKind) -> PermissionOption {
-    PermissionOption {
-        id: id.into(),
-        name: name.into(),
-        kind,
-    }
-}
+use crate::test_support::option;
 
 fn chat(mode: Mode) -> AppState {
     let mut s = AppState::new("demo", "/w");

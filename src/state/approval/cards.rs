@@ -201,7 +201,7 @@ impl AppState {
             return Vec::new();
         }
         match self.take_approval(self.cursor.selected) {
-            Some(approval) => self.answer_resolved(approval, resolved, "you"),
+            Some(approval) => self.answer_resolved(approval, resolved, super::Picker::You),
             None => Vec::new(),
         }
     }
@@ -338,7 +338,11 @@ impl AppState {
                         continue;
                     }
                     if let Some(approval) = self.take_approval(index) {
-                        effects.extend(self.answer_resolved(approval, resolved, "approve all"));
+                        effects.extend(self.answer_resolved(
+                            approval,
+                            resolved,
+                            super::Picker::ApproveAll,
+                        ));
                     }
                 }
                 effects

@@ -1,0 +1,51 @@
+//! Builders shared by the unit tests of several modules: permission
+//! options and requests as agents send them, and settings rules.
+
+use crate::model::{OptionKind, PermissionOption, PermissionRequest, ToolCallFields};
+use crate::policy::{Rule, RuleDecision};
+
+/// One permission option.
+pub(crate) fn option(id: &str, name: &str, kind: OptionKind) -> PermissionOption {
+    PermissionOption {
+        id: id.into(),
+        name: name.into(),
+        kind,
+    }
+}
+
+/// The options claude-code offers on a tool call.
+pub(crate) fn claude_options() -> Vec<PermissionOption> {
+    vec![
+        option("allow_always", "Always Allow", OptionKind::AllowAlways),
+        option("allow", "Allow", OptionKind::AllowOnce),
+        option("reject", "Reject", OptionKind::RejectOnce),
+    ]
+}
+
+/// A request of session `s1` about tool call `id`.
+pub(crate) fn permission_request(
+    id: &str,
+    fields: ToolCallFields,
+    options: Vec<PermissionOption>,
+) -> PermissionRequest {
+    PermissionRequest {
+        session_id: "s1".into(),
+        tool_call_id: id.into(),
+        fields,
+        options,
+        client: false,
+    }
+}
+
+/// A rule with no conditions.
+pub(crate) fn rule(decision: RuleDecision) -> Rule {
+    Rule::new(decision)
+}
+
+/// A rule on a shell command pattern.
+pub(crate) fn command_rule(decision: RuleDecision, command: &str) -> Rule {
+    Rule {
+        command: Some(command.into()),
+        ..rule(decision)
+    }
+}
