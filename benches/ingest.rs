@@ -14,7 +14,7 @@ use ratatui::backend::TestBackend;
 use warden::acp::AgentCommand;
 use warden::app::{App, FRAME};
 use warden::model::{SessionUpdate, ToolCall, ToolContent, ToolKind};
-use warden::state::{Action, AppState, Connection, Msg};
+use warden::state::{Action, ChatState, Connection, Msg};
 use warden::ui::{self, View};
 
 const CHUNK: &str = "streamed words of an answer, sixty-four bytes long, and more!\n";
@@ -50,8 +50,8 @@ fn status_mib(field: &str) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-fn ready_state() -> AppState {
-    let mut state = AppState::new("bench", "~/src/project");
+fn ready_state() -> ChatState {
+    let mut state = ChatState::new("bench", "~/src/project");
     state.update(Msg::SessionStarted(warden::model::SessionInfo {
         session_id: "s".into(),
         modes: None,
@@ -99,7 +99,7 @@ fn bench_frame_per_chunk(chunks: usize) {
     );
 }
 
-fn big_state(entries: usize) -> AppState {
+fn big_state(entries: usize) -> ChatState {
     let mut state = ready_state();
     for i in 0..entries {
         match i % 4 {

@@ -30,7 +30,7 @@ use crate::model::{
     ToolContent, ToolKind, WireStatus,
 };
 use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category, RequestView};
-use crate::state::{AppState, ChatId, Msg, RequestId, TerminalView};
+use crate::state::{ChatId, ChatState, Msg, RequestId, TerminalView};
 
 /// The option id of "allow" on a synthetic request.
 pub(super) const CLIENT_ALLOW: &str = "allow";
@@ -243,7 +243,7 @@ fn describe_exit(status: &ExitStatus) -> String {
 /// tools may not write them (nor read the settings) whatever the mode.
 pub(super) fn resolve_request_paths(
     request: &mut PermissionRequest,
-    state: &AppState,
+    state: &ChatState,
     roots: &fs::Roots,
 ) -> Option<String> {
     let known = state

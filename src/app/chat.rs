@@ -18,7 +18,7 @@ use crate::acp::{
 use crate::client::fs::{Protected, Roots};
 use crate::client::terminal::Terminals;
 use crate::policy::AgentPolicy;
-use crate::state::{AppState, ChatId, Msg, RequestId};
+use crate::state::{ChatId, ChatState, Msg, RequestId};
 
 /// One chat's IO.
 pub(super) struct Chat {
@@ -127,9 +127,9 @@ impl Chat {
         command: AgentCommand,
         options: ChatOptions,
         inbox: &mpsc::UnboundedSender<Incoming>,
-    ) -> (Chat, AppState) {
+    ) -> (Chat, ChatState) {
         let protected = protected_files(&command, &options);
-        let mut state = AppState::new(command.name.clone(), display_path(&command.cwd));
+        let mut state = ChatState::new(command.name.clone(), display_path(&command.cwd));
         state.mode = options.mode;
         state.agent_policy = AgentPolicy {
             name: command.name.clone(),

@@ -7,7 +7,7 @@ use tokio::time::Instant;
 
 use super::tui_loop::sleep_until;
 use super::{App, CANCEL_GRACE, Incoming, QuitSignals};
-use crate::state::{Action, AppState, Connection, Msg};
+use crate::state::{Action, ChatState, Connection, Msg};
 
 /// Why a headless run did not end with `end_turn`.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -179,7 +179,7 @@ struct Printer {
 impl Printer {
     fn flush(
         &mut self,
-        state: &AppState,
+        state: &ChatState,
         out: &mut impl std::io::Write,
         err: &mut impl std::io::Write,
     ) {

@@ -46,7 +46,7 @@ use tokio::time::Instant;
 
 use crate::acp::{AgentCommand, AgentEvent};
 use crate::client::terminal::TerminalEvent;
-use crate::state::{Action, AppState, ChatId, Msg, Workspace, WsMsg};
+use crate::state::{Action, ChatId, ChatState, Msg, Workspace, WsMsg};
 use agents::AgentSlot;
 use chat::Chat;
 
@@ -187,12 +187,12 @@ impl App {
     }
 
     /// The chat on screen.
-    pub fn state(&self) -> &AppState {
+    pub fn state(&self) -> &ChatState {
         &self.ws.chats[self.ws.active].state
     }
 
     /// The chat on screen, to change (tests set up a state this way).
-    pub fn state_mut(&mut self) -> &mut AppState {
+    pub fn state_mut(&mut self) -> &mut ChatState {
         &mut self.ws.chats[self.ws.active].state
     }
 

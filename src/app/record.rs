@@ -4,7 +4,7 @@
 use super::chat::Chat;
 use crate::chats::{ChatHeader, ChatWriter, LoadedChat};
 use crate::model::{SessionInfo, SessionOrigin};
-use crate::state::{AppState, EntryKind, Msg, lines_added};
+use crate::state::{ChatState, EntryKind, Msg, lines_added};
 
 /// A past chat to reopen.
 #[derive(Debug, Clone)]
@@ -166,7 +166,7 @@ impl Chat {
     /// With `last`, the chat is ending: a still streaming last entry is
     /// written too.
     /// Errors become error lines (queued in `out`).
-    pub(super) fn flush_record(&mut self, state: &AppState, name: Option<&str>, last: bool) {
+    pub(super) fn flush_record(&mut self, state: &ChatState, name: Option<&str>, last: bool) {
         if self.record.writer.is_none() {
             let said = || {
                 state

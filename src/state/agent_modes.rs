@@ -9,9 +9,9 @@ use crate::policy::Mode;
 use crate::policy::agent_mode::{self, ModeAsks};
 use crate::sanitize::one_line;
 
-use super::{AppState, Connection, Effect, EntryKind};
+use super::{ChatState, Connection, Effect, EntryKind};
 
-impl AppState {
+impl ChatState {
     /// A session is open: find the agent's asking mode and move the agent
     /// there (or into its plan mode in Plan) before the chat is ready.
     pub(super) fn on_session_started(&mut self, info: SessionInfo) -> Vec<Effect> {

@@ -13,7 +13,7 @@ use crate::policy::{
 use crate::record::{Answerer, DecisionRecord, Verdict};
 use crate::sanitize::one_line;
 
-use super::{AppState, Composer, Effect, EntryKind, RequestId, ToolState};
+use super::{ChatState, Composer, Effect, EntryKind, RequestId, ToolState};
 
 /// A permission request waiting for the user.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,7 +172,7 @@ enum UserPick {
     Deny,
 }
 
-impl AppState {
+impl ChatState {
     fn policy_context(&self) -> Context<'_> {
         Context {
             mode: self.mode,
@@ -713,7 +713,7 @@ impl AppState {
     }
 }
 
-/// What a pick on a card comes to (see `AppState::resolve`).
+/// What a pick on a card comes to (see `ChatState::resolve`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Resolved {
     /// Answer with the option at this index; `only_always`: it is an

@@ -251,7 +251,7 @@ fn allow_for_this_chat_covers_the_program_and_subcommand_only() {
     });
     let effects = key(&mut s, Action::Char('a'));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
-    let decide = |s: &mut AppState, id: RequestId, command: &str| {
+    let decide = |s: &mut ChatState, id: RequestId, command: &str| {
         let effects = s.update(Msg::PermissionRequested {
             id,
             request: shell_request(&format!("t{id}"), command, options()),
@@ -281,7 +281,7 @@ fn allow_for_this_chat_through_a_wrapper_covers_only_that_command() {
         request: shell_request("t1", "bash -c 'cargo test'", options()),
     });
     key(&mut s, Action::Char('a'));
-    let decide = |s: &mut AppState, id: RequestId, command: &str| {
+    let decide = |s: &mut ChatState, id: RequestId, command: &str| {
         let effects = s.update(Msg::PermissionRequested {
             id,
             request: shell_request(&format!("t{id}"), command, options()),

@@ -7,7 +7,7 @@
 //! the prompts remembered since it last looked ([`Drafts::remembered`]);
 //! nothing here does IO.
 
-use super::{Action, AppState, Connection, Effect, Focus};
+use super::{Action, ChatState, Connection, Effect, Focus};
 use crate::model::{SlashCommand, StopReason};
 use crate::policy::Mode;
 
@@ -226,7 +226,7 @@ fn one_row(entry: &str) -> PopupItem {
     }
 }
 
-impl AppState {
+impl ChatState {
     /// The list shown above the composer, if any: the history search, or
     /// the slash commands matching what is typed.
     pub fn composer_popup(&self) -> Option<Popup> {

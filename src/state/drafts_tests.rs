@@ -6,8 +6,8 @@ use super::*;
 use crate::model::{SessionInfo, SessionUpdate, SlashCommand, StopReason};
 use crate::state::{EntryKind, Msg};
 
-fn ready() -> AppState {
-    let mut s = AppState::new("demo", "/w");
+fn ready() -> ChatState {
+    let mut s = ChatState::new("demo", "/w");
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: None,
@@ -16,20 +16,20 @@ fn ready() -> AppState {
     s
 }
 
-fn key(s: &mut AppState, action: Action) -> Vec<Effect> {
+fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
     s.update(Msg::Action(action))
 }
 
-fn typed(s: &mut AppState, text: &str) {
+fn typed(s: &mut ChatState, text: &str) {
     key(s, Action::Paste(text.into()));
 }
 
-fn send(s: &mut AppState, text: &str) -> Vec<Effect> {
+fn send(s: &mut ChatState, text: &str) -> Vec<Effect> {
     typed(s, text);
     key(s, Action::Submit)
 }
 
-fn end_turn(s: &mut AppState, reason: StopReason) -> Vec<Effect> {
+fn end_turn(s: &mut ChatState, reason: StopReason) -> Vec<Effect> {
     s.update(Msg::TurnEnded(reason))
 }
 

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Action, AppState, Effect, Focus, RequestId};
+use super::{Action, ChatState, Effect, Focus, RequestId};
 use crate::keys::{self, FormCmd};
 use crate::sanitize::one_line;
 
@@ -221,7 +221,7 @@ impl FormEditor {
     }
 }
 
-impl AppState {
+impl ChatState {
     /// Whether the card `index` is a form elicitation (its accept opens the
     /// editor).
     fn form_schema(&self, index: usize) -> Option<(RequestId, Value)> {

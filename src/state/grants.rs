@@ -5,7 +5,7 @@
 use crate::policy::{Rule, suggest_rule};
 use crate::sanitize::one_line;
 
-use super::{Action, AppState, Composer, Effect, Focus, Msg};
+use super::{Action, ChatState, Composer, Effect, Focus, Msg};
 
 /// A change to the settings file, carried out by the runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub enum GrantItem {
     ChatGrant(usize),
 }
 
-impl AppState {
+impl ChatState {
     /// Everything that currently decides for the user, in display order.
     pub fn grant_items(&self) -> Vec<GrantItem> {
         let mut items: Vec<GrantItem> = self

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::keys;
 
-use super::{Action, AppState, Effect, Focus};
+use super::{Action, ChatState, Effect, Focus};
 
 /// How soon a second Ctrl-C must follow the first to quit.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
@@ -18,7 +18,7 @@ pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
 /// What the first Ctrl-C on an idle, empty composer says.
 pub const QUIT_NOTICE: &str = "press Ctrl-C again to quit (Ctrl-D quits at once)";
 
-impl AppState {
+impl ChatState {
     /// Ctrl-C, F1 and `?`, and any key while the help is open: `Break`
     /// with the effects when handled here, else `Continue` with the action
     /// for the focus (Ctrl-C in a field, a menu or a question becomes Esc).

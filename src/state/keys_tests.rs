@@ -34,8 +34,8 @@ fn request(tool: &str) -> PermissionRequest {
 }
 
 /// A ready chat, idle.
-fn idle() -> AppState {
-    let mut s = AppState::new("demo", "/w");
+fn idle() -> ChatState {
+    let mut s = ChatState::new("demo", "/w");
     s.agent_policy.name = "demo".into();
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
@@ -46,7 +46,7 @@ fn idle() -> AppState {
 }
 
 /// A ready chat with a turn running.
-fn busy() -> AppState {
+fn busy() -> ChatState {
     let mut s = idle();
     key(&mut s, Action::Paste("go".into()));
     key(&mut s, Action::Submit);
@@ -54,11 +54,11 @@ fn busy() -> AppState {
     s
 }
 
-fn key(s: &mut AppState, action: Action) -> Vec<Effect> {
+fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
     s.update(Msg::Action(action))
 }
 
-fn ctrl_c(s: &mut AppState, at: Instant) -> Vec<Effect> {
+fn ctrl_c(s: &mut ChatState, at: Instant) -> Vec<Effect> {
     key(s, Action::Interrupt(at))
 }
 

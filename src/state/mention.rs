@@ -6,7 +6,7 @@ use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
 
 use super::drafts::{Popup, PopupItem};
-use super::{Action, AppState, DraftsEffect, Effect, Focus};
+use super::{Action, ChatState, DraftsEffect, Effect, Focus};
 
 /// Matches kept (and listed) per query.
 const MATCHES: usize = 50;
@@ -37,7 +37,7 @@ pub fn fuzzy(files: &[String], query: &str) -> Vec<String> {
         .collect()
 }
 
-impl AppState {
+impl ChatState {
     /// The finder's list, while a mention is typed.
     pub(super) fn mention_popup(&self) -> Option<Popup> {
         let mention = self.drafts.mention.as_ref()?;

@@ -286,7 +286,7 @@ pub struct Turn {
 
 /// The whole UI state of one chat.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AppState {
+pub struct ChatState {
     /// The agent's display name.
     pub agent_name: String,
     /// The session's working directory, as shown.
@@ -386,10 +386,10 @@ pub struct TerminalView {
     pub exit: Option<String>,
 }
 
-impl AppState {
+impl ChatState {
     /// A fresh state for an agent about to start.
     pub fn new(agent_name: impl Into<String>, cwd: impl Into<String>) -> Self {
-        AppState {
+        ChatState {
             agent_name: agent_name.into(),
             cwd: cwd.into(),
             connection: Connection::Starting,

@@ -52,8 +52,8 @@ fn fast_agent() -> AgentModes {
     }
 }
 
-fn opened(mode: Mode, modes: Option<AgentModes>) -> (AppState, Vec<Effect>) {
-    let mut s = AppState::new("qwen", "/w");
+fn opened(mode: Mode, modes: Option<AgentModes>) -> (ChatState, Vec<Effect>) {
+    let mut s = ChatState::new("qwen", "/w");
     s.mode = mode;
     s.agent_policy.name = "qwen".into();
     let effects = s.update(Msg::SessionStarted(SessionInfo {
@@ -71,12 +71,12 @@ fn set_mode(id: &str, config_option: Option<&str>) -> Effect {
     }
 }
 
-fn submit(s: &mut AppState, text: &str) -> Vec<Effect> {
+fn submit(s: &mut ChatState, text: &str) -> Vec<Effect> {
     s.update(Msg::Action(Action::Paste(text.into())));
     s.update(Msg::Action(Action::Submit))
 }
 
-fn warnings(s: &AppState) -> Vec<String> {
+fn warnings(s: &ChatState) -> Vec<String> {
     s.transcript
         .entries()
         .iter()
@@ -134,7 +134,7 @@ fn a_refused_move_blocks_every_prompt() {
 
 #[test]
 fn the_configured_asking_mode_wins_and_an_unknown_one_is_said() {
-    let mut s = AppState::new("qwen", "/w");
+    let mut s = ChatState::new("qwen", "/w");
     s.configured_asking_mode = Some("plan".into());
     let effects = s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
@@ -142,7 +142,7 @@ fn the_configured_asking_mode_wins_and_an_unknown_one_is_said() {
         origin: Default::default(),
     }));
     assert_eq!(effects, vec![set_mode("plan", None)]);
-    let mut s = AppState::new("qwen", "/w");
+    let mut s = ChatState::new("qwen", "/w");
     s.configured_asking_mode = Some("careful".into());
     let effects = s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
@@ -268,7 +268,7 @@ fn edit(id: RequestId, tool: &str) -> Msg {
     }
 }
 
-fn two_cards() -> AppState {
+fn two_cards() -> ChatState {
     let (mut s, _) = opened(Mode::Default, None);
     submit(&mut s, "edit both");
     s.update(edit(1, "a"));
@@ -382,7 +382,7 @@ fn an_agents_own_plan_mode_follows_plan_without_agent_plan_mode() {
 
 #[test]
 fn agent_plan_mode_still_names_the_mode_for_plan() {
-    let mut s = AppState::new("qwen", "/w");
+    let mut s = ChatState::new("qwen", "/w");
     s.mode = Mode::Plan;
     s.agent_plan_mode = Some("default".into());
     let effects = s.update(Msg::SessionStarted(SessionInfo {

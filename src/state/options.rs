@@ -2,7 +2,7 @@
 //! toggles) and its usage: what the picker lists, what the footer shows,
 //! and the changes the user picks.
 
-use super::{AppState, Effect, EntryKind};
+use super::{ChatState, Effect, EntryKind};
 use crate::model::{SessionOption, SessionOptionValue, Usage};
 use crate::sanitize::one_line;
 
@@ -72,7 +72,7 @@ fn tokens(n: u64) -> String {
     }
 }
 
-impl AppState {
+impl ChatState {
     /// The agent sent its options (at the session's start, in an update,
     /// or answering a change): they replace the ones known. The option made
     /// from the session's `models` stays until a new one comes, and is
@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn picking_a_choice_sends_it_and_the_current_one_sends_nothing() {
-        let mut s = AppState::new("demo", "/w");
+        let mut s = ChatState::new("demo", "/w");
         s.on_options(vec![model("a")]);
         assert_eq!(s.controls.model_label().as_deref(), Some("Alpha"));
         assert_eq!(s.pick_option(0, 0), Vec::new());
@@ -245,7 +245,7 @@ mod tests {
 
     #[test]
     fn models_stay_beside_config_updates_and_a_model_option_wins() {
-        let mut s = AppState::new("demo", "/w");
+        let mut s = ChatState::new("demo", "/w");
         s.on_options(vec![models("a")]);
         assert_eq!(s.controls.model_label().as_deref(), Some("Alpha"));
         // A config_option_update without a model keeps the models.
@@ -270,7 +270,7 @@ mod tests {
 
     #[test]
     fn usage_label_shows_the_context_share_and_cost() {
-        let mut s = AppState::new("demo", "/w");
+        let mut s = ChatState::new("demo", "/w");
         assert_eq!(s.controls.usage_label(), None);
         s.on_usage(Usage {
             used: Some(50_000),

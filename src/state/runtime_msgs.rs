@@ -2,9 +2,9 @@
 //! shows, a reopened chat's saved transcript, the picker's items, notices.
 
 use super::workspace::{Workspace, WsEffect, WsMsg};
-use super::{AppState, Msg};
+use super::{ChatState, Msg};
 
-impl AppState {
+impl ChatState {
     /// A line or a saved transcript from the runtime.
     pub(super) fn on_runtime_line(&mut self, msg: Msg) {
         match msg {
@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn restored_entries_and_lines_count_what_they_add() {
-        let mut state = AppState::new("demo", "/tmp");
+        let mut state = ChatState::new("demo", "/tmp");
         let msgs = [
             Msg::Restored(vec![
                 EntryKind::User("hi".into()),

@@ -8,7 +8,7 @@
 //! case-insensitively; "the n-th match of entry i" is what the view looks
 //! for in that entry's rows.
 
-use super::{Action, AppState, Effect, EntryKind, Focus, Transcript};
+use super::{Action, ChatState, Effect, EntryKind, Focus, Transcript};
 use crate::model::ToolContent;
 
 /// One match: the entry it is in and which of that entry's matches.
@@ -167,7 +167,7 @@ pub fn code_blocks(markdown: &str) -> Vec<String> {
     blocks
 }
 
-impl AppState {
+impl ChatState {
     /// Keys while the search bar is open; `None` lets the key through.
     pub(super) fn on_search_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
         let search = self.search.as_mut()?;

@@ -37,8 +37,8 @@ pub(super) fn request(tool: &str, kind: ToolKind, title: &str) -> PermissionRequ
 }
 
 /// A ready chat with a turn running.
-pub(super) fn chat(mode: Mode) -> AppState {
-    let mut s = AppState::new("demo", "/w");
+pub(super) fn chat(mode: Mode) -> ChatState {
+    let mut s = ChatState::new("demo", "/w");
     s.mode = mode;
     s.agent_policy.name = "demo".into();
     s.cwd_path = "/w".into();
@@ -53,14 +53,14 @@ pub(super) fn chat(mode: Mode) -> AppState {
     s
 }
 
-pub(super) fn ask(s: &mut AppState, id: RequestId, tool: &str, kind: ToolKind) -> Vec<Effect> {
+pub(super) fn ask(s: &mut ChatState, id: RequestId, tool: &str, kind: ToolKind) -> Vec<Effect> {
     s.update(Msg::PermissionRequested {
         id,
         request: request(tool, kind, &format!("Do {tool}")),
     })
 }
 
-pub(super) fn key(s: &mut AppState, action: Action) -> Vec<Effect> {
+pub(super) fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
     s.update(Msg::Action(action))
 }
 
@@ -111,7 +111,7 @@ pub(super) fn shell_request(
     req
 }
 
-pub(super) fn transcript_decisions(s: &AppState) -> Vec<String> {
+pub(super) fn transcript_decisions(s: &ChatState) -> Vec<String> {
     s.transcript
         .entries()
         .iter()
@@ -467,7 +467,7 @@ fn the_mode_dropdown_opens_moves_and_picks() {
 
 #[test]
 fn plan_mode_prompts_carry_the_visible_instruction() {
-    let mut s = AppState::new("demo", "/w");
+    let mut s = ChatState::new("demo", "/w");
     s.mode = Mode::Plan;
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),

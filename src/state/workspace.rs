@@ -1,6 +1,6 @@
 //! Several chats at once: the chat list, which chat is on screen, and the
 //! keys that act on chats (new, switch, rename, close, reopen a past one).
-//! Each chat keeps its own [`AppState`]: transcript, mode, grants and
+//! Each chat keeps its own [`ChatState`]: transcript, mode, grants and
 //! approval queue. Nothing here crosses from one chat to another: a message
 //! for chat A only ever reaches A's state, and A's effects come back tagged
 //! with A's id.
@@ -11,7 +11,7 @@ use crate::sanitize::one_line;
 
 use super::picker::{Picker, PickerOutcome};
 
-use super::{Action, AppState, Composer, Effect, EntryKind, Focus, Msg};
+use super::{Action, ChatState, Composer, Effect, EntryKind, Focus, Msg};
 
 /// Identifies a chat for the runtime (stable while the chat is open; the
 /// list position is what the user sees as "chat N").
@@ -24,7 +24,7 @@ pub const DIGIT_CHATS: usize = 9;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatSlot {
     pub id: ChatId,
-    pub state: AppState,
+    pub state: ChatState,
     /// The name the user gave it; shown instead of the title.
     pub name: Option<String>,
 }
@@ -167,7 +167,7 @@ impl Workspace {
     }
 
     /// Add a chat at the end of the list and put it on screen.
-    pub fn add_chat(&mut self, state: AppState) -> ChatId {
+    pub fn add_chat(&mut self, state: ChatState) -> ChatId {
         let id = self.next_id;
         self.next_id += 1;
         self.chats.push(ChatSlot {
@@ -640,7 +640,7 @@ pub fn close_question(chat: &ChatSlot) -> String {
     )
 }
 
-impl AppState {
+impl ChatState {
     /// The chat is closing: cancel its turn and answer every pending
     /// request `cancelled` (the runtime then drops its IO).
     pub fn close(&mut self) -> Vec<Effect> {

@@ -35,8 +35,8 @@ fn request(session: &str, tool: &str) -> PermissionRequest {
 }
 
 /// A chat with its session open and a turn running.
-fn chat(session: &str, mode: Mode) -> AppState {
-    let mut s = AppState::new("demo", "/w");
+fn chat(session: &str, mode: Mode) -> ChatState {
+    let mut s = ChatState::new("demo", "/w");
     s.mode = mode;
     s.agent_policy.name = "demo".into();
     s.cwd_path = "/w".into();
@@ -219,8 +219,8 @@ fn closing_a_busy_chat_asks_then_cancels_its_turn_and_answers_its_requests() {
 #[test]
 fn an_idle_chat_closes_at_once_and_the_last_one_stays() {
     let mut ws = Workspace::new(vec!["demo".into()]);
-    let a = ws.add_chat(AppState::new("demo", "/w"));
-    let b = ws.add_chat(AppState::new("demo", "/w"));
+    let a = ws.add_chat(ChatState::new("demo", "/w"));
+    let b = ws.add_chat(ChatState::new("demo", "/w"));
     let effects = key(&mut ws, Action::CloseChat);
     assert!(matches!(effects.as_slice(), [WsEffect::Closed(slot)] if slot.id == b));
     assert_eq!(ws.active_id(), Some(a));
@@ -236,7 +236,7 @@ fn an_idle_chat_closes_at_once_and_the_last_one_stays() {
 #[test]
 fn switching_wraps_and_alt_digits_reach_only_open_chats() {
     let (mut ws, a, b) = two();
-    let c = ws.add_chat(AppState::new("demo", "/w"));
+    let c = ws.add_chat(ChatState::new("demo", "/w"));
     assert_eq!(ws.active_id(), Some(c));
     key(&mut ws, Action::NextChat);
     assert_eq!(ws.active_id(), Some(a));
@@ -289,7 +289,7 @@ fn labels_prefer_the_name_then_the_title_then_the_first_prompt() {
         label.starts_with("Fix") && !label.contains('\x1b'),
         "{label:?}"
     );
-    let fresh = ws.add_chat(AppState::new("demo", "/w"));
+    let fresh = ws.add_chat(ChatState::new("demo", "/w"));
     assert_eq!(
         ws.chat(fresh).map(ChatSlot::label).as_deref(),
         Some("new chat")
@@ -299,7 +299,7 @@ fn labels_prefer_the_name_then_the_title_then_the_first_prompt() {
 #[test]
 fn a_new_chat_asks_which_agent_when_there_are_several() {
     let mut ws = Workspace::new(vec!["demo".into()]);
-    ws.add_chat(AppState::new("demo", "/w"));
+    ws.add_chat(ChatState::new("demo", "/w"));
     assert_eq!(
         key(&mut ws, Action::NewChat),
         [WsEffect::NewChat {

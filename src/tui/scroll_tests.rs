@@ -18,7 +18,7 @@ use crate::model::{
     OptionKind, PermissionOption, PermissionRequest, SessionInfo, SessionUpdate, ToolCallFields,
     ToolKind,
 };
-use crate::state::{Action, AppState, ChatFocus, ChatId, Msg, Workspace, WsMsg};
+use crate::state::{Action, ChatFocus, ChatId, ChatState, Msg, Workspace, WsMsg};
 use crate::ui::{Scroll, Theme, Views, draw_workspace};
 
 /// Bytes written, shared with the test.
@@ -253,7 +253,7 @@ fn workspace(chats: usize) -> (Workspace, ChatId) {
     let mut ws = Workspace::new(vec!["demo".into()]);
     let mut id = 0;
     for n in 0..chats {
-        let mut s = AppState::new("demo", "~/src/warden");
+        let mut s = ChatState::new("demo", "~/src/warden");
         s.update(Msg::SessionStarted(SessionInfo {
             session_id: format!("s{n}"),
             modes: None,

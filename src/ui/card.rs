@@ -21,7 +21,7 @@ use crate::model::{AgentMode, ToolContent, ToolKind};
 use crate::policy::{Rule, Sent, allow_option, sent_for, switch_allow_option};
 use crate::sanitize::{one_line, visible};
 use crate::state::{
-    AppState, Approval, Choice, Composer, Focus, RequestId, choices, option_kind_label,
+    Approval, ChatState, Choice, Composer, Focus, RequestId, choices, option_kind_label,
 };
 
 /// Before the deny-with-reason field.
@@ -89,7 +89,7 @@ fn focused(focus: &Focus) -> bool {
 }
 
 /// The selected card's index, kept inside the queue.
-fn selected(state: &AppState) -> usize {
+fn selected(state: &ChatState) -> usize {
     state
         .cursor
         .selected
@@ -103,7 +103,7 @@ fn body_width(width: u16) -> usize {
 
 /// The content to preview: the request's own, else its tool call's in the
 /// transcript.
-fn content_of<'a>(state: &'a AppState, approval: &'a Approval) -> &'a [ToolContent] {
+fn content_of<'a>(state: &'a ChatState, approval: &'a Approval) -> &'a [ToolContent] {
     match &approval.request.fields.content {
         Some(content) if !content.is_empty() => content,
         _ => state
@@ -116,7 +116,7 @@ fn content_of<'a>(state: &'a AppState, approval: &'a Approval) -> &'a [ToolConte
 /// The rows of the selected card's request part, from the cache when it
 /// still holds them.
 pub(crate) fn detail<'c>(
-    state: &AppState,
+    state: &ChatState,
     width: u16,
     theme: Theme,
     cache: &'c mut Option<DetailCache>,
@@ -291,7 +291,7 @@ fn detail_lines(
 }
 
 /// Lay out the selected card's header and choices for an area `width` wide.
-pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
+pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> {
     let index = selected(state);
     let approval = state.approvals.get(index)?;
     let width = body_width(width);
@@ -401,7 +401,7 @@ pub(crate) fn card(state: &AppState, width: u16, theme: Theme) -> Option<Card> {
 pub(crate) fn fit_expand_hint(
     card: &mut Card,
     detail: &[Line<'static>],
-    state: &AppState,
+    state: &ChatState,
     width: u16,
     theme: Theme,
 ) {
@@ -516,7 +516,7 @@ fn field_rows(
 /// The rows of one choice: its key, then what it does.
 fn choice_rows(
     out: &mut Vec<Line<'static>>,
-    state: &AppState,
+    state: &ChatState,
     approval: &Approval,
     choice: Choice,
     width: usize,
@@ -582,7 +582,7 @@ fn choice_rows(
 }
 
 /// The agent's modes, to tell which `switch_mode` options keep it asking.
-fn agent_modes(state: &AppState) -> &[AgentMode] {
+fn agent_modes(state: &ChatState) -> &[AgentMode] {
     state
         .agent_modes
         .as_ref()
@@ -591,7 +591,7 @@ fn agent_modes(state: &AppState) -> &[AgentMode] {
 
 /// What picking the agent's option `i` really sends, when that is not the
 /// option itself: warden answers only with options that keep the agent asking.
-fn really_sent(state: &AppState, approval: &Approval, i: usize) -> Option<String> {
+fn really_sent(state: &ChatState, approval: &Approval, i: usize) -> Option<String> {
     let options = &approval.request.options;
     let name = |index: usize| {
         options
@@ -617,7 +617,7 @@ fn really_sent(state: &AppState, approval: &Approval, i: usize) -> Option<String
 /// A warning for a card that cannot be allowed the usual way: the agent
 /// offers only "Always allow", or no way out of its plan mode that keeps
 /// it asking.
-fn option_warning(state: &AppState, approval: &Approval) -> Option<&'static str> {
+fn option_warning(state: &ChatState, approval: &Approval) -> Option<&'static str> {
     let options = &approval.request.options;
     if approval.view.kind == ToolKind::SwitchMode {
         return switch_allow_option(options, agent_modes(state))
@@ -631,7 +631,7 @@ fn option_warning(state: &AppState, approval: &Approval) -> Option<&'static str>
 }
 
 /// The one line of a card that is not selected: "▸ 2 of 3  title  kind".
-fn one_liner(state: &AppState, index: usize, width: usize, theme: Theme) -> Line<'static> {
+fn one_liner(state: &ChatState, index: usize, width: usize, theme: Theme) -> Line<'static> {
     let Some(approval) = state.approvals.get(index) else {
         return blank();
     };
@@ -673,7 +673,7 @@ fn hidden_line(n: usize, theme: Theme) -> Line<'static> {
 }
 
 /// Rows the whole card area would like.
-pub(crate) fn wanted(state: &AppState, card: &Card, detail: &[Line<'static>]) -> usize {
+pub(crate) fn wanted(state: &ChatState, card: &Card, detail: &[Line<'static>]) -> usize {
     let others = state.approvals.len().saturating_sub(1);
     others + box_wanted(card, detail)
 }
@@ -749,7 +749,7 @@ enum Src {
 pub(crate) fn render(
     buf: &mut Buffer,
     area: Rect,
-    state: &AppState,
+    state: &ChatState,
     card: &Card,
     detail: &[Line<'static>],
     theme: Theme,
@@ -806,7 +806,7 @@ pub(crate) fn render(
 fn render_box(
     buf: &mut Buffer,
     area: Rect,
-    state: &AppState,
+    state: &ChatState,
     card: &Card,
     detail: &[Line<'static>],
     theme: Theme,

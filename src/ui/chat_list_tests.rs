@@ -20,7 +20,7 @@ use crate::model::{
     OptionKind, PermissionOption, PermissionRequest, SessionInfo, ToolCallFields, ToolKind,
 };
 use crate::policy::Mode;
-use crate::state::{Action, AppState, ChatFocus, EntryKind, Msg, Workspace, WsMsg};
+use crate::state::{Action, ChatFocus, ChatState, EntryKind, Msg, Workspace, WsMsg};
 
 fn views() -> Views {
     Views::with_theme(Theme::with_color(true))
@@ -73,8 +73,8 @@ fn edit(session: &str, tool: &str, path: &str) -> PermissionRequest {
 }
 
 /// A connected chat of `agent` in `mode`.
-fn chat(agent: &str, session: &str, mode: Mode) -> AppState {
-    let mut s = AppState::new(agent, "~/src/warden");
+fn chat(agent: &str, session: &str, mode: Mode) -> ChatState {
+    let mut s = ChatState::new(agent, "~/src/warden");
     s.mode = mode;
     s.agent_policy.name = agent.into();
     s.update(Msg::SessionStarted(SessionInfo {
@@ -85,7 +85,7 @@ fn chat(agent: &str, session: &str, mode: Mode) -> AppState {
     s
 }
 
-fn prompt(s: &mut AppState, text: &str) {
+fn prompt(s: &mut ChatState, text: &str) {
     s.update(Msg::Action(Action::Paste(text.into())));
     s.update(Msg::Action(Action::Submit));
     assert!(s.is_busy());

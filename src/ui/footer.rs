@@ -13,7 +13,7 @@ use super::wrap::{spans_width, str_width, truncate_end, truncate_start};
 use crate::keys;
 use crate::sanitize::one_line;
 use crate::state::workspace::DIGIT_CHATS;
-use crate::state::{Action, AppState, Connection, Focus};
+use crate::state::{Action, ChatState, Connection, Focus};
 
 /// Between footer parts.
 const SEP: &str = " │ ";
@@ -23,7 +23,7 @@ const SLOT_GAP: &str = "  ";
 const MIN_CWD: usize = 8;
 
 /// The chat's permission mode as a dropdown: "⏵ Default ▾".
-pub(crate) fn mode_slot(state: &AppState, theme: Theme) -> Span<'static> {
+pub(crate) fn mode_slot(state: &ChatState, theme: Theme) -> Span<'static> {
     Span::styled(
         format!("⏵ {} ▾", state.mode.label()),
         theme.mode(state.mode),
@@ -32,7 +32,7 @@ pub(crate) fn mode_slot(state: &AppState, theme: Theme) -> Span<'static> {
 
 /// `BYPASS` next to the mode while the chat's agent is bypassed: its
 /// calls that no deny or ask rule stops run without asking.
-pub(crate) fn bypass_badge(state: &AppState, theme: Theme) -> Option<Span<'static>> {
+pub(crate) fn bypass_badge(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
     state
         .agent_policy
         .bypass
@@ -40,7 +40,7 @@ pub(crate) fn bypass_badge(state: &AppState, theme: Theme) -> Option<Span<'stati
 }
 
 /// What the agent is doing, when worth saying.
-fn status(state: &AppState, theme: Theme) -> Option<Span<'static>> {
+fn status(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
     match state.connection {
         Connection::Starting => return Some(Span::styled("starting agent…", theme.starting())),
         Connection::Down => return Some(Span::styled("agent stopped · r restart", theme.down())),
@@ -55,7 +55,7 @@ fn status(state: &AppState, theme: Theme) -> Option<Span<'static>> {
 }
 
 /// The agent's own current mode, by name.
-fn agent_mode(state: &AppState, theme: Theme) -> Option<Span<'static>> {
+fn agent_mode(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
     let modes = state.agent_modes.as_ref()?;
     if modes.current.is_empty() {
         return None;
@@ -72,7 +72,7 @@ fn agent_mode(state: &AppState, theme: Theme) -> Option<Span<'static>> {
 }
 
 /// The agent's model and its usage: "opus · ctx 25% · $0.12".
-fn controls(state: &AppState, theme: Theme) -> Option<Span<'static>> {
+fn controls(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
     let parts: Vec<String> = [state.controls.model_label(), state.controls.usage_label()]
         .into_iter()
         .flatten()
@@ -82,7 +82,7 @@ fn controls(state: &AppState, theme: Theme) -> Option<Span<'static>> {
 }
 
 /// Cards wait while the keys are elsewhere: say how many, and how to get there.
-fn pending(state: &AppState, theme: Theme) -> Option<Span<'static>> {
+fn pending(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
     let on_cards = matches!(
         state.focus,
         Focus::Cards
@@ -212,7 +212,7 @@ fn left(parts: &[(Part, Option<Span<'static>>)], theme: Theme) -> Left {
 
 /// Draw the footer of a chat alone; returns where its clickable parts are.
 #[cfg(test)]
-pub(crate) fn render(buf: &mut Buffer, area: Rect, state: &AppState, theme: Theme) -> Hits {
+pub(crate) fn render(buf: &mut Buffer, area: Rect, state: &ChatState, theme: Theme) -> Hits {
     render_with(buf, area, state, Chats::default(), theme)
 }
 
@@ -221,7 +221,7 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, state: &AppState, theme: Them
 pub(crate) fn render_with(
     buf: &mut Buffer,
     area: Rect,
-    state: &AppState,
+    state: &ChatState,
     chats: Chats,
     theme: Theme,
 ) -> Hits {

@@ -17,7 +17,7 @@ use crate::model::{
     ToolCallFields, ToolContent, ToolKind,
 };
 use crate::policy::{ChatGrant, KindMatch, Mode, RequestView, Rule, RuleDecision};
-use crate::state::{Action, AppState, Approval, Composer, Focus, ModeItem, Msg, choices};
+use crate::state::{Action, Approval, ChatState, Composer, Focus, ModeItem, Msg, choices};
 
 pub(super) fn view() -> View {
     View::with_theme(Theme::with_color(true))
@@ -30,7 +30,7 @@ pub(super) fn terminal(width: u16, height: u16) -> Terminal<TestBackend> {
 /// Draw once; the screen as text, and the cursor when it is shown.
 pub(super) fn draw_on(
     term: &mut Terminal<TestBackend>,
-    state: &AppState,
+    state: &ChatState,
     view: &mut View,
 ) -> String {
     term.hide_cursor().expect("hide cursor");
@@ -39,7 +39,7 @@ pub(super) fn draw_on(
 }
 
 /// The screen at `width` x `height`, with the cursor's place when it shows.
-pub(super) fn screen(state: &AppState, width: u16, height: u16) -> String {
+pub(super) fn screen(state: &ChatState, width: u16, height: u16) -> String {
     let mut term = terminal(width, height);
     let mut view = view();
     let mut text = draw_on(&mut term, state, &mut view);
@@ -163,8 +163,8 @@ pub(super) fn long_request() -> PermissionRequest {
 }
 
 /// A connected chat in Default mode, as claude-code.
-pub(super) fn chat(modes: Option<AgentModes>) -> AppState {
-    let mut state = AppState::new("claude-code", "~/src/warden");
+pub(super) fn chat(modes: Option<AgentModes>) -> ChatState {
+    let mut state = ChatState::new("claude-code", "~/src/warden");
     state.update(Msg::SessionStarted(SessionInfo {
         session_id: "s1".into(),
         modes,
@@ -195,7 +195,7 @@ pub(super) fn agent_modes() -> AgentModes {
 }
 
 /// A chat with these requests asked through the real policy.
-pub(super) fn asking(requests: Vec<PermissionRequest>) -> AppState {
+pub(super) fn asking(requests: Vec<PermissionRequest>) -> ChatState {
     let mut state = chat(None);
     for (id, req) in (1..).zip(requests) {
         state.update(Msg::PermissionRequested { id, request: req });
@@ -292,7 +292,7 @@ fn approve_all_confirmation_100x36() {
 #[test]
 fn footer_and_mode_dropdown_100x16() {
     let mut out = String::new();
-    let mut show = |label: &str, state: &AppState| {
+    let mut show = |label: &str, state: &ChatState| {
         out.push_str(&format!("── {label}\n{}", screen(state, 100, 16)));
     };
     let mut state = chat(None);
@@ -434,7 +434,7 @@ fn agent_text_on_a_card_is_made_visible() {
         line: None,
     }]);
     req.options[0].name = evil.into();
-    let mut state = AppState::new("agent\u{1b}]0;x\u{7}", "~");
+    let mut state = ChatState::new("agent\u{1b}]0;x\u{7}", "~");
     state.update(Msg::SessionStarted(SessionInfo {
         session_id: "s1".into(),
         modes: Some(AgentModes {

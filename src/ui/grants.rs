@@ -2,7 +2,7 @@
 //! over the whole screen. Agents on bypass, the settings file's rules in
 //! file order, and this chat's grants, each revocable after a "y".
 //!
-//! Descriptions come from `AppState::describe_grant` and go through
+//! Descriptions come from `ChatState::describe_grant` and go through
 //! `crate::sanitize` once more here: agent names and rule notes end up in them.
 
 use ratatui::buffer::Buffer;
@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, BorderType, Clear, Padding, Widget};
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, str_width, truncate_end, wrap_into, wrap_text_into};
 use crate::sanitize::one_line;
-use crate::state::{AppState, GrantItem};
+use crate::state::{ChatState, GrantItem};
 
 /// On the border.
 pub(crate) const TITLE: &str = " What decides for you ";
@@ -33,7 +33,7 @@ const CONFIRM_TAIL: &str = "? y / n";
 const INDENT: usize = 2;
 const HANG: usize = 4;
 
-/// The screen's sections, in the order of `AppState::grant_items`.
+/// The screen's sections, in the order of `ChatState::grant_items`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Section {
     /// Agents whose requests are allowed without asking.
@@ -86,7 +86,7 @@ fn cut(lines: &mut Vec<Line<'static>>, width: usize, theme: Theme) {
 
 /// The list: each section's heading, its items (wrapped) or "none", and a
 /// blank row between sections.
-fn list_rows(state: &AppState, items: &[GrantItem], width: usize, theme: Theme) -> Vec<Row> {
+fn list_rows(state: &ChatState, items: &[GrantItem], width: usize, theme: Theme) -> Vec<Row> {
     let mut rows = Vec::new();
     for (s, section) in Section::ALL.into_iter().enumerate() {
         if s > 0 {
@@ -127,7 +127,7 @@ fn list_rows(state: &AppState, items: &[GrantItem], width: usize, theme: Theme) 
 
 /// "Revoke <description>? y / n", the description cut to fit `width`.
 fn confirm_line(
-    state: &AppState,
+    state: &ChatState,
     item: Option<&GrantItem>,
     width: usize,
     theme: Theme,
@@ -192,7 +192,7 @@ fn more(arrow: &str, items: usize) -> String {
 pub(crate) fn render(
     buf: &mut Buffer,
     area: Rect,
-    state: &AppState,
+    state: &ChatState,
     selected: usize,
     confirm: bool,
     top: &mut usize,

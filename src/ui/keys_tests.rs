@@ -12,10 +12,10 @@ use crate::keys;
 use crate::model::{
     OptionKind, PermissionOption, PermissionRequest, SessionInfo, ToolCallFields, ToolKind,
 };
-use crate::state::{Action, AppState, Msg};
+use crate::state::{Action, ChatState, Msg};
 
-fn ready() -> AppState {
-    let mut state = AppState::new("demo", "~/src/warden");
+fn ready() -> ChatState {
+    let mut state = ChatState::new("demo", "~/src/warden");
     state.update(Msg::SessionStarted(SessionInfo {
         session_id: "s1".into(),
         modes: None,
@@ -25,7 +25,7 @@ fn ready() -> AppState {
 }
 
 /// A chat with a turn running and one edit card.
-fn with_card() -> AppState {
+fn with_card() -> ChatState {
     let mut state = ready();
     state.update(Msg::Action(Action::Paste("tidy the config".into())));
     state.update(Msg::Action(Action::Submit));
@@ -56,7 +56,7 @@ fn with_card() -> AppState {
     state
 }
 
-fn screen(state: &AppState, width: u16, height: u16) -> String {
+fn screen(state: &ChatState, width: u16, height: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
     let mut view = View::with_theme(Theme::with_color(false));
     let frame = term.draw(|f| draw(f, state, &mut view)).expect("draw");

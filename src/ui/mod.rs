@@ -1,5 +1,5 @@
 //! Render-only widgets, drawn from the pure state. A chat's screen, from
-//! `&AppState`: the transcript (fills the screen), the pending approval
+//! `&ChatState`: the transcript (fills the screen), the pending approval
 //! cards, an optional notice line, the composer, a one-row footer, and the
 //! mode dropdown over them when it is open; the rules screen (Ctrl-G)
 //! covers it all. Around it, from `&Workspace` ([`draw_workspace`]): the
@@ -63,7 +63,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
 use crate::sanitize::one_line;
-use crate::state::{Action, AppState, ChatFocus, ChatId, Focus, Workspace};
+use crate::state::{Action, ChatFocus, ChatId, ChatState, Focus, Workspace};
 use history::History;
 use wrap::{str_width, truncate_end};
 
@@ -73,7 +73,7 @@ const CARDS_SHARE: (u16, u16) = (1, 2);
 const NO_CHAT: &str = "no chat open · Ctrl-N new chat · Alt-O past chats";
 
 /// Render-side state: layout caches and the scroll position. Owned by the
-/// runtime, not by `AppState`.
+/// runtime, not by `ChatState`.
 pub struct View {
     theme: Theme,
     history: History,
@@ -247,7 +247,7 @@ impl Default for Views {
 
 /// Draw the whole screen with one chat on it. Pure rendering from
 /// `state`; only `view` (caches, scroll, click areas) is mutated.
-pub fn draw(frame: &mut Frame<'_>, state: &AppState, view: &mut View) {
+pub fn draw(frame: &mut Frame<'_>, state: &ChatState, view: &mut View) {
     let area = frame.area();
     draw_chat(frame, area, state, view, &Around::default());
 }
@@ -394,7 +394,7 @@ struct Around<'a> {
 fn draw_chat(
     frame: &mut Frame<'_>,
     area: Rect,
-    state: &AppState,
+    state: &ChatState,
     view: &mut View,
     around: &Around<'_>,
 ) {

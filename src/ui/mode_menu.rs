@@ -11,7 +11,7 @@ use super::wrap::{spans_width, str_width, truncate_end};
 use crate::model::SessionOptionValue;
 use crate::policy::Mode;
 use crate::sanitize::one_line;
-use crate::state::{AppState, ModeItem};
+use crate::state::{ChatState, ModeItem};
 
 /// The keys, on the dropdown's last row.
 pub(crate) const HINT: &str = "↑↓ choose · Enter pick · Esc close";
@@ -37,7 +37,7 @@ pub(crate) struct Drawn {
 }
 
 /// The dropdown's rows, each with the item it picks.
-fn rows(state: &AppState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> {
+fn rows(state: &ChatState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> {
     let mark = |current: bool| if current { "● " } else { "  " };
     let mut rows = vec![(
         Line::from(Span::styled("warden mode", theme.section())),
@@ -90,7 +90,7 @@ fn rows(state: &AppState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> {
 
 /// The rows of the agent's session options (model, thought level,
 /// toggles): a heading per option, then its choices, the current one marked.
-fn option_rows(state: &AppState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> {
+fn option_rows(state: &ChatState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> {
     let mut rows = Vec::new();
     let mut heading = None;
     for (index, item) in state.mode_menu_items().into_iter().enumerate() {
@@ -147,7 +147,7 @@ pub(crate) fn render(
     screen: Rect,
     x: u16,
     bottom: u16,
-    state: &AppState,
+    state: &ChatState,
     highlighted: usize,
     theme: Theme,
 ) -> Drawn {
@@ -228,8 +228,8 @@ mod tests {
 
     /// A chat of codex-acp with its model, reasoning effort and a toggle,
     /// and a usage update.
-    fn codex() -> AppState {
-        let mut state = AppState::new("codex", "~/src/warden");
+    fn codex() -> ChatState {
+        let mut state = ChatState::new("codex", "~/src/warden");
         state.update(Msg::SessionStarted(SessionInfo {
             session_id: "s1".into(),
             modes: None,

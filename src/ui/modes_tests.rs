@@ -15,7 +15,7 @@ use crate::model::{
     OptionKind, PermissionOption, PermissionRequest, SessionInfo, ToolCallFields, ToolKind,
 };
 use crate::policy::Mode;
-use crate::state::{Action, AppState, Focus, Msg, Question, Workspace};
+use crate::state::{Action, ChatState, Focus, Msg, Question, Workspace};
 
 fn request(tool: &str, title: &str, kind: ToolKind) -> PermissionRequest {
     PermissionRequest {
@@ -42,8 +42,8 @@ fn request(tool: &str, title: &str, kind: ToolKind) -> PermissionRequest {
 }
 
 /// A connected chat of `agent` with two edit cards waiting.
-fn two_cards(agent: &str) -> AppState {
-    let mut state = AppState::new(agent, "~/src/warden");
+fn two_cards(agent: &str) -> ChatState {
+    let mut state = ChatState::new(agent, "~/src/warden");
     state.agent_policy.name = agent.into();
     state.update(Msg::SessionStarted(SessionInfo {
         session_id: "s1".into(),
@@ -65,7 +65,7 @@ fn two_cards(agent: &str) -> AppState {
     state
 }
 
-fn screen(state: &AppState, width: u16, height: u16) -> String {
+fn screen(state: &ChatState, width: u16, height: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
     let mut view = View::with_theme(Theme::with_color(true));
     let completed = term.draw(|f| draw(f, state, &mut view)).expect("draw");

@@ -9,12 +9,12 @@ use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use super::theme::Theme;
 use super::wrap::{str_width, truncate_end};
 use crate::sanitize::one_line;
-use crate::state::AppState;
+use crate::state::ChatState;
 use crate::state::drafts::POPUP_ROWS;
 
 /// Draw the queue and the list in the rows of `area` above the row `above`
 /// (the notice line, else the composer).
-pub(crate) fn render(buf: &mut Buffer, area: Rect, above: u16, state: &AppState, theme: Theme) {
+pub(crate) fn render(buf: &mut Buffer, area: Rect, above: u16, state: &ChatState, theme: Theme) {
     let mut bottom = above;
     let top = area.y;
     let width = usize::from(area.width);
@@ -107,7 +107,7 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, above: u16, state: &AppState,
 
 /// The input hint of a command typed with nothing after it, dimmed after
 /// the cursor inside the composer's text row.
-pub(crate) fn render_hint(buf: &mut Buffer, composer: Rect, state: &AppState, theme: Theme) {
+pub(crate) fn render_hint(buf: &mut Buffer, composer: Rect, state: &ChatState, theme: Theme) {
     let Some(hint) = state.composer_hint() else {
         return;
     };

@@ -8,10 +8,10 @@ use super::super::tests::buffer_text;
 use super::super::theme::Theme;
 use super::super::{View, draw};
 use crate::model::{SessionInfo, SessionUpdate, SlashCommand};
-use crate::state::{Action, AppState, DraftsMsg, Msg};
+use crate::state::{Action, ChatState, DraftsMsg, Msg};
 
-fn ready() -> AppState {
-    let mut s = AppState::new("demo", "~/src/warden");
+fn ready() -> ChatState {
+    let mut s = ChatState::new("demo", "~/src/warden");
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: None,
@@ -20,14 +20,14 @@ fn ready() -> AppState {
     s
 }
 
-fn screen(state: &AppState, width: u16, height: u16) -> String {
+fn screen(state: &ChatState, width: u16, height: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
     let mut view = View::with_theme(Theme::with_color(true));
     let done = term.draw(|f| draw(f, state, &mut view)).unwrap();
     buffer_text(done.buffer)
 }
 
-fn keys(s: &mut AppState, text: &str) {
+fn keys(s: &mut ChatState, text: &str) {
     for c in text.chars() {
         s.update(Msg::Action(Action::Char(c)));
     }

@@ -12,11 +12,11 @@ use super::tests::buffer_text;
 use super::theme::Theme;
 use crate::model::ToolKind;
 use crate::policy::{ChatGrant, KindMatch, Rule, RuleDecision};
-use crate::state::{Action, AppState, Focus, Msg};
+use crate::state::{Action, ChatState, Focus, Msg};
 
 /// A chat with one agent on bypass, two rules (the second with a note) and
 /// one "allow for this chat" grant, its review screen open.
-fn reviewing() -> AppState {
+fn reviewing() -> ChatState {
     let mut state = chat(None);
     state.bypassed_agents = vec!["claude-code".into()];
     let mut run_tests = Rule::new(RuleDecision::Allow);

@@ -11,28 +11,28 @@ use super::tests::buffer_text;
 use super::theme::Theme;
 use super::{View, Views, draw, draw_workspace};
 use crate::state::search::{Match, code_blocks, matches};
-use crate::state::{Action, AppState, Connection, Effect, EntryKind, Msg, Workspace};
+use crate::state::{Action, ChatState, Connection, Effect, EntryKind, Msg, Workspace};
 
-fn ready() -> AppState {
-    let mut s = AppState::new("demo", "/work");
+fn ready() -> ChatState {
+    let mut s = ChatState::new("demo", "/work");
     s.connection = Connection::Ready {
         session_id: "s1".into(),
     };
     s
 }
 
-fn act(s: &mut AppState, action: Action) -> Vec<Effect> {
+fn act(s: &mut ChatState, action: Action) -> Vec<Effect> {
     s.update(Msg::Action(action))
 }
 
-fn typed(s: &mut AppState, text: &str) {
+fn typed(s: &mut ChatState, text: &str) {
     for c in text.chars() {
         act(s, Action::Char(c));
     }
 }
 
 /// A chat of `n` exchanges; exchange 3 and the last mention "flaky".
-fn chat(n: usize) -> AppState {
+fn chat(n: usize) -> ChatState {
     let mut s = ready();
     for i in 1..=n {
         s.transcript.push(EntryKind::User(format!("question {i}")));
@@ -47,7 +47,7 @@ fn chat(n: usize) -> AppState {
     s
 }
 
-fn draw_text(term: &mut Terminal<TestBackend>, state: &AppState, view: &mut View) -> Buffer {
+fn draw_text(term: &mut Terminal<TestBackend>, state: &ChatState, view: &mut View) -> Buffer {
     term.draw(|f| draw(f, state, view))
         .expect("draw")
         .buffer
@@ -103,7 +103,7 @@ fn typing_selects_the_newest_match_and_n_goes_older() {
     // Enter: stop typing; n older, N newer, wrapping around.
     act(&mut s, Action::Submit);
     assert!(!s.search.as_ref().is_some_and(|x| x.typing));
-    let at = |s: &AppState| s.search.as_ref().and_then(|x| x.current);
+    let at = |s: &ChatState| s.search.as_ref().and_then(|x| x.current);
     act(&mut s, Action::Char('n'));
     assert_eq!(at(&s), Some(Match { entry: 7, nth: 0 }));
     act(&mut s, Action::Char('n'));
@@ -259,9 +259,9 @@ fn the_footer_says_the_mouse_is_released() {
 }
 
 /// A chat waiting on its turn, as the card tests make it.
-fn working() -> AppState {
+fn working() -> ChatState {
     use crate::model::SessionInfo;
-    let mut s = AppState::new("demo", "/work");
+    let mut s = ChatState::new("demo", "/work");
     s.agent_policy.name = "demo".into();
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s1".into(),

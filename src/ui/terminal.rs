@@ -623,19 +623,19 @@ mod tests {
 
     #[test]
     fn the_screen_follows_output_and_the_fold() {
-        use crate::state::{Action, AppState, Msg};
+        use crate::state::{Action, ChatState, Msg};
         use crate::ui::{View, draw};
         use ratatui::Terminal;
         use ratatui::backend::TestBackend;
 
-        let mut state = AppState::new("demo", "/tmp");
+        let mut state = ChatState::new("demo", "/tmp");
         let EntryKind::Tool(tool) = entry("seq", ToolState::InProgress).kind else {
             unreachable!()
         };
         state.transcript.upsert_tool(tool.call);
         let mut ui = View::with_theme(Theme::with_color(true));
         let mut term = Terminal::new(TestBackend::new(50, 24)).expect("terminal");
-        let mut screen = |state: &AppState, ui: &mut View| {
+        let mut screen = |state: &ChatState, ui: &mut View| {
             let done = term.draw(|f| draw(f, state, ui)).expect("draw");
             buffer_text(done.buffer)
         };

@@ -14,7 +14,7 @@ use crate::model::{
     AgentMode, AgentModes, Location, PlanEntry, PlanStatus, ToolCall, ToolContent, ToolKind,
     WireStatus,
 };
-use crate::state::{AppState, Connection, EntryKind, ToolState, Turn};
+use crate::state::{ChatState, Connection, EntryKind, ToolState, Turn};
 
 /// The buffer as text, one line per row, trailing spaces cut.
 pub(crate) fn buffer_text(buf: &Buffer) -> String {
@@ -46,12 +46,12 @@ fn terminal(width: u16, height: u16) -> Terminal<TestBackend> {
 }
 
 /// Draw and return the screen as text.
-fn frame(term: &mut Terminal<TestBackend>, state: &AppState, view: &mut View) -> String {
+fn frame(term: &mut Terminal<TestBackend>, state: &ChatState, view: &mut View) -> String {
     let completed = term.draw(|f| draw(f, state, view)).expect("draw");
     buffer_text(completed.buffer)
 }
 
-fn screen(state: &AppState, width: u16, height: u16, scroll: Option<Scroll>) -> String {
+fn screen(state: &ChatState, width: u16, height: u16, scroll: Option<Scroll>) -> String {
     let mut term = terminal(width, height);
     let mut view = view();
     let mut text = frame(&mut term, state, &mut view);
@@ -62,7 +62,7 @@ fn screen(state: &AppState, width: u16, height: u16, scroll: Option<Scroll>) -> 
     text
 }
 
-fn ready(state: &mut AppState) {
+fn ready(state: &mut ChatState) {
     state.connection = Connection::Ready {
         session_id: "s1".into(),
     };
@@ -86,8 +86,8 @@ let config = Config::load(dir.path())?;
 ";
 
 /// A transcript with every kind of entry.
-fn fixture() -> AppState {
-    let mut s = AppState::new("claude-code", "~/src/warden");
+fn fixture() -> ChatState {
+    let mut s = ChatState::new("claude-code", "~/src/warden");
     ready(&mut s);
     s.agent_modes = Some(AgentModes {
         current: "default".into(),
@@ -194,7 +194,7 @@ fn transcript_whole_thoughts_expanded_120() {
     assert_snapshot!(screen(&state, 120, 90, None));
 }
 
-fn footer_line(state: &AppState, width: u16) -> String {
+fn footer_line(state: &ChatState, width: u16) -> String {
     let area = Rect::new(0, 0, width, 1);
     let mut buf = Buffer::empty(area);
     footer::render(&mut buf, area, state, Theme::with_color(true));
@@ -204,8 +204,8 @@ fn footer_line(state: &AppState, width: u16) -> String {
 #[test]
 fn footer_states() {
     let mut out = String::new();
-    let mut state = AppState::new("claude-code", "/home/someone/src/projects/warden");
-    let mut show = |label: &str, state: &AppState| {
+    let mut state = ChatState::new("claude-code", "/home/someone/src/projects/warden");
+    let mut show = |label: &str, state: &ChatState| {
         for width in [120, 70, 40] {
             out.push_str(&format!(
                 "{label:<10} {width:>3} |{}",
@@ -237,7 +237,7 @@ fn footer_states() {
 }
 
 fn composer_screen(text: &str, width: u16, height: u16) -> String {
-    let mut state = AppState::new("agent", "~");
+    let mut state = ChatState::new("agent", "~");
     ready(&mut state);
     state.composer.insert_str(text);
     let mut term = terminal(width, height);
@@ -270,7 +270,7 @@ fn composer_long_wrapping() {
 
 #[test]
 fn composer_cursor_counts_wide_characters() {
-    let mut state = AppState::new("agent", "~");
+    let mut state = ChatState::new("agent", "~");
     state.composer.insert_str("日本x");
     state.composer.left();
     let mut term = terminal(40, 8);
@@ -281,8 +281,8 @@ fn composer_cursor_counts_wide_characters() {
 }
 
 /// A transcript of `n` one-row info entries (each 2 rows high after the first).
-fn infos(n: usize) -> AppState {
-    let mut state = AppState::new("agent", "~");
+fn infos(n: usize) -> ChatState {
+    let mut state = ChatState::new("agent", "~");
     ready(&mut state);
     for i in 0..n {
         state.transcript.push(EntryKind::Info(format!("entry {i}")));
@@ -498,7 +498,7 @@ fn toggling_thoughts_relays_out_thoughts() {
 
 #[test]
 fn the_layout_cache_stays_bounded() {
-    let mut state = AppState::new("agent", "~");
+    let mut state = ChatState::new("agent", "~");
     for i in 0..3_000 {
         state.transcript.push_agent_text(&format!(
             "# answer {i}\n\nwith a paragraph\n\n- and\n- a list"
@@ -522,7 +522,7 @@ fn the_layout_cache_stays_bounded() {
 
 #[test]
 fn escape_sequences_never_reach_the_buffer() {
-    let mut state = AppState::new("agent\u{1b}[2J", "~/\u{1b}]0;x\u{7}");
+    let mut state = ChatState::new("agent\u{1b}[2J", "~/\u{1b}]0;x\u{7}");
     ready(&mut state);
     state
         .transcript
@@ -589,7 +589,7 @@ fn tiny_terminals_do_not_panic() {
 
 #[test]
 fn the_composer_scrolls_to_keep_the_cursor_visible() {
-    let mut state = AppState::new("agent", "~");
+    let mut state = ChatState::new("agent", "~");
     let lines: Vec<String> = (1..=15).map(|i| format!("line {i}")).collect();
     state.composer.insert_str(&lines.join("\n"));
     let mut term = terminal(30, 20);
@@ -616,7 +616,7 @@ fn a_flooded_answer_keeps_its_newest_rows_and_shows_old_ones_when_scrolled_to() 
     // A streamed answer far longer than the rows kept while following: the
     // screen still shows its start when scrolled to the top, and its end
     // when following, exactly as a whole render would.
-    let mut state = AppState::new("agent", "~/p");
+    let mut state = ChatState::new("agent", "~/p");
     ready(&mut state);
     let mut term = terminal(40, 12);
     let mut view = view();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use warden::app::App;
 use warden::policy::Mode;
-use warden::state::{Action, AppState};
+use warden::state::{Action, ChatState};
 
 use crate::common::*;
 
@@ -33,7 +33,7 @@ async fn playing(dir: &Path, file: &Path, mode: Mode) -> App {
     app
 }
 
-fn outcomes(state: &AppState) -> Vec<String> {
+fn outcomes(state: &ChatState) -> Vec<String> {
     agent_text(state)
         .lines()
         .filter(|l| l.starts_with("permission outcome:"))

@@ -9,7 +9,7 @@ use std::time::Duration;
 use warden::acp::AgentCommand;
 use warden::app::{App, ChatOptions};
 use warden::policy::Mode;
-use warden::state::{Action, AppState, Connection, EntryKind, Msg};
+use warden::state::{Action, ChatState, Connection, EntryKind, Msg};
 
 /// Generous guard so a bug cannot hang CI; never a speed assertion.
 pub const GUARD: Duration = Duration::from_secs(30);
@@ -35,7 +35,7 @@ pub fn demo_command(cwd: &Path, extra: &[&str]) -> AgentCommand {
 }
 
 /// Feed agent events to the app until `done` holds; panics after [`GUARD`].
-pub async fn pump_until(app: &mut App, what: &str, done: impl Fn(&AppState) -> bool) {
+pub async fn pump_until(app: &mut App, what: &str, done: impl Fn(&ChatState) -> bool) {
     let result = tokio::time::timeout(GUARD, async {
         while !done(app.state()) {
             match app.next_agent_event().await {
@@ -72,7 +72,7 @@ pub fn send(app: &mut App, text: &str) {
     app.handle(Msg::Action(Action::Submit));
 }
 
-pub fn agent_text(state: &AppState) -> String {
+pub fn agent_text(state: &ChatState) -> String {
     state
         .transcript
         .entries()
@@ -85,7 +85,7 @@ pub fn agent_text(state: &AppState) -> String {
         .join("\n")
 }
 
-pub fn infos(state: &AppState) -> Vec<String> {
+pub fn infos(state: &ChatState) -> Vec<String> {
     state
         .transcript
         .entries()
@@ -97,7 +97,7 @@ pub fn infos(state: &AppState) -> Vec<String> {
         .collect()
 }
 
-pub fn errors(state: &AppState) -> Vec<(String, Vec<String>)> {
+pub fn errors(state: &ChatState) -> Vec<(String, Vec<String>)> {
     state
         .transcript
         .entries()
@@ -121,7 +121,7 @@ pub fn logged_options(dir: &Path, mode: Mode) -> ChatOptions {
     }
 }
 
-pub fn decisions(state: &AppState) -> Vec<(bool, String)> {
+pub fn decisions(state: &ChatState) -> Vec<(bool, String)> {
     state
         .transcript
         .entries()

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use warden::app::{App, ChatOptions};
-use warden::state::{Action, AppState, Msg};
+use warden::state::{Action, ChatState, Msg};
 
 use crate::common::*;
 
@@ -20,11 +20,11 @@ fn recorded(dir: &Path) -> ChatOptions {
     }
 }
 
-fn idle(s: &AppState) -> bool {
+fn idle(s: &ChatState) -> bool {
     !s.is_busy()
 }
 
-fn users(s: &AppState) -> Vec<String> {
+fn users(s: &ChatState) -> Vec<String> {
     s.transcript
         .entries()
         .iter()

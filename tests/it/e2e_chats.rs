@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use warden::app::{App, ChatOptions};
 use warden::policy::Mode;
-use warden::state::{Action, AppState, Connection, EntryKind};
+use warden::state::{Action, ChatState, Connection, EntryKind};
 
 use crate::common::*;
 use crate::e2e::group_alive;
@@ -136,7 +136,7 @@ async fn pump_ws(app: &mut App, what: &str, done: impl Fn(&warden::state::Worksp
     assert!(result.is_ok(), "timed out waiting for {what}");
 }
 
-fn chat_state(app: &App, n: usize) -> &AppState {
+fn chat_state(app: &App, n: usize) -> &ChatState {
     &app.ws.chats[n - 1].state
 }
 

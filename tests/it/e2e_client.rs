@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use warden::app::App;
 use warden::policy::Mode;
-use warden::state::{Action, AppState, EntryKind, ToolState};
+use warden::state::{Action, ChatState, EntryKind, ToolState};
 
 use crate::common::*;
 
-fn tool_titles(state: &AppState) -> Vec<(String, ToolState)> {
+fn tool_titles(state: &ChatState) -> Vec<(String, ToolState)> {
     state
         .transcript
         .entries()

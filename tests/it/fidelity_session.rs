@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::common::*;
 use warden::app::{App, ChatOptions};
 use warden::policy::Mode;
-use warden::state::{Action, AppState, Connection, EntryKind, Workspace};
+use warden::state::{Action, ChatState, Connection, EntryKind, Workspace};
 
 /// Prompt `create`, allow whatever card comes, and wait for the turn's end.
 async fn create_new_file(dir: &Path, name: &str) -> App {
@@ -106,11 +106,11 @@ async fn pump_ws(app: &mut App, what: &str, done: impl Fn(&Workspace) -> bool) {
     assert!(result.is_ok(), "timed out waiting for {what}");
 }
 
-fn chat(app: &App, n: usize) -> &AppState {
+fn chat(app: &App, n: usize) -> &ChatState {
     &app.ws.chats[n - 1].state
 }
 
-fn users(state: &AppState) -> Vec<String> {
+fn users(state: &ChatState) -> Vec<String> {
     state
         .transcript
         .entries()
@@ -205,7 +205,7 @@ async fn restart_of_an_agent_that_only_loads_does_not_show_the_replay_twice() {
     assert_eq!(chat(&app, 2).session_id(), Some(two.as_str()));
     assert_eq!(users(chat(&app, 1)), ["hello one"]);
     assert_eq!(users(chat(&app, 2)), ["hello two", "crash"]);
-    let agent_lines = |state: &AppState| {
+    let agent_lines = |state: &ChatState| {
         agent_text(state)
             .lines()
             .filter(|l| l.contains("hello one"))

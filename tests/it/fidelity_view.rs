@@ -11,7 +11,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use warden::app::App;
 use warden::model::StopReason;
-use warden::state::{Action, AppState, Connection, EntryKind, Msg, ToolState};
+use warden::state::{Action, ChatState, Connection, EntryKind, Msg, ToolState};
 use warden::ui::View;
 
 use crate::common::*;
@@ -34,7 +34,7 @@ async fn turn(app: &mut App, prompt: &str) {
 }
 
 /// The whole screen as text, one line per row.
-fn screen(state: &AppState, width: u16, height: u16) -> String {
+fn screen(state: &ChatState, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
     let mut view = View::default();
     terminal
@@ -54,7 +54,7 @@ fn screen(state: &AppState, width: u16, height: u16) -> String {
 }
 
 /// The tool call entries of the transcript, in order: (id, state).
-fn tools(state: &AppState) -> Vec<(String, ToolState)> {
+fn tools(state: &ChatState) -> Vec<(String, ToolState)> {
     state
         .transcript
         .entries()
@@ -66,7 +66,7 @@ fn tools(state: &AppState) -> Vec<(String, ToolState)> {
         .collect()
 }
 
-fn agent_blocks(state: &AppState) -> Vec<String> {
+fn agent_blocks(state: &ChatState) -> Vec<String> {
     state
         .transcript
         .entries()
@@ -239,7 +239,7 @@ async fn still_starting_notice_goes_once_the_agent_is_ready() {
 /// Item 7: a stop reason this ACP version does not name is shown as itself.
 #[test]
 fn unknown_stop_reason_is_shown_as_itself() {
-    let mut state = AppState::new("demo", "/w");
+    let mut state = ChatState::new("demo", "/w");
     state.connection = Connection::Ready {
         session_id: "s".into(),
     };

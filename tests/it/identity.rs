@@ -312,7 +312,7 @@ async fn an_agent_with_a_block_keeps_the_blocks_name() {
 
 #[test]
 fn the_state_takes_the_new_name_everywhere_it_shows() {
-    let mut state = warden::state::AppState::new("run-agent", "/tmp");
+    let mut state = warden::state::ChatState::new("run-agent", "/tmp");
     state.agent_policy.name = "run-agent".into();
     let effects = state.update(Msg::AgentNamed("claude-code".into()));
     assert!(effects.is_empty());

@@ -936,9 +936,9 @@ fn agents_started_by_an_interpreter_are_named_by_their_script_and_never_share_a_
 
 #[test]
 fn an_agent_without_a_block_does_not_inherit_a_bypass_by_name() {
-    use warden::state::{AppState, Msg};
+    use warden::state::{ChatState, Msg};
     // `-- node b.js` under a name that another command's block has.
-    let mut state = AppState::new("node", "/tmp");
+    let mut state = ChatState::new("node", "/tmp");
     state.agent_policy.name = "node".into();
     state.update(Msg::SettingsChanged {
         rules: Vec::new(),

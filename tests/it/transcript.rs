@@ -9,7 +9,7 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
 use warden::app::{App, ChatOptions, Extras, Notify};
 use warden::policy::Mode;
-use warden::state::{Action, AppState, EntryKind, Msg};
+use warden::state::{Action, ChatState, EntryKind, Msg};
 
 use crate::common::*;
 
@@ -20,7 +20,7 @@ fn recorded(dir: &Path) -> ChatOptions {
     }
 }
 
-fn users(state: &AppState) -> Vec<String> {
+fn users(state: &ChatState) -> Vec<String> {
     state
         .transcript
         .entries()

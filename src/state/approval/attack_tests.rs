@@ -11,12 +11,12 @@ use crate::model::{
     ToolCallFields, ToolKind,
 };
 use crate::policy::{ChatGrant, GrantCommands, Mode, RequestView};
-use crate::state::{Action, AppState, Effect, Focus, Msg, OnAsk, RequestId};
+use crate::state::{Action, ChatState, Effect, Focus, Msg, OnAsk, RequestId};
 
 use crate::test_support::option;
 
-fn chat(mode: Mode) -> AppState {
-    let mut s = AppState::new("demo", "/w");
+fn chat(mode: Mode) -> ChatState {
+    let mut s = ChatState::new("demo", "/w");
     s.mode = mode;
     s.agent_policy.name = "demo".into();
     s.cwd_path = "/w".into();
@@ -30,11 +30,11 @@ fn chat(mode: Mode) -> AppState {
     s
 }
 
-fn ask(s: &mut AppState, id: RequestId, request: PermissionRequest) -> Vec<Effect> {
+fn ask(s: &mut ChatState, id: RequestId, request: PermissionRequest) -> Vec<Effect> {
     s.update(Msg::PermissionRequested { id, request })
 }
 
-fn key(s: &mut AppState, action: Action) -> Vec<Effect> {
+fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
     s.update(Msg::Action(action))
 }
 

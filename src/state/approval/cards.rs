@@ -6,11 +6,11 @@ use crate::keys::{self, AnswerCmd, CardCmd, FieldCmd};
 use crate::model::{PermissionOutcome, ToolKind};
 use crate::policy::{self, Decision, Source, allow_option, reject_option};
 use crate::sanitize::one_line;
-use crate::state::{Action, AppState, Composer, Effect, RequestId};
+use crate::state::{Action, ChatState, Composer, Effect, RequestId};
 
 use super::{Choice, Focus, Question, Resolved, UserPick, choices, index_of, no_allow_notice};
 
-impl AppState {
+impl ChatState {
     /// Keys while a question is asked.
     pub(in crate::state) fn on_question_key(
         &mut self,

@@ -3,11 +3,11 @@
 use crate::keys::{self, ListCmd};
 use crate::policy::{self, Mode};
 use crate::sanitize::one_line;
-use crate::state::{Action, AppState, Effect, EntryKind};
+use crate::state::{Action, ChatState, Effect, EntryKind};
 
 use super::Focus;
 
-impl AppState {
+impl ChatState {
     /// The items of the mode dropdown: warden's modes, then the agent's own.
     pub fn mode_menu_items(&self) -> Vec<ModeItem> {
         let mut items: Vec<ModeItem> = Mode::ALL.into_iter().map(ModeItem::Chat).collect();

@@ -5,9 +5,9 @@ use crate::model::ToolKind;
 use crate::policy::{self, Category, RequestView, Source};
 
 use super::Approval;
-use crate::state::AppState;
+use crate::state::ChatState;
 
-impl AppState {
+impl ChatState {
     /// The earlier allowed request of this turn that covers a client call,
     /// if any: an allowed edit of exactly the paths it writes, or an allowed
     /// command that the terminal runs (after unwrapping `sh -c` and argv
