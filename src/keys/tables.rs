@@ -80,14 +80,14 @@ pub const COMPOSER: &[Binding<Global>] = &[
     b(
         &[Key::plain(K::Up)],
         "up",
-        "move in the message",
+        "on an empty message, or on its first / last line: earlier prompts of this working directory (↓ past the newest gives the draft back); else move in the message",
         Hint::No,
         Act(Action::Up),
     ),
     b(
         &[Key::plain(K::Down)],
         "down",
-        "move in the message",
+        "on an empty message, or on its first / last line: earlier prompts of this working directory (↓ past the newest gives the draft back); else move in the message",
         Hint::No,
         Act(Action::Down),
     ),
@@ -169,9 +169,23 @@ pub const COMPOSER: &[Binding<Global>] = &[
     b(
         &[Key::plain(K::Tab)],
         "tab",
-        "a tab in the message; on the cards, the next card",
+        "complete in the command and file lists; else a tab in the message; on the cards, the next card",
         Hint::No,
         Act(Action::Tab),
+    ),
+    b(
+        &[Key::ch('/')],
+        "commands",
+        "at the start of the message: the slash commands, warden's (`/mode`, `/model`, `/new`, `/resume`, `/export [FILE]`, `/login [METHOD]`, `/help`) and the agent's, filtered as you type (↑/↓, Tab complete, Enter run, Esc close)",
+        Hint::No,
+        Act(Action::Char('/')),
+    ),
+    b(
+        &[Key::ch('@')],
+        "files",
+        "at a word's start: the file finder, fuzzy, `.gitignore` respected (↑/↓, Tab or Enter insert `@path`, Esc close); a mentioned file goes with the prompt",
+        Hint::No,
+        Act(Action::Char('@')),
     ),
     b(
         &[Key::plain(K::Esc)],

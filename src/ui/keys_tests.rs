@@ -69,7 +69,9 @@ fn help_over_the_composer_100x40() {
     state.update(Msg::Action(Action::Help));
     let text = screen(&state, 100, 40);
     for row in keys::Context::Composer.rows('-').iter().take(5) {
-        assert!(text.contains(&row.help), "{} is listed", row.help);
+        // Long help wraps: its first words are on a row of their own.
+        let start: String = row.help.chars().take(30).collect();
+        assert!(text.contains(&start), "{} is listed", row.help);
     }
     assert_snapshot!(text);
 }
