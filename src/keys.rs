@@ -316,30 +316,24 @@ pub fn hints<C>(table: &[Binding<C>], want: impl Fn(Hint) -> bool) -> Vec<String
 /// only allow (accept; a form is filled in first), deny (decline) and the
 /// keys that move between cards, from [`CARDS`].
 pub fn elicitation_hints() -> String {
-    hints(CARDS, |h| matches!(h, Hint::Card | Hint::CardShort))
+    let answers = |cmd: &CardCmd| {
+        matches!(
+            cmd,
+            CardCmd::Allow | CardCmd::Deny | CardCmd::Next | CardCmd::Expand | CardCmd::ToComposer
+        )
+    };
+    let shown: Vec<Binding<CardCmd>> = CARDS
+        .iter()
+        .filter(|b| answers(&b.cmd) && b.hint != Hint::No)
+        .cloned()
+        .collect();
+    hints(&shown, |_| true)
         .into_iter()
-        .filter(|hint| {
-            CARDS.iter().any(|b| {
-                matches!(
-                    b.cmd,
-                    CardCmd::Allow | CardCmd::Deny | CardCmd::Next | CardCmd::Expand
-                ) && b
-                    .keys
-                    .first()
-                    .is_some_and(|k| hint.starts_with(&k.name('-')))
-            })
-        })
         .map(|hint| match hint.as_str() {
             "y allow" => "y accept (a form: fill it in)".to_string(),
             "n deny" => "n decline".to_string(),
             _ => hint,
         })
-        .chain(std::iter::once(
-            hints(CARDS, |h| matches!(h, Hint::Card | Hint::CardShort))
-                .into_iter()
-                .last()
-                .unwrap_or_default(),
-        ))
         .collect::<Vec<_>>()
         .join(" · ")
 }

@@ -338,19 +338,20 @@ impl ChatState {
                 _ => {}
             }
         }
+        // A dropped or pasted image file: a mention, which goes as an
+        // `image` block when the agent takes images (else a link).
+        if let Action::Paste(text) = action
+            && let Some(path) = pasted_image(text)
+        {
+            let quoted = if path.contains(char::is_whitespace) {
+                format!("@\"{path}\" ")
+            } else {
+                format!("@{path} ")
+            };
+            self.composer.insert_str(&quoted);
+            return Some(Vec::new());
+        }
         match action {
-            Action::Paste(text) if pasted_image(text).is_some() => {
-                // A dropped or pasted image file: a mention, which goes as an
-                // `image` block when the agent takes images (else a link).
-                let path = pasted_image(text).unwrap_or_default();
-                let quoted = if path.contains(char::is_whitespace) {
-                    format!("@\"{path}\" ")
-                } else {
-                    format!("@{path} ")
-                };
-                self.composer.insert_str(&quoted);
-                Some(Vec::new())
-            }
             Action::Submit => Some(self.submit_draft()),
             Action::SendNow => Some(self.send_now()),
             Action::Up => self.history_up(),

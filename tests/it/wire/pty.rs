@@ -268,14 +268,7 @@ impl Term {
 
     /// Pump until `done` holds for the screen, or panic after `limit`.
     fn until(&mut self, what: &str, limit: Duration, done: impl Fn(&str) -> bool) {
-        let end = Instant::now() + limit;
-        while !done(&self.contents()) {
-            assert!(
-                Instant::now() < end && self.pump(Duration::from_millis(20)),
-                "timed out waiting for {what}; screen:\n{}",
-                self.contents()
-            );
-        }
+        self.until_by(what, limit, Duration::from_millis(20), done);
     }
 
     /// [`Term::until`], looking at the screen every `tick` at least.
@@ -331,16 +324,8 @@ pub fn run(deltas: u64, rate: u64, scroll_region: bool) -> Run {
     ]);
     let turns = serde_json::json!({ "turns": [{ "match": "stream", "steps": steps }] });
     std::fs::write(&scenario, turns.to_string()).unwrap();
-    let (master, slave) = open_pty();
-    let mut child = spawn_warden(&slave, home.path(), &scenario, scroll_region);
-    drop(slave);
-    let mut term = Term {
-        rx: reader(&master),
-        input: File::from(master.try_clone().unwrap()),
-        screen: vt100::Parser::new(ROWS.try_into().unwrap(), COLS.try_into().unwrap(), 0),
-        bytes: 0,
-        dump: std::env::var_os("WARDEN_BENCH_DUMP").map(|_| Vec::new()),
-    };
+    let (child, mut term, master) = started(home.path(), &scenario, scroll_region);
+    term.dump = std::env::var_os("WARDEN_BENCH_DUMP").map(|_| Vec::new());
     // The session is open once the footer names the mode.
     term.until("the session", Duration::from_secs(30), |s| {
         s.contains("agent mode")
@@ -366,18 +351,7 @@ pub fn run(deltas: u64, rate: u64, scroll_region: bool) -> Run {
         screen: term.contents(),
     };
 
-    // Ctrl-D quits.
-    term.input.write_all(b"\x04").unwrap();
-    let end = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < end {
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
-        }
-        term.pump(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    drop(master);
+    finish(child, term, master);
     result
 }
 
@@ -407,9 +381,9 @@ fn latency_scenario(home: &Path, deltas: u64, rate: u64) -> std::path::PathBuf {
 }
 
 /// A warden in a pty playing `scenario`, and its terminal.
-fn started(home: &Path, scenario: &Path) -> (Child, Term, OwnedFd) {
+fn started(home: &Path, scenario: &Path, scroll_region: bool) -> (Child, Term, OwnedFd) {
     let (master, slave) = open_pty();
-    let child = spawn_warden(&slave, home, scenario, true);
+    let child = spawn_warden(&slave, home, scenario, scroll_region);
     drop(slave);
     let term = Term {
         rx: reader(&master),
@@ -421,7 +395,7 @@ fn started(home: &Path, scenario: &Path) -> (Child, Term, OwnedFd) {
     (child, term, master)
 }
 
-/// Quit warden (Ctrl-D) and reap it.
+/// Quit warden (Ctrl-D), reap it, and close the terminal.
 fn finish(mut child: Child, mut term: Term, master: OwnedFd) {
     term.input.write_all(b"\x04").unwrap();
     let end = Instant::now() + Duration::from_secs(10);
@@ -442,7 +416,7 @@ pub fn startup() -> Startup {
     let home = tempfile::tempdir().expect("tempdir");
     let scenario = latency_scenario(home.path(), 1, 1);
     let start = Instant::now();
-    let (child, mut term, master) = started(home.path(), &scenario);
+    let (child, mut term, master) = started(home.path(), &scenario, true);
     let tick = Duration::from_millis(1);
     term.until_by("the first frame", Duration::from_secs(30), tick, |s| {
         s.contains('╭')
@@ -470,7 +444,7 @@ pub fn startup() -> Startup {
 pub fn keystrokes(keys: &str, rate: u64) -> Vec<Duration> {
     let home = tempfile::tempdir().expect("tempdir");
     let scenario = latency_scenario(home.path(), rate * 30, rate);
-    let (child, mut term, master) = started(home.path(), &scenario);
+    let (child, mut term, master) = started(home.path(), &scenario, true);
     term.until("the session", Duration::from_secs(30), |s| {
         s.contains("agent mode")
     });
