@@ -29,6 +29,14 @@ impl Extras {
         views.set_mouse_released(self.mouse_released);
     }
 
+    /// After the screen was taken back ([`crate::tui::suspended`]): a
+    /// released mouse stays released.
+    pub fn screen_resumed(&self) {
+        if self.mouse_released {
+            crate::tui::set_mouse_released(true);
+        }
+    }
+
     /// After a batch of events: a long turn that ended while the terminal
     /// was not focused rings the bell / sends the desktop notification.
     /// Returns the alerts' texts.

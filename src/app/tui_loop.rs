@@ -77,6 +77,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
             drop(input);
             let result = crate::editor::edit_suspended(terminal, &text).await;
             input = crossterm::event::EventStream::new();
+            extras.screen_resumed();
             app.editor_done(id, result);
             clock.mark_dirty();
         }
@@ -101,6 +102,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
             })
             .await;
             input = crossterm::event::EventStream::new();
+            extras.screen_resumed();
             app.login_done(id, result);
             clock.mark_dirty();
         }

@@ -31,30 +31,20 @@ pub type Tui = Terminal<scroll::ScrollBackend<CrosstermBackend<Stdout>>>;
 /// that restores the terminal before the panic message prints.
 pub fn init() -> io::Result<Tui> {
     install_panic_hook();
-    enable_raw_mode()?;
-    let mut stdout = io::stdout();
-    if let Err(err) = execute!(
-        stdout,
-        EnterAlternateScreen,
-        EnableBracketedPaste,
-        EnableMouseCapture,
-        EnableFocusChange
-    ) {
+    if let Err(err) = resume() {
         restore();
         return Err(err);
     }
-    if supports_keyboard_enhancement().unwrap_or(false) {
-        let _ = execute!(
-            stdout,
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-        );
-    }
-    let backend =
-        scroll::ScrollBackend::new(CrosstermBackend::new(stdout), scroll::regions_from_env());
+    let backend = scroll::ScrollBackend::new(
+        CrosstermBackend::new(io::stdout()),
+        scroll::regions_from_env(),
+    );
     Terminal::new(backend).inspect_err(|_| restore())
 }
 
-/// Take the screen back after [`restore`] (the external editor ran).
+/// Take the screen (back): raw mode, the alternate screen, bracketed paste,
+/// the mouse, focus events and (where supported) key disambiguation. Used
+/// at start and after [`restore`] (the external editor or a login ran).
 pub fn resume() -> io::Result<()> {
     enable_raw_mode()?;
     let mut stdout = io::stdout();
