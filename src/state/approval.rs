@@ -365,12 +365,19 @@ impl ChatState {
             .set_tool_state(&approval.request.tool_call_id, ToolState::AwaitingApproval);
         let title = approval.title();
         self.approvals.push(approval);
-        if self.focus == Focus::Composer && self.composer.is_empty() {
+        if self.focus == Focus::Composer && !self.typing() {
             self.focus = Focus::Cards;
             self.cursor.selected = 0;
             self.cursor.choice = 0;
         }
         vec![Effect::Notify(format!("{} asks: {title}", self.agent_name))]
+    }
+
+    /// Whether the user is typing (a message, or a search of the prompt
+    /// history): a new card then waits for Ctrl-P instead of taking the
+    /// keys, so that a letter typed never answers it.
+    fn typing(&self) -> bool {
+        !self.composer.is_empty() || self.drafts.search.is_some()
     }
 
     fn apply_automatic(&mut self, approval: &Approval, decision: Decision) -> Vec<Effect> {

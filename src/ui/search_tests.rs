@@ -383,3 +383,33 @@ fn ctrl_f_over_a_cards_reason_field_does_not_open_the_search() {
     assert_eq!(s.search, None);
     assert!(matches!(s.focus, crate::state::Focus::Reason(_)));
 }
+
+/// The prompt history's search (Ctrl-R) is typing too: a card arriving
+/// while it is open waits, and a "y" typed into the search never answers it.
+#[test]
+fn a_card_arriving_during_the_history_search_never_takes_its_keys() {
+    let mut s = working();
+    act(&mut s, Action::Restart);
+    assert!(
+        s.drafts.search.is_some(),
+        "Ctrl-R opened the history search"
+    );
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: edit_request(),
+    });
+    for c in ['y', 'e', 's'] {
+        let effects = act(&mut s, Action::Char(c));
+        assert!(
+            !effects
+                .iter()
+                .any(|e| matches!(e, Effect::RespondPermission { .. })),
+            "{c} answered the card: {effects:?}"
+        );
+    }
+    assert_eq!(s.approvals.len(), 1, "still waiting");
+    assert_eq!(
+        s.drafts.search.as_ref().map(|q| q.query.as_str()),
+        Some("yes")
+    );
+}
