@@ -444,16 +444,24 @@ impl ChatState {
     /// to the composer; a modal about cards that are gone (the reason for a
     /// card answered meanwhile, a question with no card left) closes, so no
     /// key meant for it lands elsewhere.
-    pub(super) fn settle_pane(&mut self) {
-        let gone = match &self.focus.modal {
-            Some(Modal::Reason { card, .. }) => !self.approvals.iter().any(|a| a.id == *card),
-            Some(Modal::Confirm(_) | Modal::ConfirmAll(_)) => self.approvals.is_empty(),
-            _ => false,
-        };
-        if gone {
-            self.focus.modal = None;
+    ///
+    /// A form whose card was withdrawn closes too, and the keys go to the
+    /// composer even with other cards waiting: the letters still typed for
+    /// the form then land where they are seen, never on a card. A denial
+    /// reason stays open over other cards (its letters stay in the field;
+    /// Enter then denies nothing, `on_reason_key`).
+    pub(in crate::state) fn settle_pane(&mut self) {
+        let empty = self.approvals.is_empty();
+        match &self.focus.modal {
+            Some(Modal::Form(form)) if !self.approvals.iter().any(|a| a.id == form.request) => {
+                self.focus = Focus::COMPOSER;
+            }
+            Some(Modal::Reason { .. } | Modal::Confirm(_) | Modal::ConfirmAll(_)) if empty => {
+                self.focus.modal = None;
+            }
+            _ => {}
         }
-        if self.approvals.is_empty() {
+        if empty {
             self.focus.pane = Pane::Composer;
         }
     }
@@ -658,6 +666,11 @@ impl ChatState {
             return None;
         }
         let approval = self.approvals.remove(index);
+        // The cursor stays on its card when an earlier one leaves, so that
+        // a key meant for it never lands on the card after it.
+        if index < self.cursor.selected {
+            self.cursor.selected -= 1;
+        }
         self.after_queue_change();
         Some(approval)
     }

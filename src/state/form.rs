@@ -272,9 +272,10 @@ impl ChatState {
     /// Keys while a form is being filled in.
     pub(super) fn on_form_key(&mut self, action: &Action, mut form: FormEditor) -> Vec<Effect> {
         let Some(index) = self.approvals.iter().position(|a| a.id == form.request) else {
-            // The card went away (answered, stale): nothing to fill in; the
-            // keys go back to the pane beneath (the composer if no card is left).
-            self.settle_pane();
+            // The card went away (answered, stale): nothing to fill in. The
+            // key was meant for the form: it and the next go to the
+            // composer, never to another card.
+            self.focus.pane = super::Pane::Composer;
             return Vec::new();
         };
         form.error = None;
@@ -325,10 +326,7 @@ impl ChatState {
                         .options
                         .iter()
                         .position(|o| o.id == ACCEPT);
-                    let Some(accept) = accept.and_then(|i| u32::try_from(i + 1).ok()) else {
-                        return Vec::new();
-                    };
-                    let Some(digit) = char::from_digit(accept, 10) else {
+                    let Some(accept) = accept else {
                         return Vec::new();
                     };
                     let mut effects = vec![Effect::ElicitationContent {
@@ -337,13 +335,8 @@ impl ChatState {
                     }];
                     // The card is accepted the usual way (policy, decision
                     // line, log); the values went to the runtime first. The
-                    // focus stays on the form meanwhile, so that the accept
-                    // key answers the card instead of opening the editor.
-                    self.focus.open(Modal::Form(form));
-                    effects.extend(self.on_card_key(&Action::Char(digit)));
-                    if matches!(self.focus.modal, Some(Modal::Form(_))) {
-                        self.focus.modal = None;
-                    }
+                    // form is closed: the keys go back to the cards.
+                    effects.extend(self.pick_agent_option(accept));
                     return effects;
                 }
                 Err(message) => form.error = Some(message),

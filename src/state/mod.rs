@@ -940,6 +940,8 @@ mod always_tests;
 #[cfg(test)]
 mod coverage_tests;
 #[cfg(test)]
+mod focus_tests;
+#[cfg(test)]
 mod keys_tests;
 #[cfg(test)]
 mod modes_tests;

@@ -190,6 +190,12 @@ impl ChatState {
         }
     }
 
+    /// Answer the selected card with the agent's option of this index, as
+    /// its digit key would.
+    pub(in crate::state) fn pick_agent_option(&mut self, index: usize) -> Vec<Effect> {
+        self.pick(UserPick::Option(index))
+    }
+
     fn pick(&mut self, pick: UserPick) -> Vec<Effect> {
         let Some(approval) = self.approvals.get(self.cursor.selected) else {
             return Vec::new();
@@ -297,6 +303,7 @@ impl ChatState {
                 // moved it meanwhile; gone, nothing is denied.
                 let index = self.approvals.iter().position(|a| a.id == card);
                 let Some(approval) = index.and_then(|i| self.take_approval(i)) else {
+                    self.notice = Some("that card was withdrawn meanwhile: nothing denied".into());
                     return Vec::new();
                 };
                 let outcome = reject_option(&approval.request.options)
