@@ -323,3 +323,35 @@ fn the_key_context_is_the_modal_if_any_else_the_pane() {
     key(&mut s, Action::Cancel);
     assert_eq!(Context::of(&s.focus), Context::Cards);
 }
+
+#[test]
+fn letters_typed_into_a_form_whose_card_was_withdrawn_never_answer_another_card() {
+    let mut s = busy();
+    let mut form = request("elicitation-form-1");
+    form.fields.raw_input = Some(serde_json::json!({
+        "mode": "form",
+        "message": "token?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"token": {"type": "string"}},
+            "required": ["token"],
+        },
+    }));
+    form.options[0].id = "accept".into();
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: form,
+    });
+    card(&mut s, 2, "b");
+    key(&mut s, Action::Char('y'));
+    assert!(matches!(s.focus.modal, Some(Modal::Form(_))), "{:?}", s.focus);
+    typed(&mut s, "ab");
+    finished(&mut s, "elicitation-form-1");
+    assert_eq!(s.focus, Focus::COMPOSER, "the form closed with its card");
+    assert_eq!(answers(&typed(&mut s, "c yay")), vec![]);
+    assert_eq!(s.composer.text(), "c yay");
+    assert_eq!(
+        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        vec![2]
+    );
+}
