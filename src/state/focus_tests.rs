@@ -101,7 +101,10 @@ fn the_mode_menu_opened_on_the_cards_closes_back_to_the_cards() {
     assert!(matches!(s.focus.modal, Some(Modal::ModeMenu(_))));
     key(&mut s, Action::Cancel);
     assert_eq!(s.focus, Focus::CARDS);
-    assert!(s.is_busy(), "Esc closed the menu, it did not cancel the turn");
+    assert!(
+        s.is_busy(),
+        "Esc closed the menu, it did not cancel the turn"
+    );
     assert_eq!(
         answers(&key(&mut s, Action::Char('y'))),
         vec![(1, "allow-once".to_string())]
@@ -174,7 +177,10 @@ fn a_card_arriving_under_a_modal_takes_no_key_typed_into_it() {
         let mut s = busy();
         key(&mut s, open.clone());
         card(&mut s, 1, "a");
-        assert!(s.focus.modal.is_some(), "{open:?}: the modal keeps the keys");
+        assert!(
+            s.focus.modal.is_some(),
+            "{open:?}: the modal keeps the keys"
+        );
         let effects: Vec<Effect> = keys.into_iter().flat_map(|a| key(&mut s, a)).collect();
         assert_eq!(answers(&effects), vec![], "{open:?}");
         assert_eq!(
@@ -220,10 +226,7 @@ fn a_reason_denies_the_card_it_was_typed_for_when_the_queue_moved() {
     let effects = key(&mut s, Action::Submit);
     assert_eq!(
         answers(&effects),
-        vec![
-            (2, "reject-once".to_string()),
-            (3, "cancelled".to_string())
-        ]
+        vec![(2, "reject-once".to_string()), (3, "cancelled".to_string())]
     );
 }
 
@@ -243,7 +246,10 @@ fn a_reason_for_a_withdrawn_card_keeps_its_letters_and_denies_nothing() {
     );
     assert_eq!(s.focus, Focus::CARDS);
     assert_eq!(s.approvals.len(), 1);
-    assert!(s.queued_prompt.is_none(), "no reason sent for a card not denied");
+    assert!(
+        s.queued_prompt.is_none(),
+        "no reason sent for a card not denied"
+    );
 }
 
 #[test]
@@ -286,7 +292,11 @@ fn a_question_about_cards_that_all_went_closes_with_them() {
     finished(&mut s, "a");
     assert_eq!(s.focus, Focus::COMPOSER);
     card(&mut s, 2, "b");
-    assert_eq!(s.focus, Focus::CARDS, "a new card, nothing typed: it takes the keys");
+    assert_eq!(
+        s.focus,
+        Focus::CARDS,
+        "a new card, nothing typed: it takes the keys"
+    );
     assert_eq!(s.focus.modal, None, "no stale 'approve all?' over it");
 }
 
@@ -344,7 +354,11 @@ fn letters_typed_into_a_form_whose_card_was_withdrawn_never_answer_another_card(
     });
     card(&mut s, 2, "b");
     key(&mut s, Action::Char('y'));
-    assert!(matches!(s.focus.modal, Some(Modal::Form(_))), "{:?}", s.focus);
+    assert!(
+        matches!(s.focus.modal, Some(Modal::Form(_))),
+        "{:?}",
+        s.focus
+    );
     typed(&mut s, "ab");
     finished(&mut s, "elicitation-form-1");
     assert_eq!(s.focus, Focus::COMPOSER, "the form closed with its card");

@@ -20,8 +20,8 @@ pub mod workspace;
 pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
-    AllowedScope, Approval, CardCursor, Choice, Focus, Modal, ModeItem, OnAsk, PLAN_INSTRUCTION, Pane,
-    Question, choices, option_kind_label,
+    AllowedScope, Approval, CardCursor, Choice, Focus, Modal, ModeItem, OnAsk, PLAN_INSTRUCTION,
+    Pane, Question, choices, option_kind_label,
 };
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};

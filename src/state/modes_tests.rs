@@ -295,7 +295,12 @@ fn the_dropdown_into_auto_asks_before_approving_waiting_cards() {
     let effects = s.update(Msg::Action(Action::PickModeItem(2)));
     assert_eq!(s.mode, Mode::Auto);
     assert_eq!(responses(&effects), Vec::new());
-    assert_eq!(s.focus.modal, Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![1, 2]))));
+    assert_eq!(
+        s.focus.modal,
+        Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![
+            1, 2
+        ])))
+    );
     let effects = s.update(Msg::Action(Action::Char('n')));
     assert_eq!(responses(&effects), Vec::new());
     assert_eq!(s.approvals.len(), 2, "n keeps them as cards");
@@ -311,7 +316,12 @@ fn the_dropdown_into_auto_asks_before_approving_waiting_cards() {
 fn yes_approves_only_the_cards_still_allowed() {
     let mut s = two_cards();
     s.update(Msg::Action(Action::BackTab));
-    assert_eq!(s.focus.modal, Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![1, 2]))));
+    assert_eq!(
+        s.focus.modal,
+        Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![
+            1, 2
+        ])))
+    );
     let effects = s.update(Msg::Action(Action::Char('y')));
     assert_eq!(
         responses(&effects),
@@ -350,7 +360,12 @@ fn bypass_confirmed_asks_about_the_other_waiting_cards() {
         vec![(1, PermissionOutcome::Selected("allow".into()))],
         "only the card b was pressed on"
     );
-    assert_eq!(s.focus.modal, Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![2]))));
+    assert_eq!(
+        s.focus.modal,
+        Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![
+            2
+        ])))
+    );
 }
 
 #[test]

@@ -208,7 +208,10 @@ fn approve_all_covers_only_the_cards_pending_at_the_key_press() {
         ask(&mut s, id, tool, ToolKind::Edit);
     }
     assert!(key(&mut s, Action::Char('A')).is_empty(), "asks first");
-    assert_eq!(s.focus.modal, Some(crate::state::Modal::ConfirmAll(vec![1, 2, 3])));
+    assert_eq!(
+        s.focus.modal,
+        Some(crate::state::Modal::ConfirmAll(vec![1, 2, 3]))
+    );
     ask(&mut s, 4, "d", ToolKind::Edit);
     let effects = key(&mut s, Action::Char('y'));
     assert_eq!(
@@ -357,7 +360,10 @@ fn bypass_allows_and_asks_to_persist() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Delete);
     assert_eq!(key(&mut s, Action::Char('b')), Vec::new(), "b asks first");
-    assert_eq!(s.focus.modal, Some(crate::state::Modal::Confirm(Question::Bypass(1))));
+    assert_eq!(
+        s.focus.modal,
+        Some(crate::state::Modal::Confirm(Question::Bypass(1)))
+    );
     let effects = key(&mut s, Action::Char('y'));
     assert!(
         effects.contains(&Effect::EditSettings(SettingsEdit::SetBypass {
@@ -411,7 +417,12 @@ fn shift_tab_cycles_modes_and_waiting_cards_follow_the_new_mode() {
     let effects = key(&mut s, Action::BackTab);
     assert_eq!(s.mode, Mode::Auto);
     assert_eq!(answers(&effects), Vec::new(), "Auto allows nothing unasked");
-    assert_eq!(s.focus.modal, Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![1]))));
+    assert_eq!(
+        s.focus.modal,
+        Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![
+            1
+        ])))
+    );
     let effects = key(&mut s, Action::BackTab);
     assert_eq!(s.mode, Mode::Plan);
     assert_eq!(
@@ -444,7 +455,11 @@ fn the_mode_dropdown_opens_moves_and_picks() {
     });
     s.asking_mode = Some("default".into());
     key(&mut s, Action::OpenModeMenu);
-    assert_eq!(s.focus.modal, Some(crate::state::Modal::ModeMenu(1)), "opens on the current mode");
+    assert_eq!(
+        s.focus.modal,
+        Some(crate::state::Modal::ModeMenu(1)),
+        "opens on the current mode"
+    );
     key(&mut s, Action::Up);
     key(&mut s, Action::Submit);
     assert_eq!(s.mode, Mode::Plan);

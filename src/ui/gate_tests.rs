@@ -278,7 +278,10 @@ fn reason_field_80x24() {
     for c in "deletes the build cache".chars() {
         state.update(Msg::Action(Action::Char(c)));
     }
-    assert!(matches!(state.focus.modal, Some(crate::state::Modal::Reason { .. })));
+    assert!(matches!(
+        state.focus.modal,
+        Some(crate::state::Modal::Reason { .. })
+    ));
     assert_snapshot!(screen(&state, 80, 24));
 }
 
@@ -286,7 +289,10 @@ fn reason_field_80x24() {
 fn approve_all_confirmation_100x36() {
     let mut state = asking(vec![edit_request(), execute_request()]);
     state.update(Msg::Action(Action::Char('A')));
-    assert!(matches!(state.focus.modal, Some(crate::state::Modal::ConfirmAll(_))));
+    assert!(matches!(
+        state.focus.modal,
+        Some(crate::state::Modal::ConfirmAll(_))
+    ));
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -384,7 +390,10 @@ fn clicks_on_choices_mode_slot_and_dropdown() {
     if let Some(action) = view.hit(0, footer) {
         state.update(Msg::Action(action));
     }
-    assert!(matches!(state.focus.modal, Some(crate::state::Modal::ModeMenu(_))));
+    assert!(matches!(
+        state.focus.modal,
+        Some(crate::state::Modal::ModeMenu(_))
+    ));
     let text = draw_on(&mut term, &state, &mut view);
     let items = state.mode_menu_items();
     for (i, label) in ["● Default", "Plan ", "Auto "].iter().enumerate() {
@@ -681,7 +690,10 @@ fn expanding_shows_the_whole_input_and_back() {
 fn keep_rule_field_execute_100x36() {
     let mut state = asking(vec![execute_request()]);
     state.update(Msg::Action(Action::Char('p')));
-    assert!(matches!(state.focus.modal, Some(crate::state::Modal::KeepRule(_))));
+    assert!(matches!(
+        state.focus.modal,
+        Some(crate::state::Modal::KeepRule(_))
+    ));
     assert_snapshot!(screen(&state, 100, 36));
 }
 

@@ -381,7 +381,10 @@ fn ctrl_f_over_a_cards_reason_field_does_not_open_the_search() {
     );
     act(&mut s, Action::Search);
     assert_eq!(s.search, None);
-    assert!(matches!(s.focus.modal, Some(crate::state::Modal::Reason { .. })));
+    assert!(matches!(
+        s.focus.modal,
+        Some(crate::state::Modal::Reason { .. })
+    ));
 }
 
 /// The prompt history's search (Ctrl-R) is typing too: a card arriving

@@ -238,7 +238,8 @@ impl ChatState {
                     self.notice = Some(no_allow_notice(approval));
                     return Vec::new();
                 }
-                self.focus.open(Modal::Confirm(Question::Bypass(approval.id)));
+                self.focus
+                    .open(Modal::Confirm(Question::Bypass(approval.id)));
                 Vec::new()
             }
             Choice::DenyWithReason => {

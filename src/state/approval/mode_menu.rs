@@ -37,7 +37,8 @@ impl ChatState {
         }
         match keys::lookup_action(keys::MODE_MENU, action) {
             Some(ListCmd::Up) => {
-                self.focus.open(Modal::ModeMenu(highlighted.saturating_sub(1)));
+                self.focus
+                    .open(Modal::ModeMenu(highlighted.saturating_sub(1)));
                 Vec::new()
             }
             Some(ListCmd::Down) => {
