@@ -27,6 +27,10 @@ use crate::state::{
 
 /// Before the deny-with-reason field.
 pub(crate) const REASON_PROMPT: &str = "Why not? (sent to the agent) › ";
+/// Before the deny-with-reason field when its card was withdrawn meanwhile
+/// (shown under the card now selected, which it does not deny).
+pub(crate) const WITHDRAWN_REASON_PROMPT: &str =
+    "The card this reason was for was withdrawn: nothing will be denied · Esc › ";
 /// Rows of raw input shown before "… N more lines · e expand".
 const RAW_ROWS: usize = 8;
 /// Rows of a field (a denial reason, a rule's pattern) shown at once.
@@ -335,8 +339,13 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
     }
     let mut cursor = None;
     match &state.focus.modal {
-        Some(Modal::Reason { field, .. }) => {
-            cursor = Some(field_rows(&mut bottom, REASON_PROMPT, field, width, theme));
+        Some(Modal::Reason { card, field }) => {
+            let prompt = if *card == approval.id {
+                REASON_PROMPT
+            } else {
+                WITHDRAWN_REASON_PROMPT
+            };
+            cursor = Some(field_rows(&mut bottom, prompt, field, width, theme));
         }
         Some(Modal::KeepRule(field)) => {
             let prompt = keep_prompt(state.rule_draft.as_ref());
