@@ -439,11 +439,10 @@ impl ChatState {
         vec![Effect::Notify(format!("{} asks: {title}", self.agent_name))]
     }
 
-    /// The one place the pane changes for a reason of its own: with no
-    /// card left the Cards pane has nothing to review and the keys go back
-    /// to the composer; a modal about cards that are gone (the reason for a
-    /// card answered meanwhile, a question with no card left) closes, so no
-    /// key meant for it lands elsewhere.
+    /// The one place the pane changes for a reason of its own, after the
+    /// queue changed: with no card left the Cards pane has nothing to
+    /// review and the keys go to the composer, closing the fields and
+    /// questions of the cards with it.
     ///
     /// A form whose card was withdrawn closes too, and the keys go to the
     /// composer even with other cards waiting: the letters still typed for
@@ -665,13 +664,22 @@ impl ChatState {
         if index >= self.approvals.len() {
             return None;
         }
+        let shown = self.approvals.get(self.cursor.selected).map(|a| a.id);
+        let kept = self.cursor.clone();
         let approval = self.approvals.remove(index);
-        // The cursor stays on its card when an earlier one leaves, so that
-        // a key meant for it never lands on the card after it.
+        // The cursor stays on its card, and its highlighted choice, when an
+        // earlier one leaves, so that a key meant for it never lands on
+        // the card after it or on another choice.
         if index < self.cursor.selected {
             self.cursor.selected -= 1;
         }
         self.after_queue_change();
+        if shown.is_some() && self.approvals.get(self.cursor.selected).map(|a| a.id) == shown {
+            self.cursor = CardCursor {
+                selected: self.cursor.selected,
+                ..kept
+            };
+        }
         Some(approval)
     }
 

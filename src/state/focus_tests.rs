@@ -369,3 +369,19 @@ fn letters_typed_into_a_form_whose_card_was_withdrawn_never_answer_another_card(
         vec![2]
     );
 }
+
+#[test]
+fn the_highlighted_choice_stays_when_an_earlier_card_is_withdrawn() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    card(&mut s, 2, "b");
+    key(&mut s, Action::Char('j'));
+    key(&mut s, Action::Down);
+    assert_eq!(s.cursor.choice, 1, "reject-once highlighted");
+    finished(&mut s, "a");
+    assert_eq!(
+        answers(&key(&mut s, Action::Submit)),
+        vec![(2, "reject-once".to_string())],
+        "Enter picks what was highlighted, never the allow above it"
+    );
+}
