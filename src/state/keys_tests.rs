@@ -138,10 +138,7 @@ fn ctrl_c_in_a_field_backs_out_as_esc() {
         request: request("t1"),
     });
     key(&mut s, Action::Char('r'));
-    assert!(matches!(
-        s.focus.modal,
-        Some(crate::state::Modal::Reason { .. })
-    ));
+    assert!(matches!(s.focus.modal, Some(Modal::Reason { .. })));
     assert_eq!(ctrl_c(&mut s, Instant::now()), vec![]);
     assert_eq!(
         s.focus,
@@ -220,22 +217,12 @@ fn every_card_key_of_the_table_does_what_the_table_says() {
                 CardCmd::Next | CardCmd::Prev => assert_eq!(s.cursor.selected, 1),
                 CardCmd::Expand => assert!(s.cursor.expanded),
                 CardCmd::Help => assert!(s.help),
-                CardCmd::KeepRule => assert!(matches!(
-                    s.focus.modal,
-                    Some(crate::state::Modal::KeepRule(_))
-                )),
-                CardCmd::DenyWithReason => assert!(matches!(
-                    s.focus.modal,
-                    Some(crate::state::Modal::Reason { .. })
-                )),
-                CardCmd::ApproveAll => assert!(matches!(
-                    s.focus.modal,
-                    Some(crate::state::Modal::ConfirmAll(_))
-                )),
-                CardCmd::Bypass => assert!(matches!(
-                    s.focus.modal,
-                    Some(crate::state::Modal::Confirm(_))
-                )),
+                CardCmd::KeepRule => assert!(matches!(s.focus.modal, Some(Modal::KeepRule(_)))),
+                CardCmd::DenyWithReason => {
+                    assert!(matches!(s.focus.modal, Some(Modal::Reason { .. })))
+                }
+                CardCmd::ApproveAll => assert!(matches!(s.focus.modal, Some(Modal::ConfirmAll(_)))),
+                CardCmd::Bypass => assert!(matches!(s.focus.modal, Some(Modal::Confirm(_)))),
                 other => panic!("{c} bound to {other:?}, not checked here"),
             }
         }

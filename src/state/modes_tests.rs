@@ -297,9 +297,7 @@ fn the_dropdown_into_auto_asks_before_approving_waiting_cards() {
     assert_eq!(responses(&effects), Vec::new());
     assert_eq!(
         s.focus.modal,
-        Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![
-            1, 2
-        ])))
+        Some(Modal::Confirm(Question::AllowWaiting(vec![1, 2])))
     );
     let effects = s.update(Msg::Action(Action::Char('n')));
     assert_eq!(responses(&effects), Vec::new());
@@ -318,9 +316,7 @@ fn yes_approves_only_the_cards_still_allowed() {
     s.update(Msg::Action(Action::BackTab));
     assert_eq!(
         s.focus.modal,
-        Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![
-            1, 2
-        ])))
+        Some(Modal::Confirm(Question::AllowWaiting(vec![1, 2])))
     );
     let effects = s.update(Msg::Action(Action::Char('y')));
     assert_eq!(
@@ -362,9 +358,7 @@ fn bypass_confirmed_asks_about_the_other_waiting_cards() {
     );
     assert_eq!(
         s.focus.modal,
-        Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![
-            2
-        ])))
+        Some(Modal::Confirm(Question::AllowWaiting(vec![2])))
     );
 }
 

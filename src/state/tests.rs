@@ -208,10 +208,7 @@ fn approve_all_covers_only_the_cards_pending_at_the_key_press() {
         ask(&mut s, id, tool, ToolKind::Edit);
     }
     assert!(key(&mut s, Action::Char('A')).is_empty(), "asks first");
-    assert_eq!(
-        s.focus.modal,
-        Some(crate::state::Modal::ConfirmAll(vec![1, 2, 3]))
-    );
+    assert_eq!(s.focus.modal, Some(Modal::ConfirmAll(vec![1, 2, 3])));
     ask(&mut s, 4, "d", ToolKind::Edit);
     let effects = key(&mut s, Action::Char('y'));
     assert_eq!(
@@ -360,10 +357,7 @@ fn bypass_allows_and_asks_to_persist() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Delete);
     assert_eq!(key(&mut s, Action::Char('b')), Vec::new(), "b asks first");
-    assert_eq!(
-        s.focus.modal,
-        Some(crate::state::Modal::Confirm(Question::Bypass(1)))
-    );
+    assert_eq!(s.focus.modal, Some(Modal::Confirm(Question::Bypass(1))));
     let effects = key(&mut s, Action::Char('y'));
     assert!(
         effects.contains(&Effect::EditSettings(SettingsEdit::SetBypass {
@@ -419,9 +413,7 @@ fn shift_tab_cycles_modes_and_waiting_cards_follow_the_new_mode() {
     assert_eq!(answers(&effects), Vec::new(), "Auto allows nothing unasked");
     assert_eq!(
         s.focus.modal,
-        Some(crate::state::Modal::Confirm(Question::AllowWaiting(vec![
-            1
-        ])))
+        Some(Modal::Confirm(Question::AllowWaiting(vec![1])))
     );
     let effects = key(&mut s, Action::BackTab);
     assert_eq!(s.mode, Mode::Plan);
@@ -457,7 +449,7 @@ fn the_mode_dropdown_opens_moves_and_picks() {
     key(&mut s, Action::OpenModeMenu);
     assert_eq!(
         s.focus.modal,
-        Some(crate::state::Modal::ModeMenu(1)),
+        Some(Modal::ModeMenu(1)),
         "opens on the current mode"
     );
     key(&mut s, Action::Up);
@@ -548,7 +540,7 @@ fn keep_as_rule_offers_an_editable_pattern_and_appends_it() {
         request: req,
     });
     key(&mut s, Action::Char('p'));
-    let Some(crate::state::Modal::KeepRule(field)) = &s.focus.modal else {
+    let Some(Modal::KeepRule(field)) = &s.focus.modal else {
         panic!("{:?}", s.focus)
     };
     assert_eq!(field.text(), "cargo test *");
@@ -590,7 +582,7 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
     key(&mut s, Action::Char('d'));
     assert_eq!(
         s.focus.modal,
-        Some(crate::state::Modal::Rules {
+        Some(Modal::Rules {
             selected: 0,
             confirm: true
         })
