@@ -372,19 +372,21 @@ pub fn card_hints(table: &[Binding<impl Sized>], short: bool) -> String {
 }
 
 impl Context {
-    /// Where a chat's keys are.
+    /// Where a chat's keys are: the open modal's, else the pane's.
     pub fn of(focus: &crate::state::Focus) -> Context {
-        use crate::state::Focus;
-        match focus {
-            Focus::Composer => Context::Composer,
-            Focus::Cards => Context::Cards,
-            Focus::Reason(_) => Context::Reason,
-            Focus::KeepRule(_) => Context::KeepRule,
-            Focus::Confirm(_) => Context::Question,
-            Focus::ConfirmAll(_) => Context::ConfirmAll,
-            Focus::ModeMenu(_) => Context::ModeMenu,
-            Focus::Rules { .. } => Context::Rules,
-            Focus::Form(_) => Context::Form,
+        use crate::state::{Modal, Pane};
+        match &focus.modal {
+            None => match focus.pane {
+                Pane::Composer => Context::Composer,
+                Pane::Cards => Context::Cards,
+            },
+            Some(Modal::Reason { .. }) => Context::Reason,
+            Some(Modal::KeepRule(_)) => Context::KeepRule,
+            Some(Modal::Confirm(_)) => Context::Question,
+            Some(Modal::ConfirmAll(_)) => Context::ConfirmAll,
+            Some(Modal::ModeMenu(_)) => Context::ModeMenu,
+            Some(Modal::Rules { .. }) => Context::Rules,
+            Some(Modal::Form(_)) => Context::Form,
         }
     }
 

@@ -74,29 +74,93 @@ pub fn choices(approval: &Approval) -> Vec<Choice> {
     list
 }
 
-/// Where keystrokes go.
+/// Where keystrokes go: the pane that has the keys, and the modal open
+/// over it, if any. A modal takes every key while it is open; closing it
+/// (Esc, an answer, done) gives the keys back to the pane beneath, exactly
+/// where the user was. The pane changes only for a reason of its own
+/// (`ChatState::settle_pane`: no card left to review; a card arriving
+/// while the user is not typing), never as a guess on a modal's close.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Focus {
+pub struct Focus {
+    /// The pane beneath: where keys go when no modal is open.
+    pub pane: Pane,
+    /// The modal open over the pane, which has the keys meanwhile.
+    pub modal: Option<Modal>,
+}
+
+impl Focus {
+    /// Typing a message, nothing open over it.
+    pub const COMPOSER: Focus = Focus {
+        pane: Pane::Composer,
+        modal: None,
+    };
+    /// Reviewing the cards, nothing open over them.
+    pub const CARDS: Focus = Focus {
+        pane: Pane::Cards,
+        modal: None,
+    };
+
+    /// Whether this pane has the keys (it is the pane and no modal is open).
+    pub fn is(&self, pane: Pane) -> bool {
+        self.modal.is_none() && self.pane == pane
+    }
+
+    /// Open a modal over the pane (replacing one already open); the pane
+    /// beneath stays where it is.
+    pub fn open(&mut self, modal: Modal) {
+        self.modal = Some(modal);
+    }
+
+    /// Whether the keys are on the cards: the Cards pane, or a field or
+    /// question under a card.
+    pub fn on_cards(&self) -> bool {
+        match &self.modal {
+            None => self.pane == Pane::Cards,
+            Some(modal) => modal.under_card(),
+        }
+    }
+}
+
+/// The two panes of a chat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pane {
     /// Typing a message.
     #[default]
     Composer,
     /// Reviewing the approval cards.
     Cards,
-    /// Typing the reason for denying the selected card.
-    Reason(Composer),
-    /// "Approve all N?" asked; holds the ids pending at the key press.
-    ConfirmAll(Vec<RequestId>),
-    /// A question before trust widens (a mode change or a bypass).
-    Confirm(Question),
-    /// The mode dropdown is open; index of the highlighted item.
-    ModeMenu(usize),
+}
+
+/// What can open over a pane and take its keys until it closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Modal {
+    /// Typing the reason for denying a card; holds the card it denies, so
+    /// that a queue that moved meanwhile never denies another one.
+    Reason { card: RequestId, field: Composer },
     /// Editing the pattern of a rule kept from the selected card.
     KeepRule(Composer),
+    /// A question before trust widens (a mode change or a bypass).
+    Confirm(Question),
+    /// "Approve all N?" asked; holds the ids pending at the key press.
+    ConfirmAll(Vec<RequestId>),
+    /// The mode dropdown is open; index of the highlighted item.
+    ModeMenu(usize),
     /// Filling in the selected form elicitation card (`state/form.rs`).
     Form(super::form::FormEditor),
     /// The rules screen (bypasses, rules, grants): highlighted line, and
     /// whether a revoke awaits "y".
     Rules { selected: usize, confirm: bool },
+}
+
+impl Modal {
+    /// Whether the modal is shown under a card (a field or a question of
+    /// the cards').
+    pub fn under_card(&self) -> bool {
+        matches!(
+            self,
+            Modal::Reason { .. } | Modal::KeepRule(_) | Modal::Confirm(_) | Modal::ConfirmAll(_)
+        )
+    }
 }
 
 /// What warden asks before it widens trust; y says yes, anything else no.
@@ -365,12 +429,40 @@ impl ChatState {
             .set_tool_state(&approval.request.tool_call_id, ToolState::AwaitingApproval);
         let title = approval.title();
         self.approvals.push(approval);
-        if self.focus == Focus::Composer && !self.typing() {
-            self.focus = Focus::Cards;
+        // Only the bare Composer pane gives way: a modal open over it keeps
+        // the keys, and closing it goes back to the composer.
+        if self.focus.is(Pane::Composer) && !self.typing() {
+            self.focus.pane = Pane::Cards;
             self.cursor.selected = 0;
             self.cursor.choice = 0;
         }
         vec![Effect::Notify(format!("{} asks: {title}", self.agent_name))]
+    }
+
+    /// The one place the pane changes for a reason of its own, after the
+    /// queue changed: with no card left the Cards pane has nothing to
+    /// review and the keys go to the composer, closing the fields and
+    /// questions of the cards with it.
+    ///
+    /// A form whose card was withdrawn closes too, and the keys go to the
+    /// composer even with other cards waiting: the letters still typed for
+    /// the form then land where they are seen, never on a card. A denial
+    /// reason stays open over other cards (its letters stay in the field;
+    /// Enter then denies nothing, `on_reason_key`).
+    pub(in crate::state) fn settle_pane(&mut self) {
+        let empty = self.approvals.is_empty();
+        match &self.focus.modal {
+            Some(Modal::Form(form)) if !self.approvals.iter().any(|a| a.id == form.request) => {
+                self.focus = Focus::COMPOSER;
+            }
+            Some(Modal::Reason { .. } | Modal::Confirm(_) | Modal::ConfirmAll(_)) if empty => {
+                self.focus.modal = None;
+            }
+            _ => {}
+        }
+        if empty {
+            self.focus.pane = Pane::Composer;
+        }
     }
 
     /// Whether the user is typing (a message, or a search of the prompt
@@ -572,20 +664,29 @@ impl ChatState {
         if index >= self.approvals.len() {
             return None;
         }
+        let shown = self.approvals.get(self.cursor.selected).map(|a| a.id);
+        let kept = self.cursor.clone();
         let approval = self.approvals.remove(index);
+        // The cursor stays on its card, and its highlighted choice, when an
+        // earlier one leaves, so that a key meant for it never lands on
+        // the card after it or on another choice.
+        if index < self.cursor.selected {
+            self.cursor.selected -= 1;
+        }
         self.after_queue_change();
+        if shown.is_some() && self.approvals.get(self.cursor.selected).map(|a| a.id) == shown {
+            self.cursor = CardCursor {
+                selected: self.cursor.selected,
+                ..kept
+            };
+        }
         Some(approval)
     }
 
     fn after_queue_change(&mut self) {
+        self.settle_pane();
         if self.approvals.is_empty() {
             self.cursor = CardCursor::default();
-            if matches!(
-                self.focus,
-                Focus::Cards | Focus::Reason(_) | Focus::ConfirmAll(_) | Focus::Confirm(_)
-            ) {
-                self.focus = Focus::Composer;
-            }
         } else {
             self.cursor.selected = self.cursor.selected.min(self.approvals.len() - 1);
             self.cursor.choice = 0;
@@ -702,8 +803,12 @@ impl ChatState {
             }
         }
         if !would_allow.is_empty() && self.headless.is_none() {
-            self.focus = Focus::Confirm(Question::AllowWaiting(would_allow));
-        } else if matches!(self.focus, Focus::Confirm(Question::AllowWaiting(_))) {
+            self.focus
+                .open(Modal::Confirm(Question::AllowWaiting(would_allow)));
+        } else if matches!(
+            self.focus.modal,
+            Some(Modal::Confirm(Question::AllowWaiting(_)))
+        ) {
             self.close_question();
         }
         effects

@@ -187,7 +187,7 @@ fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
     });
     assert!(answers(&other).is_empty());
     s.approvals.clear();
-    s.focus = Focus::Composer;
+    s.focus = Focus::COMPOSER;
     let same = s.update(Msg::PermissionRequested {
         id: 3,
         request: client_terminal("3", "touch x"),
@@ -257,7 +257,7 @@ fn allow_for_this_chat_covers_the_program_and_subcommand_only() {
             request: shell_request(&format!("t{id}"), command, options()),
         });
         s.approvals.clear();
-        s.focus = Focus::Composer;
+        s.focus = Focus::COMPOSER;
         !answers(&effects).is_empty()
     };
     assert!(decide(&mut s, 2, "cargo test"));
@@ -287,7 +287,7 @@ fn allow_for_this_chat_through_a_wrapper_covers_only_that_command() {
             request: shell_request(&format!("t{id}"), command, options()),
         });
         s.approvals.clear();
-        s.focus = Focus::Composer;
+        s.focus = Focus::COMPOSER;
         !answers(&effects).is_empty()
     };
     assert!(decide(&mut s, 2, "bash -c 'cargo test'"));

@@ -7,7 +7,7 @@
 //! the prompts remembered since it last looked ([`Drafts::remembered`]);
 //! nothing here does IO.
 
-use super::{Action, ChatState, Connection, Effect, Focus};
+use super::{Action, ChatState, Connection, Effect, Modal, Pane};
 use crate::model::{SlashCommand, StopReason};
 use crate::policy::Mode;
 
@@ -230,7 +230,7 @@ impl ChatState {
     /// The list shown above the composer, if any: the history search, or
     /// the slash commands matching what is typed.
     pub fn composer_popup(&self) -> Option<Popup> {
-        if self.focus != Focus::Composer {
+        if !self.focus.is(Pane::Composer) {
             return None;
         }
         if let Some(popup) = self.mention_popup() {
@@ -295,7 +295,7 @@ impl ChatState {
     /// Keys the composer's memory takes before the usual composer keys;
     /// `None` passes the key on.
     pub(super) fn drafts_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
-        if self.focus != Focus::Composer {
+        if !self.focus.is(Pane::Composer) {
             return None;
         }
         if self.drafts.search.is_some() {
@@ -619,7 +619,7 @@ impl ChatState {
             .mode_menu_items()
             .iter()
             .position(|i| *i == super::ModeItem::Chat(self.mode));
-        self.focus = Focus::ModeMenu(current.unwrap_or(0));
+        self.focus.open(Modal::ModeMenu(current.unwrap_or(0)));
         Vec::new()
     }
 

@@ -271,7 +271,7 @@ fn wardens_own_commands_run_here() {
         vec![Effect::Drafts(DraftsEffect::Workspace(Action::NewChat))]
     );
     send(&mut s, "/model");
-    assert!(matches!(s.focus, Focus::ModeMenu(_)));
+    assert!(matches!(s.focus.modal, Some(Modal::ModeMenu(_))));
     key(&mut s, Action::Cancel);
     send(&mut s, "/help");
     let last = s.transcript.entries().last().unwrap();

@@ -3,13 +3,13 @@
 //! checked, and `accept` sent with what the user entered.
 //!
 //! The card itself stays a permission card (`acp/elicitation.rs`): picking
-//! its "accept" option opens this editor (`Focus::Form`) instead of
+//! its "accept" option opens this editor (`Modal::Form`) instead of
 //! answering; Enter here checks the fields, hands the values to the runtime
 //! (`Effect::ElicitationContent`) and then accepts the card the usual way.
 
 use serde_json::{Map, Value};
 
-use super::{Action, ChatState, Effect, Focus, RequestId};
+use super::{Action, ChatState, Effect, Modal, RequestId};
 use crate::keys::{self, FormCmd};
 use crate::sanitize::one_line;
 
@@ -243,7 +243,7 @@ impl ChatState {
     /// accepting opens the editor; the chat grant and bypass keys do not
     /// apply. `None`: the card's usual keys.
     pub(super) fn on_form_card_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
-        if matches!(self.focus, Focus::Form(_)) {
+        if matches!(self.focus.modal, Some(Modal::Form(_))) {
             return None;
         }
         let (request, schema) = self.form_schema(self.cursor.selected)?;
@@ -264,23 +264,23 @@ impl ChatState {
         if !opens {
             return None;
         }
-        self.focus = Focus::Form(FormEditor::from_schema(request, &schema));
+        self.focus
+            .open(Modal::Form(FormEditor::from_schema(request, &schema)));
         Some(Vec::new())
     }
 
     /// Keys while a form is being filled in.
     pub(super) fn on_form_key(&mut self, action: &Action, mut form: FormEditor) -> Vec<Effect> {
         let Some(index) = self.approvals.iter().position(|a| a.id == form.request) else {
-            // The card went away (answered, stale): nothing to fill in.
-            self.focus = Focus::Composer;
+            // The card went away (answered, stale): nothing to fill in. The
+            // key was meant for the form: it and the next go to the
+            // composer, never to another card.
+            self.focus.pane = super::Pane::Composer;
             return Vec::new();
         };
         form.error = None;
         match (keys::lookup_action(keys::FORM, action), action) {
-            (Some(FormCmd::Back), _) => {
-                self.focus = Focus::Cards;
-                return Vec::new();
-            }
+            (Some(FormCmd::Back), _) => return Vec::new(),
             (Some(FormCmd::Prev), _) => form.selected = form.selected.saturating_sub(1),
             (Some(FormCmd::Next), _) => {
                 form.selected = (form.selected + 1).min(form.fields.len().saturating_sub(1));
@@ -326,10 +326,7 @@ impl ChatState {
                         .options
                         .iter()
                         .position(|o| o.id == ACCEPT);
-                    let Some(accept) = accept.and_then(|i| u32::try_from(i + 1).ok()) else {
-                        return Vec::new();
-                    };
-                    let Some(digit) = char::from_digit(accept, 10) else {
+                    let Some(accept) = accept else {
                         return Vec::new();
                     };
                     let mut effects = vec![Effect::ElicitationContent {
@@ -338,24 +335,15 @@ impl ChatState {
                     }];
                     // The card is accepted the usual way (policy, decision
                     // line, log); the values went to the runtime first. The
-                    // focus stays on the form meanwhile, so that the accept
-                    // key answers the card instead of opening the editor.
-                    self.focus = Focus::Form(form);
-                    effects.extend(self.on_card_key(&Action::Char(digit)));
-                    if matches!(self.focus, Focus::Form(_)) {
-                        self.focus = if self.approvals.is_empty() {
-                            Focus::Composer
-                        } else {
-                            Focus::Cards
-                        };
-                    }
+                    // form is closed: the keys go back to the cards.
+                    effects.extend(self.pick_agent_option(accept));
                     return effects;
                 }
                 Err(message) => form.error = Some(message),
             },
             _ => {}
         }
-        self.focus = Focus::Form(form);
+        self.focus.open(Modal::Form(form));
         Vec::new()
     }
 }

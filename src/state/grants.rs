@@ -5,7 +5,7 @@
 use crate::policy::{Rule, suggest_rule};
 use crate::sanitize::one_line;
 
-use super::{Action, ChatState, Composer, Effect, Focus, Msg};
+use super::{Action, ChatState, Composer, Effect, Modal, Msg};
 
 /// A change to the settings file, carried out by the runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,7 +91,7 @@ impl ChatState {
                 .unwrap_or(""),
         );
         self.rule_draft = Some(rule);
-        self.focus = Focus::KeepRule(field);
+        self.focus.open(Modal::KeepRule(field));
     }
 
     /// Keys while editing the kept rule's pattern.
@@ -99,7 +99,6 @@ impl ChatState {
         use crate::keys::{self, FieldCmd};
         match keys::lookup_action(keys::KEEP_RULE, action) {
             Some(FieldCmd::Done) => {
-                self.focus = Focus::Cards;
                 let Some(mut rule) = self.rule_draft.take() else {
                     return Vec::new();
                 };
@@ -124,12 +123,11 @@ impl ChatState {
             }
             Some(FieldCmd::Back) => {
                 self.rule_draft = None;
-                self.focus = Focus::Cards;
                 Vec::new()
             }
             None => {
                 super::edit_composer(&mut field, action);
-                self.focus = Focus::KeepRule(field);
+                self.focus.open(Modal::KeepRule(field));
                 Vec::new()
             }
         }
@@ -148,55 +146,54 @@ impl ChatState {
             if matches!(action, Action::Char('y') | Action::Submit) {
                 let effects = self.revoke(items.get(selected));
                 let remaining = self.grant_items().len();
-                self.focus = Focus::Rules {
+                self.focus.open(Modal::Rules {
                     selected: selected.min(remaining.saturating_sub(1)),
                     confirm: false,
-                };
+                });
                 return effects;
             }
-            self.focus = Focus::Rules {
+            self.focus.open(Modal::Rules {
                 selected,
                 confirm: false,
-            };
+            });
             return Vec::new();
         }
         use crate::keys::{self, ListCmd};
         match keys::lookup_action(keys::RULES, action) {
             Some(ListCmd::Up) => {
-                self.focus = Focus::Rules {
+                self.focus.open(Modal::Rules {
                     selected: selected.saturating_sub(1),
                     confirm: false,
-                };
+                });
             }
             Some(ListCmd::Down) => {
-                self.focus = Focus::Rules {
+                self.focus.open(Modal::Rules {
                     selected: (selected + 1).min(last),
                     confirm: false,
-                };
+                });
             }
             Some(ListCmd::Remove) if !items.is_empty() => {
-                self.focus = Focus::Rules {
+                self.focus.open(Modal::Rules {
                     selected,
                     confirm: true,
-                };
+                });
             }
             Some(ListCmd::Close) => self.close_grants(),
             _ => {
-                self.focus = Focus::Rules {
+                self.focus.open(Modal::Rules {
                     selected,
                     confirm: false,
-                }
+                });
             }
         }
         Vec::new()
     }
 
+    /// Close the rules screen: the keys go back to the pane beneath.
     fn close_grants(&mut self) {
-        self.focus = if self.approvals.is_empty() {
-            Focus::Composer
-        } else {
-            Focus::Cards
-        };
+        if matches!(self.focus.modal, Some(Modal::Rules { .. })) {
+            self.focus.modal = None;
+        }
     }
 
     fn revoke(&mut self, item: Option<&GrantItem>) -> Vec<Effect> {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::keys;
 
-use super::{Action, ChatState, Effect, Focus};
+use super::{Action, ChatState, Effect, Pane};
 
 /// How soon a second Ctrl-C must follow the first to quit.
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
@@ -34,7 +34,7 @@ impl ChatState {
             };
         };
         self.help = false;
-        if !matches!(self.focus, Focus::Composer | Focus::Cards) {
+        if self.focus.modal.is_some() {
             self.quit_armed = None;
             return Continue(Action::Cancel);
         }
@@ -42,7 +42,7 @@ impl ChatState {
             self.quit_armed = None;
             return Break(self.cancel());
         }
-        if self.focus == Focus::Composer && !self.composer.is_empty() {
+        if self.focus.is(Pane::Composer) && !self.composer.is_empty() {
             self.quit_armed = None;
             // Ctrl-Y brings it back.
             self.drafts.cleared = Some(self.composer.take());
@@ -75,12 +75,12 @@ impl ChatState {
         }
         let asks = match action {
             Action::Help => true,
-            Action::Char('?') => match self.focus {
-                Focus::Composer => self.composer.is_empty(),
-                Focus::Cards => {
+            Action::Char('?') if self.focus.modal.is_some() => false,
+            Action::Char('?') => match self.focus.pane {
+                Pane::Composer => self.composer.is_empty(),
+                Pane::Cards => {
                     keys::lookup_action(keys::CARDS, action) == Some(keys::CardCmd::Help)
                 }
-                _ => false,
             },
             _ => false,
         };

@@ -82,7 +82,7 @@ fn ctrl_c_on_a_card_during_a_turn_cancels_the_turn_and_answers_the_card() {
         id: 7,
         request: request("t1"),
     });
-    assert_eq!(s.focus, Focus::Cards);
+    assert_eq!(s.focus, Focus::CARDS);
     let effects = ctrl_c(&mut s, Instant::now());
     assert_eq!(effects.first(), Some(&Effect::CancelTurn));
     assert!(effects.contains(&Effect::RespondPermission {
@@ -138,11 +138,11 @@ fn ctrl_c_in_a_field_backs_out_as_esc() {
         request: request("t1"),
     });
     key(&mut s, Action::Char('r'));
-    assert!(matches!(s.focus, Focus::Reason(_)));
+    assert!(matches!(s.focus.modal, Some(Modal::Reason { .. })));
     assert_eq!(ctrl_c(&mut s, Instant::now()), vec![]);
     assert_eq!(
         s.focus,
-        Focus::Cards,
+        Focus::CARDS,
         "back to the choices, the turn runs on"
     );
     assert!(s.turn.as_ref().is_some_and(|t| !t.cancelling));
@@ -217,10 +217,12 @@ fn every_card_key_of_the_table_does_what_the_table_says() {
                 CardCmd::Next | CardCmd::Prev => assert_eq!(s.cursor.selected, 1),
                 CardCmd::Expand => assert!(s.cursor.expanded),
                 CardCmd::Help => assert!(s.help),
-                CardCmd::KeepRule => assert!(matches!(s.focus, Focus::KeepRule(_))),
-                CardCmd::DenyWithReason => assert!(matches!(s.focus, Focus::Reason(_))),
-                CardCmd::ApproveAll => assert!(matches!(s.focus, Focus::ConfirmAll(_))),
-                CardCmd::Bypass => assert!(matches!(s.focus, Focus::Confirm(_))),
+                CardCmd::KeepRule => assert!(matches!(s.focus.modal, Some(Modal::KeepRule(_)))),
+                CardCmd::DenyWithReason => {
+                    assert!(matches!(s.focus.modal, Some(Modal::Reason { .. })))
+                }
+                CardCmd::ApproveAll => assert!(matches!(s.focus.modal, Some(Modal::ConfirmAll(_)))),
+                CardCmd::Bypass => assert!(matches!(s.focus.modal, Some(Modal::Confirm(_)))),
                 other => panic!("{c} bound to {other:?}, not checked here"),
             }
         }

@@ -6,7 +6,7 @@ use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
 
 use super::drafts::{Popup, PopupItem};
-use super::{Action, ChatState, DraftsEffect, Effect, Focus};
+use super::{Action, ChatState, DraftsEffect, Effect, Pane};
 
 /// Matches kept (and listed) per query.
 const MATCHES: usize = 50;
@@ -41,7 +41,7 @@ impl ChatState {
     /// The finder's list, while a mention is typed.
     pub(super) fn mention_popup(&self) -> Option<Popup> {
         let mention = self.drafts.mention.as_ref()?;
-        if self.focus != Focus::Composer {
+        if !self.focus.is(Pane::Composer) {
             return None;
         }
         let title = if self.drafts.files.is_none() {

@@ -20,8 +20,8 @@ pub mod workspace;
 pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
-    AllowedScope, Approval, CardCursor, Choice, Focus, ModeItem, OnAsk, PLAN_INSTRUCTION, Question,
-    choices, option_kind_label,
+    AllowedScope, Approval, CardCursor, Choice, Focus, Modal, ModeItem, OnAsk, PLAN_INSTRUCTION,
+    Pane, Question, choices, option_kind_label,
 };
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
@@ -317,7 +317,7 @@ pub struct ChatState {
     pub quit_armed: Option<std::time::Instant>,
     /// Requests waiting for the user, oldest first.
     pub approvals: Vec<Approval>,
-    /// Where keys go.
+    /// Where keys go: the pane, and the modal open over it.
     pub focus: Focus,
     /// Position among the cards.
     pub cursor: CardCursor,
@@ -406,7 +406,7 @@ impl ChatState {
             help: false,
             quit_armed: None,
             approvals: Vec::new(),
-            focus: Focus::Composer,
+            focus: Focus::COMPOSER,
             cursor: CardCursor::default(),
             grants: Vec::new(),
             agent_policy: AgentPolicy::default(),
@@ -698,7 +698,7 @@ impl ChatState {
         }
         // While the search is open it has the keys, also when a card took
         // the focus meanwhile: a letter typed for the search never answers it.
-        if matches!(self.focus, Focus::Composer | Focus::Cards)
+        if self.focus.modal.is_none()
             && let Some(effects) = self.on_search_key(&action)
         {
             return effects;
@@ -713,23 +713,13 @@ impl ChatState {
         // Keys that mean the same wherever the focus is.
         match action {
             // Not over a field or a question of a card's: those keep their keys.
-            Action::Search if matches!(self.focus, Focus::Composer | Focus::Cards) => {
+            Action::Search if self.focus.modal.is_none() => {
                 return self.open_search();
             }
             Action::Copy => return self.copy(false),
             Action::CopyCode => return self.copy(true),
-            Action::Cancel
-                if !matches!(
-                    self.focus,
-                    Focus::Reason(_)
-                        | Focus::ModeMenu(_)
-                        | Focus::ConfirmAll(_)
-                        | Focus::Confirm(_)
-                        | Focus::KeepRule(_)
-                        | Focus::Rules { .. }
-                        | Focus::Form(_)
-                ) =>
-            {
+            // A modal closes on Esc instead.
+            Action::Cancel if self.focus.modal.is_none() => {
                 return self.cancel();
             }
             Action::Quit => return self.quit(),
@@ -747,49 +737,55 @@ impl ChatState {
                     .mode_menu_items()
                     .iter()
                     .position(|i| *i == ModeItem::Chat(self.mode));
-                self.focus = Focus::ModeMenu(current.unwrap_or(0));
+                self.focus.open(Modal::ModeMenu(current.unwrap_or(0)));
                 return Vec::new();
             }
             Action::ClickChoice(_)
-                if !self.approvals.is_empty() && self.focus == Focus::Composer =>
+                if !self.approvals.is_empty() && self.focus.is(Pane::Composer) =>
             {
                 // A click on a card answers it even while the composer has the keys.
-                self.focus = Focus::Cards;
+                self.focus.pane = Pane::Cards;
             }
-            Action::RulesScreen if !matches!(self.focus, Focus::Rules { .. }) => {
-                self.focus = Focus::Rules {
+            Action::RulesScreen if !matches!(self.focus.modal, Some(Modal::Rules { .. })) => {
+                self.focus.open(Modal::Rules {
                     selected: 0,
                     confirm: false,
-                };
+                });
                 return Vec::new();
             }
             Action::ToggleCards => {
-                self.focus = match self.focus {
-                    Focus::Composer if !self.approvals.is_empty() => Focus::Cards,
-                    _ => Focus::Composer,
+                // Ctrl-P: between the composer and the cards; from a modal,
+                // back to typing.
+                self.focus = if self.focus.is(Pane::Composer) && !self.approvals.is_empty() {
+                    Focus::CARDS
+                } else {
+                    Focus::COMPOSER
                 };
                 return Vec::new();
             }
             _ => {}
         }
-        match std::mem::take(&mut self.focus) {
-            Focus::Composer => self.on_composer_key(action),
-            Focus::Cards => {
-                self.focus = Focus::Cards;
-                self.on_card_key(&action)
-            }
-            Focus::Reason(field) => self.on_reason_key(&action, field),
-            Focus::ConfirmAll(ids) => self.on_confirm_key(&action, ids),
-            Focus::Confirm(question) => self.on_question_key(&action, question),
-            Focus::ModeMenu(highlighted) => self.on_menu_key(&action, highlighted),
-            Focus::KeepRule(field) => self.on_keep_rule_key(&action, field),
-            Focus::Form(form) => self.on_form_key(&action, form),
-            Focus::Rules { selected, confirm } => self.on_grants_key(&action, selected, confirm),
+        // A modal has the keys while it is open: its handler takes it, and
+        // puts it back unless the key closed it (then the pane beneath has
+        // the keys again, as it was).
+        let Some(modal) = self.focus.modal.take() else {
+            return match self.focus.pane {
+                Pane::Composer => self.on_composer_key(action),
+                Pane::Cards => self.on_card_key(&action),
+            };
+        };
+        match modal {
+            Modal::Reason { card, field } => self.on_reason_key(&action, card, field),
+            Modal::ConfirmAll(ids) => self.on_confirm_key(&action, ids),
+            Modal::Confirm(question) => self.on_question_key(&action, question),
+            Modal::ModeMenu(highlighted) => self.on_menu_key(&action, highlighted),
+            Modal::KeepRule(field) => self.on_keep_rule_key(&action, field),
+            Modal::Form(form) => self.on_form_key(&action, form),
+            Modal::Rules { selected, confirm } => self.on_grants_key(&action, selected, confirm),
         }
     }
 
     fn on_composer_key(&mut self, action: Action) -> Vec<Effect> {
-        self.focus = Focus::Composer;
         match action {
             Action::Char('r')
                 if self.composer.is_empty() && self.connection == Connection::Down =>
@@ -943,6 +939,8 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
 mod always_tests;
 #[cfg(test)]
 mod coverage_tests;
+#[cfg(test)]
+mod focus_tests;
 #[cfg(test)]
 mod keys_tests;
 #[cfg(test)]

@@ -274,7 +274,7 @@ fn two_cards() -> ChatState {
     s.update(edit(1, "a"));
     s.update(edit(2, "b"));
     s.update(Msg::Action(Action::ToggleCards));
-    assert_eq!(s.focus, Focus::Composer);
+    assert_eq!(s.focus, Focus::COMPOSER);
     s
 }
 
@@ -295,7 +295,10 @@ fn the_dropdown_into_auto_asks_before_approving_waiting_cards() {
     let effects = s.update(Msg::Action(Action::PickModeItem(2)));
     assert_eq!(s.mode, Mode::Auto);
     assert_eq!(responses(&effects), Vec::new());
-    assert_eq!(s.focus, Focus::Confirm(Question::AllowWaiting(vec![1, 2])));
+    assert_eq!(
+        s.focus.modal,
+        Some(Modal::Confirm(Question::AllowWaiting(vec![1, 2])))
+    );
     let effects = s.update(Msg::Action(Action::Char('n')));
     assert_eq!(responses(&effects), Vec::new());
     assert_eq!(s.approvals.len(), 2, "n keeps them as cards");
@@ -311,7 +314,10 @@ fn the_dropdown_into_auto_asks_before_approving_waiting_cards() {
 fn yes_approves_only_the_cards_still_allowed() {
     let mut s = two_cards();
     s.update(Msg::Action(Action::BackTab));
-    assert_eq!(s.focus, Focus::Confirm(Question::AllowWaiting(vec![1, 2])));
+    assert_eq!(
+        s.focus.modal,
+        Some(Modal::Confirm(Question::AllowWaiting(vec![1, 2])))
+    );
     let effects = s.update(Msg::Action(Action::Char('y')));
     assert_eq!(
         responses(&effects),
@@ -337,7 +343,7 @@ fn yes_approves_only_the_cards_still_allowed() {
 fn bypass_confirmed_asks_about_the_other_waiting_cards() {
     let mut s = two_cards();
     s.update(Msg::Action(Action::ToggleCards));
-    assert_eq!(s.focus, Focus::Cards);
+    assert_eq!(s.focus, Focus::CARDS);
     s.update(Msg::Action(Action::Char('b')));
     let effects = s.update(Msg::Action(Action::Char('n')));
     assert_eq!(effects, Vec::new());
@@ -350,7 +356,10 @@ fn bypass_confirmed_asks_about_the_other_waiting_cards() {
         vec![(1, PermissionOutcome::Selected("allow".into()))],
         "only the card b was pressed on"
     );
-    assert_eq!(s.focus, Focus::Confirm(Question::AllowWaiting(vec![2])));
+    assert_eq!(
+        s.focus.modal,
+        Some(Modal::Confirm(Question::AllowWaiting(vec![2])))
+    );
 }
 
 #[test]

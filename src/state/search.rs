@@ -8,7 +8,7 @@
 //! case-insensitively; "the n-th match of entry i" is what the view looks
 //! for in that entry's rows.
 
-use super::{Action, ChatState, Effect, EntryKind, Focus, Transcript};
+use super::{Action, ChatState, Effect, EntryKind, Pane, Transcript};
 use crate::model::ToolContent;
 
 /// One match: the entry it is in and which of that entry's matches.
@@ -202,7 +202,7 @@ impl ChatState {
             // is shown first, never answered by it.
             _ if !search.typing => {
                 self.search = None;
-                if self.focus == Focus::Composer {
+                if self.focus.is(Pane::Composer) {
                     return None;
                 }
             }

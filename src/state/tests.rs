@@ -160,7 +160,7 @@ fn cards_queue_fifo_and_answer_by_request_id() {
         s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
         vec![7, 3]
     );
-    assert_eq!(s.focus, Focus::Cards);
+    assert_eq!(s.focus, Focus::CARDS);
     assert_eq!(
         s.transcript.tool("t1").map(|t| t.state),
         Some(ToolState::AwaitingApproval)
@@ -173,7 +173,7 @@ fn cards_queue_fifo_and_answer_by_request_id() {
     assert!(s.approvals.is_empty());
     assert_eq!(
         s.focus,
-        Focus::Composer,
+        Focus::COMPOSER,
         "focus returns when the queue empties"
     );
     assert_eq!(
@@ -208,7 +208,7 @@ fn approve_all_covers_only_the_cards_pending_at_the_key_press() {
         ask(&mut s, id, tool, ToolKind::Edit);
     }
     assert!(key(&mut s, Action::Char('A')).is_empty(), "asks first");
-    assert_eq!(s.focus, Focus::ConfirmAll(vec![1, 2, 3]));
+    assert_eq!(s.focus.modal, Some(Modal::ConfirmAll(vec![1, 2, 3])));
     ask(&mut s, 4, "d", ToolKind::Edit);
     let effects = key(&mut s, Action::Char('y'));
     assert_eq!(
@@ -231,7 +231,7 @@ fn approve_all_can_be_declined() {
     ask(&mut s, 1, "a", ToolKind::Edit);
     key(&mut s, Action::Char('A'));
     assert!(key(&mut s, Action::Char('n')).is_empty());
-    assert_eq!(s.focus, Focus::Cards);
+    assert_eq!(s.focus, Focus::CARDS);
     assert_eq!(s.approvals.len(), 1);
 }
 
@@ -287,12 +287,12 @@ fn a_card_never_takes_keys_from_a_half_typed_message() {
     s.update(Msg::Action(Action::Paste("hel".into())));
     s.turn = Some(Turn { cancelling: false });
     ask(&mut s, 1, "a", ToolKind::Edit);
-    assert_eq!(s.focus, Focus::Composer);
+    assert_eq!(s.focus, Focus::COMPOSER);
     assert!(key(&mut s, Action::Char('y')).is_empty());
     assert_eq!(s.composer.text(), "hely", "y went into the message");
     assert_eq!(s.approvals.len(), 1, "the card still waits");
     key(&mut s, Action::ToggleCards);
-    assert_eq!(s.focus, Focus::Cards);
+    assert_eq!(s.focus, Focus::CARDS);
     assert_eq!(
         answers(&key(&mut s, Action::Char('y'))),
         vec![(1, selected("allow-once"))]
@@ -357,7 +357,7 @@ fn bypass_allows_and_asks_to_persist() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Delete);
     assert_eq!(key(&mut s, Action::Char('b')), Vec::new(), "b asks first");
-    assert_eq!(s.focus, Focus::Confirm(Question::Bypass(1)));
+    assert_eq!(s.focus.modal, Some(Modal::Confirm(Question::Bypass(1))));
     let effects = key(&mut s, Action::Char('y'));
     assert!(
         effects.contains(&Effect::EditSettings(SettingsEdit::SetBypass {
@@ -407,11 +407,14 @@ fn shift_tab_cycles_modes_and_waiting_cards_follow_the_new_mode() {
     let mut s = chat(Mode::Default);
     s.update(Msg::Action(Action::Paste("x".into())));
     ask(&mut s, 1, "a", ToolKind::Edit);
-    assert_eq!(s.focus, Focus::Composer);
+    assert_eq!(s.focus, Focus::COMPOSER);
     let effects = key(&mut s, Action::BackTab);
     assert_eq!(s.mode, Mode::Auto);
     assert_eq!(answers(&effects), Vec::new(), "Auto allows nothing unasked");
-    assert_eq!(s.focus, Focus::Confirm(Question::AllowWaiting(vec![1])));
+    assert_eq!(
+        s.focus.modal,
+        Some(Modal::Confirm(Question::AllowWaiting(vec![1])))
+    );
     let effects = key(&mut s, Action::BackTab);
     assert_eq!(s.mode, Mode::Plan);
     assert_eq!(
@@ -444,11 +447,15 @@ fn the_mode_dropdown_opens_moves_and_picks() {
     });
     s.asking_mode = Some("default".into());
     key(&mut s, Action::OpenModeMenu);
-    assert_eq!(s.focus, Focus::ModeMenu(1), "opens on the current mode");
+    assert_eq!(
+        s.focus.modal,
+        Some(Modal::ModeMenu(1)),
+        "opens on the current mode"
+    );
     key(&mut s, Action::Up);
     key(&mut s, Action::Submit);
     assert_eq!(s.mode, Mode::Plan);
-    assert_eq!(s.focus, Focus::Composer);
+    assert_eq!(s.focus, Focus::COMPOSER);
     // The agent's own mode: a warning, and set_mode.
     key(&mut s, Action::OpenModeMenu);
     let effects = key(&mut s, Action::PickModeItem(4));
@@ -533,7 +540,7 @@ fn keep_as_rule_offers_an_editable_pattern_and_appends_it() {
         request: req,
     });
     key(&mut s, Action::Char('p'));
-    let Focus::KeepRule(field) = &s.focus else {
+    let Some(Modal::KeepRule(field)) = &s.focus.modal else {
         panic!("{:?}", s.focus)
     };
     assert_eq!(field.text(), "cargo test *");
@@ -574,11 +581,11 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
     );
     key(&mut s, Action::Char('d'));
     assert_eq!(
-        s.focus,
-        Focus::Rules {
+        s.focus.modal,
+        Some(Modal::Rules {
             selected: 0,
             confirm: true
-        }
+        })
     );
     assert!(key(&mut s, Action::Char('n')).is_empty(), "n keeps it");
     key(&mut s, Action::Char('d'));
@@ -602,7 +609,7 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
     );
     assert!(s.grants.is_empty());
     key(&mut s, Action::Cancel);
-    assert_eq!(s.focus, Focus::Composer);
+    assert_eq!(s.focus, Focus::COMPOSER);
     assert_eq!(s.rules.len(), 1);
 }
 

@@ -649,7 +649,7 @@ impl ChatState {
             effects.extend(self.cancel());
         }
         effects.extend(self.cancel_all_approvals("the chat was closed"));
-        self.focus = Focus::Composer;
+        self.focus = Focus::COMPOSER;
         self.quitting = true;
         effects
     }

@@ -116,7 +116,7 @@ fn interleaved_requests_keep_separate_fifo_queues() {
     assert_eq!(ws.active_id(), Some(b));
     assert_eq!(
         ws.active_chat().map(|c| c.state.focus.clone()),
-        Some(Focus::Cards)
+        Some(Focus::CARDS)
     );
 }
 
@@ -138,7 +138,7 @@ fn approving_in_one_chat_never_answers_the_other() {
     assert_eq!(ws.active_id(), Some(a));
     assert_eq!(
         ws.active_chat().map(|c| c.state.focus.clone()),
-        Some(Focus::Cards)
+        Some(Focus::CARDS)
     );
     let effects = key(&mut ws, Action::Char('n'));
     assert_eq!(

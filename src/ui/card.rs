@@ -21,11 +21,16 @@ use crate::model::{AgentMode, ToolContent, ToolKind};
 use crate::policy::{Rule, Sent, allow_option, sent_for, switch_allow_option};
 use crate::sanitize::{one_line, visible};
 use crate::state::{
-    Approval, ChatState, Choice, Composer, Focus, RequestId, choices, option_kind_label,
+    Approval, ChatState, Choice, Composer, Focus, Modal, Pane, RequestId, choices,
+    option_kind_label,
 };
 
 /// Before the deny-with-reason field.
 pub(crate) const REASON_PROMPT: &str = "Why not? (sent to the agent) › ";
+/// Before the deny-with-reason field when its card was withdrawn meanwhile
+/// (shown under the card now selected, which it does not deny).
+pub(crate) const WITHDRAWN_REASON_PROMPT: &str =
+    "The card this reason was for was withdrawn: nothing will be denied · Esc › ";
 /// Rows of raw input shown before "… N more lines · e expand".
 const RAW_ROWS: usize = 8;
 /// Rows of a field (a denial reason, a rule's pattern) shown at once.
@@ -74,18 +79,6 @@ pub(crate) struct Drawn {
     pub(crate) choices: Vec<(Rect, usize)>,
     /// The terminal cursor, when a field (reason, kept rule) is open.
     pub(crate) cursor: Option<Position>,
-}
-
-/// Whether the keys go to the cards.
-fn focused(focus: &Focus) -> bool {
-    matches!(
-        focus,
-        Focus::Cards
-            | Focus::Reason(_)
-            | Focus::ConfirmAll(_)
-            | Focus::Confirm(_)
-            | Focus::KeepRule(_)
-    )
 }
 
 /// The selected card's index, kept inside the queue.
@@ -331,7 +324,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
 
     let mut bottom = Vec::new();
     let mut choice_at = Vec::new();
-    let highlighted = (state.focus == Focus::Cards).then_some(state.cursor.choice);
+    let highlighted = state.focus.is(Pane::Cards).then_some(state.cursor.choice);
     for (i, choice) in choices(approval).into_iter().enumerate() {
         let start = bottom.len();
         choice_rows(&mut bottom, state, approval, choice, width, theme);
@@ -345,20 +338,25 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         choice_at.resize(bottom.len(), Some(i));
     }
     let mut cursor = None;
-    match &state.focus {
-        Focus::Reason(field) => {
-            cursor = Some(field_rows(&mut bottom, REASON_PROMPT, field, width, theme));
+    match &state.focus.modal {
+        Some(Modal::Reason { card, field }) => {
+            let prompt = if *card == approval.id {
+                REASON_PROMPT
+            } else {
+                WITHDRAWN_REASON_PROMPT
+            };
+            cursor = Some(field_rows(&mut bottom, prompt, field, width, theme));
         }
-        Focus::KeepRule(field) => {
+        Some(Modal::KeepRule(field)) => {
             let prompt = keep_prompt(state.rule_draft.as_ref());
             cursor = Some(field_rows(&mut bottom, &prompt, field, width, theme));
         }
-        Focus::ConfirmAll(ids) => {
+        Some(Modal::ConfirmAll(ids)) => {
             let ask = format!("Approve all {} pending requests? y / n", ids.len());
             let ask = truncate_end(&ask, width).into_owned();
             bottom.push(Line::from(Span::styled(ask, theme.confirm())));
         }
-        Focus::Confirm(question) => {
+        Some(Modal::Confirm(question)) => {
             let ask = question.text(&crate::sanitize::one_line(&state.agent_name));
             wrap_text_into(
                 &mut bottom,
@@ -413,8 +411,8 @@ pub(crate) fn fit_expand_hint(
         .iter()
         .any(|l| l.spans.iter().any(|s| s.content.ends_with("· e expand")));
     let default_keys = !matches!(
-        state.focus,
-        Focus::Reason(_) | Focus::KeepRule(_) | Focus::Confirm(_)
+        state.focus.modal,
+        Some(Modal::Reason { .. } | Modal::KeepRule(_) | Modal::Confirm(_))
     );
     if cut || state.cursor.expanded || !default_keys {
         return;
@@ -433,10 +431,10 @@ pub(crate) fn fit_expand_hint(
 /// chat grant, bypass or rule).
 pub(crate) fn hint_lines(focus: &Focus, elicitation: bool) -> (String, String) {
     let both = |line: String| (line.clone(), line);
-    match focus {
-        Focus::Reason(_) => both(keys::card_hints(keys::REASON, false)),
-        Focus::KeepRule(_) => both(keys::card_hints(keys::KEEP_RULE, false)),
-        Focus::Confirm(_) => both(keys::card_hints(keys::QUESTION, false)),
+    match &focus.modal {
+        Some(Modal::Reason { .. }) => both(keys::card_hints(keys::REASON, false)),
+        Some(Modal::KeepRule(_)) => both(keys::card_hints(keys::KEEP_RULE, false)),
+        Some(Modal::Confirm(_)) => both(keys::card_hints(keys::QUESTION, false)),
         _ if elicitation => both(keys::elicitation_hints()),
         _ => (
             keys::card_hints(keys::CARDS, false),
@@ -814,7 +812,7 @@ fn render_box(
 ) {
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
-        .border_style(theme.card_border(focused(&state.focus)))
+        .border_style(theme.card_border(state.focus.on_cards()))
         .padding(Padding::horizontal(1));
     let inner = block.inner(area);
     block.render(area, buf);

@@ -13,7 +13,7 @@ use super::wrap::{spans_width, str_width, truncate_end, truncate_start};
 use crate::keys;
 use crate::sanitize::one_line;
 use crate::state::workspace::DIGIT_CHATS;
-use crate::state::{Action, ChatState, Connection, Focus};
+use crate::state::{Action, ChatState, Connection};
 
 /// Between footer parts.
 const SEP: &str = " │ ";
@@ -83,15 +83,7 @@ fn controls(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
 
 /// Cards wait while the keys are elsewhere: say how many, and how to get there.
 fn pending(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
-    let on_cards = matches!(
-        state.focus,
-        Focus::Cards
-            | Focus::Reason(_)
-            | Focus::ConfirmAll(_)
-            | Focus::Confirm(_)
-            | Focus::KeepRule(_)
-    );
-    (!state.approvals.is_empty() && !on_cards).then(|| {
+    (!state.approvals.is_empty() && !state.focus.on_cards()).then(|| {
         Span::styled(
             format!(
                 "{} pending · {} review",

@@ -17,7 +17,9 @@ use crate::model::{
     ToolCallFields, ToolContent, ToolKind,
 };
 use crate::policy::{ChatGrant, KindMatch, Mode, RequestView, Rule, RuleDecision};
-use crate::state::{Action, Approval, ChatState, Composer, Focus, ModeItem, Msg, choices};
+use crate::state::{
+    Action, Approval, ChatState, Composer, Focus, Modal, ModeItem, Msg, Pane, choices,
+};
 
 pub(super) fn view() -> View {
     View::with_theme(Theme::with_color(true))
@@ -207,7 +209,7 @@ pub(super) fn asking(requests: Vec<PermissionRequest>) -> ChatState {
 #[test]
 fn card_edit_with_diff_100x36() {
     let state = asking(vec![edit_request()]);
-    assert_eq!(state.focus, Focus::Cards);
+    assert_eq!(state.focus, Focus::CARDS);
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -276,7 +278,10 @@ fn reason_field_80x24() {
     for c in "deletes the build cache".chars() {
         state.update(Msg::Action(Action::Char(c)));
     }
-    assert!(matches!(state.focus, Focus::Reason(_)));
+    assert!(matches!(
+        state.focus.modal,
+        Some(crate::state::Modal::Reason { .. })
+    ));
     assert_snapshot!(screen(&state, 80, 24));
 }
 
@@ -284,7 +289,10 @@ fn reason_field_80x24() {
 fn approve_all_confirmation_100x36() {
     let mut state = asking(vec![edit_request(), execute_request()]);
     state.update(Msg::Action(Action::Char('A')));
-    assert!(matches!(state.focus, Focus::ConfirmAll(_)));
+    assert!(matches!(
+        state.focus.modal,
+        Some(crate::state::Modal::ConfirmAll(_))
+    ));
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -309,7 +317,7 @@ fn footer_and_mode_dropdown_100x16() {
     state.update(Msg::Action(Action::Down));
     state.update(Msg::Action(Action::Down));
     state.update(Msg::Action(Action::Down));
-    assert_eq!(state.focus, Focus::ModeMenu(3));
+    assert_eq!(state.focus.modal, Some(crate::state::Modal::ModeMenu(3)));
     show("open, agent modes, agent's Default highlighted", &state);
     assert_snapshot!(out);
 }
@@ -319,7 +327,7 @@ fn footer_with_pending_cards() {
     let mut state = asking(vec![edit_request(), execute_request()]);
     state.composer.insert_str("half-typed");
     state.update(Msg::Action(Action::ToggleCards));
-    assert_eq!(state.focus, Focus::Composer);
+    assert_eq!(state.focus, Focus::COMPOSER);
     let mut auto = state.clone();
     auto.mode = Mode::Auto;
     auto.agent_modes = Some(agent_modes());
@@ -382,7 +390,10 @@ fn clicks_on_choices_mode_slot_and_dropdown() {
     if let Some(action) = view.hit(0, footer) {
         state.update(Msg::Action(action));
     }
-    assert!(matches!(state.focus, Focus::ModeMenu(_)));
+    assert!(matches!(
+        state.focus.modal,
+        Some(crate::state::Modal::ModeMenu(_))
+    ));
     let text = draw_on(&mut term, &state, &mut view);
     let items = state.mode_menu_items();
     for (i, label) in ["● Default", "Plan ", "Auto "].iter().enumerate() {
@@ -504,7 +515,7 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
     );
 
     state.update(Msg::Action(Action::ToggleCards));
-    assert_eq!(state.focus, Focus::Composer);
+    assert_eq!(state.focus, Focus::COMPOSER);
     let text = draw_on(&mut term, &state, &mut view);
     let buf = term.backend().buffer().clone();
     let first = style_at(&buf, &text, "1  Always Allow");
@@ -555,7 +566,13 @@ fn an_approval_built_by_hand_renders() {
         request: req,
         reason: "an ask rule: edits of src/**".into(),
     });
-    state.focus = Focus::Reason(Composer::default());
+    state.focus = Focus {
+        pane: Pane::Cards,
+        modal: Some(Modal::Reason {
+            card: 7,
+            field: Composer::default(),
+        }),
+    };
     let text = screen(&state, 100, 36);
     assert!(
         text.contains("edit (write) · an ask rule: edits of src/**"),
@@ -576,18 +593,24 @@ fn tiny_terminals_with_cards_and_the_dropdown_do_not_panic() {
     state.bypassed_agents = vec!["claude-code".into()];
     state.rules = vec![Rule::new(RuleDecision::Deny); 3];
     state.rule_draft = Some(Rule::new(RuleDecision::Allow));
-    for focus in [
-        Focus::Cards,
-        Focus::Reason(Composer::default()),
-        Focus::ConfirmAll(vec![1, 2, 3]),
-        Focus::ModeMenu(5),
-        Focus::KeepRule(Composer::default()),
-        Focus::Rules {
+    for modal in [
+        None,
+        Some(Modal::Reason {
+            card: 1,
+            field: Composer::default(),
+        }),
+        Some(Modal::ConfirmAll(vec![1, 2, 3])),
+        Some(Modal::ModeMenu(5)),
+        Some(Modal::KeepRule(Composer::default())),
+        Some(Modal::Rules {
             selected: 9,
             confirm: true,
-        },
+        }),
     ] {
-        state.focus = focus;
+        state.focus = Focus {
+            pane: Pane::Cards,
+            modal,
+        };
         for (w, h) in [
             (1, 1),
             (2, 2),
@@ -667,7 +690,10 @@ fn expanding_shows_the_whole_input_and_back() {
 fn keep_rule_field_execute_100x36() {
     let mut state = asking(vec![execute_request()]);
     state.update(Msg::Action(Action::Char('p')));
-    assert!(matches!(state.focus, Focus::KeepRule(_)));
+    assert!(matches!(
+        state.focus.modal,
+        Some(crate::state::Modal::KeepRule(_))
+    ));
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -675,7 +701,7 @@ fn keep_rule_field_execute_100x36() {
 fn keep_rule_field_has_the_cursor() {
     let mut state = asking(vec![execute_request()]);
     state.update(Msg::Action(Action::Char('p')));
-    let Focus::KeepRule(field) = &state.focus else {
+    let Some(Modal::KeepRule(field)) = &state.focus.modal else {
         panic!("{:?}", state.focus)
     };
     assert_eq!(field.text(), "cargo test *");
@@ -707,7 +733,10 @@ fn keep_rule_prompt_names_the_pattern_it_edits() {
     rule.kind = Some("edit".parse::<KindMatch>().expect("kind"));
     rule.path = Some("~/src/app/**".into());
     state.rule_draft = Some(rule.clone());
-    state.focus = Focus::KeepRule(Composer::default());
+    state.focus = Focus {
+        pane: Pane::Cards,
+        modal: Some(Modal::KeepRule(Composer::default())),
+    };
     let text = screen(&state, 100, 36);
     assert!(
         text.contains("Keep as rule: allow edit, paths matching › "),

@@ -44,6 +44,8 @@ mod chat_list_tests;
 #[cfg(test)]
 mod decision_line_tests;
 #[cfg(test)]
+mod focus_tests;
+#[cfg(test)]
 mod gate_tests;
 #[cfg(test)]
 mod keys_tests;
@@ -63,7 +65,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
 use crate::sanitize::one_line;
-use crate::state::{Action, ChatFocus, ChatId, ChatState, Focus, Workspace};
+use crate::state::{Action, ChatFocus, ChatId, ChatState, Modal, Pane, Workspace};
 use history::History;
 use wrap::{str_width, truncate_end};
 
@@ -472,7 +474,7 @@ fn draw_chat(
                 .map(|(rect, i)| (rect, Some(Action::ClickChoice(i)))),
         );
         cursor = drawn.cursor;
-        if let Focus::Form(form) = &state.focus {
+        if let Some(Modal::Form(form)) = &state.focus.modal {
             form::render(frame.buffer_mut(), cards, form, theme);
         }
     }
@@ -494,13 +496,13 @@ fn draw_chat(
             &wrapped,
             &mut view.composer_top,
             theme,
-            state.focus == Focus::Composer && !around.covered && !searching,
+            state.focus.is(Pane::Composer) && !around.covered && !searching,
         );
     }
     if let Some(search) = &state.search
         && let Some(position) =
             search::bar(frame.buffer_mut(), search_bar, search, theme).filter(|_| cursor.is_none())
-        && matches!(state.focus, Focus::Composer | Focus::Cards)
+        && state.focus.modal.is_none()
         && !around.covered
     {
         frame.set_cursor_position(position);
@@ -521,7 +523,7 @@ fn draw_chat(
         if let (Some(rect), Some(waiting)) = (hits.elsewhere, around.chats.waiting) {
             view.hits.push((rect, Some(Action::GoToChat(waiting.chat))));
         }
-        if let Focus::ModeMenu(highlighted) = state.focus {
+        if let Some(Modal::ModeMenu(highlighted)) = state.focus.modal {
             view.transcript = None;
             let drawn = mode_menu::render(
                 frame.buffer_mut(),
@@ -541,7 +543,7 @@ fn draw_chat(
             );
         }
     }
-    if let Focus::Rules { selected, confirm } = state.focus {
+    if let Some(Modal::Rules { selected, confirm }) = state.focus.modal {
         grants::render(
             frame.buffer_mut(),
             area,

@@ -15,7 +15,7 @@ use crate::model::{
     OptionKind, PermissionOption, PermissionRequest, SessionInfo, ToolCallFields, ToolKind,
 };
 use crate::policy::Mode;
-use crate::state::{Action, ChatState, Focus, Msg, Question, Workspace};
+use crate::state::{Action, ChatState, Msg, Question, Workspace};
 
 fn request(tool: &str, title: &str, kind: ToolKind) -> PermissionRequest {
     PermissionRequest {
@@ -76,7 +76,10 @@ fn screen(state: &ChatState, width: u16, height: u16) -> String {
 fn bypass_question_100x30() {
     let mut state = two_cards("claude-code");
     state.update(Msg::Action(Action::Char('b')));
-    assert_eq!(state.focus, Focus::Confirm(Question::Bypass(1)));
+    assert_eq!(
+        state.focus.modal,
+        Some(crate::state::Modal::Confirm(Question::Bypass(1)))
+    );
     assert!(!state.agent_policy.bypass, "nothing is bypassed yet");
     let text = screen(&state, 100, 30);
     assert!(text.contains("Bypass claude-code from now on?"), "{text}");

@@ -12,7 +12,7 @@ use super::tests::buffer_text;
 use super::theme::Theme;
 use crate::model::ToolKind;
 use crate::policy::{ChatGrant, KindMatch, Rule, RuleDecision};
-use crate::state::{Action, ChatState, Focus, Msg};
+use crate::state::{Action, ChatState, Modal, Msg};
 
 /// A chat with one agent on bypass, two rules (the second with a note) and
 /// one "allow for this chat" grant, its review screen open.
@@ -42,11 +42,11 @@ fn review_screen_second_selected_80x24() {
     let mut state = reviewing();
     state.update(Msg::Action(Action::Down));
     assert_eq!(
-        state.focus,
-        Focus::Rules {
+        state.focus.modal,
+        Some(Modal::Rules {
             selected: 1,
             confirm: false
-        }
+        })
     );
     assert_snapshot!(screen(&state, 80, 24));
 
@@ -83,11 +83,11 @@ fn review_screen_revoke_confirmation_80x24() {
     state.update(Msg::Action(Action::Down));
     state.update(Msg::Action(Action::Char('d')));
     assert_eq!(
-        state.focus,
-        Focus::Rules {
+        state.focus.modal,
+        Some(Modal::Rules {
             selected: 1,
             confirm: true
-        }
+        })
     );
     assert_snapshot!(screen(&state, 80, 24));
 }

@@ -370,18 +370,21 @@ fn ctrl_f_over_a_cards_reason_field_does_not_open_the_search() {
     });
     assert_eq!(
         s.focus,
-        crate::state::Focus::Cards,
+        crate::state::Focus::CARDS,
         "an empty composer gives way"
     );
     act(&mut s, Action::Char('r'));
     assert!(
-        matches!(s.focus, crate::state::Focus::Reason(_)),
+        matches!(s.focus.modal, Some(crate::state::Modal::Reason { .. })),
         "{:?}",
         s.focus
     );
     act(&mut s, Action::Search);
     assert_eq!(s.search, None);
-    assert!(matches!(s.focus, crate::state::Focus::Reason(_)));
+    assert!(matches!(
+        s.focus.modal,
+        Some(crate::state::Modal::Reason { .. })
+    ));
 }
 
 /// The prompt history's search (Ctrl-R) is typing too: a card arriving

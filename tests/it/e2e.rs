@@ -9,7 +9,7 @@ use std::time::Duration;
 use warden::acp::{AgentCommand, LaunchError};
 use warden::app::App;
 use warden::policy::Mode;
-use warden::state::{Action, Connection, EntryKind, Focus, Msg, ToolState};
+use warden::state::{Action, Connection, EntryKind, Focus, Modal, Msg, ToolState};
 
 use crate::common::*;
 
@@ -69,7 +69,7 @@ async fn default_mode_shows_a_card_and_the_agent_gets_exactly_the_chosen_option(
     pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     assert_eq!(
         app.state().focus,
-        Focus::Cards,
+        Focus::CARDS,
         "the composer was empty: focus moves to the card"
     );
     let card = &app.state().approvals[0];
@@ -199,7 +199,10 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
     send(&mut app, "edit");
     pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     key(&mut app, Action::Char('r'));
-    assert!(matches!(app.state().focus, Focus::Reason(_)));
+    assert!(matches!(
+        app.state().focus.modal,
+        Some(Modal::Reason { .. })
+    ));
     key(
         &mut app,
         Action::Paste("use the existing parser instead".into()),
@@ -514,7 +517,7 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     send(&mut app, "execute");
     pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
     key(&mut app, Action::Char('p'));
-    let Focus::KeepRule(field) = &app.state().focus else {
+    let Some(Modal::KeepRule(field)) = &app.state().focus.modal else {
         panic!("keep-as-rule field: {:?}", app.state().focus)
     };
     assert_eq!(field.text(), "cargo test *", "the narrowest sensible rule");

@@ -10,7 +10,7 @@ use crate::common::*;
 use warden::app::{App, ChatOptions};
 use warden::model::ToolKind;
 use warden::policy::{KindMatch, Mode, Rule, RuleDecision};
-use warden::state::{Action, Focus};
+use warden::state::{Action, Focus, Modal};
 
 /// Every setting that would let a fetch run unasked at once: Auto, bypass,
 /// and an allow rule for fetches.
@@ -160,7 +160,7 @@ async fn a_form_elicitation_is_filled_in_on_its_card() {
     }
     key(&mut app, Action::Char('y'));
     assert!(
-        matches!(app.state().focus, Focus::Form(_)),
+        matches!(app.state().focus.modal, Some(Modal::Form(_))),
         "{:?}",
         app.state().focus
     );
@@ -203,8 +203,8 @@ async fn a_required_field_is_typed_in_before_the_form_is_sent() {
     );
     key(&mut app, Action::Char('y'));
     key(&mut app, Action::Submit);
-    match &app.state().focus {
-        Focus::Form(form) => assert_eq!(form.error.as_deref(), Some("token is required")),
+    match &app.state().focus.modal {
+        Some(Modal::Form(form)) => assert_eq!(form.error.as_deref(), Some("token is required")),
         other => panic!("still editing: {other:?}"),
     }
     assert_eq!(app.state().approvals.len(), 1);
@@ -224,8 +224,8 @@ async fn a_required_field_is_typed_in_before_the_form_is_sent() {
     key(&mut app, Action::Char('y'));
     key(&mut app, Action::Char('x'));
     key(&mut app, Action::Submit);
-    match &app.state().focus {
-        Focus::Form(form) => {
+    match &app.state().focus.modal {
+        Some(Modal::Form(form)) => {
             assert_eq!(
                 form.error.as_deref(),
                 Some("Replicas must be a whole number")
@@ -234,7 +234,7 @@ async fn a_required_field_is_typed_in_before_the_form_is_sent() {
         other => panic!("still editing: {other:?}"),
     }
     key(&mut app, Action::Cancel);
-    assert_eq!(app.state().focus, Focus::Cards);
+    assert_eq!(app.state().focus, Focus::CARDS);
     assert!(
         app.state().is_busy(),
         "Esc in the form does not cancel the turn"

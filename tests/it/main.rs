@@ -17,6 +17,7 @@ mod fidelity_controls;
 mod fidelity_models;
 mod fidelity_session;
 mod fidelity_view;
+mod focus;
 mod gate_answers;
 mod gate_commands;
 mod gate_modes;

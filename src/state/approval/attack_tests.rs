@@ -197,7 +197,7 @@ fn no_options_or_a_hundred_never_crash_or_allow_always() {
     assert_eq!(answers(&effects), vec![]);
     for k in ['y', 'a', 'b', '1', '9'] {
         assert_eq!(answers(&key(&mut s, Action::Char(k))), vec![], "{k}");
-        s.focus = Focus::Cards;
+        s.focus = Focus::CARDS;
     }
     let effects = key(&mut s, Action::Char('n'));
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
@@ -344,7 +344,7 @@ fn a_grant_on_the_agents_write_tool_never_covers_wardens_file_writes() {
         let effects = ask(&mut s, id, edit(&format!("t{id}"), tool, "/w/x"));
         assert_eq!(answers(&effects), vec![], "{tool}");
         s.approvals.clear();
-        s.focus = Focus::Composer;
+        s.focus = Focus::COMPOSER;
     }
 }
 

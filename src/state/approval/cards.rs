@@ -8,7 +8,9 @@ use crate::policy::{self, Decision, Source, allow_option, reject_option};
 use crate::sanitize::one_line;
 use crate::state::{Action, ChatState, Composer, Effect, RequestId};
 
-use super::{Choice, Focus, Question, Resolved, UserPick, choices, index_of, no_allow_notice};
+use super::{
+    Choice, Modal, Pane, Question, Resolved, UserPick, choices, index_of, no_allow_notice,
+};
 
 impl ChatState {
     /// Keys while a question is asked.
@@ -70,12 +72,11 @@ impl ChatState {
         }
     }
 
+    /// Close the question: the keys go back to the pane beneath.
     pub(super) fn close_question(&mut self) {
-        self.focus = if self.approvals.is_empty() {
-            Focus::Composer
-        } else {
-            Focus::Cards
-        };
+        if matches!(self.focus.modal, Some(Modal::Confirm(_))) {
+            self.focus.modal = None;
+        }
     }
 
     /// Keys while the cards have focus.
@@ -85,7 +86,7 @@ impl ChatState {
             return effects;
         }
         let Some(card) = self.approvals.get(self.cursor.selected) else {
-            self.focus = Focus::Composer;
+            self.focus.pane = Pane::Composer;
             return Vec::new();
         };
         let list = choices(card);
@@ -189,6 +190,12 @@ impl ChatState {
         }
     }
 
+    /// Answer the selected card with the agent's option of this index, as
+    /// its digit key would.
+    pub(in crate::state) fn pick_agent_option(&mut self, index: usize) -> Vec<Effect> {
+        self.pick(UserPick::Option(index))
+    }
+
     fn pick(&mut self, pick: UserPick) -> Vec<Effect> {
         let Some(approval) = self.approvals.get(self.cursor.selected) else {
             return Vec::new();
@@ -231,16 +238,23 @@ impl ChatState {
                     self.notice = Some(no_allow_notice(approval));
                     return Vec::new();
                 }
-                self.focus = Focus::Confirm(Question::Bypass(approval.id));
+                self.focus
+                    .open(Modal::Confirm(Question::Bypass(approval.id)));
                 Vec::new()
             }
             Choice::DenyWithReason => {
-                self.focus = Focus::Reason(Composer::default());
+                if let Some(approval) = self.approvals.get(self.cursor.selected) {
+                    let card = approval.id;
+                    self.focus.open(Modal::Reason {
+                        card,
+                        field: Composer::default(),
+                    });
+                }
                 Vec::new()
             }
             Choice::ApproveAll => {
                 let ids = self.approvals.iter().map(|a| a.id).collect();
-                self.focus = Focus::ConfirmAll(ids);
+                self.focus.open(Modal::ConfirmAll(ids));
                 Vec::new()
             }
         }
@@ -270,10 +284,11 @@ impl ChatState {
         effects
     }
 
-    /// Keys while typing a denial reason.
+    /// Keys while typing a denial reason for `card`.
     pub(in crate::state) fn on_reason_key(
         &mut self,
         action: &Action,
+        card: RequestId,
         mut field: Composer,
     ) -> Vec<Effect> {
         match keys::lookup_action(keys::REASON, action) {
@@ -281,12 +296,15 @@ impl ChatState {
                 let reason = field.take();
                 let reason = reason.trim().to_string();
                 if reason.is_empty() {
-                    self.focus = Focus::Reason(field);
+                    self.focus.open(Modal::Reason { card, field });
                     self.notice = Some("type why the agent should not do this, then Enter".into());
                     return Vec::new();
                 }
-                self.focus = Focus::Cards;
-                let Some(approval) = self.take_approval(self.cursor.selected) else {
+                // The card the field was opened for, wherever the queue
+                // moved it meanwhile; gone, nothing is denied.
+                let index = self.approvals.iter().position(|a| a.id == card);
+                let Some(approval) = index.and_then(|i| self.take_approval(i)) else {
+                    self.notice = Some("that card was withdrawn meanwhile: nothing denied".into());
                     return Vec::new();
                 };
                 let outcome = reject_option(&approval.request.options)
@@ -304,13 +322,10 @@ impl ChatState {
                 effects.extend(self.cancel());
                 effects
             }
-            Some(FieldCmd::Back) => {
-                self.focus = Focus::Cards;
-                Vec::new()
-            }
+            Some(FieldCmd::Back) => Vec::new(),
             None => {
                 crate::state::edit_composer(&mut field, action);
-                self.focus = Focus::Reason(field);
+                self.focus.open(Modal::Reason { card, field });
                 Vec::new()
             }
         }
@@ -324,7 +339,6 @@ impl ChatState {
     ) -> Vec<Effect> {
         match keys::lookup_action(keys::CONFIRM_ALL, action) {
             Some(AnswerCmd::Yes) => {
-                self.focus = Focus::Cards;
                 let mut effects = Vec::new();
                 for id in ids {
                     let Some(index) = self.approvals.iter().position(|a| a.id == id) else {
@@ -347,10 +361,7 @@ impl ChatState {
                 }
                 effects
             }
-            _ => {
-                self.focus = Focus::Cards;
-                Vec::new()
-            }
+            _ => Vec::new(),
         }
     }
 }

@@ -5,7 +5,7 @@ use crate::policy::{self, Mode};
 use crate::sanitize::one_line;
 use crate::state::{Action, ChatState, Effect, EntryKind};
 
-use super::Focus;
+use super::Modal;
 
 impl ChatState {
     /// The items of the mode dropdown: warden's modes, then the agent's own.
@@ -37,11 +37,14 @@ impl ChatState {
         }
         match keys::lookup_action(keys::MODE_MENU, action) {
             Some(ListCmd::Up) => {
-                self.focus = Focus::ModeMenu(highlighted.saturating_sub(1));
+                self.focus
+                    .open(Modal::ModeMenu(highlighted.saturating_sub(1)));
                 Vec::new()
             }
             Some(ListCmd::Down) => {
-                self.focus = Focus::ModeMenu((highlighted + 1).min(items.len().saturating_sub(1)));
+                self.focus.open(Modal::ModeMenu(
+                    (highlighted + 1).min(items.len().saturating_sub(1)),
+                ));
                 Vec::new()
             }
             Some(ListCmd::Pick) => self.pick_mode_item(highlighted),
@@ -52,12 +55,11 @@ impl ChatState {
         }
     }
 
+    /// Close the dropdown: the keys go back to the pane beneath.
     pub(super) fn close_menu(&mut self) {
-        self.focus = if self.approvals.is_empty() {
-            Focus::Composer
-        } else {
-            Focus::Cards
-        };
+        if matches!(self.focus.modal, Some(Modal::ModeMenu(_))) {
+            self.focus.modal = None;
+        }
     }
 
     pub(in crate::state) fn pick_mode_item(&mut self, index: usize) -> Vec<Effect> {

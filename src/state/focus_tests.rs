@@ -1,0 +1,387 @@
+//! The focus as a pane and a modal (issue 16): closing a modal gives the
+//! keys back to the pane beneath, exactly where the user was; the pane
+//! changes only for a reason of its own; no key meant for a modal, or for
+//! a card that is gone, answers another card.
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::model::{OptionKind, PermissionOption, ToolCallFields, ToolKind};
+
+fn request(tool: &str) -> PermissionRequest {
+    PermissionRequest {
+        session_id: "s".into(),
+        tool_call_id: tool.into(),
+        fields: ToolCallFields {
+            title: Some(format!("Do {tool}")),
+            kind: Some(ToolKind::Edit),
+            ..Default::default()
+        },
+        options: [
+            ("allow-once", OptionKind::AllowOnce),
+            ("reject-once", OptionKind::RejectOnce),
+        ]
+        .into_iter()
+        .map(|(id, kind)| PermissionOption {
+            id: id.into(),
+            name: id.into(),
+            kind,
+        })
+        .collect(),
+        client: false,
+    }
+}
+
+/// A ready chat with a turn running (cards only come during a turn).
+fn busy() -> ChatState {
+    let mut s = ChatState::new("demo", "/w");
+    s.agent_policy.name = "demo".into();
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: None,
+        origin: Default::default(),
+    }));
+    key(&mut s, Action::Paste("go".into()));
+    key(&mut s, Action::Submit);
+    assert!(s.is_busy());
+    s
+}
+
+fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
+    s.update(Msg::Action(action))
+}
+
+fn typed(s: &mut ChatState, text: &str) -> Vec<Effect> {
+    text.chars().flat_map(|c| key(s, Action::Char(c))).collect()
+}
+
+/// Card `id` asks about the tool call `tool`.
+fn card(s: &mut ChatState, id: RequestId, tool: &str) -> Vec<Effect> {
+    s.update(Msg::PermissionRequested {
+        id,
+        request: request(tool),
+    })
+}
+
+/// The agent says the tool call finished: its card is withdrawn.
+fn finished(s: &mut ChatState, tool: &str) -> Vec<Effect> {
+    s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
+        id: tool.into(),
+        fields: ToolCallFields {
+            status: Some(WireStatus::Completed),
+            ..Default::default()
+        },
+    }))
+}
+
+/// The permission answers among the effects, as (id, option picked).
+fn answers(effects: &[Effect]) -> Vec<(RequestId, String)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::RespondPermission { id, outcome } => Some((
+                *id,
+                match outcome {
+                    PermissionOutcome::Selected(option) => option.clone(),
+                    PermissionOutcome::Cancelled => "cancelled".into(),
+                },
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_mode_menu_opened_on_the_cards_closes_back_to_the_cards() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    assert_eq!(s.focus, Focus::CARDS);
+    key(&mut s, Action::OpenModeMenu);
+    assert_eq!(s.focus.pane, Pane::Cards);
+    assert!(matches!(s.focus.modal, Some(Modal::ModeMenu(_))));
+    key(&mut s, Action::Cancel);
+    assert_eq!(s.focus, Focus::CARDS);
+    assert!(
+        s.is_busy(),
+        "Esc closed the menu, it did not cancel the turn"
+    );
+    assert_eq!(
+        answers(&key(&mut s, Action::Char('y'))),
+        vec![(1, "allow-once".to_string())]
+    );
+}
+
+#[test]
+fn the_mode_menu_opened_in_the_composer_closes_back_to_the_draft_though_cards_wait() {
+    let mut s = busy();
+    typed(&mut s, "half a sentence");
+    card(&mut s, 1, "a");
+    assert_eq!(s.focus, Focus::COMPOSER, "typing: the card waits");
+    key(&mut s, Action::OpenModeMenu);
+    assert_eq!(s.focus.pane, Pane::Composer);
+    key(&mut s, Action::Cancel);
+    assert_eq!(s.focus, Focus::COMPOSER);
+    assert!(typed(&mut s, " y").is_empty(), "no card answered");
+    assert_eq!(s.composer.text(), "half a sentence y");
+    assert_eq!(s.approvals.len(), 1);
+}
+
+#[test]
+fn picking_a_mode_also_returns_to_the_pane_beneath() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    key(&mut s, Action::ToggleCards);
+    assert_eq!(s.focus, Focus::COMPOSER, "Ctrl-P: back to typing");
+    key(&mut s, Action::OpenModeMenu);
+    key(&mut s, Action::Submit);
+    assert_eq!(s.focus, Focus::COMPOSER);
+    assert!(typed(&mut s, "y").is_empty());
+    assert_eq!(s.composer.text(), "y");
+}
+
+#[test]
+fn the_rules_screen_closes_back_to_the_pane_it_was_opened_over() {
+    for pane in [Pane::Composer, Pane::Cards] {
+        let mut s = busy();
+        card(&mut s, 1, "a");
+        if pane == Pane::Composer {
+            key(&mut s, Action::ToggleCards);
+        }
+        key(&mut s, Action::RulesScreen);
+        assert_eq!(s.focus.pane, pane);
+        assert!(matches!(s.focus.modal, Some(Modal::Rules { .. })));
+        key(&mut s, Action::Cancel);
+        assert_eq!(s.focus, Focus { pane, modal: None });
+    }
+}
+
+#[test]
+fn a_card_arriving_under_a_modal_takes_no_key_typed_into_it() {
+    // The mode menu and the rules screen over an empty composer: a card
+    // arriving would take the bare composer's keys, never the modal's, and
+    // the modal's close (any other key for the menu, Esc for the screen)
+    // goes back to the composer.
+    let cases = [
+        (Action::OpenModeMenu, vec![Action::Down, Action::Char('y')]),
+        (
+            Action::RulesScreen,
+            vec![
+                Action::Char('y'),
+                Action::Char('a'),
+                Action::Char('y'),
+                Action::Cancel,
+            ],
+        ),
+    ];
+    for (open, keys) in cases {
+        let mut s = busy();
+        key(&mut s, open.clone());
+        card(&mut s, 1, "a");
+        assert!(
+            s.focus.modal.is_some(),
+            "{open:?}: the modal keeps the keys"
+        );
+        let effects: Vec<Effect> = keys.into_iter().flat_map(|a| key(&mut s, a)).collect();
+        assert_eq!(answers(&effects), vec![], "{open:?}");
+        assert_eq!(
+            s.focus,
+            Focus::COMPOSER,
+            "{open:?}: the keys go back where the user was"
+        );
+        assert_eq!(answers(&typed(&mut s, "y")), vec![], "{open:?}");
+        assert_eq!(s.composer.text(), "y", "{open:?}");
+        assert_eq!(s.approvals.len(), 1, "{open:?}");
+    }
+}
+
+#[test]
+fn a_card_arriving_while_a_reason_is_typed_takes_none_of_its_letters() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    key(&mut s, Action::Char('r'));
+    card(&mut s, 2, "b");
+    let effects = typed(&mut s, "yay no");
+    assert_eq!(answers(&effects), vec![]);
+    let Some(Modal::Reason { card, field }) = &s.focus.modal else {
+        panic!("{:?}", s.focus)
+    };
+    assert_eq!((*card, field.text()), (1, "yay no"));
+    assert_eq!(s.approvals.len(), 2);
+}
+
+#[test]
+fn a_reason_denies_the_card_it_was_typed_for_when_the_queue_moved() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    card(&mut s, 2, "b");
+    card(&mut s, 3, "c");
+    key(&mut s, Action::Char('j'));
+    assert_eq!(s.approvals[s.cursor.selected].id, 2);
+    key(&mut s, Action::Char('r'));
+    // The agent withdraws card 1 while the reason is typed: card 3 now
+    // sits where card 2 was.
+    finished(&mut s, "a");
+    typed(&mut s, "not that file");
+    // The denial cancels the turn: card 3 is then cancelled with it.
+    let effects = key(&mut s, Action::Submit);
+    assert_eq!(
+        answers(&effects),
+        vec![(2, "reject-once".to_string()), (3, "cancelled".to_string())]
+    );
+}
+
+#[test]
+fn a_reason_for_a_withdrawn_card_keeps_its_letters_and_denies_nothing() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    card(&mut s, 2, "b");
+    key(&mut s, Action::Char('r'));
+    finished(&mut s, "a");
+    // Still typing the reason: none of its letters answers card 2.
+    assert_eq!(answers(&typed(&mut s, "yes, ay")), vec![]);
+    assert_eq!(answers(&key(&mut s, Action::Submit)), vec![]);
+    assert_eq!(
+        s.notice.as_deref(),
+        Some("that card was withdrawn meanwhile: nothing denied")
+    );
+    assert_eq!(s.focus, Focus::CARDS);
+    assert_eq!(s.approvals.len(), 1);
+    assert!(
+        s.queued_prompt.is_none(),
+        "no reason sent for a card not denied"
+    );
+}
+
+#[test]
+fn the_cursor_stays_on_its_card_when_an_earlier_one_is_withdrawn() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    card(&mut s, 2, "b");
+    card(&mut s, 3, "c");
+    key(&mut s, Action::Char('j'));
+    finished(&mut s, "a");
+    assert_eq!(s.approvals[s.cursor.selected].id, 2);
+    assert_eq!(
+        answers(&key(&mut s, Action::Char('y'))),
+        vec![(2, "allow-once".to_string())]
+    );
+}
+
+#[test]
+fn a_modal_closed_over_an_emptied_cards_pane_gives_the_keys_to_the_composer() {
+    for open in [Action::OpenModeMenu, Action::RulesScreen] {
+        let mut s = busy();
+        card(&mut s, 1, "a");
+        assert_eq!(s.focus, Focus::CARDS);
+        key(&mut s, open.clone());
+        finished(&mut s, "a");
+        assert_eq!(s.focus.pane, Pane::Composer, "{open:?}: no card to review");
+        key(&mut s, Action::Cancel);
+        assert_eq!(s.focus, Focus::COMPOSER, "{open:?}");
+        typed(&mut s, "ok");
+        assert_eq!(s.composer.text(), "ok", "{open:?}");
+    }
+}
+
+#[test]
+fn a_question_about_cards_that_all_went_closes_with_them() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    key(&mut s, Action::Char('A'));
+    assert_eq!(s.focus.modal, Some(Modal::ConfirmAll(vec![1])));
+    finished(&mut s, "a");
+    assert_eq!(s.focus, Focus::COMPOSER);
+    card(&mut s, 2, "b");
+    assert_eq!(
+        s.focus,
+        Focus::CARDS,
+        "a new card, nothing typed: it takes the keys"
+    );
+    assert_eq!(s.focus.modal, None, "no stale 'approve all?' over it");
+}
+
+#[test]
+fn approve_all_confirmed_late_approves_only_the_cards_it_asked_about() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    card(&mut s, 2, "b");
+    key(&mut s, Action::Char('A'));
+    assert_eq!(s.focus.modal, Some(Modal::ConfirmAll(vec![1, 2])));
+    finished(&mut s, "a");
+    card(&mut s, 3, "c");
+    let effects = key(&mut s, Action::Char('y'));
+    assert_eq!(answers(&effects), vec![(2, "allow-once".to_string())]);
+    assert_eq!(s.focus, Focus::CARDS);
+    assert_eq!(
+        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        vec![3]
+    );
+}
+
+#[test]
+fn the_key_context_is_the_modal_if_any_else_the_pane() {
+    use crate::keys::Context;
+    let mut s = busy();
+    assert_eq!(Context::of(&s.focus), Context::Composer);
+    card(&mut s, 1, "a");
+    assert_eq!(Context::of(&s.focus), Context::Cards);
+    key(&mut s, Action::OpenModeMenu);
+    assert_eq!(Context::of(&s.focus), Context::ModeMenu);
+    key(&mut s, Action::Cancel);
+    key(&mut s, Action::Char('r'));
+    assert_eq!(Context::of(&s.focus), Context::Reason);
+    key(&mut s, Action::Cancel);
+    assert_eq!(Context::of(&s.focus), Context::Cards);
+}
+
+#[test]
+fn letters_typed_into_a_form_whose_card_was_withdrawn_never_answer_another_card() {
+    let mut s = busy();
+    let mut form = request("elicitation-form-1");
+    form.fields.raw_input = Some(serde_json::json!({
+        "mode": "form",
+        "message": "token?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"token": {"type": "string"}},
+            "required": ["token"],
+        },
+    }));
+    form.options[0].id = "accept".into();
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: form,
+    });
+    card(&mut s, 2, "b");
+    key(&mut s, Action::Char('y'));
+    assert!(
+        matches!(s.focus.modal, Some(Modal::Form(_))),
+        "{:?}",
+        s.focus
+    );
+    typed(&mut s, "ab");
+    finished(&mut s, "elicitation-form-1");
+    assert_eq!(s.focus, Focus::COMPOSER, "the form closed with its card");
+    assert_eq!(answers(&typed(&mut s, "c yay")), vec![]);
+    assert_eq!(s.composer.text(), "c yay");
+    assert_eq!(
+        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        vec![2]
+    );
+}
+
+#[test]
+fn the_highlighted_choice_stays_when_an_earlier_card_is_withdrawn() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    card(&mut s, 2, "b");
+    key(&mut s, Action::Char('j'));
+    key(&mut s, Action::Down);
+    assert_eq!(s.cursor.choice, 1, "reject-once highlighted");
+    finished(&mut s, "a");
+    assert_eq!(
+        answers(&key(&mut s, Action::Submit)),
+        vec![(2, "reject-once".to_string())],
+        "Enter picks what was highlighted, never the allow above it"
+    );
+}

@@ -1,0 +1,43 @@
+//! What the screen shows of the focus as a pane and a modal (issue 16).
+
+use pretty_assertions::assert_eq;
+
+use super::card::REASON_PROMPT;
+use super::gate_tests::{asking, edit_request, execute_request, screen};
+use crate::model::{SessionUpdate, ToolCallFields, WireStatus};
+use crate::state::{Action, Focus, Modal, Msg};
+
+#[test]
+fn a_reason_whose_card_was_withdrawn_says_so_under_the_card_now_shown() {
+    let mut state = asking(vec![edit_request(), execute_request()]);
+    state.update(Msg::Action(Action::Char('r')));
+    let text = screen(&state, 100, 36);
+    assert!(text.contains(REASON_PROMPT.trim_end()), "{text}");
+    state.update(Msg::Update(SessionUpdate::ToolCallUpdate {
+        id: "call-edit".into(),
+        fields: ToolCallFields {
+            status: Some(WireStatus::Completed),
+            ..Default::default()
+        },
+    }));
+    assert!(matches!(
+        state.focus.modal,
+        Some(Modal::Reason { card: 1, .. })
+    ));
+    let text = screen(&state, 100, 36);
+    assert!(!text.contains(REASON_PROMPT.trim_end()), "{text}");
+    assert!(
+        text.contains("was withdrawn: nothing will be denied"),
+        "{text}"
+    );
+}
+
+#[test]
+fn closing_the_mode_menu_over_the_cards_highlights_the_choice_again() {
+    let mut state = asking(vec![edit_request()]);
+    let before = screen(&state, 100, 36);
+    state.update(Msg::Action(Action::OpenModeMenu));
+    state.update(Msg::Action(Action::Cancel));
+    assert_eq!(state.focus, Focus::CARDS);
+    assert_eq!(screen(&state, 100, 36), before);
+}

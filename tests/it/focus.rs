@@ -1,0 +1,53 @@
+//! The focus as a pane and a modal, end to end with the demo agent: a menu
+//! closed over the cards or over the composer gives the keys back where
+//! they were (issue 16).
+
+use warden::policy::Mode;
+use warden::state::{Action, Focus, Modal, Pane};
+
+use crate::common::*;
+
+#[tokio::test]
+async fn the_mode_menu_closes_back_to_the_pane_beneath_and_the_card_is_answered_there() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    assert_eq!(app.state().focus, Focus::CARDS);
+
+    // Over the cards: Esc closes the menu, the card has the keys again.
+    key(&mut app, Action::OpenModeMenu);
+    assert!(matches!(app.state().focus.modal, Some(Modal::ModeMenu(_))));
+    key(&mut app, Action::Cancel);
+    assert_eq!(app.state().focus, Focus::CARDS);
+    assert!(app.state().is_busy(), "Esc closed the menu only");
+
+    // Over the composer with the card waiting: the draft keeps the keys.
+    key(&mut app, Action::ToggleCards);
+    for c in "draft".chars() {
+        key(&mut app, Action::Char(c));
+    }
+    key(&mut app, Action::OpenModeMenu);
+    assert_eq!(app.state().focus.pane, Pane::Composer);
+    key(&mut app, Action::Cancel);
+    assert_eq!(app.state().focus, Focus::COMPOSER);
+    key(&mut app, Action::Char('1'));
+    assert_eq!(app.state().composer.text(), "draft1");
+    assert_eq!(
+        app.state().approvals.len(),
+        1,
+        "no key of the draft answered"
+    );
+
+    // Back to the card on purpose: it is answered there.
+    key(&mut app, Action::ToggleCards);
+    key(&mut app, Action::Char('1'));
+    assert!(app.state().approvals.is_empty());
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert!(
+        agent_text(app.state()).contains("permission outcome: selected allow-once"),
+        "{}",
+        agent_text(app.state())
+    );
+    app.shutdown().await;
+}
