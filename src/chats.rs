@@ -254,6 +254,7 @@ impl ChatStore {
         Ok(self.dir.join(format!("{chat_id}.{EXTENSION}")))
     }
 
+    #[cfg(test)]
     /// Start the record of a new chat (with a fresh id) and write its header.
     pub fn create(
         &self,
@@ -377,6 +378,7 @@ impl ChatWriter {
         &self.chat_id
     }
 
+    #[cfg(test)]
     /// The record's file.
     pub fn path(&self) -> &Path {
         &self.path

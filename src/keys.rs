@@ -44,8 +44,6 @@ pub enum Code {
     F(u8),
     /// A mouse click on the thing (shown only; never pressed).
     Click,
-    /// The mouse wheel (shown only; the keymap maps wheel events itself).
-    Wheel,
 }
 
 /// A key with its modifiers, as warden names it.
@@ -147,7 +145,6 @@ impl Key {
                 Code::PageUp => "PgUp",
                 Code::PageDown => "PgDn",
                 Code::Click => "mouse click",
-                Code::Wheel => "mouse wheel",
                 Code::Char(_) | Code::Digits | Code::BackTab | Code::F(_) => "",
             }),
         }
@@ -427,6 +424,7 @@ impl Context {
     }
 }
 
+#[cfg(test)]
 /// A markdown table of `rows` for the README.
 pub fn markdown_table(head: &str, rows: &[Row]) -> String {
     let mut out = format!("| {head} | what it does |\n| --- | --- |\n");
@@ -440,6 +438,7 @@ pub fn markdown_table(head: &str, rows: &[Row]) -> String {
     out
 }
 
+#[cfg(test)]
 /// The README's key tables: (marker name, table), each between
 /// `<!-- keys:NAME -->` and `<!-- /keys -->` there.
 pub fn readme_tables() -> Vec<(&'static str, String)> {
@@ -463,6 +462,7 @@ pub fn readme_tables() -> Vec<(&'static str, String)> {
     ]
 }
 
+#[cfg(test)]
 /// `readme` with every marked key table replaced by the one generated.
 pub fn render_readme(readme: &str) -> String {
     let mut out = readme.to_string();

@@ -92,11 +92,6 @@ impl AgentHandle {
         });
     }
 
-    /// Send `session/prompt`; the answer arrives as [`AgentEvent::PromptDone`](super::AgentEvent::PromptDone).
-    pub fn prompt(&self, session_id: &str, text: &str) {
-        self.prompt_with(session_id, text, Vec::new());
-    }
-
     /// Send `session/prompt` with more content blocks after the text.
     pub fn prompt_with(&self, session_id: &str, text: &str, extra: Vec<crate::model::PromptBlock>) {
         self.send(Command::Prompt {

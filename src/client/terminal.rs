@@ -323,6 +323,7 @@ impl OutputBuffer {
         }
     }
 
+    #[cfg(test)]
     /// Append bytes that are known to be whole characters or invalid:
     /// decoded lossily. Use a [`Utf8Decoder`] for a stream read in chunks.
     pub fn push_bytes(&mut self, bytes: &[u8]) {
@@ -348,6 +349,7 @@ impl OutputBuffer {
         self.truncated
     }
 
+    #[cfg(test)]
     /// The byte limit.
     pub fn limit(&self) -> usize {
         self.limit
@@ -409,7 +411,6 @@ impl Shared {
 #[derive(Debug)]
 struct Terminal {
     id: String,
-    command_line: String,
     shared: Arc<Shared>,
     readers: Vec<AbortHandle>,
 }
@@ -488,7 +489,6 @@ impl Terminals {
 
         self.terminals.push(Terminal {
             id: id.clone(),
-            command_line,
             shared,
             readers: abort_handles,
         });
@@ -524,11 +524,6 @@ impl Terminals {
         Some((tail.to_owned(), truncated, terminal.shared.exit_status()))
     }
 
-    /// The command line of a terminal, for display.
-    pub fn command_line(&self, id: &str) -> Option<&str> {
-        self.get(id).ok().map(|t| t.command_line.as_str())
-    }
-
     /// A future resolving to the exit status, independent of `self`: the
     /// runtime can await it in a task while it keeps using the manager. It
     /// is [`TerminalError::Released`] if the terminal's tasks stop without
@@ -551,6 +546,7 @@ impl Terminals {
         })
     }
 
+    #[cfg(test)]
     /// Wait for the command to exit (ACP `terminal/wait_for_exit`). Borrows
     /// the manager for the wait; the runtime wants [`Self::exit_waiter`].
     pub async fn wait_for_exit(&self, id: &str) -> Result<ExitStatus, TerminalError> {
@@ -593,6 +589,7 @@ impl Terminals {
         }
     }
 
+    #[cfg(test)]
     /// The ids of the live (not released) terminals, oldest first.
     pub fn ids(&self) -> Vec<String> {
         self.terminals.iter().map(|t| t.id.clone()).collect()

@@ -391,20 +391,13 @@ pub enum Decision {
 }
 
 impl Decision {
+    #[cfg(test)]
     /// Why, in a few words.
     pub fn reason(&self) -> &str {
         match self {
             Decision::Allow { reason, .. }
             | Decision::Deny { reason, .. }
             | Decision::Ask { reason } => reason,
-        }
-    }
-
-    /// Who decided; `None` for [`Decision::Ask`] (nobody yet).
-    pub fn source(&self) -> Option<Source> {
-        match self {
-            Decision::Allow { source, .. } | Decision::Deny { source, .. } => Some(*source),
-            Decision::Ask { .. } => None,
         }
     }
 }

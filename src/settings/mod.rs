@@ -27,7 +27,7 @@ pub use edit::{
     unique_agent_name,
 };
 pub use keys::unknown_keys;
-pub use naming::{agent_name_for, agent_slug, is_launcher, name_refused, name_refused_by_file};
+pub use naming::{agent_name_for, agent_slug, name_refused, name_refused_by_file};
 
 /// The name the built-in demo agent goes by.
 pub const DEMO_AGENT: &str = "demo";

@@ -80,11 +80,6 @@ impl TurnAlerts {
     pub fn retain(&mut self, keep: impl Fn(ChatId) -> bool) {
         self.started.retain(|&id, _| keep(id));
     }
-
-    /// Whether the terminal has focus, as last reported.
-    pub fn focused(&self) -> bool {
-        self.focused
-    }
 }
 
 #[cfg(test)]

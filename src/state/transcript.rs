@@ -395,11 +395,6 @@ impl Transcript {
         }
     }
 
-    /// Every tool call that embeds a terminal must be drawn again (fold toggled).
-    pub fn touch_all_terminals(&mut self) {
-        self.touch_terminals(|_| true);
-    }
-
     /// Every tool call must be drawn again (Ctrl-O: cut output unfolds).
     pub fn touch_all_tools(&mut self) {
         for index in self.all_tools.clone() {

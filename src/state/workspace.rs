@@ -187,11 +187,6 @@ impl Workspace {
         self.chats.get(self.active)
     }
 
-    /// The chat on screen, to change.
-    pub fn active_chat_mut(&mut self) -> Option<&mut ChatSlot> {
-        self.chats.get_mut(self.active)
-    }
-
     /// The id of the chat on screen.
     pub fn active_id(&self) -> Option<ChatId> {
         self.active_chat().map(|c| c.id)

@@ -54,6 +54,7 @@ pub fn map_event_at(event: &Event, composer_empty: bool, now: Instant) -> Option
     }
 }
 
+#[cfg(test)]
 /// Map one key press (now).
 pub fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
     map_key_at(key, composer_empty, Instant::now())

@@ -136,17 +136,6 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
         }
     }
 
-    /// The wrapped backend.
-    pub fn inner(&self) -> &B {
-        &self.inner
-    }
-
-    /// The wrapped backend, mutably (what is written through it bypasses
-    /// the copy of the screen: call [`ScrollBackend::forget`] after).
-    pub fn inner_mut(&mut self) -> &mut B {
-        &mut self.inner
-    }
-
     /// The screen may have changed behind warden's back: the next frame
     /// clears it and draws everything.
     pub fn forget(&mut self) {
@@ -155,6 +144,7 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
         self.cursor_at = None;
     }
 
+    #[cfg(test)]
     /// What was done so far.
     pub fn stats(&self) -> Stats {
         self.stats

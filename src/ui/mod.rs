@@ -139,6 +139,7 @@ impl View {
         }
     }
 
+    #[cfg(test)]
     /// What a click at this cell means, going by the last draw: a card's
     /// choice, the footer's mode slot, an item of the open dropdown.
     pub fn hit(&self, column: u16, row: u16) -> Option<Action> {
@@ -151,6 +152,7 @@ impl View {
         self.history.scroll(s);
     }
 
+    #[cfg(test)]
     /// Whether the transcript is pinned to its tail (new output shows).
     pub fn is_following(&self) -> bool {
         self.history.is_following()
