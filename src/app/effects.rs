@@ -1,7 +1,8 @@
 //! Running the state's effects: prompts, cancels and answers to the agent,
-//! the decision log, alerts, agent mode and option switches, new chats, the
-//! picker of past chats and reopening one. What an effect learns comes back
-//! as a queued message, never as a write into the state.
+//! the decision log (a job for the disk writer, see `disk.rs`), alerts,
+//! agent mode and option switches, new chats, the picker of past chats and
+//! reopening one. What an effect learns comes back as a queued message,
+//! never as a write into the state.
 
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use tokio::time::Instant;
 
 use super::calls::CLIENT_ALLOW;
 use super::chat::Chat;
+use super::disk;
 use super::{
     AgentChoice, App, CANCEL_GRACE, ChatOptions, Incoming, ResumeChat, SHUTDOWN_GRACE, display_path,
 };
@@ -112,14 +114,18 @@ impl App {
                     tool_call = %record.tool_call_id,
                     "permission decision"
                 );
-                if let Some(path) = &chat.decision_log
-                    && let Err(err) = decision_log::append(path, &record)
-                {
-                    let message = format!(
-                        "could not append to the decision log {}: {err}",
-                        path.display()
-                    );
-                    self.send_chat(id, Msg::ErrorLine(message));
+                // Off the loop, in order; a failure comes back as an error line.
+                if let Some(path) = chat.decision_log.clone() {
+                    let job = disk::Job::Decision {
+                        chat: id,
+                        path,
+                        record,
+                    };
+                    if !self.disk.send(job) {
+                        let message =
+                            "could not append to the decision log: the disk writer is gone";
+                        self.send_chat(id, Msg::ErrorLine(message.into()));
+                    }
                 }
             }
             Effect::Copy(text) => crate::tui::clipboard::copy(&text),
@@ -219,6 +225,7 @@ impl App {
         // What happened last (the cancellations) goes into its record.
         chat.out.clear();
         chat.flush_record(&slot.state, slot.name.as_deref(), true);
+        chat.record.close();
         self.closed.push(id);
         let name = chat.command.name.clone();
         let used = self.chats.values().any(|c| c.command.name == name);
