@@ -72,9 +72,15 @@ pub(super) enum Job {
 pub enum DiskDone {
     /// A message for the chat: a write that failed, an export's outcome,
     /// the loaded history.
-    Chat(ChatId, Msg),
+    Chat(ChatId, Box<Msg>),
     /// The chat's record could not be written: it stops, and this says why.
     RecordStopped(ChatId, String),
+}
+
+impl DiskDone {
+    fn chat(chat: ChatId, msg: Msg) -> DiskDone {
+        DiskDone::Chat(chat, Box::new(msg))
+    }
 }
 
 /// Where jobs are queued; each chat's IO holds one (a clone).
@@ -214,12 +220,12 @@ impl Files {
                         "could not append to the decision log {}: {err}",
                         path.display()
                     );
-                    DiskDone::Chat(chat, Msg::ErrorLine(message))
+                    DiskDone::chat(chat, Msg::ErrorLine(message))
                 }),
             Job::LoadHistory { chat, dir, cwd } => {
                 let earlier = crate::history::load(&dir, &cwd);
                 (!earlier.is_empty())
-                    .then(|| DiskDone::Chat(chat, Msg::Drafts(DraftsMsg::HistoryLoaded(earlier))))
+                    .then(|| DiskDone::chat(chat, Msg::Drafts(DraftsMsg::HistoryLoaded(earlier))))
             }
             Job::History {
                 chat,
@@ -231,7 +237,7 @@ impl Files {
                 Err(err) => {
                     tracing::warn!(error = %err, "could not save the prompt history");
                     self.history_failed.insert(chat).then(|| {
-                        DiskDone::Chat(
+                        DiskDone::chat(
                             chat,
                             Msg::ErrorLine(format!(
                                 "the prompt history cannot be saved in {}: {err}",
@@ -245,7 +251,7 @@ impl Files {
                 let result = crate::export::write(&path, &text)
                     .map(|()| path.display().to_string())
                     .map_err(|err| err.to_string());
-                Some(DiskDone::Chat(
+                Some(DiskDone::chat(
                     chat,
                     Msg::Drafts(DraftsMsg::Exported(result)),
                 ))
@@ -267,7 +273,7 @@ impl App {
     /// stopped (one error line; nothing more is written for that chat).
     pub(super) fn on_disk(&mut self, done: DiskDone) {
         match done {
-            DiskDone::Chat(id, msg) => self.send_chat(id, msg),
+            DiskDone::Chat(id, msg) => self.send_chat(id, *msg),
             DiskDone::RecordStopped(id, message) => {
                 if let Some(chat) = self.chats.get_mut(&id) {
                     chat.record.open = None;

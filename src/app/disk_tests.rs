@@ -252,3 +252,29 @@ async fn record_lines_land_in_the_order_they_were_made() {
         .collect();
     assert_eq!(notes.len(), 300);
 }
+
+#[tokio::test]
+async fn quitting_waits_for_the_queued_writes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("decisions.fifo");
+    mkfifo(&log);
+    let mut app = app(
+        dir.path(),
+        ChatOptions {
+            mode: Mode::Auto,
+            decision_log: Some(log.clone()),
+            ..ChatOptions::default()
+        },
+    );
+    ask(&mut app, 1);
+    ask(&mut app, 2);
+    let mut shutdown = Box::pin(app.shutdown());
+    // The log cannot be written before a reader comes: quitting waits,
+    // however often it is polled.
+    for _ in 0..10 {
+        assert!(futures::poll!(shutdown.as_mut()).is_pending());
+    }
+    let reader = read_fifo(log, 2);
+    shutdown.await;
+    assert_eq!(reader.join().expect("reader").len(), 2);
+}
