@@ -6,7 +6,8 @@
 //! event: a title, a mode, a new session of the same chat, or one finished
 //! transcript entry. Like the decision log, each line is one `write` on a file
 //! opened with `O_APPEND`, so a crash loses at most the last line, and a
-//! reader drops a torn last line and keeps the rest.
+//! reader drops a torn last line and keeps the rest. The runtime builds the
+//! [`Line`]s on its loop and writes them on its disk writer (`app/disk.rs`).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
