@@ -298,6 +298,8 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         app.handle(Msg::Action(Action::PastChats));
         if !filter.is_empty() {
             app.handle(Msg::Action(Action::Paste(filter.clone())));
+            // The records are read off the loop: wait for them.
+            app.settle_disk().await;
             app.reopen_exact(filter);
         }
     }

@@ -1,9 +1,10 @@
-//! Disk writes off the event loop: the chats' records, the decision log,
-//! the prompt history and `/export` are jobs for one writer task, which runs
-//! them on the blocking pool in the order they were queued (a chat's record
-//! lines land in the order they were produced). Queuing never waits for the
-//! disk; what comes of a job (a failure, an export's outcome, the history
-//! read for a new chat) comes back as [`Incoming::Disk`]. On quit,
+//! Disk IO off the event loop: the chats' records, the decision log, the
+//! prompt history, `/export` and the picker's list of records are jobs for
+//! one writer task, which runs them on the blocking pool in the order they
+//! were queued (a chat's record lines land in the order they were
+//! produced; a read sees the writes queued before it). Queuing never waits
+//! for the disk; what comes of a job (a failure, an export's outcome, the
+//! history or the records read) comes back as [`Incoming::Disk`]. On quit,
 //! [`DiskWriter::finish`] waits until everything queued has landed.
 
 use std::collections::{HashMap, HashSet};
@@ -12,9 +13,9 @@ use std::path::PathBuf;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{App, Incoming};
-use crate::chats::{ChatHeader, ChatStore, ChatWriter, Line};
+use crate::chats::{ChatHeader, ChatStore, ChatSummary, ChatWriter, Line};
 use crate::decision_log::DecisionRecord;
-use crate::state::{ChatId, DraftsMsg, Msg};
+use crate::state::{ChatId, DraftsMsg, Msg, WsMsg};
 
 /// At most this many queued jobs run in one trip to the blocking pool.
 const BATCH: usize = 512;
@@ -63,11 +64,18 @@ pub(super) enum Job {
         path: PathBuf,
         text: String,
     },
+    /// The picker's recorded chats (the agents of `cwd` are asked for
+    /// theirs once they are in).
+    ListChats {
+        store: ChatStore,
+        cwd: Option<PathBuf>,
+    },
     /// Answered once every job queued before it has run.
     Barrier(oneshot::Sender<()>),
 }
 
-/// What a job sends back.
+/// What a job sends back (an error line, an export's outcome, the history,
+/// the picker's records).
 #[derive(Debug)]
 pub enum DiskDone {
     /// A message for the chat: a write that failed, an export's outcome,
@@ -75,6 +83,9 @@ pub enum DiskDone {
     Chat(ChatId, Box<Msg>),
     /// The chat's record could not be written: it stops, and this says why.
     RecordStopped(ChatId, String),
+    /// The recorded chats for the picker, and the directory whose agent
+    /// sessions are listed next.
+    Listed(Vec<ChatSummary>, Option<PathBuf>),
 }
 
 impl DiskDone {
@@ -256,6 +267,7 @@ impl Files {
                     Msg::Drafts(DraftsMsg::Exported(result)),
                 ))
             }
+            Job::ListChats { store, cwd } => Some(DiskDone::Listed(store.list(), cwd)),
             Job::Barrier(done) => {
                 let _ = done.send(());
                 None
@@ -279,6 +291,10 @@ impl App {
                     chat.record.open = None;
                 }
                 self.send_chat(id, Msg::ErrorLine(message));
+            }
+            DiskDone::Listed(items, cwd) => {
+                self.queue.push_back(WsMsg::PickerItems(items));
+                self.list_sessions(cwd);
             }
         }
     }

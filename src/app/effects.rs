@@ -234,16 +234,29 @@ impl App {
         }
     }
 
-    /// Fill the picker: the recorded chats now, and the sessions of running
-    /// agents that can list them as they answer.
+    /// Open the picker and fill it: the recorded chats (read by the disk
+    /// writer, after the record lines queued before), then the sessions of
+    /// running agents that can list them as they answer (after the records,
+    /// so a recorded chat is not shown again as an agent's session).
     fn open_picker(&mut self) {
-        let items = self.store().map(|s| s.list()).unwrap_or_default();
-        self.queue.push_back(WsMsg::ShowPicker(items));
+        self.queue.push_back(WsMsg::ShowPicker(Vec::new()));
         let cwd = self
             .ws
             .active_id()
             .and_then(|id| self.chats.get(&id))
             .map(|c| c.command.cwd.clone());
+        let listing = self.store().map(|store| disk::Job::ListChats {
+            store,
+            cwd: cwd.clone(),
+        });
+        // No records (or no writer): the agents' sessions alone.
+        if !listing.is_some_and(|job| self.disk.send(job)) {
+            self.list_sessions(cwd);
+        }
+    }
+
+    /// Ask every running agent that can list its sessions for those of `cwd`.
+    pub(super) fn list_sessions(&mut self, cwd: Option<std::path::PathBuf>) {
         let Some(cwd) = cwd else { return };
         for slot in self.agents.values_mut() {
             match slot.abilities {

@@ -207,3 +207,61 @@ async fn a_chats_dir_that_cannot_be_written_says_so_and_the_chat_goes_on() {
     app.shutdown().await;
     assert!(app.resume_hints().is_empty(), "no record, no resume hint");
 }
+
+/// A chat on the demo agent in `dir`, recorded when `record`: its session.
+async fn one_turn(dir: &Path, record: bool, text: &str) -> String {
+    let options = ChatOptions {
+        chats_dir: record.then(|| dir.join("chats")),
+        ..ChatOptions::default()
+    };
+    let mut app = started_with(dir, options).await;
+    let session = app.state().session_id().expect("open").to_string();
+    send(&mut app, text);
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    app.shutdown().await;
+    session
+}
+
+#[tokio::test]
+async fn the_picker_reads_the_records_off_the_loop_before_asking_the_agents() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorded = one_turn(dir.path(), true, "a recorded chat").await;
+    let unrecorded = one_turn(dir.path(), false, "only the agent knows").await;
+
+    let mut app = started_with(
+        dir.path(),
+        ChatOptions {
+            chats_dir: Some(dir.path().join("chats")),
+            ..ChatOptions::default()
+        },
+    )
+    .await;
+    key(&mut app, warden::state::Action::PastChats);
+    assert!(
+        app.ws.picker().is_some(),
+        "open at once, filled as reads come"
+    );
+    // The agent's list comes after the records, so once the session only
+    // the agent knows is in, so is the record.
+    let result = tokio::time::timeout(GUARD, async {
+        while !app
+            .ws
+            .picker()
+            .is_some_and(|p| p.items().iter().any(|c| c.session_id == unrecorded))
+        {
+            let event = app.next_agent_event().await.expect("events");
+            app.on_agent_event(event);
+        }
+    })
+    .await;
+    assert!(result.is_ok(), "timed out waiting for the agent's sessions");
+    let picker = app.ws.picker().expect("open");
+    let of_recorded: Vec<bool> = picker
+        .items()
+        .iter()
+        .filter(|c| c.session_id == recorded)
+        .map(|c| c.is_agent_listed())
+        .collect();
+    assert_eq!(of_recorded, [false], "shown once, as its record");
+    app.shutdown().await;
+}
