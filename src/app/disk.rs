@@ -1,11 +1,12 @@
 //! Disk IO off the event loop: the chats' records, the decision log, the
-//! prompt history, `/export` and the picker's list of records are jobs for
-//! one writer task, which runs them on the blocking pool in the order they
-//! were queued (a chat's record lines land in the order they were
-//! produced; a read sees the writes queued before it). Queuing never waits
-//! for the disk; what comes of a job (a failure, an export's outcome, the
-//! history or the records read) comes back as [`Incoming::Disk`]. On quit,
-//! [`DiskWriter::finish`] waits until everything queued has landed.
+//! prompt history, `/export`, the picker's list of records and the record
+//! of a chat being reopened are jobs for one writer task, which runs them on
+//! the blocking pool in the order they were queued (a chat's record lines
+//! land in the order they were produced; a read sees the writes queued
+//! before it). Queuing never waits for the disk; what comes of a job (a
+//! failure, an export's outcome, the history or the records read) comes
+//! back as [`Incoming::Disk`]. On quit, [`DiskWriter::finish`] waits until
+//! everything queued has landed.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{App, Incoming};
-use crate::chats::{ChatHeader, ChatStore, ChatSummary, ChatWriter, Line};
+use crate::chats::{ChatHeader, ChatStore, ChatSummary, ChatWriter, Line, LoadedChat};
 use crate::decision_log::DecisionRecord;
 use crate::state::{ChatId, DraftsMsg, Msg, WsMsg};
 
@@ -70,6 +71,11 @@ pub(super) enum Job {
         store: ChatStore,
         cwd: Option<PathBuf>,
     },
+    /// Read a record to reopen (after the lines queued before it).
+    LoadChat {
+        store: ChatStore,
+        summary: Box<ChatSummary>,
+    },
     /// Answered once every job queued before it has run.
     Barrier(oneshot::Sender<()>),
 }
@@ -86,6 +92,8 @@ pub enum DiskDone {
     /// The recorded chats for the picker, and the directory whose agent
     /// sessions are listed next.
     Listed(Vec<ChatSummary>, Option<PathBuf>),
+    /// A record read to reopen that chat.
+    Loaded(Box<ChatSummary>, Box<Result<LoadedChat, String>>),
 }
 
 impl DiskDone {
@@ -267,6 +275,10 @@ impl Files {
                     Msg::Drafts(DraftsMsg::Exported(result)),
                 ))
             }
+            Job::LoadChat { store, summary } => {
+                let loaded = store.load(&summary.chat_id).map_err(|err| err.to_string());
+                Some(DiskDone::Loaded(summary, Box::new(loaded)))
+            }
             Job::ListChats { store, cwd } => Some(DiskDone::Listed(store.list(), cwd)),
             Job::Barrier(done) => {
                 let _ = done.send(());
@@ -292,6 +304,7 @@ impl App {
                 }
                 self.send_chat(id, Msg::ErrorLine(message));
             }
+            DiskDone::Loaded(summary, loaded) => self.reopen_loaded(&summary, *loaded),
             DiskDone::Listed(items, cwd) => {
                 self.queue.push_back(WsMsg::PickerItems(items));
                 self.list_sessions(cwd);

@@ -268,9 +268,10 @@ impl App {
     }
 
     /// Reopen a past chat (its record, or a session its agent listed) in a
-    /// new chat. An untouched chat on screen (nothing sent yet) gives way.
+    /// new chat. A record is read by the disk writer first (see
+    /// [`App::reopen_loaded`]).
     fn reopen(&mut self, summary: &crate::chats::ChatSummary) {
-        let (choice, resume, mode) = if summary.is_agent_listed() {
+        if summary.is_agent_listed() {
             let Some(choice) = self.choice(&summary.agent, &[]) else {
                 return;
             };
@@ -281,27 +282,55 @@ impl App {
                 title: summary.title.clone(),
                 name: None,
             };
-            (choice, resume, None)
-        } else {
-            let loaded = match self.store().map(|s| s.load(&summary.chat_id)) {
-                Some(Ok(loaded)) => loaded,
-                Some(Err(err)) => {
-                    self.queue
-                        .push_back(WsMsg::Notice(format!("cannot reopen the chat: {err}")));
-                    return;
-                }
-                None => {
-                    self.queue
-                        .push_back(WsMsg::Notice("chats are not recorded in this run".into()));
-                    return;
-                }
-            };
-            let Some(choice) = self.choice(&loaded.header.agent, &loaded.header.command) else {
-                return;
-            };
-            let mode = loaded.mode.as_deref().and_then(|m| m.parse().ok());
-            (choice, ResumeChat::from_loaded(&loaded), mode)
+            self.reopen_with(summary, choice, resume, None);
+            return;
+        }
+        let Some(store) = self.store() else {
+            self.queue
+                .push_back(WsMsg::Notice("chats are not recorded in this run".into()));
+            return;
         };
+        let job = disk::Job::LoadChat {
+            store,
+            summary: Box::new(summary.clone()),
+        };
+        if !self.disk.send(job) {
+            self.queue.push_back(WsMsg::Notice(
+                "cannot reopen the chat: the disk writer is gone".into(),
+            ));
+        }
+    }
+
+    /// A record to reopen was read (after the lines queued before it).
+    pub(super) fn reopen_loaded(
+        &mut self,
+        summary: &crate::chats::ChatSummary,
+        loaded: Result<crate::chats::LoadedChat, String>,
+    ) {
+        let loaded = match loaded {
+            Ok(loaded) => loaded,
+            Err(err) => {
+                self.queue
+                    .push_back(WsMsg::Notice(format!("cannot reopen the chat: {err}")));
+                return;
+            }
+        };
+        let Some(choice) = self.choice(&loaded.header.agent, &loaded.header.command) else {
+            return;
+        };
+        let mode = loaded.mode.as_deref().and_then(|m| m.parse().ok());
+        self.reopen_with(summary, choice, ResumeChat::from_loaded(&loaded), mode);
+    }
+
+    /// Open the reopened chat; an untouched chat on screen (nothing sent
+    /// yet) gives way.
+    fn reopen_with(
+        &mut self,
+        summary: &crate::chats::ChatSummary,
+        choice: AgentChoice,
+        resume: ResumeChat,
+        mode: Option<crate::policy::Mode>,
+    ) {
         let AgentChoice {
             mut command,
             mut options,

@@ -265,3 +265,35 @@ async fn the_picker_reads_the_records_off_the_loop_before_asking_the_agents() {
     assert_eq!(of_recorded, [false], "shown once, as its record");
     app.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_record_gone_before_it_is_reopened_is_a_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorded = one_turn(dir.path(), true, "a recorded chat").await;
+    let mut app = started_with(
+        dir.path(),
+        ChatOptions {
+            chats_dir: Some(dir.path().join("chats")),
+            ..ChatOptions::default()
+        },
+    )
+    .await;
+    key(&mut app, warden::state::Action::PastChats);
+    app.settle_disk().await;
+    let picker = app.ws.picker().expect("open");
+    let chat_id = picker
+        .items()
+        .iter()
+        .find(|c| c.session_id == recorded)
+        .expect("the record is listed")
+        .chat_id
+        .clone();
+    std::fs::remove_file(dir.path().join("chats").join(format!("{chat_id}.jsonl"))).unwrap();
+    key(&mut app, warden::state::Action::Submit);
+    // Read off the loop: the answer comes back as an event.
+    app.settle_disk().await;
+    let notice = app.ws.notice.clone().unwrap_or_default();
+    assert!(notice.starts_with("cannot reopen the chat"), "{notice:?}");
+    assert_eq!(app.ws.chats.len(), 1, "nothing opened");
+    app.shutdown().await;
+}
