@@ -312,8 +312,9 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
     };
     let result = warden::app::run_tui(&mut app, &mut terminal).await;
     warden::tui::restore();
-    let hints = app.resume_hints();
+    // After the last writes: a record that could not be written is not named.
     app.shutdown().await;
+    let hints = app.resume_hints();
     for hint in hints {
         println!("{hint}");
     }

@@ -312,6 +312,19 @@ impl App {
         }
     }
 
+    /// On quit, once the writer is done: the records that could not be
+    /// written are marked stopped, so that no resume hint names them (the
+    /// other answers are dropped; nothing applies them any more).
+    pub(super) fn note_stopped_records(&mut self) {
+        while let Ok(event) = self.inbox.try_recv() {
+            if let Incoming::Disk(DiskDone::RecordStopped(id, _)) = event
+                && let Some(chat) = self.chats.get_mut(&id)
+            {
+                chat.record.open = None;
+            }
+        }
+    }
+
     /// Wait until every disk write queued so far has landed, then apply
     /// what came back (and any other event already waiting). For tests and
     /// tools that read the files while the app runs; the loop never calls it.

@@ -278,3 +278,22 @@ async fn quitting_waits_for_the_queued_writes() {
     shutdown.await;
     assert_eq!(reader.join().expect("reader").len(), 2);
 }
+
+#[tokio::test]
+async fn quitting_at_once_names_no_record_that_could_not_be_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let blocker = dir.path().join("data");
+    std::fs::write(&blocker, "").expect("write");
+    let mut app = app(
+        dir.path(),
+        ChatOptions {
+            chats_dir: Some(blocker.join("chats")),
+            ..ChatOptions::default()
+        },
+    );
+    app.handle(Msg::Action(Action::Paste("hello".into())));
+    app.handle(Msg::Action(Action::Submit));
+    // No pump between: the writer's answer is only read on quit.
+    app.shutdown().await;
+    assert_eq!(app.resume_hints(), Vec::<String>::new());
+}

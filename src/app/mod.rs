@@ -312,6 +312,7 @@ impl App {
         self.writer.finish().await;
         // Every record line and decision queued so far lands before exit.
         self.disk.finish().await;
+        self.note_stopped_records();
         let agents: Vec<AgentSlot> = self.agents.drain().map(|(_, slot)| slot).collect();
         futures::future::join_all(
             agents
