@@ -5,16 +5,16 @@
 //! failure, a line to show) is queued as a message again, never written into
 //! the state directly. IO that may block (the agent's file calls, settings
 //! writes, reading the settings, the chats' records, the decision log, the
-//! prompt history, `/export`) runs off the loop and comes back as an
-//! [`Incoming`] event.
+//! prompt history, `/export`, the picker's records) runs off the loop and
+//! comes back as an [`Incoming`] event.
 //!
 //! - `agents.rs`: the agent processes (one per agent name) and routing their
 //!   events to the chat that owns the session; restarts.
 //! - `effects.rs`: running the state's effects (prompts, answers, new chats,
 //!   the picker, reopening).
 //! - `settings_io.rs`: settings writes on a writer task.
-//! - `disk.rs`: the other disk writes (records, decision log, history,
-//!   `/export`) on one ordered writer task.
+//! - `disk.rs`: the other disk IO (records, decision log, history,
+//!   `/export`, the picker's reads) on one ordered writer task.
 //! - `calls.rs`: the agent's file and terminal calls, their IO on a worker.
 //! - `chat.rs`, `record.rs`: one chat's IO and its record.
 //! - `tui_loop.rs`: the frame clock and `run_tui`; `exec.rs`: `warden exec`.

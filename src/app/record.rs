@@ -6,8 +6,7 @@ use super::chat::Chat;
 use super::disk::{DiskQueue, Job};
 use crate::chats::{ChatHeader, Line, LoadedChat};
 use crate::model::{SessionInfo, SessionOrigin};
-use crate::state::ChatId;
-use crate::state::{ChatState, EntryKind, Msg, lines_added};
+use crate::state::{ChatId, ChatState, EntryKind, Msg, lines_added};
 
 /// A past chat to reopen.
 #[derive(Debug, Clone)]
