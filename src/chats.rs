@@ -6,7 +6,8 @@
 //! event: a title, a mode, a new session of the same chat, or one finished
 //! transcript entry. Like the decision log, each line is one `write` on a file
 //! opened with `O_APPEND`, so a crash loses at most the last line, and a
-//! reader drops a torn last line and keeps the rest.
+//! reader drops a torn last line and keeps the rest. The runtime builds the
+//! [`Line`]s on its loop and writes them on its disk writer (`app/disk.rs`).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -158,7 +159,7 @@ fn parse_tool_state(text: &str) -> Option<ToolState> {
 /// One line of a chat record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Line {
+pub enum Line {
     /// The header, line 1 only.
     Chat(ChatHeader),
     /// The chat's title changed: the agent's session title, or (with
@@ -175,6 +176,15 @@ enum Line {
     Session { session_id: String },
     /// One finished transcript entry.
     Entry { entry: RecordedEntry },
+}
+
+impl Line {
+    /// The line of one finished transcript entry.
+    pub fn entry(kind: &EntryKind) -> Line {
+        Line::Entry {
+            entry: RecordedEntry::from_kind(kind),
+        }
+    }
 }
 
 /// A chat record read back whole.
@@ -386,9 +396,7 @@ impl ChatWriter {
 
     /// Record one finished transcript entry.
     pub fn append_entry(&mut self, entry: &EntryKind) -> Result<(), ChatError> {
-        self.append(&Line::Entry {
-            entry: RecordedEntry::from_kind(entry),
-        })
+        self.append(&Line::entry(entry))
     }
 
     /// Record the chat's new title (the agent's).
@@ -421,7 +429,9 @@ impl ChatWriter {
         })
     }
 
-    fn append(&mut self, line: &Line) -> Result<(), ChatError> {
+    /// Append one line (the runtime's disk writer builds them on the event
+    /// loop and writes them off it, see `app::disk`).
+    pub fn append(&mut self, line: &Line) -> Result<(), ChatError> {
         let line = encode(line)?;
         self.write_line(&line)
     }

@@ -2,7 +2,8 @@
 //! data dir. Every permission decision, automatic or the user's, lands here.
 //!
 //! Each record is written with a single `write` on a file opened with
-//! `O_APPEND`, so lines from two warden processes never interleave.
+//! `O_APPEND`, so lines from two warden processes never interleave. The
+//! runtime appends on its disk writer (`app/disk.rs`), off the event loop.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

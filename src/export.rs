@@ -1,4 +1,5 @@
-//! A chat as Markdown: `warden export [CHAT] [-o FILE]` and `/export [FILE]`.
+//! A chat as Markdown: `warden export [CHAT] [-o FILE]` and `/export [FILE]`
+//! (whose file the runtime writes on its disk writer, `app/disk.rs`).
 //!
 //! Everything the agent (or the user) wrote goes through
 //! [`crate::sanitize::visible`]: the export carries no raw control

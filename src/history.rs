@@ -1,6 +1,7 @@
 //! The prompt history on disk: one JSON Lines file per working directory
 //! under `<data dir>/warden/history/`, named by a hash of the directory;
 //! each line holds the directory too, so a hash collision never mixes two.
+//! The runtime reads and appends on its disk writer (`app/disk.rs`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

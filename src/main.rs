@@ -298,6 +298,8 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         app.handle(Msg::Action(Action::PastChats));
         if !filter.is_empty() {
             app.handle(Msg::Action(Action::Paste(filter.clone())));
+            // The records are read off the loop: wait for them.
+            app.settle_disk().await;
             app.reopen_exact(filter);
         }
     }
@@ -310,8 +312,9 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
     };
     let result = warden::app::run_tui(&mut app, &mut terminal).await;
     warden::tui::restore();
-    let hints = app.resume_hints();
+    // After the last writes: a record that could not be written is not named.
     app.shutdown().await;
+    let hints = app.resume_hints();
     for hint in hints {
         println!("{hint}");
     }

@@ -355,6 +355,7 @@ impl App {
             }
             Incoming::AgentName(check) => self.on_name_checked(check),
             Incoming::Chat(id, msg) => self.send_chat(id, msg),
+            Incoming::Disk(done) => self.on_disk(done),
         }
     }
 

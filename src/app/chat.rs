@@ -127,6 +127,7 @@ impl Chat {
         command: AgentCommand,
         options: ChatOptions,
         inbox: &mpsc::UnboundedSender<Incoming>,
+        disk: super::disk::DiskQueue,
     ) -> (Chat, ChatState) {
         let protected = protected_files(&command, &options);
         let mut state = ChatState::new(command.name.clone(), display_path(&command.cwd));
@@ -176,7 +177,7 @@ impl Chat {
             client_pending: HashMap::new(),
             terminal_tools: HashMap::new(),
             chat_store: options.chats_dir.map(crate::chats::ChatStore::new),
-            record: record::Record::default(),
+            record: record::Record::new(id, disk),
             resume: options.resume,
             next_request: 0,
             out: VecDeque::new(),

@@ -1,7 +1,10 @@
 //! The runtime side of the composer's memory: the history file, `/export`,
-//! the external editor and the workspace keys slash commands stand for.
+//! the external editor and the workspace keys slash commands stand for. The
+//! history and the export are jobs for the disk writer (`disk.rs`): read and
+//! written off the loop, their outcome back as a message.
 
 use super::App;
+use super::disk::Job;
 use crate::state::{ChatId, DraftsEffect, DraftsMsg, Msg, WsMsg};
 
 impl App {
@@ -16,13 +19,13 @@ impl App {
         ))
     }
 
-    /// Give a new chat its working directory's earlier prompts.
+    /// Give a new chat its working directory's earlier prompts (read by
+    /// the disk writer after the appends queued before; they come back as
+    /// [`DraftsMsg::HistoryLoaded`]).
     pub(super) fn load_history(&mut self, id: ChatId) {
         if let Some((dir, cwd)) = self.history_dir(id) {
-            let earlier = crate::history::load(&dir, &cwd);
-            if !earlier.is_empty() {
-                self.send_chat(id, Msg::Drafts(DraftsMsg::HistoryLoaded(earlier)));
-            }
+            // A writer that is gone: no history, as for an unreadable file.
+            let _ = self.disk.send(Job::LoadHistory { chat: id, dir, cwd });
         }
     }
 
@@ -46,8 +49,14 @@ impl App {
             self.history_saved.insert(id, drafts.remembered);
             if let Some((dir, cwd)) = self.history_dir(id) {
                 for text in texts {
-                    if let Err(e) = crate::history::append(&dir, &cwd, &text) {
-                        tracing::warn!(error = %e, "could not save the prompt history");
+                    let job = Job::History {
+                        chat: id,
+                        dir: dir.clone(),
+                        cwd: cwd.clone(),
+                        text,
+                    };
+                    if !self.disk.send(job) {
+                        tracing::warn!("the disk writer is gone: a prompt is not saved");
                     }
                 }
             }
@@ -59,10 +68,16 @@ impl App {
         match effect {
             DraftsEffect::OpenEditor(text) => self.editor = Some((id, text)),
             DraftsEffect::Login(method) => self.login = Some((id, method)),
-            DraftsEffect::Export(name) => {
-                let result = self.export(id, name.as_deref());
-                self.send_chat(id, Msg::Drafts(DraftsMsg::Exported(result)));
-            }
+            DraftsEffect::Export(name) => match self.export(id, name.as_deref()) {
+                // The file is written off the loop; the outcome comes back.
+                Ok(job) => {
+                    if !self.disk.send(job) {
+                        let result = Err("the disk writer is gone".to_string());
+                        self.send_chat(id, Msg::Drafts(DraftsMsg::Exported(result)));
+                    }
+                }
+                Err(why) => self.send_chat(id, Msg::Drafts(DraftsMsg::Exported(Err(why)))),
+            },
             DraftsEffect::Workspace(action) => self.queue.push_back(WsMsg::Action(action)),
             DraftsEffect::ListFiles => {
                 let Some(chat) = self.chats.get(&id) else {
@@ -82,7 +97,8 @@ impl App {
         }
     }
 
-    fn export(&self, id: ChatId, name: Option<&str>) -> Result<String, String> {
+    /// The export job: the chat as Markdown and the file it goes to.
+    fn export(&self, id: ChatId, name: Option<&str>) -> Result<Job, String> {
         let chat = self.chats.get(&id).ok_or("the chat is gone")?;
         let slot = self.ws.chat(id).ok_or("the chat is gone")?;
         let entries: Vec<_> = slot
@@ -95,8 +111,11 @@ impl App {
         let text = crate::export::markdown(&slot.label(), &entries);
         let path = crate::export::target(&chat.command.cwd, name, &slot.state.chat_id)
             .map_err(|e| e.to_string())?;
-        crate::export::write(&path, &text).map_err(|e| e.to_string())?;
-        Ok(path.display().to_string())
+        Ok(Job::Export {
+            chat: id,
+            path,
+            text,
+        })
     }
 
     /// The files a prompt `@`-mentions, as blocks to send along.

@@ -1,7 +1,8 @@
 //! Running the state's effects: prompts, cancels and answers to the agent,
-//! the decision log, alerts, agent mode and option switches, new chats, the
-//! picker of past chats and reopening one. What an effect learns comes back
-//! as a queued message, never as a write into the state.
+//! the decision log (a job for the disk writer, see `disk.rs`), alerts,
+//! agent mode and option switches, new chats, the picker of past chats and
+//! reopening one. What an effect learns comes back as a queued message,
+//! never as a write into the state.
 
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use tokio::time::Instant;
 
 use super::calls::CLIENT_ALLOW;
 use super::chat::Chat;
+use super::disk;
 use super::{
     AgentChoice, App, CANCEL_GRACE, ChatOptions, Incoming, ResumeChat, SHUTDOWN_GRACE, display_path,
 };
@@ -112,14 +114,18 @@ impl App {
                     tool_call = %record.tool_call_id,
                     "permission decision"
                 );
-                if let Some(path) = &chat.decision_log
-                    && let Err(err) = decision_log::append(path, &record)
-                {
-                    let message = format!(
-                        "could not append to the decision log {}: {err}",
-                        path.display()
-                    );
-                    self.send_chat(id, Msg::ErrorLine(message));
+                // Off the loop, in order; a failure comes back as an error line.
+                if let Some(path) = chat.decision_log.clone() {
+                    let job = disk::Job::Decision {
+                        chat: id,
+                        path,
+                        record,
+                    };
+                    if !self.disk.send(job) {
+                        let message =
+                            "could not append to the decision log: the disk writer is gone";
+                        self.send_chat(id, Msg::ErrorLine(message.into()));
+                    }
                 }
             }
             Effect::Copy(text) => crate::tui::clipboard::copy(&text),
@@ -219,6 +225,7 @@ impl App {
         // What happened last (the cancellations) goes into its record.
         chat.out.clear();
         chat.flush_record(&slot.state, slot.name.as_deref(), true);
+        chat.record.close();
         self.closed.push(id);
         let name = chat.command.name.clone();
         let used = self.chats.values().any(|c| c.command.name == name);
@@ -227,16 +234,29 @@ impl App {
         }
     }
 
-    /// Fill the picker: the recorded chats now, and the sessions of running
-    /// agents that can list them as they answer.
+    /// Open the picker and fill it: the recorded chats (read by the disk
+    /// writer, after the record lines queued before), then the sessions of
+    /// running agents that can list them as they answer (after the records,
+    /// so a recorded chat is not shown again as an agent's session).
     fn open_picker(&mut self) {
-        let items = self.store().map(|s| s.list()).unwrap_or_default();
-        self.queue.push_back(WsMsg::ShowPicker(items));
+        self.queue.push_back(WsMsg::ShowPicker(Vec::new()));
         let cwd = self
             .ws
             .active_id()
             .and_then(|id| self.chats.get(&id))
             .map(|c| c.command.cwd.clone());
+        let listing = self.store().map(|store| disk::Job::ListChats {
+            store,
+            cwd: cwd.clone(),
+        });
+        // No records (or no writer): the agents' sessions alone.
+        if !listing.is_some_and(|job| self.disk.send(job)) {
+            self.list_sessions(cwd);
+        }
+    }
+
+    /// Ask every running agent that can list its sessions for those of `cwd`.
+    pub(super) fn list_sessions(&mut self, cwd: Option<std::path::PathBuf>) {
         let Some(cwd) = cwd else { return };
         for slot in self.agents.values_mut() {
             match slot.abilities {
@@ -248,9 +268,10 @@ impl App {
     }
 
     /// Reopen a past chat (its record, or a session its agent listed) in a
-    /// new chat. An untouched chat on screen (nothing sent yet) gives way.
+    /// new chat. A record is read by the disk writer first (see
+    /// [`App::reopen_loaded`]).
     fn reopen(&mut self, summary: &crate::chats::ChatSummary) {
-        let (choice, resume, mode) = if summary.is_agent_listed() {
+        if summary.is_agent_listed() {
             let Some(choice) = self.choice(&summary.agent, &[]) else {
                 return;
             };
@@ -261,27 +282,55 @@ impl App {
                 title: summary.title.clone(),
                 name: None,
             };
-            (choice, resume, None)
-        } else {
-            let loaded = match self.store().map(|s| s.load(&summary.chat_id)) {
-                Some(Ok(loaded)) => loaded,
-                Some(Err(err)) => {
-                    self.queue
-                        .push_back(WsMsg::Notice(format!("cannot reopen the chat: {err}")));
-                    return;
-                }
-                None => {
-                    self.queue
-                        .push_back(WsMsg::Notice("chats are not recorded in this run".into()));
-                    return;
-                }
-            };
-            let Some(choice) = self.choice(&loaded.header.agent, &loaded.header.command) else {
-                return;
-            };
-            let mode = loaded.mode.as_deref().and_then(|m| m.parse().ok());
-            (choice, ResumeChat::from_loaded(&loaded), mode)
+            self.reopen_with(summary, choice, resume, None);
+            return;
+        }
+        let Some(store) = self.store() else {
+            self.queue
+                .push_back(WsMsg::Notice("chats are not recorded in this run".into()));
+            return;
         };
+        let job = disk::Job::LoadChat {
+            store,
+            summary: Box::new(summary.clone()),
+        };
+        if !self.disk.send(job) {
+            self.queue.push_back(WsMsg::Notice(
+                "cannot reopen the chat: the disk writer is gone".into(),
+            ));
+        }
+    }
+
+    /// A record to reopen was read (after the lines queued before it).
+    pub(super) fn reopen_loaded(
+        &mut self,
+        summary: &crate::chats::ChatSummary,
+        loaded: Result<crate::chats::LoadedChat, String>,
+    ) {
+        let loaded = match loaded {
+            Ok(loaded) => loaded,
+            Err(err) => {
+                self.queue
+                    .push_back(WsMsg::Notice(format!("cannot reopen the chat: {err}")));
+                return;
+            }
+        };
+        let Some(choice) = self.choice(&loaded.header.agent, &loaded.header.command) else {
+            return;
+        };
+        let mode = loaded.mode.as_deref().and_then(|m| m.parse().ok());
+        self.reopen_with(summary, choice, ResumeChat::from_loaded(&loaded), mode);
+    }
+
+    /// Open the reopened chat; an untouched chat on screen (nothing sent
+    /// yet) gives way.
+    fn reopen_with(
+        &mut self,
+        summary: &crate::chats::ChatSummary,
+        choice: AgentChoice,
+        resume: ResumeChat,
+        mode: Option<crate::policy::Mode>,
+    ) {
         let AgentChoice {
             mut command,
             mut options,

@@ -78,8 +78,8 @@ impl App {
             .iter()
             .enumerate()
             .filter_map(|(i, slot)| {
-                let writer = self.chats.get(&slot.id)?.record.writer.as_ref()?;
-                Some((i + 1, writer.chat_id()))
+                let record = self.chats.get(&slot.id)?.record.open.as_deref()?;
+                Some((i + 1, record))
             })
             .collect();
         let alone = recorded.len() == 1;

@@ -4,14 +4,17 @@
 //! the effects that come back, and whatever the effects learn (an answer, a
 //! failure, a line to show) is queued as a message again, never written into
 //! the state directly. IO that may block (the agent's file calls, settings
-//! writes, reading the settings) runs off the loop and comes back as an
-//! [`Incoming`] event.
+//! writes, reading the settings, the chats' records, the decision log, the
+//! prompt history, `/export`, the picker's records) runs off the loop and
+//! comes back as an [`Incoming`] event.
 //!
 //! - `agents.rs`: the agent processes (one per agent name) and routing their
 //!   events to the chat that owns the session; restarts.
 //! - `effects.rs`: running the state's effects (prompts, answers, new chats,
 //!   the picker, reopening).
 //! - `settings_io.rs`: settings writes on a writer task.
+//! - `disk.rs`: the other disk IO (records, decision log, history,
+//!   `/export`, the picker's reads) on one ordered writer task.
 //! - `calls.rs`: the agent's file and terminal calls, their IO on a worker.
 //! - `chat.rs`, `record.rs`: one chat's IO and its record.
 //! - `tui_loop.rs`: the frame clock and `run_tui`; `exec.rs`: `warden exec`.
@@ -19,6 +22,7 @@
 mod agents;
 mod calls;
 mod chat;
+mod disk;
 mod drafts;
 mod early;
 mod effects;
@@ -30,6 +34,7 @@ mod settings_io;
 mod signals;
 mod tui_loop;
 
+pub use disk::DiskDone;
 pub use exec::{ExecError, ExecLimits, run_exec};
 pub use focus::Extras;
 pub use options::{AgentChoice, ChatOptions, Notify, SettingsLink};
@@ -80,6 +85,8 @@ pub enum Incoming {
     /// A message for a chat from work done off the loop (the file list of
     /// an `@` mention).
     Chat(ChatId, Msg),
+    /// What a disk write sent back (see `disk.rs`).
+    Disk(DiskDone),
 }
 
 /// The running application: every chat's state (the workspace) plus the IO
@@ -97,6 +104,8 @@ pub struct App {
     inbox: mpsc::UnboundedReceiver<Incoming>,
     /// Writes the settings file off the loop.
     writer: settings_io::Writer,
+    /// Writes the records, the decision log, the history, exports, in order.
+    disk: disk::DiskWriter,
     /// Runs the agent's file calls off the loop, in order.
     files: calls::FileWorker,
     /// What new chats can run, by agent name.
@@ -139,6 +148,7 @@ impl App {
             agents: HashMap::new(),
             next_key: 0,
             writer: settings_io::Writer::new(inbox_tx.clone()),
+            disk: disk::DiskWriter::start(inbox_tx.clone()),
             files: calls::FileWorker::new(inbox_tx.clone()),
             inbox_tx,
             inbox,
@@ -176,7 +186,7 @@ impl App {
         let id = self.ws.next_chat_id();
         // A reopened chat keeps the name the user gave it.
         let name = options.resume.as_ref().and_then(|r| r.name.clone());
-        let (chat, state) = Chat::new(id, command, options, &self.inbox_tx);
+        let (chat, state) = Chat::new(id, command, options, &self.inbox_tx, self.disk.queue());
         self.chats.insert(id, chat);
         let id = self.ws.add_chat(state);
         if let Some(slot) = self.ws.chat_mut(id) {
@@ -300,6 +310,9 @@ impl App {
         self.collect_outboxes();
         self.files.finish().await;
         self.writer.finish().await;
+        // Every record line and decision queued so far lands before exit.
+        self.disk.finish().await;
+        self.note_stopped_records();
         let agents: Vec<AgentSlot> = self.agents.drain().map(|(_, slot)| slot).collect();
         futures::future::join_all(
             agents

@@ -1,10 +1,12 @@
 //! The chat's record in the data dir (`crate::chats`): written as the chat
-//! goes, and read back to reopen a past chat.
+//! goes (each line a job for the disk writer, see `disk.rs`), and read back
+//! to reopen a past chat.
 
 use super::chat::Chat;
-use crate::chats::{ChatHeader, ChatWriter, LoadedChat};
+use super::disk::{DiskQueue, Job};
+use crate::chats::{ChatHeader, Line, LoadedChat};
 use crate::model::{SessionInfo, SessionOrigin};
-use crate::state::{ChatState, EntryKind, Msg, lines_added};
+use crate::state::{ChatId, ChatState, EntryKind, Msg, lines_added};
 
 /// A past chat to reopen.
 #[derive(Debug, Clone)]
@@ -35,9 +37,15 @@ impl ResumeChat {
 }
 
 /// Where the chat's record is written.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Record {
-    pub(super) writer: Option<ChatWriter>,
+    /// The chat (its record's lines are queued under this id).
+    chat: ChatId,
+    /// The disk writer, which owns the record's file.
+    disk: DiskQueue,
+    /// The id of the record being written (its lines go to the writer);
+    /// none before it starts, and once it stopped.
+    pub(super) open: Option<String>,
     /// The record to create once the user has said something: a chat
     /// closed untouched leaves no record behind.
     pub(super) deferred: Option<ChatHeader>,
@@ -50,6 +58,41 @@ pub(super) struct Record {
     pub(super) mode: Option<String>,
     /// The session the record last named.
     pub(super) session: Option<String>,
+}
+
+impl Record {
+    /// No record yet for `chat`; its lines will go to `disk`.
+    pub(super) fn new(chat: ChatId, disk: DiskQueue) -> Record {
+        Record {
+            chat,
+            disk,
+            open: None,
+            deferred: None,
+            written: 0,
+            title: None,
+            name: None,
+            mode: None,
+            session: None,
+        }
+    }
+
+    /// Queue a job; a writer that is gone stops the record (one error line
+    /// in `out`).
+    fn send(&mut self, job: Job, out: &mut std::collections::VecDeque<Msg>) {
+        if !self.disk.send(job) {
+            self.open = None;
+            out.push_back(Msg::ErrorLine(
+                "the chat record stopped: the disk writer is gone".into(),
+            ));
+        }
+    }
+
+    /// Let the record's file go (the chat closed).
+    pub(super) fn close(&mut self) {
+        if self.open.take().is_some() {
+            let _ = self.disk.send(Job::CloseRecord(self.chat));
+        }
+    }
 }
 
 impl Chat {
@@ -100,12 +143,15 @@ impl Chat {
             }
             if let Some(store) = &self.chat_store {
                 match &resume.chat_id {
-                    Some(chat_id) => match store.reopen(chat_id) {
-                        Ok(writer) => self.record.writer = Some(writer),
-                        Err(err) => lines.push(Msg::ErrorLine(format!(
-                            "the chat record cannot be reopened: {err}"
-                        ))),
-                    },
+                    Some(chat_id) => {
+                        let job = Job::ReopenRecord {
+                            chat: self.record.chat,
+                            store: store.clone(),
+                            chat_id: chat_id.clone(),
+                        };
+                        self.record.open = Some(chat_id.clone());
+                        self.record.send(job, &mut self.out);
+                    }
                     // A session only the agent knew of: its record starts
                     // now, with what the agent replayed.
                     None => {
@@ -120,15 +166,19 @@ impl Chat {
             self.record.written = after(&lines);
             self.record.session = Some(info.session_id.clone());
             if info.session_id != resume.session_id {
-                self.write_record(|w| w.set_session(&info.session_id));
+                self.write_record(Line::Session {
+                    session_id: info.session_id.clone(),
+                });
             }
             return lines;
         }
-        if self.record.writer.is_some() {
+        if self.record.open.is_some() {
             // A restart: the same session goes on, or a new one of the same chat.
             if self.record.session.as_deref() != Some(info.session_id.as_str()) {
                 self.record.session = Some(info.session_id.clone());
-                self.write_record(|w| w.set_session(&info.session_id));
+                self.write_record(Line::Session {
+                    session_id: info.session_id.clone(),
+                });
             }
             return lines;
         }
@@ -165,9 +215,10 @@ impl Chat {
     /// streaming last one, the title, the mode.
     /// With `last`, the chat is ending: a still streaming last entry is
     /// written too.
-    /// Errors become error lines (queued in `out`).
+    /// Each line is a job for the disk writer; what fails there comes back
+    /// as an error line (see `App::on_disk`).
     pub(super) fn flush_record(&mut self, state: &ChatState, name: Option<&str>, last: bool) {
-        if self.record.writer.is_none() {
+        if self.record.open.is_none() {
             let said = || {
                 state
                     .transcript
@@ -177,16 +228,18 @@ impl Chat {
             };
             match &self.chat_store {
                 Some(store) if self.record.deferred.is_some() && said() => {
-                    let header = self.record.deferred.take();
-                    match header.map(|h| store.create_with(h)) {
-                        Some(Ok(writer)) => self.record.writer = Some(writer),
-                        Some(Err(err)) => {
-                            self.out.push_back(Msg::ErrorLine(format!(
-                                "the chat cannot be recorded: {err}"
-                            )));
-                            return;
-                        }
-                        None => return,
+                    let Some(header) = self.record.deferred.take() else {
+                        return;
+                    };
+                    self.record.open = Some(header.chat_id.clone());
+                    let job = Job::CreateRecord {
+                        chat: self.record.chat,
+                        store: store.clone(),
+                        header,
+                    };
+                    self.record.send(job, &mut self.out);
+                    if self.record.open.is_none() {
+                        return;
                     }
                 }
                 _ => return,
@@ -202,8 +255,7 @@ impl Chat {
             let index = self.record.written;
             self.record.written += 1;
             if let Some(entry) = state.transcript.entries().get(index) {
-                let kind = entry.kind.clone();
-                self.write_record(|w| w.append_entry(&kind));
+                self.write_record(Line::entry(&entry.kind));
             }
         }
         // The user's name and the agent's title are kept apart, so that a
@@ -213,35 +265,37 @@ impl Chat {
             && self.record.name.as_deref() != Some(name)
         {
             self.record.name = Some(name.to_string());
-            self.write_record(|w| w.set_name(name));
+            self.write_record(Line::Title {
+                title: name.to_string(),
+                renamed: true,
+            });
         }
         if let Some(title) = state.title.clone()
             && self.record.title.as_ref() != Some(&title)
         {
             self.record.title = Some(title.clone());
-            self.write_record(|w| w.set_title(&title));
+            self.write_record(Line::Title {
+                title,
+                renamed: false,
+            });
         }
         let mode = Some(state.mode.as_str().to_string());
         if mode != self.record.mode {
             self.record.mode.clone_from(&mode);
             if let Some(mode) = mode {
-                self.write_record(|w| w.set_mode(&mode));
+                self.write_record(Line::Mode { mode });
             }
         }
     }
 
-    fn write_record(
-        &mut self,
-        write: impl FnOnce(&mut ChatWriter) -> Result<(), crate::chats::ChatError>,
-    ) {
-        let Some(writer) = self.record.writer.as_mut() else {
-            return;
-        };
-        if let Err(err) = write(writer) {
-            // One error line, then stop recording this chat.
-            self.record.writer = None;
-            self.out
-                .push_back(Msg::ErrorLine(format!("the chat record stopped: {err}")));
+    /// Queue one line of the record, if it is being written.
+    fn write_record(&mut self, line: Line) {
+        if self.record.open.is_some() {
+            let job = Job::Record {
+                chat: self.record.chat,
+                line,
+            };
+            self.record.send(job, &mut self.out);
         }
     }
 }

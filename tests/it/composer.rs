@@ -43,10 +43,12 @@ async fn history_is_kept_per_directory_across_runs() {
     pump_until(&mut app, "first turn", idle).await;
     send(&mut app, "second question");
     pump_until(&mut app, "second turn", idle).await;
-    drop(app);
+    app.shutdown().await;
 
-    // A new warden in the same directory walks them with Up.
+    // A new warden in the same directory walks them with Up (once the
+    // history, read off the loop, is in).
     let mut app = started_scenario(tmp.path(), SCENARIO, recorded(tmp.path())).await;
+    app.settle_disk().await;
     key(&mut app, Action::Up);
     assert_eq!(app.state().composer.text(), "second question");
     key(&mut app, Action::Up);
@@ -54,7 +56,7 @@ async fn history_is_kept_per_directory_across_runs() {
     key(&mut app, Action::Down);
     key(&mut app, Action::Down);
     assert_eq!(app.state().composer.text(), "");
-    drop(app);
+    app.shutdown().await;
 
     // Another directory has its own.
     let other = tmp.path().join("other");
@@ -67,6 +69,7 @@ async fn history_is_kept_per_directory_across_runs() {
         options,
     ))
     .await;
+    app.settle_disk().await;
     key(&mut app, Action::Up);
     assert_eq!(app.state().composer.text(), "");
 }
@@ -159,6 +162,11 @@ async fn slash_export_writes_sanitized_markdown_in_the_working_directory() {
     })
     .await;
     send(&mut app, "/export chat.md");
+    // Written off the loop: the chat says when.
+    pump_until(&mut app, "the export", |s| {
+        infos(s).iter().any(|i| i.contains("exported the chat to"))
+    })
+    .await;
     let path = tmp.path().join("chat.md");
     let text = std::fs::read_to_string(&path).expect("the export");
     assert!(text.contains("## You\n\nescapes please"), "{text}");
@@ -178,7 +186,7 @@ async fn slash_export_writes_sanitized_markdown_in_the_working_directory() {
             .iter()
             .any(|(m, _)| m.contains("not a plain file name"))
     );
-    drop(app);
+    app.shutdown().await;
 
     // `warden export` reads the recorded chat: to stdout, and with -o.
     let run = |args: &[&str]| {

@@ -103,6 +103,7 @@ async fn default_mode_shows_a_card_and_the_agent_gets_exactly_the_chosen_option(
         lines[0].0 && lines[0].1.starts_with("allowed by you"),
         "{lines:?}"
     );
+    app.settle_disk().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     assert_eq!(log.len(), 1);
     assert_eq!(log[0].source, "user");
@@ -142,6 +143,7 @@ async fn plan_mode_rejects_an_edit_without_a_card() {
             .any(|l| l.starts_with("plan mode:")),
         "the plan instruction is visible"
     );
+    app.settle_disk().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     assert_eq!(log[0].source, "plan");
     assert_eq!(log[0].decision, "denied");
@@ -160,6 +162,7 @@ async fn auto_mode_answers_allow_once() {
         text.contains("permission outcome: selected allow-once"),
         "{text}"
     );
+    app.settle_disk().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     assert_eq!(
         (log[0].source.as_str(), log[0].option_kind.as_deref()),
@@ -183,6 +186,7 @@ async fn esc_with_two_pending_cards_answers_both_cancelled() {
         2,
         "{text}"
     );
+    app.settle_disk().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     assert_eq!(
         log.iter().filter(|r| r.decision == "cancelled").count(),
@@ -500,6 +504,7 @@ async fn bypass_is_written_to_the_settings_and_honoured_by_the_next_warden() {
     send(&mut again, "delete");
     pump_until(&mut again, "end of turn", |s| !s.is_busy()).await;
     assert!(agent_text(again.state()).contains("permission outcome: selected allow-once"));
+    again.settle_disk().await;
     let record = last_log(dir.path());
     assert_eq!(
         (record.source.as_str(), record.kind.as_str()),
@@ -542,6 +547,7 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     send(&mut again, "execute");
     pump_until(&mut again, "end of turn", |s| !s.is_busy()).await;
     assert!(again.state().approvals.is_empty());
+    again.settle_disk().await;
     assert_eq!(last_log(dir.path()).source, "rule");
     // Revoke it on the review screen: the card comes back.
     key(&mut again, Action::RulesScreen);

@@ -190,6 +190,7 @@ async fn two_chats_on_one_agent_process_plan_blocks_and_auto_allows_the_same_edi
         "{auto}"
     );
     assert!(!plan.contains("allow-once") && !auto.contains("reject-once"));
+    app.settle_disk().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     let mut by_session: Vec<(String, String, String)> = log
         .iter()
@@ -247,6 +248,7 @@ async fn a_card_in_a_chat_off_screen_waits_there_and_closing_it_cancels() {
     key(&mut app, Action::Char('y'));
     assert_eq!(app.ws.chats.len(), 1);
     assert!(app.ws.waiting_elsewhere().is_empty());
+    app.settle_disk().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     assert_eq!(log.len(), 2, "{log:?}");
     assert!(log.iter().all(|r| r.decision == "cancelled"), "{log:?}");

@@ -70,6 +70,7 @@ async fn client_write_after_an_allowed_edit_needs_no_second_card() {
     assert!(text.contains("write ok"), "{text}");
     let written = std::fs::read_to_string(dir.path().join("hello.txt")).expect("written");
     assert_eq!(written, "hello from warden-demo\n");
+    app.settle_disk().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     assert!(
         log.iter()

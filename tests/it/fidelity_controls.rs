@@ -177,6 +177,7 @@ async fn a_form_elicitation_is_filled_in_on_its_card() {
         ),
         "{text}"
     );
+    app.settle_disk().await;
     let log = logged(dir.path());
     let record = log.last().expect("logged");
     assert_eq!(record.decision, "allowed", "{record:?}");
@@ -246,6 +247,7 @@ async fn a_required_field_is_typed_in_before_the_form_is_sent() {
         text.contains(r#"elicitation answer: {"action":"decline"}"#),
         "{text}"
     );
+    app.settle_disk().await;
     assert_eq!(
         logged(dir.path()).last().map(|r| r.decision.as_str()),
         Some("denied")
@@ -551,6 +553,7 @@ async fn a_url_elicitation_is_accepted_only_by_the_user() {
         text.contains(r#"elicitation answer: {"action":"accept"}"#),
         "{text}"
     );
+    app.settle_disk().await;
     let log = logged(dir.path());
     let record = log.last().expect("logged");
     assert_eq!(record.tool_call_id, "elicitation-url-gh-1", "{record:?}");

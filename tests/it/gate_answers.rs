@@ -79,6 +79,7 @@ async fn claude_always_allow_answers_allow_and_becomes_a_chat_grant() {
         "the agent never sees allow_always; warden's grant answers the second"
     );
     assert_eq!(app.state().grants.len(), 1);
+    app.settle_disk().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     assert!(
         log.iter()

@@ -25,6 +25,7 @@ mod hostile_files;
 mod hostile_output;
 mod identity;
 mod ingest;
+mod iooff;
 mod keys;
 mod runtime;
 mod settings;

@@ -113,6 +113,7 @@ async fn quit_names_the_chat_and_resume_with_that_id_reopens_it() {
     .await;
     key(&mut again, Action::PastChats);
     again.handle(Msg::Action(Action::Paste(id.clone())));
+    again.settle_disk().await;
     again.reopen_exact(&id);
     let reopened = tokio::time::timeout(GUARD, async {
         while again.resume_hints().is_empty() {
