@@ -274,7 +274,18 @@ impl Protected {
     /// (its directory's and its own identity looked up by path): for
     /// requests whose IO the agent does itself, where no opened file can be
     /// checked.
+    ///
+    /// A path through `/proc/self` as written (one of [`lenient_readings`])
+    /// is refused: it names a different file for each process.
     pub fn check_path(&self, real: &Path, access: Access) -> Result<(), FsError> {
+        if is_process_relative(real) {
+            return Err(FsError::Protected {
+                path: real.to_path_buf(),
+                what: "a path through /proc/self, which names another file in each process"
+                    .to_string(),
+                access,
+            });
+        }
         let dir = real.parent().and_then(FileId::of_path);
         let target = rustix::fs::lstat(real).ok().map(|s| FileId::of_stat(&s));
         self.check(real, dir, target, access)
@@ -435,6 +446,12 @@ struct Walk {
     /// directory was expected, a directory it may not search. The rest of
     /// the path is in `missing`, lexically.
     stopped: Option<io::Error>,
+    /// The path from the first `/proc/self` (or `/proc/thread-self`) met
+    /// on, as written: what it names depends on the process that opens it
+    /// (its working directory, its file descriptors), and for the agent's
+    /// own tools that process is not warden. `/proc/self/root` is `/` for
+    /// both and not counted.
+    through_self: Option<PathBuf>,
 }
 
 impl Walk {
@@ -468,6 +485,38 @@ fn push_steps(todo: &mut Vec<Step>, path: &Path) {
     }
 }
 
+/// `/proc/<name>` and the steps after it as a path, when `name` is the
+/// calling process's own directory and what follows is not `root`.
+fn process_relative(name: &OsStr, todo: &[Step]) -> Option<PathBuf> {
+    if name != "self" && name != "thread-self" {
+        return None;
+    }
+    if matches!(todo.last(), Some(Step::Name(next)) if next == "root") {
+        return None;
+    }
+    let mut out = Path::new("/proc").join(name);
+    for step in todo.iter().rev() {
+        match step {
+            Step::Root => out.push("/"),
+            Step::Up => out.push(".."),
+            Step::Name(next) => out.push(next),
+        }
+    }
+    Some(out)
+}
+
+/// Whether `path` (as written, not resolved) starts in the calling
+/// process's own `/proc` directory, anywhere but its `root`.
+fn is_process_relative(path: &Path) -> bool {
+    let Ok(rest) = path.strip_prefix("/proc") else {
+        return false;
+    };
+    let mut names = rest.components();
+    let (first, second) = (names.next(), names.next());
+    matches!(first, Some(Component::Normal(n)) if n == "self" || n == "thread-self")
+        && !matches!(second, Some(Component::Normal(n)) if n == "root")
+}
+
 /// Walk `path` (a relative one from the process's working directory) as
 /// the kernel would, following dangling symlinks to where they point. Once
 /// a component is missing the rest is applied lexically, until a `..`
@@ -479,6 +528,7 @@ fn walk(path: &Path) -> Walk {
         missing: Vec::new(),
         dangling: None,
         stopped: None,
+        through_self: None,
     };
     let mut todo = Vec::new();
     push_steps(&mut todo, path);
@@ -536,6 +586,9 @@ fn walk(path: &Path) -> Walk {
                         {
                             out.dangling = Some(candidate);
                         }
+                        if out.through_self.is_none() && out.real == Path::new("/proc") {
+                            out.through_self = process_relative(&name, &todo);
+                        }
                         push_steps(&mut todo, &target);
                     }
                     Err(error) => {
@@ -556,26 +609,35 @@ fn walk(path: &Path) -> Walk {
 /// it points. For the policy, which must see every path a call touches; no
 /// check against any root.
 ///
-/// `/proc/self` is warden's own process here, not the agent's.
+/// `/proc/self` is warden's own process here, not the agent's
+/// ([`lenient_readings`] says when a path goes through it).
 pub fn resolve_lenient(path: &Path) -> PathBuf {
     walk(path).path()
 }
 
 /// Every place `path` may name for a tool that opens it: where the kernel
 /// goes ([`resolve_lenient`]), where a tool that first applies `..`
-/// lexically (as Node's `path.resolve` does) goes, and the lexical path
-/// itself, when `..` follows a symlink (they differ only then). The
-/// protected-file check runs on each.
+/// lexically (as Node's `path.resolve` does) goes (differs only when `..`
+/// follows a symlink), and the path as written with `.` and `..` applied
+/// lexically. The protected-file check runs on each. A path through
+/// `/proc/self` (other than its `root`) adds that part as written, which
+/// [`Protected::check_path`] refuses: what it names depends on the process
+/// that opens it, and warden cannot tell which file the agent's tool meets.
 pub fn lenient_readings(path: &Path) -> Vec<PathBuf> {
-    let mut out = vec![resolve_lenient(path)];
-    if !path.components().any(|c| c == Component::ParentDir) {
-        return out;
+    let walked = walk(path);
+    let mut out = vec![walked.path()];
+    if let Some(through_self) = walked.through_self {
+        out.push(through_self);
     }
     let normalized = normalize(path);
-    for reading in [walk(&normalized).path(), normalized] {
-        if !out.contains(&reading) {
-            out.push(reading);
+    if path.components().any(|c| c == Component::ParentDir) {
+        let lexical = walk(&normalized).path();
+        if !out.contains(&lexical) {
+            out.push(lexical);
         }
+    }
+    if !out.contains(&normalized) {
+        out.push(normalized);
     }
     out
 }

@@ -480,9 +480,51 @@ fn every_reading_of_dot_dot_after_a_symlink_meets_the_protected_check() {
     let readings = lenient_readings(&h.path("proj/up/../config.toml.lock"));
     assert!(readings.contains(&h.path("cfg/config.toml.lock")));
     assert!(readings.contains(&h.path("proj/config.toml.lock")));
-    // Without `..` after a link there is one reading.
+    // Without `..` after a link: where it leads, and the path as written.
     assert_eq!(
-        lenient_readings(&h.path("proj/alias.toml")),
-        vec![h.path("cfg/config.toml")]
+        lenient_readings(&h.path("proj/./alias.toml")),
+        vec![h.path("cfg/config.toml"), h.path("proj/alias.toml")]
     );
+    assert_eq!(
+        lenient_readings(&h.path("proj/src/main.rs")),
+        vec![h.path("proj/src/main.rs")]
+    );
+}
+
+#[test]
+fn a_path_through_proc_self_is_refused_for_the_agent_s_own_tools() {
+    let h = home();
+    // `/proc/self` is the process that opens the path: for the agent's own
+    // tools its working directory and descriptors are not warden's.
+    h.link("proj/me", "/proc/self/cwd");
+    let mut paths = vec![
+        PathBuf::from("/proc/self/cwd/x.txt"),
+        PathBuf::from("/proc/thread-self/cwd/../x.txt"),
+        PathBuf::from("/proc/self/fd/0"),
+        h.path("proj/me/x.txt"),
+    ];
+    if fs::symlink_metadata("/dev/fd").is_ok_and(|m| m.file_type().is_symlink()) {
+        paths.push(PathBuf::from("/dev/fd/1"));
+    }
+    for path in &paths {
+        for access in [Access::Read, Access::Write] {
+            let refused = lenient_readings(path).iter().any(|r| {
+                matches!(
+                    h.protected.check_path(r, access),
+                    Err(FsError::Protected { .. })
+                )
+            });
+            assert!(refused, "{} {access}", path.display());
+        }
+    }
+    // `/proc/self/root` is `/` for every process: resolved, not refused.
+    let via_root = PathBuf::from(format!(
+        "/proc/self/root{}",
+        h.path("proj/src/main.rs").display()
+    ));
+    let readings = lenient_readings(&via_root);
+    assert_eq!(readings, vec![h.path("proj/src/main.rs"), via_root.clone()]);
+    for reading in &readings {
+        assert!(h.protected.check_path(reading, Access::Write).is_ok());
+    }
 }
