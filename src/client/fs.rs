@@ -329,7 +329,7 @@ impl Protected {
             return Ok(());
         }
         for (file, what) in &self.files {
-            if lenient_readings(file).contains(&real.to_path_buf())
+            if lenient_readings(file).iter().any(|f| f == real)
                 || target.is_some_and(|t| FileId::of_path(file) == Some(t))
             {
                 return refuse(what);
@@ -665,16 +665,33 @@ pub fn resolve(roots: &Roots, path: &Path, for_write: bool) -> Result<PathBuf, F
             path: path.to_path_buf(),
         });
     }
-    let resolved = check_walk(roots, path, walk(path), for_write)?;
-    if path.components().any(|c| c == Component::ParentDir) {
-        let lexical = check_walk(roots, path, walk(&normalize(path)), for_write)?;
-        if lexical != resolved {
-            return Err(FsError::Ambiguous {
-                path: path.to_path_buf(),
-            });
-        }
+    let kernel = walk(path);
+    if !path.components().any(|c| c == Component::ParentDir) {
+        return check_walk(roots, path, kernel, for_write);
     }
-    Ok(resolved)
+    let lexical = walk(&normalize(path));
+    let same = kernel.path() == lexical.path();
+    let (kernel, lexical) = (
+        check_walk(roots, path, kernel, for_write),
+        check_walk(roots, path, lexical, for_write),
+    );
+    // A reading outside the roots or on warden's own files is refused as
+    // such; otherwise two places are refused before either is found missing.
+    let unsafe_reading = |r: &Result<PathBuf, FsError>| {
+        matches!(
+            r,
+            Err(FsError::OutsideRoots { .. } | FsError::Protected { .. })
+        )
+    };
+    if unsafe_reading(&kernel) || (same && kernel.is_err()) {
+        return kernel;
+    }
+    if unsafe_reading(&lexical) || same {
+        return lexical;
+    }
+    Err(FsError::Ambiguous {
+        path: path.to_path_buf(),
+    })
 }
 
 /// [`resolve`]'s checks on one walk of the agent's `path`.

@@ -279,6 +279,19 @@ fn dot_dot_after_a_symlink_never_resolves_to_another_file_than_the_kernel_opens(
         let path = h.path(&format!("proj/up/../{name}"));
         resolve_agrees_with_the_kernel(&roots, &path);
     }
+    // Both readings inside the roots but different files: which one the
+    // agent means cannot be told.
+    let path = h.path("proj/up/../notes.txt");
+    for for_write in [false, true] {
+        let err = resolve(&roots, &path, for_write).expect_err("ambiguous");
+        assert!(matches!(err, FsError::Ambiguous { .. }), "{err:?}");
+        assert!(
+            err.to_string().contains("has `..` after a symlink"),
+            "{err}"
+        );
+    }
+    assert!(!h.path("cfg/notes.txt").exists());
+    assert!(!h.path("proj/notes.txt").exists());
     assert!(!h.path("cfg/config.toml.lock").exists());
     assert_eq!(
         fs::read_to_string(h.path("cfg/config.toml")).expect("read"),
