@@ -192,15 +192,25 @@ fn a_symlink_loop_is_refused_and_never_hangs() {
 #[test]
 fn a_chain_as_long_as_the_kernel_follows_is_followed() {
     let h = home();
-    // 39 links, then the settings: the kernel follows 40 links in all.
+    // `l{i}` is i + 1 links from the settings; the kernel follows 40.
     h.link("proj/l0", h.path("cfg/config.toml"));
-    for i in 1..39 {
+    for i in 1..=40 {
         h.link(&format!("proj/l{i}"), format!("l{}", i - 1));
     }
-    let last = h.path("proj/l38");
-    assert_eq!(resolve_lenient(&last), h.path("cfg/config.toml"));
-    let err = resolve(&h.home_roots(), &last, true).expect_err("protected");
+    let longest = h.path("proj/l39");
+    assert_eq!(resolve_lenient(&longest), h.path("cfg/config.toml"));
+    assert!(
+        fs::read_to_string(&longest).is_ok(),
+        "the kernel follows it"
+    );
+    let err = resolve(&h.home_roots(), &longest, true).expect_err("protected");
     assert!(matches!(err, FsError::Protected { .. }), "{err:?}");
+    let too_long = h.path("proj/l40");
+    assert!(fs::read_to_string(&too_long).is_err(), "the kernel stops");
+    for for_write in [false, true] {
+        let err = resolve(&h.home_roots(), &too_long, for_write).expect_err("a loop");
+        assert!(matches!(err, FsError::Io { .. }), "{err:?}");
+    }
 }
 
 #[test]
