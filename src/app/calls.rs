@@ -266,7 +266,7 @@ pub(super) fn resolve_request_paths(
             &state.cwd_path,
         ));
         let resolved = fs::resolve_lenient(&expanded);
-        for candidate in [&resolved, &fs::normalize(&expanded)] {
+        for candidate in &fs::lenient_readings(&expanded) {
             if let Err(err) = roots.protected().check_path(candidate, access) {
                 refusal.get_or_insert_with(|| err.to_string());
             }

@@ -12,7 +12,8 @@ pub mod fs;
 pub mod terminal;
 
 pub use fs::{
-    FsError, Protected, Roots, current_text, read_text, resolve, resolve_lenient, write_text,
+    FsError, Protected, Roots, current_text, lenient_readings, read_text, resolve, resolve_lenient,
+    write_text,
 };
 pub use terminal::{
     ExitStatus, OutputBuffer, TerminalError, TerminalEvent, TerminalOutput, TerminalSpec,
