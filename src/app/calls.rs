@@ -265,18 +265,21 @@ pub(super) fn resolve_request_paths(
             state.home.as_deref(),
             &state.cwd_path,
         ));
-        let resolved = fs::resolve_lenient(&expanded);
-        for candidate in &fs::lenient_readings(&expanded) {
-            if let Err(err) = roots.protected().check_path(candidate, access) {
+        // Every file the path can mean (the kernel's reading, a tool's that
+        // applies `..` first): warden's own files are refused on each, and
+        // the user's rules see each as one more location.
+        let normalized = fs::normalize(&expanded);
+        for candidate in fs::lenient_readings(&expanded) {
+            if let Err(err) = roots.protected().check_path(&candidate, access) {
                 refusal.get_or_insert_with(|| err.to_string());
             }
-        }
-        if resolved == fs::normalize(&expanded) {
-            continue;
-        }
-        let resolved = resolved.display().to_string();
-        if !sent.contains(&resolved) && !extra.contains(&resolved) {
-            extra.push(resolved);
+            if candidate == normalized {
+                continue;
+            }
+            let candidate = candidate.display().to_string();
+            if !sent.contains(&candidate) && !extra.contains(&candidate) {
+                extra.push(candidate);
+            }
         }
     }
     if extra.is_empty() {
@@ -627,7 +630,10 @@ impl Chat {
     fn refuse(&mut self, verb: &str, path: &Path, err: FsError, responder: ClientResponder) {
         if matches!(
             err,
-            FsError::OutsideRoots { .. } | FsError::Protected { .. } | FsError::Changed { .. }
+            FsError::OutsideRoots { .. }
+                | FsError::Protected { .. }
+                | FsError::Changed { .. }
+                | FsError::Ambiguous { .. }
         ) {
             tracing::warn!(path = %path.display(), %err, "agent file call refused");
             self.out.push_back(Msg::ErrorLine(format!(
@@ -700,5 +706,50 @@ mod tests {
         assert_eq!(output_limit(Some(100)), 100);
         assert_eq!(output_limit(Some(u64::MAX)), MAX_OUTPUT_LIMIT);
         assert_eq!(output_limit(Some(1 << 40)), MAX_OUTPUT_LIMIT);
+    }
+
+    /// `proj/up/../link/key` where `proj/up` links to `other/sub`: the
+    /// kernel opens `other/link/key` (missing), a tool that applies `..`
+    /// first opens `proj/link/key`, which `proj/link` sends into `vault`.
+    /// The rules must see both, or a deny rule on the vault is walked past.
+    #[test]
+    fn the_rules_see_every_reading_of_a_path_with_dot_dot_after_a_symlink() {
+        use crate::model::{Location, ToolCallFields, ToolKind};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical");
+        for sub in ["proj", "other/sub", "vault"] {
+            std::fs::create_dir_all(base.join(sub)).expect("mkdir");
+        }
+        std::os::unix::fs::symlink(base.join("other/sub"), base.join("proj/up")).expect("link");
+        std::os::unix::fs::symlink(base.join("vault"), base.join("proj/link")).expect("link");
+        let sent = base.join("proj/up/../link/key").display().to_string();
+        let mut request = crate::test_support::permission_request(
+            "t1",
+            ToolCallFields {
+                title: Some("Read".into()),
+                kind: Some(ToolKind::Read),
+                locations: Some(vec![Location {
+                    path: sent.clone(),
+                    line: None,
+                }]),
+                ..Default::default()
+            },
+            crate::test_support::claude_options(),
+        );
+        let mut state = ChatState::new("demo", base.join("proj").display().to_string());
+        state.cwd_path = base.join("proj");
+        let roots = fs::Roots::new(&base.join("proj"), &[]);
+        assert_eq!(resolve_request_paths(&mut request, &state, &roots), None);
+        let seen: Vec<String> = request
+            .fields
+            .locations
+            .unwrap_or_default()
+            .into_iter()
+            .map(|l| l.path)
+            .collect();
+        for reading in ["other/link/key", "vault/key"] {
+            let reading = base.join(reading).display().to_string();
+            assert!(seen.contains(&reading), "{reading} not in {seen:?}");
+        }
     }
 }
