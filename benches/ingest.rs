@@ -172,7 +172,7 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
             .ws
             .chats
             .iter()
-            .all(|c| matches!(c.state.connection, Connection::Ready { .. }))
+            .all(|c| matches!(c.state.session.connection, Connection::Ready { .. }))
         {
             let Some(event) = app.next_agent_event().await else {
                 return;

@@ -331,7 +331,7 @@ impl App {
                 let stuck = self
                     .ws
                     .chat(id)
-                    .and_then(|c| c.state.turn.as_ref())
+                    .and_then(|c| c.state.session.turn.as_ref())
                     .is_some_and(|t| t.cancelling);
                 if stuck {
                     // Its answer, should it come after all, ends nothing.
@@ -414,7 +414,7 @@ impl App {
                             _ => 0,
                         })
                         .sum();
-                    chat.on_session_record(slot.state.transcript.len() + queued, &info)
+                    chat.on_session_record(slot.state.session.transcript.len() + queued, &info)
                 });
                 for line in lines {
                     self.send_chat(tag, line);
@@ -546,7 +546,7 @@ impl App {
                         let down = self
                             .ws
                             .chat(id)
-                            .is_none_or(|c| c.state.connection == Connection::Down);
+                            .is_none_or(|c| c.state.session.connection == Connection::Down);
                         if down {
                             tracing::info!("prompt failed after the agent exited: {message}");
                         } else {

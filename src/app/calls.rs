@@ -247,6 +247,7 @@ pub(super) fn resolve_request_paths(
     roots: &fs::Roots,
 ) -> Option<String> {
     let known = state
+        .session
         .transcript
         .tool(&request.tool_call_id)
         .map(|t| t.call.clone());
@@ -262,8 +263,8 @@ pub(super) fn resolve_request_paths(
     for path in &sent {
         let expanded = PathBuf::from(policy::expand_path(
             path,
-            state.home.as_deref(),
-            &state.cwd_path,
+            state.gate.home.as_deref(),
+            &state.session.cwd_path,
         ));
         // Every file the path can mean (the kernel's reading, a tool's that
         // applies `..` first): warden's own files are refused on each, and
@@ -737,7 +738,7 @@ mod tests {
             crate::test_support::claude_options(),
         );
         let mut state = ChatState::new("demo", base.join("proj").display().to_string());
-        state.cwd_path = base.join("proj");
+        state.session.cwd_path = base.join("proj");
         let roots = fs::Roots::new(&base.join("proj"), &[]);
         assert_eq!(resolve_request_paths(&mut request, &state, &roots), None);
         let seen: Vec<String> = request

@@ -131,27 +131,27 @@ impl Chat {
     ) -> (Chat, ChatState) {
         let protected = protected_files(&command, &options);
         let mut state = ChatState::new(command.name.clone(), display_path(&command.cwd));
-        state.mode = options.mode;
-        state.agent_policy = AgentPolicy {
+        state.gate.mode = options.mode;
+        state.gate.agent_policy = AgentPolicy {
             name: command.name.clone(),
             bypass: options.bypass,
         };
-        state.agent_plan_mode = options.agent_plan_mode;
-        state.configured_asking_mode = options.asking_mode;
-        state.rules = options.rules;
+        state.gate.agent_plan_mode = options.agent_plan_mode;
+        state.gate.configured_asking_mode = options.asking_mode;
+        state.gate.rules = options.rules;
         // Canonical, so that `~` in rules also matches resolved paths.
-        state.home = directories::BaseDirs::new().map(|b| {
+        state.gate.home = directories::BaseDirs::new().map(|b| {
             let home = b.home_dir();
             home.canonicalize().unwrap_or_else(|_| home.to_path_buf())
         });
-        state.cwd_path = command.cwd.clone();
+        state.session.cwd_path = command.cwd.clone();
         if let Some(resume) = &options.resume {
-            state.title.clone_from(&resume.title);
+            state.session.title.clone_from(&resume.title);
         }
-        state.headless = options.headless;
-        state.chat_id = uuid::Uuid::new_v4().to_string();
-        state.settings_agent = options.settings.agent_block.clone();
-        state.bypassed_agents = options.settings.bypassed.clone();
+        state.gate.headless = options.headless;
+        state.session.chat_id = uuid::Uuid::new_v4().to_string();
+        state.session.settings_agent = options.settings.agent_block.clone();
+        state.gate.bypassed_agents = options.settings.bypassed.clone();
         let roots = Roots::new(&command.cwd, &options.extra_roots).protecting(protected);
         let chat = Chat {
             terminals: Terminals::new(super::forward(inbox.clone(), move |event| {

@@ -35,7 +35,7 @@ fn session() -> SessionInfo {
 fn app(cwd: &Path, options: ChatOptions) -> App {
     let mut app = App::with_options(command(cwd), options);
     let id = app.ws.active_id().expect("a chat");
-    let len = app.state().transcript.len();
+    let len = app.state().session.transcript.len();
     if let Some(chat) = app.chats.get_mut(&id) {
         let lines = chat.on_session_record(len, &session());
         assert!(lines.is_empty(), "{lines:?}");
@@ -68,6 +68,7 @@ fn ask(app: &mut App, n: u32) {
 
 fn decided(app: &App) -> usize {
     app.state()
+        .session
         .transcript
         .entries()
         .iter()
@@ -77,6 +78,7 @@ fn decided(app: &App) -> usize {
 
 fn errors(app: &App) -> Vec<String> {
     app.state()
+        .session
         .transcript
         .entries()
         .iter()
@@ -132,7 +134,7 @@ async fn the_pump_only_queues_while_the_decision_log_blocks() {
     // Each pump returned with the decision applied though none is written.
     assert_eq!(decided(&app), 3);
     app.handle(Msg::Action(Action::Paste("still typing".into())));
-    assert_eq!(app.state().composer.text(), "still typing");
+    assert_eq!(app.state().view.composer.text(), "still typing");
 
     // A reader comes: every record lands, in order.
     let reader = read_fifo(log, 3);
@@ -239,10 +241,11 @@ async fn record_lines_land_in_the_order_they_were_made() {
     let on_disk: Vec<EntryKind> = loaded.entries.iter().map(|e| e.to_kind()).collect();
     let shown: Vec<EntryKind> = app
         .state()
+        .session
         .transcript
         .entries()
         .iter()
-        .skip(app.state().transcript.len() - on_disk.len())
+        .skip(app.state().session.transcript.len() - on_disk.len())
         .map(|e| e.kind.clone())
         .collect();
     assert_eq!(on_disk, shown);

@@ -37,7 +37,7 @@ impl App {
             let Some(slot) = self.ws.chat(id) else {
                 continue;
             };
-            let drafts = &slot.state.drafts;
+            let drafts = &slot.state.view.drafts;
             let saved = self.history_saved.get(&id).copied().unwrap_or(0);
             if drafts.remembered == saved {
                 continue;
@@ -103,13 +103,14 @@ impl App {
         let slot = self.ws.chat(id).ok_or("the chat is gone")?;
         let entries: Vec<_> = slot
             .state
+            .session
             .transcript
             .entries()
             .iter()
             .map(|e| e.kind.clone())
             .collect();
         let text = crate::export::markdown(&slot.label(), &entries);
-        let path = crate::export::target(&chat.command.cwd, name, &slot.state.chat_id)
+        let path = crate::export::target(&chat.command.cwd, name, &slot.state.session.chat_id)
             .map_err(|e| e.to_string())?;
         Ok(Job::Export {
             chat: id,

@@ -174,8 +174,8 @@ impl App {
         if let Some(current) = self.ws.active_id().and_then(|id| self.chats.get(&id)) {
             command.cwd.clone_from(&current.command.cwd);
             // What this run learnt of the settings holds for new chats too.
-            options.settings.bypassed = self.state().bypassed_agents.clone();
-            options.rules = self.state().rules.clone();
+            options.settings.bypassed = self.state().gate.bypassed_agents.clone();
+            options.rules = self.state().gate.rules.clone();
         }
         options.resume = None;
         options.headless = None;

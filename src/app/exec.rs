@@ -84,11 +84,12 @@ pub async fn run_exec(
     let mut printer = Printer::default();
     let mut signals = QuitSignals::new().ok();
     let start_by = Instant::now() + limits.start;
-    while !matches!(app.state().connection, Connection::Ready { .. }) {
-        if app.state().connection == Connection::Down {
+    while !matches!(app.state().session.connection, Connection::Ready { .. }) {
+        if app.state().session.connection == Connection::Down {
             printer.flush(app.state(), out, err);
             return Err(ExecError::Agent(
                 app.state()
+                    .session
                     .failed
                     .clone()
                     .unwrap_or_else(|| "the agent is not running".into()),
@@ -151,10 +152,10 @@ pub async fn run_exec(
     if let Some(stopped) = stopped {
         return Err(stopped);
     }
-    if let Some(failed) = &app.state().failed {
+    if let Some(failed) = &app.state().session.failed {
         return Err(ExecError::Agent(failed.clone()));
     }
-    match &app.state().last_stop {
+    match &app.state().session.last_stop {
         Some(crate::model::StopReason::EndTurn) => Ok(()),
         Some(other) => Err(ExecError::Stopped(crate::sanitize::one_line(
             other.as_str(),
@@ -185,7 +186,7 @@ impl Printer {
     ) {
         use crate::sanitize::visible;
         use crate::state::EntryKind;
-        let entries = state.transcript.entries();
+        let entries = state.session.transcript.entries();
         while self.done < entries.len() {
             let last = self.done + 1 == entries.len();
             match &entries[self.done].kind {

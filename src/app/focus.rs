@@ -56,7 +56,7 @@ impl Extras {
             if let Some(took) = self.alerts.update(msg) {
                 let text = format!(
                     "{} finished a turn ({} s)",
-                    slot.state.agent_name,
+                    slot.state.session.agent_name,
                     took.as_secs()
                 );
                 crate::tui::notify(&text, chat.notify.bell, chat.notify.desktop);

@@ -296,7 +296,7 @@ impl App {
     /// Answer everything still pending in every chat, close the agents'
     /// stdin and end their process groups after a grace period.
     pub async fn shutdown(&mut self) {
-        if !self.ws.chats.iter().all(|c| c.state.quitting) {
+        if !self.ws.chats.iter().all(|c| c.state.view.quitting) {
             self.handle(Msg::Action(Action::Quit));
         }
         for slot in &self.ws.chats {

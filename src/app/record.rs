@@ -221,6 +221,7 @@ impl Chat {
         if self.record.open.is_none() {
             let said = || {
                 state
+                    .session
                     .transcript
                     .entries()
                     .iter()
@@ -245,7 +246,7 @@ impl Chat {
                 _ => return,
             }
         }
-        let len = state.transcript.len();
+        let len = state.session.transcript.len();
         let settled = if state.is_busy() && !last {
             len.saturating_sub(1)
         } else {
@@ -254,7 +255,7 @@ impl Chat {
         while self.record.written < settled {
             let index = self.record.written;
             self.record.written += 1;
-            if let Some(entry) = state.transcript.entries().get(index) {
+            if let Some(entry) = state.session.transcript.entries().get(index) {
                 self.write_record(Line::entry(&entry.kind));
             }
         }
@@ -270,7 +271,7 @@ impl Chat {
                 renamed: true,
             });
         }
-        if let Some(title) = state.title.clone()
+        if let Some(title) = state.session.title.clone()
             && self.record.title.as_ref() != Some(&title)
         {
             self.record.title = Some(title.clone());
@@ -279,7 +280,7 @@ impl Chat {
                 renamed: false,
             });
         }
-        let mode = Some(state.mode.as_str().to_string());
+        let mode = Some(state.gate.mode.as_str().to_string());
         if mode != self.record.mode {
             self.record.mode.clone_from(&mode);
             if let Some(mode) = mode {

@@ -109,7 +109,7 @@ impl App {
                 let block = self
                     .ws
                     .chat(id)
-                    .and_then(|c| c.state.settings_agent.as_deref());
+                    .and_then(|c| c.state.session.settings_agent.as_deref());
                 settings::bypass_edit(agent, value, block, chat.settings.create_as.as_ref())
             }
             SettingsEdit::AppendRule(rule) => Edit::AppendRule(rule),

@@ -120,7 +120,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
         tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => {
-                    let composer_empty = app.state().composer.is_empty();
+                    let composer_empty = app.state().view.composer.is_empty();
                     let lists = !matches!(app.ws.focus, ChatFocus::Chat);
                     match keymap::map_event(&event, composer_empty) {
                         Some(Input::Action(action)) => app.handle(Msg::Action(action)),

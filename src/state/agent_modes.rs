@@ -16,60 +16,65 @@ impl ChatState {
     /// there (or into its plan mode in Plan) before the chat is ready.
     pub(super) fn on_session_started(&mut self, info: SessionInfo) -> Vec<Effect> {
         let session_id = info.session_id;
-        self.agent_modes = info.modes;
-        self.asking_mode = None;
-        self.no_asking_mode = false;
-        self.expected_agent_mode = None;
-        self.prompt_blocked = None;
-        let Some(modes) = self.agent_modes.clone().filter(|m| !m.available.is_empty()) else {
+        self.session.agent_modes = info.modes;
+        self.gate.asking_mode = None;
+        self.gate.no_asking_mode = false;
+        self.session.expected_agent_mode = None;
+        self.gate.prompt_blocked = None;
+        let Some(modes) = self
+            .session
+            .agent_modes
+            .clone()
+            .filter(|m| !m.available.is_empty())
+        else {
             // No mode switch to check or use: the gate decides what it asks
             // about (the README says so; a line in every chat would be noise).
-            self.connection = Connection::Ready { session_id };
+            self.session.connection = Connection::Ready { session_id };
             return Vec::new();
         };
-        let configured = self.configured_asking_mode.clone();
+        let configured = self.gate.configured_asking_mode.clone();
         let configured = configured.filter(|id| {
             let offered = modes.available.iter().any(|m| &m.id == id);
             if !offered {
                 self.warn(format!(
                     "asking_mode = \"{}\" is not one of {}'s modes ({}): warden looks for one that asks",
                     one_line(id),
-                    one_line(&self.agent_name),
+                    one_line(&self.session.agent_name),
                     mode_list(&modes.available)
                 ));
             }
             offered
         });
         match agent_mode::asking_mode(&modes.available, configured.as_deref()) {
-            Some(asking) => self.asking_mode = Some(asking.id.clone()),
+            Some(asking) => self.gate.asking_mode = Some(asking.id.clone()),
             None => {
-                self.no_asking_mode = true;
+                self.gate.no_asking_mode = true;
                 self.warn(format!(
                     "none of {}'s modes ({}) is known to ask before acting: warden's gate sees only what it asks, and refuses its turns in Plan; if one of them asks, name it with asking_mode = \"ID\" in its [agents.NAME] block",
-                    one_line(&self.agent_name),
+                    one_line(&self.session.agent_name),
                     mode_list(&modes.available)
                 ));
             }
         }
-        let target = match (self.plan_mode(), self.mode) {
+        let target = match (self.plan_mode(), self.gate.mode) {
             (Some(plan), Mode::Plan) => Some(plan),
-            _ => self.asking_mode.clone(),
+            _ => self.gate.asking_mode.clone(),
         };
         match target {
             Some(target) if target != modes.current => {
-                if Some(&target) == self.asking_mode.as_ref() {
+                if Some(&target) == self.gate.asking_mode.as_ref() {
                     self.info(format!(
                         "{} started in its mode `{}`, which may act without asking: warden moves it to `{}` before the first prompt",
-                        one_line(&self.agent_name),
+                        one_line(&self.session.agent_name),
                         self.agent_mode_name(&modes.current),
                         self.agent_mode_name(&target)
                     ));
                 }
-                self.opening = Some((session_id, target.clone()));
+                self.session.opening = Some((session_id, target.clone()));
                 vec![self.switch_agent_mode(&target)]
             }
             _ => {
-                self.connection = Connection::Ready { session_id };
+                self.session.connection = Connection::Ready { session_id };
                 Vec::new()
             }
         }
@@ -82,12 +87,13 @@ impl ChatState {
         result: Result<(), String>,
     ) -> Vec<Effect> {
         let opening = self
+            .session
             .opening
             .take_if(|(_, awaited)| *awaited == mode_id)
             .map(|(session_id, _)| session_id);
         match result {
             Ok(()) => {
-                if let Some(modes) = &mut self.agent_modes
+                if let Some(modes) = &mut self.session.agent_modes
                     && modes.current != mode_id
                 {
                     modes.current.clone_from(&mode_id);
@@ -95,7 +101,7 @@ impl ChatState {
                     self.info(format!("agent mode: {name}"));
                 }
                 if let Some(session_id) = opening {
-                    self.connection = Connection::Ready { session_id };
+                    self.session.connection = Connection::Ready { session_id };
                 }
             }
             Err(message) => {
@@ -104,13 +110,13 @@ impl ChatState {
                     Some(session_id) => {
                         let why = format!(
                             "{} did not switch to its mode `{name}` ({}): warden sends it no prompt, because it may act without asking; restart it or name another asking_mode",
-                            one_line(&self.agent_name),
+                            one_line(&self.session.agent_name),
                             one_line(&message)
                         );
                         self.error(why.clone(), Vec::new());
-                        self.prompt_blocked = Some(why.clone());
-                        self.failed.get_or_insert(why);
-                        self.connection = Connection::Ready { session_id };
+                        self.gate.prompt_blocked = Some(why.clone());
+                        self.session.failed.get_or_insert(why);
+                        self.session.connection = Connection::Ready { session_id };
                     }
                     None => self.error(
                         format!(
@@ -129,25 +135,30 @@ impl ChatState {
     /// mode config option): a move warden did not ask for into a mode that
     /// may act without asking is a warning, and warden moves it back.
     pub(super) fn on_agent_mode_now(&mut self, mode: &str) -> Vec<Effect> {
-        let modes = self.agent_modes.get_or_insert_with(Default::default);
+        let modes = self
+            .session
+            .agent_modes
+            .get_or_insert_with(Default::default);
         if modes.current == mode {
             return Vec::new();
         }
         modes.current = mode.to_string();
         let name = self.agent_mode_name(mode);
         self.info(format!("agent mode: {name}"));
-        let open = matches!(self.connection, Connection::Ready { .. }) || self.opening.is_some();
-        if !open || self.expected_agent_mode.as_deref() == Some(mode) {
+        let open = matches!(self.session.connection, Connection::Ready { .. })
+            || self.session.opening.is_some();
+        if !open || self.session.expected_agent_mode.as_deref() == Some(mode) {
             return Vec::new();
         }
-        if self.asking_mode.as_deref() == Some(mode) || self.mode_asks(mode) == ModeAsks::Asks {
+        if self.gate.asking_mode.as_deref() == Some(mode) || self.mode_asks(mode) == ModeAsks::Asks
+        {
             return Vec::new();
         }
-        match self.asking_mode.clone() {
+        match self.gate.asking_mode.clone() {
             Some(asking) => {
                 self.warn(format!(
                     "{} moved itself into its mode `{name}`, which may act without asking: warden moves it back to `{}`",
-                    one_line(&self.agent_name),
+                    one_line(&self.session.agent_name),
                     self.agent_mode_name(&asking)
                 ));
                 vec![self.switch_agent_mode(&asking)]
@@ -155,7 +166,7 @@ impl ChatState {
             None => {
                 self.warn(format!(
                     "{} moved itself into its mode `{name}`, which may act without asking; warden knows no asking mode to move it back to",
-                    one_line(&self.agent_name)
+                    one_line(&self.session.agent_name)
                 ));
                 Vec::new()
             }
@@ -167,14 +178,15 @@ impl ChatState {
     /// `plan` or `Plan Mode`, as Claude Code's), which is read-only and so
     /// fine to enter. Claude's ExitPlanMode works only from there.
     pub(super) fn plan_mode(&self) -> Option<String> {
-        if let Some(configured) = &self.agent_plan_mode {
+        if let Some(configured) = &self.gate.agent_plan_mode {
             return Some(configured.clone());
         }
         let is_plan = |text: &str| {
             let text = text.trim();
             text.eq_ignore_ascii_case("plan") || text.eq_ignore_ascii_case("plan mode")
         };
-        self.agent_modes
+        self.session
+            .agent_modes
             .as_ref()?
             .available
             .iter()
@@ -185,24 +197,24 @@ impl ChatState {
     /// Ask the agent to switch to its mode `mode_id`, remembering that
     /// warden asked (so the agent's confirmation is no surprise).
     pub(super) fn switch_agent_mode(&mut self, mode_id: &str) -> Effect {
-        self.expected_agent_mode = Some(mode_id.to_string());
+        self.session.expected_agent_mode = Some(mode_id.to_string());
         self.agent_mode_effect(mode_id)
     }
 
     /// Whether a turn may not be sent: the agent could not be moved into
     /// its asking mode, or it has none and the chat is in Plan.
     pub(super) fn refuse_turn(&mut self) -> bool {
-        if let Some(why) = self.prompt_blocked.clone() {
-            self.notice = Some(why);
+        if let Some(why) = self.gate.prompt_blocked.clone() {
+            self.view.notice = Some(why);
             return true;
         }
-        if self.mode == Mode::Plan && self.no_asking_mode {
+        if self.gate.mode == Mode::Plan && self.gate.no_asking_mode {
             let why = format!(
                 "Plan is refused for {}: none of its modes is known to ask, so warden cannot hold it to planning; switch to Default (Shift+Tab), or name its asking mode with asking_mode",
-                one_line(&self.agent_name)
+                one_line(&self.session.agent_name)
             );
             self.error(why.clone(), Vec::new());
-            self.failed.get_or_insert(why);
+            self.session.failed.get_or_insert(why);
             return true;
         }
         false
@@ -210,7 +222,8 @@ impl ChatState {
 
     /// What warden can tell about the agent's mode `id`.
     pub(super) fn mode_asks(&self, id: &str) -> ModeAsks {
-        self.agent_modes
+        self.session
+            .agent_modes
             .as_ref()
             .and_then(|m| m.available.iter().find(|a| a.id == id))
             .map_or_else(|| agent_mode::classify(id, id, None), agent_mode::mode_asks)
@@ -219,6 +232,7 @@ impl ChatState {
     /// The name of the agent's mode `id` (its id when unknown), one line.
     pub(super) fn agent_mode_name(&self, id: &str) -> String {
         let name = self
+            .session
             .agent_modes
             .as_ref()
             .and_then(|m| m.available.iter().find(|a| a.id == id))
@@ -227,7 +241,7 @@ impl ChatState {
     }
 
     fn warn(&mut self, text: String) {
-        self.transcript.push(EntryKind::Error {
+        self.session.transcript.push(EntryKind::Error {
             message: format!("warning: {text}"),
             detail: Vec::new(),
         });

@@ -18,7 +18,7 @@ fn automatic_allows_never_answer_allow_always() {
     });
     assert!(answers(&effects).is_empty(), "Auto: {effects:?}");
     assert_eq!(
-        s.approvals.len(),
+        s.gate.approvals.len(),
         1,
         "Auto with only `allow_always` is a card"
     );
@@ -26,13 +26,13 @@ fn automatic_allows_never_answer_allow_always() {
     let mut s = chat(Mode::Default);
     let mut allow = crate::policy::Rule::new(crate::policy::RuleDecision::Allow);
     allow.command = Some("cargo test *".into());
-    s.rules = vec![allow];
+    s.gate.rules = vec![allow];
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
         request: shell_request("t1", "cargo test", only_always()),
     });
     assert!(answers(&effects).is_empty(), "rule: {effects:?}");
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.gate.approvals.len(), 1);
     // A read.
     let mut s = chat(Mode::Default);
     let mut read = request("t1", ToolKind::Read, "Read a.rs");
@@ -42,10 +42,10 @@ fn automatic_allows_never_answer_allow_always() {
         request: read,
     });
     assert!(answers(&effects).is_empty(), "read: {effects:?}");
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.gate.approvals.len(), 1);
     // Bypass.
     let mut s = chat(Mode::Default);
-    s.agent_policy.bypass = true;
+    s.gate.agent_policy.bypass = true;
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
         request: shell_request("t1", "cargo test", only_always()),
@@ -53,7 +53,7 @@ fn automatic_allows_never_answer_allow_always() {
     assert!(answers(&effects).is_empty(), "bypass: {effects:?}");
     // A chat grant.
     let mut s = chat(Mode::Default);
-    s.grants = vec![ChatGrant::for_request(
+    s.gate.grants = vec![ChatGrant::for_request(
         &crate::policy::RequestView::from_request(
             &shell_request("t0", "cargo test", options()),
             None,
@@ -71,7 +71,7 @@ fn automatic_allows_never_answer_allow_always() {
     assert!(answers(&effects).is_empty(), "grant: {effects:?}");
     // --on-ask allow never sends allow_always either: it denies.
     let mut s = chat(Mode::Default);
-    s.headless = Some(OnAsk::Allow);
+    s.gate.headless = Some(OnAsk::Allow);
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
         request: shell_request("t1", "cargo test", only_always()),
@@ -94,7 +94,7 @@ fn picking_the_agents_always_answers_once_and_grants_for_this_chat() {
             "{pick:?}: the agent is answered once, never always"
         );
         assert_eq!(logged_sources(&effects), vec!["chat grant"]);
-        assert_eq!(s.grants.len(), 1, "{pick:?}: warden keeps the always");
+        assert_eq!(s.gate.grants.len(), 1, "{pick:?}: warden keeps the always");
         let line = transcript_decisions(&s).join("\n");
         assert!(line.contains("`cargo test …`"), "{line}");
         // The grant covers the same program and subcommand, nothing else.
@@ -118,7 +118,7 @@ fn picking_the_agents_always_answers_once_and_grants_for_this_chat() {
     key(&mut s, Action::Down);
     let effects = key(&mut s, Action::Submit);
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
-    assert_eq!(s.grants.len(), 1);
+    assert_eq!(s.gate.grants.len(), 1);
 }
 
 #[test]
@@ -138,16 +138,17 @@ fn with_only_always_on_offer_y_waits_and_the_explicit_pick_is_sent_with_a_warnin
     });
     for k in ['y', 'a', 'b'] {
         assert!(answers(&key(&mut s, Action::Char(k))).is_empty(), "{k}");
-        assert_eq!(s.approvals.len(), 1, "{k}: the card still waits");
+        assert_eq!(s.gate.approvals.len(), 1, "{k}: the card still waits");
         assert!(
-            s.notice
+            s.view
+                .notice
                 .as_deref()
                 .is_some_and(|n| n.contains("Always allow")),
             "{:?}",
-            s.notice
+            s.view.notice
         );
     }
-    assert!(!s.agent_policy.bypass);
+    assert!(!s.gate.agent_policy.bypass);
     let effects = key(&mut s, Action::Char('1'));
     assert_eq!(answers(&effects), vec![(1, selected("always"))]);
     let line = transcript_decisions(&s).join("\n");
@@ -188,9 +189,9 @@ fn switch_mode_answers_only_an_option_that_keeps_the_agent_asking() {
     });
     for k in ['1', '2', 'y'] {
         assert!(answers(&key(&mut s, Action::Char(k))).is_empty(), "{k}");
-        assert_eq!(s.approvals.len(), 1);
+        assert_eq!(s.gate.approvals.len(), 1);
     }
-    assert_eq!(s.mode, Mode::Plan);
+    assert_eq!(s.gate.mode, Mode::Plan);
     assert_eq!(
         answers(&key(&mut s, Action::Char('n'))),
         vec![(1, selected("plan"))]

@@ -239,12 +239,12 @@ enum UserPick {
 impl ChatState {
     fn policy_context(&self) -> Context<'_> {
         Context {
-            mode: self.mode,
-            agent: &self.agent_policy,
-            rules: &self.rules,
-            grants: &self.grants,
-            home: self.home.as_deref(),
-            cwd: &self.cwd_path,
+            mode: self.gate.mode,
+            agent: &self.gate.agent_policy,
+            rules: &self.gate.rules,
+            grants: &self.gate.grants,
+            home: self.gate.home.as_deref(),
+            cwd: &self.session.cwd_path,
         }
     }
 
@@ -258,7 +258,7 @@ impl ChatState {
         // is still to happen, and its finished call's fields would fill the
         // request's gaps: answered cancelled, whatever the mode.
         let finished = (!request.client)
-            .then(|| self.transcript.tool(&request.tool_call_id))
+            .then(|| self.session.transcript.tool(&request.tool_call_id))
             .flatten()
             .map(|t| t.state)
             .filter(|s| matches!(s, ToolState::Completed | ToolState::Failed));
@@ -280,18 +280,21 @@ impl ChatState {
                 "the tool call already finished",
             );
             // The entry keeps showing how the call really ended.
-            self.transcript
+            self.session
+                .transcript
                 .set_tool_state(&approval.request.tool_call_id, state);
             return relabel(answered, Answerer::Stale);
         }
         // Show what the request says about its tool call (it may be the first word of it).
         let mut fields = request.fields.clone();
         fields.status = None;
-        self.transcript.update_tool(&request.tool_call_id, &fields);
+        self.session
+            .transcript
+            .update_tool(&request.tool_call_id, &fields);
         // warden's own request for a client call is all warden's: a tool
         // call the agent made up under its id adds nothing to it.
         let known = (!request.client)
-            .then(|| self.transcript.tool(&request.tool_call_id))
+            .then(|| self.session.transcript.tool(&request.tool_call_id))
             .flatten()
             .map(|t| t.call.clone());
         let view = RequestView::from_request(&request, known.as_ref());
@@ -319,13 +322,13 @@ impl ChatState {
         // rules are checked on the call itself, and Plan never covers.
         if approval.request.client
             && matches!(decision, Decision::Ask { .. })
-            && self.mode != Mode::Plan
+            && self.gate.mode != Mode::Plan
             && policy::rule_gate(&approval.view, &self.policy_context()).is_none()
             && let Some(option) = allow_option(&approval.request.options)
             && let Some(index) = self.covering_scope(&approval.view)
         {
             let option_id = option.id.clone();
-            let scope = self.allowed_scopes.remove(index);
+            let scope = self.gate.allowed_scopes.remove(index);
             decision = Decision::Allow {
                 option_id,
                 source: scope.source,
@@ -340,7 +343,8 @@ impl ChatState {
 
     /// The agent modes, to tell which `switch_mode` options keep it asking.
     fn agent_mode_list(&self) -> &[AgentMode] {
-        self.agent_modes
+        self.session
+            .agent_modes
             .as_ref()
             .map_or(&[], |m| m.available.as_slice())
     }
@@ -394,7 +398,7 @@ impl ChatState {
     }
 
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
-        if let Some(on_ask) = self.headless {
+        if let Some(on_ask) = self.gate.headless {
             let pick = match on_ask {
                 // Nobody is there to open a sign-in page or fill a form:
                 // an elicitation is declined, never accepted unseen.
@@ -402,7 +406,7 @@ impl ChatState {
                 OnAsk::Allow => UserPick::Allow,
                 OnAsk::Deny => UserPick::Deny,
                 OnAsk::Fail => {
-                    self.failed = Some(format!(
+                    self.session.failed = Some(format!(
                         "the agent asked permission for `{}` and --on-ask is fail",
                         approval.title()
                     ));
@@ -425,18 +429,22 @@ impl ChatState {
             return self.answer_resolved(approval, resolved, Picker::OnAsk);
         }
         approval.reason = reason;
-        self.transcript
+        self.session
+            .transcript
             .set_tool_state(&approval.request.tool_call_id, ToolState::AwaitingApproval);
         let title = approval.title();
-        self.approvals.push(approval);
+        self.gate.approvals.push(approval);
         // Only the bare Composer pane gives way: a modal open over it keeps
         // the keys, and closing it goes back to the composer.
-        if self.focus.is(Pane::Composer) && !self.typing() {
-            self.focus.pane = Pane::Cards;
-            self.cursor.selected = 0;
-            self.cursor.choice = 0;
+        if self.view.focus.is(Pane::Composer) && !self.typing() {
+            self.view.focus.pane = Pane::Cards;
+            self.view.cursor.selected = 0;
+            self.view.cursor.choice = 0;
         }
-        vec![Effect::Notify(format!("{} asks: {title}", self.agent_name))]
+        vec![Effect::Notify(format!(
+            "{} asks: {title}",
+            self.session.agent_name
+        ))]
     }
 
     /// The one place the pane changes for a reason of its own, after the
@@ -450,18 +458,20 @@ impl ChatState {
     /// reason stays open over other cards (its letters stay in the field;
     /// Enter then denies nothing, `on_reason_key`).
     pub(in crate::state) fn settle_pane(&mut self) {
-        let empty = self.approvals.is_empty();
-        match &self.focus.modal {
-            Some(Modal::Form(form)) if !self.approvals.iter().any(|a| a.id == form.request) => {
-                self.focus = Focus::COMPOSER;
+        let empty = self.gate.approvals.is_empty();
+        match &self.view.focus.modal {
+            Some(Modal::Form(form))
+                if !self.gate.approvals.iter().any(|a| a.id == form.request) =>
+            {
+                self.view.focus = Focus::COMPOSER;
             }
             Some(Modal::Reason { .. } | Modal::Confirm(_) | Modal::ConfirmAll(_)) if empty => {
-                self.focus.modal = None;
+                self.view.focus.modal = None;
             }
             _ => {}
         }
         if empty {
-            self.focus.pane = Pane::Composer;
+            self.view.focus.pane = Pane::Composer;
         }
     }
 
@@ -469,7 +479,7 @@ impl ChatState {
     /// history): a new card then waits for Ctrl-P instead of taking the
     /// keys, so that a letter typed never answers it.
     fn typing(&self) -> bool {
-        !self.composer.is_empty() || self.drafts.search.is_some()
+        !self.view.composer.is_empty() || self.view.drafts.search.is_some()
     }
 
     fn apply_automatic(&mut self, approval: &Approval, decision: Decision) -> Vec<Effect> {
@@ -521,19 +531,22 @@ impl ChatState {
             } else {
                 ToolState::Cancelled
             };
-            self.transcript.set_tool_state(tool_id, state);
+            self.session.transcript.set_tool_state(tool_id, state);
         } else if self
+            .session
             .transcript
             .tool(tool_id)
             .is_some_and(|t| t.state == ToolState::AwaitingApproval)
         {
-            self.transcript.set_tool_state(tool_id, ToolState::Pending);
+            self.session
+                .transcript
+                .set_tool_state(tool_id, ToolState::Pending);
         }
         if allowed
             && !approval.request.client
             && let Some(scope) = self.scope_of(approval, source)
         {
-            self.allowed_scopes.push(scope);
+            self.gate.allowed_scopes.push(scope);
         }
         let decision = match (&outcome, allowed) {
             (PermissionOutcome::Cancelled, _) => Verdict::Cancelled,
@@ -541,28 +554,28 @@ impl ChatState {
             (_, false) => Verdict::Denied,
         };
         let line = format!("{verdict}: {reason} · {}", approval.title());
-        self.transcript.push(EntryKind::Decision {
+        self.session.transcript.push(EntryKind::Decision {
             allowed,
             text: line,
         });
         if allowed
             && approval.view.kind == ToolKind::SwitchMode
-            && self.mode == Mode::Plan
+            && self.gate.mode == Mode::Plan
             && source == Source::User
         {
             self.set_mode(Mode::Default);
         }
         let record = DecisionRecord {
             time: String::new(),
-            agent: self.agent_name.clone(),
+            agent: self.session.agent_name.clone(),
             session: self.session_id().unwrap_or_default().to_string(),
-            chat: self.chat_id.clone(),
+            chat: self.session.chat_id.clone(),
             request_id: approval.id,
             tool_call_id: tool_id.clone(),
             title: approval.view.title.clone(),
             kind: approval.view.kind.as_str().to_string(),
             category: approval.category.as_str().to_string(),
-            mode: self.mode.as_str().to_string(),
+            mode: self.gate.mode.as_str().to_string(),
             decision,
             option_id: option.map(|o| o.id.clone()),
             option_kind: option.map(|o| o.kind.as_str().to_string()),
@@ -646,8 +659,8 @@ impl ChatState {
                 one_line(&option.name)
             );
         }
-        if grant.commands != Some(GrantCommands::Unreadable) && !self.grants.contains(&grant) {
-            self.grants.push(grant);
+        if grant.commands != Some(GrantCommands::Unreadable) && !self.gate.grants.contains(&grant) {
+            self.gate.grants.push(grant);
         }
         let mut effects = self.answer(
             &approval,
@@ -661,22 +674,33 @@ impl ChatState {
     }
 
     fn take_approval(&mut self, index: usize) -> Option<Approval> {
-        if index >= self.approvals.len() {
+        if index >= self.gate.approvals.len() {
             return None;
         }
-        let shown = self.approvals.get(self.cursor.selected).map(|a| a.id);
-        let kept = self.cursor.clone();
-        let approval = self.approvals.remove(index);
+        let shown = self
+            .gate
+            .approvals
+            .get(self.view.cursor.selected)
+            .map(|a| a.id);
+        let kept = self.view.cursor.clone();
+        let approval = self.gate.approvals.remove(index);
         // The cursor stays on its card, and its highlighted choice, when an
         // earlier one leaves, so that a key meant for it never lands on
         // the card after it or on another choice.
-        if index < self.cursor.selected {
-            self.cursor.selected -= 1;
+        if index < self.view.cursor.selected {
+            self.view.cursor.selected -= 1;
         }
         self.after_queue_change();
-        if shown.is_some() && self.approvals.get(self.cursor.selected).map(|a| a.id) == shown {
-            self.cursor = CardCursor {
-                selected: self.cursor.selected,
+        if shown.is_some()
+            && self
+                .gate
+                .approvals
+                .get(self.view.cursor.selected)
+                .map(|a| a.id)
+                == shown
+        {
+            self.view.cursor = CardCursor {
+                selected: self.view.cursor.selected,
                 ..kept
             };
         }
@@ -685,12 +709,13 @@ impl ChatState {
 
     fn after_queue_change(&mut self) {
         self.settle_pane();
-        if self.approvals.is_empty() {
-            self.cursor = CardCursor::default();
+        if self.gate.approvals.is_empty() {
+            self.view.cursor = CardCursor::default();
         } else {
-            self.cursor.selected = self.cursor.selected.min(self.approvals.len() - 1);
-            self.cursor.choice = 0;
-            self.cursor.scroll = 0;
+            self.view.cursor.selected =
+                self.view.cursor.selected.min(self.gate.approvals.len() - 1);
+            self.view.cursor.choice = 0;
+            self.view.cursor.scroll = 0;
         }
     }
 
@@ -698,8 +723,8 @@ impl ChatState {
     pub(super) fn redecide_queue(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
         let mut index = 0;
-        while index < self.approvals.len() {
-            let decision = policy::decide(&self.approvals[index].view, &self.policy_context());
+        while index < self.gate.approvals.len() {
+            let decision = policy::decide(&self.gate.approvals[index].view, &self.policy_context());
             if matches!(decision, Decision::Ask { .. }) {
                 index += 1;
                 continue;
@@ -714,7 +739,7 @@ impl ChatState {
     /// Answer every card `cancelled` (turn cancelled or ended, agent gone).
     pub(super) fn cancel_all_approvals(&mut self, why: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
-        for approval in std::mem::take(&mut self.approvals) {
+        for approval in std::mem::take(&mut self.gate.approvals) {
             let answered = self.answer(
                 &approval,
                 PermissionOutcome::Cancelled,
@@ -732,6 +757,7 @@ impl ChatState {
     pub(super) fn drop_stale_for_tool(&mut self, tool_call_id: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
         while let Some(index) = self
+            .gate
             .approvals
             .iter()
             .position(|a| a.request.tool_call_id == tool_call_id)
@@ -755,26 +781,26 @@ impl ChatState {
     /// ("approve the N waiting cards?"), so no mode change, not even one
     /// passed through while cycling, approves a card unseen.
     pub(super) fn set_mode(&mut self, mode: Mode) -> Vec<Effect> {
-        if self.mode == mode {
+        if self.gate.mode == mode {
             return Vec::new();
         }
-        let was = self.mode;
-        self.mode = mode;
+        let was = self.gate.mode;
+        self.gate.mode = mode;
         self.info(format!("mode: {}", mode.label()));
         let mut effects = Vec::new();
         if let Some(plan_mode) = self.plan_mode() {
             if mode == Mode::Plan {
                 effects.push(self.switch_agent_mode(&plan_mode));
             } else if was == Mode::Plan
-                && let Some(asking) = self.asking_mode.clone()
+                && let Some(asking) = self.gate.asking_mode.clone()
             {
                 effects.push(self.switch_agent_mode(&asking));
             }
         }
-        if mode == Mode::Plan && self.no_asking_mode {
-            self.notice = Some(format!(
+        if mode == Mode::Plan && self.gate.no_asking_mode {
+            self.view.notice = Some(format!(
                 "{} has no mode known to ask: its turns are refused in Plan",
-                one_line(&self.agent_name)
+                one_line(&self.session.agent_name)
             ));
         }
         effects.extend(self.redecide_asking());
@@ -787,12 +813,12 @@ impl ChatState {
         let mut effects = Vec::new();
         let mut would_allow = Vec::new();
         let mut index = 0;
-        while index < self.approvals.len() {
-            let decision = policy::decide(&self.approvals[index].view, &self.policy_context());
+        while index < self.gate.approvals.len() {
+            let decision = policy::decide(&self.gate.approvals[index].view, &self.policy_context());
             match decision {
                 Decision::Ask { .. } => index += 1,
                 Decision::Allow { .. } => {
-                    would_allow.push(self.approvals[index].id);
+                    would_allow.push(self.gate.approvals[index].id);
                     index += 1;
                 }
                 Decision::Deny { .. } => {
@@ -802,11 +828,12 @@ impl ChatState {
                 }
             }
         }
-        if !would_allow.is_empty() && self.headless.is_none() {
-            self.focus
+        if !would_allow.is_empty() && self.gate.headless.is_none() {
+            self.view
+                .focus
                 .open(Modal::Confirm(Question::AllowWaiting(would_allow)));
         } else if matches!(
-            self.focus.modal,
+            self.view.focus.modal,
             Some(Modal::Confirm(Question::AllowWaiting(_)))
         ) {
             self.close_question();
@@ -818,6 +845,7 @@ impl ChatState {
         Effect::SetAgentMode {
             mode_id: mode_id.to_string(),
             config_option: self
+                .session
                 .agent_modes
                 .as_ref()
                 .and_then(|m| m.config_option_id.clone()),

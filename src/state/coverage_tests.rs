@@ -51,11 +51,11 @@ fn a_read_never_covers_a_write_of_its_path() {
         request: client_write("/w/victim.txt"),
     });
     assert!(answers(&effects).is_empty(), "the write asks: {effects:?}");
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.gate.approvals.len(), 1);
 
     // Headless with --on-ask deny: refused.
     let mut s = chat(Mode::Default);
-    s.headless = Some(OnAsk::Deny);
+    s.gate.headless = Some(OnAsk::Deny);
     let read = with_location(
         request("t", ToolKind::Read, "Read victim.txt"),
         "/w/victim.txt",
@@ -125,7 +125,7 @@ fn deny_and_ask_rules_apply_to_a_covered_call() {
     let mut deny = crate::policy::Rule::new(crate::policy::RuleDecision::Deny);
     deny.kind = Some("write".parse().expect("kind"));
     deny.path = Some("**/a.rs".into());
-    s.rules = vec![deny];
+    s.gate.rules = vec![deny];
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
         request: client_write("/w/a.rs"),
@@ -141,7 +141,7 @@ fn deny_and_ask_rules_apply_to_a_covered_call() {
     key(&mut s, Action::Char('y'));
     let mut ask_rule = crate::policy::Rule::new(crate::policy::RuleDecision::Ask);
     ask_rule.path = Some("**/a.rs".into());
-    s.rules = vec![ask_rule];
+    s.gate.rules = vec![ask_rule];
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
         request: client_write("/w/a.rs"),
@@ -186,8 +186,8 @@ fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
         request: client_terminal("2", "touch y"),
     });
     assert!(answers(&other).is_empty());
-    s.approvals.clear();
-    s.focus = Focus::COMPOSER;
+    s.gate.approvals.clear();
+    s.view.focus = Focus::COMPOSER;
     let same = s.update(Msg::PermissionRequested {
         id: 3,
         request: client_terminal("3", "touch x"),
@@ -256,8 +256,8 @@ fn allow_for_this_chat_covers_the_program_and_subcommand_only() {
             id,
             request: shell_request(&format!("t{id}"), command, options()),
         });
-        s.approvals.clear();
-        s.focus = Focus::COMPOSER;
+        s.gate.approvals.clear();
+        s.view.focus = Focus::COMPOSER;
         !answers(&effects).is_empty()
     };
     assert!(decide(&mut s, 2, "cargo test"));
@@ -286,8 +286,8 @@ fn allow_for_this_chat_through_a_wrapper_covers_only_that_command() {
             id,
             request: shell_request(&format!("t{id}"), command, options()),
         });
-        s.approvals.clear();
-        s.focus = Focus::COMPOSER;
+        s.gate.approvals.clear();
+        s.view.focus = Focus::COMPOSER;
         !answers(&effects).is_empty()
     };
     assert!(decide(&mut s, 2, "bash -c 'cargo test'"));
@@ -322,7 +322,7 @@ fn opencode_filepath_and_codex_changes_are_paths_an_edit_covers() {
             id: 1,
             request: edit,
         });
-        assert_eq!(s.approvals[0].view.paths(), ["/w/hello.txt"], "{raw}");
+        assert_eq!(s.gate.approvals[0].view.paths(), ["/w/hello.txt"], "{raw}");
         key(&mut s, Action::Char('y'));
         let effects = s.update(Msg::PermissionRequested {
             id: 2,
@@ -348,5 +348,5 @@ fn an_allow_once_sharing_its_id_with_allow_always_is_never_sent_automatically() 
         ),
     });
     assert!(answers(&effects).is_empty(), "{effects:?}");
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.gate.approvals.len(), 1);
 }

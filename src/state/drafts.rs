@@ -230,14 +230,14 @@ impl ChatState {
     /// The list shown above the composer, if any: the history search, or
     /// the slash commands matching what is typed.
     pub fn composer_popup(&self) -> Option<Popup> {
-        if !self.focus.is(Pane::Composer) {
+        if !self.view.focus.is(Pane::Composer) {
             return None;
         }
         if let Some(popup) = self.mention_popup() {
             return Some(popup);
         }
-        if let Some(search) = &self.drafts.search {
-            let matches = self.drafts.search_matches(&search.query);
+        if let Some(search) = &self.view.drafts.search {
+            let matches = self.view.drafts.search_matches(&search.query);
             return Some(Popup {
                 title: format!(
                     "history: {}▏ · Ctrl+R older · Enter take · Esc close",
@@ -250,7 +250,7 @@ impl ChatState {
         let offers = self.slash_offers()?;
         Some(Popup {
             title: "commands · Tab complete · Enter run · Esc close".into(),
-            selected: self.drafts.slash_selected.min(offers.len() - 1),
+            selected: self.view.drafts.slash_selected.min(offers.len() - 1),
             items: offers
                 .into_iter()
                 .map(|o| PopupItem {
@@ -267,24 +267,25 @@ impl ChatState {
 
     /// The offered commands while the slash list is open (never empty).
     fn slash_offers(&self) -> Option<Vec<Offer>> {
-        if self.drafts.slash_dismissed || self.drafts.search.is_some() {
+        if self.view.drafts.slash_dismissed || self.view.drafts.search.is_some() {
             return None;
         }
-        let query = slash_query(self.composer.text())?;
-        let offers = self.drafts.offers(query);
+        let query = slash_query(self.view.composer.text())?;
+        let offers = self.view.drafts.offers(query);
         (!offers.is_empty()).then_some(offers)
     }
 
     /// The input hint to show after a command typed with nothing after it
     /// (`/name` or `/name `).
     pub fn composer_hint(&self) -> Option<String> {
-        let text = self.composer.text();
+        let text = self.view.composer.text();
         let name = text.strip_prefix('/')?;
         let name = name.strip_suffix(' ').unwrap_or(name);
         if name.is_empty() || name.contains(char::is_whitespace) {
             return None;
         }
-        self.drafts
+        self.view
+            .drafts
             .offers(name)
             .into_iter()
             .find(|o| o.name == name)
@@ -295,46 +296,46 @@ impl ChatState {
     /// Keys the composer's memory takes before the usual composer keys;
     /// `None` passes the key on.
     pub(super) fn drafts_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
-        if !self.focus.is(Pane::Composer) {
+        if !self.view.focus.is(Pane::Composer) {
             return None;
         }
-        if self.drafts.search.is_some() {
+        if self.view.drafts.search.is_some() {
             return Some(self.search_key(action));
         }
         if let Some(effects) = self.mention_key(action) {
             return Some(effects);
         }
         if !matches!(action, Action::Up | Action::Down) {
-            self.drafts.browsing = None;
+            self.view.drafts.browsing = None;
         }
         if let Some(offers) = self.slash_offers() {
-            let selected = self.drafts.slash_selected.min(offers.len() - 1);
+            let selected = self.view.drafts.slash_selected.min(offers.len() - 1);
             let picked = &offers[selected];
             match action {
                 Action::Up => {
-                    self.drafts.slash_selected =
+                    self.view.drafts.slash_selected =
                         selected.checked_sub(1).unwrap_or(offers.len() - 1);
                     return Some(Vec::new());
                 }
                 Action::Down => {
-                    self.drafts.slash_selected = (selected + 1) % offers.len();
+                    self.view.drafts.slash_selected = (selected + 1) % offers.len();
                     return Some(Vec::new());
                 }
                 Action::Tab => {
-                    self.composer.set(&format!("/{} ", picked.name));
+                    self.view.composer.set(&format!("/{} ", picked.name));
                     return Some(Vec::new());
                 }
                 Action::Cancel => {
-                    self.drafts.slash_dismissed = true;
+                    self.view.drafts.slash_dismissed = true;
                     return Some(Vec::new());
                 }
                 Action::Submit if !picked.own && !picked.hint.is_empty() => {
                     // It takes input: complete it and let the user type it.
-                    self.composer.set(&format!("/{} ", picked.name));
+                    self.view.composer.set(&format!("/{} ", picked.name));
                     return Some(Vec::new());
                 }
-                Action::Submit => self.composer.set(&format!("/{}", picked.name)),
-                Action::Char(_) | Action::Backspace => self.drafts.slash_selected = 0,
+                Action::Submit => self.view.composer.set(&format!("/{}", picked.name)),
+                Action::Char(_) | Action::Backspace => self.view.drafts.slash_selected = 0,
                 _ => {}
             }
         }
@@ -348,7 +349,7 @@ impl ChatState {
             } else {
                 format!("@{path} ")
             };
-            self.composer.insert_str(&quoted);
+            self.view.composer.insert_str(&quoted);
             return Some(Vec::new());
         }
         match action {
@@ -356,36 +357,38 @@ impl ChatState {
             Action::SendNow => Some(self.send_now()),
             Action::Up => self.history_up(),
             Action::Down => self.history_down(),
-            Action::Restart if self.connection != Connection::Down && !self.agent_stuck => {
-                self.drafts.search = Some(Search::default());
+            Action::Restart
+                if self.session.connection != Connection::Down && !self.session.agent_stuck =>
+            {
+                self.view.drafts.search = Some(Search::default());
                 Some(Vec::new())
             }
             Action::KillLineStart | Action::KillLineEnd => {
-                let (before, after) = self.composer.line_around_cursor();
+                let (before, after) = self.view.composer.line_around_cursor();
                 let gone = if *action == Action::KillLineStart {
                     before
                 } else {
                     after
                 };
                 if !gone.is_empty() {
-                    self.drafts.cleared = Some(gone);
+                    self.view.drafts.cleared = Some(gone);
                 }
                 None
             }
             Action::Restore => {
-                match self.drafts.cleared.clone() {
-                    Some(text) => self.composer.insert_str(&text),
-                    None => self.notice = Some("nothing cleared to bring back".into()),
+                match self.view.drafts.cleared.clone() {
+                    Some(text) => self.view.composer.insert_str(&text),
+                    None => self.view.notice = Some("nothing cleared to bring back".into()),
                 }
                 Some(Vec::new())
             }
             Action::EditQueued => Some(self.edit_queued()),
             Action::Editor => Some(vec![Effect::Drafts(DraftsEffect::OpenEditor(
-                self.composer.text().to_string(),
+                self.view.composer.text().to_string(),
             ))]),
             _ => {
-                if self.composer.is_empty() {
-                    self.drafts.slash_dismissed = false;
+                if self.view.composer.is_empty() {
+                    self.view.drafts.slash_dismissed = false;
                 }
                 None
             }
@@ -393,11 +396,11 @@ impl ChatState {
     }
 
     fn search_key(&mut self, action: &Action) -> Vec<Effect> {
-        let Some(query) = self.drafts.search.as_ref().map(|s| s.query.clone()) else {
+        let Some(query) = self.view.drafts.search.as_ref().map(|s| s.query.clone()) else {
             return Vec::new();
         };
-        let count = self.drafts.search_matches(&query).len();
-        let Some(search) = &mut self.drafts.search else {
+        let count = self.view.drafts.search_matches(&query).len();
+        let Some(search) = &mut self.view.drafts.search else {
             return Vec::new();
         };
         match action {
@@ -420,62 +423,63 @@ impl ChatState {
             Action::Submit | Action::Tab => {
                 let query = search.query.clone();
                 let selected = search.selected;
-                self.drafts.search = None;
+                self.view.drafts.search = None;
                 let picked = self
+                    .view
                     .drafts
                     .search_matches(&query)
                     .get(selected)
                     .map(|s| s.to_string());
                 if let Some(text) = picked {
-                    self.composer.set(&text);
+                    self.view.composer.set(&text);
                 }
             }
-            _ => self.drafts.search = None,
+            _ => self.view.drafts.search = None,
         }
         Vec::new()
     }
 
     fn history_up(&mut self) -> Option<Vec<Effect>> {
-        let on_first_line = self.composer.cursor_line_col().0 == 0;
-        if self.drafts.history.is_empty() || !on_first_line {
+        let on_first_line = self.view.composer.cursor_line_col().0 == 0;
+        if self.view.drafts.history.is_empty() || !on_first_line {
             return None;
         }
-        let index = match &self.drafts.browsing {
+        let index = match &self.view.drafts.browsing {
             Some(browse) => browse.index,
             None => {
-                self.drafts.browsing = Some(Browse {
-                    index: self.drafts.history.len(),
-                    draft: self.composer.text().to_string(),
+                self.view.drafts.browsing = Some(Browse {
+                    index: self.view.drafts.history.len(),
+                    draft: self.view.composer.text().to_string(),
                 });
-                self.drafts.history.len()
+                self.view.drafts.history.len()
             }
         };
         if index == 0 {
             return Some(Vec::new());
         }
-        let text = self.drafts.history[index - 1].clone();
-        self.composer.set(&text);
-        if let Some(browse) = &mut self.drafts.browsing {
+        let text = self.view.drafts.history[index - 1].clone();
+        self.view.composer.set(&text);
+        if let Some(browse) = &mut self.view.drafts.browsing {
             browse.index = index - 1;
         }
         Some(Vec::new())
     }
 
     fn history_down(&mut self) -> Option<Vec<Effect>> {
-        let browse = self.drafts.browsing.as_ref()?;
-        let (line, _) = self.composer.cursor_line_col();
-        if line < self.composer.text().matches('\n').count() {
+        let browse = self.view.drafts.browsing.as_ref()?;
+        let (line, _) = self.view.composer.cursor_line_col();
+        if line < self.view.composer.text().matches('\n').count() {
             return None;
         }
         let next = browse.index + 1;
-        if next >= self.drafts.history.len() {
+        if next >= self.view.drafts.history.len() {
             let draft = browse.draft.clone();
-            self.composer.set(&draft);
-            self.drafts.browsing = None;
+            self.view.composer.set(&draft);
+            self.view.drafts.browsing = None;
         } else {
-            let text = self.drafts.history[next].clone();
-            self.composer.set(&text);
-            if let Some(browse) = &mut self.drafts.browsing {
+            let text = self.view.drafts.history[next].clone();
+            self.view.composer.set(&text);
+            if let Some(browse) = &mut self.view.drafts.browsing {
                 browse.index = next;
             }
         }
@@ -485,28 +489,28 @@ impl ChatState {
     /// Enter: warden's own command runs, a message during a turn is queued,
     /// anything else is sent as usual (and remembered).
     fn submit_draft(&mut self) -> Vec<Effect> {
-        let text = self.composer.text().to_string();
+        let text = self.view.composer.text().to_string();
         if text.trim().is_empty() {
             return Vec::new();
         }
         if let Some(effects) = self.own_command(&text) {
-            self.composer.take();
-            self.drafts.slash_dismissed = false;
+            self.view.composer.take();
+            self.view.drafts.slash_dismissed = false;
             let mut all = self.remember(&text);
             all.extend(effects);
             return all;
         }
-        if self.is_busy() && self.connection != Connection::Down {
-            self.drafts.queue.push(self.composer.take());
-            self.notice = Some(format!(
+        if self.is_busy() && self.session.connection != Connection::Down {
+            self.view.drafts.queue.push(self.view.composer.take());
+            self.view.notice = Some(format!(
                 "queued: sent when the turn ends ({} waiting) · Ctrl+S send now · Alt+↑ edit",
-                self.drafts.queue.len()
+                self.view.drafts.queue.len()
             ));
             return self.remember(&text);
         }
         let mut effects = self.submit();
-        if self.composer.is_empty() {
-            self.drafts.slash_dismissed = false;
+        if self.view.composer.is_empty() {
+            self.view.drafts.slash_dismissed = false;
             let mut all = self.remember(&text);
             all.append(&mut effects);
             return all;
@@ -515,7 +519,7 @@ impl ChatState {
     }
 
     fn remember(&mut self, text: &str) -> Vec<Effect> {
-        self.drafts.remember(text);
+        self.view.drafts.remember(text);
         Vec::new()
     }
 
@@ -523,16 +527,16 @@ impl ChatState {
     /// at once (or send it now when no turn runs).
     fn send_now(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
-        let text = self.composer.text().to_string();
+        let text = self.view.composer.text().to_string();
         if !text.trim().is_empty() {
-            self.drafts.queue.push(self.composer.take());
+            self.view.drafts.queue.push(self.view.composer.take());
             effects.extend(self.remember(&text));
         }
-        if self.drafts.queue.is_empty() {
-            self.notice = Some("nothing to send".into());
+        if self.view.drafts.queue.is_empty() {
+            self.view.notice = Some("nothing to send".into());
             return effects;
         }
-        self.drafts.send_now = true;
+        self.view.drafts.send_now = true;
         if self.is_busy() {
             effects.extend(self.cancel());
             return effects;
@@ -543,13 +547,13 @@ impl ChatState {
 
     /// Alt-Up: the newest queued message back into the composer.
     fn edit_queued(&mut self) -> Vec<Effect> {
-        if self.drafts.queue.is_empty() {
-            self.notice = Some("nothing is queued".into());
-        } else if !self.composer.is_empty() {
-            self.notice =
+        if self.view.drafts.queue.is_empty() {
+            self.view.notice = Some("nothing is queued".into());
+        } else if !self.view.composer.is_empty() {
+            self.view.notice =
                 Some("send or clear the message first (Ctrl+C, Ctrl+Y brings it back)".into());
-        } else if let Some(text) = self.drafts.queue.pop() {
-            self.composer.set(&text);
+        } else if let Some(text) = self.view.drafts.queue.pop() {
+            self.view.composer.set(&text);
         }
         Vec::new()
     }
@@ -557,21 +561,21 @@ impl ChatState {
     /// A turn ended: the next queued message goes, unless the user cancelled
     /// the turn (Esc): then the queue waits for Ctrl+S.
     pub(super) fn send_queued(&mut self) -> Vec<Effect> {
-        if self.turn.is_some() || self.drafts.queue.is_empty() {
+        if self.session.turn.is_some() || self.view.drafts.queue.is_empty() {
             return Vec::new();
         }
-        let now = std::mem::take(&mut self.drafts.send_now);
-        if self.last_stop == Some(StopReason::Cancelled) && !now {
-            self.notice = Some(format!(
+        let now = std::mem::take(&mut self.view.drafts.send_now);
+        if self.session.last_stop == Some(StopReason::Cancelled) && !now {
+            self.view.notice = Some(format!(
                 "{} queued message(s) wait: Ctrl+S sends, Alt+↑ edits",
-                self.drafts.queue.len()
+                self.view.drafts.queue.len()
             ));
             return Vec::new();
         }
-        if !matches!(self.connection, Connection::Ready { .. }) || self.refuse_turn() {
+        if !matches!(self.session.connection, Connection::Ready { .. }) || self.refuse_turn() {
             return Vec::new();
         }
-        let text = self.drafts.queue.remove(0);
+        let text = self.view.drafts.queue.remove(0);
         self.send_prompt(text)
     }
 
@@ -589,7 +593,7 @@ impl ChatState {
                 "default" => self.set_mode(Mode::Default),
                 "auto" => self.set_mode(Mode::Auto),
                 other => {
-                    self.notice = Some(format!(
+                    self.view.notice = Some(format!(
                         "no mode `{}`: plan, default or auto",
                         crate::sanitize::one_line(other)
                     ));
@@ -618,8 +622,8 @@ impl ChatState {
         let current = self
             .mode_menu_items()
             .iter()
-            .position(|i| *i == super::ModeItem::Chat(self.mode));
-        self.focus.open(Modal::ModeMenu(current.unwrap_or(0)));
+            .position(|i| *i == super::ModeItem::Chat(self.gate.mode));
+        self.view.focus.open(Modal::ModeMenu(current.unwrap_or(0)));
         Vec::new()
     }
 
@@ -633,9 +637,9 @@ impl ChatState {
             };
             lines.push(format!("  /{name}{hint}: {description}"));
         }
-        if !self.drafts.commands.is_empty() {
+        if !self.view.drafts.commands.is_empty() {
             lines.push("the agent's commands (sent as the prompt):".into());
-            for c in &self.drafts.commands {
+            for c in &self.view.drafts.commands {
                 lines.push(format!(
                     "  /{}: {}",
                     crate::sanitize::one_line(&c.name),
@@ -656,19 +660,19 @@ impl ChatState {
     pub(super) fn on_drafts(&mut self, msg: DraftsMsg) -> Vec<Effect> {
         match msg {
             DraftsMsg::HistoryLoaded(mut earlier) => {
-                earlier.append(&mut self.drafts.history);
-                self.drafts.history = earlier;
-                if self.drafts.history.len() > HISTORY_LIMIT {
-                    let extra = self.drafts.history.len() - HISTORY_LIMIT;
-                    self.drafts.history.drain(..extra);
+                earlier.append(&mut self.view.drafts.history);
+                self.view.drafts.history = earlier;
+                if self.view.drafts.history.len() > HISTORY_LIMIT {
+                    let extra = self.view.drafts.history.len() - HISTORY_LIMIT;
+                    self.view.drafts.history.drain(..extra);
                 }
             }
             DraftsMsg::Edited(Ok(text)) => {
                 let text = text.strip_suffix('\n').unwrap_or(&text);
-                self.composer.set(text);
+                self.view.composer.set(text);
             }
             DraftsMsg::Edited(Err(why)) => {
-                self.notice = Some(format!("the editor failed: {why}"));
+                self.view.notice = Some(format!("the editor failed: {why}"));
             }
             DraftsMsg::Exported(Ok(path)) => self.info(format!("exported the chat to {path}")),
             DraftsMsg::Exported(Err(why)) => {

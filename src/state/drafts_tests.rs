@@ -43,31 +43,38 @@ fn up_and_down_walk_earlier_prompts_and_give_the_draft_back() {
     end_turn(&mut s, StopReason::EndTurn);
     send(&mut s, "second\nline two");
     end_turn(&mut s, StopReason::EndTurn);
-    assert_eq!(s.drafts.remembered, 2, "only this run's prompts are new");
+    assert_eq!(
+        s.view.drafts.remembered, 2,
+        "only this run's prompts are new"
+    );
     typed(&mut s, "draft");
     key(&mut s, Action::Up);
-    assert_eq!(s.composer.text(), "second\nline two");
+    assert_eq!(s.view.composer.text(), "second\nline two");
     // On the entry's last line, Up moves inside it first.
     key(&mut s, Action::Up);
-    assert_eq!(s.composer.text(), "second\nline two");
+    assert_eq!(s.view.composer.text(), "second\nline two");
     key(&mut s, Action::Up);
-    assert_eq!(s.composer.text(), "first");
+    assert_eq!(s.view.composer.text(), "first");
     key(&mut s, Action::Up);
-    assert_eq!(s.composer.text(), "from an earlier run");
+    assert_eq!(s.view.composer.text(), "from an earlier run");
     key(&mut s, Action::Up);
-    assert_eq!(s.composer.text(), "from an earlier run", "the oldest stays");
+    assert_eq!(
+        s.view.composer.text(),
+        "from an earlier run",
+        "the oldest stays"
+    );
     key(&mut s, Action::Down);
-    assert_eq!(s.composer.text(), "first");
+    assert_eq!(s.view.composer.text(), "first");
     key(&mut s, Action::Down);
     key(&mut s, Action::Down);
     assert_eq!(
-        s.composer.text(),
+        s.view.composer.text(),
         "draft",
         "past the newest: the draft again"
     );
     // Not browsing: Down in a one-line message does nothing to it.
     key(&mut s, Action::Down);
-    assert_eq!(s.composer.text(), "draft");
+    assert_eq!(s.view.composer.text(), "draft");
 }
 
 #[test]
@@ -86,14 +93,14 @@ fn ctrl_r_searches_the_history_and_restarts_only_a_dead_agent() {
     assert_eq!(labels, ["cargo build", "cargo test"]);
     key(&mut s, Action::Restart);
     key(&mut s, Action::Submit);
-    assert_eq!(s.composer.text(), "cargo test");
+    assert_eq!(s.view.composer.text(), "cargo test");
     assert!(s.composer_popup().is_none());
-    assert!(s.drafts.search.is_none());
+    assert!(s.view.drafts.search.is_none());
     // Esc closes the search and leaves the message alone.
     key(&mut s, Action::Restart);
     key(&mut s, Action::Char('x'));
     key(&mut s, Action::Cancel);
-    assert_eq!(s.composer.text(), "cargo test");
+    assert_eq!(s.view.composer.text(), "cargo test");
     // Once the agent is down, Ctrl-R restarts it.
     s.update(Msg::AgentExited {
         status: "exit 1".into(),
@@ -107,15 +114,15 @@ fn a_cleared_message_comes_back_with_ctrl_y() {
     let mut s = ready();
     typed(&mut s, "a long message");
     key(&mut s, Action::Interrupt(std::time::Instant::now()));
-    assert!(s.composer.is_empty());
-    assert!(!s.quitting, "the first Ctrl-C only clears");
+    assert!(s.view.composer.is_empty());
+    assert!(!s.view.quitting, "the first Ctrl-C only clears");
     key(&mut s, Action::Restore);
-    assert_eq!(s.composer.text(), "a long message");
+    assert_eq!(s.view.composer.text(), "a long message");
     key(&mut s, Action::WordLeft);
     key(&mut s, Action::KillLineStart);
-    assert_eq!(s.composer.text(), "message");
+    assert_eq!(s.view.composer.text(), "message");
     key(&mut s, Action::Restore);
-    assert_eq!(s.composer.text(), "a long message");
+    assert_eq!(s.view.composer.text(), "a long message");
 }
 
 #[test]
@@ -125,20 +132,21 @@ fn enter_during_a_turn_queues_and_the_end_of_the_turn_sends() {
     assert!(s.is_busy());
     assert!(send(&mut s, "second").is_empty());
     assert!(send(&mut s, "third").is_empty());
-    assert_eq!(s.drafts.queue, ["second", "third"]);
-    assert!(s.composer.is_empty());
+    assert_eq!(s.view.drafts.queue, ["second", "third"]);
+    assert!(s.view.composer.is_empty());
     // Alt-Up takes the newest back to edit; Enter queues it again.
     key(&mut s, Action::EditQueued);
-    assert_eq!(s.composer.text(), "third");
+    assert_eq!(s.view.composer.text(), "third");
     key(&mut s, Action::Backspace);
     key(&mut s, Action::Submit);
-    assert_eq!(s.drafts.queue, ["second", "thir"]);
+    assert_eq!(s.view.drafts.queue, ["second", "thir"]);
     let effects = end_turn(&mut s, StopReason::EndTurn);
     assert_eq!(effects, vec![Effect::SendPrompt("second".into())]);
     let effects = end_turn(&mut s, StopReason::EndTurn);
     assert_eq!(effects, vec![Effect::SendPrompt("thir".into())]);
     assert!(end_turn(&mut s, StopReason::EndTurn).is_empty());
     let users: Vec<_> = s
+        .session
         .transcript
         .entries()
         .iter()
@@ -157,8 +165,8 @@ fn a_queue_waits_after_esc_and_ctrl_s_sends_it_now() {
     send(&mut s, "queued");
     key(&mut s, Action::Cancel);
     assert!(end_turn(&mut s, StopReason::Cancelled).is_empty());
-    assert_eq!(s.drafts.queue, ["queued"]);
-    assert!(s.notice.as_deref().unwrap().contains("Ctrl+S"));
+    assert_eq!(s.view.drafts.queue, ["queued"]);
+    assert!(s.view.notice.as_deref().unwrap().contains("Ctrl+S"));
     assert_eq!(
         key(&mut s, Action::SendNow),
         vec![Effect::SendPrompt("queued".into())]
@@ -222,7 +230,7 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
     );
     key(&mut s, Action::Down);
     key(&mut s, Action::Tab);
-    assert_eq!(s.composer.text(), "/review ");
+    assert_eq!(s.view.composer.text(), "/review ");
     assert_eq!(s.composer_hint().as_deref(), Some("<focus>"));
     assert!(s.composer_popup().is_none(), "a space closes the list");
     typed(&mut s, "the parser");
@@ -240,7 +248,7 @@ fn enter_on_an_agent_command_with_input_completes_it_first() {
     s.update(Msg::Update(SessionUpdate::AvailableCommands(commands())));
     typed(&mut s, "/rev");
     assert!(key(&mut s, Action::Submit).is_empty());
-    assert_eq!(s.composer.text(), "/review ");
+    assert_eq!(s.view.composer.text(), "/review ");
     key(&mut s, Action::Interrupt(std::time::Instant::now()));
     typed(&mut s, "/in");
     assert_eq!(
@@ -251,14 +259,14 @@ fn enter_on_an_agent_command_with_input_completes_it_first() {
     typed(&mut s, "/");
     key(&mut s, Action::Cancel);
     assert!(s.composer_popup().is_none());
-    assert_eq!(s.composer.text(), "/");
+    assert_eq!(s.view.composer.text(), "/");
 }
 
 #[test]
 fn wardens_own_commands_run_here() {
     let mut s = ready();
     send(&mut s, "/mode plan");
-    assert_eq!(s.mode, crate::policy::Mode::Plan);
+    assert_eq!(s.gate.mode, crate::policy::Mode::Plan);
     assert!(!s.is_busy(), "nothing was sent");
     assert_eq!(
         send(&mut s, "/export notes.md"),
@@ -271,10 +279,10 @@ fn wardens_own_commands_run_here() {
         vec![Effect::Drafts(DraftsEffect::Workspace(Action::NewChat))]
     );
     send(&mut s, "/model");
-    assert!(matches!(s.focus.modal, Some(Modal::ModeMenu(_))));
+    assert!(matches!(s.view.focus.modal, Some(Modal::ModeMenu(_))));
     key(&mut s, Action::Cancel);
     send(&mut s, "/help");
-    let last = s.transcript.entries().last().unwrap();
+    let last = s.session.transcript.entries().last().unwrap();
     assert!(
         matches!(&last.kind, EntryKind::Info(t) if t.contains("/export") && t.contains("Ctrl+S"))
     );
@@ -285,7 +293,7 @@ fn wardens_own_commands_run_here() {
     s.update(Msg::Drafts(DraftsMsg::Edited(Ok(
         "from the editor\n".into()
     ))));
-    assert_eq!(s.composer.text(), "from the editor");
+    assert_eq!(s.view.composer.text(), "from the editor");
 }
 
 #[test]
@@ -334,7 +342,7 @@ fn at_opens_a_fuzzy_file_finder_and_inserts_the_path() {
         .collect();
     assert_eq!(labels, ["src/state/composer.rs"]);
     key(&mut s, Action::Tab);
-    assert_eq!(s.composer.text(), "look at @src/state/composer.rs ");
+    assert_eq!(s.view.composer.text(), "look at @src/state/composer.rs ");
     assert!(s.composer_popup().is_none());
     // A path with a space is quoted; Esc closes the finder, keeping the text.
     typed(&mut s, "and ");
@@ -343,17 +351,22 @@ fn at_opens_a_fuzzy_file_finder_and_inserts_the_path() {
         key(&mut s, Action::Char(c));
     }
     key(&mut s, Action::Submit);
-    assert!(s.composer.text().ends_with("and @\"docs/my notes.md\" "));
+    assert!(
+        s.view
+            .composer
+            .text()
+            .ends_with("and @\"docs/my notes.md\" ")
+    );
     // An @ inside a word is typed.
     typed(&mut s, "me");
     assert!(key(&mut s, Action::Char('@')).is_empty());
-    assert!(s.drafts.mention.is_none());
+    assert!(s.view.drafts.mention.is_none());
     key(&mut s, Action::Char(' '));
     key(&mut s, Action::Char('@'));
     key(&mut s, Action::Char('x'));
     key(&mut s, Action::Cancel);
-    assert!(s.drafts.mention.is_none());
-    assert!(s.composer.text().ends_with("@x"));
+    assert!(s.view.drafts.mention.is_none());
+    assert!(s.view.composer.text().ends_with("@x"));
 }
 
 #[test]
@@ -385,7 +398,7 @@ fn a_pasted_image_path_becomes_a_mention() {
     }
     let mut s = ready();
     key(&mut s, Action::Paste("'/tmp/my shot.png'".into()));
-    assert_eq!(s.composer.text(), "@\"/tmp/my shot.png\" ");
+    assert_eq!(s.view.composer.text(), "@\"/tmp/my shot.png\" ");
     key(&mut s, Action::Paste("just text".into()));
-    assert_eq!(s.composer.text(), "@\"/tmp/my shot.png\" just text");
+    assert_eq!(s.view.composer.text(), "@\"/tmp/my shot.png\" just text");
 }

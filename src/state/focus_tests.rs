@@ -35,7 +35,7 @@ fn request(tool: &str) -> PermissionRequest {
 /// A ready chat with a turn running (cards only come during a turn).
 fn busy() -> ChatState {
     let mut s = ChatState::new("demo", "/w");
-    s.agent_policy.name = "demo".into();
+    s.gate.agent_policy.name = "demo".into();
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: None,
@@ -95,12 +95,12 @@ fn answers(effects: &[Effect]) -> Vec<(RequestId, String)> {
 fn the_mode_menu_opened_on_the_cards_closes_back_to_the_cards() {
     let mut s = busy();
     card(&mut s, 1, "a");
-    assert_eq!(s.focus, Focus::CARDS);
+    assert_eq!(s.view.focus, Focus::CARDS);
     key(&mut s, Action::OpenModeMenu);
-    assert_eq!(s.focus.pane, Pane::Cards);
-    assert!(matches!(s.focus.modal, Some(Modal::ModeMenu(_))));
+    assert_eq!(s.view.focus.pane, Pane::Cards);
+    assert!(matches!(s.view.focus.modal, Some(Modal::ModeMenu(_))));
     key(&mut s, Action::Cancel);
-    assert_eq!(s.focus, Focus::CARDS);
+    assert_eq!(s.view.focus, Focus::CARDS);
     assert!(
         s.is_busy(),
         "Esc closed the menu, it did not cancel the turn"
@@ -116,14 +116,14 @@ fn the_mode_menu_opened_in_the_composer_closes_back_to_the_draft_though_cards_wa
     let mut s = busy();
     typed(&mut s, "half a sentence");
     card(&mut s, 1, "a");
-    assert_eq!(s.focus, Focus::COMPOSER, "typing: the card waits");
+    assert_eq!(s.view.focus, Focus::COMPOSER, "typing: the card waits");
     key(&mut s, Action::OpenModeMenu);
-    assert_eq!(s.focus.pane, Pane::Composer);
+    assert_eq!(s.view.focus.pane, Pane::Composer);
     key(&mut s, Action::Cancel);
-    assert_eq!(s.focus, Focus::COMPOSER);
+    assert_eq!(s.view.focus, Focus::COMPOSER);
     assert!(typed(&mut s, " y").is_empty(), "no card answered");
-    assert_eq!(s.composer.text(), "half a sentence y");
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.view.composer.text(), "half a sentence y");
+    assert_eq!(s.gate.approvals.len(), 1);
 }
 
 #[test]
@@ -131,12 +131,12 @@ fn picking_a_mode_also_returns_to_the_pane_beneath() {
     let mut s = busy();
     card(&mut s, 1, "a");
     key(&mut s, Action::ToggleCards);
-    assert_eq!(s.focus, Focus::COMPOSER, "Ctrl-P: back to typing");
+    assert_eq!(s.view.focus, Focus::COMPOSER, "Ctrl-P: back to typing");
     key(&mut s, Action::OpenModeMenu);
     key(&mut s, Action::Submit);
-    assert_eq!(s.focus, Focus::COMPOSER);
+    assert_eq!(s.view.focus, Focus::COMPOSER);
     assert!(typed(&mut s, "y").is_empty());
-    assert_eq!(s.composer.text(), "y");
+    assert_eq!(s.view.composer.text(), "y");
 }
 
 #[test]
@@ -148,10 +148,10 @@ fn the_rules_screen_closes_back_to_the_pane_it_was_opened_over() {
             key(&mut s, Action::ToggleCards);
         }
         key(&mut s, Action::RulesScreen);
-        assert_eq!(s.focus.pane, pane);
-        assert!(matches!(s.focus.modal, Some(Modal::Rules { .. })));
+        assert_eq!(s.view.focus.pane, pane);
+        assert!(matches!(s.view.focus.modal, Some(Modal::Rules { .. })));
         key(&mut s, Action::Cancel);
-        assert_eq!(s.focus, Focus { pane, modal: None });
+        assert_eq!(s.view.focus, Focus { pane, modal: None });
     }
 }
 
@@ -178,19 +178,19 @@ fn a_card_arriving_under_a_modal_takes_no_key_typed_into_it() {
         key(&mut s, open.clone());
         card(&mut s, 1, "a");
         assert!(
-            s.focus.modal.is_some(),
+            s.view.focus.modal.is_some(),
             "{open:?}: the modal keeps the keys"
         );
         let effects: Vec<Effect> = keys.into_iter().flat_map(|a| key(&mut s, a)).collect();
         assert_eq!(answers(&effects), vec![], "{open:?}");
         assert_eq!(
-            s.focus,
+            s.view.focus,
             Focus::COMPOSER,
             "{open:?}: the keys go back where the user was"
         );
         assert_eq!(answers(&typed(&mut s, "y")), vec![], "{open:?}");
-        assert_eq!(s.composer.text(), "y", "{open:?}");
-        assert_eq!(s.approvals.len(), 1, "{open:?}");
+        assert_eq!(s.view.composer.text(), "y", "{open:?}");
+        assert_eq!(s.gate.approvals.len(), 1, "{open:?}");
     }
 }
 
@@ -202,11 +202,11 @@ fn a_card_arriving_while_a_reason_is_typed_takes_none_of_its_letters() {
     card(&mut s, 2, "b");
     let effects = typed(&mut s, "yay no");
     assert_eq!(answers(&effects), vec![]);
-    let Some(Modal::Reason { card, field }) = &s.focus.modal else {
-        panic!("{:?}", s.focus)
+    let Some(Modal::Reason { card, field }) = &s.view.focus.modal else {
+        panic!("{:?}", s.view.focus)
     };
     assert_eq!((*card, field.text()), (1, "yay no"));
-    assert_eq!(s.approvals.len(), 2);
+    assert_eq!(s.gate.approvals.len(), 2);
 }
 
 #[test]
@@ -216,7 +216,7 @@ fn a_reason_denies_the_card_it_was_typed_for_when_the_queue_moved() {
     card(&mut s, 2, "b");
     card(&mut s, 3, "c");
     key(&mut s, Action::Char('j'));
-    assert_eq!(s.approvals[s.cursor.selected].id, 2);
+    assert_eq!(s.gate.approvals[s.view.cursor.selected].id, 2);
     key(&mut s, Action::Char('r'));
     // The agent withdraws card 1 while the reason is typed: card 3 now
     // sits where card 2 was.
@@ -241,13 +241,13 @@ fn a_reason_for_a_withdrawn_card_keeps_its_letters_and_denies_nothing() {
     assert_eq!(answers(&typed(&mut s, "yes, ay")), vec![]);
     assert_eq!(answers(&key(&mut s, Action::Submit)), vec![]);
     assert_eq!(
-        s.notice.as_deref(),
+        s.view.notice.as_deref(),
         Some("that card was withdrawn meanwhile: nothing denied")
     );
-    assert_eq!(s.focus, Focus::CARDS);
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.view.focus, Focus::CARDS);
+    assert_eq!(s.gate.approvals.len(), 1);
     assert!(
-        s.queued_prompt.is_none(),
+        s.session.queued_prompt.is_none(),
         "no reason sent for a card not denied"
     );
 }
@@ -260,7 +260,7 @@ fn the_cursor_stays_on_its_card_when_an_earlier_one_is_withdrawn() {
     card(&mut s, 3, "c");
     key(&mut s, Action::Char('j'));
     finished(&mut s, "a");
-    assert_eq!(s.approvals[s.cursor.selected].id, 2);
+    assert_eq!(s.gate.approvals[s.view.cursor.selected].id, 2);
     assert_eq!(
         answers(&key(&mut s, Action::Char('y'))),
         vec![(2, "allow-once".to_string())]
@@ -272,14 +272,18 @@ fn a_modal_closed_over_an_emptied_cards_pane_gives_the_keys_to_the_composer() {
     for open in [Action::OpenModeMenu, Action::RulesScreen] {
         let mut s = busy();
         card(&mut s, 1, "a");
-        assert_eq!(s.focus, Focus::CARDS);
+        assert_eq!(s.view.focus, Focus::CARDS);
         key(&mut s, open.clone());
         finished(&mut s, "a");
-        assert_eq!(s.focus.pane, Pane::Composer, "{open:?}: no card to review");
+        assert_eq!(
+            s.view.focus.pane,
+            Pane::Composer,
+            "{open:?}: no card to review"
+        );
         key(&mut s, Action::Cancel);
-        assert_eq!(s.focus, Focus::COMPOSER, "{open:?}");
+        assert_eq!(s.view.focus, Focus::COMPOSER, "{open:?}");
         typed(&mut s, "ok");
-        assert_eq!(s.composer.text(), "ok", "{open:?}");
+        assert_eq!(s.view.composer.text(), "ok", "{open:?}");
     }
 }
 
@@ -288,16 +292,16 @@ fn a_question_about_cards_that_all_went_closes_with_them() {
     let mut s = busy();
     card(&mut s, 1, "a");
     key(&mut s, Action::Char('A'));
-    assert_eq!(s.focus.modal, Some(Modal::ConfirmAll(vec![1])));
+    assert_eq!(s.view.focus.modal, Some(Modal::ConfirmAll(vec![1])));
     finished(&mut s, "a");
-    assert_eq!(s.focus, Focus::COMPOSER);
+    assert_eq!(s.view.focus, Focus::COMPOSER);
     card(&mut s, 2, "b");
     assert_eq!(
-        s.focus,
+        s.view.focus,
         Focus::CARDS,
         "a new card, nothing typed: it takes the keys"
     );
-    assert_eq!(s.focus.modal, None, "no stale 'approve all?' over it");
+    assert_eq!(s.view.focus.modal, None, "no stale 'approve all?' over it");
 }
 
 #[test]
@@ -306,14 +310,14 @@ fn approve_all_confirmed_late_approves_only_the_cards_it_asked_about() {
     card(&mut s, 1, "a");
     card(&mut s, 2, "b");
     key(&mut s, Action::Char('A'));
-    assert_eq!(s.focus.modal, Some(Modal::ConfirmAll(vec![1, 2])));
+    assert_eq!(s.view.focus.modal, Some(Modal::ConfirmAll(vec![1, 2])));
     finished(&mut s, "a");
     card(&mut s, 3, "c");
     let effects = key(&mut s, Action::Char('y'));
     assert_eq!(answers(&effects), vec![(2, "allow-once".to_string())]);
-    assert_eq!(s.focus, Focus::CARDS);
+    assert_eq!(s.view.focus, Focus::CARDS);
     assert_eq!(
-        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        s.gate.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
         vec![3]
     );
 }
@@ -322,16 +326,16 @@ fn approve_all_confirmed_late_approves_only_the_cards_it_asked_about() {
 fn the_key_context_is_the_modal_if_any_else_the_pane() {
     use crate::keys::Context;
     let mut s = busy();
-    assert_eq!(Context::of(&s.focus), Context::Composer);
+    assert_eq!(Context::of(&s.view.focus), Context::Composer);
     card(&mut s, 1, "a");
-    assert_eq!(Context::of(&s.focus), Context::Cards);
+    assert_eq!(Context::of(&s.view.focus), Context::Cards);
     key(&mut s, Action::OpenModeMenu);
-    assert_eq!(Context::of(&s.focus), Context::ModeMenu);
+    assert_eq!(Context::of(&s.view.focus), Context::ModeMenu);
     key(&mut s, Action::Cancel);
     key(&mut s, Action::Char('r'));
-    assert_eq!(Context::of(&s.focus), Context::Reason);
+    assert_eq!(Context::of(&s.view.focus), Context::Reason);
     key(&mut s, Action::Cancel);
-    assert_eq!(Context::of(&s.focus), Context::Cards);
+    assert_eq!(Context::of(&s.view.focus), Context::Cards);
 }
 
 #[test]
@@ -355,17 +359,21 @@ fn letters_typed_into_a_form_whose_card_was_withdrawn_never_answer_another_card(
     card(&mut s, 2, "b");
     key(&mut s, Action::Char('y'));
     assert!(
-        matches!(s.focus.modal, Some(Modal::Form(_))),
+        matches!(s.view.focus.modal, Some(Modal::Form(_))),
         "{:?}",
-        s.focus
+        s.view.focus
     );
     typed(&mut s, "ab");
     finished(&mut s, "elicitation-form-1");
-    assert_eq!(s.focus, Focus::COMPOSER, "the form closed with its card");
-    assert_eq!(answers(&typed(&mut s, "c yay")), vec![]);
-    assert_eq!(s.composer.text(), "c yay");
     assert_eq!(
-        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        s.view.focus,
+        Focus::COMPOSER,
+        "the form closed with its card"
+    );
+    assert_eq!(answers(&typed(&mut s, "c yay")), vec![]);
+    assert_eq!(s.view.composer.text(), "c yay");
+    assert_eq!(
+        s.gate.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
         vec![2]
     );
 }
@@ -377,7 +385,7 @@ fn the_highlighted_choice_stays_when_an_earlier_card_is_withdrawn() {
     card(&mut s, 2, "b");
     key(&mut s, Action::Char('j'));
     key(&mut s, Action::Down);
-    assert_eq!(s.cursor.choice, 1, "reject-once highlighted");
+    assert_eq!(s.view.cursor.choice, 1, "reject-once highlighted");
     finished(&mut s, "a");
     assert_eq!(
         answers(&key(&mut s, Action::Submit)),

@@ -225,7 +225,7 @@ impl ChatState {
     /// Whether the card `index` is a form elicitation (its accept opens the
     /// editor).
     fn form_schema(&self, index: usize) -> Option<(RequestId, Value)> {
-        let card = self.approvals.get(index)?;
+        let card = self.gate.approvals.get(index)?;
         if !card.request.tool_call_id.starts_with("elicitation-form-") {
             return None;
         }
@@ -243,19 +243,19 @@ impl ChatState {
     /// accepting opens the editor; the chat grant and bypass keys do not
     /// apply. `None`: the card's usual keys.
     pub(super) fn on_form_card_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
-        if matches!(self.focus.modal, Some(Modal::Form(_))) {
+        if matches!(self.view.focus.modal, Some(Modal::Form(_))) {
             return None;
         }
-        let (request, schema) = self.form_schema(self.cursor.selected)?;
-        let card = self.approvals.get(self.cursor.selected)?;
+        let (request, schema) = self.form_schema(self.view.cursor.selected)?;
+        let card = self.gate.approvals.get(self.view.cursor.selected)?;
         let accept = card.request.options.iter().position(|o| o.id == ACCEPT);
         let opens = match action {
             Action::Char('y') => true,
             Action::Char(c @ '1'..='9') => accept == Some((*c as usize) - ('1' as usize)),
-            Action::Submit => accept == Some(self.cursor.choice),
+            Action::Submit => accept == Some(self.view.cursor.choice),
             Action::ClickChoice(i) => accept == Some(*i),
             Action::Char('a' | 'b' | 'A' | 'p') => {
-                self.notice =
+                self.view.notice =
                     Some("a form is filled in (y) or declined (n); nothing else answers it".into());
                 return Some(Vec::new());
             }
@@ -264,18 +264,24 @@ impl ChatState {
         if !opens {
             return None;
         }
-        self.focus
+        self.view
+            .focus
             .open(Modal::Form(FormEditor::from_schema(request, &schema)));
         Some(Vec::new())
     }
 
     /// Keys while a form is being filled in.
     pub(super) fn on_form_key(&mut self, action: &Action, mut form: FormEditor) -> Vec<Effect> {
-        let Some(index) = self.approvals.iter().position(|a| a.id == form.request) else {
+        let Some(index) = self
+            .gate
+            .approvals
+            .iter()
+            .position(|a| a.id == form.request)
+        else {
             // The card went away (answered, stale): nothing to fill in. The
             // key was meant for the form: it and the next go to the
             // composer, never to another card.
-            self.focus.pane = super::Pane::Composer;
+            self.view.focus.pane = super::Pane::Composer;
             return Vec::new();
         };
         form.error = None;
@@ -320,8 +326,8 @@ impl ChatState {
             }
             (Some(FormCmd::Send), _) => match form.content() {
                 Ok(content) => {
-                    self.cursor.selected = index;
-                    let accept = self.approvals[index]
+                    self.view.cursor.selected = index;
+                    let accept = self.gate.approvals[index]
                         .request
                         .options
                         .iter()
@@ -343,7 +349,7 @@ impl ChatState {
             },
             _ => {}
         }
-        self.focus.open(Modal::Form(form));
+        self.view.focus.open(Modal::Form(form));
         Vec::new()
     }
 }

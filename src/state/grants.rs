@@ -33,13 +33,14 @@ impl ChatState {
     /// Everything that currently decides for the user, in display order.
     pub fn grant_items(&self) -> Vec<GrantItem> {
         let mut items: Vec<GrantItem> = self
+            .gate
             .bypassed_agents
             .iter()
             .cloned()
             .map(GrantItem::Bypass)
             .collect();
-        items.extend((0..self.rules.len()).map(GrantItem::Rule));
-        items.extend((0..self.grants.len()).map(GrantItem::ChatGrant));
+        items.extend((0..self.gate.rules.len()).map(GrantItem::Rule));
+        items.extend((0..self.gate.grants.len()).map(GrantItem::ChatGrant));
         items
     }
 
@@ -50,10 +51,10 @@ impl ChatState {
                 "bypass: every request of `{}` is allowed (deny and ask rules still apply)",
                 one_line(agent)
             ),
-            GrantItem::Rule(i) => self.rules.get(*i).map_or_else(String::new, |r| {
+            GrantItem::Rule(i) => self.gate.rules.get(*i).map_or_else(String::new, |r| {
                 format!("rule {}: {}", i + 1, one_line(&r.describe()))
             }),
-            GrantItem::ChatGrant(i) => self.grants.get(*i).map_or_else(String::new, |g| {
+            GrantItem::ChatGrant(i) => self.gate.grants.get(*i).map_or_else(String::new, |g| {
                 format!("this chat: allow {}", g.describe())
             }),
         }
@@ -61,16 +62,17 @@ impl ChatState {
 
     /// The settings block name of this chat's agent.
     fn settings_agent(&self) -> String {
-        self.settings_agent
+        self.session
+            .settings_agent
             .clone()
-            .unwrap_or_else(|| self.agent_name.clone())
+            .unwrap_or_else(|| self.session.agent_name.clone())
     }
 
     /// Record bypass for this agent (the card's `b`).
     pub(super) fn persist_bypass(&mut self) -> Effect {
         let agent = self.settings_agent();
-        if !self.bypassed_agents.contains(&agent) {
-            self.bypassed_agents.push(agent.clone());
+        if !self.gate.bypassed_agents.contains(&agent) {
+            self.gate.bypassed_agents.push(agent.clone());
         }
         Effect::EditSettings(SettingsEdit::SetBypass { agent, value: true })
     }
@@ -78,10 +80,14 @@ impl ChatState {
     /// Start "keep as rule" for the selected card: the narrowest sensible
     /// rule, its pattern editable in place.
     pub(super) fn start_keep_rule(&mut self) {
-        let Some(approval) = self.approvals.get(self.cursor.selected) else {
+        let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
             return;
         };
-        let rule = suggest_rule(&approval.view, &self.settings_agent(), self.home.as_deref());
+        let rule = suggest_rule(
+            &approval.view,
+            &self.settings_agent(),
+            self.gate.home.as_deref(),
+        );
         let mut field = Composer::default();
         field.set(
             rule.command
@@ -90,8 +96,8 @@ impl ChatState {
                 .or(rule.tool.as_deref())
                 .unwrap_or(""),
         );
-        self.rule_draft = Some(rule);
-        self.focus.open(Modal::KeepRule(field));
+        self.gate.rule_draft = Some(rule);
+        self.view.focus.open(Modal::KeepRule(field));
     }
 
     /// Keys while editing the kept rule's pattern.
@@ -99,12 +105,12 @@ impl ChatState {
         use crate::keys::{self, FieldCmd};
         match keys::lookup_action(keys::KEEP_RULE, action) {
             Some(FieldCmd::Done) => {
-                let Some(mut rule) = self.rule_draft.take() else {
+                let Some(mut rule) = self.gate.rule_draft.take() else {
                     return Vec::new();
                 };
                 let pattern = field.text().trim().to_string();
                 if pattern.is_empty() {
-                    self.notice =
+                    self.view.notice =
                         Some("an empty pattern would match too much: rule not kept".into());
                     return Vec::new();
                 }
@@ -116,18 +122,18 @@ impl ChatState {
                     rule.tool = Some(pattern);
                 }
                 self.info(format!("kept as a rule: {}", one_line(&rule.describe())));
-                self.rules.push(rule.clone());
+                self.gate.rules.push(rule.clone());
                 let mut effects = vec![Effect::EditSettings(SettingsEdit::AppendRule(rule))];
                 effects.extend(self.redecide_queue());
                 effects
             }
             Some(FieldCmd::Back) => {
-                self.rule_draft = None;
+                self.gate.rule_draft = None;
                 Vec::new()
             }
             None => {
                 super::edit_composer(&mut field, action);
-                self.focus.open(Modal::KeepRule(field));
+                self.view.focus.open(Modal::KeepRule(field));
                 Vec::new()
             }
         }
@@ -146,13 +152,13 @@ impl ChatState {
             if matches!(action, Action::Char('y') | Action::Submit) {
                 let effects = self.revoke(items.get(selected));
                 let remaining = self.grant_items().len();
-                self.focus.open(Modal::Rules {
+                self.view.focus.open(Modal::Rules {
                     selected: selected.min(remaining.saturating_sub(1)),
                     confirm: false,
                 });
                 return effects;
             }
-            self.focus.open(Modal::Rules {
+            self.view.focus.open(Modal::Rules {
                 selected,
                 confirm: false,
             });
@@ -161,26 +167,26 @@ impl ChatState {
         use crate::keys::{self, ListCmd};
         match keys::lookup_action(keys::RULES, action) {
             Some(ListCmd::Up) => {
-                self.focus.open(Modal::Rules {
+                self.view.focus.open(Modal::Rules {
                     selected: selected.saturating_sub(1),
                     confirm: false,
                 });
             }
             Some(ListCmd::Down) => {
-                self.focus.open(Modal::Rules {
+                self.view.focus.open(Modal::Rules {
                     selected: (selected + 1).min(last),
                     confirm: false,
                 });
             }
             Some(ListCmd::Remove) if !items.is_empty() => {
-                self.focus.open(Modal::Rules {
+                self.view.focus.open(Modal::Rules {
                     selected,
                     confirm: true,
                 });
             }
             Some(ListCmd::Close) => self.close_grants(),
             _ => {
-                self.focus.open(Modal::Rules {
+                self.view.focus.open(Modal::Rules {
                     selected,
                     confirm: false,
                 });
@@ -191,17 +197,17 @@ impl ChatState {
 
     /// Close the rules screen: the keys go back to the pane beneath.
     fn close_grants(&mut self) {
-        if matches!(self.focus.modal, Some(Modal::Rules { .. })) {
-            self.focus.modal = None;
+        if matches!(self.view.focus.modal, Some(Modal::Rules { .. })) {
+            self.view.focus.modal = None;
         }
     }
 
     fn revoke(&mut self, item: Option<&GrantItem>) -> Vec<Effect> {
         match item {
             Some(GrantItem::Bypass(agent)) => {
-                self.bypassed_agents.retain(|a| a != agent);
+                self.gate.bypassed_agents.retain(|a| a != agent);
                 if *agent == self.settings_agent() {
-                    self.agent_policy.bypass = false;
+                    self.gate.agent_policy.bypass = false;
                 }
                 self.info(format!("revoked: bypass for {}", one_line(agent)));
                 vec![Effect::EditSettings(SettingsEdit::SetBypass {
@@ -210,18 +216,18 @@ impl ChatState {
                 })]
             }
             Some(GrantItem::Rule(index)) => {
-                if *index >= self.rules.len() {
+                if *index >= self.gate.rules.len() {
                     return Vec::new();
                 }
                 // The settings did not load: only fixing the file lifts this.
-                if self.rules[*index] == crate::settings::fail_closed_rule() {
-                    self.notice = Some(format!(
+                if self.gate.rules[*index] == crate::settings::fail_closed_rule() {
+                    self.view.notice = Some(format!(
                         "{}: fix the settings file and restart warden",
                         crate::settings::NOT_LOADED
                     ));
                     return Vec::new();
                 }
-                let expected = self.rules.remove(*index);
+                let expected = self.gate.rules.remove(*index);
                 self.info(format!("revoked: rule {}", one_line(&expected.describe())));
                 vec![Effect::EditSettings(SettingsEdit::RemoveRule {
                     index: *index,
@@ -229,8 +235,8 @@ impl ChatState {
                 })]
             }
             Some(GrantItem::ChatGrant(index)) => {
-                if *index < self.grants.len() {
-                    let grant = self.grants.remove(*index);
+                if *index < self.gate.grants.len() {
+                    let grant = self.gate.grants.remove(*index);
                     self.info(format!("revoked: allow {}", grant.describe()));
                 }
                 Vec::new()
@@ -248,15 +254,15 @@ impl ChatState {
                 agent_block,
                 note,
             } => {
-                self.rules = rules;
-                self.bypassed_agents = bypassed;
+                self.gate.rules = rules;
+                self.gate.bypassed_agents = bypassed;
                 if let Some(block) = agent_block {
-                    self.settings_agent = Some(block);
+                    self.session.settings_agent = Some(block);
                 }
                 // Only this agent's own block counts: an agent with none does
                 // not inherit the bypass of a block that shares its name.
-                if let Some(me) = &self.settings_agent {
-                    self.agent_policy.bypass = self.bypassed_agents.contains(me);
+                if let Some(me) = &self.session.settings_agent {
+                    self.gate.agent_policy.bypass = self.gate.bypassed_agents.contains(me);
                 }
                 if let Some(note) = note {
                     self.info(note);

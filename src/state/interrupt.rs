@@ -27,36 +27,36 @@ impl ChatState {
         action: Action,
     ) -> ControlFlow<Vec<Effect>, Action> {
         let Action::Interrupt(now) = action else {
-            self.quit_armed = None;
+            self.view.quit_armed = None;
             return match self.on_help_key(&action) {
                 Some(effects) => Break(effects),
                 None => Continue(action),
             };
         };
-        self.help = false;
-        if self.focus.modal.is_some() {
-            self.quit_armed = None;
+        self.view.help = false;
+        if self.view.focus.modal.is_some() {
+            self.view.quit_armed = None;
             return Continue(Action::Cancel);
         }
-        if self.turn.as_ref().is_some_and(|t| !t.cancelling) {
-            self.quit_armed = None;
+        if self.session.turn.as_ref().is_some_and(|t| !t.cancelling) {
+            self.view.quit_armed = None;
             return Break(self.cancel());
         }
-        if self.focus.is(Pane::Composer) && !self.composer.is_empty() {
-            self.quit_armed = None;
+        if self.view.focus.is(Pane::Composer) && !self.view.composer.is_empty() {
+            self.view.quit_armed = None;
             // Ctrl-Y brings it back.
-            self.drafts.cleared = Some(self.composer.take());
-            self.drafts.slash_dismissed = false;
+            self.view.drafts.cleared = Some(self.view.composer.take());
+            self.view.drafts.slash_dismissed = false;
             return Break(Vec::new());
         }
-        match self.quit_armed {
+        match self.view.quit_armed {
             Some(first) if now.saturating_duration_since(first) <= QUIT_WINDOW => {
-                self.quit_armed = None;
+                self.view.quit_armed = None;
                 Break(self.quit())
             }
             _ => {
-                self.quit_armed = Some(now);
-                self.notice = Some(QUIT_NOTICE.into());
+                self.view.quit_armed = Some(now);
+                self.view.notice = Some(QUIT_NOTICE.into());
                 Break(Vec::new())
             }
         }
@@ -65,19 +65,19 @@ impl ChatState {
     /// F1, or `?` where it is not typed, opens the help; while it is open
     /// any key closes it (Ctrl-D still quits).
     fn on_help_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
-        if self.help {
+        if self.view.help {
             if matches!(action, Action::Quit) {
-                self.help = false;
+                self.view.help = false;
                 return None;
             }
-            self.help = false;
+            self.view.help = false;
             return Some(Vec::new());
         }
         let asks = match action {
             Action::Help => true,
-            Action::Char('?') if self.focus.modal.is_some() => false,
-            Action::Char('?') => match self.focus.pane {
-                Pane::Composer => self.composer.is_empty(),
+            Action::Char('?') if self.view.focus.modal.is_some() => false,
+            Action::Char('?') => match self.view.focus.pane {
+                Pane::Composer => self.view.composer.is_empty(),
                 Pane::Cards => {
                     keys::lookup_action(keys::CARDS, action) == Some(keys::CardCmd::Help)
                 }
@@ -85,7 +85,7 @@ impl ChatState {
             _ => false,
         };
         if asks {
-            self.help = true;
+            self.view.help = true;
             return Some(Vec::new());
         }
         None

@@ -36,7 +36,7 @@ fn request(tool: &str) -> PermissionRequest {
 /// A ready chat, idle.
 fn idle() -> ChatState {
     let mut s = ChatState::new("demo", "/w");
-    s.agent_policy.name = "demo".into();
+    s.gate.agent_policy.name = "demo".into();
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: None,
@@ -67,12 +67,12 @@ fn ctrl_c_cancels_a_running_turn_and_does_not_quit() {
     let mut s = busy();
     let t0 = Instant::now();
     assert_eq!(ctrl_c(&mut s, t0), vec![Effect::CancelTurn]);
-    assert!(!s.quitting);
-    assert!(s.turn.as_ref().is_some_and(|t| t.cancelling));
+    assert!(!s.view.quitting);
+    assert!(s.session.turn.as_ref().is_some_and(|t| t.cancelling));
     // Pressed again at once while the agent ends the turn: it only arms.
     assert_eq!(ctrl_c(&mut s, t0 + Duration::from_millis(100)), vec![]);
-    assert!(!s.quitting);
-    assert_eq!(s.notice.as_deref(), Some(interrupt::QUIT_NOTICE));
+    assert!(!s.view.quitting);
+    assert_eq!(s.view.notice.as_deref(), Some(interrupt::QUIT_NOTICE));
 }
 
 #[test]
@@ -82,7 +82,7 @@ fn ctrl_c_on_a_card_during_a_turn_cancels_the_turn_and_answers_the_card() {
         id: 7,
         request: request("t1"),
     });
-    assert_eq!(s.focus, Focus::CARDS);
+    assert_eq!(s.view.focus, Focus::CARDS);
     let effects = ctrl_c(&mut s, Instant::now());
     assert_eq!(effects.first(), Some(&Effect::CancelTurn));
     assert!(effects.contains(&Effect::RespondPermission {
@@ -90,7 +90,7 @@ fn ctrl_c_on_a_card_during_a_turn_cancels_the_turn_and_answers_the_card() {
         outcome: PermissionOutcome::Cancelled
     }));
     assert!(!effects.contains(&Effect::Quit));
-    assert!(s.approvals.is_empty());
+    assert!(s.gate.approvals.is_empty());
 }
 
 #[test]
@@ -98,9 +98,9 @@ fn ctrl_c_clears_a_typed_message_first() {
     let mut s = idle();
     key(&mut s, Action::Paste("half typed".into()));
     assert_eq!(ctrl_c(&mut s, Instant::now()), vec![]);
-    assert!(s.composer.is_empty());
-    assert!(!s.quitting);
-    assert_eq!(s.notice, None);
+    assert!(s.view.composer.is_empty());
+    assert!(!s.view.quitting);
+    assert_eq!(s.view.notice, None);
 }
 
 #[test]
@@ -108,11 +108,11 @@ fn two_ctrl_c_within_the_window_quit_an_idle_chat() {
     let mut s = idle();
     let t0 = Instant::now();
     assert_eq!(ctrl_c(&mut s, t0), vec![]);
-    assert!(!s.quitting, "one Ctrl-C does not quit");
-    assert_eq!(s.notice.as_deref(), Some(interrupt::QUIT_NOTICE));
+    assert!(!s.view.quitting, "one Ctrl-C does not quit");
+    assert_eq!(s.view.notice.as_deref(), Some(interrupt::QUIT_NOTICE));
     let effects = ctrl_c(&mut s, t0 + QUIT_WINDOW);
     assert_eq!(effects, vec![Effect::Quit]);
-    assert!(s.quitting);
+    assert!(s.view.quitting);
 }
 
 #[test]
@@ -122,12 +122,12 @@ fn a_second_ctrl_c_too_late_or_after_another_key_only_arms_again() {
     ctrl_c(&mut s, t0);
     let late = t0 + QUIT_WINDOW + Duration::from_millis(1);
     assert_eq!(ctrl_c(&mut s, late), vec![]);
-    assert!(!s.quitting);
-    assert_eq!(s.quit_armed, Some(late), "the late press arms anew");
+    assert!(!s.view.quitting);
+    assert_eq!(s.view.quit_armed, Some(late), "the late press arms anew");
     key(&mut s, Action::ToggleThoughts);
-    assert_eq!(s.quit_armed, None, "another key disarms");
+    assert_eq!(s.view.quit_armed, None, "another key disarms");
     assert_eq!(ctrl_c(&mut s, late + Duration::from_millis(10)), vec![]);
-    assert!(!s.quitting);
+    assert!(!s.view.quitting);
 }
 
 #[test]
@@ -138,32 +138,32 @@ fn ctrl_c_in_a_field_backs_out_as_esc() {
         request: request("t1"),
     });
     key(&mut s, Action::Char('r'));
-    assert!(matches!(s.focus.modal, Some(Modal::Reason { .. })));
+    assert!(matches!(s.view.focus.modal, Some(Modal::Reason { .. })));
     assert_eq!(ctrl_c(&mut s, Instant::now()), vec![]);
     assert_eq!(
-        s.focus,
+        s.view.focus,
         Focus::CARDS,
         "back to the choices, the turn runs on"
     );
-    assert!(s.turn.as_ref().is_some_and(|t| !t.cancelling));
+    assert!(s.session.turn.as_ref().is_some_and(|t| !t.cancelling));
 }
 
 #[test]
 fn f1_and_question_mark_on_an_empty_message_open_the_help_and_any_key_closes_it() {
     let mut s = idle();
     key(&mut s, Action::Help);
-    assert!(s.help);
+    assert!(s.view.help);
     assert_eq!(key(&mut s, Action::Char('y')), vec![]);
-    assert!(!s.help, "a key closes the help");
-    assert!(s.composer.is_empty(), "and does nothing else");
+    assert!(!s.view.help, "a key closes the help");
+    assert!(s.view.composer.is_empty(), "and does nothing else");
     key(&mut s, Action::Char('?'));
-    assert!(s.help, "? on an empty message");
+    assert!(s.view.help, "? on an empty message");
     key(&mut s, Action::Cancel);
-    assert!(!s.help);
+    assert!(!s.view.help);
     key(&mut s, Action::Char('a'));
     key(&mut s, Action::Char('?'));
-    assert!(!s.help, "? in a message is typed");
-    assert_eq!(s.composer.text(), "a?");
+    assert!(!s.view.help, "? in a message is typed");
+    assert_eq!(s.view.composer.text(), "a?");
 }
 
 #[test]
@@ -174,9 +174,9 @@ fn question_mark_on_a_card_shows_the_card_keys() {
         request: request("t1"),
     });
     key(&mut s, Action::Char('?'));
-    assert!(s.help);
-    assert_eq!(Context::of(&s.focus), Context::Cards);
-    assert_eq!(s.approvals.len(), 1, "the card is not answered");
+    assert!(s.view.help);
+    assert_eq!(Context::of(&s.view.focus), Context::Cards);
+    assert_eq!(s.gate.approvals.len(), 1, "the card is not answered");
     // Ctrl-D still quits through the help.
     let effects = key(&mut s, Action::Quit);
     assert!(effects.contains(&Effect::Quit));
@@ -214,15 +214,19 @@ fn every_card_key_of_the_table_does_what_the_table_says() {
                 CardCmd::Allow | CardCmd::Deny | CardCmd::AllowForChat => {
                     assert!(answered, "{c} answers the card")
                 }
-                CardCmd::Next | CardCmd::Prev => assert_eq!(s.cursor.selected, 1),
-                CardCmd::Expand => assert!(s.cursor.expanded),
-                CardCmd::Help => assert!(s.help),
-                CardCmd::KeepRule => assert!(matches!(s.focus.modal, Some(Modal::KeepRule(_)))),
-                CardCmd::DenyWithReason => {
-                    assert!(matches!(s.focus.modal, Some(Modal::Reason { .. })))
+                CardCmd::Next | CardCmd::Prev => assert_eq!(s.view.cursor.selected, 1),
+                CardCmd::Expand => assert!(s.view.cursor.expanded),
+                CardCmd::Help => assert!(s.view.help),
+                CardCmd::KeepRule => {
+                    assert!(matches!(s.view.focus.modal, Some(Modal::KeepRule(_))))
                 }
-                CardCmd::ApproveAll => assert!(matches!(s.focus.modal, Some(Modal::ConfirmAll(_)))),
-                CardCmd::Bypass => assert!(matches!(s.focus.modal, Some(Modal::Confirm(_)))),
+                CardCmd::DenyWithReason => {
+                    assert!(matches!(s.view.focus.modal, Some(Modal::Reason { .. })))
+                }
+                CardCmd::ApproveAll => {
+                    assert!(matches!(s.view.focus.modal, Some(Modal::ConfirmAll(_))))
+                }
+                CardCmd::Bypass => assert!(matches!(s.view.focus.modal, Some(Modal::Confirm(_)))),
                 other => panic!("{c} bound to {other:?}, not checked here"),
             }
         }
@@ -238,7 +242,7 @@ fn unbound_letters_on_a_card_say_which_keys_answer() {
     });
     key(&mut s, Action::Char('z'));
     assert_eq!(
-        s.notice.as_deref(),
+        s.view.notice.as_deref(),
         Some("a card is waiting: y allow · n deny · Ctrl-P back to typing")
     );
 }

@@ -40,11 +40,11 @@ pub fn fuzzy(files: &[String], query: &str) -> Vec<String> {
 impl ChatState {
     /// The finder's list, while a mention is typed.
     pub(super) fn mention_popup(&self) -> Option<Popup> {
-        let mention = self.drafts.mention.as_ref()?;
-        if !self.focus.is(Pane::Composer) {
+        let mention = self.view.drafts.mention.as_ref()?;
+        if !self.view.focus.is(Pane::Composer) {
             return None;
         }
-        let title = if self.drafts.files.is_none() {
+        let title = if self.view.drafts.files.is_none() {
             "files: listing… · Esc close".to_string()
         } else {
             "files · Tab/Enter insert · Esc close".to_string()
@@ -67,8 +67,8 @@ impl ChatState {
 
     /// The query: the text from after the `@` to the cursor.
     fn mention_query(&self, start: usize) -> Option<String> {
-        let text = self.composer.text();
-        let cursor = self.composer.cursor();
+        let text = self.view.composer.text();
+        let cursor = self.view.composer.cursor();
         if cursor <= start || !text.is_char_boundary(start + 1) || cursor < start + 1 {
             return None;
         }
@@ -79,15 +79,18 @@ impl ChatState {
     /// Match again after the text changed; closes the finder when the
     /// cursor left the mention.
     fn refresh_mention(&mut self) {
-        let Some(start) = self.drafts.mention.as_ref().map(|m| m.start) else {
+        let Some(start) = self.view.drafts.mention.as_ref().map(|m| m.start) else {
             return;
         };
         let Some(query) = self.mention_query(start) else {
-            self.drafts.mention = None;
+            self.view.drafts.mention = None;
             return;
         };
-        let matches = fuzzy(self.drafts.files.as_deref().unwrap_or_default(), &query);
-        if let Some(mention) = &mut self.drafts.mention {
+        let matches = fuzzy(
+            self.view.drafts.files.as_deref().unwrap_or_default(),
+            &query,
+        );
+        if let Some(mention) = &mut self.view.drafts.mention {
             mention.matches = matches;
             mention.selected = 0;
         }
@@ -95,23 +98,23 @@ impl ChatState {
 
     /// The file list arrived (or changed): match again.
     pub(super) fn on_files(&mut self, files: Vec<String>) {
-        self.drafts.files = Some(files);
+        self.view.drafts.files = Some(files);
         self.refresh_mention();
     }
 
     /// Keys while a mention is typed, and `@` opening one; `None` passes
     /// the key on.
     pub(super) fn mention_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
-        if self.drafts.mention.is_none() {
-            let text = self.composer.text();
-            let before = &text[..self.composer.cursor()];
+        if self.view.drafts.mention.is_none() {
+            let text = self.view.composer.text();
+            let before = &text[..self.view.composer.cursor()];
             let word_start = before.is_empty() || before.ends_with(char::is_whitespace);
             if *action != Action::Char('@') || !word_start {
                 return None;
             }
-            let start = self.composer.cursor();
-            self.composer.insert_char('@');
-            self.drafts.mention = Some(Mention {
+            let start = self.view.composer.cursor();
+            self.view.composer.insert_char('@');
+            self.view.drafts.mention = Some(Mention {
                 start,
                 matches: Vec::new(),
                 selected: 0,
@@ -120,10 +123,15 @@ impl ChatState {
             // List the files again each time: the tree changes.
             return Some(vec![Effect::Drafts(DraftsEffect::ListFiles)]);
         }
-        let count = self.drafts.mention.as_ref().map_or(0, |m| m.matches.len());
+        let count = self
+            .view
+            .drafts
+            .mention
+            .as_ref()
+            .map_or(0, |m| m.matches.len());
         match action {
             Action::Up | Action::Down => {
-                if let Some(mention) = &mut self.drafts.mention
+                if let Some(mention) = &mut self.view.drafts.mention
                     && count > 0
                 {
                     mention.selected = if *action == Action::Up {
@@ -135,7 +143,7 @@ impl ChatState {
                 Some(Vec::new())
             }
             Action::Tab | Action::Submit => {
-                let Some(mention) = self.drafts.mention.take() else {
+                let Some(mention) = self.view.drafts.mention.take() else {
                     return Some(Vec::new());
                 };
                 let Some(path) = mention.matches.get(mention.selected) else {
@@ -146,8 +154,8 @@ impl ChatState {
                         Some(Vec::new())
                     };
                 };
-                let text = self.composer.text();
-                let cursor = self.composer.cursor();
+                let text = self.view.composer.text();
+                let cursor = self.view.composer.cursor();
                 let quoted = if path.contains(char::is_whitespace) {
                     format!("@\"{path}\" ")
                 } else {
@@ -155,12 +163,12 @@ impl ChatState {
                 };
                 let new = format!("{}{quoted}{}", &text[..mention.start], &text[cursor..]);
                 let at = mention.start + quoted.len();
-                self.composer.set(&new);
-                self.composer.set_cursor(at);
+                self.view.composer.set(&new);
+                self.view.composer.set_cursor(at);
                 Some(Vec::new())
             }
             Action::Cancel => {
-                self.drafts.mention = None;
+                self.view.drafts.mention = None;
                 Some(Vec::new())
             }
             Action::Char(_)
@@ -168,12 +176,12 @@ impl ChatState {
             | Action::Paste(_)
             | Action::Left
             | Action::Right => {
-                super::edit_composer(&mut self.composer, action);
+                super::edit_composer(&mut self.view.composer, action);
                 self.refresh_mention();
                 Some(Vec::new())
             }
             _ => {
-                self.drafts.mention = None;
+                self.view.drafts.mention = None;
                 None
             }
         }

@@ -284,49 +284,78 @@ pub struct Turn {
     pub cancelling: bool,
 }
 
-/// The whole UI state of one chat.
+/// The whole UI state of one chat, in three parts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatState {
+    /// The agent and the conversation.
+    pub session: Session,
+    /// What may run without asking, and what waits.
+    pub gate: Gate,
+    /// Where the user is and what is open.
+    pub view: View,
+}
+
+/// The agent and the conversation: connection, transcript, turn, the agent's
+/// own modes and options, and where the chat runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
     /// The agent's display name.
     pub agent_name: String,
     /// The session's working directory, as shown.
     pub cwd: String,
+    /// The session's working directory, for relative paths in rules.
+    pub cwd_path: PathBuf,
     pub connection: Connection,
     pub transcript: Transcript,
-    pub composer: Composer,
     pub turn: Option<Turn>,
     /// The agent never ended a cancelled turn (warden ended it): Ctrl+R
     /// may restart it although it runs.
     pub agent_stuck: bool,
-    /// Unfold every thought.
-    pub thoughts_expanded: bool,
     /// The agent's own modes, when it advertises any.
     pub agent_modes: Option<AgentModes>,
     /// Session title from the agent.
     pub title: Option<String>,
-    /// One transient line above the composer (refusals, hints); cleared by the next key.
-    pub notice: Option<String>,
-    /// Set once quitting has begun.
-    pub quitting: bool,
+    /// A session whose agent is being moved into this mode before the chat
+    /// is ready: (session id, mode id).
+    pub opening: Option<(String, String)>,
+    /// The agent mode warden (or the user) last asked for.
+    pub expected_agent_mode: Option<String>,
+    /// This chat's id in the decision log.
+    pub chat_id: String,
+    /// Why the last turn ended.
+    pub last_stop: Option<StopReason>,
+    /// Live output of the agent's terminals, by terminal id.
+    pub terminals: std::collections::BTreeMap<String, TerminalView>,
+    /// The agent's session options besides its modes, and its usage.
+    pub controls: SessionControls,
+    /// Why a headless run failed.
+    pub failed: Option<String>,
+    /// This chat's agent's block name in the settings, when it has one.
+    pub settings_agent: Option<String>,
+    /// A denial reason to send as the next prompt once the cancelled turn ends.
+    pub queued_prompt: Option<String>,
+}
+
+/// What may run without asking, and what waits: the chat's mode, the user's
+/// rules and bypasses, this chat's grants, and the cards.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
     /// The chat's permission mode.
     pub mode: Mode,
-    /// The help overlay is open (any key closes it).
-    pub help: bool,
-    /// When Ctrl-C on an idle, empty composer was pressed: a second press
-    /// within [`QUIT_WINDOW`] quits.
-    pub quit_armed: Option<std::time::Instant>,
     /// Requests waiting for the user, oldest first.
     pub approvals: Vec<Approval>,
-    /// Where keys go: the pane, and the modal open over it.
-    pub focus: Focus,
-    /// Position among the cards.
-    pub cursor: CardCursor,
     /// "Allow for this chat" grants.
     pub grants: Vec<ChatGrant>,
     /// The agent's name and bypass setting.
     pub agent_policy: AgentPolicy,
     /// The user's rules, in file order.
     pub rules: Vec<Rule>,
+    /// Agents with `bypass_permissions = true` in the settings (and set this run).
+    pub bypassed_agents: Vec<String>,
+    /// The rule being kept from a card, while its pattern is edited.
+    pub rule_draft: Option<Rule>,
+    /// What allowed requests of this turn named (for client writes and terminals).
+    pub allowed_scopes: Vec<AllowedScope>,
     /// The agent's own mode to switch to in Plan (opt-in per agent).
     pub agent_plan_mode: Option<String>,
     /// The agent's mode that asks before acting, where warden keeps it.
@@ -335,46 +364,41 @@ pub struct ChatState {
     pub configured_asking_mode: Option<String>,
     /// The agent offers modes but none known to ask: Plan is refused.
     pub no_asking_mode: bool,
-    /// A session whose agent is being moved into this mode before the chat
-    /// is ready: (session id, mode id).
-    pub opening: Option<(String, String)>,
-    /// The agent mode warden (or the user) last asked for.
-    pub expected_agent_mode: Option<String>,
     /// Why no prompt may be sent (the agent would not leave a mode that may
     /// act without asking).
     pub prompt_blocked: Option<String>,
     /// Home directory, for `~` in rules.
     pub home: Option<PathBuf>,
-    /// The session's working directory, for relative paths in rules.
-    pub cwd_path: PathBuf,
-    /// A denial reason to send as the next prompt once the cancelled turn ends.
-    pub queued_prompt: Option<String>,
     /// Set for `warden exec`: how asks are answered without a user.
     pub headless: Option<OnAsk>,
-    /// Why a headless run failed.
-    pub failed: Option<String>,
-    /// This chat's id in the decision log.
-    pub chat_id: String,
-    /// Why the last turn ended.
-    pub last_stop: Option<StopReason>,
-    /// Agents with `bypass_permissions = true` in the settings (and set this run).
-    pub bypassed_agents: Vec<String>,
-    /// This chat's agent's block name in the settings, when it has one.
-    pub settings_agent: Option<String>,
-    /// The rule being kept from a card, while its pattern is edited.
-    pub rule_draft: Option<Rule>,
-    /// What allowed requests of this turn named (for client writes and terminals).
-    pub allowed_scopes: Vec<AllowedScope>,
-    /// Live output of the agent's terminals, by terminal id.
-    pub terminals: std::collections::BTreeMap<String, TerminalView>,
-    /// Show terminals' whole output instead of their last lines.
-    pub terminals_expanded: bool,
-    /// The agent's session options besides its modes, and its usage.
-    pub controls: SessionControls,
-    /// The transcript search bar, while open.
-    pub search: Option<Search>,
+}
+
+/// Where the user is: the composer, the focus, the card cursor, overlays and
+/// one-line notices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    pub composer: Composer,
     /// History, queued messages, cleared text and slash commands.
     pub drafts: Drafts,
+    /// Where keys go: the pane, and the modal open over it.
+    pub focus: Focus,
+    /// Position among the cards.
+    pub cursor: CardCursor,
+    /// The transcript search bar, while open.
+    pub search: Option<Search>,
+    /// One transient line above the composer (refusals, hints); cleared by the next key.
+    pub notice: Option<String>,
+    /// The help overlay is open (any key closes it).
+    pub help: bool,
+    /// When Ctrl-C on an idle, empty composer was pressed: a second press
+    /// within [`QUIT_WINDOW`] quits.
+    pub quit_armed: Option<std::time::Instant>,
+    /// Set once quitting has begun.
+    pub quitting: bool,
+    /// Unfold every thought.
+    pub thoughts_expanded: bool,
+    /// Show terminals' whole output instead of their last lines.
+    pub terminals_expanded: bool,
 }
 
 /// A terminal's output as last read, for the transcript.
@@ -390,56 +414,62 @@ impl ChatState {
     /// A fresh state for an agent about to start.
     pub fn new(agent_name: impl Into<String>, cwd: impl Into<String>) -> Self {
         ChatState {
-            agent_name: agent_name.into(),
-            cwd: cwd.into(),
-            connection: Connection::Starting,
-            transcript: Transcript::default(),
-            composer: Composer::default(),
-            turn: None,
-            agent_stuck: false,
-            thoughts_expanded: false,
-            agent_modes: None,
-            title: None,
-            notice: None,
-            quitting: false,
-            mode: Mode::Default,
-            help: false,
-            quit_armed: None,
-            approvals: Vec::new(),
-            focus: Focus::COMPOSER,
-            cursor: CardCursor::default(),
-            grants: Vec::new(),
-            agent_policy: AgentPolicy::default(),
-            rules: Vec::new(),
-            agent_plan_mode: None,
-            asking_mode: None,
-            configured_asking_mode: None,
-            no_asking_mode: false,
-            opening: None,
-            expected_agent_mode: None,
-            prompt_blocked: None,
-            home: None,
-            cwd_path: PathBuf::new(),
-            queued_prompt: None,
-            headless: None,
-            failed: None,
-            chat_id: String::new(),
-            last_stop: None,
-            bypassed_agents: Vec::new(),
-            settings_agent: None,
-            rule_draft: None,
-            allowed_scopes: Vec::new(),
-            terminals: std::collections::BTreeMap::new(),
-            terminals_expanded: false,
-            controls: SessionControls::default(),
-            search: None,
-            drafts: Drafts::default(),
+            session: Session {
+                agent_name: agent_name.into(),
+                cwd: cwd.into(),
+                cwd_path: PathBuf::new(),
+                connection: Connection::Starting,
+                transcript: Transcript::default(),
+                turn: None,
+                agent_stuck: false,
+                agent_modes: None,
+                title: None,
+                opening: None,
+                expected_agent_mode: None,
+                chat_id: String::new(),
+                last_stop: None,
+                terminals: std::collections::BTreeMap::new(),
+                controls: SessionControls::default(),
+                failed: None,
+                settings_agent: None,
+                queued_prompt: None,
+            },
+            gate: Gate {
+                mode: Mode::Default,
+                approvals: Vec::new(),
+                grants: Vec::new(),
+                agent_policy: AgentPolicy::default(),
+                rules: Vec::new(),
+                bypassed_agents: Vec::new(),
+                rule_draft: None,
+                allowed_scopes: Vec::new(),
+                agent_plan_mode: None,
+                asking_mode: None,
+                configured_asking_mode: None,
+                no_asking_mode: false,
+                prompt_blocked: None,
+                home: None,
+                headless: None,
+            },
+            view: View {
+                composer: Composer::default(),
+                drafts: Drafts::default(),
+                focus: Focus::COMPOSER,
+                cursor: CardCursor::default(),
+                search: None,
+                notice: None,
+                help: false,
+                quit_armed: None,
+                quitting: false,
+                thoughts_expanded: false,
+                terminals_expanded: false,
+            },
         }
     }
 
     /// The open session's id.
     pub fn session_id(&self) -> Option<&str> {
-        match &self.connection {
+        match &self.session.connection {
             Connection::Ready { session_id } => Some(session_id),
             _ => None,
         }
@@ -447,17 +477,17 @@ impl ChatState {
 
     /// Whether a turn is running.
     pub fn is_busy(&self) -> bool {
-        self.turn.is_some()
+        self.session.turn.is_some()
     }
 
     /// Add an info line.
     pub fn info(&mut self, text: impl Into<String>) {
-        self.transcript.push(EntryKind::Info(text.into()));
+        self.session.transcript.push(EntryKind::Info(text.into()));
     }
 
     /// Add an error line with detail lines.
     pub fn error(&mut self, message: impl Into<String>, detail: Vec<String>) {
-        self.transcript.push(EntryKind::Error {
+        self.session.transcript.push(EntryKind::Error {
             message: message.into(),
             detail,
         });
@@ -484,16 +514,18 @@ impl ChatState {
             Msg::Update(update) => self.on_update(update),
             Msg::Drafts(msg) => self.on_drafts(msg),
             Msg::TerminalOutput { id, view } => {
-                self.terminals.insert(id.clone(), view);
-                self.transcript.touch_terminal(&id);
+                self.session.terminals.insert(id.clone(), view);
+                self.session.transcript.touch_terminal(&id);
                 Vec::new()
             }
             msg @ (Msg::SettingsChanged { .. } | Msg::SettingsWriteFailed(_)) => {
                 self.on_settings(msg)
             }
             Msg::PermissionRequested { id, request } => self.on_permission(id, request),
-            Msg::CancelOverdue(grace) if self.turn.as_ref().is_some_and(|t| t.cancelling) => {
-                self.transcript.push(EntryKind::Error {
+            Msg::CancelOverdue(grace)
+                if self.session.turn.as_ref().is_some_and(|t| t.cancelling) =>
+            {
+                self.session.transcript.push(EntryKind::Error {
                     message: format!(
                         "the agent did not end the cancelled turn within {} s; warden ended it here (the agent may still be busy: go on, or Ctrl+R to restart it)",
                         grace.as_secs()
@@ -501,7 +533,7 @@ impl ChatState {
                     detail: Vec::new(),
                 });
                 let effects = self.update(Msg::TurnEnded(StopReason::Cancelled));
-                self.agent_stuck = true;
+                self.session.agent_stuck = true;
                 effects
             }
             Msg::CancelOverdue(_) => Vec::new(),
@@ -510,13 +542,13 @@ impl ChatState {
                 Vec::new()
             }
             Msg::AgentNotice(message) => {
-                self.transcript.push(EntryKind::Error {
+                self.session.transcript.push(EntryKind::Error {
                     message: crate::sanitize::one_line(&message),
                     detail: Vec::new(),
                 });
                 Vec::new()
             }
-            Msg::TurnEnded(_) | Msg::TurnFailed(_) if self.turn.is_none() => Vec::new(),
+            Msg::TurnEnded(_) | Msg::TurnFailed(_) if self.session.turn.is_none() => Vec::new(),
             Msg::TurnEnded(reason) => {
                 let mut effects = self.cancel_all_approvals("the turn ended");
                 self.finish_turn(reason == StopReason::Cancelled);
@@ -528,8 +560,8 @@ impl ChatState {
                         crate::sanitize::one_line(other.as_str())
                     )),
                 }
-                self.last_stop = Some(reason);
-                if let Some(reason) = self.queued_prompt.take()
+                self.session.last_stop = Some(reason);
+                if let Some(reason) = self.session.queued_prompt.take()
                     && !self.refuse_turn()
                 {
                     effects.extend(self.send_prompt(reason));
@@ -544,16 +576,16 @@ impl ChatState {
                     format!("the agent failed the prompt: {message}"),
                     Vec::new(),
                 );
-                self.failed.get_or_insert(message);
+                self.session.failed.get_or_insert(message);
                 effects
             }
             Msg::ConnectFailed(message) => {
                 let effects = self.cancel_all_approvals("the agent is not connected");
-                self.connection = Connection::Down;
+                self.session.connection = Connection::Down;
                 self.finish_turn(true);
                 self.error(message.clone(), Vec::new());
-                self.notice = Some("the agent is not running: press r to restart it".into());
-                self.failed.get_or_insert(message);
+                self.view.notice = Some("the agent is not running: press r to restart it".into());
+                self.session.failed.get_or_insert(message);
                 effects
             }
             Msg::Restart => {
@@ -563,14 +595,14 @@ impl ChatState {
                 effects
             }
             Msg::AgentNamed(name) => {
-                if name != self.agent_name {
+                if name != self.session.agent_name {
                     self.info(format!(
                         "named `{}` after what the agent calls itself (its command gave `{}`)",
                         crate::sanitize::one_line(&name),
-                        crate::sanitize::one_line(&self.agent_name)
+                        crate::sanitize::one_line(&self.session.agent_name)
                     ));
-                    self.agent_policy.name.clone_from(&name);
-                    self.agent_name = name;
+                    self.gate.agent_policy.name.clone_from(&name);
+                    self.session.agent_name = name;
                 }
                 Vec::new()
             }
@@ -578,15 +610,16 @@ impl ChatState {
                 status,
                 stderr_tail,
             } => {
-                let was_quitting = self.quitting;
+                let was_quitting = self.view.quitting;
                 let effects = self.cancel_all_approvals("the agent exited");
-                self.connection = Connection::Down;
+                self.session.connection = Connection::Down;
                 self.finish_turn(true);
                 if !was_quitting {
                     let message = format!("the agent exited ({status})");
                     self.error(message.clone(), stderr_tail);
-                    self.notice = Some("the agent is not running: press r to restart it".into());
-                    self.failed.get_or_insert(message);
+                    self.view.notice =
+                        Some("the agent is not running: press r to restart it".into());
+                    self.session.failed.get_or_insert(message);
                 }
                 effects
             }
@@ -595,23 +628,24 @@ impl ChatState {
 
     /// Once the agent is ready, a notice saying it is not goes.
     fn drop_stale_notice(&mut self) {
-        if matches!(self.connection, Connection::Ready { .. })
+        if matches!(self.session.connection, Connection::Ready { .. })
             && self
+                .view
                 .notice
                 .as_deref()
                 .is_some_and(|n| NOT_READY_NOTICES.contains(&n))
         {
-            self.notice = None;
+            self.view.notice = None;
         }
     }
 
     /// The turn is over; with `cancel_tools`, calls still open are marked cancelled.
     fn finish_turn(&mut self, cancel_tools: bool) {
-        self.allowed_scopes.clear();
-        if self.turn.take().is_some() && cancel_tools {
-            self.transcript.cancel_unfinished_tools();
+        self.gate.allowed_scopes.clear();
+        if self.session.turn.take().is_some() && cancel_tools {
+            self.session.transcript.cancel_unfinished_tools();
         }
-        self.transcript.end_turn();
+        self.session.transcript.end_turn();
     }
 
     fn on_update(&mut self, update: SessionUpdate) -> Vec<Effect> {
@@ -627,7 +661,9 @@ impl ChatState {
         if let Some((tool_id, content)) = embedded {
             for item in content {
                 if let crate::model::ToolContent::Terminal { id: terminal } = item {
-                    self.transcript.hand_over_terminal(terminal, tool_id);
+                    self.session
+                        .transcript
+                        .hand_over_terminal(terminal, tool_id);
                 }
             }
         }
@@ -638,7 +674,7 @@ impl ChatState {
             )
         {
             let effects = self.drop_stale_for_tool(id);
-            self.transcript.update_tool(id, fields);
+            self.session.transcript.update_tool(id, fields);
             return effects;
         }
         match update {
@@ -646,59 +682,60 @@ impl ChatState {
                 if let Some(Entry {
                     kind: EntryKind::User(last),
                     ..
-                }) = self.transcript.entries().last()
+                }) = self.session.transcript.entries().last()
                 {
                     let joined = format!("{last}{text}");
                     self.replace_last_user(joined);
                 } else {
-                    self.transcript.push(EntryKind::User(text));
+                    self.session.transcript.push(EntryKind::User(text));
                 }
             }
-            SessionUpdate::AgentChunk(text) => self.transcript.push_agent_text(&text),
-            SessionUpdate::ThoughtChunk(text) => self.transcript.push_thought(&text),
+            SessionUpdate::AgentChunk(text) => self.session.transcript.push_agent_text(&text),
+            SessionUpdate::ThoughtChunk(text) => self.session.transcript.push_thought(&text),
             SessionUpdate::MessageChunk {
                 message_id,
                 text,
                 thought,
             } => self
+                .session
                 .transcript
                 .push_message_chunk(&message_id, &text, thought),
-            SessionUpdate::ToolCall(call) => self.transcript.upsert_tool(call),
+            SessionUpdate::ToolCall(call) => self.session.transcript.upsert_tool(call),
             SessionUpdate::ToolCallUpdate { id, fields } => {
-                self.transcript.update_tool(&id, &fields)
+                self.session.transcript.update_tool(&id, &fields)
             }
-            SessionUpdate::Plan(plan) => self.transcript.set_plan(plan),
-            SessionUpdate::AvailableCommands(commands) => self.drafts.commands = commands,
+            SessionUpdate::Plan(plan) => self.session.transcript.set_plan(plan),
+            SessionUpdate::AvailableCommands(commands) => self.view.drafts.commands = commands,
             SessionUpdate::Other(_) => {}
             SessionUpdate::Options(options) => self.on_options(options),
             SessionUpdate::Usage(usage) => self.on_usage(usage),
             SessionUpdate::CurrentMode(mode) => return self.on_agent_mode_now(&mode),
             SessionUpdate::ConfigModes(modes) => {
                 let current = modes.current.clone();
-                let known = self.agent_modes.as_ref().map(|m| m.current.clone());
-                self.agent_modes = Some(AgentModes {
+                let known = self.session.agent_modes.as_ref().map(|m| m.current.clone());
+                self.session.agent_modes = Some(AgentModes {
                     current: known.unwrap_or_else(|| current.clone()),
                     ..modes
                 });
                 return self.on_agent_mode_now(&current);
             }
-            SessionUpdate::SessionInfo { title } => self.title = title,
+            SessionUpdate::SessionInfo { title } => self.session.title = title,
         }
         Vec::new()
     }
 
     fn replace_last_user(&mut self, text: String) {
         // Replayed user messages arrive in chunks; keep them one entry.
-        self.transcript.replace_last(EntryKind::User(text));
+        self.session.transcript.replace_last(EntryKind::User(text));
     }
 
     fn on_action(&mut self, action: Action) -> Vec<Effect> {
         if !matches!(action, Action::ToggleThoughts) {
-            self.notice = None;
+            self.view.notice = None;
         }
         // While the search is open it has the keys, also when a card took
         // the focus meanwhile: a letter typed for the search never answers it.
-        if self.focus.modal.is_none()
+        if self.view.focus.modal.is_none()
             && let Some(effects) = self.on_search_key(&action)
         {
             return effects;
@@ -713,41 +750,41 @@ impl ChatState {
         // Keys that mean the same wherever the focus is.
         match action {
             // Not over a field or a question of a card's: those keep their keys.
-            Action::Search if self.focus.modal.is_none() => {
+            Action::Search if self.view.focus.modal.is_none() => {
                 return self.open_search();
             }
             Action::Copy => return self.copy(false),
             Action::CopyCode => return self.copy(true),
             // A modal closes on Esc instead.
-            Action::Cancel if self.focus.modal.is_none() => {
+            Action::Cancel if self.view.focus.modal.is_none() => {
                 return self.cancel();
             }
             Action::Quit => return self.quit(),
             Action::ToggleThoughts => {
-                self.thoughts_expanded = !self.thoughts_expanded;
+                self.view.thoughts_expanded = !self.view.thoughts_expanded;
                 return Vec::new();
             }
             Action::ToggleTerminals => {
-                self.terminals_expanded = !self.terminals_expanded;
-                self.transcript.touch_all_tools();
+                self.view.terminals_expanded = !self.view.terminals_expanded;
+                self.session.transcript.touch_all_tools();
                 return Vec::new();
             }
             Action::OpenModeMenu => {
                 let current = self
                     .mode_menu_items()
                     .iter()
-                    .position(|i| *i == ModeItem::Chat(self.mode));
-                self.focus.open(Modal::ModeMenu(current.unwrap_or(0)));
+                    .position(|i| *i == ModeItem::Chat(self.gate.mode));
+                self.view.focus.open(Modal::ModeMenu(current.unwrap_or(0)));
                 return Vec::new();
             }
             Action::ClickChoice(_)
-                if !self.approvals.is_empty() && self.focus.is(Pane::Composer) =>
+                if !self.gate.approvals.is_empty() && self.view.focus.is(Pane::Composer) =>
             {
                 // A click on a card answers it even while the composer has the keys.
-                self.focus.pane = Pane::Cards;
+                self.view.focus.pane = Pane::Cards;
             }
-            Action::RulesScreen if !matches!(self.focus.modal, Some(Modal::Rules { .. })) => {
-                self.focus.open(Modal::Rules {
+            Action::RulesScreen if !matches!(self.view.focus.modal, Some(Modal::Rules { .. })) => {
+                self.view.focus.open(Modal::Rules {
                     selected: 0,
                     confirm: false,
                 });
@@ -756,11 +793,12 @@ impl ChatState {
             Action::ToggleCards => {
                 // Ctrl-P: between the composer and the cards; from a modal,
                 // back to typing.
-                self.focus = if self.focus.is(Pane::Composer) && !self.approvals.is_empty() {
-                    Focus::CARDS
-                } else {
-                    Focus::COMPOSER
-                };
+                self.view.focus =
+                    if self.view.focus.is(Pane::Composer) && !self.gate.approvals.is_empty() {
+                        Focus::CARDS
+                    } else {
+                        Focus::COMPOSER
+                    };
                 return Vec::new();
             }
             _ => {}
@@ -768,8 +806,8 @@ impl ChatState {
         // A modal has the keys while it is open: its handler takes it, and
         // puts it back unless the key closed it (then the pane beneath has
         // the keys again, as it was).
-        let Some(modal) = self.focus.modal.take() else {
-            return match self.focus.pane {
+        let Some(modal) = self.view.focus.modal.take() else {
+            return match self.view.focus.pane {
                 Pane::Composer => self.on_composer_key(action),
                 Pane::Cards => self.on_card_key(&action),
             };
@@ -788,65 +826,65 @@ impl ChatState {
     fn on_composer_key(&mut self, action: Action) -> Vec<Effect> {
         match action {
             Action::Char('r')
-                if self.composer.is_empty() && self.connection == Connection::Down =>
+                if self.view.composer.is_empty() && self.session.connection == Connection::Down =>
             {
                 self.restart()
             }
             Action::Submit => self.submit(),
-            Action::BackTab => self.set_mode(self.mode.next()),
+            Action::BackTab => self.set_mode(self.gate.mode.next()),
             Action::Restart => {
-                if self.connection == Connection::Down || self.agent_stuck {
+                if self.session.connection == Connection::Down || self.session.agent_stuck {
                     return self.restart();
                 }
-                self.notice =
+                self.view.notice =
                     Some("the agent is running; restart is for when it has exited".into());
                 Vec::new()
             }
             other => {
-                edit_composer(&mut self.composer, &other);
+                edit_composer(&mut self.view.composer, &other);
                 Vec::new()
             }
         }
     }
 
     fn submit(&mut self) -> Vec<Effect> {
-        if self.composer.text().trim().is_empty() {
+        if self.view.composer.text().trim().is_empty() {
             return Vec::new();
         }
         if self.is_busy() {
-            self.notice = Some(
+            self.view.notice = Some(
                 "the agent is still working: wait for the turn to end, or Esc to cancel it".into(),
             );
             return Vec::new();
         }
-        match self.connection {
+        match self.session.connection {
             Connection::Ready { .. } => {}
             Connection::Starting => {
-                self.notice = Some(STILL_STARTING.into());
+                self.view.notice = Some(STILL_STARTING.into());
                 return Vec::new();
             }
             Connection::Down => {
-                self.notice = Some(NOT_RUNNING.into());
+                self.view.notice = Some(NOT_RUNNING.into());
                 return Vec::new();
             }
         }
         if self.refuse_turn() {
             return Vec::new();
         }
-        let text = self.composer.take();
+        let text = self.view.composer.take();
         self.send_prompt(text)
     }
 
     /// Show the user's message and send it (with the plan instruction in Plan).
     fn send_prompt(&mut self, text: String) -> Vec<Effect> {
         if self.session_id().is_none() {
-            self.notice = Some(NOT_CONNECTED.into());
+            self.view.notice = Some(NOT_CONNECTED.into());
             return Vec::new();
         }
-        self.transcript.end_turn();
-        self.transcript.push(EntryKind::User(text.clone()));
-        self.turn = Some(Turn { cancelling: false });
-        if self.mode == Mode::Plan {
+        self.session.transcript.end_turn();
+        self.session.transcript.push(EntryKind::User(text.clone()));
+        self.session.turn = Some(Turn { cancelling: false });
+        if self.gate.mode == Mode::Plan {
             self.info("plan mode: the prompt asks the agent to read and propose only");
             return vec![Effect::SendPrompt(format!("{PLAN_INSTRUCTION}\n\n{text}"))];
         }
@@ -854,12 +892,12 @@ impl ChatState {
     }
 
     pub(crate) fn cancel(&mut self) -> Vec<Effect> {
-        match &mut self.turn {
+        match &mut self.session.turn {
             Some(turn) if !turn.cancelling => {
                 turn.cancelling = true;
                 let mut effects = vec![Effect::CancelTurn];
                 effects.extend(self.cancel_all_approvals("turn cancelled"));
-                self.transcript.cancel_unfinished_tools();
+                self.session.transcript.cancel_unfinished_tools();
                 effects
             }
             _ => Vec::new(),
@@ -867,9 +905,9 @@ impl ChatState {
     }
 
     pub(crate) fn quit(&mut self) -> Vec<Effect> {
-        self.quitting = true;
+        self.view.quitting = true;
         let mut effects = Vec::new();
-        if self.turn.is_some() {
+        if self.session.turn.is_some() {
             effects.extend(self.cancel());
         }
         effects.extend(self.cancel_all_approvals("warden is quitting"));
@@ -878,16 +916,16 @@ impl ChatState {
     }
 
     fn restart(&mut self) -> Vec<Effect> {
-        self.agent_stuck = false;
-        self.asking_mode = None;
-        self.opening = None;
-        self.prompt_blocked = None;
-        self.connection = Connection::Starting;
-        self.agent_modes = None;
+        self.session.agent_stuck = false;
+        self.gate.asking_mode = None;
+        self.session.opening = None;
+        self.gate.prompt_blocked = None;
+        self.session.connection = Connection::Starting;
+        self.session.agent_modes = None;
         // The new session reports its own options, usage and mode switches.
-        self.controls = SessionControls::default();
-        self.expected_agent_mode = None;
-        self.transcript.end_turn();
+        self.session.controls = SessionControls::default();
+        self.session.expected_agent_mode = None;
+        self.session.transcript.end_turn();
         self.info("restarting the agent…");
         vec![Effect::RestartAgent]
     }

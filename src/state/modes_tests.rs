@@ -54,8 +54,8 @@ fn fast_agent() -> AgentModes {
 
 fn opened(mode: Mode, modes: Option<AgentModes>) -> (ChatState, Vec<Effect>) {
     let mut s = ChatState::new("qwen", "/w");
-    s.mode = mode;
-    s.agent_policy.name = "qwen".into();
+    s.gate.mode = mode;
+    s.gate.agent_policy.name = "qwen".into();
     let effects = s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes,
@@ -77,7 +77,8 @@ fn submit(s: &mut ChatState, text: &str) -> Vec<Effect> {
 }
 
 fn warnings(s: &ChatState) -> Vec<String> {
-    s.transcript
+    s.session
+        .transcript
         .entries()
         .iter()
         .filter_map(|e| match &e.kind {
@@ -92,24 +93,24 @@ fn a_session_opening_in_auto_is_moved_to_the_asking_mode_before_any_prompt() {
     let (mut s, effects) = opened(Mode::Default, Some(qwen(Some("mode"))));
     assert_eq!(effects, vec![set_mode("default", Some("mode"))]);
     assert_eq!(
-        s.connection,
+        s.session.connection,
         Connection::Starting,
         "not ready until it moved"
     );
     assert_eq!(submit(&mut s, "touch x"), Vec::new(), "no prompt yet");
-    assert!(s.turn.is_none());
+    assert!(s.session.turn.is_none());
     s.update(Msg::AgentModeSet {
         mode_id: "default".into(),
         result: Ok(()),
     });
     assert_eq!(
-        s.connection,
+        s.session.connection,
         Connection::Ready {
             session_id: "s".into()
         }
     );
     assert_eq!(
-        s.agent_modes.as_ref().map(|m| m.current.as_str()),
+        s.session.agent_modes.as_ref().map(|m| m.current.as_str()),
         Some("default")
     );
     assert_eq!(
@@ -126,16 +127,26 @@ fn a_refused_move_blocks_every_prompt() {
         mode_id: "default".into(),
         result: Err("not now".into()),
     });
-    assert!(matches!(s.connection, Connection::Ready { .. }));
+    assert!(matches!(s.session.connection, Connection::Ready { .. }));
     assert_eq!(submit(&mut s, "touch x"), Vec::new());
-    assert!(s.failed.as_deref().is_some_and(|f| f.contains("not now")));
-    assert!(s.notice.as_deref().is_some_and(|n| n.contains("no prompt")));
+    assert!(
+        s.session
+            .failed
+            .as_deref()
+            .is_some_and(|f| f.contains("not now"))
+    );
+    assert!(
+        s.view
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("no prompt"))
+    );
 }
 
 #[test]
 fn the_configured_asking_mode_wins_and_an_unknown_one_is_said() {
     let mut s = ChatState::new("qwen", "/w");
-    s.configured_asking_mode = Some("plan".into());
+    s.gate.configured_asking_mode = Some("plan".into());
     let effects = s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: Some(qwen(None)),
@@ -143,7 +154,7 @@ fn the_configured_asking_mode_wins_and_an_unknown_one_is_said() {
     }));
     assert_eq!(effects, vec![set_mode("plan", None)]);
     let mut s = ChatState::new("qwen", "/w");
-    s.configured_asking_mode = Some("careful".into());
+    s.gate.configured_asking_mode = Some("careful".into());
     let effects = s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: Some(qwen(None)),
@@ -159,28 +170,28 @@ fn an_agent_in_its_asking_mode_is_ready_at_once() {
     modes.current = "default".into();
     let (s, effects) = opened(Mode::Default, Some(modes));
     assert_eq!(effects, Vec::new());
-    assert!(matches!(s.connection, Connection::Ready { .. }));
+    assert!(matches!(s.session.connection, Connection::Ready { .. }));
     let (s, effects) = opened(Mode::Plan, None);
     assert_eq!(effects, Vec::new(), "no modes: nothing to move");
-    assert!(matches!(s.connection, Connection::Ready { .. }));
-    assert!(!s.no_asking_mode, "no modes is not a refusal of Plan");
+    assert!(matches!(s.session.connection, Connection::Ready { .. }));
+    assert!(!s.gate.no_asking_mode, "no modes is not a refusal of Plan");
 }
 
 #[test]
 fn an_agent_without_an_asking_mode_is_refused_in_plan_only() {
     let (mut s, effects) = opened(Mode::Plan, Some(fast_agent()));
     assert_eq!(effects, Vec::new());
-    assert!(s.no_asking_mode);
+    assert!(s.gate.no_asking_mode);
     assert!(warnings(&s)[0].contains("none of qwen's modes"));
     assert_eq!(submit(&mut s, "edit it"), Vec::new());
-    assert!(s.turn.is_none());
+    assert!(s.session.turn.is_none());
     assert!(
         warnings(&s)
             .last()
             .is_some_and(|w| w.contains("Plan is refused"))
     );
     s.update(Msg::Action(Action::BackTab));
-    assert_eq!(s.mode, Mode::Default);
+    assert_eq!(s.gate.mode, Mode::Default);
     assert_eq!(
         s.update(Msg::Action(Action::Submit)),
         vec![Effect::SendPrompt("edit it".into())]
@@ -237,7 +248,7 @@ fn a_restart_moves_the_new_session_again() {
         origin: SessionOrigin::Loaded,
     }));
     assert_eq!(effects, vec![set_mode("default", None)]);
-    assert_eq!(s.connection, Connection::Starting);
+    assert_eq!(s.session.connection, Connection::Starting);
 }
 
 fn edit(id: RequestId, tool: &str) -> Msg {
@@ -274,7 +285,7 @@ fn two_cards() -> ChatState {
     s.update(edit(1, "a"));
     s.update(edit(2, "b"));
     s.update(Msg::Action(Action::ToggleCards));
-    assert_eq!(s.focus, Focus::COMPOSER);
+    assert_eq!(s.view.focus, Focus::COMPOSER);
     s
 }
 
@@ -293,16 +304,16 @@ fn the_dropdown_into_auto_asks_before_approving_waiting_cards() {
     let mut s = two_cards();
     s.update(Msg::Action(Action::OpenModeMenu));
     let effects = s.update(Msg::Action(Action::PickModeItem(2)));
-    assert_eq!(s.mode, Mode::Auto);
+    assert_eq!(s.gate.mode, Mode::Auto);
     assert_eq!(responses(&effects), Vec::new());
     assert_eq!(
-        s.focus.modal,
+        s.view.focus.modal,
         Some(Modal::Confirm(Question::AllowWaiting(vec![1, 2])))
     );
     let effects = s.update(Msg::Action(Action::Char('n')));
     assert_eq!(responses(&effects), Vec::new());
-    assert_eq!(s.approvals.len(), 2, "n keeps them as cards");
-    assert_eq!(s.mode, Mode::Auto, "Auto holds for new requests");
+    assert_eq!(s.gate.approvals.len(), 2, "n keeps them as cards");
+    assert_eq!(s.gate.mode, Mode::Auto, "Auto holds for new requests");
     let later = s.update(edit(3, "c"));
     assert_eq!(
         responses(&later),
@@ -315,7 +326,7 @@ fn yes_approves_only_the_cards_still_allowed() {
     let mut s = two_cards();
     s.update(Msg::Action(Action::BackTab));
     assert_eq!(
-        s.focus.modal,
+        s.view.focus.modal,
         Some(Modal::Confirm(Question::AllowWaiting(vec![1, 2])))
     );
     let effects = s.update(Msg::Action(Action::Char('y')));
@@ -343,21 +354,21 @@ fn yes_approves_only_the_cards_still_allowed() {
 fn bypass_confirmed_asks_about_the_other_waiting_cards() {
     let mut s = two_cards();
     s.update(Msg::Action(Action::ToggleCards));
-    assert_eq!(s.focus, Focus::CARDS);
+    assert_eq!(s.view.focus, Focus::CARDS);
     s.update(Msg::Action(Action::Char('b')));
     let effects = s.update(Msg::Action(Action::Char('n')));
     assert_eq!(effects, Vec::new());
-    assert!(!s.agent_policy.bypass);
+    assert!(!s.gate.agent_policy.bypass);
     s.update(Msg::Action(Action::Char('b')));
     let effects = s.update(Msg::Action(Action::Char('y')));
-    assert!(s.agent_policy.bypass);
+    assert!(s.gate.agent_policy.bypass);
     assert_eq!(
         responses(&effects),
         vec![(1, PermissionOutcome::Selected("allow".into()))],
         "only the card b was pressed on"
     );
     assert_eq!(
-        s.focus.modal,
+        s.view.focus.modal,
         Some(Modal::Confirm(Question::AllowWaiting(vec![2])))
     );
 }
@@ -372,9 +383,9 @@ fn an_agents_own_plan_mode_follows_plan_without_agent_plan_mode() {
         mode_id: "plan".into(),
         result: Ok(()),
     });
-    assert!(matches!(s.connection, Connection::Ready { .. }));
+    assert!(matches!(s.session.connection, Connection::Ready { .. }));
     let effects = s.update(Msg::Action(Action::BackTab));
-    assert_eq!(s.mode, Mode::Default);
+    assert_eq!(s.gate.mode, Mode::Default);
     assert!(effects.contains(&set_mode("default", None)), "{effects:?}");
     // Default -> Auto moves the agent nowhere; Auto -> Plan into its plan mode.
     let effects = s.update(Msg::Action(Action::BackTab));
@@ -385,15 +396,15 @@ fn an_agents_own_plan_mode_follows_plan_without_agent_plan_mode() {
         "{effects:?}"
     );
     let effects = s.update(Msg::Action(Action::BackTab));
-    assert_eq!(s.mode, Mode::Plan);
+    assert_eq!(s.gate.mode, Mode::Plan);
     assert!(effects.contains(&set_mode("plan", None)), "{effects:?}");
 }
 
 #[test]
 fn agent_plan_mode_still_names_the_mode_for_plan() {
     let mut s = ChatState::new("qwen", "/w");
-    s.mode = Mode::Plan;
-    s.agent_plan_mode = Some("default".into());
+    s.gate.mode = Mode::Plan;
+    s.gate.agent_plan_mode = Some("default".into());
     let effects = s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: Some(qwen(None)),

@@ -82,7 +82,8 @@ impl ChatState {
             .into_iter()
             .partition(|o| o.id == SessionOption::MODELS_ID);
         let models = models.into_iter().next().or_else(|| {
-            self.controls
+            self.session
+                .controls
                 .options
                 .iter()
                 .find(|o| o.id == SessionOption::MODELS_ID)
@@ -93,14 +94,14 @@ impl ChatState {
         {
             options.push(models);
         }
-        self.controls.options = options;
+        self.session.controls.options = options;
     }
 
     /// The agent sent a `usage_update` or a prompt answer's `usage`: the
     /// parts it names replace the ones known, the others stay.
     pub(super) fn on_usage(&mut self, usage: Usage) {
-        let known = self.controls.usage.take().unwrap_or_default();
-        self.controls.usage = Some(Usage {
+        let known = self.session.controls.usage.take().unwrap_or_default();
+        self.session.controls.usage = Some(Usage {
             used: usage.used.or(known.used),
             size: usage.size.or(known.size),
             cost: usage.cost.or(known.cost),
@@ -111,7 +112,7 @@ impl ChatState {
     /// Pick a value for option `option` (index into `controls.options`):
     /// for a select, its choice `choice`; for a boolean, the other value.
     pub(super) fn pick_option(&mut self, option: usize, choice: usize) -> Vec<Effect> {
-        let Some(opt) = self.controls.options.get(option) else {
+        let Some(opt) = self.session.controls.options.get(option) else {
             return Vec::new();
         };
         let value = match &opt.value {
@@ -123,7 +124,7 @@ impl ChatState {
                     return Vec::new();
                 }
                 if opt.id == SessionOption::MODELS_ID {
-                    self.controls.model_pick = Some(picked.id.clone());
+                    self.session.controls.model_pick = Some(picked.id.clone());
                 }
                 OptionPick::Choice(picked.id.clone())
             }
@@ -144,8 +145,9 @@ impl ChatState {
         match result {
             // `session/set_model` answers nothing: the pick is the model now.
             Ok(options) if options.is_empty() && option == SessionOption::MODELS_ID => {
-                let pick = self.controls.model_pick.take();
+                let pick = self.session.controls.model_pick.take();
                 let models = self
+                    .session
                     .controls
                     .options
                     .iter_mut()
@@ -159,7 +161,7 @@ impl ChatState {
                         one_line(&models.name),
                         one_line(&models.current_label())
                     );
-                    self.transcript.push(EntryKind::Info(line));
+                    self.session.transcript.push(EntryKind::Info(line));
                 }
             }
             Ok(options) => {
@@ -171,14 +173,14 @@ impl ChatState {
                     self.on_options(options);
                 }
                 if let Some(line) = name {
-                    self.transcript.push(EntryKind::Info(line));
+                    self.session.transcript.push(EntryKind::Info(line));
                 }
             }
             Err(message) => {
                 if option == SessionOption::MODELS_ID {
-                    self.controls.model_pick = None;
+                    self.session.controls.model_pick = None;
                 }
-                self.transcript.push(EntryKind::Error {
+                self.session.transcript.push(EntryKind::Error {
                     message: format!(
                         "the agent did not change its option `{}`: {}",
                         one_line(&option),
@@ -225,7 +227,7 @@ mod tests {
     fn picking_a_choice_sends_it_and_the_current_one_sends_nothing() {
         let mut s = ChatState::new("demo", "/w");
         s.on_options(vec![model("a")]);
-        assert_eq!(s.controls.model_label().as_deref(), Some("Alpha"));
+        assert_eq!(s.session.controls.model_label().as_deref(), Some("Alpha"));
         assert_eq!(s.pick_option(0, 0), Vec::new());
         assert_eq!(
             s.pick_option(0, 1),
@@ -247,10 +249,10 @@ mod tests {
     fn models_stay_beside_config_updates_and_a_model_option_wins() {
         let mut s = ChatState::new("demo", "/w");
         s.on_options(vec![models("a")]);
-        assert_eq!(s.controls.model_label().as_deref(), Some("Alpha"));
+        assert_eq!(s.session.controls.model_label().as_deref(), Some("Alpha"));
         // A config_option_update without a model keeps the models.
         s.on_options(Vec::new());
-        assert_eq!(s.controls.options.len(), 1);
+        assert_eq!(s.session.controls.options.len(), 1);
         // Picking one sends it; the empty answer makes it current.
         let effects = s.pick_option(0, 1);
         assert_eq!(
@@ -261,24 +263,33 @@ mod tests {
             }]
         );
         s.on_option_set(SessionOption::MODELS_ID.into(), Ok(Vec::new()));
-        assert_eq!(s.controls.model_label().as_deref(), Some("Beta"));
+        assert_eq!(s.session.controls.model_label().as_deref(), Some("Beta"));
         // A model config option is the one picker.
         s.on_options(vec![model("a")]);
-        let ids: Vec<&str> = s.controls.options.iter().map(|o| o.id.as_str()).collect();
+        let ids: Vec<&str> = s
+            .session
+            .controls
+            .options
+            .iter()
+            .map(|o| o.id.as_str())
+            .collect();
         assert_eq!(ids, vec!["model"]);
     }
 
     #[test]
     fn usage_label_shows_the_context_share_and_cost() {
         let mut s = ChatState::new("demo", "/w");
-        assert_eq!(s.controls.usage_label(), None);
+        assert_eq!(s.session.controls.usage_label(), None);
         s.on_usage(Usage {
             used: Some(50_000),
             size: Some(200_000),
             cost: Some((0.1234, "USD".into())),
             turn_tokens: None,
         });
-        assert_eq!(s.controls.usage_label().as_deref(), Some("ctx 25% · $0.12"));
+        assert_eq!(
+            s.session.controls.usage_label().as_deref(),
+            Some("ctx 25% · $0.12")
+        );
         s.on_usage(Usage {
             used: Some(12_345),
             size: None,
@@ -286,7 +297,7 @@ mod tests {
             turn_tokens: None,
         });
         assert_eq!(
-            s.controls.usage_label().as_deref(),
+            s.session.controls.usage_label().as_deref(),
             Some("ctx 6% · 1.50 EUR")
         );
         // A prompt answer's tokens join what is known; a usage_update
@@ -296,7 +307,7 @@ mod tests {
             ..Usage::default()
         });
         assert_eq!(
-            s.controls.usage_label().as_deref(),
+            s.session.controls.usage_label().as_deref(),
             Some("ctx 6% · 60 tok · 1.50 EUR")
         );
     }

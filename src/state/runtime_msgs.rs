@@ -12,9 +12,9 @@ impl ChatState {
             Msg::ErrorLine(message) => self.error(message, Vec::new()),
             Msg::Restored(entries) => {
                 for entry in entries {
-                    self.transcript.push(entry);
+                    self.session.transcript.push(entry);
                 }
-                self.transcript.end_turn();
+                self.session.transcript.end_turn();
             }
             _ => {}
         }
@@ -68,7 +68,7 @@ mod tests {
         for msg in msgs {
             state.update(msg);
         }
-        assert_eq!(state.transcript.len(), expected);
+        assert_eq!(state.session.transcript.len(), expected);
         assert_eq!(expected, 4);
     }
 }

@@ -170,10 +170,10 @@ pub fn code_blocks(markdown: &str) -> Vec<String> {
 impl ChatState {
     /// Keys while the search bar is open; `None` lets the key through.
     pub(super) fn on_search_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
-        let search = self.search.as_mut()?;
+        let search = self.view.search.as_mut()?;
         match action {
             Action::Cancel | Action::Interrupt(_) => {
-                self.search = None;
+                self.view.search = None;
             }
             Action::Search => search.typing = true,
             Action::Char(c) if search.typing => {
@@ -201,8 +201,8 @@ impl ChatState {
             // does in the composer, but a card that took the focus meanwhile
             // is shown first, never answered by it.
             _ if !search.typing => {
-                self.search = None;
-                if self.focus.is(Pane::Composer) {
+                self.view.search = None;
+                if self.view.focus.is(Pane::Composer) {
                     return None;
                 }
             }
@@ -213,10 +213,10 @@ impl ChatState {
 
     /// Open the search bar (or go back to typing in it).
     pub(super) fn open_search(&mut self) -> Vec<Effect> {
-        match &mut self.search {
+        match &mut self.view.search {
             Some(search) => search.typing = true,
             None => {
-                self.search = Some(Search {
+                self.view.search = Some(Search {
                     typing: true,
                     ..Search::default()
                 });
@@ -226,7 +226,7 @@ impl ChatState {
     }
 
     fn select(&mut self, all: &[Match], index: Option<usize>) {
-        let Some(search) = self.search.as_mut() else {
+        let Some(search) = self.view.search.as_mut() else {
             return;
         };
         search.count = all.len();
@@ -241,21 +241,22 @@ impl ChatState {
     /// Select the newest match (as the query changes).
     fn select_newest(&mut self) {
         let query = self
+            .view
             .search
             .as_ref()
             .map(|s| s.query.clone())
             .unwrap_or_default();
-        let all = matches(&self.transcript, &query);
+        let all = matches(&self.session.transcript, &query);
         let last = all.len().checked_sub(1);
         self.select(&all, last);
     }
 
     /// Move to an older (`-1`) or newer (`1`) match, wrapping around.
     fn step(&mut self, by: isize) {
-        let Some(search) = self.search.as_ref() else {
+        let Some(search) = self.view.search.as_ref() else {
             return;
         };
-        let all = matches(&self.transcript, &search.query);
+        let all = matches(&self.session.transcript, &search.query);
         if all.is_empty() {
             self.select(&all, None);
             return;
@@ -275,8 +276,8 @@ impl ChatState {
     /// The entry a copy key copies from: the selected search match's, else
     /// the last answer.
     fn copy_source(&self) -> Option<&EntryKind> {
-        let entries = self.transcript.entries();
-        if let Some(m) = self.search.as_ref().and_then(|s| s.current) {
+        let entries = self.session.transcript.entries();
+        if let Some(m) = self.view.search.as_ref().and_then(|s| s.current) {
             return entries.get(m.entry).map(|e| &e.kind);
         }
         entries
@@ -290,7 +291,7 @@ impl ChatState {
     /// last code block in it. The text is sanitized: never a raw escape.
     pub(super) fn copy(&mut self, code: bool) -> Vec<Effect> {
         let Some(kind) = self.copy_source() else {
-            self.notice = Some("nothing to copy yet".into());
+            self.view.notice = Some("nothing to copy yet".into());
             return Vec::new();
         };
         let text = searchable(kind);
@@ -298,7 +299,7 @@ impl ChatState {
             match code_blocks(&text).pop() {
                 Some(block) => block,
                 None => {
-                    self.notice = Some("no code block in that message".into());
+                    self.view.notice = Some("no code block in that message".into());
                     return Vec::new();
                 }
             }
@@ -307,7 +308,7 @@ impl ChatState {
         };
         let lines = text.lines().count().max(1);
         let what = if code { "code block" } else { "message" };
-        self.notice = Some(format!(
+        self.view.notice = Some(format!(
             "copied the {what} ({lines} line{}) with OSC 52",
             if lines == 1 { "" } else { "s" }
         ));

@@ -39,9 +39,9 @@ pub(super) fn request(tool: &str, kind: ToolKind, title: &str) -> PermissionRequ
 /// A ready chat with a turn running.
 pub(super) fn chat(mode: Mode) -> ChatState {
     let mut s = ChatState::new("demo", "/w");
-    s.mode = mode;
-    s.agent_policy.name = "demo".into();
-    s.cwd_path = "/w".into();
+    s.gate.mode = mode;
+    s.gate.agent_policy.name = "demo".into();
+    s.session.cwd_path = "/w".into();
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: None,
@@ -112,7 +112,8 @@ pub(super) fn shell_request(
 }
 
 pub(super) fn transcript_decisions(s: &ChatState) -> Vec<String> {
-    s.transcript
+    s.session
+        .transcript
         .entries()
         .iter()
         .filter_map(|e| match &e.kind {
@@ -157,12 +158,12 @@ fn cards_queue_fifo_and_answer_by_request_id() {
     assert!(matches!(first.as_slice(), [Effect::Notify(_)]), "{first:?}");
     ask(&mut s, 3, "t2", ToolKind::Execute);
     assert_eq!(
-        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        s.gate.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
         vec![7, 3]
     );
-    assert_eq!(s.focus, Focus::CARDS);
+    assert_eq!(s.view.focus, Focus::CARDS);
     assert_eq!(
-        s.transcript.tool("t1").map(|t| t.state),
+        s.session.transcript.tool("t1").map(|t| t.state),
         Some(ToolState::AwaitingApproval)
     );
     let effects = key(&mut s, Action::Char('y'));
@@ -170,14 +171,14 @@ fn cards_queue_fifo_and_answer_by_request_id() {
     assert_eq!(logged_sources(&effects), vec!["user"]);
     let effects = key(&mut s, Action::Char('n'));
     assert_eq!(answers(&effects), vec![(3, selected("reject-once"))]);
-    assert!(s.approvals.is_empty());
+    assert!(s.gate.approvals.is_empty());
     assert_eq!(
-        s.focus,
+        s.view.focus,
         Focus::COMPOSER,
         "focus returns when the queue empties"
     );
     assert_eq!(
-        s.transcript.tool("t2").map(|t| t.state),
+        s.session.transcript.tool("t2").map(|t| t.state),
         Some(ToolState::Rejected)
     );
 }
@@ -188,7 +189,7 @@ fn number_keys_pick_the_agents_options_and_tab_moves_between_cards() {
     ask(&mut s, 1, "t1", ToolKind::Edit);
     ask(&mut s, 2, "t2", ToolKind::Edit);
     key(&mut s, Action::Tab);
-    assert_eq!(s.cursor.selected, 1);
+    assert_eq!(s.view.cursor.selected, 1);
     let effects = key(&mut s, Action::Char('3'));
     assert_eq!(answers(&effects), vec![(2, selected("reject-once"))]);
     key(&mut s, Action::Down);
@@ -208,7 +209,7 @@ fn approve_all_covers_only_the_cards_pending_at_the_key_press() {
         ask(&mut s, id, tool, ToolKind::Edit);
     }
     assert!(key(&mut s, Action::Char('A')).is_empty(), "asks first");
-    assert_eq!(s.focus.modal, Some(Modal::ConfirmAll(vec![1, 2, 3])));
+    assert_eq!(s.view.focus.modal, Some(Modal::ConfirmAll(vec![1, 2, 3])));
     ask(&mut s, 4, "d", ToolKind::Edit);
     let effects = key(&mut s, Action::Char('y'));
     assert_eq!(
@@ -220,7 +221,7 @@ fn approve_all_covers_only_the_cards_pending_at_the_key_press() {
         ]
     );
     assert_eq!(
-        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        s.gate.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
         vec![4]
     );
 }
@@ -231,8 +232,8 @@ fn approve_all_can_be_declined() {
     ask(&mut s, 1, "a", ToolKind::Edit);
     key(&mut s, Action::Char('A'));
     assert!(key(&mut s, Action::Char('n')).is_empty());
-    assert_eq!(s.focus, Focus::CARDS);
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.view.focus, Focus::CARDS);
+    assert_eq!(s.gate.approvals.len(), 1);
 }
 
 #[test]
@@ -249,7 +250,7 @@ fn stale_cards_are_answered_cancelled_and_removed() {
     }));
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
     assert_eq!(
-        s.transcript.tool("a").map(|t| t.state),
+        s.session.transcript.tool("a").map(|t| t.state),
         Some(ToolState::Completed)
     );
     let effects = s.update(Msg::AgentExited {
@@ -257,7 +258,7 @@ fn stale_cards_are_answered_cancelled_and_removed() {
         stderr_tail: Vec::new(),
     });
     assert_eq!(answers(&effects), vec![(2, PermissionOutcome::Cancelled)]);
-    assert!(s.approvals.is_empty());
+    assert!(s.gate.approvals.is_empty());
 }
 
 #[test]
@@ -285,14 +286,14 @@ fn a_card_never_takes_keys_from_a_half_typed_message() {
     let mut s = chat(Mode::Default);
     s.update(Msg::TurnEnded(StopReason::EndTurn));
     s.update(Msg::Action(Action::Paste("hel".into())));
-    s.turn = Some(Turn { cancelling: false });
+    s.session.turn = Some(Turn { cancelling: false });
     ask(&mut s, 1, "a", ToolKind::Edit);
-    assert_eq!(s.focus, Focus::COMPOSER);
+    assert_eq!(s.view.focus, Focus::COMPOSER);
     assert!(key(&mut s, Action::Char('y')).is_empty());
-    assert_eq!(s.composer.text(), "hely", "y went into the message");
-    assert_eq!(s.approvals.len(), 1, "the card still waits");
+    assert_eq!(s.view.composer.text(), "hely", "y went into the message");
+    assert_eq!(s.gate.approvals.len(), 1, "the card still waits");
     key(&mut s, Action::ToggleCards);
-    assert_eq!(s.focus, Focus::CARDS);
+    assert_eq!(s.view.focus, Focus::CARDS);
     assert_eq!(
         answers(&key(&mut s, Action::Char('y'))),
         vec![(1, selected("allow-once"))]
@@ -344,7 +345,7 @@ fn allow_for_this_chat_grants_same_kind_and_tool_and_redecides_the_queue() {
     );
     assert_eq!(logged_sources(&effects), vec!["chat grant", "chat grant"]);
     assert_eq!(
-        s.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
+        s.gate.approvals.iter().map(|a| a.id).collect::<Vec<_>>(),
         vec![3],
         "a delete is not covered"
     );
@@ -357,7 +358,10 @@ fn bypass_allows_and_asks_to_persist() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Delete);
     assert_eq!(key(&mut s, Action::Char('b')), Vec::new(), "b asks first");
-    assert_eq!(s.focus.modal, Some(Modal::Confirm(Question::Bypass(1))));
+    assert_eq!(
+        s.view.focus.modal,
+        Some(Modal::Confirm(Question::Bypass(1)))
+    );
     let effects = key(&mut s, Action::Char('y'));
     assert!(
         effects.contains(&Effect::EditSettings(SettingsEdit::SetBypass {
@@ -365,9 +369,9 @@ fn bypass_allows_and_asks_to_persist() {
             value: true
         }))
     );
-    assert_eq!(s.bypassed_agents, vec!["demo".to_string()]);
+    assert_eq!(s.gate.bypassed_agents, vec!["demo".to_string()]);
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
-    assert!(s.agent_policy.bypass);
+    assert!(s.gate.agent_policy.bypass);
     assert_eq!(
         logged_sources(&ask(&mut s, 2, "b", ToolKind::Execute)),
         vec!["bypass"]
@@ -382,12 +386,12 @@ fn switch_mode_approved_in_plan_moves_the_chat_to_default() {
         request: exit_plan(exit_plan_options()),
     });
     assert_eq!(
-        s.approvals.len(),
+        s.gate.approvals.len(),
         1,
         "switch_mode always asks, even in Plan"
     );
     key(&mut s, Action::Char('3'));
-    assert_eq!(s.mode, Mode::Default);
+    assert_eq!(s.gate.mode, Mode::Default);
 }
 
 #[test]
@@ -395,7 +399,7 @@ fn plan_blocks_and_auto_allows_without_a_card() {
     let mut s = chat(Mode::Plan);
     let effects = ask(&mut s, 1, "a", ToolKind::Edit);
     assert_eq!(answers(&effects), vec![(1, selected("reject-once"))]);
-    assert!(s.approvals.is_empty());
+    assert!(s.gate.approvals.is_empty());
     let mut s = chat(Mode::Auto);
     let effects = ask(&mut s, 1, "a", ToolKind::Edit);
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
@@ -407,29 +411,29 @@ fn shift_tab_cycles_modes_and_waiting_cards_follow_the_new_mode() {
     let mut s = chat(Mode::Default);
     s.update(Msg::Action(Action::Paste("x".into())));
     ask(&mut s, 1, "a", ToolKind::Edit);
-    assert_eq!(s.focus, Focus::COMPOSER);
+    assert_eq!(s.view.focus, Focus::COMPOSER);
     let effects = key(&mut s, Action::BackTab);
-    assert_eq!(s.mode, Mode::Auto);
+    assert_eq!(s.gate.mode, Mode::Auto);
     assert_eq!(answers(&effects), Vec::new(), "Auto allows nothing unasked");
     assert_eq!(
-        s.focus.modal,
+        s.view.focus.modal,
         Some(Modal::Confirm(Question::AllowWaiting(vec![1])))
     );
     let effects = key(&mut s, Action::BackTab);
-    assert_eq!(s.mode, Mode::Plan);
+    assert_eq!(s.gate.mode, Mode::Plan);
     assert_eq!(
         answers(&effects),
         vec![(1, selected("reject-once"))],
         "Plan blocks the waiting edit at once"
     );
     key(&mut s, Action::BackTab);
-    assert_eq!(s.mode, Mode::Default);
+    assert_eq!(s.gate.mode, Mode::Default);
 }
 
 #[test]
 fn the_mode_dropdown_opens_moves_and_picks() {
     let mut s = chat(Mode::Default);
-    s.agent_modes = Some(AgentModes {
+    s.session.agent_modes = Some(AgentModes {
         current: "default".into(),
         available: vec![
             crate::model::AgentMode {
@@ -445,17 +449,17 @@ fn the_mode_dropdown_opens_moves_and_picks() {
         ],
         config_option_id: None,
     });
-    s.asking_mode = Some("default".into());
+    s.gate.asking_mode = Some("default".into());
     key(&mut s, Action::OpenModeMenu);
     assert_eq!(
-        s.focus.modal,
+        s.view.focus.modal,
         Some(Modal::ModeMenu(1)),
         "opens on the current mode"
     );
     key(&mut s, Action::Up);
     key(&mut s, Action::Submit);
-    assert_eq!(s.mode, Mode::Plan);
-    assert_eq!(s.focus, Focus::COMPOSER);
+    assert_eq!(s.gate.mode, Mode::Plan);
+    assert_eq!(s.view.focus, Focus::COMPOSER);
     // The agent's own mode: a warning, and set_mode.
     key(&mut s, Action::OpenModeMenu);
     let effects = key(&mut s, Action::PickModeItem(4));
@@ -467,7 +471,7 @@ fn the_mode_dropdown_opens_moves_and_picks() {
         }]
     );
     assert!(matches!(
-        &s.transcript.entries().last().map(|e| &e.kind),
+        &s.session.transcript.entries().last().map(|e| &e.kind),
         Some(EntryKind::Error { message, .. }) if message.starts_with("warning:")
     ));
 }
@@ -475,7 +479,7 @@ fn the_mode_dropdown_opens_moves_and_picks() {
 #[test]
 fn plan_mode_prompts_carry_the_visible_instruction() {
     let mut s = ChatState::new("demo", "/w");
-    s.mode = Mode::Plan;
+    s.gate.mode = Mode::Plan;
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: None,
@@ -490,7 +494,8 @@ fn plan_mode_prompts_carry_the_visible_instruction() {
         ))]
     );
     assert!(
-        s.transcript
+        s.session
+            .transcript
             .entries()
             .iter()
             .any(|e| matches!(&e.kind, EntryKind::Info(t) if t.starts_with("plan mode:")))
@@ -500,15 +505,15 @@ fn plan_mode_prompts_carry_the_visible_instruction() {
 #[test]
 fn agent_plan_mode_is_opt_in_and_restored() {
     let mut s = chat(Mode::Default);
-    s.asking_mode = Some("default".into());
+    s.gate.asking_mode = Some("default".into());
     assert!(
         !key(&mut s, Action::BackTab)
             .iter()
             .any(|e| matches!(e, Effect::SetAgentMode { .. }))
     );
-    s.agent_plan_mode = Some("plan".into());
+    s.gate.agent_plan_mode = Some("plan".into());
     let to_plan = key(&mut s, Action::BackTab);
-    assert_eq!(s.mode, Mode::Plan);
+    assert_eq!(s.gate.mode, Mode::Plan);
     assert!(to_plan.contains(&Effect::SetAgentMode {
         mode_id: "plan".into(),
         config_option: None
@@ -540,8 +545,8 @@ fn keep_as_rule_offers_an_editable_pattern_and_appends_it() {
         request: req,
     });
     key(&mut s, Action::Char('p'));
-    let Some(Modal::KeepRule(field)) = &s.focus.modal else {
-        panic!("{:?}", s.focus)
+    let Some(Modal::KeepRule(field)) = &s.view.focus.modal else {
+        panic!("{:?}", s.view.focus)
     };
     assert_eq!(field.text(), "cargo test *");
     key(&mut s, Action::KillLineStart);
@@ -562,10 +567,10 @@ fn keep_as_rule_offers_an_editable_pattern_and_appends_it() {
 #[test]
 fn the_review_screen_lists_and_revokes_with_confirmation() {
     let mut s = chat(Mode::Default);
-    s.bypassed_agents = vec!["demo".into()];
-    s.agent_policy.bypass = true;
-    s.rules = vec![crate::policy::Rule::new(crate::policy::RuleDecision::Allow)];
-    s.grants = vec![ChatGrant {
+    s.gate.bypassed_agents = vec!["demo".into()];
+    s.gate.agent_policy.bypass = true;
+    s.gate.rules = vec![crate::policy::Rule::new(crate::policy::RuleDecision::Allow)];
+    s.gate.grants = vec![ChatGrant {
         kind: ToolKind::Execute,
         tool: "Bash".into(),
         commands: None,
@@ -581,7 +586,7 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
     );
     key(&mut s, Action::Char('d'));
     assert_eq!(
-        s.focus.modal,
+        s.view.focus.modal,
         Some(Modal::Rules {
             selected: 0,
             confirm: true
@@ -598,7 +603,7 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
         })]
     );
     assert!(
-        !s.agent_policy.bypass,
+        !s.gate.agent_policy.bypass,
         "the policy uses the new state at once"
     );
     key(&mut s, Action::Down);
@@ -607,10 +612,10 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
         key(&mut s, Action::Char('y')).is_empty(),
         "a chat grant needs no file write"
     );
-    assert!(s.grants.is_empty());
+    assert!(s.gate.grants.is_empty());
     key(&mut s, Action::Cancel);
-    assert_eq!(s.focus, Focus::COMPOSER);
-    assert_eq!(s.rules.len(), 1);
+    assert_eq!(s.view.focus, Focus::COMPOSER);
+    assert_eq!(s.gate.rules.len(), 1);
 }
 
 /// A synthetic request as the runtime builds it for the agent's own file write.
@@ -662,17 +667,17 @@ fn a_client_write_covered_by_an_allowed_edit_needs_no_second_card() {
         request: client_write("/w/a.rs"),
     });
     assert_eq!(answers(&effects), vec![(2, selected("allow"))]);
-    assert!(s.approvals.is_empty());
+    assert!(s.gate.approvals.is_empty());
     // Another path is not covered: a card.
     let effects = s.update(Msg::PermissionRequested {
         id: 3,
         request: client_write("/w/b.rs"),
     });
     assert!(answers(&effects).is_empty());
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.gate.approvals.len(), 1);
     // The cover lasts for the turn only.
     s.update(Msg::TurnEnded(StopReason::EndTurn));
-    s.turn = Some(Turn { cancelling: false });
+    s.session.turn = Some(Turn { cancelling: false });
     let effects = s.update(Msg::PermissionRequested {
         id: 4,
         request: client_write("/w/a.rs"),

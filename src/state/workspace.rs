@@ -36,10 +36,17 @@ impl ChatSlot {
         if let Some(name) = &self.name {
             return one_line(name);
         }
-        if let Some(title) = self.state.title.as_deref().filter(|t| !t.trim().is_empty()) {
+        if let Some(title) = self
+            .state
+            .session
+            .title
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+        {
             return one_line(title);
         }
         self.state
+            .session
             .transcript
             .entries()
             .iter()
@@ -52,7 +59,7 @@ impl ChatSlot {
 
     /// Requests waiting for the user in this chat.
     pub fn pending(&self) -> usize {
-        self.state.approvals.len()
+        self.state.gate.approvals.len()
     }
 
     /// Whether a turn is running.
@@ -258,7 +265,7 @@ impl Workspace {
         if quit {
             // Leaving warden leaves every chat: each answers its own cards.
             for other in &mut self.chats {
-                if other.id != id && !other.state.quitting {
+                if other.id != id && !other.state.view.quitting {
                     let more = other.state.update(Msg::Action(Action::Quit));
                     out.extend(more.into_iter().map(|e| WsEffect::Chat(other.id, e)));
                 }
@@ -496,7 +503,7 @@ impl Workspace {
                 if let Some(open) = self.chats.iter().position(|c| {
                     chosen.as_ref().is_some_and(|s| {
                         c.state.session_id() == Some(s.session_id.as_str())
-                            && c.state.agent_name == s.agent
+                            && c.state.session.agent_name == s.agent
                     })
                 }) {
                     // Already open: go there rather than load it twice.
@@ -521,9 +528,11 @@ impl Workspace {
                 agent: only.clone(),
             }],
             _ => {
-                let current = self
-                    .active_chat()
-                    .and_then(|c| self.agents.iter().position(|a| *a == c.state.agent_name));
+                let current = self.active_chat().and_then(|c| {
+                    self.agents
+                        .iter()
+                        .position(|a| *a == c.state.session.agent_name)
+                });
                 self.focus = ChatFocus::NewChat {
                     selected: current.unwrap_or(0),
                 };
@@ -557,6 +566,7 @@ impl Workspace {
                 && c.name.is_none()
                 && !c
                     .state
+                    .session
                     .transcript
                     .entries()
                     .iter()
@@ -640,12 +650,12 @@ impl ChatState {
     /// request `cancelled` (the runtime then drops its IO).
     pub fn close(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
-        if self.turn.is_some() {
+        if self.session.turn.is_some() {
             effects.extend(self.cancel());
         }
         effects.extend(self.cancel_all_approvals("the chat was closed"));
-        self.focus = Focus::COMPOSER;
-        self.quitting = true;
+        self.view.focus = Focus::COMPOSER;
+        self.view.quitting = true;
         effects
     }
 }

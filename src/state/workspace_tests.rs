@@ -37,9 +37,9 @@ fn request(session: &str, tool: &str) -> PermissionRequest {
 /// A chat with its session open and a turn running.
 fn chat(session: &str, mode: Mode) -> ChatState {
     let mut s = ChatState::new("demo", "/w");
-    s.mode = mode;
-    s.agent_policy.name = "demo".into();
-    s.cwd_path = "/w".into();
+    s.gate.mode = mode;
+    s.gate.agent_policy.name = "demo".into();
+    s.session.cwd_path = "/w".into();
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: session.into(),
         modes: None,
@@ -94,6 +94,7 @@ fn queue(ws: &Workspace, chat: ChatId) -> Vec<String> {
     ws.chat(chat)
         .map(|c| {
             c.state
+                .gate
                 .approvals
                 .iter()
                 .map(|a| a.request.tool_call_id.clone())
@@ -115,7 +116,7 @@ fn interleaved_requests_keep_separate_fifo_queues() {
     // Chat 2 is on screen: its card is the oldest of its own queue.
     assert_eq!(ws.active_id(), Some(b));
     assert_eq!(
-        ws.active_chat().map(|c| c.state.focus.clone()),
+        ws.active_chat().map(|c| c.state.view.focus.clone()),
         Some(Focus::CARDS)
     );
 }
@@ -137,7 +138,7 @@ fn approving_in_one_chat_never_answers_the_other() {
     key(&mut ws, Action::GoToChat(1));
     assert_eq!(ws.active_id(), Some(a));
     assert_eq!(
-        ws.active_chat().map(|c| c.state.focus.clone()),
+        ws.active_chat().map(|c| c.state.view.focus.clone()),
         Some(Focus::CARDS)
     );
     let effects = key(&mut ws, Action::Char('n'));
@@ -174,11 +175,17 @@ fn modes_are_per_chat() {
     let (mut ws, a, b) = two();
     // Shift+Tab on chat 2 (empty composer) cycles its mode only.
     key(&mut ws, Action::BackTab);
-    assert_eq!(ws.chat(b).map(|c| c.state.mode), Some(Mode::Default.next()));
-    assert_eq!(ws.chat(a).map(|c| c.state.mode), Some(Mode::Default));
+    assert_eq!(
+        ws.chat(b).map(|c| c.state.gate.mode),
+        Some(Mode::Default.next())
+    );
+    assert_eq!(ws.chat(a).map(|c| c.state.gate.mode), Some(Mode::Default));
     key(&mut ws, Action::PrevChat);
     assert_eq!(ws.active_id(), Some(a));
-    assert_eq!(ws.chat(b).map(|c| c.state.mode), Some(Mode::Default.next()));
+    assert_eq!(
+        ws.chat(b).map(|c| c.state.gate.mode),
+        Some(Mode::Default.next())
+    );
 }
 
 #[test]
@@ -369,7 +376,7 @@ fn ctrl_d_quits_from_any_screen_and_ctrl_c_backs_out_of_them() {
             .iter()
             .any(|e| matches!(e, WsEffect::Chat(_, Effect::Quit)))
     );
-    assert!(ws.chats.iter().all(|c| c.state.quitting));
+    assert!(ws.chats.iter().all(|c| c.state.view.quitting));
 }
 
 #[test]
@@ -379,7 +386,7 @@ fn messages_for_a_closed_chat_are_dropped() {
     key(&mut ws, Action::Cancel);
     // Idle after Esc? The turn is still running until the agent answers.
     assert!(matches!(
-        ws.chat(a).map(|c| &c.state.connection),
+        ws.chat(a).map(|c| &c.state.session.connection),
         Some(Connection::Ready { .. })
     ));
     ws.update(WsMsg::Chat(

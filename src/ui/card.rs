@@ -84,9 +84,10 @@ pub(crate) struct Drawn {
 /// The selected card's index, kept inside the queue.
 fn selected(state: &ChatState) -> usize {
     state
+        .view
         .cursor
         .selected
-        .min(state.approvals.len().saturating_sub(1))
+        .min(state.gate.approvals.len().saturating_sub(1))
 }
 
 /// Columns of card text inside the box (borders and a space each side).
@@ -100,6 +101,7 @@ fn content_of<'a>(state: &'a ChatState, approval: &'a Approval) -> &'a [ToolCont
     match &approval.request.fields.content {
         Some(content) if !content.is_empty() => content,
         _ => state
+            .session
             .transcript
             .tool(&approval.request.tool_call_id)
             .map_or(&[], |t| t.call.content.as_slice()),
@@ -114,12 +116,12 @@ pub(crate) fn detail<'c>(
     theme: Theme,
     cache: &'c mut Option<DetailCache>,
 ) -> &'c [Line<'static>] {
-    let Some(approval) = state.approvals.get(selected(state)) else {
+    let Some(approval) = state.gate.approvals.get(selected(state)) else {
         *cache = None;
         return &[];
     };
     let width = body_width(width);
-    let expanded = state.cursor.expanded;
+    let expanded = state.view.cursor.expanded;
     let content = content_of(state, approval);
     let fresh = cache.as_ref().is_some_and(|c| {
         c.id == approval.id
@@ -286,14 +288,14 @@ fn detail_lines(
 /// Lay out the selected card's header and choices for an area `width` wide.
 pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> {
     let index = selected(state);
-    let approval = state.approvals.get(index)?;
+    let approval = state.gate.approvals.get(index)?;
     let width = body_width(width);
     let mut top = Vec::new();
     let header = [
         Span::styled("Permission · ", theme.card_label()),
         Span::styled(approval.title(), theme.tool_title()),
         Span::styled(
-            format!("  ({} of {})", index + 1, state.approvals.len()),
+            format!("  ({} of {})", index + 1, state.gate.approvals.len()),
             theme.dim(),
         ),
     ];
@@ -324,7 +326,11 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
 
     let mut bottom = Vec::new();
     let mut choice_at = Vec::new();
-    let highlighted = state.focus.is(Pane::Cards).then_some(state.cursor.choice);
+    let highlighted = state
+        .view
+        .focus
+        .is(Pane::Cards)
+        .then_some(state.view.cursor.choice);
     for (i, choice) in choices(approval).into_iter().enumerate() {
         let start = bottom.len();
         choice_rows(&mut bottom, state, approval, choice, width, theme);
@@ -338,7 +344,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         choice_at.resize(bottom.len(), Some(i));
     }
     let mut cursor = None;
-    match &state.focus.modal {
+    match &state.view.focus.modal {
         Some(Modal::Reason { card, field }) => {
             let prompt = if *card == approval.id {
                 REASON_PROMPT
@@ -348,7 +354,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
             cursor = Some(field_rows(&mut bottom, prompt, field, width, theme));
         }
         Some(Modal::KeepRule(field)) => {
-            let prompt = keep_prompt(state.rule_draft.as_ref());
+            let prompt = keep_prompt(state.gate.rule_draft.as_ref());
             cursor = Some(field_rows(&mut bottom, &prompt, field, width, theme));
         }
         Some(Modal::ConfirmAll(ids)) => {
@@ -357,7 +363,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
             bottom.push(Line::from(Span::styled(ask, theme.confirm())));
         }
         Some(Modal::Confirm(question)) => {
-            let ask = question.text(&crate::sanitize::one_line(&state.agent_name));
+            let ask = question.text(&crate::sanitize::one_line(&state.session.agent_name));
             wrap_text_into(
                 &mut bottom,
                 &ask,
@@ -371,7 +377,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         _ => {}
     }
     choice_at.resize(bottom.len(), None);
-    let (full, short) = hint_lines(&state.focus, approval.view.elicitation);
+    let (full, short) = hint_lines(&state.view.focus, approval.view.elicitation);
     let mut hints = Vec::new();
     wrap_text_into(&mut hints, &full, theme.dim(), &[], &[], width, Mode::Word);
     let mut short_hints = Vec::new();
@@ -404,6 +410,7 @@ pub(crate) fn fit_expand_hint(
     theme: Theme,
 ) {
     let elicitation = state
+        .gate
         .approvals
         .get(selected(state))
         .is_some_and(|a| a.view.elicitation);
@@ -411,14 +418,14 @@ pub(crate) fn fit_expand_hint(
         .iter()
         .any(|l| l.spans.iter().any(|s| s.content.ends_with("· e expand")));
     let default_keys = !matches!(
-        state.focus.modal,
+        state.view.focus.modal,
         Some(Modal::Reason { .. } | Modal::KeepRule(_) | Modal::Confirm(_))
     );
-    if cut || state.cursor.expanded || !default_keys {
+    if cut || state.view.cursor.expanded || !default_keys {
         return;
     }
     let width = body_width(width);
-    let (full, short) = hint_lines(&state.focus, elicitation);
+    let (full, short) = hint_lines(&state.view.focus, elicitation);
     for (rows, text) in [(&mut card.hints, full), (&mut card.short_hints, short)] {
         rows.clear();
         let text = text.replace(" · e expand", "");
@@ -556,7 +563,7 @@ fn choice_rows(
             "b".to_string(),
             vec![
                 Span::styled(
-                    format!("Bypass {}", one_line(&state.agent_name)),
+                    format!("Bypass {}", one_line(&state.session.agent_name)),
                     theme.plain(),
                 ),
                 Span::styled(" — stop asking for this agent", theme.dim()),
@@ -569,7 +576,7 @@ fn choice_rows(
         Choice::ApproveAll => (
             "A".to_string(),
             vec![Span::styled(
-                format!("Approve all pending ({})", state.approvals.len()),
+                format!("Approve all pending ({})", state.gate.approvals.len()),
                 theme.plain(),
             )],
         ),
@@ -582,6 +589,7 @@ fn choice_rows(
 /// The agent's modes, to tell which `switch_mode` options keep it asking.
 fn agent_modes(state: &ChatState) -> &[AgentMode] {
     state
+        .session
         .agent_modes
         .as_ref()
         .map_or(&[], |m| m.available.as_slice())
@@ -630,12 +638,12 @@ fn option_warning(state: &ChatState, approval: &Approval) -> Option<&'static str
 
 /// The one line of a card that is not selected: "▸ 2 of 3  title  kind".
 fn one_liner(state: &ChatState, index: usize, width: usize, theme: Theme) -> Line<'static> {
-    let Some(approval) = state.approvals.get(index) else {
+    let Some(approval) = state.gate.approvals.get(index) else {
         return blank();
     };
     let spans = [
         Span::styled(
-            format!(" ▸ {} of {}  ", index + 1, state.approvals.len()),
+            format!(" ▸ {} of {}  ", index + 1, state.gate.approvals.len()),
             theme.dim(),
         ),
         Span::styled(approval.title(), theme.plain()),
@@ -672,7 +680,7 @@ fn hidden_line(n: usize, theme: Theme) -> Line<'static> {
 
 /// Rows the whole card area would like.
 pub(crate) fn wanted(state: &ChatState, card: &Card, detail: &[Line<'static>]) -> usize {
-    let others = state.approvals.len().saturating_sub(1);
+    let others = state.gate.approvals.len().saturating_sub(1);
     others + box_wanted(card, detail)
 }
 
@@ -753,7 +761,7 @@ pub(crate) fn render(
     theme: Theme,
 ) -> Drawn {
     let mut drawn = Drawn::default();
-    let n = state.approvals.len();
+    let n = state.gate.approvals.len();
     if n == 0 || area.is_empty() {
         return drawn;
     }
@@ -812,7 +820,7 @@ fn render_box(
 ) {
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
-        .border_style(theme.card_border(state.focus.on_cards()))
+        .border_style(theme.card_border(state.view.focus.on_cards()))
         .padding(Padding::horizontal(1));
     let inner = block.inner(area);
     block.render(area, buf);
@@ -820,7 +828,7 @@ fn render_box(
         return;
     }
     let h = usize::from(inner.height);
-    let scroll = usize::from(state.cursor.scroll);
+    let scroll = usize::from(state.view.cursor.scroll);
     let tops = (0..card.top.len()).map(Src::Top);
     let details = (0..detail.len()).map(Src::Detail);
     let bottoms = (0..card.bottom.len()).map(Src::Bottom);

@@ -153,7 +153,7 @@ fn bottom(ws: &Workspace, width: usize, sidebar: bool, theme: Theme) -> Vec<Line
 fn badges(slot: &ChatSlot, width: usize, theme: Theme) -> Vec<Span<'static>> {
     let state = &slot.state;
     let pending = slot.pending();
-    let status = match state.connection {
+    let status = match state.session.connection {
         Connection::Down => Some(Span::styled("stopped", theme.down())),
         Connection::Starting => Some(Span::styled("starting…", theme.starting())),
         Connection::Ready { .. } if slot.running() && pending == 0 => {
@@ -162,7 +162,10 @@ fn badges(slot: &ChatSlot, width: usize, theme: Theme) -> Vec<Span<'static>> {
         Connection::Ready { .. } => None,
     };
     let build = |short: bool| {
-        let mut spans = vec![Span::styled(state.mode.label(), theme.mode(state.mode))];
+        let mut spans = vec![Span::styled(
+            state.gate.mode.label(),
+            theme.mode(state.gate.mode),
+        )];
         if let Some(badge) = super::footer::bypass_badge(state, theme) {
             spans.push(Span::raw(" "));
             spans.push(badge);
@@ -199,7 +202,7 @@ fn title_spans(
 ) -> (Vec<Span<'static>>, usize) {
     let number = format!("{number} ");
     let room = width.saturating_sub(str_width(&number));
-    let agent = one_line(&slot.state.agent_name);
+    let agent = one_line(&slot.state.session.agent_name);
     let agent = truncate_end(&agent, room / 2).into_owned();
     let head = vec![
         Span::styled(number, theme.bold()),

@@ -75,8 +75,8 @@ fn edit(session: &str, tool: &str, path: &str) -> PermissionRequest {
 /// A connected chat of `agent` in `mode`.
 fn chat(agent: &str, session: &str, mode: Mode) -> ChatState {
     let mut s = ChatState::new(agent, "~/src/warden");
-    s.mode = mode;
-    s.agent_policy.name = agent.into();
+    s.gate.mode = mode;
+    s.gate.agent_policy.name = agent.into();
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: session.into(),
         modes: None,
@@ -106,18 +106,20 @@ fn three() -> Workspace {
         id: 2,
         request: edit("sa", "call-2", "tests/config.rs"),
     });
-    assert_eq!(a.approvals.len(), 2);
+    assert_eq!(a.gate.approvals.len(), 2);
     ws.add_chat(a);
 
     let mut b = chat("gemini", "sb", Mode::Auto);
-    b.title = Some("Refactor the approval queue into a module".into());
+    b.session.title = Some("Refactor the approval queue into a module".into());
     prompt(&mut b, "Refactor the approval queue");
     ws.add_chat(b);
 
     let mut c = chat("demo", "sc", Mode::Plan);
-    c.transcript
+    c.session
+        .transcript
         .push(EntryKind::User("What does the reaper do?".into()));
-    c.transcript
+    c.session
+        .transcript
         .push_agent_text("It waits for child processes so none stay as zombies.");
     ws.add_chat(c);
     assert_eq!(ws.active, 2);
@@ -431,7 +433,7 @@ fn the_picker_covers_the_screen_and_takes_every_click() {
 #[test]
 fn the_workspace_notice_replaces_the_chats() {
     let mut ws = three();
-    ws.chats[2].state.notice = Some("the chat's own notice".into());
+    ws.chats[2].state.view.notice = Some("the chat's own notice".into());
     let text = screen(&ws, 120, 40);
     assert!(text.contains("the chat's own notice"), "{text}");
     ws.notice = Some("there is no chat 7".into());
@@ -462,7 +464,7 @@ fn the_selected_row_is_reversed_and_the_chat_on_screen_marked() {
 #[test]
 fn agent_names_and_labels_are_sanitized_and_cut() {
     let mut ws = three();
-    ws.chats[1].state.agent_name = "evil\u{1b}[2J".into();
+    ws.chats[1].state.session.agent_name = "evil\u{1b}[2J".into();
     ws.chats[1].name = Some(format!("\u{1b}]0;title\u{7}{}", "long ".repeat(30)));
     let mut term = terminal(120, 40);
     let text = draw_on(&mut term, &ws, &mut views());
@@ -483,6 +485,7 @@ fn each_chat_keeps_its_own_scroll_and_closed_chats_are_forgotten() {
     for i in 0..200 {
         ws.chats[2]
             .state
+            .session
             .transcript
             .push(EntryKind::Info(format!("entry {i}")));
     }
@@ -559,7 +562,7 @@ fn many_chats_scroll_to_the_selection_and_say_how_many_are_hidden() {
     let mut ws = Workspace::new(vec!["demo".into()]);
     for i in 1..=14 {
         let mut s = chat("demo", &format!("s{i}"), Mode::Default);
-        s.title = Some(format!("chat number {i}"));
+        s.session.title = Some(format!("chat number {i}"));
         ws.add_chat(s);
     }
     key(&mut ws, Action::ChatList);

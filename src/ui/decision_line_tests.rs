@@ -14,7 +14,7 @@ use crate::test_support::command_rule;
 #[test]
 fn a_rule_decision_line_in_the_transcript_80x16() {
     let mut state = chat(None);
-    state.rules = vec![command_rule(RuleDecision::Allow, "cargo test*")];
+    state.gate.rules = vec![command_rule(RuleDecision::Allow, "cargo test*")];
     state.update(Msg::PermissionRequested {
         id: 1,
         request: request(
@@ -29,6 +29,6 @@ fn a_rule_decision_line_in_the_transcript_80x16() {
             claude_options(),
         ),
     });
-    assert!(state.approvals.is_empty(), "the rule answers");
+    assert!(state.gate.approvals.is_empty(), "the rule answers");
     assert_snapshot!(screen(&state, 80, 16));
 }

@@ -21,7 +21,7 @@ fn a_reason_whose_card_was_withdrawn_says_so_under_the_card_now_shown() {
         },
     }));
     assert!(matches!(
-        state.focus.modal,
+        state.view.focus.modal,
         Some(Modal::Reason { card: 1, .. })
     ));
     let text = screen(&state, 100, 36);
@@ -38,6 +38,6 @@ fn closing_the_mode_menu_over_the_cards_highlights_the_choice_again() {
     let before = screen(&state, 100, 36);
     state.update(Msg::Action(Action::OpenModeMenu));
     state.update(Msg::Action(Action::Cancel));
-    assert_eq!(state.focus, Focus::CARDS);
+    assert_eq!(state.view.focus, Focus::CARDS);
     assert_eq!(screen(&state, 100, 36), before);
 }

@@ -25,8 +25,8 @@ const MIN_CWD: usize = 8;
 /// The chat's permission mode as a dropdown: "⏵ Default ▾".
 pub(crate) fn mode_slot(state: &ChatState, theme: Theme) -> Span<'static> {
     Span::styled(
-        format!("⏵ {} ▾", state.mode.label()),
-        theme.mode(state.mode),
+        format!("⏵ {} ▾", state.gate.mode.label()),
+        theme.mode(state.gate.mode),
     )
 }
 
@@ -34,6 +34,7 @@ pub(crate) fn mode_slot(state: &ChatState, theme: Theme) -> Span<'static> {
 /// calls that no deny or ask rule stops run without asking.
 pub(crate) fn bypass_badge(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
     state
+        .gate
         .agent_policy
         .bypass
         .then(|| Span::styled("BYPASS", theme.bypass()))
@@ -41,12 +42,12 @@ pub(crate) fn bypass_badge(state: &ChatState, theme: Theme) -> Option<Span<'stat
 
 /// What the agent is doing, when worth saying.
 fn status(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
-    match state.connection {
+    match state.session.connection {
         Connection::Starting => return Some(Span::styled("starting agent…", theme.starting())),
         Connection::Down => return Some(Span::styled("agent stopped · r restart", theme.down())),
         Connection::Ready { .. } => {}
     }
-    let turn = state.turn.as_ref()?;
+    let turn = state.session.turn.as_ref()?;
     Some(if turn.cancelling {
         Span::styled("cancelling…", theme.working())
     } else {
@@ -56,7 +57,7 @@ fn status(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
 
 /// The agent's own current mode, by name.
 fn agent_mode(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
-    let modes = state.agent_modes.as_ref()?;
+    let modes = state.session.agent_modes.as_ref()?;
     if modes.current.is_empty() {
         return None;
     }
@@ -73,21 +74,24 @@ fn agent_mode(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
 
 /// The agent's model and its usage: "opus · ctx 25% · $0.12".
 fn controls(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
-    let parts: Vec<String> = [state.controls.model_label(), state.controls.usage_label()]
-        .into_iter()
-        .flatten()
-        .filter(|p| !p.is_empty())
-        .collect();
+    let parts: Vec<String> = [
+        state.session.controls.model_label(),
+        state.session.controls.usage_label(),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|p| !p.is_empty())
+    .collect();
     (!parts.is_empty()).then(|| Span::styled(parts.join(" · "), theme.dim()))
 }
 
 /// Cards wait while the keys are elsewhere: say how many, and how to get there.
 fn pending(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
-    (!state.approvals.is_empty() && !state.focus.on_cards()).then(|| {
+    (!state.gate.approvals.is_empty() && !state.view.focus.on_cards()).then(|| {
         Span::styled(
             format!(
                 "{} pending · {} review",
-                state.approvals.len(),
+                state.gate.approvals.len(),
                 keys::key_name(keys::COMPOSER, &keys::Global::Act(Action::ToggleCards))
             ),
             theme.pending(),
@@ -218,8 +222,11 @@ pub(crate) fn render_with(
     theme: Theme,
 ) -> Hits {
     let width = usize::from(area.width);
-    let name = Some(Span::styled(one_line(&state.agent_name), theme.bold()));
-    let cwd = one_line(&state.cwd);
+    let name = Some(Span::styled(
+        one_line(&state.session.agent_name),
+        theme.bold(),
+    ));
+    let cwd = one_line(&state.session.cwd);
     let slot = Some(mode_slot(state, theme));
     let bypass = bypass_badge(state, theme);
     let agent = agent_mode(state, theme);
@@ -237,7 +244,7 @@ pub(crate) fn render_with(
         let cwd = cwd.map(|c| Span::styled(c, theme.dim()));
         let pending = match &pending {
             Some(span) if short_pending => Some(Span::styled(
-                format!("{} pending", state.approvals.len()),
+                format!("{} pending", state.gate.approvals.len()),
                 span.style,
             )),
             other => other.clone(),

@@ -172,7 +172,7 @@ pub(super) fn chat(modes: Option<AgentModes>) -> ChatState {
         modes,
         origin: Default::default(),
     }));
-    state.transcript.push(crate::state::EntryKind::User(
+    state.session.transcript.push(crate::state::EntryKind::User(
         "Make the config test hermetic.".into(),
     ));
     state
@@ -202,14 +202,14 @@ pub(super) fn asking(requests: Vec<PermissionRequest>) -> ChatState {
     for (id, req) in (1..).zip(requests) {
         state.update(Msg::PermissionRequested { id, request: req });
     }
-    assert!(!state.approvals.is_empty(), "the policy asks");
+    assert!(!state.gate.approvals.is_empty(), "the policy asks");
     state
 }
 
 #[test]
 fn card_edit_with_diff_100x36() {
     let state = asking(vec![edit_request()]);
-    assert_eq!(state.focus, Focus::CARDS);
+    assert_eq!(state.view.focus, Focus::CARDS);
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -234,7 +234,7 @@ fn card_switch_mode_plan_100x36() {
 #[test]
 fn card_long_input_collapsed_100x36() {
     let state = asking(vec![long_request()]);
-    assert!(!state.cursor.expanded);
+    assert!(!state.view.cursor.expanded);
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -242,7 +242,7 @@ fn card_long_input_collapsed_100x36() {
 fn card_long_input_expanded_100x36() {
     let mut state = asking(vec![long_request()]);
     state.update(Msg::Action(Action::Char('e')));
-    assert!(state.cursor.expanded);
+    assert!(state.view.cursor.expanded);
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -259,8 +259,8 @@ fn queue_of_three_second_selected_100x36() {
     let mut state = asking(vec![edit_request(), execute_request(), long_request()]);
     state.update(Msg::Action(Action::Tab));
     state.update(Msg::Action(Action::Down));
-    assert_eq!(state.cursor.selected, 1);
-    assert_eq!(state.cursor.choice, 1);
+    assert_eq!(state.view.cursor.selected, 1);
+    assert_eq!(state.view.cursor.choice, 1);
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -279,7 +279,7 @@ fn reason_field_80x24() {
         state.update(Msg::Action(Action::Char(c)));
     }
     assert!(matches!(
-        state.focus.modal,
+        state.view.focus.modal,
         Some(crate::state::Modal::Reason { .. })
     ));
     assert_snapshot!(screen(&state, 80, 24));
@@ -290,7 +290,7 @@ fn approve_all_confirmation_100x36() {
     let mut state = asking(vec![edit_request(), execute_request()]);
     state.update(Msg::Action(Action::Char('A')));
     assert!(matches!(
-        state.focus.modal,
+        state.view.focus.modal,
         Some(crate::state::Modal::ConfirmAll(_))
     ));
     assert_snapshot!(screen(&state, 100, 36));
@@ -311,13 +311,16 @@ fn footer_and_mode_dropdown_100x16() {
     let mut state = chat(Some(agent_modes()));
     state.update(Msg::Action(Action::BackTab));
     state.update(Msg::Action(Action::BackTab));
-    assert_eq!(state.mode, Mode::Plan);
+    assert_eq!(state.gate.mode, Mode::Plan);
     show("closed, Plan, agent modes", &state);
     state.update(Msg::Action(Action::OpenModeMenu));
     state.update(Msg::Action(Action::Down));
     state.update(Msg::Action(Action::Down));
     state.update(Msg::Action(Action::Down));
-    assert_eq!(state.focus.modal, Some(crate::state::Modal::ModeMenu(3)));
+    assert_eq!(
+        state.view.focus.modal,
+        Some(crate::state::Modal::ModeMenu(3))
+    );
     show("open, agent modes, agent's Default highlighted", &state);
     assert_snapshot!(out);
 }
@@ -325,12 +328,12 @@ fn footer_and_mode_dropdown_100x16() {
 #[test]
 fn footer_with_pending_cards() {
     let mut state = asking(vec![edit_request(), execute_request()]);
-    state.composer.insert_str("half-typed");
+    state.view.composer.insert_str("half-typed");
     state.update(Msg::Action(Action::ToggleCards));
-    assert_eq!(state.focus, Focus::COMPOSER);
+    assert_eq!(state.view.focus, Focus::COMPOSER);
     let mut auto = state.clone();
-    auto.mode = Mode::Auto;
-    auto.agent_modes = Some(agent_modes());
+    auto.gate.mode = Mode::Auto;
+    auto.session.agent_modes = Some(agent_modes());
     let mut out = String::new();
     for (label, state) in [("default", &state), ("auto+agent", &auto)] {
         for width in [120, 80, 50, 30] {
@@ -369,7 +372,7 @@ fn clicks_on_choices_mode_slot_and_dropdown() {
         "r  Deny with a reason…",
         "A  Approve all pending (1)",
     ];
-    let list = choices(&state.approvals[0]);
+    let list = choices(&state.gate.approvals[0]);
     assert_eq!(list.len(), labels.len());
     for (i, label) in labels.iter().enumerate() {
         let row = row_of(label, &text);
@@ -391,7 +394,7 @@ fn clicks_on_choices_mode_slot_and_dropdown() {
         state.update(Msg::Action(action));
     }
     assert!(matches!(
-        state.focus.modal,
+        state.view.focus.modal,
         Some(crate::state::Modal::ModeMenu(_))
     ));
     let text = draw_on(&mut term, &state, &mut view);
@@ -417,7 +420,7 @@ fn clicks_on_choices_mode_slot_and_dropdown() {
     if let Some(action) = view.hit(4, auto) {
         state.update(Msg::Action(action));
     }
-    assert_eq!(state.mode, Mode::Auto);
+    assert_eq!(state.gate.mode, Mode::Auto);
 }
 
 #[test]
@@ -515,7 +518,7 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
     );
 
     state.update(Msg::Action(Action::ToggleCards));
-    assert_eq!(state.focus, Focus::COMPOSER);
+    assert_eq!(state.view.focus, Focus::COMPOSER);
     let text = draw_on(&mut term, &state, &mut view);
     let buf = term.backend().buffer().clone();
     let first = style_at(&buf, &text, "1  Always Allow");
@@ -545,9 +548,9 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
 fn card_scroll_is_clamped() {
     let mut state = asking(vec![long_request()]);
     state.update(Msg::Action(Action::Char('e')));
-    state.cursor.scroll = 10_000;
+    state.view.cursor.scroll = 10_000;
     let far = screen(&state, 80, 24);
-    state.cursor.scroll = 200;
+    state.view.cursor.scroll = 200;
     assert_eq!(screen(&state, 80, 24), far);
     assert!(far.contains("↑"), "{far}");
     assert!(!far.contains("↓ "), "at the end: {far}");
@@ -558,7 +561,7 @@ fn an_approval_built_by_hand_renders() {
     let req = edit_request();
     let view_ = RequestView::from_request(&req, None);
     let mut state = chat(None);
-    state.approvals.push(Approval {
+    state.gate.approvals.push(Approval {
         id: 7,
         category: view_.category(),
         grant: ChatGrant::for_request(&view_),
@@ -566,7 +569,7 @@ fn an_approval_built_by_hand_renders() {
         request: req,
         reason: "an ask rule: edits of src/**".into(),
     });
-    state.focus = Focus {
+    state.view.focus = Focus {
         pane: Pane::Cards,
         modal: Some(Modal::Reason {
             card: 7,
@@ -588,11 +591,11 @@ fn an_approval_built_by_hand_renders() {
 #[test]
 fn tiny_terminals_with_cards_and_the_dropdown_do_not_panic() {
     let mut state = asking(vec![edit_request(), execute_request(), long_request()]);
-    state.agent_modes = Some(agent_modes());
-    state.cursor.scroll = 50;
-    state.bypassed_agents = vec!["claude-code".into()];
-    state.rules = vec![Rule::new(RuleDecision::Deny); 3];
-    state.rule_draft = Some(Rule::new(RuleDecision::Allow));
+    state.session.agent_modes = Some(agent_modes());
+    state.view.cursor.scroll = 50;
+    state.gate.bypassed_agents = vec!["claude-code".into()];
+    state.gate.rules = vec![Rule::new(RuleDecision::Deny); 3];
+    state.gate.rule_draft = Some(Rule::new(RuleDecision::Allow));
     for modal in [
         None,
         Some(Modal::Reason {
@@ -607,7 +610,7 @@ fn tiny_terminals_with_cards_and_the_dropdown_do_not_panic() {
             confirm: true,
         }),
     ] {
-        state.focus = Focus {
+        state.view.focus = Focus {
             pane: Pane::Cards,
             modal,
         };
@@ -664,7 +667,7 @@ fn the_diff_comes_from_the_transcript_when_the_request_has_none() {
         }]),
         ..Default::default()
     };
-    state.transcript.update_tool("call-edit", &fields);
+    state.session.transcript.update_tool("call-edit", &fields);
     let text = draw_on(&mut term, &state, &mut view);
     assert!(!text.contains("│   +    Config::load(home())"), "{text}");
     assert!(text.contains("│   +pub fn home()"), "{text}");
@@ -691,7 +694,7 @@ fn keep_rule_field_execute_100x36() {
     let mut state = asking(vec![execute_request()]);
     state.update(Msg::Action(Action::Char('p')));
     assert!(matches!(
-        state.focus.modal,
+        state.view.focus.modal,
         Some(crate::state::Modal::KeepRule(_))
     ));
     assert_snapshot!(screen(&state, 100, 36));
@@ -701,8 +704,8 @@ fn keep_rule_field_execute_100x36() {
 fn keep_rule_field_has_the_cursor() {
     let mut state = asking(vec![execute_request()]);
     state.update(Msg::Action(Action::Char('p')));
-    let Some(Modal::KeepRule(field)) = &state.focus.modal else {
-        panic!("{:?}", state.focus)
+    let Some(Modal::KeepRule(field)) = &state.view.focus.modal else {
+        panic!("{:?}", state.view.focus)
     };
     assert_eq!(field.text(), "cargo test *");
     let prompt = "Keep as rule: allow execute, command matching › ";
@@ -732,8 +735,8 @@ fn keep_rule_prompt_names_the_pattern_it_edits() {
     let mut rule = Rule::new(RuleDecision::Allow);
     rule.kind = Some("edit".parse::<KindMatch>().expect("kind"));
     rule.path = Some("~/src/app/**".into());
-    state.rule_draft = Some(rule.clone());
-    state.focus = Focus {
+    state.gate.rule_draft = Some(rule.clone());
+    state.view.focus = Focus {
         pane: Pane::Cards,
         modal: Some(Modal::KeepRule(Composer::default())),
     };
@@ -744,7 +747,7 @@ fn keep_rule_prompt_names_the_pattern_it_edits() {
     );
     rule.path = None;
     rule.tool = Some("Bash".into());
-    state.rule_draft = Some(rule);
+    state.gate.rule_draft = Some(rule);
     let text = screen(&state, 100, 36);
     assert!(
         text.contains("Keep as rule: allow edit, tool matching › "),

@@ -80,7 +80,7 @@ fn help_over_the_composer_100x40() {
 fn help_over_a_card_100x30() {
     let mut state = with_card();
     state.update(Msg::Action(Action::Char('?')));
-    assert!(state.help);
+    assert!(state.view.help);
     let text = screen(&state, 100, 30);
     assert!(text.contains("Keys: on a card"));
     assert!(text.contains("allow once / deny"));

@@ -408,8 +408,8 @@ fn draw_chat(
         return;
     }
     let theme = view.theme;
-    let notice_text = around.notice.or(state.notice.as_deref());
-    let wrapped = composer::wrap(&state.composer, composer::text_width(area.width));
+    let notice_text = around.notice.or(state.view.notice.as_deref());
+    let wrapped = composer::wrap(&state.view.composer, composer::text_width(area.width));
 
     // From the bottom: footer, composer, notice, cards; the transcript gets
     // the rest.
@@ -424,7 +424,7 @@ fn draw_chat(
         0
     };
     rest -= notice_h;
-    let search_h = if state.search.is_some() {
+    let search_h = if state.view.search.is_some() {
         rest.min(1)
     } else {
         0
@@ -451,13 +451,13 @@ fn draw_chat(
     let composer_area = Rect::new(area.x, search_bar.bottom(), area.width, composer_h);
     let footer = Rect::new(area.x, composer_area.bottom(), area.width, footer_h);
 
-    view.history.set_search(state.search.as_ref());
+    view.history.set_search(state.view.search.as_ref());
     view.history.render(
-        &state.transcript,
-        state.thoughts_expanded,
+        &state.session.transcript,
+        state.view.thoughts_expanded,
         entry::Terminals {
-            views: &state.terminals,
-            expanded: state.terminals_expanded,
+            views: &state.session.terminals,
+            expanded: state.view.terminals_expanded,
         },
         theme,
         history,
@@ -476,7 +476,7 @@ fn draw_chat(
                 .map(|(rect, i)| (rect, Some(Action::ClickChoice(i)))),
         );
         cursor = drawn.cursor;
-        if let Some(Modal::Form(form)) = &state.focus.modal {
+        if let Some(Modal::Form(form)) = &state.view.focus.modal {
             form::render(frame.buffer_mut(), cards, form, theme);
         }
     }
@@ -490,7 +490,7 @@ fn draw_chat(
             .buffer_mut()
             .set_stringn(notice.x, notice.y, &text, width, theme.notice());
     }
-    let searching = state.search.as_ref().is_some_and(|s| s.typing);
+    let searching = state.view.search.as_ref().is_some_and(|s| s.typing);
     if !composer_area.is_empty() {
         composer::render(
             frame,
@@ -498,13 +498,13 @@ fn draw_chat(
             &wrapped,
             &mut view.composer_top,
             theme,
-            state.focus.is(Pane::Composer) && !around.covered && !searching,
+            state.view.focus.is(Pane::Composer) && !around.covered && !searching,
         );
     }
-    if let Some(search) = &state.search
+    if let Some(search) = &state.view.search
         && let Some(position) =
             search::bar(frame.buffer_mut(), search_bar, search, theme).filter(|_| cursor.is_none())
-        && state.focus.modal.is_none()
+        && state.view.focus.modal.is_none()
         && !around.covered
     {
         frame.set_cursor_position(position);
@@ -525,7 +525,7 @@ fn draw_chat(
         if let (Some(rect), Some(waiting)) = (hits.elsewhere, around.chats.waiting) {
             view.hits.push((rect, Some(Action::GoToChat(waiting.chat))));
         }
-        if let Some(Modal::ModeMenu(highlighted)) = state.focus.modal {
+        if let Some(Modal::ModeMenu(highlighted)) = state.view.focus.modal {
             view.transcript = None;
             let drawn = mode_menu::render(
                 frame.buffer_mut(),
@@ -545,7 +545,7 @@ fn draw_chat(
             );
         }
     }
-    if let Some(Modal::Rules { selected, confirm }) = state.focus.modal {
+    if let Some(Modal::Rules { selected, confirm }) = state.view.focus.modal {
         grants::render(
             frame.buffer_mut(),
             area,
@@ -562,11 +562,11 @@ fn draw_chat(
     } else {
         view.grants_top = 0;
     }
-    if state.help {
+    if state.view.help {
         help::render(
             frame.buffer_mut(),
             area,
-            crate::keys::Context::of(&state.focus),
+            crate::keys::Context::of(&state.view.focus),
             theme,
         );
         view.hits.push((area, None));

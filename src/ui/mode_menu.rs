@@ -52,14 +52,14 @@ fn rows(state: &ChatState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> 
     for (index, item) in state.mode_menu_items().into_iter().enumerate() {
         let line = match item {
             ModeItem::Chat(mode) => Line::from(vec![
-                Span::styled(mark(mode == state.mode), theme.mode(mode)),
+                Span::styled(mark(mode == state.gate.mode), theme.mode(mode)),
                 Span::styled(format!("{:<label_w$}", mode.label()), theme.mode(mode)),
                 Span::styled(format!("  {}", describe(mode)), theme.dim()),
             ]),
             // The agent's session options come after the modes' note.
             ModeItem::Option { .. } => continue,
             ModeItem::Agent(i) => {
-                let Some(modes) = &state.agent_modes else {
+                let Some(modes) = &state.session.agent_modes else {
                     continue;
                 };
                 let Some(mode) = modes.available.get(i) else {
@@ -97,7 +97,7 @@ fn option_rows(state: &ChatState, theme: Theme) -> Vec<(Line<'static>, Option<us
         let ModeItem::Option { option, choice } = item else {
             continue;
         };
-        let Some(opt) = state.controls.options.get(option) else {
+        let Some(opt) = state.session.controls.options.get(option) else {
             continue;
         };
         if heading != Some(option) {

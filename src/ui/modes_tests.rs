@@ -44,7 +44,7 @@ fn request(tool: &str, title: &str, kind: ToolKind) -> PermissionRequest {
 /// A connected chat of `agent` with two edit cards waiting.
 fn two_cards(agent: &str) -> ChatState {
     let mut state = ChatState::new(agent, "~/src/warden");
-    state.agent_policy.name = agent.into();
+    state.gate.agent_policy.name = agent.into();
     state.update(Msg::SessionStarted(SessionInfo {
         session_id: "s1".into(),
         modes: None,
@@ -61,7 +61,7 @@ fn two_cards(agent: &str) -> ChatState {
             request: request(tool, title, ToolKind::Edit),
         });
     }
-    assert_eq!(state.approvals.len(), 2);
+    assert_eq!(state.gate.approvals.len(), 2);
     state
 }
 
@@ -77,10 +77,10 @@ fn bypass_question_100x30() {
     let mut state = two_cards("claude-code");
     state.update(Msg::Action(Action::Char('b')));
     assert_eq!(
-        state.focus.modal,
+        state.view.focus.modal,
         Some(crate::state::Modal::Confirm(Question::Bypass(1)))
     );
-    assert!(!state.agent_policy.bypass, "nothing is bypassed yet");
+    assert!(!state.gate.agent_policy.bypass, "nothing is bypassed yet");
     let text = screen(&state, 100, 30);
     assert!(text.contains("Bypass claude-code from now on?"), "{text}");
     assert_snapshot!(text);
@@ -91,8 +91,8 @@ fn mode_change_question_100x30() {
     let mut state = two_cards("claude-code");
     state.update(Msg::Action(Action::ToggleCards));
     state.update(Msg::Action(Action::BackTab));
-    assert_eq!(state.mode, Mode::Auto);
-    assert_eq!(state.approvals.len(), 2, "nothing approved unseen");
+    assert_eq!(state.gate.mode, Mode::Auto);
+    assert_eq!(state.gate.approvals.len(), 2, "nothing approved unseen");
     let text = screen(&state, 100, 30);
     assert!(
         text.contains("The 2 waiting cards would now be allowed"),
@@ -106,7 +106,7 @@ fn footer_says_bypass() {
     let mut state = two_cards("claude-code");
     state.update(Msg::Action(Action::Char('b')));
     state.update(Msg::Action(Action::Char('y')));
-    assert!(state.agent_policy.bypass);
+    assert!(state.gate.agent_policy.bypass);
     let mut out = String::new();
     for width in [120, 80, 40] {
         let area = Rect::new(0, 0, width, 1);
@@ -122,7 +122,7 @@ fn footer_says_bypass() {
 fn chat_list_says_bypass_120x30() {
     let mut ws = Workspace::new(vec!["claude-code".into(), "gemini".into()]);
     let mut bypassed = two_cards("claude-code");
-    bypassed.agent_policy.bypass = true;
+    bypassed.gate.agent_policy.bypass = true;
     ws.add_chat(bypassed);
     ws.add_chat(two_cards("gemini"));
     let mut term = Terminal::new(TestBackend::new(120, 30)).expect("test terminal");

@@ -22,7 +22,7 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, above: u16, state: &ChatState
         return;
     }
     // The queue, newest nearest the composer.
-    let queue = &state.drafts.queue;
+    let queue = &state.view.drafts.queue;
     for (i, text) in queue.iter().enumerate().rev() {
         if bottom <= top {
             return;
@@ -114,7 +114,7 @@ pub(crate) fn render_hint(buf: &mut Buffer, composer: Rect, state: &ChatState, t
     if composer.height < 3 || composer.width < 6 {
         return;
     }
-    let text = one_line(state.composer.text());
+    let text = one_line(state.view.composer.text());
     // Borders and padding: the text starts two columns in.
     let x = composer.x + 2 + u16::try_from(str_width(&text)).unwrap_or(u16::MAX);
     let sep = u16::from(!text.ends_with(' '));

@@ -18,7 +18,7 @@ use crate::state::{Action, ChatState, Modal, Msg};
 /// one "allow for this chat" grant, its review screen open.
 fn reviewing() -> ChatState {
     let mut state = chat(None);
-    state.bypassed_agents = vec!["claude-code".into()];
+    state.gate.bypassed_agents = vec!["claude-code".into()];
     let mut run_tests = Rule::new(RuleDecision::Allow);
     run_tests.agent = Some("claude-code".into());
     run_tests.kind = Some("execute".parse::<KindMatch>().expect("kind"));
@@ -27,8 +27,8 @@ fn reviewing() -> ChatState {
     keys.kind = Some("read".parse::<KindMatch>().expect("kind"));
     keys.path = Some("~/.ssh/**".into());
     keys.note = Some("keys stay private, whoever asks and whatever the mode".into());
-    state.rules = vec![run_tests, keys];
-    state.grants = vec![ChatGrant {
+    state.gate.rules = vec![run_tests, keys];
+    state.gate.grants = vec![ChatGrant {
         kind: ToolKind::Edit,
         tool: "Edit".into(),
         commands: None,
@@ -42,7 +42,7 @@ fn review_screen_second_selected_80x24() {
     let mut state = reviewing();
     state.update(Msg::Action(Action::Down));
     assert_eq!(
-        state.focus.modal,
+        state.view.focus.modal,
         Some(Modal::Rules {
             selected: 1,
             confirm: false
@@ -83,7 +83,7 @@ fn review_screen_revoke_confirmation_80x24() {
     state.update(Msg::Action(Action::Down));
     state.update(Msg::Action(Action::Char('d')));
     assert_eq!(
-        state.focus.modal,
+        state.view.focus.modal,
         Some(Modal::Rules {
             selected: 1,
             confirm: true
@@ -123,7 +123,7 @@ fn review_screen_takes_every_click() {
 #[test]
 fn review_screen_scrolls_to_keep_the_selection_in_view() {
     let mut state = reviewing();
-    state.rules = (0..30)
+    state.gate.rules = (0..30)
         .map(|i| {
             let mut rule = Rule::new(RuleDecision::Allow);
             rule.kind = Some("execute".parse::<KindMatch>().expect("kind"));
@@ -174,7 +174,7 @@ fn review_screen_scrolls_to_keep_the_selection_in_view() {
 #[test]
 fn review_screen_shows_agent_names_visibly() {
     let mut state = chat(None);
-    state.bypassed_agents = vec!["evil\u{1b}[31magent".into()];
+    state.gate.bypassed_agents = vec!["evil\u{1b}[31magent".into()];
     state.update(Msg::Action(Action::RulesScreen));
     state.update(Msg::Action(Action::Char('d')));
     let text = screen(&state, 120, 40);

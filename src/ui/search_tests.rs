@@ -15,7 +15,7 @@ use crate::state::{Action, ChatState, Connection, Effect, EntryKind, Msg, Worksp
 
 fn ready() -> ChatState {
     let mut s = ChatState::new("demo", "/work");
-    s.connection = Connection::Ready {
+    s.session.connection = Connection::Ready {
         session_id: "s1".into(),
     };
     s
@@ -35,14 +35,16 @@ fn typed(s: &mut ChatState, text: &str) {
 fn chat(n: usize) -> ChatState {
     let mut s = ready();
     for i in 1..=n {
-        s.transcript.push(EntryKind::User(format!("question {i}")));
+        s.session
+            .transcript
+            .push(EntryKind::User(format!("question {i}")));
         let answer = if i == 3 || i == n {
             format!("Answer {i}: the Flaky test reads $HOME; a flaky one.")
         } else {
             format!("Answer {i}: nothing to see.")
         };
-        s.transcript.push_agent_text(&answer);
-        s.transcript.end_turn();
+        s.session.transcript.push_agent_text(&answer);
+        s.session.transcript.end_turn();
     }
     s
 }
@@ -77,7 +79,7 @@ fn marked(buf: &Buffer, m: Modifier) -> Vec<String> {
 #[test]
 fn matches_count_case_insensitively_per_entry() {
     let s = chat(4);
-    let all = matches(&s.transcript, "FLAKY");
+    let all = matches(&s.session.transcript, "FLAKY");
     assert_eq!(
         all,
         vec![
@@ -87,7 +89,7 @@ fn matches_count_case_insensitively_per_entry() {
             Match { entry: 7, nth: 1 },
         ]
     );
-    assert!(matches(&s.transcript, "").is_empty());
+    assert!(matches(&s.session.transcript, "").is_empty());
 }
 
 #[test]
@@ -95,15 +97,18 @@ fn typing_selects_the_newest_match_and_n_goes_older() {
     let mut s = chat(4);
     assert!(act(&mut s, Action::Search).is_empty());
     typed(&mut s, "flaky");
-    let search = s.search.clone().expect("open");
+    let search = s.view.search.clone().expect("open");
     assert!(search.typing);
     assert_eq!(search.current, Some(Match { entry: 7, nth: 1 }));
     assert_eq!((search.position, search.count), (4, 4));
-    assert!(s.composer.is_empty(), "the query is not in the composer");
+    assert!(
+        s.view.composer.is_empty(),
+        "the query is not in the composer"
+    );
     // Enter: stop typing; n older, N newer, wrapping around.
     act(&mut s, Action::Submit);
-    assert!(!s.search.as_ref().is_some_and(|x| x.typing));
-    let at = |s: &ChatState| s.search.as_ref().and_then(|x| x.current);
+    assert!(!s.view.search.as_ref().is_some_and(|x| x.typing));
+    let at = |s: &ChatState| s.view.search.as_ref().and_then(|x| x.current);
     act(&mut s, Action::Char('n'));
     assert_eq!(at(&s), Some(Match { entry: 7, nth: 0 }));
     act(&mut s, Action::Char('n'));
@@ -113,15 +118,18 @@ fn typing_selects_the_newest_match_and_n_goes_older() {
     assert_eq!(at(&s), Some(Match { entry: 7, nth: 1 }), "wraps");
     act(&mut s, Action::Char('N'));
     assert_eq!(at(&s), Some(Match { entry: 5, nth: 0 }), "wraps back");
-    let jumps = s.search.as_ref().map(|x| x.jumps);
+    let jumps = s.view.search.as_ref().map(|x| x.jumps);
     // Ctrl-F types again; Backspace edits the query.
     act(&mut s, Action::Search);
     act(&mut s, Action::Backspace);
-    assert_eq!(s.search.as_ref().map(|x| x.query.as_str()), Some("flak"));
-    assert!(s.search.as_ref().map(|x| x.jumps) > jumps);
+    assert_eq!(
+        s.view.search.as_ref().map(|x| x.query.as_str()),
+        Some("flak")
+    );
+    assert!(s.view.search.as_ref().map(|x| x.jumps) > jumps);
     // Esc closes; the next Esc is the usual one again.
     act(&mut s, Action::Cancel);
-    assert_eq!(s.search, None);
+    assert_eq!(s.view.search, None);
 }
 
 #[test]
@@ -129,13 +137,13 @@ fn a_query_without_match_says_so_and_other_keys_leave_the_search() {
     let mut s = chat(2);
     act(&mut s, Action::Search);
     typed(&mut s, "zebra");
-    let search = s.search.clone().expect("open");
+    let search = s.view.search.clone().expect("open");
     assert_eq!((search.current, search.count), (None, 0));
     act(&mut s, Action::Submit);
     // Not typing: a letter other than n / N goes to the composer.
     act(&mut s, Action::Char('h'));
-    assert_eq!(s.search, None);
-    assert_eq!(s.composer.text(), "h");
+    assert_eq!(s.view.search, None);
+    assert_eq!(s.view.composer.text(), "h");
 }
 
 #[test]
@@ -153,7 +161,7 @@ fn search_bar_highlights_and_scrolls_to_the_match() {
     }
     // The third-newest match: exchange 3's second "flaky", far above.
     assert_eq!(
-        s.search.as_ref().and_then(|x| x.current),
+        s.view.search.as_ref().and_then(|x| x.current),
         Some(Match { entry: 5, nth: 1 })
     );
     let buf = draw_text(&mut term, &s, &mut view);
@@ -189,19 +197,26 @@ fn search_bar_while_typing() {
 #[test]
 fn copy_takes_the_selected_message_or_the_last_answer_sanitized() {
     let mut s = ready();
-    s.transcript.push(EntryKind::User("show me".into()));
-    s.transcript.push_agent_text(
+    s.session.transcript.push(EntryKind::User("show me".into()));
+    s.session.transcript.push_agent_text(
         "Run this:\n\n```sh\nrm -rf target\x1b]52;c;ZXZpbA==\x07\n```\nthen rebuild.",
     );
-    s.transcript.end_turn();
-    s.transcript.push(EntryKind::Info("turn ended".into()));
+    s.session.transcript.end_turn();
+    s.session
+        .transcript
+        .push(EntryKind::Info("turn ended".into()));
     let effects = act(&mut s, Action::Copy);
     let [Effect::Copy(text)] = effects.as_slice() else {
         panic!("{effects:?}");
     };
     assert!(text.starts_with("Run this:"), "{text}");
     assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
-    assert!(s.notice.as_deref().is_some_and(|n| n.contains("copied")));
+    assert!(
+        s.view
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("copied"))
+    );
     let effects = act(&mut s, Action::CopyCode);
     assert_eq!(
         effects,
@@ -217,7 +232,8 @@ fn copy_takes_the_selected_message_or_the_last_answer_sanitized() {
     );
     assert!(act(&mut s, Action::CopyCode).is_empty());
     assert!(
-        s.notice
+        s.view
+            .notice
             .as_deref()
             .is_some_and(|n| n.contains("no code block"))
     );
@@ -227,7 +243,7 @@ fn copy_takes_the_selected_message_or_the_last_answer_sanitized() {
 fn nothing_to_copy_says_so() {
     let mut s = ready();
     assert!(act(&mut s, Action::Copy).is_empty());
-    assert_eq!(s.notice.as_deref(), Some("nothing to copy yet"));
+    assert_eq!(s.view.notice.as_deref(), Some("nothing to copy yet"));
 }
 
 #[test]
@@ -262,7 +278,7 @@ fn the_footer_says_the_mouse_is_released() {
 fn working() -> ChatState {
     use crate::model::SessionInfo;
     let mut s = ChatState::new("demo", "/work");
-    s.agent_policy.name = "demo".into();
+    s.gate.agent_policy.name = "demo".into();
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s1".into(),
         modes: None,
@@ -312,7 +328,7 @@ fn a_card_arriving_during_a_search_never_takes_the_searchs_keys() {
             id: 1,
             request: edit_request(),
         });
-        assert_eq!(s.approvals.len(), 1);
+        assert_eq!(s.gate.approvals.len(), 1);
         // "y" (allow) and "n" (deny) are the card's keys: here they are the
         // search's (typed, or n / N moving), or close it, and decide nothing.
         let keys: &[char] = if typing {
@@ -329,9 +345,9 @@ fn a_card_arriving_during_a_search_never_takes_the_searchs_keys() {
                 "typing {typing}: {c} answered the card: {effects:?}"
             );
         }
-        assert_eq!(s.approvals.len(), 1, "typing {typing}: still waiting");
+        assert_eq!(s.gate.approvals.len(), 1, "typing {typing}: still waiting");
         if !typing {
-            assert_eq!(s.search, None, "the y closed the search, nothing else");
+            assert_eq!(s.view.search, None, "the y closed the search, nothing else");
         }
     }
 }
@@ -349,7 +365,7 @@ fn ctrl_o_unfolds_cut_tool_output_on_screen() {
             .collect::<Vec<_>>()
             .join("\n\n"),
     }];
-    s.transcript.upsert_tool(call);
+    s.session.transcript.upsert_tool(call);
     let mut term = Terminal::new(TestBackend::new(60, 40)).expect("terminal");
     let mut view = View::with_theme(Theme::with_color(true));
     let folded = buffer_text(&draw_text(&mut term, &s, &mut view));
@@ -369,20 +385,20 @@ fn ctrl_f_over_a_cards_reason_field_does_not_open_the_search() {
         request: edit_request(),
     });
     assert_eq!(
-        s.focus,
+        s.view.focus,
         crate::state::Focus::CARDS,
         "an empty composer gives way"
     );
     act(&mut s, Action::Char('r'));
     assert!(
-        matches!(s.focus.modal, Some(crate::state::Modal::Reason { .. })),
+        matches!(s.view.focus.modal, Some(crate::state::Modal::Reason { .. })),
         "{:?}",
-        s.focus
+        s.view.focus
     );
     act(&mut s, Action::Search);
-    assert_eq!(s.search, None);
+    assert_eq!(s.view.search, None);
     assert!(matches!(
-        s.focus.modal,
+        s.view.focus.modal,
         Some(crate::state::Modal::Reason { .. })
     ));
 }
@@ -394,7 +410,7 @@ fn a_card_arriving_during_the_history_search_never_takes_its_keys() {
     let mut s = working();
     act(&mut s, Action::Restart);
     assert!(
-        s.drafts.search.is_some(),
+        s.view.drafts.search.is_some(),
         "Ctrl-R opened the history search"
     );
     s.update(Msg::PermissionRequested {
@@ -410,9 +426,9 @@ fn a_card_arriving_during_the_history_search_never_takes_its_keys() {
             "{c} answered the card: {effects:?}"
         );
     }
-    assert_eq!(s.approvals.len(), 1, "still waiting");
+    assert_eq!(s.gate.approvals.len(), 1, "still waiting");
     assert_eq!(
-        s.drafts.search.as_ref().map(|q| q.query.as_str()),
+        s.view.drafts.search.as_ref().map(|q| q.query.as_str()),
         Some("yes")
     );
 }

@@ -632,7 +632,7 @@ mod tests {
         let EntryKind::Tool(tool) = entry("seq", ToolState::InProgress).kind else {
             unreachable!()
         };
-        state.transcript.upsert_tool(tool.call);
+        state.session.transcript.upsert_tool(tool.call);
         let mut ui = View::with_theme(Theme::with_color(true));
         let mut term = Terminal::new(TestBackend::new(50, 24)).expect("terminal");
         let mut screen = |state: &ChatState, ui: &mut View| {

@@ -63,7 +63,7 @@ fn screen(state: &ChatState, width: u16, height: u16, scroll: Option<Scroll>) ->
 }
 
 fn ready(state: &mut ChatState) {
-    state.connection = Connection::Ready {
+    state.session.connection = Connection::Ready {
         session_id: "s1".into(),
     };
 }
@@ -89,7 +89,7 @@ let config = Config::load(dir.path())?;
 fn fixture() -> ChatState {
     let mut s = ChatState::new("claude-code", "~/src/warden");
     ready(&mut s);
-    s.agent_modes = Some(AgentModes {
+    s.session.agent_modes = Some(AgentModes {
         current: "default".into(),
         available: vec![AgentMode {
             id: "default".into(),
@@ -98,7 +98,7 @@ fn fixture() -> ChatState {
         }],
         config_option_id: None,
     });
-    let t = &mut s.transcript;
+    let t = &mut s.session.transcript;
     t.push(EntryKind::User(
         "Why does `cargo test` fail on CI? Please fix it.".into(),
     ));
@@ -166,8 +166,8 @@ fn fixture() -> ChatState {
 #[test]
 fn screen_120x40_following() {
     let mut state = fixture();
-    state.turn = Some(Turn { cancelling: false });
-    state.notice =
+    state.session.turn = Some(Turn { cancelling: false });
+    state.view.notice =
         Some("the agent is still working: wait for the turn to end, or Esc to cancel it".into());
     assert_snapshot!(screen(&state, 120, 40, None));
 }
@@ -190,7 +190,7 @@ fn screen_80x24_top() {
 #[test]
 fn transcript_whole_thoughts_expanded_120() {
     let mut state = fixture();
-    state.thoughts_expanded = true;
+    state.view.thoughts_expanded = true;
     assert_snapshot!(screen(&state, 120, 90, None));
 }
 
@@ -216,9 +216,9 @@ fn footer_states() {
     show("starting", &state);
     ready(&mut state);
     show("idle", &state);
-    state.turn = Some(Turn { cancelling: false });
+    state.session.turn = Some(Turn { cancelling: false });
     show("busy", &state);
-    state.agent_modes = Some(AgentModes {
+    state.session.agent_modes = Some(AgentModes {
         current: "plan".into(),
         available: vec![AgentMode {
             id: "plan".into(),
@@ -228,10 +228,10 @@ fn footer_states() {
         config_option_id: None,
     });
     show("busy+mode", &state);
-    state.turn = Some(Turn { cancelling: true });
+    state.session.turn = Some(Turn { cancelling: true });
     show("cancelling", &state);
-    state.turn = None;
-    state.connection = Connection::Down;
+    state.session.turn = None;
+    state.session.connection = Connection::Down;
     show("down", &state);
     assert_snapshot!(out);
 }
@@ -239,7 +239,7 @@ fn footer_states() {
 fn composer_screen(text: &str, width: u16, height: u16) -> String {
     let mut state = ChatState::new("agent", "~");
     ready(&mut state);
-    state.composer.insert_str(text);
+    state.view.composer.insert_str(text);
     let mut term = terminal(width, height);
     let mut view = view();
     let mut shown = frame(&mut term, &state, &mut view);
@@ -271,8 +271,8 @@ fn composer_long_wrapping() {
 #[test]
 fn composer_cursor_counts_wide_characters() {
     let mut state = ChatState::new("agent", "~");
-    state.composer.insert_str("日本x");
-    state.composer.left();
+    state.view.composer.insert_str("日本x");
+    state.view.composer.left();
     let mut term = terminal(40, 8);
     let mut view = view();
     frame(&mut term, &state, &mut view);
@@ -285,7 +285,10 @@ fn infos(n: usize) -> ChatState {
     let mut state = ChatState::new("agent", "~");
     ready(&mut state);
     for i in 0..n {
-        state.transcript.push(EntryKind::Info(format!("entry {i}")));
+        state
+            .session
+            .transcript
+            .push(EntryKind::Info(format!("entry {i}")));
     }
     state
 }
@@ -313,8 +316,11 @@ fn following_shows_new_output_and_scrolled_up_stays_put() {
         "{before}"
     );
 
-    state.transcript.push(EntryKind::Info("new output".into()));
-    state.transcript.push_agent_text("streaming answer");
+    state
+        .session
+        .transcript
+        .push(EntryKind::Info("new output".into()));
+    state.session.transcript.push_agent_text("streaming answer");
     let after = frame(&mut term, &state, &mut view);
     assert_eq!(
         view.history.top(),
@@ -407,7 +413,7 @@ fn a_huge_transcript_only_lays_out_what_is_visible() {
     assert!(view.history.stats.laid_out <= stats.laid_out + 22);
     assert_eq!(view.history.stats.measured, 100_000);
 
-    state.transcript.push_agent_text("chunk");
+    state.session.transcript.push_agent_text("chunk");
     frame(&mut term, &state, &mut view);
     assert_eq!(
         view.history.stats.measured, 100_000,
@@ -419,17 +425,19 @@ fn a_huge_transcript_only_lays_out_what_is_visible() {
 fn a_streamed_chunk_relays_out_only_its_entry() {
     let mut state = fixture();
     state
+        .session
         .transcript
         .push(EntryKind::User("next question".into()));
     state
+        .session
         .transcript
         .upsert_tool(ToolCall::placeholder("call-2"));
-    state.transcript.push_agent_text("Sure, here");
+    state.session.transcript.push_agent_text("Sure, here");
     let mut term = terminal(100, 30);
     let mut view = view();
     frame(&mut term, &state, &mut view);
     let before = view.history.stats;
-    state.transcript.push_agent_text(" is the answer");
+    state.session.transcript.push_agent_text(" is the answer");
     let text = frame(&mut term, &state, &mut view);
     assert!(text.contains("Sure, here is the answer"));
     assert_eq!(view.history.stats.laid_out, before.laid_out + 1);
@@ -437,7 +445,10 @@ fn a_streamed_chunk_relays_out_only_its_entry() {
 
     // A tool call updated out of order re-lays out that entry alone.
     let before = view.history.stats;
-    state.transcript.set_tool_state("call-2", ToolState::Failed);
+    state
+        .session
+        .transcript
+        .set_tool_state("call-2", ToolState::Failed);
     frame(&mut term, &state, &mut view);
     assert_eq!(view.history.stats.laid_out, before.laid_out + 1);
 }
@@ -445,9 +456,15 @@ fn a_streamed_chunk_relays_out_only_its_entry() {
 #[test]
 fn a_change_above_the_viewport_keeps_the_view_in_place() {
     let mut state = infos(40);
-    state.transcript.upsert_tool(ToolCall::placeholder("early"));
+    state
+        .session
+        .transcript
+        .upsert_tool(ToolCall::placeholder("early"));
     for i in 0..40 {
-        state.transcript.push(EntryKind::Info(format!("later {i}")));
+        state
+            .session
+            .transcript
+            .push(EntryKind::Info(format!("later {i}")));
     }
     let mut term = terminal(40, 14);
     let mut view = view();
@@ -460,7 +477,7 @@ fn a_change_above_the_viewport_keeps_the_view_in_place() {
         }]),
         ..Default::default()
     };
-    state.transcript.update_tool("early", &fields);
+    state.session.transcript.update_tool("early", &fields);
     let after = frame(&mut term, &state, &mut view);
     assert_eq!(after, before);
 }
@@ -488,11 +505,11 @@ fn toggling_thoughts_relays_out_thoughts() {
     let mut view = view();
     let folded = frame(&mut term, &state, &mut view);
     assert!(folded.contains("▸ thinking: The user wants the CI failure fixed."));
-    state.thoughts_expanded = true;
+    state.view.thoughts_expanded = true;
     let open = frame(&mut term, &state, &mut view);
     assert!(open.contains("▾ thinking"));
     assert!(open.contains("  First read the workflow, then run the tests."));
-    state.thoughts_expanded = false;
+    state.view.thoughts_expanded = false;
     assert_eq!(frame(&mut term, &state, &mut view), folded);
 }
 
@@ -500,10 +517,10 @@ fn toggling_thoughts_relays_out_thoughts() {
 fn the_layout_cache_stays_bounded() {
     let mut state = ChatState::new("agent", "~");
     for i in 0..3_000 {
-        state.transcript.push_agent_text(&format!(
+        state.session.transcript.push_agent_text(&format!(
             "# answer {i}\n\nwith a paragraph\n\n- and\n- a list"
         ));
-        state.transcript.end_turn();
+        state.session.transcript.end_turn();
     }
     let mut term = terminal(80, 24);
     let mut view = view();
@@ -525,14 +542,19 @@ fn escape_sequences_never_reach_the_buffer() {
     let mut state = ChatState::new("agent\u{1b}[2J", "~/\u{1b}]0;x\u{7}");
     ready(&mut state);
     state
+        .session
         .transcript
         .push(EntryKind::User("\u{1b}[31mred?".into()));
     state
+        .session
         .transcript
         .push_agent_text("**\u{1b}[31m** &#27;[1m `\u{9b}2J`");
-    state.transcript.push(EntryKind::Info("\u{1b}[31m".into()));
-    state.notice = Some("\u{1b}[5m".into());
-    state.composer.insert_str("\u{1b}[31m");
+    state
+        .session
+        .transcript
+        .push(EntryKind::Info("\u{1b}[31m".into()));
+    state.view.notice = Some("\u{1b}[5m".into());
+    state.view.composer.insert_str("\u{1b}[31m");
     let mut term = terminal(60, 20);
     let mut view = view();
     let text = frame(&mut term, &state, &mut view);
@@ -576,8 +598,8 @@ fn no_color_draws_modifiers_only() {
 #[test]
 fn tiny_terminals_do_not_panic() {
     let mut state = fixture();
-    state.notice = Some("notice".into());
-    state.composer.insert_str("typed text\nmore");
+    state.view.notice = Some("notice".into());
+    state.view.composer.insert_str("typed text\nmore");
     for (w, h) in [(1, 1), (2, 2), (3, 3), (5, 4), (10, 5), (80, 1), (1, 40)] {
         let mut term = terminal(w, h);
         let mut view = view();
@@ -591,7 +613,7 @@ fn tiny_terminals_do_not_panic() {
 fn the_composer_scrolls_to_keep_the_cursor_visible() {
     let mut state = ChatState::new("agent", "~");
     let lines: Vec<String> = (1..=15).map(|i| format!("line {i}")).collect();
-    state.composer.insert_str(&lines.join("\n"));
+    state.view.composer.insert_str(&lines.join("\n"));
     let mut term = terminal(30, 20);
     let mut view = view();
     let text = frame(&mut term, &state, &mut view);
@@ -600,7 +622,7 @@ fn the_composer_scrolls_to_keep_the_cursor_visible() {
         "{text}"
     );
     for _ in 0..14 {
-        state.composer.up();
+        state.view.composer.up();
     }
     let text = frame(&mut term, &state, &mut view);
     assert!(
@@ -622,6 +644,7 @@ fn a_flooded_answer_keeps_its_newest_rows_and_shows_old_ones_when_scrolled_to() 
     let mut view = view();
     for i in 0..12_000 {
         state
+            .session
             .transcript
             .push_agent_text(&format!("paragraph number {i}\n\n"));
         if i % 500 == 0 {

@@ -27,7 +27,10 @@ async fn playing(dir: &Path, file: &Path, mode: Mode) -> App {
     let mut app = App::with_options(command, logged_options(dir, mode));
     app.start_agent().expect("the agent spawns");
     pump_until(&mut app, "session", |s| {
-        matches!(s.connection, warden::state::Connection::Ready { .. })
+        matches!(
+            s.session.connection,
+            warden::state::Connection::Ready { .. }
+        )
     })
     .await;
     app
@@ -61,10 +64,10 @@ async fn a_grant_on_the_agents_write_tool_never_covers_wardens_writes() {
     let file = scenario_in(dir.path(), "hostile-grant-crossing.toml");
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "write-grant");
-    pump_until(&mut app, "the card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('a'));
     pump_until(&mut app, "a second card or the end", |s| {
-        !s.is_busy() || !s.approvals.is_empty()
+        !s.is_busy() || !s.gate.approvals.is_empty()
     })
     .await;
     assert_eq!(
@@ -72,7 +75,7 @@ async fn a_grant_on_the_agents_write_tool_never_covers_wardens_writes() {
         "precious\n",
         "the agent's write of another file ran under the grant"
     );
-    let card = &app.state().approvals[0];
+    let card = &app.state().gate.approvals[0];
     assert!(card.request.client, "warden's own write asks");
     assert!(card.title().contains("victim.txt"), "{}", card.title());
     key(&mut app, Action::Char('n'));
@@ -113,15 +116,19 @@ async fn allow_for_this_chat_on_a_title_only_command_covers_only_that_card() {
     let file = scenario_in(dir.path(), "hostile-grant-crossing.toml");
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "title-grant");
-    pump_until(&mut app, "the card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('a'));
     pump_until(&mut app, "the second card or the end", |s| {
-        !s.is_busy() || !s.approvals.is_empty()
+        !s.is_busy() || !s.gate.approvals.is_empty()
     })
     .await;
-    assert!(app.state().grants.is_empty(), "{:?}", app.state().grants);
+    assert!(
+        app.state().gate.grants.is_empty(),
+        "{:?}",
+        app.state().gate.grants
+    );
     assert_eq!(
-        app.state().approvals.len(),
+        app.state().gate.approvals.len(),
         1,
         "the same title asks again: {:?}",
         outcomes(app.state())

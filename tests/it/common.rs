@@ -48,7 +48,7 @@ pub async fn pump_until(app: &mut App, what: &str, done: impl Fn(&ChatState) -> 
     if result.is_err() {
         panic!(
             "timed out waiting for {what}; transcript: {:#?}",
-            app.state().transcript.entries()
+            app.state().session.transcript.entries()
         );
     }
 }
@@ -57,7 +57,7 @@ pub async fn pump_until(app: &mut App, what: &str, done: impl Fn(&ChatState) -> 
 pub async fn ready(mut app: App) -> App {
     app.start_agent().expect("the agent spawns");
     pump_until(&mut app, "session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
+        matches!(s.session.connection, Connection::Ready { .. })
     })
     .await;
     app
@@ -74,6 +74,7 @@ pub fn send(app: &mut App, text: &str) {
 
 pub fn agent_text(state: &ChatState) -> String {
     state
+        .session
         .transcript
         .entries()
         .iter()
@@ -87,6 +88,7 @@ pub fn agent_text(state: &ChatState) -> String {
 
 pub fn infos(state: &ChatState) -> Vec<String> {
     state
+        .session
         .transcript
         .entries()
         .iter()
@@ -99,6 +101,7 @@ pub fn infos(state: &ChatState) -> Vec<String> {
 
 pub fn errors(state: &ChatState) -> Vec<(String, Vec<String>)> {
     state
+        .session
         .transcript
         .entries()
         .iter()
@@ -123,6 +126,7 @@ pub fn logged_options(dir: &Path, mode: Mode) -> ChatOptions {
 
 pub fn decisions(state: &ChatState) -> Vec<(bool, String)> {
     state
+        .session
         .transcript
         .entries()
         .iter()

@@ -25,7 +25,8 @@ fn idle(s: &ChatState) -> bool {
 }
 
 fn users(s: &ChatState) -> Vec<String> {
-    s.transcript
+    s.session
+        .transcript
         .entries()
         .iter()
         .filter_map(|e| match &e.kind {
@@ -50,12 +51,12 @@ async fn history_is_kept_per_directory_across_runs() {
     let mut app = started_scenario(tmp.path(), SCENARIO, recorded(tmp.path())).await;
     app.settle_disk().await;
     key(&mut app, Action::Up);
-    assert_eq!(app.state().composer.text(), "second question");
+    assert_eq!(app.state().view.composer.text(), "second question");
     key(&mut app, Action::Up);
-    assert_eq!(app.state().composer.text(), "first question");
+    assert_eq!(app.state().view.composer.text(), "first question");
     key(&mut app, Action::Down);
     key(&mut app, Action::Down);
-    assert_eq!(app.state().composer.text(), "");
+    assert_eq!(app.state().view.composer.text(), "");
     app.shutdown().await;
 
     // Another directory has its own.
@@ -71,7 +72,7 @@ async fn history_is_kept_per_directory_across_runs() {
     .await;
     app.settle_disk().await;
     key(&mut app, Action::Up);
-    assert_eq!(app.state().composer.text(), "");
+    assert_eq!(app.state().view.composer.text(), "");
 }
 
 #[tokio::test]
@@ -80,9 +81,9 @@ async fn enter_during_a_turn_queues_and_sends_when_it_ends() {
     let mut app = started_scenario(tmp.path(), SCENARIO, ChatOptions::default()).await;
     send(&mut app, "slow one");
     send(&mut app, "after the slow one");
-    assert_eq!(app.state().drafts.queue, ["after the slow one"]);
+    assert_eq!(app.state().view.drafts.queue, ["after the slow one"]);
     pump_until(&mut app, "the queued message sent and answered", |s| {
-        s.drafts.queue.is_empty() && idle(s) && agent_text(s).contains("ok")
+        s.view.drafts.queue.is_empty() && idle(s) && agent_text(s).contains("ok")
     })
     .await;
     assert_eq!(users(app.state()), ["slow one", "after the slow one"]);
@@ -111,7 +112,7 @@ async fn ctrl_s_cancels_the_turn_and_sends_the_message_now() {
     assert!(
         infos(app.state()).iter().any(|i| i == "turn cancelled"),
         "{:#?}",
-        app.state().transcript.entries()
+        app.state().session.transcript.entries()
     );
 }
 
@@ -121,16 +122,16 @@ async fn the_agents_commands_are_listed_and_sent_as_the_prompt() {
     let mut app = started_scenario(tmp.path(), SCENARIO, ChatOptions::default()).await;
     // The scenario's commands come right after session/new.
     pump_until(&mut app, "the first commands", |s| {
-        s.drafts.commands.iter().any(|c| c.name == "compact")
+        s.view.drafts.commands.iter().any(|c| c.name == "compact")
     })
     .await;
     assert_eq!(
-        app.state().drafts.commands[0].hint.as_deref(),
+        app.state().view.drafts.commands[0].hint.as_deref(),
         Some("<optional custom summarization instructions>")
     );
     send(&mut app, "list commands");
     pump_until(&mut app, "commands", |s| {
-        !s.drafts.commands.is_empty() && idle(s)
+        !s.view.drafts.commands.is_empty() && idle(s)
     })
     .await;
     key(&mut app, Action::Char('/'));
@@ -142,7 +143,7 @@ async fn the_agents_commands_are_listed_and_sent_as_the_prompt() {
     assert_eq!(popup.items[0].detail, "Review the working tree's changes");
     // Enter on a command that takes input completes it and shows its hint.
     key(&mut app, Action::Submit);
-    assert_eq!(app.state().composer.text(), "/review ");
+    assert_eq!(app.state().view.composer.text(), "/review ");
     assert_eq!(app.state().composer_hint().as_deref(), Some("<focus>"));
     send(&mut app, "the parser");
     pump_until(&mut app, "the command's answer", |s| {
@@ -240,14 +241,15 @@ async fn the_external_editor_edits_the_message() {
     assert_eq!(text, "a draft");
     let result = warden::editor::edit_with(&script.display().to_string(), &text).await;
     app.editor_done(id, result);
-    assert_eq!(app.state().composer.text(), "edited: a draft");
+    assert_eq!(app.state().view.composer.text(), "edited: a draft");
     // An editor that fails leaves the message as it was.
     key(&mut app, Action::Editor);
     let (id, text) = app.take_editor().unwrap();
     app.editor_done(id, warden::editor::edit_with("false", &text).await);
-    assert_eq!(app.state().composer.text(), "edited: a draft");
+    assert_eq!(app.state().view.composer.text(), "edited: a draft");
     assert!(
         app.state()
+            .view
             .notice
             .as_deref()
             .unwrap()
@@ -270,15 +272,15 @@ async fn at_finds_a_file_and_it_goes_as_a_resource_link() {
     let mut app = started(tmp.path(), &[]).await;
     app.handle(warden::state::Msg::Action(Action::Paste("explain ".into())));
     key(&mut app, Action::Char('@'));
-    pump_until(&mut app, "the file list", |s| s.drafts.files.is_some()).await;
-    let files = app.state().drafts.files.clone().unwrap();
+    pump_until(&mut app, "the file list", |s| s.view.drafts.files.is_some()).await;
+    let files = app.state().view.drafts.files.clone().unwrap();
     assert!(files.contains(&"src/lib.rs".to_string()), "{files:?}");
     assert!(!files.iter().any(|f| f.starts_with("target")), "{files:?}");
     for c in "lib".chars() {
         key(&mut app, Action::Char(c));
     }
     key(&mut app, Action::Tab);
-    assert_eq!(app.state().composer.text(), "explain @src/lib.rs ");
+    assert_eq!(app.state().view.composer.text(), "explain @src/lib.rs ");
     key(&mut app, Action::Submit);
     let real = std::fs::canonicalize(tmp.path().join("src/lib.rs")).unwrap();
     let line = format!(

@@ -19,6 +19,7 @@ async fn connects_and_sees_the_agents_modes() {
     let mut app = started(dir.path(), &[]).await;
     let modes = app
         .state()
+        .session
         .agent_modes
         .clone()
         .expect("demo agent advertises modes");
@@ -43,6 +44,7 @@ async fn prompt_streams_a_markdown_answer_to_the_end_of_the_turn() {
     assert!(text.contains("```"), "the answer has a code block: {text}");
     let user = app
         .state()
+        .session
         .transcript
         .entries()
         .iter()
@@ -50,6 +52,7 @@ async fn prompt_streams_a_markdown_answer_to_the_end_of_the_turn() {
     assert!(user, "the user's message is in the transcript");
     assert_eq!(
         app.state()
+            .session
             .transcript
             .entries()
             .iter()
@@ -66,16 +69,17 @@ async fn default_mode_shows_a_card_and_the_agent_gets_exactly_the_chosen_option(
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "edit");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     assert_eq!(
-        app.state().focus,
+        app.state().view.focus,
         Focus::CARDS,
         "the composer was empty: focus moves to the card"
     );
-    let card = &app.state().approvals[0];
+    let card = &app.state().gate.approvals[0];
     assert_eq!(card.request.options.len(), 4);
     let tool = app
         .state()
+        .session
         .transcript
         .tool(&card.request.tool_call_id)
         .expect("tool call shown");
@@ -90,7 +94,7 @@ async fn default_mode_shows_a_card_and_the_agent_gets_exactly_the_chosen_option(
     // `1` picks the agent's first option: allow-once. (Its allow-always is
     // answered allow-once plus a chat grant: tests/gate_answers.rs.)
     key(&mut app, Action::Char('1'));
-    assert!(app.state().approvals.is_empty());
+    assert!(app.state().gate.approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     assert!(
@@ -122,7 +126,7 @@ async fn plan_mode_rejects_an_edit_without_a_card() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Plan)).await;
     send(&mut app, "edit");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    assert!(app.state().approvals.is_empty(), "no card in Plan");
+    assert!(app.state().gate.approvals.is_empty(), "no card in Plan");
     let text = agent_text(app.state());
     assert!(
         text.contains("permission outcome: selected reject-once"),
@@ -156,7 +160,7 @@ async fn auto_mode_answers_allow_once() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Auto)).await;
     send(&mut app, "execute");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    assert!(app.state().approvals.is_empty());
+    assert!(app.state().gate.approvals.is_empty());
     let text = agent_text(app.state());
     assert!(
         text.contains("permission outcome: selected allow-once"),
@@ -176,9 +180,9 @@ async fn esc_with_two_pending_cards_answers_both_cancelled() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "two");
-    pump_until(&mut app, "two cards", |s| s.approvals.len() == 2).await;
+    pump_until(&mut app, "two cards", |s| s.gate.approvals.len() == 2).await;
     key(&mut app, Action::Cancel);
-    assert!(app.state().approvals.is_empty());
+    assert!(app.state().gate.approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     assert_eq!(
@@ -201,10 +205,10 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "edit");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('r'));
     assert!(matches!(
-        app.state().focus.modal,
+        app.state().view.focus.modal,
         Some(Modal::Reason { .. })
     ));
     key(
@@ -214,7 +218,8 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
     key(&mut app, Action::Submit);
     // The turn is cancelled; the reason goes out as the next prompt when it ends.
     pump_until(&mut app, "the reason prompt's turn", |s| {
-        s.transcript
+        s.session
+            .transcript
             .entries()
             .iter()
             .any(|e| e.kind == EntryKind::User("use the existing parser instead".into()))
@@ -242,7 +247,13 @@ async fn esc_cancels_a_slow_turn() {
     send(&mut app, "slow");
     pump_until(&mut app, "first chunk", |s| !agent_text(s).is_empty()).await;
     app.handle(Msg::Action(Action::Cancel));
-    assert!(app.state().turn.as_ref().is_some_and(|t| t.cancelling));
+    assert!(
+        app.state()
+            .session
+            .turn
+            .as_ref()
+            .is_some_and(|t| t.cancelling)
+    );
     pump_until(&mut app, "cancelled turn", |s| !s.is_busy()).await;
     assert!(
         infos(app.state()).contains(&"turn cancelled".to_string()),
@@ -261,7 +272,10 @@ async fn crash_shows_status_and_stderr_then_r_restarts() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started(dir.path(), &[]).await;
     send(&mut app, "crash");
-    pump_until(&mut app, "agent exit", |s| s.connection == Connection::Down).await;
+    pump_until(&mut app, "agent exit", |s| {
+        s.session.connection == Connection::Down
+    })
+    .await;
     assert!(!app.state().is_busy(), "the turn ended with the agent");
     let errs = errors(app.state());
     let (message, detail) = errs.last().expect("an error entry");
@@ -270,15 +284,15 @@ async fn crash_shows_status_and_stderr_then_r_restarts() {
         detail.iter().any(|l| l.contains("simulated crash")),
         "{detail:?}"
     );
-    let before = app.state().transcript.len();
+    let before = app.state().session.transcript.len();
     // `r` on an empty composer restarts the agent with a new session.
     app.handle(Msg::Action(Action::Char('r')));
     pump_until(&mut app, "new session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
+        matches!(s.session.connection, Connection::Ready { .. })
     })
     .await;
     assert!(
-        app.state().transcript.len() >= before,
+        app.state().session.transcript.len() >= before,
         "the transcript stays"
     );
     send(&mut app, "after restart");
@@ -295,7 +309,7 @@ async fn another_protocol_version_is_a_clear_error() {
     let mut app = App::new(demo_command(dir.path(), &["--scenario", &scenario]));
     app.start_agent().expect("spawns");
     pump_until(&mut app, "connect failure", |s| {
-        s.connection == Connection::Down
+        s.session.connection == Connection::Down
     })
     .await;
     let errs = errors(app.state());
@@ -489,7 +503,7 @@ async fn bypass_is_written_to_the_settings_and_honoured_by_the_next_warden() {
     let config = dir.path().join("conf/config.toml");
     let mut app = launched(dir.path(), &config).await;
     send(&mut app, "edit");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('b'));
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
@@ -500,7 +514,7 @@ async fn bypass_is_written_to_the_settings_and_honoured_by_the_next_warden() {
     assert_eq!(last_log(dir.path()).source, "bypass");
 
     let mut again = launched(dir.path(), &config).await;
-    assert!(again.state().agent_policy.bypass);
+    assert!(again.state().gate.agent_policy.bypass);
     send(&mut again, "delete");
     pump_until(&mut again, "end of turn", |s| !s.is_busy()).await;
     assert!(agent_text(again.state()).contains("permission outcome: selected allow-once"));
@@ -520,10 +534,10 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     std::fs::write(&config, "# my settings\nunknown_top = 1\n").expect("seed file");
     let mut app = launched(dir.path(), &config).await;
     send(&mut app, "execute");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('p'));
-    let Some(Modal::KeepRule(field)) = &app.state().focus.modal else {
-        panic!("keep-as-rule field: {:?}", app.state().focus)
+    let Some(Modal::KeepRule(field)) = &app.state().view.focus.modal else {
+        panic!("keep-as-rule field: {:?}", app.state().view.focus)
     };
     assert_eq!(field.text(), "cargo test *", "the narrowest sensible rule");
     key(&mut app, Action::Submit);
@@ -546,7 +560,7 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     let mut again = launched(dir.path(), &config).await;
     send(&mut again, "execute");
     pump_until(&mut again, "end of turn", |s| !s.is_busy()).await;
-    assert!(again.state().approvals.is_empty());
+    assert!(again.state().gate.approvals.is_empty());
     again.settle_disk().await;
     assert_eq!(last_log(dir.path()).source, "rule");
     // Revoke it on the review screen: the card comes back.
@@ -561,7 +575,7 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     }
     key(&mut again, Action::Char('d'));
     key(&mut again, Action::Char('y'));
-    assert!(again.state().rules.is_empty());
+    assert!(again.state().gate.rules.is_empty());
     key(&mut again, Action::Cancel);
     // The write runs off the event loop and reports back.
     pump_until(&mut again, "the revoke written", |s| {
@@ -575,11 +589,11 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     );
     send(&mut again, "execute");
     pump_until(&mut again, "a card again", |s| {
-        !s.approvals.is_empty() || !s.is_busy()
+        !s.gate.approvals.is_empty() || !s.is_busy()
     })
     .await;
     assert_eq!(
-        again.state().approvals.len(),
+        again.state().gate.approvals.len(),
         1,
         "{:?}",
         decisions(again.state())
@@ -600,7 +614,7 @@ async fn a_malformed_settings_file_is_reported_and_never_written() {
         "{errs:?}"
     );
     send(&mut app, "edit");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('b'));
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;

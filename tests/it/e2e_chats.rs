@@ -50,6 +50,7 @@ async fn a_recorded_chat_reopens_with_its_transcript_and_continues_the_same_sess
     );
     let users: Vec<String> = again
         .state()
+        .session
         .transcript
         .entries()
         .iter()
@@ -108,6 +109,7 @@ async fn a_chat_the_agent_cannot_continue_shows_the_saved_transcript_and_a_new_s
     assert!(
         again
             .state()
+            .session
             .transcript
             .entries()
             .iter()
@@ -150,7 +152,10 @@ async fn two_chats_on_one_agent_process_plan_blocks_and_auto_allows_the_same_edi
     assert_eq!(app.ws.chats.len(), 2);
     assert_eq!(app.ws.active, 1);
     pump_ws(&mut app, "the second session", |ws| {
-        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+        matches!(
+            ws.chats[1].state.session.connection,
+            Connection::Ready { .. }
+        )
     })
     .await;
     assert_eq!(app.agent_count(), 1, "one agent process serves both chats");
@@ -161,11 +166,11 @@ async fn two_chats_on_one_agent_process_plan_blocks_and_auto_allows_the_same_edi
         first.is_some() && second.is_some() && first != second,
         "two sessions"
     );
-    assert_eq!(chat_state(&app, 2).mode, Mode::Default);
+    assert_eq!(chat_state(&app, 2).gate.mode, Mode::Default);
     // Shift+Tab on chat 2: Default -> Auto; chat 1 stays in Plan.
     key(&mut app, Action::BackTab);
-    assert_eq!(chat_state(&app, 2).mode, Mode::Auto);
-    assert_eq!(chat_state(&app, 1).mode, Mode::Plan);
+    assert_eq!(chat_state(&app, 2).gate.mode, Mode::Auto);
+    assert_eq!(chat_state(&app, 1).gate.mode, Mode::Plan);
 
     // The same edit in both: chat 2 (on screen) first, then chat 1.
     send(&mut app, "edit");
@@ -176,7 +181,10 @@ async fn two_chats_on_one_agent_process_plan_blocks_and_auto_allows_the_same_edi
     })
     .await;
     assert!(
-        app.ws.chats.iter().all(|c| c.state.approvals.is_empty()),
+        app.ws
+            .chats
+            .iter()
+            .all(|c| c.state.gate.approvals.is_empty()),
         "no card in either"
     );
     let plan = agent_text(chat_state(&app, 1));
@@ -221,7 +229,10 @@ async fn a_card_in_a_chat_off_screen_waits_there_and_closing_it_cancels() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     key(&mut app, Action::NewChat);
     pump_ws(&mut app, "the second session", |ws| {
-        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+        matches!(
+            ws.chats[1].state.session.connection,
+            Connection::Ready { .. }
+        )
     })
     .await;
     // Chat 1 asks while chat 2 is on screen.
@@ -229,11 +240,11 @@ async fn a_card_in_a_chat_off_screen_waits_there_and_closing_it_cancels() {
     send(&mut app, "two");
     key(&mut app, Action::GoToChat(2));
     pump_ws(&mut app, "two cards in chat 1", |ws| {
-        ws.chats[0].state.approvals.len() == 2
+        ws.chats[0].state.gate.approvals.len() == 2
     })
     .await;
     assert!(
-        chat_state(&app, 2).approvals.is_empty(),
+        chat_state(&app, 2).gate.approvals.is_empty(),
         "nothing on chat 2's card"
     );
     assert_eq!(app.ws.waiting_elsewhere(), [(1, 2)]);
@@ -304,6 +315,7 @@ async fn the_picker_in_the_tui_lists_the_agents_own_sessions_and_reopens_one() {
     .await;
     assert!(
         app.state()
+            .session
             .transcript
             .entries()
             .iter()
@@ -344,15 +356,22 @@ async fn chats_of_different_agents_run_side_by_side_and_an_unused_agent_ends() {
     key(&mut app, Action::Down);
     key(&mut app, Action::Submit);
     pump_ws(&mut app, "the other agent's session", |ws| {
-        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+        matches!(
+            ws.chats[1].state.session.connection,
+            Connection::Ready { .. }
+        )
     })
     .await;
     assert_eq!(app.agent_count(), 2, "one process per agent");
     let other_pid = app.agent_pid().expect("runs");
     assert_ne!(other_pid, first_pid);
-    assert_eq!(chat_state(&app, 2).agent_name, "other");
-    assert_eq!(chat_state(&app, 2).mode, Mode::Auto, "its default mode");
-    assert_eq!(chat_state(&app, 1).mode, Mode::Default);
+    assert_eq!(chat_state(&app, 2).session.agent_name, "other");
+    assert_eq!(
+        chat_state(&app, 2).gate.mode,
+        Mode::Auto,
+        "its default mode"
+    );
+    assert_eq!(chat_state(&app, 1).gate.mode, Mode::Default);
     send(&mut app, "execute");
     pump_until(&mut app, "the Auto turn", |s| !s.is_busy()).await;
     assert!(agent_text(app.state()).contains("permission outcome: selected allow-once"));
@@ -377,14 +396,17 @@ async fn an_agent_crash_takes_down_all_its_chats_and_r_reconnects_each() {
     let mut app = started(dir.path(), &[]).await;
     key(&mut app, Action::NewChat);
     pump_ws(&mut app, "the second session", |ws| {
-        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+        matches!(
+            ws.chats[1].state.session.connection,
+            Connection::Ready { .. }
+        )
     })
     .await;
     // Chat 1 waits on a card while chat 2 crashes the shared process.
     key(&mut app, Action::GoToChat(1));
     send(&mut app, "edit");
     pump_ws(&mut app, "a card in chat 1", |ws| {
-        !ws.chats[0].state.approvals.is_empty()
+        !ws.chats[0].state.gate.approvals.is_empty()
     })
     .await;
     key(&mut app, Action::GoToChat(2));
@@ -392,12 +414,12 @@ async fn an_agent_crash_takes_down_all_its_chats_and_r_reconnects_each() {
     pump_ws(&mut app, "both chats down", |ws| {
         ws.chats
             .iter()
-            .all(|c| c.state.connection == Connection::Down)
+            .all(|c| c.state.session.connection == Connection::Down)
     })
     .await;
     assert_eq!(app.agent_count(), 0);
     assert!(
-        chat_state(&app, 1).approvals.is_empty(),
+        chat_state(&app, 1).gate.approvals.is_empty(),
         "its card was cancelled"
     );
     assert!(!errors(chat_state(&app, 1)).is_empty() && !errors(chat_state(&app, 2)).is_empty());
@@ -407,7 +429,7 @@ async fn an_agent_crash_takes_down_all_its_chats_and_r_reconnects_each() {
     pump_ws(&mut app, "both chats back", |ws| {
         ws.chats
             .iter()
-            .all(|c| matches!(c.state.connection, Connection::Ready { .. }))
+            .all(|c| matches!(c.state.session.connection, Connection::Ready { .. }))
     })
     .await;
     let pid = app.agent_pid();
@@ -430,7 +452,10 @@ async fn closing_a_chat_mid_turn_keeps_what_streamed_in_its_record() {
     .await;
     key(&mut app, Action::NewChat);
     pump_ws(&mut app, "the second session", |ws| {
-        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+        matches!(
+            ws.chats[1].state.session.connection,
+            Connection::Ready { .. }
+        )
     })
     .await;
     key(&mut app, Action::GoToChat(1));

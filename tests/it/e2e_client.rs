@@ -12,6 +12,7 @@ use crate::common::*;
 
 fn tool_titles(state: &ChatState) -> Vec<(String, ToolState)> {
     state
+        .session
         .transcript
         .entries()
         .iter()
@@ -39,7 +40,7 @@ async fn client_read_honours_line_and_limit_and_the_roots() {
         text.contains("two\nthree\n") && !text.contains("four"),
         "{text}"
     );
-    assert!(app.state().approvals.is_empty(), "reads need no card");
+    assert!(app.state().gate.approvals.is_empty(), "reads need no card");
     send(&mut app, "fs-escape");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
@@ -55,14 +56,14 @@ async fn client_write_after_an_allowed_edit_needs_no_second_card() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "fs-write");
-    pump_until(&mut app, "the edit card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "the edit card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "end of turn", |s| {
-        !s.is_busy() || !s.approvals.is_empty()
+        !s.is_busy() || !s.gate.approvals.is_empty()
     })
     .await;
     assert!(
-        app.state().approvals.is_empty(),
+        app.state().gate.approvals.is_empty(),
         "no second card: {:?}",
         tool_titles(app.state())
     );
@@ -85,8 +86,8 @@ async fn client_write_with_no_request_gets_a_card_then_lands_on_disk() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "fs-write-direct");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
-    let card = &app.state().approvals[0];
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    let card = &app.state().gate.approvals[0];
     assert!(card.request.client && card.view.kind == warden::model::ToolKind::Edit);
     assert!(
         card.request
@@ -121,7 +122,7 @@ async fn client_write_in_plan_is_refused_and_the_agent_reports_it() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Plan)).await;
     send(&mut app, "fs-write-direct");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    assert!(app.state().approvals.is_empty());
+    assert!(app.state().gate.approvals.is_empty());
     let text = agent_text(app.state());
     assert!(
         text.contains("write failed") && text.contains("refused"),
@@ -143,6 +144,7 @@ async fn client_terminals_print_honour_limits_and_are_released() {
     assert!(text.contains("released"), "{text}");
     let view = app
         .state()
+        .session
         .terminals
         .values()
         .next()
@@ -189,7 +191,10 @@ async fn esc_kills_a_terminal_that_runs_forever_and_quit_leaves_nothing() {
     let before = sleepers();
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Auto)).await;
     send(&mut app, "term-forever");
-    pump_until(&mut app, "the terminal", |s| !s.terminals.is_empty()).await;
+    pump_until(&mut app, "the terminal", |s| {
+        !s.session.terminals.is_empty()
+    })
+    .await;
     assert!(sleepers() > before, "the command runs");
     key(&mut app, Action::Cancel);
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
@@ -202,7 +207,7 @@ async fn esc_kills_a_terminal_that_runs_forever_and_quit_leaves_nothing() {
     assert!(sleepers() <= before, "Esc killed the agent's terminal");
     // Start another and quit: nothing is left behind either.
     send(&mut app, "term-forever");
-    pump_until(&mut app, "the terminal", |s| s.terminals.len() == 2).await;
+    pump_until(&mut app, "the terminal", |s| s.session.terminals.len() == 2).await;
     app.shutdown().await;
     for _ in 0..50 {
         if sleepers() <= before {
@@ -224,8 +229,14 @@ async fn three_queued_cards_reviewed_by_keyboard() {
     ))
     .await;
     send(&mut app, "three");
-    pump_until(&mut app, "three cards", |s| s.approvals.len() == 3).await;
-    let titles: Vec<String> = app.state().approvals.iter().map(|a| a.title()).collect();
+    pump_until(&mut app, "three cards", |s| s.gate.approvals.len() == 3).await;
+    let titles: Vec<String> = app
+        .state()
+        .gate
+        .approvals
+        .iter()
+        .map(|a| a.title())
+        .collect();
     assert_eq!(
         titles,
         [
@@ -239,7 +250,7 @@ async fn three_queued_cards_reviewed_by_keyboard() {
     key(&mut app, Action::Char('n'));
     key(&mut app, Action::Char('A'));
     key(&mut app, Action::Char('y'));
-    assert!(app.state().approvals.is_empty());
+    assert!(app.state().gate.approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     let outcomes: Vec<&str> = text

@@ -28,7 +28,7 @@ async fn lines_that_are_not_json_rpc_are_skipped_and_the_turn_goes_on() {
     let mut app = started(dir.path(), &["--scenario", SCENARIO]).await;
     send(&mut app, "garble");
     pump_until(&mut app, "the turn to end", |s| {
-        s.turn.is_none() && s.last_stop.is_some()
+        s.session.turn.is_none() && s.session.last_stop.is_some()
     })
     .await;
     let text = agent_text(app.state());
@@ -37,7 +37,10 @@ async fn lines_that_are_not_json_rpc_are_skipped_and_the_turn_goes_on() {
     let errors = error_lines(&app);
     assert!(errors.contains("not valid UTF-8"), "{errors}");
     assert!(errors.contains("not JSON-RPC"), "{errors}");
-    assert!(matches!(app.state().connection, Connection::Ready { .. }));
+    assert!(matches!(
+        app.state().session.connection,
+        Connection::Ready { .. }
+    ));
     app.shutdown().await;
 }
 
@@ -48,7 +51,7 @@ async fn an_agent_that_closes_its_output_is_ended_and_r_restarts_it() {
     let pid = app.agent_pid().expect("a pid");
     send(&mut app, "close");
     pump_until(&mut app, "the agent to be down", |s| {
-        s.connection == Connection::Down
+        s.session.connection == Connection::Down
     })
     .await;
     assert!(
@@ -59,12 +62,12 @@ async fn an_agent_that_closes_its_output_is_ended_and_r_restarts_it() {
     assert!(!group_alive(pid), "the agent's group was ended");
     key(&mut app, Action::Char('r'));
     pump_until(&mut app, "a new session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
+        matches!(s.session.connection, Connection::Ready { .. })
     })
     .await;
     send(&mut app, "hello");
     pump_until(&mut app, "the answer", |s| {
-        s.turn.is_none() && agent_text(s).contains("hello")
+        s.session.turn.is_none() && agent_text(s).contains("hello")
     })
     .await;
     app.shutdown().await;
@@ -81,8 +84,14 @@ async fn esc_on_a_prompt_never_answered_ends_the_turn_after_a_grace_and_ctrl_r_r
     })
     .await;
     key(&mut app, Action::Cancel);
-    assert!(app.state().turn.is_some(), "still waiting for the agent");
-    pump_until(&mut app, "warden to end the turn", |s| s.turn.is_none()).await;
+    assert!(
+        app.state().session.turn.is_some(),
+        "still waiting for the agent"
+    );
+    pump_until(&mut app, "warden to end the turn", |s| {
+        s.session.turn.is_none()
+    })
+    .await;
     let errors = error_lines(&app);
     assert!(
         errors.contains("did not end the cancelled turn"),
@@ -91,7 +100,7 @@ async fn esc_on_a_prompt_never_answered_ends_the_turn_after_a_grace_and_ctrl_r_r
     // The agent still runs; Ctrl+R replaces it.
     key(&mut app, Action::Restart);
     pump_until(&mut app, "a new session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
+        matches!(s.session.connection, Connection::Ready { .. })
     })
     .await;
     assert_ne!(app.agent_pid(), Some(pid), "a new agent process");
@@ -102,7 +111,7 @@ async fn esc_on_a_prompt_never_answered_ends_the_turn_after_a_grace_and_ctrl_r_r
     assert!(!group_alive(pid), "the stuck agent was ended");
     send(&mut app, "hello again");
     pump_until(&mut app, "the answer", |s| {
-        s.turn.is_none() && agent_text(s).contains("hello again")
+        s.session.turn.is_none() && agent_text(s).contains("hello again")
     })
     .await;
     app.shutdown().await;

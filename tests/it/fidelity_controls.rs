@@ -41,11 +41,11 @@ async fn codex_url_elicitation_as_fetch_always_asks() {
         .await;
         send(&mut app, prompt);
         pump_until(&mut app, "a card or the end of the turn", |s| {
-            !s.approvals.is_empty() || !s.is_busy()
+            !s.gate.approvals.is_empty() || !s.is_busy()
         })
         .await;
         assert_eq!(
-            app.state().approvals.len(),
+            app.state().gate.approvals.len(),
             1,
             "{prompt}: asked; decisions {:?}, text {}",
             decisions(app.state()),
@@ -75,7 +75,7 @@ async fn an_ordinary_fetch_still_runs_in_auto() {
     .await;
     send(&mut app, "fetch");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    assert!(app.state().approvals.is_empty());
+    assert!(app.state().gate.approvals.is_empty());
     assert!(
         agent_text(app.state()).contains("selected allow-once"),
         "{}",
@@ -122,14 +122,14 @@ async fn elicitation_card(prompt: &str, mode: Mode, bypass: bool) -> (App, tempf
     let mut app = started_scenario(dir.path(), "elicitation-form-and-url.toml", options).await;
     send(&mut app, prompt);
     pump_until(&mut app, "a card or the end of the turn", |s| {
-        !s.approvals.is_empty() || !s.is_busy()
+        !s.gate.approvals.is_empty() || !s.is_busy()
     })
     .await;
     (app, dir)
 }
 
 fn card_text(app: &App) -> String {
-    format!("{:?}", app.state().approvals)
+    format!("{:?}", app.state().gate.approvals)
 }
 
 fn logged(dir: &Path) -> Vec<warden::decision_log::DecisionRecord> {
@@ -144,7 +144,7 @@ fn logged(dir: &Path) -> Vec<warden::decision_log::DecisionRecord> {
 async fn a_form_elicitation_is_filled_in_on_its_card() {
     let (mut app, dir) = elicitation_card("form", Mode::Auto, true).await;
     assert_eq!(
-        app.state().approvals.len(),
+        app.state().gate.approvals.len(),
         1,
         "{}",
         agent_text(app.state())
@@ -155,14 +155,21 @@ async fn a_form_elicitation_is_filled_in_on_its_card() {
     assert!(card.contains("Really deploy?"), "{card}");
     for bypass in ['a', 'b'] {
         key(&mut app, Action::Char(bypass));
-        assert_eq!(app.state().approvals.len(), 1, "{bypass} does not answer");
-        assert!(app.state().grants.is_empty(), "{bypass} grants nothing");
+        assert_eq!(
+            app.state().gate.approvals.len(),
+            1,
+            "{bypass} does not answer"
+        );
+        assert!(
+            app.state().gate.grants.is_empty(),
+            "{bypass} grants nothing"
+        );
     }
     key(&mut app, Action::Char('y'));
     assert!(
-        matches!(app.state().focus.modal, Some(Modal::Form(_))),
+        matches!(app.state().view.focus.modal, Some(Modal::Form(_))),
         "{:?}",
-        app.state().focus
+        app.state().view.focus
     );
     // Fields in name order: confirm, region.
     key(&mut app, Action::Char(' '));
@@ -197,18 +204,18 @@ async fn a_form_elicitation_is_filled_in_on_its_card() {
 async fn a_required_field_is_typed_in_before_the_form_is_sent() {
     let (mut app, _dir) = elicitation_card("token", Mode::Default, false).await;
     assert_eq!(
-        app.state().approvals.len(),
+        app.state().gate.approvals.len(),
         1,
         "{}",
         agent_text(app.state())
     );
     key(&mut app, Action::Char('y'));
     key(&mut app, Action::Submit);
-    match &app.state().focus.modal {
+    match &app.state().view.focus.modal {
         Some(Modal::Form(form)) => assert_eq!(form.error.as_deref(), Some("token is required")),
         other => panic!("still editing: {other:?}"),
     }
-    assert_eq!(app.state().approvals.len(), 1);
+    assert_eq!(app.state().gate.approvals.len(), 1);
     for c in "abc".chars() {
         key(&mut app, Action::Char(c));
     }
@@ -225,7 +232,7 @@ async fn a_required_field_is_typed_in_before_the_form_is_sent() {
     key(&mut app, Action::Char('y'));
     key(&mut app, Action::Char('x'));
     key(&mut app, Action::Submit);
-    match &app.state().focus.modal {
+    match &app.state().view.focus.modal {
         Some(Modal::Form(form)) => {
             assert_eq!(
                 form.error.as_deref(),
@@ -235,7 +242,7 @@ async fn a_required_field_is_typed_in_before_the_form_is_sent() {
         other => panic!("still editing: {other:?}"),
     }
     key(&mut app, Action::Cancel);
-    assert_eq!(app.state().focus, Focus::CARDS);
+    assert_eq!(app.state().view.focus, Focus::CARDS);
     assert!(
         app.state().is_busy(),
         "Esc in the form does not cancel the turn"
@@ -262,7 +269,7 @@ async fn a_required_field_is_typed_in_before_the_form_is_sent() {
 async fn a_url_elicitation_waits_for_the_user_even_in_auto_with_bypass() {
     let (mut app, _dir) = elicitation_card("url", Mode::Auto, true).await;
     assert_eq!(
-        app.state().approvals.len(),
+        app.state().gate.approvals.len(),
         1,
         "{}",
         agent_text(app.state())
@@ -285,6 +292,7 @@ async fn a_url_elicitation_waits_for_the_user_even_in_auto_with_bypass() {
 
 fn option_label(app: &App, id: &str) -> Option<String> {
     app.state()
+        .session
         .controls
         .options
         .iter()
@@ -301,7 +309,7 @@ fn menu_item(app: &App, option: &str, label: &str) -> usize {
         .iter()
         .position(|item| match item {
             ModeItem::Option { option: o, choice } => {
-                let opt = &state.controls.options[*o];
+                let opt = &state.session.controls.options[*o];
                 opt.id == option
                     && match &opt.value {
                         SessionOptionValue::Select { choices, .. } => {
@@ -327,13 +335,16 @@ async fn session_options_are_listed_and_changed_through_the_agent() {
         logged_options(dir.path(), Mode::Default),
     )
     .await;
-    pump_until(&mut app, "the options", |s| s.controls.options.len() == 3).await;
+    pump_until(&mut app, "the options", |s| {
+        s.session.controls.options.len() == 3
+    })
+    .await;
     assert_eq!(
         option_label(&app, "model").as_deref(),
         Some("gpt-5.3-codex")
     );
     assert_eq!(
-        app.state().controls.model_label().as_deref(),
+        app.state().session.controls.model_label().as_deref(),
         Some("gpt-5.3-codex")
     );
     assert_eq!(
@@ -347,7 +358,7 @@ async fn session_options_are_listed_and_changed_through_the_agent() {
     // The agent's answer (which says what changed) may come after its
     // config_option_update: wait for both.
     pump_until(&mut app, "the model change", |s| {
-        s.controls.model_label().as_deref() == Some("GPT-5.5")
+        s.session.controls.model_label().as_deref() == Some("GPT-5.5")
             && infos(s).iter().any(|l| l == "Model: GPT-5.5")
     })
     .await;
@@ -361,7 +372,8 @@ async fn session_options_are_listed_and_changed_through_the_agent() {
     let item = menu_item(&app, "web_search", "");
     key(&mut app, Action::PickModeItem(item));
     pump_until(&mut app, "the toggle", |s| {
-        s.controls
+        s.session
+            .controls
             .options
             .iter()
             .any(|o| o.id == "web_search" && o.current_label() == "on")
@@ -387,9 +399,12 @@ async fn usage_updates_reach_the_footer_state() {
     .await;
     send(&mut app, "usage");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    pump_until(&mut app, "the usage", |s| s.controls.usage.is_some()).await;
+    pump_until(&mut app, "the usage", |s| {
+        s.session.controls.usage.is_some()
+    })
+    .await;
     assert_eq!(
-        app.state().controls.usage_label().as_deref(),
+        app.state().session.controls.usage_label().as_deref(),
         Some("ctx 25% · $0.42")
     );
     app.shutdown().await;
@@ -545,7 +560,7 @@ fn an_unknown_or_terminal_auth_method_is_named_in_the_error() {
 #[tokio::test]
 async fn a_url_elicitation_is_accepted_only_by_the_user() {
     let (mut app, dir) = elicitation_card("url", Mode::Default, false).await;
-    assert_eq!(app.state().approvals.len(), 1);
+    assert_eq!(app.state().gate.approvals.len(), 1);
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());

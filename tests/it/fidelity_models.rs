@@ -16,7 +16,7 @@ fn menu_item(app: &App, option: &str, label: &str) -> usize {
         .iter()
         .position(|item| match item {
             ModeItem::Option { option: o, choice } => {
-                let opt = &state.controls.options[*o];
+                let opt = &state.session.controls.options[*o];
                 opt.id == option
                     && match &opt.value {
                         SessionOptionValue::Select { choices, .. } => {
@@ -45,9 +45,12 @@ async fn claude(dir: &std::path::Path) -> App {
 async fn session_models_are_picked_with_set_model() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = claude(dir.path()).await;
-    pump_until(&mut app, "the models", |s| !s.controls.options.is_empty()).await;
+    pump_until(&mut app, "the models", |s| {
+        !s.session.controls.options.is_empty()
+    })
+    .await;
     assert_eq!(
-        app.state().controls.model_label().as_deref(),
+        app.state().session.controls.model_label().as_deref(),
         Some("Default (recommended)")
     );
     key(&mut app, Action::OpenModeMenu);
@@ -57,7 +60,10 @@ async fn session_models_are_picked_with_set_model() {
         infos(s).iter().any(|l| l == "Model: Haiku")
     })
     .await;
-    assert_eq!(app.state().controls.model_label().as_deref(), Some("Haiku"));
+    assert_eq!(
+        app.state().session.controls.model_label().as_deref(),
+        Some("Haiku")
+    );
     send(&mut app, "which model");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
@@ -77,15 +83,19 @@ async fn null_used_and_prompt_usage_reach_the_footer() {
     send(&mut app, "usage");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     pump_until(&mut app, "the usage", |s| {
-        s.controls.usage.as_ref().is_some_and(|u| u.cost.is_some())
+        s.session
+            .controls
+            .usage
+            .as_ref()
+            .is_some_and(|u| u.cost.is_some())
     })
     .await;
-    let usage = app.state().controls.usage.clone().expect("usage");
+    let usage = app.state().session.controls.usage.clone().expect("usage");
     assert_eq!(usage.used, None);
     assert_eq!(usage.size, Some(200_000));
     assert_eq!(usage.turn_tokens, Some(60));
     assert_eq!(
-        app.state().controls.usage_label().as_deref(),
+        app.state().session.controls.usage_label().as_deref(),
         Some("60 tok · <$0.01")
     );
     app.shutdown().await;
@@ -102,9 +112,13 @@ async fn a_model_config_option_and_models_make_one_picker() {
         logged_options(dir.path(), Mode::Default),
     )
     .await;
-    pump_until(&mut app, "the options", |s| !s.controls.options.is_empty()).await;
+    pump_until(&mut app, "the options", |s| {
+        !s.session.controls.options.is_empty()
+    })
+    .await;
     let models: Vec<&str> = app
         .state()
+        .session
         .controls
         .options
         .iter()

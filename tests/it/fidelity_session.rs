@@ -19,10 +19,10 @@ async fn create_new_file(dir: &Path, name: &str) -> App {
     send(&mut app, "create");
     while app.state().is_busy() {
         pump_until(&mut app, "a card or the end of the turn", |s| {
-            !s.approvals.is_empty() || !s.is_busy()
+            !s.gate.approvals.is_empty() || !s.is_busy()
         })
         .await;
-        if !app.state().approvals.is_empty() {
+        if !app.state().gate.approvals.is_empty() {
             key(&mut app, Action::Char('y'));
         }
     }
@@ -112,6 +112,7 @@ fn chat(app: &App, n: usize) -> &ChatState {
 
 fn users(state: &ChatState) -> Vec<String> {
     state
+        .session
         .transcript
         .entries()
         .iter()
@@ -125,7 +126,7 @@ fn users(state: &ChatState) -> Vec<String> {
 fn ready_all(ws: &Workspace) -> bool {
     ws.chats
         .iter()
-        .all(|c| matches!(c.state.connection, Connection::Ready { .. }))
+        .all(|c| matches!(c.state.session.connection, Connection::Ready { .. }))
 }
 
 /// Two chats on one agent, a turn in each, then chat 2 crashes the process
@@ -151,7 +152,7 @@ async fn crash_and_restart(dir: &Path, scenario_file: Option<&str>) -> (App, Str
     pump_ws(&mut app, "both chats down", |ws| {
         ws.chats
             .iter()
-            .all(|c| c.state.connection == Connection::Down)
+            .all(|c| c.state.session.connection == Connection::Down)
     })
     .await;
     key(&mut app, Action::Char('r'));
@@ -292,6 +293,7 @@ async fn claude_exit_plan_mode_works_in_plan_without_agent_plan_mode_set() {
     .await;
     let current = |app: &App| {
         app.state()
+            .session
             .agent_modes
             .as_ref()
             .map(|m| m.current.clone())
@@ -300,20 +302,25 @@ async fn claude_exit_plan_mode_works_in_plan_without_agent_plan_mode_set() {
     assert_eq!(current(&app), "plan", "moved into its plan mode at start");
     send(&mut app, "plan the work");
     pump_until(&mut app, "the ExitPlanMode card or the end", |s| {
-        !s.approvals.is_empty() || !s.is_busy()
+        !s.gate.approvals.is_empty() || !s.is_busy()
     })
     .await;
     let text = agent_text(app.state());
     assert!(!text.contains("not in plan mode"), "{text}");
-    assert_eq!(app.state().approvals.len(), 1, "ExitPlanMode asks the user");
+    assert_eq!(
+        app.state().gate.approvals.len(),
+        1,
+        "ExitPlanMode asks the user"
+    );
     // Reject: keep planning.
     key(&mut app, Action::Char('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     // Leaving Plan moves the agent back to the mode that asks.
     key(&mut app, Action::BackTab);
-    assert_eq!(app.state().mode, Mode::Default);
+    assert_eq!(app.state().gate.mode, Mode::Default);
     pump_until(&mut app, "the agent back in default", |s| {
-        s.agent_modes
+        s.session
+            .agent_modes
             .as_ref()
             .is_some_and(|m| m.current == "default")
     })
@@ -322,9 +329,12 @@ async fn claude_exit_plan_mode_works_in_plan_without_agent_plan_mode_set() {
     // a mode that does not ask.
     key(&mut app, Action::BackTab);
     key(&mut app, Action::BackTab);
-    assert_eq!(app.state().mode, Mode::Plan);
+    assert_eq!(app.state().gate.mode, Mode::Plan);
     pump_until(&mut app, "the agent in plan again", |s| {
-        s.agent_modes.as_ref().is_some_and(|m| m.current == "plan")
+        s.session
+            .agent_modes
+            .as_ref()
+            .is_some_and(|m| m.current == "plan")
     })
     .await;
 }
@@ -338,7 +348,7 @@ async fn outside_plan_claude_stays_in_its_asking_mode() {
         logged_options(dir.path(), Mode::Default),
     )
     .await;
-    let modes = app.state().agent_modes.clone().expect("modes");
+    let modes = app.state().session.agent_modes.clone().expect("modes");
     assert_eq!(modes.current, "default");
     send(&mut app, "plan the work");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;

@@ -56,6 +56,7 @@ fn screen(state: &ChatState, width: u16, height: u16) -> String {
 /// The tool call entries of the transcript, in order: (id, state).
 fn tools(state: &ChatState) -> Vec<(String, ToolState)> {
     state
+        .session
         .transcript
         .entries()
         .iter()
@@ -68,6 +69,7 @@ fn tools(state: &ChatState) -> Vec<(String, ToolState)> {
 
 fn agent_blocks(state: &ChatState) -> Vec<String> {
     state
+        .session
         .transcript
         .entries()
         .iter()
@@ -166,12 +168,15 @@ async fn reused_tool_call_ids_stay_in_their_turn() {
     let mut app = playing(dir.path(), "ts-sdk-reused-call-ids.toml").await;
 
     send(&mut app, "go");
-    pump_until(&mut app, "the first card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "the first card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('n'));
     pump_until(&mut app, "turn 1 to end", |s| !s.is_busy()).await;
 
     send(&mut app, "go again");
-    pump_until(&mut app, "the second card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "the second card", |s| {
+        !s.gate.approvals.is_empty()
+    })
+    .await;
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "turn 2 to end", |s| !s.is_busy()).await;
 
@@ -185,7 +190,7 @@ async fn reused_tool_call_ids_stay_in_their_turn() {
         ]
     );
     // Each turn's call_2 sits after that turn's prompt.
-    let entries = app.state().transcript.entries();
+    let entries = app.state().session.transcript.entries();
     let second_prompt = entries
         .iter()
         .position(|e| matches!(&e.kind, EntryKind::User(t) if t == "go again"))
@@ -226,21 +231,21 @@ async fn still_starting_notice_goes_once_the_agent_is_ready() {
     app.start_agent().expect("the agent spawns");
     send(&mut app, "hello");
     assert_eq!(
-        app.state().notice.as_deref(),
+        app.state().view.notice.as_deref(),
         Some("the agent is still starting")
     );
     pump_until(&mut app, "the session", |s| {
-        matches!(s.connection, Connection::Ready { .. })
+        matches!(s.session.connection, Connection::Ready { .. })
     })
     .await;
-    assert_eq!(app.state().notice, None);
+    assert_eq!(app.state().view.notice, None);
 }
 
 /// Item 7: a stop reason this ACP version does not name is shown as itself.
 #[test]
 fn unknown_stop_reason_is_shown_as_itself() {
     let mut state = ChatState::new("demo", "/w");
-    state.connection = Connection::Ready {
+    state.session.connection = Connection::Ready {
         session_id: "s".into(),
     };
     state.update(Msg::Action(Action::Paste("hi".into())));
@@ -252,5 +257,8 @@ fn unknown_stop_reason_is_shown_as_itself() {
         "{:?}",
         infos(&state)
     );
-    assert_eq!(state.last_stop, Some(StopReason::Other("error".into())));
+    assert_eq!(
+        state.session.last_stop,
+        Some(StopReason::Other("error".into()))
+    );
 }

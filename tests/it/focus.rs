@@ -12,14 +12,17 @@ async fn the_mode_menu_closes_back_to_the_pane_beneath_and_the_card_is_answered_
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "edit");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
-    assert_eq!(app.state().focus, Focus::CARDS);
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    assert_eq!(app.state().view.focus, Focus::CARDS);
 
     // Over the cards: Esc closes the menu, the card has the keys again.
     key(&mut app, Action::OpenModeMenu);
-    assert!(matches!(app.state().focus.modal, Some(Modal::ModeMenu(_))));
+    assert!(matches!(
+        app.state().view.focus.modal,
+        Some(Modal::ModeMenu(_))
+    ));
     key(&mut app, Action::Cancel);
-    assert_eq!(app.state().focus, Focus::CARDS);
+    assert_eq!(app.state().view.focus, Focus::CARDS);
     assert!(app.state().is_busy(), "Esc closed the menu only");
 
     // Over the composer with the card waiting: the draft keeps the keys.
@@ -28,13 +31,13 @@ async fn the_mode_menu_closes_back_to_the_pane_beneath_and_the_card_is_answered_
         key(&mut app, Action::Char(c));
     }
     key(&mut app, Action::OpenModeMenu);
-    assert_eq!(app.state().focus.pane, Pane::Composer);
+    assert_eq!(app.state().view.focus.pane, Pane::Composer);
     key(&mut app, Action::Cancel);
-    assert_eq!(app.state().focus, Focus::COMPOSER);
+    assert_eq!(app.state().view.focus, Focus::COMPOSER);
     key(&mut app, Action::Char('1'));
-    assert_eq!(app.state().composer.text(), "draft1");
+    assert_eq!(app.state().view.composer.text(), "draft1");
     assert_eq!(
-        app.state().approvals.len(),
+        app.state().gate.approvals.len(),
         1,
         "no key of the draft answered"
     );
@@ -42,7 +45,7 @@ async fn the_mode_menu_closes_back_to_the_pane_beneath_and_the_card_is_answered_
     // Back to the card on purpose: it is answered there.
     key(&mut app, Action::ToggleCards);
     key(&mut app, Action::Char('1'));
-    assert!(app.state().approvals.is_empty());
+    assert!(app.state().gate.approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
         agent_text(app.state()).contains("permission outcome: selected allow-once"),

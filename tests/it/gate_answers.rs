@@ -33,7 +33,10 @@ async fn playing(dir: &Path, file: &Path, mode: Mode) -> App {
     let mut app = App::with_options(command, options);
     app.start_agent().expect("the agent spawns");
     pump_until(&mut app, "session", |s| {
-        matches!(s.connection, warden::state::Connection::Ready { .. })
+        matches!(
+            s.session.connection,
+            warden::state::Connection::Ready { .. }
+        )
     })
     .await;
     app
@@ -67,7 +70,7 @@ async fn claude_always_allow_answers_allow_and_becomes_a_chat_grant() {
     let file = scenario("claude-always-and-exit-plan.toml");
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "test");
-    pump_until(&mut app, "the card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('1'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert_eq!(
@@ -78,7 +81,7 @@ async fn claude_always_allow_answers_allow_and_becomes_a_chat_grant() {
         ],
         "the agent never sees allow_always; warden's grant answers the second"
     );
-    assert_eq!(app.state().grants.len(), 1);
+    assert_eq!(app.state().gate.grants.len(), 1);
     app.settle_disk().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
     assert!(
@@ -97,7 +100,7 @@ async fn claude_exit_plan_answers_the_mode_that_still_asks() {
         let file = scenario("claude-always-and-exit-plan.toml");
         let mut app = playing(dir.path(), &file, Mode::Plan).await;
         send(&mut app, "plan");
-        pump_until(&mut app, "the card", |s| !s.approvals.is_empty()).await;
+        pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
         key(&mut app, Action::Char(pick));
         pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
         assert_eq!(
@@ -105,7 +108,7 @@ async fn claude_exit_plan_answers_the_mode_that_still_asks() {
             vec!["permission outcome: selected default"],
             "{pick}"
         );
-        assert_eq!(app.state().mode, Mode::Default);
+        assert_eq!(app.state().gate.mode, Mode::Default);
         app.shutdown().await;
     }
 }
@@ -148,10 +151,10 @@ async fn kimi_ask_then_terminal_is_one_card() {
     let file = scenario("kimi-asks-then-runs-terminal.toml");
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "go");
-    pump_until(&mut app, "the card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "end of turn or a second card", |s| {
-        !s.is_busy() || !s.approvals.is_empty()
+        !s.is_busy() || !s.gate.approvals.is_empty()
     })
     .await;
     // warden can cover the terminal only once it reads the command from a
@@ -161,10 +164,10 @@ async fn kimi_ask_then_terminal_is_one_card() {
         ..Default::default()
     };
     if title_only.command().is_some() {
-        assert!(app.state().approvals.is_empty(), "one card only");
+        assert!(app.state().gate.approvals.is_empty(), "one card only");
         assert!(dir.path().join("created-by-agent.txt").exists());
     } else {
-        let card = &app.state().approvals[0];
+        let card = &app.state().gate.approvals[0];
         assert!(card.request.client, "only the terminal asks again");
         key(&mut app, Action::Char('n'));
         pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
@@ -178,13 +181,13 @@ async fn fast_agent_sh_rerun_is_one_card() {
     let file = scenario("fast-agent-reruns-through-sh.toml");
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "go");
-    pump_until(&mut app, "the card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "end of turn or a second card", |s| {
-        !s.is_busy() || !s.approvals.is_empty()
+        !s.is_busy() || !s.gate.approvals.is_empty()
     })
     .await;
-    assert!(app.state().approvals.is_empty(), "one card only");
+    assert!(app.state().gate.approvals.is_empty(), "one card only");
     let text = agent_text(app.state());
     assert!(text.contains(r#"output: "a\nb\n""#), "{text}");
     app.shutdown().await;
@@ -213,11 +216,11 @@ async fn hostile_read_then_write_is_not_covered() {
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "read-then-write");
     pump_until(&mut app, "a card for the write", |s| {
-        !s.approvals.is_empty() || !s.is_busy()
+        !s.gate.approvals.is_empty() || !s.is_busy()
     })
     .await;
-    assert_eq!(app.state().approvals.len(), 1, "the write asks");
-    assert!(app.state().approvals[0].request.client);
+    assert_eq!(app.state().gate.approvals.len(), 1, "the write asks");
+    assert!(app.state().gate.approvals[0].request.client);
     key(&mut app, Action::Char('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert_eq!(
@@ -303,15 +306,15 @@ async fn hostile_second_terminal_asks_again_in_the_tui() {
     let file = scenario_in(dir.path(), "hostile-coverage.toml");
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "run-twice");
-    pump_until(&mut app, "the card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "the second terminal's card", |s| {
-        !s.approvals.is_empty() || !s.is_busy()
+        !s.gate.approvals.is_empty() || !s.is_busy()
     })
     .await;
     let state = app.state();
-    assert_eq!(state.approvals.len(), 1, "{:?}", decisions(state));
-    assert!(state.approvals[0].request.client);
+    assert_eq!(state.gate.approvals.len(), 1, "{:?}", decisions(state));
+    assert!(state.gate.approvals[0].request.client);
     assert!(
         decisions(state)
             .iter()
@@ -330,15 +333,15 @@ async fn a_terminal_with_its_own_environment_is_not_covered() {
     let file = scenario_in(dir.path(), "hostile-coverage.toml");
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "run-with-env");
-    pump_until(&mut app, "the card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "the terminal's card", |s| {
-        !s.approvals.is_empty() || !s.is_busy()
+        !s.gate.approvals.is_empty() || !s.is_busy()
     })
     .await;
     let state = app.state();
-    assert_eq!(state.approvals.len(), 1, "{:?}", decisions(state));
-    let card = &state.approvals[0];
+    assert_eq!(state.gate.approvals.len(), 1, "{:?}", decisions(state));
+    let card = &state.gate.approvals[0];
     assert!(card.request.client);
     assert!(
         card.view

@@ -77,8 +77,8 @@ async fn gemini_execute_without_raw_input_asks_in_auto_under_a_deny_rule() {
     ))
     .await;
     send(&mut app, "touch");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
-    let card = &app.state().approvals[0];
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    let card = &app.state().gate.approvals[0];
     assert_eq!(
         card.reason,
         "command only in the title; deny rule command=\"touch *\" might match"

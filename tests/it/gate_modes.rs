@@ -21,10 +21,16 @@ async fn an_agent_starting_in_auto_is_moved_to_its_asking_mode_before_the_first_
         logged_options(dir.path(), Mode::Default),
     )
     .await;
-    let current = app.state().agent_modes.as_ref().map(|m| m.current.clone());
+    let current = app
+        .state()
+        .session
+        .agent_modes
+        .as_ref()
+        .map(|m| m.current.clone());
     assert_eq!(current.as_deref(), Some("default"), "moved before ready");
     let option = app
         .state()
+        .session
         .agent_modes
         .as_ref()
         .and_then(|m| m.config_option_id.clone());
@@ -38,11 +44,11 @@ async fn an_agent_starting_in_auto_is_moved_to_its_asking_mode_before_the_first_
     );
     send(&mut app, "create a file with touch");
     pump_until(&mut app, "a card for the touch", |s| {
-        !s.approvals.is_empty() || !s.is_busy()
+        !s.gate.approvals.is_empty() || !s.is_busy()
     })
     .await;
     assert_eq!(
-        app.state().approvals.len(),
+        app.state().gate.approvals.len(),
         1,
         "{}",
         agent_text(app.state())
@@ -68,7 +74,8 @@ async fn an_agent_that_moves_itself_into_auto_is_moved_back() {
     send(&mut app, "yolo");
     pump_until(&mut app, "the move back", |s| {
         !s.is_busy()
-            && s.agent_modes
+            && s.session
+                .agent_modes
                 .as_ref()
                 .is_some_and(|m| m.current == "default")
     })
@@ -134,13 +141,17 @@ async fn plan_is_refused_for_an_agent_without_an_asking_mode() {
         "{:?}",
         errors(app.state())
     );
-    assert_eq!(app.state().composer.text(), "fs-write", "the text is kept");
+    assert_eq!(
+        app.state().view.composer.text(),
+        "fs-write",
+        "the text is kept"
+    );
     // In Default the turn runs and asks as usual.
     key(&mut app, Action::Interrupt(std::time::Instant::now()));
     key(&mut app, Action::BackTab);
-    assert_eq!(app.state().mode, Mode::Default);
+    assert_eq!(app.state().gate.mode, Mode::Default);
     send(&mut app, "fs-write");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     app.shutdown().await;
 }
 
@@ -154,13 +165,17 @@ async fn cycling_through_auto_never_allows_waiting_cards() {
     )
     .await;
     send(&mut app, "three");
-    pump_until(&mut app, "three cards", |s| s.approvals.len() == 3).await;
+    pump_until(&mut app, "three cards", |s| s.gate.approvals.len() == 3).await;
     key(&mut app, Action::ToggleCards);
     key(&mut app, Action::BackTab);
-    assert_eq!(app.state().mode, Mode::Auto);
-    assert_eq!(app.state().approvals.len(), 3, "Auto allowed nothing yet");
+    assert_eq!(app.state().gate.mode, Mode::Auto);
+    assert_eq!(
+        app.state().gate.approvals.len(),
+        3,
+        "Auto allowed nothing yet"
+    );
     key(&mut app, Action::BackTab);
-    assert_eq!(app.state().mode, Mode::Plan);
+    assert_eq!(app.state().gate.mode, Mode::Plan);
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
         decisions(app.state()).iter().all(|(allowed, _)| !allowed),
@@ -182,22 +197,22 @@ async fn switching_into_auto_asks_before_approving_waiting_cards() {
     )
     .await;
     send(&mut app, "three");
-    pump_until(&mut app, "three cards", |s| s.approvals.len() == 3).await;
+    pump_until(&mut app, "three cards", |s| s.gate.approvals.len() == 3).await;
     key(&mut app, Action::ToggleCards);
     key(&mut app, Action::BackTab);
-    assert_eq!(app.state().mode, Mode::Auto);
+    assert_eq!(app.state().gate.mode, Mode::Auto);
     key(&mut app, Action::Char('n'));
-    assert_eq!(app.state().approvals.len(), 3, "n keeps them as cards");
-    assert_eq!(app.state().mode, Mode::Auto, "the mode stays Auto");
+    assert_eq!(app.state().gate.approvals.len(), 3, "n keeps them as cards");
+    assert_eq!(app.state().gate.mode, Mode::Auto, "the mode stays Auto");
     // The dropdown into Default and back into Auto asks again; y approves.
     key(&mut app, Action::OpenModeMenu);
     key(&mut app, Action::PickModeItem(1));
-    assert_eq!(app.state().mode, Mode::Default);
+    assert_eq!(app.state().gate.mode, Mode::Default);
     key(&mut app, Action::OpenModeMenu);
     key(&mut app, Action::PickModeItem(2));
-    assert_eq!(app.state().approvals.len(), 3);
+    assert_eq!(app.state().gate.approvals.len(), 3);
     key(&mut app, Action::Char('y'));
-    assert!(app.state().approvals.is_empty());
+    assert!(app.state().gate.approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert_eq!(decisions(app.state()).len(), 3);
     assert!(decisions(app.state()).iter().all(|(allowed, _)| *allowed));
@@ -214,16 +229,23 @@ async fn bypass_asks_to_confirm_first() {
     )
     .await;
     send(&mut app, "three");
-    pump_until(&mut app, "three cards", |s| s.approvals.len() == 3).await;
+    pump_until(&mut app, "three cards", |s| s.gate.approvals.len() == 3).await;
     key(&mut app, Action::Char('b'));
     key(&mut app, Action::Char('n'));
-    assert!(!app.state().agent_policy.bypass, "n does not bypass");
-    assert_eq!(app.state().approvals.len(), 3);
+    assert!(!app.state().gate.agent_policy.bypass, "n does not bypass");
+    assert_eq!(app.state().gate.approvals.len(), 3);
     key(&mut app, Action::Char('b'));
     key(&mut app, Action::Char('y'));
-    assert!(app.state().agent_policy.bypass, "y bypasses");
-    assert_eq!(app.state().approvals.len(), 2, "the card b was pressed on");
-    assert!(matches!(app.state().connection, Connection::Ready { .. }));
+    assert!(app.state().gate.agent_policy.bypass, "y bypasses");
+    assert_eq!(
+        app.state().gate.approvals.len(),
+        2,
+        "the card b was pressed on"
+    );
+    assert!(matches!(
+        app.state().session.connection,
+        Connection::Ready { .. }
+    ));
     app.shutdown().await;
 }
 

@@ -96,8 +96,11 @@ async fn an_agent_without_a_block_is_named_by_what_it_calls_itself() {
 
     let mut app = crate::common::ready(start.into_app()).await;
     let state = app.state();
-    assert_eq!(state.agent_name, "claude-code");
-    assert_eq!(state.agent_policy.name, "claude-code", "rules see it too");
+    assert_eq!(state.session.agent_name, "claude-code");
+    assert_eq!(
+        state.gate.agent_policy.name, "claude-code",
+        "rules see it too"
+    );
     assert_eq!(app.ws.agents, vec!["claude-code".to_string()]);
     assert!(
         crate::common::infos(state)
@@ -117,7 +120,7 @@ async fn an_agent_without_a_block_is_named_by_what_it_calls_itself() {
 
     // A card, bypassed with `b`: the log and the new block carry the name.
     crate::common::send(&mut app, "edit");
-    crate::common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     app.handle(Msg::Action(Action::Char('b')));
     app.handle(Msg::Action(Action::Char('y')));
     crate::common::pump_until(&mut app, "the write", |s| {
@@ -158,9 +161,9 @@ async fn an_agent_cannot_take_the_name_of_a_configured_agent() {
     let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
     let mut app = started(dir.path(), &config, &command).await;
     let state = app.state();
-    assert_eq!(state.agent_name, "run-agent");
-    assert_eq!(state.agent_policy.name, "run-agent");
-    assert!(!state.agent_policy.bypass);
+    assert_eq!(state.session.agent_name, "run-agent");
+    assert_eq!(state.gate.agent_policy.name, "run-agent");
+    assert!(!state.gate.agent_policy.bypass);
     assert_eq!(app.ws.agents, vec!["run-agent".to_string()]);
     assert!(
         crate::common::infos(state)
@@ -173,7 +176,7 @@ async fn an_agent_cannot_take_the_name_of_a_configured_agent() {
     );
     // Neither the block's bypass nor its allow rule applies: it asks.
     crate::common::send(&mut app, "edit");
-    crate::common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     assert!(crate::common::decisions(app.state()).is_empty());
     app.shutdown().await;
 }
@@ -208,7 +211,7 @@ async fn a_name_full_of_escapes_becomes_a_plain_word() {
     let config = config_in(dir.path(), "# mine\n");
     let command = wrapper(dir.path(), &scenario("hostile-agent-name-escapes.toml"));
     let mut app = started(dir.path(), &config, &command).await;
-    let name = app.state().agent_name.clone();
+    let name = app.state().session.agent_name.clone();
     assert!(is_slug(&name), "{name:?}");
     assert_eq!(name, "0-ownedclaude-code-2j");
     for line in crate::common::infos(app.state()) {
@@ -218,7 +221,7 @@ async fn a_name_full_of_escapes_becomes_a_plain_word() {
         );
     }
     crate::common::send(&mut app, "edit");
-    crate::common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     app.handle(Msg::Action(Action::Char('b')));
     app.handle(Msg::Action(Action::Char('y')));
     crate::common::pump_until(&mut app, "the write", |s| {
@@ -244,7 +247,7 @@ async fn interpreter_and_demo_names_are_refused() {
         fs::write(&own, format!("agent_name = \"{claim}\"\n")).unwrap();
         let command = wrapper(dir.path(), &own.display().to_string());
         let mut app = started(dir.path(), &config, &command).await;
-        assert_eq!(app.state().agent_name, "run-agent", "{claim}");
+        assert_eq!(app.state().session.agent_name, "run-agent", "{claim}");
         assert!(
             crate::common::infos(app.state())
                 .iter()
@@ -274,7 +277,7 @@ async fn an_agent_cannot_take_the_name_of_another_agent_of_this_run() {
     let mut app = start.into_app();
     app.set_choices(vec![choice]);
     let mut app = crate::common::ready(app).await;
-    assert_eq!(app.state().agent_name, "run-agent");
+    assert_eq!(app.state().session.agent_name, "run-agent");
     assert_eq!(
         app.ws.agents,
         vec!["run-agent".to_string(), "claude-code".to_string()]
@@ -298,8 +301,8 @@ async fn an_agent_with_a_block_keeps_the_blocks_name() {
     );
     let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
     let mut app = started(dir.path(), &config, &command).await;
-    assert_eq!(app.state().agent_name, "mine");
-    assert_eq!(app.state().agent_policy.name, "mine");
+    assert_eq!(app.state().session.agent_name, "mine");
+    assert_eq!(app.state().gate.agent_policy.name, "mine");
     assert!(
         !crate::common::infos(app.state())
             .iter()
@@ -313,11 +316,11 @@ async fn an_agent_with_a_block_keeps_the_blocks_name() {
 #[test]
 fn the_state_takes_the_new_name_everywhere_it_shows() {
     let mut state = warden::state::ChatState::new("run-agent", "/tmp");
-    state.agent_policy.name = "run-agent".into();
+    state.gate.agent_policy.name = "run-agent".into();
     let effects = state.update(Msg::AgentNamed("claude-code".into()));
     assert!(effects.is_empty());
-    assert_eq!(state.agent_name, "claude-code");
-    assert_eq!(state.agent_policy.name, "claude-code");
+    assert_eq!(state.session.agent_name, "claude-code");
+    assert_eq!(state.gate.agent_policy.name, "claude-code");
     assert_eq!(
         crate::common::infos(&state),
         vec![

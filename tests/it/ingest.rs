@@ -81,6 +81,7 @@ async fn play(dir: &Path, scenario: &str, options: ChatOptions) -> App {
 /// line is read, so on the SDK's path ahead of what it still holds).
 fn shown(app: &App) -> Vec<EntryKind> {
     app.state()
+        .session
         .transcript
         .entries()
         .iter()

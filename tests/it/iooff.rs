@@ -146,6 +146,7 @@ async fn quitting_right_after_a_burst_keeps_the_record_and_the_log_whole() {
     let recorded: Vec<EntryKind> = chat.entries.iter().map(|e| e.to_kind()).collect();
     let shown: Vec<EntryKind> = app
         .state()
+        .session
         .transcript
         .entries()
         .iter()

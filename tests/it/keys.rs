@@ -11,7 +11,7 @@ use crate::common::*;
 
 /// Press a key at `now` through the keymap, as the terminal loop does.
 fn press(app: &mut warden::app::App, code: KeyCode, modifiers: KeyModifiers, now: Instant) {
-    let empty = app.state().composer.is_empty();
+    let empty = app.state().view.composer.is_empty();
     match map_key_at(&KeyEvent::new(code, modifiers), empty, now) {
         Some(Input::Action(action)) => app.handle(Msg::Action(action)),
         other => panic!("{code:?} mapped to {other:?}"),
@@ -31,7 +31,13 @@ async fn ctrl_c_during_a_turn_cancels_it_and_does_not_quit() {
     let t0 = Instant::now();
     ctrl_c(&mut app, t0);
     assert!(!app.should_quit(), "one Ctrl-C mid-turn does not quit");
-    assert!(app.state().turn.as_ref().is_some_and(|t| t.cancelling));
+    assert!(
+        app.state()
+            .session
+            .turn
+            .as_ref()
+            .is_some_and(|t| t.cancelling)
+    );
     pump_until(&mut app, "cancelled turn", |s| !s.is_busy()).await;
     assert!(
         infos(app.state()).contains(&"turn cancelled".to_string()),
@@ -53,7 +59,7 @@ async fn on_an_idle_chat_the_second_ctrl_c_within_a_second_quits() {
     let t0 = Instant::now();
     ctrl_c(&mut app, t0);
     assert!(!app.should_quit(), "the first Ctrl-C only warns");
-    let notice = app.state().notice.clone().unwrap_or_default();
+    let notice = app.state().view.notice.clone().unwrap_or_default();
     assert!(notice.contains("Ctrl-C again"), "{notice}");
     // Too late: it warns again.
     let late = t0 + warden::state::QUIT_WINDOW + Duration::from_millis(1);
@@ -72,10 +78,13 @@ async fn ctrl_c_on_a_card_cancels_the_turn_and_answers_the_card_cancelled() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started(dir.path(), &[]).await;
     send(&mut app, "edit");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     ctrl_c(&mut app, Instant::now());
     assert!(!app.should_quit());
-    assert!(app.state().approvals.is_empty(), "the card is answered");
+    assert!(
+        app.state().gate.approvals.is_empty(),
+        "the card is answered"
+    );
     pump_until(&mut app, "cancelled turn", |s| !s.is_busy()).await;
     assert!(
         decisions(app.state())
@@ -93,16 +102,16 @@ async fn f1_shows_the_keys_and_any_key_closes_them() {
     let mut app = started(dir.path(), &[]).await;
     let now = Instant::now();
     press(&mut app, KeyCode::F(1), KeyModifiers::NONE, now);
-    assert!(app.state().help);
+    assert!(app.state().view.help);
     press(&mut app, KeyCode::Char('x'), KeyModifiers::NONE, now);
-    assert!(!app.state().help);
+    assert!(!app.state().view.help);
     assert!(
-        app.state().composer.is_empty(),
+        app.state().view.composer.is_empty(),
         "the closing key is not typed"
     );
     press(&mut app, KeyCode::Char('?'), KeyModifiers::SHIFT, now);
-    assert!(app.state().help, "? on an empty message");
+    assert!(app.state().view.help, "? on an empty message");
     key(&mut app, Action::Cancel);
-    assert!(!app.state().help);
+    assert!(!app.state().view.help);
     app.shutdown().await;
 }

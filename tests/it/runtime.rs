@@ -57,21 +57,28 @@ async fn a_new_chat_of_the_first_chats_agent_starts_in_its_default_mode_not_in_t
         own_exe: env!("CARGO_BIN_EXE_warden"),
     };
     let mut app = ready(launch::tui_app(&want, Some(&chats)).unwrap()).await;
-    assert_eq!(app.state().agent_name, "helper");
-    assert_eq!(app.state().mode, Mode::Plan, "--mode is the first chat's");
+    assert_eq!(app.state().session.agent_name, "helper");
+    assert_eq!(
+        app.state().gate.mode,
+        Mode::Plan,
+        "--mode is the first chat's"
+    );
     key(&mut app, Action::NewChat);
     assert_eq!(app.ws.chats.len(), 2, "one agent: no chooser");
     pump_ws(&mut app, "the second session", |ws| {
-        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+        matches!(
+            ws.chats[1].state.session.connection,
+            Connection::Ready { .. }
+        )
     })
     .await;
-    assert_eq!(app.ws.chats[1].state.agent_name, "helper");
+    assert_eq!(app.ws.chats[1].state.session.agent_name, "helper");
     assert_eq!(
-        app.ws.chats[1].state.mode,
+        app.ws.chats[1].state.gate.mode,
         Mode::Auto,
         "the agent's default_mode"
     );
-    assert_eq!(app.ws.chats[0].state.mode, Mode::Plan);
+    assert_eq!(app.ws.chats[0].state.gate.mode, Mode::Plan);
     app.shutdown().await;
 }
 
@@ -81,11 +88,14 @@ async fn a_new_chat_of_an_agent_without_a_default_mode_starts_in_default() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Auto)).await;
     key(&mut app, Action::NewChat);
     pump_ws(&mut app, "the second session", |ws| {
-        matches!(ws.chats[1].state.connection, Connection::Ready { .. })
+        matches!(
+            ws.chats[1].state.session.connection,
+            Connection::Ready { .. }
+        )
     })
     .await;
-    assert_eq!(app.ws.chats[1].state.mode, Mode::Default);
-    assert_eq!(app.ws.chats[0].state.mode, Mode::Auto);
+    assert_eq!(app.ws.chats[1].state.gate.mode, Mode::Default);
+    assert_eq!(app.ws.chats[0].state.gate.mode, Mode::Auto);
     app.shutdown().await;
 }
 
@@ -101,32 +111,37 @@ async fn a_restart_forgets_the_old_sessions_options_usage_and_expected_mode() {
     send(&mut app, "usage");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     pump_until(&mut app, "the usage and options", |s| {
-        s.controls.usage.is_some() && s.controls.options.len() == 3
+        s.session.controls.usage.is_some() && s.session.controls.options.len() == 3
     })
     .await;
-    app.state_mut().expected_agent_mode = Some("full-access".into());
+    app.state_mut().session.expected_agent_mode = Some("full-access".into());
     let pid = app.agent_pid().expect("the agent runs");
     // SAFETY: a signal to the demo agent this test started.
     unsafe {
         libc::kill(pid as libc::pid_t, libc::SIGKILL);
     }
     pump_until(&mut app, "the agent's exit", |s| {
-        s.connection == Connection::Down
+        s.session.connection == Connection::Down
     })
     .await;
     key(&mut app, Action::Restart);
     let state = app.state();
     assert_eq!(
-        state.controls,
+        state.session.controls,
         Default::default(),
         "nothing of the old session"
     );
-    assert_eq!(state.expected_agent_mode, None);
+    assert_eq!(state.session.expected_agent_mode, None);
     pump_until(&mut app, "the new session's options", |s| {
-        matches!(s.connection, Connection::Ready { .. }) && s.controls.options.len() == 3
+        matches!(s.session.connection, Connection::Ready { .. })
+            && s.session.controls.options.len() == 3
     })
     .await;
-    assert_eq!(app.state().controls.usage, None, "no usage reported yet");
+    assert_eq!(
+        app.state().session.controls.usage,
+        None,
+        "no usage reported yet"
+    );
     app.shutdown().await;
 }
 
@@ -163,7 +178,7 @@ async fn a_settings_write_still_waiting_for_the_lock_lands_before_warden_quits()
     let mut app = ready(start.into_app()).await;
     let held = hold_lock(&config);
     send(&mut app, "edit");
-    pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::Char('b'));
     key(&mut app, Action::Char('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;

@@ -702,7 +702,7 @@ async fn a_chat_on_settings_that_do_not_load_asks_for_everything() {
     // In Auto, an execute and a read each still ask.
     for prompt in ["execute", "read"] {
         crate::common::send(&mut app, prompt);
-        crate::common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+        crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
         app.handle(Msg::Action(Action::Char('n')));
         crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     }
@@ -714,12 +714,12 @@ async fn a_chat_on_settings_that_do_not_load_asks_for_everything() {
         crate::common::decisions(app.state())
     );
     // The rule that stands for the file cannot be revoked from the review screen.
-    let rules = app.state().rules.clone();
+    let rules = app.state().gate.rules.clone();
     assert_eq!(rules, vec![settings::fail_closed_rule()]);
     for action in [Action::RulesScreen, Action::Char('d'), Action::Char('y')] {
         app.handle(Msg::Action(action));
     }
-    assert_eq!(app.state().rules, rules);
+    assert_eq!(app.state().gate.rules, rules);
     app.shutdown().await;
     assert_eq!(fs::read_to_string(&config).unwrap(), TYPO);
 }
@@ -868,7 +868,7 @@ async fn a_settings_write_waiting_for_the_lock_does_not_stop_the_chat() {
     let mut app = crate::common::ready(start.into_app()).await;
     let held = HeldLock::take(&config);
     crate::common::send(&mut app, "edit");
-    crate::common::pump_until(&mut app, "a card", |s| !s.approvals.is_empty()).await;
+    crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     app.handle(Msg::Action(Action::Char('b')));
     app.handle(Msg::Action(Action::Char('y')));
     // The chat goes on (the card is answered, the turn ends) while another
@@ -939,14 +939,14 @@ fn an_agent_without_a_block_does_not_inherit_a_bypass_by_name() {
     use warden::state::{ChatState, Msg};
     // `-- node b.js` under a name that another command's block has.
     let mut state = ChatState::new("node", "/tmp");
-    state.agent_policy.name = "node".into();
+    state.gate.agent_policy.name = "node".into();
     state.update(Msg::SettingsChanged {
         rules: Vec::new(),
         bypassed: vec!["node".into()],
         agent_block: None,
         note: None,
     });
-    assert!(!state.agent_policy.bypass);
+    assert!(!state.gate.agent_policy.bypass);
     // Its own block, once written, does count.
     state.update(Msg::SettingsChanged {
         rules: Vec::new(),
@@ -954,5 +954,5 @@ fn an_agent_without_a_block_does_not_inherit_a_bypass_by_name() {
         agent_block: Some("node-2".into()),
         note: None,
     });
-    assert!(state.agent_policy.bypass);
+    assert!(state.gate.agent_policy.bypass);
 }

@@ -22,6 +22,7 @@ fn recorded(dir: &Path) -> ChatOptions {
 
 fn users(state: &ChatState) -> Vec<String> {
     state
+        .session
         .transcript
         .entries()
         .iter()
@@ -49,18 +50,18 @@ async fn search_finds_and_highlights_the_agents_answer() {
     typed(&mut app, "ZANZIBAR");
     key(&mut app, Action::Submit);
     let state = app.state();
-    let search = state.search.clone().expect("open");
+    let search = state.view.search.clone().expect("open");
     let current = search.current.expect("a match");
     assert!(search.count >= 2, "the prompt and the answer: {search:?}");
     assert!(
         matches!(
-            state.transcript.entries()[current.entry].kind,
+            state.session.transcript.entries()[current.entry].kind,
             EntryKind::Agent(_)
         ),
         "the newest match is the answer's"
     );
     assert!(
-        state.composer.is_empty(),
+        state.view.composer.is_empty(),
         "the query is not in the composer"
     );
     // On screen: the matches are marked.
@@ -79,7 +80,7 @@ async fn search_finds_and_highlights_the_agents_answer() {
         .collect();
     assert!(marked.contains("zanzibar"), "{marked:?}");
     key(&mut app, Action::Cancel);
-    assert_eq!(app.state().search, None);
+    assert_eq!(app.state().view.search, None);
     app.shutdown().await;
 }
 

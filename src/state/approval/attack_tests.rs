@@ -17,9 +17,9 @@ use crate::test_support::option;
 
 fn chat(mode: Mode) -> ChatState {
     let mut s = ChatState::new("demo", "/w");
-    s.mode = mode;
-    s.agent_policy.name = "demo".into();
-    s.cwd_path = "/w".into();
+    s.gate.mode = mode;
+    s.gate.agent_policy.name = "demo".into();
+    s.session.cwd_path = "/w".into();
     s.update(Msg::SessionStarted(SessionInfo {
         session_id: "s".into(),
         modes: None,
@@ -97,7 +97,7 @@ fn y_never_answers_an_allow_once_that_shares_its_id_with_allow_always() {
         vec![],
         "the agent might read x as always"
     );
-    assert_eq!(s.approvals.len(), 1, "the card stays");
+    assert_eq!(s.gate.approvals.len(), 1, "the card stays");
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn allow_for_this_chat_answers_the_allow_once_whose_id_is_its_own() {
 #[test]
 fn on_ask_allow_and_approve_all_never_answer_a_shared_id() {
     let mut s = chat(Mode::Default);
-    s.headless = Some(OnAsk::Allow);
+    s.gate.headless = Some(OnAsk::Allow);
     let effects = ask(&mut s, 1, bash("t1", "cargo test", shared_allow_id()));
     assert_eq!(answers(&effects), vec![(1, selected("no"))]);
 
@@ -122,7 +122,7 @@ fn on_ask_allow_and_approve_all_never_answer_a_shared_id() {
     key(&mut s, Action::Char('A'));
     let effects = key(&mut s, Action::Char('y'));
     assert_eq!(answers(&effects), vec![]);
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.gate.approvals.len(), 1);
 }
 
 #[test]
@@ -165,12 +165,19 @@ fn an_allow_once_that_says_always_is_never_answered_automatically() {
         let mut s = chat(Mode::Auto);
         let effects = ask(&mut s, 1, bash("t1", "cargo test", options.clone()));
         assert_eq!(answers(&effects), vec![], "{lasting:?}");
-        assert_eq!(s.approvals.len(), 1, "Auto makes it a card: {lasting:?}");
+        assert_eq!(
+            s.gate.approvals.len(),
+            1,
+            "Auto makes it a card: {lasting:?}"
+        );
         assert_eq!(key(&mut s, Action::Char('y')), vec![], "{lasting:?}");
         assert!(
-            s.notice.as_deref().is_some_and(|n| n.contains("Always")),
+            s.view
+                .notice
+                .as_deref()
+                .is_some_and(|n| n.contains("Always")),
             "{:?}",
-            s.notice
+            s.view.notice
         );
         // Picked by its number, it is sent, with the warning.
         let effects = key(&mut s, Action::Char('1'));
@@ -186,7 +193,7 @@ fn an_allow_once_that_says_always_is_never_answered_automatically() {
             vec![(1, selected("plain"))],
             "{lasting:?}"
         );
-        assert_eq!(s.grants.len(), 1);
+        assert_eq!(s.gate.grants.len(), 1);
     }
 }
 
@@ -197,7 +204,7 @@ fn no_options_or_a_hundred_never_crash_or_allow_always() {
     assert_eq!(answers(&effects), vec![]);
     for k in ['y', 'a', 'b', '1', '9'] {
         assert_eq!(answers(&key(&mut s, Action::Char(k))), vec![], "{k}");
-        s.focus = Focus::CARDS;
+        s.view.focus = Focus::CARDS;
     }
     let effects = key(&mut s, Action::Char('n'));
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
@@ -248,7 +255,7 @@ fn allow_for_this_chat_on_a_title_only_command_grants_nothing_lasting() {
         ask(&mut s, 1, first.clone());
         let effects = key(&mut s, Action::Char('a'));
         assert_eq!(answers(&effects), vec![(1, selected("once"))]);
-        assert_eq!(s.grants, vec![], "{first:?}");
+        assert_eq!(s.gate.grants, vec![], "{first:?}");
         // A later command the agent describes with the same title (it
         // could run anything), or sends exactly: both ask.
         for (id, later) in [
@@ -267,7 +274,7 @@ fn a_grant_never_covers_a_later_command_that_is_only_in_the_title() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, bash("t1", "cargo test", usual()));
     key(&mut s, Action::Char('a'));
-    assert_eq!(s.grants.len(), 1);
+    assert_eq!(s.gate.grants.len(), 1);
     for (id, later) in [
         (2, gemini("t2", "cargo test")),
         (3, kimi("t3", "cargo test")),
@@ -330,21 +337,21 @@ fn a_grant_on_the_agents_write_tool_never_covers_wardens_file_writes() {
         let mut s = chat(Mode::Default);
         ask(&mut s, 1, edit("t1", tool, "/w/notes.md"));
         key(&mut s, Action::Char('a'));
-        assert_eq!(s.grants.len(), 1, "{tool}");
+        assert_eq!(s.gate.grants.len(), 1, "{tool}");
         let effects = ask(&mut s, 2, client_write(2, "/w/.bashrc"));
         assert_eq!(answers(&effects), vec![], "{tool}: warden's write asks");
-        assert_eq!(s.approvals.len(), 1);
+        assert_eq!(s.gate.approvals.len(), 1);
     }
     // And the other way: a grant on warden's write covers no tool of the agent's.
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, client_write(1, "/w/notes.md"));
     key(&mut s, Action::Char('a'));
-    assert_eq!(s.grants.len(), 1);
+    assert_eq!(s.gate.grants.len(), 1);
     for (id, tool) in [(2, "Write"), (3, crate::policy::CLIENT_WRITE)] {
         let effects = ask(&mut s, id, edit(&format!("t{id}"), tool, "/w/x"));
         assert_eq!(answers(&effects), vec![], "{tool}");
-        s.approvals.clear();
-        s.focus = Focus::COMPOSER;
+        s.gate.approvals.clear();
+        s.view.focus = Focus::COMPOSER;
     }
 }
 
@@ -377,7 +384,7 @@ fn a_tool_call_update_never_changes_what_a_waiting_card_shows() {
     let mut req = edit("t1", "Edit", "/w/a.rs");
     req.fields.title = None;
     ask(&mut s, 1, req);
-    assert_eq!(s.approvals.len(), 1);
+    assert_eq!(s.gate.approvals.len(), 1);
     s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
         id: "t1".into(),
         fields: ToolCallFields {
@@ -386,7 +393,7 @@ fn a_tool_call_update_never_changes_what_a_waiting_card_shows() {
             ..Default::default()
         },
     }));
-    let card = &s.approvals[0];
+    let card = &s.gate.approvals[0];
     assert_eq!(
         card.request.fields.content,
         Some(vec![diff("/w/a.rs", "safe\n")]),
@@ -415,7 +422,7 @@ fn an_agents_tool_call_under_wardens_id_never_shapes_a_client_call() {
     let mut req = client_write(1, "/w/.bashrc");
     req.fields.content = None;
     ask(&mut s, 1, req);
-    let card = &s.approvals[0];
+    let card = &s.gate.approvals[0];
     assert_eq!(card.view.diff_paths, Vec::<String>::new());
     assert_eq!(card.request.fields.content, None);
 }
@@ -446,6 +453,6 @@ fn a_permission_request_for_a_finished_tool_call_is_never_allowed() {
             vec![(1, PermissionOutcome::Cancelled)],
             "{status:?}"
         );
-        assert!(s.approvals.is_empty());
+        assert!(s.gate.approvals.is_empty());
     }
 }

@@ -25,22 +25,22 @@ impl ChatState {
             Question::AllowWaiting(ids) => {
                 self.close_question();
                 if answer == Some(AnswerCmd::NextMode) {
-                    return self.set_mode(self.mode.next());
+                    return self.set_mode(self.gate.mode.next());
                 }
                 if !yes {
-                    self.notice = Some(format!(
+                    self.view.notice = Some(format!(
                         "the waiting cards stay; the mode is {} for new requests",
-                        self.mode.label()
+                        self.gate.mode.label()
                     ));
                     return Vec::new();
                 }
                 let mut effects = Vec::new();
                 for id in ids {
-                    let Some(index) = self.approvals.iter().position(|a| a.id == id) else {
+                    let Some(index) = self.gate.approvals.iter().position(|a| a.id == id) else {
                         continue;
                     };
                     let decision =
-                        policy::decide(&self.approvals[index].view, &self.policy_context());
+                        policy::decide(&self.gate.approvals[index].view, &self.policy_context());
                     let decision = match decision {
                         Decision::Allow {
                             option_id,
@@ -65,7 +65,10 @@ impl ChatState {
                 if yes {
                     self.bypass_confirmed(card)
                 } else {
-                    self.notice = Some(format!("{} is not bypassed", one_line(&self.agent_name)));
+                    self.view.notice = Some(format!(
+                        "{} is not bypassed",
+                        one_line(&self.session.agent_name)
+                    ));
                     Vec::new()
                 }
             }
@@ -74,8 +77,8 @@ impl ChatState {
 
     /// Close the question: the keys go back to the pane beneath.
     pub(super) fn close_question(&mut self) {
-        if matches!(self.focus.modal, Some(Modal::Confirm(_))) {
-            self.focus.modal = None;
+        if matches!(self.view.focus.modal, Some(Modal::Confirm(_))) {
+            self.view.focus.modal = None;
         }
     }
 
@@ -85,15 +88,15 @@ impl ChatState {
         if let Some(effects) = self.on_form_card_key(action) {
             return effects;
         }
-        let Some(card) = self.approvals.get(self.cursor.selected) else {
-            self.focus.pane = Pane::Composer;
+        let Some(card) = self.gate.approvals.get(self.view.cursor.selected) else {
+            self.view.focus.pane = Pane::Composer;
             return Vec::new();
         };
         let list = choices(card);
         if let A::ClickChoice(index) = action {
             return match list.get(*index) {
                 Some(choice) => {
-                    self.cursor.choice = *index;
+                    self.view.cursor.choice = *index;
                     self.choose(*choice)
                 }
                 None => Vec::new(),
@@ -101,7 +104,7 @@ impl ChatState {
         }
         let Some(cmd) = keys::lookup_action(keys::CARDS, action) else {
             if matches!(action, A::Char(_) | A::Paste(_)) {
-                self.notice = Some(format!(
+                self.view.notice = Some(format!(
                     "a card is waiting: {} · Ctrl-P back to typing",
                     keys::hints(keys::CARDS, |h| h == keys::Hint::CardShort)
                         .into_iter()
@@ -124,7 +127,7 @@ impl ChatState {
                 if list.contains(&choice) {
                     self.choose(choice)
                 } else {
-                    self.notice = Some(if card.view.kind == ToolKind::SwitchMode {
+                    self.view.notice = Some(if card.view.kind == ToolKind::SwitchMode {
                         "a switch_mode request is decided one at a time".into()
                     } else {
                         no_allow_notice(card)
@@ -135,7 +138,7 @@ impl ChatState {
             CardCmd::DenyWithReason => self.choose(Choice::DenyWithReason),
             CardCmd::ApproveAll => self.choose(Choice::ApproveAll),
             CardCmd::Expand => {
-                self.cursor.expanded = !self.cursor.expanded;
+                self.view.cursor.expanded = !self.view.cursor.expanded;
                 Vec::new()
             }
             CardCmd::KeepRule => {
@@ -155,33 +158,34 @@ impl ChatState {
                 }
             }
             CardCmd::Next => {
-                self.cursor.selected = (self.cursor.selected + 1) % self.approvals.len();
-                self.cursor.choice = 0;
-                self.cursor.scroll = 0;
+                self.view.cursor.selected =
+                    (self.view.cursor.selected + 1) % self.gate.approvals.len();
+                self.view.cursor.choice = 0;
+                self.view.cursor.scroll = 0;
                 Vec::new()
             }
             CardCmd::Prev => {
-                let n = self.approvals.len();
-                self.cursor.selected = (self.cursor.selected + n - 1) % n;
-                self.cursor.choice = 0;
-                self.cursor.scroll = 0;
+                let n = self.gate.approvals.len();
+                self.view.cursor.selected = (self.view.cursor.selected + n - 1) % n;
+                self.view.cursor.choice = 0;
+                self.view.cursor.scroll = 0;
                 Vec::new()
             }
             CardCmd::ChoiceUp => {
-                self.cursor.choice = self.cursor.choice.saturating_sub(1);
+                self.view.cursor.choice = self.view.cursor.choice.saturating_sub(1);
                 Vec::new()
             }
             CardCmd::ChoiceDown => {
-                self.cursor.choice = (self.cursor.choice + 1).min(list.len() - 1);
+                self.view.cursor.choice = (self.view.cursor.choice + 1).min(list.len() - 1);
                 Vec::new()
             }
             CardCmd::ScrollUp | CardCmd::ScrollDown => {
                 if let A::CardScroll(delta) = action {
-                    self.cursor.scroll = self.cursor.scroll.saturating_add_signed(*delta);
+                    self.view.cursor.scroll = self.view.cursor.scroll.saturating_add_signed(*delta);
                 }
                 Vec::new()
             }
-            CardCmd::Pick => match list.get(self.cursor.choice) {
+            CardCmd::Pick => match list.get(self.view.cursor.choice) {
                 Some(choice) => self.choose(*choice),
                 None => Vec::new(),
             },
@@ -197,17 +201,17 @@ impl ChatState {
     }
 
     fn pick(&mut self, pick: UserPick) -> Vec<Effect> {
-        let Some(approval) = self.approvals.get(self.cursor.selected) else {
+        let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
             return Vec::new();
         };
         let resolved = self.resolve(approval, &pick);
         if let Resolved::Wait(notice) = resolved {
             if !notice.is_empty() {
-                self.notice = Some(notice);
+                self.view.notice = Some(notice);
             }
             return Vec::new();
         }
-        match self.take_approval(self.cursor.selected) {
+        match self.take_approval(self.view.cursor.selected) {
             Some(approval) => self.answer_resolved(approval, resolved, super::Picker::You),
             None => Vec::new(),
         }
@@ -217,35 +221,36 @@ impl ChatState {
         match choice {
             Choice::AgentOption(i) => self.pick(UserPick::Option(i)),
             Choice::AllowForChat => {
-                let Some(approval) = self.approvals.get(self.cursor.selected) else {
+                let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
                     return Vec::new();
                 };
                 let options = &approval.request.options;
                 let Some(index) = allow_option(options).and_then(|o| index_of(options, o)) else {
-                    self.notice = Some(no_allow_notice(approval));
+                    self.view.notice = Some(no_allow_notice(approval));
                     return Vec::new();
                 };
-                match self.take_approval(self.cursor.selected) {
+                match self.take_approval(self.view.cursor.selected) {
                     Some(approval) => self.grant_for_chat(approval, index, None),
                     None => Vec::new(),
                 }
             }
             Choice::Bypass => {
-                let Some(approval) = self.approvals.get(self.cursor.selected) else {
+                let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
                     return Vec::new();
                 };
                 if allow_option(&approval.request.options).is_none() {
-                    self.notice = Some(no_allow_notice(approval));
+                    self.view.notice = Some(no_allow_notice(approval));
                     return Vec::new();
                 }
-                self.focus
+                self.view
+                    .focus
                     .open(Modal::Confirm(Question::Bypass(approval.id)));
                 Vec::new()
             }
             Choice::DenyWithReason => {
-                if let Some(approval) = self.approvals.get(self.cursor.selected) {
+                if let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) {
                     let card = approval.id;
-                    self.focus.open(Modal::Reason {
+                    self.view.focus.open(Modal::Reason {
                         card,
                         field: Composer::default(),
                     });
@@ -253,8 +258,8 @@ impl ChatState {
                 Vec::new()
             }
             Choice::ApproveAll => {
-                let ids = self.approvals.iter().map(|a| a.id).collect();
-                self.focus.open(Modal::ConfirmAll(ids));
+                let ids = self.gate.approvals.iter().map(|a| a.id).collect();
+                self.view.focus.open(Modal::ConfirmAll(ids));
                 Vec::new()
             }
         }
@@ -264,13 +269,13 @@ impl ChatState {
     /// (if it still waits), and ask about the other waiting cards it would
     /// allow.
     fn bypass_confirmed(&mut self, card: RequestId) -> Vec<Effect> {
-        self.agent_policy.bypass = true;
+        self.gate.agent_policy.bypass = true;
         let mut effects = vec![self.persist_bypass()];
-        let index = self.approvals.iter().position(|a| a.id == card);
+        let index = self.gate.approvals.iter().position(|a| a.id == card);
         if let Some(approval) = index.and_then(|i| self.take_approval(i)) {
             let option = allow_option(&approval.request.options).map(|o| o.id.clone());
             if let Some(id) = option {
-                let reason = format!("bypass for {} (set by you)", self.agent_name);
+                let reason = format!("bypass for {} (set by you)", self.session.agent_name);
                 effects.extend(self.answer(
                     &approval,
                     PermissionOutcome::Selected(id),
@@ -296,15 +301,17 @@ impl ChatState {
                 let reason = field.take();
                 let reason = reason.trim().to_string();
                 if reason.is_empty() {
-                    self.focus.open(Modal::Reason { card, field });
-                    self.notice = Some("type why the agent should not do this, then Enter".into());
+                    self.view.focus.open(Modal::Reason { card, field });
+                    self.view.notice =
+                        Some("type why the agent should not do this, then Enter".into());
                     return Vec::new();
                 }
                 // The card the field was opened for, wherever the queue
                 // moved it meanwhile; gone, nothing is denied.
-                let index = self.approvals.iter().position(|a| a.id == card);
+                let index = self.gate.approvals.iter().position(|a| a.id == card);
                 let Some(approval) = index.and_then(|i| self.take_approval(i)) else {
-                    self.notice = Some("that card was withdrawn meanwhile: nothing denied".into());
+                    self.view.notice =
+                        Some("that card was withdrawn meanwhile: nothing denied".into());
                     return Vec::new();
                 };
                 let outcome = reject_option(&approval.request.options)
@@ -318,14 +325,14 @@ impl ChatState {
                     Source::User,
                     &one_line(&reason),
                 );
-                self.queued_prompt = Some(reason);
+                self.session.queued_prompt = Some(reason);
                 effects.extend(self.cancel());
                 effects
             }
             Some(FieldCmd::Back) => Vec::new(),
             None => {
                 crate::state::edit_composer(&mut field, action);
-                self.focus.open(Modal::Reason { card, field });
+                self.view.focus.open(Modal::Reason { card, field });
                 Vec::new()
             }
         }
@@ -341,14 +348,14 @@ impl ChatState {
             Some(AnswerCmd::Yes) => {
                 let mut effects = Vec::new();
                 for id in ids {
-                    let Some(index) = self.approvals.iter().position(|a| a.id == id) else {
+                    let Some(index) = self.gate.approvals.iter().position(|a| a.id == id) else {
                         continue;
                     };
                     // A card with nothing to allow that keeps the agent
                     // asking stays for a look of its own.
-                    let resolved = self.resolve(&self.approvals[index], &UserPick::Allow);
+                    let resolved = self.resolve(&self.gate.approvals[index], &UserPick::Allow);
                     if let Resolved::Wait(notice) = resolved {
-                        self.notice = Some(notice);
+                        self.view.notice = Some(notice);
                         continue;
                     }
                     if let Some(approval) = self.take_approval(index) {

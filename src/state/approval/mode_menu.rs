@@ -11,10 +11,10 @@ impl ChatState {
     /// The items of the mode dropdown: warden's modes, then the agent's own.
     pub fn mode_menu_items(&self) -> Vec<ModeItem> {
         let mut items: Vec<ModeItem> = Mode::ALL.into_iter().map(ModeItem::Chat).collect();
-        if let Some(modes) = &self.agent_modes {
+        if let Some(modes) = &self.session.agent_modes {
             items.extend((0..modes.available.len()).map(ModeItem::Agent));
         }
-        for (option, opt) in self.controls.options.iter().enumerate() {
+        for (option, opt) in self.session.controls.options.iter().enumerate() {
             let count = match &opt.value {
                 crate::model::SessionOptionValue::Select { choices, .. } => choices.len(),
                 crate::model::SessionOptionValue::Boolean(_) => 1,
@@ -37,12 +37,13 @@ impl ChatState {
         }
         match keys::lookup_action(keys::MODE_MENU, action) {
             Some(ListCmd::Up) => {
-                self.focus
+                self.view
+                    .focus
                     .open(Modal::ModeMenu(highlighted.saturating_sub(1)));
                 Vec::new()
             }
             Some(ListCmd::Down) => {
-                self.focus.open(Modal::ModeMenu(
+                self.view.focus.open(Modal::ModeMenu(
                     (highlighted + 1).min(items.len().saturating_sub(1)),
                 ));
                 Vec::new()
@@ -57,8 +58,8 @@ impl ChatState {
 
     /// Close the dropdown: the keys go back to the pane beneath.
     pub(super) fn close_menu(&mut self) {
-        if matches!(self.focus.modal, Some(Modal::ModeMenu(_))) {
-            self.focus.modal = None;
+        if matches!(self.view.focus.modal, Some(Modal::ModeMenu(_))) {
+            self.view.focus.modal = None;
         }
     }
 
@@ -69,6 +70,7 @@ impl ChatState {
             Some(ModeItem::Option { option, choice }) => self.pick_option(*option, *choice),
             Some(ModeItem::Agent(i)) => {
                 let Some(mode) = self
+                    .session
                     .agent_modes
                     .as_ref()
                     .and_then(|m| m.available.get(*i))
@@ -76,10 +78,10 @@ impl ChatState {
                 else {
                     return Vec::new();
                 };
-                let asks = self.asking_mode.as_deref() == Some(mode.id.as_str())
+                let asks = self.gate.asking_mode.as_deref() == Some(mode.id.as_str())
                     || policy::agent_mode::mode_asks(&mode) == policy::agent_mode::ModeAsks::Asks;
                 if !asks {
-                    self.transcript.push(EntryKind::Error {
+                    self.session.transcript.push(EntryKind::Error {
                         message: format!(
                             "warning: in the agent's mode `{}` it may act without asking; warden's gate sees only what the agent asks",
                             one_line(&mode.name)

@@ -14,7 +14,8 @@ impl ChatState {
     /// forms), in the same directory, with no environment of its own.
     pub(super) fn covering_scope(&self, view: &RequestView) -> Option<usize> {
         let wanted = self.covers_of(view)?;
-        self.allowed_scopes
+        self.gate
+            .allowed_scopes
             .iter()
             .position(|scope| match (&scope.covers, &wanted) {
                 (Covers::Paths(allowed), Covers::Paths(written)) => {
@@ -56,7 +57,7 @@ impl ChatState {
         let mut out: Vec<String> = view
             .paths()
             .iter()
-            .map(|p| policy::normalize_path(p, self.home.as_deref(), &self.cwd_path))
+            .map(|p| policy::normalize_path(p, self.gate.home.as_deref(), &self.session.cwd_path))
             .collect();
         out.sort();
         out.dedup();
@@ -70,8 +71,12 @@ impl ChatState {
                 .iter()
                 .find_map(|k| i.get(*k).and_then(|v| v.as_str()))
         });
-        let cwd = self.cwd_path.to_string_lossy();
-        policy::normalize_path(given.unwrap_or(&cwd), self.home.as_deref(), &self.cwd_path)
+        let cwd = self.session.cwd_path.to_string_lossy();
+        policy::normalize_path(
+            given.unwrap_or(&cwd),
+            self.gate.home.as_deref(),
+            &self.session.cwd_path,
+        )
     }
 
     /// What an allowed request of the agent's may cover later in the turn:
