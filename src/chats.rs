@@ -93,7 +93,7 @@ pub enum RecordedEntry {
 
 impl RecordedEntry {
     /// The record of a transcript entry.
-    pub fn from_kind(kind: &EntryKind) -> Self {
+    pub(crate) fn from_kind(kind: &EntryKind) -> Self {
         match kind {
             EntryKind::User(text) => RecordedEntry::User { text: text.clone() },
             EntryKind::Agent(text) => RecordedEntry::Agent { text: text.clone() },
@@ -159,7 +159,7 @@ fn parse_tool_state(text: &str) -> Option<ToolState> {
 /// One line of a chat record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Line {
+pub(crate) enum Line {
     /// The header, line 1 only.
     Chat(ChatHeader),
     /// The chat's title changed: the agent's session title, or (with
@@ -180,7 +180,7 @@ pub enum Line {
 
 impl Line {
     /// The line of one finished transcript entry.
-    pub fn entry(kind: &EntryKind) -> Line {
+    pub(crate) fn entry(kind: &EntryKind) -> Line {
         Line::Entry {
             entry: RecordedEntry::from_kind(kind),
         }
@@ -248,12 +248,12 @@ impl ChatStore {
     }
 
     /// The directory this store reads and writes.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// The file of a chat.
-    pub fn path(&self, chat_id: &str) -> Result<PathBuf, ChatError> {
+    pub(crate) fn path(&self, chat_id: &str) -> Result<PathBuf, ChatError> {
         let valid = !chat_id.is_empty()
             && chat_id != "."
             && chat_id != ".."
@@ -266,7 +266,7 @@ impl ChatStore {
 
     #[cfg(test)]
     /// Start the record of a new chat (with a fresh id) and write its header.
-    pub fn create(
+    pub(crate) fn create(
         &self,
         agent: &str,
         session_id: &str,
@@ -285,7 +285,7 @@ impl ChatStore {
 
     /// Start the record of a chat with this header (its `chat_id` names the
     /// file, which must not exist yet).
-    pub fn create_with(&self, header: ChatHeader) -> Result<ChatWriter, ChatError> {
+    pub(crate) fn create_with(&self, header: ChatHeader) -> Result<ChatWriter, ChatError> {
         let path = self.path(&header.chat_id)?;
         let line = encode(&Line::Chat(header.clone()))?;
         std::fs::create_dir_all(&self.dir).map_err(|source| ChatError::Io {
@@ -297,18 +297,14 @@ impl ChatStore {
             .append(true)
             .open(&path)
             .map_err(|source| io_error(&path, source))?;
-        let mut writer = ChatWriter {
-            chat_id: header.chat_id,
-            path,
-            file,
-        };
+        let mut writer = ChatWriter { path, file };
         writer.write_line(&line)?;
         Ok(writer)
     }
 
     /// Go on writing an existing chat's record (a resumed chat). A line torn
     /// by a crash is closed first, so the next line starts whole.
-    pub fn reopen(&self, chat_id: &str) -> Result<ChatWriter, ChatError> {
+    pub(crate) fn reopen(&self, chat_id: &str) -> Result<ChatWriter, ChatError> {
         let path = self.path(chat_id)?;
         let mut file = OpenOptions::new()
             .read(true)
@@ -320,11 +316,7 @@ impl ChatStore {
             file.write_all(b"\n")
                 .map_err(|source| io_error(&path, source))?;
         }
-        Ok(ChatWriter {
-            chat_id: chat_id.to_string(),
-            path,
-            file,
-        })
+        Ok(ChatWriter { path, file })
     }
 
     /// Every readable chat, newest first (by last write). Files that are not
@@ -354,7 +346,7 @@ impl ChatStore {
 }
 
 /// A session an agent listed, as a picker item.
-pub fn listed_summary(agent: &str, session: crate::acp::ListedSession) -> ChatSummary {
+pub(crate) fn listed_summary(agent: &str, session: crate::acp::ListedSession) -> ChatSummary {
     let updated = session
         .updated_at
         .as_deref()
@@ -376,54 +368,62 @@ pub fn listed_summary(agent: &str, session: crate::acp::ListedSession) -> ChatSu
 
 /// Appends events to one chat's record; each call is one line, one write.
 #[derive(Debug)]
-pub struct ChatWriter {
-    chat_id: String,
+pub(crate) struct ChatWriter {
     path: PathBuf,
     file: File,
 }
 
 impl ChatWriter {
-    /// The chat's id.
-    pub fn chat_id(&self) -> &str {
-        &self.chat_id
+    /// The chat's id (the record's file name).
+    #[cfg(test)]
+    pub(crate) fn chat_id(&self) -> &str {
+        self.path
+            .file_stem()
+            .and_then(|stem| stem.to_str())
+            .unwrap_or_default()
     }
 
     #[cfg(test)]
     /// The record's file.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
+    #[cfg(test)]
     /// Record one finished transcript entry.
-    pub fn append_entry(&mut self, entry: &EntryKind) -> Result<(), ChatError> {
+    pub(crate) fn append_entry(&mut self, entry: &EntryKind) -> Result<(), ChatError> {
         self.append(&Line::entry(entry))
     }
 
+    #[cfg(test)]
     /// Record the chat's new title (the agent's).
-    pub fn set_title(&mut self, title: &str) -> Result<(), ChatError> {
+    pub(crate) fn set_title(&mut self, title: &str) -> Result<(), ChatError> {
         self.append(&Line::Title {
             title: title.to_string(),
             renamed: false,
         })
     }
 
+    #[cfg(test)]
     /// Record the name the user gave the chat.
-    pub fn set_name(&mut self, name: &str) -> Result<(), ChatError> {
+    pub(crate) fn set_name(&mut self, name: &str) -> Result<(), ChatError> {
         self.append(&Line::Title {
             title: name.to_string(),
             renamed: true,
         })
     }
 
+    #[cfg(test)]
     /// Record the chat's new mode (`plan`, `default`, `auto`).
-    pub fn set_mode(&mut self, mode: &str) -> Result<(), ChatError> {
+    pub(crate) fn set_mode(&mut self, mode: &str) -> Result<(), ChatError> {
         self.append(&Line::Mode {
             mode: mode.to_string(),
         })
     }
 
+    #[cfg(test)]
     /// Record that the chat goes on in a new session.
-    pub fn set_session(&mut self, session_id: &str) -> Result<(), ChatError> {
+    pub(crate) fn set_session(&mut self, session_id: &str) -> Result<(), ChatError> {
         self.append(&Line::Session {
             session_id: session_id.to_string(),
         })
@@ -431,7 +431,7 @@ impl ChatWriter {
 
     /// Append one line (the runtime's disk writer builds them on the event
     /// loop and writes them off it, see `app::disk`).
-    pub fn append(&mut self, line: &Line) -> Result<(), ChatError> {
+    pub(crate) fn append(&mut self, line: &Line) -> Result<(), ChatError> {
         let line = encode(line)?;
         self.write_line(&line)
     }

@@ -17,7 +17,7 @@ pub fn default_path() -> Option<PathBuf> {
 }
 
 /// Append one record as one line (creating the file and its directory).
-pub fn append(path: &Path, record: &DecisionRecord) -> std::io::Result<()> {
+pub(crate) fn append(path: &Path, record: &DecisionRecord) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -48,7 +48,7 @@ pub fn read(path: &Path) -> std::io::Result<Vec<DecisionRecord>> {
 }
 
 /// The current time as RFC 3339 UTC, without a date crate.
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -62,7 +62,7 @@ fn rfc3339(secs: u64) -> String {
 
 /// Seconds since 1970 as UTC (year, month, day, hour, minute, second),
 /// without a date crate.
-pub fn civil_utc(secs: u64) -> (i64, i64, i64, u64, u64, u64) {
+pub(crate) fn civil_utc(secs: u64) -> (i64, i64, i64, u64, u64, u64) {
     let days = secs / 86_400;
     let rem = secs % 86_400;
     let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
@@ -81,7 +81,7 @@ pub fn civil_utc(secs: u64) -> (i64, i64, i64, u64, u64, u64) {
 
 /// Seconds since 1970 of an RFC 3339 / ISO 8601 time ("2026-11-18T11:06:40Z";
 /// fractions are dropped, an offset is applied); `None` when it is not one.
-pub fn parse_rfc3339(text: &str) -> Option<u64> {
+pub(crate) fn parse_rfc3339(text: &str) -> Option<u64> {
     let text = text.trim();
     let num = |range: std::ops::Range<usize>| -> Option<i64> {
         let part = text.get(range)?;

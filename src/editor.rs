@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 /// The editor command line to run.
-pub fn command() -> String {
+pub(crate) fn command() -> String {
     ["VISUAL", "EDITOR"]
         .iter()
         .filter_map(|name| std::env::var(name).ok())
@@ -30,7 +30,7 @@ fn temp_file(text: &str) -> std::io::Result<PathBuf> {
 
 /// Run the editor on `text` with the terminal as it is (the caller has
 /// suspended the screen); the edited text, or why not.
-pub async fn edit(text: &str) -> Result<String, String> {
+pub(crate) async fn edit(text: &str) -> Result<String, String> {
     edit_with(&command(), text).await
 }
 
@@ -57,6 +57,9 @@ pub async fn edit_with(editor: &str, text: &str) -> Result<String, String> {
 }
 
 /// Leave the screen, run the editor, and take the screen back.
-pub async fn edit_suspended(terminal: &mut crate::tui::Tui, text: &str) -> Result<String, String> {
+pub(crate) async fn edit_suspended(
+    terminal: &mut crate::tui::Tui,
+    text: &str,
+) -> Result<String, String> {
     crate::tui::suspended(terminal, edit(text)).await
 }

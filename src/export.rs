@@ -77,7 +77,7 @@ fn tool_content(out: &mut String, content: &ToolContent) {
 }
 
 /// The transcript as Markdown, under a title line.
-pub fn markdown(title: &str, entries: &[EntryKind]) -> String {
+pub(crate) fn markdown(title: &str, entries: &[EntryKind]) -> String {
     let mut out = format!("# {}\n\n", one_line(title));
     for entry in entries {
         match entry {
@@ -139,7 +139,7 @@ pub fn markdown(title: &str, entries: &[EntryKind]) -> String {
 }
 
 /// A recorded chat as Markdown.
-pub fn loaded_markdown(chat: &LoadedChat) -> String {
+pub(crate) fn loaded_markdown(chat: &LoadedChat) -> String {
     let title = chat
         .display_title()
         .unwrap_or_else(|| chat.header.agent.clone());
@@ -149,7 +149,10 @@ pub fn loaded_markdown(chat: &LoadedChat) -> String {
 
 /// `warden export [CHAT]`: the chat whose id, title or name matches
 /// `query` best (the newest such), or the newest chat.
-pub fn export_recorded(store: &ChatStore, query: Option<&str>) -> Result<String, ExportError> {
+pub(crate) fn export_recorded(
+    store: &ChatStore,
+    query: Option<&str>,
+) -> Result<String, ExportError> {
     let summaries = store.list();
     if summaries.is_empty() {
         return Err(ExportError::NoChats(store.dir().display().to_string()));
@@ -172,7 +175,11 @@ pub fn export_recorded(store: &ChatStore, query: Option<&str>) -> Result<String,
 
 /// Where `/export [FILE]` writes in `cwd`: the name given (a plain file
 /// name, no directories), else `warden-chat-<chat id>.md`.
-pub fn target(cwd: &Path, name: Option<&str>, chat_id: &str) -> Result<PathBuf, ExportError> {
+pub(crate) fn target(
+    cwd: &Path,
+    name: Option<&str>,
+    chat_id: &str,
+) -> Result<PathBuf, ExportError> {
     let name = match name {
         Some(name) => name.to_string(),
         None => {
@@ -198,7 +205,7 @@ pub fn target(cwd: &Path, name: Option<&str>, chat_id: &str) -> Result<PathBuf, 
 }
 
 /// Write `text` to `path` (a new file, or replacing one the user named).
-pub fn write(path: &Path, text: &str) -> Result<(), ExportError> {
+pub(crate) fn write(path: &Path, text: &str) -> Result<(), ExportError> {
     std::fs::write(path, text).map_err(|source| ExportError::Write {
         path: path.display().to_string(),
         source,

@@ -18,7 +18,7 @@ struct Line {
 }
 
 /// The history directory beside the chat records (`<data>/warden/history`).
-pub fn dir_beside(chats_dir: &Path) -> PathBuf {
+pub(crate) fn dir_beside(chats_dir: &Path) -> PathBuf {
     chats_dir.with_file_name("history")
 }
 
@@ -33,14 +33,14 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// The file of `cwd`'s history in `dir`.
-pub fn file(dir: &Path, cwd: &Path) -> PathBuf {
+pub(crate) fn file(dir: &Path, cwd: &Path) -> PathBuf {
     let key = cwd.to_string_lossy();
     dir.join(format!("{:016x}.jsonl", fnv1a(key.as_bytes())))
 }
 
 /// `cwd`'s earlier prompts, oldest first (the newest [`HISTORY_LIMIT`]);
 /// a missing or unreadable file is an empty history, a bad line is skipped.
-pub fn load(dir: &Path, cwd: &Path) -> Vec<String> {
+pub(crate) fn load(dir: &Path, cwd: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(file(dir, cwd)) else {
         return Vec::new();
     };
@@ -60,7 +60,7 @@ pub fn load(dir: &Path, cwd: &Path) -> Vec<String> {
 /// Append one prompt to `cwd`'s history (one write of one line, so
 /// concurrent wardens interleave whole lines). Files only readable by
 /// the user: prompts can hold secrets.
-pub fn append(dir: &Path, cwd: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn append(dir: &Path, cwd: &Path, text: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let line = Line {
         cwd: cwd.to_string_lossy().into_owned(),

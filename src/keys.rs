@@ -16,11 +16,11 @@ use crate::state::Action;
 
 mod tables;
 
-pub use tables::*;
+pub(crate) use tables::*;
 
 /// A key without modifiers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Code {
+pub(crate) enum Code {
     /// A character key (shown upper case with Ctrl or Alt).
     Char(char),
     /// Any of the digits 1 to 9 (the binding's command gets the digit).
@@ -48,7 +48,7 @@ pub enum Code {
 
 /// A key with its modifiers, as warden names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Key {
+pub(crate) struct Key {
     pub code: Code,
     pub ctrl: bool,
     pub alt: bool,
@@ -57,7 +57,7 @@ pub struct Key {
 
 impl Key {
     /// The key alone.
-    pub const fn plain(code: Code) -> Key {
+    pub(crate) const fn plain(code: Code) -> Key {
         Key {
             code,
             ctrl: false,
@@ -67,12 +67,12 @@ impl Key {
     }
 
     /// A character key alone.
-    pub const fn ch(c: char) -> Key {
+    pub(crate) const fn ch(c: char) -> Key {
         Key::plain(Code::Char(c))
     }
 
     /// Ctrl and the key.
-    pub const fn ctrl(code: Code) -> Key {
+    pub(crate) const fn ctrl(code: Code) -> Key {
         Key {
             ctrl: true,
             ..Key::plain(code)
@@ -80,7 +80,7 @@ impl Key {
     }
 
     /// Alt and the key.
-    pub const fn alt(code: Code) -> Key {
+    pub(crate) const fn alt(code: Code) -> Key {
         Key {
             alt: true,
             ..Key::plain(code)
@@ -88,7 +88,7 @@ impl Key {
     }
 
     /// Shift and the key.
-    pub const fn shift(code: Code) -> Key {
+    pub(crate) const fn shift(code: Code) -> Key {
         Key {
             shift: true,
             ..Key::plain(code)
@@ -97,7 +97,7 @@ impl Key {
 
     /// Whether pressing `pressed` is this key (a [`Code::Digits`] key is
     /// any digit from 1 to 9).
-    pub fn matches(&self, pressed: Key) -> bool {
+    pub(crate) fn matches(&self, pressed: Key) -> bool {
         let code = match (self.code, pressed.code) {
             (Code::Digits, Code::Char('1'..='9')) => true,
             (a, b) => a == b,
@@ -106,7 +106,7 @@ impl Key {
     }
 
     /// The key's name: `Ctrl+T` with `sep` '+', `Ctrl-T` with '-'.
-    pub fn name(&self, sep: char) -> String {
+    pub(crate) fn name(&self, sep: char) -> String {
         let mut out = String::new();
         for (on, name) in [
             (self.ctrl, "Ctrl"),
@@ -154,7 +154,7 @@ impl Key {
     /// The key that most plausibly produced `action` in a context table's
     /// terms: what the state looks up in [`CARDS`], [`MODE_MENU`], ...
     /// (the keymap turned the press into an action through [`COMPOSER`]).
-    pub fn of_action(action: &Action) -> Option<Key> {
+    pub(crate) fn of_action(action: &Action) -> Option<Key> {
         Some(match action {
             Action::Char(c) => Key::ch(*c),
             Action::Submit => Key::plain(Code::Enter),
@@ -180,7 +180,7 @@ impl Key {
 
 /// Where a binding shows besides the help overlay and the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hint {
+pub(crate) enum Hint {
     /// Only in the help overlay and the README.
     No,
     /// In the card's full hint line.
@@ -193,7 +193,7 @@ pub enum Hint {
 
 /// One key binding.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Binding<C> {
+pub(crate) struct Binding<C> {
     /// The keys that do it; the first is the one hints show.
     pub keys: &'static [Key],
     /// A word or two for hint lines: "allow".
@@ -208,7 +208,7 @@ pub struct Binding<C> {
 }
 
 /// Find the binding of `key` in `table`.
-pub fn lookup<C: Clone>(table: &[Binding<C>], key: Key) -> Option<C> {
+pub(crate) fn lookup<C: Clone>(table: &[Binding<C>], key: Key) -> Option<C> {
     table
         .iter()
         .find(|b| b.keys.iter().any(|k| k.matches(key)))
@@ -216,7 +216,7 @@ pub fn lookup<C: Clone>(table: &[Binding<C>], key: Key) -> Option<C> {
 }
 
 /// The on-screen name of the first key bound to `cmd` in `table` ("Ctrl-P").
-pub fn key_name<C: PartialEq>(table: &[Binding<C>], cmd: &C) -> String {
+pub(crate) fn key_name<C: PartialEq>(table: &[Binding<C>], cmd: &C) -> String {
     table
         .iter()
         .find(|b| &b.cmd == cmd)
@@ -226,13 +226,13 @@ pub fn key_name<C: PartialEq>(table: &[Binding<C>], cmd: &C) -> String {
 }
 
 /// Find what `action` means in `table` (see [`Key::of_action`]).
-pub fn lookup_action<C: Clone>(table: &[Binding<C>], action: &Action) -> Option<C> {
+pub(crate) fn lookup_action<C: Clone>(table: &[Binding<C>], action: &Action) -> Option<C> {
     lookup(table, Key::of_action(action)?)
 }
 
 /// Where the keys are, as far as their meaning goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Context {
+pub(crate) enum Context {
     /// Typing a message (with the keys for several chats).
     Composer,
     /// On the cards.
@@ -257,7 +257,7 @@ pub enum Context {
 
 /// One line of a help table: the keys, what they do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
+pub(crate) struct Row {
     /// The keys, joined.
     pub keys: String,
     /// What they do.
@@ -267,7 +267,7 @@ pub struct Row {
 /// The rows of a table: bindings next to each other with the same help
 /// text share a row. `sep` joins a key's modifiers (`+` in the README, `-`
 /// on screen).
-pub fn rows<C>(table: &[Binding<C>], sep: char) -> Vec<Row> {
+pub(crate) fn rows<C>(table: &[Binding<C>], sep: char) -> Vec<Row> {
     let mut out: Vec<Row> = Vec::new();
     let mut last: Option<&str> = None;
     for binding in table {
@@ -290,7 +290,7 @@ pub fn rows<C>(table: &[Binding<C>], sep: char) -> Vec<Row> {
 /// A hint line: "y allow · n deny · ..." from the bindings `want` picks;
 /// bindings with the same label and help text next to each other show as
 /// "PgUp/PgDn scroll".
-pub fn hints<C>(table: &[Binding<C>], want: impl Fn(Hint) -> bool) -> Vec<String> {
+pub(crate) fn hints<C>(table: &[Binding<C>], want: impl Fn(Hint) -> bool) -> Vec<String> {
     let mut groups: Vec<(&str, Vec<String>, &str)> = Vec::new();
     for binding in table.iter().filter(|b| want(b.hint)) {
         let Some(key) = binding.keys.first().map(|k| k.name('-')) else {
@@ -312,7 +312,7 @@ pub fn hints<C>(table: &[Binding<C>], want: impl Fn(Hint) -> bool) -> Vec<String
 /// The hint line of an elicitation's card: answered by the user alone, so
 /// only allow (accept; a form is filled in first), deny (decline) and the
 /// keys that move between cards, from [`CARDS`].
-pub fn elicitation_hints() -> String {
+pub(crate) fn elicitation_hints() -> String {
     let answers = |cmd: &CardCmd| {
         matches!(
             cmd,
@@ -336,7 +336,7 @@ pub fn elicitation_hints() -> String {
 }
 
 /// The footer's hints, most important last (the footer drops the first).
-pub fn footer_hints() -> Vec<String> {
+pub(crate) fn footer_hints() -> Vec<String> {
     let mut ranks: Vec<u8> = [COMPOSER, CHATS]
         .iter()
         .flat_map(|t| t.iter())
@@ -359,7 +359,7 @@ pub fn footer_hints() -> Vec<String> {
 
 /// The card's hint line: the full one, or (`short`) the keys the choices
 /// do not show.
-pub fn card_hints(table: &[Binding<impl Sized>], short: bool) -> String {
+pub(crate) fn card_hints(table: &[Binding<impl Sized>], short: bool) -> String {
     hints(table, |h| match h {
         Hint::CardShort => true,
         Hint::Card => !short,
@@ -370,7 +370,7 @@ pub fn card_hints(table: &[Binding<impl Sized>], short: bool) -> String {
 
 impl Context {
     /// Where a chat's keys are: the open modal's, else the pane's.
-    pub fn of(focus: &crate::state::Focus) -> Context {
+    pub(crate) fn of(focus: &crate::state::Focus) -> Context {
         use crate::state::{Modal, Pane};
         match &focus.modal {
             None => match focus.pane {
@@ -388,7 +388,7 @@ impl Context {
     }
 
     /// The context's title in the help overlay.
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Context::Composer => "Keys: typing a message",
             Context::Cards => "Keys: on a card",
@@ -404,7 +404,7 @@ impl Context {
     }
 
     /// Every key of the context, as help rows (`sep` as in [`rows`]).
-    pub fn rows(self, sep: char) -> Vec<Row> {
+    pub(crate) fn rows(self, sep: char) -> Vec<Row> {
         match self {
             Context::Composer => {
                 let mut out = rows(COMPOSER, sep);
@@ -426,7 +426,7 @@ impl Context {
 
 #[cfg(test)]
 /// A markdown table of `rows` for the README.
-pub fn markdown_table(head: &str, rows: &[Row]) -> String {
+pub(crate) fn markdown_table(head: &str, rows: &[Row]) -> String {
     let mut out = format!("| {head} | what it does |\n| --- | --- |\n");
     for row in rows {
         out.push_str(&format!(
@@ -441,7 +441,7 @@ pub fn markdown_table(head: &str, rows: &[Row]) -> String {
 #[cfg(test)]
 /// The README's key tables: (marker name, table), each between
 /// `<!-- keys:NAME -->` and `<!-- /keys -->` there.
-pub fn readme_tables() -> Vec<(&'static str, String)> {
+pub(crate) fn readme_tables() -> Vec<(&'static str, String)> {
     vec![
         ("composer", markdown_table("key", &rows(COMPOSER, '+'))),
         ("chats", markdown_table("key", &rows(CHATS, '+'))),
@@ -464,7 +464,7 @@ pub fn readme_tables() -> Vec<(&'static str, String)> {
 
 #[cfg(test)]
 /// `readme` with every marked key table replaced by the one generated.
-pub fn render_readme(readme: &str) -> String {
+pub(crate) fn render_readme(readme: &str) -> String {
     let mut out = readme.to_string();
     for (name, table) in readme_tables() {
         let open = format!("<!-- keys:{name} -->\n");

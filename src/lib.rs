@@ -1,5 +1,9 @@
 //! warden: a terminal chat client for ACP coding agents, with a permission gate.
 #![deny(clippy::print_stdout)]
+// The library serves warden's own binary, tests and benches; its docs are
+// for developers, built with `--document-private-items` (`.ci/run`), so a
+// public item may link to a crate-private one.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod acp;
 pub mod app;
@@ -9,14 +13,14 @@ pub mod decision_log;
 pub mod demo_agent;
 pub mod editor;
 pub mod export;
-pub mod history;
-pub mod keys;
+pub(crate) mod history;
+pub(crate) mod keys;
 pub mod launch;
 pub mod mention;
 pub mod model;
 pub mod policy;
 pub mod reaper;
-pub mod record;
+pub(crate) mod record;
 pub mod sanitize;
 pub mod settings;
 pub mod state;

@@ -8,10 +8,10 @@ use crate::client::fs::{Access, Protected, Roots};
 use crate::model::PromptBlock;
 
 /// A mentioned file larger than this goes as a link, never embedded.
-pub const EMBED_LIMIT: u64 = 256 * 1024;
+pub(crate) const EMBED_LIMIT: u64 = 256 * 1024;
 
 /// Files listed at most (a huge tree lists its first ones).
-pub const MAX_FILES: usize = 200_000;
+pub(crate) const MAX_FILES: usize = 200_000;
 
 /// The files under `cwd`, as paths relative to it, in walk order.
 pub fn list_files(cwd: &Path, protected: &Protected) -> Vec<String> {
@@ -40,7 +40,7 @@ pub fn list_files(cwd: &Path, protected: &Protected) -> Vec<String> {
 
 /// The `@path` and `@"path with spaces"` words of a message (a path's
 /// trailing punctuation dropped).
-pub fn mentioned(text: &str) -> Vec<String> {
+pub(crate) fn mentioned(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = text;
     let mut at_word_start = true;
@@ -73,7 +73,7 @@ pub fn mentioned(text: &str) -> Vec<String> {
 /// What the agent takes in a prompt besides text and links (its
 /// `promptCapabilities`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Takes {
+pub(crate) struct Takes {
     /// `embeddedContext`: a small text file goes embedded.
     pub embedded: bool,
     /// `image`: an image file goes as an `image` block.
@@ -81,10 +81,10 @@ pub struct Takes {
 }
 
 /// Images larger than this go as a link, never inline.
-pub const IMAGE_LIMIT: u64 = 5 * 1024 * 1024;
+pub(crate) const IMAGE_LIMIT: u64 = 5 * 1024 * 1024;
 
 /// The MIME type of an image file, by its extension.
-pub fn image_mime(path: &Path) -> Option<&'static str> {
+pub(crate) fn image_mime(path: &Path) -> Option<&'static str> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
     Some(match ext.as_str() {
         "png" => "image/png",
@@ -113,7 +113,7 @@ pub fn file_uri(path: &Path) -> String {
 /// roots and not warden's own protected files (those are left out, never
 /// linked or embedded): embedded when `embed` (the agent's
 /// `embeddedContext`) and the file is small UTF-8 text, else a link.
-pub fn blocks(cwd: &Path, roots: &Roots, text: &str, takes: Takes) -> Vec<PromptBlock> {
+pub(crate) fn blocks(cwd: &Path, roots: &Roots, text: &str, takes: Takes) -> Vec<PromptBlock> {
     let mut out = Vec::new();
     for name in mentioned(text) {
         let Ok(real) = std::fs::canonicalize(cwd.join(&name)) else {

@@ -35,7 +35,7 @@ pub enum ToolKind {
 
 impl ToolKind {
     /// The lowercase wire name (`switch_mode`, `execute`, ...).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ToolKind::Read => "read",
             ToolKind::Edit => "edit",
@@ -51,7 +51,7 @@ impl ToolKind {
     }
 
     /// Every kind, in a stable order (tables, tests).
-    pub const ALL: [ToolKind; 10] = [
+    pub(crate) const ALL: [ToolKind; 10] = [
         ToolKind::Read,
         ToolKind::Edit,
         ToolKind::Delete,
@@ -153,9 +153,9 @@ pub struct AgentTerminal {
 
 impl AgentTerminal {
     /// Bytes of output kept per terminal (the newest).
-    pub const LIMIT: usize = 256 * 1024;
+    pub(crate) const LIMIT: usize = 256 * 1024;
     /// Terminals kept per tool call; news of more is ignored.
-    pub const PER_CALL: usize = 16;
+    pub(crate) const PER_CALL: usize = 16;
 
     fn append(&mut self, data: &str) {
         if crate::text::append_capped(&mut self.output, data, Self::LIMIT) {
@@ -164,7 +164,7 @@ impl AgentTerminal {
     }
 
     /// The kept output: the newest [`AgentTerminal::LIMIT`] bytes.
-    pub fn output(&self) -> &str {
+    pub(crate) fn output(&self) -> &str {
         crate::text::kept(&self.output, Self::LIMIT)
     }
 }
@@ -204,7 +204,7 @@ impl ToolCall {
     }
 
     /// Apply what `_meta` says about the agent's own terminals.
-    pub fn apply_terminal_meta(&mut self, news: &[TerminalMeta]) {
+    pub(crate) fn apply_terminal_meta(&mut self, news: &[TerminalMeta]) {
         for item in news {
             let id = match item {
                 TerminalMeta::Started { id }
@@ -232,7 +232,7 @@ impl ToolCall {
     }
 
     /// The output the agent reported for its own terminal `id`, if any.
-    pub fn agent_terminal(&self, id: &str) -> Option<&AgentTerminal> {
+    pub(crate) fn agent_terminal(&self, id: &str) -> Option<&AgentTerminal> {
         self.agent_terminals.iter().find(|t| t.id == id)
     }
 
@@ -282,7 +282,7 @@ pub enum OptionKind {
 
 impl OptionKind {
     /// The wire name (`allow_once`, ...).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OptionKind::AllowOnce => "allow_once",
             OptionKind::AllowAlways => "allow_always",
@@ -292,7 +292,7 @@ impl OptionKind {
     }
 
     /// Whether choosing it lets the call run.
-    pub fn is_allow(self) -> bool {
+    pub(crate) fn is_allow(self) -> bool {
         matches!(self, OptionKind::AllowOnce | OptionKind::AllowAlways)
     }
 }
@@ -385,7 +385,7 @@ pub enum StopReason {
 
 impl StopReason {
     /// The wire name.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             StopReason::EndTurn => "end_turn",
             StopReason::MaxTokens => "max_tokens",
@@ -438,7 +438,7 @@ pub enum SessionUpdate {
 
 /// What goes with a prompt's text: a file the user `@`-mentioned.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PromptBlock {
+pub(crate) enum PromptBlock {
     /// A `resource_link`: the agent reads the file itself.
     Link { uri: String, name: String },
     /// A `resource` with the file's text embedded (the agent advertised

@@ -13,14 +13,14 @@ use std::sync::Mutex;
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
 /// Remember a process group to end if warden dies.
-pub fn register(pgid: u32) {
+pub(crate) fn register(pgid: u32) {
     if let (Ok(pgid), Ok(mut groups)) = (i32::try_from(pgid), GROUPS.lock()) {
         groups.push(pgid);
     }
 }
 
 /// Forget a process group that ended normally.
-pub fn unregister(pgid: u32) {
+pub(crate) fn unregister(pgid: u32) {
     if let (Ok(pgid), Ok(mut groups)) = (i32::try_from(pgid), GROUPS.lock()) {
         groups.retain(|g| *g != pgid);
     }
@@ -36,7 +36,7 @@ pub(crate) fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
 }
 
 /// SIGKILL every registered group (for the panic path only).
-pub fn kill_all() {
+pub(crate) fn kill_all() {
     let groups = match GROUPS.lock() {
         Ok(groups) => groups.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),

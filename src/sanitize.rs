@@ -48,7 +48,7 @@ fn invisible(c: char) -> bool {
 /// The text with every unsafe character replaced by a visible stand-in:
 /// C0 controls as their Unicode control pictures (ESC shows as `␛`), DEL as
 /// `␡`, C1 controls and invisible formatting characters as `<U+XXXX>`.
-pub fn visible(text: &str) -> Cow<'_, str> {
+pub(crate) fn visible(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_unsafe) {
         return Cow::Borrowed(text);
     }

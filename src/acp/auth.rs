@@ -13,7 +13,7 @@ use crate::sanitize::one_line;
 
 /// One of the agent's `authMethods`, as warden uses it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthMethod {
+pub(crate) struct AuthMethod {
     pub id: String,
     pub name: String,
     pub kind: AuthKind,
@@ -21,7 +21,7 @@ pub struct AuthMethod {
 
 /// How a method signs in.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AuthKind {
+pub(crate) enum AuthKind {
     /// The agent signs in itself when sent `authenticate`.
     Agent,
     /// `type: env_var`: the agent reads these variables (from the agent

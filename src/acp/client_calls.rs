@@ -56,7 +56,7 @@ pub enum ClientCall {
 
 impl ClientCall {
     /// The session the call belongs to.
-    pub fn session_id(&self) -> &str {
+    pub(crate) fn session_id(&self) -> &str {
         match self {
             ClientCall::ReadTextFile { session_id, .. }
             | ClientCall::WriteTextFile { session_id, .. }
@@ -150,7 +150,7 @@ fn exit_status(exit: ExitInfo) -> acp::TerminalExitStatus {
 
 impl ClientResponder {
     /// Send the answer.
-    pub fn respond(mut self, result: Result<ClientReply, ClientError>) {
+    pub(crate) fn respond(mut self, result: Result<ClientReply, ClientError>) {
         self.send(result);
     }
 

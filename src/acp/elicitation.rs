@@ -20,9 +20,9 @@ use crate::model::{
 };
 
 /// The card option that accepts the elicitation.
-pub const ACCEPT: &str = "accept";
+pub(crate) const ACCEPT: &str = "accept";
 /// The card option that declines it.
-pub const DECLINE: &str = "decline";
+pub(crate) const DECLINE: &str = "decline";
 
 /// Answers one `elicitation/create`; dropping it answers `cancel`.
 #[derive(Debug)]
@@ -37,7 +37,7 @@ pub struct ElicitationResponder {
 
 impl ElicitationResponder {
     /// The values the user filled in, sent by the next accept.
-    pub fn fill(&mut self, content: Map<String, Value>) {
+    pub(crate) fn fill(&mut self, content: Map<String, Value>) {
         if self.form {
             self.content = Some(content);
         }
@@ -45,7 +45,7 @@ impl ElicitationResponder {
 
     /// Answer with the card's outcome: `ACCEPT` accepts (a form with its
     /// defaults), any other option declines, `cancelled` cancels.
-    pub fn respond(mut self, outcome: &PermissionOutcome) {
+    pub(crate) fn respond(mut self, outcome: &PermissionOutcome) {
         let answer = match outcome {
             PermissionOutcome::Selected(id) if id == ACCEPT => match self.content.take() {
                 Some(content) => json!({"action": "accept", "content": content}),

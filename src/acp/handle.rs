@@ -50,7 +50,7 @@ pub(super) enum Command {
 
 /// A new value for one of the agent's session options.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OptionValue {
+pub(crate) enum OptionValue {
     /// A select option's choice, by id.
     Choice(String),
     /// A boolean option's value.
@@ -59,7 +59,7 @@ pub enum OptionValue {
 
 /// A running agent: send commands, end it.
 #[derive(Debug)]
-pub struct AgentHandle {
+pub(crate) struct AgentHandle {
     commands: mpsc::UnboundedSender<Command>,
     process: AgentProcess,
 }
@@ -73,27 +73,32 @@ impl AgentHandle {
     /// `session/resume` of `open.resume` when the agent offers them, else
     /// `session/new`. The answer arrives as [`AgentEvent::SessionStarted`](super::AgentEvent::SessionStarted)
     /// (or [`AgentEvent::SessionFailed`](super::AgentEvent::SessionFailed)) with the same tag.
-    pub fn open_session(&self, tag: SessionTag, open: SessionOpen) {
+    pub(crate) fn open_session(&self, tag: SessionTag, open: SessionOpen) {
         self.send(Command::OpenSession { tag, open });
     }
 
     /// Send `session/close` when the agent advertised it (a chat closed; the
     /// agent process may serve other chats). Nothing is waited for.
-    pub fn close_session(&self, session_id: &str) {
+    pub(crate) fn close_session(&self, session_id: &str) {
         self.send(Command::CloseSession {
             session_id: session_id.to_string(),
         });
     }
 
     /// Send `session/list` for `cwd`; the answer arrives as [`AgentEvent::Sessions`](super::AgentEvent::Sessions).
-    pub fn list_sessions(&self, cwd: &std::path::Path) {
+    pub(crate) fn list_sessions(&self, cwd: &std::path::Path) {
         self.send(Command::ListSessions {
             cwd: cwd.to_path_buf(),
         });
     }
 
     /// Send `session/prompt` with more content blocks after the text.
-    pub fn prompt_with(&self, session_id: &str, text: &str, extra: Vec<crate::model::PromptBlock>) {
+    pub(crate) fn prompt_with(
+        &self,
+        session_id: &str,
+        text: &str,
+        extra: Vec<crate::model::PromptBlock>,
+    ) {
         self.send(Command::Prompt {
             session_id: session_id.to_string(),
             text: text.to_string(),
@@ -102,14 +107,14 @@ impl AgentHandle {
     }
 
     /// Send `session/cancel`.
-    pub fn cancel(&self, session_id: &str) {
+    pub(crate) fn cancel(&self, session_id: &str) {
         self.send(Command::Cancel {
             session_id: session_id.to_string(),
         });
     }
 
     /// Send `session/set_mode`.
-    pub fn set_mode(&self, session_id: &str, mode_id: &str) {
+    pub(crate) fn set_mode(&self, session_id: &str, mode_id: &str) {
         self.send(Command::SetMode {
             session_id: session_id.to_string(),
             mode_id: mode_id.to_string(),
@@ -117,7 +122,7 @@ impl AgentHandle {
     }
 
     /// Send `session/set_config_option` (a select option: `value` is the choice's id).
-    pub fn set_config_option(&self, session_id: &str, option: &str, value: &str) {
+    pub(crate) fn set_config_option(&self, session_id: &str, option: &str, value: &str) {
         self.send(Command::SetConfig {
             session_id: session_id.to_string(),
             option: option.to_string(),
@@ -127,20 +132,20 @@ impl AgentHandle {
 
     /// The MCP servers passed in every `session/new`, `session/load` and
     /// `session/resume` sent after this.
-    pub fn set_mcp_servers(&self, servers: Vec<McpServer>) {
+    pub(crate) fn set_mcp_servers(&self, servers: Vec<McpServer>) {
         self.send(Command::McpServers(servers));
     }
 
     /// Sign in with the agent's authentication method `id` (the
     /// `auth_method` setting): `authenticate` is sent before the next
     /// session opens, and again when opening one fails with "auth required".
-    pub fn set_auth_method(&self, id: &str) {
+    pub(crate) fn set_auth_method(&self, id: &str) {
         self.send(Command::AuthMethod(id.to_string()));
     }
 
     /// The agent's authentication methods, once it is initialised (the
     /// receiver fails when initialising did).
-    pub fn auth_methods(&self) -> tokio::sync::oneshot::Receiver<Vec<super::AuthMethod>> {
+    pub(crate) fn auth_methods(&self) -> tokio::sync::oneshot::Receiver<Vec<super::AuthMethod>> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.send(Command::AuthMethods(tx));
         rx
@@ -149,7 +154,7 @@ impl AgentHandle {
     /// Send `session/set_config_option` for one of the agent's session
     /// options (model, thought level, a toggle); the answer arrives as
     /// [`AgentEvent::OptionSet`](super::AgentEvent::OptionSet).
-    pub fn set_option(&self, session_id: &str, option: &str, value: OptionValue) {
+    pub(crate) fn set_option(&self, session_id: &str, option: &str, value: OptionValue) {
         self.send(Command::SetOption {
             session_id: session_id.to_string(),
             option: option.to_string(),
@@ -164,13 +169,13 @@ impl AgentHandle {
     }
 
     /// The agent's process id (also its process group id).
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.process.pid()
     }
 
     /// Close the agent's stdin, wait `grace` for it to exit, then end its
     /// whole process group (TERM, then KILL).
-    pub async fn shutdown(self, grace: std::time::Duration) {
+    pub(crate) async fn shutdown(self, grace: std::time::Duration) {
         drop(self.commands);
         self.process.shutdown(grace).await;
     }

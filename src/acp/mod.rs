@@ -22,10 +22,10 @@ mod process;
 mod raw;
 mod session;
 
-pub use auth::{AuthKind, AuthMethod};
+pub(crate) use auth::{AuthKind, AuthMethod};
 pub use client_calls::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
 pub use elicitation::ElicitationResponder;
-pub use handle::{AgentHandle, OptionValue};
+pub(crate) use handle::{AgentHandle, OptionValue};
 pub use login::login;
 
 use std::collections::VecDeque;
@@ -42,7 +42,7 @@ use crate::model::{PermissionOutcome, PermissionRequest, SessionInfo, SessionUpd
 pub use process::{AgentProcess, LaunchError};
 
 /// How many of the agent's last stderr lines are kept for error reports.
-pub const STDERR_TAIL: usize = 12;
+pub(crate) const STDERR_TAIL: usize = 12;
 
 /// What to run: an agent command line and its session's working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,7 +139,7 @@ pub struct PermissionResponder(pub(super) Option<Responder<acp::RequestPermissio
 
 impl PermissionResponder {
     /// Send the answer to the agent.
-    pub fn respond(mut self, outcome: PermissionOutcome) {
+    pub(crate) fn respond(mut self, outcome: PermissionOutcome) {
         self.send(outcome);
     }
 
@@ -168,7 +168,7 @@ impl Drop for PermissionResponder {
 
 /// Names the chat a session is opened for (the runtime's chat id), so that
 /// the answer finds its chat before the session id is known.
-pub type SessionTag = u64;
+pub(crate) type SessionTag = u64;
 
 /// A session the agent keeps, from `session/list`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,12 +266,12 @@ pub struct AgentAbilities {
 /// At most this many `session/list` pages are asked for (the agent's
 /// `nextCursor` is followed until then), so an agent that pages forever
 /// cannot keep warden asking.
-pub const LIST_PAGES: usize = 20;
+pub(crate) const LIST_PAGES: usize = 20;
 
 /// How a chat's session opens: where, with which other roots, and which past
 /// session to continue.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SessionOpen {
+pub(crate) struct SessionOpen {
     /// The session's working directory.
     pub cwd: PathBuf,
     /// The other roots warden serves files in, sent as
@@ -302,7 +302,7 @@ pub struct AgentInfo {
 /// sessions open as [`AgentHandle::open_session`] asks. Events arrive on
 /// `events`; a failure to spawn is returned at once (the command does not
 /// exist, ...).
-pub fn spawn(
+pub(crate) fn spawn(
     command: &AgentCommand,
     caps: ClientCaps,
     events: mpsc::UnboundedSender<AgentEvent>,

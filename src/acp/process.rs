@@ -127,7 +127,7 @@ impl AgentProcess {
     }
 
     /// The process id (also the process group id).
-    pub fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         self.pid
     }
 
@@ -142,7 +142,7 @@ impl AgentProcess {
     /// Wait up to `grace` for the agent to exit by itself (its stdin is
     /// closed by now), then end its process group: TERM, and KILL if it
     /// is still there shortly after.
-    pub async fn shutdown(self, grace: Duration) {
+    pub(crate) async fn shutdown(self, grace: Duration) {
         self.ender().end(grace).await;
     }
 }

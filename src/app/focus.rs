@@ -23,7 +23,7 @@ impl Extras {
 
     /// Release the mouse to the terminal (its own selection works) or take
     /// it back; the footer says which.
-    pub fn toggle_mouse(&mut self, views: &mut ui::Views) {
+    pub(crate) fn toggle_mouse(&mut self, views: &mut ui::Views) {
         self.mouse_released = !self.mouse_released;
         crate::tui::set_mouse_released(self.mouse_released);
         views.set_mouse_released(self.mouse_released);
@@ -31,7 +31,7 @@ impl Extras {
 
     /// After the screen was taken back ([`crate::tui::suspended`]): a
     /// released mouse stays released.
-    pub fn screen_resumed(&self) {
+    pub(crate) fn screen_resumed(&self) {
         if self.mouse_released {
             crate::tui::set_mouse_released(true);
         }
@@ -91,7 +91,7 @@ impl App {
 }
 
 /// "To reopen this chat: warden --resume ID" (or "chat N" among several).
-pub fn resume_line(chat_id: &str, number: Option<usize>) -> String {
+pub(crate) fn resume_line(chat_id: &str, number: Option<usize>) -> String {
     let which = number.map_or_else(|| "this chat".to_string(), |n| format!("chat {n}"));
     format!(
         "To reopen {which}: warden --resume {}",

@@ -40,7 +40,7 @@ pub use focus::Extras;
 pub use options::{AgentChoice, ChatOptions, Notify, SettingsLink};
 pub use record::ResumeChat;
 pub use settings_io::SettingsDone;
-pub use signals::QuitSignals;
+pub(crate) use signals::QuitSignals;
 pub use tui_loop::{FRAME, FrameClock, run_tui};
 
 use std::collections::{HashMap, VecDeque};
@@ -56,11 +56,11 @@ use agents::AgentSlot;
 use chat::Chat;
 
 /// How long the agent gets to exit by itself after its stdin closes.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
 
 /// How long a cancelled turn may take to end before warden ends it on its
 /// side (the TUI) or gives up waiting (`warden exec`).
-pub const CANCEL_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
 /// Something that happened outside the state: an agent, a terminal, or IO
 /// the runtime ran off the loop.
@@ -212,7 +212,7 @@ impl App {
     }
 
     /// Closed chats since the last call (the TUI drops their caches).
-    pub fn take_closed(&mut self) -> Vec<ChatId> {
+    pub(crate) fn take_closed(&mut self) -> Vec<ChatId> {
         std::mem::take(&mut self.closed)
     }
 
@@ -345,7 +345,7 @@ where
 }
 
 /// A path as shown: `~` for the home directory.
-pub fn display_path(path: &std::path::Path) -> String {
+pub(crate) fn display_path(path: &std::path::Path) -> String {
     let shown = path.display().to_string();
     match directories::BaseDirs::new() {
         Some(base) => {

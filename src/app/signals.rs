@@ -7,7 +7,7 @@
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 /// SIGTERM, SIGHUP and SIGINT, caught from creation on.
-pub struct QuitSignals {
+pub(crate) struct QuitSignals {
     term: Signal,
     hup: Signal,
     int: Signal,
@@ -16,7 +16,7 @@ pub struct QuitSignals {
 impl QuitSignals {
     /// Catch the three signals (their default action, ending warden at
     /// once, no longer applies).
-    pub fn new() -> std::io::Result<QuitSignals> {
+    pub(crate) fn new() -> std::io::Result<QuitSignals> {
         Ok(QuitSignals {
             term: signal(SignalKind::terminate())?,
             hup: signal(SignalKind::hangup())?,
@@ -25,7 +25,7 @@ impl QuitSignals {
     }
 
     /// The name of the next of them to arrive.
-    pub async fn recv(&mut self) -> &'static str {
+    pub(crate) async fn recv(&mut self) -> &'static str {
         tokio::select! {
             _ = self.term.recv() => "SIGTERM",
             _ = self.hup.recv() => "SIGHUP",

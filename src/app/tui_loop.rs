@@ -36,23 +36,23 @@ impl Default for FrameClock {
 
 impl FrameClock {
     /// Something changed: a frame is owed.
-    pub fn mark_dirty(&mut self) {
+    pub(crate) fn mark_dirty(&mut self) {
         self.dirty = true;
     }
 
     /// Whether to draw now.
-    pub fn should_draw(&self, now: Instant) -> bool {
+    pub(crate) fn should_draw(&self, now: Instant) -> bool {
         self.dirty && self.last_draw.is_none_or(|t| now >= t + FRAME)
     }
 
     /// A frame was drawn at `now`.
-    pub fn drawn(&mut self, now: Instant) {
+    pub(crate) fn drawn(&mut self, now: Instant) {
         self.dirty = false;
         self.last_draw = Some(now);
     }
 
     /// When the loop must wake to draw; `None` while nothing is owed.
-    pub fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
         if !self.dirty {
             return None;
         }

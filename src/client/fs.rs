@@ -217,7 +217,7 @@ impl Protected {
     /// `<name>.lock` and `.<name>.*.tmp` next to it are neither read nor
     /// written.
     #[must_use]
-    pub fn settings(mut self, path: &Path) -> Self {
+    pub(crate) fn settings(mut self, path: &Path) -> Self {
         if !self.settings.iter().any(|p| p == path) {
             self.settings.push(path.to_path_buf());
         }
@@ -226,14 +226,14 @@ impl Protected {
 
     /// A file that is never written; `what` names it in the refusal.
     #[must_use]
-    pub fn file(mut self, path: &Path, what: &str) -> Self {
+    pub(crate) fn file(mut self, path: &Path, what: &str) -> Self {
         self.files.push((path.to_path_buf(), what.to_string()));
         self
     }
 
     /// A directory nothing is written under; `what` names it in the refusal.
     #[must_use]
-    pub fn tree(mut self, path: &Path, what: &str) -> Self {
+    pub(crate) fn tree(mut self, path: &Path, what: &str) -> Self {
         self.trees.push((path.to_path_buf(), what.to_string()));
         self
     }
@@ -277,7 +277,7 @@ impl Protected {
     ///
     /// A path through `/proc/self` as written (one of [`lenient_readings`])
     /// is refused: it names a different file for each process.
-    pub fn check_path(&self, real: &Path, access: Access) -> Result<(), FsError> {
+    pub(crate) fn check_path(&self, real: &Path, access: Access) -> Result<(), FsError> {
         if is_process_relative(real) {
             return Err(FsError::Protected {
                 path: real.to_path_buf(),
@@ -359,7 +359,7 @@ impl Roots {
     /// The roots for a chat in `cwd` with `extra` roots. Relative extra
     /// roots are taken relative to `cwd`. A root that does not exist (or
     /// cannot be canonicalized) is skipped: nothing can be inside it.
-    pub fn new(cwd: &Path, extra: &[PathBuf]) -> Self {
+    pub(crate) fn new(cwd: &Path, extra: &[PathBuf]) -> Self {
         let mut roots: Vec<PathBuf> = Vec::with_capacity(1 + extra.len());
         for root in std::iter::once(cwd.to_path_buf()).chain(extra.iter().map(|r| cwd.join(r))) {
             match root.canonicalize() {
@@ -381,24 +381,24 @@ impl Roots {
 
     /// The same roots with warden's own files off-limits.
     #[must_use]
-    pub fn protecting(mut self, protected: Protected) -> Self {
+    pub(crate) fn protecting(mut self, protected: Protected) -> Self {
         self.protected = protected;
         self
     }
 
     /// The canonical roots, the chat's cwd first (when it exists).
-    pub fn as_slice(&self) -> &[PathBuf] {
+    pub(crate) fn as_slice(&self) -> &[PathBuf] {
         &self.roots
     }
 
     /// Whether a canonical `path` lies inside one of the roots (component
     /// by component: `/w/proj2` is not inside `/w/proj`).
-    pub fn contains(&self, path: &Path) -> bool {
+    pub(crate) fn contains(&self, path: &Path) -> bool {
         self.roots.iter().any(|root| path.starts_with(root))
     }
 
     /// warden's own files, off-limits whatever the roots say.
-    pub fn protected(&self) -> &Protected {
+    pub(crate) fn protected(&self) -> &Protected {
         &self.protected
     }
 }
@@ -903,7 +903,7 @@ pub fn read_text(
 
 /// The largest file warden reads for the agent (or for a write's diff):
 /// 64 MiB, the most one protocol message carries.
-pub const MAX_TEXT: u64 = 64 << 20;
+pub(crate) const MAX_TEXT: u64 = 64 << 20;
 
 /// Write `content` to the resolved path `real` (from [`resolve`])
 /// atomically: missing parent directories are created, the text goes to a

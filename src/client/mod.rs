@@ -9,7 +9,7 @@
 
 mod beneath;
 pub mod fs;
-pub mod terminal;
+pub(crate) mod terminal;
 
 pub use fs::{
     FsError, Protected, Roots, current_text, lenient_readings, read_text, resolve, resolve_lenient,

@@ -49,7 +49,7 @@ pub struct TerminalSpec {
 
 /// A command and its arguments as one shell line (arguments quoted where
 /// the shell would read them otherwise): what the policy and the user see.
-pub fn command_line(command: &str, args: &[String]) -> String {
+pub(crate) fn command_line(command: &str, args: &[String]) -> String {
     let mut line = command.to_string();
     for arg in args {
         line.push(' ');
@@ -60,7 +60,7 @@ pub fn command_line(command: &str, args: &[String]) -> String {
 
 impl TerminalSpec {
     /// The command as one line, for display.
-    pub fn command_line(&self) -> String {
+    pub(crate) fn command_line(&self) -> String {
         command_line(&self.command, &self.args)
     }
 
@@ -232,12 +232,12 @@ pub struct Utf8Decoder {
 
 impl Utf8Decoder {
     /// A decoder with nothing pending.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// The text of `bytes`, after anything pending from the last call.
-    pub fn decode(&mut self, bytes: &[u8]) -> String {
+    pub(crate) fn decode(&mut self, bytes: &[u8]) -> String {
         let joined;
         let mut rest: &[u8] = if self.pending.is_empty() {
             bytes
@@ -277,7 +277,7 @@ impl Utf8Decoder {
     }
 
     /// The end of the stream: a character left incomplete becomes U+FFFD.
-    pub fn finish(&mut self) -> String {
+    pub(crate) fn finish(&mut self) -> String {
         if self.pending.is_empty() {
             return String::new();
         }
@@ -287,10 +287,10 @@ impl Utf8Decoder {
 }
 
 /// The most output kept of one terminal, whatever limit the agent asks for.
-pub const MAX_OUTPUT: usize = 16 << 20;
+pub(crate) const MAX_OUTPUT: usize = 16 << 20;
 
 /// The most of a terminal's (newest) output handed to the screen.
-pub const SCREEN_OUTPUT: usize = 1 << 20;
+pub(crate) const SCREEN_OUTPUT: usize = 1 << 20;
 
 /// A terminal's output, bounded: keeps the newest text within `limit`
 /// bytes (at most [`MAX_OUTPUT`]), dropping from the front at a character
@@ -308,7 +308,7 @@ pub struct OutputBuffer {
 impl OutputBuffer {
     /// An empty buffer keeping at most `limit` bytes (`None`, or more than
     /// [`MAX_OUTPUT`]: [`MAX_OUTPUT`]).
-    pub fn new(limit: Option<usize>) -> Self {
+    pub(crate) fn new(limit: Option<usize>) -> Self {
         Self {
             text: String::new(),
             limit: limit.unwrap_or(MAX_OUTPUT).min(MAX_OUTPUT),
@@ -317,7 +317,7 @@ impl OutputBuffer {
     }
 
     /// Append text; what falls out of the limit is dropped.
-    pub fn push_str(&mut self, text: &str) {
+    pub(crate) fn push_str(&mut self, text: &str) {
         if crate::text::append_capped(&mut self.text, text, self.limit) {
             self.truncated = true;
         }
@@ -326,18 +326,18 @@ impl OutputBuffer {
     #[cfg(test)]
     /// Append bytes that are known to be whole characters or invalid:
     /// decoded lossily. Use a [`Utf8Decoder`] for a stream read in chunks.
-    pub fn push_bytes(&mut self, bytes: &[u8]) {
+    pub(crate) fn push_bytes(&mut self, bytes: &[u8]) {
         self.push_str(&String::from_utf8_lossy(bytes));
     }
 
     /// The kept text.
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         crate::text::kept(&self.text, self.limit)
     }
 
     /// The newest `max` bytes of the kept text (at a character boundary),
     /// and whether that is less than everything ever written.
-    pub fn tail(&self, max: usize) -> (&str, bool) {
+    pub(crate) fn tail(&self, max: usize) -> (&str, bool) {
         let text = self.text();
         let cut = text.len().saturating_sub(max);
         let cut = ceil_char_boundary(text, cut);
@@ -345,13 +345,13 @@ impl OutputBuffer {
     }
 
     /// Whether anything was dropped.
-    pub fn truncated(&self) -> bool {
+    pub(crate) fn truncated(&self) -> bool {
         self.truncated
     }
 
     #[cfg(test)]
     /// The byte limit.
-    pub fn limit(&self) -> usize {
+    pub(crate) fn limit(&self) -> usize {
         self.limit
     }
 }
@@ -425,7 +425,7 @@ pub struct Terminals {
 
 impl Terminals {
     /// An empty manager that reports output and exits on `events`.
-    pub fn new(events: mpsc::UnboundedSender<TerminalEvent>) -> Self {
+    pub(crate) fn new(events: mpsc::UnboundedSender<TerminalEvent>) -> Self {
         Self {
             next: 1,
             terminals: Vec::new(),
@@ -435,7 +435,7 @@ impl Terminals {
 
     /// Start `spec` and return its id (`term-1`, `term-2`...). Must run
     /// inside a tokio runtime; the output is read by spawned tasks.
-    pub fn create(&mut self, spec: TerminalSpec) -> Result<String, TerminalError> {
+    pub(crate) fn create(&mut self, spec: TerminalSpec) -> Result<String, TerminalError> {
         if spec.command.trim().is_empty() {
             return Err(TerminalError::EmptyCommand);
         }
@@ -504,7 +504,7 @@ impl Terminals {
 
     /// The output so far and the exit status if it ended (ACP
     /// `terminal/output`).
-    pub fn output(&self, id: &str) -> Result<TerminalOutput, TerminalError> {
+    pub(crate) fn output(&self, id: &str) -> Result<TerminalOutput, TerminalError> {
         let terminal = self.get(id)?;
         let buffer = terminal.shared.buffer();
         Ok(TerminalOutput {
@@ -516,7 +516,7 @@ impl Terminals {
 
     /// For the UI: output, truncated, exit. Reading re-arms the
     /// [`TerminalEvent::Output`] notification for this terminal.
-    pub fn snapshot(&self, id: &str) -> Option<(String, bool, Option<ExitStatus>)> {
+    pub(crate) fn snapshot(&self, id: &str) -> Option<(String, bool, Option<ExitStatus>)> {
         let terminal = self.get(id).ok()?;
         terminal.shared.notified.store(false, Ordering::Release);
         let buffer = terminal.shared.buffer();
@@ -528,7 +528,7 @@ impl Terminals {
     /// runtime can await it in a task while it keeps using the manager. It
     /// is [`TerminalError::Released`] if the terminal's tasks stop without
     /// an exit (they do not on `release`, which still records the kill).
-    pub fn exit_waiter(
+    pub(crate) fn exit_waiter(
         &self,
         id: &str,
     ) -> Result<
@@ -549,14 +549,14 @@ impl Terminals {
     #[cfg(test)]
     /// Wait for the command to exit (ACP `terminal/wait_for_exit`). Borrows
     /// the manager for the wait; the runtime wants [`Self::exit_waiter`].
-    pub async fn wait_for_exit(&self, id: &str) -> Result<ExitStatus, TerminalError> {
+    pub(crate) async fn wait_for_exit(&self, id: &str) -> Result<ExitStatus, TerminalError> {
         self.exit_waiter(id)?.await
     }
 
     /// SIGKILL the terminal's process group (ACP `terminal/kill`). The
     /// terminal stays: its output and exit status can still be read. The
     /// exit is recorded asynchronously; await [`Self::exit_waiter`].
-    pub fn kill(&mut self, id: &str) -> Result<(), TerminalError> {
+    pub(crate) fn kill(&mut self, id: &str) -> Result<(), TerminalError> {
         self.get(id)?.shared.kill();
         Ok(())
     }
@@ -564,7 +564,7 @@ impl Terminals {
     /// Kill the terminal if it runs and forget it (ACP `terminal/release`):
     /// later calls with the id are [`TerminalError::UnknownTerminal`].
     /// Waiters already holding an [`Self::exit_waiter`] still get the exit.
-    pub fn release(&mut self, id: &str) -> Result<(), TerminalError> {
+    pub(crate) fn release(&mut self, id: &str) -> Result<(), TerminalError> {
         let index = self
             .terminals
             .iter()
@@ -583,7 +583,7 @@ impl Terminals {
 
     /// Kill every terminal (quit, cancelling the turn, closing the chat).
     /// They stay queryable; release them to forget them.
-    pub fn kill_all(&mut self) {
+    pub(crate) fn kill_all(&mut self) {
         for terminal in &self.terminals {
             terminal.shared.kill();
         }
@@ -591,7 +591,7 @@ impl Terminals {
 
     #[cfg(test)]
     /// The ids of the live (not released) terminals, oldest first.
-    pub fn ids(&self) -> Vec<String> {
+    pub(crate) fn ids(&self) -> Vec<String> {
         self.terminals.iter().map(|t| t.id.clone()).collect()
     }
 }

@@ -23,7 +23,7 @@ const fn b<C>(
 
 /// What a key of the composer and chat tables does.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Global {
+pub(crate) enum Global {
     /// Give the state this action.
     Act(Action),
     /// Move the transcript view.
@@ -44,7 +44,7 @@ use Code as K;
 use Global::{Act, Scroll as S};
 
 /// The composer, and the keys that mean the same wherever the keys are.
-pub const COMPOSER: &[Binding<Global>] = &[
+pub(crate) const COMPOSER: &[Binding<Global>] = &[
     b(
         &[Key::plain(K::Enter)],
         "send",
@@ -379,7 +379,7 @@ pub const COMPOSER: &[Binding<Global>] = &[
 ];
 
 /// The keys for several chats (they work wherever a chat has the keys).
-pub const CHATS: &[Binding<Global>] = &[
+pub(crate) const CHATS: &[Binding<Global>] = &[
     b(
         &[Key::ctrl(K::Char('n'))],
         "new chat",
@@ -433,7 +433,7 @@ pub const CHATS: &[Binding<Global>] = &[
 
 /// What a key on the cards does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CardCmd {
+pub(crate) enum CardCmd {
     /// Allow once.
     Allow,
     /// Deny.
@@ -473,7 +473,7 @@ pub enum CardCmd {
 }
 
 /// The keys on a card.
-pub const CARDS: &[Binding<CardCmd>] = &[
+pub(crate) const CARDS: &[Binding<CardCmd>] = &[
     b(
         &[Key::ch('y')],
         "allow",
@@ -605,7 +605,7 @@ pub const CARDS: &[Binding<CardCmd>] = &[
 /// What a key does in a one-line field under a card (a denial reason, a
 /// kept rule's pattern); other keys edit the field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldCmd {
+pub(crate) enum FieldCmd {
     /// Enter: done.
     Done,
     /// Esc: back to the choices.
@@ -613,7 +613,7 @@ pub enum FieldCmd {
 }
 
 /// The keys while a denial reason is typed.
-pub const REASON: &[Binding<FieldCmd>] = &[
+pub(crate) const REASON: &[Binding<FieldCmd>] = &[
     b(
         &[Key::plain(K::Enter)],
         "deny and send the reason",
@@ -631,7 +631,7 @@ pub const REASON: &[Binding<FieldCmd>] = &[
 ];
 
 /// The keys while the pattern of a kept rule is edited.
-pub const KEEP_RULE: &[Binding<FieldCmd>] = &[
+pub(crate) const KEEP_RULE: &[Binding<FieldCmd>] = &[
     b(
         &[Key::plain(K::Enter)],
         "keep (appended to the settings file)",
@@ -650,7 +650,7 @@ pub const KEEP_RULE: &[Binding<FieldCmd>] = &[
 
 /// An answer to a question warden asks (approve all? bypass?).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AnswerCmd {
+pub(crate) enum AnswerCmd {
     /// Yes.
     Yes,
     /// No (so is any key without a binding).
@@ -660,7 +660,7 @@ pub enum AnswerCmd {
 }
 
 /// The keys while warden asks before trust widens.
-pub const QUESTION: &[Binding<AnswerCmd>] = &[
+pub(crate) const QUESTION: &[Binding<AnswerCmd>] = &[
     b(
         &[Key::ch('y'), Key::ch('Y'), Key::plain(K::Enter)],
         "yes",
@@ -685,7 +685,7 @@ pub const QUESTION: &[Binding<AnswerCmd>] = &[
 ];
 
 /// The keys while "approve all?" is asked.
-pub const CONFIRM_ALL: &[Binding<AnswerCmd>] = &[
+pub(crate) const CONFIRM_ALL: &[Binding<AnswerCmd>] = &[
     b(
         &[Key::ch('y'), Key::ch('A'), Key::plain(K::Enter)],
         "yes",
@@ -705,7 +705,7 @@ pub const CONFIRM_ALL: &[Binding<AnswerCmd>] = &[
 /// What a key does in a list (the mode dropdown, the rules screen, the
 /// chat list).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListCmd {
+pub(crate) enum ListCmd {
     /// Highlight the item above.
     Up,
     /// Highlight the item below.
@@ -731,7 +731,7 @@ pub enum ListCmd {
 }
 
 /// The keys while the mode dropdown is open.
-pub const MODE_MENU: &[Binding<ListCmd>] = &[
+pub(crate) const MODE_MENU: &[Binding<ListCmd>] = &[
     b(
         &[Key::plain(K::Up), Key::plain(K::BackTab)],
         "up",
@@ -763,7 +763,7 @@ pub const MODE_MENU: &[Binding<ListCmd>] = &[
 ];
 
 /// The keys on the rules screen (Ctrl+G).
-pub const RULES: &[Binding<ListCmd>] = &[
+pub(crate) const RULES: &[Binding<ListCmd>] = &[
     b(
         &[Key::plain(K::Up), Key::ch('k')],
         "up",
@@ -801,7 +801,7 @@ pub const RULES: &[Binding<ListCmd>] = &[
 
 /// What a key does while a form elicitation is filled in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FormCmd {
+pub(crate) enum FormCmd {
     /// Back to the card (the form is kept).
     Back,
     /// The field above.
@@ -821,7 +821,7 @@ pub enum FormCmd {
 /// The keys while a form elicitation is filled in on its card (`y` on a
 /// form card); other characters are typed into a text or number field,
 /// Space toggles a yes/no or list field.
-pub const FORM: &[Binding<FormCmd>] = &[
+pub(crate) const FORM: &[Binding<FormCmd>] = &[
     b(
         &[Key::plain(K::Up), Key::plain(K::BackTab)],
         "previous",
@@ -874,7 +874,7 @@ pub const FORM: &[Binding<FormCmd>] = &[
 ];
 
 /// The keys in the chat list (Ctrl+L).
-pub const CHAT_LIST: &[Binding<ListCmd>] = &[
+pub(crate) const CHAT_LIST: &[Binding<ListCmd>] = &[
     b(
         &[Key::plain(K::Up), Key::plain(K::BackTab)],
         "up",

@@ -13,7 +13,7 @@ use crate::model::AgentMode;
 
 /// What warden can tell about an agent mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModeAsks {
+pub(crate) enum ModeAsks {
     /// The agent asks before editing or running anything in this mode.
     Asks,
     /// The agent edits or runs some things without asking in this mode.
@@ -86,7 +86,7 @@ fn key(s: &str) -> String {
 /// What the id, name and description of a mode say about asking. A mode
 /// whose id or name says it never asks never asks, whatever its
 /// description; then the id or name that says it asks; then the description.
-pub fn classify(id: &str, name: &str, description: Option<&str>) -> ModeAsks {
+pub(crate) fn classify(id: &str, name: &str, description: Option<&str>) -> ModeAsks {
     let (id, name) = (key(id), key(name));
     if NEVER_ASKS.contains(&id.as_str()) || NEVER_ASKS.contains(&name.as_str()) {
         return ModeAsks::NeverAsks;
@@ -105,7 +105,7 @@ pub fn classify(id: &str, name: &str, description: Option<&str>) -> ModeAsks {
 }
 
 /// [`classify`] for a mode of the agent's.
-pub fn mode_asks(mode: &AgentMode) -> ModeAsks {
+pub(crate) fn mode_asks(mode: &AgentMode) -> ModeAsks {
     classify(&mode.id, &mode.name, mode.description.as_deref())
 }
 
@@ -113,7 +113,10 @@ pub fn mode_asks(mode: &AgentMode) -> ModeAsks {
 /// when the agent offers it, else the first mode that asks, preferring
 /// `default`, then `read-only`, then `ask`, then any whose description says
 /// it asks. `None` when the agent offers none.
-pub fn asking_mode<'a>(modes: &'a [AgentMode], configured: Option<&str>) -> Option<&'a AgentMode> {
+pub(crate) fn asking_mode<'a>(
+    modes: &'a [AgentMode],
+    configured: Option<&str>,
+) -> Option<&'a AgentMode> {
     if let Some(id) = configured {
         return modes.iter().find(|m| m.id == id);
     }

@@ -25,7 +25,7 @@
 //! by [`sent_for`]: warden answers the agent only with options that keep it
 //! asking.
 
-pub mod agent_mode;
+pub(crate) mod agent_mode;
 mod glob;
 mod request;
 mod rule;
@@ -76,7 +76,7 @@ pub enum Mode {
 
 impl Mode {
     /// Every mode, in the order the dropdown and [`Mode::next`] use.
-    pub const ALL: [Mode; 3] = [Mode::Plan, Mode::Default, Mode::Auto];
+    pub(crate) const ALL: [Mode; 3] = [Mode::Plan, Mode::Default, Mode::Auto];
 
     /// The lowercase name (`plan`, `default`, `auto`).
     pub fn as_str(self) -> &'static str {
@@ -88,7 +88,7 @@ impl Mode {
     }
 
     /// The capitalised name, for labels.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Mode::Plan => "Plan",
             Mode::Default => "Default",
@@ -97,7 +97,7 @@ impl Mode {
     }
 
     /// The next mode when cycling: Plan -> Default -> Auto -> Plan.
-    pub fn next(self) -> Mode {
+    pub(crate) fn next(self) -> Mode {
         match self {
             Mode::Plan => Mode::Default,
             Mode::Default => Mode::Auto,
@@ -141,7 +141,7 @@ pub enum Category {
 
 impl Category {
     /// The lowercase name (`read`, `write`, `execute`, `external`, `switch_mode`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Category::Read => "read",
             Category::Write => "write",
@@ -159,7 +159,7 @@ impl fmt::Display for Category {
 }
 
 /// The category of an ACP tool kind (a missing kind arrives as `Other`).
-pub fn category(kind: ToolKind) -> Category {
+pub(crate) fn category(kind: ToolKind) -> Category {
     match kind {
         ToolKind::Read | ToolKind::Search | ToolKind::Think => Category::Read,
         ToolKind::Edit | ToolKind::Delete | ToolKind::Move => Category::Write,
@@ -236,7 +236,7 @@ impl ChatGrant {
     /// wrapper (`sudo`, `bash -c`, `python3`, ...); nothing beyond this
     /// request when warden cannot read the command. Other calls: the kind
     /// and the tool.
-    pub fn for_request(req: &RequestView) -> ChatGrant {
+    pub(crate) fn for_request(req: &RequestView) -> ChatGrant {
         let commands = (req.category() == Category::Execute).then(|| {
             if !any_command_allowed(req.kind, req) {
                 // Only the title says what runs, the kind was guessed, or
@@ -270,7 +270,7 @@ impl ChatGrant {
     /// command, every command of the line matches the grant (and the line is
     /// one an allow rule could cover at all: no redirection to a file, no
     /// part the scanner could not read).
-    pub fn covers(&self, req: &RequestView) -> bool {
+    pub(crate) fn covers(&self, req: &RequestView) -> bool {
         if self.kind != req.kind || self.tool != req.tool() {
             return false;
         }
@@ -292,7 +292,7 @@ impl ChatGrant {
 
     /// Exactly what the grant covers: "`cargo test …` commands of Bash in
     /// this chat", "edit calls of the tool `Edit` in this chat".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.commands {
             None => format!(
                 "{} calls of the tool `{}` in this chat",
@@ -350,7 +350,7 @@ pub enum Source {
 
 impl Source {
     /// The name in the transcript and the log (`chat grant` has a space).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Source::Plan => "plan",
             Source::Rule => "rule",
@@ -393,7 +393,7 @@ pub enum Decision {
 impl Decision {
     #[cfg(test)]
     /// Why, in a few words.
-    pub fn reason(&self) -> &str {
+    pub(crate) fn reason(&self) -> &str {
         match self {
             Decision::Allow { reason, .. }
             | Decision::Deny { reason, .. }
@@ -572,7 +572,7 @@ fn only_reads(command: &shell::Command) -> bool {
 /// A deny or ask command rule that might match a command warden cannot read
 /// (see `Rule::hit`) makes the request ask, even in Auto and with bypass: it
 /// is not refused, since it may well be another command.
-pub fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
+pub(crate) fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
     gate(&Facts::new(req, cx.home, cx.cwd), cx)
 }
 
@@ -613,7 +613,7 @@ fn gate(facts: &Facts<'_>, cx: &Context) -> Option<Decision> {
 /// The option an automatic allow answers with: the agent's `allow_once`,
 /// never `allow_always` (the agent might stop asking). `None` when the agent
 /// offers no `allow_once`: the request becomes a card.
-pub fn allow_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
+pub(crate) fn allow_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
     options.iter().find(|o| plain_once(options, o))
 }
 
@@ -627,7 +627,7 @@ fn plain_once(options: &[PermissionOption], option: &PermissionOption) -> bool {
 /// (`allow_always`) or by its words: an `allow_once` named "Always allow",
 /// "don't ask again", "for this session", ... may be taken so by the agent
 /// (or by the user), so warden treats it as an "always".
-pub fn lasting(option: &PermissionOption) -> bool {
+pub(crate) fn lasting(option: &PermissionOption) -> bool {
     option.kind == OptionKind::AllowAlways
         || (option.kind == OptionKind::AllowOnce && says_lasting(option))
 }
@@ -665,7 +665,7 @@ fn unique_id(options: &[PermissionOption], option: &PermissionOption) -> bool {
 /// The option an automatic deny answers with: `reject_once`, else `reject_always`.
 /// A reject whose id another option shares is never sent (the agent might
 /// read it as an allow): `None`, and the request is answered `cancelled`.
-pub fn reject_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
+pub(crate) fn reject_option(options: &[PermissionOption]) -> Option<&PermissionOption> {
     let unique = |kind| {
         options
             .iter()
@@ -676,7 +676,7 @@ pub fn reject_option(options: &[PermissionOption]) -> Option<&PermissionOption> 
 
 /// What warden really sends when the user picks one of the agent's options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sent {
+pub(crate) enum Sent {
     /// Send the option at this index. `always`: the user picked an "always"
     /// option and warden answers `allow_once` instead, keeping the "always"
     /// as its own grant for this chat.
@@ -698,7 +698,7 @@ pub enum Sent {
 /// chat grant); a `reject_always` as `reject_once` when offered. For a
 /// `switch_mode` request, every allow becomes the allow option that leads to
 /// a mode that asks ([`switch_allow_option`]). `None` when there is no such option.
-pub fn sent_for(req: &RequestView, picked: usize, modes: &[AgentMode]) -> Option<Sent> {
+pub(crate) fn sent_for(req: &RequestView, picked: usize, modes: &[AgentMode]) -> Option<Sent> {
     let options = &req.options;
     let option = options.get(picked)?;
     let index_of = |o: &PermissionOption| options.iter().position(|x| x == o);
@@ -756,7 +756,10 @@ pub fn sent_for(req: &RequestView, picked: usize, modes: &[AgentMode]) -> Option
 /// agent's `modes`) says the mode it leads to asks, and whose name does not
 /// say otherwise. Options leading to modes that never ask, or that warden
 /// cannot classify, are never chosen.
-pub fn switch_allow_option(options: &[PermissionOption], modes: &[AgentMode]) -> Option<usize> {
+pub(crate) fn switch_allow_option(
+    options: &[PermissionOption],
+    modes: &[AgentMode],
+) -> Option<usize> {
     options.iter().position(|o| {
         let description = modes
             .iter()
@@ -771,14 +774,14 @@ pub fn switch_allow_option(options: &[PermissionOption], modes: &[AgentMode]) ->
 
 /// A path as the rules see it: `~` expanded, relative to `cwd`, `.` and
 /// `..` resolved lexically, `file:` URIs decoded.
-pub fn normalize_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
+pub(crate) fn normalize_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
     glob::normalize_path(path, home, cwd)
 }
 
 /// A path as sent, made absolute the way the rules read it (`file:` URIs
 /// decoded, `~` and `~NAME` expanded, relative to `cwd`) but with its `..`
 /// kept, for resolving on disk.
-pub fn expand_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
+pub(crate) fn expand_path(path: &str, home: Option<&Path>, cwd: &Path) -> String {
     glob::expand_path(path, home, cwd)
 }
 

@@ -64,7 +64,7 @@ impl RequestView {
     /// request's fields win, else the known call's (a request may carry only
     /// some fields). An empty title, an empty or `null` raw input and empty
     /// lists count as missing.
-    pub fn from_request(req: &PermissionRequest, known: Option<&ToolCall>) -> RequestView {
+    pub(crate) fn from_request(req: &PermissionRequest, known: Option<&ToolCall>) -> RequestView {
         let fields = &req.fields;
         let title = fields
             .title
@@ -133,7 +133,7 @@ impl RequestView {
     }
 
     /// The request's category.
-    pub fn category(&self) -> Category {
+    pub(crate) fn category(&self) -> Category {
         category(self.kind)
     }
 
@@ -143,7 +143,7 @@ impl RequestView {
     /// [`CLIENT_TERMINAL`]); an agent's own tool that takes one of those
     /// names is `agent:NAME`, so that grants and `tool` rules never cross
     /// between the agent's tools and warden's calls.
-    pub fn tool(&self) -> String {
+    pub(crate) fn tool(&self) -> String {
         let name = self
             .tool_name
             .as_deref()
@@ -182,7 +182,7 @@ impl RequestView {
     /// from the title is only the agent's description of what it will run:
     /// no allow rule matches it, and deny and ask command rules count it as
     /// unknown.
-    pub fn command_exact(&self) -> bool {
+    pub(crate) fn command_exact(&self) -> bool {
         self.input_command().is_some()
     }
 
@@ -206,7 +206,7 @@ impl RequestView {
 
     /// The environment the call sets (`rawInput.env`: an object of strings,
     /// or an array of `{name, value}`), as sent.
-    pub fn env(&self) -> Vec<(String, String)> {
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
         let Some(env) = self.raw_input.as_ref().and_then(|i| i.get("env")) else {
             return Vec::new();
         };
@@ -236,7 +236,7 @@ impl RequestView {
     /// (gemini-cli), `directory`, `notebook_path`, `source`,
     /// `destination`, `old_path`, `new_path`, the strings of `paths`, and the
     /// keys of `changes` with their `move_path` (codex).
-    pub fn paths(&self) -> Vec<String> {
+    pub(crate) fn paths(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let mut push = |p: &str| {
             if !p.trim().is_empty() && !out.iter().any(|o| o == p) {

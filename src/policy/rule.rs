@@ -26,7 +26,7 @@ pub enum RuleDecision {
 
 impl RuleDecision {
     /// The settings-file name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RuleDecision::Allow => "allow",
             RuleDecision::Ask => "ask",
@@ -51,7 +51,7 @@ pub enum KindMatch {
 
 impl KindMatch {
     /// Whether a request of this kind is covered.
-    pub fn matches(self, kind: ToolKind) -> bool {
+    pub(crate) fn matches(self, kind: ToolKind) -> bool {
         match self {
             KindMatch::Kind(k) => k == kind,
             KindMatch::Category(c) => category(kind) == c,
@@ -60,7 +60,7 @@ impl KindMatch {
 
     /// The match a rule written with this kind's name gets (so it survives
     /// a round trip through the settings file).
-    pub fn named(kind: ToolKind) -> KindMatch {
+    pub(crate) fn named(kind: ToolKind) -> KindMatch {
         match kind {
             ToolKind::Read => KindMatch::Category(Category::Read),
             ToolKind::Execute => KindMatch::Category(Category::Execute),
@@ -69,7 +69,7 @@ impl KindMatch {
     }
 
     /// The settings-file name.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             KindMatch::Kind(kind) => kind.as_str(),
             KindMatch::Category(category) => category.as_str(),

@@ -26,7 +26,7 @@
 //! `timeout 5 make` and `make`, `find . -exec rm {} ;` yields `rm {}`, and
 //! `sh -c '..'`, `bash -lc ".."`, `env -S '..'`, `su -c '..'`, `eval`,
 //! `trap` and `watch` have their string scanned as a line of its own (see
-//! [`wrappers::WRAPPERS`]). Those commands are marked `derived`: an allow rule must
+//! `shell/wrappers.rs`). Those commands are marked `derived`: an allow rule must
 //! match the commands as written (so `sudo` needs a rule of its own), while a
 //! deny rule matches any of them. A shell that reads its commands from a
 //! file or standard input (`bash x.sh`, `| sh`, `source x`) runs commands

@@ -27,13 +27,13 @@ pub use edit::{
     unique_agent_name,
 };
 pub use keys::unknown_keys;
-pub use naming::{agent_name_for, agent_slug, name_refused, name_refused_by_file};
+pub(crate) use naming::{agent_name_for, agent_slug, name_refused, name_refused_by_file};
 
 /// The name the built-in demo agent goes by.
-pub const DEMO_AGENT: &str = "demo";
+pub(crate) const DEMO_AGENT: &str = "demo";
 
 /// What warden says when the settings file does not load.
-pub const NOT_LOADED: &str = "settings did not load: automatic allows are off until fixed";
+pub(crate) const NOT_LOADED: &str = "settings did not load: automatic allows are off until fixed";
 
 /// The only rule of a run whose settings file did not load: ask about every
 /// request. The file's deny and ask rules are unknown then, so nothing may
@@ -91,7 +91,7 @@ pub struct McpServerSettings {
 
 impl McpServerSettings {
     /// The server as passed to the agent; an error names what is wrong.
-    pub fn to_server(&self, name: &str) -> Result<crate::acp::McpServer, String> {
+    pub(crate) fn to_server(&self, name: &str) -> Result<crate::acp::McpServer, String> {
         use crate::acp::McpTransport;
         let transport = match (self.transport.as_deref(), &self.command, &self.url) {
             (None | Some("stdio"), Some(command), None) => McpTransport::Stdio {

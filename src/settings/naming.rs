@@ -64,7 +64,7 @@ const GENERIC_DIRS: [&str; 11] = [
 /// -> the package directory's name (else `agent`), `uvx kimi-cli@1` ->
 /// `kimi-cli`, `codex-acp` -> `codex-acp`. When the command names no script
 /// or package (`node -e '...'`), `<interpreter>-agent`.
-pub fn agent_name_for(program: &str, args: &[String], cwd: &Path) -> String {
+pub(crate) fn agent_name_for(program: &str, args: &[String], cwd: &Path) -> String {
     clean(&derive(program, args, cwd))
 }
 
@@ -76,7 +76,7 @@ const SLUG_MAX: usize = 40;
 /// anything else (spaces, other scripts, bidi and invisible marks) a `-`;
 /// an npm scope dropped (`@zed-industries/claude-agent-acp` ->
 /// `claude-agent-acp`); at most `SLUG_MAX` characters. May be empty.
-pub fn agent_slug(name: &str) -> String {
+pub(crate) fn agent_slug(name: &str) -> String {
     let name = name.rsplit('/').next().unwrap_or(name);
     let mut slug = String::new();
     for c in name.chars() {
@@ -99,7 +99,7 @@ pub fn agent_slug(name: &str) -> String {
 
 /// Whether `name` is an interpreter or launcher (`node`, `python3.12`,
 /// `npx`, `env`): never an agent's name.
-pub fn is_launcher(name: &str) -> bool {
+pub(crate) fn is_launcher(name: &str) -> bool {
     let name = interpreter_name(name);
     name == "env"
         || INTERPRETERS.contains(&name)
@@ -280,7 +280,7 @@ fn clean(name: &str) -> String {
 /// Why an agent may not take the name `new` (what it calls itself, made a
 /// safe word by [`agent_slug`]) by the name alone: it has no letters or
 /// digits, it is an interpreter's or launcher's, or it is the demo agent's.
-pub fn name_refused(new: &str) -> Option<String> {
+pub(crate) fn name_refused(new: &str) -> Option<String> {
     if new.is_empty() {
         return Some("that has no letters or digits warden can use".into());
     }
@@ -299,7 +299,11 @@ pub fn name_refused(new: &str) -> Option<String> {
 /// `[agents.NEW]` block runs another command.
 ///
 /// Blocking: it reads the file (the runtime calls it off its event loop).
-pub fn name_refused_by_file(path: Option<&Path>, writable: bool, new: &str) -> Option<String> {
+pub(crate) fn name_refused_by_file(
+    path: Option<&Path>,
+    writable: bool,
+    new: &str,
+) -> Option<String> {
     if !writable {
         return Some("the settings file did not load".into());
     }

@@ -12,7 +12,7 @@ use super::ChatId;
 
 /// What the alert decision hears.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AlertMsg {
+pub(crate) enum AlertMsg {
     /// The terminal gained (`true`) or lost focus.
     Focus(bool),
     /// Chat `chat` is (or is not) running a turn at `at`. `after` is how
@@ -27,7 +27,7 @@ pub enum AlertMsg {
 
 /// Turn starts and the terminal's focus.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnAlerts {
+pub(crate) struct TurnAlerts {
     /// Until the terminal says otherwise, it is focused (a terminal that
     /// does not report focus never gets turn-end alerts).
     focused: bool,
@@ -47,7 +47,7 @@ impl Default for TurnAlerts {
 impl TurnAlerts {
     /// Apply one message; `Some(duration)` when a turn that long just ended
     /// unseen and deserves an alert.
-    pub fn update(&mut self, msg: AlertMsg) -> Option<Duration> {
+    pub(crate) fn update(&mut self, msg: AlertMsg) -> Option<Duration> {
         match msg {
             AlertMsg::Focus(focused) => {
                 self.focused = focused;
@@ -77,7 +77,7 @@ impl TurnAlerts {
     }
 
     /// Forget the chats `keep` says no to (closed ones).
-    pub fn retain(&mut self, keep: impl Fn(ChatId) -> bool) {
+    pub(crate) fn retain(&mut self, keep: impl Fn(ChatId) -> bool) {
         self.started.retain(|&id, _| keep(id));
     }
 }

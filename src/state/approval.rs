@@ -101,19 +101,19 @@ impl Focus {
     };
 
     /// Whether this pane has the keys (it is the pane and no modal is open).
-    pub fn is(&self, pane: Pane) -> bool {
+    pub(crate) fn is(&self, pane: Pane) -> bool {
         self.modal.is_none() && self.pane == pane
     }
 
     /// Open a modal over the pane (replacing one already open); the pane
     /// beneath stays where it is.
-    pub fn open(&mut self, modal: Modal) {
+    pub(crate) fn open(&mut self, modal: Modal) {
         self.modal = Some(modal);
     }
 
     /// Whether the keys are on the cards: the Cards pane, or a field or
     /// question under a card.
-    pub fn on_cards(&self) -> bool {
+    pub(crate) fn on_cards(&self) -> bool {
         match &self.modal {
             None => self.pane == Pane::Cards,
             Some(modal) => modal.under_card(),
@@ -155,7 +155,7 @@ pub enum Modal {
 impl Modal {
     /// Whether the modal is shown under a card (a field or a question of
     /// the cards').
-    pub fn under_card(&self) -> bool {
+    pub(crate) fn under_card(&self) -> bool {
         matches!(
             self,
             Modal::Reason { .. } | Modal::KeepRule(_) | Modal::Confirm(_) | Modal::ConfirmAll(_)
@@ -175,7 +175,7 @@ pub enum Question {
 
 impl Question {
     /// The question as shown under the card.
-    pub fn text(&self, agent: &str) -> String {
+    pub(crate) fn text(&self, agent: &str) -> String {
         match self {
             Question::AllowWaiting(ids) => {
                 let n = ids.len();

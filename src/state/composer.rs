@@ -14,7 +14,7 @@ impl Composer {
     }
 
     /// Cursor as a byte index into [`Composer::text`].
-    pub fn cursor(&self) -> usize {
+    pub(crate) fn cursor(&self) -> usize {
         self.cursor
     }
 
@@ -24,7 +24,7 @@ impl Composer {
     }
 
     /// Cursor as (line, column in chars).
-    pub fn cursor_line_col(&self) -> (usize, usize) {
+    pub(crate) fn cursor_line_col(&self) -> (usize, usize) {
         let before = &self.text[..self.cursor];
         let line = before.matches('\n').count();
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
@@ -32,19 +32,19 @@ impl Composer {
     }
 
     /// Take the text out, leaving the composer empty.
-    pub fn take(&mut self) -> String {
+    pub(crate) fn take(&mut self) -> String {
         self.cursor = 0;
         std::mem::take(&mut self.text)
     }
 
     /// Replace the text; the cursor goes to the end.
-    pub fn set(&mut self, text: &str) {
+    pub(crate) fn set(&mut self, text: &str) {
         self.text = text.to_string();
         self.cursor = self.text.len();
     }
 
     /// Put the cursor at byte `at` (the nearest char boundary before it).
-    pub fn set_cursor(&mut self, at: usize) {
+    pub(crate) fn set_cursor(&mut self, at: usize) {
         let mut at = at.min(self.text.len());
         while !self.text.is_char_boundary(at) {
             at -= 1;
@@ -53,13 +53,13 @@ impl Composer {
     }
 
     /// Insert a character at the cursor.
-    pub fn insert_char(&mut self, c: char) {
+    pub(crate) fn insert_char(&mut self, c: char) {
         self.text.insert(self.cursor, c);
         self.cursor += c.len_utf8();
     }
 
     /// Insert pasted text at the cursor; line endings are normalised to `\n`.
-    pub fn insert_str(&mut self, s: &str) {
+    pub(crate) fn insert_str(&mut self, s: &str) {
         let normal = s.replace("\r\n", "\n").replace('\r', "\n");
         self.text.insert_str(self.cursor, &normal);
         self.cursor += normal.len();
@@ -80,7 +80,7 @@ impl Composer {
     }
 
     /// Delete the character before the cursor.
-    pub fn backspace(&mut self) {
+    pub(crate) fn backspace(&mut self) {
         if let Some(prev) = self.prev_boundary() {
             self.text.replace_range(prev..self.cursor, "");
             self.cursor = prev;
@@ -88,21 +88,21 @@ impl Composer {
     }
 
     /// Delete the character under the cursor.
-    pub fn delete(&mut self) {
+    pub(crate) fn delete(&mut self) {
         if let Some(next) = self.next_boundary() {
             self.text.replace_range(self.cursor..next, "");
         }
     }
 
     /// Move one character left.
-    pub fn left(&mut self) {
+    pub(crate) fn left(&mut self) {
         if let Some(prev) = self.prev_boundary() {
             self.cursor = prev;
         }
     }
 
     /// Move one character right.
-    pub fn right(&mut self) {
+    pub(crate) fn right(&mut self) {
         if let Some(next) = self.next_boundary() {
             self.cursor = next;
         }
@@ -119,12 +119,12 @@ impl Composer {
     }
 
     /// Move to the start of the line.
-    pub fn home(&mut self) {
+    pub(crate) fn home(&mut self) {
         self.cursor = self.line_start();
     }
 
     /// Move to the end of the line.
-    pub fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         self.cursor = self.line_end();
     }
 
@@ -138,7 +138,7 @@ impl Composer {
     }
 
     /// Move up one line, keeping the column where possible. Returns false on the first line.
-    pub fn up(&mut self) -> bool {
+    pub(crate) fn up(&mut self) -> bool {
         let start = self.line_start();
         if start == 0 {
             return false;
@@ -150,7 +150,7 @@ impl Composer {
     }
 
     /// Move down one line, keeping the column where possible. Returns false on the last line.
-    pub fn down(&mut self) -> bool {
+    pub(crate) fn down(&mut self) -> bool {
         let end = self.line_end();
         if end == self.text.len() {
             return false;
@@ -161,7 +161,7 @@ impl Composer {
     }
 
     /// The text of the cursor's line before and after the cursor.
-    pub fn line_around_cursor(&self) -> (String, String) {
+    pub(crate) fn line_around_cursor(&self) -> (String, String) {
         (
             self.text[self.line_start()..self.cursor].to_string(),
             self.text[self.cursor..self.line_end()].to_string(),
@@ -169,20 +169,20 @@ impl Composer {
     }
 
     /// Delete from the start of the line to the cursor (Ctrl-U).
-    pub fn kill_to_line_start(&mut self) {
+    pub(crate) fn kill_to_line_start(&mut self) {
         let start = self.line_start();
         self.text.replace_range(start..self.cursor, "");
         self.cursor = start;
     }
 
     /// Delete from the cursor to the end of the line (Ctrl-K).
-    pub fn kill_to_line_end(&mut self) {
+    pub(crate) fn kill_to_line_end(&mut self) {
         let end = self.line_end();
         self.text.replace_range(self.cursor..end, "");
     }
 
     /// Delete the word before the cursor (Ctrl-W, Alt-Backspace).
-    pub fn delete_word_back(&mut self) {
+    pub(crate) fn delete_word_back(&mut self) {
         let start = self.word_left_index();
         self.text.replace_range(start..self.cursor, "");
         self.cursor = start;
@@ -199,12 +199,12 @@ impl Composer {
     }
 
     /// Move to the start of the previous word.
-    pub fn word_left(&mut self) {
+    pub(crate) fn word_left(&mut self) {
         self.cursor = self.word_left_index();
     }
 
     /// Move past the end of the next word.
-    pub fn word_right(&mut self) {
+    pub(crate) fn word_right(&mut self) {
         let after = &self.text[self.cursor..];
         let skip_ws = after.len() - after.trim_start_matches(char::is_whitespace).len();
         let rest = &after[skip_ws..];

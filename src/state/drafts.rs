@@ -12,7 +12,7 @@ use crate::model::{SlashCommand, StopReason};
 use crate::policy::Mode;
 
 /// warden's own slash commands: name, what it does, what to type after it.
-pub const WARDEN_COMMANDS: [(&str, &str, &str); 7] = [
+pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 7] = [
     (
         "mode",
         "switch the chat's mode (no argument: the mode menu)",
@@ -39,10 +39,10 @@ pub const WARDEN_COMMANDS: [(&str, &str, &str); 7] = [
 ];
 
 /// Entries of the history kept per working directory.
-pub const HISTORY_LIMIT: usize = 1000;
+pub(crate) const HISTORY_LIMIT: usize = 1000;
 
 /// Rows of a popup list shown at most.
-pub const POPUP_ROWS: usize = 8;
+pub(crate) const POPUP_ROWS: usize = 8;
 
 /// The composer's memory (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -161,7 +161,7 @@ impl Drafts {
 
     /// History entries matching `query` (case-insensitive), newest first,
     /// each once.
-    pub fn search_matches(&self, query: &str) -> Vec<&str> {
+    pub(crate) fn search_matches(&self, query: &str) -> Vec<&str> {
         let query = query.to_lowercase();
         let mut out: Vec<&str> = Vec::new();
         for entry in self.history.iter().rev() {

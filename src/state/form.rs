@@ -49,7 +49,7 @@ pub struct FormField {
 
 impl FormField {
     /// The value as shown on the card.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         match &self.kind {
             FieldKind::Flag => match self.value.as_str() {
                 "true" => "[x] yes".into(),
@@ -108,7 +108,7 @@ pub struct FormEditor {
 impl FormEditor {
     /// The editor for an elicitation's `requestedSchema`, each field
     /// starting at its default.
-    pub fn from_schema(request: RequestId, schema: &Value) -> Self {
+    pub(crate) fn from_schema(request: RequestId, schema: &Value) -> Self {
         let required: Vec<&str> = schema
             .get("required")
             .and_then(Value::as_array)
@@ -173,7 +173,7 @@ impl FormEditor {
 
     /// The values to send, or why not (a required field left empty, a
     /// value of the wrong kind).
-    pub fn content(&self) -> Result<Map<String, Value>, String> {
+    pub(crate) fn content(&self) -> Result<Map<String, Value>, String> {
         let mut content = Map::new();
         for field in &self.fields {
             match field.json()? {

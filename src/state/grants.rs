@@ -45,7 +45,7 @@ impl ChatState {
     }
 
     /// A one-line description of an item.
-    pub fn describe_grant(&self, item: &GrantItem) -> String {
+    pub(crate) fn describe_grant(&self, item: &GrantItem) -> String {
         match item {
             GrantItem::Bypass(agent) => format!(
                 "bypass: every request of `{}` is allowed (deny and ask rules still apply)",

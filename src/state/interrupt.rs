@@ -16,7 +16,7 @@ use super::{Action, ChatState, Effect, Pane};
 pub const QUIT_WINDOW: Duration = Duration::from_secs(1);
 
 /// What the first Ctrl-C on an idle, empty composer says.
-pub const QUIT_NOTICE: &str = "press Ctrl-C again to quit (Ctrl-D quits at once)";
+pub(crate) const QUIT_NOTICE: &str = "press Ctrl-C again to quit (Ctrl-D quits at once)";
 
 impl ChatState {
     /// Ctrl-C, F1 and `?`, and any key while the help is open: `Break`

@@ -2,20 +2,20 @@
 //! no ratatui. The runtime (`app.rs`) feeds messages in and runs the effects.
 
 mod agent_modes;
-pub mod alert;
+pub(crate) mod alert;
 mod approval;
 mod composer;
-pub mod drafts;
+pub(crate) mod drafts;
 mod form;
 mod grants;
 mod interrupt;
 pub mod mention;
 mod options;
-pub mod picker;
+pub(crate) mod picker;
 mod runtime_msgs;
-pub mod search;
+pub(crate) mod search;
 mod transcript;
-pub mod workspace;
+pub(crate) mod workspace;
 
 pub use options::{OptionPick, SessionControls};
 
@@ -43,7 +43,7 @@ use crate::policy::{AgentPolicy, ChatGrant, Mode, Rule};
 use crate::record::DecisionRecord;
 
 /// Identifies one permission request for the runtime, which keeps its responder.
-pub type RequestId = u64;
+pub(crate) type RequestId = u64;
 
 /// What the user asked for, already mapped from keys by `tui::keymap`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -486,7 +486,7 @@ impl ChatState {
     }
 
     /// Add an error line with detail lines.
-    pub fn error(&mut self, message: impl Into<String>, detail: Vec<String>) {
+    pub(crate) fn error(&mut self, message: impl Into<String>, detail: Vec<String>) {
         self.session.transcript.push(EntryKind::Error {
             message: message.into(),
             detail,

@@ -7,7 +7,7 @@ use super::{Action, Composer};
 
 /// What the picker's loop does after an action.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PickerOutcome {
+pub(crate) enum PickerOutcome {
     /// Keep showing the picker: the action changed it, or meant nothing here.
     Continue,
     /// The user chose this chat (its `chat_id`) to reopen.
@@ -30,7 +30,7 @@ pub struct Picker {
 impl Picker {
     /// A picker over `items`, which are already newest first; the first is
     /// selected and the filter is empty.
-    pub fn new(items: Vec<ChatSummary>) -> Self {
+    pub(crate) fn new(items: Vec<ChatSummary>) -> Self {
         Picker {
             items,
             filter: Composer::default(),
@@ -40,7 +40,7 @@ impl Picker {
 
     /// More chats (sessions an agent listed): those not shown yet (same
     /// agent and session) join the list, which stays newest first.
-    pub fn add(&mut self, items: Vec<ChatSummary>) {
+    pub(crate) fn add(&mut self, items: Vec<ChatSummary>) {
         let selected = self.selected_chat().map(|c| c.chat_id.clone());
         for item in items {
             let known = self
@@ -72,22 +72,22 @@ impl Picker {
     }
 
     /// The chats the filter lets through, newest first.
-    pub fn visible(&self) -> Vec<&ChatSummary> {
+    pub(crate) fn visible(&self) -> Vec<&ChatSummary> {
         filter(&self.items, self.filter.text())
     }
 
     /// Index of the selected chat in [`Picker::visible`] (0 when none shows).
-    pub fn selected(&self) -> usize {
+    pub(crate) fn selected(&self) -> usize {
         self.selected
     }
 
     /// The selected chat, if any shows.
-    pub fn selected_chat(&self) -> Option<&ChatSummary> {
+    pub(crate) fn selected_chat(&self) -> Option<&ChatSummary> {
         self.visible().get(self.selected).copied()
     }
 
     /// Apply one user action.
-    pub fn update(&mut self, action: &Action) -> PickerOutcome {
+    pub(crate) fn update(&mut self, action: &Action) -> PickerOutcome {
         match action {
             Action::Char(c) => {
                 if !c.is_control() {

@@ -24,7 +24,7 @@ impl ChatState {
 /// How many transcript entries applying `msg` adds (the runtime counts what
 /// it queued before a session opens, so that the chat's record starts after
 /// them).
-pub fn lines_added(msg: &Msg) -> usize {
+pub(crate) fn lines_added(msg: &Msg) -> usize {
     match msg {
         Msg::Note(_) | Msg::ErrorLine(_) => 1,
         Msg::Restored(entries) => entries.len(),

@@ -78,7 +78,7 @@ pub(crate) fn needle(query: &str) -> Vec<char> {
 
 /// The text of an entry that search looks in and the copy key copies, made
 /// visible (no raw control characters from the agent).
-pub fn searchable(kind: &EntryKind) -> String {
+pub(crate) fn searchable(kind: &EntryKind) -> String {
     let text = match kind {
         EntryKind::User(text) | EntryKind::Agent(text) | EntryKind::Thought(text) => text.clone(),
         EntryKind::Info(text) | EntryKind::Decision { text, .. } => text.clone(),
@@ -119,7 +119,7 @@ pub fn searchable(kind: &EntryKind) -> String {
 }
 
 /// Every match of `query` in the transcript, oldest first.
-pub fn matches(transcript: &Transcript, query: &str) -> Vec<Match> {
+pub(crate) fn matches(transcript: &Transcript, query: &str) -> Vec<Match> {
     let needle = needle(query);
     let mut all = Vec::new();
     if needle.is_empty() {
@@ -134,7 +134,7 @@ pub fn matches(transcript: &Transcript, query: &str) -> Vec<Match> {
 }
 
 /// The fenced code blocks of a markdown text, in order (without the fences).
-pub fn code_blocks(markdown: &str) -> Vec<String> {
+pub(crate) fn code_blocks(markdown: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut open: Option<(String, Vec<&str>)> = None;
     for line in markdown.lines() {

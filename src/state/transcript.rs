@@ -27,7 +27,7 @@ pub enum ToolState {
 
 impl ToolState {
     /// Every state, in life order.
-    pub const ALL: [ToolState; 7] = [
+    pub(crate) const ALL: [ToolState; 7] = [
         ToolState::Pending,
         ToolState::AwaitingApproval,
         ToolState::InProgress,
@@ -38,7 +38,7 @@ impl ToolState {
     ];
 
     /// Whether the call can still change.
-    pub fn is_finished(self) -> bool {
+    pub(crate) fn is_finished(self) -> bool {
         matches!(
             self,
             ToolState::Completed | ToolState::Failed | ToolState::Rejected | ToolState::Cancelled
@@ -46,7 +46,7 @@ impl ToolState {
     }
 
     /// Short label for the screen.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             ToolState::Pending => "pending",
             ToolState::AwaitingApproval => "awaiting approval",
@@ -153,14 +153,14 @@ impl Transcript {
     }
 
     /// The current generation: it grows with every change.
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation
     }
 
     /// Indices of the entries changed (or added) after generation `since`,
     /// or `None` when that is too long ago to know: then everything may have
     /// changed. Indices may repeat.
-    pub fn changed_since(&self, since: u64) -> Option<Vec<usize>> {
+    pub(crate) fn changed_since(&self, since: u64) -> Option<Vec<usize>> {
         if since == self.generation {
             return Some(Vec::new());
         }
@@ -197,7 +197,7 @@ impl Transcript {
     }
 
     /// Append an entry; returns its index.
-    pub fn push(&mut self, kind: EntryKind) -> usize {
+    pub(crate) fn push(&mut self, kind: EntryKind) -> usize {
         let id = self.next_id;
         self.next_id += 1;
         let rev = self.record_change(self.entries.len());
@@ -216,7 +216,7 @@ impl Transcript {
     }
 
     /// Replace the last entry's content (or push when empty).
-    pub fn replace_last(&mut self, kind: EntryKind) {
+    pub(crate) fn replace_last(&mut self, kind: EntryKind) {
         match self.entries.len().checked_sub(1) {
             Some(last) => {
                 if let Some(current) = self.touch(last) {
@@ -241,7 +241,7 @@ impl Transcript {
 
     /// Close the streaming text and plan of the current turn, so the next
     /// chunk starts a new entry.
-    pub fn end_turn(&mut self) {
+    pub(crate) fn end_turn(&mut self) {
         self.open_text = None;
         self.open_message = None;
         self.open_plan = None;
@@ -249,18 +249,18 @@ impl Transcript {
 
     /// Append a chunk of agent text, joining the previous chunk while the
     /// agent keeps streaming.
-    pub fn push_agent_text(&mut self, chunk: &str) {
+    pub(crate) fn push_agent_text(&mut self, chunk: &str) {
         self.push_text(chunk, false, None);
     }
 
     /// Append a chunk of reasoning, joining the previous one.
-    pub fn push_thought(&mut self, chunk: &str) {
+    pub(crate) fn push_thought(&mut self, chunk: &str) {
         self.push_text(chunk, true, None);
     }
 
     /// Append a chunk of message `message_id` (reasoning with `thought`): it
     /// joins the open block only when that block is the same message.
-    pub fn push_message_chunk(&mut self, message_id: &str, chunk: &str, thought: bool) {
+    pub(crate) fn push_message_chunk(&mut self, message_id: &str, chunk: &str, thought: bool) {
         self.push_text(chunk, thought, Some(message_id));
     }
 
@@ -293,7 +293,7 @@ impl Transcript {
     }
 
     /// Add a tool call, or merge it into the entry of the same id.
-    pub fn upsert_tool(&mut self, call: ToolCall) {
+    pub(crate) fn upsert_tool(&mut self, call: ToolCall) {
         // Text after a tool call is a new block, even when the call was
         // announced before the text began.
         self.open_text = None;
@@ -315,7 +315,7 @@ impl Transcript {
     }
 
     /// Apply an update to a tool call; an unknown id starts a new entry.
-    pub fn update_tool(&mut self, id: &str, fields: &ToolCallFields) {
+    pub(crate) fn update_tool(&mut self, id: &str, fields: &ToolCallFields) {
         self.open_text = None;
         let index = match self.tools.get(id) {
             Some(&index) => index,
@@ -344,7 +344,7 @@ impl Transcript {
     }
 
     /// Set a tool call's state (e.g. awaiting approval, rejected).
-    pub fn set_tool_state(&mut self, id: &str, state: ToolState) {
+    pub(crate) fn set_tool_state(&mut self, id: &str, state: ToolState) {
         if let Some(&index) = self.tools.get(id)
             && let Some(EntryKind::Tool(entry)) = self.touch(index)
         {
@@ -362,14 +362,14 @@ impl Transcript {
     }
 
     /// A terminal's output changed: the tool calls that embed it must be drawn again.
-    pub fn touch_terminal(&mut self, terminal_id: &str) {
+    pub(crate) fn touch_terminal(&mut self, terminal_id: &str) {
         self.touch_terminals(|id| id == terminal_id);
     }
 
     /// The agent's tool call `owner` now shows `terminal_id`: every other
     /// entry showing it (warden's own entry for the terminal request) says
     /// where the output is instead.
-    pub fn hand_over_terminal(&mut self, terminal_id: &str, owner: &str) {
+    pub(crate) fn hand_over_terminal(&mut self, terminal_id: &str, owner: &str) {
         use crate::model::ToolContent;
         let owner = self.tools.get(owner).copied();
         let others: Vec<usize> = self
@@ -396,7 +396,7 @@ impl Transcript {
     }
 
     /// Every tool call must be drawn again (Ctrl-O: cut output unfolds).
-    pub fn touch_all_tools(&mut self) {
+    pub(crate) fn touch_all_tools(&mut self) {
         for index in self.all_tools.clone() {
             self.touch(index);
         }
@@ -419,7 +419,7 @@ impl Transcript {
     }
 
     /// Mark every unfinished tool call cancelled (the turn ended or was cancelled).
-    pub fn cancel_unfinished_tools(&mut self) {
+    pub(crate) fn cancel_unfinished_tools(&mut self) {
         let open: Vec<usize> = self
             .all_tools
             .iter()
@@ -436,7 +436,7 @@ impl Transcript {
     }
 
     /// Replace the current turn's plan (or start one).
-    pub fn set_plan(&mut self, plan: Vec<PlanEntry>) {
+    pub(crate) fn set_plan(&mut self, plan: Vec<PlanEntry>) {
         if let Some(index) = self.open_plan
             && let Some(EntryKind::Plan(current)) = self.touch(index)
         {

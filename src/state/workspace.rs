@@ -18,7 +18,7 @@ use super::{Action, ChatState, Composer, Effect, EntryKind, Focus, Msg};
 pub type ChatId = u64;
 
 /// Chats the Alt+digit keys reach.
-pub const DIGIT_CHATS: usize = 9;
+pub(crate) const DIGIT_CHATS: usize = 9;
 
 /// One open chat.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,12 +58,12 @@ impl ChatSlot {
     }
 
     /// Requests waiting for the user in this chat.
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.state.gate.approvals.len()
     }
 
     /// Whether a turn is running.
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         self.state.is_busy()
     }
 }
@@ -152,7 +152,7 @@ pub struct Workspace {
 
 impl Workspace {
     /// No chats yet; `agents` are what new chats can run.
-    pub fn new(agents: Vec<String>) -> Self {
+    pub(crate) fn new(agents: Vec<String>) -> Self {
         Workspace {
             agents,
             sidebar: true,
@@ -162,19 +162,19 @@ impl Workspace {
 
     /// The agent `old` is now called `new` (its chats learn it through
     /// [`Msg::AgentNamed`]): new chats offer it under that name.
-    pub fn rename_agent(&mut self, old: &str, new: &str) {
+    pub(crate) fn rename_agent(&mut self, old: &str, new: &str) {
         for agent in self.agents.iter_mut().filter(|a| *a == old) {
             *agent = new.to_string();
         }
     }
 
     /// The id the next added chat gets.
-    pub fn next_chat_id(&self) -> ChatId {
+    pub(crate) fn next_chat_id(&self) -> ChatId {
         self.next_id
     }
 
     /// Add a chat at the end of the list and put it on screen.
-    pub fn add_chat(&mut self, state: ChatState) -> ChatId {
+    pub(crate) fn add_chat(&mut self, state: ChatState) -> ChatId {
         let id = self.next_id;
         self.next_id += 1;
         self.chats.push(ChatSlot {
@@ -190,27 +190,27 @@ impl Workspace {
     }
 
     /// The chat on screen.
-    pub fn active_chat(&self) -> Option<&ChatSlot> {
+    pub(crate) fn active_chat(&self) -> Option<&ChatSlot> {
         self.chats.get(self.active)
     }
 
     /// The id of the chat on screen.
-    pub fn active_id(&self) -> Option<ChatId> {
+    pub(crate) fn active_id(&self) -> Option<ChatId> {
         self.active_chat().map(|c| c.id)
     }
 
     /// A chat by id.
-    pub fn chat(&self, id: ChatId) -> Option<&ChatSlot> {
+    pub(crate) fn chat(&self, id: ChatId) -> Option<&ChatSlot> {
         self.chats.iter().find(|c| c.id == id)
     }
 
     /// A chat by id, to change.
-    pub fn chat_mut(&mut self, id: ChatId) -> Option<&mut ChatSlot> {
+    pub(crate) fn chat_mut(&mut self, id: ChatId) -> Option<&mut ChatSlot> {
         self.chats.iter_mut().find(|c| c.id == id)
     }
 
     /// Position of a chat in the list (chat N is position N - 1).
-    pub fn position(&self, id: ChatId) -> Option<usize> {
+    pub(crate) fn position(&self, id: ChatId) -> Option<usize> {
         self.chats.iter().position(|c| c.id == id)
     }
 
@@ -234,19 +234,19 @@ impl Workspace {
     }
 
     /// Open the picker over these past chats (newest first).
-    pub fn show_picker(&mut self, items: Vec<ChatSummary>) {
+    pub(crate) fn show_picker(&mut self, items: Vec<ChatSummary>) {
         self.focus = ChatFocus::Picker(Box::new(Picker::new(items)));
     }
 
     /// Sessions an agent listed arrived: add the ones not shown yet.
-    pub fn add_to_picker(&mut self, items: Vec<ChatSummary>) {
+    pub(crate) fn add_to_picker(&mut self, items: Vec<ChatSummary>) {
         if let ChatFocus::Picker(picker) = &mut self.focus {
             picker.add(items);
         }
     }
 
     /// Apply a message; return the IO to do.
-    pub fn update(&mut self, msg: WsMsg) -> Vec<WsEffect> {
+    pub(crate) fn update(&mut self, msg: WsMsg) -> Vec<WsEffect> {
         match msg {
             WsMsg::Chat(id, msg) => self.send_chat(id, msg),
             WsMsg::Action(action) => self.on_action(action),
@@ -559,7 +559,7 @@ impl Workspace {
     }
 
     /// Drop a chat nothing was sent in yet (a reopened chat takes its place).
-    pub fn discard_untouched(&mut self, id: ChatId) -> Vec<WsEffect> {
+    pub(crate) fn discard_untouched(&mut self, id: ChatId) -> Vec<WsEffect> {
         let untouched = self.chat(id).is_some_and(|c| {
             !c.running()
                 && c.pending() == 0
@@ -623,7 +623,7 @@ impl Workspace {
 }
 
 /// The question asked before closing a busy chat.
-pub fn close_question(chat: &ChatSlot) -> String {
+pub(crate) fn close_question(chat: &ChatSlot) -> String {
     let mut what = Vec::new();
     if chat.running() {
         what.push("its running turn".to_string());
@@ -648,7 +648,7 @@ pub fn close_question(chat: &ChatSlot) -> String {
 impl ChatState {
     /// The chat is closing: cancel its turn and answer every pending
     /// request `cancelled` (the runtime then drops its IO).
-    pub fn close(&mut self) -> Vec<Effect> {
+    pub(crate) fn close(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
         if self.session.turn.is_some() {
             effects.extend(self.cancel());

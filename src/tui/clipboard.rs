@@ -13,12 +13,12 @@ use std::io::{self, Write};
 const MAX_COPY: usize = 74_000;
 
 /// Whether warden runs inside tmux.
-pub fn in_tmux() -> bool {
+pub(crate) fn in_tmux() -> bool {
     std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
 }
 
 /// `seq` wrapped for tmux's passthrough when `tmux`, else as is.
-pub fn wrap(seq: &str, tmux: bool) -> String {
+pub(crate) fn wrap(seq: &str, tmux: bool) -> String {
     if !tmux {
         return seq.to_string();
     }
@@ -26,7 +26,7 @@ pub fn wrap(seq: &str, tmux: bool) -> String {
 }
 
 /// Standard base64 with padding.
-pub fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
@@ -50,7 +50,7 @@ pub fn base64(bytes: &[u8]) -> String {
 /// The OSC 52 sequence that sets the clipboard to `text`. The text is made
 /// visible first (newlines stay; tabs become spaces), so nothing raw from
 /// the agent lands in the user's clipboard to be pasted into a shell.
-pub fn osc52(text: &str, tmux: bool) -> String {
+pub(crate) fn osc52(text: &str, tmux: bool) -> String {
     let clean = crate::sanitize::visible(text);
     let cut = crate::text::floor_char_boundary(&clean, MAX_COPY);
     wrap(
@@ -60,13 +60,13 @@ pub fn osc52(text: &str, tmux: bool) -> String {
 }
 
 /// The OSC 9 desktop notification for `text` (one visible line, cut).
-pub fn osc9(text: &str, tmux: bool) -> String {
+pub(crate) fn osc9(text: &str, tmux: bool) -> String {
     let clean: String = crate::sanitize::one_line(text).chars().take(200).collect();
     wrap(&format!("\x1b]9;warden: {clean}\x07"), tmux)
 }
 
 /// Put `text` on the clipboard of the terminal warden runs in.
-pub fn copy(text: &str) {
+pub(crate) fn copy(text: &str) {
     let mut stdout = io::stdout();
     let _ = stdout.write_all(osc52(text, in_tmux()).as_bytes());
     let _ = stdout.flush();

@@ -31,12 +31,12 @@ pub enum Input {
 
 /// Map a terminal event. `composer_empty` lets Home/End scroll the
 /// transcript when there is no text to move in.
-pub fn map_event(event: &Event, composer_empty: bool) -> Option<Input> {
+pub(crate) fn map_event(event: &Event, composer_empty: bool) -> Option<Input> {
     map_event_at(event, composer_empty, Instant::now())
 }
 
 /// [`map_event`] with the time of the event (Ctrl-C carries it).
-pub fn map_event_at(event: &Event, composer_empty: bool, now: Instant) -> Option<Input> {
+pub(crate) fn map_event_at(event: &Event, composer_empty: bool, now: Instant) -> Option<Input> {
     match event {
         Event::Key(key) => map_key_at(key, composer_empty, now),
         Event::Paste(text) => Some(Input::Action(Action::Paste(text.clone()))),
@@ -56,7 +56,7 @@ pub fn map_event_at(event: &Event, composer_empty: bool, now: Instant) -> Option
 
 #[cfg(test)]
 /// Map one key press (now).
-pub fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
+pub(crate) fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
     map_key_at(key, composer_empty, Instant::now())
 }
 

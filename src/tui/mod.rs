@@ -1,9 +1,9 @@
 //! The terminal: set up, restore (on every exit path, panics included), and
 //! the key map.
 
-pub mod clipboard;
+pub(crate) mod clipboard;
 pub mod keymap;
-pub mod scroll;
+pub(crate) mod scroll;
 #[cfg(test)]
 mod scroll_tests;
 
@@ -24,7 +24,7 @@ use ratatui::backend::CrosstermBackend;
 
 /// The terminal warden draws on; the transcript scrolls with the
 /// terminal's scroll regions ([`scroll`]).
-pub type Tui = Terminal<scroll::ScrollBackend<CrosstermBackend<Stdout>>>;
+pub(crate) type Tui = Terminal<scroll::ScrollBackend<CrosstermBackend<Stdout>>>;
 
 /// Enter raw mode and the alternate screen, with bracketed paste, mouse
 /// wheel and (where supported) Shift+Enter reporting. Installs a panic hook
@@ -45,7 +45,7 @@ pub fn init() -> io::Result<Tui> {
 /// Take the screen (back): raw mode, the alternate screen, bracketed paste,
 /// the mouse, focus events and (where supported) key disambiguation. Used
 /// at start and after [`restore`] (the external editor or a login ran).
-pub fn resume() -> io::Result<()> {
+pub(crate) fn resume() -> io::Result<()> {
     enable_raw_mode()?;
     let mut stdout = io::stdout();
     execute!(
@@ -98,7 +98,7 @@ fn install_panic_hook() {
 /// not know OSC 9 ignore it; inside tmux it goes through tmux's
 /// passthrough). The text is made visible first, so it carries no control
 /// characters into the sequence.
-pub fn notify(text: &str, bell: bool, desktop: bool) {
+pub(crate) fn notify(text: &str, bell: bool, desktop: bool) {
     if !bell && !desktop {
         return;
     }
@@ -114,7 +114,7 @@ pub fn notify(text: &str, bell: bool, desktop: bool) {
 
 /// Release the mouse to the terminal (`released`: its own selection and
 /// copy work) or take it back (wheel scrolling, clicks on cards).
-pub fn set_mouse_released(released: bool) {
+pub(crate) fn set_mouse_released(released: bool) {
     let mut stdout = io::stdout();
     let _ = if released {
         execute!(stdout, DisableMouseCapture)
@@ -125,7 +125,10 @@ pub fn set_mouse_released(released: bool) {
 
 /// Leave the screen (the normal screen, cooked mode), run `work` in the
 /// user's terminal, and take the screen back for a full redraw.
-pub async fn suspended<T>(terminal: &mut Tui, work: impl std::future::Future<Output = T>) -> T {
+pub(crate) async fn suspended<T>(
+    terminal: &mut Tui,
+    work: impl std::future::Future<Output = T>,
+) -> T {
     restore();
     let result = work.await;
     if let Err(e) = resume() {

@@ -35,7 +35,7 @@ use ratatui::layout::{Position, Rect, Size};
 use ratatui::{Frame, Terminal};
 
 /// The environment variable that turns scroll regions off.
-pub const NO_SCROLL_REGION: &str = "WARDEN_NO_SCROLL_REGION";
+pub(crate) const NO_SCROLL_REGION: &str = "WARDEN_NO_SCROLL_REGION";
 
 /// Cells a frame must change before it is wrapped in a synchronized
 /// update even without a scroll (a small change cannot tear).
@@ -43,13 +43,13 @@ const SYNC_CELLS: usize = 80;
 
 /// Whether the environment allows scroll regions (`WARDEN_NO_SCROLL_REGION`
 /// unset or empty).
-pub fn regions_from_env() -> bool {
+pub(crate) fn regions_from_env() -> bool {
     std::env::var_os(NO_SCROLL_REGION).is_none_or(|v| v.is_empty())
 }
 
 /// Rows `top..bottom` of the screen that may scroll together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Band {
+pub(crate) struct Band {
     /// First row.
     pub top: u16,
     /// One past the last row.
@@ -89,7 +89,7 @@ struct Stage {
 
 /// What the backend did, for tests and benches.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Stats {
+pub(crate) struct Stats {
     /// Frames drawn through [`draw`].
     pub frames: u64,
     /// Frames in which a band was scrolled.
@@ -122,7 +122,7 @@ pub struct ScrollBackend<B> {
 impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
     /// Wrap `inner`. `regions`: whether the terminal can scroll a region
     /// (DECSTBM); without, every frame is a plain diff.
-    pub fn new(inner: B, regions: bool) -> Self {
+    pub(crate) fn new(inner: B, regions: bool) -> Self {
         ScrollBackend {
             inner,
             stage: Rc::default(),
@@ -138,7 +138,7 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
 
     /// The screen may have changed behind warden's back: the next frame
     /// clears it and draws everything.
-    pub fn forget(&mut self) {
+    pub(crate) fn forget(&mut self) {
         self.screen = Screen::Unknown;
         self.cursor_visible = None;
         self.cursor_at = None;
@@ -146,7 +146,7 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
 
     #[cfg(test)]
     /// What was done so far.
-    pub fn stats(&self) -> Stats {
+    pub(crate) fn stats(&self) -> Stats {
         self.stats
     }
 
@@ -210,7 +210,7 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
 
 /// Draw a frame: `render` draws it and names the rows that may scroll
 /// together (the transcript's), or `None` when something covers them.
-pub fn draw<B, F>(terminal: &mut Terminal<ScrollBackend<B>>, render: F) -> io::Result<()>
+pub(crate) fn draw<B, F>(terminal: &mut Terminal<ScrollBackend<B>>, render: F) -> io::Result<()>
 where
     B: Backend<Error = io::Error> + Write,
     F: FnOnce(&mut Frame<'_>) -> Option<Rect>,

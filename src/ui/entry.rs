@@ -233,7 +233,7 @@ fn lines(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Vec<Line<'static>
     out
 }
 
-/// "▸ thinking: <first line>", cut to the width.
+/// `▸ thinking: <first line>`, cut to the width.
 fn folded_thought(text: &str, ctx: Ctx) -> Line<'static> {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("");

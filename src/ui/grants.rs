@@ -125,7 +125,7 @@ fn list_rows(state: &ChatState, items: &[GrantItem], width: usize, theme: Theme)
     rows
 }
 
-/// "Revoke <description>? y / n", the description cut to fit `width`.
+/// `Revoke <description>? y / n`, the description cut to fit `width`.
 fn confirm_line(
     state: &ChatState,
     item: Option<&GrantItem>,

@@ -30,7 +30,7 @@ mod help;
 mod history;
 mod markdown;
 mod mode_menu;
-pub mod picker;
+pub(crate) mod picker;
 mod popup;
 mod search;
 mod terminal;
@@ -142,19 +142,19 @@ impl View {
     #[cfg(test)]
     /// What a click at this cell means, going by the last draw: a card's
     /// choice, the footer's mode slot, an item of the open dropdown.
-    pub fn hit(&self, column: u16, row: u16) -> Option<Action> {
+    pub(crate) fn hit(&self, column: u16, row: u16) -> Option<Action> {
         hit_in(&self.hits, column, row)
     }
 
     /// Scroll the transcript; pages use the last drawn viewport height.
     /// Reaching the bottom resumes following new output.
-    pub fn scroll(&mut self, s: Scroll) {
+    pub(crate) fn scroll(&mut self, s: Scroll) {
         self.history.scroll(s);
     }
 
     #[cfg(test)]
     /// Whether the transcript is pinned to its tail (new output shows).
-    pub fn is_following(&self) -> bool {
+    pub(crate) fn is_following(&self) -> bool {
         self.history.is_following()
     }
 }
@@ -198,13 +198,13 @@ impl Views {
     }
 
     /// Whether the footer shows that the mouse is released.
-    pub fn set_mouse_released(&mut self, released: bool) {
+    pub(crate) fn set_mouse_released(&mut self, released: bool) {
         self.mouse_released = released;
     }
 
     /// Scroll that chat's transcript (see [`View::scroll`]); a chat not
     /// drawn yet has nothing to scroll.
-    pub fn scroll(&mut self, chat: ChatId, s: Scroll) {
+    pub(crate) fn scroll(&mut self, chat: ChatId, s: Scroll) {
         if let Some(view) = self.chats.get_mut(&chat) {
             view.scroll(s);
         }
@@ -213,7 +213,7 @@ impl Views {
     /// What a click at this cell means, going by the last draw: a card's
     /// choice, the footer's mode slot or its requests elsewhere, a dropdown
     /// item, a chat of the list.
-    pub fn hit(&self, column: u16, row: u16) -> Option<Action> {
+    pub(crate) fn hit(&self, column: u16, row: u16) -> Option<Action> {
         hit_in(&self.hits, column, row)
     }
 
@@ -221,12 +221,12 @@ impl Views {
     /// nothing (a list, a chooser, the picker, a dropdown, the review
     /// screen) lay over it: the rows that may scroll as one
     /// ([`crate::tui::scroll`]).
-    pub fn transcript_area(&self) -> Option<Rect> {
+    pub(crate) fn transcript_area(&self) -> Option<Rect> {
         self.transcript
     }
 
     /// A closed chat's caches go.
-    pub fn forget(&mut self, chat: ChatId) {
+    pub(crate) fn forget(&mut self, chat: ChatId) {
         self.chats.remove(&chat);
     }
 
