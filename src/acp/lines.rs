@@ -116,9 +116,43 @@ const READ_BUFFER: usize = 64 << 10;
 /// huge line does not keep its memory.
 const KEEP_LINE: usize = 1 << 20;
 
+/// A read that got less than this means warden is reading faster than the
+/// agent writes: the next read waits [`LINGER`] first.
+const TRICKLE: usize = 16 << 10;
+
+/// How long the reader lets a stream of small writes gather in the pipe
+/// before it reads again (a pipe holds 64 KiB). An agent writes one
+/// message per `write`; reading each as it comes costs a wake, a read and
+/// an event per message (about half of warden's CPU in a flood of text
+/// chunks). The first message after a pause is read at once; only those
+/// that follow it within a stream wait, at most this long (a frame is 16 ms).
+const LINGER: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// The agent's output, telling how much the last read got.
+struct Measured<R> {
+    inner: R,
+    /// Bytes the last read that got any got; `None` before the first.
+    last: Option<usize>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Measured<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if polled.is_ready() {
+            self.last = Some(buf.filled().len() - before);
+        }
+        polled
+    }
+}
+
 /// The reader's state between lines.
 struct Reader<R, F> {
-    reader: BufReader<R>,
+    reader: BufReader<Measured<R>>,
     line: Vec<u8>,
     skipped: F,
     closed: Option<tokio::sync::oneshot::Sender<()>>,
@@ -132,6 +166,17 @@ impl<R: AsyncRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
             self.fast.release().await;
             if self.line.capacity() > KEEP_LINE {
                 self.line = Vec::new();
+            }
+            if self.reader.buffer().is_empty()
+                && self
+                    .reader
+                    .get_ref()
+                    .last
+                    .is_some_and(|got| got > 0 && got < TRICKLE)
+            {
+                // Once: the read after the wait goes on as usual.
+                self.reader.get_mut().last = None;
+                tokio::time::sleep(LINGER).await;
             }
             match read_line(&mut self.reader, &mut self.line, MAX_LINE, false).await {
                 Ok(None) => {
@@ -177,7 +222,13 @@ where
     R: AsyncRead + Unpin + Send + 'static,
 {
     let state = Reader {
-        reader: BufReader::with_capacity(READ_BUFFER, reader),
+        reader: BufReader::with_capacity(
+            READ_BUFFER,
+            Measured {
+                inner: reader,
+                last: None,
+            },
+        ),
         line: Vec::new(),
         skipped,
         closed: Some(closed),
@@ -278,6 +329,30 @@ mod tests {
                 .expect("read"),
             None
         );
+    }
+
+    #[tokio::test]
+    async fn lines_written_in_small_pieces_arrive_whole_and_in_order() {
+        use tokio::io::AsyncWriteExt;
+        let (mut agent, output) = tokio::io::duplex(256);
+        let (closed, _) = tokio::sync::oneshot::channel();
+        let (events, _) = tokio::sync::mpsc::unbounded_channel();
+        let stream = incoming(output, |_| {}, closed, &FastPath::new(events));
+        let writer = tokio::spawn(async move {
+            for i in 0..200 {
+                let line = format!("{{\"n\":{i}}}\n");
+                let (head, tail) = line.as_bytes().split_at(i % line.len());
+                agent.write_all(head).await.expect("write");
+                if i % 7 == 0 {
+                    tokio::task::yield_now().await;
+                }
+                agent.write_all(tail).await.expect("write");
+            }
+        });
+        let lines: Vec<String> = stream.map(|l| l.expect("no io error")).collect().await;
+        writer.await.expect("writer");
+        let want: Vec<String> = (0..200).map(|i| format!("{{\"n\":{i}}}")).collect();
+        assert_eq!(lines, want);
     }
 
     #[tokio::test]
