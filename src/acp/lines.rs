@@ -12,7 +12,7 @@
 use std::io;
 
 use futures::{Sink, Stream};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::fast::{FastPath, Incoming, Route};
 
@@ -50,8 +50,8 @@ impl Skipped {
 /// Read one line into `line` (without its `\n`), keeping at most `max`
 /// bytes. `Ok(None)` at the end of the stream; `Ok(Some(true))` when the
 /// line was longer and dropped (all of it, or past `max` when `keep_head`).
-pub(super) async fn read_line<R: AsyncRead + Unpin>(
-    reader: &mut BufReader<R>,
+pub(super) async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
     line: &mut Vec<u8>,
     max: usize,
     keep_head: bool,
@@ -109,74 +109,26 @@ fn judge(bytes: &[u8], too_long: bool) -> Result<Option<&str>, Skipped> {
     Ok(Some(text))
 }
 
-/// How much of the agent's output is read at once (a pipe holds 64 KiB).
-const READ_BUFFER: usize = 64 << 10;
-
 /// A line buffer grown past this is let go after its line, so that one
 /// huge line does not keep its memory.
 const KEEP_LINE: usize = 1 << 20;
 
-/// A read that got less than this means warden is reading faster than the
-/// agent writes: the next read waits [`LINGER`] first.
-const TRICKLE: usize = 16 << 10;
-
-/// How long the reader lets a stream of small writes gather in the pipe
-/// before it reads again (a pipe holds 64 KiB). An agent writes one
-/// message per `write`; reading each as it comes costs a wake, a read and
-/// an event per message (about half of warden's CPU in a flood of text
-/// chunks). The first message after a pause is read at once; only those
-/// that follow it within a stream wait, at most this long (a frame is 16 ms).
-const LINGER: std::time::Duration = std::time::Duration::from_millis(1);
-
-/// The agent's output, telling how much the last read got.
-struct Measured<R> {
-    inner: R,
-    /// Bytes the last read that got any got; `None` before the first.
-    last: Option<usize>,
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for Measured<R> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
-        if polled.is_ready() {
-            self.last = Some(buf.filled().len() - before);
-        }
-        polled
-    }
-}
-
 /// The reader's state between lines.
 struct Reader<R, F> {
-    reader: BufReader<Measured<R>>,
+    reader: R,
     line: Vec<u8>,
     skipped: F,
     closed: Option<tokio::sync::oneshot::Sender<()>>,
     fast: Incoming,
 }
 
-impl<R: AsyncRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
+impl<R: AsyncBufRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
     /// The next line for the SDK; text chunks take the fast path meanwhile.
     async fn next(&mut self) -> Option<io::Result<String>> {
         loop {
             self.fast.release().await;
             if self.line.capacity() > KEEP_LINE {
                 self.line = Vec::new();
-            }
-            if self.reader.buffer().is_empty()
-                && self
-                    .reader
-                    .get_ref()
-                    .last
-                    .is_some_and(|got| got > 0 && got < TRICKLE)
-            {
-                // Once: the read after the wait goes on as usual.
-                self.reader.get_mut().last = None;
-                tokio::time::sleep(LINGER).await;
             }
             match read_line(&mut self.reader, &mut self.line, MAX_LINE, false).await {
                 Ok(None) => {
@@ -207,8 +159,8 @@ impl<R: AsyncRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
     }
 }
 
-/// The agent's output as a stream of JSON-RPC lines for the SDK's `Lines`
-/// transport; text chunks of `session/update` take the fast path
+/// The agent's output (buffered: [`super::pipe`] reads it in blocks) as a
+/// stream of JSON-RPC lines for the SDK's `Lines` transport; text chunks of `session/update` take the fast path
 /// ([`super::fast`]) instead. `skipped` hears of every line left out;
 /// `closed` is sent when the output ends or fails (the SDK keeps the
 /// connection open past that).
@@ -219,16 +171,10 @@ pub(super) fn incoming<R>(
     fast: &FastPath,
 ) -> impl Stream<Item = io::Result<String>> + Send + 'static
 where
-    R: AsyncRead + Unpin + Send + 'static,
+    R: AsyncBufRead + Unpin + Send + 'static,
 {
     let state = Reader {
-        reader: BufReader::with_capacity(
-            READ_BUFFER,
-            Measured {
-                inner: reader,
-                last: None,
-            },
-        ),
+        reader,
         line: Vec::new(),
         skipped,
         closed: Some(closed),
@@ -309,7 +255,7 @@ mod tests {
     async fn a_long_stderr_line_keeps_its_head_only() {
         let mut input = vec![b'x'; 100_000];
         input.extend_from_slice(b"\nnext\n");
-        let mut reader = BufReader::with_capacity(1024, std::io::Cursor::new(input));
+        let mut reader = tokio::io::BufReader::with_capacity(1024, std::io::Cursor::new(input));
         let mut line = Vec::new();
         let cut = read_line(&mut reader, &mut line, 4096, true)
             .await
@@ -337,6 +283,7 @@ mod tests {
         let (mut agent, output) = tokio::io::duplex(256);
         let (closed, _) = tokio::sync::oneshot::channel();
         let (events, _) = tokio::sync::mpsc::unbounded_channel();
+        let output = tokio::io::BufReader::new(output);
         let stream = incoming(output, |_| {}, closed, &FastPath::new(events));
         let writer = tokio::spawn(async move {
             for i in 0..200 {

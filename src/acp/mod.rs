@@ -17,6 +17,7 @@ mod elicitation;
 mod fast;
 mod handle;
 mod lines;
+mod pipe;
 mod login;
 mod process;
 mod raw;
@@ -315,6 +316,14 @@ pub fn spawn(
     let mut told = Vec::new();
     let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
     let fast = fast::FastPath::new(events.clone());
+    let stdout = match pipe::threaded(stdout) {
+        Ok(stdout) => stdout,
+        Err(err) => {
+            tracing::warn!("cannot read the agent's output on a thread: {err}");
+            tokio::spawn(process.shutdown(std::time::Duration::ZERO));
+            return Err(LaunchError::NoPipes(command.program.clone()));
+        }
+    };
     let incoming = lines::incoming(
         stdout,
         move |why| {
