@@ -180,7 +180,10 @@ mod tests {
         let (tx, mut rx) = mpsc::channel(QUEUED);
         read_blocks(Failing(0), &tx);
         drop(tx);
-        assert_eq!(rx.try_recv().ok().map(|b| b.ok()), Some(Some(b"ab\n".to_vec())));
+        assert_eq!(
+            rx.try_recv().ok().map(|b| b.ok()),
+            Some(Some(b"ab\n".to_vec()))
+        );
         assert!(matches!(rx.try_recv(), Ok(Err(_))));
         assert!(rx.try_recv().is_err(), "nothing after the error");
     }
