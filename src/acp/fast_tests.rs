@@ -222,7 +222,7 @@ fn wrong_types_and_bad_text_go_to_the_sdk() {
         format!(
             r#"{{"jsonrpc":2,"method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{text}}}}}}}"#
         ),
-        format!(r#"{{"jsonrpc":"2.0","method":"session/update","params":[]}}"#),
+        r#"{"jsonrpc":"2.0","method":"session/update","params":[]}"#.to_string(),
         // A key that only escapes make `text` is still a second `text`.
         note(
             r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","te\u0078t":"y"}}"#,
