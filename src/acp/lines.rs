@@ -65,7 +65,7 @@ pub(super) async fn read_line<R: AsyncBufRead + Unpin>(
             return Ok(any.then_some(too_long));
         }
         any = true;
-        let (chunk, found) = match buf.iter().position(|&b| b == b'\n') {
+        let (chunk, found) = match newline(buf) {
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
@@ -87,6 +87,43 @@ pub(super) async fn read_line<R: AsyncBufRead + Unpin>(
         reader.consume(used);
         if found.is_some() {
             return Ok(Some(too_long));
+        }
+    }
+}
+
+/// Where the first `\n` of `buf` is (std's `skip_until` on a slice finds it
+/// with `memchr`, many bytes at a time).
+fn newline(buf: &[u8]) -> Option<usize> {
+    let mut rest = buf;
+    let through = std::io::BufRead::skip_until(&mut rest, b'\n').unwrap_or(0);
+    (through > 0 && buf[through - 1] == b'\n').then(|| through - 1)
+}
+
+/// What became of one line.
+enum Judged {
+    /// For the SDK.
+    Sdk(String),
+    /// Sent on the fast path, blank, or skipped.
+    Done,
+}
+
+/// Judge a whole line and route it.
+fn route<F: FnMut(Skipped)>(
+    bytes: &[u8],
+    too_long: bool,
+    fast: &mut Incoming,
+    skipped: &mut F,
+) -> Judged {
+    match judge(bytes, too_long) {
+        Ok(Some(text)) => match fast.route(text) {
+            Route::Sdk => Judged::Sdk(text.to_string()),
+            Route::Fence(fence) => Judged::Sdk(fence),
+            Route::Sent => Judged::Done,
+        },
+        Ok(None) => Judged::Done,
+        Err(why) => {
+            skipped(why);
+            Judged::Done
         }
     }
 }
@@ -130,6 +167,27 @@ impl<R: AsyncBufRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
             if self.line.capacity() > KEEP_LINE {
                 self.line = Vec::new();
             }
+            // A whole line already in the buffer is judged where it lies.
+            let whole = match self.reader.fill_buf().await {
+                Ok(buf) => match newline(buf) {
+                    Some(end) if end <= MAX_LINE => {
+                        let judged = route(&buf[..end], false, &mut self.fast, &mut self.skipped);
+                        Some((end + 1, judged))
+                    }
+                    _ => None,
+                },
+                Err(err) => {
+                    self.close();
+                    return Some(Err(err));
+                }
+            };
+            if let Some((used, judged)) = whole {
+                self.reader.consume(used);
+                match judged {
+                    Judged::Sdk(line) => return Some(Ok(line)),
+                    Judged::Done => continue,
+                }
+            }
             match read_line(&mut self.reader, &mut self.line, MAX_LINE, false).await {
                 Ok(None) => {
                     self.close();
@@ -139,15 +197,12 @@ impl<R: AsyncBufRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
                     self.close();
                     return Some(Err(err));
                 }
-                Ok(Some(too_long)) => match judge(&self.line, too_long) {
-                    Ok(Some(text)) => match self.fast.route(text) {
-                        Route::Sdk => return Some(Ok(text.to_string())),
-                        Route::Fence(fence) => return Some(Ok(fence)),
-                        Route::Sent => {}
-                    },
-                    Ok(None) => {}
-                    Err(why) => (self.skipped)(why),
-                },
+                Ok(Some(too_long)) => {
+                    match route(&self.line, too_long, &mut self.fast, &mut self.skipped) {
+                        Judged::Sdk(line) => return Some(Ok(line)),
+                        Judged::Done => {}
+                    }
+                }
             }
         }
     }
@@ -160,8 +215,8 @@ impl<R: AsyncBufRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
 }
 
 /// The agent's output (buffered: [`super::pipe`] reads it in blocks) as a
-/// stream of JSON-RPC lines for the SDK's `Lines` transport; text chunks of `session/update` take the fast path
-/// ([`super::fast`]) instead. `skipped` hears of every line left out;
+/// stream of JSON-RPC lines for the SDK's `Lines` transport; text chunks of
+/// `session/update` take the fast path ([`super::fast`]) instead. `skipped` hears of every line left out;
 /// `closed` is sent when the output ends or fails (the SDK keeps the
 /// connection open past that).
 pub(super) fn incoming<R>(
@@ -275,6 +330,17 @@ mod tests {
                 .expect("read"),
             None
         );
+    }
+
+    #[test]
+    fn newline_finds_the_first_newline_only() {
+        assert_eq!(newline(b""), None);
+        assert_eq!(newline(b"no end"), None);
+        assert_eq!(newline(b"\n"), Some(0));
+        assert_eq!(newline(b"ab\ncd\n"), Some(2));
+        let mut long = vec![b'x'; 100_000];
+        long.push(b'\n');
+        assert_eq!(newline(&long), Some(100_000));
     }
 
     #[tokio::test]
