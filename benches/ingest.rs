@@ -150,20 +150,7 @@ fn bench_frames(entries: usize) {
 /// The whole client: SDK decoding, state, coalesced frames, over real pipes.
 fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
     rt.block_on(async {
-        let dir = std::env::temp_dir();
-        let mut app = App::new(AgentCommand {
-            name: "demo".into(),
-            program: env!("CARGO_BIN_EXE_warden").into(),
-            args: vec!["demo-agent".into()],
-            env: vec![(
-                "WARDEN_DEMO_STATE".into(),
-                std::env::temp_dir()
-                    .join("warden-bench-demo-state")
-                    .display()
-                    .to_string(),
-            )],
-            cwd: dir,
-        });
+        let mut app = App::new(demo_command());
         app.start_agent().expect("demo agent");
         // Three chats on the one agent process; the flood goes to the third.
         app.handle(Msg::Action(Action::NewChat));
@@ -219,6 +206,152 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
         );
         app.shutdown().await;
     });
+}
+
+/// `warden exec` in this process (the demo agent is a child process, its
+/// CPU not counted): from spawning the agent to the end of a turn of
+/// `flood N`, the text written to `/dev/null` through a line writer as
+/// stdout is.
+fn bench_exec(rt: &tokio::runtime::Runtime, chunks: usize) {
+    rt.block_on(async {
+        let mut app = App::new(demo_command());
+        let start = cpu_time();
+        let wall = Instant::now();
+        app.start_agent().expect("demo agent");
+        let null = std::fs::File::create("/dev/null").expect("/dev/null");
+        let mut out = std::io::LineWriter::new(null);
+        let mut err = std::io::sink();
+        let limits = warden::app::ExecLimits {
+            start: Duration::from_secs(30),
+            turn: None,
+        };
+        let result = warden::app::run_exec(
+            &mut app,
+            &format!("flood {chunks}"),
+            limits,
+            &mut out,
+            &mut err,
+        )
+        .await;
+        let cpu = cpu_time() - start;
+        assert_eq!(result, Ok(()));
+        per_chunk("warden exec (own CPU; agent not counted)", chunks, cpu);
+        println!(
+            "{:<58} {:.0} ms wall, peak RSS of this process so far {:.0} MiB",
+            "",
+            wall.elapsed().as_secs_f64() * 1000.0,
+            peak_rss_mib()
+        );
+        app.shutdown().await;
+    });
+}
+
+fn demo_command() -> AgentCommand {
+    AgentCommand {
+        name: "demo".into(),
+        program: env!("CARGO_BIN_EXE_warden").into(),
+        args: vec!["demo-agent".into()],
+        env: vec![(
+            "WARDEN_DEMO_STATE".into(),
+            std::env::temp_dir()
+                .join("warden-bench-demo-state")
+                .display()
+                .to_string(),
+        )],
+        cwd: std::env::temp_dir(),
+    }
+}
+
+/// The lines `warden demo-agent` writes for `flood N`, as it writes them:
+/// its `session/update` notifications, read from its stdout.
+fn flood_lines(chunks: usize) -> Vec<String> {
+    use std::io::{BufRead, Write};
+    let mut agent = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .arg("demo-agent")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("demo agent");
+    let mut input = agent.stdin.take().expect("stdin");
+    let mut output = std::io::BufReader::new(agent.stdout.take().expect("stdout"));
+    let mut answer = |input: &mut std::process::ChildStdin, id: u64, method: &str, params| {
+        let request =
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(input, "{request}").expect("write");
+        let mut updates = Vec::new();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(
+                output.read_line(&mut line).expect("read") > 0,
+                "agent ended"
+            );
+            let text = line.trim_end_matches('\n');
+            let value: serde_json::Value = serde_json::from_str(text).expect("json");
+            if value["id"] == id {
+                return (value, updates);
+            }
+            if value["method"] == "session/update" {
+                updates.push(text.to_string());
+            }
+        }
+    };
+    answer(
+        &mut input,
+        1,
+        "initialize",
+        serde_json::json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    let (session, _) = answer(
+        &mut input,
+        2,
+        "session/new",
+        serde_json::json!({"cwd": std::env::temp_dir(), "mcpServers": []}),
+    );
+    let session = session["result"]["sessionId"].clone();
+    let (_, lines) = answer(
+        &mut input,
+        3,
+        "session/prompt",
+        serde_json::json!({"sessionId": session, "prompt": [{"type": "text", "text": format!("flood {chunks}")}]}),
+    );
+    drop(input);
+    let _ = agent.wait();
+    lines
+}
+
+/// The parse floor: the flood's lines parsed with serde_json alone, into
+/// the schema's typed notification and into a `Value`.
+fn bench_floor(chunks: usize) {
+    use agent_client_protocol::v1::schema::SessionNotification;
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Notification {
+        jsonrpc: String,
+        method: String,
+        params: SessionNotification,
+    }
+    let lines = flood_lines(chunks);
+    assert_eq!(lines.len(), chunks);
+    let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+    let start = cpu_time();
+    for line in &lines {
+        let note: Notification = serde_json::from_str(line).expect("typed");
+        std::hint::black_box(note);
+    }
+    let typed = cpu_time() - start;
+    let start = cpu_time();
+    for line in &lines {
+        let value: serde_json::Value = serde_json::from_str(line).expect("value");
+        std::hint::black_box(value);
+    }
+    let value = cpu_time() - start;
+    println!(
+        "parse floor, the same {chunks} lines ({:.1} MB): serde typed {:.0} ms, serde Value {:.0} ms",
+        bytes as f64 / 1e6,
+        typed.as_secs_f64() * 1000.0,
+        value.as_secs_f64() * 1000.0
+    );
 }
 
 /// `policy::decide` over a mix of requests against a dozen rules.
@@ -325,6 +458,15 @@ fn main() {
         .build()
         .expect("runtime");
     println!("warden ingest/render benchmark (CPU time of this process)");
+    // First, while this process is small: its peak memory is exec's.
+    let floods = std::env::var("WARDEN_BENCH_EXEC")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000usize);
+    if floods > 0 {
+        bench_exec(&rt, floods);
+        bench_floor(floods);
+    }
     bench_state_only(100_000);
     bench_frame_per_chunk(5_000);
     bench_pipe(&rt, 50_000);

@@ -49,6 +49,14 @@ fn invisible(c: char) -> bool {
 /// C0 controls as their Unicode control pictures (ESC shows as `␛`), DEL as
 /// `␡`, C1 controls and invisible formatting characters as `<U+XXXX>`.
 pub(crate) fn visible(text: &str) -> Cow<'_, str> {
+    // Printable ASCII and newlines, the bulk of what agents send, in one
+    // pass over the bytes.
+    if text
+        .bytes()
+        .all(|b| b == b'\n' || (b' '..=b'~').contains(&b))
+    {
+        return Cow::Borrowed(text);
+    }
     if !text.chars().any(is_unsafe) {
         return Cow::Borrowed(text);
     }
@@ -142,6 +150,20 @@ mod tests {
     #[test]
     fn bidi_overrides_are_visible() {
         assert_eq!(visible("a\u{202E}b"), "a<U+202E>b");
+    }
+
+    #[test]
+    fn every_ascii_byte_is_judged_alike_in_plain_text() {
+        for b in 0u8..=0x7f {
+            let c = char::from(b);
+            let text = format!("plain ascii {c} text\n");
+            let slow = text.chars().any(is_unsafe);
+            assert_eq!(
+                matches!(visible(&text), Cow::Owned(_)),
+                slow,
+                "byte {b:#04x}"
+            );
+        }
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! `user_message_chunk` with a text block).
 //!
 //! The line reader ([`super::lines`]) asks [`Incoming::route`] about every
-//! line. A text chunk is parsed from the line straight into the schema's
-//! chunk, converted by `convert::session_update` like every other update,
+//! line. A text chunk is parsed from the line straight into warden's own
+//! update (what `convert::session_update` makes of the schema's chunk),
 //! and sent as an [`AgentEvent::Update`] on the events channel, skipping the
 //! SDK's dispatch (a JSON value per message, its typed re-parse, a clone of
 //! the connection per handler call). Everything else goes to the SDK as it
@@ -31,14 +31,14 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::{Agent, ConnectionTo, Dispatch, HandleDispatchFrom, Handled};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use super::{AgentEvent, convert};
+use super::AgentEvent;
+use crate::model::SessionUpdate;
 
 /// The method of a fence notification (warden's own; never sent to the agent).
 const FENCE_METHOD: &str = "_warden/fence";
@@ -273,6 +273,29 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Member<T> {
     }
 }
 
+/// A `T` read only from a JSON object: serde's derived structs also take
+/// an array of their fields in order, which the schema's types (and so the
+/// SDK) refuse for a content block.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer
+            .deserialize_map(Fields(std::marker::PhantomData))
+            .map(Object)
+    }
+}
+
 /// Enough of a JSON-RPC message to tell requests, answers and notifications apart.
 #[derive(Deserialize)]
 struct Probe {
@@ -298,7 +321,7 @@ struct Envelope<'a> {
     #[serde(default)]
     error: Member<IgnoredAny>,
     #[serde(default, borrow)]
-    params: Member<Params<'a>>,
+    params: Member<Object<Params<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -306,7 +329,7 @@ struct Params<'a> {
     #[serde(rename = "sessionId")]
     session_id: String,
     #[serde(borrow)]
-    update: Chunk<'a>,
+    update: Object<Chunk<'a>>,
 }
 
 /// `ContentChunk` with a text block; `annotations` and `_meta` are
@@ -316,7 +339,7 @@ struct Chunk<'a> {
     #[serde(rename = "sessionUpdate", borrow)]
     kind: &'a str,
     #[serde(borrow)]
-    content: Text<'a>,
+    content: Object<Text<'a>>,
     #[serde(rename = "messageId", default)]
     message_id: Option<String>,
 }
@@ -332,36 +355,46 @@ struct Text<'a> {
 /// carrying a text chunk in the shape the SDK reads the same way; `None`
 /// for anything else (the SDK's to handle).
 pub(super) fn text_chunk(line: &str) -> Option<AgentEvent> {
-    let envelope: Envelope = serde_json::from_str(line).ok()?;
+    let Object(envelope) = serde_json::from_str::<Object<Envelope>>(line).ok()?;
     let Envelope {
         jsonrpc: Member(Some("2.0")),
         method: Member(Some("session/update")),
         id: Member(None),
         result: Member(None),
         error: Member(None),
-        params: Member(Some(params)),
+        params: Member(Some(Object(params))),
     } = envelope
     else {
         return None;
     };
-    let Params { session_id, update } = params;
-    if update.content.kind != "text" {
+    let Params {
+        session_id,
+        update: Object(update),
+    } = params;
+    let Object(content) = update.content;
+    if content.kind != "text" {
         return None;
     }
-    let chunk = acp::ContentChunk::new(acp::ContentBlock::Text(acp::TextContent::new(
-        update.content.text,
-    )))
-    .message_id(update.message_id.map(acp::MessageId::new));
-    let update = match update.kind {
-        "agent_message_chunk" => acp::SessionUpdate::AgentMessageChunk(chunk),
-        "agent_thought_chunk" => acp::SessionUpdate::AgentThoughtChunk(chunk),
-        "user_message_chunk" => acp::SessionUpdate::UserMessageChunk(chunk),
+    let text = content.text;
+    // What `convert::session_update` makes of the schema's chunk (the
+    // tests hold the two to the same answers), without building it.
+    let update = match (update.kind, update.message_id) {
+        ("agent_message_chunk", None) => SessionUpdate::AgentChunk(text),
+        ("agent_thought_chunk", None) => SessionUpdate::ThoughtChunk(text),
+        ("agent_message_chunk", Some(message_id)) => SessionUpdate::MessageChunk {
+            message_id,
+            text,
+            thought: false,
+        },
+        ("agent_thought_chunk", Some(message_id)) => SessionUpdate::MessageChunk {
+            message_id,
+            text,
+            thought: true,
+        },
+        ("user_message_chunk", _) => SessionUpdate::UserChunk(text),
         _ => return None,
     };
-    Some(AgentEvent::Update {
-        session_id,
-        update: convert::session_update(&update),
-    })
+    Some(AgentEvent::Update { session_id, update })
 }
 
 #[cfg(test)]

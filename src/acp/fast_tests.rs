@@ -1,5 +1,6 @@
 use super::*;
-use crate::model::SessionUpdate;
+use crate::acp::convert;
+use agent_client_protocol::v1::schema as acp;
 
 fn update_of(line: &str) -> Option<(String, SessionUpdate)> {
     match text_chunk(line)? {
@@ -166,4 +167,86 @@ async fn a_chunk_after_an_sdk_line_waits_for_its_fence() {
 
 fn note_with_tool() -> String {
     note(r#"{"sessionUpdate":"tool_call","toolCallId":"t","title":"x"}"#)
+}
+
+#[test]
+fn escapes_read_as_the_sdk_reads_them() {
+    for text in [
+        r#"tab\tquote\"slash\\solidus\/"#,
+        r#"\u00e9\u65e5\u0000\u007f\u009b"#,
+        // A surrogate pair: one emoji.
+        r#"\ud83d\ude42 and raw 🙂 日本"#,
+        r#"bidi \u202e and zero width \u200b"#,
+        "",
+    ] {
+        let line = chunk_line(text);
+        let (_, got) = update_of(&line).unwrap_or_else(|| panic!("not fast: {line}"));
+        assert_eq!(got, sdk_update(&line), "{line}");
+    }
+    let (_, got) = update_of(&chunk_line(r#"\ud83d\ude42\u0041"#)).expect("fast");
+    assert_eq!(got, SessionUpdate::AgentChunk("🙂A".into()));
+}
+
+#[test]
+fn message_ids_read_as_the_sdk_reads_them() {
+    for update in [
+        r#"{"sessionUpdate":"user_message_chunk","messageId":"u1","content":{"type":"text","text":"me"}}"#,
+        r#"{"sessionUpdate":"agent_message_chunk","messageId":"m\u00e9\"","content":{"type":"text","text":"a"}}"#,
+        r#"{"sessionUpdate":"agent_thought_chunk","messageId":"","content":{"type":"text","text":"b"}}"#,
+    ] {
+        let line = note(update);
+        let (_, got) = update_of(&line).unwrap_or_else(|| panic!("not fast: {line}"));
+        assert_eq!(got, sdk_update(&line), "{line}");
+    }
+}
+
+#[test]
+fn wrong_types_and_bad_text_go_to_the_sdk() {
+    let text = r#"{"type":"text","text":"x"}"#;
+    for line in [
+        // A lone surrogate is not text.
+        chunk_line(r#"\ud83d alone"#),
+        chunk_line(r#"\ude42"#),
+        // Wrong types where strings belong.
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":7}}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":null}}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":"x"}"#),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text"}}"#),
+        note(r#"{"sessionUpdate":7,"content":{"type":"text","text":"x"}}"#),
+        note(&format!(
+            r#"{{"sessionUpdate":"agent_message_chunk","messageId":{{}},"content":{text}}}"#
+        )),
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":5,"update":{{"sessionUpdate":"agent_message_chunk","content":{text}}}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":2,"method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{text}}}}}}}"#
+        ),
+        r#"{"jsonrpc":"2.0","method":"session/update","params":[]}"#.to_string(),
+        // A key that only escapes make `text` is still a second `text`.
+        note(
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","te\u0078t":"y"}}"#,
+        ),
+    ] {
+        assert!(text_chunk(&line).is_none(), "took the fast path: {line}");
+    }
+}
+
+#[test]
+fn arrays_in_place_of_objects_are_fast_only_when_the_sdk_agrees() {
+    let text = r#"{"type":"text","text":"x"}"#;
+    for line in [
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":["s",{{"sessionUpdate":"agent_message_chunk","content":{text}}}]}}"#
+        ),
+        note(r#"{"sessionUpdate":"agent_message_chunk","content":["text","x"]}"#),
+    ] {
+        if let Some((_, got)) = update_of(&line) {
+            let value: Value = serde_json::from_str(&line).expect("json");
+            let params = value.get("params").cloned().expect("params");
+            let sdk = serde_json::from_value::<acp::SessionNotification>(params)
+                .map(|note| convert::session_update(&note.update));
+            assert_eq!(sdk.ok(), Some(got), "{line}");
+        }
+    }
 }

@@ -12,7 +12,7 @@
 use std::io;
 
 use futures::{Sink, Stream};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::fast::{FastPath, Incoming, Route};
 
@@ -50,8 +50,8 @@ impl Skipped {
 /// Read one line into `line` (without its `\n`), keeping at most `max`
 /// bytes. `Ok(None)` at the end of the stream; `Ok(Some(true))` when the
 /// line was longer and dropped (all of it, or past `max` when `keep_head`).
-pub(super) async fn read_line<R: AsyncRead + Unpin>(
-    reader: &mut BufReader<R>,
+pub(super) async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
     line: &mut Vec<u8>,
     max: usize,
     keep_head: bool,
@@ -65,7 +65,7 @@ pub(super) async fn read_line<R: AsyncRead + Unpin>(
             return Ok(any.then_some(too_long));
         }
         any = true;
-        let (chunk, found) = match buf.iter().position(|&b| b == b'\n') {
+        let (chunk, found) = match newline(buf) {
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
@@ -91,6 +91,43 @@ pub(super) async fn read_line<R: AsyncRead + Unpin>(
     }
 }
 
+/// Where the first `\n` of `buf` is (std's `skip_until` on a slice finds it
+/// with `memchr`, many bytes at a time).
+fn newline(buf: &[u8]) -> Option<usize> {
+    let mut rest = buf;
+    let through = std::io::BufRead::skip_until(&mut rest, b'\n').unwrap_or(0);
+    (through > 0 && buf[through - 1] == b'\n').then(|| through - 1)
+}
+
+/// What became of one line.
+enum Judged {
+    /// For the SDK.
+    Sdk(String),
+    /// Sent on the fast path, blank, or skipped.
+    Done,
+}
+
+/// Judge a whole line and route it.
+fn route<F: FnMut(Skipped)>(
+    bytes: &[u8],
+    too_long: bool,
+    fast: &mut Incoming,
+    skipped: &mut F,
+) -> Judged {
+    match judge(bytes, too_long) {
+        Ok(Some(text)) => match fast.route(text) {
+            Route::Sdk => Judged::Sdk(text.to_string()),
+            Route::Fence(fence) => Judged::Sdk(fence),
+            Route::Sent => Judged::Done,
+        },
+        Ok(None) => Judged::Done,
+        Err(why) => {
+            skipped(why);
+            Judged::Done
+        }
+    }
+}
+
 /// Judge one line: the text to hand on, `Ok(None)` for a blank line, or
 /// why it is skipped.
 fn judge(bytes: &[u8], too_long: bool) -> Result<Option<&str>, Skipped> {
@@ -109,29 +146,47 @@ fn judge(bytes: &[u8], too_long: bool) -> Result<Option<&str>, Skipped> {
     Ok(Some(text))
 }
 
-/// How much of the agent's output is read at once (a pipe holds 64 KiB).
-const READ_BUFFER: usize = 64 << 10;
-
 /// A line buffer grown past this is let go after its line, so that one
 /// huge line does not keep its memory.
 const KEEP_LINE: usize = 1 << 20;
 
 /// The reader's state between lines.
 struct Reader<R, F> {
-    reader: BufReader<R>,
+    reader: R,
     line: Vec<u8>,
     skipped: F,
     closed: Option<tokio::sync::oneshot::Sender<()>>,
     fast: Incoming,
 }
 
-impl<R: AsyncRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
+impl<R: AsyncBufRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
     /// The next line for the SDK; text chunks take the fast path meanwhile.
     async fn next(&mut self) -> Option<io::Result<String>> {
         loop {
             self.fast.release().await;
             if self.line.capacity() > KEEP_LINE {
                 self.line = Vec::new();
+            }
+            // A whole line already in the buffer is judged where it lies.
+            let whole = match self.reader.fill_buf().await {
+                Ok(buf) => match newline(buf) {
+                    Some(end) if end <= MAX_LINE => {
+                        let judged = route(&buf[..end], false, &mut self.fast, &mut self.skipped);
+                        Some((end + 1, judged))
+                    }
+                    _ => None,
+                },
+                Err(err) => {
+                    self.close();
+                    return Some(Err(err));
+                }
+            };
+            if let Some((used, judged)) = whole {
+                self.reader.consume(used);
+                match judged {
+                    Judged::Sdk(line) => return Some(Ok(line)),
+                    Judged::Done => continue,
+                }
             }
             match read_line(&mut self.reader, &mut self.line, MAX_LINE, false).await {
                 Ok(None) => {
@@ -142,15 +197,12 @@ impl<R: AsyncRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
                     self.close();
                     return Some(Err(err));
                 }
-                Ok(Some(too_long)) => match judge(&self.line, too_long) {
-                    Ok(Some(text)) => match self.fast.route(text) {
-                        Route::Sdk => return Some(Ok(text.to_string())),
-                        Route::Fence(fence) => return Some(Ok(fence)),
-                        Route::Sent => {}
-                    },
-                    Ok(None) => {}
-                    Err(why) => (self.skipped)(why),
-                },
+                Ok(Some(too_long)) => {
+                    match route(&self.line, too_long, &mut self.fast, &mut self.skipped) {
+                        Judged::Sdk(line) => return Some(Ok(line)),
+                        Judged::Done => {}
+                    }
+                }
             }
         }
     }
@@ -162,9 +214,9 @@ impl<R: AsyncRead + Unpin, F: FnMut(Skipped)> Reader<R, F> {
     }
 }
 
-/// The agent's output as a stream of JSON-RPC lines for the SDK's `Lines`
-/// transport; text chunks of `session/update` take the fast path
-/// ([`super::fast`]) instead. `skipped` hears of every line left out;
+/// The agent's output (buffered: [`super::pipe`] reads it in blocks) as a
+/// stream of JSON-RPC lines for the SDK's `Lines` transport; text chunks of
+/// `session/update` take the fast path ([`super::fast`]) instead. `skipped` hears of every line left out;
 /// `closed` is sent when the output ends or fails (the SDK keeps the
 /// connection open past that).
 pub(super) fn incoming<R>(
@@ -174,10 +226,10 @@ pub(super) fn incoming<R>(
     fast: &FastPath,
 ) -> impl Stream<Item = io::Result<String>> + Send + 'static
 where
-    R: AsyncRead + Unpin + Send + 'static,
+    R: AsyncBufRead + Unpin + Send + 'static,
 {
     let state = Reader {
-        reader: BufReader::with_capacity(READ_BUFFER, reader),
+        reader,
         line: Vec::new(),
         skipped,
         closed: Some(closed),
@@ -258,7 +310,7 @@ mod tests {
     async fn a_long_stderr_line_keeps_its_head_only() {
         let mut input = vec![b'x'; 100_000];
         input.extend_from_slice(b"\nnext\n");
-        let mut reader = BufReader::with_capacity(1024, std::io::Cursor::new(input));
+        let mut reader = tokio::io::BufReader::with_capacity(1024, std::io::Cursor::new(input));
         let mut line = Vec::new();
         let cut = read_line(&mut reader, &mut line, 4096, true)
             .await
@@ -278,6 +330,42 @@ mod tests {
                 .expect("read"),
             None
         );
+    }
+
+    #[test]
+    fn newline_finds_the_first_newline_only() {
+        assert_eq!(newline(b""), None);
+        assert_eq!(newline(b"no end"), None);
+        assert_eq!(newline(b"\n"), Some(0));
+        assert_eq!(newline(b"ab\ncd\n"), Some(2));
+        let mut long = vec![b'x'; 100_000];
+        long.push(b'\n');
+        assert_eq!(newline(&long), Some(100_000));
+    }
+
+    #[tokio::test]
+    async fn lines_written_in_small_pieces_arrive_whole_and_in_order() {
+        use tokio::io::AsyncWriteExt;
+        let (mut agent, output) = tokio::io::duplex(256);
+        let (closed, _) = tokio::sync::oneshot::channel();
+        let (events, _) = tokio::sync::mpsc::unbounded_channel();
+        let output = tokio::io::BufReader::new(output);
+        let stream = incoming(output, |_| {}, closed, &FastPath::new(events));
+        let writer = tokio::spawn(async move {
+            for i in 0..200 {
+                let line = format!("{{\"n\":{i}}}\n");
+                let (head, tail) = line.as_bytes().split_at(i % line.len());
+                agent.write_all(head).await.expect("write");
+                if i % 7 == 0 {
+                    tokio::task::yield_now().await;
+                }
+                agent.write_all(tail).await.expect("write");
+            }
+        });
+        let lines: Vec<String> = stream.map(|l| l.expect("no io error")).collect().await;
+        writer.await.expect("writer");
+        let want: Vec<String> = (0..200).map(|i| format!("{{\"n\":{i}}}")).collect();
+        assert_eq!(lines, want);
     }
 
     #[tokio::test]

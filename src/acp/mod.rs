@@ -18,6 +18,7 @@ mod fast;
 mod handle;
 mod lines;
 mod login;
+mod pipe;
 mod process;
 mod raw;
 mod session;
@@ -315,6 +316,14 @@ pub(crate) fn spawn(
     let mut told = Vec::new();
     let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
     let fast = fast::FastPath::new(events.clone());
+    let stdout = match pipe::threaded(stdout) {
+        Ok(stdout) => stdout,
+        Err(err) => {
+            tracing::warn!("cannot read the agent's output on a thread: {err}");
+            tokio::spawn(process.shutdown(std::time::Duration::ZERO));
+            return Err(LaunchError::NoPipes(command.program.clone()));
+        }
+    };
     let incoming = lines::incoming(
         stdout,
         move |why| {

@@ -37,6 +37,36 @@ const EXIT_FLUSH: Duration = Duration::from_millis(100);
 /// Flood chunks between two cancel checks.
 const FLOOD_BATCH: u64 = 256;
 
+/// Wait while more than [`FLOOD_BATCH`] of the `sent` chunks are queued
+/// unwritten (stdout had written `from` lines when the flood began): the
+/// SDK's queue is unbounded, and a flood that ran ahead of a reader kept
+/// every message of it (100 MB for 100,000 chunks).
+async fn wait_for_stdout(from: u64, sent: u64, cancel: &CancellationToken) {
+    let mut last = None;
+    let mut idle = 0u32;
+    while let Some(written) = super::stdio::lines_written()
+        .filter(|written| sent.saturating_sub(written.saturating_sub(from)) > FLOOD_BATCH)
+    {
+        if cancel.is_cancelled() {
+            return;
+        }
+        if last == Some(written) {
+            idle += 1;
+        } else {
+            (last, idle) = (Some(written), 0);
+        }
+        if idle < 64 {
+            // Writes are plain blocking writes on this thread: each yield
+            // lets the writer take a line, or blocks in it until the
+            // client reads.
+            tokio::task::yield_now().await;
+        } else {
+            // The writer is held up elsewhere: wait without spinning.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}
+
 /// Whether the turn goes on after a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
@@ -338,6 +368,7 @@ impl Runner {
         let mut cut = text
             .filter(|t| !t.is_empty())
             .map(|t| t.chars().cycle().peekable());
+        let written_from = super::stdio::lines_written();
         for index in 0..count {
             if let Some(rate) = per_second.filter(|&rate| rate > 0 && !cleanup) {
                 // Chunk `index` is due `index / rate` seconds after the first;
@@ -364,6 +395,9 @@ impl Runner {
                 None => flood_chunk(index, count),
             };
             self.send(SessionUpdate::AgentMessageChunk(chunk(&text)))?;
+            if let Some(written) = written_from {
+                wait_for_stdout(written, index + 1, &self.cancel).await;
+            }
         }
         Ok(Flow::Continue)
     }

@@ -20,6 +20,19 @@ const HANDSHAKE_WAIT: Duration = Duration::from_secs(5);
 /// never lands inside a protocol message.
 static STDOUT_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// Protocol lines written to stdout so far; `None` until the stdio
+/// transport runs (an in-process connection writes no lines).
+static WRITTEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static WRITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// How many protocol lines the stdio transport has written, when it runs.
+pub(crate) fn lines_written() -> Option<u64> {
+    use std::sync::atomic::Ordering;
+    WRITING
+        .load(Ordering::Relaxed)
+        .then(|| WRITTEN.load(Ordering::Relaxed))
+}
+
 /// Write a raw line to stdout between protocol messages (the `raw` step).
 pub(crate) async fn write_stdout(line: &[u8]) {
     let _whole_lines = STDOUT_LOCK.lock().await;
@@ -72,6 +85,7 @@ pub(super) fn stdio_transport(
         eprintln!("demo-agent: cannot start the stdin reader: {error}");
     }
     let incoming = StdinLines { rx };
+    WRITING.store(true, std::sync::atomic::Ordering::Relaxed);
     let outgoing = futures::sink::unfold(
         (handshake, extras),
         async move |(handshake, extras), line: String| {
@@ -89,6 +103,7 @@ pub(super) fn stdio_transport(
                 stdout.write_all(line.as_bytes())?;
                 stdout.flush()?;
             }
+            WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             handshake.written();
             Ok::<_, std::io::Error>((handshake, extras))
         },
