@@ -3,6 +3,7 @@ use std::os::unix::fs::symlink;
 use pretty_assertions::assert_eq;
 
 use super::*;
+use std::fs;
 
 /// A home that is the only root, holding warden's settings, its
 /// decision log and chat records, and links to them.

@@ -3,6 +3,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::*;
+use std::fs;
 
 /// Swaps `<root>/d` between a real directory and a symlink to
 /// `outside`, each swap one atomic exchange, until `stop` is set.

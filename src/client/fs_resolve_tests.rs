@@ -10,6 +10,7 @@ use std::os::unix::fs::symlink;
 use pretty_assertions::assert_eq;
 
 use super::*;
+use std::fs;
 
 /// `<tmp>/proj` (the chat's root) with `src/main.rs`; `<tmp>/outside` with
 /// `secret.txt` and `sub/`; warden's settings in `<tmp>/cfg/config.toml`

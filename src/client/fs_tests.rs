@@ -3,6 +3,7 @@ use std::os::unix::fs::{PermissionsExt as _, symlink};
 use pretty_assertions::assert_eq;
 
 use super::*;
+use std::fs;
 
 #[test]
 fn a_file_larger_than_a_message_is_never_read_whole() {
