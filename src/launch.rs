@@ -20,6 +20,8 @@ pub struct Start {
     pub notes: Vec<String>,
     /// Errors to show first (a settings file that did not load).
     pub errors: Vec<String>,
+    /// `[screen]` of the settings.
+    pub screen: settings::Screen,
 }
 
 /// Pick the agent as `resolve_loaded` does, and fail closed when the
@@ -172,6 +174,7 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
             options,
             notes,
             errors,
+            screen: settings.screen,
         };
         return Ok((start, writable));
     }
@@ -210,6 +213,7 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
                 options,
                 notes,
                 errors,
+                screen: settings.screen,
             }
         }
         _ => Start {
@@ -248,6 +252,7 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
                 notes
             },
             errors,
+            screen: settings.screen,
         },
     };
     Ok((start, writable))
@@ -348,13 +353,17 @@ impl Start {
 /// every agent of the settings for new chats. The agent is resolved once:
 /// new chats of the first chat's agent start at its `default_mode`
 /// (`ChatOptions::new_chat_mode`), never at `--mode`.
-pub fn tui_app(want: &Want<'_>, chats_dir: Option<&Path>) -> anyhow::Result<crate::app::App> {
+pub fn tui_app(
+    want: &Want<'_>,
+    chats_dir: Option<&Path>,
+) -> anyhow::Result<(crate::app::App, settings::Screen)> {
     let mut start = resolve(want)?;
     start.options.chats_dir = chats_dir.map(Path::to_path_buf);
     let cwd = start.command.cwd.clone();
+    let screen = start.screen;
     let mut app = start.into_app();
     app.set_choices(choices(want.config, &cwd, want.own_exe, chats_dir));
-    Ok(app)
+    Ok((app, screen))
 }
 
 /// `~/x` -> `$HOME/x`.

@@ -289,7 +289,7 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         own_exe: &own,
     };
     let chats_dir = ChatStore::default_dir();
-    let mut app = launch::tui_app(&want, chats_dir.as_deref())?;
+    let (mut app, screen) = launch::tui_app(&want, chats_dir.as_deref())?;
     // Spawn before touching the terminal: a command that does not exist is a
     // plain error on a normal screen.
     app.start_agent()?;
@@ -303,7 +303,7 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
             app.reopen_exact(filter);
         }
     }
-    let mut terminal = match warden::tui::init() {
+    let mut terminal = match warden::tui::init(screen) {
         Ok(terminal) => terminal,
         Err(err) => {
             app.shutdown().await;

@@ -5,13 +5,14 @@ use toml_edit::{Document, Item, TableLike, Value};
 use super::line_col;
 
 /// Keys of the top level.
-const TOP_KEYS: [&str; 6] = [
+const TOP_KEYS: [&str; 7] = [
     "default_agent",
     "agents",
     "rules",
     "notifications",
     "roots",
     "mcp_servers",
+    "screen",
 ];
 /// Keys of an `[agents.NAME]` block.
 pub(crate) const AGENT_KEYS: [&str; 12] = [
@@ -34,6 +35,8 @@ pub(crate) const RULE_KEYS: [&str; 7] = [
 ];
 /// Keys of `[notifications]`.
 pub(crate) const NOTIFICATION_KEYS: [&str; 3] = ["bell", "desktop", "turn_end_after"];
+/// Keys of `[screen]`.
+pub(crate) const SCREEN_KEYS: [&str; 1] = ["scroll_regions"];
 
 /// One key the schema does not know.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +104,9 @@ pub(crate) fn find(text: &str) -> Vec<UnknownKey> {
             None,
             &mut out,
         );
+    }
+    if let Some(screen) = root.get("screen").and_then(Item::as_table_like) {
+        check(text, screen, &SCREEN_KEYS, "screen.", None, &mut out);
     }
     out.sort_by_key(|key| (key.line, key.column));
     out

@@ -68,6 +68,27 @@ pub struct Settings {
     /// replaces one of the same name).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerSettings>,
+    /// `[screen]`.
+    #[serde(default)]
+    pub screen: Screen,
+}
+
+/// `[screen]`: how warden draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct Screen {
+    /// Let the terminal scroll the transcript itself (a scroll region) while
+    /// an answer streams, sending only the new lines; `false` draws moved
+    /// lines again, for terminals and multiplexers without scroll regions.
+    #[serde(default = "yes")]
+    pub scroll_regions: bool,
+}
+
+impl Default for Screen {
+    fn default() -> Self {
+        Screen {
+            scroll_regions: true,
+        }
+    }
 }
 
 /// One `[mcp_servers.NAME]` block: a local server (`command`, `args`,
@@ -422,6 +443,21 @@ bell = false
         assert_eq!(s.rules.len(), 1);
         assert_eq!(s.rules[0].path.as_deref(), Some("~/.ssh/**"));
         assert!(!s.notifications.bell && s.notifications.desktop);
+    }
+
+    #[test]
+    fn scroll_regions_are_on_unless_the_screen_block_turns_them_off() {
+        let default = parse("", Path::new("c.toml")).expect("valid");
+        assert!(default.screen.scroll_regions);
+        let off = parse("[screen]\nscroll_regions = false\n", Path::new("c.toml")).expect("valid");
+        assert!(!off.screen.scroll_regions);
+        assert_eq!(
+            keys::unknown_keys("[screen]\nscroll_region = false\nscroll_regions = true\n"),
+            vec![("screen.scroll_region".to_string(), 2)]
+        );
+        let err = parse("[screen]\nscroll_regions = \"no\"\n", Path::new("c.toml"))
+            .expect_err("not a boolean");
+        assert!(err.to_string().contains("2:"), "{err}");
     }
 
     #[test]

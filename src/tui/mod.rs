@@ -29,7 +29,7 @@ pub(crate) type Tui = Terminal<scroll::ScrollBackend<CrosstermBackend<Stdout>>>;
 /// Enter raw mode and the alternate screen, with bracketed paste, mouse
 /// wheel and (where supported) Shift+Enter reporting. Installs a panic hook
 /// that restores the terminal before the panic message prints.
-pub fn init() -> io::Result<Tui> {
+pub fn init(screen: crate::settings::Screen) -> io::Result<Tui> {
     install_panic_hook();
     if let Err(err) = resume() {
         restore();
@@ -37,7 +37,7 @@ pub fn init() -> io::Result<Tui> {
     }
     let backend = scroll::ScrollBackend::new(
         CrosstermBackend::new(io::stdout()),
-        scroll::regions_from_env(),
+        screen.scroll_regions && scroll::regions_from_env(),
     );
     Terminal::new(backend).inspect_err(|_| restore())
 }

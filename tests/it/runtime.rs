@@ -56,7 +56,7 @@ async fn a_new_chat_of_the_first_chats_agent_starts_in_its_default_mode_not_in_t
         mode: Some(Mode::Plan),
         own_exe: env!("CARGO_BIN_EXE_warden"),
     };
-    let mut app = ready(launch::tui_app(&want, Some(&chats)).unwrap()).await;
+    let mut app = ready(launch::tui_app(&want, Some(&chats)).unwrap().0).await;
     assert_eq!(app.state().session.agent_name, "helper");
     assert_eq!(
         app.state().gate.mode,
@@ -246,4 +246,25 @@ async fn runtime_lines_reach_the_chat_as_messages() {
         errors(app.state()),
         vec![("an error".to_string(), Vec::new())]
     );
+}
+
+#[tokio::test]
+async fn the_screen_block_of_the_settings_reaches_the_terminal_setup() {
+    let dir = tempfile::tempdir().unwrap();
+    let chats = dir.path().join("chats");
+    for (text, regions) in [("", true), ("[screen]\nscroll_regions = false\n", false)] {
+        let config = dir.path().join("config.toml");
+        fs::write(&config, text).unwrap();
+        let want = Want {
+            config: Some(&config),
+            agent: None,
+            command: &[],
+            cwd: Some(dir.path()),
+            mode: None,
+            own_exe: env!("CARGO_BIN_EXE_warden"),
+        };
+        let (mut app, screen) = launch::tui_app(&want, Some(&chats)).unwrap();
+        assert_eq!(screen.scroll_regions, regions, "{text:?}");
+        app.shutdown().await;
+    }
 }
