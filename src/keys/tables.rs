@@ -358,7 +358,7 @@ pub(crate) const COMPOSER: &[Binding<Global>] = &[
     b(
         &[Key::plain(K::F(1))],
         "help",
-        "show every key of where the keys are (also `?` on an empty message); any key closes it",
+        "show every key of where the keys are (also `?` on an empty message); ↑/↓ scroll it, any other key closes it",
         Hint::No,
         Act(Action::Help),
     ),
@@ -596,7 +596,7 @@ pub(crate) const CARDS: &[Binding<CardCmd>] = &[
     b(
         &[Key::ch('?'), Key::plain(K::F(1))],
         "keys",
-        "show these keys; any key closes them",
+        "show these keys; ↑/↓ scroll them, any other key closes them",
         Hint::No,
         CardCmd::Help,
     ),
@@ -942,7 +942,7 @@ pub(crate) const CHAT_LIST: &[Binding<ListCmd>] = &[
     b(
         &[Key::ch('?'), Key::plain(K::F(1))],
         "keys",
-        "show these keys; any key closes them",
+        "show these keys; ↑/↓ scroll them, any other key closes them",
         Hint::No,
         ListCmd::Help,
     ),

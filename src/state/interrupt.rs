@@ -63,14 +63,19 @@ impl ChatState {
     }
 
     /// F1, or `?` where it is not typed, opens the help; while it is open
-    /// any key closes it (Ctrl-D still quits).
+    /// ↑/↓ (Home/End) scroll it and any other key closes it (Ctrl-D still
+    /// quits).
     fn on_help_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
         if self.view.help {
             if matches!(action, Action::Quit) {
                 self.view.help = false;
                 return None;
             }
-            self.view.help = false;
+            let rows = keys::Context::of(&self.view.focus).rows('-').len();
+            match help_scroll(self.view.help_scroll, action, rows) {
+                Some(scroll) => self.view.help_scroll = scroll,
+                None => self.view.help = false,
+            }
             return Some(Vec::new());
         }
         let asks = match action {
@@ -86,8 +91,23 @@ impl ChatState {
         };
         if asks {
             self.view.help = true;
+            self.view.help_scroll = 0;
             return Some(Vec::new());
         }
         None
+    }
+}
+
+/// Where the open help is scrolled to (the first row of the key table
+/// shown) after `action`, or `None` when the action closes it. `rows` is
+/// the table's length; the drawing keeps the last line at the bottom.
+pub(crate) fn help_scroll(scroll: u16, action: &Action, rows: usize) -> Option<u16> {
+    let last = u16::try_from(rows.saturating_sub(1)).unwrap_or(u16::MAX);
+    match action {
+        Action::Up => Some(scroll.saturating_sub(1)),
+        Action::Down => Some(scroll.saturating_add(1).min(last)),
+        Action::LineStart => Some(0),
+        Action::LineEnd => Some(last),
+        _ => None,
     }
 }

@@ -390,6 +390,8 @@ pub struct View {
     pub notice: Option<String>,
     /// The help overlay is open (any key closes it).
     pub help: bool,
+    /// How many rows of the help's key table are scrolled past (↑/↓ while it is open).
+    pub help_scroll: u16,
     /// When Ctrl-C on an idle, empty composer was pressed: a second press
     /// within [`QUIT_WINDOW`] quits.
     pub quit_armed: Option<std::time::Instant>,
@@ -459,6 +461,7 @@ impl ChatState {
                 search: None,
                 notice: None,
                 help: false,
+                help_scroll: 0,
                 quit_armed: None,
                 quitting: false,
                 thoughts_expanded: false,

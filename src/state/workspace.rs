@@ -147,6 +147,8 @@ pub struct Workspace {
     pub notice: Option<String>,
     /// The help of the chat list is open (any key closes it).
     pub help: bool,
+    /// How many rows of the help's key table are scrolled past.
+    pub help_scroll: u16,
     next_id: ChatId,
 }
 
@@ -276,9 +278,15 @@ impl Workspace {
 
     fn on_action(&mut self, action: Action) -> Vec<WsEffect> {
         self.notice = None;
-        if std::mem::take(&mut self.help) && action != Action::Quit {
+        if self.help && action != Action::Quit {
+            let rows = crate::keys::Context::ChatList.rows('-').len();
+            match super::interrupt::help_scroll(self.help_scroll, &action, rows) {
+                Some(scroll) => self.help_scroll = scroll,
+                None => self.help = false,
+            }
             return Vec::new();
         }
+        self.help = false;
         let action = match action {
             // Ctrl-D leaves warden from anywhere; every chat answers its own.
             Action::Quit => {
@@ -359,6 +367,7 @@ impl Workspace {
             Some(ListCmd::Close) => Vec::new(),
             Some(ListCmd::Help) => {
                 self.help = true;
+                self.help_scroll = 0;
                 stay(self, selected)
             }
             Some(ListCmd::Digit) => {

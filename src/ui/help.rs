@@ -1,6 +1,6 @@
 //! The help overlay (F1, or `?` on an empty message): every key of where
 //! the keys are, from the key tables (`crate::keys`), in a box over the
-//! chat. Any key closes it.
+//! chat. ↑/↓ scroll it when it does not fit; any other key closes it.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -13,11 +13,18 @@ use crate::keys::Context;
 
 /// The last row of the box.
 const CLOSE_HINT: &str = "any key closes this";
+/// The last row of a box whose lines do not all fit.
+const SCROLL_HINT: &str = "↑↓ scroll · other keys close";
 /// The keys column is never wider than this share of the box (1/3).
 const KEYS_SHARE: usize = 3;
 
 /// The lines of the help for `context`, `width` columns wide.
 pub(crate) fn lines(context: Context, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    lines_by_row(context, width, theme).0
+}
+
+/// [`lines`], and the index of the first line of each row of the table.
+fn lines_by_row(context: Context, width: usize, theme: Theme) -> (Vec<Line<'static>>, Vec<usize>) {
     let rows = context.rows('-');
     let keys_w = rows
         .iter()
@@ -28,7 +35,9 @@ pub(crate) fn lines(context: Context, width: usize, theme: Theme) -> Vec<Line<'s
         .max(1);
     let help_w = width.saturating_sub(keys_w + 2).max(1);
     let mut out = Vec::new();
+    let mut starts = Vec::with_capacity(rows.len());
     for row in rows {
+        starts.push(out.len());
         let rest = [spaces(keys_w + 2)];
         if str_width(&row.keys) > keys_w {
             // Keys too many for the column: a row of their own, the help under them.
@@ -64,23 +73,53 @@ pub(crate) fn lines(context: Context, width: usize, theme: Theme) -> Vec<Line<'s
             Mode::Word,
         );
     }
-    out
+    (out, starts)
 }
 
-/// Draw the help for `context` over `area`.
-pub(crate) fn render(buf: &mut Buffer, area: Rect, context: Context, theme: Theme) {
+/// Draw the help for `context` over `area`, `scroll` rows of the key table
+/// scrolled past (a long row wraps to several lines; the window stops where
+/// the last line is at the bottom).
+pub(crate) fn render(buf: &mut Buffer, area: Rect, context: Context, scroll: u16, theme: Theme) {
     if area.width < 8 || area.height < 4 {
         return;
     }
     let outer = area;
     let inner_w = usize::from(outer.width.saturating_sub(4)).max(1);
-    let mut body = lines(context, inner_w, theme);
-    let room = usize::from(outer.height.saturating_sub(3));
-    if body.len() > room {
-        body.truncate(room.saturating_sub(1));
-        body.push(Line::from(Span::styled("…", theme.dim())));
-    }
-    body.push(Line::from(Span::styled(CLOSE_HINT, theme.dim())));
+    let (mut body, starts) = lines_by_row(context, inner_w, theme);
+    let room = usize::from(outer.height.saturating_sub(3)).max(1);
+    let hint = if body.len() > room {
+        // A window of the lines, with "↑ N more" / "↓ N more" where lines
+        // are cut; at the end the last line sits at the bottom.
+        let n = body.len();
+        let fill = room - 1;
+        let first = starts
+            .get(usize::from(scroll))
+            .or(starts.last())
+            .copied()
+            .unwrap_or(0);
+        let top = first.min(n - fill);
+        let rows = if top == 0 {
+            fill
+        } else if top + fill >= n {
+            n - top
+        } else {
+            fill.saturating_sub(1)
+        };
+        let below = n - top - rows;
+        let mut window: Vec<Line<'static>> = Vec::with_capacity(room);
+        if top > 0 {
+            window.push(more_line(top, '↑', theme));
+        }
+        window.extend(body.drain(top..top + rows));
+        if below > 0 {
+            window.push(more_line(below, '↓', theme));
+        }
+        body = window;
+        SCROLL_HINT
+    } else {
+        CLOSE_HINT
+    };
+    body.push(Line::from(Span::styled(hint, theme.dim())));
     let height = u16::try_from(body.len() + 2)
         .unwrap_or(u16::MAX)
         .min(outer.height);
@@ -108,4 +147,12 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, context: Context, theme: Them
         }
         buf.set_line(inner.x, inner.y + dy, line, inner.width);
     }
+}
+
+/// "↑ 3 more", or an empty line when none are cut on that side.
+fn more_line(n: usize, arrow: char, theme: Theme) -> Line<'static> {
+    if n == 0 {
+        return Line::default();
+    }
+    Line::from(Span::styled(format!("{arrow} {n} more"), theme.dim()))
 }

@@ -88,13 +88,34 @@ fn help_over_a_card_100x30() {
 }
 
 #[test]
-fn help_in_a_small_terminal_cuts_with_an_ellipsis_40x12() {
+fn help_in_a_small_terminal_scrolls_40x12() {
     let mut state = ready();
     state.update(Msg::Action(Action::Help));
     let text = screen(&state, 40, 12);
-    assert!(text.contains('…'));
-    assert!(text.contains("any key closes this"));
+    assert!(text.contains("more"), "{text}");
+    assert!(!text.contains("│ ↑ "), "nothing above yet: {text}");
+    assert!(text.contains("↑↓ scroll · other keys close"), "{text}");
     assert_snapshot!(text);
+    let first = keys::Context::Composer.rows('-')[0].keys.clone();
+    assert!(text.contains(&first), "{first}\n{text}");
+    for _ in 0..3 {
+        state.update(Msg::Action(Action::Down));
+    }
+    assert!(state.view.help, "↑/↓ scroll, they do not close it");
+    let scrolled = screen(&state, 40, 12);
+    assert!(scrolled.contains("│ ↑ "), "{scrolled}");
+    assert_ne!(text, scrolled);
+    state.update(Msg::Action(Action::LineStart));
+    assert_eq!(screen(&state, 40, 12), text, "Home goes back to the top");
+    // Far past the end: the last line is at the bottom, nothing below.
+    for _ in 0..500 {
+        state.update(Msg::Action(Action::Down));
+    }
+    let end = screen(&state, 40, 12);
+    assert!(!end.contains("│ ↓ "), "{end}");
+    state.update(Msg::Action(Action::Char('x')));
+    assert!(!state.view.help, "any other key closes it");
+    assert_eq!(state.view.composer.text(), "", "and is not typed");
 }
 
 #[test]

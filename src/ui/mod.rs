@@ -354,6 +354,7 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
             frame.buffer_mut(),
             screen,
             crate::keys::Context::ChatList,
+            ws.help_scroll,
             theme,
         );
         views.hits.push((screen, None));
@@ -567,6 +568,7 @@ fn draw_chat(
             frame.buffer_mut(),
             area,
             crate::keys::Context::of(&state.view.focus),
+            state.view.help_scroll,
             theme,
         );
         view.hits.push((area, None));
