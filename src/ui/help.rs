@@ -18,12 +18,8 @@ const SCROLL_HINT: &str = "↑↓ scroll · other keys close";
 /// The keys column is never wider than this share of the box (1/3).
 const KEYS_SHARE: usize = 3;
 
-/// The lines of the help for `context`, `width` columns wide.
-pub(crate) fn lines(context: Context, width: usize, theme: Theme) -> Vec<Line<'static>> {
-    lines_by_row(context, width, theme).0
-}
-
-/// [`lines`], and the index of the first line of each row of the table.
+/// The lines of the help for `context`, `width` columns wide, and the
+/// index of the first line of each row of the key table.
 fn lines_by_row(context: Context, width: usize, theme: Theme) -> (Vec<Line<'static>>, Vec<usize>) {
     let rows = context.rows('-');
     let keys_w = rows
