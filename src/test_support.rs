@@ -49,3 +49,36 @@ pub(crate) fn command_rule(decision: RuleDecision, command: &str) -> Rule {
         ..rule(decision)
     }
 }
+
+/// A request of `session` about an edit by tool call `tool`, titled
+/// `title`, with allow-once and reject-once options.
+pub(crate) fn edit_request(session: &str, tool: &str, title: &str) -> PermissionRequest {
+    PermissionRequest {
+        session_id: session.into(),
+        tool_call_id: tool.into(),
+        fields: ToolCallFields {
+            title: Some(title.into()),
+            kind: Some(crate::model::ToolKind::Edit),
+            ..Default::default()
+        },
+        options: vec![
+            option("allow-once", "allow-once", OptionKind::AllowOnce),
+            option("reject-once", "reject-once", OptionKind::RejectOnce),
+        ],
+        client: false,
+    }
+}
+
+/// A chat of the agent `demo` in `cwd` whose session `s` is open, idle.
+pub(crate) fn ready_chat(cwd: &str) -> crate::state::ChatState {
+    use crate::model::SessionInfo;
+    use crate::state::{ChatState, Msg};
+    let mut s = ChatState::new("demo", cwd);
+    s.gate.agent_policy.name = "demo".into();
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: None,
+        origin: Default::default(),
+    }));
+    s
+}

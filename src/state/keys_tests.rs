@@ -7,42 +7,14 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::keys::{self, CardCmd, Context};
-use crate::model::{OptionKind, PermissionOption, ToolCallFields, ToolKind};
 
 fn request(tool: &str) -> PermissionRequest {
-    PermissionRequest {
-        session_id: "s".into(),
-        tool_call_id: tool.into(),
-        fields: ToolCallFields {
-            title: Some(format!("Do {tool}")),
-            kind: Some(ToolKind::Edit),
-            ..Default::default()
-        },
-        options: [
-            ("allow-once", OptionKind::AllowOnce),
-            ("reject-once", OptionKind::RejectOnce),
-        ]
-        .into_iter()
-        .map(|(id, kind)| PermissionOption {
-            id: id.into(),
-            name: id.into(),
-            kind,
-        })
-        .collect(),
-        client: false,
-    }
+    crate::test_support::edit_request("s", tool, &format!("Do {tool}"))
 }
 
 /// A ready chat, idle.
 fn idle() -> ChatState {
-    let mut s = ChatState::new("demo", "/w");
-    s.gate.agent_policy.name = "demo".into();
-    s.update(Msg::SessionStarted(SessionInfo {
-        session_id: "s".into(),
-        modes: None,
-        origin: Default::default(),
-    }));
-    s
+    crate::test_support::ready_chat("/w")
 }
 
 /// A ready chat with a turn running.

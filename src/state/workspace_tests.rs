@@ -3,35 +3,12 @@
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::model::{
-    OptionKind, PermissionOption, PermissionOutcome, PermissionRequest, SessionInfo,
-    ToolCallFields, ToolKind,
-};
+use crate::model::{PermissionOutcome, PermissionRequest, SessionInfo};
 use crate::policy::Mode;
 use crate::state::{Connection, RequestId};
 
 fn request(session: &str, tool: &str) -> PermissionRequest {
-    PermissionRequest {
-        session_id: session.into(),
-        tool_call_id: tool.into(),
-        fields: ToolCallFields {
-            title: Some(format!("Edit {tool}")),
-            kind: Some(ToolKind::Edit),
-            ..Default::default()
-        },
-        options: [
-            ("allow-once", OptionKind::AllowOnce),
-            ("reject-once", OptionKind::RejectOnce),
-        ]
-        .into_iter()
-        .map(|(id, kind)| PermissionOption {
-            id: id.into(),
-            name: id.into(),
-            kind,
-        })
-        .collect(),
-        client: false,
-    }
+    crate::test_support::edit_request(session, tool, &format!("Edit {tool}"))
 }
 
 /// A chat with its session open and a turn running.
