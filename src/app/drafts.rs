@@ -32,6 +32,18 @@ impl App {
     /// Append to the history files the prompts each chat remembered since
     /// the last look.
     pub(super) fn flush_history(&mut self) {
+        // The common case (nothing new remembered): no allocation.
+        let fresh = |app: &Self, id: ChatId, remembered: u64| {
+            app.history_saved.get(&id).copied().unwrap_or(0) != remembered
+        };
+        if !self
+            .ws
+            .chats
+            .iter()
+            .any(|slot| fresh(self, slot.id, slot.state.view.drafts.remembered))
+        {
+            return;
+        }
         let ids: Vec<ChatId> = self.ws.chats.iter().map(|slot| slot.id).collect();
         for id in ids {
             let Some(slot) = self.ws.chat(id) else {

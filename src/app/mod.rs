@@ -260,6 +260,14 @@ impl App {
     /// Move what each chat's IO queued (messages, file IO) to the app's
     /// queue and the file worker, chat by chat.
     fn collect_outboxes(&mut self) {
+        // The common case (a streamed chunk queued nothing): no allocation.
+        if self
+            .chats
+            .values()
+            .all(|chat| chat.out.is_empty() && chat.jobs.is_empty())
+        {
+            return;
+        }
         let mut ids: Vec<ChatId> = self.chats.keys().copied().collect();
         ids.sort_unstable();
         for id in ids {
