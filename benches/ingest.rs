@@ -467,6 +467,12 @@ fn main() {
         bench_exec(&rt, floods);
         bench_floor(floods);
     }
+    // `WARDEN_BENCH_ONLY=pipe` runs the whole client over pipes alone (for
+    // a profiler).
+    if std::env::var("WARDEN_BENCH_ONLY").is_ok_and(|only| only == "pipe") {
+        bench_pipe(&rt, 200_000);
+        return;
+    }
     bench_state_only(100_000);
     bench_frame_per_chunk(5_000);
     bench_pipe(&rt, 50_000);
