@@ -400,3 +400,7 @@ pub(super) fn text_chunk(line: &str) -> Option<AgentEvent> {
 #[cfg(test)]
 #[path = "fast_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "fast_attack_tests.rs"]
+mod attack_tests;

@@ -339,3 +339,7 @@ impl App {
 #[cfg(test)]
 #[path = "disk_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "disk_attack_tests.rs"]
+mod attack_tests;

@@ -673,3 +673,7 @@ mod race_tests;
 #[cfg(test)]
 #[path = "fs_resolve_tests.rs"]
 mod resolve_tests;
+
+#[cfg(test)]
+#[path = "fs_walk_attack_tests.rs"]
+mod walk_attack_tests;

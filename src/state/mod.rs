@@ -981,6 +981,8 @@ mod always_tests;
 #[cfg(test)]
 mod coverage_tests;
 #[cfg(test)]
+mod focus_attack_tests;
+#[cfg(test)]
 mod focus_tests;
 #[cfg(test)]
 mod keys_tests;

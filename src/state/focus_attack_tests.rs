@@ -1,0 +1,202 @@
+//! Attacks on the focus: a card arriving or leaving while a modal is open,
+//! a modal replaced by another, a question whose card is gone. No key typed
+//! for one thing may answer a card the user did not mean.
+
+use pretty_assertions::assert_eq;
+
+use super::*;
+use crate::model::{OptionKind, PermissionOption, ToolCallFields, ToolKind};
+
+fn request(tool: &str) -> PermissionRequest {
+    PermissionRequest {
+        session_id: "s".into(),
+        tool_call_id: tool.into(),
+        fields: ToolCallFields {
+            title: Some(format!("Do {tool}")),
+            kind: Some(ToolKind::Edit),
+            ..Default::default()
+        },
+        options: [
+            ("allow-once", OptionKind::AllowOnce),
+            ("reject-once", OptionKind::RejectOnce),
+        ]
+        .into_iter()
+        .map(|(id, kind)| PermissionOption {
+            id: id.into(),
+            name: id.into(),
+            kind,
+        })
+        .collect(),
+        client: false,
+    }
+}
+
+/// A ready chat with a turn running (cards only come during a turn).
+fn busy() -> ChatState {
+    let mut s = ChatState::new("demo", "/w");
+    s.gate.agent_policy.name = "demo".into();
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: None,
+        origin: Default::default(),
+    }));
+    key(&mut s, Action::Paste("go".into()));
+    key(&mut s, Action::Submit);
+    assert!(s.is_busy());
+    s
+}
+
+fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
+    s.update(Msg::Action(action))
+}
+
+fn typed(s: &mut ChatState, text: &str) -> Vec<Effect> {
+    text.chars().flat_map(|c| key(s, Action::Char(c))).collect()
+}
+
+/// Card `id` asks about the tool call `tool`.
+fn card(s: &mut ChatState, id: RequestId, tool: &str) -> Vec<Effect> {
+    s.update(Msg::PermissionRequested {
+        id,
+        request: request(tool),
+    })
+}
+
+/// The agent says the tool call finished: its card is withdrawn.
+fn finished(s: &mut ChatState, tool: &str) -> Vec<Effect> {
+    s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
+        id: tool.into(),
+        fields: ToolCallFields {
+            status: Some(WireStatus::Completed),
+            ..Default::default()
+        },
+    }))
+}
+
+/// The permission answers among the effects, as (id, option picked).
+fn answers(effects: &[Effect]) -> Vec<(RequestId, String)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::RespondPermission { id, outcome } => Some((
+                *id,
+                match outcome {
+                    PermissionOutcome::Selected(option) => option.clone(),
+                    PermissionOutcome::Cancelled => "cancelled".into(),
+                },
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+fn answered(effects: &[Effect], id: RequestId) -> bool {
+    answers(effects).iter().any(|(i, _)| *i == id)
+}
+
+#[test]
+fn approve_all_never_answers_a_card_that_came_after_the_question() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    card(&mut s, 2, "b");
+    key(&mut s, Action::Char('A'));
+    assert!(matches!(s.view.focus.modal, Some(Modal::ConfirmAll(_))));
+    finished(&mut s, "a");
+    card(&mut s, 3, "c");
+    let effects = key(&mut s, Action::Char('y'));
+    assert!(!answered(&effects, 3), "{effects:?}");
+    assert!(
+        s.gate.approvals.iter().any(|a| a.id == 3),
+        "card 3 still waits"
+    );
+}
+
+#[test]
+fn a_reason_whose_card_left_allows_nothing() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    card(&mut s, 2, "b");
+    key(&mut s, Action::Char('r'));
+    assert!(matches!(
+        s.view.focus.modal,
+        Some(Modal::Reason { card: 1, .. })
+    ));
+    finished(&mut s, "a");
+    let mut effects = typed(&mut s, "yay");
+    effects.extend(key(&mut s, Action::Submit));
+    assert!(
+        answers(&effects)
+            .iter()
+            .all(|(_, option)| option != "allow-once"),
+        "{effects:?}"
+    );
+    assert!(!answered(&effects, 2), "card 2 was not the one denied");
+}
+
+#[test]
+fn a_bypass_question_whose_card_left_answers_no_other_card_on_no() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    card(&mut s, 2, "b");
+    key(&mut s, Action::Char('b'));
+    assert!(matches!(s.view.focus.modal, Some(Modal::Confirm(_))));
+    finished(&mut s, "a");
+    let effects = key(&mut s, Action::Char('n'));
+    assert!(answers(&effects).is_empty(), "{effects:?}");
+    assert!(!s.gate.agent_policy.bypass);
+    // The next key is for the cards again, as the user now sees them.
+    assert!(s.gate.approvals.iter().any(|a| a.id == 2));
+}
+
+#[test]
+fn the_last_card_leaving_under_a_question_sends_the_keys_to_the_composer() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    key(&mut s, Action::Char('A'));
+    finished(&mut s, "a");
+    assert_eq!(s.view.focus, Focus::COMPOSER);
+    card(&mut s, 2, "b");
+    // A `y` typed for the gone question: it must not answer card 2 unseen
+    // through a stale modal.
+    assert!(s.view.focus.modal.is_none());
+}
+
+#[test]
+fn the_mode_menu_replacing_a_half_typed_reason_sends_nothing() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    key(&mut s, Action::Char('r'));
+    typed(&mut s, "not th");
+    let effects = key(&mut s, Action::OpenModeMenu);
+    assert!(answers(&effects).is_empty(), "{effects:?}");
+    let effects = key(&mut s, Action::Cancel);
+    assert!(answers(&effects).is_empty(), "{effects:?}");
+    assert!(s.is_busy());
+    assert_eq!(s.gate.approvals.len(), 1, "the card still waits");
+}
+
+#[test]
+fn letters_in_the_mode_menu_answer_no_card_that_arrives_meanwhile() {
+    let mut s = busy();
+    key(&mut s, Action::OpenModeMenu);
+    card(&mut s, 1, "a");
+    let effects = typed(&mut s, "yaA");
+    assert!(answers(&effects).is_empty(), "{effects:?}");
+    assert_eq!(s.gate.approvals.len(), 1);
+}
+
+#[test]
+fn a_card_arriving_while_the_user_types_a_reason_for_another_is_not_answered() {
+    let mut s = busy();
+    card(&mut s, 1, "a");
+    key(&mut s, Action::Char('r'));
+    card(&mut s, 2, "b");
+    let effects = typed(&mut s, "yyyy");
+    assert!(answers(&effects).is_empty(), "{effects:?}");
+    let effects = key(&mut s, Action::Submit);
+    // The reason cancels the turn: card 2 may be cancelled, never allowed.
+    assert!(
+        !answers(&effects).contains(&(2, "allow-once".to_string())),
+        "{effects:?}"
+    );
+}
