@@ -181,13 +181,13 @@ async fn a_decision_log_that_cannot_be_written_is_an_error_line() {
     assert_eq!((decided(&app), self::errors(&app).len()), (2, 2));
 }
 
-#[tokio::test]
-async fn a_record_that_cannot_be_created_is_one_error_line_and_no_resume_hint() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let blocker = dir.path().join("data");
+/// An app whose chats dir lies under a plain file (so no record can be
+/// created; root ignores read-only directories), after one prompt.
+fn prompted_without_a_chats_dir(dir: &Path) -> App {
+    let blocker = dir.join("data");
     std::fs::write(&blocker, "").expect("write");
     let mut app = app(
-        dir.path(),
+        dir,
         ChatOptions {
             chats_dir: Some(blocker.join("chats")),
             ..ChatOptions::default()
@@ -195,6 +195,13 @@ async fn a_record_that_cannot_be_created_is_one_error_line_and_no_resume_hint() 
     );
     app.handle(Msg::Action(Action::Paste("hello".into())));
     app.handle(Msg::Action(Action::Submit));
+    app
+}
+
+#[tokio::test]
+async fn a_record_that_cannot_be_created_is_one_error_line_and_no_resume_hint() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = prompted_without_a_chats_dir(dir.path());
     // Queued, so a hint is due until the writer says otherwise.
     assert_eq!(app.resume_hints().len(), 1);
     app.settle_disk().await;
@@ -285,17 +292,7 @@ async fn quitting_waits_for_the_queued_writes() {
 #[tokio::test]
 async fn quitting_at_once_names_no_record_that_could_not_be_written() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let blocker = dir.path().join("data");
-    std::fs::write(&blocker, "").expect("write");
-    let mut app = app(
-        dir.path(),
-        ChatOptions {
-            chats_dir: Some(blocker.join("chats")),
-            ..ChatOptions::default()
-        },
-    );
-    app.handle(Msg::Action(Action::Paste("hello".into())));
-    app.handle(Msg::Action(Action::Submit));
+    let mut app = prompted_without_a_chats_dir(dir.path());
     // No pump between: the writer's answer is only read on quit.
     app.shutdown().await;
     assert_eq!(app.resume_hints(), Vec::<String>::new());

@@ -16,14 +16,14 @@ use std::fs;
 /// `secret.txt` and `sub/`; warden's settings in `<tmp>/cfg/config.toml`
 /// (with `cfg/sub/`), its decision log `<tmp>/data/decisions.jsonl` and
 /// chat records under `<tmp>/data/chats`.
-struct Home {
+pub(super) struct Home {
     _dir: tempfile::TempDir,
-    base: PathBuf,
-    proj: PathBuf,
-    protected: Protected,
+    pub(super) base: PathBuf,
+    pub(super) proj: PathBuf,
+    pub(super) protected: Protected,
 }
 
-fn home() -> Home {
+pub(super) fn home() -> Home {
     let dir = tempfile::tempdir().expect("tempdir");
     let base = dir.path().canonicalize().expect("canonical tempdir");
     let proj = base.join("proj");
@@ -48,7 +48,7 @@ fn home() -> Home {
 
 impl Home {
     /// Only the project is a root.
-    fn proj_roots(&self) -> Roots {
+    pub(super) fn proj_roots(&self) -> Roots {
         Roots::new(&self.proj, &[]).protecting(self.protected.clone())
     }
 

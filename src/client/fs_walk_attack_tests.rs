@@ -9,41 +9,12 @@ use std::os::unix::fs::symlink;
 
 use super::*;
 
-struct Home {
-    _dir: tempfile::TempDir,
-    base: PathBuf,
-    proj: PathBuf,
-    protected: Protected,
-}
-
-fn home() -> Home {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let base = dir.path().canonicalize().expect("canonical tempdir");
-    let proj = base.join("proj");
-    for sub in ["proj/src", "cfg"] {
-        fs::create_dir_all(base.join(sub)).expect("mkdir");
-    }
-    fs::write(proj.join("src/main.rs"), "fn main() {}\n").expect("write");
-    fs::write(base.join("cfg/config.toml"), "settings\n").expect("write");
-    let protected = Protected::new().settings(&base.join("cfg/config.toml"));
-    Home {
-        _dir: dir,
-        base,
-        proj,
-        protected,
-    }
-}
-
-impl Home {
-    fn roots(&self) -> Roots {
-        Roots::new(&self.proj, &[]).protecting(self.protected.clone())
-    }
-}
+use super::resolve_tests::{Home, home};
 
 /// Wherever `resolve` allows `path`, it names a file inside the project.
 fn inside_or_refused(home: &Home, path: &Path) {
     for for_write in [false, true] {
-        if let Ok(real) = resolve(&home.roots(), path, for_write) {
+        if let Ok(real) = resolve(&home.proj_roots(), path, for_write) {
             assert!(
                 real.starts_with(&home.proj),
                 "{} resolved outside to {}",
@@ -90,17 +61,17 @@ fn a_file_used_as_a_directory_does_not_reach_outside() {
 #[test]
 fn double_slashes_and_trailing_dots_resolve_as_the_plain_path() {
     let home = home();
-    let plain = resolve(&home.roots(), &home.proj.join("src/main.rs"), false).expect("plain");
+    let plain = resolve(&home.proj_roots(), &home.proj.join("src/main.rs"), false).expect("plain");
     for written in ["src//main.rs", "./src/./main.rs", "src/../src//./main.rs"] {
         let path = PathBuf::from(format!("{}//{written}", home.proj.display()));
         assert_eq!(
-            resolve(&home.roots(), &path, false).expect("resolves"),
+            resolve(&home.proj_roots(), &path, false).expect("resolves"),
             plain
         );
     }
     let outside = PathBuf::from(format!("{}//..//cfg/./config.toml", home.proj.display()));
-    assert!(resolve(&home.roots(), &outside, false).is_err());
-    assert!(resolve(&home.roots(), &outside, true).is_err());
+    assert!(resolve(&home.proj_roots(), &outside, false).is_err());
+    assert!(resolve(&home.proj_roots(), &outside, true).is_err());
 }
 
 #[test]
@@ -118,8 +89,8 @@ fn a_very_long_path_ends_without_escaping() {
         up.push("..");
     }
     up.push("cfg/config.toml");
-    assert!(resolve(&home.roots(), &up, false).is_err());
-    assert!(resolve(&home.roots(), &up, true).is_err());
+    assert!(resolve(&home.proj_roots(), &up, false).is_err());
+    assert!(resolve(&home.proj_roots(), &up, true).is_err());
     // Many readings are not built from many `..`s.
     assert!(
         lenient_readings(&path).len() <= 4,
@@ -134,13 +105,13 @@ fn names_that_are_not_utf8_resolve_inside() {
     let name = OsStr::from_bytes(b"caf\xe9\xff.rs");
     let path = home.proj.join("src").join(name);
     fs::write(&path, "x").expect("write");
-    let real = resolve(&home.roots(), &path, false).expect("resolves");
+    let real = resolve(&home.proj_roots(), &path, false).expect("resolves");
     assert_eq!(real, path);
     let up = home
         .proj
         .join(OsStr::from_bytes(b"\xff"))
         .join("../../cfg/config.toml");
-    assert!(resolve(&home.roots(), &up, true).is_err());
+    assert!(resolve(&home.proj_roots(), &up, true).is_err());
 }
 
 #[test]
@@ -150,7 +121,7 @@ fn a_hard_link_to_the_settings_is_protected_by_identity() {
     if fs::hard_link(home.base.join("cfg/config.toml"), &link).is_err() {
         return; // hard links not allowed here (protected_hardlinks)
     }
-    let real = resolve(&home.roots(), &link, true).expect("inside the project");
+    let real = resolve(&home.proj_roots(), &link, true).expect("inside the project");
     assert!(
         matches!(
             home.protected.check_path(&real, Access::Write),
@@ -165,6 +136,6 @@ fn a_directory_named_like_a_protected_file_is_not_the_file() {
     let home = home();
     fs::create_dir_all(home.proj.join("cfg/config.toml")).expect("mkdir");
     let path = home.proj.join("cfg/config.toml/notes.md");
-    let real = resolve(&home.roots(), &path, true).expect("inside the project");
+    let real = resolve(&home.proj_roots(), &path, true).expect("inside the project");
     assert!(home.protected.check_path(&real, Access::Write).is_ok());
 }

@@ -8,12 +8,12 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::model::ToolCallFields;
 
-fn request(tool: &str) -> PermissionRequest {
+pub(super) fn request(tool: &str) -> PermissionRequest {
     crate::test_support::edit_request("s", tool, &format!("Do {tool}"))
 }
 
 /// A ready chat with a turn running (cards only come during a turn).
-fn busy() -> ChatState {
+pub(super) fn busy() -> ChatState {
     let mut s = crate::test_support::ready_chat("/w");
     key(&mut s, Action::Paste("go".into()));
     key(&mut s, Action::Submit);
@@ -21,16 +21,16 @@ fn busy() -> ChatState {
     s
 }
 
-fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
+pub(super) fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
     s.update(Msg::Action(action))
 }
 
-fn typed(s: &mut ChatState, text: &str) -> Vec<Effect> {
+pub(super) fn typed(s: &mut ChatState, text: &str) -> Vec<Effect> {
     text.chars().flat_map(|c| key(s, Action::Char(c))).collect()
 }
 
 /// Card `id` asks about the tool call `tool`.
-fn card(s: &mut ChatState, id: RequestId, tool: &str) -> Vec<Effect> {
+pub(super) fn card(s: &mut ChatState, id: RequestId, tool: &str) -> Vec<Effect> {
     s.update(Msg::PermissionRequested {
         id,
         request: request(tool),
@@ -38,7 +38,7 @@ fn card(s: &mut ChatState, id: RequestId, tool: &str) -> Vec<Effect> {
 }
 
 /// The agent says the tool call finished: its card is withdrawn.
-fn finished(s: &mut ChatState, tool: &str) -> Vec<Effect> {
+pub(super) fn finished(s: &mut ChatState, tool: &str) -> Vec<Effect> {
     s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
         id: tool.into(),
         fields: ToolCallFields {
@@ -49,7 +49,7 @@ fn finished(s: &mut ChatState, tool: &str) -> Vec<Effect> {
 }
 
 /// The permission answers among the effects, as (id, option picked).
-fn answers(effects: &[Effect]) -> Vec<(RequestId, String)> {
+pub(super) fn answers(effects: &[Effect]) -> Vec<(RequestId, String)> {
     effects
         .iter()
         .filter_map(|e| match e {

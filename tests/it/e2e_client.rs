@@ -267,3 +267,31 @@ async fn three_queued_cards_reviewed_by_keyboard() {
     );
     app.shutdown().await;
 }
+
+/// `up/../notes.txt` where `up` links to `a/sub`: the kernel reads
+/// `a/notes.txt`, a tool that applies `..` first reads `notes.txt`. warden
+/// cannot tell which file the agent means: the read is refused, and the
+/// user sees why, as for any refused file call.
+#[tokio::test]
+async fn an_ambiguous_path_is_refused_with_an_error_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = dir.path().canonicalize().expect("canonical");
+    std::fs::create_dir_all(cwd.join("a/sub")).expect("mkdir");
+    std::os::unix::fs::symlink(cwd.join("a/sub"), cwd.join("up")).expect("link");
+    for file in ["notes.txt", "a/notes.txt"] {
+        std::fs::write(cwd.join(file), format!("{file}\n2\n3\n")).expect("seed");
+    }
+    let mut app = started_with(&cwd, logged_options(&cwd, Mode::Default)).await;
+    send(&mut app, "fs-read up/../notes.txt");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert!(text.contains("read failed"), "{text}");
+    let errors = errors(app.state());
+    assert!(
+        errors
+            .iter()
+            .any(|(message, _)| message.starts_with("refused the agent's read")),
+        "{errors:?}"
+    );
+    app.shutdown().await;
+}
