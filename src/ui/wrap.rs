@@ -155,6 +155,75 @@ impl<'o, 'p> Rows<'o, 'p> {
         }
     }
 
+    /// The common case of word wrap: the whole line fits on the first row.
+    /// Then it is that row, trailing spaces dropped, newlines shown as
+    /// spaces, exactly as the word-by-word path would lay it out. Returns
+    /// false, having written nothing, when the line does not fit.
+    fn fits_whole(&mut self, pieces: &[Span<'_>]) -> bool {
+        let mut width = 0;
+        let mut bytes = 0;
+        // The piece and byte after the last character that is not a space.
+        let mut end = None;
+        for (pi, piece) in pieces.iter().enumerate() {
+            let s: &str = &piece.content;
+            if s.is_ascii() {
+                for (i, &b) in s.as_bytes().iter().enumerate() {
+                    width += match b {
+                        b' ' | b'\n' => 1,
+                        0x21..=0x7e => {
+                            end = Some((pi, i + 1));
+                            1
+                        }
+                        _ => {
+                            end = Some((pi, i + 1));
+                            char_width(char::from(b))
+                        }
+                    };
+                }
+            } else {
+                for (i, c) in s.char_indices() {
+                    width += if c == ' ' || c == '\n' {
+                        1
+                    } else {
+                        end = Some((pi, i + c.len_utf8()));
+                        char_width(c)
+                    };
+                }
+            }
+            if width > self.avail {
+                return false;
+            }
+            bytes += s.len();
+        }
+        let Some((last, cut)) = end else {
+            // Only spaces: the row holds its prefix alone.
+            self.finish_in_place();
+            return true;
+        };
+        self.run.reserve(bytes);
+        for (pi, piece) in pieces[..=last].iter().enumerate() {
+            let s: &str = &piece.content;
+            let s = if pi == last { &s[..cut] } else { s };
+            if s.is_empty() {
+                continue;
+            }
+            if s.contains('\n') {
+                self.push(&s.replace('\n', " "), 0, piece.style);
+            } else {
+                self.push(s, 0, piece.style);
+            }
+        }
+        self.finish_in_place();
+        true
+    }
+
+    /// [`Rows::finish`] for a borrowed `Rows`.
+    fn finish_in_place(&mut self) {
+        self.flush_run();
+        let spans = std::mem::take(&mut self.spans);
+        self.out.push(Line::from(spans));
+    }
+
     fn finish(mut self) {
         self.flush_run();
         self.out.push(Line::from(self.spans));
@@ -175,7 +244,24 @@ pub(crate) fn wrap_into(
     width: usize,
     mode: Mode,
 ) {
+    wrap_with(out, pieces, first, rest, width, mode, true);
+}
+
+/// [`wrap_into`]; `whole` tries the one-row shortcut first (tests compare
+/// it against the word-by-word path).
+fn wrap_with(
+    out: &mut Vec<Line<'static>>,
+    pieces: &[Span<'_>],
+    first: &[Span<'static>],
+    rest: &[Span<'static>],
+    width: usize,
+    mode: Mode,
+    whole: bool,
+) {
     let mut rows = Rows::new(out, first, rest, width);
+    if whole && mode == Mode::Word && rows.fits_whole(pieces) {
+        return;
+    }
     match mode {
         Mode::Char => {
             for piece in pieces {
@@ -379,6 +465,40 @@ mod tests {
     #[test]
     fn empty_line_is_one_row() {
         assert_eq!(rows(&[], &[Span::raw("› ")], &[], 10, Mode::Word), ["› "]);
+    }
+
+    /// The one-row shortcut lays a line out exactly as the word-by-word
+    /// path does: the same rows, spans and styles.
+    #[test]
+    fn the_one_row_shortcut_matches_word_by_word() {
+        use proptest::prelude::*;
+        let piece = (
+            proptest::sample::select(vec![
+                "", " ", "  ", "\n", "ab", "a b ", "日本", "x\n y", "\t", "é",
+            ]),
+            0..3u8,
+        );
+        let case = (
+            proptest::collection::vec(piece, 0..6),
+            1..14usize,
+            0..3usize,
+        );
+        proptest!(|((pieces, width, prefix) in case)| {
+            let style = |n: u8| match n {
+                0 => Style::new(),
+                1 => Style::new().bold(),
+                _ => Style::new().italic(),
+            };
+            let pieces: Vec<Span<'_>> =
+                pieces.iter().map(|&(s, n)| Span::styled(s, style(n))).collect();
+            let first = [spaces(prefix)];
+            let rest = [spaces(prefix.min(1))];
+            let mut fast = Vec::new();
+            let mut slow = Vec::new();
+            wrap_with(&mut fast, &pieces, &first, &rest, width, Mode::Word, true);
+            wrap_with(&mut slow, &pieces, &first, &rest, width, Mode::Word, false);
+            prop_assert_eq!(fast, slow);
+        });
     }
 
     #[test]
