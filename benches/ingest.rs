@@ -99,6 +99,32 @@ fn bench_frame_per_chunk(chunks: usize) {
     );
 }
 
+/// The TUI's share of a flood without the pipes (whose CPU varies with
+/// how the two processes are scheduled): the flood's own chunks into the
+/// state, a frame every `per_frame` of them, as the pump coalesces a fast
+/// stream.
+fn bench_coalesced(chunks: u64, per_frame: u64) {
+    let text: Vec<String> = (0..chunks)
+        .map(|i| warden::demo_agent::flood_chunk(i, chunks))
+        .collect();
+    let mut state = ready_state();
+    let mut term = terminal();
+    let mut view = View::new();
+    let start = cpu_time();
+    for (i, chunk) in (1..).zip(text) {
+        state.update(Msg::Update(SessionUpdate::AgentChunk(chunk)));
+        if i % per_frame == 0 {
+            term.draw(|f| ui::draw(f, &state, &mut view)).expect("draw");
+        }
+    }
+    term.draw(|f| ui::draw(f, &state, &mut view)).expect("draw");
+    per_chunk(
+        &format!("state + a frame every {per_frame} chunks (no pipes)"),
+        chunks as usize,
+        cpu_time() - start,
+    );
+}
+
 fn big_state(entries: usize) -> ChatState {
     let mut state = ready_state();
     for i in 0..entries {
@@ -113,7 +139,7 @@ fn big_state(entries: usize) -> ChatState {
                 call.content = vec![ToolContent::Text {
                     text: "running 3 tests\ntest ok\ntest ok\n".into(),
                 }];
-                state.update(Msg::Update(SessionUpdate::ToolCall(call)))
+                state.update(Msg::Update(SessionUpdate::ToolCall(Box::new(call))))
             }
             2 => state.update(Msg::Update(SessionUpdate::ThoughtChunk(format!("thinking about {i}")))),
             _ => {
@@ -473,8 +499,15 @@ fn main() {
         bench_pipe(&rt, 200_000);
         return;
     }
+    if std::env::var("WARDEN_BENCH_ONLY").is_ok_and(|only| only == "tui") {
+        bench_coalesced(200_000, 4_000);
+        bench_coalesced(200_000, 100);
+        return;
+    }
     bench_state_only(100_000);
     bench_frame_per_chunk(5_000);
+    bench_coalesced(200_000, 4_000);
+    bench_coalesced(200_000, 100);
     bench_pipe(&rt, 50_000);
     // A flood of a million small updates (issue 12): memory should follow
     // the transcript's text (64 MiB here), not the number of updates.

@@ -414,9 +414,12 @@ pub enum SessionUpdate {
         thought: bool,
     },
     /// A new tool call.
-    ToolCall(ToolCall),
+    ToolCall(Box<ToolCall>),
     /// A change to a known (or not yet known) tool call.
-    ToolCallUpdate { id: String, fields: ToolCallFields },
+    ToolCallUpdate {
+        id: String,
+        fields: Box<ToolCallFields>,
+    },
     /// The whole plan, replacing the previous one.
     Plan(Vec<PlanEntry>),
     /// Slash commands the agent offers (`available_commands_update`): the whole list.

@@ -124,7 +124,7 @@ impl ClientError {
 }
 
 /// Answers one client call; dropping it answers with an error.
-pub struct ClientResponder(Option<Sink>);
+pub struct ClientResponder(Option<Box<Sink>>);
 
 impl std::fmt::Debug for ClientResponder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -158,7 +158,7 @@ impl ClientResponder {
         let Some(sink) = self.0.take() else {
             return;
         };
-        let sent = match (sink, result) {
+        let sent = match (*sink, result) {
             (Sink::Read(r), Ok(ClientReply::Text(text))) => {
                 r.respond(acp::ReadTextFileResponse::new(text))
             }
@@ -225,7 +225,7 @@ pub(super) fn read(
             line: req.line,
             limit: req.limit,
         },
-        ClientResponder(Some(Sink::Read(r))),
+        ClientResponder(Some(Box::new(Sink::Read(r)))),
     )
 }
 
@@ -239,7 +239,7 @@ pub(super) fn write(
             path: req.path,
             content: req.content,
         },
-        ClientResponder(Some(Sink::Write(r))),
+        ClientResponder(Some(Box::new(Sink::Write(r)))),
     )
 }
 
@@ -256,7 +256,7 @@ pub(super) fn create(
             cwd: req.cwd,
             output_byte_limit: req.output_byte_limit,
         },
-        ClientResponder(Some(Sink::Create(r))),
+        ClientResponder(Some(Box::new(Sink::Create(r)))),
     )
 }
 
@@ -269,7 +269,7 @@ pub(super) fn output(
             session_id: req.session_id.to_string(),
             terminal_id: req.terminal_id.to_string(),
         },
-        ClientResponder(Some(Sink::Output(r))),
+        ClientResponder(Some(Box::new(Sink::Output(r)))),
     )
 }
 
@@ -282,7 +282,7 @@ pub(super) fn wait(
             session_id: req.session_id.to_string(),
             terminal_id: req.terminal_id.to_string(),
         },
-        ClientResponder(Some(Sink::Wait(r))),
+        ClientResponder(Some(Box::new(Sink::Wait(r)))),
     )
 }
 
@@ -295,7 +295,7 @@ pub(super) fn kill(
             session_id: req.session_id.to_string(),
             terminal_id: req.terminal_id.to_string(),
         },
-        ClientResponder(Some(Sink::Kill(r))),
+        ClientResponder(Some(Box::new(Sink::Kill(r)))),
     )
 }
 
@@ -308,6 +308,6 @@ pub(super) fn release(
             session_id: req.session_id.to_string(),
             terminal_id: req.terminal_id.to_string(),
         },
-        ClientResponder(Some(Sink::Release(r))),
+        ClientResponder(Some(Box::new(Sink::Release(r)))),
     )
 }

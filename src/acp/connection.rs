@@ -13,7 +13,7 @@ use super::auth::Auth;
 use super::handle::{Command, OptionValue};
 use super::session::{OpenError, initialize, list_sessions, open_session};
 use super::{
-    AgentEvent, ClientCall, ClientCaps, ClientResponder, PermissionResponder, client_calls,
+    AgentEvent, ClientCall, ClientCaps, ClientResponder, Events, PermissionResponder, client_calls,
     convert, elicitation, raw,
 };
 use crate::model::SessionUpdate;
@@ -23,7 +23,7 @@ pub(super) async fn run_connection(
     caps: ClientCaps,
     auth: Auth,
     commands: mpsc::UnboundedReceiver<Command>,
-    events: mpsc::UnboundedSender<AgentEvent>,
+    events: Events,
     fences: super::fast::Fences,
 ) {
     let notify_events = events.clone();
@@ -31,8 +31,7 @@ pub(super) async fn run_connection(
     let elicitation_events = events.clone();
     let elicitations = Arc::new(std::sync::atomic::AtomicU64::new(1));
     let main_events = events.clone();
-    let forward = |events: &mpsc::UnboundedSender<AgentEvent>,
-                   (call, responder): (ClientCall, ClientResponder)| {
+    let forward = |events: &Events, (call, responder): (ClientCall, ClientResponder)| {
         tracing::debug!(?call, "client call");
         // If the runtime is gone, the responder drops and answers an error.
         let _ = events.send(AgentEvent::Client { call, responder });
@@ -75,7 +74,7 @@ pub(super) async fn run_connection(
                 // If the runtime is gone, the event (and the responder) drops: cancelled.
                 let _ = permission_events.send(AgentEvent::Permission {
                     request: Box::new(domain),
-                    responder: PermissionResponder(Some(responder)),
+                    responder: PermissionResponder(Some(Box::new(responder))),
                 });
                 Ok(())
             },
@@ -161,7 +160,7 @@ async fn serve(
     caps: ClientCaps,
     mut auth: Auth,
     mut commands: mpsc::UnboundedReceiver<Command>,
-    events: mpsc::UnboundedSender<AgentEvent>,
+    events: Events,
 ) {
     let (abilities, mcp_http, mcp_sse, methods, info) = match initialize(&cx, caps).await {
         Ok(initialized) => initialized,

@@ -299,10 +299,10 @@ pub(crate) fn session_update(update: &acp::SessionUpdate) -> SessionUpdate {
             },
             None => SessionUpdate::ThoughtChunk(block_text(&chunk.content)),
         },
-        acp::SessionUpdate::ToolCall(call) => SessionUpdate::ToolCall(tool_call(call)),
+        acp::SessionUpdate::ToolCall(call) => SessionUpdate::ToolCall(Box::new(tool_call(call))),
         acp::SessionUpdate::ToolCallUpdate(update) => SessionUpdate::ToolCallUpdate {
             id: update.tool_call_id.to_string(),
-            fields: tool_fields(update),
+            fields: Box::new(tool_fields(update)),
         },
         acp::SessionUpdate::Plan(plan) => SessionUpdate::Plan(
             plan.entries
@@ -568,11 +568,11 @@ mod tests {
             got,
             SessionUpdate::ToolCallUpdate {
                 id: "pending".into(),
-                fields: ToolCallFields {
+                fields: Box::new(ToolCallFields {
                     kind: Some(ToolKind::Other),
                     status: Some(WireStatus::Completed),
                     ..Default::default()
-                }
+                })
             }
         );
     }

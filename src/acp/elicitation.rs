@@ -27,7 +27,7 @@ pub(crate) const DECLINE: &str = "decline";
 /// Answers one `elicitation/create`; dropping it answers `cancel`.
 #[derive(Debug)]
 pub struct ElicitationResponder {
-    responder: Option<Responder<acp::CreateElicitationResponse>>,
+    responder: Option<Box<Responder<acp::CreateElicitationResponse>>>,
     /// What "accept" sends for a form (its defaults, when they cover every
     /// required field; or what the user filled in); `None` for a url.
     content: Option<Map<String, Value>>,
@@ -90,7 +90,7 @@ pub(crate) fn card(
 ) -> Result<(PermissionRequest, ElicitationResponder), String> {
     let params = serde_json::to_value(request).unwrap_or(Value::Null);
     let mut answer = ElicitationResponder {
-        responder: Some(responder),
+        responder: Some(Box::new(responder)),
         content: None,
         form: false,
     };

@@ -35,9 +35,9 @@ use agent_client_protocol::{Agent, ConnectionTo, Dispatch, HandleDispatchFrom, H
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
-use super::AgentEvent;
+use super::{AgentEvent, Events};
 use crate::model::SessionUpdate;
 
 /// The method of a fence notification (warden's own; never sent to the agent).
@@ -49,7 +49,7 @@ const FENCE_METHOD: &str = "_warden/fence";
 pub(super) struct FastPath(Arc<Shared>);
 
 struct Shared {
-    events: mpsc::UnboundedSender<AgentEvent>,
+    events: Events,
     /// Names this connection's fences, so that the agent cannot pass one.
     token: String,
     /// The id of warden's `initialize` request, once it went out.
@@ -62,7 +62,7 @@ struct Shared {
 
 impl FastPath {
     /// A fast path sending its updates on `events`.
-    pub(super) fn new(events: mpsc::UnboundedSender<AgentEvent>) -> Self {
+    pub(super) fn new(events: Events) -> Self {
         FastPath(Arc::new(Shared {
             events,
             token: uuid::Uuid::new_v4().simple().to_string(),

@@ -85,9 +85,9 @@ const INIT: &str =
     r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
 const INIT_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#;
 
-fn fast() -> (FastPath, mpsc::UnboundedReceiver<AgentEvent>) {
-    let (events, received) = mpsc::unbounded_channel();
-    (FastPath::new(events), received)
+fn fast() -> (FastPath, tokio::sync::mpsc::UnboundedReceiver<AgentEvent>) {
+    let (events, received) = tokio::sync::mpsc::unbounded_channel();
+    (FastPath::new(events.into()), received)
 }
 
 fn chunk_line(text: &str) -> String {

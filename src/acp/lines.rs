@@ -277,7 +277,7 @@ mod tests {
             std::io::Cursor::new(input.to_vec()),
             move |why| seen.lock().expect("lock").push(why),
             closed,
-            &FastPath::new(events),
+            &FastPath::new(events.into()),
         );
         let lines: Vec<String> = stream
             .map(|l| l.expect("no io error"))
@@ -350,7 +350,7 @@ mod tests {
         let (closed, _) = tokio::sync::oneshot::channel();
         let (events, _) = tokio::sync::mpsc::unbounded_channel();
         let output = tokio::io::BufReader::new(output);
-        let stream = incoming(output, |_| {}, closed, &FastPath::new(events));
+        let stream = incoming(output, |_| {}, closed, &FastPath::new(events.into()));
         let writer = tokio::spawn(async move {
             for i in 0..200 {
                 let line = format!("{{\"n\":{i}}}\n");
@@ -373,7 +373,7 @@ mod tests {
         use futures::SinkExt;
         let (client, mut server) = tokio::io::duplex(1024);
         let (events, _) = tokio::sync::mpsc::unbounded_channel();
-        let mut sink = Box::pin(outgoing(client, &FastPath::new(events)));
+        let mut sink = Box::pin(outgoing(client, &FastPath::new(events.into())));
         sink.send("{\"x\":1}".to_string()).await.expect("sent");
         sink.send("{\"y\":2}".to_string()).await.expect("sent");
         drop(sink);

@@ -136,7 +136,7 @@ impl Default for ClientCaps {
 /// The answer is queued on the connection at once, so it reaches the agent
 /// before anything sent after it (a `session/cancel`, say).
 #[derive(Debug)]
-pub struct PermissionResponder(pub(super) Option<Responder<acp::RequestPermissionResponse>>);
+pub struct PermissionResponder(pub(super) Option<Box<Responder<acp::RequestPermissionResponse>>>);
 
 impl PermissionResponder {
     /// Send the answer to the agent.
@@ -299,6 +299,30 @@ pub struct AgentInfo {
     pub version: String,
 }
 
+/// Where a connection's events go. A callback rather than a channel, so
+/// that the runtime can put them straight into its own inbox: a streamed
+/// chunk then takes one hop to the loop, not two and a task's wake-up.
+#[derive(Clone)]
+pub(crate) struct Events(Arc<dyn Fn(AgentEvent) -> bool + Send + Sync>);
+
+impl Events {
+    /// Events handed to `deliver`, which says whether anyone still listens.
+    pub(crate) fn new(deliver: impl Fn(AgentEvent) -> bool + Send + Sync + 'static) -> Self {
+        Events(Arc::new(deliver))
+    }
+
+    /// Deliver `event`; false once nobody listens.
+    pub(crate) fn send(&self, event: AgentEvent) -> bool {
+        (self.0)(event)
+    }
+}
+
+impl From<mpsc::UnboundedSender<AgentEvent>> for Events {
+    fn from(tx: mpsc::UnboundedSender<AgentEvent>) -> Self {
+        Events::new(move |event| tx.send(event).is_ok())
+    }
+}
+
 /// Start the agent and connect to it: it is initialised at once, and
 /// sessions open as [`AgentHandle::open_session`] asks. Events arrive on
 /// `events`; a failure to spawn is returned at once (the command does not
@@ -306,7 +330,7 @@ pub struct AgentInfo {
 pub(crate) fn spawn(
     command: &AgentCommand,
     caps: ClientCaps,
-    events: mpsc::UnboundedSender<AgentEvent>,
+    events: Events,
 ) -> Result<AgentHandle, LaunchError> {
     let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
     let (process, stdin, stdout) =

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use tokio::io::BufReader;
 use tokio::process::{ChildStdin, ChildStdout, Command};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
-use super::{AgentCommand, AgentEvent, STDERR_TAIL};
+use super::{AgentCommand, AgentEvent, Events, STDERR_TAIL};
 
 /// The longest stderr line kept and logged; the rest of a longer one is dropped.
 const STDERR_LINE: usize = 4096;
@@ -50,7 +50,7 @@ impl AgentProcess {
     pub(super) fn spawn(
         command: &AgentCommand,
         tail: Arc<Mutex<VecDeque<String>>>,
-        events: mpsc::UnboundedSender<AgentEvent>,
+        events: Events,
     ) -> Result<(AgentProcess, ChildStdin, ChildStdout), LaunchError> {
         let mut cmd = Command::new(&command.program);
         cmd.args(&command.args)

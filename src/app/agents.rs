@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{App, CANCEL_GRACE, Incoming, forward};
+use super::{App, CANCEL_GRACE, Incoming};
 use crate::acp::{self, AgentAbilities, AgentEvent, AgentHandle, ClientError, LaunchError};
 use crate::model::PermissionOutcome;
 use crate::sanitize::one_line;
@@ -66,9 +66,8 @@ impl App {
         if !self.agents.contains_key(&name) {
             let key = self.next_key;
             self.next_key += 1;
-            let tx = forward(self.inbox_tx.clone(), move |event| {
-                Incoming::Agent(key, event)
-            });
+            let inbox = self.inbox_tx.clone();
+            let tx = acp::Events::new(move |event| inbox.send(Incoming::Agent(key, event)).is_ok());
             let handle = acp::spawn(&chat.command, chat.caps, tx)?;
             if !chat.mcp_servers.is_empty() {
                 handle.set_mcp_servers(chat.mcp_servers.clone());
@@ -346,11 +345,11 @@ impl App {
                     chat.on_terminal_event(event);
                 }
             }
-            Incoming::Settings(done) => self.on_settings_done(done),
+            Incoming::Settings(done) => self.on_settings_done(*done),
             Incoming::Files(id, step) => {
                 // A closed chat's step is dropped: its responder answers an error.
                 if let Some(chat) = self.chats.get_mut(&id) {
-                    chat.on_file_step(step);
+                    chat.on_file_step(*step);
                 }
             }
             Incoming::AgentName(check) => self.on_name_checked(check),
@@ -505,7 +504,7 @@ impl App {
                     id,
                     Msg::PermissionRequested {
                         id: request_id,
-                        request,
+                        request: Box::new(request),
                     },
                 );
             }
@@ -525,7 +524,7 @@ impl App {
                     id,
                     Msg::PermissionRequested {
                         id: request_id,
-                        request: *request,
+                        request,
                     },
                 );
             }

@@ -140,7 +140,7 @@ impl FileWorker {
                 while let Some((id, job)) = rx.recv().await {
                     match tokio::task::spawn_blocking(job).await {
                         Ok(step) => {
-                            if inbox.send(Incoming::Files(id, step)).is_err() {
+                            if inbox.send(Incoming::Files(id, Box::new(step))).is_err() {
                                 break;
                             }
                         }
@@ -521,7 +521,10 @@ impl Chat {
             ],
             client: true,
         };
-        self.out.push_back(Msg::PermissionRequested { id, request });
+        self.out.push_back(Msg::PermissionRequested {
+            id,
+            request: Box::new(request),
+        });
     }
 
     /// The gate decided: the IO (or the refusal) goes to the file worker,
@@ -655,7 +658,7 @@ impl Chat {
         self.out
             .push_back(Msg::Update(SessionUpdate::ToolCallUpdate {
                 id: tool_id(id),
-                fields,
+                fields: Box::new(fields),
             }));
     }
 
@@ -691,7 +694,7 @@ impl Chat {
             self.out
                 .push_back(Msg::Update(SessionUpdate::ToolCallUpdate {
                     id: tool,
-                    fields,
+                    fields: Box::new(fields),
                 }));
         }
     }

@@ -48,7 +48,7 @@ fn app(cwd: &Path, options: ChatOptions) -> App {
 fn ask(app: &mut App, n: u32) {
     app.handle(Msg::PermissionRequested {
         id: u64::from(n),
-        request: PermissionRequest {
+        request: Box::new(PermissionRequest {
             session_id: "s".into(),
             tool_call_id: format!("edit-{n}"),
             fields: ToolCallFields {
@@ -62,7 +62,7 @@ fn ask(app: &mut App, n: u32) {
                 kind: OptionKind::AllowOnce,
             }],
             client: false,
-        },
+        }),
     });
 }
 

@@ -75,11 +75,11 @@ pub enum Incoming {
     /// A chat's terminal output or exit.
     Terminal(ChatId, TerminalEvent),
     /// A settings write finished (on the writer task).
-    Settings(SettingsDone),
+    Settings(Box<SettingsDone>),
     /// A chat's cancelled turn has had [`CANCEL_GRACE`] to end.
     CancelOverdue(ChatId),
     /// A chat's file call: its IO ran off the loop.
-    Files(ChatId, calls::FsStep),
+    Files(ChatId, Box<calls::FsStep>),
     /// The settings file's verdict on the name an agent gave itself.
     AgentName(agents::NameCheck),
     /// A message for a chat from work done off the loop (the file list of
@@ -88,6 +88,17 @@ pub enum Incoming {
     /// What a disk write sent back (see `disk.rs`).
     Disk(DiskDone),
 }
+
+// Every agent event is moved through two channels and the pump: keep the
+// big, rare payloads (tool calls, permission requests, file steps, the SDK's
+// responders) boxed so that a text chunk moves few bytes (as rustc's
+// `static_assert_size!` keeps its hot enums small).
+#[cfg(target_pointer_width = "64")]
+const _: () = {
+    assert!(std::mem::size_of::<Incoming>() <= 160);
+    assert!(std::mem::size_of::<AgentEvent>() <= 144);
+    assert!(std::mem::size_of::<Msg>() <= 104);
+};
 
 /// The running application: every chat's state (the workspace) plus the IO
 /// each needs, and the agent processes they share (one per agent name).

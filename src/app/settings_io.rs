@@ -58,7 +58,7 @@ impl Writer {
                             .map_err(|err| format!("the settings writer failed: {err}"))
                             .and_then(|result| result.map_err(|err| err.to_string()));
                     if inbox
-                        .send(Incoming::Settings(SettingsDone { job, result }))
+                        .send(Incoming::Settings(Box::new(SettingsDone { job, result })))
                         .is_err()
                     {
                         break;

@@ -679,7 +679,7 @@ fn flood(count: Option<&str>) -> Vec<Step> {
 
 /// Chunk `index` (from 0) of a flood of `count`: exactly 64 bytes of ASCII
 /// ending in a newline.
-pub(crate) fn flood_chunk(index: u64, count: u64) -> String {
+pub fn flood_chunk(index: u64, count: u64) -> String {
     const FILL: &str = "the quick brown fox jumps over the lazy dog ";
     let mut chunk = format!("flood {index:>7}/{count:<7} ");
     let mut fill = FILL.chars().cycle();

@@ -46,6 +46,8 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Agent, Error, ErrorCode};
 use tokio_util::sync::CancellationToken;
 
+/// The flood scenario's chunks, for the benches.
+pub use self::builtin::flood_chunk;
 use self::record::{Record, Store};
 use self::scenario::{ClientFeatures, ModeSpec, Scenario, Step};
 use self::script::Runner;

@@ -14,7 +14,7 @@ fn automatic_allows_never_answer_allow_always() {
     let mut s = chat(Mode::Auto);
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "cargo test", only_always()),
+        request: Box::new(shell_request("t1", "cargo test", only_always())),
     });
     assert!(answers(&effects).is_empty(), "Auto: {effects:?}");
     assert_eq!(
@@ -29,7 +29,7 @@ fn automatic_allows_never_answer_allow_always() {
     s.gate.rules = vec![allow];
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "cargo test", only_always()),
+        request: Box::new(shell_request("t1", "cargo test", only_always())),
     });
     assert!(answers(&effects).is_empty(), "rule: {effects:?}");
     assert_eq!(s.gate.approvals.len(), 1);
@@ -39,7 +39,7 @@ fn automatic_allows_never_answer_allow_always() {
     read.options = only_always();
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
-        request: read,
+        request: Box::new(read),
     });
     assert!(answers(&effects).is_empty(), "read: {effects:?}");
     assert_eq!(s.gate.approvals.len(), 1);
@@ -48,7 +48,7 @@ fn automatic_allows_never_answer_allow_always() {
     s.gate.agent_policy.bypass = true;
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "cargo test", only_always()),
+        request: Box::new(shell_request("t1", "cargo test", only_always())),
     });
     assert!(answers(&effects).is_empty(), "bypass: {effects:?}");
     // A chat grant.
@@ -61,12 +61,12 @@ fn automatic_allows_never_answer_allow_always() {
     )];
     let covered = s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "cargo test", options()),
+        request: Box::new(shell_request("t1", "cargo test", options())),
     });
     assert_eq!(answers(&covered), vec![(1, selected("allow-once"))]);
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
-        request: shell_request("t2", "cargo test", only_always()),
+        request: Box::new(shell_request("t2", "cargo test", only_always())),
     });
     assert!(answers(&effects).is_empty(), "grant: {effects:?}");
     // --on-ask allow never sends allow_always either: it denies.
@@ -74,7 +74,7 @@ fn automatic_allows_never_answer_allow_always() {
     s.gate.headless = Some(OnAsk::Allow);
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "cargo test", only_always()),
+        request: Box::new(shell_request("t1", "cargo test", only_always())),
     });
     assert_eq!(answers(&effects), vec![(1, selected("reject"))]);
 }
@@ -85,7 +85,7 @@ fn picking_the_agents_always_answers_once_and_grants_for_this_chat() {
         let mut s = chat(Mode::Default);
         s.update(Msg::PermissionRequested {
             id: 1,
-            request: shell_request("t1", "cargo test --lib", options()),
+            request: Box::new(shell_request("t1", "cargo test --lib", options())),
         });
         let effects = key(&mut s, pick.clone());
         assert_eq!(
@@ -100,12 +100,12 @@ fn picking_the_agents_always_answers_once_and_grants_for_this_chat() {
         // The grant covers the same program and subcommand, nothing else.
         let later = s.update(Msg::PermissionRequested {
             id: 2,
-            request: shell_request("t2", "cargo test --doc", options()),
+            request: Box::new(shell_request("t2", "cargo test --doc", options())),
         });
         assert_eq!(answers(&later), vec![(2, selected("allow-once"))]);
         let other = s.update(Msg::PermissionRequested {
             id: 3,
-            request: shell_request("t3", "rm -rf target", options()),
+            request: Box::new(shell_request("t3", "rm -rf target", options())),
         });
         assert!(answers(&other).is_empty(), "another command asks");
     }
@@ -113,7 +113,7 @@ fn picking_the_agents_always_answers_once_and_grants_for_this_chat() {
     let mut s = chat(Mode::Default);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "cargo test", options()),
+        request: Box::new(shell_request("t1", "cargo test", options())),
     });
     key(&mut s, Action::Down);
     let effects = key(&mut s, Action::Submit);
@@ -134,7 +134,7 @@ fn with_only_always_on_offer_y_waits_and_the_explicit_pick_is_sent_with_a_warnin
     let mut s = chat(Mode::Default);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "cargo test", only_always()),
+        request: Box::new(shell_request("t1", "cargo test", only_always())),
     });
     for k in ['y', 'a', 'b'] {
         assert!(answers(&key(&mut s, Action::Char(k))).is_empty(), "{k}");
@@ -168,7 +168,7 @@ fn switch_mode_answers_only_an_option_that_keeps_the_agent_asking() {
         let mut s = chat(Mode::Plan);
         s.update(Msg::PermissionRequested {
             id: 1,
-            request: exit_plan(exit_plan_options()),
+            request: Box::new(exit_plan(exit_plan_options())),
         });
         let effects = key(&mut s, pick.clone());
         assert_eq!(answers(&effects), vec![(1, selected(want))], "{pick:?}");
@@ -177,7 +177,7 @@ fn switch_mode_answers_only_an_option_that_keeps_the_agent_asking() {
     let mut s = chat(Mode::Plan);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: exit_plan(vec![
+        request: Box::new(exit_plan(vec![
             option(
                 "bypassPermissions",
                 "Yes, and bypass permissions",
@@ -185,7 +185,7 @@ fn switch_mode_answers_only_an_option_that_keeps_the_agent_asking() {
             ),
             option("yolo", "Yes", OptionKind::AllowOnce),
             option("plan", "No, keep planning", OptionKind::RejectOnce),
-        ]),
+        ])),
     });
     for k in ['1', '2', 'y'] {
         assert!(answers(&key(&mut s, Action::Char(k))).is_empty(), "{k}");

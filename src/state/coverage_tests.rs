@@ -39,7 +39,7 @@ fn a_read_never_covers_a_write_of_its_path() {
     );
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
-        request: read,
+        request: Box::new(read),
     });
     assert_eq!(
         answers(&effects),
@@ -48,7 +48,7 @@ fn a_read_never_covers_a_write_of_its_path() {
     );
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
-        request: client_write("/w/victim.txt"),
+        request: Box::new(client_write("/w/victim.txt")),
     });
     assert!(answers(&effects).is_empty(), "the write asks: {effects:?}");
     assert_eq!(s.gate.approvals.len(), 1);
@@ -62,11 +62,11 @@ fn a_read_never_covers_a_write_of_its_path() {
     );
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: read,
+        request: Box::new(read),
     });
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
-        request: client_write("/w/victim.txt"),
+        request: Box::new(client_write("/w/victim.txt")),
     });
     assert_eq!(answers(&effects), vec![(2, selected("reject"))]);
 }
@@ -78,7 +78,7 @@ fn a_search_naming_a_command_never_covers_its_terminal() {
     search.fields.raw_input = Some(serde_json::json!({ "command": "touch x" }));
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: search,
+        request: Box::new(search),
     });
     // A search that runs more than a read asks like a command; allowed, it
     // still covers nothing.
@@ -86,7 +86,7 @@ fn a_search_naming_a_command_never_covers_its_terminal() {
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
-        request: client_terminal("2", "touch x"),
+        request: Box::new(client_terminal("2", "touch x")),
     });
     assert!(answers(&effects).is_empty(), "{effects:?}");
 }
@@ -98,17 +98,17 @@ fn an_allowed_edit_covers_one_write_of_exactly_its_path() {
     let edit = with_location(request("t", ToolKind::Edit, "Edit a.rs"), "./src/../a.rs");
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: edit,
+        request: Box::new(edit),
     });
     key(&mut s, Action::Char('y'));
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
-        request: client_write("/w/a.rs"),
+        request: Box::new(client_write("/w/a.rs")),
     });
     assert_eq!(answers(&effects), vec![(2, selected("allow"))]);
     let effects = s.update(Msg::PermissionRequested {
         id: 3,
-        request: client_write("/w/a.rs"),
+        request: Box::new(client_write("/w/a.rs")),
     });
     assert!(answers(&effects).is_empty(), "a scope is used once");
 }
@@ -119,7 +119,7 @@ fn deny_and_ask_rules_apply_to_a_covered_call() {
     let edit = with_location(request("t", ToolKind::Edit, "Edit a.rs"), "/w/a.rs");
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: edit,
+        request: Box::new(edit),
     });
     key(&mut s, Action::Char('y'));
     let mut deny = crate::policy::Rule::new(crate::policy::RuleDecision::Deny);
@@ -128,7 +128,7 @@ fn deny_and_ask_rules_apply_to_a_covered_call() {
     s.gate.rules = vec![deny];
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
-        request: client_write("/w/a.rs"),
+        request: Box::new(client_write("/w/a.rs")),
     });
     assert_eq!(answers(&effects), vec![(2, selected("reject"))]);
 
@@ -136,7 +136,7 @@ fn deny_and_ask_rules_apply_to_a_covered_call() {
     let edit = with_location(request("t", ToolKind::Edit, "Edit a.rs"), "/w/a.rs");
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: edit,
+        request: Box::new(edit),
     });
     key(&mut s, Action::Char('y'));
     let mut ask_rule = crate::policy::Rule::new(crate::policy::RuleDecision::Ask);
@@ -144,7 +144,7 @@ fn deny_and_ask_rules_apply_to_a_covered_call() {
     s.gate.rules = vec![ask_rule];
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
-        request: client_write("/w/a.rs"),
+        request: Box::new(client_write("/w/a.rs")),
     });
     assert!(
         answers(&effects).is_empty(),
@@ -158,17 +158,17 @@ fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
     let mut s = chat(Mode::Default);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "echo a && echo b", options()),
+        request: Box::new(shell_request("t1", "echo a && echo b", options())),
     });
     key(&mut s, Action::Char('y'));
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
-        request: client_terminal("2", "/bin/sh -lc 'echo a && echo b'"),
+        request: Box::new(client_terminal("2", "/bin/sh -lc 'echo a && echo b'")),
     });
     assert_eq!(answers(&effects), vec![(2, selected("allow"))]);
     let effects = s.update(Msg::PermissionRequested {
         id: 3,
-        request: client_terminal("3", "echo a && echo b"),
+        request: Box::new(client_terminal("3", "echo a && echo b")),
     });
     assert!(answers(&effects).is_empty(), "the second run asks again");
 
@@ -178,19 +178,19 @@ fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
     argv.fields.raw_input = Some(serde_json::json!({ "command": ["bash", "-lc", "touch x"] }));
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: argv,
+        request: Box::new(argv),
     });
     key(&mut s, Action::Char('y'));
     let other = s.update(Msg::PermissionRequested {
         id: 2,
-        request: client_terminal("2", "touch y"),
+        request: Box::new(client_terminal("2", "touch y")),
     });
     assert!(answers(&other).is_empty());
     s.gate.approvals.clear();
     s.view.focus = Focus::COMPOSER;
     let same = s.update(Msg::PermissionRequested {
         id: 3,
-        request: client_terminal("3", "touch x"),
+        request: Box::new(client_terminal("3", "touch x")),
     });
     assert_eq!(answers(&same), vec![(3, selected("allow"))]);
 
@@ -198,7 +198,7 @@ fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
     let mut s = chat(Mode::Default);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "cargo test", options()),
+        request: Box::new(shell_request("t1", "cargo test", options())),
     });
     key(&mut s, Action::Char('y'));
     let mut env = client_terminal("2", "cargo test");
@@ -208,7 +208,7 @@ fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
     assert!(
         answers(&s.update(Msg::PermissionRequested {
             id: 2,
-            request: env
+            request: Box::new(env)
         }))
         .is_empty()
     );
@@ -218,7 +218,7 @@ fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
     assert!(
         answers(&s.update(Msg::PermissionRequested {
             id: 3,
-            request: elsewhere
+            request: Box::new(elsewhere)
         }))
         .is_empty()
     );
@@ -230,12 +230,12 @@ fn an_execute_request_with_an_unknown_command_never_covers() {
     let req = request("t1", ToolKind::Execute, "Shell");
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: req,
+        request: Box::new(req),
     });
     key(&mut s, Action::Char('y'));
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
-        request: client_terminal("2", "touch x"),
+        request: Box::new(client_terminal("2", "touch x")),
     });
     assert!(answers(&effects).is_empty(), "{effects:?}");
 }
@@ -247,14 +247,14 @@ fn allow_for_this_chat_covers_the_program_and_subcommand_only() {
     let mut s = chat(Mode::Default);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "cargo test --lib", options()),
+        request: Box::new(shell_request("t1", "cargo test --lib", options())),
     });
     let effects = key(&mut s, Action::Char('a'));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     let decide = |s: &mut ChatState, id: RequestId, command: &str| {
         let effects = s.update(Msg::PermissionRequested {
             id,
-            request: shell_request(&format!("t{id}"), command, options()),
+            request: Box::new(shell_request(&format!("t{id}"), command, options())),
         });
         s.gate.approvals.clear();
         s.view.focus = Focus::COMPOSER;
@@ -278,13 +278,13 @@ fn allow_for_this_chat_through_a_wrapper_covers_only_that_command() {
     let mut s = chat(Mode::Default);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request("t1", "bash -c 'cargo test'", options()),
+        request: Box::new(shell_request("t1", "bash -c 'cargo test'", options())),
     });
     key(&mut s, Action::Char('a'));
     let decide = |s: &mut ChatState, id: RequestId, command: &str| {
         let effects = s.update(Msg::PermissionRequested {
             id,
-            request: shell_request(&format!("t{id}"), command, options()),
+            request: Box::new(shell_request(&format!("t{id}"), command, options())),
         });
         s.gate.approvals.clear();
         s.view.focus = Focus::COMPOSER;
@@ -298,13 +298,13 @@ fn allow_for_this_chat_through_a_wrapper_covers_only_that_command() {
     let mut s = chat(Mode::Default);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: request("t1", ToolKind::Execute, "Shell"),
+        request: Box::new(request("t1", ToolKind::Execute, "Shell")),
     });
     let effects = key(&mut s, Action::Char('a'));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     let again = s.update(Msg::PermissionRequested {
         id: 2,
-        request: request("t2", ToolKind::Execute, "Shell"),
+        request: Box::new(request("t2", ToolKind::Execute, "Shell")),
     });
     assert!(answers(&again).is_empty());
 }
@@ -320,13 +320,13 @@ fn opencode_filepath_and_codex_changes_are_paths_an_edit_covers() {
         edit.fields.raw_input = Some(raw.clone());
         s.update(Msg::PermissionRequested {
             id: 1,
-            request: edit,
+            request: Box::new(edit),
         });
         assert_eq!(s.gate.approvals[0].view.paths(), ["/w/hello.txt"], "{raw}");
         key(&mut s, Action::Char('y'));
         let effects = s.update(Msg::PermissionRequested {
             id: 2,
-            request: client_write("/w/hello.txt"),
+            request: Box::new(client_write("/w/hello.txt")),
         });
         assert_eq!(answers(&effects), vec![(2, selected("allow"))], "{raw}");
     }
@@ -337,7 +337,7 @@ fn an_allow_once_sharing_its_id_with_allow_always_is_never_sent_automatically() 
     let mut s = chat(Mode::Auto);
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
-        request: shell_request(
+        request: Box::new(shell_request(
             "t1",
             "cargo test",
             vec![
@@ -345,7 +345,7 @@ fn an_allow_once_sharing_its_id_with_allow_always_is_never_sent_automatically() 
                 option("ok", "Allow", OptionKind::AllowOnce),
                 option("no", "Reject", OptionKind::RejectOnce),
             ],
-        ),
+        )),
     });
     assert!(answers(&effects).is_empty(), "{effects:?}");
     assert_eq!(s.gate.approvals.len(), 1);

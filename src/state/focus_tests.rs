@@ -33,7 +33,7 @@ pub(super) fn typed(s: &mut ChatState, text: &str) -> Vec<Effect> {
 pub(super) fn card(s: &mut ChatState, id: RequestId, tool: &str) -> Vec<Effect> {
     s.update(Msg::PermissionRequested {
         id,
-        request: request(tool),
+        request: Box::new(request(tool)),
     })
 }
 
@@ -41,10 +41,10 @@ pub(super) fn card(s: &mut ChatState, id: RequestId, tool: &str) -> Vec<Effect> 
 pub(super) fn finished(s: &mut ChatState, tool: &str) -> Vec<Effect> {
     s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
         id: tool.into(),
-        fields: ToolCallFields {
+        fields: Box::new(ToolCallFields {
             status: Some(WireStatus::Completed),
             ..Default::default()
-        },
+        }),
     }))
 }
 
@@ -328,7 +328,7 @@ fn letters_typed_into_a_form_whose_card_was_withdrawn_never_answer_another_card(
     form.options[0].id = "accept".into();
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: form,
+        request: Box::new(form),
     });
     card(&mut s, 2, "b");
     key(&mut s, Action::Char('y'));

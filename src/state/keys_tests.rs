@@ -52,7 +52,7 @@ fn ctrl_c_on_a_card_during_a_turn_cancels_the_turn_and_answers_the_card() {
     let mut s = busy();
     s.update(Msg::PermissionRequested {
         id: 7,
-        request: request("t1"),
+        request: Box::new(request("t1")),
     });
     assert_eq!(s.view.focus, Focus::CARDS);
     let effects = ctrl_c(&mut s, Instant::now());
@@ -107,7 +107,7 @@ fn ctrl_c_in_a_field_backs_out_as_esc() {
     let mut s = busy();
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: request("t1"),
+        request: Box::new(request("t1")),
     });
     key(&mut s, Action::Char('r'));
     assert!(matches!(s.view.focus.modal, Some(Modal::Reason { .. })));
@@ -143,7 +143,7 @@ fn question_mark_on_a_card_shows_the_card_keys() {
     let mut s = busy();
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: request("t1"),
+        request: Box::new(request("t1")),
     });
     key(&mut s, Action::Char('?'));
     assert!(s.view.help);
@@ -169,11 +169,11 @@ fn every_card_key_of_the_table_does_what_the_table_says() {
             let mut s = busy();
             s.update(Msg::PermissionRequested {
                 id: 1,
-                request: request("t1"),
+                request: Box::new(request("t1")),
             });
             s.update(Msg::PermissionRequested {
                 id: 2,
-                request: request("t2"),
+                request: Box::new(request("t2")),
             });
             let before = s.clone();
             let effects = key(&mut s, Action::Char(c));
@@ -210,7 +210,7 @@ fn unbound_letters_on_a_card_say_which_keys_answer() {
     let mut s = busy();
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: request("t1"),
+        request: Box::new(request("t1")),
     });
     key(&mut s, Action::Char('z'));
     assert_eq!(

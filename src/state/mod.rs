@@ -156,7 +156,7 @@ pub enum Msg {
     /// The agent asks permission; the runtime holds the responder under `id`.
     PermissionRequested {
         id: RequestId,
-        request: PermissionRequest,
+        request: Box<PermissionRequest>,
     },
     /// The agent answered `session/prompt`.
     TurnEnded(StopReason),
@@ -524,7 +524,7 @@ impl ChatState {
             msg @ (Msg::SettingsChanged { .. } | Msg::SettingsWriteFailed(_)) => {
                 self.on_settings(msg)
             }
-            Msg::PermissionRequested { id, request } => self.on_permission(id, request),
+            Msg::PermissionRequested { id, request } => self.on_permission(id, *request),
             Msg::CancelOverdue(grace)
                 if self.session.turn.as_ref().is_some_and(|t| t.cancelling) =>
             {
@@ -703,7 +703,7 @@ impl ChatState {
                 .session
                 .transcript
                 .push_message_chunk(&message_id, &text, thought),
-            SessionUpdate::ToolCall(call) => self.session.transcript.upsert_tool(call),
+            SessionUpdate::ToolCall(call) => self.session.transcript.upsert_tool(*call),
             SessionUpdate::ToolCallUpdate { id, fields } => {
                 self.session.transcript.update_tool(&id, &fields)
             }

@@ -254,7 +254,7 @@ fn a_restart_moves_the_new_session_again() {
 fn edit(id: RequestId, tool: &str) -> Msg {
     Msg::PermissionRequested {
         id,
-        request: PermissionRequest {
+        request: Box::new(PermissionRequest {
             session_id: "s".into(),
             tool_call_id: tool.into(),
             fields: ToolCallFields {
@@ -275,7 +275,7 @@ fn edit(id: RequestId, tool: &str) -> Msg {
                 },
             ],
             client: false,
-        },
+        }),
     }
 }
 

@@ -56,7 +56,7 @@ pub(super) fn chat(mode: Mode) -> ChatState {
 pub(super) fn ask(s: &mut ChatState, id: RequestId, tool: &str, kind: ToolKind) -> Vec<Effect> {
     s.update(Msg::PermissionRequested {
         id,
-        request: request(tool, kind, &format!("Do {tool}")),
+        request: Box::new(request(tool, kind, &format!("Do {tool}"))),
     })
 }
 
@@ -243,10 +243,10 @@ fn stale_cards_are_answered_cancelled_and_removed() {
     ask(&mut s, 2, "b", ToolKind::Edit);
     let effects = s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
         id: "a".into(),
-        fields: ToolCallFields {
+        fields: Box::new(ToolCallFields {
             status: Some(WireStatus::Completed),
             ..Default::default()
-        },
+        }),
     }));
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
     assert_eq!(
@@ -334,7 +334,7 @@ fn allow_for_this_chat_grants_same_kind_and_tool_and_redecides_the_queue() {
     ask(&mut s, 1, "a", ToolKind::Edit);
     s.update(Msg::PermissionRequested {
         id: 2,
-        request: request("b", ToolKind::Edit, "Do other"),
+        request: Box::new(request("b", ToolKind::Edit, "Do other")),
     });
     ask(&mut s, 3, "c", ToolKind::Delete);
     // Card 1's tool is "Do" (the title's first word); card 2's too.
@@ -383,7 +383,7 @@ fn switch_mode_approved_in_plan_moves_the_chat_to_default() {
     let mut s = chat(Mode::Plan);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: exit_plan(exit_plan_options()),
+        request: Box::new(exit_plan(exit_plan_options())),
     });
     assert_eq!(
         s.gate.approvals.len(),
@@ -542,7 +542,7 @@ fn keep_as_rule_offers_an_editable_pattern_and_appends_it() {
     req.fields.raw_input = Some(serde_json::json!({"command": "cargo test --all"}));
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: req,
+        request: Box::new(req),
     });
     key(&mut s, Action::Char('p'));
     let Some(Modal::KeepRule(field)) = &s.view.focus.modal else {
@@ -659,19 +659,19 @@ fn a_client_write_covered_by_an_allowed_edit_needs_no_second_card() {
     }]);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: edit,
+        request: Box::new(edit),
     });
     key(&mut s, Action::Char('y'));
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
-        request: client_write("/w/a.rs"),
+        request: Box::new(client_write("/w/a.rs")),
     });
     assert_eq!(answers(&effects), vec![(2, selected("allow"))]);
     assert!(s.gate.approvals.is_empty());
     // Another path is not covered: a card.
     let effects = s.update(Msg::PermissionRequested {
         id: 3,
-        request: client_write("/w/b.rs"),
+        request: Box::new(client_write("/w/b.rs")),
     });
     assert!(answers(&effects).is_empty());
     assert_eq!(s.gate.approvals.len(), 1);
@@ -680,7 +680,7 @@ fn a_client_write_covered_by_an_allowed_edit_needs_no_second_card() {
     s.session.turn = Some(Turn { cancelling: false });
     let effects = s.update(Msg::PermissionRequested {
         id: 4,
-        request: client_write("/w/a.rs"),
+        request: Box::new(client_write("/w/a.rs")),
     });
     assert!(answers(&effects).is_empty(), "a new turn asks again");
 }
@@ -690,7 +690,7 @@ fn plan_refuses_every_client_write_even_a_covered_one() {
     let mut s = chat(Mode::Plan);
     let effects = s.update(Msg::PermissionRequested {
         id: 1,
-        request: client_write("/w/a.rs"),
+        request: Box::new(client_write("/w/a.rs")),
     });
     assert_eq!(answers(&effects), vec![(1, selected("reject"))]);
 }

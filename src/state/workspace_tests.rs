@@ -45,7 +45,7 @@ fn ask(ws: &mut Workspace, chat: ChatId, id: RequestId, tool: &str) -> Vec<WsEff
         chat,
         Msg::PermissionRequested {
             id,
-            request: request(&session, tool),
+            request: Box::new(request(&session, tool)),
         },
     ))
 }
@@ -502,7 +502,7 @@ mod random {
                         open.insert((chat, id));
                         ws.update(WsMsg::Chat(chat, Msg::PermissionRequested {
                             id,
-                            request: request(&session, &format!("t{id}")),
+                            request: Box::new(request(&session, &format!("t{id}"))),
                         }))
                     }
                     Op::Key(action) => ws.update(WsMsg::Action(action)),

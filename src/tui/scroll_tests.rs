@@ -393,7 +393,7 @@ fn a_card_appearing_and_going_keeps_the_screen_right() {
         chat,
         Msg::PermissionRequested {
             id: 1,
-            request: edit("s0", "call-1"),
+            request: Box::new(edit("s0", "call-1")),
         },
     ));
     rig.frame(&ws, "the card appears");

@@ -100,11 +100,11 @@ fn three() -> Workspace {
     prompt(&mut a, "Fix the flaky config test on CI");
     a.update(Msg::PermissionRequested {
         id: 1,
-        request: edit("sa", "call-1", "src/config.rs"),
+        request: Box::new(edit("sa", "call-1", "src/config.rs")),
     });
     a.update(Msg::PermissionRequested {
         id: 2,
-        request: edit("sa", "call-2", "tests/config.rs"),
+        request: Box::new(edit("sa", "call-2", "tests/config.rs")),
     });
     assert_eq!(a.gate.approvals.len(), 2);
     ws.add_chat(a);
@@ -360,7 +360,7 @@ fn several_chats_waiting_say_how_many_more() {
     let mut d = chat("gemini", "sd", Mode::Default);
     d.update(Msg::PermissionRequested {
         id: 9,
-        request: edit("sd", "call-9", "README.md"),
+        request: Box::new(edit("sd", "call-9", "README.md")),
     });
     ws.add_chat(d);
     key(&mut ws, Action::GoToChat(3));

@@ -17,7 +17,7 @@ fn a_rule_decision_line_in_the_transcript_80x16() {
     state.gate.rules = vec![command_rule(RuleDecision::Allow, "cargo test*")];
     state.update(Msg::PermissionRequested {
         id: 1,
-        request: request(
+        request: Box::new(request(
             "call-test",
             ToolCallFields {
                 title: Some("cargo test".into()),
@@ -27,7 +27,7 @@ fn a_rule_decision_line_in_the_transcript_80x16() {
                 ..Default::default()
             },
             claude_options(),
-        ),
+        )),
     });
     assert!(state.gate.approvals.is_empty(), "the rule answers");
     assert_snapshot!(screen(&state, 80, 16));

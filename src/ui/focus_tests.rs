@@ -15,10 +15,10 @@ fn a_reason_whose_card_was_withdrawn_says_so_under_the_card_now_shown() {
     assert!(text.contains(REASON_PROMPT.trim_end()), "{text}");
     state.update(Msg::Update(SessionUpdate::ToolCallUpdate {
         id: "call-edit".into(),
-        fields: ToolCallFields {
+        fields: Box::new(ToolCallFields {
             status: Some(WireStatus::Completed),
             ..Default::default()
-        },
+        }),
     }));
     assert!(matches!(
         state.view.focus.modal,

@@ -200,7 +200,10 @@ pub(super) fn agent_modes() -> AgentModes {
 pub(super) fn asking(requests: Vec<PermissionRequest>) -> ChatState {
     let mut state = chat(None);
     for (id, req) in (1..).zip(requests) {
-        state.update(Msg::PermissionRequested { id, request: req });
+        state.update(Msg::PermissionRequested {
+            id,
+            request: Box::new(req),
+        });
     }
     assert!(!state.gate.approvals.is_empty(), "the policy asks");
     state
@@ -464,11 +467,11 @@ fn agent_text_on_a_card_is_made_visible() {
     }));
     state.update(Msg::PermissionRequested {
         id: 1,
-        request: req.clone(),
+        request: Box::new(req.clone()),
     });
     state.update(Msg::PermissionRequested {
         id: 2,
-        request: req,
+        request: Box::new(req),
     });
     let mut term = terminal(100, 40);
     let mut view = view();
@@ -644,10 +647,12 @@ fn the_diff_comes_from_the_transcript_when_the_request_has_none() {
     let mut call = crate::model::ToolCall::placeholder("call-edit");
     call.kind = ToolKind::Edit;
     call.content = diff.clone().unwrap_or_default();
-    state.update(Msg::Update(crate::model::SessionUpdate::ToolCall(call)));
+    state.update(Msg::Update(crate::model::SessionUpdate::ToolCall(
+        Box::new(call),
+    )));
     state.update(Msg::PermissionRequested {
         id: 1,
-        request: req,
+        request: Box::new(req),
     });
     let mut term = terminal(100, 60);
     let mut view = view();
@@ -817,7 +822,7 @@ fn card_exit_plan_shows_the_option_really_sent_100x36() {
     let mut state = chat(Some(agent_modes()));
     state.update(Msg::PermissionRequested {
         id: 1,
-        request: req,
+        request: Box::new(req),
     });
     let text = screen(&state, 100, 36);
     assert_eq!(

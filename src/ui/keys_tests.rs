@@ -31,7 +31,7 @@ fn with_card() -> ChatState {
     state.update(Msg::Action(Action::Submit));
     state.update(Msg::PermissionRequested {
         id: 1,
-        request: PermissionRequest {
+        request: Box::new(PermissionRequest {
             session_id: "s1".into(),
             tool_call_id: "call-1".into(),
             fields: ToolCallFields {
@@ -51,7 +51,7 @@ fn with_card() -> ChatState {
             })
             .collect(),
             client: false,
-        },
+        }),
     });
     state
 }

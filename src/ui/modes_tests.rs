@@ -58,7 +58,7 @@ fn two_cards(agent: &str) -> ChatState {
     ]) {
         state.update(Msg::PermissionRequested {
             id,
-            request: request(tool, title, ToolKind::Edit),
+            request: Box::new(request(tool, title, ToolKind::Edit)),
         });
     }
     assert_eq!(state.gate.approvals.len(), 2);

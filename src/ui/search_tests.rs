@@ -326,7 +326,7 @@ fn a_card_arriving_during_a_search_never_takes_the_searchs_keys() {
         }
         s.update(Msg::PermissionRequested {
             id: 1,
-            request: edit_request(),
+            request: Box::new(edit_request()),
         });
         assert_eq!(s.gate.approvals.len(), 1);
         // "y" (allow) and "n" (deny) are the card's keys: here they are the
@@ -382,7 +382,7 @@ fn ctrl_f_over_a_cards_reason_field_does_not_open_the_search() {
     let mut s = working();
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: edit_request(),
+        request: Box::new(edit_request()),
     });
     assert_eq!(
         s.view.focus,
@@ -415,7 +415,7 @@ fn a_card_arriving_during_the_history_search_never_takes_its_keys() {
     );
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: edit_request(),
+        request: Box::new(edit_request()),
     });
     for c in ['y', 'e', 's'] {
         let effects = act(&mut s, Action::Char(c));

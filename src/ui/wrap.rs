@@ -160,59 +160,57 @@ impl<'o, 'p> Rows<'o, 'p> {
     /// spaces, exactly as the word-by-word path would lay it out. Returns
     /// false, having written nothing, when the line does not fit.
     fn fits_whole(&mut self, pieces: &[Span<'_>]) -> bool {
-        let mut width = 0;
-        let mut bytes = 0;
-        // The piece and byte after the last character that is not a space.
-        let mut end = None;
-        for (pi, piece) in pieces.iter().enumerate() {
-            let s: &str = &piece.content;
-            if s.is_ascii() {
-                for (i, &b) in s.as_bytes().iter().enumerate() {
-                    width += match b {
-                        b' ' | b'\n' => 1,
-                        0x21..=0x7e => {
-                            end = Some((pi, i + 1));
-                            1
-                        }
-                        _ => {
-                            end = Some((pi, i + 1));
-                            char_width(char::from(b))
-                        }
-                    };
-                }
-            } else {
-                for (i, c) in s.char_indices() {
-                    width += if c == ' ' || c == '\n' {
-                        1
-                    } else {
-                        end = Some((pi, i + c.len_utf8()));
-                        char_width(c)
-                    };
-                }
-            }
-            if width > self.avail {
-                return false;
-            }
-            bytes += s.len();
-        }
-        let Some((last, cut)) = end else {
-            // Only spaces: the row holds its prefix alone.
-            self.finish_in_place();
-            return true;
+        let Some(end) = one_row(pieces, self.avail) else {
+            return false;
         };
-        self.run.reserve(bytes);
-        for (pi, piece) in pieces[..=last].iter().enumerate() {
-            let s: &str = &piece.content;
-            let s = if pi == last { &s[..cut] } else { s };
-            if s.is_empty() {
-                continue;
-            }
-            if s.contains('\n') {
-                self.push(&s.replace('\n', " "), 0, piece.style);
-            } else {
-                self.push(s, 0, piece.style);
+        if let Some((last, cut)) = end {
+            self.run
+                .reserve(pieces.iter().map(|p| p.content.len()).sum::<usize>());
+            for (pi, piece) in pieces[..=last].iter().enumerate() {
+                let s: &str = &piece.content;
+                let s = if pi == last { &s[..cut] } else { s };
+                if s.is_empty() {
+                    continue;
+                }
+                if s.contains('\n') {
+                    self.push(&s.replace('\n', " "), 0, piece.style);
+                } else {
+                    self.push(s, 0, piece.style);
+                }
             }
         }
+        self.finish_in_place();
+        true
+    }
+
+    /// [`Rows::fits_whole`] taking the pieces' text instead of copying it
+    /// (the pieces are left empty either way).
+    fn fits_whole_owned(&mut self, pieces: &mut Vec<Span<'static>>) -> bool {
+        let Some(end) = one_row(pieces, self.avail) else {
+            return false;
+        };
+        let prefix = self.spans.len();
+        if let Some((last, cut)) = end {
+            for (pi, mut piece) in pieces.drain(..=last).enumerate() {
+                if pi == last {
+                    piece.content.to_mut().truncate(cut);
+                }
+                if piece.content.is_empty() {
+                    continue;
+                }
+                if piece.content.contains('\n') {
+                    piece.content = piece.content.replace('\n', " ").into();
+                }
+                let merged = self.spans.len() > prefix;
+                match self.spans.last_mut() {
+                    Some(prev) if merged && prev.style == piece.style => {
+                        prev.content.to_mut().push_str(&piece.content);
+                    }
+                    _ => self.spans.push(piece),
+                }
+            }
+        }
+        pieces.clear();
         self.finish_in_place();
         true
     }
@@ -230,6 +228,43 @@ impl<'o, 'p> Rows<'o, 'p> {
     }
 }
 
+/// Whether a line fits on one row of `avail` columns: `None` when it does
+/// not; else where its text ends without its trailing spaces (the piece
+/// and the byte after its last character that is not a space), `None` when
+/// it is all spaces. A newline counts as a space, as word wrap treats it.
+#[allow(clippy::option_option)]
+fn one_row(pieces: &[Span<'_>], avail: usize) -> Option<Option<(usize, usize)>> {
+    let mut width = 0;
+    let mut end = None;
+    for (pi, piece) in pieces.iter().enumerate() {
+        let s: &str = &piece.content;
+        let bytes = s.as_bytes();
+        // Printable ASCII and newlines, the bulk of it: a column per byte.
+        if bytes
+            .iter()
+            .all(|&b| b == b'\n' || (b' '..=b'~').contains(&b))
+        {
+            width += bytes.len();
+            if let Some(i) = bytes.iter().rposition(|&b| b != b' ' && b != b'\n') {
+                end = Some((pi, i + 1));
+            }
+        } else {
+            for (i, c) in s.char_indices() {
+                width += if c == ' ' || c == '\n' {
+                    1
+                } else {
+                    end = Some((pi, i + c.len_utf8()));
+                    char_width(c)
+                };
+            }
+        }
+        if width > avail {
+            return None;
+        }
+    }
+    Some(end)
+}
+
 /// A run of characters of one class inside one piece: (piece, start, end).
 type Seg = (usize, usize, usize);
 
@@ -245,6 +280,24 @@ pub(crate) fn wrap_into(
     mode: Mode,
 ) {
     wrap_with(out, pieces, first, rest, width, mode, true);
+}
+
+/// [`wrap_into`] for pieces the caller gives up: a line that fits its row
+/// keeps their text instead of copying it. `pieces` is left empty.
+pub(crate) fn wrap_owned(
+    out: &mut Vec<Line<'static>>,
+    pieces: &mut Vec<Span<'static>>,
+    first: &[Span<'static>],
+    rest: &[Span<'static>],
+    width: usize,
+) {
+    let mut rows = Rows::new(out, first, rest, width);
+    if rows.fits_whole_owned(pieces) {
+        return;
+    }
+    drop(rows);
+    wrap_with(out, pieces, first, rest, width, Mode::Word, false);
+    pieces.clear();
 }
 
 /// [`wrap_into`]; `whole` tries the one-row shortcut first (tests compare
@@ -467,8 +520,9 @@ mod tests {
         assert_eq!(rows(&[], &[Span::raw("› ")], &[], 10, Mode::Word), ["› "]);
     }
 
-    /// The one-row shortcut lays a line out exactly as the word-by-word
-    /// path does: the same rows, spans and styles.
+    /// The one-row shortcut, copying or taking the pieces' text, lays a
+    /// line out exactly as the word-by-word path does: the same rows,
+    /// spans and styles.
     #[test]
     fn the_one_row_shortcut_matches_word_by_word() {
         use proptest::prelude::*;
@@ -495,9 +549,17 @@ mod tests {
             let rest = [spaces(prefix.min(1))];
             let mut fast = Vec::new();
             let mut slow = Vec::new();
+            let mut owned = Vec::new();
             wrap_with(&mut fast, &pieces, &first, &rest, width, Mode::Word, true);
             wrap_with(&mut slow, &pieces, &first, &rest, width, Mode::Word, false);
-            prop_assert_eq!(fast, slow);
+            let mut given: Vec<Span<'static>> = pieces
+                .iter()
+                .map(|p| Span::styled(p.content.to_string(), p.style))
+                .collect();
+            wrap_owned(&mut owned, &mut given, &first, &rest, width);
+            prop_assert_eq!(&fast, &slow);
+            prop_assert_eq!(&owned, &slow);
+            prop_assert!(given.is_empty());
         });
     }
 

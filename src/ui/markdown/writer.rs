@@ -5,7 +5,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::super::theme::Theme;
-use super::super::wrap::{Mode, spaces, spans_width, str_width, wrap_into};
+use super::super::wrap::{Mode, spaces, spans_width, str_width, wrap_into, wrap_owned};
 use crate::sanitize::{one_line, visible};
 
 /// Indentation of code block lines.
@@ -170,15 +170,7 @@ impl Writer {
         }
         self.pay();
         let (first, rest) = self.prefixes();
-        wrap_into(
-            &mut self.out,
-            &self.inline,
-            &first,
-            &rest,
-            self.width,
-            Mode::Word,
-        );
-        self.inline.clear();
+        wrap_owned(&mut self.out, &mut self.inline, &first, &rest, self.width);
         self.mark_used();
     }
 
