@@ -495,8 +495,13 @@ fn main() {
     }
     // `WARDEN_BENCH_ONLY=pipe` runs the whole client over pipes alone (for
     // a profiler).
+    // `WARDEN_BENCH_PIPE=N` sets its flood (200,000 by default).
     if std::env::var("WARDEN_BENCH_ONLY").is_ok_and(|only| only == "pipe") {
-        bench_pipe(&rt, 200_000);
+        let chunks = std::env::var("WARDEN_BENCH_PIPE")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(200_000);
+        bench_pipe(&rt, chunks);
         return;
     }
     if std::env::var("WARDEN_BENCH_ONLY").is_ok_and(|only| only == "tui") {

@@ -16,6 +16,7 @@ use ratatui::text::Line;
 
 use super::theme::Theme;
 
+mod plain;
 mod stream;
 mod writer;
 
@@ -28,6 +29,14 @@ fn options() -> Options {
 
 /// Render a whole markdown document to rows of at most `width` columns.
 pub(crate) fn render(src: &str, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    if let Some(rows) = plain::render(src, width) {
+        return rows;
+    }
+    parsed(src, width, theme)
+}
+
+/// [`render`] through the markdown parser, always.
+fn parsed(src: &str, width: usize, theme: Theme) -> Vec<Line<'static>> {
     let mut writer = Writer::new(width, theme);
     for event in Parser::new_ext(src, options()) {
         writer.event(event);
@@ -215,6 +224,93 @@ mod tests {
     fn entities_and_controls_are_made_visible() {
         let lines = md("a &#27;[31m b \u{1b}[0m `\u{7}`", 40);
         assert_eq!(lines, ["a ␛[31m b ␛[0m ␇"]);
+    }
+
+    /// Text the plain path takes renders exactly as the parser renders it;
+    /// anything it cannot be sure of goes to the parser.
+    #[test]
+    fn plain_text_renders_as_the_parser_renders_it() {
+        use proptest::prelude::*;
+        let word = proptest::sample::select(vec![
+            "word",
+            "a",
+            "Long-word",
+            "x",
+            "12",
+            "é",
+            "日本",
+            "(x)",
+            "a.",
+            "b,",
+            "it's",
+            "\"q\"",
+            "1.",
+            "-",
+            "*",
+            "_a_",
+            "`c`",
+            "[l](u)",
+            "<b>",
+            "&amp;",
+            "\\",
+            "|",
+            "~~s~~",
+            "#",
+            "===",
+            "---",
+            "  ",
+            " ",
+            "\t",
+            "\r",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{202e}",
+            "\u{85}",
+            "\u{0}",
+            "!",
+            "@",
+            "%",
+            "$",
+            "^",
+            "{",
+            "}",
+            "=",
+            "+",
+            ":",
+            ";",
+            "?",
+            "/",
+        ]);
+        let line = proptest::collection::vec(word, 0..8).prop_map(|w| w.join(" "));
+        let doc = proptest::collection::vec(line, 0..8).prop_map(|l| l.join("\n"));
+        let taken = std::cell::Cell::new(0);
+        proptest!(ProptestConfig::with_cases(2000), |(doc in doc, width in 1..30usize)| {
+            if let Some(rows) = plain::render(&doc, width) {
+                taken.set(taken.get() + 1);
+                prop_assert_eq!(rows, parsed(&doc, width, theme()), "{:?}", doc);
+            }
+        });
+        assert!(
+            taken.get() > 100,
+            "the plain path took only {} documents",
+            taken.get()
+        );
+        // Each of these goes to the parser.
+        for doc in [
+            "a\n===",
+            "a *b*",
+            "a\n  b",
+            "a\n\n    code",
+            "a | b\n--|--",
+            "a\r\nb",
+            "a\tb",
+        ] {
+            assert_eq!(plain::render(doc, 40), None, "{doc:?}");
+        }
+        assert_eq!(
+            text(&render("one\ntwo  \n\n\nthree\n", 40, theme())),
+            ["one", "two", "", "three"]
+        );
     }
 
     pub(super) const DOCS: &[&str] = &[
