@@ -311,6 +311,10 @@ mod tests {
             text(&render("one\ntwo  \n\n\nthree\n", 40, theme())),
             ["one", "two", "", "three"]
         );
+        // Characters that steer a terminal are made visible on this path too.
+        let steering = "Bidi \u{202e}x and a C1 CSI \u{9b}31m here";
+        let rows = plain::render(steering, 80).expect("plain text");
+        assert_eq!(text(&rows), ["Bidi <U+202E>x and a C1 CSI <U+009B>31m here"]);
     }
 
     pub(super) const DOCS: &[&str] = &[
