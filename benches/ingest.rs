@@ -511,8 +511,6 @@ fn main() {
     }
     bench_state_only(100_000);
     bench_frame_per_chunk(5_000);
-    bench_coalesced(200_000, 4_000);
-    bench_coalesced(200_000, 100);
     bench_pipe(&rt, 50_000);
     // A flood of a million small updates (issue 12): memory should follow
     // the transcript's text (64 MiB here), not the number of updates.
@@ -524,6 +522,9 @@ fn main() {
     if flood > 0 {
         bench_pipe(&rt, flood);
     }
+    // After the floods, whose memory figures these would blur.
+    bench_coalesced(200_000, 4_000);
+    bench_coalesced(200_000, 100);
     bench_frames(100);
     bench_frames(100_000);
     bench_decide();

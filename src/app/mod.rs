@@ -43,7 +43,7 @@ pub use settings_io::SettingsDone;
 pub(crate) use signals::QuitSignals;
 pub use tui_loop::{FRAME, FrameClock, run_tui};
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -107,7 +107,8 @@ pub struct App {
     pub ws: Workspace,
     /// Messages for the workspace, applied in order by [`App::pump`].
     queue: VecDeque<WsMsg>,
-    chats: HashMap<ChatId, Chat>,
+    /// Each chat's IO, by id (ordered: a few chats, looked up on every event).
+    chats: BTreeMap<ChatId, Chat>,
     agents: HashMap<String, AgentSlot>,
     next_key: u64,
     /// Every [`Incoming`] event arrives here.
@@ -131,7 +132,7 @@ pub struct App {
     /// A terminal login to run in the foreground (see [`App::take_login`]).
     login: Option<(ChatId, Option<String>)>,
     /// Per chat, how many remembered prompts are in the history file.
-    history_saved: HashMap<ChatId, u64>,
+    history_saved: BTreeMap<ChatId, u64>,
     /// Updates for sessions not known yet (see `early.rs`).
     early: early::Early,
 }
@@ -155,7 +156,7 @@ impl App {
         let mut app = App {
             ws: Workspace::new(vec![command.name.clone()]),
             queue: VecDeque::new(),
-            chats: HashMap::new(),
+            chats: BTreeMap::new(),
             agents: HashMap::new(),
             next_key: 0,
             writer: settings_io::Writer::new(inbox_tx.clone()),
@@ -169,7 +170,7 @@ impl App {
             last_alert: None,
             editor: None,
             login: None,
-            history_saved: HashMap::new(),
+            history_saved: BTreeMap::new(),
             early: early::Early::new(),
         };
         app.add_chat(command, options);
@@ -279,8 +280,8 @@ impl App {
         {
             return;
         }
-        let mut ids: Vec<ChatId> = self.chats.keys().copied().collect();
-        ids.sort_unstable();
+        // In id order (the map is ordered).
+        let ids: Vec<ChatId> = self.chats.keys().copied().collect();
         for id in ids {
             let Some(chat) = self.chats.get_mut(&id) else {
                 continue;

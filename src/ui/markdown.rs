@@ -314,7 +314,10 @@ mod tests {
         // Characters that steer a terminal are made visible on this path too.
         let steering = "Bidi \u{202e}x and a C1 CSI \u{9b}31m here";
         let rows = plain::render(steering, 80).expect("plain text");
-        assert_eq!(text(&rows), ["Bidi <U+202E>x and a C1 CSI <U+009B>31m here"]);
+        assert_eq!(
+            text(&rows),
+            ["Bidi <U+202E>x and a C1 CSI <U+009B>31m here"]
+        );
     }
 
     pub(super) const DOCS: &[&str] = &[
