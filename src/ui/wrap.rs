@@ -240,10 +240,7 @@ fn one_row(pieces: &[Span<'_>], avail: usize) -> Option<Option<(usize, usize)>> 
         let s: &str = &piece.content;
         let bytes = s.as_bytes();
         // Printable ASCII and newlines, the bulk of it: a column per byte.
-        if bytes
-            .iter()
-            .all(|&b| b == b'\n' || (b' '..=b'~').contains(&b))
-        {
+        if crate::sanitize::plain_ascii(bytes) {
             width += bytes.len();
             if let Some(i) = bytes.iter().rposition(|&b| b != b' ' && b != b'\n') {
                 end = Some((pi, i + 1));
