@@ -89,10 +89,10 @@ pub enum Incoming {
     Disk(DiskDone),
 }
 
-// Every agent event is moved through two channels and the pump: keep the
-// big, rare payloads (tool calls, permission requests, file steps, the SDK's
-// responders) boxed so that a text chunk moves few bytes (as rustc's
-// `static_assert_size!` keeps its hot enums small).
+// Every agent event is moved through the inbox's channel and into the pump:
+// the big, rare payloads (tool calls, permission requests, file steps, the
+// SDK's responders) are boxed so that a text chunk moves few bytes (as
+// rustc's `static_assert_size!` keeps its hot enums small).
 #[cfg(target_pointer_width = "64")]
 const _: () = {
     assert!(std::mem::size_of::<Incoming>() <= 160);
