@@ -174,7 +174,7 @@ fn bench_frames(entries: usize) {
 }
 
 /// The whole client: SDK decoding, state, coalesced frames, over real pipes.
-fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
+fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) -> Duration {
     rt.block_on(async {
         let mut app = App::new(demo_command());
         app.start_agent().expect("demo agent");
@@ -188,7 +188,7 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
             .all(|c| matches!(c.state.session.connection, Connection::Ready { .. }))
         {
             let Some(event) = app.next_agent_event().await else {
-                return;
+                return Duration::ZERO;
             };
             app.on_agent_event(event);
         }
@@ -231,14 +231,15 @@ fn bench_pipe(rt: &tokio::runtime::Runtime, chunks: usize) {
             peak_rss_mib()
         );
         app.shutdown().await;
-    });
+        cpu
+    })
 }
 
 /// `warden exec` in this process (the demo agent is a child process, its
 /// CPU not counted): from spawning the agent to the end of a turn of
 /// `flood N`, the text written to `/dev/null` through a line writer as
 /// stdout is.
-fn bench_exec(rt: &tokio::runtime::Runtime, chunks: usize) {
+fn bench_exec(rt: &tokio::runtime::Runtime, chunks: usize) -> Duration {
     rt.block_on(async {
         let mut app = App::new(demo_command());
         let start = cpu_time();
@@ -269,7 +270,8 @@ fn bench_exec(rt: &tokio::runtime::Runtime, chunks: usize) {
             peak_rss_mib()
         );
         app.shutdown().await;
-    });
+        cpu
+    })
 }
 
 fn demo_command() -> AgentCommand {
@@ -348,7 +350,7 @@ fn flood_lines(chunks: usize) -> Vec<String> {
 
 /// The parse floor: the flood's lines parsed with serde_json alone, into
 /// the schema's typed notification and into a `Value`.
-fn bench_floor(chunks: usize) {
+fn bench_floor(lines: &[String]) -> Duration {
     use agent_client_protocol::v1::schema::SessionNotification;
     #[derive(serde::Deserialize)]
     #[allow(dead_code)]
@@ -357,17 +359,16 @@ fn bench_floor(chunks: usize) {
         method: String,
         params: SessionNotification,
     }
-    let lines = flood_lines(chunks);
-    assert_eq!(lines.len(), chunks);
+    let chunks = lines.len();
     let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
     let start = cpu_time();
-    for line in &lines {
+    for line in lines {
         let note: Notification = serde_json::from_str(line).expect("typed");
         std::hint::black_box(note);
     }
     let typed = cpu_time() - start;
     let start = cpu_time();
-    for line in &lines {
+    for line in lines {
         let value: serde_json::Value = serde_json::from_str(line).expect("value");
         std::hint::black_box(value);
     }
@@ -378,6 +379,13 @@ fn bench_floor(chunks: usize) {
         typed.as_secs_f64() * 1000.0,
         value.as_secs_f64() * 1000.0
     );
+    typed
+}
+
+/// The median of a few runs.
+fn median(mut runs: Vec<Duration>) -> Duration {
+    runs.sort_unstable();
+    runs[runs.len() / 2]
 }
 
 /// `policy::decide` over a mix of requests against a dozen rules.
@@ -484,18 +492,9 @@ fn main() {
         .build()
         .expect("runtime");
     println!("warden ingest/render benchmark (CPU time of this process)");
-    // First, while this process is small: its peak memory is exec's.
-    let floods = std::env::var("WARDEN_BENCH_EXEC")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(100_000usize);
-    if floods > 0 {
-        bench_exec(&rt, floods);
-        bench_floor(floods);
-    }
-    // `WARDEN_BENCH_ONLY=pipe` runs the whole client over pipes alone (for
-    // a profiler).
-    // `WARDEN_BENCH_PIPE=N` sets its flood (200,000 by default).
+    // `WARDEN_BENCH_ONLY=pipe` runs the whole client over pipes alone, for
+    // a profiler (`WARDEN_BENCH_PIPE=N` chunks, 200,000 by default);
+    // `WARDEN_BENCH_ONLY=tui` the runs without pipes.
     if std::env::var("WARDEN_BENCH_ONLY").is_ok_and(|only| only == "pipe") {
         let chunks = std::env::var("WARDEN_BENCH_PIPE")
             .ok()
@@ -508,6 +507,34 @@ fn main() {
         bench_coalesced(200_000, 4_000);
         bench_coalesced(200_000, 100);
         return;
+    }
+    // `WARDEN_BENCH_EXEC=N` sets the flood of exec, the floor and the TUI path (0 skips them).
+    let floods = std::env::var("WARDEN_BENCH_EXEC")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000usize);
+    if floods > 0 {
+        // Against the floor: three runs of each, interleaved, so that the
+        // shared machine's noise falls on all of them alike. The first exec
+        // run comes before anything else grows this process: its peak
+        // memory is exec's.
+        let mut exec = vec![bench_exec(&rt, floods)];
+        let lines = flood_lines(floods);
+        assert_eq!(lines.len(), floods);
+        let (mut floor, mut tui) = (Vec::new(), Vec::new());
+        for round in 0..3 {
+            if round > 0 {
+                exec.push(bench_exec(&rt, floods));
+            }
+            floor.push(bench_floor(&lines));
+            tui.push(bench_pipe(&rt, floods));
+        }
+        let floor = median(floor).as_secs_f64();
+        println!(
+            "against the typed parse floor (medians of 3): exec {:.2}x, the TUI path {:.2}x",
+            median(exec).as_secs_f64() / floor,
+            median(tui).as_secs_f64() / floor
+        );
     }
     bench_state_only(100_000);
     bench_frame_per_chunk(5_000);
