@@ -228,14 +228,17 @@ impl<'o, 'p> Rows<'o, 'p> {
     }
 }
 
-/// Whether a line fits on one row of `avail` columns: `None` when it does
-/// not; else where its text ends without its trailing spaces (the piece
-/// and the byte after its last character that is not a space), `None` when
-/// it is all spaces. A newline counts as a space, as word wrap treats it.
-#[allow(clippy::option_option)]
-fn one_row(pieces: &[Span<'_>], avail: usize) -> Option<Option<(usize, usize)>> {
+/// Where the text of a line that fits one row ends, its trailing spaces
+/// dropped: `(piece, byte)`, the byte after its last character that is not
+/// a space; `None` when it is all spaces.
+type TextEnd = Option<(usize, usize)>;
+
+/// Whether a line fits on one row of `avail` columns (`None` when it does
+/// not), and where its text ends. A newline counts as a space, as word wrap
+/// treats it.
+fn one_row(pieces: &[Span<'_>], avail: usize) -> Option<TextEnd> {
     let mut width = 0;
-    let mut end = None;
+    let mut end: TextEnd = None;
     for (pi, piece) in pieces.iter().enumerate() {
         let s: &str = &piece.content;
         let bytes = s.as_bytes();
