@@ -45,15 +45,9 @@ fn invisible(c: char) -> bool {
     )
 }
 
-/// Whether `bytes` are all printable ASCII or newlines. Checked 32 bytes
-/// at a time with no early exit inside, which the compiler turns into
-/// vector instructions (a plain `all` stops at every byte).
+/// Whether `bytes` are all printable ASCII or newlines.
 pub(crate) fn plain_ascii(bytes: &[u8]) -> bool {
-    bytes.chunks(32).all(|chunk| {
-        chunk.iter().fold(true, |ok, &b| {
-            ok & (b.wrapping_sub(b' ') < 0x5f || b == b'\n')
-        })
-    })
+    crate::text::every_byte(bytes, |b| b.wrapping_sub(b' ') < 0x5f || b == b'\n')
 }
 
 /// The text with every unsafe character replaced by a visible stand-in:

@@ -344,8 +344,8 @@ impl App {
 }
 
 /// A sender whose messages reach the app's inbox, each wrapped by `wrap`
-/// (an agent's events with its spawn key, a chat's terminal events with its
-/// id), in order.
+/// (a chat's terminal events with its id), in order. (An agent's events
+/// need no task between: `acp::Events` puts them in the inbox at once.)
 pub(super) fn forward<T>(
     inbox: mpsc::UnboundedSender<Incoming>,
     wrap: impl Fn(T) -> Incoming + Send + 'static,

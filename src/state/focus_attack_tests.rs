@@ -73,8 +73,8 @@ fn the_last_card_leaving_under_a_question_sends_the_keys_to_the_composer() {
     finished(&mut s, "a");
     assert_eq!(s.view.focus, Focus::COMPOSER);
     card(&mut s, 2, "b");
-    // A `y` typed for the gone question: it must not answer card 2 unseen
-    // through a stale modal.
+    // No stale modal is left for a key meant for the gone question: card 2
+    // is answered only as the card it is, in plain sight.
     assert!(s.view.focus.modal.is_none());
 }
 

@@ -163,23 +163,15 @@ impl<'o, 'p> Rows<'o, 'p> {
         let Some(end) = one_row(pieces, self.avail) else {
             return false;
         };
-        if let Some((last, cut)) = end {
-            self.run
-                .reserve(pieces.iter().map(|p| p.content.len()).sum::<usize>());
-            for (pi, piece) in pieces[..=last].iter().enumerate() {
-                let s: &str = &piece.content;
-                let s = if pi == last { &s[..cut] } else { s };
-                if s.is_empty() {
-                    continue;
-                }
-                if s.contains('\n') {
-                    self.push(&s.replace('\n', " "), 0, piece.style);
-                } else {
-                    self.push(s, 0, piece.style);
-                }
-            }
-        }
-        self.finish_in_place();
+        let kept = end.map_or(0, |(last, _)| last + 1);
+        self.put_row(pieces[..kept].iter().enumerate().map(|(pi, piece)| {
+            let s: &str = &piece.content;
+            let s = match end {
+                Some((last, cut)) if pi == last => &s[..cut],
+                _ => s,
+            };
+            (Cow::Owned(s.to_owned()), piece.style)
+        }));
         true
     }
 
@@ -189,30 +181,40 @@ impl<'o, 'p> Rows<'o, 'p> {
         let Some(end) = one_row(pieces, self.avail) else {
             return false;
         };
+        let kept = end.map_or(0, |(last, _)| last + 1);
+        self.put_row(pieces.drain(..kept).enumerate().map(|(pi, mut piece)| {
+            if let Some((last, cut)) = end
+                && pi == last
+            {
+                piece.content.to_mut().truncate(cut);
+            }
+            (piece.content, piece.style)
+        }));
+        pieces.clear();
+        true
+    }
+
+    /// Finish the row with `texts` after its prefix: empty ones skipped,
+    /// newlines shown as spaces, neighbours of one style in one span (as
+    /// [`Rows::push`] joins them).
+    fn put_row(&mut self, texts: impl Iterator<Item = (Cow<'static, str>, Style)>) {
         let prefix = self.spans.len();
-        if let Some((last, cut)) = end {
-            for (pi, mut piece) in pieces.drain(..=last).enumerate() {
-                if pi == last {
-                    piece.content.to_mut().truncate(cut);
+        for (mut text, style) in texts {
+            if text.is_empty() {
+                continue;
+            }
+            if text.contains('\n') {
+                text = text.replace('\n', " ").into();
+            }
+            let joined = self.spans.len() > prefix;
+            match self.spans.last_mut() {
+                Some(prev) if joined && prev.style == style => {
+                    prev.content.to_mut().push_str(&text);
                 }
-                if piece.content.is_empty() {
-                    continue;
-                }
-                if piece.content.contains('\n') {
-                    piece.content = piece.content.replace('\n', " ").into();
-                }
-                let merged = self.spans.len() > prefix;
-                match self.spans.last_mut() {
-                    Some(prev) if merged && prev.style == piece.style => {
-                        prev.content.to_mut().push_str(&piece.content);
-                    }
-                    _ => self.spans.push(piece),
-                }
+                _ => self.spans.push(Span::styled(text, style)),
             }
         }
-        pieces.clear();
         self.finish_in_place();
-        true
     }
 
     /// [`Rows::finish`] for a borrowed `Rows`.

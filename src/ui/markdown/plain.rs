@@ -33,15 +33,10 @@ const INERT_BYTES: [bool; 256] = {
 /// Whether `line` is a line of a paragraph that renders as its own text:
 /// it starts with a letter (so no block starts there: no list, heading,
 /// quote, fence, rule, indented code or HTML), and holds only letters,
-/// digits, non-ASCII characters and [`INERT`] punctuation. (Checked 32
-/// bytes at a time with no early exit inside, as `sanitize::plain_ascii`.)
+/// digits, non-ASCII characters and [`INERT`] punctuation.
 fn inert(line: &str) -> bool {
     line.starts_with(char::is_alphabetic)
-        && line.as_bytes().chunks(32).all(|chunk| {
-            chunk
-                .iter()
-                .fold(true, |ok, &b| ok & INERT_BYTES[usize::from(b)])
-        })
+        && crate::text::every_byte(line.as_bytes(), |b| INERT_BYTES[usize::from(b)])
 }
 
 /// The rows of `src` when every line is blank or [`inert`]; `None` when
