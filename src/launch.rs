@@ -287,6 +287,7 @@ pub fn choices(
             .ok()?;
             let mut options = start.options;
             options.chats_dir = chats_dir.map(Path::to_path_buf);
+            options.checkpoints = checkpoint_options(&settings, chats_dir);
             Some(crate::app::AgentChoice {
                 command: start.command,
                 options,
@@ -359,11 +360,25 @@ pub fn tui_app(
 ) -> anyhow::Result<(crate::app::App, settings::Screen)> {
     let mut start = resolve(want)?;
     start.options.chats_dir = chats_dir.map(Path::to_path_buf);
+    let settings = settings::resolve_path(want.config)
+        .and_then(|path| settings::load(&path).ok().flatten())
+        .unwrap_or_default();
+    start.options.checkpoints = checkpoint_options(&settings, chats_dir);
     let cwd = start.command.cwd.clone();
     let screen = start.screen;
     let mut app = start.into_app();
     app.set_choices(choices(want.config, &cwd, want.own_exe, chats_dir));
     Ok((app, screen))
+}
+
+/// Checkpoints beside the chat records (`<data dir>/warden/checkpoints`),
+/// as `[checkpoints]` says; none without a data dir or when turned off.
+pub fn checkpoint_options(
+    settings: &settings::Settings,
+    chats_dir: Option<&Path>,
+) -> Option<crate::checkpoint::CheckpointOptions> {
+    let dir = chats_dir?.with_file_name("checkpoints");
+    settings.checkpoints.options(dir)
 }
 
 /// `~/x` -> `$HOME/x`.

@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod app;
 pub mod chats;
+pub mod checkpoint;
 pub mod client;
 pub mod decision_log;
 pub mod demo_agent;

@@ -134,6 +134,31 @@ enum Sub {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Put this directory's files back as they were before a chat's last
+    /// turn (the newest chat, or the one whose id starts with CHAT).
+    Undo {
+        /// A chat id (or its start).
+        chat: Option<String>,
+        /// Restore without asking.
+        #[arg(long)]
+        yes: bool,
+        /// Files changed since the turn: keep them and write the
+        /// checkpoint's copy beside each.
+        #[arg(long, conflicts_with_all = ["skip", "overwrite"])]
+        keep_both: bool,
+        /// Files changed since the turn: leave them.
+        #[arg(long, conflicts_with = "overwrite")]
+        skip: bool,
+        /// Files changed since the turn: overwrite them.
+        #[arg(long)]
+        overwrite: bool,
+    },
+    /// List this directory's checkpoints by chat and turn, with their files
+    /// and the disk they take.
+    Checkpoints {
+        /// A chat id (or its start).
+        chat: Option<String>,
+    },
     /// Run the built-in offline demo agent on stdin/stdout (launched like any agent).
     DemoAgent {
         /// A scenario file (TOML or JSON) that scripts the agent's turns.
@@ -239,6 +264,29 @@ fn main() -> ExitCode {
             return report(
                 warden::export::run_cli(chat.as_deref(), output.as_deref()).map_err(Into::into),
             );
+        }
+        Some(Sub::Undo {
+            chat,
+            yes,
+            keep_both,
+            skip,
+            overwrite,
+        }) => {
+            use warden::state::checkpoints::Resolution;
+            let resolution = match (keep_both, skip, overwrite) {
+                (true, _, _) => Some(Resolution::KeepBoth),
+                (_, true, _) => Some(Resolution::Skip),
+                (_, _, true) => Some(Resolution::Overwrite),
+                _ => None,
+            };
+            return report(checkpoints_cli(cli.config.as_deref(), |options, cwd| {
+                warden::checkpoint::headless::undo(options, cwd, chat.as_deref(), *yes, resolution)
+            }));
+        }
+        Some(Sub::Checkpoints { chat }) => {
+            return report(checkpoints_cli(cli.config.as_deref(), |options, cwd| {
+                warden::checkpoint::headless::list(options, cwd, chat.as_deref())
+            }));
         }
         Some(Sub::Agents) => return report(print_agents(cli.config.as_deref())),
         Some(Sub::Grants { revoke, yes }) => {
@@ -597,4 +645,30 @@ fn init_logging() -> Option<PathBuf> {
         .with_writer(std::sync::Mutex::new(file))
         .init();
     Some(path)
+}
+
+/// Run a checkpoint command for the current directory and print its text.
+fn checkpoints_cli(
+    config: Option<&std::path::Path>,
+    run: impl FnOnce(&warden::checkpoint::CheckpointOptions, &std::path::Path) -> anyhow::Result<String>,
+) -> anyhow::Result<()> {
+    let loaded = settings::resolve_path(config)
+        .and_then(|path| settings::load(&path).ok().flatten())
+        .unwrap_or_default();
+    let dir = warden::checkpoint::CheckpointOptions::default_dir()
+        .ok_or_else(|| anyhow::anyhow!("no data directory on this system"))?;
+    let mut options = loaded
+        .checkpoints
+        .options(dir.clone())
+        .unwrap_or_else(|| warden::checkpoint::CheckpointOptions::in_dir(dir));
+    options.tell_agent = false;
+    let cwd = std::env::current_dir()?;
+    let text = run(&options, &cwd)?;
+    print!("{}", one_line_keep_newlines(&text));
+    Ok(())
+}
+
+/// Each line made safe for the terminal.
+fn one_line_keep_newlines(text: &str) -> String {
+    text.lines().map(|l| one_line(l) + "\n").collect()
 }

@@ -355,6 +355,8 @@ impl App {
             Incoming::AgentName(check) => self.on_name_checked(check),
             Incoming::Chat(id, msg) => self.send_chat(id, msg),
             Incoming::Disk(done) => self.on_disk(done),
+            Incoming::Checkpoint(id, msg) => self.on_checkpoint(id, *msg),
+            Incoming::CheckpointWait(id, token) => self.on_checkpoint_wait(id, token),
         }
     }
 

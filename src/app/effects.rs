@@ -51,8 +51,10 @@ impl App {
         };
         match effect {
             Effect::SendPrompt(text) => match (&chat.session, self.agent_of(chat)) {
-                (Some(session), Some(agent)) => {
-                    agent.prompt_with(session, &text, self.mention_blocks(chat, &text));
+                (Some(session), Some(_)) => {
+                    let blocks = self.mention_blocks(chat, &text);
+                    let session = session.clone();
+                    self.prompt_after_checkpoint(id, session, text, blocks);
                 }
                 _ => self.send_chat(id, Msg::TurnFailed("the agent is not connected".into())),
             },
@@ -159,6 +161,7 @@ impl App {
                 }
             }
             Effect::Drafts(effect) => self.run_drafts(id, effect),
+            Effect::Checkpoint(effect) => self.run_checkpoint(id, effect),
         }
     }
 
@@ -215,6 +218,7 @@ impl App {
         let Some(mut chat) = self.chats.remove(&id) else {
             return;
         };
+        self.checkpoints.forget(id);
         // The agent may keep serving other chats: it can let this session go.
         if let (Some(session), Some(slot)) = (&chat.session, self.agents.get(&chat.command.name))
             && chat.agent_key == Some(slot.key)

@@ -22,6 +22,7 @@
 mod agents;
 mod calls;
 mod chat;
+mod checkpoints;
 mod disk;
 mod drafts;
 mod early;
@@ -87,6 +88,10 @@ pub enum Incoming {
     Chat(ChatId, Msg),
     /// What a disk write sent back (see `disk.rs`).
     Disk(DiskDone),
+    /// What the checkpoint worker answered for a chat (see `checkpoints.rs`).
+    Checkpoint(ChatId, Box<crate::state::checkpoints::CheckpointMsg>),
+    /// A prompt held for its checkpoint has waited long enough (its token).
+    CheckpointWait(ChatId, u64),
 }
 
 // Every agent event is moved through the inbox's channel and into the pump:
@@ -135,6 +140,8 @@ pub struct App {
     history_saved: BTreeMap<ChatId, u64>,
     /// Updates for sessions not known yet (see `early.rs`).
     early: early::Early,
+    /// Each chat's checkpoint workspace and the worker (see `checkpoints.rs`).
+    checkpoints: checkpoints::Checkpoints,
 }
 
 impl App {
@@ -172,6 +179,7 @@ impl App {
             login: None,
             history_saved: BTreeMap::new(),
             early: early::Early::new(),
+            checkpoints: checkpoints::Checkpoints::default(),
         };
         app.add_chat(command, options);
         app
@@ -198,7 +206,11 @@ impl App {
         let id = self.ws.next_chat_id();
         // A reopened chat keeps the name the user gave it.
         let name = options.resume.as_ref().and_then(|r| r.name.clone());
+        let checkpoints = options.checkpoints.clone();
         let (chat, state) = Chat::new(id, command, options, &self.inbox_tx, self.disk.queue());
+        let roots = chat.roots.as_slice().to_vec();
+        self.checkpoints
+            .register(id, checkpoints, roots, &state.session.chat_id);
         self.chats.insert(id, chat);
         let id = self.ws.add_chat(state);
         if let Some(slot) = self.ws.chat_mut(id) {

@@ -43,6 +43,8 @@ pub struct ChatOptions {
     pub mcp_servers: Vec<crate::acp::McpServer>,
     /// The agent's authentication method to sign in with (`auth_method`).
     pub auth_method: Option<String>,
+    /// Where and how the workspace is checkpointed (none: not checkpointed).
+    pub checkpoints: Option<crate::checkpoint::CheckpointOptions>,
 }
 
 impl ChatOptions {

@@ -5,7 +5,7 @@ use toml_edit::{Document, Item, TableLike, Value};
 use super::line_col;
 
 /// Keys of the top level.
-const TOP_KEYS: [&str; 7] = [
+const TOP_KEYS: [&str; 8] = [
     "default_agent",
     "agents",
     "rules",
@@ -13,6 +13,7 @@ const TOP_KEYS: [&str; 7] = [
     "roots",
     "mcp_servers",
     "screen",
+    "checkpoints",
 ];
 /// Keys of an `[agents.NAME]` block.
 pub(crate) const AGENT_KEYS: [&str; 12] = [
@@ -37,6 +38,8 @@ pub(crate) const RULE_KEYS: [&str; 7] = [
 pub(crate) const NOTIFICATION_KEYS: [&str; 3] = ["bell", "desktop", "turn_end_after"];
 /// Keys of `[screen]`.
 pub(crate) const SCREEN_KEYS: [&str; 1] = ["scroll_regions"];
+/// Keys of `[checkpoints]`.
+pub(crate) const CHECKPOINT_KEYS: [&str; 4] = ["enabled", "keep", "max_file_size", "tell_agent"];
 
 /// One key the schema does not know.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +110,16 @@ pub(crate) fn find(text: &str) -> Vec<UnknownKey> {
     }
     if let Some(screen) = root.get("screen").and_then(Item::as_table_like) {
         check(text, screen, &SCREEN_KEYS, "screen.", None, &mut out);
+    }
+    if let Some(checkpoints) = root.get("checkpoints").and_then(Item::as_table_like) {
+        check(
+            text,
+            checkpoints,
+            &CHECKPOINT_KEYS,
+            "checkpoints.",
+            None,
+            &mut out,
+        );
     }
     out.sort_by_key(|key| (key.line, key.column));
     out

@@ -71,6 +71,9 @@ pub struct Settings {
     /// `[screen]`.
     #[serde(default)]
     pub screen: Screen,
+    /// `[checkpoints]`.
+    #[serde(default)]
+    pub checkpoints: CheckpointSettings,
 }
 
 /// `[screen]`: how warden draws.
@@ -89,6 +92,94 @@ impl Default for Screen {
             scroll_regions: true,
         }
     }
+}
+
+/// `[checkpoints]`: snapshots of the workspace around every turn, for
+/// `/undo`, `/changes` and `/checkpoints`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CheckpointSettings {
+    /// Take checkpoints at all.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// How many to keep per workspace: a number of steps (`100`) or days (`"7d"`).
+    #[serde(default)]
+    pub keep: Option<NumberOrText>,
+    /// Files larger than this are left out: bytes, or `"10MB"`, `"512KB"`.
+    #[serde(default)]
+    pub max_file_size: Option<NumberOrText>,
+    /// After an undo, the next prompt tells the agent the files were restored.
+    #[serde(default = "yes")]
+    pub tell_agent: bool,
+}
+
+impl Default for CheckpointSettings {
+    fn default() -> Self {
+        CheckpointSettings {
+            enabled: true,
+            keep: None,
+            max_file_size: None,
+            tell_agent: true,
+        }
+    }
+}
+
+/// A setting written as a number or as text.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum NumberOrText {
+    Number(u64),
+    Text(String),
+}
+
+impl CheckpointSettings {
+    /// The checkpoint options with stores under `dir`; `None` when off.
+    pub fn options(&self, dir: PathBuf) -> Option<crate::checkpoint::CheckpointOptions> {
+        if !self.enabled {
+            return None;
+        }
+        let mut options = crate::checkpoint::CheckpointOptions::in_dir(dir);
+        options.tell_agent = self.tell_agent;
+        match &self.keep {
+            Some(NumberOrText::Number(n)) => {
+                options.keep =
+                    crate::checkpoint::Keep::Last(usize::try_from(*n).unwrap_or(usize::MAX).max(1));
+            }
+            Some(NumberOrText::Text(text)) => {
+                if let Some(keep) = crate::checkpoint::Keep::parse(text) {
+                    options.keep = keep;
+                }
+            }
+            None => {}
+        }
+        match &self.max_file_size {
+            Some(NumberOrText::Number(n)) => options.limits.max_file_size = *n,
+            Some(NumberOrText::Text(text)) => {
+                if let Some(n) = parse_size(text) {
+                    options.limits.max_file_size = n;
+                }
+            }
+            None => {}
+        }
+        Some(options)
+    }
+}
+
+/// `"10MB"`, `"512 KB"`, `"1GB"`, `"300"` as bytes.
+fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim().to_ascii_uppercase();
+    let (digits, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = digits.parse().ok()?;
+    let scale = match unit.trim().trim_end_matches("IB").trim_end_matches('B') {
+        "" => 1,
+        "K" => 1024,
+        "M" => 1024 * 1024,
+        "G" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    n.checked_mul(scale)
 }
 
 /// One `[mcp_servers.NAME]` block: a local server (`command`, `args`,

@@ -12,7 +12,7 @@ use crate::model::{SlashCommand, StopReason};
 use crate::policy::Mode;
 
 /// warden's own slash commands: name, what it does, what to type after it.
-pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 7] = [
+pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 10] = [
     (
         "mode",
         "switch the chat's mode (no argument: the mode menu)",
@@ -34,6 +34,21 @@ pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 7] = [
         "login",
         "run the agent's terminal sign-in here, then restart it",
         "[METHOD]",
+    ),
+    (
+        "undo",
+        "put the files back as they were before the last turn (asks first)",
+        "",
+    ),
+    (
+        "changes",
+        "show what the last turn did to the files, as diffs",
+        "",
+    ),
+    (
+        "checkpoints",
+        "list this chat's turns and their files; restore to before any",
+        "",
     ),
     ("help", "list the commands and the composer's keys", ""),
 ];
@@ -232,6 +247,9 @@ impl ChatState {
     pub fn composer_popup(&self) -> Option<Popup> {
         if !self.view.focus.is(Pane::Composer) {
             return None;
+        }
+        if let Some(popup) = self.checkpoint_popup() {
+            return Some(popup);
         }
         if let Some(popup) = self.mention_popup() {
             return Some(popup);
@@ -609,6 +627,7 @@ impl ChatState {
             "login" => vec![Effect::Drafts(DraftsEffect::Login(
                 (!arg.is_empty()).then(|| arg.to_string()),
             ))],
+            "undo" | "changes" | "checkpoints" => self.checkpoint_command(name),
             "help" => {
                 self.help();
                 Vec::new()

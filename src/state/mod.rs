@@ -4,6 +4,7 @@
 mod agent_modes;
 pub(crate) mod alert;
 mod approval;
+pub mod checkpoints;
 mod composer;
 pub(crate) mod drafts;
 mod form;
@@ -218,6 +219,8 @@ pub enum Msg {
     Restored(Vec<EntryKind>),
     /// For the composer's history, external editor and export.
     Drafts(DraftsMsg),
+    /// From the checkpoint worker (`src/checkpoint/`).
+    Checkpoint(Box<checkpoints::CheckpointMsg>),
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -263,6 +266,8 @@ pub enum Effect {
     },
     /// The composer's IO (history, editor, export, workspace commands).
     Drafts(DraftsEffect),
+    /// Checkpoints of the workspace: a turn's end, undo, list, diff.
+    Checkpoint(checkpoints::CheckpointEffect),
 }
 
 /// The agent connection as the user sees it.
@@ -401,6 +406,8 @@ pub struct View {
     pub thoughts_expanded: bool,
     /// Show terminals' whole output instead of their last lines.
     pub terminals_expanded: bool,
+    /// The restore card, the checkpoint list, the note for the agent.
+    pub checkpoints: checkpoints::Checkpoints,
 }
 
 /// A terminal's output as last read, for the transcript.
@@ -466,6 +473,7 @@ impl ChatState {
                 quitting: false,
                 thoughts_expanded: false,
                 terminals_expanded: false,
+                checkpoints: checkpoints::Checkpoints::default(),
             },
         }
     }
@@ -496,9 +504,23 @@ impl ChatState {
         });
     }
 
-    /// Apply one message; return the IO to do.
+    /// Apply one message; return the IO to do. A turn that ends takes
+    /// its end checkpoint first (before a queued prompt takes its own).
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        let busy = self.is_busy();
+        let mut effects = self.apply(msg);
+        if busy && !self.is_busy() {
+            effects.insert(
+                0,
+                Effect::Checkpoint(checkpoints::CheckpointEffect::TurnEnded),
+            );
+        }
+        effects
+    }
+
+    fn apply(&mut self, msg: Msg) -> Vec<Effect> {
         match msg {
+            Msg::Checkpoint(msg) => self.on_checkpoint(*msg),
             Msg::Action(action) => self.on_action(action),
             Msg::SessionStarted(info) => {
                 let effects = self.on_session_started(info);
@@ -747,6 +769,9 @@ impl ChatState {
             std::ops::ControlFlow::Break(effects) => return effects,
             std::ops::ControlFlow::Continue(action) => action,
         };
+        if let Some(effects) = self.checkpoint_key(&action) {
+            return effects;
+        }
         if let Some(effects) = self.drafts_key(&action) {
             return effects;
         }
@@ -887,6 +912,7 @@ impl ChatState {
         self.session.transcript.end_turn();
         self.session.transcript.push(EntryKind::User(text.clone()));
         self.session.turn = Some(Turn { cancelling: false });
+        let text = self.with_checkpoint_note(text);
         if self.gate.mode == Mode::Plan {
             self.info("plan mode: the prompt asks the agent to read and propose only");
             return vec![Effect::SendPrompt(format!("{PLAN_INSTRUCTION}\n\n{text}"))];

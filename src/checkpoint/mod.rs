@@ -1,0 +1,125 @@
+//! Checkpoints: snapshots of a chat's workspace (its cwd and roots) before
+//! every prompt and at every turn end, so that what a turn did to the files
+//! can be seen (`/changes`) and undone (`/undo`, `/checkpoints`), whoever
+//! wrote them: the agent, its commands, warden's `fs/write_text_file` or a
+//! terminal.
+//!
+//! The snapshots live in warden's data dir, one bare git repository per
+//! workspace (`store.rs`), written by the `git` program with its own
+//! `GIT_DIR`, index and work tree and no user configuration (`git.rs`): the
+//! user's `.git`, its index, refs and hooks are never read or written.
+//! Content is addressed, so an unchanged file costs nothing, and the index's
+//! stat cache means a later snapshot hashes only what changed. `.gitignore`
+//! is respected; files over `[checkpoints] max_file_size` are left out and
+//! said. All of it runs on one worker thread (`worker.rs`), in the order
+//! the jobs were queued.
+
+mod git;
+pub mod headless;
+pub(crate) mod store;
+pub(crate) mod worker;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What can go wrong with a checkpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// A git command failed (or could not start: no `git` installed).
+    #[error("{what}: {message}")]
+    Git { what: String, message: String },
+    /// The store's files.
+    #[error("checkpoint store: {0}")]
+    Io(#[from] std::io::Error),
+    /// The workspace is too large to snapshot within the limits.
+    #[error("the workspace is too large to checkpoint ({0})")]
+    TooLarge(String),
+}
+
+/// How many checkpoints a workspace keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// The last N steps (turns and restores).
+    Last(usize),
+    /// Steps of the last D days.
+    Days(u64),
+}
+
+impl Keep {
+    /// `"50"` or `50`: the last 50; `"7d"`: seven days.
+    pub fn parse(text: &str) -> Option<Keep> {
+        let text = text.trim();
+        match text.strip_suffix('d') {
+            Some(days) => days.trim().parse().ok().map(Keep::Days),
+            None => text.parse().ok().filter(|n| *n > 0).map(Keep::Last),
+        }
+    }
+}
+
+/// What bounds one snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Files larger than this are left out.
+    pub max_file_size: u64,
+    /// A workspace with more new files than this is not snapshotted.
+    pub max_files: usize,
+    /// A snapshot that takes longer switches checkpoints off for the workspace.
+    pub budget: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file_size: 10 * 1024 * 1024,
+            max_files: 100_000,
+            budget: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Where and how a chat's workspace is checkpointed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointOptions {
+    /// The directory of the stores (`<data dir>/warden/checkpoints`).
+    pub dir: PathBuf,
+    pub limits: Limits,
+    pub keep: Keep,
+    /// After an undo, the next prompt tells the agent.
+    pub tell_agent: bool,
+}
+
+impl CheckpointOptions {
+    /// The default options with stores under `dir`.
+    pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
+        CheckpointOptions {
+            dir: dir.into(),
+            limits: Limits::default(),
+            keep: Keep::Last(100),
+            tell_agent: true,
+        }
+    }
+
+    /// The default place: beside the chat records.
+    pub fn default_dir() -> Option<PathBuf> {
+        crate::chats::ChatStore::default_dir().map(|d| d.with_file_name("checkpoints"))
+    }
+}
+
+/// A chat id made safe for a ref name.
+pub(crate) fn ref_safe(chat: &str) -> String {
+    let safe: String = chat
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.is_empty() { "_".into() } else { safe }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,589 @@
+//! One workspace's checkpoints: a bare repository in warden's data dir
+//! whose commits are snapshots of the workspace's roots (one subtree per
+//! root, named by its index), found through refs named by chat and step.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::git::{self, Git};
+use super::{CheckpointError, Limits};
+use crate::state::checkpoints::{Change, FileChange};
+
+/// Ref prefix of every checkpoint.
+const REFS: &str = "refs/warden/";
+/// A missing object.
+const ZERO: &str = "0000000000000000000000000000000000000000";
+/// The suffix of the checkpoint's copy of a file kept both ways.
+pub(crate) const BOTH_SUFFIX: &str = ".warden-restored";
+
+/// Which side of a step a checkpoint is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Side {
+    /// Before the turn (or the restore) changed anything.
+    Before,
+    /// After it.
+    After,
+}
+
+/// What a step was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub(crate) enum What {
+    /// A turn of the agent; the prompt's first line.
+    Turn { prompt: String },
+    /// warden put files back; what it put back ("before turn 3").
+    Restore { to: String },
+}
+
+/// One checkpoint: a commit and what it stands for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Point {
+    pub(crate) chat: String,
+    pub(crate) step: u64,
+    pub(crate) side: Side,
+    pub(crate) what: What,
+    /// Seconds since the epoch.
+    pub(crate) time: u64,
+    #[serde(skip)]
+    pub(crate) commit: String,
+}
+
+/// A step with both its checkpoints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Step {
+    pub(crate) before: Point,
+    pub(crate) after: Point,
+}
+
+/// What a snapshot found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Snap {
+    /// The tree of every root.
+    pub(crate) tree: String,
+    /// Files left out for their size: (path as shown, bytes).
+    pub(crate) skipped: Vec<(String, u64)>,
+}
+
+/// What a restore did, by path as shown.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Restored {
+    pub(crate) changed: Vec<String>,
+    pub(crate) kept: Vec<String>,
+    pub(crate) both: Vec<String>,
+}
+
+pub(crate) use crate::state::checkpoints::Resolution;
+
+/// A workspace's store.
+#[derive(Debug)]
+pub(crate) struct Store {
+    dir: PathBuf,
+    git: Git,
+    roots: Vec<PathBuf>,
+    next_step: u64,
+}
+
+/// FNV-1a, 64 bits: the store's directory name from its roots.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// The directory of the store for `roots` under `base`.
+pub(crate) fn store_dir(base: &Path, roots: &[PathBuf]) -> PathBuf {
+    let mut key = Vec::new();
+    for root in roots {
+        key.extend_from_slice(root.as_os_str().as_encoded_bytes());
+        key.push(0);
+    }
+    base.join(format!("{:016x}", fnv1a(&key)))
+}
+
+/// A gitignore pattern matching exactly `rel` (a directory).
+fn anchored(rel: &Path) -> String {
+    let mut out = String::from("/");
+    for c in rel.to_string_lossy().chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '!' | '#' | ' ') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('/');
+    out
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Split NUL-terminated records.
+fn records(out: &[u8]) -> impl Iterator<Item = String> + '_ {
+    out.split(|b| *b == 0)
+        .filter(|r| !r.is_empty())
+        .map(|r| String::from_utf8_lossy(r).into_owned())
+}
+
+impl Store {
+    /// Open (or create) the store of `roots` under `base`; `base` itself is
+    /// kept out of every snapshot.
+    pub(crate) fn open(base: &Path, roots: &[PathBuf]) -> Result<Store, CheckpointError> {
+        let dir = store_dir(base, roots);
+        let git = Git {
+            git_dir: dir.join("git"),
+            home: dir.join("home"),
+        };
+        std::fs::create_dir_all(&git.home)?;
+        if !git.git_dir.join("HEAD").exists() {
+            let mut cmd = git.command(None, None);
+            cmd.current_dir(&dir).args(["init", "--bare", "-q"]);
+            git::run(cmd, None)?;
+            std::fs::create_dir_all(git.git_dir.join("info"))?;
+            std::fs::write(git.git_dir.join("info/attributes"), git::ATTRIBUTES)?;
+            let listed: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            std::fs::write(dir.join("roots"), listed.join("\n") + "\n")?;
+        }
+        // warden's own data never goes into a snapshot of a root that holds it.
+        let base = base.canonicalize().unwrap_or_else(|_| base.to_path_buf());
+        for (i, root) in roots.iter().enumerate() {
+            let mut patterns = String::new();
+            if let Ok(rel) = base.strip_prefix(root) {
+                patterns.push_str(&anchored(rel));
+                patterns.push('\n');
+            }
+            std::fs::write(dir.join(format!("exclude-{i}")), patterns)?;
+        }
+        let mut store = Store {
+            dir,
+            git,
+            roots: roots.to_vec(),
+            next_step: 1,
+        };
+        store.next_step = store
+            .points()?
+            .iter()
+            .map(|p| p.step + 1)
+            .max()
+            .unwrap_or(1);
+        Ok(store)
+    }
+
+    fn index(&self, i: usize) -> PathBuf {
+        self.dir.join(format!("index-{i}"))
+    }
+
+    fn excludes(&self, i: usize) -> PathBuf {
+        self.dir.join(format!("exclude-{i}"))
+    }
+
+    fn in_root(&self, i: usize, index: &Path) -> std::process::Command {
+        self.git
+            .command(Some((&self.roots[i], index)), Some(&self.excludes(i)))
+    }
+
+    fn bare(&self) -> std::process::Command {
+        self.git.command(None, None)
+    }
+
+    /// A new step number.
+    pub(crate) fn new_step(&mut self) -> u64 {
+        let step = self.next_step;
+        self.next_step += 1;
+        step
+    }
+
+    /// Snapshot every root: files over `limits.max_file_size` are left out
+    /// (and said), more than `limits.max_files` new files is an error
+    /// before anything is hashed, and so is taking longer than `limits.budget`.
+    pub(crate) fn snapshot(&self, limits: &Limits) -> Result<Snap, CheckpointError> {
+        let started = Instant::now();
+        let mut skipped = Vec::new();
+        let mut trees = String::new();
+        for i in 0..self.roots.len() {
+            let index = self.index(i);
+            let mut cmd = self.in_root(i, &index);
+            cmd.args(["ls-files", "-z", "-o", "-m", "-d", "--exclude-standard"]);
+            let listed: BTreeSet<String> = records(&git::run(cmd, None)?).collect();
+            if listed.len() > limits.max_files {
+                return Err(CheckpointError::TooLarge(format!(
+                    "over {} files",
+                    limits.max_files
+                )));
+            }
+            let mut add = Vec::new();
+            let mut drop = Vec::new();
+            for path in listed {
+                let full = self.roots[i].join(&path);
+                match std::fs::symlink_metadata(&full) {
+                    Ok(meta) if meta.is_file() && meta.len() > limits.max_file_size => {
+                        skipped.push((self.shown(i, &path), meta.len()));
+                        drop.extend_from_slice(path.as_bytes());
+                        drop.push(0);
+                    }
+                    _ => {
+                        add.extend_from_slice(path.as_bytes());
+                        add.push(0);
+                    }
+                }
+            }
+            if !drop.is_empty() {
+                let mut cmd = self.in_root(i, &index);
+                cmd.args([
+                    "rm",
+                    "--cached",
+                    "-q",
+                    "--ignore-unmatch",
+                    "--pathspec-from-file=-",
+                    "--pathspec-file-nul",
+                ]);
+                git::run(cmd, Some(&drop))?;
+            }
+            if !add.is_empty() {
+                let mut cmd = self.in_root(i, &index);
+                cmd.args(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]);
+                git::run(cmd, Some(&add))?;
+            }
+            let mut cmd = self.in_root(i, &index);
+            cmd.arg("write-tree");
+            let tree = git::first_line(&git::run(cmd, None)?);
+            trees.push_str(&format!("040000 tree {tree}\t{i}\n"));
+            if started.elapsed() > limits.budget {
+                return Err(CheckpointError::TooLarge(format!(
+                    "a snapshot took over {} ms",
+                    limits.budget.as_millis()
+                )));
+            }
+        }
+        let mut cmd = self.bare();
+        cmd.arg("mktree");
+        let tree = git::first_line(&git::run(cmd, Some(trees.as_bytes()))?);
+        Ok(Snap { tree, skipped })
+    }
+
+    /// Keep `tree` as the checkpoint `point` (its commit filled in).
+    pub(crate) fn record(&self, tree: &str, mut point: Point) -> Result<Point, CheckpointError> {
+        point.time = now_secs();
+        let subject = serde_json::to_string(&point).map_err(|e| CheckpointError::Git {
+            what: "record".into(),
+            message: e.to_string(),
+        })?;
+        let mut cmd = self.bare();
+        cmd.args(["commit-tree", tree, "-m", &subject]);
+        let commit = git::first_line(&git::run(cmd, None)?);
+        let mut cmd = self.bare();
+        cmd.args(["update-ref", &ref_name(&point), &commit]);
+        git::run(cmd, None)?;
+        point.commit = commit;
+        Ok(point)
+    }
+
+    /// Every checkpoint, by step then side.
+    pub(crate) fn points(&self) -> Result<Vec<Point>, CheckpointError> {
+        let mut cmd = self.bare();
+        cmd.args([
+            "for-each-ref",
+            "--format=%(objectname) %(contents:subject)",
+            REFS,
+        ]);
+        let out = git::run(cmd, None)?;
+        let mut points: Vec<Point> = String::from_utf8_lossy(&out)
+            .lines()
+            .filter_map(|line| {
+                let (commit, subject) = line.split_once(' ')?;
+                let mut point: Point = serde_json::from_str(subject).ok()?;
+                point.commit = commit.to_string();
+                Some(point)
+            })
+            .collect();
+        points.sort_by_key(|p| (p.step, p.side == Side::After));
+        Ok(points)
+    }
+
+    /// The chat's steps with both checkpoints, oldest first.
+    pub(crate) fn steps(&self, chat: &str) -> Result<Vec<Step>, CheckpointError> {
+        let mut open: BTreeMap<u64, Point> = BTreeMap::new();
+        let mut steps = Vec::new();
+        for point in self.points()? {
+            if point.chat != chat {
+                continue;
+            }
+            match point.side {
+                Side::Before => {
+                    open.insert(point.step, point);
+                }
+                Side::After => {
+                    if let Some(before) = open.remove(&point.step) {
+                        steps.push(Step {
+                            before,
+                            after: point,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(steps)
+    }
+
+    /// A root-relative path as shown: relative in the first root (the
+    /// cwd), absolute in the others.
+    fn shown(&self, i: usize, rel: &str) -> String {
+        if i == 0 {
+            rel.to_string()
+        } else {
+            self.roots[i].join(rel).display().to_string()
+        }
+    }
+
+    /// `i/rel` in a snapshot's tree, as shown.
+    fn shown_repo(&self, repo: &str) -> String {
+        match repo.split_once('/') {
+            Some((i, rel)) => match i.parse::<usize>() {
+                Ok(i) if i < self.roots.len() => self.shown(i, rel),
+                _ => repo.to_string(),
+            },
+            None => repo.to_string(),
+        }
+    }
+
+    /// The files that differ from `a` to `b` (commits or trees).
+    pub(crate) fn diff(&self, a: &str, b: &str) -> Result<Vec<FileChange>, CheckpointError> {
+        let mut cmd = self.bare();
+        cmd.args([
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--name-status",
+            a,
+            b,
+        ]);
+        let out = git::run(cmd, None)?;
+        let mut fields = records(&out);
+        let mut changes: BTreeMap<String, FileChange> = BTreeMap::new();
+        while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+            let change = match status.chars().next() {
+                Some('A') => Change::Added,
+                Some('D') => Change::Deleted,
+                _ => Change::Modified,
+            };
+            changes.insert(
+                path.clone(),
+                FileChange {
+                    path: self.shown_repo(&path),
+                    repo_path: path,
+                    change,
+                    added: None,
+                    removed: None,
+                },
+            );
+        }
+        let mut cmd = self.bare();
+        cmd.args(["diff-tree", "-r", "-z", "--no-renames", "--numstat", a, b]);
+        let out = git::run(cmd, None)?;
+        for record in records(&out) {
+            let mut parts = record.splitn(3, '\t');
+            let (Some(added), Some(removed), Some(path)) =
+                (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            if let Some(change) = changes.get_mut(path) {
+                change.added = added.parse().ok();
+                change.removed = removed.parse().ok();
+            }
+        }
+        Ok(changes.into_values().collect())
+    }
+
+    /// The text of `repo_path` in `commit`: `None` when absent, binary or
+    /// over `limit` bytes.
+    pub(crate) fn text(&self, commit: &str, repo_path: &str, limit: u64) -> Option<String> {
+        let mut cmd = self.bare();
+        cmd.args(["cat-file", "-s", &format!("{commit}:{repo_path}")]);
+        let size: u64 = git::first_line(&git::run(cmd, None).ok()?).parse().ok()?;
+        if size > limit {
+            return None;
+        }
+        let mut cmd = self.bare();
+        cmd.args(["cat-file", "blob", &format!("{commit}:{repo_path}")]);
+        let bytes = git::run(cmd, None).ok()?;
+        if bytes.contains(&0) {
+            return None;
+        }
+        String::from_utf8(bytes).ok()
+    }
+
+    /// The tree of a commit.
+    pub(crate) fn tree_of(&self, commit: &str) -> Result<String, CheckpointError> {
+        let mut cmd = self.bare();
+        cmd.args(["rev-parse", "--verify", "-q", &format!("{commit}^{{tree}}")]);
+        Ok(git::first_line(&git::run(cmd, None)?))
+    }
+
+    /// Put the workspace, which is `from` now, back to `to`; `changed_since`
+    /// (paths in the snapshot trees) are treated as `resolution` says.
+    pub(crate) fn restore(
+        &self,
+        from: &str,
+        to: &str,
+        changed_since: &[String],
+        resolution: Resolution,
+    ) -> Result<Restored, CheckpointError> {
+        let mut restored = Restored::default();
+        for i in 0..self.roots.len() {
+            let prefix = format!("{i}/");
+            let target_index = self.dir.join("index-target");
+            let _ = std::fs::remove_file(&target_index);
+            let mut cmd = self.in_root(i, &target_index);
+            cmd.args(["read-tree", &format!("{to}:{i}")]);
+            git::run(cmd, None)?;
+            let mut info = Vec::new();
+            if resolution != Resolution::Overwrite {
+                for repo in changed_since.iter().filter(|p| p.starts_with(&prefix)) {
+                    let rel = &repo[prefix.len()..];
+                    let now = self.entry(from, i, rel)?;
+                    let then = self.entry(to, i, rel)?;
+                    let keep = now.unwrap_or_else(|| format!("0 {ZERO}"));
+                    info.extend_from_slice(format!("{keep}\t{rel}").as_bytes());
+                    info.push(0);
+                    restored.kept.push(self.shown(i, rel));
+                    if resolution == Resolution::KeepBoth
+                        && let Some(then) = then
+                    {
+                        let beside = format!("{rel}{BOTH_SUFFIX}");
+                        info.extend_from_slice(format!("{then}\t{beside}").as_bytes());
+                        info.push(0);
+                        restored.both.push(self.shown(i, &beside));
+                    }
+                }
+            }
+            if !info.is_empty() {
+                let mut cmd = self.in_root(i, &target_index);
+                cmd.args(["update-index", "-z", "--index-info"]);
+                git::run(cmd, Some(&info))?;
+            }
+            let mut cmd = self.in_root(i, &target_index);
+            cmd.arg("write-tree");
+            let target = git::first_line(&git::run(cmd, None)?);
+            let _ = std::fs::remove_file(&target_index);
+            // The index of the last snapshot knows the files as they are;
+            // a two-tree read-tree moves the work tree from `from` to the
+            // target, and refuses when a file is not as the snapshot saw it.
+            let work_index = self.dir.join("index-work");
+            std::fs::copy(self.index(i), &work_index)?;
+            let mut cmd = self.in_root(i, &work_index);
+            cmd.args([
+                "read-tree",
+                "-m",
+                "-u",
+                "--exclude-per-directory=.gitignore",
+                &format!("{from}:{i}"),
+                &target,
+            ]);
+            git::run(cmd, None)?;
+            std::fs::rename(&work_index, self.index(i))?;
+            let mut cmd = self.bare();
+            cmd.args([
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--name-only",
+                &format!("{from}:{i}"),
+                &target,
+            ]);
+            for rel in records(&git::run(cmd, None)?) {
+                restored.changed.push(self.shown(i, &rel));
+            }
+        }
+        Ok(restored)
+    }
+
+    /// `mode sha` of `rel` in root `i` of `commit`, if there.
+    fn entry(&self, commit: &str, i: usize, rel: &str) -> Result<Option<String>, CheckpointError> {
+        let mut cmd = self.bare();
+        cmd.args(["ls-tree", "-z", &format!("{commit}:{i}"), "--", rel]);
+        let out = git::run(cmd, None)?;
+        Ok(records(&out).next().and_then(|line| {
+            let (head, _) = line.split_once('\t')?;
+            let mut parts = head.split(' ');
+            let mode = parts.next()?;
+            let _kind = parts.next()?;
+            let sha = parts.next()?;
+            Some(format!("{mode} {sha}"))
+        }))
+    }
+
+    /// Drop the steps `keep` does not keep (the newest is always kept) and
+    /// the objects only they held; how many steps went.
+    pub(crate) fn prune(&mut self, keep: super::Keep) -> Result<usize, CheckpointError> {
+        let points = self.points()?;
+        let newest = points.iter().map(|p| p.step).max().unwrap_or(0);
+        let mut steps: Vec<u64> = points.iter().map(|p| p.step).collect();
+        steps.dedup();
+        let kept: BTreeSet<u64> = match keep {
+            super::Keep::Last(n) => steps.iter().rev().take(n.max(1)).copied().collect(),
+            super::Keep::Days(days) => {
+                let since = now_secs().saturating_sub(days.saturating_mul(86_400));
+                points
+                    .iter()
+                    .filter(|p| p.time >= since || p.step == newest)
+                    .map(|p| p.step)
+                    .collect()
+            }
+        };
+        let gone: Vec<&Point> = points.iter().filter(|p| !kept.contains(&p.step)).collect();
+        if gone.is_empty() {
+            return Ok(0);
+        }
+        let mut input = String::new();
+        for point in &gone {
+            input.push_str(&format!("delete {}\n", ref_name(point)));
+        }
+        let mut cmd = self.bare();
+        cmd.args(["update-ref", "--stdin"]);
+        git::run(cmd, Some(input.as_bytes()))?;
+        let mut cmd = self.bare();
+        cmd.args(["prune", "--expire=now"]);
+        git::run(cmd, None)?;
+        let steps_gone: BTreeSet<u64> = gone.iter().map(|p| p.step).collect();
+        Ok(steps_gone.len())
+    }
+}
+
+/// The ref of a checkpoint.
+fn ref_name(point: &Point) -> String {
+    let side = match point.side {
+        Side::Before => "b",
+        Side::After => "a",
+    };
+    format!("{REFS}{}/{:010}-{side}", point.chat, point.step)
+}
+
+/// Bytes under `dir` (what a store takes on disk).
+pub(crate) fn disk_use(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(entry.path()),
+                Ok(_) => total += entry.metadata().map_or(0, |m| m.len()),
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}

@@ -1,0 +1,407 @@
+//! The checkpoint worker: one thread that runs every snapshot, plan,
+//! restore, listing and prune in the order they were queued (so a prompt's
+//! "before" always follows the previous turn's end), and answers with
+//! messages for the chat. Pruning runs when the queue has been idle.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::store::{Point, Side, Step, Store, What};
+use super::{CheckpointError, Keep, Limits};
+use crate::state::checkpoints::{CheckpointMsg, FileDiff, ListedStep, Resolution, RestorePlan};
+
+/// Where the answers go (the runtime's inbox, for one chat).
+pub(crate) type Reply = Box<dyn Fn(CheckpointMsg) + Send>;
+
+/// How long the queue stays idle before due prunes run.
+const IDLE: Duration = Duration::from_millis(500);
+/// Steps `/checkpoints` lists at most (the newest).
+const LISTED: usize = 30;
+/// Files and bytes per file `/changes` shows as diffs at most.
+const DIFF_FILES: usize = 40;
+const DIFF_BYTES: u64 = 256 * 1024;
+
+/// A chat's workspace and its limits.
+#[derive(Debug, Clone)]
+pub(crate) struct Workspace {
+    /// The directory of the stores.
+    pub(crate) base: PathBuf,
+    /// The cwd first, then the other roots (canonical).
+    pub(crate) roots: Vec<PathBuf>,
+    /// The chat, safe for a ref name.
+    pub(crate) chat: String,
+    pub(crate) limits: Limits,
+    pub(crate) keep: Keep,
+    pub(crate) tell_agent: bool,
+}
+
+/// A job for the worker; each answers through its `Reply`.
+pub(crate) enum Job {
+    /// The checkpoint before a prompt (always answered with `Before`).
+    Before { ws: Workspace, prompt: String },
+    /// The checkpoint at a turn's end.
+    After { ws: Workspace },
+    /// Plan a restore to before the last step (`None`) or this one.
+    Plan { ws: Workspace, step: Option<u64> },
+    /// Carry out a plan.
+    Restore {
+        ws: Workspace,
+        plan: Box<RestorePlan>,
+        resolution: Resolution,
+    },
+    /// The chat's steps.
+    List { ws: Workspace },
+    /// The last step's diff.
+    Changes { ws: Workspace },
+}
+
+/// The handle the runtime keeps.
+#[derive(Debug)]
+pub(crate) struct Worker {
+    tx: mpsc::Sender<(Job, Reply)>,
+}
+
+impl Worker {
+    /// Start the thread.
+    pub(crate) fn start() -> Worker {
+        let (tx, rx) = mpsc::channel::<(Job, Reply)>();
+        let spawned = std::thread::Builder::new()
+            .name("warden-checkpoints".into())
+            .spawn(move || Runner::default().run(&rx));
+        if let Err(err) = spawned {
+            tracing::warn!("the checkpoint worker did not start: {err}");
+        }
+        Worker { tx }
+    }
+
+    /// Queue a job; false when the worker is gone.
+    pub(crate) fn send(&self, job: Job, reply: Reply) -> bool {
+        self.tx.send((job, reply)).is_ok()
+    }
+}
+
+/// The worker's own memory.
+#[derive(Default)]
+pub(crate) struct Runner {
+    stores: HashMap<PathBuf, Store>,
+    /// Workspaces whose checkpoints are off, and why.
+    off: HashMap<PathBuf, String>,
+    /// A chat's turn whose end is still to come: (step, its before commit).
+    open: HashMap<(PathBuf, String), (u64, String)>,
+    /// Stores to prune when idle, with what they keep.
+    due: HashMap<PathBuf, Keep>,
+}
+
+impl Runner {
+    fn run(mut self, rx: &mpsc::Receiver<(Job, Reply)>) {
+        loop {
+            match rx.recv_timeout(IDLE) {
+                Ok((job, reply)) => self.job(job, &reply),
+                Err(mpsc::RecvTimeoutError::Timeout) => self.prune_due(),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    fn prune_due(&mut self) {
+        for (dir, keep) in std::mem::take(&mut self.due) {
+            if let Some(store) = self.stores.get_mut(&dir)
+                && let Err(err) = store.prune(keep)
+            {
+                tracing::warn!("pruning checkpoints in {}: {err}", dir.display());
+            }
+        }
+    }
+
+    fn job(&mut self, job: Job, reply: &Reply) {
+        match job {
+            Job::Before { ws, prompt } => {
+                let skipped = self.before(&ws, prompt, reply);
+                reply(CheckpointMsg::Before { skipped });
+            }
+            Job::After { ws } => self.after(&ws, reply),
+            Job::Plan { ws, step } => match self.plan(&ws, step) {
+                Ok(msg) => reply(msg),
+                Err(err) => self.failed(&ws, &err, reply),
+            },
+            Job::Restore {
+                ws,
+                plan,
+                resolution,
+            } => match self.restore(&ws, &plan, resolution) {
+                Ok(msg) => reply(msg),
+                Err(err) => self.failed(&ws, &err, reply),
+            },
+            Job::List { ws } => match self.list(&ws) {
+                Ok(steps) => reply(CheckpointMsg::Listed(steps)),
+                Err(err) => self.failed(&ws, &err, reply),
+            },
+            Job::Changes { ws } => match self.changes(&ws) {
+                Ok(msg) => reply(msg),
+                Err(err) => self.failed(&ws, &err, reply),
+            },
+        }
+    }
+
+    fn failed(&mut self, ws: &Workspace, err: &CheckpointError, reply: &Reply) {
+        if let CheckpointError::TooLarge(why) = err {
+            let dir = super::store::store_dir(&ws.base, &ws.roots);
+            self.off.insert(dir, why.clone());
+            reply(CheckpointMsg::Off(why.clone()));
+        } else {
+            reply(CheckpointMsg::Failed(err.to_string()));
+        }
+    }
+
+    /// The workspace's store, unless its checkpoints are off.
+    fn store(&mut self, ws: &Workspace) -> Result<Option<&mut Store>, CheckpointError> {
+        let dir = super::store::store_dir(&ws.base, &ws.roots);
+        if self.off.contains_key(&dir) {
+            return Ok(None);
+        }
+        if !self.stores.contains_key(&dir) {
+            let store = Store::open(&ws.base, &ws.roots)?;
+            self.stores.insert(dir.clone(), store);
+        }
+        Ok(self.stores.get_mut(&dir))
+    }
+
+    /// Take the "before" checkpoint; the files left out.
+    fn before(&mut self, ws: &Workspace, prompt: String, reply: &Reply) -> Vec<(String, u64)> {
+        let dir = super::store::store_dir(&ws.base, &ws.roots);
+        let taken = (|| {
+            let Some(store) = self.store(ws)? else {
+                return Ok(None);
+            };
+            let snap = store.snapshot(&ws.limits)?;
+            let step = store.new_step();
+            let point = store.record(
+                &snap.tree,
+                point(ws, step, Side::Before, What::Turn { prompt }),
+            )?;
+            Ok::<_, CheckpointError>(Some((step, point.commit, snap.skipped)))
+        })();
+        match taken {
+            Ok(Some((step, commit, skipped))) => {
+                self.open.insert((dir, ws.chat.clone()), (step, commit));
+                skipped
+            }
+            Ok(None) => Vec::new(),
+            Err(err) => {
+                self.failed(ws, &err, reply);
+                Vec::new()
+            }
+        }
+    }
+
+    fn after(&mut self, ws: &Workspace, reply: &Reply) {
+        let dir = super::store::store_dir(&ws.base, &ws.roots);
+        let Some((step, before)) = self.open.remove(&(dir.clone(), ws.chat.clone())) else {
+            return;
+        };
+        let done = (|| {
+            let Some(store) = self.store(ws)? else {
+                return Ok(None);
+            };
+            let snap = store.snapshot(&ws.limits)?;
+            let what = What::Turn {
+                prompt: String::new(),
+            };
+            let point = store.record(&snap.tree, point(ws, step, Side::After, what))?;
+            Ok::<_, CheckpointError>(Some(store.diff(&before, &point.commit)?))
+        })();
+        match done {
+            Ok(Some(files)) => {
+                self.due.insert(dir, ws.keep);
+                reply(CheckpointMsg::TurnChanged { files });
+            }
+            Ok(None) => {}
+            Err(err) => self.failed(ws, &err, reply),
+        }
+    }
+
+    pub(crate) fn plan(
+        &mut self,
+        ws: &Workspace,
+        step: Option<u64>,
+    ) -> Result<CheckpointMsg, CheckpointError> {
+        let Some(store) = self.store(ws)? else {
+            return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
+        };
+        let steps = store.steps(&ws.chat)?;
+        let index = match step {
+            None => steps.len().checked_sub(1),
+            Some(step) => steps.iter().position(|s| s.before.step == step),
+        };
+        let (Some(index), Some(last)) = (index, steps.last()) else {
+            return Ok(CheckpointMsg::Nothing(
+                "no turn of this chat to undo yet".into(),
+            ));
+        };
+        let label = format!("before {}", step_name(&steps, index));
+        let target = steps[index].before.commit.clone();
+        let seen = last.after.commit.clone();
+        let snap = store.snapshot(&ws.limits)?;
+        let new_step = store.new_step();
+        let what = What::Restore { to: label.clone() };
+        let now = store.record(&snap.tree, point(ws, new_step, Side::Before, what))?;
+        let files = store.diff(&now.commit, &target)?;
+        if files.is_empty() {
+            return Ok(CheckpointMsg::Nothing(format!(
+                "nothing to restore: the files are already as {label}"
+            )));
+        }
+        let since: BTreeSet<String> = store
+            .diff(&seen, &now.commit)?
+            .into_iter()
+            .map(|f| f.repo_path)
+            .collect();
+        let conflicts = files
+            .iter()
+            .filter(|f| since.contains(&f.repo_path))
+            .map(|f| f.repo_path.clone())
+            .collect();
+        Ok(CheckpointMsg::Plan(RestorePlan {
+            step: new_step,
+            label,
+            from: now.commit,
+            to: target,
+            files,
+            conflicts,
+        }))
+    }
+
+    pub(crate) fn restore(
+        &mut self,
+        ws: &Workspace,
+        plan: &RestorePlan,
+        resolution: Resolution,
+    ) -> Result<CheckpointMsg, CheckpointError> {
+        let Some(store) = self.store(ws)? else {
+            return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
+        };
+        // The files must still be as the plan saw them.
+        let snap = store.snapshot(&ws.limits)?;
+        if snap.tree != store.tree_of(&plan.from)? {
+            return Ok(CheckpointMsg::Failed(
+                "the files changed since the restore was asked for: nothing restored (ask again)"
+                    .into(),
+            ));
+        }
+        let done = store.restore(&plan.from, &plan.to, &plan.conflicts, resolution)?;
+        let snap = store.snapshot(&ws.limits)?;
+        let what = What::Restore {
+            to: plan.label.clone(),
+        };
+        store.record(&snap.tree, point(ws, plan.step, Side::After, what))?;
+        Ok(CheckpointMsg::Restored {
+            label: plan.label.clone(),
+            changed: done.changed,
+            kept: done.kept,
+            both: done.both,
+            tell_agent: ws.tell_agent,
+        })
+    }
+
+    pub(crate) fn list(&mut self, ws: &Workspace) -> Result<Vec<ListedStep>, CheckpointError> {
+        let Some(store) = self.store(ws)? else {
+            return Ok(Vec::new());
+        };
+        let steps = store.steps(&ws.chat)?;
+        let first = steps.len().saturating_sub(LISTED);
+        let mut listed = Vec::new();
+        for (i, step) in steps.iter().enumerate().skip(first) {
+            listed.push(ListedStep {
+                step: step.before.step,
+                label: step_label(&steps, i),
+                files: store.diff(&step.before.commit, &step.after.commit)?,
+            });
+        }
+        Ok(listed)
+    }
+
+    pub(crate) fn changes(&mut self, ws: &Workspace) -> Result<CheckpointMsg, CheckpointError> {
+        let Some(store) = self.store(ws)? else {
+            return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
+        };
+        let steps = store.steps(&ws.chat)?;
+        let Some(last) = steps.last() else {
+            return Ok(CheckpointMsg::Nothing(
+                "no turn of this chat has ended yet".into(),
+            ));
+        };
+        let label = step_name(&steps, steps.len() - 1);
+        let files = store.diff(&last.before.commit, &last.after.commit)?;
+        let diffs = files
+            .into_iter()
+            .enumerate()
+            .map(|(i, change)| {
+                let (old, new) = if i < DIFF_FILES {
+                    (
+                        store.text(&last.before.commit, &change.repo_path, DIFF_BYTES),
+                        store.text(&last.after.commit, &change.repo_path, DIFF_BYTES),
+                    )
+                } else {
+                    (None, None)
+                };
+                FileDiff { change, old, new }
+            })
+            .collect();
+        Ok(CheckpointMsg::Changes {
+            label,
+            files: diffs,
+        })
+    }
+}
+
+fn point(ws: &Workspace, step: u64, side: Side, what: What) -> Point {
+    Point {
+        chat: ws.chat.clone(),
+        step,
+        side,
+        what,
+        time: 0,
+        commit: String::new(),
+    }
+}
+
+/// "turn 3" or "the restore to before turn 2".
+pub(crate) fn step_name(steps: &[Step], index: usize) -> String {
+    match &steps[index].before.what {
+        What::Turn { .. } => {
+            let n = steps[..=index]
+                .iter()
+                .filter(|s| matches!(s.before.what, What::Turn { .. }))
+                .count();
+            format!("turn {n}")
+        }
+        What::Restore { to } => format!("the restore to {to}"),
+    }
+}
+
+/// The line of a step in a list: its name and the prompt's first line.
+pub(crate) fn step_label(steps: &[Step], index: usize) -> String {
+    let name = step_name(steps, index);
+    match &steps[index].before.what {
+        What::Turn { prompt } if !prompt.is_empty() => format!("{name}: {prompt}"),
+        _ => name,
+    }
+}
+
+/// A prompt's first line, short, for the list (warden's own notes before
+/// the user's words left out).
+pub(crate) fn prompt_label(text: &str) -> String {
+    let first = text
+        .split("\n\n")
+        .find(|p| !p.starts_with("[warden:"))
+        .and_then(|p| p.lines().next())
+        .unwrap_or_default();
+    let line = crate::sanitize::one_line(first);
+    let mut out: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        out.push('…');
+    }
+    out
+}
