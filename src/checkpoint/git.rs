@@ -10,7 +10,8 @@ use super::CheckpointError;
 
 /// Configuration given on every command line (`-c`), over an empty
 /// configuration: nothing the user set can run a program or change bytes.
-const CONFIG: [&str; 16] = [
+const CONFIG: [&str; 17] = [
+    "core.looseCompression=1",
     "core.hooksPath=/dev/null",
     "core.autocrlf=false",
     "core.safecrlf=false",

@@ -15,6 +15,7 @@
 //! the jobs were queued.
 
 mod git;
+use store::Store;
 pub mod headless;
 pub(crate) mod store;
 pub(crate) mod worker;
@@ -123,3 +124,54 @@ pub(crate) fn ref_safe(chat: &str) -> String {
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+/// One root's store driven directly, for the bench (`benches/checkpoints.rs`).
+pub struct Bench {
+    store: Store,
+    limits: Limits,
+}
+
+impl Bench {
+    /// The store of `root` under `base`.
+    pub fn open(base: &std::path::Path, root: &std::path::Path) -> Result<Bench, CheckpointError> {
+        let root = root.canonicalize()?;
+        Ok(Bench {
+            store: Store::open(base, &[root])?,
+            limits: Limits::default(),
+        })
+    }
+
+    /// Take and keep a checkpoint; its commit.
+    pub fn snapshot(&mut self) -> Result<String, CheckpointError> {
+        let snap = self.store.snapshot(&self.limits)?;
+        let step = self.store.new_step();
+        let point = store::Point {
+            chat: "bench".into(),
+            step,
+            side: store::Side::Before,
+            what: store::What::Turn {
+                prompt: String::new(),
+            },
+            time: 0,
+            commit: String::new(),
+        };
+        Ok(self.store.record(&snap.tree, point)?.commit)
+    }
+
+    /// Put the files back as `to` has them; how many changed.
+    pub fn restore(&mut self, to: &str) -> Result<usize, CheckpointError> {
+        let now = self.snapshot()?;
+        let done = self.store.restore(
+            &now,
+            to,
+            &[],
+            crate::state::checkpoints::Resolution::Overwrite,
+        )?;
+        Ok(done.changed.len())
+    }
+
+    /// Bytes the store takes on disk.
+    pub fn disk_use(&self, base: &std::path::Path) -> u64 {
+        store::disk_use(base)
+    }
+}

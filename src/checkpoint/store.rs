@@ -16,6 +16,9 @@ use crate::state::checkpoints::{Change, FileChange};
 const REFS: &str = "refs/warden/";
 /// A missing object.
 const ZERO: &str = "0000000000000000000000000000000000000000";
+/// The first snapshot of a workspace, which hashes every file, may take
+/// this many times the budget.
+const FIRST_BUDGET_FACTOR: u32 = 15;
 /// The suffix of the checkpoint's copy of a file kept both ways.
 pub(crate) const BOTH_SUFFIX: &str = ".warden-restored";
 
@@ -105,6 +108,16 @@ pub(crate) fn store_dir(base: &Path, roots: &[PathBuf]) -> PathBuf {
         key.push(0);
     }
     base.join(format!("{:016x}", fnv1a(&key)))
+}
+
+/// Above this many changed paths a snapshot adds the whole tree.
+const PATHSPEC_MAX: usize = 256;
+
+/// A gitignore pattern matching exactly the file `rel`.
+fn anchored_file(rel: &str) -> String {
+    let mut pattern = anchored(Path::new(rel));
+    pattern.pop();
+    pattern
 }
 
 /// A gitignore pattern matching exactly `rel` (a directory).
@@ -208,6 +221,12 @@ impl Store {
         let started = Instant::now();
         let mut skipped = Vec::new();
         let mut trees = String::new();
+        // The first snapshot hashes every file; later ones only what changed.
+        let budget = if (0..self.roots.len()).all(|i| self.index(i).exists()) {
+            limits.budget
+        } else {
+            limits.budget.saturating_mul(FIRST_BUDGET_FACTOR)
+        };
         for i in 0..self.roots.len() {
             let index = self.index(i);
             let mut cmd = self.in_root(i, &index);
@@ -221,11 +240,14 @@ impl Store {
             }
             let mut add = Vec::new();
             let mut drop = Vec::new();
+            let mut large = Vec::new();
+            let paths = listed.len();
             for path in listed {
                 let full = self.roots[i].join(&path);
                 match std::fs::symlink_metadata(&full) {
                     Ok(meta) if meta.is_file() && meta.len() > limits.max_file_size => {
                         skipped.push((self.shown(i, &path), meta.len()));
+                        large.push((path.clone(), meta.len()));
                         drop.extend_from_slice(path.as_bytes());
                         drop.push(0);
                     }
@@ -240,6 +262,7 @@ impl Store {
                 cmd.args([
                     "rm",
                     "--cached",
+                    "-f",
                     "-q",
                     "--ignore-unmatch",
                     "--pathspec-from-file=-",
@@ -247,7 +270,23 @@ impl Store {
                 ]);
                 git::run(cmd, Some(&drop))?;
             }
-            if !add.is_empty() {
+            if paths > PATHSPEC_MAX {
+                // Many files (a first snapshot): one walk of the whole
+                // tree, the large files excluded for its length (matching
+                // thousands of pathspecs is quadratic).
+                let own = std::fs::read_to_string(self.excludes(i))?;
+                let mut patterns = own.clone();
+                for (path, _) in &large {
+                    patterns.push_str(&anchored_file(path));
+                    patterns.push('\n');
+                }
+                std::fs::write(self.excludes(i), patterns)?;
+                let mut cmd = self.in_root(i, &index);
+                cmd.args(["add", "-A", "."]);
+                let added = git::run(cmd, None);
+                std::fs::write(self.excludes(i), own)?;
+                added?;
+            } else if !add.is_empty() {
                 let mut cmd = self.in_root(i, &index);
                 cmd.args(["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"]);
                 git::run(cmd, Some(&add))?;
@@ -256,10 +295,10 @@ impl Store {
             cmd.arg("write-tree");
             let tree = git::first_line(&git::run(cmd, None)?);
             trees.push_str(&format!("040000 tree {tree}\t{i}\n"));
-            if started.elapsed() > limits.budget {
+            if started.elapsed() > budget {
                 return Err(CheckpointError::TooLarge(format!(
                     "a snapshot took over {} ms",
-                    limits.budget.as_millis()
+                    budget.as_millis()
                 )));
             }
         }

@@ -1,1 +1,129 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use super::*;
+use crate::state::Msg;
+
+fn change(path: &str, added: u64, removed: u64) -> FileChange {
+    FileChange {
+        path: path.into(),
+        repo_path: format!("0/{path}"),
+        change: Change::Modified,
+        added: Some(added),
+        removed: Some(removed),
+    }
+}
+
+fn plan(conflicts: Vec<String>) -> RestorePlan {
+    RestorePlan {
+        step: 4,
+        label: "before turn 2".into(),
+        from: "n".into(),
+        to: "t".into(),
+        files: vec![change("a.rs", 3, 1), change("b.rs", 9, 3)],
+        conflicts,
+    }
+}
+
+fn infos(s: &ChatState) -> Vec<String> {
+    s.session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Info(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_turn_that_changed_files_says_so_with_its_totals() {
+    let mut s = ChatState::new("demo", "/w");
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::TurnChanged {
+        files: vec![
+            change("a.rs", 3, 1),
+            change("b.rs", 9, 3),
+            change("c.rs", 0, 0),
+        ],
+    })));
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::TurnChanged {
+        files: Vec::new(),
+    })));
+    assert_eq!(
+        infos(&s),
+        vec!["turn changed 3 files (+12 −4) · /undo · /changes".to_string()]
+    );
+}
+
+#[test]
+fn the_card_restores_on_y_and_keeps_everything_on_n() {
+    let mut s = ChatState::new("demo", "/w");
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Plan(plan(
+        Vec::new(),
+    )))));
+    let popup = s.composer_popup().unwrap();
+    assert_eq!(
+        popup.title,
+        "restore 2 files (+12 −4) to before turn 2? y restore · n keep them"
+    );
+    assert_eq!(popup.items[0].label, "M a.rs");
+    let effects = s.update(Msg::Action(Action::Char('y')));
+    assert_eq!(
+        effects,
+        vec![Effect::Checkpoint(CheckpointEffect::Restore(
+            Box::new(plan(Vec::new())),
+            Resolution::Overwrite
+        ))]
+    );
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Plan(plan(
+        Vec::new(),
+    )))));
+    assert!(s.update(Msg::Action(Action::Char('n'))).is_empty());
+    assert!(s.view.checkpoints.confirm.is_none());
+    assert_eq!(s.view.composer.text(), "");
+}
+
+#[test]
+fn a_changed_file_is_never_overwritten_by_y() {
+    let mut s = ChatState::new("demo", "/w");
+    let conflicted = plan(vec!["0/a.rs".into()]);
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Plan(
+        conflicted.clone(),
+    ))));
+    assert!(s.update(Msg::Action(Action::Char('y'))).is_empty());
+    assert_eq!(
+        s.update(Msg::Action(Action::Char('s'))),
+        vec![Effect::Checkpoint(CheckpointEffect::Restore(
+            Box::new(conflicted),
+            Resolution::Skip
+        ))]
+    );
+}
+
+#[test]
+fn after_a_restore_the_next_prompt_tells_the_agent_once() {
+    let mut s = ChatState::new("demo", "/w");
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Restored {
+        label: "before turn 1".into(),
+        changed: vec!["a.rs".into()],
+        kept: Vec::new(),
+        both: Vec::new(),
+        tell_agent: true,
+    })));
+    let sent = s.with_checkpoint_note("go on".into());
+    assert!(sent.starts_with("[warden: since your last turn the user restored files"));
+    assert!(sent.contains("before turn 1: a.rs"));
+    assert!(sent.ends_with("\n\ngo on"));
+    assert_eq!(s.with_checkpoint_note("again".into()), "again");
+}
+
+#[test]
+fn a_turn_end_takes_its_checkpoint_before_a_queued_prompt() {
+    let mut s = ChatState::new("demo", "/w");
+    s.session.turn = Some(crate::state::Turn { cancelling: false });
+    let effects = s.update(Msg::TurnEnded(crate::model::StopReason::EndTurn));
+    assert_eq!(
+        effects.first(),
+        Some(&Effect::Checkpoint(CheckpointEffect::TurnEnded))
+    );
+}
