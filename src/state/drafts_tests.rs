@@ -29,8 +29,18 @@ fn send(s: &mut ChatState, text: &str) -> Vec<Effect> {
     key(s, Action::Submit)
 }
 
+/// End the turn; its end checkpoint (the first effect of every turn end)
+/// left out.
 fn end_turn(s: &mut ChatState, reason: StopReason) -> Vec<Effect> {
-    s.update(Msg::TurnEnded(reason))
+    let mut effects = s.update(Msg::TurnEnded(reason));
+    if effects.first()
+        == Some(&Effect::Checkpoint(
+            crate::state::checkpoints::CheckpointEffect::TurnEnded,
+        ))
+    {
+        effects.remove(0);
+    }
+    effects
 }
 
 #[test]
@@ -211,7 +221,18 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
     assert_eq!(
         labels,
         [
-            "/mode", "/model", "/new", "/resume", "/export", "/login", "/help", "/review", "/init"
+            "/mode",
+            "/model",
+            "/new",
+            "/resume",
+            "/export",
+            "/login",
+            "/undo",
+            "/changes",
+            "/checkpoints",
+            "/help",
+            "/review",
+            "/init"
         ],
         "warden's first; the agent's /model is shadowed"
     );
