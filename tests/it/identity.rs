@@ -1,8 +1,10 @@
 //! Agent identity over real pipes: an agent started with `-- CMD` and no
-//! settings block of its own is named by what it calls itself at
+//! settings block of its own is shown by what it calls itself at
 //! `initialize` (`agentInfo.name`, as a safe word), unless that name is an
-//! interpreter's or another agent's; the name reaches the footer's state,
-//! the decision log and the block `b` writes.
+//! interpreter's or another agent's. Display only: its identity (its block,
+//! else the name its command gives) is what the decision log, allow rules,
+//! bypasses and the block `b` writes use; deny and ask rules apply by every
+//! name it has or had.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use warden::app::App;
 use warden::launch::{Start, Want};
+use warden::policy::Mode;
 use warden::settings;
 use warden::state::{Action, Msg};
 
@@ -86,26 +89,30 @@ fn is_slug(name: &str) -> bool {
 }
 
 #[tokio::test]
-async fn an_agent_without_a_block_is_named_by_what_it_calls_itself() {
+async fn an_agent_without_a_block_is_shown_by_what_it_calls_itself_but_keeps_its_identity() {
     let dir = tempfile::tempdir().unwrap();
     let config = config_in(dir.path(), "# mine\n");
     let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
     let start = resolve(dir.path(), &config, &command);
-    assert_eq!(start.command.name, "run-agent", "by its command, at first");
+    assert_eq!(start.command.name, "run-agent", "by its command");
     assert!(start.options.settings.named_by_command);
 
     let mut app = crate::common::ready(start.into_app()).await;
     let state = app.state();
-    assert_eq!(state.session.agent_name, "claude-code");
+    assert_eq!(state.session.agent_name, "claude-code", "shown");
     assert_eq!(
-        state.gate.agent_policy.name, "claude-code",
-        "rules see it too"
+        state.gate.agent_policy.name, "run-agent",
+        "rules and bypasses keep to its identity"
     );
-    assert_eq!(app.ws.agents, vec!["claude-code".to_string()]);
+    assert_eq!(
+        state.gate.agent_policy.aliases,
+        vec!["claude-code".to_string()]
+    );
+    assert_eq!(app.ws.agents, vec!["run-agent".to_string()]);
     assert!(
         crate::common::infos(state)
             .iter()
-            .any(|i| i.contains("named `claude-code`") && i.contains("`run-agent`")),
+            .any(|i| i.contains("shown as `claude-code`") && i.contains("`run-agent`")),
         "{:?}",
         crate::common::infos(state)
     );
@@ -113,12 +120,9 @@ async fn an_agent_without_a_block_is_named_by_what_it_calls_itself() {
     let footer = screen.lines().last().unwrap();
     assert!(footer.contains("│ claude-code │"), "{screen}");
     assert_eq!(app.agent_count(), 1);
-    assert!(
-        app.agent_pid().is_some(),
-        "its process is found by the new name"
-    );
+    assert!(app.agent_pid().is_some());
 
-    // A card, bypassed with `b`: the log and the new block carry the name.
+    // A card, bypassed with `b`: the log and the new block carry its identity.
     crate::common::send(&mut app, "edit");
     crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     app.handle(Msg::Action(Action::Char('b')));
@@ -126,27 +130,92 @@ async fn an_agent_without_a_block_is_named_by_what_it_calls_itself() {
     crate::common::pump_until(&mut app, "the write", |s| {
         crate::common::infos(s)
             .iter()
-            .any(|i| i.starts_with("bypass for `claude-code` saved"))
+            .any(|i| i.starts_with("bypass for `run-agent` saved"))
     })
     .await;
     crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
     let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).unwrap();
     assert!(!log.is_empty());
-    assert!(log.iter().all(|r| r.agent == "claude-code"), "{log:?}");
+    assert!(log.iter().all(|r| r.agent == "run-agent"), "{log:?}");
     let file = settings::load(&config).unwrap().unwrap();
-    let block = &file.agents["claude-code"];
+    assert!(!file.agents.contains_key("claude-code"), "{file:?}");
+    let block = &file.agents["run-agent"];
     assert!(block.bypass_permissions);
-    assert_eq!(
-        (block.command.as_str(), block.args.clone()),
-        ("sh", vec!["run-agent.sh".to_string()])
-    );
+    assert_eq!(block.command, "sh");
 
-    // The same command next time: the block names it, and nothing renames it.
+    // The same command next time: the block names it.
     let again = resolve(dir.path(), &config, &command);
-    assert_eq!(again.command.name, "claude-code");
+    assert_eq!(again.command.name, "run-agent");
     assert!(again.options.bypass);
     assert!(!again.options.settings.named_by_command);
+}
+
+/// Issue 22 item 5: an agent without a block that calls itself by the
+/// name of an allow rule's agent never gets that rule; one that renamed
+/// itself never escapes a deny rule naming it by its command; a deny rule
+/// naming what it calls itself applies too, even to an agent with a block.
+#[tokio::test]
+async fn what_an_agent_calls_itself_never_gets_it_an_allow_nor_escapes_a_deny() {
+    let cases = [
+        // An allow rule for `claude-code` (kept for another agent): it asks.
+        (
+            "[[rules]]\ndecision = \"allow\"\nagent = \"claude-code\"\ncommand = \"touch *\"\n",
+            Mode::Default,
+            false,
+            None,
+        ),
+        // A deny rule for it by its command's name: denied, even in Auto.
+        (
+            "[[rules]]\ndecision = \"deny\"\nagent = \"run-agent\"\ncommand = \"touch *\"\n",
+            Mode::Auto,
+            false,
+            Some("reject-once"),
+        ),
+        // A deny rule for what it calls itself: denied, even in Auto.
+        (
+            "[[rules]]\ndecision = \"deny\"\nagent = \"claude-code\"\ncommand = \"touch *\"\n",
+            Mode::Auto,
+            false,
+            Some("reject-once"),
+        ),
+        // The same for an agent with a block of its own.
+        (
+            "[agents.mine]\ncommand = \"sh\"\nargs = [\"run-agent.sh\"]\n\n\
+             [[rules]]\ndecision = \"deny\"\nagent = \"claude-code\"\ncommand = \"touch *\"\n",
+            Mode::Auto,
+            true,
+            Some("reject-once"),
+        ),
+    ];
+    for (settings_text, mode, block, answer) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_in(dir.path(), settings_text);
+        let command = wrapper(dir.path(), &scenario("hostile-agent-renames.toml"));
+        let mut start = resolve(dir.path(), &config, &command);
+        start.options.mode = mode;
+        let mut app = crate::common::ready(start.into_app()).await;
+        let name = if block { "mine" } else { "run-agent" };
+        assert_eq!(app.state().gate.agent_policy.name, name, "{settings_text}");
+        crate::common::send(&mut app, "run");
+        crate::common::pump_until(&mut app, "a card or the end", |s| {
+            !s.gate.approvals.is_empty() || !s.is_busy()
+        })
+        .await;
+        let text = crate::common::agent_text(app.state());
+        match answer {
+            None => assert!(
+                !app.state().gate.approvals.is_empty(),
+                "{settings_text}: it must ask: {text}"
+            ),
+            Some(option) => assert!(
+                text.contains(&format!("permission outcome: selected {option}")),
+                "{settings_text}: {text}"
+            ),
+        }
+        assert!(!dir.path().join("renamed.txt").exists());
+        app.shutdown().await;
+    }
 }
 
 #[tokio::test]
@@ -182,24 +251,13 @@ async fn an_agent_cannot_take_the_name_of_a_configured_agent() {
 }
 
 #[test]
-fn exec_logs_the_name_the_agent_gives_itself_unless_another_agent_has_it() {
+fn exec_logs_the_agents_identity_never_what_it_calls_itself() {
     let dir = tempfile::tempdir().unwrap();
     let config = config_in(dir.path(), "# mine\n");
     let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
     let mut args = vec!["--on-ask", "deny", "-p", "edit", "--"];
     args.extend(command.iter().map(String::as_str));
     let (code, _, err, log) = crate::common::exec_in(dir.path(), &config, &args);
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(log.len(), 1, "{log:?}");
-    assert_eq!(log[0].agent, "claude-code");
-
-    let other = tempfile::tempdir().unwrap();
-    let config = config_in(
-        other.path(),
-        "[agents.claude-code]\ncommand = \"claude-code-acp\"\n",
-    );
-    wrapper(other.path(), &scenario("agent-names-itself.toml"));
-    let (code, _, err, log) = crate::common::exec_in(other.path(), &config, &args);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(log.len(), 1, "{log:?}");
     assert_eq!(log[0].agent, "run-agent");
@@ -232,10 +290,12 @@ async fn a_name_full_of_escapes_becomes_a_plain_word() {
     .await;
     app.shutdown().await;
     let text = fs::read_to_string(&config).unwrap();
-    assert!(text.contains("[agents.0-ownedclaude-code-2j]"), "{text}");
+    assert!(text.contains("[agents.run-agent]"), "{text}");
+    assert!(!text.contains("owned"), "{text}");
     assert!(!text.chars().any(|c| c == '\u{1b}' || c == '\u{202e}'));
     let log = fs::read_to_string(dir.path().join("decisions.jsonl")).unwrap();
-    assert!(log.contains("\"agent\":\"0-ownedclaude-code-2j\""), "{log}");
+    assert!(log.contains("\"agent\":\"run-agent\""), "{log}");
+    assert!(!log.contains('\u{1b}'), "{log}");
 }
 
 #[tokio::test]
@@ -314,20 +374,25 @@ async fn an_agent_with_a_block_keeps_the_blocks_name() {
 }
 
 #[test]
-fn the_state_takes_the_new_name_everywhere_it_shows() {
+fn the_state_shows_the_new_name_and_keeps_its_identity() {
     let mut state = warden::state::ChatState::new("run-agent", "/tmp");
     state.gate.agent_policy.name = "run-agent".into();
     let effects = state.update(Msg::AgentNamed("claude-code".into()));
     assert!(effects.is_empty());
     assert_eq!(state.session.agent_name, "claude-code");
-    assert_eq!(state.gate.agent_policy.name, "claude-code");
+    assert_eq!(state.gate.agent_policy.name, "run-agent");
+    assert_eq!(
+        state.gate.agent_policy.aliases,
+        vec!["claude-code".to_string()]
+    );
     assert_eq!(
         crate::common::infos(&state),
         vec![
-            "named `claude-code` after what the agent calls itself (its command gave `run-agent`)"
+            "shown as `claude-code`, what the agent calls itself (its command gave `run-agent`, which its rules and bypass keep to)"
         ]
     );
     // The same name again says nothing new.
     state.update(Msg::AgentNamed("claude-code".into()));
     assert_eq!(crate::common::infos(&state).len(), 1);
+    assert_eq!(state.gate.agent_policy.aliases.len(), 1);
 }
