@@ -213,8 +213,31 @@ pub fn unique_agent_name(settings: &Settings, wanted: &str) -> String {
     }
 }
 
+/// The block that runs the same agent as `program args` started in
+/// `cwd`, if any: the same resolved program and script
+/// ([`super::naming::agent_identity`]; a block's relative script is taken
+/// from `cwd` too, as it would run there). `warden -- CMD ARGS` takes that
+/// block's name and settings; a command line that only reads the same (the
+/// same `agent.py` of another repository) is another agent.
+pub fn agent_for_identity<'a>(
+    settings: &'a Settings,
+    program: &str,
+    args: &[String],
+    cwd: &Path,
+) -> Option<&'a str> {
+    let wanted = super::naming::agent_identity(program, args, cwd);
+    settings
+        .agents
+        .iter()
+        .find(|(_, agent)| {
+            super::naming::agent_identity(&agent.command, &agent.args, cwd) == wanted
+        })
+        .map(|(name, _)| name.as_str())
+}
+
 /// The block that already runs exactly this command line, if any: a bypass
-/// for `warden -- CMD ARGS` reuses it rather than adding a twin.
+/// for `warden -- CMD ARGS` (its command line pinned, see
+/// [`super::naming::pinned_command`]) reuses it rather than adding a twin.
 pub fn agent_for_command<'a>(
     settings: &'a Settings,
     command: &str,

@@ -151,6 +151,64 @@ async fn an_agent_without_a_block_is_shown_by_what_it_calls_itself_but_keeps_its
     assert!(!again.options.settings.named_by_command);
 }
 
+/// Issue 22 item 5: a bypass saved (`b`) for `sh run-agent.sh` in one
+/// repository never applies to another repository's `run-agent.sh`, though
+/// the command lines read the same: an agent is its resolved program and
+/// script.
+#[tokio::test]
+async fn a_bypass_saved_for_one_repositorys_script_never_covers_anothers() {
+    let root = tempfile::tempdir().unwrap();
+    let root_path = root.path().canonicalize().unwrap();
+    let (a, b) = (root_path.join("a"), root_path.join("b"));
+    for repo in [&a, &b] {
+        fs::create_dir_all(repo).unwrap();
+    }
+    let config = config_in(&root_path, "# mine\n");
+    let command = wrapper(&a, &scenario("agent-names-itself.toml"));
+    wrapper(&b, &scenario("agent-names-itself.toml"));
+
+    let mut app = crate::common::ready(resolve(&a, &config, &command).into_app()).await;
+    crate::common::send(&mut app, "edit");
+    crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    app.handle(Msg::Action(Action::Char('b')));
+    app.handle(Msg::Action(Action::Char('y')));
+    crate::common::pump_until(&mut app, "the write", |s| {
+        crate::common::infos(s)
+            .iter()
+            .any(|i| i.starts_with("bypass for `run-agent` saved"))
+    })
+    .await;
+    crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    app.shutdown().await;
+    let file = settings::load(&config).unwrap().unwrap();
+    let block = &file.agents["run-agent"];
+    assert_eq!(
+        block.args,
+        vec![a.join("run-agent.sh").display().to_string()],
+        "the block names its script absolutely"
+    );
+
+    // Repository a: the same agent, bypassed.
+    let again = resolve(&a, &config, &command);
+    assert_eq!(again.command.name, "run-agent");
+    assert!(again.options.bypass);
+    // Repository b: the same words, another agent: no bypass, a name of its own.
+    let other = resolve(&b, &config, &command);
+    assert_ne!(other.command.name, "run-agent");
+    assert!(!other.options.bypass, "b's script got a's bypass");
+    assert!(other.options.settings.named_by_command);
+    let mut args = vec!["--on-ask", "deny", "-p", "edit", "--"];
+    args.extend(command.iter().map(String::as_str));
+    let (code, _, err, log) = crate::common::exec_in(&b, &config, &args);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(
+        (log[0].decision.as_str(), log[0].source.as_str()),
+        ("denied", "user"),
+        "{log:?}"
+    );
+}
+
 /// Issue 22 item 5: an agent without a block that calls itself by the
 /// name of an allow rule's agent never gets that rule; one that renamed
 /// itself never escapes a deny rule naming it by its command; a deny rule
