@@ -145,6 +145,7 @@ impl Chat {
                 .then_some(by_command)
                 .into_iter()
                 .collect(),
+            unbound: options.settings.named_by_command,
         };
         state.gate.agent_plan_mode = options.agent_plan_mode;
         state.gate.configured_asking_mode = options.asking_mode;

@@ -30,7 +30,7 @@ fn decide_in(req: &RequestView, mode: Mode, rules: &[Rule]) -> Decision {
     let agent = AgentPolicy {
         name: "a".into(),
         bypass: false,
-        aliases: Vec::new(),
+        ..AgentPolicy::default()
     };
     let cx = Context {
         mode,

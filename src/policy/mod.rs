@@ -182,6 +182,10 @@ pub struct AgentPolicy {
     /// name its command gives): deny and ask rules naming any of them apply
     /// too, so that no renaming escapes them.
     pub aliases: Vec<String>,
+    /// No settings block binds its name to it (an agent started with `--
+    /// CMD` named by its command, which another agent's command may give
+    /// too): no allow rule naming an agent applies to it.
+    pub unbound: bool,
 }
 
 impl AgentPolicy {
@@ -471,10 +475,13 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     if let Some(decision) = gate(&facts, cx) {
         return decision;
     }
+    // An allow rule naming an agent applies only to the agent a block binds
+    // to that name.
     let matching = |decision: RuleDecision| {
         cx.rules
             .iter()
             .filter(move |r| r.decision == decision)
+            .filter(|r| r.agent.is_none() || !cx.agent.unbound)
             .find(|r| r.matches(&facts, &cx.agent.name))
     };
     if cx.agent.bypass {

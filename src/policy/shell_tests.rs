@@ -266,7 +266,7 @@ fn decide_in(req: &RequestView, mode: Mode, bypass: bool, rules: &[Rule]) -> Dec
     let agent = AgentPolicy {
         name: "agent".into(),
         bypass,
-        aliases: Vec::new(),
+        ..AgentPolicy::default()
     };
     let cx = Context {
         mode,

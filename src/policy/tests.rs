@@ -78,7 +78,7 @@ pub(super) fn run(
     let agent = AgentPolicy {
         name: "claude".into(),
         bypass,
-        aliases: Vec::new(),
+        ..AgentPolicy::default()
     };
     decide(
         req,

@@ -529,6 +529,23 @@ impl ChatState {
         vec![Effect::LogDecision(Box::new(record))]
     }
 
+    /// A settings block now binds this chat's agent (`b` or a kept rule
+    /// wrote it, for its command line): its bypass and the allow rules
+    /// naming the block are the agent's from now on; the name it had stays
+    /// one that deny and ask rules find it by.
+    pub(super) fn bind_to_block(&mut self, block: String) {
+        let policy = &mut self.gate.agent_policy;
+        if policy.name != block {
+            let old = std::mem::replace(&mut policy.name, block.clone());
+            if !policy.aliases.contains(&old) {
+                policy.aliases.push(old);
+            }
+            policy.aliases.retain(|a| *a != block);
+        }
+        policy.unbound = false;
+        self.session.settings_agent = Some(block);
+    }
+
     /// The agent modes, to tell which `switch_mode` options keep it asking.
     fn agent_mode_list(&self) -> &[AgentMode] {
         self.session
@@ -1113,3 +1130,5 @@ pub use scope::AllowedScope;
 
 #[cfg(test)]
 mod attack_tests;
+#[cfg(test)]
+mod turn_tests;

@@ -79,6 +79,19 @@ pub(super) fn selected(id: &str) -> PermissionOutcome {
     PermissionOutcome::Selected(id.into())
 }
 
+/// The error lines of the transcript.
+pub(super) fn errors_of(s: &ChatState) -> Vec<String> {
+    s.session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Error { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 pub(super) fn logged_sources(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()

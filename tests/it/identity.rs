@@ -209,6 +209,80 @@ async fn a_bypass_saved_for_one_repositorys_script_never_covers_anothers() {
     );
 }
 
+/// Issue 22 item 5: a rule kept (`p`) for `sh run-agent.sh` in one
+/// repository never covers another repository's `run-agent.sh`, and a rule
+/// naming an agent no block binds covers no agent at all.
+#[tokio::test]
+async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
+    let root = tempfile::tempdir().unwrap();
+    let root_path = root.path().canonicalize().unwrap();
+    let (a, b) = (root_path.join("a"), root_path.join("b"));
+    for repo in [&a, &b] {
+        fs::create_dir_all(repo).unwrap();
+    }
+    let config = config_in(&root_path, "# mine\n");
+    let command = wrapper(&a, &scenario("agent-names-itself.toml"));
+    wrapper(&b, &scenario("agent-names-itself.toml"));
+
+    let mut app = crate::common::ready(resolve(&a, &config, &command).into_app()).await;
+    crate::common::send(&mut app, "edit");
+    crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    app.handle(Msg::Action(Action::Char('p')));
+    app.handle(Msg::Action(Action::Submit));
+    // Kept with a block of its own, the rule answers the card.
+    crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert!(
+        crate::common::infos(app.state())
+            .iter()
+            .any(|i| i.contains("rule saved") && i.contains("[agents.run-agent]")),
+        "{:?}",
+        crate::common::infos(app.state())
+    );
+    app.shutdown().await;
+    let log = warden::decision_log::read(&a.join("decisions.jsonl")).unwrap();
+    assert!(
+        log.iter()
+            .any(|r| r.decision == "allowed" && r.source == "rule"),
+        "{log:?}"
+    );
+    let file = settings::load(&config).unwrap().unwrap();
+    let block = &file.agents["run-agent"];
+    assert!(!block.bypass_permissions);
+    assert_eq!(
+        block.args,
+        vec![a.join("run-agent.sh").display().to_string()]
+    );
+    assert_eq!(file.rules.len(), 1);
+    assert_eq!(file.rules[0].agent.as_deref(), Some("run-agent"));
+
+    // Repository b: the same words, another agent; the rule does not apply.
+    let mut args = vec!["--on-ask", "deny", "-p", "edit", "--"];
+    args.extend(command.iter().map(String::as_str));
+    let (code, _, err, log) = crate::common::exec_in(&b, &config, &args);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        (log[0].decision.as_str(), log[0].source.as_str()),
+        ("denied", "user"),
+        "a's rule covered b's agent: {log:?}"
+    );
+
+    // A rule naming `run-agent` with no block to bind it: no agent of that
+    // name gets it (any `run-agent.sh` would be `run-agent`).
+    let loose = tempfile::tempdir().unwrap();
+    let config = config_in(
+        loose.path(),
+        "[[rules]]\ndecision = \"allow\"\nagent = \"run-agent\"\nkind = \"edit\"\n",
+    );
+    wrapper(loose.path(), &scenario("agent-names-itself.toml"));
+    let (code, _, err, log) = crate::common::exec_in(loose.path(), &config, &args);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        (log[0].decision.as_str(), log[0].source.as_str()),
+        ("denied", "user"),
+        "{log:?}"
+    );
+}
+
 /// Issue 22 item 5: an agent without a block that calls itself by the
 /// name of an allow rule's agent never gets that rule; one that renamed
 /// itself never escapes a deny rule naming it by its command; a deny rule
