@@ -35,6 +35,14 @@ fn wrapper(dir: &Path, scenario: &str) -> Vec<String> {
     vec!["sh".into(), "run-agent.sh".into()]
 }
 
+/// A scenario file of the built-in scenarios whose agent calls itself
+/// `Node` (refused as an interpreter's name): it stays named by its command.
+fn plain_scenario(dir: &Path) -> String {
+    let path = dir.join("plain.toml");
+    fs::write(&path, "agent_name = \"Node\"\n").unwrap();
+    path.display().to_string()
+}
+
 fn config_in(dir: &Path, text: &str) -> PathBuf {
     let path = dir.join("warden.toml");
     fs::write(&path, text).unwrap();
@@ -164,8 +172,9 @@ async fn a_bypass_saved_for_one_repositorys_script_never_covers_anothers() {
         fs::create_dir_all(repo).unwrap();
     }
     let config = config_in(&root_path, "# mine\n");
-    let command = wrapper(&a, &scenario("agent-names-itself.toml"));
-    wrapper(&b, &scenario("agent-names-itself.toml"));
+    let plain = plain_scenario(&root_path);
+    let command = wrapper(&a, &plain);
+    wrapper(&b, &plain);
 
     let mut app = crate::common::ready(resolve(&a, &config, &command).into_app()).await;
     crate::common::send(&mut app, "edit");
@@ -180,14 +189,6 @@ async fn a_bypass_saved_for_one_repositorys_script_never_covers_anothers() {
     .await;
     crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
-    let file = settings::load(&config).unwrap().unwrap();
-    let block = &file.agents["run-agent"];
-    assert_eq!(
-        block.args,
-        vec![a.join("run-agent.sh").display().to_string()],
-        "the block names its script absolutely"
-    );
-
     // Repository a: the same agent, bypassed.
     let again = resolve(&a, &config, &command);
     assert_eq!(again.command.name, "run-agent");
@@ -207,6 +208,13 @@ async fn a_bypass_saved_for_one_repositorys_script_never_covers_anothers() {
         ("denied", "user"),
         "{log:?}"
     );
+    let file = settings::load(&config).unwrap().unwrap();
+    let block = &file.agents["run-agent"];
+    assert_eq!(
+        block.args,
+        vec![a.join("run-agent.sh").display().to_string()],
+        "the block names its script absolutely"
+    );
 }
 
 /// Issue 22 item 5: a rule kept (`p`) for `sh run-agent.sh` in one
@@ -221,8 +229,9 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
         fs::create_dir_all(repo).unwrap();
     }
     let config = config_in(&root_path, "# mine\n");
-    let command = wrapper(&a, &scenario("agent-names-itself.toml"));
-    wrapper(&b, &scenario("agent-names-itself.toml"));
+    let plain = plain_scenario(&root_path);
+    let command = wrapper(&a, &plain);
+    wrapper(&b, &plain);
 
     let mut app = crate::common::ready(resolve(&a, &config, &command).into_app()).await;
     crate::common::send(&mut app, "edit");
@@ -231,13 +240,6 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
     app.handle(Msg::Action(Action::Submit));
     // Kept with a block of its own, the rule answers the card.
     crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    assert!(
-        crate::common::infos(app.state())
-            .iter()
-            .any(|i| i.contains("rule saved") && i.contains("[agents.run-agent]")),
-        "{:?}",
-        crate::common::infos(app.state())
-    );
     app.shutdown().await;
     let log = warden::decision_log::read(&a.join("decisions.jsonl")).unwrap();
     assert!(
@@ -245,16 +247,6 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
             .any(|r| r.decision == "allowed" && r.source == "rule"),
         "{log:?}"
     );
-    let file = settings::load(&config).unwrap().unwrap();
-    let block = &file.agents["run-agent"];
-    assert!(!block.bypass_permissions);
-    assert_eq!(
-        block.args,
-        vec![a.join("run-agent.sh").display().to_string()]
-    );
-    assert_eq!(file.rules.len(), 1);
-    assert_eq!(file.rules[0].agent.as_deref(), Some("run-agent"));
-
     // Repository b: the same words, another agent; the rule does not apply.
     let mut args = vec!["--on-ask", "deny", "-p", "edit", "--"];
     args.extend(command.iter().map(String::as_str));
@@ -266,6 +258,16 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
         "a's rule covered b's agent: {log:?}"
     );
 
+    let file = settings::load(&config).unwrap().unwrap();
+    let block = &file.agents["run-agent"];
+    assert!(!block.bypass_permissions);
+    assert_eq!(
+        block.args,
+        vec![a.join("run-agent.sh").display().to_string()]
+    );
+    assert_eq!(file.rules.len(), 1);
+    assert_eq!(file.rules[0].agent.as_deref(), Some("run-agent"));
+
     // A rule naming `run-agent` with no block to bind it: no agent of that
     // name gets it (any `run-agent.sh` would be `run-agent`).
     let loose = tempfile::tempdir().unwrap();
@@ -273,7 +275,7 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
         loose.path(),
         "[[rules]]\ndecision = \"allow\"\nagent = \"run-agent\"\nkind = \"edit\"\n",
     );
-    wrapper(loose.path(), &scenario("agent-names-itself.toml"));
+    wrapper(loose.path(), &plain);
     let (code, _, err, log) = crate::common::exec_in(loose.path(), &config, &args);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(
@@ -283,103 +285,82 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
     );
 }
 
-/// Issue 22 item 5: an agent without a block that calls itself by the
-/// name of an allow rule's agent never gets that rule; one that renamed
-/// itself never escapes a deny rule naming it by its command; a deny rule
-/// naming what it calls itself applies too, even to an agent with a block.
-#[tokio::test]
-async fn what_an_agent_calls_itself_never_gets_it_an_allow_nor_escapes_a_deny() {
-    let cases = [
-        // An allow rule for `claude-code` (kept for another agent): it asks.
-        (
-            "[[rules]]\ndecision = \"allow\"\nagent = \"claude-code\"\ncommand = \"touch *\"\n",
-            Mode::Default,
-            false,
-            None,
+/// `run` by the agent that calls itself `Claude Code`, under `settings`
+/// in `mode` (`block`: the settings give it the block `mine`): a card when
+/// `answer` is `None`, else that option sent.
+async fn renamed_agent_runs(settings_text: &str, mode: Mode, block: bool, answer: Option<&str>) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_in(dir.path(), settings_text);
+    let command = wrapper(dir.path(), &scenario("hostile-agent-renames.toml"));
+    let mut start = resolve(dir.path(), &config, &command);
+    start.options.mode = mode;
+    let mut app = crate::common::ready(start.into_app()).await;
+    crate::common::send(&mut app, "run");
+    crate::common::pump_until(&mut app, "a card or the end", |s| {
+        !s.gate.approvals.is_empty() || !s.is_busy()
+    })
+    .await;
+    let text = crate::common::agent_text(app.state());
+    match answer {
+        None => assert!(
+            !app.state().gate.approvals.is_empty(),
+            "{settings_text}: it must ask: {text}"
         ),
-        // A deny rule for it by its command's name: denied, even in Auto.
-        (
-            "[[rules]]\ndecision = \"deny\"\nagent = \"run-agent\"\ncommand = \"touch *\"\n",
-            Mode::Auto,
-            false,
-            Some("reject-once"),
+        Some(option) => assert!(
+            text.contains(&format!("permission outcome: selected {option}")),
+            "{settings_text}: {text}"
         ),
-        // A deny rule for what it calls itself: denied, even in Auto.
-        (
-            "[[rules]]\ndecision = \"deny\"\nagent = \"claude-code\"\ncommand = \"touch *\"\n",
-            Mode::Auto,
-            false,
-            Some("reject-once"),
-        ),
-        // The same for an agent with a block of its own.
-        (
-            "[agents.mine]\ncommand = \"sh\"\nargs = [\"run-agent.sh\"]\n\n\
-             [[rules]]\ndecision = \"deny\"\nagent = \"claude-code\"\ncommand = \"touch *\"\n",
-            Mode::Auto,
-            true,
-            Some("reject-once"),
-        ),
-    ];
-    for (settings_text, mode, block, answer) in cases {
-        let dir = tempfile::tempdir().unwrap();
-        let config = config_in(dir.path(), settings_text);
-        let command = wrapper(dir.path(), &scenario("hostile-agent-renames.toml"));
-        let mut start = resolve(dir.path(), &config, &command);
-        start.options.mode = mode;
-        let mut app = crate::common::ready(start.into_app()).await;
-        let name = if block { "mine" } else { "run-agent" };
-        assert_eq!(app.state().gate.agent_policy.name, name, "{settings_text}");
-        crate::common::send(&mut app, "run");
-        crate::common::pump_until(&mut app, "a card or the end", |s| {
-            !s.gate.approvals.is_empty() || !s.is_busy()
-        })
-        .await;
-        let text = crate::common::agent_text(app.state());
-        match answer {
-            None => assert!(
-                !app.state().gate.approvals.is_empty(),
-                "{settings_text}: it must ask: {text}"
-            ),
-            Some(option) => assert!(
-                text.contains(&format!("permission outcome: selected {option}")),
-                "{settings_text}: {text}"
-            ),
-        }
-        assert!(!dir.path().join("renamed.txt").exists());
-        app.shutdown().await;
     }
+    let name = if block { "mine" } else { "run-agent" };
+    assert_eq!(app.state().gate.agent_policy.name, name, "{settings_text}");
+    app.shutdown().await;
 }
 
+/// Issue 22 item 5: an agent without a block that calls itself by the name
+/// of an allow rule's agent (`claude-code`) never gets that rule.
 #[tokio::test]
-async fn an_agent_cannot_take_the_name_of_a_configured_agent() {
-    let dir = tempfile::tempdir().unwrap();
-    // Another command's block, bypassed, with a rule that allows its edits.
-    let config = config_in(
-        dir.path(),
-        "[agents.claude-code]\ncommand = \"claude-code-acp\"\nbypass_permissions = true\n\n\
-         [[rules]]\ndecision = \"allow\"\nagent = \"claude-code\"\nkind = \"edit\"\n",
-    );
-    let command = wrapper(dir.path(), &scenario("agent-names-itself.toml"));
-    let mut app = started(dir.path(), &config, &command).await;
-    let state = app.state();
-    assert_eq!(state.session.agent_name, "run-agent");
-    assert_eq!(state.gate.agent_policy.name, "run-agent");
-    assert!(!state.gate.agent_policy.bypass);
-    assert_eq!(app.ws.agents, vec!["run-agent".to_string()]);
-    assert!(
-        crate::common::infos(state)
-            .iter()
-            .any(|i| i.contains("calls itself `Claude Code`")
-                && i.contains("[agents.claude-code]")
-                && i.contains("stays `run-agent`")),
-        "{:?}",
-        crate::common::infos(state)
-    );
-    // Neither the block's bypass nor its allow rule applies: it asks.
-    crate::common::send(&mut app, "edit");
-    crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    assert!(crate::common::decisions(app.state()).is_empty());
-    app.shutdown().await;
+async fn what_an_agent_calls_itself_never_gets_it_an_allow_rule() {
+    renamed_agent_runs(
+        "[[rules]]\ndecision = \"allow\"\nagent = \"claude-code\"\ncommand = \"touch *\"\n",
+        Mode::Default,
+        false,
+        None,
+    )
+    .await;
+}
+
+/// Issue 22 item 5: an agent that renamed itself never escapes a deny rule
+/// naming it by its command's name, even in Auto.
+#[tokio::test]
+async fn renaming_itself_never_escapes_a_deny_rule_for_its_old_name() {
+    renamed_agent_runs(
+        "[[rules]]\ndecision = \"deny\"\nagent = \"run-agent\"\ncommand = \"touch *\"\n",
+        Mode::Auto,
+        false,
+        Some("reject-once"),
+    )
+    .await;
+}
+
+/// A deny rule naming what an agent calls itself applies too, to an agent
+/// without a block and to one with a block of its own.
+#[tokio::test]
+async fn a_deny_rule_for_what_an_agent_calls_itself_applies() {
+    renamed_agent_runs(
+        "[[rules]]\ndecision = \"deny\"\nagent = \"claude-code\"\ncommand = \"touch *\"\n",
+        Mode::Auto,
+        false,
+        Some("reject-once"),
+    )
+    .await;
+    renamed_agent_runs(
+        "[agents.mine]\ncommand = \"sh\"\nargs = [\"run-agent.sh\"]\n\n\
+         [[rules]]\ndecision = \"deny\"\nagent = \"claude-code\"\ncommand = \"touch *\"\n",
+        Mode::Auto,
+        true,
+        Some("reject-once"),
+    )
+    .await;
 }
 
 #[test]
