@@ -28,7 +28,7 @@ pub use edit::{
 };
 pub use keys::unknown_keys;
 pub(crate) use naming::{
-    agent_name_for, agent_slug, name_refused, name_refused_by_file, pinned_command,
+    agent_identity, agent_name_for, agent_slug, name_refused, name_refused_by_file, pinned_command,
 };
 
 /// The name the built-in demo agent goes by.

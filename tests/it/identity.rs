@@ -509,3 +509,75 @@ fn the_state_shows_the_new_name_and_keeps_its_identity() {
     assert_eq!(crate::common::infos(&state).len(), 1);
     assert_eq!(state.gate.agent_policy.aliases.len(), 1);
 }
+
+/// Issue 22 item 5, a sibling: reopening a past chat of `sh run-agent.sh`
+/// recorded in repository b, from a run whose agent of the same name is
+/// repository a's (bypassed), never gives b's chat a's process, name or
+/// bypass.
+#[tokio::test]
+async fn a_reopened_chat_of_another_repositorys_script_gets_none_of_this_agents_bypass() {
+    let root = tempfile::tempdir().unwrap();
+    let root_path = root.path().canonicalize().unwrap();
+    let (a, b) = (root_path.join("a"), root_path.join("b"));
+    for repo in [&a, &b] {
+        fs::create_dir_all(repo).unwrap();
+    }
+    let chats = root_path.join("chats");
+    let plain = plain_scenario(&root_path);
+    let command = wrapper(&a, &plain);
+    wrapper(&b, &plain);
+    // A chat in b, recorded under `run-agent`.
+    let config = config_in(&root_path, "# mine\n");
+    let mut start = resolve(&b, &config, &command);
+    start.options.chats_dir = Some(chats.clone());
+    let mut app = crate::common::ready(start.into_app()).await;
+    assert_eq!(app.state().gate.agent_policy.name, "run-agent");
+    crate::common::send(&mut app, "remember b");
+    crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    app.shutdown().await;
+
+    // Now a's script has a block, bypassed.
+    let config = config_in(
+        &root_path,
+        &format!(
+            "[agents.run-agent]\ncommand = \"sh\"\nargs = [\"{}\"]\nbypass_permissions = true\n",
+            a.join("run-agent.sh").display()
+        ),
+    );
+    let mut start = resolve(&a, &config, &command);
+    start.options.chats_dir = Some(chats.clone());
+    assert!(start.options.bypass);
+    let mut app = crate::common::ready(start.into_app()).await;
+    assert_eq!(app.state().gate.agent_policy.name, "run-agent");
+    app.handle(Msg::Action(Action::PastChats));
+    let result = tokio::time::timeout(crate::common::GUARD, async {
+        while !app.ws.picker().is_some_and(|p| {
+            p.items()
+                .iter()
+                .any(|c| c.title.as_deref() == Some("remember b"))
+        }) {
+            let event = app.next_agent_event().await.expect("events");
+            app.on_agent_event(event);
+        }
+    })
+    .await;
+    assert!(result.is_ok(), "b's record in the picker");
+    app.handle(Msg::Action(Action::Paste("remember b".into())));
+    app.handle(Msg::Action(Action::Submit));
+    crate::common::pump_until(&mut app, "the reopened chat", |s| {
+        s.session.cwd_path == b
+            && matches!(
+                s.session.connection,
+                warden::state::Connection::Ready { .. }
+            )
+    })
+    .await;
+    let state = app.state();
+    assert!(
+        !state.gate.agent_policy.bypass,
+        "b's chat got a's bypass ({})",
+        state.gate.agent_policy.name
+    );
+    assert_ne!(state.gate.agent_policy.name, "run-agent");
+    app.shutdown().await;
+}
