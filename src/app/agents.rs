@@ -538,24 +538,40 @@ impl App {
                 );
             }
             AgentEvent::Elicitation { request, responder } => {
-                let Some(id) = self.chat_of(key, &request.session_id) else {
-                    tracing::warn!(session = %request.session_id, "elicitation for an unknown session: cancelled");
-                    responder.respond(&PermissionOutcome::Cancelled);
-                    return;
+                // A session no chat has open: refused, said and logged in a
+                // chat of the same process, as any request.
+                let (id, refusal) = match self.chat_of(key, &request.session_id) {
+                    Some(id) => (id, None),
+                    None => match self.chats_on(key).first() {
+                        Some(first) => (*first, Some(foreign_session(&request.session_id))),
+                        None => {
+                            tracing::warn!(session = %request.session_id, "elicitation for an unknown session: cancelled");
+                            return responder.respond(&PermissionOutcome::Cancelled);
+                        }
+                    },
                 };
                 let Some(chat) = self.chats.get_mut(&id) else {
-                    return;
+                    return responder.respond(&PermissionOutcome::Cancelled);
                 };
                 let request_id = chat.next_request;
                 chat.next_request += 1;
                 chat.elicitations.insert(request_id, responder);
-                self.send_chat(
-                    id,
-                    Msg::PermissionRequested {
+                let msg = match refusal {
+                    Some(refusal) => Msg::PermissionChecked {
+                        id: request_id,
+                        request,
+                        facts: Box::new(crate::state::RequestFacts {
+                            refusal: Some(refusal),
+                            in_session: true,
+                            ..Default::default()
+                        }),
+                    },
+                    None => Msg::PermissionRequested {
                         id: request_id,
                         request,
                     },
-                );
+                };
+                self.send_chat(id, msg);
             }
             AgentEvent::PromptDone { session_id, result } => {
                 let Some(id) = self.chat_of(key, &session_id) else {

@@ -213,3 +213,30 @@ async fn the_chats_own_turn_still_acts_in_its_own_session() {
     );
     app.shutdown().await;
 }
+
+/// An elicitation for a session no chat has open: no card anywhere, the
+/// agent gets a decline, the chat of the same process says so and the log
+/// has it.
+#[tokio::test]
+async fn an_elicitation_for_a_session_nobody_has_open_is_refused_and_logged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = two_chats(dir.path()).await;
+    turn(&mut app, "elicit").await;
+    assert!(
+        app.ws
+            .chats
+            .iter()
+            .all(|c| c.state.gate.approvals.is_empty()),
+        "no card"
+    );
+    let text = agent_text(chat(&app, 1));
+    assert!(text.contains("elicitation answer"), "{text}");
+    assert!(!text.contains("accept"), "{text}");
+    let log = log(&mut app, dir.path()).await;
+    assert!(
+        log.iter()
+            .any(|r| r.tool_call_id.starts_with("elicitation-") && r.source == "safety"),
+        "{log:?}"
+    );
+    app.shutdown().await;
+}
