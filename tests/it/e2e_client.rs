@@ -48,6 +48,22 @@ async fn client_read_honours_line_and_limit_and_the_roots() {
         text.contains("read failed") && text.contains("outside the allowed roots"),
         "{text}"
     );
+    // The gate refused it, said so and logged it (issue 22: one place for
+    // every decision).
+    assert!(
+        errors(app.state())
+            .iter()
+            .any(|(m, _)| m.contains("warden refused") && m.contains("outside the allowed roots")),
+        "{:?}",
+        errors(app.state())
+    );
+    app.settle_disk().await;
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert!(
+        log.iter()
+            .any(|r| r.decision == "denied" && r.source == "safety" && r.kind == "read"),
+        "{log:?}"
+    );
     app.shutdown().await;
 }
 

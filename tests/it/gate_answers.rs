@@ -435,3 +435,26 @@ async fn an_allowed_command_never_covers_its_terminal_in_another_directory() {
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
 }
+
+/// A terminal whose directory is outside the roots is refused whatever the
+/// mode, said, and logged (issue 22: one place for every decision).
+#[tokio::test]
+async fn a_terminal_outside_the_roots_is_refused_and_logged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = scenario_in(dir.path(), "hostile-coverage.toml");
+    let mut app = playing(dir.path(), &file, Mode::Auto).await;
+    send(&mut app, "terminal-outside");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert!(text.contains("terminal/create failed"), "{text}");
+    app.settle_disk().await;
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert!(
+        log.iter().any(|r| r.kind == "execute"
+            && r.decision == "denied"
+            && r.source == "safety"
+            && r.reason.contains("outside")),
+        "{log:?}"
+    );
+    app.shutdown().await;
+}
