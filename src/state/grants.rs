@@ -269,9 +269,10 @@ impl ChatState {
                 if let Some(note) = note {
                     self.info(note);
                 }
-                // Its block's rules (one just kept for it) apply now.
+                // Its block's rules (one just kept for it) apply now: what
+                // they block is answered, what they allow waits for a yes.
                 if bound {
-                    return self.redecide_queue();
+                    return self.redecide_asking();
                 }
                 Vec::new()
             }

@@ -238,7 +238,18 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
     crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     app.handle(Msg::Action(Action::Char('p')));
     app.handle(Msg::Action(Action::Submit));
-    // Kept with a block of its own, the rule answers the card.
+    // Kept with a block of its own, the rule would allow the card: warden
+    // asks before it does.
+    crate::common::pump_until(&mut app, "the question", |s| {
+        matches!(
+            s.view.focus.modal,
+            Some(warden::state::Modal::Confirm(
+                warden::state::Question::AllowWaiting(_)
+            ))
+        ) || !s.is_busy()
+    })
+    .await;
+    app.handle(Msg::Action(Action::Char('y')));
     crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
     let log = warden::decision_log::read(&a.join("decisions.jsonl")).unwrap();

@@ -224,11 +224,40 @@ fn allow_rules_naming_an_agent_need_a_block_that_binds_it() {
         agent_block: Some("demo-2".into()),
         note: None,
     });
+    assert!(answers(&effects).is_empty(), "never allowed unseen");
+    assert!(matches!(
+        s.view.focus.modal,
+        Some(crate::state::Modal::Confirm(
+            crate::state::Question::AllowWaiting(_)
+        ))
+    ));
+    let effects = s.update(Msg::Action(crate::state::Action::Char('y')));
     assert_eq!(
         answers(&effects),
         vec![(1, selected("allow-once"))],
-        "bound to its block, the block's rule answers the waiting card"
+        "bound to its block, the block's rule allows the waiting card once the user says yes"
     );
     assert_eq!(s.gate.agent_policy.name, "demo-2");
     assert!(s.gate.agent_policy.aliases.contains(&"demo".to_string()));
+}
+
+/// The block `b` wrote arrives (`SettingsChanged` with the agent's block):
+/// the bypass it records never allows the waiting cards unseen.
+#[test]
+fn binding_to_a_bypassed_block_allows_no_waiting_card_unseen() {
+    let mut s = chat(Mode::Default);
+    s.gate.agent_policy.unbound = true;
+    for id in [1, 2] {
+        s.update(from_the_agent(id, shell(&format!("t{id}"))));
+    }
+    assert_eq!(s.gate.approvals.len(), 2);
+    let effects = s.update(Msg::SettingsChanged {
+        rules: Vec::new(),
+        bypassed: vec!["demo".into()],
+        agent_block: Some("demo".into()),
+        note: None,
+    });
+    assert!(s.gate.agent_policy.bypass);
+    assert!(answers(&effects).is_empty(), "{effects:?}");
+    assert_eq!(s.gate.approvals.len(), 2);
 }
