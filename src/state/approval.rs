@@ -337,7 +337,6 @@ impl ChatState {
             .map(|t| t.state)
             .filter(|s| matches!(s, ToolState::Completed | ToolState::Failed));
         if let Some(state) = finished {
-            let view = RequestView::from_request(&request, None);
             let approval = Approval {
                 id,
                 grant: ChatGrant::for_request(&view),
