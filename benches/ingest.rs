@@ -422,7 +422,7 @@ fn bench_decide() {
     .unwrap_or_default();
     let agent = AgentPolicy {
         name: "claude".into(),
-        bypass: false,
+        ..AgentPolicy::default()
     };
     let cx = Context {
         mode: Mode::Default,

@@ -146,9 +146,10 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
         ..ChatOptions::default()
     };
     if let Some((program, args)) = want.command.split_first() {
-        // A block that runs exactly this command lends its name and settings
-        // (bypass, mode); any other command gets a name of its own.
-        let name = match settings::agent_for_command(&settings, program, args) {
+        // A block that runs the same agent (the same resolved program and
+        // script, not the same words) lends its name and settings (bypass,
+        // mode); any other command gets a name of its own.
+        let name = match settings::agent_for_identity(&settings, program, args, &cwd) {
             Some(block) => {
                 apply_agent_settings(&mut options, want.mode, block, &settings.agents[block]);
                 block.to_string()
@@ -158,7 +159,10 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
                     &settings,
                     &settings::agent_name_for(program, args, &cwd),
                 );
-                options.settings.create_as = Some((name.clone(), program.clone(), args.to_vec()));
+                // `b` writes the command line pinned to this agent: its
+                // script and program path absolute.
+                let (pinned, pinned_args) = settings::pinned_command(program, args, &cwd);
+                options.settings.create_as = Some((name.clone(), pinned, pinned_args));
                 options.settings.named_by_command = true;
                 name
             }

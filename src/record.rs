@@ -31,7 +31,7 @@ pub struct DecisionRecord {
     /// Who or what answered: plan / rule / bypass / auto / chat grant / read
     /// / user, or stale for a card answered `cancelled` because it went stale
     /// (turn cancelled or ended, tool call finished, agent exited, warden
-    /// quitting).
+    /// quitting), protected or safety for a refusal whatever the mode.
     pub source: Answerer,
     pub reason: String,
 }
@@ -86,6 +86,13 @@ pub enum Answerer {
     Decided(Source),
     /// The card went stale and was answered `cancelled` by warden.
     Stale,
+    /// Refused whatever the mode: the request touches one of warden's own
+    /// files (settings, decision log, chat records, log).
+    Protected,
+    /// Refused whatever the mode for another reason of safety: a session
+    /// with no turn running, a session no chat has open, a path outside
+    /// the roots or one that changed under warden.
+    Safety,
     /// A value this warden does not know, kept as written.
     Other(String),
 }
@@ -96,6 +103,8 @@ impl Answerer {
         match self {
             Answerer::Decided(source) => source.as_str(),
             Answerer::Stale => "stale",
+            Answerer::Protected => "protected",
+            Answerer::Safety => "safety",
             Answerer::Other(other) => other,
         }
     }
@@ -118,8 +127,11 @@ impl From<String> for Answerer {
             Source::Read,
             Source::User,
         ];
-        if text == "stale" {
-            return Answerer::Stale;
+        match text.as_str() {
+            "stale" => return Answerer::Stale,
+            "protected" => return Answerer::Protected,
+            "safety" => return Answerer::Safety,
+            _ => {}
         }
         SOURCES
             .into_iter()
@@ -252,6 +264,8 @@ mod tests {
             ("read", Answerer::Decided(Source::Read)),
             ("user", Answerer::Decided(Source::User)),
             ("stale", Answerer::Stale),
+            ("protected", Answerer::Protected),
+            ("safety", Answerer::Safety),
         ];
         for (decision, verdict) in &verdicts {
             for (source, answerer) in &answerers {

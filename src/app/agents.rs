@@ -6,11 +6,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{App, CANCEL_GRACE, Incoming};
-use crate::acp::{self, AgentAbilities, AgentEvent, AgentHandle, ClientError, LaunchError};
+use crate::acp::{
+    self, AgentAbilities, AgentEvent, AgentHandle, ClientCall, ClientError, LaunchError,
+};
 use crate::model::PermissionOutcome;
 use crate::sanitize::one_line;
 use crate::settings;
-use crate::state::{ChatId, Connection, Msg, WsMsg};
+use crate::state::{ChatId, Connection, Msg, Refusal, WsMsg};
 
 /// A running agent process, shared by the chats of its agent.
 pub(super) struct AgentSlot {
@@ -24,6 +26,17 @@ pub(super) struct AgentSlot {
     /// Events that wait for the settings file's verdict on the agent's
     /// name (see `App::on_agent_info`).
     pub(super) parked: Option<Vec<AgentEvent>>,
+    /// What the agent called itself (`agentInfo.name`, made a safe word):
+    /// deny and ask rules naming it apply to its chats.
+    pub(super) claims: Vec<String>,
+}
+
+/// Why a request naming a session no chat has open is refused.
+fn foreign_session(session: &str) -> Refusal {
+    Refusal::Safety(format!(
+        "it names session {}, which no chat has open",
+        one_line(session)
+    ))
 }
 
 /// The settings file's verdict on the name an agent gave itself, read off
@@ -83,6 +96,7 @@ impl App {
                     abilities: None,
                     list_for: None,
                     parked: None,
+                    claims: Vec::new(),
                 },
             );
         }
@@ -154,13 +168,12 @@ impl App {
         self.agents.iter_mut().find(|(_, slot)| slot.key == key)
     }
 
-    /// An agent named from its command (no settings block runs it) takes
-    /// the name it gives itself (`agentInfo.name`, made a safe word), unless
-    /// that word says nothing, is an interpreter's, or is another agent's (a
-    /// settings block, the demo, an agent of this run): an agent never gets
-    /// the rules or the bypass of another by what it calls itself. The new
-    /// name reaches the agent's process slot, its chats (footer, chat list,
-    /// decision log, rules) and what new chats and `b` use.
+    /// An agent named from its command (no settings block runs it) is
+    /// shown by the name it gives itself (`agentInfo.name`, made a safe
+    /// word), unless that word says nothing, is an interpreter's, or is
+    /// another agent's (a settings block, the demo, an agent of this run),
+    /// which would mislead. Display only: an agent never gets the rules or
+    /// the bypass of another by what it calls itself; its identity stays.
     ///
     /// The settings file is read off the loop; until its verdict is in, the
     /// process's further events wait (parked in its slot), so that no
@@ -284,33 +297,11 @@ impl App {
         }
     }
 
-    /// The agent `old` is called `new` from now on.
+    /// The agent `old` is shown as `new` from now on: display only. Its
+    /// identity (process slot, chats' commands, the block `b` writes, the
+    /// decision log, allow rules and bypasses) keeps `old`.
     fn rename_agent(&mut self, ids: &[ChatId], old: &str, new: &str) {
-        tracing::info!(agent = %old, name = %new, "agent named from agentInfo");
-        if let Some(slot) = self.agents.remove(old) {
-            self.agents.insert(new.to_string(), slot);
-        }
-        let commands = self
-            .chats
-            .values_mut()
-            .filter(|c| c.command.name == old)
-            .map(|c| (&mut c.command, &mut c.settings));
-        let choices = self
-            .choices
-            .iter_mut()
-            .filter(|c| c.command.name == old)
-            .map(|c| (&mut c.command, &mut c.options.settings));
-        for (command, link) in commands.chain(choices) {
-            command.name = new.to_string();
-            // `b` writes the block under the new name, with this command.
-            if let Some(create) = &mut link.create_as {
-                create.0 = new.to_string();
-            }
-        }
-        self.queue.push_back(WsMsg::AgentRenamed {
-            old: old.to_string(),
-            new: new.to_string(),
-        });
+        tracing::info!(agent = %old, shown = %new, "agent shown by its agentInfo name");
         for id in ids {
             self.send_chat(*id, Msg::AgentNamed(new.to_string()));
         }
@@ -379,6 +370,19 @@ impl App {
                     }
                 }
                 if let Some(info) = info {
+                    // What it calls itself is display at most, never its
+                    // identity; deny and ask rules naming it apply.
+                    let claim = settings::agent_slug(&info.name);
+                    if !claim.is_empty() {
+                        if let Some((_, slot)) = self.slot_of(key)
+                            && !slot.claims.contains(&claim)
+                        {
+                            slot.claims.push(claim.clone());
+                        }
+                        for id in self.chats_on(key) {
+                            self.send_chat(id, Msg::AgentAlias(claim.clone()));
+                        }
+                    }
                     self.on_agent_info(key, &info);
                 }
             }
@@ -388,10 +392,31 @@ impl App {
                         chat.on_client_call(call, responder);
                     }
                 }
-                None => responder.respond(Err(ClientError::InvalidParams(format!(
-                    "unknown session {}",
-                    call.session_id()
-                )))),
+                None => {
+                    let error = ClientError::InvalidParams(format!(
+                        "unknown session {}",
+                        call.session_id()
+                    ));
+                    // Said and logged in a chat of the same process.
+                    match self
+                        .chats_on(key)
+                        .first()
+                        .and_then(|id| self.chats.get_mut(id))
+                    {
+                        Some(chat)
+                            if matches!(
+                                call,
+                                ClientCall::ReadTextFile { .. }
+                                    | ClientCall::WriteTextFile { .. }
+                                    | ClientCall::CreateTerminal { .. }
+                            ) =>
+                        {
+                            let refusal = foreign_session(call.session_id());
+                            chat.gate_refused(call, responder, error, refusal);
+                        }
+                        _ => responder.respond(Err(error)),
+                    }
+                }
             },
             AgentEvent::SessionStarted { tag, info } => {
                 let Some(chat) = self.chats.get_mut(&tag) else {
@@ -419,6 +444,13 @@ impl App {
                 });
                 for line in lines {
                     self.send_chat(tag, line);
+                }
+                let claims = self
+                    .slot_of(key)
+                    .map(|(_, slot)| slot.claims.clone())
+                    .unwrap_or_default();
+                for claim in claims {
+                    self.send_chat(tag, Msg::AgentAlias(claim));
                 }
                 let session_id = info.session_id.clone();
                 self.send_chat(tag, Msg::SessionStarted(info));
@@ -468,67 +500,80 @@ impl App {
                 }
             },
             AgentEvent::Permission { request, responder } => {
-                let Some(id) = self.chat_of(key, &request.session_id) else {
-                    tracing::warn!(session = %request.session_id, "permission request for an unknown session: cancelled");
-                    responder.respond(PermissionOutcome::Cancelled);
-                    return;
+                let mut request = *request;
+                let (id, refusal) = match self.chat_of(key, &request.session_id) {
+                    Some(id) => (id, None),
+                    // A session no chat has open (a closed chat's, a made-up
+                    // one): the gate of a chat on the same process refuses
+                    // it, says so and logs it.
+                    None => match self.chats_on(key).first() {
+                        Some(first) => (*first, Some(foreign_session(&request.session_id))),
+                        None => {
+                            tracing::warn!(session = %request.session_id, "permission request for an unknown session: cancelled");
+                            return responder.respond(PermissionOutcome::Cancelled);
+                        }
+                    },
                 };
                 let Some(chat) = self.chats.get_mut(&id) else {
-                    return;
+                    return responder.respond(PermissionOutcome::Cancelled);
                 };
-                let mut request = *request;
-                let refusal = self.ws.chat(id).and_then(|slot| {
-                    super::calls::resolve_request_paths(&mut request, &slot.state, &chat.roots)
-                });
-                if let Some(refusal) = refusal {
-                    // warden's own files: refused before any mode or rule can allow it.
-                    tracing::warn!(%refusal, "agent permission request refused");
-                    let outcome = crate::policy::reject_option(&request.options)
-                        .map_or(PermissionOutcome::Cancelled, |o| {
-                            PermissionOutcome::Selected(o.id.clone())
-                        });
-                    responder.respond(outcome);
-                    let line = format!(
-                        "warden refused the agent's request {:?}: {refusal}",
-                        request
-                            .fields
-                            .title
-                            .as_deref()
-                            .unwrap_or(&request.tool_call_id)
-                    );
-                    self.send_chat(id, Msg::ErrorLine(line));
-                    return;
+                // Facts only (the view, resolved paths, warden's own files):
+                // the gate decides and logs.
+                let mut facts = self
+                    .ws
+                    .chat(id)
+                    .map(|slot| super::calls::request_facts(&mut request, &slot.state, &chat.roots))
+                    .unwrap_or_default();
+                if refusal.is_some() {
+                    facts.refusal = refusal;
                 }
                 let request_id = chat.next_request;
                 chat.next_request += 1;
                 chat.responders.insert(request_id, responder);
                 self.send_chat(
                     id,
-                    Msg::PermissionRequested {
+                    Msg::PermissionChecked {
                         id: request_id,
                         request: Box::new(request),
+                        facts: Box::new(facts),
                     },
                 );
             }
             AgentEvent::Elicitation { request, responder } => {
-                let Some(id) = self.chat_of(key, &request.session_id) else {
-                    tracing::warn!(session = %request.session_id, "elicitation for an unknown session: cancelled");
-                    responder.respond(&PermissionOutcome::Cancelled);
-                    return;
+                // A session no chat has open: refused, said and logged in a
+                // chat of the same process, as any request.
+                let (id, refusal) = match self.chat_of(key, &request.session_id) {
+                    Some(id) => (id, None),
+                    None => match self.chats_on(key).first() {
+                        Some(first) => (*first, Some(foreign_session(&request.session_id))),
+                        None => {
+                            tracing::warn!(session = %request.session_id, "elicitation for an unknown session: cancelled");
+                            return responder.respond(&PermissionOutcome::Cancelled);
+                        }
+                    },
                 };
                 let Some(chat) = self.chats.get_mut(&id) else {
-                    return;
+                    return responder.respond(&PermissionOutcome::Cancelled);
                 };
                 let request_id = chat.next_request;
                 chat.next_request += 1;
                 chat.elicitations.insert(request_id, responder);
-                self.send_chat(
-                    id,
-                    Msg::PermissionRequested {
+                let msg = match refusal {
+                    Some(refusal) => Msg::PermissionChecked {
+                        id: request_id,
+                        request,
+                        facts: Box::new(crate::state::RequestFacts {
+                            refusal: Some(refusal),
+                            in_session: true,
+                            ..Default::default()
+                        }),
+                    },
+                    None => Msg::PermissionRequested {
                         id: request_id,
                         request,
                     },
-                );
+                };
+                self.send_chat(id, msg);
             }
             AgentEvent::PromptDone { session_id, result } => {
                 let Some(id) = self.chat_of(key, &session_id) else {

@@ -30,7 +30,7 @@ use crate::model::{
     ToolContent, ToolKind, WireStatus,
 };
 use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category, RequestView};
-use crate::state::{ChatId, ChatState, Msg, RequestId, TerminalView};
+use crate::state::{ChatId, ChatState, Msg, Refusal, RequestFacts, RequestId, TerminalView};
 
 /// The option id of "allow" on a synthetic request.
 pub(super) const CLIENT_ALLOW: &str = "allow";
@@ -60,6 +60,20 @@ fn fs_error(err: FsError) -> ClientError {
         FsError::NotFound { .. } => ClientError::NotFound(err.to_string()),
         FsError::Io { .. } => ClientError::Failed(err.to_string()),
         _ => ClientError::InvalidParams(err.to_string()),
+    }
+}
+
+/// Why warden refuses a file call for safety, whatever the mode (the gate
+/// refuses it and logs it): one of warden's own files, a path outside the
+/// roots, one that changed under warden or reads two ways. Other errors are
+/// plain failures.
+fn safety_refusal(err: &FsError) -> Option<Refusal> {
+    match err {
+        FsError::Protected { .. } => Some(Refusal::Protected(err.to_string())),
+        FsError::OutsideRoots { .. } | FsError::Changed { .. } | FsError::Ambiguous { .. } => {
+            Some(Refusal::Safety(err.to_string()))
+        }
+        _ => None,
     }
 }
 
@@ -94,6 +108,9 @@ pub enum FsStep {
         real: PathBuf,
         fields: Box<ToolCallFields>,
         session: Option<String>,
+        /// Refused for safety before any IO: the gate refuses it (and logs
+        /// it), and the agent gets this error.
+        refused: Option<(Refusal, ClientError)>,
     },
     /// An allowed read or write ran: the agent gets `result`.
     Done {
@@ -230,28 +247,29 @@ fn describe_exit(status: &ExitStatus) -> String {
     }
 }
 
-/// Resolve the paths a permission request from the agent names, as the IO
-/// would (symlinks, `..`, `/proc` magic links; the longest existing prefix
-/// canonicalized, the rest kept), and add each that differs to the
-/// request's locations: the policy then matches its rules on the path as
-/// sent and as resolved (deny and ask when either matches, allow only when
-/// all do), and the card shows both. `~` is the chat's home, a relative
-/// path is taken from its cwd.
+/// Gather the facts the gate needs about a permission request from the
+/// agent: its view (built once, here), and each path it names resolved as
+/// the IO would (symlinks, `..`, `/proc` magic links; the longest existing
+/// prefix canonicalized, the rest kept). Each reading that differs is added
+/// to the request's locations (the card shows it) and the view's (the
+/// policy matches its rules on the path as sent and as resolved: deny and
+/// ask when either matches, allow only when all do). `~` is the chat's
+/// home, a relative path is taken from its cwd.
 ///
-/// Returns why warden refuses the request outright when a path it names
-/// (as sent or resolved) is one of warden's own files: the agent's own
-/// tools may not write them (nor read the settings) whatever the mode.
-pub(super) fn resolve_request_paths(
+/// A path that (as sent or resolved) is one of warden's own files is a
+/// [`Refusal::Protected`]: the gate refuses the request whatever the mode
+/// and logs it. Nothing is decided here.
+pub(super) fn request_facts(
     request: &mut PermissionRequest,
     state: &ChatState,
     roots: &fs::Roots,
-) -> Option<String> {
+) -> RequestFacts {
     let known = state
         .session
         .transcript
         .tool(&request.tool_call_id)
         .map(|t| t.call.clone());
-    let view = RequestView::from_request(request, known.as_ref());
+    let mut view = RequestView::from_request(request, known.as_ref());
     let access = if view.category() == Category::Read {
         fs::Access::Read
     } else {
@@ -259,6 +277,7 @@ pub(super) fn resolve_request_paths(
     };
     let sent = view.paths();
     let mut extra: Vec<String> = Vec::new();
+    let mut readings = Vec::new();
     let mut refusal = None;
     for path in &sent {
         let expanded = PathBuf::from(policy::expand_path(
@@ -270,33 +289,103 @@ pub(super) fn resolve_request_paths(
         // applies `..` first): warden's own files are refused on each, and
         // the user's rules see each as one more location.
         let normalized = fs::normalize(&expanded);
+        let mut meant = vec![normalized.display().to_string()];
         for candidate in fs::lenient_readings(&expanded) {
             if let Err(err) = roots.protected().check_path(&candidate, access) {
-                refusal.get_or_insert_with(|| err.to_string());
-            }
-            if candidate == normalized {
-                continue;
+                refusal.get_or_insert_with(|| Refusal::Protected(err.to_string()));
             }
             let candidate = candidate.display().to_string();
+            if !meant.contains(&candidate) {
+                meant.push(candidate.clone());
+            }
+            if Path::new(&candidate) == normalized {
+                continue;
+            }
             if !sent.contains(&candidate) && !extra.contains(&candidate) {
                 extra.push(candidate);
             }
         }
+        readings.push((meant[0].clone(), meant));
     }
-    if extra.is_empty() {
-        return refusal;
+    if !extra.is_empty() {
+        // The request's own locations (with their lines), else the known call's.
+        let mut locations = request
+            .fields
+            .locations
+            .clone()
+            .filter(|l| !l.is_empty())
+            .or_else(|| known.map(|k| k.locations))
+            .unwrap_or_default();
+        locations.extend(extra.iter().map(|path| Location {
+            path: path.clone(),
+            line: None,
+        }));
+        request.fields.locations = Some(locations);
+        view.locations.extend(extra);
     }
-    // The request's own locations (with their lines), else the known call's.
-    let mut locations = request
-        .fields
-        .locations
-        .clone()
-        .filter(|l| !l.is_empty())
-        .or_else(|| known.map(|k| k.locations))
-        .unwrap_or_default();
-    locations.extend(extra.into_iter().map(|path| Location { path, line: None }));
-    request.fields.locations = Some(locations);
-    refusal
+    RequestFacts {
+        view: Some(view),
+        readings,
+        refusal,
+        in_session: true,
+    }
+}
+
+/// What the card and the log show of a client call refused before any IO:
+/// the path or command as the agent sent it.
+fn refused_fields(call: &ClientCall, cwd: &Path) -> ToolCallFields {
+    let (title, kind, input, tool, path) = match call {
+        ClientCall::ReadTextFile { path, .. } => (
+            format!("Read {}", path.display()),
+            ToolKind::Read,
+            json!({ "path": path.display().to_string() }),
+            CLIENT_READ,
+            Some(path),
+        ),
+        ClientCall::WriteTextFile { path, .. } => (
+            format!("Write {}", path.display()),
+            ToolKind::Edit,
+            json!({ "path": path.display().to_string() }),
+            CLIENT_WRITE,
+            Some(path),
+        ),
+        ClientCall::CreateTerminal {
+            command,
+            args,
+            cwd: dir,
+            ..
+        } => {
+            let line = command_line(command, args);
+            let dir = dir.as_deref().unwrap_or(cwd).display().to_string();
+            (
+                format!("Run {line}"),
+                ToolKind::Execute,
+                json!({ "command": line, "cwd": dir }),
+                CLIENT_TERMINAL,
+                None,
+            )
+        }
+        other => (
+            format!("{other:?}"),
+            ToolKind::Other,
+            serde_json::Value::Null,
+            "",
+            None,
+        ),
+    };
+    ToolCallFields {
+        title: Some(title),
+        kind: Some(kind),
+        raw_input: Some(input),
+        locations: path.map(|p| {
+            vec![Location {
+                path: p.display().to_string(),
+                line: None,
+            }]
+        }),
+        tool_name: (!tool.is_empty()).then(|| tool.to_string()),
+        ..ToolCallFields::default()
+    }
 }
 
 /// The tool call id warden gives the transcript entry of a client call.
@@ -308,18 +397,28 @@ impl Chat {
     pub(super) fn on_client_call(&mut self, call: ClientCall, responder: ClientResponder) {
         match &call {
             ClientCall::ReadTextFile { path, .. } | ClientCall::WriteTextFile { path, .. } => {
+                // The call itself may go to the gate below, refused.
+                let path = &path.clone();
                 let write = matches!(call, ClientCall::WriteTextFile { .. });
-                let verb = if write { "write" } else { "read" };
                 let real = match fs::resolve(&self.roots, path, write) {
                     Ok(real) => real,
-                    Err(err) if !write => match missing_reads_empty(err) {
-                        Ok(empty) => {
-                            tracing::debug!(path = %path.display(), "read of a missing file answered empty");
-                            return responder.respond(Ok(empty));
-                        }
-                        Err(err) => return self.refuse(verb, path, err, responder),
-                    },
-                    Err(err) => return self.refuse(verb, path, err, responder),
+                    Err(err) => {
+                        let err = match missing_reads_empty(err) {
+                            Ok(empty) if !write => {
+                                tracing::debug!(path = %path.display(), "read of a missing file answered empty");
+                                return responder.respond(Ok(empty));
+                            }
+                            Ok(_) => FsError::NotFound { path: path.clone() },
+                            Err(err) => err,
+                        };
+                        return match safety_refusal(&err) {
+                            // The gate refuses it, and logs it.
+                            Some(refusal) => {
+                                self.gate_refused(call, responder, fs_error(err), refusal);
+                            }
+                            None => responder.respond(Err(fs_error(err))),
+                        };
+                    }
                 };
                 // The card shows the path that will be opened, and the path
                 // as sent when they differ; the policy sees both.
@@ -371,6 +470,7 @@ impl Chat {
                         real,
                         fields: Box::new(fields),
                         session,
+                        refused: None,
                     }
                 }));
             }
@@ -382,7 +482,7 @@ impl Chat {
                 ..
             } => {
                 let dir = cwd.clone().unwrap_or_else(|| self.command.cwd.clone());
-                match fs::resolve(&self.roots, &dir, false).map_err(fs_error) {
+                match fs::resolve(&self.roots, &dir, false) {
                     Ok(real) => {
                         let line = command_line(command, args);
                         let mut input =
@@ -409,9 +509,15 @@ impl Chat {
                             real,
                             fields,
                             session,
+                            refused: None,
                         }));
                     }
-                    Err(err) => responder.respond(Err(err)),
+                    Err(err) => match safety_refusal(&err) {
+                        Some(refusal) => {
+                            self.gate_refused(call, responder, fs_error(err), refusal);
+                        }
+                        None => responder.respond(Err(fs_error(err))),
+                    },
                 }
             }
             ClientCall::TerminalOutput { terminal_id, .. } => {
@@ -468,12 +574,13 @@ impl Chat {
                 real,
                 fields,
                 session,
+                refused,
             } => {
                 if session.is_none() || session != self.session {
                     // Its session ended while the file was read.
                     return responder.respond(Err(ClientError::Denied("the session ended".into())));
                 }
-                self.gate(call, responder, real, *fields);
+                self.gate(call, responder, real, *fields, refused);
             }
             FsStep::Done {
                 id,
@@ -499,10 +606,15 @@ impl Chat {
         responder: ClientResponder,
         real: PathBuf,
         fields: ToolCallFields,
+        refused: Option<(Refusal, ClientError)>,
     ) {
         let id = self.next_request;
         self.next_request += 1;
         self.client_pending.insert(id, (call, responder, real));
+        let refusal = refused.map(|(refusal, error)| {
+            self.client_errors.insert(id, error);
+            refusal
+        });
         let request = PermissionRequest {
             session_id: self.session.clone().unwrap_or_default(),
             tool_call_id: tool_id(id),
@@ -521,10 +633,38 @@ impl Chat {
             ],
             client: true,
         };
-        self.out.push_back(Msg::PermissionRequested {
+        self.out.push_back(Msg::PermissionChecked {
             id,
             request: Box::new(request),
+            facts: Box::new(RequestFacts {
+                refusal,
+                in_session: true,
+                ..RequestFacts::default()
+            }),
         });
+    }
+
+    /// A client call refused for safety before any IO (outside the roots,
+    /// one of warden's own files): through the file worker in its turn, to
+    /// the gate, which refuses it and logs it; the agent gets `error`.
+    pub(super) fn gate_refused(
+        &mut self,
+        call: ClientCall,
+        responder: ClientResponder,
+        error: ClientError,
+        refusal: Refusal,
+    ) {
+        tracing::warn!(?error, "agent client call refused");
+        let fields = refused_fields(&call, &self.command.cwd);
+        let session = self.session.clone();
+        self.jobs.push(Box::new(move || FsStep::Gate {
+            call,
+            responder,
+            real: PathBuf::new(),
+            fields: Box::new(fields),
+            session,
+            refused: Some((refusal, error)),
+        }));
     }
 
     /// The gate decided: the IO (or the refusal) goes to the file worker,
@@ -554,6 +694,9 @@ impl Chat {
     ) {
         if !allowed {
             self.mark(id, WireStatus::Failed, None);
+            if let Some(error) = self.client_errors.remove(&id) {
+                return responder.respond(Err(error));
+            }
             responder.respond(Err(ClientError::Denied(format!(
                 "{} was not allowed",
                 match &call {
@@ -624,28 +767,17 @@ impl Chat {
         self.mark(id, status, None);
         match result {
             Ok(reply) => responder.respond(Ok(reply)),
-            Err(err) => self.refuse(verb, real, err, responder),
+            Err(err) => match safety_refusal(&err) {
+                // The gate allowed it, the IO found it unsafe: the gate
+                // says so and logs it.
+                Some(refusal) => {
+                    tracing::warn!(path = %real.display(), verb, %err, "agent file call refused");
+                    self.out.push_back(Msg::ClientRefused { id, refusal });
+                    responder.respond(Err(fs_error(err)));
+                }
+                None => responder.respond(Err(fs_error(err))),
+            },
         }
-    }
-
-    /// A file call failed: the agent gets the error; one warden refuses for
-    /// safety (outside the roots, one of warden's own files, a path that
-    /// changed under it) is also an error line the user sees.
-    fn refuse(&mut self, verb: &str, path: &Path, err: FsError, responder: ClientResponder) {
-        if matches!(
-            err,
-            FsError::OutsideRoots { .. }
-                | FsError::Protected { .. }
-                | FsError::Changed { .. }
-                | FsError::Ambiguous { .. }
-        ) {
-            tracing::warn!(path = %path.display(), %err, "agent file call refused");
-            self.out.push_back(Msg::ErrorLine(format!(
-                "refused the agent's {verb} of {}: {err}",
-                path.display()
-            )));
-        }
-        responder.respond(Err(fs_error(err)));
     }
 
     /// Update the transcript entry of a client call.
@@ -743,7 +875,9 @@ mod tests {
         let mut state = ChatState::new("demo", base.join("proj").display().to_string());
         state.session.cwd_path = base.join("proj");
         let roots = fs::Roots::new(&base.join("proj"), &[]);
-        assert_eq!(resolve_request_paths(&mut request, &state, &roots), None);
+        let facts = request_facts(&mut request, &state, &roots);
+        assert_eq!(facts.refusal, None);
+        let view = facts.view.expect("the view");
         let seen: Vec<String> = request
             .fields
             .locations
@@ -754,6 +888,17 @@ mod tests {
         for reading in ["other/link/key", "vault/key"] {
             let reading = base.join(reading).display().to_string();
             assert!(seen.contains(&reading), "{reading} not in {seen:?}");
+            assert!(
+                view.locations.contains(&reading),
+                "the policy sees {reading}"
+            );
+            assert!(
+                facts
+                    .readings
+                    .iter()
+                    .any(|(_, meant)| meant.contains(&reading)),
+                "{reading} is a reading of the path sent"
+            );
         }
     }
 }

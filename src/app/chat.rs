@@ -55,6 +55,8 @@ pub(super) struct Chat {
     pub(super) elicitations: HashMap<RequestId, ElicitationResponder>,
     /// File and terminal calls waiting for the gate, by request id.
     pub(super) client_pending: HashMap<RequestId, (ClientCall, ClientResponder, PathBuf)>,
+    /// The error a call refused for safety before any IO gets, by request id.
+    pub(super) client_errors: HashMap<RequestId, crate::acp::ClientError>,
     pub(super) terminals: Terminals,
     /// Terminal id -> the transcript tool call that shows it.
     pub(super) terminal_tools: HashMap<String, String>,
@@ -132,9 +134,18 @@ impl Chat {
         let protected = protected_files(&command, &options);
         let mut state = ChatState::new(command.name.clone(), display_path(&command.cwd));
         state.gate.mode = options.mode;
+        // Deny and ask rules naming the agent by the name its command
+        // gives apply too, whatever block name it goes by.
+        let by_command =
+            crate::settings::agent_name_for(&command.program, &command.args, &command.cwd);
         state.gate.agent_policy = AgentPolicy {
             name: command.name.clone(),
             bypass: options.bypass,
+            aliases: (by_command != command.name)
+                .then_some(by_command)
+                .into_iter()
+                .collect(),
+            unbound: options.settings.named_by_command,
         };
         state.gate.agent_plan_mode = options.agent_plan_mode;
         state.gate.configured_asking_mode = options.asking_mode;
@@ -175,6 +186,7 @@ impl Chat {
             responders: HashMap::new(),
             elicitations: HashMap::new(),
             client_pending: HashMap::new(),
+            client_errors: HashMap::new(),
             terminal_tools: HashMap::new(),
             chat_store: options.chats_dir.map(crate::chats::ChatStore::new),
             record: record::Record::new(id, disk),
@@ -207,6 +219,7 @@ impl Chat {
     /// The session is gone (agent exited, chat closed): nothing of it stays.
     pub(super) fn detach(&mut self) {
         self.cancel_responders();
+        self.client_errors.clear();
         for (_, (_, responder, _)) in self.client_pending.drain() {
             responder.respond(Err(crate::acp::ClientError::Denied(
                 "the session ended".into(),

@@ -276,7 +276,7 @@ impl App {
     /// [`App::reopen_loaded`]).
     fn reopen(&mut self, summary: &crate::chats::ChatSummary) {
         if summary.is_agent_listed() {
-            let Some(choice) = self.choice(&summary.agent, &[]) else {
+            let Some(choice) = self.choice(&summary.agent, &[], &summary.cwd) else {
                 return;
             };
             let resume = ResumeChat {
@@ -319,7 +319,8 @@ impl App {
                 return;
             }
         };
-        let Some(choice) = self.choice(&loaded.header.agent, &loaded.header.command) else {
+        let Some(choice) = self.choice(&loaded.header.agent, &loaded.header.command, &summary.cwd)
+        else {
             return;
         };
         let mode = loaded.mode.as_deref().and_then(|m| m.parse().ok());
@@ -355,10 +356,42 @@ impl App {
     /// What runs a reopened chat's agent: the agent of that name, else the
     /// command line the record kept (`-- CMD` agents), with the first
     /// chat's rules and settings but no bypass of its own.
-    fn choice(&mut self, agent: &str, command_line: &[String]) -> Option<AgentChoice> {
-        if let Some(choice) = self.choices.iter().find(|c| c.command.name == agent) {
+    ///
+    /// For a record kept in `cwd`, the agent of that name only when it is
+    /// the agent the record's command line ran there (the same resolved
+    /// program and script): `sh run-agent.sh` of another repository is
+    /// another agent, which never gets this one's process, name or bypass.
+    fn choice(
+        &mut self,
+        agent: &str,
+        command_line: &[String],
+        cwd: &std::path::Path,
+    ) -> Option<AgentChoice> {
+        let same = |c: &AgentChoice| match command_line.split_first() {
+            Some((program, args)) => {
+                crate::settings::agent_identity(&c.command.program, &c.command.args, &c.command.cwd)
+                    == crate::settings::agent_identity(program, args, cwd)
+            }
+            None => true,
+        };
+        if let Some(choice) = self
+            .choices
+            .iter()
+            .find(|c| c.command.name == agent && same(c))
+        {
             return Some(choice.clone());
         }
+        // Another agent under a name this run knows: a name of its own.
+        let mut name = agent.to_string();
+        let mut n = 2;
+        while self.agents.contains_key(&name)
+            || self.choices.iter().any(|c| c.command.name == name)
+            || self.chats.values().any(|c| c.command.name == name)
+        {
+            name = format!("{agent}-{n}");
+            n += 1;
+        }
+        let agent = name.as_str();
         let (Some((program, args)), Some(first)) =
             (command_line.split_first(), self.choices.first())
         else {
@@ -374,7 +407,10 @@ impl App {
         options.asking_mode = None;
         options.caps = ClientCaps::default();
         options.settings.agent_block = None;
-        options.settings.create_as = Some((agent.to_string(), program.clone(), args.to_vec()));
+        // No block binds it: `b` writes one pinned to this command line.
+        options.settings.named_by_command = true;
+        let (pinned, pinned_args) = crate::settings::pinned_command(program, args, cwd);
+        options.settings.create_as = Some((agent.to_string(), pinned, pinned_args));
         Some(AgentChoice {
             command: AgentCommand {
                 name: agent.to_string(),

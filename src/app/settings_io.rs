@@ -112,7 +112,25 @@ impl App {
                     .and_then(|c| c.state.session.settings_agent.as_deref());
                 settings::bypass_edit(agent, value, block, chat.settings.create_as.as_ref())
             }
-            SettingsEdit::AppendRule(rule) => Edit::AppendRule(rule),
+            SettingsEdit::AppendRule(rule) => {
+                // A rule naming an agent with no block yet goes with one:
+                // only a block binds a name to an agent.
+                let block = self
+                    .ws
+                    .chat(id)
+                    .and_then(|c| c.state.session.settings_agent.as_deref());
+                match &chat.settings.create_as {
+                    Some((name, program, args))
+                        if block.is_none() && rule.agent.as_deref() == Some(name.as_str()) =>
+                    {
+                        Edit::AppendAgentRule {
+                            rule,
+                            create: (program.clone(), args.clone()),
+                        }
+                    }
+                    _ => Edit::AppendRule(rule),
+                }
+            }
             SettingsEdit::RemoveRule { index, expected } => Edit::RemoveRule { index, expected },
         };
         let job = SettingsJob {

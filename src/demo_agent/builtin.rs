@@ -542,6 +542,7 @@ impl ToolDemo {
         allowed.extend(self.after);
         allowed.push(text(&format!("\n{}", self.done)));
         PermissionStep {
+            session_id: None,
             tool_call_id: id.clone(),
             title: Some(self.title.to_owned()),
             kind: Some(self.kind),
@@ -742,6 +743,7 @@ fn fs_read(path: &Path) -> Vec<Step> {
             path.display()
         )),
         Step::ReadFile(ReadFileStep {
+            session_id: None,
             path: path.to_owned(),
             line: Some(2),
             limit: Some(2),
@@ -758,6 +760,7 @@ fn fs_escape(cwd: &Path) -> Vec<Step> {
             path.display()
         )),
         Step::ReadFile(ReadFileStep {
+            session_id: None,
             path,
             line: None,
             limit: None,
@@ -768,6 +771,7 @@ fn fs_escape(cwd: &Path) -> Vec<Step> {
 
 fn write_step(path: &Path, tool_call_id: Option<String>) -> Step {
     Step::WriteFile(WriteFileStep {
+        session_id: None,
         path: path.to_owned(),
         content: WRITE_CONTENT.to_owned(),
         tool_call_id,
@@ -804,6 +808,7 @@ fn fs_write(turn: u64, path: &Path) -> Vec<Step> {
             locations: locations.clone(),
         }),
         Step::Permission(PermissionStep {
+            session_id: None,
             tool_call_id: id.clone(),
             title: Some(title),
             kind: Some(ToolKind::Edit),
@@ -861,6 +866,7 @@ fn execute_call(id: &str, title: &str, raw_input: &Value) -> Step {
 
 fn terminal_step(id: &str, command: &str) -> TerminalStep {
     TerminalStep {
+        session_id: None,
         command: command.to_owned(),
         args: Vec::new(),
         env: Vec::new(),
@@ -883,6 +889,7 @@ fn term(turn: u64) -> Vec<Step> {
         text("I need to run a command in a terminal of the client.\n"),
         execute_call(&id, title, &raw_input),
         Step::Permission(PermissionStep {
+            session_id: None,
             tool_call_id: id.clone(),
             title: Some(title.to_owned()),
             kind: Some(ToolKind::Execute),

@@ -347,6 +347,10 @@ pub(crate) struct ReadFileStep {
     /// A tool call this read belongs to: it ends `completed` or `failed`.
     #[serde(default, alias = "toolCallId")]
     pub(crate) tool_call_id: Option<String>,
+    /// Send it with this `sessionId` instead of the turn's (a hostile
+    /// agent acting through another chat's session).
+    #[serde(default, alias = "sessionId")]
+    pub(crate) session_id: Option<String>,
 }
 
 /// The fields of a `write_file` step.
@@ -360,6 +364,10 @@ pub(crate) struct WriteFileStep {
     /// A tool call this write belongs to: it ends `completed` or `failed`.
     #[serde(default, alias = "toolCallId")]
     pub(crate) tool_call_id: Option<String>,
+    /// Send it with this `sessionId` instead of the turn's (a hostile
+    /// agent acting through another chat's session).
+    #[serde(default, alias = "sessionId")]
+    pub(crate) session_id: Option<String>,
 }
 
 /// The fields of a `terminal` step.
@@ -389,6 +397,10 @@ pub(crate) struct TerminalStep {
     /// Whether to send `terminal/release` at the end (default true).
     #[serde(default = "default_true")]
     pub(crate) release: bool,
+    /// Send it with this `sessionId` instead of the turn's (a hostile
+    /// agent acting through another chat's session).
+    #[serde(default, alias = "sessionId")]
+    pub(crate) session_id: Option<String>,
 }
 
 /// One environment variable of a terminal.
@@ -608,6 +620,10 @@ pub(crate) struct PermissionStep {
     /// `allowed` steps run (as qwen-code does in `auto` and `yolo`).
     #[serde(default, alias = "unaskedInModes")]
     pub(crate) unasked_in_modes: Vec<String>,
+    /// Send it with this `sessionId` instead of the turn's (a hostile
+    /// agent acting through another chat's session).
+    #[serde(default, alias = "sessionId")]
+    pub(crate) session_id: Option<String>,
 }
 
 /// One permission option offered to the user.

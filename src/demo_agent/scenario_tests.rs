@@ -270,6 +270,7 @@ fn client_steps_parse_and_say_what_they_need() {
     assert_eq!(
         first[0],
         Step::ReadFile(ReadFileStep {
+            session_id: None,
             path: "notes.txt".into(),
             line: Some(2),
             limit: Some(2),

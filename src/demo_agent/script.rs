@@ -430,7 +430,7 @@ impl Runner {
                 .map(|((request, options), unasked)| {
                     (!unasked).then(|| {
                         self.cx.send_request(RequestPermissionRequest::new(
-                            self.session_id.clone(),
+                            self.session(&request.session_id),
                             permission_tool_call(request),
                             options.iter().map(permission_option).collect(),
                         ))

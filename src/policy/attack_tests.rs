@@ -30,6 +30,7 @@ fn decide_in(req: &RequestView, mode: Mode, rules: &[Rule]) -> Decision {
     let agent = AgentPolicy {
         name: "a".into(),
         bypass: false,
+        ..AgentPolicy::default()
     };
     let cx = Context {
         mode,

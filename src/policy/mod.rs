@@ -172,10 +172,27 @@ pub(crate) fn category(kind: ToolKind) -> Category {
 /// What the policy knows about the agent behind a request.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AgentPolicy {
-    /// The agent's name in the settings (`[agents.NAME]`), matched by `Rule::agent`.
+    /// The agent's identity: its name in the settings (`[agents.NAME]`),
+    /// else the one its command gives. The only name an allow rule's
+    /// `agent` matches.
     pub name: String,
     /// `bypass_permissions = true`: allow what no rule denies or asks about.
     pub bypass: bool,
+    /// The other names it goes by or went by (what it calls itself, the
+    /// name its command gives): deny and ask rules naming any of them apply
+    /// too, so that no renaming escapes them.
+    pub aliases: Vec<String>,
+    /// No settings block binds its name to it (an agent started with `--
+    /// CMD` named by its command, which another agent's command may give
+    /// too): no allow rule naming an agent applies to it.
+    pub unbound: bool,
+}
+
+impl AgentPolicy {
+    /// Every name a deny or ask rule's `agent` may name it by.
+    fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name.as_str()).chain(self.aliases.iter().map(String::as_str))
+    }
 }
 
 /// "Allow for this chat": later calls like this one run without asking, in
@@ -458,10 +475,13 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     if let Some(decision) = gate(&facts, cx) {
         return decision;
     }
+    // An allow rule naming an agent applies only to the agent a block binds
+    // to that name.
     let matching = |decision: RuleDecision| {
         cx.rules
             .iter()
             .filter(move |r| r.decision == decision)
+            .filter(|r| r.agent.is_none() || !cx.agent.unbound)
             .find(|r| r.matches(&facts, &cx.agent.name))
     };
     if cx.agent.bypass {
@@ -579,11 +599,12 @@ pub(crate) fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
 /// [`rule_gate`] on the request's facts, built once by the caller.
 fn gate(facts: &Facts<'_>, cx: &Context) -> Option<Decision> {
     let req = facts.req;
+    // Deny and ask rules apply by any name the agent has or had.
     let first = |decision: RuleDecision, hit: Hit| {
         cx.rules
             .iter()
             .filter(move |r| r.decision == decision)
-            .find(|r| r.hit(facts, &cx.agent.name) == hit)
+            .find(|r| cx.agent.names().any(|name| r.hit(facts, name) == hit))
     };
     if let Some(rule) = first(RuleDecision::Deny, Hit::Yes) {
         return Some(deny(req, Source::Rule, rule.describe()));

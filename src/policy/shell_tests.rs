@@ -266,6 +266,7 @@ fn decide_in(req: &RequestView, mode: Mode, bypass: bool, rules: &[Rule]) -> Dec
     let agent = AgentPolicy {
         name: "agent".into(),
         bypass,
+        ..AgentPolicy::default()
     };
     let cx = Context {
         mode,

@@ -78,6 +78,7 @@ pub(super) fn run(
     let agent = AgentPolicy {
         name: "claude".into(),
         bypass,
+        ..AgentPolicy::default()
     };
     decide(
         req,

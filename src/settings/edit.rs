@@ -32,6 +32,16 @@ pub enum Edit {
     /// the file's usual order (decision, agent, kind, tool, command, path,
     /// note).
     AppendRule(Rule),
+    /// "Keep as rule" for an agent started with `-- CMD ARGS` that has no
+    /// block yet: a rule naming an agent applies only to an agent a block
+    /// binds to that name, so the rule goes with one. The block is chosen
+    /// under the lock as for [`Edit::SetBypass`] (the block that runs
+    /// exactly `create`, else a new one, without a bypass, named `rule.agent`
+    /// or `NAME-N`), and the rule names it.
+    AppendAgentRule {
+        rule: Rule,
+        create: (String, Vec<String>),
+    },
     /// Revoke a rule: remove the `[[rules]]` entry at `index` (file order, as
     /// in [`Settings::rules`]), only if it still equals `expected`, so that a
     /// revoke never removes a rule the user did not see. Comment lines right
@@ -139,6 +149,7 @@ pub fn apply_edit(path: &Path, edit: &Edit) -> Result<Applied, WriteError> {
     let edit = choose_block(&before, edit);
     let agent = match &edit {
         Edit::SetBypass { agent, .. } => Some(agent.clone()),
+        Edit::AppendAgentRule { rule, .. } => rule.agent.clone(),
         _ => None,
     };
     let Some(expected) = edit_document(&mut doc, &before, &edit, &target)? else {
@@ -171,6 +182,24 @@ pub fn apply_edit(path: &Path, edit: &Edit) -> Result<Applied, WriteError> {
 /// read under the lock: the block that runs that command, else the wanted
 /// name when it is free, else a free `NAME-N`.
 fn choose_block(settings: &Settings, edit: &Edit) -> Edit {
+    if let Edit::AppendAgentRule {
+        rule,
+        create: (command, args),
+    } = edit
+    {
+        let wanted = rule.agent.clone().unwrap_or_default();
+        let name = match agent_for_command(settings, command, args) {
+            Some(existing) => existing.to_string(),
+            None if !wanted.is_empty() && !settings.agents.contains_key(&wanted) => wanted,
+            None => unique_agent_name(settings, &wanted),
+        };
+        let mut rule = rule.clone();
+        rule.agent = Some(name);
+        return Edit::AppendAgentRule {
+            rule,
+            create: (command.clone(), args.clone()),
+        };
+    }
     let Edit::SetBypass {
         agent,
         value,
@@ -213,8 +242,31 @@ pub fn unique_agent_name(settings: &Settings, wanted: &str) -> String {
     }
 }
 
+/// The block that runs the same agent as `program args` started in
+/// `cwd`, if any: the same resolved program and script
+/// ([`super::naming::agent_identity`]; a block's relative script is taken
+/// from `cwd` too, as it would run there). `warden -- CMD ARGS` takes that
+/// block's name and settings; a command line that only reads the same (the
+/// same `agent.py` of another repository) is another agent.
+pub fn agent_for_identity<'a>(
+    settings: &'a Settings,
+    program: &str,
+    args: &[String],
+    cwd: &Path,
+) -> Option<&'a str> {
+    let wanted = super::naming::agent_identity(program, args, cwd);
+    settings
+        .agents
+        .iter()
+        .find(|(_, agent)| {
+            super::naming::agent_identity(&agent.command, &agent.args, cwd) == wanted
+        })
+        .map(|(name, _)| name.as_str())
+}
+
 /// The block that already runs exactly this command line, if any: a bypass
-/// for `warden -- CMD ARGS` reuses it rather than adding a twin.
+/// for `warden -- CMD ARGS` (its command line pinned, see
+/// [`super::naming::pinned_command`]) reuses it rather than adding a twin.
 pub fn agent_for_command<'a>(
     settings: &'a Settings,
     command: &str,
@@ -257,24 +309,10 @@ fn edit_document(
             } else if !*value {
                 return Ok(None);
             } else if let Some((command, args)) = create {
-                expected.agents.insert(
-                    agent.clone(),
-                    AgentSettings {
-                        command: command.clone(),
-                        args: args.clone(),
-                        env: Default::default(),
-                        bypass_permissions: true,
-                        default_mode: None,
-                        agent_plan_mode: None,
-                        asking_mode: None,
-                        fs_read: true,
-                        fs_write: true,
-                        terminal: true,
-                        mcp_servers: Default::default(),
-                        auth_method: None,
-                    },
-                );
-                add_agent(doc, agent, command, args, path)?;
+                expected
+                    .agents
+                    .insert(agent.clone(), new_block(command, args, true));
+                add_agent(doc, agent, command, args, true, path)?;
             } else {
                 return Err(WriteError::NoSuchAgent {
                     path: path.to_path_buf(),
@@ -283,6 +321,21 @@ fn edit_document(
             }
         }
         Edit::AppendRule(rule) => {
+            let rule = normalized(rule);
+            append_rule(doc, &rule, path)?;
+            expected.rules.push(rule);
+        }
+        Edit::AppendAgentRule {
+            rule,
+            create: (command, args),
+        } => {
+            let agent = rule.agent.clone().unwrap_or_default();
+            if !expected.agents.contains_key(&agent) {
+                expected
+                    .agents
+                    .insert(agent.clone(), new_block(command, args, false));
+                add_agent(doc, &agent, command, args, false, path)?;
+            }
             let rule = normalized(rule);
             append_rule(doc, &rule, path)?;
             expected.rules.push(rule);
@@ -337,13 +390,32 @@ fn set_value(item: &mut Item, key: &str, mut new: Value) -> Option<()> {
     Some(())
 }
 
-/// Add `[agents.NAME]` with the command and the bypass: after the last agent
-/// block, or at the end of the file when there is none.
+/// The settings of a block warden adds for a command line.
+fn new_block(command: &str, args: &[String], bypass: bool) -> AgentSettings {
+    AgentSettings {
+        command: command.to_string(),
+        args: args.to_vec(),
+        env: Default::default(),
+        bypass_permissions: bypass,
+        default_mode: None,
+        agent_plan_mode: None,
+        asking_mode: None,
+        fs_read: true,
+        fs_write: true,
+        terminal: true,
+        mcp_servers: Default::default(),
+        auth_method: None,
+    }
+}
+
+/// Add `[agents.NAME]` with the command (and the bypass when set): after
+/// the last agent block, or at the end of the file when there is none.
 fn add_agent(
     doc: &mut DocumentMut,
     name: &str,
     command: &str,
     args: &[String],
+    bypass: bool,
     path: &Path,
 ) -> Result<(), WriteError> {
     let mut block = Table::new();
@@ -354,7 +426,9 @@ fn add_agent(
             toml_edit::value(args.iter().map(String::as_str).collect::<Array>()),
         );
     }
-    block.insert("bypass_permissions", toml_edit::value(true));
+    if bypass {
+        block.insert("bypass_permissions", toml_edit::value(true));
+    }
     if !doc.contains_key("agents") {
         place_at_end(doc, &mut block);
         let mut agents = Table::new();
@@ -637,6 +711,16 @@ pub fn describe_applied(edit: &Edit, applied: &Applied, path: &Path) -> (String,
             (note, created)
         }
         Edit::AppendRule(_) => (format!("rule saved to {path}"), None),
+        Edit::AppendAgentRule { .. } => {
+            let block = applied.agent.clone().unwrap_or_default();
+            (
+                format!(
+                    "rule saved to {path}, for [agents.{}]",
+                    crate::sanitize::one_line(&block)
+                ),
+                Some(block),
+            )
+        }
         Edit::RemoveRule { .. } => (format!("rule removed from {path}"), None),
     }
 }
@@ -692,6 +776,47 @@ mod tests {
             edited("agents = { a = { command = \"x\" } }\n", &bypass("a", true)),
             "agents = { a = { command = \"x\", bypass_permissions = true } }\n"
         );
+    }
+
+    /// A rule kept for an agent with no block goes with a block of its own
+    /// (no bypass), the one that runs exactly its command line if any, else
+    /// a free name; the rule names that block.
+    #[test]
+    fn a_rule_for_an_agent_without_a_block_goes_with_its_block() {
+        let mut rule = rule(RuleDecision::Allow, "npm test *");
+        rule.agent = Some("run-agent".into());
+        let edit = |args: &[&str]| Edit::AppendAgentRule {
+            rule: rule.clone(),
+            create: (
+                "sh".into(),
+                args.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+            ),
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "# mine\n").expect("write");
+        let applied = apply_edit(&path, &edit(&["/a/run-agent.sh"])).expect("applies");
+        assert_eq!(applied.agent.as_deref(), Some("run-agent"));
+        let block = &applied.settings.agents["run-agent"];
+        assert!(!block.bypass_permissions);
+        assert_eq!(block.args, ["/a/run-agent.sh"]);
+        assert_eq!(
+            applied.settings.rules[0].agent.as_deref(),
+            Some("run-agent")
+        );
+        // The same command line again: the same block, a second rule.
+        let again = apply_edit(&path, &edit(&["/a/run-agent.sh"])).expect("applies");
+        assert_eq!(again.agent.as_deref(), Some("run-agent"));
+        assert_eq!(again.settings.agents.len(), 1);
+        // Another script under the same name: a block of its own.
+        let other = apply_edit(&path, &edit(&["/b/run-agent.sh"])).expect("applies");
+        assert_eq!(other.agent.as_deref(), Some("run-agent-2"));
+        assert_eq!(
+            other.settings.rules[2].agent.as_deref(),
+            Some("run-agent-2")
+        );
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(!text.contains("bypass_permissions"), "{text}");
     }
 
     #[test]

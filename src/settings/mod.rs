@@ -23,11 +23,13 @@ use serde::{Deserialize, Deserializer};
 use crate::policy::{KindMatch, Mode, Rule, RuleDecision};
 
 pub use edit::{
-    Applied, Edit, WriteError, agent_for_command, apply, apply_edit, bypass_edit, describe_applied,
-    unique_agent_name,
+    Applied, Edit, WriteError, agent_for_command, agent_for_identity, apply, apply_edit,
+    bypass_edit, describe_applied, unique_agent_name,
 };
 pub use keys::unknown_keys;
-pub(crate) use naming::{agent_name_for, agent_slug, name_refused, name_refused_by_file};
+pub(crate) use naming::{
+    agent_identity, agent_name_for, agent_slug, name_refused, name_refused_by_file, pinned_command,
+};
 
 /// The name the built-in demo agent goes by.
 pub(crate) const DEMO_AGENT: &str = "demo";

@@ -68,6 +68,153 @@ pub(crate) fn agent_name_for(program: &str, args: &[String], cwd: &Path) -> Stri
     clean(&derive(program, args, cwd))
 }
 
+/// What an agent started as `program args` in `cwd` is, for telling it
+/// from another: the program resolved as exec resolves it (a bare name
+/// through `PATH`, a path from `cwd`), canonical; the script an
+/// interpreter runs (`python3 agent.py`, `node dist/index.js`, `uv run
+/// x.py`, `deno run x.ts`) resolved from `cwd`, canonical; every other
+/// argument as typed (a package spec of `npx`, `uvx`, ... is the package).
+/// `python3 agent.py` in two repositories is two agents.
+pub(crate) fn agent_identity(program: &str, args: &[String], cwd: &Path) -> Vec<String> {
+    let mut identity = vec![resolve_program(program, cwd)];
+    let mut args = args.to_vec();
+    if let Some(at) = script_index(program, &args) {
+        args[at] = absolute(&args[at], cwd).display().to_string();
+    }
+    identity.extend(args);
+    identity
+}
+
+/// `program args` as a settings block keeps it so that it means the same
+/// agent wherever warden starts: a program given as a path, and the script
+/// an interpreter runs, made absolute (from `cwd`, canonical); a bare
+/// program name stays (found through `PATH`).
+pub(crate) fn pinned_command(program: &str, args: &[String], cwd: &Path) -> (String, Vec<String>) {
+    let program = if program.contains('/') {
+        absolute(program, cwd).display().to_string()
+    } else {
+        program.to_string()
+    };
+    let mut args = args.to_vec();
+    if let Some(at) = script_index(&program, &args) {
+        args[at] = absolute(&args[at], cwd).display().to_string();
+    }
+    (program, args)
+}
+
+/// `path` from `cwd`, canonical when it exists, else with `.` and `..`
+/// taken away.
+fn absolute(path: &str, cwd: &Path) -> std::path::PathBuf {
+    let joined = cwd.join(path);
+    joined.canonicalize().unwrap_or_else(|_| {
+        let mut out = std::path::PathBuf::new();
+        for part in joined.components() {
+            match part {
+                Component::ParentDir => {
+                    out.pop();
+                }
+                Component::CurDir => {}
+                other => out.push(other),
+            }
+        }
+        out
+    })
+}
+
+/// The program exec runs for `program`: a path from `cwd`, a bare name
+/// through `PATH`; canonical. As typed when it cannot be found.
+fn resolve_program(program: &str, cwd: &Path) -> String {
+    if program.contains('/') {
+        return absolute(program, cwd).display().to_string();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() {
+            cwd.to_path_buf()
+        } else {
+            cwd.join(dir)
+        };
+        let candidate = dir.join(program);
+        if candidate.is_file() {
+            return candidate
+                .canonicalize()
+                .unwrap_or(candidate)
+                .display()
+                .to_string();
+        }
+    }
+    program.to_string()
+}
+
+/// Where among `args` the script that `program` runs is, if it runs one
+/// (an interpreter's script, `deno run` / `bun run` / `uv run`'s, through
+/// `env`); never a package spec or a module name.
+fn script_index(program: &str, args: &[String]) -> Option<usize> {
+    let base = file_name(program);
+    let launcher = interpreter_name(&base);
+    if launcher == "env" {
+        let skip = args
+            .iter()
+            .take_while(|a| a.starts_with('-') || a.contains('='))
+            .count();
+        let (cmd, tail) = args[skip..].split_first()?;
+        return script_index(cmd, tail).map(|at| skip + 1 + at);
+    }
+    if launcher == "uv" {
+        let at = args.iter().position(|a| a == "run")?;
+        return operand_index(&args[at + 1..]).map(|i| at + 1 + i);
+    }
+    if !INTERPRETERS.contains(&launcher) || args.iter().any(|a| a == "-m") {
+        return None;
+    }
+    if matches!(launcher, "sh" | "bash") && args.iter().any(|a| a == "-c") {
+        return None;
+    }
+    let mut from = 0;
+    if matches!(launcher, "deno" | "bun")
+        && let Some(at) = args.iter().position(|a| a == "run")
+    {
+        from = at + 1;
+    }
+    if matches!(
+        launcher,
+        "node"
+            | "nodejs"
+            | "deno"
+            | "bun"
+            | "tsx"
+            | "ts-node"
+            | "python"
+            | "python3"
+            | "ruby"
+            | "perl"
+    ) && args.iter().any(|a| a == "-e" || a == "--eval" || a == "-c")
+    {
+        return None;
+    }
+    operand_index(&args[from..]).map(|i| from + i)
+}
+
+/// Where the first argument that is not an option or an option's value is.
+fn operand_index(args: &[String]) -> Option<usize> {
+    let mut skip = false;
+    for (i, arg) in args.iter().enumerate() {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if arg == "--" {
+            continue;
+        }
+        if arg.starts_with('-') {
+            skip = VALUED.contains(&arg.as_str());
+            continue;
+        }
+        return Some(i);
+    }
+    None
+}
+
 /// The longest name an agent's own `agentInfo.name` becomes.
 const SLUG_MAX: usize = 40;
 
@@ -403,6 +550,78 @@ mod tests {
         assert_eq!(long.len(), SLUG_MAX);
         let slug = agent_slug(&"ab ".repeat(100));
         assert!(slug.len() <= SLUG_MAX && !slug.ends_with('-'), "{slug}");
+    }
+
+    fn strings(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    /// Issue 22 item 5: `python3 agent.py` in two repositories is two
+    /// agents; a package spec is the package wherever it runs.
+    #[test]
+    fn an_identity_is_the_resolved_program_and_script() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical");
+        for repo in ["a", "b"] {
+            std::fs::create_dir_all(base.join(repo)).expect("mkdir");
+            std::fs::write(base.join(repo).join("agent.py"), "").expect("script");
+        }
+        let (a, b) = (base.join("a"), base.join("b"));
+        let args = strings(&["agent.py"]);
+        let in_a = agent_identity("python3", &args, &a);
+        let in_b = agent_identity("python3", &args, &b);
+        assert_ne!(in_a, in_b);
+        assert_eq!(in_a[1], a.join("agent.py").display().to_string());
+        // The same script named from elsewhere is the same agent.
+        let from_b = agent_identity("python3", &strings(&["../a/agent.py"]), &b);
+        assert_eq!(from_b, in_a);
+        // A package spec is the package; options stay.
+        let npx = strings(&["-y", "@zed-industries/claude-code-acp"]);
+        assert_eq!(
+            agent_identity("npx", &npx, &a),
+            agent_identity("npx", &npx, &b)
+        );
+        // Through env, after a script-less option, in `uv run`.
+        for (program, words, at) in [
+            ("env", &["FOO=1", "node", "agent.py"][..], 2),
+            ("node", &["--require", "x", "agent.py"][..], 2),
+            ("uv", &["run", "agent.py"][..], 1),
+            ("deno", &["run", "-A", "agent.py"][..], 2),
+        ] {
+            let one = agent_identity(program, &strings(words), &a);
+            let two = agent_identity(program, &strings(words), &b);
+            assert_ne!(one, two, "{program} {words:?}");
+            assert_eq!(one[at + 1], a.join("agent.py").display().to_string());
+        }
+        // Inline code and modules are what they say.
+        let inline = strings(&["-c", "import x"]);
+        assert_eq!(
+            agent_identity("python3", &inline, &a),
+            agent_identity("python3", &inline, &b)
+        );
+        // A program given as a path is that file.
+        assert_eq!(
+            agent_identity("./agent.py", &[], &a)[0],
+            a.join("agent.py").display().to_string()
+        );
+    }
+
+    #[test]
+    fn a_pinned_command_names_its_script_and_program_path_absolutely() {
+        let cwd = Path::new("/nonexistent/repo");
+        assert_eq!(
+            pinned_command("python3", &strings(&["-u", "./agent.py", "--acp"]), cwd),
+            (
+                "python3".to_string(),
+                strings(&["-u", "/nonexistent/repo/agent.py", "--acp"])
+            )
+        );
+        assert_eq!(
+            pinned_command("bin/../run", &strings(&["x"]), cwd),
+            ("/nonexistent/repo/run".to_string(), strings(&["x"]))
+        );
+        let npx = strings(&["-y", "pkg@1"]);
+        assert_eq!(pinned_command("npx", &npx, cwd), ("npx".to_string(), npx));
     }
 
     #[test]

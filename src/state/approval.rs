@@ -27,6 +27,53 @@ pub struct Approval {
     pub grant: ChatGrant,
     /// Why the policy left it to the user.
     pub reason: String,
+    /// Each path the request names (normalised) with every file it can
+    /// mean, as the runtime resolved them (what an allowed edit covers).
+    pub readings: Vec<(String, Vec<String>)>,
+}
+
+/// What the runtime found out about a request before the gate sees it:
+/// facts, never a decision. The gate decides with them and logs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RequestFacts {
+    /// The request as the policy sees it, built once, with the paths it
+    /// names resolved among its locations (`None`: the state builds it).
+    pub view: Option<RequestView>,
+    /// Each path the request names (normalised) with every file it can
+    /// mean (the kernel's reading, a tool's that applies `..` first).
+    pub readings: Vec<(String, Vec<String>)>,
+    /// Why warden refuses it whatever the mode, if it must.
+    pub refusal: Option<Refusal>,
+    /// The agent sent it for this chat's session (a permission request, a
+    /// file or terminal call), which must have a turn running: the chat's
+    /// mode decides only what the agent does in the chat's own turn.
+    pub in_session: bool,
+}
+
+/// Why warden refuses a request whatever the mode and the rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// It touches one of warden's own files (logged as `protected`).
+    Protected(String),
+    /// Another reason of safety (logged as `safety`): no turn running in
+    /// the session, a session no chat has open, a path outside the roots
+    /// or one that changed under warden.
+    Safety(String),
+}
+
+impl Refusal {
+    fn why(&self) -> &str {
+        match self {
+            Refusal::Protected(why) | Refusal::Safety(why) => why,
+        }
+    }
+
+    fn answerer(&self) -> Answerer {
+        match self {
+            Refusal::Protected(_) => Answerer::Protected,
+            Refusal::Safety(_) => Answerer::Safety,
+        }
+    }
 }
 
 impl Approval {
@@ -248,12 +295,39 @@ impl ChatState {
         }
     }
 
-    /// A permission request arrived: decide it, or queue a card.
+    /// A permission request arrived: decide it, or queue a card. `facts`
+    /// is what the runtime found out about it (its view, with the paths it
+    /// names resolved; a refusal for safety); every request is decided here
+    /// and logged, refusals included.
     pub(super) fn on_permission(
         &mut self,
         id: RequestId,
         request: PermissionRequest,
+        facts: RequestFacts,
     ) -> Vec<Effect> {
+        if let Some(refusal) = facts.refusal {
+            return self.refuse_for_safety(id, request, facts.view, refusal);
+        }
+        let view = match facts.view {
+            Some(view) => view,
+            None => {
+                let known = (!request.client)
+                    .then(|| self.session.transcript.tool(&request.tool_call_id))
+                    .flatten()
+                    .map(|t| t.call.clone());
+                RequestView::from_request(&request, known.as_ref())
+            }
+        };
+        // A file, terminal or permission call for a session with no turn
+        // running (another chat's agent acting through this idle chat's
+        // session, a turn cancelled or over) is not this chat's mode's to
+        // decide: refused, and said. An elicitation asks the user anyway.
+        if facts.in_session
+            && !view.elicitation
+            && let Some(why) = self.no_turn_running()
+        {
+            return self.refuse_for_safety(id, request, Some(view), why);
+        }
         // A request about a tool call that already ran asks for nothing that
         // is still to happen, and its finished call's fields would fill the
         // request's gaps: answered cancelled, whatever the mode.
@@ -263,7 +337,6 @@ impl ChatState {
             .map(|t| t.state)
             .filter(|s| matches!(s, ToolState::Completed | ToolState::Failed));
         if let Some(state) = finished {
-            let view = RequestView::from_request(&request, None);
             let approval = Approval {
                 id,
                 grant: ChatGrant::for_request(&view),
@@ -271,6 +344,7 @@ impl ChatState {
                 view,
                 request,
                 reason: String::new(),
+                readings: Vec::new(),
             };
             let answered = self.answer(
                 &approval,
@@ -296,13 +370,12 @@ impl ChatState {
         let known = (!request.client)
             .then(|| self.session.transcript.tool(&request.tool_call_id))
             .flatten()
-            .map(|t| t.call.clone());
-        let view = RequestView::from_request(&request, known.as_ref());
+            .map(|t| t.call.content.clone());
         // The card shows what the policy judged: the diff known now, not
         // one a later tool_call_update puts in the transcript.
         let mut request = request;
         if request.fields.content.as_ref().is_none_or(|c| c.is_empty())
-            && let Some(content) = known.map(|k| k.content).filter(|c| !c.is_empty())
+            && let Some(content) = known.filter(|c| !c.is_empty())
         {
             request.fields.content = Some(content);
         }
@@ -315,6 +388,7 @@ impl ChatState {
             category,
             grant,
             reason: String::new(),
+            readings: facts.readings,
         };
         let mut decision = policy::decide(&approval.view, &self.policy_context());
         // A file write or terminal the agent already got permission for: no
@@ -325,10 +399,9 @@ impl ChatState {
             && self.gate.mode != Mode::Plan
             && policy::rule_gate(&approval.view, &self.policy_context()).is_none()
             && let Some(option) = allow_option(&approval.request.options)
-            && let Some(index) = self.covering_scope(&approval.view)
+            && let option_id = option.id.clone()
+            && let Some(scope) = self.take_covering_scope(&approval)
         {
-            let option_id = option.id.clone();
-            let scope = self.gate.allowed_scopes.remove(index);
             decision = Decision::Allow {
                 option_id,
                 source: scope.source,
@@ -339,6 +412,137 @@ impl ChatState {
             Decision::Ask { reason } => self.ask(approval, reason),
             decided => self.apply_automatic(&approval, decided),
         }
+    }
+
+    /// Why no request of the agent's may be decided by this chat's mode
+    /// now: no turn is running, or the one running was cancelled.
+    fn no_turn_running(&self) -> Option<Refusal> {
+        let why = match &self.session.turn {
+            None => "this chat has no turn running (the agent acted through its session unasked)",
+            Some(turn) if turn.cancelling => "this chat's turn was cancelled",
+            Some(_) => return None,
+        };
+        Some(Refusal::Safety(why.to_string()))
+    }
+
+    /// Refuse a request whatever the mode and the rules: the agent gets its
+    /// reject option (`cancelled` when none is offered, or when the turn
+    /// was cancelled), the chat an error line, the log a record.
+    fn refuse_for_safety(
+        &mut self,
+        id: RequestId,
+        request: PermissionRequest,
+        view: Option<RequestView>,
+        refusal: Refusal,
+    ) -> Vec<Effect> {
+        // warden's own entry of a client call shows what was refused; an
+        // agent's tool call (of another turn, of another chat's doing) is
+        // left as it is.
+        let before = self
+            .session
+            .transcript
+            .tool(&request.tool_call_id)
+            .map(|t| t.state);
+        if request.client {
+            let mut fields = request.fields.clone();
+            fields.status = None;
+            self.session
+                .transcript
+                .update_tool(&request.tool_call_id, &fields);
+        }
+        let view = view.unwrap_or_else(|| RequestView::from_request(&request, None));
+        let approval = Approval {
+            id,
+            grant: ChatGrant::for_request(&view),
+            category: view.category(),
+            view,
+            request,
+            reason: String::new(),
+            readings: Vec::new(),
+        };
+        let cancelled = self.session.turn.as_ref().is_some_and(|t| t.cancelling);
+        let outcome = match reject_option(&approval.request.options) {
+            Some(option) if !cancelled => PermissionOutcome::Selected(option.id.clone()),
+            _ => PermissionOutcome::Cancelled,
+        };
+        let why = refusal.why().to_string();
+        self.error(
+            format!(
+                "warden refused the agent's {} {}: {}",
+                if approval.request.client {
+                    "call"
+                } else {
+                    "request"
+                },
+                approval.title(),
+                one_line(&why)
+            ),
+            Vec::new(),
+        );
+        let answered = self.answer(&approval, outcome, "refused", Source::User, &why);
+        if let Some(state) = before.filter(|_| !approval.request.client) {
+            self.session
+                .transcript
+                .set_tool_state(&approval.request.tool_call_id, state);
+        }
+        relabel(answered, refusal.answerer())
+    }
+
+    /// A client call the gate allowed was refused by its IO (one of
+    /// warden's own files by inode, a path that changed): the chat says so
+    /// and the log gets a second record for the same request.
+    pub(super) fn on_client_refused(&mut self, id: RequestId, refusal: &Refusal) -> Vec<Effect> {
+        let tool_call_id = format!("warden-{id}");
+        let (title, kind) = self
+            .session
+            .transcript
+            .tool(&tool_call_id)
+            .map(|t| (t.call.title.clone(), t.call.kind))
+            .unwrap_or_default();
+        let why = refusal.why().to_string();
+        self.error(
+            format!(
+                "warden refused the agent's call {}: {}",
+                one_line(&title),
+                one_line(&why)
+            ),
+            Vec::new(),
+        );
+        let record = DecisionRecord {
+            time: String::new(),
+            agent: self.gate.agent_policy.name.clone(),
+            session: self.session_id().unwrap_or_default().to_string(),
+            chat: self.session.chat_id.clone(),
+            request_id: id,
+            tool_call_id,
+            title,
+            kind: kind.as_str().to_string(),
+            category: policy::category(kind).as_str().to_string(),
+            mode: self.gate.mode.as_str().to_string(),
+            decision: Verdict::Denied,
+            option_id: None,
+            option_kind: None,
+            source: refusal.answerer(),
+            reason: why,
+        };
+        vec![Effect::LogDecision(Box::new(record))]
+    }
+
+    /// A settings block now binds this chat's agent (`b` or a kept rule
+    /// wrote it, for its command line): its bypass and the allow rules
+    /// naming the block are the agent's from now on; the name it had stays
+    /// one that deny and ask rules find it by.
+    pub(super) fn bind_to_block(&mut self, block: String) {
+        let policy = &mut self.gate.agent_policy;
+        if policy.name != block {
+            let old = std::mem::replace(&mut policy.name, block.clone());
+            if !policy.aliases.contains(&old) {
+                policy.aliases.push(old);
+            }
+            policy.aliases.retain(|a| *a != block);
+        }
+        policy.unbound = false;
+        self.session.settings_agent = Some(block);
     }
 
     /// The agent modes, to tell which `switch_mode` options keep it asking.
@@ -567,7 +771,7 @@ impl ChatState {
         }
         let record = DecisionRecord {
             time: String::new(),
-            agent: self.session.agent_name.clone(),
+            agent: self.gate.agent_policy.name.clone(),
             session: self.session_id().unwrap_or_default().to_string(),
             chat: self.session.chat_id.clone(),
             request_id: approval.id,
@@ -925,3 +1129,5 @@ pub use scope::AllowedScope;
 
 #[cfg(test)]
 mod attack_tests;
+#[cfg(test)]
+mod turn_tests;

@@ -60,12 +60,13 @@ impl ChatState {
         }
     }
 
-    /// The settings block name of this chat's agent.
+    /// The settings block name of this chat's agent, else its identity
+    /// (never what it calls itself).
     fn settings_agent(&self) -> String {
         self.session
             .settings_agent
             .clone()
-            .unwrap_or_else(|| self.session.agent_name.clone())
+            .unwrap_or_else(|| self.gate.agent_policy.name.clone())
     }
 
     /// Record bypass for this agent (the card's `b`).
@@ -256,8 +257,9 @@ impl ChatState {
             } => {
                 self.gate.rules = rules;
                 self.gate.bypassed_agents = bypassed;
+                let bound = agent_block.is_some();
                 if let Some(block) = agent_block {
-                    self.session.settings_agent = Some(block);
+                    self.bind_to_block(block);
                 }
                 // Only this agent's own block counts: an agent with none does
                 // not inherit the bypass of a block that shares its name.
@@ -266,6 +268,11 @@ impl ChatState {
                 }
                 if let Some(note) = note {
                     self.info(note);
+                }
+                // Its block's rules (one just kept for it) apply now: what
+                // they block is answered, what they allow waits for a yes.
+                if bound {
+                    return self.redecide_asking();
                 }
                 Vec::new()
             }

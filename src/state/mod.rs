@@ -22,7 +22,7 @@ pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
     AllowedScope, Approval, CardCursor, Choice, Focus, Modal, ModeItem, OnAsk, PLAN_INSTRUCTION,
-    Pane, Question, choices, option_kind_label,
+    Pane, Question, Refusal, RequestFacts, choices, option_kind_label,
 };
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
@@ -154,11 +154,28 @@ pub enum Msg {
     SessionStarted(SessionInfo),
     /// A `session/update` for our session.
     Update(SessionUpdate),
-    /// The agent asks permission; the runtime holds the responder under `id`.
+    /// A permission request without the runtime's facts (an elicitation,
+    /// which always asks): the state builds its view; the runtime holds the
+    /// responder under `id`.
     PermissionRequested {
         id: RequestId,
         request: Box<PermissionRequest>,
     },
+    /// The agent asks permission, or warden gates one of its client calls,
+    /// with what the runtime found out about the request (its view built
+    /// once, resolved paths, a refusal for safety); the runtime holds the
+    /// responder under `id`.
+    PermissionChecked {
+        id: RequestId,
+        request: Box<PermissionRequest>,
+        facts: Box<RequestFacts>,
+    },
+    /// The IO of client call `id`, which the gate allowed, was refused for
+    /// safety (one of warden's own files by inode, a path that changed).
+    ClientRefused { id: RequestId, refusal: Refusal },
+    /// A name the agent goes by besides its identity (what it calls itself,
+    /// the name its command gives): deny and ask rules naming it apply.
+    AgentAlias(String),
     /// The agent answered `session/prompt`.
     TurnEnded(StopReason),
     /// `session/prompt` failed with an error.
@@ -203,9 +220,10 @@ pub enum Msg {
     /// end it here.
     CancelOverdue(std::time::Duration),
     /// An agent with no settings block, named from its command so far, is
-    /// named after what it calls itself (`agentInfo.name`, made a safe word
-    /// the runtime checked is nobody else's): the footer, the chat list,
-    /// the decision log and rules (`agent = "..."`) use the new name.
+    /// shown by what it calls itself (`agentInfo.name`, made a safe word
+    /// the runtime checked is nobody else's): the footer and the chat list
+    /// show it. Display only: the decision log, allow rules and bypasses
+    /// keep to its identity; deny and ask rules naming it apply too.
     AgentNamed(String),
     /// From the runtime: an info line (a start-up note, a new chat's first
     /// line, how a restart or a reopening went).
@@ -546,7 +564,21 @@ impl ChatState {
             msg @ (Msg::SettingsChanged { .. } | Msg::SettingsWriteFailed(_)) => {
                 self.on_settings(msg)
             }
-            Msg::PermissionRequested { id, request } => self.on_permission(id, *request),
+            Msg::PermissionRequested { id, request } => {
+                self.on_permission(id, *request, RequestFacts::default())
+            }
+            Msg::PermissionChecked { id, request, facts } => {
+                self.on_permission(id, *request, *facts)
+            }
+            Msg::ClientRefused { id, refusal } => self.on_client_refused(id, &refusal),
+            Msg::AgentAlias(name) => {
+                if name != self.gate.agent_policy.name
+                    && !self.gate.agent_policy.aliases.contains(&name)
+                {
+                    self.gate.agent_policy.aliases.push(name);
+                }
+                Vec::new()
+            }
             Msg::CancelOverdue(grace)
                 if self.session.turn.as_ref().is_some_and(|t| t.cancelling) =>
             {
@@ -622,11 +654,19 @@ impl ChatState {
             Msg::AgentNamed(name) => {
                 if name != self.session.agent_name {
                     self.info(format!(
-                        "named `{}` after what the agent calls itself (its command gave `{}`)",
+                        "shown as `{}`, what the agent calls itself (its command gave `{}`, \
+                         which its rules and bypass keep to)",
                         crate::sanitize::one_line(&name),
-                        crate::sanitize::one_line(&self.session.agent_name)
+                        crate::sanitize::one_line(&self.gate.agent_policy.name)
                     ));
-                    self.gate.agent_policy.name.clone_from(&name);
+                    // Display only: rules and bypasses keep to the
+                    // agent's identity; deny and ask rules naming what it
+                    // calls itself apply too.
+                    if name != self.gate.agent_policy.name
+                        && !self.gate.agent_policy.aliases.contains(&name)
+                    {
+                        self.gate.agent_policy.aliases.push(name.clone());
+                    }
                     self.session.agent_name = name;
                 }
                 Vec::new()

@@ -79,6 +79,19 @@ pub(super) fn selected(id: &str) -> PermissionOutcome {
     PermissionOutcome::Selected(id.into())
 }
 
+/// The error lines of the transcript.
+pub(super) fn errors_of(s: &ChatState) -> Vec<String> {
+    s.session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Error { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 pub(super) fn logged_sources(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
@@ -620,6 +633,26 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
 
 /// A synthetic request as the runtime builds it for the agent's own file write.
 pub(super) fn client_write(path: &str) -> PermissionRequest {
+    client_write_text(path, EDITED)
+}
+
+/// The text the edits and writes of these tests put in a file.
+pub(super) const EDITED: &str = "fn a() {}\n";
+
+/// An edit of the agent's whose card shows `path` getting `text`.
+pub(super) fn edit_showing(tool: &str, path: &str, text: &str) -> PermissionRequest {
+    let mut edit = request(tool, ToolKind::Edit, &format!("Edit {path}"));
+    edit.fields.content = Some(vec![crate::model::ToolContent::Diff {
+        path: path.into(),
+        old: Some("old\n".into()),
+        new: text.into(),
+    }]);
+    edit
+}
+
+/// warden's synthetic request for the agent's write of `text` to `path`,
+/// as the runtime builds it (the diff against the file on disk).
+pub(super) fn client_write_text(path: &str, text: &str) -> PermissionRequest {
     PermissionRequest {
         session_id: "s".into(),
         tool_call_id: format!("warden-{path}"),
@@ -630,6 +663,11 @@ pub(super) fn client_write(path: &str) -> PermissionRequest {
             locations: Some(vec![crate::model::Location {
                 path: path.into(),
                 line: None,
+            }]),
+            content: Some(vec![crate::model::ToolContent::Diff {
+                path: path.into(),
+                old: None,
+                new: text.into(),
             }]),
             ..Default::default()
         },
@@ -652,14 +690,9 @@ pub(super) fn client_write(path: &str) -> PermissionRequest {
 #[test]
 fn a_client_write_covered_by_an_allowed_edit_needs_no_second_card() {
     let mut s = chat(Mode::Default);
-    let mut edit = request("t", ToolKind::Edit, "Edit a.rs");
-    edit.fields.locations = Some(vec![crate::model::Location {
-        path: "/w/a.rs".into(),
-        line: None,
-    }]);
     s.update(Msg::PermissionRequested {
         id: 1,
-        request: Box::new(edit),
+        request: Box::new(edit_showing("t", "/w/a.rs", EDITED)),
     });
     key(&mut s, Action::Char('y'));
     let effects = s.update(Msg::PermissionRequested {

@@ -512,7 +512,8 @@ impl Workspace {
                 if let Some(open) = self.chats.iter().position(|c| {
                     chosen.as_ref().is_some_and(|s| {
                         c.state.session_id() == Some(s.session_id.as_str())
-                            && c.state.session.agent_name == s.agent
+                            && (c.state.session.agent_name == s.agent
+                                || c.state.gate.agent_policy.name == s.agent)
                     })
                 }) {
                     // Already open: go there rather than load it twice.

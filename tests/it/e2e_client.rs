@@ -48,6 +48,22 @@ async fn client_read_honours_line_and_limit_and_the_roots() {
         text.contains("read failed") && text.contains("outside the allowed roots"),
         "{text}"
     );
+    // The gate refused it, said so and logged it (issue 22: one place for
+    // every decision).
+    assert!(
+        errors(app.state())
+            .iter()
+            .any(|(m, _)| m.contains("warden refused") && m.contains("outside the allowed roots")),
+        "{:?}",
+        errors(app.state())
+    );
+    app.settle_disk().await;
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert!(
+        log.iter()
+            .any(|r| r.decision == "denied" && r.source == "safety" && r.kind == "read"),
+        "{log:?}"
+    );
     app.shutdown().await;
 }
 
@@ -290,8 +306,18 @@ async fn an_ambiguous_path_is_refused_with_an_error_line() {
     assert!(
         errors
             .iter()
-            .any(|(message, _)| message.starts_with("refused the agent's read")),
+            .any(|(message, _)| message.starts_with("warden refused the agent's call Read")),
         "{errors:?}"
+    );
+    // The gate refused it, and the decision log has it (issue 22: one
+    // place for every decision).
+    app.settle_disk().await;
+    let log = warden::decision_log::read(&cwd.join("decisions.jsonl")).expect("log");
+    assert!(
+        log.iter().any(|r| r.title.contains("up/../notes.txt")
+            && r.decision == "denied"
+            && r.source == "safety"),
+        "{log:?}"
     );
     app.shutdown().await;
 }

@@ -380,3 +380,81 @@ fn exec_kimi_ask_then_terminal() {
     let want = usize::from(title_only.command().is_some());
     assert_eq!(covered, want, "{log:?}");
 }
+
+/// Issue 22 item 4: an allowed edit covers a write of exactly the text its
+/// card showed; the agent's other body for the same path asks (and is
+/// refused here), the body shown needs no second card.
+#[tokio::test]
+async fn an_approved_diff_covers_only_the_text_the_card_showed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("config.py"), "debug = 0\n").expect("config");
+    let file = scenario_in(dir.path(), "hostile-coverage.toml");
+    let mut app = playing(dir.path(), &file, Mode::Default).await;
+    send(&mut app, "diff-then-other-body");
+    pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
+    key(&mut app, Action::Char('y'));
+    pump_until(&mut app, "a card for the other body, or the end", |s| {
+        !s.gate.approvals.is_empty() || !s.is_busy()
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("config.py")).expect("read"),
+        "debug = 0\n",
+        "a body the card never showed was written unasked"
+    );
+    let state = app.state();
+    assert_eq!(state.gate.approvals.len(), 1, "{:?}", decisions(state));
+    assert!(state.gate.approvals[0].request.client);
+    key(&mut app, Action::Char('n'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    // Refused, the agent's turn ended; the file is as it was.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("config.py")).expect("read"),
+        "debug = 0\n"
+    );
+    app.shutdown().await;
+}
+
+/// A terminal covered by an allowed command runs where the card said.
+#[tokio::test]
+async fn an_allowed_command_never_covers_its_terminal_in_another_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("sub")).expect("sub");
+    let file = scenario_in(dir.path(), "hostile-coverage.toml");
+    let mut app = playing(dir.path(), &file, Mode::Default).await;
+    send(&mut app, "run-elsewhere");
+    pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
+    key(&mut app, Action::Char('y'));
+    pump_until(&mut app, "the terminal's card", |s| {
+        !s.gate.approvals.is_empty() || !s.is_busy()
+    })
+    .await;
+    assert!(!dir.path().join("sub/here.txt").exists());
+    assert_eq!(app.state().gate.approvals.len(), 1);
+    key(&mut app, Action::Char('n'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    app.shutdown().await;
+}
+
+/// A terminal whose directory is outside the roots is refused whatever the
+/// mode, said, and logged (issue 22: one place for every decision).
+#[tokio::test]
+async fn a_terminal_outside_the_roots_is_refused_and_logged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = scenario_in(dir.path(), "hostile-coverage.toml");
+    let mut app = playing(dir.path(), &file, Mode::Auto).await;
+    send(&mut app, "terminal-outside");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert!(text.contains("terminal/create failed"), "{text}");
+    app.settle_disk().await;
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert!(
+        log.iter().any(|r| r.kind == "execute"
+            && r.decision == "denied"
+            && r.source == "safety"
+            && r.reason.contains("outside")),
+        "{log:?}"
+    );
+    app.shutdown().await;
+}

@@ -128,7 +128,7 @@ fn the_settings_file_is_never_written_or_read_whatever_the_mode() {
     symlink(&home.config, home.path.join("settings-link")).unwrap();
     fs::hard_link(&home.config, home.path.join("settings-hardlink")).unwrap();
     for prompt in ["direct", "symlink", "hardlink", "lock", "read"] {
-        let (_, out, err, _) = run(
+        let (_, out, err, log) = run(
             &home,
             "hostile-write-settings.toml",
             prompt,
@@ -148,6 +148,14 @@ fn the_settings_file_is_never_written_or_read_whatever_the_mode() {
             "{prompt}: {out}\n{err}"
         );
         assert!(err.contains("warden's settings"), "{prompt}: {err}");
+        // Every refusal reaches the decision log, also one the IO made
+        // after the gate allowed the call (the hard link, by inode).
+        let last = log.last().expect("logged");
+        assert_eq!(
+            (last.decision.as_str(), last.source.as_str()),
+            ("denied", "protected"),
+            "{prompt}: {log:?}"
+        );
     }
     assert_eq!(
         fs::read_to_string(home.path.join("settings-hardlink")).unwrap(),
@@ -172,6 +180,14 @@ fn the_agents_own_request_to_edit_the_settings_is_refused_whatever_the_mode() {
     );
     assert!(err.contains("warden's settings file"), "{err}");
     assert!(log.iter().all(|r| r.decision != "allowed"), "{log:?}");
+    // Refused by the gate, whatever the mode, and logged as such (issue 22).
+    let record = log.last().expect("the refusal is logged");
+    assert_eq!(
+        (record.decision.as_str(), record.source.as_str()),
+        ("denied", "protected"),
+        "{record:?}"
+    );
+    assert_eq!(record.tool_call_id, "edit-1");
 }
 
 #[test]
@@ -186,7 +202,7 @@ fn the_decision_log_chat_records_and_log_are_never_written() {
     );
     assert_eq!(before.len(), 1);
     let log_path = home.path.join("data/warden/decisions.jsonl");
-    let logged = fs::read_to_string(&log_path).unwrap();
+    let mut logged = fs::read_to_string(&log_path).unwrap();
     for prompt in ["log", "records", "warden-log"] {
         let (_, out, err, _) = run(
             &home,
@@ -196,7 +212,21 @@ fn the_decision_log_chat_records_and_log_are_never_written() {
         );
         assert!(out.contains("write failed"), "{prompt}: {out}\n{err}");
         assert!(err.contains("refused"), "{prompt}: {err}");
-        assert_eq!(fs::read_to_string(&log_path).unwrap(), logged, "{prompt}");
+        // Nothing of the agent's reached the log: only warden's own record
+        // of the refusal was appended (issue 22: every refusal is logged).
+        let now = fs::read_to_string(&log_path).unwrap();
+        assert!(now.starts_with(&logged), "{prompt}: {now}");
+        let added: Vec<warden::decision_log::DecisionRecord> = now[logged.len()..]
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(added.len(), 1, "{prompt}: {added:?}");
+        assert_eq!(
+            (added[0].decision.as_str(), added[0].source.as_str()),
+            ("denied", "protected"),
+            "{prompt}: {added:?}"
+        );
+        logged = now;
     }
     assert!(!home.path.join("data/warden/chats/forged.json").exists());
 }

@@ -920,12 +920,14 @@ fn agents_started_by_an_interpreter_are_named_by_their_script_and_never_share_a_
         "the name is taken by another command"
     );
     assert!(!other.options.bypass);
+    // `b` would write it pinned: its script absolute.
+    let script = dir.path().join("tools/agent.js").display().to_string();
     assert_eq!(
         other.options.settings.create_as,
         Some((
             "tools-2".to_string(),
             "node".to_string(),
-            vec!["tools/agent.js".to_string(), "--other".to_string()]
+            vec![script, "--other".to_string()]
         ))
     );
     let npx = resolve(&["npx", "-y", "@zed-industries/claude-code-acp"]);

@@ -86,6 +86,18 @@ impl Runner {
         }
     }
 
+    /// The session a step's request names: its own `session_id` when it
+    /// sets one (a hostile agent acting through another session), else the
+    /// turn's.
+    pub(super) fn session(
+        &self,
+        other: &Option<String>,
+    ) -> agent_client_protocol::v1::schema::SessionId {
+        other
+            .as_ref()
+            .map_or_else(|| self.session_id.clone(), |id| id.clone().into())
+    }
+
     /// Set the status of the tool call a step belongs to, if any.
     fn tool_status(&self, id: Option<&str>, status: ToolCallStatus) -> Result<(), Error> {
         let Some(id) = id else {
@@ -106,9 +118,10 @@ impl Runner {
 
     pub(super) async fn read_file(&self, step: &ReadFileStep) -> Result<Flow, Error> {
         let tool_call = step.tool_call_id.as_deref();
-        let request = ReadTextFileRequest::new(self.session_id.clone(), self.absolute(&step.path))
-            .line(step.line)
-            .limit(step.limit);
+        let request =
+            ReadTextFileRequest::new(self.session(&step.session_id), self.absolute(&step.path))
+                .line(step.line)
+                .limit(step.limit);
         match self.call(request, CANCEL_GRACE).await {
             Answer::Ok(response) => {
                 self.say(&read_report(&response.content))?;
@@ -126,7 +139,7 @@ impl Runner {
     pub(super) async fn write_file(&self, step: &WriteFileStep) -> Result<Flow, Error> {
         let tool_call = step.tool_call_id.as_deref();
         let request = WriteTextFileRequest::new(
-            self.session_id.clone(),
+            self.session(&step.session_id),
             self.absolute(&step.path),
             step.content.clone(),
         );
@@ -148,15 +161,16 @@ impl Runner {
     /// (or kill it on cancel), read the output, release it.
     pub(super) async fn terminal(&self, step: &TerminalStep) -> Result<Flow, Error> {
         let tool_call = step.tool_call_id.as_deref();
-        let mut request = CreateTerminalRequest::new(self.session_id.clone(), step.command.clone())
-            .args(step.args.clone())
-            .env(
-                step.env
-                    .iter()
-                    .map(|var| EnvVariable::new(var.name.clone(), var.value.clone()))
-                    .collect(),
-            )
-            .output_byte_limit(step.output_byte_limit);
+        let mut request =
+            CreateTerminalRequest::new(self.session(&step.session_id), step.command.clone())
+                .args(step.args.clone())
+                .env(
+                    step.env
+                        .iter()
+                        .map(|var| EnvVariable::new(var.name.clone(), var.value.clone()))
+                        .collect(),
+                )
+                .output_byte_limit(step.output_byte_limit);
         if let Some(cwd) = &step.cwd {
             request = request.cwd(self.absolute(cwd));
         }

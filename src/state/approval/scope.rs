@@ -1,40 +1,92 @@
 //! What an allowed request covers later in its turn: the file write or
 //! terminal the agent then asks the client for.
 
-use crate::model::ToolKind;
+use crate::model::{ToolContent, ToolKind};
 use crate::policy::{self, Category, RequestView, Source};
 
 use super::Approval;
 use crate::state::ChatState;
 
 impl ChatState {
-    /// The earlier allowed request of this turn that covers a client call,
-    /// if any: an allowed edit of exactly the paths it writes, or an allowed
-    /// command that the terminal runs (after unwrapping `sh -c` and argv
-    /// forms), in the same directory, with no environment of its own.
-    pub(super) fn covering_scope(&self, view: &RequestView) -> Option<usize> {
-        let wanted = self.covers_of(view)?;
-        self.gate
-            .allowed_scopes
-            .iter()
-            .position(|scope| match (&scope.covers, &wanted) {
-                (Covers::Paths(allowed), Covers::Paths(written)) => {
-                    written.iter().all(|p| allowed.contains(p))
+    /// Take the earlier allowed request of this turn that covers a client
+    /// call, if any: an allowed edit whose card showed exactly the text the
+    /// write puts in that file, or an allowed command that the terminal
+    /// runs (after unwrapping `sh -c` and argv forms), in the same
+    /// directory, with no environment of its own. What covers is used up:
+    /// one write per file the card showed, one terminal per command.
+    pub(super) fn take_covering_scope(&mut self, call: &Approval) -> Option<AllowedScope> {
+        let wanted = self.covers_with(&call.view, call.request.fields.content.as_deref(), &[])?;
+        let scopes = &mut self.gate.allowed_scopes;
+        match wanted {
+            Covers::Writes(written) => {
+                // warden's write: one file, one text.
+                let [(paths, text)] = written.as_slice() else {
+                    return None;
+                };
+                let (index, entry) = scopes.iter().enumerate().find_map(|(i, scope)| {
+                    let Covers::Writes(shown) = &scope.covers else {
+                        return None;
+                    };
+                    shown
+                        .iter()
+                        .position(|(meant, new)| {
+                            new == text && paths.iter().any(|p| meant.contains(p))
+                        })
+                        .map(|entry| (i, entry))
+                })?;
+                let mut scope = scopes.remove(index);
+                if let Covers::Writes(shown) = &mut scope.covers {
+                    shown.remove(entry);
+                    if !shown.is_empty() {
+                        // The files it showed but not yet written stay covered.
+                        scopes.insert(index, scope.clone());
+                    }
                 }
-                (a @ Covers::Command { .. }, b @ Covers::Command { .. }) => a == b,
-                _ => false,
-            })
+                Some(scope)
+            }
+            command @ Covers::Command { .. } => {
+                let index = scopes.iter().position(|scope| scope.covers == command)?;
+                Some(scopes.remove(index))
+            }
+        }
     }
 
-    /// What coverage compares of a request: an edit's paths (normalised), a
-    /// command's line (unwrapped from `sh -c`) and directory. Nothing for
-    /// other kinds, an edit without paths, a command warden cannot read, or
-    /// one that sets an environment of its own.
-    pub(super) fn covers_of(&self, view: &RequestView) -> Option<Covers> {
+    /// What coverage compares of a request: an edit's files, each with
+    /// every path it can mean (the runtime's `readings`) and the new text
+    /// its card shows for it (`content`); a command's line (unwrapped from
+    /// `sh -c`) and directory. Nothing for other kinds, an edit that shows
+    /// no new text, a command warden cannot read, or one that sets an
+    /// environment of its own.
+    fn covers_with(
+        &self,
+        view: &RequestView,
+        content: Option<&[ToolContent]>,
+        readings: &[(String, Vec<String>)],
+    ) -> Option<Covers> {
         match view.category() {
             Category::Write if view.kind == ToolKind::Edit => {
-                let paths = self.normalized_paths(view);
-                (!paths.is_empty()).then_some(Covers::Paths(paths))
+                let home = self.gate.home.as_deref();
+                let cwd = &self.session.cwd_path;
+                let writes: Vec<(Vec<String>, String)> = content
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|c| match c {
+                        ToolContent::Diff { path, new, .. } => {
+                            let normalized = policy::normalize_path(path, home, cwd);
+                            let mut meant = vec![normalized.clone()];
+                            for (sent, also) in readings {
+                                if policy::normalize_path(sent, home, cwd) == normalized {
+                                    meant.extend(also.iter().cloned());
+                                }
+                            }
+                            meant.sort();
+                            meant.dedup();
+                            Some((meant, new.clone()))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                (!writes.is_empty()).then_some(Covers::Writes(writes))
             }
             Category::Execute => {
                 let env = view.raw_input.as_ref().and_then(|i| i.get("env"));
@@ -50,18 +102,6 @@ impl ChatState {
             }
             _ => None,
         }
-    }
-
-    /// The request's paths as the rules see them.
-    pub(super) fn normalized_paths(&self, view: &RequestView) -> Vec<String> {
-        let mut out: Vec<String> = view
-            .paths()
-            .iter()
-            .map(|p| policy::normalize_path(p, self.gate.home.as_deref(), &self.session.cwd_path))
-            .collect();
-        out.sort();
-        out.dedup();
-        out
     }
 
     /// Where a command runs: its `cwd` (or `workdir`), else the session's.
@@ -86,7 +126,11 @@ impl ChatState {
         Some(AllowedScope {
             source,
             title: approval.title(),
-            covers: self.covers_of(&approval.view)?,
+            covers: self.covers_with(
+                &approval.view,
+                approval.request.fields.content.as_deref(),
+                &approval.readings,
+            )?,
         })
     }
 }
@@ -105,8 +149,9 @@ pub struct AllowedScope {
 /// The call an [`AllowedScope`] covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Covers {
-    /// An edit: a write of exactly these paths (normalised).
-    Paths(Vec<String>),
+    /// An edit: for each file its card showed, a write of exactly the new
+    /// text shown, to one of the paths it can mean (normalised, resolved).
+    Writes(Vec<(Vec<String>, String)>),
     /// A command: a terminal running this line (unwrapped from `sh -c`) in
     /// this directory (normalised).
     Command { line: String, cwd: String },
