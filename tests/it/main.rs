@@ -21,6 +21,7 @@ mod focus;
 mod gate_answers;
 mod gate_commands;
 mod gate_modes;
+mod gate_policy;
 mod hostile_files;
 mod hostile_output;
 mod identity;
