@@ -74,7 +74,7 @@ fn title_only(title: &str) -> RequestView {
 #[test]
 fn a_deny_rule_matching_a_title_only_command_denies() {
     let req = title_only("touch created-by-agent.txt");
-    for mode in Mode::ALL {
+    for mode in [Mode::Default, Mode::Auto] {
         assert_eq!(
             short(&decide_with(&req, mode, &[deny("touch *")], false)),
             "deny/rule/reject",
@@ -132,7 +132,12 @@ fn a_shell_fed_its_commands_on_standard_input_is_looked_into() {
     ];
     for line in lines {
         assert_eq!(
-            short(&decide_with(&shell(line), Mode::Auto, &[deny("rm *")], false)),
+            short(&decide_with(
+                &shell(line),
+                Mode::Auto,
+                &[deny("rm *")],
+                false
+            )),
             "deny/rule/reject",
             "{line:?}"
         );
@@ -267,11 +272,24 @@ fn a_deny_path_rule_sees_the_paths_of_a_commands_arguments() {
         "grep -r x ~/.ssh/id_rsa ~/proj",
         "bash -lc 'cat ~/.ssh/id_rsa'",
         "cat --file=~/.ssh/id_rsa",
+        // The directory itself is what the glob names.
+        "rg -uu . ~/.ssh",
+        "ls ~/.ssh",
     ];
     for command in denied {
         for mode in Mode::ALL {
             let decision = decide_with(&read(command), mode, &[ssh_deny()], false);
-            assert_eq!(short(&decision), "deny/rule/reject", "{command} in {mode}");
+            // (Plan refuses a read that runs more than reads first.)
+            let source = if mode == Mode::Plan && command.starts_with("bash") {
+                "plan"
+            } else {
+                "rule"
+            };
+            assert_eq!(
+                short(&decision),
+                format!("deny/{source}/reject"),
+                "{command} in {mode}"
+            );
         }
         // An execute that reads it is denied by the read rule too.
         let exec = decide_with(&shell(command), Mode::Auto, &[ssh_deny()], false);
@@ -280,10 +298,9 @@ fn a_deny_path_rule_sees_the_paths_of_a_commands_arguments() {
     // A directory that holds the keys, or a path warden cannot read: asks
     // naming the rule; headless, denied by it.
     let unclear = [
-        "rg -uu . ~/.ssh",
         "grep -r PRIVATE ~",
         "grep -r x ..",
-        "ls ~/.ssh",
+        "ls ~",
         "cat $HOME/.ssh/id_rsa",
         "cat $(cat list)",
         "cat ~/.ss*/id_rsa",
@@ -300,7 +317,12 @@ fn a_deny_path_rule_sees_the_paths_of_a_commands_arguments() {
     // Paths elsewhere are untouched.
     for command in ["cat src/main.rs", "rg x .", "grep -r x /etc/hosts"] {
         assert_eq!(
-            short(&decide_with(&read(command), Mode::Plan, &[ssh_deny()], false)),
+            short(&decide_with(
+                &read(command),
+                Mode::Plan,
+                &[ssh_deny()],
+                false
+            )),
             "allow/read/once",
             "{command}"
         );

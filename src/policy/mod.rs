@@ -416,6 +416,10 @@ pub struct Context<'a> {
     pub home: Option<&'a Path>,
     /// The session's working directory, for relative paths.
     pub cwd: &'a Path,
+    /// Nobody is there to answer a card (`warden exec`): where a deny rule
+    /// might match a command warden cannot read, or the call sets a
+    /// variable that changes what runs, it is refused, whatever `--on-ask`.
+    pub unattended: bool,
 }
 
 /// Decide a permission request (see the module docs for the order).
@@ -484,6 +488,18 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     }
     if category == Category::Read {
         return allow(req, Source::Read, "reads are allowed".to_string());
+    }
+    if let Some(var) = &facts.hijack
+        && cx.unattended
+    {
+        return deny(
+            req,
+            Source::User,
+            format!(
+                "it sets {var}, which changes what runs: only a person may allow that, \
+                 and nobody is here to ask"
+            ),
+        );
     }
     let mut reason = format!("{category} calls ask in {} mode", cx.mode);
     if runs_more {
@@ -588,14 +604,18 @@ fn gate(facts: &Facts<'_>, cx: &Context) -> Option<Decision> {
     if let Some(rule) = first(RuleDecision::Deny, Hit::Yes) {
         return Some(deny(req, Source::Rule, rule.describe()));
     }
-    let unread = if facts.command.is_some() && !facts.exact {
-        "command only in the title"
-    } else if facts.category == Category::Read {
-        "it searches a directory that holds what a rule names"
-    } else {
-        "command cannot be read"
-    };
     if let Some(rule) = first(RuleDecision::Deny, Hit::Unknown) {
+        let unread = unread(facts, rule);
+        if cx.unattended {
+            return Some(deny(
+                req,
+                Source::Rule,
+                format!(
+                    "{}; {unread}, so it might match, and nobody is here to ask",
+                    rule.describe()
+                ),
+            ));
+        }
         return Some(Decision::Ask {
             reason: format!("{unread}; {} might match", rule.describe()),
         });
@@ -606,8 +626,23 @@ fn gate(facts: &Facts<'_>, cx: &Context) -> Option<Decision> {
         });
     }
     first(RuleDecision::Ask, Hit::Unknown).map(|rule| Decision::Ask {
-        reason: format!("{unread}; {} might match", rule.describe()),
+        reason: format!("{}; {} might match", unread(facts, rule), rule.describe()),
     })
+}
+
+/// Why a deny or ask rule only might match the request (`Hit::Unknown`).
+fn unread(facts: &Facts<'_>, rule: &Rule) -> &'static str {
+    if rule.command.is_some() || rule.path.is_none() {
+        if facts.command.is_some() && !facts.exact {
+            "command only in the title"
+        } else {
+            "command cannot be read"
+        }
+    } else if facts.args.unreadable {
+        "warden cannot read every path its command names"
+    } else {
+        "it reads a directory that holds what the rule names"
+    }
 }
 
 /// The option an automatic allow answers with: the agent's `allow_once`,
@@ -820,3 +855,6 @@ mod tests;
 
 #[cfg(test)]
 mod attack_tests;
+
+#[cfg(test)]
+mod holes_tests;

@@ -51,7 +51,7 @@ mod wrappers;
 
 use scanner::parse_at;
 pub(crate) use wrappers::runs_other_programs;
-use wrappers::unquote;
+pub(crate) use wrappers::unquote;
 
 /// What a shell line runs, as far as the scanner can tell.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -86,6 +86,17 @@ impl ShellLine {
             })
         })
     }
+}
+
+/// What a command reads on its standard input, as far as the line says
+/// (a here-document, a here-string, `echo ... |`): a shell fed it runs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Stdin {
+    /// The text, as the command reads it.
+    pub(crate) text: String,
+    /// `false`: the text expands something first (`$X`, `$(..)`), so what
+    /// is read is only known when it runs.
+    pub(crate) exact: bool,
 }
 
 /// One simple command of a line.
@@ -196,7 +207,7 @@ fn split_ifs(text: &str) -> String {
 /// Whether a word means the same text whatever the environment: no
 /// expansion (`$`, backticks), no glob (`*`, `?`, `[`), no brace expansion,
 /// no `$'..'` escape beyond the simple ones, every quote closed.
-fn is_static(word: &str) -> bool {
+pub(crate) fn is_static(word: &str) -> bool {
     let mut quote = None;
     let mut brace = false;
     let mut chars = word.chars().peekable();

@@ -24,8 +24,7 @@ fn command_rule(decision: &str, command: &str) -> String {
     format!("[[rules]]\ndecision = \"{decision}\"\ncommand = {command:?}\n\n")
 }
 
-const SSH_RULE: &str =
-    "[[rules]]\ndecision = \"deny\"\nkind = \"read\"\npath = \"~/.ssh/**\"\nnote = \"keys stay private\"\n\n";
+const SSH_RULE: &str = "[[rules]]\ndecision = \"deny\"\nkind = \"read\"\npath = \"~/.ssh/**\"\nnote = \"keys stay private\"\n\n";
 
 /// `warden exec` in `dir` (its HOME) playing the scenario's turn `prompt`.
 fn play(dir: &Path, config: &Path, mode: &str, on_ask: &str, prompt: &str) -> ExecRun {
@@ -233,8 +232,9 @@ async fn in_the_tui_a_deny_rule_warden_cannot_rule_out_asks_and_names_itself() {
     assert!(reason.contains("deny rule command=\"rm *\""), "{reason}");
     key(&mut app, Action::Char('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    // A grep of a directory holding the keys: a card naming the path rule.
-    send(&mut app, "rgdir");
+    // A grep of the directory holding the keys' directory: a card naming
+    // the path rule.
+    send(&mut app, "grephome");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     let reason = app.state().gate.approvals[0].reason.clone();
     assert!(reason.contains("path=\"~/.ssh/**\""), "{reason}");

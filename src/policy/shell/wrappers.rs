@@ -2,7 +2,7 @@
 //! (`sudo`, `env -S`, `timeout`, `find -exec`, `xargs`, ...), shells given
 //! `-c`, and `eval`; what they run is scanned as commands of its own.
 
-use super::{Command, MAX_DEPTH, is_assignment, parse_at, words};
+use super::{Command, MAX_DEPTH, Stdin, is_assignment, parse_at, words};
 
 /// A program that runs a command given in its arguments.
 struct Wrapper {
@@ -299,7 +299,13 @@ pub(crate) fn runs_other_programs(name: &str) -> bool {
 
 /// The commands `text` runs through a wrapper, appended to `out` (each
 /// also unwrapped in turn, as deep as [`MAX_DEPTH`]).
-pub(super) fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &mut bool) {
+pub(super) fn unwrap(
+    text: &str,
+    stdin: Option<&Stdin>,
+    depth: usize,
+    out: &mut Vec<Command>,
+    opaque: &mut bool,
+) {
     if depth > MAX_DEPTH {
         *opaque = true;
         return;
@@ -325,8 +331,21 @@ pub(super) fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &
             .take_while(|&i| word(i).is_some_and(|w| w.starts_with('-') || w.starts_with('+')))
             .find(|&i| word(i).is_some_and(|w| !w.starts_with("--") && w.contains('c')))
             .map(|i| word(i + 1).map(unquote));
-        match script {
-            Some(Some(script)) => line(&script, out),
+        let from_stdin = script.is_none() && reads_stdin(&spans[at + 1..], text);
+        match (script, stdin) {
+            (Some(Some(script)), _) => line(&script, out),
+            // Its commands come from a here-document, a here-string or a
+            // pipe the line spells out: read like `sh -c`.
+            (None, Some(stdin)) if from_stdin => {
+                line(&stdin.text, out);
+                if !stdin.exact {
+                    out.push(Command {
+                        unknown: true,
+                        plain: None,
+                        ..Command::new(text, true)
+                    });
+                }
+            }
             // The script comes from a file or standard input.
             _ => out.push(Command {
                 unknown: true,
@@ -334,6 +353,10 @@ pub(super) fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &
                 ..Command::new(text, true)
             }),
         }
+        return;
+    }
+    if name == "git" {
+        git_config(text, &spans, at, depth, out, opaque);
         return;
     }
     if EVALS.contains(&name) {
@@ -416,7 +439,118 @@ pub(super) fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &
     }
     let inner_text = inner.text.clone();
     out.push(inner);
-    unwrap(&inner_text, depth + 1, out, opaque);
+    // The wrapper hands its standard input on (`sudo sh <<EOF`).
+    unwrap(&inner_text, stdin, depth + 1, out, opaque);
+}
+
+/// Whether a shell given these words (after its name) reads its commands
+/// from standard input: no script file among its operands (`sh x.sh`), or
+/// `-s` (the operands are then its arguments), and no input redirected
+/// from a file (`sh < x.sh`).
+fn reads_stdin(spans: &[(usize, usize)], text: &str) -> bool {
+    let mut i = 0;
+    let mut dash_s = false;
+    while let Some(&(s, e)) = spans.get(i) {
+        let w = &text[s..e];
+        i += 1;
+        if w.starts_with("<(") {
+            // A script from a process substitution.
+            return false;
+        }
+        let op_len = w
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .chars()
+            .take_while(|c| matches!(c, '<' | '>' | '&' | '|' | '-'))
+            .count();
+        let digits = w.len() - w.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if op_len > 0 && w[digits..].starts_with(['<', '>', '&']) {
+            let op = &w[digits..digits + op_len];
+            if op == "<" || op == "<&" || op == "<>" {
+                // Standard input from a file.
+                return false;
+            }
+            if digits + op_len == w.len() {
+                // The target is the next word.
+                i += 1;
+            }
+            continue;
+        }
+        if w == "--" {
+            return dash_s || spans.len() == i;
+        }
+        if w.starts_with('-') || w.starts_with('+') {
+            let flags = w.trim_start_matches(['-', '+']);
+            if !w.starts_with("--") && flags.contains('s') {
+                dash_s = true;
+            }
+            if matches!(w, "-o" | "+o" | "-O" | "+O") {
+                i += 1;
+            }
+            continue;
+        }
+        // An operand: the script file, unless `-s` made it an argument.
+        return dash_s;
+    }
+    true
+}
+
+/// `git -c NAME=VALUE ...`: a value may be a command git runs
+/// (`core.pager`, `core.sshCommand`, `alias.x=!cmd`, `diff.external`,
+/// `credential.helper`, ...), so every value is also read as a line of its
+/// own; `core.hooksPath`, `include.path`, `--exec-path` and
+/// `--config-env` run what warden cannot read.
+fn git_config(
+    text: &str,
+    spans: &[(usize, usize)],
+    at: usize,
+    depth: usize,
+    out: &mut Vec<Command>,
+    opaque: &mut bool,
+) {
+    let word = |i: usize| spans.get(i).map(|&(s, e)| unquote(&text[s..e]));
+    let unknown = |out: &mut Vec<Command>| {
+        out.push(Command {
+            unknown: true,
+            plain: None,
+            ..Command::new(text, true)
+        })
+    };
+    let mut i = at + 1;
+    while let Some(w) = word(i) {
+        i += 1;
+        if !w.starts_with('-') {
+            return;
+        }
+        if w.starts_with("--exec-path") || w.starts_with("--config-env") {
+            return unknown(out);
+        }
+        let setting = if w == "-c" {
+            i += 1;
+            word(i - 1)
+        } else if let Some(value) = w.strip_prefix("-c").filter(|v| !v.is_empty()) {
+            Some(value.to_string())
+        } else {
+            if matches!(
+                w.as_str(),
+                "-C" | "--git-dir" | "--work-tree" | "--namespace"
+            ) {
+                i += 1;
+            }
+            continue;
+        };
+        let Some(setting) = setting else {
+            return;
+        };
+        let (name, value) = setting.split_once('=').unwrap_or((&setting, ""));
+        let name = name.to_ascii_lowercase();
+        if name == "core.hookspath" || name.starts_with("include") || name == "core.worktree" {
+            return unknown(out);
+        }
+        let script = value.strip_prefix('!').unwrap_or(value);
+        let inner = parse_at(script, depth + 1);
+        *opaque |= inner.opaque;
+        out.extend(inner.commands.into_iter().map(Command::derive));
+    }
 }
 
 /// The shell line an option of `wrapper` gives, when `option` is one
@@ -490,12 +624,12 @@ fn find_exec(
             unknown: inner.unknown || unknown,
             ..inner
         });
-        unwrap(&inner_text, depth + 1, out, opaque);
+        unwrap(&inner_text, None, depth + 1, out, opaque);
     }
 }
 
 /// A word as the shell passes it on: quotes removed, escapes resolved.
-pub(super) fn unquote(word: &str) -> String {
+pub(crate) fn unquote(word: &str) -> String {
     let mut out = String::new();
     let mut quote = None;
     let mut chars = word.chars().peekable();
