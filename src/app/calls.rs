@@ -23,7 +23,7 @@ use super::chat::Chat;
 use crate::acp::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
 use crate::client::fs::{self, FsError};
 use crate::client::terminal::{
-    ExitStatus, TerminalError, TerminalEvent, TerminalSpec, command_line,
+    ExitStatus, TerminalError, TerminalEvent, TerminalSpec, needs_shell_char,
 };
 use crate::model::{
     Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
@@ -299,6 +299,114 @@ pub(super) fn resolve_request_paths(
     refusal
 }
 
+/// A `terminal/create` resolved as it will run (see [`terminal_run`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TerminalRun {
+    /// The shell line the policy judges and the card shows.
+    judged: String,
+    /// The line the terminal runs: the same, except that a program found
+    /// on PATH is named by the path it was found at.
+    spawned: String,
+    /// The file a program and arguments run, resolved.
+    program: Option<String>,
+    /// The PATH the child gets, when it looks in a relative directory (the
+    /// cwd, where the agent can put a program of any name).
+    relative_path: Option<String>,
+}
+
+/// What a `terminal/create` runs. A `command` without `args` that holds a
+/// shell character is a shell line, run by `/bin/sh -c` and judged as
+/// written. Otherwise `command` is one program, resolved as exec resolves
+/// it: a name with a `/` is a path from the terminal's cwd, resolved to the
+/// real file (`ls /../../bin/sh` through a directory named `ls `, or a
+/// symlink `./ls` to `/bin/sh`, is `/usr/bin/dash`); a bare name is looked
+/// up on the PATH the child gets (the agent's `env` overrides warden's).
+/// The program and its arguments are then quoted into one line, judged
+/// with the resolved program (a bare name found in an absolute directory
+/// of warden's own PATH keeps its name, so `allow ls *` still reads it) and
+/// spawned with the path it was found at, so what runs is what was judged.
+fn terminal_run(
+    command: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+) -> Result<TerminalRun, String> {
+    let own_path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone());
+    let path = own_path
+        .clone()
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    let relative = path.split(':').any(|dir| !dir.starts_with('/'));
+    let relative_path = (relative && own_path.is_none()).then(|| path.clone());
+    if args.is_empty() && command.contains(needs_shell_char) {
+        return Ok(TerminalRun {
+            judged: command.to_string(),
+            spawned: command.to_string(),
+            program: None,
+            relative_path,
+        });
+    }
+    if command.trim().is_empty() {
+        return Err("the command is empty".to_string());
+    }
+    let line = |program: &str| {
+        let mut argv = vec![program.to_string()];
+        argv.extend(args.iter().cloned());
+        policy::shell_join(&argv)
+    };
+    if command.contains('/') {
+        let real = std::fs::canonicalize(cwd.join(command))
+            .map_err(|err| format!("cannot run `{command}`: {err}"))?;
+        let real = real.display().to_string();
+        return Ok(TerminalRun {
+            judged: line(&real),
+            spawned: line(&real),
+            program: Some(real),
+            relative_path: None,
+        });
+    }
+    for dir in path.split(':') {
+        let dir_relative = !dir.starts_with('/');
+        let found = cwd.join(dir).join(command);
+        if !is_executable(&found) {
+            continue;
+        }
+        let found_text = found.display().to_string();
+        if dir_relative || own_path.is_some() {
+            // Found where the agent can put a program: judged by its path.
+            let real = std::fs::canonicalize(&found)
+                .map_err(|err| format!("cannot run `{command}`: {err}"))?
+                .display()
+                .to_string();
+            return Ok(TerminalRun {
+                judged: line(&real),
+                spawned: line(&real),
+                program: Some(real),
+                relative_path: None,
+            });
+        }
+        return Ok(TerminalRun {
+            judged: line(command),
+            spawned: line(&found_text),
+            program: Some(found_text),
+            relative_path: None,
+        });
+    }
+    Err(format!(
+        "no program `{command}` on the PATH the terminal gets"
+    ))
+}
+
+/// A regular file (through symlinks) with an execute bit.
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// The tool call id warden gives the transcript entry of a client call.
 fn tool_id(id: RequestId) -> String {
     format!("warden-{id}")
@@ -382,37 +490,68 @@ impl Chat {
                 ..
             } => {
                 let dir = cwd.clone().unwrap_or_else(|| self.command.cwd.clone());
-                match fs::resolve(&self.roots, &dir, false).map_err(fs_error) {
-                    Ok(real) => {
-                        let line = command_line(command, args);
-                        let mut input =
-                            json!({ "command": line, "cwd": real.display().to_string() });
-                        // The environment the agent sets: shown on the card,
-                        // and no allow rule covers one that changes what runs.
-                        if !env.is_empty() {
-                            let env: serde_json::Map<String, serde_json::Value> =
-                                env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-                            input["env"] = serde_json::Value::Object(env);
-                        }
-                        let fields = Box::new(ToolCallFields {
-                            title: Some(format!("Run {line}")),
-                            kind: Some(ToolKind::Execute),
-                            raw_input: Some(input),
-                            tool_name: Some(CLIENT_TERMINAL.to_string()),
-                            ..ToolCallFields::default()
-                        });
-                        // Through the worker too: after the file calls before it.
-                        let session = self.session.clone();
-                        self.jobs.push(Box::new(move || FsStep::Gate {
-                            call,
-                            responder,
-                            real,
-                            fields,
-                            session,
-                        }));
-                    }
-                    Err(err) => responder.respond(Err(err)),
+                let real = match fs::resolve(&self.roots, &dir, false).map_err(fs_error) {
+                    Ok(real) => real,
+                    Err(err) => return responder.respond(Err(err)),
+                };
+                // What runs, resolved once here: the policy judges exactly
+                // the line that `sh -c` (or a direct exec) is given.
+                let run = match terminal_run(command, args, env, &real) {
+                    Ok(run) => run,
+                    Err(err) => return responder.respond(Err(ClientError::InvalidParams(err))),
+                };
+                let line = run.judged.clone();
+                let mut input = json!({ "command": line, "cwd": real.display().to_string() });
+                if let Some(program) = &run.program {
+                    input["program"] = json!(program);
                 }
+                // The environment the agent sets: shown on the card, and no
+                // allow rule covers one that changes what runs. An inherited
+                // PATH that looks in relative directories changes it too.
+                let mut shown: Vec<(String, String)> = env.clone();
+                if let Some(path) = run.relative_path {
+                    shown.push(("PATH".to_string(), path));
+                }
+                if !shown.is_empty() {
+                    let env: serde_json::Map<String, serde_json::Value> =
+                        shown.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                    input["env"] = serde_json::Value::Object(env);
+                }
+                let fields = Box::new(ToolCallFields {
+                    title: Some(format!("Run {line}")),
+                    kind: Some(ToolKind::Execute),
+                    raw_input: Some(input),
+                    tool_name: Some(CLIENT_TERMINAL.to_string()),
+                    ..ToolCallFields::default()
+                });
+                // The terminal spawns the resolved line, never the agent's
+                // words again.
+                let call = match call {
+                    ClientCall::CreateTerminal {
+                        session_id,
+                        env,
+                        cwd,
+                        output_byte_limit,
+                        ..
+                    } => ClientCall::CreateTerminal {
+                        session_id,
+                        command: run.spawned,
+                        args: Vec::new(),
+                        env,
+                        cwd,
+                        output_byte_limit,
+                    },
+                    other => other,
+                };
+                // Through the worker too: after the file calls before it.
+                let session = self.session.clone();
+                self.jobs.push(Box::new(move || FsStep::Gate {
+                    call,
+                    responder,
+                    real,
+                    fields,
+                    session,
+                }));
             }
             ClientCall::TerminalOutput { terminal_id, .. } => {
                 let reply = self

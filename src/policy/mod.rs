@@ -588,8 +588,21 @@ fn only_reads(command: &shell::Command) -> bool {
 /// A deny or ask command rule that might match a command warden cannot read
 /// (see `Rule::hit`) makes the request ask, even in Auto and with bypass: it
 /// is not refused, since it may well be another command.
+///
+/// A call that sets a variable which changes what runs is never covered
+/// by an earlier approval either: it asks (headless: is refused).
 pub(crate) fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
-    gate(&Facts::new(req, cx.home, cx.cwd), cx)
+    let facts = Facts::new(req, cx.home, cx.cwd);
+    gate(&facts, cx).or_else(|| {
+        let var = facts.hijack.as_ref()?;
+        let reason =
+            format!("it sets {var}, which changes what runs: no earlier approval covers it");
+        Some(if cx.unattended {
+            deny(req, Source::User, reason)
+        } else {
+            Decision::Ask { reason }
+        })
+    })
 }
 
 /// [`rule_gate`] on the request's facts, built once by the caller.
