@@ -167,9 +167,15 @@ fn every_card_key_of_the_table_does_what_the_table_says() {
                 continue;
             }
             let mut s = busy();
+            // An edit of a file: `p` has a rule to propose.
+            let mut first = request("t1");
+            first.fields.locations = Some(vec![crate::model::Location {
+                path: "/w/src/a.rs".into(),
+                line: None,
+            }]);
             s.update(Msg::PermissionRequested {
                 id: 1,
-                request: Box::new(request("t1")),
+                request: Box::new(first),
             });
             s.update(Msg::PermissionRequested {
                 id: 2,
