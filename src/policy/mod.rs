@@ -9,13 +9,15 @@
 //!    request (codex-acp's `elicitation-...` tool calls): ask;
 //! 2. Plan mode and the category is not read: deny ("plan mode");
 //! 3. a deny rule matches: deny (one that only might match, because the
-//!    command cannot be read, asks instead);
+//!    command or a path it names cannot be read, asks instead, naming the
+//!    rule; with nobody there to ask, [`Context::unattended`], it denies);
 //! 4. an ask rule matches or might match: ask;
 //! 5. the agent has bypass: allow;
 //! 6. Auto mode: allow;
 //! 7. an allow rule or a chat grant matches: allow;
 //! 8. read category: allow;
-//! 9. otherwise: ask.
+//! 9. otherwise: ask (unattended, a call that sets a variable which
+//!    changes what runs is denied instead).
 //!
 //! An automatic allow answers with the agent's `allow_once` option, never
 //! `allow_always` (which may make the agent stop asking, so that its later
