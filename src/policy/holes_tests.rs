@@ -467,3 +467,83 @@ proptest! {
         }
     }
 }
+
+// The attacker pass: more ways to run a denied command or read a denied
+// path past a rule.
+
+#[test]
+fn commands_run_by_options_meet_the_deny_rules() {
+    for line in [
+        "rg --pre rm x",
+        "rg --pre=rm x",
+        "git -c core.sshCommand='rm -rf x' fetch",
+        "tar -xf a.tar --to-command='rm -rf x'",
+        "tar --use-compress-program='rm -rf x' -xf a.tar",
+    ] {
+        let decision = decide_with(&shell(line), Mode::Auto, &[deny("rm *")], false);
+        assert!(
+            matches!(decision, Decision::Deny { .. }),
+            "{line:?}: {decision:?}"
+        );
+    }
+}
+
+#[test]
+fn inline_code_warden_cannot_read_might_run_a_denied_command() {
+    for line in [
+        "python3 -c 'import os; os.system(\"rm -rf x\")'",
+        "node -e 'require(\"child_process\").execSync(\"rm -rf x\")'",
+        "perl -e 'system(\"rm -rf x\")'",
+        "ruby -e 'system(\"rm -rf x\")'",
+        "awk 'BEGIN { system(\"rm -rf x\") }'",
+        "python3 <<EOF\nimport os\nEOF",
+        "echo 'import os' | python3",
+    ] {
+        let asked = decide_with(&shell(line), Mode::Auto, &[deny("rm *")], false);
+        assert!(
+            matches!(&asked, Decision::Ask { reason } if reason.contains("rm *")),
+            "{line:?}: {asked:?}"
+        );
+        let headless = decide_with(&shell(line), Mode::Auto, &[deny("rm *")], true);
+        assert!(matches!(headless, Decision::Deny { .. }), "{line:?}");
+    }
+    // A script file or an awk program that runs nothing: as before.
+    for line in ["python3 x.py", "awk '{ print $1 }' f"] {
+        assert_eq!(
+            short(&decide_with(
+                &shell(line),
+                Mode::Auto,
+                &[deny("rm *")],
+                false
+            )),
+            "allow/auto/once",
+            "{line:?}"
+        );
+    }
+}
+
+#[test]
+fn a_cd_in_the_line_moves_where_relative_paths_lead() {
+    for command in [
+        "cd sub && cat ../../.ssh/id_rsa",
+        "cd /tmp && cat ../home/u/.ssh/id_rsa",
+        "pushd sub; cat ../../.ssh/id_rsa",
+    ] {
+        assert_eq!(
+            short(&decide_with(
+                &shell(command),
+                Mode::Auto,
+                &[ssh_deny()],
+                false
+            )),
+            "deny/rule/reject",
+            "{command}"
+        );
+    }
+    // A cd warden cannot read: any relative path may lead anywhere.
+    let unclear = shell("cd \"$D\" && cat id_rsa");
+    assert!(matches!(
+        decide_with(&unclear, Mode::Auto, &[ssh_deny()], false),
+        Decision::Ask { .. }
+    ));
+}

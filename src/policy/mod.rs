@@ -513,7 +513,9 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     }
     if let Some(var) = &facts.hijack {
         reason.push_str(&format!("; it sets {var}, which no allow rule covers"));
-    } else if category == Category::Execute && facts.unknown {
+    } else if category == Category::Execute
+        && (!facts.exact || facts.line.as_ref().is_none_or(|l| l.unknown()))
+    {
         reason.push_str(if facts.command.is_some() && !facts.exact {
             "; its command is only in the title, which no allow rule covers"
         } else {

@@ -442,7 +442,12 @@ impl<'a> Facts<'a> {
         let exact = req.command_exact();
         let category = req.category();
         let unknown = match &line {
-            Some(line) => !exact || line.unknown() || others.iter().any(|(_, l)| l.unknown()),
+            Some(line) => {
+                !exact
+                    || std::iter::once(line)
+                        .chain(others.iter().map(|(_, l)| l))
+                        .any(|l| l.unknown() || l.runs_code())
+            }
             None => category == Category::Execute,
         };
         let hijack = req
@@ -464,9 +469,29 @@ impl<'a> Facts<'a> {
             unreadable: unknown && (line.is_some() || category == Category::Execute),
             ..ArgPaths::default()
         };
-        for line in &lines {
-            for command in &line.commands {
-                arg_paths(command, home, &cwd, &mut args);
+        // Relative paths are taken from the cwd, and from every directory a
+        // `cd` or `pushd` of the line moves to.
+        let mut dirs = vec![cwd.to_path_buf()];
+        for command in lines.iter().flat_map(|l| &l.commands) {
+            if !matches!(command.program(), Some("cd" | "pushd")) {
+                continue;
+            }
+            let plain = command.plain.as_deref().unwrap_or_default();
+            let target = plain.split(' ').skip(1).find(|w| !w.starts_with('-'));
+            match (target, home) {
+                (Some(target), _) => {
+                    dirs.push(Path::new(&glob::normalize_path(target, home, &cwd)).to_path_buf())
+                }
+                (None, Some(home)) => dirs.push(home.to_path_buf()),
+                (None, None) => args.unreadable = true,
+            }
+            args.unreadable |= plain.split(' ').skip(1).any(|w| w == "-");
+        }
+        for dir in &dirs {
+            for line in &lines {
+                for command in &line.commands {
+                    arg_paths(command, home, dir, &mut args);
+                }
             }
         }
         let only_reads = !lines.is_empty()

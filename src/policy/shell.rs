@@ -73,6 +73,12 @@ impl ShellLine {
         self.opaque || self.commands.iter().any(|c| c.unknown)
     }
 
+    /// Whether a command of the line runs code warden cannot read (see
+    /// [`Command::code`]): any deny or ask command rule might match it.
+    pub(crate) fn runs_code(&self) -> bool {
+        self.commands.iter().any(|c| c.code)
+    }
+
     /// The first variable assigned anywhere in the line (`PATH=x cargo`,
     /// `export LD_PRELOAD=..`, `env BASH_ENV=..`) that changes which program
     /// or code runs (see [`hijacks_program`]).
@@ -118,6 +124,10 @@ pub(crate) struct Command {
     /// blank, the program without its directory (`/bin/r''m -rf x` is
     /// `rm -rf x`). `None` when there is no program or it is unknown.
     pub(crate) plain: Option<String>,
+    /// It runs code warden cannot read (`python3 -c ..`, `node -e ..`, an
+    /// `awk` program calling `system`): deny and ask command rules might
+    /// match what it runs; an allow rule as written still covers it.
+    pub(crate) code: bool,
 }
 
 impl Command {
@@ -139,6 +149,7 @@ impl Command {
             derived,
             unknown,
             plain,
+            code: false,
         }
     }
 

@@ -913,6 +913,7 @@ fn everyday_lines_stay_readable() {
         "while read l; do echo \"$l\"; done < f",
         "echo $((2 * 3)) # six",
         "python3 -c 'print(1)'",
+        "awk '{ print $1 }' f",
         "sudo apt-get install -y ripgrep",
         "bash -lc 'cargo test && cargo fmt'",
     ] {

@@ -660,10 +660,14 @@ fn stdins(pieces: &[Piece], feeds: &[Feed]) -> Vec<Option<Stdin>> {
             })
             .last()
             .map(|f| f.stdin.clone());
-        let piped = piece
-            .piped_from
-            .filter(|&from| from < i)
-            .and_then(|from| prints(&pieces[from].text, out[from].as_ref()));
+        // A pipe from a command whose output warden cannot tell still
+        // feeds it: an input of unknown text.
+        let piped = piece.piped_from.filter(|&from| from < i).map(|from| {
+            prints(&pieces[from].text, out[from].as_ref()).unwrap_or(Stdin {
+                text: String::new(),
+                exact: false,
+            })
+        });
         out.push(own.or(piped));
     }
     out

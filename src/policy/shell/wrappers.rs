@@ -359,6 +359,20 @@ pub(super) fn unwrap(
         git_config(text, &spans, at, depth, out, opaque);
         return;
     }
+    if let Some(values) = command_options(name) {
+        // Options whose value is a command the program runs.
+        for script in option_values(text, &spans[at + 1..], values) {
+            line(&script, out);
+        }
+        return;
+    }
+    if runs_unread_code(name, text, &spans[at + 1..], stdin.is_some()) {
+        out.push(Command {
+            code: true,
+            ..Command::new(text, true)
+        });
+        return;
+    }
     if EVALS.contains(&name) {
         // Past the options (`watch -n 5`, `trap --`), the line.
         let mut i = at + 1;
@@ -441,6 +455,108 @@ pub(super) fn unwrap(
     out.push(inner);
     // The wrapper hands its standard input on (`sudo sh <<EOF`).
     unwrap(&inner_text, stdin, depth + 1, out, opaque);
+}
+
+/// The options of `name` whose value is a command line it runs.
+fn command_options(name: &str) -> Option<&'static [&'static str]> {
+    Some(match name {
+        "rg" => &["--pre"],
+        "tar" | "bsdtar" | "gtar" => &[
+            "--to-command",
+            "-I",
+            "--use-compress-program",
+            "--info-script",
+            "-F",
+            "--new-volume-script",
+            "--checkpoint-action",
+        ],
+        "rsync" => &["-e", "--rsh", "--rsync-path"],
+        _ => return None,
+    })
+}
+
+/// The values of `options` among `spans` (`--pre CMD`, `--pre=CMD`,
+/// `-ICMD`), unquoted; `exec=` is dropped (`--checkpoint-action=exec=CMD`).
+fn option_values(text: &str, spans: &[(usize, usize)], options: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, &(s, e)) in spans.iter().enumerate() {
+        let word = unquote(&text[s..e]);
+        for option in options {
+            let value = if word == *option {
+                spans.get(i + 1).map(|&(s, e)| unquote(&text[s..e]))
+            } else if let Some(rest) = word.strip_prefix(option) {
+                let long = option.starts_with("--");
+                match rest.strip_prefix('=') {
+                    Some(value) => Some(value.to_string()),
+                    None if !long && !rest.is_empty() => Some(rest.to_string()),
+                    None => None,
+                }
+            } else {
+                None
+            };
+            if let Some(value) = value {
+                out.push(value.strip_prefix("exec=").unwrap_or(&value).to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Interpreters, by file name without its version (`python3.12` is
+/// `python`), and the options whose value is code to run.
+const INTERPRETERS: &[(&str, &[&str])] = &[
+    ("python", &["-c"]),
+    ("pypy", &["-c"]),
+    ("node", &["-e", "--eval", "-p", "--print"]),
+    ("nodejs", &["-e", "--eval", "-p", "--print"]),
+    ("bun", &["-e", "--eval", "-p", "--print"]),
+    ("deno", &["eval"]),
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("php", &["-r"]),
+    ("lua", &["-e"]),
+    ("luajit", &["-e"]),
+    ("osascript", &["-e"]),
+    ("Rscript", &["-e"]),
+];
+
+/// Whether `name` runs code warden cannot read: an interpreter given
+/// inline code (`python3 -c ..`, `node -e ..`) or fed on standard input
+/// with no script file, or an `awk` program that runs commands
+/// (`system(..)`, a pipe, `getline` from a command) or comes from a file.
+fn runs_unread_code(name: &str, text: &str, spans: &[(usize, usize)], fed: bool) -> bool {
+    let words: Vec<String> = spans.iter().map(|&(s, e)| unquote(&text[s..e])).collect();
+    if matches!(name, "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk") {
+        let mut i = 0;
+        while let Some(w) = words.get(i) {
+            if w == "-f" || w.starts_with("--file") || w.starts_with("-f") && w.len() > 2 {
+                return true;
+            }
+            if matches!(w.as_str(), "-F" | "-v" | "--assign" | "--field-separator") {
+                i += 2;
+            } else if w.starts_with('-') && w != "-" && w != "--" {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        let program = words.get(i + usize::from(words.get(i).is_some_and(|w| w == "--")));
+        return program
+            .is_none_or(|p| p.contains("system") || p.contains('|') || p.contains("getline"));
+    }
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let Some((_, inline)) = INTERPRETERS.iter().find(|(n, _)| *n == base) else {
+        return false;
+    };
+    let has_inline = words.iter().any(|w| {
+        inline.iter().any(|flag| {
+            w == flag || (flag.len() == 2 && w.starts_with(flag) && !w.starts_with("--"))
+        })
+    });
+    let script = words
+        .iter()
+        .any(|w| !w.starts_with('-') && !w.starts_with('<') && !w.starts_with('>'));
+    has_inline || (fed && !script)
 }
 
 /// Whether a shell given these words (after its name) reads its commands
