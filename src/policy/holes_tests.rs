@@ -336,6 +336,14 @@ fn a_deny_path_rule_sees_the_paths_of_a_commands_arguments() {
         short(&decide_with(&from_home, Mode::Plan, &[ssh_deny()], false)),
         "deny/rule/reject"
     );
+    let relative = with_input(
+        ToolKind::Read,
+        json!({ "command": "cat .ssh/id_rsa", "cwd": ".." }),
+    );
+    assert_eq!(
+        short(&decide_with(&relative, Mode::Plan, &[ssh_deny()], false)),
+        "deny/rule/reject"
+    );
 }
 
 // Item 10.

@@ -222,13 +222,14 @@ impl RequestView {
         readings.any(|r| Some(&r) != first.as_ref())
     }
 
-    /// The working directory the request names (`rawInput.cwd`, absolute),
-    /// which its relative paths and commands are taken from.
+    /// The working directory the request names (`rawInput.cwd`; a relative
+    /// one is taken from the session's), which its relative paths and
+    /// commands are taken from.
     pub(crate) fn cwd(&self) -> Option<&str> {
         ["cwd", "workdir", "working_directory"]
             .iter()
             .find_map(|key| self.raw_input.as_ref()?.get(*key)?.as_str())
-            .filter(|cwd| cwd.starts_with('/'))
+            .filter(|cwd| !cwd.trim().is_empty())
     }
 
     /// The command an execute request's title names, if any.

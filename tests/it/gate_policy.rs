@@ -145,7 +145,7 @@ fn a_title_only_command_matching_a_deny_rule_is_denied_by_it() {
 fn commands_warden_cannot_read_are_denied_headless_by_the_rule_they_might_match() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = settings(dir.path(), &command_rule("deny", "rm *"));
-    for turn in ["subst", "disagree"] {
+    for turn in ["subst", "disagree", "inline", "gitpager"] {
         let (code, out, err, log) = play(dir.path(), &config, "auto", "allow", turn);
         assert_eq!(code, Some(0), "{turn}: {err}");
         assert!(out.contains("selected reject-once"), "{turn}: {out}");
