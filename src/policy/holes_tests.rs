@@ -504,6 +504,8 @@ fn inline_code_warden_cannot_read_might_run_a_denied_command() {
         "perl -e 'system(\"rm -rf x\")'",
         "ruby -e 'system(\"rm -rf x\")'",
         "awk 'BEGIN { system(\"rm -rf x\") }'",
+        "awk -F : 'BEGIN { system(\"rm -rf x\") }'",
+        "deno eval 'Deno.removeSync(\"x\")'",
         "python3 <<EOF\nimport os\nEOF",
         "echo 'import os' | python3",
     ] {
@@ -516,7 +518,12 @@ fn inline_code_warden_cannot_read_might_run_a_denied_command() {
         assert!(matches!(headless, Decision::Deny { .. }), "{line:?}");
     }
     // A script file or an awk program that runs nothing: as before.
-    for line in ["python3 x.py", "awk '{ print $1 }' f"] {
+    for line in [
+        "python3 x.py",
+        "python3 -m pytest -c setup.cfg",
+        "awk '{ print $1 }' f",
+        "awk -F : '{ print $1 }' f",
+    ] {
         assert_eq!(
             short(&decide_with(
                 &shell(line),

@@ -658,7 +658,8 @@ fn stdins(pieces: &[Piece], feeds: &[Feed]) -> Vec<Option<Stdin>> {
                     .iter()
                     .any(|p| p.level > piece.level && p.start <= f.at && f.at < p.end)
             })
-            .last()
+            // The last redirection of standard input is the one it reads.
+            .max_by_key(|f| f.at)
             .map(|f| f.stdin.clone());
         // A pipe from a command whose output warden cannot tell still
         // feeds it: an input of unknown text.

@@ -548,11 +548,16 @@ fn runs_unread_code(name: &str, text: &str, spans: &[(usize, usize)], fed: bool)
     let Some((_, inline)) = INTERPRETERS.iter().find(|(n, _)| *n == base) else {
         return false;
     };
-    let has_inline = words.iter().any(|w| {
+    // The interpreter's own options end at the script, `-m MODULE` or `--`;
+    // what follows is the script's (`python3 -m pytest -c x.cfg`).
+    let own = words
+        .iter()
+        .take_while(|w| w.starts_with('-') && !matches!(w.as_str(), "-m" | "--" | "-"));
+    let has_inline = own.clone().any(|w| {
         inline.iter().any(|flag| {
             w == flag || (flag.len() == 2 && w.starts_with(flag) && !w.starts_with("--"))
         })
-    });
+    }) || words.first().is_some_and(|w| inline.contains(&w.as_str()));
     let script = words
         .iter()
         .any(|w| !w.starts_with('-') && !w.starts_with('<') && !w.starts_with('>'));
