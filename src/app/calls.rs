@@ -312,6 +312,43 @@ struct TerminalRun {
     /// The PATH the child gets, when it looks in a relative directory (the
     /// cwd, where the agent can put a program of any name).
     relative_path: Option<String>,
+    /// Where the arguments that name existing files really lead, when a
+    /// symlink or `..` takes them elsewhere (`k/id_rsa` with `k` linking to
+    /// `~/.ssh`): path rules see them as the request's paths.
+    resolved_args: Vec<String>,
+}
+
+/// The most arguments [`resolved_args`] looks at on disk.
+const MAX_RESOLVED_ARGS: usize = 64;
+
+/// Where the words of a terminal's arguments that name existing files
+/// really lead (symlinks and `..` followed), for those whose real path
+/// differs from the path as written. A shell line is split on blanks,
+/// quotes dropped: a word too many only adds a path for the rules to see.
+fn resolved_args(words: &[String], cwd: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in words.iter().take(MAX_RESOLVED_ARGS) {
+        let word = word.trim_matches(|c| c == '\'' || c == '"');
+        let word = match word.split_once('=') {
+            Some((option, value)) if option.starts_with('-') => value,
+            _ if word.starts_with('-') => continue,
+            _ => word,
+        };
+        if word.is_empty() || word.starts_with('~') {
+            continue;
+        }
+        let written = cwd.join(word);
+        let Ok(real) = std::fs::canonicalize(&written) else {
+            continue;
+        };
+        if real != fs::normalize(&written) {
+            let real = real.display().to_string();
+            if !out.contains(&real) {
+                out.push(real);
+            }
+        }
+    }
+    out
 }
 
 /// What a `terminal/create` runs. A `command` without `args` that holds a
@@ -343,11 +380,13 @@ fn terminal_run(
     let relative = path.split(':').any(|dir| !dir.starts_with('/'));
     let relative_path = (relative && own_path.is_none()).then(|| path.clone());
     if args.is_empty() && command.contains(needs_shell_char) {
+        let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
         return Ok(TerminalRun {
             judged: command.to_string(),
             spawned: command.to_string(),
             program: None,
             relative_path,
+            resolved_args: resolved_args(&words, cwd),
         });
     }
     if command.trim().is_empty() {
@@ -367,6 +406,7 @@ fn terminal_run(
             spawned: line(&real),
             program: Some(real),
             relative_path: None,
+            resolved_args: resolved_args(args, cwd),
         });
     }
     for dir in path.split(':') {
@@ -387,6 +427,7 @@ fn terminal_run(
                 spawned: line(&real),
                 program: Some(real),
                 relative_path: None,
+                resolved_args: resolved_args(args, cwd),
             });
         }
         return Ok(TerminalRun {
@@ -394,6 +435,7 @@ fn terminal_run(
             spawned: line(&found_text),
             program: Some(found_text),
             relative_path: None,
+            resolved_args: resolved_args(args, cwd),
         });
     }
     Err(format!(
@@ -504,6 +546,9 @@ impl Chat {
                 let mut input = json!({ "command": line, "cwd": real.display().to_string() });
                 if let Some(program) = &run.program {
                     input["program"] = json!(program);
+                }
+                if !run.resolved_args.is_empty() {
+                    input["paths"] = json!(run.resolved_args);
                 }
                 // The environment the agent sets: shown on the card, and no
                 // allow rule covers one that changes what runs. An inherited
@@ -842,6 +887,55 @@ impl Chat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn args(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_string()).collect()
+    }
+
+    #[test]
+    fn a_terminals_program_is_judged_as_what_exec_runs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+        let sh = std::fs::canonicalize("/bin/sh")
+            .expect("/bin/sh")
+            .display()
+            .to_string();
+        // A directory named `ls ` and `..` up to /bin/sh.
+        std::fs::create_dir(cwd.join("ls ")).expect("ls dir");
+        let climb = format!("ls {}", "/..".repeat(20) + "/bin/sh");
+        let run = terminal_run(&climb, &args(&["-c", "rm -rf x"]), &[], &cwd).expect("resolved");
+        assert_eq!(run.judged, format!("{sh} -c 'rm -rf x'"));
+        assert_eq!(run.spawned, run.judged);
+        // A symlink named `ls` in the cwd.
+        std::os::unix::fs::symlink("/bin/sh", cwd.join("ls")).expect("symlink");
+        let run = terminal_run("./ls", &args(&["-c", "x"]), &[], &cwd).expect("resolved");
+        assert_eq!(run.judged, format!("{sh} -c x"));
+        // A bare name found on warden's own PATH keeps its name; it runs
+        // from where it was found.
+        let run = terminal_run("sh", &args(&["-c", "rm x"]), &[], &cwd).expect("resolved");
+        assert_eq!(run.judged, "sh -c 'rm x'");
+        assert!(run.spawned.starts_with('/') && run.spawned.ends_with("/sh -c 'rm x'"));
+        // The agent's PATH: found in the cwd, judged by its real path.
+        let bin = cwd.join("bin");
+        std::fs::create_dir(&bin).expect("bin");
+        std::fs::copy("/bin/sh", bin.join("cargo")).expect("fake cargo");
+        let env = vec![("PATH".to_string(), "bin:/usr/bin:/bin".to_string())];
+        let run = terminal_run("cargo", &args(&["test"]), &env, &cwd).expect("resolved");
+        assert_eq!(run.judged, format!("{}/bin/cargo test", cwd.display()));
+        // A shell line is judged as written.
+        let run = terminal_run("ls -la | wc -l", &[], &[], &cwd).expect("a line");
+        assert_eq!((run.judged.as_str(), run.program), ("ls -la | wc -l", None));
+        // Arguments through a symlink: their real paths are facts too.
+        std::os::unix::fs::symlink("/etc", cwd.join("k")).expect("symlink k");
+        let run = terminal_run("cat", &args(&["k/hostname"]), &[], &cwd).expect("resolved");
+        let etc = std::fs::canonicalize("/etc/hostname");
+        if let Ok(etc) = etc {
+            assert_eq!(run.resolved_args, [etc.display().to_string()]);
+        }
+        // No such program: refused before the gate.
+        assert!(terminal_run("./missing", &[], &[], &cwd).is_err());
+        assert!(terminal_run("no-such-program-here", &args(&["x"]), &[], &cwd).is_err());
+    }
 
     #[test]
     fn a_terminal_never_keeps_more_than_the_cap_whatever_the_agent_asks() {

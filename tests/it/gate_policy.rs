@@ -194,6 +194,26 @@ fn a_deny_path_rule_sees_the_paths_in_a_reads_command() {
     }
 }
 
+#[test]
+fn a_terminal_reading_the_key_through_a_symlink_meets_the_path_rule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ssh = dir.path().join(".ssh");
+    std::fs::create_dir(&ssh).expect(".ssh");
+    std::fs::write(ssh.join("id_rsa"), "PRIVATE KEY").expect("key");
+    std::os::unix::fs::symlink(&ssh, dir.path().join("keys")).expect("keys -> ~/.ssh");
+    let config = settings(dir.path(), SSH_RULE);
+    let (code, out, err, log) = play(dir.path(), &config, "auto", "allow", "keylink");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains("PRIVATE KEY"), "the key was read: {out}");
+    assert!(!log.is_empty(), "{out} {err}");
+    assert!(out.contains("terminal/create failed"), "{out} {err}");
+    assert_eq!(
+        (log[0].decision.as_str(), log[0].source.as_str()),
+        ("denied", "rule"),
+        "{log:?}"
+    );
+}
+
 fn ssh_rule() -> Rule {
     Rule {
         kind: Some(KindMatch::Category(Category::Read)),
