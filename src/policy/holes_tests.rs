@@ -214,6 +214,10 @@ fn wrappers_and_spellings_meet_the_deny_rules() {
         short(&decide_with(&find, Mode::Plan, &[], false)),
         "deny/plan/reject"
     );
+    let grant = ChatGrant::for_request(&shell("npm exec prettier x"));
+    assert!(!grant.covers(&shell("npm exec rm x")));
+    let grant = ChatGrant::for_request(&shell("npm test"));
+    assert!(grant.covers(&shell("npm test -- --watch")));
     let grant = ChatGrant::for_request(&shell("find . -name x"));
     assert!(!grant.covers(&shell("find . -name x -delete")));
 }
@@ -561,4 +565,95 @@ fn a_cd_in_the_line_moves_where_relative_paths_lead() {
         decide_with(&unclear, Mode::Auto, &[ssh_deny()], false),
         Decision::Ask { .. }
     ));
+}
+
+#[test]
+fn more_ways_to_run_a_denied_command_meet_the_deny_rules() {
+    // Each runs `rm` through something warden reads: denied, or (where
+    // the code itself cannot be read) asked naming the rule.
+    for line in [
+        "sh -c -- 'rm x'",
+        "bash -o pipefail -c 'rm x'",
+        "bash -O extglob -c 'rm x'",
+        "GIT_SSH_COMMAND='rm x' git fetch",
+        "export GIT_EDITOR='rm x'; git commit",
+        "env PAGER='rm x' git log",
+        "man -P 'rm x' ls",
+        "zip -T -TT 'rm x' a.zip f",
+        "ssh -o ProxyCommand='rm x' h",
+        "ssh -oProxyCommand='rm x' h",
+        "npx -c 'rm x'",
+        "npm exec -c 'rm x'",
+        "npx rm x",
+    ] {
+        let decision = decide_with(&shell(line), Mode::Auto, &[deny("rm *")], false);
+        assert!(
+            matches!(decision, Decision::Deny { .. }),
+            "{line:?}: {decision:?}"
+        );
+    }
+    for line in [
+        "make -f - <<EOF\nall:\n\trm x\nEOF",
+        "vim -c '!rm x' f",
+        "sed -n '1e rm x' f",
+        "sed 's/x/rm y/e' f",
+        "alias ls=rm; ls x",
+    ] {
+        let decision = decide_with(&shell(line), Mode::Auto, &[deny("rm *")], false);
+        assert!(
+            matches!(&decision, Decision::Ask { reason } if reason.contains("rm *")),
+            "{line:?}: {decision:?}"
+        );
+    }
+    // A terminal's environment that holds a command: read like a line.
+    let req = with_input(
+        ToolKind::Execute,
+        json!({ "command": "git fetch", "env": { "GIT_SSH_COMMAND": "rm -rf x" } }),
+    );
+    assert_eq!(
+        short(&decide_with(&req, Mode::Auto, &[deny("rm *")], false)),
+        "deny/rule/reject"
+    );
+    // Everyday sed and make stay as they were.
+    for line in ["sed -n 's/a/b/p' f", "sed -e 's/x/e/' f", "make -j4 test"] {
+        assert_eq!(
+            short(&decide_with(
+                &shell(line),
+                Mode::Auto,
+                &[deny("rm *")],
+                false
+            )),
+            "allow/auto/once",
+            "{line:?}"
+        );
+    }
+}
+
+#[test]
+fn proc_links_in_a_commands_arguments_meet_the_path_rules() {
+    let read = |command: &str| with_input(ToolKind::Read, json!({ "command": command }));
+    for command in [
+        "cat /proc/self/root/home/u/.ssh/id_rsa",
+        "cat /proc/1/root/home/u/.ssh/id_rsa",
+        "cat /proc/self/cwd/../.ssh/id_rsa",
+        "cat /proc/thread-self/root/home/u/.ssh/id_rsa",
+    ] {
+        assert_eq!(
+            short(&decide_with(
+                &read(command),
+                Mode::Plan,
+                &[ssh_deny()],
+                false
+            )),
+            "deny/rule/reject",
+            "{command}"
+        );
+    }
+    let fd = decide_with(
+        &read("cat /proc/self/fd/3"),
+        Mode::Plan,
+        &[ssh_deny()],
+        false,
+    );
+    assert!(matches!(fd, Decision::Ask { .. }), "{fd:?}");
 }

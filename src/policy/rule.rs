@@ -431,9 +431,17 @@ impl<'a> Facts<'a> {
     pub(crate) fn new(req: &'a RequestView, home: Option<&'a Path>, cwd: &'a Path) -> Facts<'a> {
         let command = req.command();
         let line = command.as_deref().map(shell::parse);
+        // Variables of the environment that name a command to run
+        // (`GIT_SSH_COMMAND`, `PAGER`, ...) are one more reading.
+        let env_commands = req
+            .env()
+            .into_iter()
+            .filter(|(name, _)| shell::hijacks_program(name))
+            .map(|(_, value)| value);
         let others: Vec<(String, ShellLine)> = req
             .other_commands()
             .into_iter()
+            .chain(env_commands)
             .map(|c| {
                 let line = shell::parse(&c);
                 (c, line)
@@ -525,6 +533,28 @@ impl<'a> Facts<'a> {
     }
 }
 
+/// A path through a process's magic links in `/proc`, as the kernel
+/// follows them: `/proc/self/root/X` is `/X`, `/proc/self/cwd/X` is `X` in
+/// the command's cwd (also for `thread-self` and a pid). `Some(None)` for
+/// one warden cannot follow (`fd/N`, `exe`, `map_files`, another link);
+/// `None` for a path that is not one.
+fn through_proc(path: &str, cwd: &Path) -> Option<Option<String>> {
+    let rest = path.strip_prefix("/proc/")?;
+    let (process, rest) = rest.split_once('/')?;
+    let process_like = matches!(process, "self" | "thread-self")
+        || (!process.is_empty() && process.chars().all(|c| c.is_ascii_digit()));
+    if !process_like {
+        return None;
+    }
+    let (link, rest) = rest.split_once('/').unwrap_or((rest, ""));
+    Some(match link {
+        "root" => Some(format!("/{rest}")),
+        "cwd" => Some(cwd.join(rest).display().to_string()),
+        "fd" | "exe" | "map_files" | "task" | "fdinfo" => None,
+        _ => return None,
+    })
+}
+
 /// Programs that read a whole directory tree, the cwd when given no path.
 const TREE_READERS: &[&str] = &[
     "rg", "ag", "ack", "grep", "egrep", "fgrep", "fd", "fdfind", "find", "tree", "du", "tar",
@@ -581,8 +611,11 @@ fn arg_paths(command: &shell::Command, home: Option<&Path>, cwd: &Path, out: &mu
         }
         if shell::is_static(word) {
             let path = shell::unquote(word);
-            if !path.is_empty() {
-                out.paths.push(glob::normalize_path(&path, home, cwd));
+            match through_proc(&path, cwd) {
+                _ if path.is_empty() => {}
+                Some(Some(real)) => out.paths.push(glob::normalize_path(&real, home, cwd)),
+                Some(None) => out.unreadable = true,
+                None => out.paths.push(glob::normalize_path(&path, home, cwd)),
             }
         } else if word.contains(['$', '`']) {
             out.unreadable = true;
@@ -813,6 +846,10 @@ pub(crate) fn command_scope(text: &str) -> CommandScope {
     if let Some(&(s, e)) = spans.get(program + 1)
         && is_subcommand(&text[s..e])
     {
+        if shell::runs_through(&text[start..end], &text[s..e]) {
+            // `npm exec ..` runs what follows: only exactly this.
+            return CommandScope::Exact(text.to_string());
+        }
         end = e;
     }
     CommandScope::Prefix(text[..end].to_string())

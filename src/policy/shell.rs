@@ -50,8 +50,8 @@ mod scanner;
 mod wrappers;
 
 use scanner::parse_at;
-pub(crate) use wrappers::runs_other_programs;
 pub(crate) use wrappers::unquote;
+pub(crate) use wrappers::{runs_other_programs, runs_through};
 
 /// What a shell line runs, as far as the scanner can tell.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -281,7 +281,8 @@ fn not_understood(command: &Command) -> bool {
     let words: Vec<&str> = plain.split(' ').collect();
     let args = &words[1..];
     match words[0] {
-        "let" | "case" | "function" | "select" | "coproc" => true,
+        // `alias`: a later word may be a name that stands for anything.
+        "let" | "case" | "function" | "select" | "coproc" | "alias" => true,
         "[[" => args.iter().any(|w| {
             matches!(
                 *w,

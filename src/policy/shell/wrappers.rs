@@ -215,6 +215,9 @@ const WRAPPERS: &[Wrapper] = &[
         ],
         0,
     ),
+    wrapper("npx", &["-p", "--package"], 0),
+    wrapper("pnpx", &[], 0),
+    wrapper("bunx", &["-p", "--package"], 0),
     wrapper("dbus-launch", &[], 0),
     wrapper("dbus-run-session", &["--config-file", "--dbus-daemon"], 0),
     wrapper("xvfb-run", &["-n", "-s", "-f", "-e", "-p", "-w"], 0),
@@ -282,6 +285,23 @@ const WRAPPERS: &[Wrapper] = &[
     },
 ];
 
+/// Package managers' subcommands that run the rest of their arguments as a
+/// command (`npm exec rm x`). Not [`WRAPPERS`]: `npm test` runs no other
+/// program of the agent's choosing, so a rule or grant may name `npm`.
+const RUNNERS: &[Wrapper] = &[
+    subcommand("npm", "exec", &["-p", "--package", "-w", "--workspace"]),
+    subcommand("npm", "x", &["-p", "--package", "-w", "--workspace"]),
+    subcommand("pnpm", "exec", &[]),
+    subcommand("pnpm", "dlx", &[]),
+    subcommand("yarn", "dlx", &["-p", "--package"]),
+    subcommand("yarn", "exec", &[]),
+];
+
+/// Whether `name SUB` runs the rest of its arguments (`npm exec`).
+pub(crate) fn runs_through(name: &str, sub: &str) -> bool {
+    RUNNERS.iter().any(|w| w.name == name && w.sub == Some(sub))
+}
+
 /// Shells whose `-c` option takes a command string.
 const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "posh", "tcsh", "csh",
@@ -319,6 +339,20 @@ pub(super) fn unwrap(
     let Some(program) = word(at).map(unquote) else {
         return;
     };
+    // A variable that names a command to run (`GIT_SSH_COMMAND=..`,
+    // `export PAGER=..`, `make CC=..`): its value is read as a line too.
+    for &(s, e) in &spans {
+        let w = &text[s..e];
+        if let Some(name) = super::assignment_name(w)
+            && super::hijacks_program(name)
+            && let Some((_, value)) = w.split_once('=')
+        {
+            let value = unquote(value);
+            let inner = parse_at(&value, depth + 1);
+            *opaque |= inner.opaque;
+            out.extend(inner.commands.into_iter().map(Command::derive));
+        }
+    }
     let name = program.rsplit('/').next().unwrap_or(&program);
     let mut line = |script: &str, out: &mut Vec<Command>| {
         let inner = parse_at(script, depth + 1);
@@ -326,11 +360,8 @@ pub(super) fn unwrap(
         out.extend(inner.commands.into_iter().map(Command::derive));
     };
     if SHELLS.contains(&name) {
-        // `-c`, `-lc`, `-ec`, ...: the next word is the script.
-        let script = (at + 1..spans.len())
-            .take_while(|&i| word(i).is_some_and(|w| w.starts_with('-') || w.starts_with('+')))
-            .find(|&i| word(i).is_some_and(|w| !w.starts_with("--") && w.contains('c')))
-            .map(|i| word(i + 1).map(unquote));
+        // `-c`, `-lc`, `-ec`, ...: the first operand is the script.
+        let script = shell_script(&spans[at + 1..], text);
         let from_stdin = script.is_none() && reads_stdin(&spans[at + 1..], text);
         match (script, stdin) {
             (Some(Some(script)), _) => line(&script, out),
@@ -359,12 +390,27 @@ pub(super) fn unwrap(
         git_config(text, &spans, at, depth, out, opaque);
         return;
     }
+    if matches!(name, "npm" | "pnpm" | "yarn")
+        && word(at + 1).is_some_and(|w| matches!(unquote(w).as_str(), "exec" | "x" | "dlx"))
+    {
+        for script in option_values(text, &spans[at + 2..], &["-c", "--call"]) {
+            line(&script, out);
+        }
+    }
+    if name == "ssh" {
+        // `-o ProxyCommand=..`, `LocalCommand`, `KnownHostsCommand`: run here.
+        for value in option_values(text, &spans[at + 1..], &["-o"]) {
+            let (key, script) = value.split_once(['=', ' ']).unwrap_or((&value, ""));
+            if key.to_ascii_lowercase().ends_with("command") {
+                line(script.trim(), out);
+            }
+        }
+    }
     if let Some(values) = command_options(name) {
         // Options whose value is a command the program runs.
         for script in option_values(text, &spans[at + 1..], values) {
             line(&script, out);
         }
-        return;
     }
     if runs_unread_code(name, text, &spans[at + 1..], stdin.is_some()) {
         out.push(Command {
@@ -405,7 +451,7 @@ pub(super) fn unwrap(
         find_exec(text, &spans, depth, out, opaque);
         return;
     }
-    let Some(wrapper) = WRAPPERS.iter().find(|w| {
+    let Some(wrapper) = WRAPPERS.iter().chain(RUNNERS).find(|w| {
         w.name == name
             && w.sub
                 .is_none_or(|sub| word(at + 1).is_some_and(|w| unquote(w) == sub))
@@ -471,6 +517,9 @@ fn command_options(name: &str) -> Option<&'static [&'static str]> {
             "--checkpoint-action",
         ],
         "rsync" => &["-e", "--rsh", "--rsync-path"],
+        "man" => &["-P", "--pager", "-H", "--html"],
+        "zip" => &["-TT", "--unzip-command"],
+        "npx" | "pnpx" | "bunx" => &["-c", "--call"],
         _ => return None,
     })
 }
@@ -544,6 +593,24 @@ fn runs_unread_code(name: &str, text: &str, spans: &[(usize, usize)], fed: bool)
         return program
             .is_none_or(|p| p.contains("system") || p.contains('|') || p.contains("getline"));
     }
+    if matches!(name, "make" | "gmake" | "bmake") {
+        // A makefile from standard input: recipes warden cannot read.
+        return words.windows(2).any(|w| {
+            matches!(w[0].as_str(), "-f" | "--file" | "--makefile")
+                && matches!(w[1].as_str(), "-" | "/dev/stdin")
+        }) || words
+            .iter()
+            .any(|w| matches!(w.as_str(), "--file=-" | "-f-"));
+    }
+    if matches!(name, "vim" | "vi" | "nvim" | "ex" | "view" | "gvim") {
+        // Ex commands from the command line can run anything (`:!rm`).
+        return words
+            .iter()
+            .any(|w| matches!(w.as_str(), "-c" | "--cmd" | "-S" | "-s") || w.starts_with('+'));
+    }
+    if matches!(name, "sed" | "gsed") {
+        return words.iter().any(|w| sed_executes(w));
+    }
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     let Some((_, inline)) = INTERPRETERS.iter().find(|(n, _)| *n == base) else {
         return false;
@@ -562,6 +629,57 @@ fn runs_unread_code(name: &str, text: &str, spans: &[(usize, usize)], fed: bool)
         .iter()
         .any(|w| !w.starts_with('-') && !w.starts_with('<') && !w.starts_with('>'));
     has_inline || (fed && !script)
+}
+
+/// The script of a shell given `-c` among its options (`-c`, `-lc`,
+/// `-o pipefail -c`, `-c -- LINE`): `Some(Some(line))`; `Some(None)` when
+/// `-c` has no operand; `None` without `-c`.
+fn shell_script(spans: &[(usize, usize)], text: &str) -> Option<Option<String>> {
+    let mut dash_c = false;
+    let mut i = 0;
+    while let Some(&(s, e)) = spans.get(i) {
+        let w = &text[s..e];
+        i += 1;
+        if w == "--" || w == "-" {
+            break;
+        }
+        if matches!(w, "-o" | "+o" | "-O" | "+O") {
+            i += 1;
+            continue;
+        }
+        if w.starts_with("--") {
+            continue;
+        }
+        if w.starts_with('-') || w.starts_with('+') {
+            dash_c |= w.starts_with('-') && w.contains('c');
+            continue;
+        }
+        i -= 1;
+        break;
+    }
+    if !dash_c {
+        return None;
+    }
+    Some(spans.get(i).map(|&(s, e)| unquote(&text[s..e])))
+}
+
+/// Whether a `sed` script may run a command: GNU sed's `e` command or the
+/// `e` flag of `s` (an `e` after a line start, `;`, `}`, an address or the
+/// closing `/` of `s///`, ending the command).
+fn sed_executes(script: &str) -> bool {
+    let chars: Vec<char> = script.chars().collect();
+    chars.iter().enumerate().any(|(i, &c)| {
+        if c != 'e' {
+            return false;
+        }
+        let before = i.checked_sub(1).map(|j| chars[j]);
+        let after = chars.get(i + 1).copied();
+        let starts = before.is_none_or(|b| b.is_ascii_digit() || ";}\n$/ gpiImM".contains(b));
+        let ends = after.is_none_or(|a| {
+            a.is_whitespace() || ";}\n".contains(a) || "gpiImMw0123456789".contains(a)
+        });
+        starts && ends
+    })
 }
 
 /// Whether a shell given these words (after its name) reads its commands
