@@ -657,3 +657,34 @@ fn proc_links_in_a_commands_arguments_meet_the_path_rules() {
     );
     assert!(matches!(fd, Decision::Ask { .. }), "{fd:?}");
 }
+
+#[test]
+fn a_grant_or_rule_on_ls_never_covers_the_shell_a_terminal_really_runs() {
+    // What `terminal/create` of `ls /../../bin/sh -c ..` is judged as once
+    // the runtime resolved its program (app/calls.rs: terminal_run).
+    let resolved = with_input(
+        ToolKind::Execute,
+        json!({ "command": "/usr/bin/dash -c 'rm -rf x'", "cwd": CWD }),
+    );
+    let grant = ChatGrant::for_request(&shell("ls -la"));
+    assert!(!grant.covers(&resolved));
+    assert_eq!(
+        short(&decide_with(
+            &resolved,
+            Mode::Default,
+            &[allow("ls *")],
+            false
+        )),
+        "ask"
+    );
+    assert_eq!(
+        short(&decide_with(&resolved, Mode::Auto, &[deny("rm *")], false)),
+        "deny/rule/reject"
+    );
+    // As it was judged before: a program word with a space read as `ls`.
+    let unresolved = with_input(
+        ToolKind::Execute,
+        json!({ "command": "'ls /../../bin/sh' -c 'rm -rf x'" }),
+    );
+    assert!(!grant.covers(&unresolved));
+}

@@ -589,9 +589,11 @@ fn only_reads(command: &shell::Command) -> bool {
 /// request, whatever else would allow it. `None` when no such rule applies.
 /// Also checked on a call that an earlier allowed request covers.
 ///
-/// A deny or ask command rule that might match a command warden cannot read
-/// (see `Rule::hit`) makes the request ask, even in Auto and with bypass: it
-/// is not refused, since it may well be another command.
+/// A deny or ask rule that might match a command (or a path) warden cannot
+/// read (see `Rule::hit`) makes the request ask, naming the rule, even in
+/// Auto and with bypass: it may well be another command, so the user
+/// decides. With nobody there to decide ([`Context::unattended`]) such a
+/// deny rule refuses it.
 ///
 /// A call that sets a variable which changes what runs is never covered
 /// by an earlier approval either: it asks (headless: is refused).

@@ -143,20 +143,25 @@ impl fmt::Display for KindMatch {
 ///   command came from `rawInput`, and the request is of the execute
 ///   category; a deny or ask rule applies when it matches any one command
 ///   (as written, without its `VAR=value` prefixes, or in its plain form:
-///   `\rm`, `/bin/rm` and `"rm"` are `rm`), or the whole line. A deny or
-///   ask rule might apply (`Hit::Unknown`) to an execute request whose
-///   command cannot be read: then the request asks.
+///   `\rm`, `/bin/rm` and `"rm"` are `rm`), or the whole line, of any
+///   reading of the command (`rawInput`'s keys, the title). A deny or ask
+///   rule might apply (`Hit::Unknown`) to an execute request whose command
+///   cannot be read: then the request asks.
 ///
 /// A deny or ask rule of kind `execute` also applies to a request of
-/// another kind that carries a command in `rawInput`.
+/// another kind that carries a command in `rawInput`, and a path rule of a
+/// read kind (or of a write kind, unless the command only reads) to any
+/// request that carries a command.
 ///
 /// No allow rule matches a request whose kind warden had to guess, or that
 /// sets a variable which changes what runs (`PATH`, `LD_PRELOAD`, ...) in
 /// its environment or on its command line.
-/// - `path`: a path glob on the request's paths, after normalising both
-///   (`~`, relative to the working directory, `.` and `..`); a rule with
-///   `path` never matches a request without paths. Allow: every path must
-///   match; deny or ask: any one.
+/// - `path`: a path glob on the request's paths and the paths its
+///   command's arguments name, after normalising both (`~`, relative to
+///   the request's working directory, `.` and `..`). Allow: the request
+///   has paths of its own and every path matches, none unreadable; deny or
+///   ask: any one matches, and one that names a directory holding what the
+///   glob names, or that warden cannot read, might match.
 ///
 /// An allow rule that sets neither `command` nor `kind` never covers an
 /// execute-category request: a path or a tool name says nothing about what a
@@ -237,9 +242,9 @@ impl Rule {
     /// or whose command cannot be read exactly. A deny or ask rule with
     /// `command` meets a request of the execute category whose command
     /// cannot be read (none, only the title, a program known at run time,
-    /// a line the scanner does not understand) as [`Hit::Unknown`]: it
-    /// might match. A command taken from the title is never more than
-    /// [`Hit::Unknown`], even when it matches: the agent wrote the title.
+    /// a line the scanner does not understand, code it cannot read) as
+    /// [`Hit::Unknown`]: it might match. A command taken from the title
+    /// that matches is a match: the agent says it runs it.
     pub(crate) fn hit(&self, facts: &Facts<'_>, agent: &str) -> Hit {
         let allow = self.decision == RuleDecision::Allow;
         if self.agent.as_deref().is_some_and(|a| a != agent) {
