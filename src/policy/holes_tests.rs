@@ -688,3 +688,13 @@ fn a_grant_or_rule_on_ls_never_covers_the_shell_a_terminal_really_runs() {
     );
     assert!(!grant.covers(&unresolved));
 }
+
+#[test]
+fn many_here_strings_or_cds_fail_closed_instead_of_taking_long() {
+    let strings = "sh <<< 'ls'; ".repeat(200);
+    let line = shell::parse(&strings);
+    assert!(line.opaque);
+    let cds = "cd a; ".repeat(100) + "cat id_rsa";
+    let decision = decide_with(&shell(&cds), Mode::Auto, &[ssh_deny()], false);
+    assert!(matches!(decision, Decision::Ask { .. }), "{decision:?}");
+}

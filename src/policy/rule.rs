@@ -500,6 +500,11 @@ impl<'a> Facts<'a> {
             }
             args.unreadable |= plain.split(' ').skip(1).any(|w| w == "-");
         }
+        if dirs.len() > MAX_CD_DIRS {
+            // Too many to follow: a relative path may lead anywhere.
+            dirs.truncate(1);
+            args.unreadable = true;
+        }
         for dir in &dirs {
             for line in &lines {
                 for command in &line.commands {
@@ -559,6 +564,10 @@ fn through_proc(path: &str, cwd: &Path) -> Option<Option<String>> {
         _ => return None,
     })
 }
+
+/// The most directories (the cwd and the line's `cd`s) relative paths are
+/// read from; past it, they count as unreadable.
+const MAX_CD_DIRS: usize = 16;
 
 /// Programs that read a whole directory tree, the cwd when given no path.
 const TREE_READERS: &[&str] = &[

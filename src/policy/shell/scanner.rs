@@ -596,6 +596,9 @@ impl Scanner {
     }
 }
 
+/// The most pieces x here-documents [`stdins`] matches (see `parse_at`).
+const MAX_FEED_WORK: usize = 4096;
+
 pub(super) fn parse_at(line: &str, depth: usize) -> ShellLine {
     let mut scanner = Scanner {
         chars: line.chars().collect(),
@@ -611,7 +614,15 @@ pub(super) fn parse_at(line: &str, depth: usize) -> ShellLine {
         // A here-document whose body never came.
         scanner.line.opaque = true;
     }
-    let stdins = stdins(&scanner.pieces, &scanner.feeds);
+    // Matching each piece with its feeds costs pieces x feeds: a line with
+    // more than that bound gives no command a standard input it can read
+    // (a shell fed one stays unknown) and is opaque.
+    let stdins = if scanner.pieces.len().saturating_mul(scanner.feeds.len()) > MAX_FEED_WORK {
+        scanner.line.opaque = true;
+        vec![None; scanner.pieces.len()]
+    } else {
+        stdins(&scanner.pieces, &scanner.feeds)
+    };
     let mut out = scanner.line;
     let mut pieces: Vec<(usize, &str, Option<Stdin>)> = scanner
         .pieces
