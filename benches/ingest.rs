@@ -431,6 +431,7 @@ fn bench_decide() {
         grants: &[],
         home: Some(Path::new("/home/u")),
         cwd: Path::new("/home/u/src/app"),
+        unattended: false,
     };
     let requests: Vec<RequestView> = [
         (

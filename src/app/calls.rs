@@ -23,7 +23,7 @@ use super::chat::Chat;
 use crate::acp::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
 use crate::client::fs::{self, FsError};
 use crate::client::terminal::{
-    ExitStatus, TerminalError, TerminalEvent, TerminalSpec, command_line,
+    ExitStatus, TerminalError, TerminalEvent, TerminalSpec, command_line, needs_shell_char,
 };
 use crate::model::{
     Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
@@ -388,6 +388,156 @@ fn refused_fields(call: &ClientCall, cwd: &Path) -> ToolCallFields {
     }
 }
 
+/// A `terminal/create` resolved as it will run (see [`terminal_run`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TerminalRun {
+    /// The shell line the policy judges and the card shows.
+    judged: String,
+    /// The line the terminal runs: the same, except that a program found
+    /// on PATH is named by the path it was found at.
+    spawned: String,
+    /// The file a program and arguments run, resolved.
+    program: Option<String>,
+    /// The PATH the child gets, when it looks in a relative directory (the
+    /// cwd, where the agent can put a program of any name).
+    relative_path: Option<String>,
+    /// Where the arguments that name existing files really lead, when a
+    /// symlink or `..` takes them elsewhere (`k/id_rsa` with `k` linking to
+    /// `~/.ssh`): path rules see them as the request's paths.
+    resolved_args: Vec<String>,
+}
+
+/// The most arguments [`resolved_args`] looks at on disk.
+const MAX_RESOLVED_ARGS: usize = 64;
+
+/// Where the words of a terminal's arguments that name existing files
+/// really lead (symlinks and `..` followed), for those whose real path
+/// differs from the path as written. A shell line is split on blanks,
+/// quotes dropped: a word too many only adds a path for the rules to see.
+fn resolved_args(words: &[String], cwd: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in words.iter().take(MAX_RESOLVED_ARGS) {
+        let word = word.trim_matches(|c| c == '\'' || c == '"');
+        let word = match word.split_once('=') {
+            Some((option, value)) if option.starts_with('-') => value,
+            _ if word.starts_with('-') => continue,
+            _ => word,
+        };
+        if word.is_empty() || word.starts_with('~') {
+            continue;
+        }
+        let written = cwd.join(word);
+        let Ok(real) = std::fs::canonicalize(&written) else {
+            continue;
+        };
+        if real != fs::normalize(&written) {
+            let real = real.display().to_string();
+            if !out.contains(&real) {
+                out.push(real);
+            }
+        }
+    }
+    out
+}
+
+/// What a `terminal/create` runs. A `command` without `args` that holds a
+/// shell character is a shell line, run by `/bin/sh -c` and judged as
+/// written. Otherwise `command` is one program, resolved as exec resolves
+/// it: a name with a `/` is a path from the terminal's cwd, resolved to the
+/// real file (`ls /../../bin/sh` through a directory named `ls `, or a
+/// symlink `./ls` to `/bin/sh`, is `/usr/bin/dash`); a bare name is looked
+/// up on the PATH the child gets (the agent's `env` overrides warden's).
+/// The program and its arguments are then quoted into one line, judged
+/// with the resolved program (a bare name found in an absolute directory
+/// of warden's own PATH keeps its name, so `allow ls *` still reads it) and
+/// spawned with the path it was found at, so what runs is what was judged.
+fn terminal_run(
+    command: &str,
+    args: &[String],
+    env: &[(String, String)],
+    cwd: &Path,
+) -> Result<TerminalRun, String> {
+    let own_path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone());
+    let path = own_path
+        .clone()
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    let relative = path.split(':').any(|dir| !dir.starts_with('/'));
+    let relative_path = (relative && own_path.is_none()).then(|| path.clone());
+    if args.is_empty() && command.contains(needs_shell_char) {
+        let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+        return Ok(TerminalRun {
+            judged: command.to_string(),
+            spawned: command.to_string(),
+            program: None,
+            relative_path,
+            resolved_args: resolved_args(&words, cwd),
+        });
+    }
+    if command.trim().is_empty() {
+        return Err("the command is empty".to_string());
+    }
+    let line = |program: &str| {
+        let mut argv = vec![program.to_string()];
+        argv.extend(args.iter().cloned());
+        policy::shell_join(&argv)
+    };
+    if command.contains('/') {
+        let real = std::fs::canonicalize(cwd.join(command))
+            .map_err(|err| format!("cannot run `{command}`: {err}"))?;
+        let real = real.display().to_string();
+        return Ok(TerminalRun {
+            judged: line(&real),
+            spawned: line(&real),
+            program: Some(real),
+            relative_path: None,
+            resolved_args: resolved_args(args, cwd),
+        });
+    }
+    for dir in path.split(':') {
+        let dir_relative = !dir.starts_with('/');
+        let found = cwd.join(dir).join(command);
+        if !is_executable(&found) {
+            continue;
+        }
+        let found_text = found.display().to_string();
+        if dir_relative || own_path.is_some() {
+            // Found where the agent can put a program: judged by its path.
+            let real = std::fs::canonicalize(&found)
+                .map_err(|err| format!("cannot run `{command}`: {err}"))?
+                .display()
+                .to_string();
+            return Ok(TerminalRun {
+                judged: line(&real),
+                spawned: line(&real),
+                program: Some(real),
+                relative_path: None,
+                resolved_args: resolved_args(args, cwd),
+            });
+        }
+        return Ok(TerminalRun {
+            judged: line(command),
+            spawned: line(&found_text),
+            program: Some(found_text),
+            relative_path: None,
+            resolved_args: resolved_args(args, cwd),
+        });
+    }
+    Err(format!(
+        "no program `{command}` on the PATH the terminal gets"
+    ))
+}
+
+/// A regular file (through symlinks) with an execute bit.
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// The tool call id warden gives the transcript entry of a client call.
 fn tool_id(id: RequestId) -> String {
     format!("warden-{id}")
@@ -482,43 +632,80 @@ impl Chat {
                 ..
             } => {
                 let dir = cwd.clone().unwrap_or_else(|| self.command.cwd.clone());
-                match fs::resolve(&self.roots, &dir, false) {
-                    Ok(real) => {
-                        let line = command_line(command, args);
-                        let mut input =
-                            json!({ "command": line, "cwd": real.display().to_string() });
-                        // The environment the agent sets: shown on the card,
-                        // and no allow rule covers one that changes what runs.
-                        if !env.is_empty() {
-                            let env: serde_json::Map<String, serde_json::Value> =
-                                env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-                            input["env"] = serde_json::Value::Object(env);
-                        }
-                        let fields = Box::new(ToolCallFields {
-                            title: Some(format!("Run {line}")),
-                            kind: Some(ToolKind::Execute),
-                            raw_input: Some(input),
-                            tool_name: Some(CLIENT_TERMINAL.to_string()),
-                            ..ToolCallFields::default()
-                        });
-                        // Through the worker too: after the file calls before it.
-                        let session = self.session.clone();
-                        self.jobs.push(Box::new(move || FsStep::Gate {
-                            call,
-                            responder,
-                            real,
-                            fields,
-                            session,
-                            refused: None,
-                        }));
+                let real = match fs::resolve(&self.roots, &dir, false) {
+                    Ok(real) => real,
+                    Err(err) => {
+                        return match safety_refusal(&err) {
+                            // The gate refuses it, and logs it.
+                            Some(refusal) => {
+                                self.gate_refused(call, responder, fs_error(err), refusal);
+                            }
+                            None => responder.respond(Err(fs_error(err))),
+                        };
                     }
-                    Err(err) => match safety_refusal(&err) {
-                        Some(refusal) => {
-                            self.gate_refused(call, responder, fs_error(err), refusal);
-                        }
-                        None => responder.respond(Err(fs_error(err))),
-                    },
+                };
+                // What runs, resolved once here: the policy judges exactly
+                // the line that `sh -c` (or a direct exec) is given.
+                let run = match terminal_run(command, args, env, &real) {
+                    Ok(run) => run,
+                    Err(err) => return responder.respond(Err(ClientError::InvalidParams(err))),
+                };
+                let line = run.judged.clone();
+                let mut input = json!({ "command": line, "cwd": real.display().to_string() });
+                if let Some(program) = &run.program {
+                    input["program"] = json!(program);
                 }
+                if !run.resolved_args.is_empty() {
+                    input["paths"] = json!(run.resolved_args);
+                }
+                // The environment the agent sets: shown on the card, and no
+                // allow rule covers one that changes what runs. An inherited
+                // PATH that looks in relative directories changes it too.
+                let mut shown: Vec<(String, String)> = env.clone();
+                if let Some(path) = run.relative_path {
+                    shown.push(("PATH".to_string(), path));
+                }
+                if !shown.is_empty() {
+                    let env: serde_json::Map<String, serde_json::Value> =
+                        shown.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                    input["env"] = serde_json::Value::Object(env);
+                }
+                let fields = Box::new(ToolCallFields {
+                    title: Some(format!("Run {line}")),
+                    kind: Some(ToolKind::Execute),
+                    raw_input: Some(input),
+                    tool_name: Some(CLIENT_TERMINAL.to_string()),
+                    ..ToolCallFields::default()
+                });
+                // The terminal spawns the resolved line, never the agent's
+                // words again.
+                let call = match call {
+                    ClientCall::CreateTerminal {
+                        session_id,
+                        env,
+                        cwd,
+                        output_byte_limit,
+                        ..
+                    } => ClientCall::CreateTerminal {
+                        session_id,
+                        command: run.spawned,
+                        args: Vec::new(),
+                        env,
+                        cwd,
+                        output_byte_limit,
+                    },
+                    other => other,
+                };
+                // Through the worker too: after the file calls before it.
+                let session = self.session.clone();
+                self.jobs.push(Box::new(move || FsStep::Gate {
+                    call,
+                    responder,
+                    real,
+                    fields,
+                    session,
+                    refused: None,
+                }));
             }
             ClientCall::TerminalOutput { terminal_id, .. } => {
                 let reply = self
@@ -835,6 +1022,55 @@ impl Chat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn args(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_string()).collect()
+    }
+
+    #[test]
+    fn a_terminals_program_is_judged_as_what_exec_runs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
+        let sh = std::fs::canonicalize("/bin/sh")
+            .expect("/bin/sh")
+            .display()
+            .to_string();
+        // A directory named `ls ` and `..` up to /bin/sh.
+        std::fs::create_dir(cwd.join("ls ")).expect("ls dir");
+        let climb = format!("ls {}", "/..".repeat(20) + "/bin/sh");
+        let run = terminal_run(&climb, &args(&["-c", "rm -rf x"]), &[], &cwd).expect("resolved");
+        assert_eq!(run.judged, format!("{sh} -c 'rm -rf x'"));
+        assert_eq!(run.spawned, run.judged);
+        // A symlink named `ls` in the cwd.
+        std::os::unix::fs::symlink("/bin/sh", cwd.join("ls")).expect("symlink");
+        let run = terminal_run("./ls", &args(&["-c", "x"]), &[], &cwd).expect("resolved");
+        assert_eq!(run.judged, format!("{sh} -c x"));
+        // A bare name found on warden's own PATH keeps its name; it runs
+        // from where it was found.
+        let run = terminal_run("sh", &args(&["-c", "rm x"]), &[], &cwd).expect("resolved");
+        assert_eq!(run.judged, "sh -c 'rm x'");
+        assert!(run.spawned.starts_with('/') && run.spawned.ends_with("/sh -c 'rm x'"));
+        // The agent's PATH: found in the cwd, judged by its real path.
+        let bin = cwd.join("bin");
+        std::fs::create_dir(&bin).expect("bin");
+        std::fs::copy("/bin/sh", bin.join("cargo")).expect("fake cargo");
+        let env = vec![("PATH".to_string(), "bin:/usr/bin:/bin".to_string())];
+        let run = terminal_run("cargo", &args(&["test"]), &env, &cwd).expect("resolved");
+        assert_eq!(run.judged, format!("{}/bin/cargo test", cwd.display()));
+        // A shell line is judged as written.
+        let run = terminal_run("ls -la | wc -l", &[], &[], &cwd).expect("a line");
+        assert_eq!((run.judged.as_str(), run.program), ("ls -la | wc -l", None));
+        // Arguments through a symlink: their real paths are facts too.
+        std::os::unix::fs::symlink("/etc", cwd.join("k")).expect("symlink k");
+        let run = terminal_run("cat", &args(&["k/hostname"]), &[], &cwd).expect("resolved");
+        let etc = std::fs::canonicalize("/etc/hostname");
+        if let Ok(etc) = etc {
+            assert_eq!(run.resolved_args, [etc.display().to_string()]);
+        }
+        // No such program: refused before the gate.
+        assert!(terminal_run("./missing", &[], &[], &cwd).is_err());
+        assert!(terminal_run("no-such-program-here", &args(&["x"]), &[], &cwd).is_err());
+    }
 
     #[test]
     fn a_terminal_never_keeps_more_than_the_cap_whatever_the_agent_asks() {

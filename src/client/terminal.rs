@@ -64,10 +64,11 @@ impl TerminalSpec {
         command_line(&self.command, &self.args)
     }
 
-    /// The command to spawn: `sh -c` for a shell line, else direct.
+    /// The command to spawn: `/bin/sh -c` for a shell line (never a `sh`
+    /// looked up on a PATH the agent may have set), else direct.
     fn to_command(&self) -> Command {
         let mut command = if self.args.is_empty() && self.command.contains(needs_shell_char) {
-            let mut sh = Command::new("sh");
+            let mut sh = Command::new("/bin/sh");
             sh.arg("-c").arg(&self.command);
             sh
         } else {
@@ -90,7 +91,7 @@ impl TerminalSpec {
 
 /// Whether a character means `command` is a shell line rather than a
 /// program name.
-fn needs_shell_char(c: char) -> bool {
+pub(crate) fn needs_shell_char(c: char) -> bool {
     c.is_whitespace() || "|&;<>()$`\\\"'*?[]#~=%{}!".contains(c)
 }
 

@@ -39,6 +39,7 @@ fn decide_in(req: &RequestView, mode: Mode, rules: &[Rule]) -> Decision {
         grants: &[],
         home: Some(Path::new(HOME)),
         cwd: Path::new(CWD),
+        unattended: false,
     };
     decide(req, &cx)
 }

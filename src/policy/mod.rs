@@ -9,13 +9,15 @@
 //!    request (codex-acp's `elicitation-...` tool calls): ask;
 //! 2. Plan mode and the category is not read: deny ("plan mode");
 //! 3. a deny rule matches: deny (one that only might match, because the
-//!    command cannot be read, asks instead);
+//!    command or a path it names cannot be read, asks instead, naming the
+//!    rule; with nobody there to ask, [`Context::unattended`], it denies);
 //! 4. an ask rule matches or might match: ask;
 //! 5. the agent has bypass: allow;
 //! 6. Auto mode: allow;
 //! 7. an allow rule or a chat grant matches: allow;
 //! 8. read category: allow;
-//! 9. otherwise: ask.
+//! 9. otherwise: ask (unattended, a call that sets a variable which
+//!    changes what runs is denied instead).
 //!
 //! An automatic allow answers with the agent's `allow_once` option, never
 //! `allow_always` (which may make the agent stop asking, so that its later
@@ -433,6 +435,10 @@ pub struct Context<'a> {
     pub home: Option<&'a Path>,
     /// The session's working directory, for relative paths.
     pub cwd: &'a Path,
+    /// Nobody is there to answer a card (`warden exec`): where a deny rule
+    /// might match a command warden cannot read, or the call sets a
+    /// variable that changes what runs, it is refused, whatever `--on-ask`.
+    pub unattended: bool,
 }
 
 /// Decide a permission request (see the module docs for the order).
@@ -505,6 +511,18 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     if category == Category::Read {
         return allow(req, Source::Read, "reads are allowed".to_string());
     }
+    if let Some(var) = &facts.hijack
+        && cx.unattended
+    {
+        return deny(
+            req,
+            Source::User,
+            format!(
+                "it sets {var}, which changes what runs: only a person may allow that, \
+                 and nobody is here to ask"
+            ),
+        );
+    }
     let mut reason = format!("{category} calls ask in {} mode", cx.mode);
     if runs_more {
         reason = format!(
@@ -515,7 +533,9 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
     }
     if let Some(var) = &facts.hijack {
         reason.push_str(&format!("; it sets {var}, which no allow rule covers"));
-    } else if category == Category::Execute && facts.unknown {
+    } else if category == Category::Execute
+        && (!facts.exact || facts.line.as_ref().is_none_or(|l| l.unknown()))
+    {
         reason.push_str(if facts.command.is_some() && !facts.exact {
             "; its command is only in the title, which no allow rule covers"
         } else {
@@ -589,11 +609,26 @@ fn only_reads(command: &shell::Command) -> bool {
 /// request, whatever else would allow it. `None` when no such rule applies.
 /// Also checked on a call that an earlier allowed request covers.
 ///
-/// A deny or ask command rule that might match a command warden cannot read
-/// (see `Rule::hit`) makes the request ask, even in Auto and with bypass: it
-/// is not refused, since it may well be another command.
+/// A deny or ask rule that might match a command (or a path) warden cannot
+/// read (see `Rule::hit`) makes the request ask, naming the rule, even in
+/// Auto and with bypass: it may well be another command, so the user
+/// decides. With nobody there to decide ([`Context::unattended`]) such a
+/// deny rule refuses it.
+///
+/// A call that sets a variable which changes what runs is never covered
+/// by an earlier approval either: it asks (headless: is refused).
 pub(crate) fn rule_gate(req: &RequestView, cx: &Context) -> Option<Decision> {
-    gate(&Facts::new(req, cx.home, cx.cwd), cx)
+    let facts = Facts::new(req, cx.home, cx.cwd);
+    gate(&facts, cx).or_else(|| {
+        let var = facts.hijack.as_ref()?;
+        let reason =
+            format!("it sets {var}, which changes what runs: no earlier approval covers it");
+        Some(if cx.unattended {
+            deny(req, Source::User, reason)
+        } else {
+            Decision::Ask { reason }
+        })
+    })
 }
 
 /// [`rule_gate`] on the request's facts, built once by the caller.
@@ -609,14 +644,18 @@ fn gate(facts: &Facts<'_>, cx: &Context) -> Option<Decision> {
     if let Some(rule) = first(RuleDecision::Deny, Hit::Yes) {
         return Some(deny(req, Source::Rule, rule.describe()));
     }
-    let unread = if facts.command.is_some() && !facts.exact {
-        "command only in the title"
-    } else if facts.category == Category::Read {
-        "it searches a directory that holds what a rule names"
-    } else {
-        "command cannot be read"
-    };
     if let Some(rule) = first(RuleDecision::Deny, Hit::Unknown) {
+        let unread = unread(facts, rule);
+        if cx.unattended {
+            return Some(deny(
+                req,
+                Source::Rule,
+                format!(
+                    "{}; {unread}, so it might match, and nobody is here to ask",
+                    rule.describe()
+                ),
+            ));
+        }
         return Some(Decision::Ask {
             reason: format!("{unread}; {} might match", rule.describe()),
         });
@@ -627,8 +666,23 @@ fn gate(facts: &Facts<'_>, cx: &Context) -> Option<Decision> {
         });
     }
     first(RuleDecision::Ask, Hit::Unknown).map(|rule| Decision::Ask {
-        reason: format!("{unread}; {} might match", rule.describe()),
+        reason: format!("{}; {} might match", unread(facts, rule), rule.describe()),
     })
+}
+
+/// Why a deny or ask rule only might match the request (`Hit::Unknown`).
+fn unread(facts: &Facts<'_>, rule: &Rule) -> &'static str {
+    if rule.command.is_some() || rule.path.is_none() {
+        if facts.command.is_some() && !facts.exact {
+            "command only in the title"
+        } else {
+            "command cannot be read"
+        }
+    } else if facts.args.unreadable {
+        "warden cannot read every path its command names"
+    } else {
+        "it reads a directory that holds what the rule names"
+    }
 }
 
 /// The option an automatic allow answers with: the agent's `allow_once`,
@@ -841,3 +895,6 @@ mod tests;
 
 #[cfg(test)]
 mod attack_tests;
+
+#[cfg(test)]
+mod holes_tests;

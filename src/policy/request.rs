@@ -191,6 +191,47 @@ impl RequestView {
         command_of_input(self.raw_input.as_ref()?)
     }
 
+    /// Every reading of the command besides [`RequestView::command`]:
+    /// each other key of `rawInput` that holds one (`command`, `cmd`,
+    /// `argv`, `args`), and the title's for an execute request. The agent
+    /// may run any of them: deny and ask rules meet them all.
+    pub(crate) fn other_commands(&self) -> Vec<String> {
+        let first = self.command();
+        let mut out: Vec<String> = Vec::new();
+        let input = self.raw_input.as_ref();
+        let readings = COMMAND_KEYS
+            .iter()
+            .filter_map(|key| input.and_then(|i| reading(i, key)))
+            .chain(self.title_command());
+        for reading in readings {
+            if Some(&reading) != first.as_ref() && !out.contains(&reading) {
+                out.push(reading);
+            }
+        }
+        out
+    }
+
+    /// Whether `rawInput` holds two commands that differ (`command` and
+    /// `cmd`): warden cannot tell which runs, so no allow rule covers it.
+    pub(crate) fn commands_disagree(&self) -> bool {
+        let Some(input) = &self.raw_input else {
+            return false;
+        };
+        let mut readings = COMMAND_KEYS.iter().filter_map(|key| reading(input, key));
+        let first = readings.next();
+        readings.any(|r| Some(&r) != first.as_ref())
+    }
+
+    /// The working directory the request names (`rawInput.cwd`; a relative
+    /// one is taken from the session's), which its relative paths and
+    /// commands are taken from.
+    pub(crate) fn cwd(&self) -> Option<&str> {
+        ["cwd", "workdir", "working_directory"]
+            .iter()
+            .find_map(|key| self.raw_input.as_ref()?.get(*key)?.as_str())
+            .filter(|cwd| !cwd.trim().is_empty())
+    }
+
     /// The command an execute request's title names, if any.
     fn title_command(&self) -> Option<String> {
         if self.category() != Category::Execute {
@@ -341,6 +382,21 @@ fn shell_script(args: &[String]) -> Option<String> {
 /// the program and its arguments. The one reading of a tool call's
 /// command: the policy judges it, and the transcript and the card show it.
 pub fn command_of_input(input: &Value) -> Option<String> {
+    let key = COMMAND_KEYS.iter().find(|k| {
+        input
+            .get(**k)
+            .is_some_and(|v| v.is_string() || v.is_array())
+    })?;
+    reading(input, key)
+}
+
+/// The keys of `rawInput` that may hold the command, in the order
+/// [`command_of_input`] reads them.
+const COMMAND_KEYS: &[&str] = &["command", "cmd", "argv", "args"];
+
+/// The command `rawInput`'s `key` holds (see [`command_of_input`]); `args`
+/// alone is no command when a string `command` takes it as its arguments.
+fn reading(input: &Value, key: &str) -> Option<String> {
     let strings = |items: &[Value]| -> Vec<String> {
         items
             .iter()
@@ -350,10 +406,12 @@ pub fn command_of_input(input: &Value) -> Option<String> {
             })
             .collect()
     };
-    let value = ["command", "cmd", "argv", "args"]
-        .iter()
-        .find_map(|k| input.get(*k).filter(|v| v.is_string() || v.is_array()))?;
+    if key == "args" && input.get("command").is_some_and(Value::is_string) {
+        return None;
+    }
+    let value = input.get(key).filter(|v| v.is_string() || v.is_array())?;
     let command = match value {
+        Value::String(s) if key == "args" => s.clone(),
         Value::String(s) => match input.get("args") {
             Some(Value::Array(args)) if !args.is_empty() => {
                 let mut argv = vec![s.clone()];

@@ -1,6 +1,7 @@
 //! Rules from the settings file, how they match a request, and the rule
 //! warden suggests when the user asks to keep an approval.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
@@ -50,6 +51,14 @@ pub enum KindMatch {
 }
 
 impl KindMatch {
+    /// The category of the kinds it covers.
+    pub(crate) fn category(self) -> Category {
+        match self {
+            KindMatch::Kind(kind) => category(kind),
+            KindMatch::Category(c) => c,
+        }
+    }
+
     /// Whether a request of this kind is covered.
     pub(crate) fn matches(self, kind: ToolKind) -> bool {
         match self {
@@ -134,20 +143,25 @@ impl fmt::Display for KindMatch {
 ///   command came from `rawInput`, and the request is of the execute
 ///   category; a deny or ask rule applies when it matches any one command
 ///   (as written, without its `VAR=value` prefixes, or in its plain form:
-///   `\rm`, `/bin/rm` and `"rm"` are `rm`), or the whole line. A deny or
-///   ask rule might apply (`Hit::Unknown`) to an execute request whose
-///   command cannot be read: then the request asks.
+///   `\rm`, `/bin/rm` and `"rm"` are `rm`), or the whole line, of any
+///   reading of the command (`rawInput`'s keys, the title). A deny or ask
+///   rule might apply (`Hit::Unknown`) to an execute request whose command
+///   cannot be read: then the request asks.
 ///
 /// A deny or ask rule of kind `execute` also applies to a request of
-/// another kind that carries a command in `rawInput`.
+/// another kind that carries a command in `rawInput`, and a path rule of a
+/// read kind (or of a write kind, unless the command only reads) to any
+/// request that carries a command.
 ///
 /// No allow rule matches a request whose kind warden had to guess, or that
 /// sets a variable which changes what runs (`PATH`, `LD_PRELOAD`, ...) in
 /// its environment or on its command line.
-/// - `path`: a path glob on the request's paths, after normalising both
-///   (`~`, relative to the working directory, `.` and `..`); a rule with
-///   `path` never matches a request without paths. Allow: every path must
-///   match; deny or ask: any one.
+/// - `path`: a path glob on the request's paths and the paths its
+///   command's arguments name, after normalising both (`~`, relative to
+///   the request's working directory, `.` and `..`). Allow: the request
+///   has paths of its own and every path matches, none unreadable; deny or
+///   ask: any one matches, and one that names a directory holding what the
+///   glob names, or that warden cannot read, might match.
 ///
 /// An allow rule that sets neither `command` nor `kind` never covers an
 /// execute-category request: a path or a tool name says nothing about what a
@@ -228,9 +242,9 @@ impl Rule {
     /// or whose command cannot be read exactly. A deny or ask rule with
     /// `command` meets a request of the execute category whose command
     /// cannot be read (none, only the title, a program known at run time,
-    /// a line the scanner does not understand) as [`Hit::Unknown`]: it
-    /// might match. A command taken from the title is never more than
-    /// [`Hit::Unknown`], even when it matches: the agent wrote the title.
+    /// a line the scanner does not understand, code it cannot read) as
+    /// [`Hit::Unknown`]: it might match. A command taken from the title
+    /// that matches is a match: the agent says it runs it.
     pub(crate) fn hit(&self, facts: &Facts<'_>, agent: &str) -> Hit {
         let allow = self.decision == RuleDecision::Allow;
         if self.agent.as_deref().is_some_and(|a| a != agent) {
@@ -242,10 +256,20 @@ impl Rule {
         if let Some(k) = self.kind {
             // Deny and ask rules also take a request of another kind that
             // carries a command (codex-acp's `search` running `rg`) as the
-            // execute it is.
+            // execute it is; and a path rule of a read or write kind as a
+            // call that reads (and, unless every program of it only reads,
+            // writes) what its command names.
+            let touches = self.path.is_some()
+                && facts.command.is_some()
+                && match k.category() {
+                    Category::Read => true,
+                    Category::Write => !facts.only_reads,
+                    _ => false,
+                };
             let inferred = !allow
                 && (facts.req.inferred_kind.is_some_and(|i| k.matches(i))
-                    || (facts.command.is_some() && k.matches(ToolKind::Execute)));
+                    || (facts.command.is_some() && k.matches(ToolKind::Execute))
+                    || touches);
             if !k.matches(facts.req.kind) && !inferred {
                 return Hit::No;
             }
@@ -271,20 +295,17 @@ impl Rule {
                     let mut written = line.commands.iter().filter(|c| !c.derived).peekable();
                     facts.category == Category::Execute
                         && facts.exact
+                        && !facts.disagree
                         && !line.writes_file
                         && !line.unknown()
                         && written.peek().is_some()
                         && written.all(|c| command_matches(pattern, &c.text))
                 }
-                (Some(command), Some(line)) => {
-                    command_matches(pattern, command)
-                        || line.commands.iter().any(|c| {
-                            [Some(&c.text), c.bare.as_ref(), c.plain.as_ref()]
-                                .into_iter()
-                                .flatten()
-                                .any(|text| command_matches(pattern, text))
-                        })
-                }
+                // Deny and ask rules: any command of any reading (the
+                // title's too: what the agent says it runs is enough).
+                (Some(command), Some(line)) => std::iter::once((command, line))
+                    .chain(facts.others.iter().map(|(text, line)| (text, line)))
+                    .any(|(command, line)| line_hits(pattern, command, line)),
                 _ => false,
             };
             if !hit {
@@ -292,27 +313,27 @@ impl Rule {
                     return Hit::No;
                 }
                 unknown = true;
-            } else if !allow && !facts.exact {
-                // The title only says what the agent claims it will run.
-                unknown = true;
             }
         }
         if let Some(pattern) = &self.path {
-            if facts.paths.is_empty() {
-                return Hit::No;
-            }
-            let pattern = glob::normalize_pattern(pattern, facts.home, facts.cwd);
+            let pattern = glob::normalize_pattern(pattern, facts.home, facts.cwd.as_ref());
             let hit = |p: &String| path_matches(&pattern, p);
-            let ok = if allow {
-                facts.paths.iter().all(hit)
-            } else {
-                facts.paths.iter().any(hit)
-            };
-            if !ok {
+            let args = &facts.args;
+            if allow {
+                // Every path, the command's arguments included; none that
+                // warden cannot read.
+                let all = facts.paths.iter().chain(&args.paths).all(hit);
+                if facts.paths.is_empty() || !all || args.unreadable || !args.dirs.is_empty() {
+                    return Hit::No;
+                }
+            } else if !facts.paths.iter().chain(&args.paths).any(hit) {
                 // A search over a directory that holds what the rule names
-                // reads into it: it might match.
+                // reads into it, as may any command naming one, or a path
+                // warden cannot read: it might match.
                 let holds = |p: &String| holds_pattern(p, &pattern);
-                if allow || facts.req.kind != ToolKind::Search || !facts.paths.iter().any(holds) {
+                let search = facts.req.kind == ToolKind::Search && facts.paths.iter().any(holds);
+                let named = args.paths.iter().chain(&args.dirs).any(holds);
+                if !(search || named || args.unreadable) {
                     return Hit::No;
                 }
                 unknown = true;
@@ -320,6 +341,19 @@ impl Rule {
         }
         if unknown { Hit::Unknown } else { Hit::Yes }
     }
+}
+
+/// Whether a deny or ask command glob meets one reading of a command: the
+/// whole line, or any command of it as written, without its assignments,
+/// or in its plain form.
+fn line_hits(pattern: &str, command: &str, line: &ShellLine) -> bool {
+    command_matches(pattern, command)
+        || line.commands.iter().any(|c| {
+            [Some(&c.text), c.bare.as_ref(), c.plain.as_ref()]
+                .into_iter()
+                .flatten()
+                .any(|text| command_matches(pattern, text))
+        })
 }
 
 /// Whether the directory `dir` holds paths the normalised path glob
@@ -361,27 +395,72 @@ pub(crate) struct Facts<'a> {
     pub(crate) tool: String,
     pub(crate) command: Option<String>,
     pub(crate) line: Option<ShellLine>,
+    /// The other readings of the command (see
+    /// [`RequestView::other_commands`]), each with its line.
+    pub(crate) others: Vec<(String, ShellLine)>,
     /// The command came from `rawInput` (not from the title).
     pub(crate) exact: bool,
+    /// `rawInput` holds commands that differ: no allow rule covers them.
+    pub(crate) disagree: bool,
     /// The request may run a command nobody can read (see [`Rule::hit`]).
     pub(crate) unknown: bool,
+    /// Every program of every reading only reads (`cat`, `rg`, ...).
+    pub(crate) only_reads: bool,
     /// A variable the request sets (in its environment or on its command
     /// line) that changes what runs: no allow rule covers it.
     pub(crate) hijack: Option<String>,
     /// The request's paths, normalised.
     pub(crate) paths: Vec<String>,
+    /// The paths its command names in its arguments.
+    pub(crate) args: ArgPaths,
     pub(crate) home: Option<&'a Path>,
-    pub(crate) cwd: &'a Path,
+    /// The request's own working directory, else the session's.
+    pub(crate) cwd: Cow<'a, Path>,
+}
+
+/// The paths a command's arguments name (see [`arg_paths`]).
+#[derive(Debug, Default)]
+pub(crate) struct ArgPaths {
+    /// Arguments read as paths: `~` expanded, relative to the cwd,
+    /// normalised (a word that is no path is harmless here).
+    pub(crate) paths: Vec<String>,
+    /// Directories a glob argument reads (`~/.ss*` reads in `~`), and the
+    /// cwd of a program that searches it when given no path (`rg x`).
+    pub(crate) dirs: Vec<String>,
+    /// An argument warden cannot read (`$HOME/.ssh`, `$(..)`), or a
+    /// command it cannot read at all: it may name any path.
+    pub(crate) unreadable: bool,
 }
 
 impl<'a> Facts<'a> {
     pub(crate) fn new(req: &'a RequestView, home: Option<&'a Path>, cwd: &'a Path) -> Facts<'a> {
         let command = req.command();
         let line = command.as_deref().map(shell::parse);
+        // Variables of the environment that name a command to run
+        // (`GIT_SSH_COMMAND`, `PAGER`, ...) are one more reading.
+        let env_commands = req
+            .env()
+            .into_iter()
+            .filter(|(name, _)| shell::hijacks_program(name))
+            .map(|(_, value)| value);
+        let others: Vec<(String, ShellLine)> = req
+            .other_commands()
+            .into_iter()
+            .chain(env_commands)
+            .map(|c| {
+                let line = shell::parse(&c);
+                (c, line)
+            })
+            .collect();
         let exact = req.command_exact();
         let category = req.category();
         let unknown = match &line {
-            Some(line) => !exact || line.unknown(),
+            Some(line) => {
+                !exact
+                    || std::iter::once(line)
+                        .chain(others.iter().map(|(_, l)| l))
+                        .any(|l| l.unknown() || l.runs_code())
+            }
             None => category == Category::Execute,
         };
         let hijack = req
@@ -389,83 +468,261 @@ impl<'a> Facts<'a> {
             .into_iter()
             .map(|(name, _)| name)
             .find(|name| shell::hijacks_program(name))
-            .or_else(|| line.as_ref().and_then(ShellLine::hijacking_assignment));
+            .or_else(|| {
+                line.iter()
+                    .chain(others.iter().map(|(_, l)| l))
+                    .find_map(ShellLine::hijacking_assignment)
+            });
+        let cwd: Cow<'a, Path> = match req.cwd() {
+            Some(own) => Cow::Owned(Path::new(&glob::normalize_path(own, home, cwd)).to_path_buf()),
+            None => Cow::Borrowed(cwd),
+        };
+        let lines: Vec<&ShellLine> = line.iter().chain(others.iter().map(|(_, l)| l)).collect();
+        let mut args = ArgPaths {
+            unreadable: unknown && (line.is_some() || category == Category::Execute),
+            ..ArgPaths::default()
+        };
+        // Relative paths are taken from the cwd, and from every directory a
+        // `cd` or `pushd` of the line moves to.
+        let mut dirs = vec![cwd.to_path_buf()];
+        for command in lines.iter().flat_map(|l| &l.commands) {
+            if !matches!(command.program(), Some("cd" | "pushd")) {
+                continue;
+            }
+            let plain = command.plain.as_deref().unwrap_or_default();
+            let target = plain.split(' ').skip(1).find(|w| !w.starts_with('-'));
+            match (target, home) {
+                (Some(target), _) => {
+                    dirs.push(Path::new(&glob::normalize_path(target, home, &cwd)).to_path_buf())
+                }
+                (None, Some(home)) => dirs.push(home.to_path_buf()),
+                (None, None) => args.unreadable = true,
+            }
+            args.unreadable |= plain.split(' ').skip(1).any(|w| w == "-");
+        }
+        if dirs.len() > MAX_CD_DIRS {
+            // Too many to follow: a relative path may lead anywhere.
+            dirs.truncate(1);
+            args.unreadable = true;
+        }
+        for dir in &dirs {
+            for line in &lines {
+                for command in &line.commands {
+                    arg_paths(command, home, dir, &mut args);
+                }
+            }
+        }
+        let only_reads = !lines.is_empty()
+            && lines.iter().all(|l| {
+                !l.writes_file
+                    && !l.unknown()
+                    && !l.commands.is_empty()
+                    && l.commands.iter().all(super::only_reads)
+            });
         Facts {
             req,
             category,
             tool: req.tool(),
             line,
+            others,
             command,
             exact,
+            disagree: req.commands_disagree(),
             unknown,
+            only_reads,
             hijack,
             paths: req
                 .paths()
                 .iter()
-                .map(|p| glob::normalize_path(p, home, cwd))
+                .map(|p| glob::normalize_path(p, home, &cwd))
                 .collect(),
+            args,
             home,
             cwd,
         }
     }
 }
 
+/// A path through a process's magic links in `/proc`, as the kernel
+/// follows them: `/proc/self/root/X` is `/X`, `/proc/self/cwd/X` is `X` in
+/// the command's cwd (also for `thread-self` and a pid). `Some(None)` for
+/// one warden cannot follow (`fd/N`, `exe`, `map_files`, another link);
+/// `None` for a path that is not one.
+fn through_proc(path: &str, cwd: &Path) -> Option<Option<String>> {
+    let rest = path.strip_prefix("/proc/")?;
+    let (process, rest) = rest.split_once('/')?;
+    let process_like = matches!(process, "self" | "thread-self")
+        || (!process.is_empty() && process.chars().all(|c| c.is_ascii_digit()));
+    if !process_like {
+        return None;
+    }
+    let (link, rest) = rest.split_once('/').unwrap_or((rest, ""));
+    Some(match link {
+        "root" => Some(format!("/{rest}")),
+        "cwd" => Some(cwd.join(rest).display().to_string()),
+        "fd" | "exe" | "map_files" | "task" | "fdinfo" => None,
+        _ => return None,
+    })
+}
+
+/// The most directories (the cwd and the line's `cd`s) relative paths are
+/// read from; past it, they count as unreadable.
+const MAX_CD_DIRS: usize = 16;
+
+/// Programs that read a whole directory tree, the cwd when given no path.
+const TREE_READERS: &[&str] = &[
+    "rg", "ag", "ack", "grep", "egrep", "fgrep", "fd", "fdfind", "find", "tree", "du", "tar",
+    "zip", "rsync", "git",
+];
+
+/// The paths one command's arguments name, added to `out`: every word
+/// after the program (an option's `=VALUE`, a redirection's target),
+/// unquoted, `~` expanded, taken from `cwd`. A word the shell expands
+/// (`$X`, `$(..)`) is unreadable; a glob reads its literal directory.
+fn arg_paths(command: &shell::Command, home: Option<&Path>, cwd: &Path, out: &mut ArgPaths) {
+    let text = &command.text;
+    let spans = shell::words(text);
+    let Some(at) = spans
+        .iter()
+        .position(|&(s, e)| !shell::is_assignment(&text[s..e]))
+    else {
+        return;
+    };
+    if command.program().is_some_and(|p| TREE_READERS.contains(&p)) {
+        out.dirs.push(glob::normalize_path(".", home, cwd));
+    }
+    let mut skip_next = false;
+    for &(s, e) in &spans[at + 1..] {
+        let mut word = &text[s..e];
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        // A redirection: its target is a path, a here-document's
+        // delimiter is not.
+        let digits = word.len() - word.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let op = word[digits..]
+            .chars()
+            .take_while(|c| matches!(c, '<' | '>' | '&' | '|'))
+            .count();
+        if op > 0 {
+            let operator = &word[digits..digits + op];
+            if operator.starts_with("<<") && operator != "<<<" {
+                skip_next = digits + op == word.len();
+                continue;
+            }
+            word = &word[digits + op..];
+            if operator == "<<<" || word.is_empty() {
+                continue;
+            }
+        } else if word.starts_with('-') {
+            match word.split_once('=') {
+                Some((_, value)) => word = value,
+                None => continue,
+            }
+        }
+        if word.is_empty() {
+            continue;
+        }
+        if shell::is_static(word) {
+            let path = shell::unquote(word);
+            match through_proc(&path, cwd) {
+                _ if path.is_empty() => {}
+                Some(Some(real)) => out.paths.push(glob::normalize_path(&real, home, cwd)),
+                Some(None) => out.unreadable = true,
+                None => out.paths.push(glob::normalize_path(&path, home, cwd)),
+            }
+        } else if word.contains(['$', '`']) {
+            out.unreadable = true;
+        } else {
+            // A glob or a brace expansion: the directory before it.
+            let literal = &word[..word.find(['*', '?', '[', '{']).unwrap_or(word.len())];
+            let dir = literal.rfind('/').map_or(".", |i| &literal[..i.max(1)]);
+            out.dirs
+                .push(glob::normalize_path(&shell::unquote(dir), home, cwd));
+        }
+    }
+}
+
 /// The rule "keep as rule" proposes: the narrowest sensible allow rule for
-/// this agent that covers requests like this one.
+/// this agent that covers requests like this one, and never more than it
+/// says.
 ///
-/// - A shell command: its first word, and the second when it is a plain
-///   subcommand (`cargo test`, `git status`, `npm run`), then ` *`
-///   (`cargo test *` also covers a bare `cargo test`); leading `VAR=value`
-///   words are kept, since allow rules match commands as written. For a
-///   chained line this is the first command's prefix, which does not cover
-///   the rest of the line. A wrapper (`bash -c`, `sudo`, `env`, `xargs`,
-///   `timeout`, an interpreter such as `python3` or `node`, ...) is never
-///   the prefix: warden looks through it (`bash -c 'cargo test'` proposes
-///   `cargo test *`) or, when it cannot, proposes the exact command.
+/// - A shell command read from `rawInput`: its first word, and the second
+///   when it is a plain subcommand (`cargo test`, `git status`, `npm run`),
+///   then ` *` (`cargo test *` also covers a bare `cargo test`); leading
+///   `VAR=value` words are kept, since allow rules match commands as
+///   written. For a chained line this is the first command's prefix, which
+///   does not cover the rest of the line. A wrapper (`bash -c`, `sudo`,
+///   `env`, `xargs`, `timeout`, an interpreter such as `python3` or `node`,
+///   ...) is never the prefix: warden looks through it (`bash -c 'cargo
+///   test'` proposes `cargo test *`) or, when it cannot, proposes the exact
+///   command.
 /// - Else a call with paths: the kind, and the glob `DIR/**` of the deepest
-///   directory holding every path (with `~` for the home directory), unless
-///   that is `/`.
-/// - Else the kind and the tool's name.
-pub fn suggest_rule(req: &RequestView, agent: &str, cx_home: Option<&Path>) -> Rule {
+///   directory holding every path, each taken from the request's cwd (with
+///   `~` for the home directory); when that directory is `/`, the home
+///   directory or above it, the one path itself.
+/// - Else nothing (`Err` says why): a rule of only a kind and a tool would
+///   cover every such call, whatever it touches.
+pub fn suggest_rule(
+    req: &RequestView,
+    agent: &str,
+    home: Option<&Path>,
+    cwd: &Path,
+) -> Result<Rule, String> {
     let mut rule = Rule::new(RuleDecision::Allow);
     rule.agent = Some(agent.to_string());
     rule.kind = Some(KindMatch::named(req.kind));
-    if req.category() == Category::Execute
-        && req.command_exact()
-        && let Some(command) = req.command()
-        && let Some(pattern) = suggested_command(&command)
-    {
+    let facts = Facts::new(req, home, cwd);
+    if req.category() == Category::Execute {
+        let command = req.command().filter(|_| req.command_exact()).ok_or(
+            "warden cannot read its command exactly (no rawInput), so no rule would cover it",
+        )?;
+        let pattern = suggested_command(&command)
+            .ok_or("warden cannot read its command, so no rule would cover it")?;
         rule.command = Some(pattern);
         // The rule must cover the request it is kept from: allow rules
         // match commands as written, so a look through a wrapper (`sudo`)
         // that would not is replaced by the exact command.
         // (A chained line no single command rule covers keeps the first
         // command's prefix, for the next time it runs alone.)
-        let facts = Facts::new(req, cx_home, Path::new("/"));
         if !rule.matches(&facts, agent) {
             let mut exact = rule.clone();
             exact.command = Some(glob::escape(command.trim()));
             if exact.matches(&facts, agent) {
-                return exact;
+                return Ok(exact);
             }
         }
-        return rule;
+        return Ok(rule);
     }
-    let dirs: Vec<String> = req
-        .paths()
-        .iter()
-        .map(|p| parent(&glob::normalize_path(p, cx_home, Path::new("/"))))
-        .collect();
-    let relative = req.paths().iter().any(|p| {
-        let p = p.strip_prefix("file://").unwrap_or(p);
-        !(p.starts_with('/') || p == "~" || p.starts_with("~/"))
-    });
-    if !relative && let Some(dir) = common_dir(&dirs).filter(|d| d != "/") {
-        rule.path = Some(format!("{}/**", glob::escape(&glob::tilde(&dir, cx_home))));
-        return rule;
+    if facts.paths.is_empty() {
+        return Err(format!(
+            "it names no path, so a rule would allow every {} of `{}`",
+            req.kind.as_str(),
+            req.tool()
+        ));
     }
-    rule.tool = Some(glob::escape(&req.tool()));
-    rule
+    let dirs: Vec<String> = facts.paths.iter().map(|p| parent(p)).collect();
+    let dir = common_dir(&dirs).unwrap_or_else(|| "/".to_string());
+    let home_dir =
+        home.map(|h| glob::normalize_path(&h.display().to_string(), None, Path::new("/")));
+    let too_wide = dir == "/"
+        || home_dir
+            .as_deref()
+            .is_some_and(|h| h == dir || h.starts_with(&format!("{dir}/")));
+    if !too_wide {
+        rule.path = Some(format!("{}/**", glob::escape(&glob::tilde(&dir, home))));
+        return Ok(rule);
+    }
+    match facts.paths.as_slice() {
+        [one] => {
+            rule.path = Some(glob::escape(&glob::tilde(one, home)));
+            Ok(rule)
+        }
+        _ => Err(format!(
+            "its paths share no directory narrower than {}",
+            glob::tilde(&dir, home)
+        )),
+    }
 }
 
 /// The command glob "keep as rule" proposes for a line (see [`suggest_rule`]).
@@ -603,6 +860,10 @@ pub(crate) fn command_scope(text: &str) -> CommandScope {
     if let Some(&(s, e)) = spans.get(program + 1)
         && is_subcommand(&text[s..e])
     {
+        if shell::runs_through(&text[start..end], &text[s..e]) {
+            // `npm exec ..` runs what follows: only exactly this.
+            return CommandScope::Exact(text.to_string());
+        }
         end = e;
     }
     CommandScope::Prefix(text[..end].to_string())
@@ -758,7 +1019,11 @@ command = "cargo test *"
     #[test]
     fn suggested_rules() {
         let home = Some(Path::new("/home/u"));
-        let command_of = |c: &str| suggest_rule(&execute(c), "claude", home).command;
+        let command_of = |c: &str| {
+            suggest_rule(&execute(c), "claude", home, Path::new("/"))
+                .expect("a rule")
+                .command
+        };
         assert_eq!(
             command_of("cargo test --lib").as_deref(),
             Some("cargo test *")
@@ -789,7 +1054,8 @@ command = "cargo test *"
             "a program named by a glob is picked at run time: the exact command"
         );
 
-        let full = suggest_rule(&execute("cargo test"), "claude", home);
+        let full =
+            suggest_rule(&execute("cargo test"), "claude", home, Path::new("/")).expect("a rule");
         assert_eq!(
             full,
             Rule {
@@ -803,32 +1069,31 @@ command = "cargo test *"
             }
         );
 
-        let edit = suggest_rule(
-            &touching(ToolKind::Edit, &["/home/u/p/src/a.rs"]),
-            "a",
-            home,
-        );
+        let cwd = Path::new("/home/u/p");
+        let suggest = |req: &RequestView| suggest_rule(req, "a", home, cwd);
+        let edit = suggest(&touching(ToolKind::Edit, &["/home/u/p/src/a.rs"])).expect("a rule");
         assert_eq!(edit.kind, Some(KindMatch::Kind(ToolKind::Edit)));
         assert_eq!(edit.path.as_deref(), Some("~/p/src/**"));
-        let moved = suggest_rule(
-            &touching(
-                ToolKind::Move,
-                &["/home/u/p/src/a.rs", "/home/u/p/old/b.rs"],
-            ),
-            "a",
-            home,
-        );
+        let moved = suggest(&touching(
+            ToolKind::Move,
+            &["/home/u/p/src/a.rs", "/home/u/p/old/b.rs"],
+        ))
+        .expect("a rule");
         assert_eq!(moved.path.as_deref(), Some("~/p/**"));
-        let outside = suggest_rule(&touching(ToolKind::Read, &["/etc/hosts"]), "a", home);
+        let outside = suggest(&touching(ToolKind::Read, &["/etc/hosts"])).expect("a rule");
         assert_eq!(outside.path.as_deref(), Some("/etc/**"));
         assert_eq!(outside.kind, Some(KindMatch::Category(Category::Read)));
 
-        let root = suggest_rule(&touching(ToolKind::Delete, &["/x"]), "a", home);
-        assert_eq!((root.path, root.tool.as_deref()), (None, Some("Edit")));
-        let relative = suggest_rule(&touching(ToolKind::Edit, &["src/a.rs"]), "a", home);
+        // A file right under `/` or the home directory: that file only.
+        let root = suggest(&touching(ToolKind::Delete, &["/x"])).expect("a rule");
+        assert_eq!((root.path.as_deref(), root.tool), (Some("/x"), None));
+        let spread = suggest(&touching(ToolKind::Delete, &["/x", "/home/u/y"]));
+        assert!(spread.is_err(), "{spread:?}");
+        // A relative path is taken from the cwd.
+        let relative = suggest(&touching(ToolKind::Edit, &["src/a.rs"])).expect("a rule");
         assert_eq!(
-            (relative.path, relative.tool.as_deref()),
-            (None, Some("Edit"))
+            (relative.path.as_deref(), relative.tool),
+            (Some("~/p/src/**"), None)
         );
 
         let fetch = RequestView {
@@ -836,20 +1101,13 @@ command = "cargo test *"
             tool_name: Some("WebFetch".into()),
             ..RequestView::default()
         };
-        let fetch_rule = suggest_rule(&fetch, "a", home);
-        assert_eq!(fetch_rule.kind, Some(KindMatch::Kind(ToolKind::Fetch)));
-        assert_eq!(fetch_rule.tool.as_deref(), Some("WebFetch"));
-        assert_eq!(fetch_rule.command, None);
-
-        let no_command = suggest_rule(
-            &RequestView {
-                kind: ToolKind::Execute,
-                ..RequestView::default()
-            },
-            "a",
-            home,
-        );
-        assert_eq!(no_command.tool.as_deref(), Some("execute"));
+        // No path and no command: no rule would be narrower than the tool.
+        assert!(suggest(&fetch).is_err());
+        let no_command = suggest(&RequestView {
+            kind: ToolKind::Execute,
+            ..RequestView::default()
+        });
+        assert!(no_command.is_err());
     }
 
     #[test]
@@ -857,7 +1115,11 @@ command = "cargo test *"
         // A look through the wrapper (`bash -c 'cargo test'` -> `cargo test *`)
         // would not cover the request itself, since allow rules match the
         // commands as written: each proposes its exact command instead.
-        let command_of = |c: &str| suggest_rule(&execute(c), "claude", None).command;
+        let command_of = |c: &str| {
+            suggest_rule(&execute(c), "claude", None, Path::new("/"))
+                .expect("a rule")
+                .command
+        };
         let cases = [
             "bash -c 'cargo test'",
             "/bin/sh -lc 'cargo test --lib && cargo fmt'",
@@ -891,7 +1153,7 @@ command = "cargo test *"
         // command only known at run time, which no allow rule covers).
         for command in &cases[..12] {
             let req = execute(command);
-            let rule = suggest_rule(&req, "claude", None);
+            let rule = suggest_rule(&req, "claude", None, Path::new("/")).expect("a rule");
             let facts = Facts::new(&req, None, Path::new("/"));
             assert!(rule.matches(&facts, "claude"), "{command}");
         }

@@ -240,6 +240,7 @@ fn without_a_home_tilde_stays_literal() {
         grants: &[],
         home: None,
         cwd: Path::new("/w"),
+        unattended: false,
     };
     assert_eq!(
         short(&decide(&at(ToolKind::Read, "~/.ssh/id"), &cx)),
@@ -260,16 +261,20 @@ fn suggested_rules_cover_their_request() {
         shell("ls"),
         at(ToolKind::Edit, "/home/u/proj/src/a.rs"),
         at(ToolKind::Delete, "/tmp/x/y"),
-        request(ToolKind::Fetch),
-        request(ToolKind::Execute),
+        at(ToolKind::Edit, "src/b.rs"),
+        at(ToolKind::Edit, "~/.bashrc"),
     ];
     for req in requests {
-        let rule = suggest_rule(&req, "claude", home);
+        let rule = suggest_rule(&req, "claude", home, Path::new(CWD)).expect("a rule");
         assert_eq!(rule.decision, RuleDecision::Allow);
         assert_eq!(
             short(&default_with(&req, std::slice::from_ref(&rule))),
             "allow/rule/once",
             "{req:?} with {rule}"
         );
+    }
+    // Nothing narrow to propose: no rule.
+    for req in [request(ToolKind::Fetch), request(ToolKind::Execute)] {
+        assert!(suggest_rule(&req, "claude", home, Path::new(CWD)).is_err());
     }
 }

@@ -50,8 +50,8 @@ mod scanner;
 mod wrappers;
 
 use scanner::parse_at;
-pub(crate) use wrappers::runs_other_programs;
-use wrappers::unquote;
+pub(crate) use wrappers::unquote;
+pub(crate) use wrappers::{runs_other_programs, runs_through};
 
 /// What a shell line runs, as far as the scanner can tell.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -73,6 +73,12 @@ impl ShellLine {
         self.opaque || self.commands.iter().any(|c| c.unknown)
     }
 
+    /// Whether a command of the line runs code warden cannot read (see
+    /// [`Command::code`]): any deny or ask command rule might match it.
+    pub(crate) fn runs_code(&self) -> bool {
+        self.commands.iter().any(|c| c.code)
+    }
+
     /// The first variable assigned anywhere in the line (`PATH=x cargo`,
     /// `export LD_PRELOAD=..`, `env BASH_ENV=..`) that changes which program
     /// or code runs (see [`hijacks_program`]).
@@ -86,6 +92,17 @@ impl ShellLine {
             })
         })
     }
+}
+
+/// What a command reads on its standard input, as far as the line says
+/// (a here-document, a here-string, `echo ... |`): a shell fed it runs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Stdin {
+    /// The text, as the command reads it.
+    pub(crate) text: String,
+    /// `false`: the text expands something first (`$X`, `$(..)`), so what
+    /// is read is only known when it runs.
+    pub(crate) exact: bool,
 }
 
 /// One simple command of a line.
@@ -107,6 +124,10 @@ pub(crate) struct Command {
     /// blank, the program without its directory (`/bin/r''m -rf x` is
     /// `rm -rf x`). `None` when there is no program or it is unknown.
     pub(crate) plain: Option<String>,
+    /// It runs code warden cannot read (`python3 -c ..`, `node -e ..`, an
+    /// `awk` program calling `system`): deny and ask command rules might
+    /// match what it runs; an allow rule as written still covers it.
+    pub(crate) code: bool,
 }
 
 impl Command {
@@ -128,6 +149,7 @@ impl Command {
             derived,
             unknown,
             plain,
+            code: false,
         }
     }
 
@@ -196,7 +218,7 @@ fn split_ifs(text: &str) -> String {
 /// Whether a word means the same text whatever the environment: no
 /// expansion (`$`, backticks), no glob (`*`, `?`, `[`), no brace expansion,
 /// no `$'..'` escape beyond the simple ones, every quote closed.
-fn is_static(word: &str) -> bool {
+pub(crate) fn is_static(word: &str) -> bool {
     let mut quote = None;
     let mut brace = false;
     let mut chars = word.chars().peekable();
@@ -259,7 +281,8 @@ fn not_understood(command: &Command) -> bool {
     let words: Vec<&str> = plain.split(' ').collect();
     let args = &words[1..];
     match words[0] {
-        "let" | "case" | "function" | "select" | "coproc" => true,
+        // `alias`: a later word may be a name that stands for anything.
+        "let" | "case" | "function" | "select" | "coproc" | "alias" => true,
         "[[" => args.iter().any(|w| {
             matches!(
                 *w,

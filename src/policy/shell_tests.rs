@@ -275,6 +275,7 @@ fn decide_in(req: &RequestView, mode: Mode, bypass: bool, rules: &[Rule]) -> Dec
         grants: &[],
         home: Some(Path::new("/home/u")),
         cwd: Path::new("/home/u/p"),
+        unattended: false,
     };
     decide(req, &cx)
 }
@@ -375,7 +376,7 @@ fn spellings_of_rm_are_denied_and_run_time_names_ask() {
         "\"$X\"",
         "* x",
         "$'\\x72m' x",
-        "echo rm x | sh",
+        "echo $X | sh",
     ] {
         let d = decide_in(&shell_request(line), Mode::Auto, true, &deny);
         assert_eq!(short(&d), "ask", "{line}");
@@ -749,19 +750,17 @@ fn kimi_request() -> RequestView {
 }
 
 #[test]
-fn title_commands_ask_under_deny_rules_and_never_match_allow_rules() {
+fn title_commands_are_denied_by_a_deny_rule_they_match_and_never_match_allow_rules() {
     let deny = [command_rule(RuleDecision::Deny, "touch *")];
     let allow = [command_rule(RuleDecision::Allow, "touch *")];
     let other_deny = [command_rule(RuleDecision::Deny, "rm *")];
     for req in [gemini_request(), kimi_request()] {
         assert_eq!(req.command().as_deref(), Some("touch created-by-agent.txt"));
         assert!(!req.command_exact());
+        // What the agent says it runs is enough for a deny rule.
         let d = decide_in(&req, Mode::Auto, true, &deny);
-        assert_eq!(short(&d), "ask", "{req:?}");
-        assert_eq!(
-            d.reason(),
-            "command only in the title; deny rule command=\"touch *\" might match"
-        );
+        assert_eq!(short(&d), "deny", "{req:?}");
+        assert_eq!(d.reason(), "deny rule command=\"touch *\"");
         // Any deny command rule might be the one: the title could lie.
         assert_eq!(
             short(&decide_in(&req, Mode::Auto, false, &other_deny)),
@@ -915,6 +914,7 @@ fn everyday_lines_stay_readable() {
         "while read l; do echo \"$l\"; done < f",
         "echo $((2 * 3)) # six",
         "python3 -c 'print(1)'",
+        "awk '{ print $1 }' f",
         "sudo apt-get install -y ripgrep",
         "bash -lc 'cargo test && cargo fmt'",
     ] {

@@ -89,6 +89,7 @@ fn keywords_and_assignments() {
             derived: false,
             unknown: false,
             plain: Some("cargo test".into()),
+            code: false,
         }]
     );
     assert_eq!(parse("X=1").commands[0].bare, None);

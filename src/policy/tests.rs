@@ -89,6 +89,7 @@ pub(super) fn run(
             grants,
             home: Some(Path::new(HOME)),
             cwd: Path::new(CWD),
+            unattended: false,
         },
     )
 }

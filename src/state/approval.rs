@@ -292,6 +292,7 @@ impl ChatState {
             grants: &self.gate.grants,
             home: self.gate.home.as_deref(),
             cwd: &self.session.cwd_path,
+            unattended: self.gate.headless.is_some(),
         }
     }
 

@@ -84,11 +84,18 @@ impl ChatState {
         let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
             return;
         };
-        let rule = suggest_rule(
+        let rule = match suggest_rule(
             &approval.view,
             &self.settings_agent(),
             self.gate.home.as_deref(),
-        );
+            &self.session.cwd_path,
+        ) {
+            Ok(rule) => rule,
+            Err(why) => {
+                self.view.notice = Some(format!("no rule to keep: {why}"));
+                return;
+            }
+        };
         let mut field = Composer::default();
         field.set(
             rule.command

@@ -167,9 +167,15 @@ fn every_card_key_of_the_table_does_what_the_table_says() {
                 continue;
             }
             let mut s = busy();
+            // An edit of a file: `p` has a rule to propose.
+            let mut first = request("t1");
+            first.fields.locations = Some(vec![crate::model::Location {
+                path: "/w/src/a.rs".into(),
+                line: None,
+            }]);
             s.update(Msg::PermissionRequested {
                 id: 1,
-                request: Box::new(request("t1")),
+                request: Box::new(first),
             });
             s.update(Msg::PermissionRequested {
                 id: 2,
@@ -262,4 +268,25 @@ fn question_mark_in_the_chat_list_shows_its_keys_and_any_key_closes_them() {
     assert_eq!(ws.chats.len(), 2, "the closing key closes nothing else");
     ws.update(WsMsg::Action(Action::Help));
     assert!(ws.help, "F1 too");
+}
+
+#[test]
+fn keep_as_rule_on_a_card_with_no_path_or_command_proposes_nothing_and_says_why() {
+    // An edit that names no file: a rule of its kind and tool alone would
+    // cover every edit (issue 22 item 10), so none is proposed.
+    let mut s = busy();
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: Box::new(request("t1")),
+    });
+    let effects = key(&mut s, Action::Char('p'));
+    assert!(effects.is_empty());
+    assert_eq!(s.view.focus.modal, None);
+    assert_eq!(s.gate.rule_draft, None);
+    let notice = s.view.notice.clone().unwrap_or_default();
+    assert!(
+        notice.starts_with("no rule to keep: it names no path"),
+        "{notice}"
+    );
+    assert_eq!(s.gate.approvals.len(), 1, "the card waits");
 }

@@ -22,6 +22,7 @@ mod focus;
 mod gate_answers;
 mod gate_commands;
 mod gate_modes;
+mod gate_policy;
 mod gate_sessions;
 mod hostile_files;
 mod hostile_output;

@@ -2,7 +2,7 @@
 //! pieces, following quotes, substitutions and here-documents.
 
 use super::wrappers::{unquote, unwrap};
-use super::{Command, MAX_DEPTH, ShellLine, command, not_understood};
+use super::{Command, MAX_DEPTH, ShellLine, Stdin, command, is_static, not_understood, words};
 
 /// Where a command list ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +15,8 @@ enum Stop {
 
 /// A here-document whose body starts after the next newline.
 struct Heredoc {
+    /// Where its `<<` stands (chars).
+    at: usize,
     /// The delimiter, unquoted.
     delimiter: String,
     /// The delimiter was quoted: the body is literal text.
@@ -23,13 +25,34 @@ struct Heredoc {
     strip_tabs: bool,
 }
 
+/// One raw command piece of the scanner's own text.
+struct Piece {
+    /// The nesting level (0: the line itself).
+    level: usize,
+    text: String,
+    /// Where the piece starts and ends in the scanned text (chars).
+    start: usize,
+    end: usize,
+    /// The piece before it in a pipeline (`a | b`: `a` for `b`).
+    piped_from: Option<usize>,
+}
+
+/// What a here-document or here-string gives the command it belongs to.
+struct Feed {
+    /// Where its `<<` or `<<<` stands (chars).
+    at: usize,
+    stdin: Stdin,
+}
+
 struct Scanner {
     chars: Vec<char>,
     pos: usize,
-    /// Raw pieces of this scanner's own text, with their nesting level.
-    pieces: Vec<(usize, String)>,
+    /// Raw pieces of this scanner's own text.
+    pieces: Vec<Piece>,
     /// Here-documents waiting for their body.
     heredocs: Vec<Heredoc>,
+    /// The standard input here-documents and here-strings give.
+    feeds: Vec<Feed>,
     /// Where the last backslash escape outside quotes ended: an escaped
     /// blank does not start a word (`\ #x` is no comment).
     escaped_until: usize,
@@ -66,6 +89,8 @@ impl Scanner {
         let mut start = self.pos;
         // `case` commands open in this list: their patterns end in `)`.
         let mut cases = 0usize;
+        // The piece that pipes into the next one of this list.
+        let mut pipe: Option<usize> = None;
         while let Some(c) = self.peek(0) {
             let next = self.peek(1);
             match c {
@@ -79,6 +104,7 @@ impl Scanner {
                 '`' => self.backticks(depth),
                 '#' if self.word_start() => {
                     // A comment, up to the end of the line.
+                    pipe = None;
                     self.cut(start, depth);
                     while self.peek(0).is_some_and(|c| c != '\n') {
                         self.pos += 1;
@@ -100,7 +126,16 @@ impl Scanner {
                         // through array subscripts.
                         self.line.opaque = true;
                     }
-                    self.cut(start, depth);
+                    let cut = self.cut(start, depth);
+                    if let Some(index) = cut {
+                        self.pieces[index].piped_from = pipe.take();
+                    }
+                    // `a | b` and `a |& b` feed `b`; `||` does not.
+                    pipe = match (c, next) {
+                        ('|', Some('|')) => None,
+                        ('|', _) => cut,
+                        _ => None,
+                    };
                     let width = match (c, next) {
                         ('&', Some('&')) | ('|', Some('|' | '&')) => 2,
                         _ => 1,
@@ -137,7 +172,9 @@ impl Scanner {
             // The input ended inside a substitution.
             self.line.opaque = true;
         }
-        self.cut(start, depth);
+        if let Some(index) = self.cut(start, depth) {
+            self.pieces[index].piped_from = pipe;
+        }
     }
 
     /// Whether the word at `pos` is exactly `word` (followed by a blank,
@@ -253,8 +290,18 @@ impl Scanner {
     /// here-document, whose delimiter is read now and body after the next
     /// newline.
     fn heredoc(&mut self) {
+        let at = self.pos;
         if self.peek(2) == Some('<') {
             self.pos += 3;
+            // The word, as the command reads it on its standard input.
+            let word = self.raw_word_at(self.pos);
+            self.feeds.push(Feed {
+                at,
+                stdin: Stdin {
+                    exact: is_static(&word),
+                    text: format!("{}\n", unquote(&word)),
+                },
+            });
             return;
         }
         self.pos += 2;
@@ -285,6 +332,7 @@ impl Scanner {
             self.line.opaque = true;
         }
         self.heredocs.push(Heredoc {
+            at,
             quoted: word.contains(['\'', '"', '\\']),
             delimiter,
             strip_tabs,
@@ -321,6 +369,10 @@ impl Scanner {
                 self.pos = self.chars.len();
                 return;
             };
+            self.feeds.push(Feed {
+                at: doc.at,
+                stdin: self.body_text(body, body_end, &doc),
+            });
             if !doc.quoted {
                 self.pos = body;
                 while self.pos < body_end {
@@ -341,15 +393,96 @@ impl Scanner {
     }
 
     /// End the current piece at `pos`.
-    fn cut(&mut self, start: usize, depth: usize) {
-        let end = self.pos.min(self.chars.len());
-        if start < end {
-            let piece: String = self.chars[start..end].iter().collect();
-            let piece = piece.trim();
-            if !piece.is_empty() {
-                self.pieces.push((depth, piece.to_string()));
+    /// A here-document's body as the command reads it: tabs stripped for
+    /// `<<-`; with an unquoted delimiter, `\$`, `\``, `\\` and
+    /// backslash-newline as the shell turns them, and not exact when the
+    /// body expands anything (its text is then only known when it runs).
+    fn body_text(&self, body: usize, end: usize, doc: &Heredoc) -> Stdin {
+        let raw: String = self.chars[body..end.max(body)].iter().collect();
+        let mut text = String::with_capacity(raw.len());
+        for line in raw.split_inclusive('\n') {
+            text.push_str(if doc.strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            });
+        }
+        if doc.quoted {
+            return Stdin { text, exact: true };
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut exact = true;
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next() {
+                    Some('\n') => {}
+                    Some(e @ ('$' | '`' | '\\')) => {
+                        // The inner shell sees it bare, and may expand it.
+                        exact &= e == '\\';
+                        out.push(e);
+                    }
+                    Some(other) => {
+                        out.push('\\');
+                        out.push(other);
+                    }
+                    None => out.push('\\'),
+                },
+                '$' | '`' => {
+                    exact = false;
+                    out.push(c);
+                }
+                c => out.push(c),
             }
         }
+        Stdin { text: out, exact }
+    }
+
+    /// The word starting at `from` (after blanks), as written.
+    fn raw_word_at(&self, from: usize) -> String {
+        let mut word = String::new();
+        let mut quote = None;
+        let mut chars = self.chars.iter().skip(from).peekable();
+        while let Some(&c) = chars.next() {
+            match (quote, c) {
+                (None, ' ' | '\t') if word.is_empty() => continue,
+                (None, '\\') => {
+                    word.push(c);
+                    if let Some(&&next) = chars.peek() {
+                        word.push(next);
+                        chars.next();
+                    }
+                    continue;
+                }
+                (None, '\'' | '"') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, c) if c.is_whitespace() || ";&|()<>".contains(c) => break,
+                _ => {}
+            }
+            word.push(c);
+        }
+        word
+    }
+
+    /// Returns the new piece's index, when there was one.
+    fn cut(&mut self, start: usize, depth: usize) -> Option<usize> {
+        let end = self.pos.min(self.chars.len());
+        if start >= end {
+            return None;
+        }
+        let piece: String = self.chars[start..end].iter().collect();
+        let piece = piece.trim();
+        if piece.is_empty() {
+            return None;
+        }
+        self.pieces.push(Piece {
+            level: depth,
+            text: piece.to_string(),
+            start,
+            end,
+            piped_from: None,
+        });
+        Some(self.pieces.len() - 1)
     }
 
     fn single_quoted(&mut self) {
@@ -463,12 +596,16 @@ impl Scanner {
     }
 }
 
+/// The most pieces x here-documents [`stdins`] matches (see `parse_at`).
+const MAX_FEED_WORK: usize = 4096;
+
 pub(super) fn parse_at(line: &str, depth: usize) -> ShellLine {
     let mut scanner = Scanner {
         chars: line.chars().collect(),
         pos: 0,
         pieces: Vec::new(),
         heredocs: Vec::new(),
+        feeds: Vec::new(),
         escaped_until: usize::MAX,
         line: ShellLine::default(),
     };
@@ -477,21 +614,125 @@ pub(super) fn parse_at(line: &str, depth: usize) -> ShellLine {
         // A here-document whose body never came.
         scanner.line.opaque = true;
     }
+    // Matching each piece with its feeds costs pieces x feeds: a line with
+    // more than that bound gives no command a standard input it can read
+    // (a shell fed one stays unknown) and is opaque.
+    let stdins = if scanner.pieces.len().saturating_mul(scanner.feeds.len()) > MAX_FEED_WORK {
+        scanner.line.opaque = true;
+        vec![None; scanner.pieces.len()]
+    } else {
+        stdins(&scanner.pieces, &scanner.feeds)
+    };
     let mut out = scanner.line;
-    scanner.pieces.sort_by_key(|&(level, _)| level);
-    let mut commands: Vec<Command> = scanner
+    let mut pieces: Vec<(usize, &str, Option<Stdin>)> = scanner
         .pieces
         .iter()
-        .filter_map(|(_, piece)| command(piece))
+        .zip(stdins)
+        .map(|(piece, stdin)| (piece.level, piece.text.as_str(), stdin))
         .collect();
-    commands.append(&mut out.commands);
+    pieces.sort_by_key(|&(level, _, _)| level);
+    let mut commands: Vec<(Command, Option<Stdin>)> = pieces
+        .into_iter()
+        .filter_map(|(_, piece, stdin)| command(piece).map(|c| (c, stdin)))
+        .collect();
+    commands.extend(out.commands.drain(..).map(|c| (c, None)));
     // What wrappers run, as commands of their own.
     let mut derived = Vec::new();
-    for command in &commands {
-        unwrap(&command.text, depth, &mut derived, &mut out.opaque);
+    for (command, stdin) in &commands {
+        unwrap(
+            &command.text,
+            stdin.as_ref(),
+            depth,
+            &mut derived,
+            &mut out.opaque,
+        );
     }
+    let mut commands: Vec<Command> = commands.into_iter().map(|(c, _)| c).collect();
     commands.append(&mut derived);
     out.opaque |= commands.iter().any(not_understood);
     out.commands = commands;
     out
+}
+
+/// What each piece reads on its standard input, when the line says: the
+/// innermost here-document or here-string inside it, else what the piece
+/// before it in a pipeline prints, when warden can tell (see [`prints`]).
+fn stdins(pieces: &[Piece], feeds: &[Feed]) -> Vec<Option<Stdin>> {
+    let mut out: Vec<Option<Stdin>> = Vec::with_capacity(pieces.len());
+    for (i, piece) in pieces.iter().enumerate() {
+        let own = feeds
+            .iter()
+            .filter(|f| piece.start <= f.at && f.at < piece.end)
+            // Not one of a piece nested inside this one.
+            .filter(|f| {
+                !pieces
+                    .iter()
+                    .any(|p| p.level > piece.level && p.start <= f.at && f.at < p.end)
+            })
+            // The last redirection of standard input is the one it reads.
+            .max_by_key(|f| f.at)
+            .map(|f| f.stdin.clone());
+        // A pipe from a command whose output warden cannot tell still
+        // feeds it: an input of unknown text.
+        let piped = piece.piped_from.filter(|&from| from < i).map(|from| {
+            prints(&pieces[from].text, out[from].as_ref()).unwrap_or(Stdin {
+                text: String::new(),
+                exact: false,
+            })
+        });
+        out.push(own.or(piped));
+    }
+    out
+}
+
+/// What a command prints, when warden can tell: `echo` of its words
+/// (without `-e`), `printf` of a format without conversions, `cat` of its
+/// own standard input. Not exact when a word expands.
+fn prints(text: &str, stdin: Option<&Stdin>) -> Option<Stdin> {
+    let spans = words(text);
+    let word = |i: usize| spans.get(i).map(|&(s, e)| &text[s..e]);
+    let program = unquote(word(0)?);
+    let args: Vec<&str> = (1..spans.len()).filter_map(word).collect();
+    match program.rsplit('/').next().unwrap_or(&program) {
+        "echo" => {
+            let mut args = args.as_slice();
+            let mut exact = true;
+            while let Some((flag, rest)) = args.split_first() {
+                match *flag {
+                    "-n" | "-E" => args = rest,
+                    "-e" => {
+                        exact = false;
+                        args = rest;
+                    }
+                    _ => break,
+                }
+            }
+            exact &= args.iter().all(|w| is_static(w));
+            let text: Vec<String> = args.iter().map(|w| unquote(w)).collect();
+            Some(Stdin {
+                text: format!("{}\n", text.join(" ")),
+                exact,
+            })
+        }
+        "printf" => {
+            let format = args.first()?;
+            let text = unquote(format);
+            let plain = !text.contains('%') && !text.replace("\\n", "").contains('\\');
+            Some(Stdin {
+                exact: plain && is_static(format) && args.len() == 1,
+                text: text.replace("\\n", "\n"),
+            })
+        }
+        // `cat` of nothing but its here-document or here-string.
+        "cat" => {
+            let mut target = false;
+            let only_redirections = args.iter().all(|w| {
+                let ok = target || w.starts_with('<');
+                target = matches!(*w, "<<" | "<<-" | "<<<");
+                ok
+            });
+            only_redirections.then(|| stdin.cloned()).flatten()
+        }
+        _ => None,
+    }
 }

@@ -2,7 +2,7 @@
 //! (`sudo`, `env -S`, `timeout`, `find -exec`, `xargs`, ...), shells given
 //! `-c`, and `eval`; what they run is scanned as commands of its own.
 
-use super::{Command, MAX_DEPTH, is_assignment, parse_at, words};
+use super::{Command, MAX_DEPTH, Stdin, is_assignment, parse_at, words};
 
 /// A program that runs a command given in its arguments.
 struct Wrapper {
@@ -215,6 +215,9 @@ const WRAPPERS: &[Wrapper] = &[
         ],
         0,
     ),
+    wrapper("npx", &["-p", "--package"], 0),
+    wrapper("pnpx", &[], 0),
+    wrapper("bunx", &["-p", "--package"], 0),
     wrapper("dbus-launch", &[], 0),
     wrapper("dbus-run-session", &["--config-file", "--dbus-daemon"], 0),
     wrapper("xvfb-run", &["-n", "-s", "-f", "-e", "-p", "-w"], 0),
@@ -282,6 +285,23 @@ const WRAPPERS: &[Wrapper] = &[
     },
 ];
 
+/// Package managers' subcommands that run the rest of their arguments as a
+/// command (`npm exec rm x`). Not [`WRAPPERS`]: `npm test` runs no other
+/// program of the agent's choosing, so a rule or grant may name `npm`.
+const RUNNERS: &[Wrapper] = &[
+    subcommand("npm", "exec", &["-p", "--package", "-w", "--workspace"]),
+    subcommand("npm", "x", &["-p", "--package", "-w", "--workspace"]),
+    subcommand("pnpm", "exec", &[]),
+    subcommand("pnpm", "dlx", &[]),
+    subcommand("yarn", "dlx", &["-p", "--package"]),
+    subcommand("yarn", "exec", &[]),
+];
+
+/// Whether `name SUB` runs the rest of its arguments (`npm exec`).
+pub(crate) fn runs_through(name: &str, sub: &str) -> bool {
+    RUNNERS.iter().any(|w| w.name == name && w.sub == Some(sub))
+}
+
 /// Shells whose `-c` option takes a command string.
 const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "yash", "posh", "tcsh", "csh",
@@ -299,7 +319,13 @@ pub(crate) fn runs_other_programs(name: &str) -> bool {
 
 /// The commands `text` runs through a wrapper, appended to `out` (each
 /// also unwrapped in turn, as deep as [`MAX_DEPTH`]).
-pub(super) fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &mut bool) {
+pub(super) fn unwrap(
+    text: &str,
+    stdin: Option<&Stdin>,
+    depth: usize,
+    out: &mut Vec<Command>,
+    opaque: &mut bool,
+) {
     if depth > MAX_DEPTH {
         *opaque = true;
         return;
@@ -313,6 +339,20 @@ pub(super) fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &
     let Some(program) = word(at).map(unquote) else {
         return;
     };
+    // A variable that names a command to run (`GIT_SSH_COMMAND=..`,
+    // `export PAGER=..`, `make CC=..`): its value is read as a line too.
+    for &(s, e) in &spans {
+        let w = &text[s..e];
+        if let Some(name) = super::assignment_name(w)
+            && super::hijacks_program(name)
+            && let Some((_, value)) = w.split_once('=')
+        {
+            let value = unquote(value);
+            let inner = parse_at(&value, depth + 1);
+            *opaque |= inner.opaque;
+            out.extend(inner.commands.into_iter().map(Command::derive));
+        }
+    }
     let name = program.rsplit('/').next().unwrap_or(&program);
     let mut line = |script: &str, out: &mut Vec<Command>| {
         let inner = parse_at(script, depth + 1);
@@ -320,13 +360,23 @@ pub(super) fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &
         out.extend(inner.commands.into_iter().map(Command::derive));
     };
     if SHELLS.contains(&name) {
-        // `-c`, `-lc`, `-ec`, ...: the next word is the script.
-        let script = (at + 1..spans.len())
-            .take_while(|&i| word(i).is_some_and(|w| w.starts_with('-') || w.starts_with('+')))
-            .find(|&i| word(i).is_some_and(|w| !w.starts_with("--") && w.contains('c')))
-            .map(|i| word(i + 1).map(unquote));
-        match script {
-            Some(Some(script)) => line(&script, out),
+        // `-c`, `-lc`, `-ec`, ...: the first operand is the script.
+        let script = shell_script(&spans[at + 1..], text);
+        let from_stdin = script.is_none() && reads_stdin(&spans[at + 1..], text);
+        match (script, stdin) {
+            (Some(Some(script)), _) => line(&script, out),
+            // Its commands come from a here-document, a here-string or a
+            // pipe the line spells out: read like `sh -c`.
+            (None, Some(stdin)) if from_stdin => {
+                line(&stdin.text, out);
+                if !stdin.exact {
+                    out.push(Command {
+                        unknown: true,
+                        plain: None,
+                        ..Command::new(text, true)
+                    });
+                }
+            }
             // The script comes from a file or standard input.
             _ => out.push(Command {
                 unknown: true,
@@ -334,6 +384,39 @@ pub(super) fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &
                 ..Command::new(text, true)
             }),
         }
+        return;
+    }
+    if name == "git" {
+        git_config(text, &spans, at, depth, out, opaque);
+        return;
+    }
+    if matches!(name, "npm" | "pnpm" | "yarn")
+        && word(at + 1).is_some_and(|w| matches!(unquote(w).as_str(), "exec" | "x" | "dlx"))
+    {
+        for script in option_values(text, &spans[at + 2..], &["-c", "--call"]) {
+            line(&script, out);
+        }
+    }
+    if name == "ssh" {
+        // `-o ProxyCommand=..`, `LocalCommand`, `KnownHostsCommand`: run here.
+        for value in option_values(text, &spans[at + 1..], &["-o"]) {
+            let (key, script) = value.split_once(['=', ' ']).unwrap_or((&value, ""));
+            if key.to_ascii_lowercase().ends_with("command") {
+                line(script.trim(), out);
+            }
+        }
+    }
+    if let Some(values) = command_options(name) {
+        // Options whose value is a command the program runs.
+        for script in option_values(text, &spans[at + 1..], values) {
+            line(&script, out);
+        }
+    }
+    if runs_unread_code(name, text, &spans[at + 1..], stdin.is_some()) {
+        out.push(Command {
+            code: true,
+            ..Command::new(text, true)
+        });
         return;
     }
     if EVALS.contains(&name) {
@@ -368,7 +451,7 @@ pub(super) fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &
         find_exec(text, &spans, depth, out, opaque);
         return;
     }
-    let Some(wrapper) = WRAPPERS.iter().find(|w| {
+    let Some(wrapper) = WRAPPERS.iter().chain(RUNNERS).find(|w| {
         w.name == name
             && w.sub
                 .is_none_or(|sub| word(at + 1).is_some_and(|w| unquote(w) == sub))
@@ -416,7 +499,297 @@ pub(super) fn unwrap(text: &str, depth: usize, out: &mut Vec<Command>, opaque: &
     }
     let inner_text = inner.text.clone();
     out.push(inner);
-    unwrap(&inner_text, depth + 1, out, opaque);
+    // The wrapper hands its standard input on (`sudo sh <<EOF`).
+    unwrap(&inner_text, stdin, depth + 1, out, opaque);
+}
+
+/// The options of `name` whose value is a command line it runs.
+fn command_options(name: &str) -> Option<&'static [&'static str]> {
+    Some(match name {
+        "rg" => &["--pre"],
+        "tar" | "bsdtar" | "gtar" => &[
+            "--to-command",
+            "-I",
+            "--use-compress-program",
+            "--info-script",
+            "-F",
+            "--new-volume-script",
+            "--checkpoint-action",
+        ],
+        "rsync" => &["-e", "--rsh", "--rsync-path"],
+        "man" => &["-P", "--pager", "-H", "--html"],
+        "zip" => &["-TT", "--unzip-command"],
+        "npx" | "pnpx" | "bunx" => &["-c", "--call"],
+        _ => return None,
+    })
+}
+
+/// The values of `options` among `spans` (`--pre CMD`, `--pre=CMD`,
+/// `-ICMD`), unquoted; `exec=` is dropped (`--checkpoint-action=exec=CMD`).
+fn option_values(text: &str, spans: &[(usize, usize)], options: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, &(s, e)) in spans.iter().enumerate() {
+        let word = unquote(&text[s..e]);
+        for option in options {
+            let value = if word == *option {
+                spans.get(i + 1).map(|&(s, e)| unquote(&text[s..e]))
+            } else if let Some(rest) = word.strip_prefix(option) {
+                let long = option.starts_with("--");
+                match rest.strip_prefix('=') {
+                    Some(value) => Some(value.to_string()),
+                    None if !long && !rest.is_empty() => Some(rest.to_string()),
+                    None => None,
+                }
+            } else {
+                None
+            };
+            if let Some(value) = value {
+                out.push(value.strip_prefix("exec=").unwrap_or(&value).to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Interpreters, by file name without its version (`python3.12` is
+/// `python`), and the options whose value is code to run.
+const INTERPRETERS: &[(&str, &[&str])] = &[
+    ("python", &["-c"]),
+    ("pypy", &["-c"]),
+    ("node", &["-e", "--eval", "-p", "--print"]),
+    ("nodejs", &["-e", "--eval", "-p", "--print"]),
+    ("bun", &["-e", "--eval", "-p", "--print"]),
+    ("deno", &["eval"]),
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("php", &["-r"]),
+    ("lua", &["-e"]),
+    ("luajit", &["-e"]),
+    ("osascript", &["-e"]),
+    ("Rscript", &["-e"]),
+];
+
+/// Whether `name` runs code warden cannot read: an interpreter given
+/// inline code (`python3 -c ..`, `node -e ..`) or fed on standard input
+/// with no script file, or an `awk` program that runs commands
+/// (`system(..)`, a pipe, `getline` from a command) or comes from a file.
+fn runs_unread_code(name: &str, text: &str, spans: &[(usize, usize)], fed: bool) -> bool {
+    let words: Vec<String> = spans.iter().map(|&(s, e)| unquote(&text[s..e])).collect();
+    if matches!(name, "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk") {
+        let mut i = 0;
+        while let Some(w) = words.get(i) {
+            if w == "-f" || w.starts_with("--file") || w.starts_with("-f") && w.len() > 2 {
+                return true;
+            }
+            if matches!(w.as_str(), "-F" | "-v" | "--assign" | "--field-separator") {
+                i += 2;
+            } else if w.starts_with('-') && w != "-" && w != "--" {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        let program = words.get(i + usize::from(words.get(i).is_some_and(|w| w == "--")));
+        return program
+            .is_none_or(|p| p.contains("system") || p.contains('|') || p.contains("getline"));
+    }
+    if matches!(name, "make" | "gmake" | "bmake") {
+        // A makefile from standard input: recipes warden cannot read.
+        return words.windows(2).any(|w| {
+            matches!(w[0].as_str(), "-f" | "--file" | "--makefile")
+                && matches!(w[1].as_str(), "-" | "/dev/stdin")
+        }) || words
+            .iter()
+            .any(|w| matches!(w.as_str(), "--file=-" | "-f-"));
+    }
+    if matches!(name, "vim" | "vi" | "nvim" | "ex" | "view" | "gvim") {
+        // Ex commands from the command line can run anything (`:!rm`).
+        return words
+            .iter()
+            .any(|w| matches!(w.as_str(), "-c" | "--cmd" | "-S" | "-s") || w.starts_with('+'));
+    }
+    if matches!(name, "sed" | "gsed") {
+        return words.iter().any(|w| sed_executes(w));
+    }
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let Some((_, inline)) = INTERPRETERS.iter().find(|(n, _)| *n == base) else {
+        return false;
+    };
+    // The interpreter's own options end at the script, `-m MODULE` or `--`;
+    // what follows is the script's (`python3 -m pytest -c x.cfg`).
+    let own = words
+        .iter()
+        .take_while(|w| w.starts_with('-') && !matches!(w.as_str(), "-m" | "--" | "-"));
+    let has_inline = own.clone().any(|w| {
+        inline.iter().any(|flag| {
+            w == flag || (flag.len() == 2 && w.starts_with(flag) && !w.starts_with("--"))
+        })
+    }) || words.first().is_some_and(|w| inline.contains(&w.as_str()));
+    let script = words
+        .iter()
+        .any(|w| !w.starts_with('-') && !w.starts_with('<') && !w.starts_with('>'));
+    has_inline || (fed && !script)
+}
+
+/// The script of a shell given `-c` among its options (`-c`, `-lc`,
+/// `-o pipefail -c`, `-c -- LINE`): `Some(Some(line))`; `Some(None)` when
+/// `-c` has no operand; `None` without `-c`.
+fn shell_script(spans: &[(usize, usize)], text: &str) -> Option<Option<String>> {
+    let mut dash_c = false;
+    let mut i = 0;
+    while let Some(&(s, e)) = spans.get(i) {
+        let w = &text[s..e];
+        i += 1;
+        if w == "--" || w == "-" {
+            break;
+        }
+        if matches!(w, "-o" | "+o" | "-O" | "+O") {
+            i += 1;
+            continue;
+        }
+        if w.starts_with("--") {
+            continue;
+        }
+        if w.starts_with('-') || w.starts_with('+') {
+            dash_c |= w.starts_with('-') && w.contains('c');
+            continue;
+        }
+        i -= 1;
+        break;
+    }
+    if !dash_c {
+        return None;
+    }
+    Some(spans.get(i).map(|&(s, e)| unquote(&text[s..e])))
+}
+
+/// Whether a `sed` script may run a command: GNU sed's `e` command or the
+/// `e` flag of `s` (an `e` after a line start, `;`, `}`, an address or the
+/// closing `/` of `s///`, ending the command).
+fn sed_executes(script: &str) -> bool {
+    let chars: Vec<char> = script.chars().collect();
+    chars.iter().enumerate().any(|(i, &c)| {
+        if c != 'e' {
+            return false;
+        }
+        let before = i.checked_sub(1).map(|j| chars[j]);
+        let after = chars.get(i + 1).copied();
+        let starts = before.is_none_or(|b| b.is_ascii_digit() || ";}\n$/ gpiImM".contains(b));
+        let ends = after.is_none_or(|a| {
+            a.is_whitespace() || ";}\n".contains(a) || "gpiImMw0123456789".contains(a)
+        });
+        starts && ends
+    })
+}
+
+/// Whether a shell given these words (after its name) reads its commands
+/// from standard input: no script file among its operands (`sh x.sh`), or
+/// `-s` (the operands are then its arguments), and no input redirected
+/// from a file (`sh < x.sh`).
+fn reads_stdin(spans: &[(usize, usize)], text: &str) -> bool {
+    let mut i = 0;
+    let mut dash_s = false;
+    while let Some(&(s, e)) = spans.get(i) {
+        let w = &text[s..e];
+        i += 1;
+        if w.starts_with("<(") {
+            // A script from a process substitution.
+            return false;
+        }
+        let op_len = w
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .chars()
+            .take_while(|c| matches!(c, '<' | '>' | '&' | '|' | '-'))
+            .count();
+        let digits = w.len() - w.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if op_len > 0 && w[digits..].starts_with(['<', '>', '&']) {
+            let op = &w[digits..digits + op_len];
+            if op == "<" || op == "<&" || op == "<>" {
+                // Standard input from a file.
+                return false;
+            }
+            if digits + op_len == w.len() {
+                // The target is the next word.
+                i += 1;
+            }
+            continue;
+        }
+        if w == "--" {
+            return dash_s || spans.len() == i;
+        }
+        if w.starts_with('-') || w.starts_with('+') {
+            let flags = w.trim_start_matches(['-', '+']);
+            if !w.starts_with("--") && flags.contains('s') {
+                dash_s = true;
+            }
+            if matches!(w, "-o" | "+o" | "-O" | "+O") {
+                i += 1;
+            }
+            continue;
+        }
+        // An operand: the script file, unless `-s` made it an argument.
+        return dash_s;
+    }
+    true
+}
+
+/// `git -c NAME=VALUE ...`: a value may be a command git runs
+/// (`core.pager`, `core.sshCommand`, `alias.x=!cmd`, `diff.external`,
+/// `credential.helper`, ...), so every value is also read as a line of its
+/// own; `core.hooksPath`, `include.path`, `--exec-path` and
+/// `--config-env` run what warden cannot read.
+fn git_config(
+    text: &str,
+    spans: &[(usize, usize)],
+    at: usize,
+    depth: usize,
+    out: &mut Vec<Command>,
+    opaque: &mut bool,
+) {
+    let word = |i: usize| spans.get(i).map(|&(s, e)| unquote(&text[s..e]));
+    let unknown = |out: &mut Vec<Command>| {
+        out.push(Command {
+            unknown: true,
+            plain: None,
+            ..Command::new(text, true)
+        })
+    };
+    let mut i = at + 1;
+    while let Some(w) = word(i) {
+        i += 1;
+        if !w.starts_with('-') {
+            return;
+        }
+        if w.starts_with("--exec-path") || w.starts_with("--config-env") {
+            return unknown(out);
+        }
+        let setting = if w == "-c" {
+            i += 1;
+            word(i - 1)
+        } else if let Some(value) = w.strip_prefix("-c").filter(|v| !v.is_empty()) {
+            Some(value.to_string())
+        } else {
+            if matches!(
+                w.as_str(),
+                "-C" | "--git-dir" | "--work-tree" | "--namespace"
+            ) {
+                i += 1;
+            }
+            continue;
+        };
+        let Some(setting) = setting else {
+            return;
+        };
+        let (name, value) = setting.split_once('=').unwrap_or((&setting, ""));
+        let name = name.to_ascii_lowercase();
+        if name == "core.hookspath" || name.starts_with("include") || name == "core.worktree" {
+            return unknown(out);
+        }
+        let script = value.strip_prefix('!').unwrap_or(value);
+        let inner = parse_at(script, depth + 1);
+        *opaque |= inner.opaque;
+        out.extend(inner.commands.into_iter().map(Command::derive));
+    }
 }
 
 /// The shell line an option of `wrapper` gives, when `option` is one
@@ -490,12 +863,12 @@ fn find_exec(
             unknown: inner.unknown || unknown,
             ..inner
         });
-        unwrap(&inner_text, depth + 1, out, opaque);
+        unwrap(&inner_text, None, depth + 1, out, opaque);
     }
 }
 
 /// A word as the shell passes it on: quotes removed, escapes resolved.
-pub(super) fn unquote(word: &str) -> String {
+pub(crate) fn unquote(word: &str) -> String {
     let mut out = String::new();
     let mut quote = None;
     let mut chars = word.chars().peekable();
