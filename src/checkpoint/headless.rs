@@ -98,7 +98,11 @@ pub fn list(options: &CheckpointOptions, cwd: &Path, want: Option<&str>) -> anyh
             out.push_str(&format!("  chat {chat}\n"));
             let steps = store.steps(&chat)?;
             for (i, step) in steps.iter().enumerate() {
-                let files = store.diff(&step.before.commit, &step.after.commit)?;
+                // A running warden may prune this step between the refs
+                // read above and its diff: it is gone, not an error.
+                let Ok(files) = store.diff(&step.before.commit, &step.after.commit) else {
+                    continue;
+                };
                 let names: Vec<&str> = files.iter().take(6).map(|f| f.path.as_str()).collect();
                 out.push_str(&format!(
                     "    {:>4}  {:<12} {}  ·  {}{}\n",

@@ -592,7 +592,10 @@ impl Store {
         cmd.args(["update-ref", "--stdin"]);
         git::run(cmd, Some(input.as_bytes()))?;
         let mut cmd = self.bare();
-        cmd.args(["prune", "--expire=now"]);
+        // Objects younger than the grace are kept: another warden (`warden
+        // undo` beside a running one) may have written some that no ref
+        // names yet. They go at a later prune.
+        cmd.args(["prune", "--expire=10.minutes.ago"]);
         git::run(cmd, None)?;
         let steps_gone: BTreeSet<u64> = gone.iter().map(|p| p.step).collect();
         Ok(steps_gone.len())
