@@ -26,8 +26,8 @@ use crate::client::terminal::{
     ExitStatus, TerminalError, TerminalEvent, TerminalSpec, command_line,
 };
 use crate::model::{
-    Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
-    ToolContent, ToolKind, WireStatus,
+    Location, OptionKind, PermissionOption, PermissionRequest, ToolCallFields, ToolContent,
+    ToolKind, WireStatus,
 };
 use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category, RequestView};
 use crate::state::{ChatId, ChatState, Msg, RequestId, TerminalView};
@@ -655,11 +655,10 @@ impl Chat {
             content,
             ..ToolCallFields::default()
         };
-        self.out
-            .push_back(Msg::Update(SessionUpdate::ToolCallUpdate {
-                id: tool_id(id),
-                fields: Box::new(fields),
-            }));
+        self.out.push_back(Msg::OwnToolUpdate {
+            id: tool_id(id),
+            fields: Box::new(fields),
+        });
     }
 
     pub(super) fn on_terminal_event(&mut self, event: TerminalEvent) {
@@ -691,11 +690,10 @@ impl Chat {
                 ..ToolCallFields::default()
             };
             let tool = tool.clone();
-            self.out
-                .push_back(Msg::Update(SessionUpdate::ToolCallUpdate {
-                    id: tool,
-                    fields: Box::new(fields),
-                }));
+            self.out.push_back(Msg::OwnToolUpdate {
+                id: tool,
+                fields: Box::new(fields),
+            });
         }
     }
 }

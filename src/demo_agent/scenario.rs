@@ -608,6 +608,11 @@ pub(crate) struct PermissionStep {
     /// `allowed` steps run (as qwen-code does in `auto` and `yolo`).
     #[serde(default, alias = "unaskedInModes")]
     pub(crate) unasked_in_modes: Vec<String>,
+    /// Steps run once the request is sent, before its answer is awaited
+    /// (notifications such as a `tool_call_update` that reaches the client
+    /// while its card waits).
+    #[serde(default)]
+    pub(crate) meanwhile: Vec<Step>,
 }
 
 /// One permission option offered to the user.

@@ -437,6 +437,9 @@ impl Runner {
                     })
                 })
                 .collect();
+            for request in requests {
+                Box::pin(self.run_steps(&request.meanwhile, cleanup)).await?;
+            }
             let answers = sent.into_iter().zip(&options).map(|(sent, options)| async {
                 match sent {
                     Some(sent) => self.answer(sent, options).await,

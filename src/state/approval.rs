@@ -288,9 +288,15 @@ impl ChatState {
         // Show what the request says about its tool call (it may be the first word of it).
         let mut fields = request.fields.clone();
         fields.status = None;
-        self.session
-            .transcript
-            .update_tool(&request.tool_call_id, &fields);
+        if request.client {
+            self.session
+                .transcript
+                .update_own_tool(&request.tool_call_id, &fields);
+        } else {
+            self.session
+                .transcript
+                .update_tool(&request.tool_call_id, &fields);
+        }
         // warden's own request for a client call is all warden's: a tool
         // call the agent made up under its id adds nothing to it.
         let known = (!request.client)
@@ -429,9 +435,11 @@ impl ChatState {
             return self.answer_resolved(approval, resolved, Picker::OnAsk);
         }
         approval.reason = reason;
-        self.session
-            .transcript
-            .set_tool_state(&approval.request.tool_call_id, ToolState::AwaitingApproval);
+        self.session.transcript.set_call_state(
+            &approval.request.tool_call_id,
+            approval.request.client,
+            ToolState::AwaitingApproval,
+        );
         let title = approval.title();
         self.gate.approvals.push(approval);
         // Only the bare Composer pane gives way: a modal open over it keeps
@@ -525,22 +533,25 @@ impl ChatState {
         };
         let allowed = option.is_some_and(|o| o.kind.is_allow());
         let tool_id = &approval.request.tool_call_id;
+        let client = approval.request.client;
         if !allowed {
             let state = if option.is_some() {
                 ToolState::Rejected
             } else {
                 ToolState::Cancelled
             };
-            self.session.transcript.set_tool_state(tool_id, state);
+            self.session
+                .transcript
+                .set_call_state(tool_id, client, state);
         } else if self
             .session
             .transcript
-            .tool(tool_id)
+            .call(tool_id, client)
             .is_some_and(|t| t.state == ToolState::AwaitingApproval)
         {
             self.session
                 .transcript
-                .set_tool_state(tool_id, ToolState::Pending);
+                .set_call_state(tool_id, client, ToolState::Pending);
         }
         if allowed
             && !approval.request.client
@@ -760,7 +771,7 @@ impl ChatState {
             .gate
             .approvals
             .iter()
-            .position(|a| a.request.tool_call_id == tool_call_id)
+            .position(|a| !a.request.client && a.request.tool_call_id == tool_call_id)
         {
             if let Some(approval) = self.take_approval(index) {
                 let answered = self.answer(

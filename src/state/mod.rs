@@ -30,7 +30,7 @@ pub use grants::{GrantItem, SettingsEdit};
 pub use interrupt::QUIT_WINDOW;
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
-pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
+pub use transcript::{AGENT_SENT_USER, Entry, EntryKind, ToolEntry, ToolState, Transcript};
 pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
 
 use std::path::PathBuf;
@@ -153,6 +153,13 @@ pub enum Msg {
     SessionStarted(SessionInfo),
     /// A `session/update` for our session.
     Update(SessionUpdate),
+    /// From the runtime: how warden's own client call `id` went (its
+    /// status, a terminal's content). Only this reaches warden's own
+    /// entries; the agent's `tool_call_update`s never do.
+    OwnToolUpdate {
+        id: String,
+        fields: Box<crate::model::ToolCallFields>,
+    },
     /// The agent asks permission; the runtime holds the responder under `id`.
     PermissionRequested {
         id: RequestId,
@@ -515,6 +522,10 @@ impl ChatState {
                 Vec::new()
             }
             Msg::Update(update) => self.on_update(update),
+            Msg::OwnToolUpdate { id, fields } => {
+                self.session.transcript.update_own_tool(&id, &fields);
+                Vec::new()
+            }
             Msg::Drafts(msg) => self.on_drafts(msg),
             Msg::TerminalOutput { id, view } => {
                 self.session.terminals.insert(id.clone(), view);
@@ -681,6 +692,12 @@ impl ChatState {
             return effects;
         }
         match update {
+            // Only a session/load replay speaks for the user: it comes
+            // before the session is open. Any other user message is the
+            // agent's text, marked.
+            SessionUpdate::UserChunk(text) if !self.replaying() => {
+                self.session.transcript.push_agent_sent_user(&text);
+            }
             SessionUpdate::UserChunk(text) => {
                 if let Some(Entry {
                     kind: EntryKind::User(last),
@@ -725,6 +742,13 @@ impl ChatState {
             SessionUpdate::SessionInfo { title } => self.session.title = title,
         }
         Vec::new()
+    }
+
+    /// Whether the agent is replaying a session being loaded: its updates
+    /// reach the chat before the session opens (`SessionStarted`); a new
+    /// session's early updates come after it.
+    fn replaying(&self) -> bool {
+        self.session.connection == Connection::Starting && self.session.opening.is_none()
     }
 
     fn replace_last_user(&mut self, text: String) {

@@ -75,6 +75,24 @@ pub struct ToolEntry {
     pub state: ToolState,
 }
 
+impl ToolEntry {
+    /// Merge an update's fields and status into the entry.
+    fn apply(&mut self, fields: &ToolCallFields) {
+        self.call.apply(fields);
+        if let Some(status) = fields.status {
+            let next = ToolState::from_wire(status);
+            // A rejection stays a rejection when the agent then reports
+            // the call failed (because it was rejected); any other word
+            // of the agent on the call wins.
+            let keep_rejected = self.state == ToolState::Rejected
+                && matches!(next, ToolState::Failed | ToolState::Pending);
+            if !keep_rejected {
+                self.state = next;
+            }
+        }
+    }
+}
+
 /// What one transcript entry shows.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryKind {
@@ -109,6 +127,19 @@ pub struct Entry {
     pub kind: EntryKind,
 }
 
+/// What starts the agent's entry for a user message the agent sent itself
+/// (a `user_message_chunk` outside a `session/load` replay).
+pub const AGENT_SENT_USER: &str = "*(agent-sent user message)*\n\n";
+
+/// A word of the agent's on a tool call whose card waits.
+#[derive(Debug, Clone, PartialEq)]
+enum Deferred {
+    /// A `tool_call` under the same id: the call replaced whole.
+    Call(Box<ToolCall>),
+    /// A `tool_call_update`.
+    Fields(Box<ToolCallFields>),
+}
+
 /// How many recent changes the transcript remembers for incremental layout.
 const CHANGE_LOG: usize = 1024;
 
@@ -122,12 +153,23 @@ pub struct Transcript {
     /// says `call_1` in every turn), and a later turn's update must never
     /// rewrite an earlier turn's call.
     tools: HashMap<String, usize>,
+    /// warden's own entries (its requests for the agent's file and terminal
+    /// calls, `client: true`), by tool call id: kept apart from `tools`, so
+    /// that nothing the agent sends about a tool call ever reaches them.
+    own: HashMap<String, usize>,
+    /// What the agent said of a call while its card waited, by entry
+    /// index: applied once the card is answered, so that the entry beside
+    /// the card shows what the card asks about.
+    deferred: HashMap<usize, Vec<Deferred>>,
     /// Indices of every tool call entry, of every turn.
     all_tools: Vec<usize>,
     /// Index of the entry that streaming text of the current turn appends to.
     open_text: Option<usize>,
     /// The `messageId` of the message streaming into `open_text`, if it named one.
     open_message: Option<String>,
+    /// Index of the open entry of a user message the agent sent (outside a
+    /// replay): the agent's text, marked, which the agent's own chunks never join.
+    open_agent_user: Option<usize>,
     /// Index of the current turn's plan entry.
     open_plan: Option<usize>,
     /// Bumped on every change; entries carry the value of their last change.
@@ -243,6 +285,7 @@ impl Transcript {
     /// chunk starts a new entry.
     pub(crate) fn end_turn(&mut self) {
         self.open_text = None;
+        self.open_agent_user = None;
         self.open_message = None;
         self.open_plan = None;
     }
@@ -264,13 +307,35 @@ impl Transcript {
         self.push_text(chunk, thought, Some(message_id));
     }
 
+    /// Append a chunk of a user message the agent sent outside a
+    /// `session/load` replay: it is the agent's text, never the user's, so it
+    /// shows (and exports) as the agent's, under [`AGENT_SENT_USER`].
+    pub(crate) fn push_agent_sent_user(&mut self, chunk: &str) {
+        let last = self.entries.len().checked_sub(1);
+        if let Some(index) = self
+            .open_agent_user
+            .filter(|&i| Some(i) == last && self.open_text == Some(i))
+        {
+            if let Some(EntryKind::Agent(text)) = self.touch(index) {
+                text.push_str(chunk);
+            }
+            return;
+        }
+        let index = self.push(EntryKind::Agent(format!("{AGENT_SENT_USER}{chunk}")));
+        self.open_text = Some(index);
+        self.open_message = None;
+        self.open_agent_user = Some(index);
+    }
+
     fn push_text(&mut self, chunk: &str, thought: bool, message_id: Option<&str>) {
         let last = self.entries.len().checked_sub(1);
         let same_message = match (message_id, self.open_message.as_deref()) {
             (Some(new), Some(open)) => new == open,
             _ => true,
         };
-        if let Some(index) = self.open_text.filter(|&i| Some(i) == last && same_message) {
+        let joinable =
+            |i: usize| Some(i) == last && same_message && self.open_agent_user != Some(i);
+        if let Some(index) = self.open_text.filter(|&i| joinable(i)) {
             let joins = matches!(
                 (&self.entries[index].kind, thought),
                 (EntryKind::Agent(_), false) | (EntryKind::Thought(_), true)
@@ -297,6 +362,15 @@ impl Transcript {
         // Text after a tool call is a new block, even when the call was
         // announced before the text began.
         self.open_text = None;
+        if let Some(&index) = self.tools.get(&call.id)
+            && self.awaiting(index)
+        {
+            self.deferred
+                .entry(index)
+                .or_default()
+                .push(Deferred::Call(Box::new(call)));
+            return;
+        }
         if let Some(&index) = self.tools.get(&call.id)
             && let Some(EntryKind::Tool(entry)) = self.touch(index)
         {
@@ -327,28 +401,47 @@ impl Transcript {
                 }
             }
         };
+        if self.awaiting(index) {
+            self.deferred
+                .entry(index)
+                .or_default()
+                .push(Deferred::Fields(Box::new(fields.clone())));
+            return;
+        }
         if let Some(EntryKind::Tool(entry)) = self.touch(index) {
-            entry.call.apply(fields);
-            if let Some(status) = fields.status {
-                let next = ToolState::from_wire(status);
-                // A rejection stays a rejection when the agent then reports
-                // the call failed (because it was rejected); any other word
-                // of the agent on the call wins.
-                let keep_rejected = entry.state == ToolState::Rejected
-                    && matches!(next, ToolState::Failed | ToolState::Pending);
-                if !keep_rejected {
-                    entry.state = next;
+            entry.apply(fields);
+        }
+    }
+
+    /// Whether the entry at `index` is a call whose card waits.
+    fn awaiting(&self, index: usize) -> bool {
+        matches!(self.entries.get(index).map(|e| &e.kind),
+            Some(EntryKind::Tool(t)) if t.state == ToolState::AwaitingApproval)
+    }
+
+    /// Set the state of the tool call entry at `index`; leaving "awaiting
+    /// approval", what the agent said of it meanwhile applies first.
+    fn set_state_at(&mut self, index: usize, state: ToolState) {
+        let deferred = if state == ToolState::AwaitingApproval {
+            Vec::new()
+        } else {
+            self.deferred.remove(&index).unwrap_or_default()
+        };
+        if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+            for word in deferred {
+                match word {
+                    Deferred::Call(call) => entry.call = *call,
+                    Deferred::Fields(fields) => entry.call.apply(&fields),
                 }
             }
+            entry.state = state;
         }
     }
 
     /// Set a tool call's state (e.g. awaiting approval, rejected).
     pub(crate) fn set_tool_state(&mut self, id: &str, state: ToolState) {
-        if let Some(&index) = self.tools.get(id)
-            && let Some(EntryKind::Tool(entry)) = self.touch(index)
-        {
-            entry.state = state;
+        if let Some(&index) = self.tools.get(id) {
+            self.set_state_at(index, state);
         }
     }
 
@@ -358,6 +451,56 @@ impl Transcript {
         match &self.entries.get(index)?.kind {
             EntryKind::Tool(entry) => Some(entry),
             _ => None,
+        }
+    }
+
+    /// warden's own entry `id` (a client call's request) changes, by
+    /// warden's word only: made on its first word.
+    pub(crate) fn update_own_tool(&mut self, id: &str, fields: &ToolCallFields) {
+        let index = match self.own.get(id) {
+            Some(&index) => index,
+            None => {
+                self.open_text = None;
+                let call = ToolCall::placeholder(id);
+                let state = ToolState::from_wire(call.status);
+                let index = self.push(EntryKind::Tool(Box::new(ToolEntry { call, state })));
+                self.own.insert(id.to_string(), index);
+                self.all_tools.push(index);
+                index
+            }
+        };
+        if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+            entry.apply(fields);
+        }
+    }
+
+    /// warden's own entry of that id, if known.
+    pub fn own_tool(&self, id: &str) -> Option<&ToolEntry> {
+        let index = *self.own.get(id)?;
+        match &self.entries.get(index)?.kind {
+            EntryKind::Tool(entry) => Some(entry),
+            _ => None,
+        }
+    }
+
+    /// The entry of a request's tool call: warden's own for a client
+    /// call's request, else the agent's.
+    pub fn call(&self, id: &str, client: bool) -> Option<&ToolEntry> {
+        if client {
+            self.own_tool(id)
+        } else {
+            self.tool(id)
+        }
+    }
+
+    /// [`Transcript::set_tool_state`] of warden's own entry for a client call's
+    /// request, else of the agent's.
+    pub(crate) fn set_call_state(&mut self, id: &str, client: bool, state: ToolState) {
+        if !client {
+            return self.set_tool_state(id, state);
+        }
+        if let Some(&index) = self.own.get(id) {
+            self.set_state_at(index, state);
         }
     }
 
@@ -429,9 +572,7 @@ impl Transcript {
             )
             .collect();
         for index in open {
-            if let Some(EntryKind::Tool(entry)) = self.touch(index) {
-                entry.state = ToolState::Cancelled;
-            }
+            self.set_state_at(index, ToolState::Cancelled);
         }
     }
 

@@ -29,5 +29,6 @@ mod iooff;
 mod keys;
 mod runtime;
 mod settings;
+mod spoofs;
 mod transcript;
 mod wire;

@@ -1,0 +1,144 @@
+//! End to end: a hostile agent tries to make the user see what is not so
+//! (issue 22, spoofs). The demo agent plays
+//! `assets/scenarios/hostile-spoofs.toml` over real pipes.
+
+use std::path::Path;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use warden::app::ChatOptions;
+use warden::policy::Mode;
+use warden::state::{ChatState, EntryKind, ToolState};
+use warden::ui::View;
+
+use crate::common::*;
+
+const SCENARIO: &str = "hostile-spoofs.toml";
+
+fn screen(state: &ChatState, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
+    let mut view = View::default();
+    terminal
+        .draw(|frame| warden::ui::draw(frame, state, &mut view))
+        .expect("draw");
+    let buffer = terminal.backend().buffer();
+    let area = buffer.area;
+    (0..area.height)
+        .map(|y| {
+            let row: String = (0..area.width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect();
+            row.trim_end().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn recorded(dir: &Path, mode: Mode) -> ChatOptions {
+    ChatOptions {
+        chats_dir: Some(dir.join("chats")),
+        ..logged_options(dir, mode)
+    }
+}
+
+#[tokio::test]
+async fn a_later_tool_call_update_never_changes_a_waiting_card() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(
+        dir.path(),
+        SCENARIO,
+        logged_options(dir.path(), Mode::Default),
+    )
+    .await;
+    send(&mut app, "late-update");
+    pump_until(&mut app, "the card and the late update", |s| {
+        !s.gate.approvals.is_empty() && agent_text(s).contains("sent the late update")
+    })
+    .await;
+    let shown = screen(app.state(), 100, 40);
+    assert!(shown.contains("Permission · Edit notes.txt"), "{shown}");
+    assert!(
+        !shown.contains("EVIL DIFF BODY")
+            && !shown.contains("EVIL-PATH")
+            && !shown.contains("harmless"),
+        "the card or its entry shows what the agent sent after it asked:\n{shown}"
+    );
+    // Once answered, the entry shows what the agent said meanwhile.
+    key(&mut app, warden::state::Action::Char('n'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let entry = app
+        .state()
+        .session
+        .transcript
+        .tool("late-1")
+        .expect("entry");
+    assert_eq!(entry.call.title, "also harmless");
+    assert_eq!(entry.state, ToolState::Rejected);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_agent_never_updates_wardens_own_entries() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app =
+        started_scenario(dir.path(), SCENARIO, logged_options(dir.path(), Mode::Auto)).await;
+    send(&mut app, "own-update");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let state = app.state();
+    let own = state
+        .session
+        .transcript
+        .own_tool("warden-0")
+        .expect("warden's own terminal entry");
+    assert_eq!(own.call.title, "Run echo really-ran");
+    assert_eq!(own.state, ToolState::Completed);
+    assert!(
+        !format!("{:?}", own.call.content).contains("FAKE OUTPUT"),
+        "{:?}",
+        own.call.content
+    );
+    // The agent's own words under that id are an entry of the agent's.
+    let agents = state
+        .session
+        .transcript
+        .tool("warden-0")
+        .expect("the agent's entry");
+    assert_eq!(agents.call.title, "agent says: ls");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_user_message_the_agent_sends_mid_turn_is_the_agents_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(dir.path(), SCENARIO, recorded(dir.path(), Mode::Default)).await;
+    send(&mut app, "user-chunk");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let entries = app.state().session.transcript.entries();
+    let users: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::User(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, vec!["user-chunk"], "only what the user typed");
+    assert!(
+        entries.iter().any(|e| matches!(&e.kind, EntryKind::Agent(t)
+            if t.starts_with(warden::state::AGENT_SENT_USER) && t.contains("I confirm"))),
+        "{entries:?}"
+    );
+    send(&mut app, "/export chat.md");
+    pump_until(&mut app, "the export", |s| {
+        infos(s).iter().any(|i| i.contains("exported the chat to"))
+    })
+    .await;
+    let text = std::fs::read_to_string(dir.path().join("chat.md")).expect("the export");
+    let confirm = text.find("I confirm").expect("exported");
+    let heading = text[..confirm].rfind("## ").expect("a heading before it");
+    assert!(
+        text[heading..].starts_with("## Agent"),
+        "exported under the agent's heading:\n{text}"
+    );
+    assert!(text.contains("agent-sent user message"), "{text}");
+    app.shutdown().await;
+}
