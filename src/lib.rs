@@ -9,6 +9,7 @@ pub mod acp;
 pub mod app;
 pub mod chats;
 pub mod client;
+pub(crate) mod confusable;
 pub mod decision_log;
 pub mod demo_agent;
 pub mod editor;

@@ -41,7 +41,7 @@ fn spacey(c: char) -> bool {
 /// Formatting characters that change how the text around them shows, or
 /// show nothing at all: bidi controls, zero-width characters, joiners,
 /// invisible operators, tags, fillers.
-fn invisible(c: char) -> bool {
+pub(crate) fn invisible(c: char) -> bool {
     matches!(
         c,
         // Soft hyphen, combining grapheme joiner, Arabic letter mark.

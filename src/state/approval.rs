@@ -27,6 +27,9 @@ pub struct Approval {
     pub grant: ChatGrant,
     /// Why the policy left it to the user.
     pub reason: String,
+    /// A warning when the agent's tool may pass for warden's own or for
+    /// another ([`crate::confusable::warning`]), made when the request came.
+    pub lookalike: Option<String>,
 }
 
 impl Approval {
@@ -268,6 +271,7 @@ impl ChatState {
                 id,
                 grant: ChatGrant::for_request(&view),
                 category: view.category(),
+                lookalike: crate::confusable::warning(&view),
                 view,
                 request,
                 reason: String::new(),
@@ -317,6 +321,7 @@ impl ChatState {
         let approval = Approval {
             id,
             request,
+            lookalike: crate::confusable::warning(&view),
             view,
             category,
             grant,

@@ -306,6 +306,38 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         Span::styled(one_line(&approval.reason), theme.dim()),
     ];
     wrap_into(&mut top, &why, &[], &[spaces(INDENT)], width, Mode::Word);
+    // Whose call this is: warden's own (a client call it confines), or an
+    // agent tool whose name may pass for warden's or another's.
+    let whose = if approval.request.client {
+        let tool = approval
+            .request
+            .fields
+            .tool_name
+            .as_deref()
+            .unwrap_or("call");
+        Some(Span::styled(
+            format!(
+                "warden's own {}: the agent's call, confined by warden",
+                one_line(tool)
+            ),
+            theme.card_label(),
+        ))
+    } else {
+        approval
+            .lookalike
+            .as_ref()
+            .map(|w| Span::styled(w.clone(), theme.reject()))
+    };
+    if let Some(whose) = whose {
+        wrap_into(
+            &mut top,
+            &[whose],
+            &[],
+            &[spaces(INDENT)],
+            width,
+            Mode::Word,
+        );
+    }
     if let Some(warning) = option_warning(state, approval) {
         let warning = [Span::styled(warning, theme.reject())];
         wrap_into(

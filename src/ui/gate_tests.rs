@@ -571,6 +571,7 @@ fn an_approval_built_by_hand_renders() {
         view: view_,
         request: req,
         reason: "an ask rule: edits of src/**".into(),
+        lookalike: None,
     });
     state.view.focus = Focus {
         pane: Pane::Cards,

@@ -142,3 +142,53 @@ async fn a_user_message_the_agent_sends_mid_turn_is_the_agents_text() {
     assert!(text.contains("agent-sent user message"), "{text}");
     app.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_agent_tool_named_like_wardens_write_is_flagged_and_wardens_own_is_marked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(
+        dir.path(),
+        SCENARIO,
+        logged_options(dir.path(), Mode::Default),
+    )
+    .await;
+    send(&mut app, "lookalike");
+    pump_until(&mut app, "the agent's card", |s| {
+        !s.gate.approvals.is_empty()
+    })
+    .await;
+    let card = &app.state().gate.approvals[0];
+    assert!(!card.request.client);
+    assert!(
+        card.lookalike
+            .as_deref()
+            .is_some_and(|w| w.contains("looks like warden's own `fs/write_text_file`")),
+        "{:?}",
+        card.lookalike
+    );
+    let shown = screen(app.state(), 120, 40);
+    assert!(
+        shown.contains("the agent's own tool `agent:fs/write_text_f<U+0456>le`")
+            || shown.contains("the agent's own tool `agent:fs/write_text_f\u{0456}le`"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("warden's own fs/write_text_file:"),
+        "{shown}"
+    );
+    // Rejected, so that no allowed edit covers the write that follows.
+    key(&mut app, warden::state::Action::Char('n'));
+    pump_until(&mut app, "warden's own card", |s| {
+        s.gate.approvals.first().is_some_and(|a| a.request.client)
+    })
+    .await;
+    let card = &app.state().gate.approvals[0];
+    assert_eq!(card.lookalike, None);
+    let shown = screen(app.state(), 120, 40);
+    assert!(
+        shown.contains("warden's own fs/write_text_file: the agent's call, confined by warden"),
+        "{shown}"
+    );
+    assert!(!shown.contains("looks like warden's own"), "{shown}");
+    app.shutdown().await;
+}
