@@ -665,13 +665,14 @@ impl Chat {
         let id = match &event {
             TerminalEvent::Output { id } | TerminalEvent::Exited { id, .. } => id.clone(),
         };
-        let Some((output, truncated, exit)) = self.terminals.snapshot(&id) else {
+        let Some(snapshot) = self.terminals.snapshot(&id) else {
             return;
         };
         let view = TerminalView {
-            output,
-            truncated,
-            exit: exit.as_ref().map(describe_exit),
+            output: snapshot.output,
+            truncated: snapshot.truncated,
+            dropped: snapshot.dropped,
+            exit: snapshot.exit.as_ref().map(describe_exit),
         };
         self.out.push_back(Msg::TerminalOutput {
             id: id.clone(),

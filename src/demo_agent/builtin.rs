@@ -870,6 +870,7 @@ fn terminal_step(id: &str, command: &str) -> TerminalStep {
         output_byte_limit: None,
         tool_call_id: Some(id.to_owned()),
         release: true,
+        report_output: true,
     }
 }
 

@@ -389,6 +389,10 @@ pub(crate) struct TerminalStep {
     /// Whether to send `terminal/release` at the end (default true).
     #[serde(default = "default_true")]
     pub(crate) release: bool,
+    /// Whether to report the output itself (default true); else only its
+    /// size: `output: <N> bytes, truncated: <bool>`.
+    #[serde(default = "default_true", alias = "reportOutput")]
+    pub(crate) report_output: bool,
 }
 
 /// One environment variable of a terminal.

@@ -14,6 +14,7 @@ mod options;
 pub(crate) mod picker;
 mod runtime_msgs;
 pub(crate) mod search;
+mod terminals;
 mod transcript;
 pub(crate) mod workspace;
 
@@ -415,6 +416,8 @@ pub struct View {
 pub struct TerminalView {
     pub output: String,
     pub truncated: bool,
+    /// Bytes of older output not kept (said in the entry).
+    pub dropped: u64,
     /// How it ended, once it has.
     pub exit: Option<String>,
 }
@@ -528,8 +531,7 @@ impl ChatState {
             }
             Msg::Drafts(msg) => self.on_drafts(msg),
             Msg::TerminalOutput { id, view } => {
-                self.session.terminals.insert(id.clone(), view);
-                self.session.transcript.touch_terminal(&id);
+                self.on_terminal_output(id, view);
                 Vec::new()
             }
             msg @ (Msg::SettingsChanged { .. } | Msg::SettingsWriteFailed(_)) => {

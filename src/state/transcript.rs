@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::model::{PlanEntry, ToolCall, ToolCallFields, WireStatus};
+use crate::model::{AgentTerminal, PlanEntry, ToolCall, ToolCallFields, WireStatus};
 
 /// Where a tool call is in its life, as warden sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,14 +131,13 @@ pub struct Entry {
 /// (a `user_message_chunk` outside a `session/load` replay).
 pub const AGENT_SENT_USER: &str = "*(agent-sent user message)*\n\n";
 
-/// A word of the agent's on a tool call whose card waits.
-#[derive(Debug, Clone, PartialEq)]
-enum Deferred {
-    /// A `tool_call` under the same id: the call replaced whole.
-    Call(Box<ToolCall>),
-    /// A `tool_call_update`.
-    Fields(Box<ToolCallFields>),
-}
+/// The most output the agent's own terminals (`_meta`) keep in one chat's
+/// tool calls together: past it, older output is dropped, finished calls'
+/// first, oldest first.
+pub(crate) const AGENT_TERMINALS_TOTAL: usize = 32 << 20;
+
+/// What dropping for the total leaves of each terminal: its newest output.
+pub(crate) const TERMINAL_KEPT: usize = 64 << 10;
 
 /// How many recent changes the transcript remembers for incremental layout.
 const CHANGE_LOG: usize = 1024;
@@ -157,10 +156,13 @@ pub struct Transcript {
     /// calls, `client: true`), by tool call id: kept apart from `tools`, so
     /// that nothing the agent sends about a tool call ever reaches them.
     own: HashMap<String, usize>,
-    /// What the agent said of a call while its card waited, by entry
-    /// index: applied once the card is answered, so that the entry beside
-    /// the card shows what the card asks about.
-    deferred: HashMap<usize, Vec<Deferred>>,
+    /// The call as the agent said it is while its card waited, by entry
+    /// index (one copy, however many updates): shown once the card is
+    /// answered, so that the entry beside the card shows what the card
+    /// asks about.
+    deferred: HashMap<usize, ToolCall>,
+    /// Bytes the agent's own terminals (`_meta`) hold in the tool calls.
+    agent_terminal_bytes: usize,
     /// Indices of every tool call entry, of every turn.
     all_tools: Vec<usize>,
     /// Index of the entry that streaming text of the current turn appends to.
@@ -365,27 +367,97 @@ impl Transcript {
         if let Some(&index) = self.tools.get(&call.id)
             && self.awaiting(index)
         {
-            self.deferred
-                .entry(index)
-                .or_default()
-                .push(Deferred::Call(Box::new(call)));
-            return;
+            let before = self.agent_held(index);
+            self.deferred.insert(index, call);
+            return self.account(index, before);
         }
-        if let Some(&index) = self.tools.get(&call.id)
-            && let Some(EntryKind::Tool(entry)) = self.touch(index)
-        {
-            let state = ToolState::from_wire(call.status);
-            entry.call = call;
-            if !entry.state.is_finished() && entry.state != ToolState::AwaitingApproval {
-                entry.state = state;
+        if let Some(&index) = self.tools.get(&call.id) {
+            let before = self.agent_held(index);
+            if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+                let state = ToolState::from_wire(call.status);
+                entry.call = call;
+                if !entry.state.is_finished() && entry.state != ToolState::AwaitingApproval {
+                    entry.state = state;
+                }
             }
-            return;
+            return self.account(index, before);
         }
         let state = ToolState::from_wire(call.status);
         let id = call.id.clone();
         let index = self.push(EntryKind::Tool(Box::new(ToolEntry { call, state })));
         self.tools.insert(id, index);
         self.all_tools.push(index);
+        self.account(index, 0);
+    }
+
+    /// Bytes the agent's own terminals hold in the call at `index` (and in
+    /// what waits to be applied to it).
+    fn agent_held(&self, index: usize) -> usize {
+        let held = |call: &ToolCall| -> usize {
+            call.agent_terminals.iter().map(AgentTerminal::held).sum()
+        };
+        let shown = match self.entries.get(index).map(|e| &e.kind) {
+            Some(EntryKind::Tool(t)) => held(&t.call),
+            _ => 0,
+        };
+        shown + self.deferred.get(&index).map_or(0, held)
+    }
+
+    /// The call at `index` changed: count its agent terminals anew
+    /// (`before` they held that much) and keep the total.
+    fn account(&mut self, index: usize, before: usize) {
+        let after = self.agent_held(index);
+        self.agent_terminal_bytes = (self.agent_terminal_bytes + after).saturating_sub(before);
+        if self.agent_terminal_bytes > AGENT_TERMINALS_TOTAL {
+            self.trim_agent_terminals();
+        }
+    }
+
+    /// Drop the agent terminals' older output until the total is back
+    /// under three quarters of [`AGENT_TERMINALS_TOTAL`]: finished calls
+    /// first, then any, oldest first, each to its newest [`TERMINAL_KEPT`];
+    /// with very many terminals, to less, the oldest finished to nothing.
+    fn trim_agent_terminals(&mut self) {
+        let target = AGENT_TERMINALS_TOTAL / 4 * 3;
+        let finished = |t: &Self, i: usize| matches!(&t.entries[i].kind, EntryKind::Tool(e) if e.state.is_finished());
+        let finished: Vec<usize> = self
+            .all_tools
+            .iter()
+            .copied()
+            .filter(|&i| finished(self, i))
+            .collect();
+        let mut order: Vec<(usize, usize)> = Vec::new();
+        for keep in [TERMINAL_KEPT, TERMINAL_KEPT / 16, 0] {
+            order.extend(finished.iter().map(|&i| (i, keep)));
+            if keep > 0 {
+                order.extend(self.all_tools.iter().map(|&i| (i, keep)));
+            }
+        }
+        for (index, keep) in order {
+            if self.agent_terminal_bytes <= target {
+                break;
+            }
+            if self.agent_held(index) == 0 {
+                continue;
+            }
+            let mut freed = 0;
+            if let Some(call) = self.deferred.get_mut(&index) {
+                freed += call
+                    .agent_terminals
+                    .iter_mut()
+                    .map(|t| t.shrink_to(keep))
+                    .sum::<usize>();
+            }
+            if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+                freed += entry
+                    .call
+                    .agent_terminals
+                    .iter_mut()
+                    .map(|t| t.shrink_to(keep))
+                    .sum::<usize>();
+            }
+            self.agent_terminal_bytes = self.agent_terminal_bytes.saturating_sub(freed);
+        }
     }
 
     /// Apply an update to a tool call; an unknown id starts a new entry.
@@ -401,16 +473,23 @@ impl Transcript {
                 }
             }
         };
+        let before = self.agent_held(index);
         if self.awaiting(index) {
-            self.deferred
-                .entry(index)
-                .or_default()
-                .push(Deferred::Fields(Box::new(fields.clone())));
-            return;
+            if !self.deferred.contains_key(&index)
+                && let Some(EntryKind::Tool(entry)) = self.entries.get(index).map(|e| &e.kind)
+            {
+                let shadow = entry.call.clone();
+                self.deferred.insert(index, shadow);
+            }
+            if let Some(shadow) = self.deferred.get_mut(&index) {
+                shadow.apply(fields);
+            }
+            return self.account(index, before);
         }
         if let Some(EntryKind::Tool(entry)) = self.touch(index) {
             entry.apply(fields);
         }
+        self.account(index, before);
     }
 
     /// Whether the entry at `index` is a call whose card waits.
@@ -422,20 +501,19 @@ impl Transcript {
     /// Set the state of the tool call entry at `index`; leaving "awaiting
     /// approval", what the agent said of it meanwhile applies first.
     fn set_state_at(&mut self, index: usize, state: ToolState) {
+        let before = self.agent_held(index);
         let deferred = if state == ToolState::AwaitingApproval {
-            Vec::new()
+            None
         } else {
-            self.deferred.remove(&index).unwrap_or_default()
+            self.deferred.remove(&index)
         };
         if let Some(EntryKind::Tool(entry)) = self.touch(index) {
-            for word in deferred {
-                match word {
-                    Deferred::Call(call) => entry.call = *call,
-                    Deferred::Fields(fields) => entry.call.apply(&fields),
-                }
+            if let Some(call) = deferred {
+                entry.call = call;
             }
             entry.state = state;
         }
+        self.account(index, before);
     }
 
     /// Set a tool call's state (e.g. awaiting approval, rejected).
@@ -800,6 +878,58 @@ mod tests {
                 EntryKind::Thought("thinking".into()),
             ]
         );
+    }
+
+    #[test]
+    fn the_agents_own_terminals_stay_within_the_total() {
+        use crate::model::TerminalMeta;
+        let mut t = Transcript::default();
+        let chunk = "y".repeat(100 * 1024);
+        // 200 calls, each reporting 16 terminals of 500 KiB: 1.6 GB unbounded.
+        for call in 0..200 {
+            let id = format!("call-{call}");
+            t.upsert_tool(ToolCall::placeholder(&id));
+            for _ in 0..5 {
+                let news = (0..16)
+                    .map(|n| TerminalMeta::Output {
+                        id: format!("t{n}"),
+                        data: chunk.clone(),
+                    })
+                    .collect();
+                t.update_tool(
+                    &id,
+                    &ToolCallFields {
+                        terminal_meta: news,
+                        ..Default::default()
+                    },
+                );
+            }
+            if call % 2 == 0 {
+                t.set_tool_state(&id, ToolState::Completed);
+            }
+        }
+        let held: usize = t
+            .entries()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EntryKind::Tool(tool) => Some(
+                    tool.call
+                        .agent_terminals
+                        .iter()
+                        .map(AgentTerminal::held)
+                        .sum::<usize>(),
+                ),
+                _ => None,
+            })
+            .sum();
+        assert_eq!(held, t.agent_terminal_bytes, "the accounting matches");
+        assert!(held <= AGENT_TERMINALS_TOTAL, "{held}");
+        // The newest call keeps its output whole; an old one says what it lost.
+        let newest = t.tool("call-199").expect("newest");
+        assert!(newest.call.agent_terminals[0].output().len() >= 256 * 1024);
+        let oldest = t.tool("call-0").expect("oldest");
+        assert!(oldest.call.agent_terminals[0].dropped() > 0);
+        assert!(oldest.call.agent_terminals[0].output().ends_with('y'));
     }
 
     #[test]

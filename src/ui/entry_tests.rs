@@ -396,6 +396,7 @@ fn wardens_own_terminal_wins_over_the_agents_word_for_it() {
     views.insert(
         "c1".to_string(),
         TerminalView {
+            dropped: 0,
             output: "real output\n".into(),
             truncated: false,
             exit: None,

@@ -192,3 +192,47 @@ async fn an_agent_tool_named_like_wardens_write_is_flagged_and_wardens_own_is_ma
     assert!(!shown.contains("looks like warden's own"), "{shown}");
     app.shutdown().await;
 }
+
+// Resources: the total output of many terminals is bounded, the newest of
+// each kept, and the entry says what was dropped.
+
+#[tokio::test]
+async fn many_terminals_keep_a_bounded_total_and_say_what_was_dropped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(
+        dir.path(),
+        "many-terminals.toml",
+        logged_options(dir.path(), Mode::Auto),
+    )
+    .await;
+    send(&mut app, "many");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    // The last output events may trail the turn's end.
+    pump_until(&mut app, "every terminal's end", |s| {
+        s.session.terminals.len() == 48
+            && s.session
+                .terminals
+                .values()
+                .all(|v| v.exit.is_some() && v.output.contains("END-"))
+    })
+    .await;
+    let views = &app.state().session.terminals;
+    let total: usize = views.values().map(|v| v.output.len()).sum();
+    assert!(
+        total <= 32 << 20,
+        "the chat keeps {total} bytes of terminal output"
+    );
+    for (id, view) in views {
+        assert!(
+            view.output
+                .trim_end()
+                .ends_with(&format!("END-{}", &id[5..])),
+            "{id}"
+        );
+    }
+    let dropped: u64 = views.values().map(|v| v.dropped).sum();
+    assert!(dropped > 0);
+    let shown = screen(app.state(), 100, 400);
+    assert!(shown.contains("of older output dropped"), "{shown}");
+    app.shutdown().await;
+}
