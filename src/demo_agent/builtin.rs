@@ -723,9 +723,11 @@ fn crash() -> Vec<Step> {
         text("Starting the risky part...\n"),
         Step::Stderr {
             text: "demo-agent: simulated crash".to_owned(),
+            repeat: None,
         },
         Step::Stderr {
             text: "demo-agent: exiting with code 3".to_owned(),
+            repeat: None,
         },
         Step::Exit { code: 3 },
     ]

@@ -262,7 +262,13 @@ pub(crate) enum Step {
     /// crashing agent would.
     Exit { code: i32 },
     /// A line on the agent's stderr, where agents write their logs.
-    Stderr { text: String },
+    Stderr {
+        text: String,
+        /// Write `text` this many times on the one line (default once): an
+        /// agent that writes a huge line.
+        #[serde(default)]
+        repeat: Option<usize>,
+    },
     /// Answers `session/prompt` with a JSON-RPC error (internal error,
     /// with this message and optional `data`) instead of a stop reason, as
     /// an agent whose turn failed does.

@@ -204,33 +204,69 @@ fn lines(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Vec<Line<'static>
             );
         }
         EntryKind::Error { message, detail } => {
+            // An agent's error or stderr can be one huge line: the notice
+            // shows a bounded part of it, the rest is in the log.
             let style = theme.error();
             let first = [Span::styled("✗ ", style)];
+            let mut rows = Vec::new();
             wrap_text_into(
-                &mut out,
-                &clean(message),
+                &mut rows,
+                &clean(capped(message, ERROR_BYTES)),
                 style,
                 &first,
                 &[spaces(2)],
                 ctx.width,
                 Mode::Word,
             );
+            keep_rows(&mut out, rows, ERROR_ROWS, ctx);
             let indent = [spaces(2)];
-            for line in detail {
-                let line = clean(line);
+            let mut rows = Vec::new();
+            for line in detail.iter().rev().take(DETAIL_LINES).rev() {
+                let mut line_rows = Vec::new();
                 wrap_text_into(
-                    &mut out,
-                    &line,
+                    &mut line_rows,
+                    &clean(capped(line, ERROR_BYTES)),
                     theme.error_detail(),
                     &indent,
                     &indent,
                     ctx.width,
                     Mode::Word,
                 );
+                keep_rows(&mut rows, line_rows, DETAIL_LINE_ROWS, ctx);
             }
+            out.extend(rows);
         }
     }
     out
+}
+
+/// The most bytes of an error line or a detail line laid out.
+const ERROR_BYTES: usize = 4096;
+/// The most rows an error's message takes.
+const ERROR_ROWS: usize = 6;
+/// The most detail lines (a stderr tail) an error shows.
+const DETAIL_LINES: usize = 12;
+/// The most rows one detail line takes.
+const DETAIL_LINE_ROWS: usize = 2;
+
+/// The first `max` bytes of `text` (at a character boundary).
+fn capped(text: &str, max: usize) -> &str {
+    &text[..crate::text::floor_char_boundary(text, max.min(text.len()))]
+}
+
+/// Append at most `max` of `rows`, the last of them saying how many more
+/// there were.
+fn keep_rows(out: &mut Vec<Line<'static>>, mut rows: Vec<Line<'static>>, max: usize, ctx: Ctx) {
+    if rows.len() > max {
+        let more = rows.len() - (max - 1);
+        rows.truncate(max - 1);
+        let piece = [Span::styled(
+            format!("  … {more} more rows (the log has it)"),
+            ctx.theme.dim(),
+        )];
+        wrap_into(&mut rows, &piece, &[], &[], ctx.width, Mode::Char);
+    }
+    out.extend(rows);
 }
 
 /// `▸ thinking: <first line>`, cut to the width.

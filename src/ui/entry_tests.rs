@@ -493,3 +493,21 @@ fn argv_commands_show_the_command_the_policy_judged() {
       $ rm 'a; b'
     ");
 }
+
+#[test]
+fn a_huge_error_or_stderr_line_takes_a_bounded_number_of_rows() {
+    let huge = "0123456789 ".repeat(5_000_000);
+    let shown = rows(
+        EntryKind::Error {
+            message: format!("the turn failed: {huge}"),
+            detail: vec![huge.clone(); 40],
+        },
+        ctx(100),
+    );
+    assert!(
+        shown.len() <= ERROR_ROWS + DETAIL_LINES * DETAIL_LINE_ROWS,
+        "{} rows",
+        shown.len()
+    );
+    assert!(shown[ERROR_ROWS - 1].contains("more rows"), "{shown:?}");
+}

@@ -236,3 +236,56 @@ async fn many_terminals_keep_a_bounded_total_and_say_what_was_dropped() {
     assert!(shown.contains("of older output dropped"), "{shown}");
     app.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_huge_stderr_line_fills_a_bounded_part_of_the_exit_notice() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(
+        dir.path(),
+        "hostile-output-escapes.toml",
+        logged_options(dir.path(), Mode::Default),
+    )
+    .await;
+    send(&mut app, "huge-stderr");
+    pump_until(&mut app, "the exit", |s| {
+        s.session.connection == warden::state::Connection::Down
+    })
+    .await;
+    let (_, detail) = errors(app.state())
+        .into_iter()
+        .find(|(m, _)| m.contains("the agent exited"))
+        .expect("the exit notice");
+    let bytes: usize = detail.iter().map(String::len).sum();
+    assert!(bytes < 2048, "{bytes} bytes of stderr in the notice");
+    assert!(
+        detail.iter().any(|l| l.contains("more bytes in the log")),
+        "{detail:?}"
+    );
+    assert_eq!(detail.last().map(String::as_str), Some("last words"));
+    let shown = screen(app.state(), 100, 40);
+    let rows = shown.lines().filter(|l| l.contains("0123456789")).count();
+    assert!(rows <= 3, "{rows} rows of it:\n{shown}");
+    assert!(shown.contains("last words"), "{shown}");
+}
+
+#[test]
+fn exec_shows_a_bounded_part_of_a_huge_stderr_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let scenario = scenario("hostile-output-escapes.toml");
+    let (code, _out, err, _) = exec_in(
+        dir.path(),
+        Path::new("/nonexistent/warden.toml"),
+        &[
+            "-p",
+            "huge-stderr",
+            "--",
+            env!("CARGO_BIN_EXE_warden"),
+            "demo-agent",
+            "--scenario",
+            &scenario,
+        ],
+    );
+    assert_ne!(code, Some(0));
+    assert!(err.len() < 8192, "{} bytes on stderr", err.len());
+    assert!(err.contains("last words"), "{err}");
+}
