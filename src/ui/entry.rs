@@ -43,6 +43,50 @@ fn clean(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Words that follow warden's own `✓` and `✗` marks (decision and error lines).
+const OWN_LINE_WORDS: [&str; 8] = [
+    "allowed",
+    "denied",
+    "blocked",
+    "cancelled",
+    "withdrawn",
+    "approved",
+    "the agent",
+    "warning",
+];
+
+/// The agent's text with no line that starts like one of warden's own: a
+/// user message (`› `), a block (`⊘ `), a decision (`✓ allowed…`) or an
+/// error (`✗ the agent…`). Such a line's mark is shown as its code
+/// (`<U+203A>`), so the agent cannot write what reads as the user's words
+/// or warden's decisions.
+pub(crate) fn unforged(text: &str) -> Cow<'_, str> {
+    if !text.contains(['›', '⊘', '✓', '✗']) {
+        return Cow::Borrowed(text);
+    }
+    let forged = |mark: char, rest: &str| match mark {
+        '›' | '⊘' => true,
+        '✓' | '✗' => rest
+            .strip_prefix(' ')
+            .is_some_and(|rest| OWN_LINE_WORDS.iter().any(|w| rest.starts_with(w))),
+        _ => false,
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start_matches([' ', '>']);
+        let lead = &line[..line.len() - body.len()];
+        match body.chars().next() {
+            Some(mark) if forged(mark, &body[mark.len_utf8()..]) => {
+                out.push_str(lead);
+                out.push_str(&format!("<U+{:04X}>", mark as u32));
+                out.push_str(&body[mark.len_utf8()..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// What entry layout depends on besides the entry itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Ctx {
@@ -124,7 +168,7 @@ pub(crate) fn layout(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Laid 
     match &entry.kind {
         EntryKind::Agent(text) => {
             let mut md = MdStream::new(ctx.width, ctx.theme);
-            md.update(text);
+            md.update(&unforged(text));
             Laid::Markdown(md)
         }
         EntryKind::Thought(text) if ctx.expanded => {
@@ -140,7 +184,7 @@ pub(crate) fn layout(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Laid 
 /// the entry only grew.
 pub(crate) fn relayout(laid: &mut Laid, entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) {
     match (laid, &entry.kind) {
-        (Laid::Markdown(md), EntryKind::Agent(text)) => md.update(text),
+        (Laid::Markdown(md), EntryKind::Agent(text)) => md.update(&unforged(text)),
         (Laid::Thought(plain), EntryKind::Thought(text)) if ctx.expanded => plain.update(text),
         (laid, _) => *laid = layout(entry, ctx, terminals),
     }
@@ -149,7 +193,7 @@ pub(crate) fn relayout(laid: &mut Laid, entry: &Entry, ctx: Ctx, terminals: Term
 /// The number of rows `entry` takes, without keeping them.
 pub(crate) fn measure(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> usize {
     match &entry.kind {
-        EntryKind::Agent(text) => markdown::render(text, ctx.width, ctx.theme).len(),
+        EntryKind::Agent(text) => markdown::render(&unforged(text), ctx.width, ctx.theme).len(),
         _ => layout(entry, ctx, terminals).len(),
     }
 }
@@ -171,7 +215,7 @@ fn lines(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Vec<Line<'static>
                 Mode::Word,
             );
         }
-        EntryKind::Agent(text) => out = markdown::render(text, ctx.width, theme),
+        EntryKind::Agent(text) => out = markdown::render(&unforged(text), ctx.width, theme),
         EntryKind::Thought(text) => out.push(folded_thought(text, ctx)),
         EntryKind::Tool(tool) => tool_lines(&mut out, tool, ctx, terminals),
         EntryKind::Plan(plan) => plan_lines(&mut out, plan, ctx),
