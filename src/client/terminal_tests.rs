@@ -482,7 +482,7 @@ fn the_budget_drops_finished_terminals_first_and_keeps_the_newest_of_each() {
     let budget = Budget::new(4 * KEPT_EACH * 4);
     let (tx, _rx) = mpsc::unbounded_channel();
     let member = |id: &str, exited: bool| {
-        let (exit, _) = watch::channel(exited.then(|| ExitStatus {
+        let (exit, _) = watch::channel(exited.then_some(ExitStatus {
             exit_code: Some(0),
             signal: None,
         }));
