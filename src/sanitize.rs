@@ -111,6 +111,21 @@ pub(crate) fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// At most `max` bytes of `text` (cut at a character boundary), then how
+/// many more there were: for an agent's error or stderr line, which can be
+/// one huge line, in a notice.
+pub fn cut(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let end = crate::text::floor_char_boundary(text, max);
+    Cow::Owned(format!(
+        "{} … ({} more bytes)",
+        &text[..end],
+        text.len() - end
+    ))
+}
+
 /// One line of text, made visible, with newlines shown too (for titles and
 /// other single-line places).
 pub fn one_line(text: &str) -> String {
@@ -273,6 +288,12 @@ mod tests {
             assert!(json(&format!("\"{c}\"")).starts_with("\"\\u"), "{c:?}");
         }
         assert_eq!(one_line("x\u{3000}\u{3000}y"), "x<U+3000><U+3000>y");
+    }
+
+    #[test]
+    fn cut_keeps_a_bounded_head_and_says_how_much_more() {
+        assert_eq!(cut("short", 10), "short");
+        assert_eq!(cut("ééé", 3), "é … (4 more bytes)");
     }
 
     #[test]

@@ -292,6 +292,10 @@ pub struct Turn {
     pub cancelling: bool,
 }
 
+/// The most bytes of an agent's error message kept (a failed prompt, a
+/// failed connection): the rest is said as a count.
+const AGENT_ERROR: usize = 4096;
+
 /// The whole UI state of one chat, in three parts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatState {
@@ -586,6 +590,9 @@ impl ChatState {
                 effects
             }
             Msg::TurnFailed(message) => {
+                // The agent's error can be one huge line: a bounded part of
+                // it on every output path.
+                let message = crate::sanitize::cut(&message, AGENT_ERROR).into_owned();
                 let effects = self.cancel_all_approvals("the prompt failed");
                 self.finish_turn(true);
                 self.error(
@@ -596,6 +603,7 @@ impl ChatState {
                 effects
             }
             Msg::ConnectFailed(message) => {
+                let message = crate::sanitize::cut(&message, AGENT_ERROR).into_owned();
                 let effects = self.cancel_all_approvals("the agent is not connected");
                 self.session.connection = Connection::Down;
                 self.finish_turn(true);

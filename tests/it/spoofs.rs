@@ -289,3 +289,34 @@ fn exec_shows_a_bounded_part_of_a_huge_stderr_line() {
     assert!(err.len() < 8192, "{} bytes on stderr", err.len());
     assert!(err.contains("last words"), "{err}");
 }
+
+#[test]
+fn exec_shows_a_bounded_part_of_a_huge_error_message() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("huge-error.json");
+    let scenario = serde_json::json!({
+        "builtin": false,
+        "turns": [{ "steps": [{ "type": "fail", "message": "E".repeat(1 << 20) }] }],
+    });
+    std::fs::write(&file, scenario.to_string()).expect("scenario");
+    let (code, _out, err, _) = exec_in(
+        dir.path(),
+        Path::new("/nonexistent/warden.toml"),
+        &[
+            "-p",
+            "go",
+            "--",
+            env!("CARGO_BIN_EXE_warden"),
+            "demo-agent",
+            "--scenario",
+            &file.display().to_string(),
+        ],
+    );
+    assert_ne!(code, Some(0));
+    assert!(err.len() < 16 * 1024, "{} bytes on stderr", err.len());
+    assert!(
+        err.contains("more bytes)"),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+}
