@@ -61,27 +61,38 @@ const OWN_LINE_WORDS: [&str; 8] = [
 /// (`<U+203A>`), so the agent cannot write what reads as the user's words
 /// or warden's decisions.
 pub(crate) fn unforged(text: &str) -> Cow<'_, str> {
-    if !text.contains(['›', '⊘', '✓', '✗']) {
+    // The mark a line starts with, when it starts like one of warden's.
+    let forged = |line: &str| -> Option<char> {
+        let body = line.trim_start_matches([' ', '>']);
+        let mark = body.chars().next()?;
+        let rest = &body[mark.len_utf8()..];
+        let own = match mark {
+            '›' | '⊘' => true,
+            '✓' | '✗' => rest
+                .strip_prefix(' ')
+                .is_some_and(|rest| OWN_LINE_WORDS.iter().any(|w| rest.starts_with(w))),
+            _ => false,
+        };
+        own.then_some(mark)
+    };
+    // Only line starts are looked at: one pass over the newlines.
+    if !text
+        .split_inclusive('\n')
+        .any(|line| forged(line).is_some())
+    {
         return Cow::Borrowed(text);
     }
-    let forged = |mark: char, rest: &str| match mark {
-        '›' | '⊘' => true,
-        '✓' | '✗' => rest
-            .strip_prefix(' ')
-            .is_some_and(|rest| OWN_LINE_WORDS.iter().any(|w| rest.starts_with(w))),
-        _ => false,
-    };
     let mut out = String::with_capacity(text.len() + 16);
     for line in text.split_inclusive('\n') {
         let body = line.trim_start_matches([' ', '>']);
         let lead = &line[..line.len() - body.len()];
-        match body.chars().next() {
-            Some(mark) if forged(mark, &body[mark.len_utf8()..]) => {
+        match forged(line) {
+            Some(mark) => {
                 out.push_str(lead);
                 out.push_str(&format!("<U+{:04X}>", mark as u32));
                 out.push_str(&body[mark.len_utf8()..]);
             }
-            _ => out.push_str(line),
+            None => out.push_str(line),
         }
     }
     Cow::Owned(out)
