@@ -208,6 +208,17 @@ pub(crate) fn warning(view: &RequestView) -> Option<String> {
     ))
 }
 
+/// [`warning`] for a tool call of the agent's in the transcript.
+pub(crate) fn call_warning(call: &crate::model::ToolCall) -> Option<String> {
+    let view = RequestView {
+        kind: call.kind,
+        title: call.title.clone(),
+        tool_name: call.tool_name.clone(),
+        ..Default::default()
+    };
+    warning(&view)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

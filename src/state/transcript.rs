@@ -73,12 +73,31 @@ impl ToolState {
 pub struct ToolEntry {
     pub call: ToolCall,
     pub state: ToolState,
+    /// warden's own entry: its request for one of the agent's client calls.
+    pub own: bool,
+    /// Why the agent's tool may pass for one of warden's own
+    /// ([`crate::confusable::call_warning`]), kept with the call as it changes.
+    pub lookalike: Option<String>,
 }
 
 impl ToolEntry {
+    /// An entry of the agent's.
+    pub fn new(call: ToolCall, state: ToolState) -> ToolEntry {
+        let lookalike = crate::confusable::call_warning(&call);
+        ToolEntry {
+            call,
+            state,
+            own: false,
+            lookalike,
+        }
+    }
+
     /// Merge an update's fields and status into the entry.
     fn apply(&mut self, fields: &ToolCallFields) {
         self.call.apply(fields);
+        if !self.own && (fields.title.is_some() || fields.tool_name.is_some()) {
+            self.lookalike = crate::confusable::call_warning(&self.call);
+        }
         if let Some(status) = fields.status {
             let next = ToolState::from_wire(status);
             // A rejection stays a rejection when the agent then reports
@@ -375,6 +394,7 @@ impl Transcript {
             let before = self.agent_held(index);
             if let Some(EntryKind::Tool(entry)) = self.touch(index) {
                 let state = ToolState::from_wire(call.status);
+                entry.lookalike = crate::confusable::call_warning(&call);
                 entry.call = call;
                 if !entry.state.is_finished() && entry.state != ToolState::AwaitingApproval {
                     entry.state = state;
@@ -384,7 +404,7 @@ impl Transcript {
         }
         let state = ToolState::from_wire(call.status);
         let id = call.id.clone();
-        let index = self.push(EntryKind::Tool(Box::new(ToolEntry { call, state })));
+        let index = self.push(EntryKind::Tool(Box::new(ToolEntry::new(call, state))));
         self.tools.insert(id, index);
         self.all_tools.push(index);
         self.account(index, 0);
@@ -509,6 +529,9 @@ impl Transcript {
         };
         if let Some(EntryKind::Tool(entry)) = self.touch(index) {
             if let Some(call) = deferred {
+                if !entry.own {
+                    entry.lookalike = crate::confusable::call_warning(&call);
+                }
                 entry.call = call;
             }
             entry.state = state;
@@ -541,7 +564,12 @@ impl Transcript {
                 self.open_text = None;
                 let call = ToolCall::placeholder(id);
                 let state = ToolState::from_wire(call.status);
-                let index = self.push(EntryKind::Tool(Box::new(ToolEntry { call, state })));
+                let entry = ToolEntry {
+                    own: true,
+                    lookalike: None,
+                    ..ToolEntry::new(call, state)
+                };
+                let index = self.push(EntryKind::Tool(Box::new(entry)));
                 self.own.insert(id.to_string(), index);
                 self.all_tools.push(index);
                 index
@@ -930,6 +958,45 @@ mod tests {
         let oldest = t.tool("call-0").expect("oldest");
         assert!(oldest.call.agent_terminals[0].dropped() > 0);
         assert!(oldest.call.agent_terminals[0].output().ends_with('y'));
+    }
+
+    #[test]
+    fn wardens_own_entries_are_marked_and_the_agents_look_alikes_flagged() {
+        let mut t = Transcript::default();
+        t.update_own_tool(
+            "warden-1",
+            &ToolCallFields {
+                title: Some("Write /w/a".into()),
+                tool_name: Some("fs/write_text_file".into()),
+                ..Default::default()
+            },
+        );
+        let own = t.own_tool("warden-1").expect("own");
+        assert!(own.own);
+        assert_eq!(own.lookalike, None);
+        t.upsert_tool(ToolCall::placeholder("warden-1"));
+        let agents = t.tool("warden-1").expect("the agent's");
+        assert!(
+            !agents.own,
+            "an agent's call under warden's id is the agent's"
+        );
+        assert_eq!(agents.lookalike, None);
+        t.update_tool(
+            "warden-1",
+            &ToolCallFields {
+                tool_name: Some("fs/write_text_f\u{0456}le".into()),
+                ..Default::default()
+            },
+        );
+        assert!(
+            t.tool("warden-1")
+                .and_then(|e| e.lookalike.as_deref())
+                .is_some_and(|w| w.contains("looks like warden's own")),
+        );
+        assert_eq!(
+            t.own_tool("warden-1").and_then(|e| e.lookalike.clone()),
+            None
+        );
     }
 
     #[test]

@@ -483,16 +483,23 @@ fn plain_lines(out: &mut Vec<Line<'static>>, text: &str, ctx: Ctx, open: bool) {
 fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminals: Terminals<'_>) {
     let theme = ctx.theme;
     let (symbol, symbol_style) = theme.tool_state(tool.state);
+    // warden's own entries say so; the agent's cannot.
+    let whose = if tool.own { "warden: " } else { "" };
     let header = [
         Span::styled(symbol, symbol_style),
         Span::raw(" "),
         Span::styled(format!("[{}]", tool.call.kind.as_str()), theme.tool_kind()),
         Span::raw(" "),
+        Span::styled(whose, theme.card_label()),
         Span::styled(tool_title(tool), theme.tool_title()),
         Span::styled(format!(" — {}", tool.state.label()), theme.dim()),
     ];
     let indent = [spaces(INDENT)];
     wrap_into(out, &header, &[], &indent, ctx.width, Mode::Word);
+    if let Some(warning) = &tool.lookalike {
+        let piece = [Span::styled(warning.clone(), theme.reject())];
+        wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
+    }
 
     if tool.call.kind == ToolKind::Execute
         && let Some(cmd) = command(tool.call.raw_input.as_ref())

@@ -27,7 +27,7 @@ fn tool(kind: ToolKind, state: ToolState) -> ToolEntry {
     let mut call = ToolCall::placeholder("t1");
     call.kind = kind;
     call.status = WireStatus::InProgress;
-    ToolEntry { call, state }
+    ToolEntry::new(call, state)
 }
 
 #[test]

@@ -392,7 +392,7 @@ mod tests {
         Entry {
             id: 0,
             rev: 0,
-            kind: EntryKind::Tool(Box::new(ToolEntry { call, state })),
+            kind: EntryKind::Tool(Box::new(ToolEntry::new(call, state))),
         }
     }
 

@@ -91,6 +91,7 @@ async fn the_agent_never_updates_wardens_own_entries() {
         .own_tool("warden-0")
         .expect("warden's own terminal entry");
     assert_eq!(own.call.title, "Run echo really-ran");
+    assert!(own.own);
     assert_eq!(own.state, ToolState::Completed);
     assert!(
         !format!("{:?}", own.call.content).contains("FAKE OUTPUT"),
@@ -176,6 +177,21 @@ async fn an_agent_tool_named_like_wardens_write_is_flagged_and_wardens_own_is_ma
         !shown.contains("warden's own fs/write_text_file:"),
         "{shown}"
     );
+    // Its entry in the transcript says so too.
+    let entry = app
+        .state()
+        .session
+        .transcript
+        .tool("spoof-1")
+        .expect("entry");
+    assert!(!entry.own);
+    assert!(
+        entry
+            .lookalike
+            .as_deref()
+            .is_some_and(|w| w.contains("looks like warden's own")),
+        "{entry:?}"
+    );
     // Rejected, so that no allowed edit covers the write that follows.
     key(&mut app, warden::state::Action::Char('n'));
     pump_until(&mut app, "warden's own card", |s| {
@@ -189,7 +205,10 @@ async fn an_agent_tool_named_like_wardens_write_is_flagged_and_wardens_own_is_ma
         shown.contains("warden's own fs/write_text_file: the agent's call, confined by warden"),
         "{shown}"
     );
-    assert!(!shown.contains("looks like warden's own"), "{shown}");
+    assert!(
+        shown.contains("warden: Write "),
+        "warden's own entry says so:\n{shown}"
+    );
     app.shutdown().await;
 }
 
