@@ -204,8 +204,22 @@ pub(crate) fn warning(view: &RequestView) -> Option<String> {
     let why = tool_name(name, &OWN_TOOLS).or_else(|| title(&view.title, &OWN_TOOLS))?;
     Some(format!(
         "⚠ the agent's own tool `{}` {why}: this is not one of warden's calls",
-        one_line(&tool)
+        coded(&one_line(&tool))
     ))
+}
+
+/// The name with every character beyond ASCII as its code (`<U+0456>`), so
+/// that the look-alike letters show for what they are.
+fn coded(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c.to_string()
+            } else {
+                format!("<U+{:04X}>", c as u32)
+            }
+        })
+        .collect()
 }
 
 /// [`warning`] for a tool call of the agent's in the transcript.
@@ -295,6 +309,10 @@ mod tests {
         assert!(
             warning(&view)
                 .is_some_and(|w| w.contains("looks like warden's own `fs/write_text_file`"))
+        );
+        assert!(
+            warning(&view).is_some_and(|w| w.contains("`agent:fs/write_text_f<U+0456>le`")),
+            "the look-alike letter shows as its code"
         );
         let own = RequestView {
             tool_name: Some("fs/write_text_file".into()),
