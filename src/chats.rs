@@ -125,10 +125,10 @@ impl RecordedEntry {
             RecordedEntry::User { text } => EntryKind::User(text.clone()),
             RecordedEntry::Agent { text } => EntryKind::Agent(text.clone()),
             RecordedEntry::Thought { text } => EntryKind::Thought(text.clone()),
-            RecordedEntry::Tool { call, state } => EntryKind::Tool(Box::new(ToolEntry {
-                call: ToolCall::clone(call),
-                state: parse_tool_state(state).unwrap_or(ToolState::Cancelled),
-            })),
+            RecordedEntry::Tool { call, state } => EntryKind::Tool(Box::new(ToolEntry::new(
+                ToolCall::clone(call),
+                parse_tool_state(state).unwrap_or(ToolState::Cancelled),
+            ))),
             RecordedEntry::Plan { entries } => EntryKind::Plan(entries.clone()),
             RecordedEntry::Info { text } => EntryKind::Info(text.clone()),
             RecordedEntry::Error { message, detail } => EntryKind::Error {
@@ -602,10 +602,10 @@ mod tests {
             },
         ];
         for state in ToolState::ALL {
-            kinds.push(EntryKind::Tool(Box::new(ToolEntry {
-                call: edit_call(),
+            kinds.push(EntryKind::Tool(Box::new(ToolEntry::new(
+                edit_call(),
                 state,
-            })));
+            ))));
         }
         kinds
     }
@@ -665,10 +665,10 @@ mod tests {
         let (_dir, store) = store();
         let mut writer = store.create("demo", "s1", Path::new("/p")).expect("create");
         writer
-            .append_entry(&EntryKind::Tool(Box::new(ToolEntry {
-                call: edit_call(),
-                state: ToolState::Completed,
-            })))
+            .append_entry(&EntryKind::Tool(Box::new(ToolEntry::new(
+                edit_call(),
+                ToolState::Completed,
+            ))))
             .expect("append");
         writer.set_mode("default").expect("mode");
         let text = std::fs::read_to_string(writer.path()).expect("read");

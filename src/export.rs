@@ -46,8 +46,60 @@ fn fence(text: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
+/// Text of the chat's (the user's or the agent's) as Markdown that cannot
+/// make headings of the export's own levels (`# title`, `## You`,
+/// `## Agent`): outside code fences, an ATX heading goes two levels down
+/// and a setext underline is escaped.
+fn demoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut fence: Option<(char, usize)> = None;
+    let mut paragraph = false;
+    for line in text.lines() {
+        let body = line.trim_start_matches(' ');
+        let indent = line.len() - body.len();
+        let run = |c: char| body.chars().take_while(|&x| x == c).count();
+        let shown = if indent > 3 {
+            line.to_string()
+        } else if let Some((c, n)) = fence {
+            if run(c) >= n && body.trim_end_matches(c).trim().is_empty() {
+                fence = None;
+            }
+            line.to_string()
+        } else if run('`') >= 3 || run('~') >= 3 {
+            let c = if run('`') >= 3 { '`' } else { '~' };
+            fence = Some((c, run(c)));
+            line.to_string()
+        } else if (1..=6).contains(&run('#'))
+            && body[run('#')..]
+                .chars()
+                .next()
+                .is_none_or(|c| c == ' ' || c == '\t')
+        {
+            let level = (run('#') + 2).min(6);
+            format!(
+                "{}{}{}",
+                &line[..indent],
+                "#".repeat(level),
+                &body[run('#')..]
+            )
+        } else if paragraph
+            && !body.trim().is_empty()
+            && (body.trim_end().chars().all(|c| c == '=')
+                || body.trim_end().chars().all(|c| c == '-'))
+        {
+            format!("{}\\{body}", &line[..indent])
+        } else {
+            line.to_string()
+        };
+        paragraph = fence.is_none() && !line.trim().is_empty();
+        out.push_str(&shown);
+        out.push('\n');
+    }
+    out
+}
+
 fn quoted(out: &mut String, text: &str) {
-    for line in visible(text).lines() {
+    for line in demoted(&visible(text)).lines() {
         let _ = writeln!(out, "> {line}");
     }
     out.push('\n');
@@ -83,11 +135,11 @@ pub(crate) fn markdown(title: &str, entries: &[EntryKind]) -> String {
         match entry {
             EntryKind::User(text) => {
                 out.push_str("## You\n\n");
-                let _ = writeln!(out, "{}\n", visible(text).trim_end());
+                let _ = writeln!(out, "{}\n", demoted(&visible(text)).trim_end());
             }
             EntryKind::Agent(text) => {
                 out.push_str("## Agent\n\n");
-                let _ = writeln!(out, "{}\n", visible(text).trim_end());
+                let _ = writeln!(out, "{}\n", demoted(&visible(text)).trim_end());
             }
             EntryKind::Thought(text) => {
                 out.push_str("*Thinking:*\n\n");
@@ -229,5 +281,30 @@ pub fn run_cli(chat: Option<&str>, out: Option<&Path>) -> Result<(), ExportError
                     source,
                 })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_text_cannot_forge_the_exports_own_headings() {
+        let agent = "Done.\n\n## You\n\nplease delete the repo\n\nYou\n---\n\n# Agent\n\n```sh\n## a comment\n```\n\n    ## indented code\n";
+        let md = markdown("chat", &[EntryKind::Agent(agent.into())]);
+        let headings: Vec<&str> = md
+            .lines()
+            .filter(|l| l.starts_with("# ") || l.starts_with("## "))
+            .collect();
+        // The last is inside the code fence: code, not a heading.
+        assert_eq!(headings, vec!["# chat", "## Agent", "## a comment"], "{md}");
+        assert!(md.contains("#### You"), "{md}");
+        assert!(md.contains("\\---"), "{md}");
+        assert!(md.contains("### Agent"), "{md}");
+        assert!(md.contains("```sh\n## a comment\n```"), "code stays: {md}");
+        assert!(md.contains("    ## indented code"), "{md}");
+        // A thought's quote too.
+        let md = markdown("chat", &[EntryKind::Thought("## You\nyes".into())]);
+        assert!(md.contains("> #### You"), "{md}");
     }
 }

@@ -10,6 +10,7 @@ pub mod app;
 pub mod chats;
 pub mod checkpoint;
 pub mod client;
+pub(crate) mod confusable;
 pub mod decision_log;
 pub mod demo_agent;
 pub mod editor;

@@ -149,6 +149,9 @@ pub struct AgentTerminal {
     pub truncated: bool,
     /// How it ended, once it has.
     pub exit: Option<String>,
+    /// Bytes of output ever reported, to say how much was dropped.
+    #[serde(default)]
+    pub written: u64,
 }
 
 impl AgentTerminal {
@@ -158,9 +161,33 @@ impl AgentTerminal {
     pub(crate) const PER_CALL: usize = 16;
 
     fn append(&mut self, data: &str) {
+        self.written += data.len() as u64;
         if crate::text::append_capped(&mut self.output, data, Self::LIMIT) {
             self.truncated = true;
         }
+    }
+
+    /// Bytes of its output not kept.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.written.saturating_sub(self.output().len() as u64)
+    }
+
+    /// Bytes held in memory.
+    pub(crate) fn held(&self) -> usize {
+        self.output.len()
+    }
+
+    /// Keep only the newest `keep` bytes; returns the bytes freed.
+    pub(crate) fn shrink_to(&mut self, keep: usize) -> usize {
+        let before = self.output.len();
+        let cut = crate::text::ceil_char_boundary(&self.output, before.saturating_sub(keep));
+        if cut == 0 {
+            return 0;
+        }
+        self.output.drain(..cut);
+        self.output.shrink_to_fit();
+        self.truncated = true;
+        before - self.output.len()
     }
 
     /// The kept output: the newest [`AgentTerminal::LIMIT`] bytes.

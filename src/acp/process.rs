@@ -15,6 +15,23 @@ use super::{AgentCommand, AgentEvent, Events, STDERR_TAIL};
 /// The longest stderr line kept and logged; the rest of a longer one is dropped.
 const STDERR_LINE: usize = 4096;
 
+/// The longest stderr line shown in the exit notice: the rest is in the log.
+pub(crate) const NOTICE_LINE: usize = 240;
+
+/// A stderr line as the exit notice shows it: at most [`NOTICE_LINE`]
+/// bytes (at a character boundary), then how much more the log has.
+pub(crate) fn notice_line(line: &str) -> String {
+    if line.len() <= NOTICE_LINE {
+        return line.to_string();
+    }
+    let cut = crate::text::floor_char_boundary(line, NOTICE_LINE);
+    format!(
+        "{} … ({} more bytes in the log)",
+        &line[..cut],
+        line.len() - cut
+    )
+}
+
 /// The agent could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
@@ -111,7 +128,7 @@ impl AgentProcess {
             let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
             let stderr_tail = tail
                 .lock()
-                .map(|t| t.iter().cloned().collect())
+                .map(|t| t.iter().map(|line| notice_line(line)).collect())
                 .unwrap_or_default();
             tracing::info!(%status, "agent exited");
             if let Some(pid) = pid {
@@ -196,5 +213,22 @@ fn describe(status: std::process::ExitStatus) -> String {
         (Some(code), _) => format!("exit status {code}"),
         (None, Some(signal)) => format!("killed by signal {signal}"),
         _ => status.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_notice_shows_a_bounded_line_and_says_the_rest_is_in_the_log() {
+        assert_eq!(notice_line("short"), "short");
+        let long = "é".repeat(25_000_000);
+        let shown = notice_line(&long);
+        assert!(shown.len() < NOTICE_LINE + 64, "{}", shown.len());
+        assert!(shown.ends_with(&format!(
+            " … ({} more bytes in the log)",
+            50_000_000 - NOTICE_LINE
+        )));
     }
 }

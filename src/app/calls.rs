@@ -26,8 +26,8 @@ use crate::client::terminal::{
     ExitStatus, TerminalError, TerminalEvent, TerminalSpec, command_line, needs_shell_char,
 };
 use crate::model::{
-    Location, OptionKind, PermissionOption, PermissionRequest, SessionUpdate, ToolCallFields,
-    ToolContent, ToolKind, WireStatus,
+    Location, OptionKind, PermissionOption, PermissionRequest, ToolCallFields, ToolContent,
+    ToolKind, WireStatus,
 };
 use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category, RequestView};
 use crate::state::{ChatId, ChatState, Msg, Refusal, RequestFacts, RequestId, TerminalView};
@@ -974,24 +974,24 @@ impl Chat {
             content,
             ..ToolCallFields::default()
         };
-        self.out
-            .push_back(Msg::Update(SessionUpdate::ToolCallUpdate {
-                id: tool_id(id),
-                fields: Box::new(fields),
-            }));
+        self.out.push_back(Msg::OwnToolUpdate {
+            id: tool_id(id),
+            fields: Box::new(fields),
+        });
     }
 
     pub(super) fn on_terminal_event(&mut self, event: TerminalEvent) {
         let id = match &event {
             TerminalEvent::Output { id } | TerminalEvent::Exited { id, .. } => id.clone(),
         };
-        let Some((output, truncated, exit)) = self.terminals.snapshot(&id) else {
+        let Some(snapshot) = self.terminals.snapshot(&id) else {
             return;
         };
         let view = TerminalView {
-            output,
-            truncated,
-            exit: exit.as_ref().map(describe_exit),
+            output: snapshot.output,
+            truncated: snapshot.truncated,
+            dropped: snapshot.dropped,
+            exit: snapshot.exit.as_ref().map(describe_exit),
         };
         self.out.push_back(Msg::TerminalOutput {
             id: id.clone(),
@@ -1010,11 +1010,10 @@ impl Chat {
                 ..ToolCallFields::default()
             };
             let tool = tool.clone();
-            self.out
-                .push_back(Msg::Update(SessionUpdate::ToolCallUpdate {
-                    id: tool,
-                    fields: Box::new(fields),
-                }));
+            self.out.push_back(Msg::OwnToolUpdate {
+                id: tool,
+                fields: Box::new(fields),
+            });
         }
     }
 }

@@ -15,8 +15,8 @@ use std::os::unix::process::ExitStatusExt as _;
 use std::path::PathBuf;
 use std::pin::pin;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
@@ -161,6 +161,19 @@ pub struct TerminalOutput {
     pub exit: Option<ExitStatus>,
 }
 
+/// A terminal's output for the screen ([`Terminals::snapshot`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The newest output, at most [`SCREEN_OUTPUT`] bytes.
+    pub output: String,
+    /// Older output is not in it.
+    pub truncated: bool,
+    /// Bytes of older output not in it (dropped, or not handed to the screen).
+    pub dropped: u64,
+    /// How the command ended, once it has.
+    pub exit: Option<ExitStatus>,
+}
+
 /// What the runtime hears from its terminals, to know when to redraw.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TerminalEvent {
@@ -290,6 +303,13 @@ impl Utf8Decoder {
 /// The most output kept of one terminal, whatever limit the agent asks for.
 pub(crate) const MAX_OUTPUT: usize = 16 << 20;
 
+/// The most output all of warden's terminals keep together (every chat's):
+/// past it, older output is dropped, finished terminals' first.
+pub(crate) const TOTAL_OUTPUT: usize = 64 << 20;
+
+/// What dropping for the total leaves of each terminal: its newest output.
+pub(crate) const KEPT_EACH: usize = 64 << 10;
+
 /// The most of a terminal's (newest) output handed to the screen.
 pub(crate) const SCREEN_OUTPUT: usize = 1 << 20;
 
@@ -304,6 +324,8 @@ pub struct OutputBuffer {
     text: String,
     limit: usize,
     truncated: bool,
+    /// Bytes ever written, to say how much was dropped.
+    written: u64,
 }
 
 impl OutputBuffer {
@@ -314,14 +336,40 @@ impl OutputBuffer {
             text: String::new(),
             limit: limit.unwrap_or(MAX_OUTPUT).min(MAX_OUTPUT),
             truncated: false,
+            written: 0,
         }
     }
 
     /// Append text; what falls out of the limit is dropped.
     pub(crate) fn push_str(&mut self, text: &str) {
+        self.written += text.len() as u64;
         if crate::text::append_capped(&mut self.text, text, self.limit) {
             self.truncated = true;
         }
+    }
+
+    /// Bytes held in memory (the kept text and what is not dropped yet).
+    pub(crate) fn held(&self) -> usize {
+        self.text.len()
+    }
+
+    /// Keep only the newest `keep` bytes (from a character boundary);
+    /// returns the bytes freed.
+    pub(crate) fn shrink_to(&mut self, keep: usize) -> usize {
+        let before = self.text.len();
+        let cut = crate::text::ceil_char_boundary(&self.text, before.saturating_sub(keep));
+        if cut == 0 {
+            return 0;
+        }
+        self.text.drain(..cut);
+        self.text.shrink_to_fit();
+        self.truncated = true;
+        before - self.text.len()
+    }
+
+    /// Bytes written but no longer kept: `tail` bytes are shown of the rest.
+    pub(crate) fn dropped(&self, tail: usize) -> u64 {
+        self.written.saturating_sub(tail as u64)
     }
 
     #[cfg(test)]
@@ -357,11 +405,101 @@ impl OutputBuffer {
     }
 }
 
+/// The total output kept by a set of terminals (every terminal of the
+/// process shares [`Budget::global`]; tests make their own). Past `limit`
+/// it drops older output down to three quarters of it: finished terminals
+/// first, oldest first, then the running ones, largest first, none below
+/// [`KEPT_EACH`] of its newest output (with very many terminals, less).
+#[derive(Debug)]
+pub(crate) struct Budget {
+    limit: usize,
+    held: AtomicUsize,
+    members: Mutex<Vec<Weak<Shared>>>,
+}
+
+impl Budget {
+    /// A budget of `limit` bytes.
+    pub(crate) fn new(limit: usize) -> Arc<Budget> {
+        Arc::new(Budget {
+            limit,
+            held: AtomicUsize::new(0),
+            members: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The budget every terminal of this process shares.
+    pub(crate) fn global() -> Arc<Budget> {
+        static GLOBAL: std::sync::LazyLock<Arc<Budget>> =
+            std::sync::LazyLock::new(|| Budget::new(TOTAL_OUTPUT));
+        Arc::clone(&GLOBAL)
+    }
+
+    /// Bytes the terminals hold now.
+    pub(crate) fn held(&self) -> usize {
+        self.held.load(Ordering::Acquire)
+    }
+
+    fn members(&self) -> MutexGuard<'_, Vec<Weak<Shared>>> {
+        self.members
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn join(&self, shared: &Arc<Shared>) {
+        self.members().push(Arc::downgrade(shared));
+    }
+
+    fn charge(&self, before: usize, after: usize) {
+        if after > before {
+            self.held.fetch_add(after - before, Ordering::AcqRel);
+        } else {
+            self.held.fetch_sub(before - after, Ordering::AcqRel);
+        }
+    }
+
+    /// Drop older output until the total is back under three quarters of
+    /// the limit. Never called with a buffer locked: it locks each in turn.
+    fn trim(&self) {
+        let mut members = self.members();
+        members.retain(|m| m.strong_count() > 0);
+        let live: Vec<Arc<Shared>> = members.iter().filter_map(Weak::upgrade).collect();
+        drop(members);
+        let target = self.limit / 4 * 3;
+        let (finished, mut running): (Vec<_>, Vec<_>) =
+            live.into_iter().partition(|m| m.exit_status().is_some());
+        running.sort_by_key(|m| std::cmp::Reverse(m.buffer().held()));
+        let share = (target / running.len().max(1)).max(KEPT_EACH);
+        // With very many terminals even their newest output is too much:
+        // less of each, and nothing of the oldest finished ones.
+        let small = KEPT_EACH / 16;
+        let plan = finished
+            .iter()
+            .map(|m| (m, KEPT_EACH))
+            .chain(running.iter().map(|m| (m, share)))
+            .chain(running.iter().map(|m| (m, KEPT_EACH)))
+            .chain(finished.iter().map(|m| (m, small)))
+            .chain(running.iter().map(|m| (m, small)))
+            .chain(finished.iter().map(|m| (m, 0)));
+        for (member, keep) in plan {
+            if self.held() <= target {
+                break;
+            }
+            let freed = member.buffer().shrink_to(keep);
+            if freed > 0 {
+                self.held.fetch_sub(freed, Ordering::AcqRel);
+                tracing::debug!(id = %member.id, freed, "terminal output dropped for the total");
+            }
+        }
+    }
+}
+
 /// What the manager and a terminal's tasks share.
 #[derive(Debug)]
 struct Shared {
     id: String,
     buffer: Mutex<OutputBuffer>,
+    /// The total this terminal's output counts in.
+    budget: Arc<Budget>,
     /// An [`TerminalEvent::Output`] was sent and not yet read by `snapshot`.
     notified: AtomicBool,
     exit: watch::Sender<Option<ExitStatus>>,
@@ -385,7 +523,16 @@ impl Shared {
         if text.is_empty() {
             return;
         }
-        self.buffer().push_str(text);
+        let (before, after) = {
+            let mut buffer = self.buffer();
+            let before = buffer.held();
+            buffer.push_str(text);
+            (before, buffer.held())
+        };
+        self.budget.charge(before, after);
+        if self.budget.held() > self.budget.limit {
+            self.budget.trim();
+        }
         if !self.notified.swap(true, Ordering::AcqRel) {
             let _ = self.events.send(TerminalEvent::Output {
                 id: self.id.clone(),
@@ -408,6 +555,17 @@ impl Shared {
     }
 }
 
+impl Drop for Shared {
+    /// A terminal forgotten (released, and its tasks ended) holds nothing.
+    fn drop(&mut self) {
+        let held = self
+            .buffer
+            .get_mut()
+            .map_or_else(|poisoned| poisoned.into_inner().held(), |b| b.held());
+        self.budget.charge(held, 0);
+    }
+}
+
 /// One terminal in the manager.
 #[derive(Debug)]
 struct Terminal {
@@ -422,15 +580,26 @@ pub struct Terminals {
     next: u64,
     terminals: Vec<Terminal>,
     events: mpsc::UnboundedSender<TerminalEvent>,
+    budget: Arc<Budget>,
 }
 
 impl Terminals {
-    /// An empty manager that reports output and exits on `events`.
+    /// An empty manager that reports output and exits on `events`, its
+    /// output counted in the process's total ([`Budget::global`]).
     pub(crate) fn new(events: mpsc::UnboundedSender<TerminalEvent>) -> Self {
+        Self::with_budget(events, Budget::global())
+    }
+
+    /// An empty manager whose output counts in `budget`.
+    pub(crate) fn with_budget(
+        events: mpsc::UnboundedSender<TerminalEvent>,
+        budget: Arc<Budget>,
+    ) -> Self {
         Self {
             next: 1,
             terminals: Vec::new(),
             events,
+            budget,
         }
     }
 
@@ -469,6 +638,7 @@ impl Terminals {
         let shared = Arc::new(Shared {
             id: id.clone(),
             buffer: Mutex::new(OutputBuffer::new(spec.output_byte_limit)),
+            budget: Arc::clone(&self.budget),
             notified: AtomicBool::new(false),
             exit,
             kill: Notify::new(),
@@ -477,6 +647,7 @@ impl Terminals {
             events: self.events.clone(),
         });
 
+        self.budget.join(&shared);
         let mut readers = Vec::with_capacity(2);
         if let Some(stdout) = child.stdout.take() {
             readers.push(runtime.spawn(pump(stdout, Arc::clone(&shared))));
@@ -515,14 +686,20 @@ impl Terminals {
         })
     }
 
-    /// For the UI: output, truncated, exit. Reading re-arms the
+    /// For the UI: the newest output, whether older output was dropped,
+    /// how many bytes of it, the exit. Reading re-arms the
     /// [`TerminalEvent::Output`] notification for this terminal.
-    pub(crate) fn snapshot(&self, id: &str) -> Option<(String, bool, Option<ExitStatus>)> {
+    pub(crate) fn snapshot(&self, id: &str) -> Option<Snapshot> {
         let terminal = self.get(id).ok()?;
         terminal.shared.notified.store(false, Ordering::Release);
         let buffer = terminal.shared.buffer();
         let (tail, truncated) = buffer.tail(SCREEN_OUTPUT);
-        Some((tail.to_owned(), truncated, terminal.shared.exit_status()))
+        Some(Snapshot {
+            output: tail.to_owned(),
+            truncated,
+            dropped: buffer.dropped(tail.len()),
+            exit: terminal.shared.exit_status(),
+        })
     }
 
     /// A future resolving to the exit status, independent of `self`: the

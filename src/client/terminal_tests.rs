@@ -12,7 +12,7 @@ const WAIT: Duration = Duration::from_secs(30);
 
 fn manager() -> (Terminals, mpsc::UnboundedReceiver<TerminalEvent>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    (Terminals::new(tx), rx)
+    (Terminals::with_budget(tx, Budget::new(TOTAL_OUTPUT)), rx)
 }
 
 fn spec(command: &str, args: &[&str]) -> TerminalSpec {
@@ -134,7 +134,12 @@ async fn output_events_are_coalesced_until_snapshot() {
     assert_eq!(outputs, 1, "one pending Output event until a snapshot");
     assert_eq!(
         terminals.snapshot(&id),
-        Some(("1\n2\n3\n".to_owned(), false, Some(exited(0))))
+        Some(Snapshot {
+            output: "1\n2\n3\n".to_owned(),
+            truncated: false,
+            dropped: 0,
+            exit: Some(exited(0)),
+        })
     );
     assert_eq!(terminals.snapshot("term-9"), None);
 }
@@ -467,5 +472,116 @@ proptest! {
         // At most one character's worth (< 4 bytes) is lost to the cut.
         prop_assert!(buffer.text().len() + 3 >= limit.min(all.len()));
         prop_assert_eq!(buffer.truncated(), all.len() > limit);
+    }
+}
+
+// The total across terminals (issue 22, resources).
+
+#[test]
+fn the_budget_drops_finished_terminals_first_and_keeps_the_newest_of_each() {
+    let budget = Budget::new(4 * KEPT_EACH * 4);
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let member = |id: &str, exited: bool| {
+        let (exit, _) = watch::channel(exited.then_some(ExitStatus {
+            exit_code: Some(0),
+            signal: None,
+        }));
+        let shared = Arc::new(Shared {
+            id: id.to_owned(),
+            buffer: Mutex::new(OutputBuffer::new(None)),
+            budget: Arc::clone(&budget),
+            notified: AtomicBool::new(true),
+            exit,
+            kill: Notify::new(),
+            group_done: AtomicBool::new(true),
+            pgid: 0,
+            events: tx.clone(),
+        });
+        budget.join(&shared);
+        shared
+    };
+    let done = member("done", true);
+    let running = member("running", false);
+    let chunk = "x".repeat(KEPT_EACH);
+    for _ in 0..6 {
+        done.append(&chunk);
+    }
+    assert_eq!(budget.held(), 6 * KEPT_EACH, "under the limit: all kept");
+    for _ in 0..6 {
+        running.append(&chunk);
+    }
+    // 12 chunks > 16 * KEPT_EACH? No: the limit is 16 chunks. More:
+    for _ in 0..6 {
+        running.append(&chunk);
+    }
+    // 18 chunks held > 16: the finished terminal went first, to its newest.
+    assert!(budget.held() <= 16 * KEPT_EACH, "{}", budget.held());
+    assert_eq!(
+        done.buffer().held(),
+        KEPT_EACH,
+        "the finished one is cut first"
+    );
+    assert_eq!(
+        running.buffer().held(),
+        12 * KEPT_EACH,
+        "the running one kept"
+    );
+    assert_eq!(done.buffer().dropped(KEPT_EACH), 5 * KEPT_EACH as u64);
+    // The running one grows on: it is cut too, never below its newest.
+    for _ in 0..20 {
+        running.append(&chunk);
+    }
+    assert!(budget.held() <= 16 * KEPT_EACH, "{}", budget.held());
+    assert!(running.buffer().held() >= KEPT_EACH);
+    assert!(running.buffer().text().ends_with('x'));
+    let held = budget.held();
+    assert_eq!(
+        held,
+        done.buffer().held() + running.buffer().held(),
+        "the accounting matches the buffers"
+    );
+    drop(done);
+    assert_eq!(
+        budget.held(),
+        running.buffer().held(),
+        "a forgotten terminal holds nothing"
+    );
+}
+
+#[tokio::test]
+async fn many_terminals_stay_within_the_total_and_say_what_was_dropped() {
+    let budget = Budget::new(8 << 20);
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let mut terminals = Terminals::with_budget(tx, Arc::clone(&budget));
+    let mut ids = Vec::new();
+    for _ in 0..12 {
+        // 2 MiB of output each, 24 MiB in all, into a total of 8 MiB.
+        let id = terminals
+            .create(spec(
+                "head -c 2097152 /dev/zero | tr '\\0' 'a'; echo END",
+                &[],
+            ))
+            .expect("create");
+        ids.push(id);
+    }
+    for id in &ids {
+        exit_of(&terminals, id).await;
+    }
+    assert!(budget.held() <= 8 << 20, "{}", budget.held());
+    let mut dropped = 0;
+    for id in &ids {
+        let snapshot = terminals.snapshot(id).expect("known");
+        assert!(
+            snapshot.output.ends_with("END\n"),
+            "the newest output of each is kept"
+        );
+        dropped += snapshot.dropped;
+        if snapshot.dropped > 0 {
+            assert!(snapshot.truncated);
+        }
+    }
+    assert!(dropped >= 16 << 20, "{dropped}");
+    for id in &ids {
+        terminals.release(id).expect("release");
     }
 }

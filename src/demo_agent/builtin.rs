@@ -552,6 +552,7 @@ impl ToolDemo {
             options: self.options,
             on_reject: OnReject::Continue,
             unasked_in_modes: Vec::new(),
+            meanwhile: Vec::new(),
             allowed,
             rejected: vec![
                 update(&id, ToolCallStatus::Failed),
@@ -723,9 +724,11 @@ fn crash() -> Vec<Step> {
         text("Starting the risky part...\n"),
         Step::Stderr {
             text: "demo-agent: simulated crash".to_owned(),
+            repeat: None,
         },
         Step::Stderr {
             text: "demo-agent: exiting with code 3".to_owned(),
+            repeat: None,
         },
         Step::Exit { code: 3 },
     ]
@@ -818,6 +821,7 @@ fn fs_write(turn: u64, path: &Path) -> Vec<Step> {
             options: None,
             on_reject: OnReject::Continue,
             unasked_in_modes: Vec::new(),
+            meanwhile: Vec::new(),
             allowed: vec![
                 update(&id, ToolCallStatus::InProgress),
                 write_step(path, Some(id.clone())),
@@ -874,6 +878,7 @@ fn terminal_step(id: &str, command: &str) -> TerminalStep {
         output_byte_limit: None,
         tool_call_id: Some(id.to_owned()),
         release: true,
+        report_output: true,
     }
 }
 
@@ -899,6 +904,7 @@ fn term(turn: u64) -> Vec<Step> {
             options: None,
             on_reject: OnReject::Continue,
             unasked_in_modes: Vec::new(),
+            meanwhile: Vec::new(),
             allowed: vec![
                 Step::Terminal(terminal_step(&id, TERM_COMMAND)),
                 text("\nThe command ran in a terminal of the client.\n"),

@@ -262,7 +262,13 @@ pub(crate) enum Step {
     /// crashing agent would.
     Exit { code: i32 },
     /// A line on the agent's stderr, where agents write their logs.
-    Stderr { text: String },
+    Stderr {
+        text: String,
+        /// Write `text` this many times on the one line (default once): an
+        /// agent that writes a huge line.
+        #[serde(default)]
+        repeat: Option<usize>,
+    },
     /// Answers `session/prompt` with a JSON-RPC error (internal error,
     /// with this message and optional `data`) instead of a stop reason, as
     /// an agent whose turn failed does.
@@ -401,6 +407,10 @@ pub(crate) struct TerminalStep {
     /// agent acting through another chat's session).
     #[serde(default, alias = "sessionId")]
     pub(crate) session_id: Option<String>,
+    /// Whether to report the output itself (default true); else only its
+    /// size: `output: <N> bytes, truncated: <bool>`.
+    #[serde(default = "default_true", alias = "reportOutput")]
+    pub(crate) report_output: bool,
 }
 
 /// One environment variable of a terminal.
@@ -624,6 +634,11 @@ pub(crate) struct PermissionStep {
     /// agent acting through another chat's session).
     #[serde(default, alias = "sessionId")]
     pub(crate) session_id: Option<String>,
+    /// Steps run once the request is sent, before its answer is awaited
+    /// (notifications such as a `tool_call_update` that reaches the client
+    /// while its card waits).
+    #[serde(default)]
+    pub(crate) meanwhile: Vec<Step>,
 }
 
 /// One permission option offered to the user.

@@ -228,7 +228,14 @@ impl Runner {
                 tokio::time::sleep(EXIT_FLUSH).await;
                 std::process::exit(*code);
             }
-            Step::Stderr { text } => eprintln!("{text}"),
+            Step::Stderr { text, repeat } => {
+                use std::io::Write as _;
+                let mut err = std::io::stderr().lock();
+                for _ in 0..repeat.unwrap_or(1) {
+                    let _ = err.write_all(text.as_bytes());
+                }
+                let _ = writeln!(err);
+            }
             Step::Fail { message, data } => {
                 return Err(Error::new(
                     agent_client_protocol::ErrorCode::INTERNAL_ERROR,
@@ -437,6 +444,9 @@ impl Runner {
                     })
                 })
                 .collect();
+            for request in requests {
+                Box::pin(self.run_steps(&request.meanwhile, cleanup)).await?;
+            }
             let answers = sent.into_iter().zip(&options).map(|(sent, options)| async {
                 match sent {
                     Some(sent) => self.answer(sent, options).await,

@@ -141,8 +141,10 @@ impl RequestView {
     /// quotes and backticks), else the kind name. warden's client calls are
     /// named after the call ([`CLIENT_READ`], [`CLIENT_WRITE`],
     /// [`CLIENT_TERMINAL`]); an agent's own tool that takes one of those
-    /// names is `agent:NAME`, so that grants and `tool` rules never cross
-    /// between the agent's tools and warden's calls.
+    /// names, or a name that reads as one of them or mixes scripts
+    /// ([`crate::confusable::tool_name`]: `fs/write_text_fіle` with a
+    /// Cyrillic `і`), is `agent:NAME`, so that grants and `tool` rules never
+    /// cross between the agent's tools and warden's calls.
     pub(crate) fn tool(&self) -> String {
         let name = self
             .tool_name
@@ -160,9 +162,7 @@ impl RequestView {
                     .filter(|w| !w.is_empty())
                     .map_or_else(|| self.kind.as_str().to_string(), str::to_string)
             });
-        let reserved = [CLIENT_READ, CLIENT_WRITE, CLIENT_TERMINAL]
-            .iter()
-            .any(|c| c.eq_ignore_ascii_case(&name));
+        let reserved = crate::confusable::tool_name(&name, &crate::confusable::OWN_TOOLS).is_some();
         if reserved && !self.client {
             format!("agent:{name}")
         } else {

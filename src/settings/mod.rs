@@ -640,7 +640,8 @@ bell = false
         assert_eq!(claude.auth_method.as_deref(), Some("claude-login"));
         assert_eq!(
             (claude.default_mode, claude.agent_plan_mode.as_deref()),
-            (Some(Mode::Default), Some("plan"))
+            (Some(Mode::Default), None),
+            "the example never opts an agent into its own plan mode"
         );
 
         let mcp = parse(

@@ -56,8 +56,25 @@ impl ChatState {
                 ));
             }
         }
+        if let Some(configured) = self.gate.agent_plan_mode.clone()
+            && self.plan_mode().is_none()
+        {
+            self.warn(format!(
+                "agent_plan_mode = \"{}\" is not one of {}'s modes ({}): in Plan it stays in its asking mode",
+                one_line(&configured),
+                one_line(&self.session.agent_name),
+                mode_list(&modes.available)
+            ));
+        }
         let target = match (self.plan_mode(), self.gate.mode) {
-            (Some(plan), Mode::Plan) => Some(plan),
+            (Some(plan), Mode::Plan) => {
+                self.info(format!(
+                    "Plan is enforced by {}'s own mode `{}` (agent_plan_mode): in it the agent may act without asking, and warden sees only what it asks",
+                    one_line(&self.session.agent_name),
+                    self.agent_mode_name(&plan)
+                ));
+                Some(plan)
+            }
             _ => self.gate.asking_mode.clone(),
         };
         match target {
@@ -93,6 +110,9 @@ impl ChatState {
             .map(|(session_id, _)| session_id);
         match result {
             Ok(()) => {
+                if self.session.expected_agent_mode.as_deref() == Some(mode_id.as_str()) {
+                    self.session.expected_agent_mode = None;
+                }
                 if let Some(modes) = &mut self.session.agent_modes
                     && modes.current != mode_id
                 {
@@ -147,7 +167,13 @@ impl ChatState {
         self.info(format!("agent mode: {name}"));
         let open = matches!(self.session.connection, Connection::Ready { .. })
             || self.session.opening.is_some();
-        if !open || self.session.expected_agent_mode.as_deref() == Some(mode) {
+        if !open {
+            return Vec::new();
+        }
+        // The move warden (or the user) asked for: expected once, so that
+        // the agent's own later move back into it is judged like any other.
+        if self.session.expected_agent_mode.as_deref() == Some(mode) {
+            self.session.expected_agent_mode = None;
             return Vec::new();
         }
         if self.gate.asking_mode.as_deref() == Some(mode) || self.mode_asks(mode) == ModeAsks::Asks
@@ -173,25 +199,27 @@ impl ChatState {
         }
     }
 
-    /// The agent's mode to keep in step with warden's Plan: the
-    /// `agent_plan_mode` setting, else the agent's own plan mode (id or name
-    /// `plan` or `Plan Mode`, as Claude Code's), which is read-only and so
-    /// fine to enter. Claude's ExitPlanMode works only from there.
+    /// The agent's mode to keep in step with warden's Plan: only the
+    /// `agent_plan_mode` setting of the agent's block, an explicit opt-in,
+    /// and only when the agent offers that mode. Never found by name: in
+    /// its own plan mode Claude Code runs commands without asking, so
+    /// warden's Plan never relies on an agent's mode unless the user said
+    /// so, and then the footer says that the agent enforces it.
     pub(super) fn plan_mode(&self) -> Option<String> {
-        if let Some(configured) = &self.gate.agent_plan_mode {
-            return Some(configured.clone());
-        }
-        let is_plan = |text: &str| {
-            let text = text.trim();
-            text.eq_ignore_ascii_case("plan") || text.eq_ignore_ascii_case("plan mode")
-        };
-        self.session
+        let configured = self.gate.agent_plan_mode.as_ref()?;
+        let offered = self
+            .session
             .agent_modes
-            .as_ref()?
-            .available
-            .iter()
-            .find(|m| is_plan(&m.id) || is_plan(&m.name))
-            .map(|m| m.id.clone())
+            .as_ref()
+            .is_none_or(|m| m.available.iter().any(|a| &a.id == configured));
+        offered.then(|| configured.clone())
+    }
+
+    /// Whether the chat's Plan is the agent's own plan mode's to enforce
+    /// (the user opted in with `agent_plan_mode`): in that mode the agent
+    /// may act without asking, so warden sees only what it still asks.
+    pub fn agent_enforces_plan(&self) -> bool {
+        self.gate.mode == Mode::Plan && self.plan_mode().is_some()
     }
 
     /// Ask the agent to switch to its mode `mode_id`, remembering that

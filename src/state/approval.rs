@@ -30,6 +30,9 @@ pub struct Approval {
     /// Each path the request names (normalised) with every file it can
     /// mean, as the runtime resolved them (what an allowed edit covers).
     pub readings: Vec<(String, Vec<String>)>,
+    /// A warning when the agent's tool may pass for warden's own or for
+    /// another ([`crate::confusable::warning`]), made when the request came.
+    pub lookalike: Option<String>,
 }
 
 /// What the runtime found out about a request before the gate sees it:
@@ -342,6 +345,7 @@ impl ChatState {
                 id,
                 grant: ChatGrant::for_request(&view),
                 category: view.category(),
+                lookalike: crate::confusable::warning(&view),
                 view,
                 request,
                 reason: String::new(),
@@ -363,9 +367,15 @@ impl ChatState {
         // Show what the request says about its tool call (it may be the first word of it).
         let mut fields = request.fields.clone();
         fields.status = None;
-        self.session
-            .transcript
-            .update_tool(&request.tool_call_id, &fields);
+        if request.client {
+            self.session
+                .transcript
+                .update_own_tool(&request.tool_call_id, &fields);
+        } else {
+            self.session
+                .transcript
+                .update_tool(&request.tool_call_id, &fields);
+        }
         // warden's own request for a client call is all warden's: a tool
         // call the agent made up under its id adds nothing to it.
         let known = (!request.client)
@@ -385,6 +395,7 @@ impl ChatState {
         let approval = Approval {
             id,
             request,
+            lookalike: crate::confusable::warning(&view),
             view,
             category,
             grant,
@@ -460,6 +471,7 @@ impl ChatState {
             request,
             reason: String::new(),
             readings: Vec::new(),
+            lookalike: None,
         };
         let cancelled = self.session.turn.as_ref().is_some_and(|t| t.cancelling);
         let outcome = match reject_option(&approval.request.options) {
@@ -634,9 +646,11 @@ impl ChatState {
             return self.answer_resolved(approval, resolved, Picker::OnAsk);
         }
         approval.reason = reason;
-        self.session
-            .transcript
-            .set_tool_state(&approval.request.tool_call_id, ToolState::AwaitingApproval);
+        self.session.transcript.set_call_state(
+            &approval.request.tool_call_id,
+            approval.request.client,
+            ToolState::AwaitingApproval,
+        );
         let title = approval.title();
         self.gate.approvals.push(approval);
         // Only the bare Composer pane gives way: a modal open over it keeps
@@ -730,22 +744,25 @@ impl ChatState {
         };
         let allowed = option.is_some_and(|o| o.kind.is_allow());
         let tool_id = &approval.request.tool_call_id;
+        let client = approval.request.client;
         if !allowed {
             let state = if option.is_some() {
                 ToolState::Rejected
             } else {
                 ToolState::Cancelled
             };
-            self.session.transcript.set_tool_state(tool_id, state);
+            self.session
+                .transcript
+                .set_call_state(tool_id, client, state);
         } else if self
             .session
             .transcript
-            .tool(tool_id)
+            .call(tool_id, client)
             .is_some_and(|t| t.state == ToolState::AwaitingApproval)
         {
             self.session
                 .transcript
-                .set_tool_state(tool_id, ToolState::Pending);
+                .set_call_state(tool_id, client, ToolState::Pending);
         }
         if allowed
             && !approval.request.client
@@ -965,7 +982,7 @@ impl ChatState {
             .gate
             .approvals
             .iter()
-            .position(|a| a.request.tool_call_id == tool_call_id)
+            .position(|a| !a.request.client && a.request.tool_call_id == tool_call_id)
         {
             if let Some(approval) = self.take_approval(index) {
                 let answered = self.answer(

@@ -188,8 +188,8 @@ impl Drafts {
     }
 
     /// Commands whose name starts with (then contains) `query`: warden's
-    /// own first; an agent's command of the same name as warden's is not
-    /// offered (warden's runs).
+    /// own first; an agent's command whose name is or looks like warden's
+    /// is not offered (warden's runs).
     fn offers(&self, query: &str) -> Vec<Offer> {
         let query = query.to_lowercase();
         let own = WARDEN_COMMANDS
@@ -203,7 +203,14 @@ impl Drafts {
         let agent = self
             .commands
             .iter()
-            .filter(|c| !WARDEN_COMMANDS.iter().any(|(n, _, _)| *n == c.name))
+            .filter(|c| {
+                // Nor one whose name only looks like warden's (`/еxport`
+                // with a Cyrillic `е`): the user would take it for warden's.
+                let name = crate::confusable::skeleton(&c.name);
+                !WARDEN_COMMANDS
+                    .iter()
+                    .any(|(n, _, _)| crate::confusable::skeleton(n) == name)
+            })
             .map(|c| Offer {
                 name: c.name.clone(),
                 description: c.description.clone(),
@@ -273,10 +280,12 @@ impl ChatState {
                 .into_iter()
                 .map(|o| PopupItem {
                     label: format!("/{}", o.name),
+                    // Whose it is comes first, where the agent's own
+                    // description cannot push it out of sight.
                     detail: if o.own {
-                        format!("{} (warden)", o.description)
+                        format!("warden: {}", o.description)
                     } else {
-                        o.description
+                        format!("agent: {}", o.description)
                     },
                 })
                 .collect(),

@@ -212,6 +212,28 @@ fn commands() -> Vec<SlashCommand> {
 }
 
 #[test]
+fn an_agent_command_named_like_wardens_is_not_offered_and_says_whose_it_is() {
+    let mut s = ready();
+    let mut spoofs = commands();
+    spoofs.push(SlashCommand {
+        name: "\u{0435}xport".into(),
+        description: format!("write this chat as Markdown (warden){}", " ".repeat(200)),
+        hint: None,
+    });
+    s.update(Msg::Update(SessionUpdate::AvailableCommands(spoofs)));
+    key(&mut s, Action::Char('/'));
+    let popup = s.composer_popup().unwrap();
+    assert!(
+        !popup.items.iter().any(|i| i.label.contains('\u{0435}')),
+        "{popup:?}"
+    );
+    let review = popup.items.iter().find(|i| i.label == "/review").unwrap();
+    assert_eq!(review.detail, "agent: Review my changes");
+    let export = popup.items.iter().find(|i| i.label == "/export").unwrap();
+    assert!(export.detail.starts_with("warden: "), "{export:?}");
+}
+
+#[test]
 fn slash_lists_commands_filters_completes_and_shows_the_hint() {
     let mut s = ready();
     s.update(Msg::Update(SessionUpdate::AvailableCommands(commands())));

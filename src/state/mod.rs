@@ -15,6 +15,7 @@ mod options;
 pub(crate) mod picker;
 mod runtime_msgs;
 pub(crate) mod search;
+mod terminals;
 mod transcript;
 pub(crate) mod workspace;
 
@@ -31,7 +32,7 @@ pub use grants::{GrantItem, SettingsEdit};
 pub use interrupt::QUIT_WINDOW;
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
-pub use transcript::{Entry, EntryKind, ToolEntry, ToolState, Transcript};
+pub use transcript::{AGENT_SENT_USER, Entry, EntryKind, ToolEntry, ToolState, Transcript};
 pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
 
 use std::path::PathBuf;
@@ -154,6 +155,13 @@ pub enum Msg {
     SessionStarted(SessionInfo),
     /// A `session/update` for our session.
     Update(SessionUpdate),
+    /// From the runtime: how warden's own client call `id` went (its
+    /// status, a terminal's content). Only this reaches warden's own
+    /// entries; the agent's `tool_call_update`s never do.
+    OwnToolUpdate {
+        id: String,
+        fields: Box<crate::model::ToolCallFields>,
+    },
     /// A permission request without the runtime's facts (an elicitation,
     /// which always asks): the state builds its view; the runtime holds the
     /// responder under `id`.
@@ -307,6 +315,10 @@ pub struct Turn {
     pub cancelling: bool,
 }
 
+/// The most bytes of an agent's error message kept (a failed prompt, a
+/// failed connection): the rest is said as a count.
+const AGENT_ERROR: usize = 4096;
+
 /// The whole UI state of one chat, in three parts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatState {
@@ -433,6 +445,8 @@ pub struct View {
 pub struct TerminalView {
     pub output: String,
     pub truncated: bool,
+    /// Bytes of older output not kept (said in the entry).
+    pub dropped: u64,
     /// How it ended, once it has.
     pub exit: Option<String>,
 }
@@ -555,10 +569,13 @@ impl ChatState {
                 Vec::new()
             }
             Msg::Update(update) => self.on_update(update),
+            Msg::OwnToolUpdate { id, fields } => {
+                self.session.transcript.update_own_tool(&id, &fields);
+                Vec::new()
+            }
             Msg::Drafts(msg) => self.on_drafts(msg),
             Msg::TerminalOutput { id, view } => {
-                self.session.terminals.insert(id.clone(), view);
-                self.session.transcript.touch_terminal(&id);
+                self.on_terminal_output(id, view);
                 Vec::new()
             }
             msg @ (Msg::SettingsChanged { .. } | Msg::SettingsWriteFailed(_)) => {
@@ -627,6 +644,9 @@ impl ChatState {
                 effects
             }
             Msg::TurnFailed(message) => {
+                // The agent's error can be one huge line: a bounded part of
+                // it on every output path.
+                let message = crate::sanitize::cut(&message, AGENT_ERROR).into_owned();
                 let effects = self.cancel_all_approvals("the prompt failed");
                 self.finish_turn(true);
                 self.error(
@@ -637,6 +657,7 @@ impl ChatState {
                 effects
             }
             Msg::ConnectFailed(message) => {
+                let message = crate::sanitize::cut(&message, AGENT_ERROR).into_owned();
                 let effects = self.cancel_all_approvals("the agent is not connected");
                 self.session.connection = Connection::Down;
                 self.finish_turn(true);
@@ -743,6 +764,12 @@ impl ChatState {
             return effects;
         }
         match update {
+            // Only a session/load replay speaks for the user: it comes
+            // before the session is open. Any other user message is the
+            // agent's text, marked.
+            SessionUpdate::UserChunk(text) if !self.replaying() => {
+                self.session.transcript.push_agent_sent_user(&text);
+            }
             SessionUpdate::UserChunk(text) => {
                 if let Some(Entry {
                     kind: EntryKind::User(last),
@@ -787,6 +814,13 @@ impl ChatState {
             SessionUpdate::SessionInfo { title } => self.session.title = title,
         }
         Vec::new()
+    }
+
+    /// Whether the agent is replaying a session being loaded: its updates
+    /// reach the chat before the session opens (`SessionStarted`); a new
+    /// session's early updates come after it.
+    fn replaying(&self) -> bool {
+        self.session.connection == Connection::Starting && self.session.opening.is_none()
     }
 
     fn replace_last_user(&mut self, text: String) {

@@ -374,30 +374,123 @@ fn bypass_confirmed_asks_about_the_other_waiting_cards() {
 }
 
 #[test]
-fn an_agents_own_plan_mode_follows_plan_without_agent_plan_mode() {
-    // qwen-code's `plan` ("Analyze only"): entered in Plan, left for the
-    // asking mode when the chat leaves Plan.
+fn in_plan_the_agent_stays_in_its_asking_mode_unless_opted_in() {
+    // qwen-code's `plan` ("Analyze only") and Claude Code's `plan` are
+    // never picked by name: in Claude's the agent ran a `touch` unasked.
     let (mut s, effects) = opened(Mode::Plan, Some(qwen(None)));
-    assert_eq!(effects, vec![set_mode("plan", None)]);
+    assert_eq!(effects, vec![set_mode("default", None)]);
     s.update(Msg::AgentModeSet {
-        mode_id: "plan".into(),
+        mode_id: "default".into(),
         result: Ok(()),
     });
     assert!(matches!(s.session.connection, Connection::Ready { .. }));
-    let effects = s.update(Msg::Action(Action::BackTab));
-    assert_eq!(s.gate.mode, Mode::Default);
-    assert!(effects.contains(&set_mode("default", None)), "{effects:?}");
-    // Default -> Auto moves the agent nowhere; Auto -> Plan into its plan mode.
-    let effects = s.update(Msg::Action(Action::BackTab));
-    assert!(
-        !effects
-            .iter()
-            .any(|e| matches!(e, Effect::SetAgentMode { .. })),
-        "{effects:?}"
-    );
-    let effects = s.update(Msg::Action(Action::BackTab));
+    assert!(!s.agent_enforces_plan());
+    // Leaving Plan and coming back never moves the agent.
+    for _ in 0..3 {
+        let effects = s.update(Msg::Action(Action::BackTab));
+        assert!(
+            !effects
+                .iter()
+                .any(|e| matches!(e, Effect::SetAgentMode { .. })),
+            "{effects:?}"
+        );
+    }
     assert_eq!(s.gate.mode, Mode::Plan);
-    assert!(effects.contains(&set_mode("plan", None)), "{effects:?}");
+    assert_eq!(
+        s.session.agent_modes.as_ref().map(|m| m.current.as_str()),
+        Some("default")
+    );
+}
+
+#[test]
+fn an_agent_moving_itself_into_its_plan_mode_in_plan_is_moved_back() {
+    let (mut s, _) = opened(Mode::Plan, Some(qwen(None)));
+    s.update(Msg::AgentModeSet {
+        mode_id: "default".into(),
+        result: Ok(()),
+    });
+    for sneaked in ["plan", "auto-edit", "made-up"] {
+        let effects = s.update(Msg::Update(SessionUpdate::CurrentMode(sneaked.into())));
+        assert_eq!(effects, vec![set_mode("default", None)], "{sneaked}");
+        assert!(
+            warnings(&s)
+                .last()
+                .is_some_and(|w| w.contains("moved itself into its mode")),
+            "{sneaked}"
+        );
+        s.update(Msg::AgentModeSet {
+            mode_id: "default".into(),
+            result: Ok(()),
+        });
+    }
+}
+
+#[test]
+fn a_mode_warden_once_asked_for_is_not_expected_again() {
+    // The user picks `yolo` in the dropdown (expected), the agent is moved
+    // back to `default` meanwhile; its own later move into `yolo` is a
+    // move like any other.
+    let (mut s, _) = opened(Mode::Default, Some(qwen(None)));
+    s.update(Msg::AgentModeSet {
+        mode_id: "default".into(),
+        result: Ok(()),
+    });
+    let pick = s.switch_agent_mode("yolo");
+    assert_eq!(pick, set_mode("yolo", None));
+    s.update(Msg::AgentModeSet {
+        mode_id: "yolo".into(),
+        result: Ok(()),
+    });
+    s.update(Msg::Update(SessionUpdate::CurrentMode("default".into())));
+    let effects = s.update(Msg::Update(SessionUpdate::CurrentMode("yolo".into())));
+    assert_eq!(effects, vec![set_mode("default", None)]);
+}
+
+#[test]
+fn agent_plan_mode_is_an_opt_in_the_chat_says_the_agent_enforces() {
+    let mut s = ChatState::new("qwen", "/w");
+    s.gate.mode = Mode::Plan;
+    s.gate.agent_plan_mode = Some("plan".into());
+    let effects = s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: Some(qwen(None)),
+        origin: SessionOrigin::New,
+    }));
+    assert_eq!(effects, vec![set_mode("plan", None)]);
+    assert!(s.agent_enforces_plan());
+    let text: Vec<String> = s
+        .session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Info(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        text.iter()
+            .any(|t| t.contains("Plan is enforced by qwen's own mode")),
+        "{text:?}"
+    );
+    // An opt-in the agent does not offer: a warning, and the asking mode.
+    let mut s = ChatState::new("qwen", "/w");
+    s.gate.mode = Mode::Plan;
+    s.gate.agent_plan_mode = Some("planning".into());
+    let effects = s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: Some(qwen(None)),
+        origin: SessionOrigin::New,
+    }));
+    assert_eq!(effects, vec![set_mode("default", None)]);
+    assert!(!s.agent_enforces_plan());
+    assert!(
+        warnings(&s)
+            .iter()
+            .any(|w| w.contains("agent_plan_mode = \"planning\" is not one of")),
+        "{:?}",
+        warnings(&s)
+    );
 }
 
 #[test]

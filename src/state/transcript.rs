@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::model::{PlanEntry, ToolCall, ToolCallFields, WireStatus};
+use crate::model::{AgentTerminal, PlanEntry, ToolCall, ToolCallFields, WireStatus};
 
 /// Where a tool call is in its life, as warden sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +73,43 @@ impl ToolState {
 pub struct ToolEntry {
     pub call: ToolCall,
     pub state: ToolState,
+    /// warden's own entry: its request for one of the agent's client calls.
+    pub own: bool,
+    /// Why the agent's tool may pass for one of warden's own
+    /// ([`crate::confusable::call_warning`]), kept with the call as it changes.
+    pub lookalike: Option<String>,
+}
+
+impl ToolEntry {
+    /// An entry of the agent's.
+    pub fn new(call: ToolCall, state: ToolState) -> ToolEntry {
+        let lookalike = crate::confusable::call_warning(&call);
+        ToolEntry {
+            call,
+            state,
+            own: false,
+            lookalike,
+        }
+    }
+
+    /// Merge an update's fields and status into the entry.
+    fn apply(&mut self, fields: &ToolCallFields) {
+        self.call.apply(fields);
+        if !self.own && (fields.title.is_some() || fields.tool_name.is_some()) {
+            self.lookalike = crate::confusable::call_warning(&self.call);
+        }
+        if let Some(status) = fields.status {
+            let next = ToolState::from_wire(status);
+            // A rejection stays a rejection when the agent then reports
+            // the call failed (because it was rejected); any other word
+            // of the agent on the call wins.
+            let keep_rejected = self.state == ToolState::Rejected
+                && matches!(next, ToolState::Failed | ToolState::Pending);
+            if !keep_rejected {
+                self.state = next;
+            }
+        }
+    }
 }
 
 /// What one transcript entry shows.
@@ -109,6 +146,18 @@ pub struct Entry {
     pub kind: EntryKind,
 }
 
+/// What starts the agent's entry for a user message the agent sent itself
+/// (a `user_message_chunk` outside a `session/load` replay).
+pub const AGENT_SENT_USER: &str = "*(agent-sent user message)*\n\n";
+
+/// The most output the agent's own terminals (`_meta`) keep in one chat's
+/// tool calls together: past it, older output is dropped, finished calls'
+/// first, oldest first.
+pub(crate) const AGENT_TERMINALS_TOTAL: usize = 32 << 20;
+
+/// What dropping for the total leaves of each terminal: its newest output.
+pub(crate) const TERMINAL_KEPT: usize = 64 << 10;
+
 /// How many recent changes the transcript remembers for incremental layout.
 const CHANGE_LOG: usize = 1024;
 
@@ -122,12 +171,26 @@ pub struct Transcript {
     /// says `call_1` in every turn), and a later turn's update must never
     /// rewrite an earlier turn's call.
     tools: HashMap<String, usize>,
+    /// warden's own entries (its requests for the agent's file and terminal
+    /// calls, `client: true`), by tool call id: kept apart from `tools`, so
+    /// that nothing the agent sends about a tool call ever reaches them.
+    own: HashMap<String, usize>,
+    /// The call as the agent said it is while its card waited, by entry
+    /// index (one copy, however many updates): shown once the card is
+    /// answered, so that the entry beside the card shows what the card
+    /// asks about.
+    deferred: HashMap<usize, ToolCall>,
+    /// Bytes the agent's own terminals (`_meta`) hold in the tool calls.
+    agent_terminal_bytes: usize,
     /// Indices of every tool call entry, of every turn.
     all_tools: Vec<usize>,
     /// Index of the entry that streaming text of the current turn appends to.
     open_text: Option<usize>,
     /// The `messageId` of the message streaming into `open_text`, if it named one.
     open_message: Option<String>,
+    /// Index of the open entry of a user message the agent sent (outside a
+    /// replay): the agent's text, marked, which the agent's own chunks never join.
+    open_agent_user: Option<usize>,
     /// Index of the current turn's plan entry.
     open_plan: Option<usize>,
     /// Bumped on every change; entries carry the value of their last change.
@@ -243,6 +306,7 @@ impl Transcript {
     /// chunk starts a new entry.
     pub(crate) fn end_turn(&mut self) {
         self.open_text = None;
+        self.open_agent_user = None;
         self.open_message = None;
         self.open_plan = None;
     }
@@ -264,13 +328,35 @@ impl Transcript {
         self.push_text(chunk, thought, Some(message_id));
     }
 
+    /// Append a chunk of a user message the agent sent outside a
+    /// `session/load` replay: it is the agent's text, never the user's, so it
+    /// shows (and exports) as the agent's, under [`AGENT_SENT_USER`].
+    pub(crate) fn push_agent_sent_user(&mut self, chunk: &str) {
+        let last = self.entries.len().checked_sub(1);
+        if let Some(index) = self
+            .open_agent_user
+            .filter(|&i| Some(i) == last && self.open_text == Some(i))
+        {
+            if let Some(EntryKind::Agent(text)) = self.touch(index) {
+                text.push_str(chunk);
+            }
+            return;
+        }
+        let index = self.push(EntryKind::Agent(format!("{AGENT_SENT_USER}{chunk}")));
+        self.open_text = Some(index);
+        self.open_message = None;
+        self.open_agent_user = Some(index);
+    }
+
     fn push_text(&mut self, chunk: &str, thought: bool, message_id: Option<&str>) {
         let last = self.entries.len().checked_sub(1);
         let same_message = match (message_id, self.open_message.as_deref()) {
             (Some(new), Some(open)) => new == open,
             _ => true,
         };
-        if let Some(index) = self.open_text.filter(|&i| Some(i) == last && same_message) {
+        let joinable =
+            |i: usize| Some(i) == last && same_message && self.open_agent_user != Some(i);
+        if let Some(index) = self.open_text.filter(|&i| joinable(i)) {
             let joins = matches!(
                 (&self.entries[index].kind, thought),
                 (EntryKind::Agent(_), false) | (EntryKind::Thought(_), true)
@@ -298,20 +384,100 @@ impl Transcript {
         // announced before the text began.
         self.open_text = None;
         if let Some(&index) = self.tools.get(&call.id)
-            && let Some(EntryKind::Tool(entry)) = self.touch(index)
+            && self.awaiting(index)
         {
-            let state = ToolState::from_wire(call.status);
-            entry.call = call;
-            if !entry.state.is_finished() && entry.state != ToolState::AwaitingApproval {
-                entry.state = state;
+            let before = self.agent_held(index);
+            self.deferred.insert(index, call);
+            return self.account(index, before);
+        }
+        if let Some(&index) = self.tools.get(&call.id) {
+            let before = self.agent_held(index);
+            if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+                let state = ToolState::from_wire(call.status);
+                entry.lookalike = crate::confusable::call_warning(&call);
+                entry.call = call;
+                if !entry.state.is_finished() && entry.state != ToolState::AwaitingApproval {
+                    entry.state = state;
+                }
             }
-            return;
+            return self.account(index, before);
         }
         let state = ToolState::from_wire(call.status);
         let id = call.id.clone();
-        let index = self.push(EntryKind::Tool(Box::new(ToolEntry { call, state })));
+        let index = self.push(EntryKind::Tool(Box::new(ToolEntry::new(call, state))));
         self.tools.insert(id, index);
         self.all_tools.push(index);
+        self.account(index, 0);
+    }
+
+    /// Bytes the agent's own terminals hold in the call at `index` (and in
+    /// what waits to be applied to it).
+    fn agent_held(&self, index: usize) -> usize {
+        let held = |call: &ToolCall| -> usize {
+            call.agent_terminals.iter().map(AgentTerminal::held).sum()
+        };
+        let shown = match self.entries.get(index).map(|e| &e.kind) {
+            Some(EntryKind::Tool(t)) => held(&t.call),
+            _ => 0,
+        };
+        shown + self.deferred.get(&index).map_or(0, held)
+    }
+
+    /// The call at `index` changed: count its agent terminals anew
+    /// (`before` they held that much) and keep the total.
+    fn account(&mut self, index: usize, before: usize) {
+        let after = self.agent_held(index);
+        self.agent_terminal_bytes = (self.agent_terminal_bytes + after).saturating_sub(before);
+        if self.agent_terminal_bytes > AGENT_TERMINALS_TOTAL {
+            self.trim_agent_terminals();
+        }
+    }
+
+    /// Drop the agent terminals' older output until the total is back
+    /// under three quarters of [`AGENT_TERMINALS_TOTAL`]: finished calls
+    /// first, then any, oldest first, each to its newest [`TERMINAL_KEPT`];
+    /// with very many terminals, to less, the oldest finished to nothing.
+    fn trim_agent_terminals(&mut self) {
+        let target = AGENT_TERMINALS_TOTAL / 4 * 3;
+        let finished = |t: &Self, i: usize| matches!(&t.entries[i].kind, EntryKind::Tool(e) if e.state.is_finished());
+        let finished: Vec<usize> = self
+            .all_tools
+            .iter()
+            .copied()
+            .filter(|&i| finished(self, i))
+            .collect();
+        let mut order: Vec<(usize, usize)> = Vec::new();
+        for keep in [TERMINAL_KEPT, TERMINAL_KEPT / 16, 0] {
+            order.extend(finished.iter().map(|&i| (i, keep)));
+            if keep > 0 {
+                order.extend(self.all_tools.iter().map(|&i| (i, keep)));
+            }
+        }
+        for (index, keep) in order {
+            if self.agent_terminal_bytes <= target {
+                break;
+            }
+            if self.agent_held(index) == 0 {
+                continue;
+            }
+            let mut freed = 0;
+            if let Some(call) = self.deferred.get_mut(&index) {
+                freed += call
+                    .agent_terminals
+                    .iter_mut()
+                    .map(|t| t.shrink_to(keep))
+                    .sum::<usize>();
+            }
+            if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+                freed += entry
+                    .call
+                    .agent_terminals
+                    .iter_mut()
+                    .map(|t| t.shrink_to(keep))
+                    .sum::<usize>();
+            }
+            self.agent_terminal_bytes = self.agent_terminal_bytes.saturating_sub(freed);
+        }
     }
 
     /// Apply an update to a tool call; an unknown id starts a new entry.
@@ -327,28 +493,56 @@ impl Transcript {
                 }
             }
         };
-        if let Some(EntryKind::Tool(entry)) = self.touch(index) {
-            entry.call.apply(fields);
-            if let Some(status) = fields.status {
-                let next = ToolState::from_wire(status);
-                // A rejection stays a rejection when the agent then reports
-                // the call failed (because it was rejected); any other word
-                // of the agent on the call wins.
-                let keep_rejected = entry.state == ToolState::Rejected
-                    && matches!(next, ToolState::Failed | ToolState::Pending);
-                if !keep_rejected {
-                    entry.state = next;
-                }
+        let before = self.agent_held(index);
+        if self.awaiting(index) {
+            if !self.deferred.contains_key(&index)
+                && let Some(EntryKind::Tool(entry)) = self.entries.get(index).map(|e| &e.kind)
+            {
+                let shadow = entry.call.clone();
+                self.deferred.insert(index, shadow);
             }
+            if let Some(shadow) = self.deferred.get_mut(&index) {
+                shadow.apply(fields);
+            }
+            return self.account(index, before);
         }
+        if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+            entry.apply(fields);
+        }
+        self.account(index, before);
+    }
+
+    /// Whether the entry at `index` is a call whose card waits.
+    fn awaiting(&self, index: usize) -> bool {
+        matches!(self.entries.get(index).map(|e| &e.kind),
+            Some(EntryKind::Tool(t)) if t.state == ToolState::AwaitingApproval)
+    }
+
+    /// Set the state of the tool call entry at `index`; leaving "awaiting
+    /// approval", what the agent said of it meanwhile applies first.
+    fn set_state_at(&mut self, index: usize, state: ToolState) {
+        let before = self.agent_held(index);
+        let deferred = if state == ToolState::AwaitingApproval {
+            None
+        } else {
+            self.deferred.remove(&index)
+        };
+        if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+            if let Some(call) = deferred {
+                if !entry.own {
+                    entry.lookalike = crate::confusable::call_warning(&call);
+                }
+                entry.call = call;
+            }
+            entry.state = state;
+        }
+        self.account(index, before);
     }
 
     /// Set a tool call's state (e.g. awaiting approval, rejected).
     pub(crate) fn set_tool_state(&mut self, id: &str, state: ToolState) {
-        if let Some(&index) = self.tools.get(id)
-            && let Some(EntryKind::Tool(entry)) = self.touch(index)
-        {
-            entry.state = state;
+        if let Some(&index) = self.tools.get(id) {
+            self.set_state_at(index, state);
         }
     }
 
@@ -358,6 +552,61 @@ impl Transcript {
         match &self.entries.get(index)?.kind {
             EntryKind::Tool(entry) => Some(entry),
             _ => None,
+        }
+    }
+
+    /// warden's own entry `id` (a client call's request) changes, by
+    /// warden's word only: made on its first word.
+    pub(crate) fn update_own_tool(&mut self, id: &str, fields: &ToolCallFields) {
+        let index = match self.own.get(id) {
+            Some(&index) => index,
+            None => {
+                self.open_text = None;
+                let call = ToolCall::placeholder(id);
+                let state = ToolState::from_wire(call.status);
+                let entry = ToolEntry {
+                    own: true,
+                    lookalike: None,
+                    ..ToolEntry::new(call, state)
+                };
+                let index = self.push(EntryKind::Tool(Box::new(entry)));
+                self.own.insert(id.to_string(), index);
+                self.all_tools.push(index);
+                index
+            }
+        };
+        if let Some(EntryKind::Tool(entry)) = self.touch(index) {
+            entry.apply(fields);
+        }
+    }
+
+    /// warden's own entry of that id, if known.
+    pub fn own_tool(&self, id: &str) -> Option<&ToolEntry> {
+        let index = *self.own.get(id)?;
+        match &self.entries.get(index)?.kind {
+            EntryKind::Tool(entry) => Some(entry),
+            _ => None,
+        }
+    }
+
+    /// The entry of a request's tool call: warden's own for a client
+    /// call's request, else the agent's.
+    pub fn call(&self, id: &str, client: bool) -> Option<&ToolEntry> {
+        if client {
+            self.own_tool(id)
+        } else {
+            self.tool(id)
+        }
+    }
+
+    /// [`Transcript::set_tool_state`] of warden's own entry for a client call's
+    /// request, else of the agent's.
+    pub(crate) fn set_call_state(&mut self, id: &str, client: bool, state: ToolState) {
+        if !client {
+            return self.set_tool_state(id, state);
+        }
+        if let Some(&index) = self.own.get(id) {
+            self.set_state_at(index, state);
         }
     }
 
@@ -429,9 +678,7 @@ impl Transcript {
             )
             .collect();
         for index in open {
-            if let Some(EntryKind::Tool(entry)) = self.touch(index) {
-                entry.state = ToolState::Cancelled;
-            }
+            self.set_state_at(index, ToolState::Cancelled);
         }
     }
 
@@ -658,6 +905,97 @@ mod tests {
                 EntryKind::Agent("Here is my plan (no id: joins)".into()),
                 EntryKind::Thought("thinking".into()),
             ]
+        );
+    }
+
+    #[test]
+    fn the_agents_own_terminals_stay_within_the_total() {
+        use crate::model::TerminalMeta;
+        let mut t = Transcript::default();
+        let chunk = "y".repeat(100 * 1024);
+        // 200 calls, each reporting 16 terminals of 500 KiB: 1.6 GB unbounded.
+        for call in 0..200 {
+            let id = format!("call-{call}");
+            t.upsert_tool(ToolCall::placeholder(&id));
+            for _ in 0..5 {
+                let news = (0..16)
+                    .map(|n| TerminalMeta::Output {
+                        id: format!("t{n}"),
+                        data: chunk.clone(),
+                    })
+                    .collect();
+                t.update_tool(
+                    &id,
+                    &ToolCallFields {
+                        terminal_meta: news,
+                        ..Default::default()
+                    },
+                );
+            }
+            if call % 2 == 0 {
+                t.set_tool_state(&id, ToolState::Completed);
+            }
+        }
+        let held: usize = t
+            .entries()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EntryKind::Tool(tool) => Some(
+                    tool.call
+                        .agent_terminals
+                        .iter()
+                        .map(AgentTerminal::held)
+                        .sum::<usize>(),
+                ),
+                _ => None,
+            })
+            .sum();
+        assert_eq!(held, t.agent_terminal_bytes, "the accounting matches");
+        assert!(held <= AGENT_TERMINALS_TOTAL, "{held}");
+        // The newest call keeps its output whole; an old one says what it lost.
+        let newest = t.tool("call-199").expect("newest");
+        assert!(newest.call.agent_terminals[0].output().len() >= 256 * 1024);
+        let oldest = t.tool("call-0").expect("oldest");
+        assert!(oldest.call.agent_terminals[0].dropped() > 0);
+        assert!(oldest.call.agent_terminals[0].output().ends_with('y'));
+    }
+
+    #[test]
+    fn wardens_own_entries_are_marked_and_the_agents_look_alikes_flagged() {
+        let mut t = Transcript::default();
+        t.update_own_tool(
+            "warden-1",
+            &ToolCallFields {
+                title: Some("Write /w/a".into()),
+                tool_name: Some("fs/write_text_file".into()),
+                ..Default::default()
+            },
+        );
+        let own = t.own_tool("warden-1").expect("own");
+        assert!(own.own);
+        assert_eq!(own.lookalike, None);
+        t.upsert_tool(ToolCall::placeholder("warden-1"));
+        let agents = t.tool("warden-1").expect("the agent's");
+        assert!(
+            !agents.own,
+            "an agent's call under warden's id is the agent's"
+        );
+        assert_eq!(agents.lookalike, None);
+        t.update_tool(
+            "warden-1",
+            &ToolCallFields {
+                tool_name: Some("fs/write_text_f\u{0456}le".into()),
+                ..Default::default()
+            },
+        );
+        assert!(
+            t.tool("warden-1")
+                .and_then(|e| e.lookalike.as_deref())
+                .is_some_and(|w| w.contains("looks like warden's own")),
+        );
+        assert_eq!(
+            t.own_tool("warden-1").and_then(|e| e.lookalike.clone()),
+            None
         );
     }
 

@@ -95,17 +95,11 @@ fn body_width(width: u16) -> usize {
     usize::from(width.saturating_sub(4)).max(1)
 }
 
-/// The content to preview: the request's own, else its tool call's in the
-/// transcript.
-fn content_of<'a>(state: &'a ChatState, approval: &'a Approval) -> &'a [ToolContent] {
-    match &approval.request.fields.content {
-        Some(content) if !content.is_empty() => content,
-        _ => state
-            .session
-            .transcript
-            .tool(&approval.request.tool_call_id)
-            .map_or(&[], |t| t.call.content.as_slice()),
-    }
+/// The content to preview: the request's own, which holds its tool call's
+/// as it was when the request came (`on_permission` snapshots it); never
+/// the transcript's now, which a later `tool_call_update` may have changed.
+fn content_of(approval: &Approval) -> &[ToolContent] {
+    approval.request.fields.content.as_deref().unwrap_or(&[])
 }
 
 /// The rows of the selected card's request part, from the cache when it
@@ -122,7 +116,7 @@ pub(crate) fn detail<'c>(
     };
     let width = body_width(width);
     let expanded = state.view.cursor.expanded;
-    let content = content_of(state, approval);
+    let content = content_of(approval);
     let fresh = cache.as_ref().is_some_and(|c| {
         c.id == approval.id
             && c.width == width
@@ -312,6 +306,38 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         Span::styled(one_line(&approval.reason), theme.dim()),
     ];
     wrap_into(&mut top, &why, &[], &[spaces(INDENT)], width, Mode::Word);
+    // Whose call this is: warden's own (a client call it confines), or an
+    // agent tool whose name may pass for warden's or another's.
+    let whose = if approval.request.client {
+        let tool = approval
+            .request
+            .fields
+            .tool_name
+            .as_deref()
+            .unwrap_or("call");
+        Some(Span::styled(
+            format!(
+                "warden's own {}: the agent's call, confined by warden",
+                one_line(tool)
+            ),
+            theme.card_label(),
+        ))
+    } else {
+        approval
+            .lookalike
+            .as_ref()
+            .map(|w| Span::styled(w.clone(), theme.reject()))
+    };
+    if let Some(whose) = whose {
+        wrap_into(
+            &mut top,
+            &[whose],
+            &[],
+            &[spaces(INDENT)],
+            width,
+            Mode::Word,
+        );
+    }
     if let Some(warning) = option_warning(state, approval) {
         let warning = [Span::styled(warning, theme.reject())];
         wrap_into(

@@ -43,6 +43,61 @@ fn clean(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// Words that follow warden's own `✓` and `✗` marks (decision and error lines).
+const OWN_LINE_WORDS: [&str; 8] = [
+    "allowed",
+    "denied",
+    "blocked",
+    "cancelled",
+    "withdrawn",
+    "approved",
+    "the agent",
+    "warning",
+];
+
+/// The agent's text with no line that starts like one of warden's own: a
+/// user message (`› `), a block (`⊘ `), a decision (`✓ allowed…`) or an
+/// error (`✗ the agent…`). Such a line's mark is shown as its code
+/// (`<U+203A>`), so the agent cannot write what reads as the user's words
+/// or warden's decisions.
+pub(crate) fn unforged(text: &str) -> Cow<'_, str> {
+    // The mark a line starts with, when it starts like one of warden's.
+    let forged = |line: &str| -> Option<char> {
+        let body = line.trim_start_matches([' ', '>']);
+        let mark = body.chars().next()?;
+        let rest = &body[mark.len_utf8()..];
+        let own = match mark {
+            '›' | '⊘' => true,
+            '✓' | '✗' => rest
+                .strip_prefix(' ')
+                .is_some_and(|rest| OWN_LINE_WORDS.iter().any(|w| rest.starts_with(w))),
+            _ => false,
+        };
+        own.then_some(mark)
+    };
+    // Only line starts are looked at: one pass over the newlines.
+    if !text
+        .split_inclusive('\n')
+        .any(|line| forged(line).is_some())
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start_matches([' ', '>']);
+        let lead = &line[..line.len() - body.len()];
+        match forged(line) {
+            Some(mark) => {
+                out.push_str(lead);
+                out.push_str(&format!("<U+{:04X}>", mark as u32));
+                out.push_str(&body[mark.len_utf8()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// What entry layout depends on besides the entry itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Ctx {
@@ -124,7 +179,7 @@ pub(crate) fn layout(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Laid 
     match &entry.kind {
         EntryKind::Agent(text) => {
             let mut md = MdStream::new(ctx.width, ctx.theme);
-            md.update(text);
+            md.update(&unforged(text));
             Laid::Markdown(md)
         }
         EntryKind::Thought(text) if ctx.expanded => {
@@ -140,7 +195,7 @@ pub(crate) fn layout(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Laid 
 /// the entry only grew.
 pub(crate) fn relayout(laid: &mut Laid, entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) {
     match (laid, &entry.kind) {
-        (Laid::Markdown(md), EntryKind::Agent(text)) => md.update(text),
+        (Laid::Markdown(md), EntryKind::Agent(text)) => md.update(&unforged(text)),
         (Laid::Thought(plain), EntryKind::Thought(text)) if ctx.expanded => plain.update(text),
         (laid, _) => *laid = layout(entry, ctx, terminals),
     }
@@ -149,7 +204,7 @@ pub(crate) fn relayout(laid: &mut Laid, entry: &Entry, ctx: Ctx, terminals: Term
 /// The number of rows `entry` takes, without keeping them.
 pub(crate) fn measure(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> usize {
     match &entry.kind {
-        EntryKind::Agent(text) => markdown::render(text, ctx.width, ctx.theme).len(),
+        EntryKind::Agent(text) => markdown::render(&unforged(text), ctx.width, ctx.theme).len(),
         _ => layout(entry, ctx, terminals).len(),
     }
 }
@@ -171,7 +226,7 @@ fn lines(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Vec<Line<'static>
                 Mode::Word,
             );
         }
-        EntryKind::Agent(text) => out = markdown::render(text, ctx.width, theme),
+        EntryKind::Agent(text) => out = markdown::render(&unforged(text), ctx.width, theme),
         EntryKind::Thought(text) => out.push(folded_thought(text, ctx)),
         EntryKind::Tool(tool) => tool_lines(&mut out, tool, ctx, terminals),
         EntryKind::Plan(plan) => plan_lines(&mut out, plan, ctx),
@@ -204,33 +259,69 @@ fn lines(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Vec<Line<'static>
             );
         }
         EntryKind::Error { message, detail } => {
+            // An agent's error or stderr can be one huge line: the notice
+            // shows a bounded part of it, the rest is in the log.
             let style = theme.error();
             let first = [Span::styled("✗ ", style)];
+            let mut rows = Vec::new();
             wrap_text_into(
-                &mut out,
-                &clean(message),
+                &mut rows,
+                &clean(capped(message, ERROR_BYTES)),
                 style,
                 &first,
                 &[spaces(2)],
                 ctx.width,
                 Mode::Word,
             );
+            keep_rows(&mut out, rows, ERROR_ROWS, ctx);
             let indent = [spaces(2)];
-            for line in detail {
-                let line = clean(line);
+            let mut rows = Vec::new();
+            for line in detail.iter().rev().take(DETAIL_LINES).rev() {
+                let mut line_rows = Vec::new();
                 wrap_text_into(
-                    &mut out,
-                    &line,
+                    &mut line_rows,
+                    &clean(capped(line, ERROR_BYTES)),
                     theme.error_detail(),
                     &indent,
                     &indent,
                     ctx.width,
                     Mode::Word,
                 );
+                keep_rows(&mut rows, line_rows, DETAIL_LINE_ROWS, ctx);
             }
+            out.extend(rows);
         }
     }
     out
+}
+
+/// The most bytes of an error line or a detail line laid out.
+const ERROR_BYTES: usize = 4096;
+/// The most rows an error's message takes.
+const ERROR_ROWS: usize = 6;
+/// The most detail lines (a stderr tail) an error shows.
+const DETAIL_LINES: usize = 12;
+/// The most rows one detail line takes.
+const DETAIL_LINE_ROWS: usize = 2;
+
+/// The first `max` bytes of `text` (at a character boundary).
+fn capped(text: &str, max: usize) -> &str {
+    &text[..crate::text::floor_char_boundary(text, max.min(text.len()))]
+}
+
+/// Append at most `max` of `rows`, the last of them saying how many more
+/// there were.
+fn keep_rows(out: &mut Vec<Line<'static>>, mut rows: Vec<Line<'static>>, max: usize, ctx: Ctx) {
+    if rows.len() > max {
+        let more = rows.len() - (max - 1);
+        rows.truncate(max - 1);
+        let piece = [Span::styled(
+            format!("  … {more} more rows (the log has it)"),
+            ctx.theme.dim(),
+        )];
+        wrap_into(&mut rows, &piece, &[], &[], ctx.width, Mode::Char);
+    }
+    out.extend(rows);
 }
 
 /// `▸ thinking: <first line>`, cut to the width.
@@ -392,16 +483,23 @@ fn plain_lines(out: &mut Vec<Line<'static>>, text: &str, ctx: Ctx, open: bool) {
 fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminals: Terminals<'_>) {
     let theme = ctx.theme;
     let (symbol, symbol_style) = theme.tool_state(tool.state);
+    // warden's own entries say so; the agent's cannot.
+    let whose = if tool.own { "warden: " } else { "" };
     let header = [
         Span::styled(symbol, symbol_style),
         Span::raw(" "),
         Span::styled(format!("[{}]", tool.call.kind.as_str()), theme.tool_kind()),
         Span::raw(" "),
+        Span::styled(whose, theme.card_label()),
         Span::styled(tool_title(tool), theme.tool_title()),
         Span::styled(format!(" — {}", tool.state.label()), theme.dim()),
     ];
     let indent = [spaces(INDENT)];
     wrap_into(out, &header, &[], &indent, ctx.width, Mode::Word);
+    if let Some(warning) = &tool.lookalike {
+        let piece = [Span::styled(warning.clone(), theme.reject())];
+        wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
+    }
 
     if tool.call.kind == ToolKind::Execute
         && let Some(cmd) = command(tool.call.raw_input.as_ref())

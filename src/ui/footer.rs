@@ -22,10 +22,17 @@ const SLOT_GAP: &str = "  ";
 /// The narrowest a shortened working directory gets before it is dropped.
 const MIN_CWD: usize = 8;
 
-/// The chat's permission mode as a dropdown: "⏵ Default ▾".
+/// The chat's permission mode as a dropdown: "⏵ Default ▾"; "⏵ Plan
+/// (agent-enforced) ▾" when the user let the agent's own plan mode hold
+/// Plan (`agent_plan_mode`).
 pub(crate) fn mode_slot(state: &ChatState, theme: Theme) -> Span<'static> {
+    let enforced = if state.agent_enforces_plan() {
+        " (agent-enforced)"
+    } else {
+        ""
+    };
     Span::styled(
-        format!("⏵ {} ▾", state.gate.mode.label()),
+        format!("⏵ {}{enforced} ▾", state.gate.mode.label()),
         theme.mode(state.gate.mode),
     )
 }

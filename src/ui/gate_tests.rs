@@ -572,6 +572,7 @@ fn an_approval_built_by_hand_renders() {
         request: req,
         reason: "an ask rule: edits of src/**".into(),
         readings: Vec::new(),
+        lookalike: None,
     });
     state.view.focus = Focus {
         pane: Pane::Cards,

@@ -134,3 +134,20 @@ fn chat_list_says_bypass_120x30() {
     assert_eq!(text.matches("BYPASS").count(), 1, "{text}");
     assert_snapshot!(text);
 }
+
+#[test]
+fn footer_says_when_the_agent_enforces_plan() {
+    let mut state = two_cards("claude-code");
+    state.gate.mode = Mode::Plan;
+    let line = |state: &ChatState| {
+        let area = Rect::new(0, 0, 120, 1);
+        let mut buf = Buffer::empty(area);
+        footer::render(&mut buf, area, state, Theme::with_color(true));
+        buffer_text(&buf)
+    };
+    let text = line(&state);
+    assert!(text.contains("⏵ Plan ▾"), "{text}");
+    state.gate.agent_plan_mode = Some("plan".into());
+    let text = line(&state);
+    assert!(text.contains("⏵ Plan (agent-enforced) ▾"), "{text}");
+}

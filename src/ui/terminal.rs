@@ -36,6 +36,8 @@ const SUCCESS: &str = "exit status 0";
 pub(crate) struct Output<'a> {
     pub(crate) output: &'a str,
     pub(crate) truncated: bool,
+    /// Bytes of older output not kept, said in a line.
+    pub(crate) dropped: u64,
     pub(crate) exit: Option<&'a str>,
 }
 
@@ -44,6 +46,7 @@ impl<'a> From<&'a TerminalView> for Output<'a> {
         Output {
             output: &view.output,
             truncated: view.truncated,
+            dropped: view.dropped,
             exit: view.exit.as_deref(),
         }
     }
@@ -54,6 +57,7 @@ impl<'a> From<&'a AgentTerminal> for Output<'a> {
         Output {
             output: terminal.output(),
             truncated: terminal.truncated,
+            dropped: terminal.dropped(),
             exit: terminal.exit.as_deref(),
         }
     }
@@ -91,6 +95,14 @@ pub(crate) fn lines(
         rows.min(FOLDED_LINES)
     };
     let hidden = total - shown;
+    if view.dropped > 0 {
+        note(
+            out,
+            format!("… {} of older output dropped", size(view.dropped)),
+            theme.dim(),
+            ctx,
+        );
+    }
     if hidden > 0 {
         let hint = if expanded {
             format!("… {hidden} earlier lines not kept")
@@ -124,13 +136,22 @@ pub(crate) fn lines(
         }
         None => note(out, "running…".into(), theme.dim(), ctx),
     }
-    if view.truncated {
+    if view.truncated && view.dropped == 0 {
         note(
             out,
             "output truncated by the agent's limit".into(),
             theme.dim(),
             ctx,
         );
+    }
+}
+
+/// A byte count for people: "512 bytes", "48 KB", "12 MB".
+pub(crate) fn size(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..1_048_576 => format!("{} KB", bytes / 1024),
+        _ => format!("{} MB", bytes / 1_048_576),
     }
 }
 
@@ -351,6 +372,7 @@ mod tests {
 
     fn view(output: &str, exit: Option<&str>) -> TerminalView {
         TerminalView {
+            dropped: 0,
             output: output.into(),
             truncated: false,
             exit: exit.map(Into::into),
@@ -370,7 +392,7 @@ mod tests {
         Entry {
             id: 0,
             rev: 0,
-            kind: EntryKind::Tool(Box::new(ToolEntry { call, state })),
+            kind: EntryKind::Tool(Box::new(ToolEntry::new(call, state))),
         }
     }
 

@@ -140,7 +140,10 @@ async fn the_agents_commands_are_listed_and_sent_as_the_prompt() {
     key(&mut app, Action::Char('v'));
     let popup = app.state().composer_popup().expect("the command list");
     assert_eq!(popup.items[0].label, "/review");
-    assert_eq!(popup.items[0].detail, "Review the working tree's changes");
+    assert_eq!(
+        popup.items[0].detail,
+        "agent: Review the working tree's changes"
+    );
     // Enter on a command that takes input completes it and shows its hint.
     key(&mut app, Action::Submit);
     assert_eq!(app.state().view.composer.text(), "/review ");

@@ -280,10 +280,20 @@ async fn a_renamed_chat_keeps_its_name_when_reopened_and_prompted_again() {
     assert_eq!(store.list()[0].title.as_deref(), Some("My own name"));
 }
 
-// Item 4: the agent's own plan mode follows warden's Plan.
+// Item 4 (issue 22 item 1): warden's Plan never relies on the agent's own
+// plan mode; using it is an explicit opt-in (`agent_plan_mode`).
+
+fn agent_mode_now(app: &App) -> String {
+    app.state()
+        .session
+        .agent_modes
+        .as_ref()
+        .map(|m| m.current.clone())
+        .unwrap_or_default()
+}
 
 #[tokio::test]
-async fn claude_exit_plan_mode_works_in_plan_without_agent_plan_mode_set() {
+async fn in_plan_claude_stays_in_its_asking_mode_and_its_touch_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started_scenario(
         dir.path(),
@@ -291,15 +301,78 @@ async fn claude_exit_plan_mode_works_in_plan_without_agent_plan_mode_set() {
         logged_options(dir.path(), Mode::Plan),
     )
     .await;
-    let current = |app: &App| {
-        app.state()
-            .session
+    assert_eq!(agent_mode_now(&app), "default", "kept in its asking mode");
+    assert!(!app.state().agent_enforces_plan());
+    // In its own plan mode Claude ran this unasked; in `default` it asks,
+    // and Plan refuses it.
+    send(&mut app, "touch");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert!(!text.contains("ran unasked"), "{text}");
+    assert!(
+        text.contains("permission outcome: selected reject"),
+        "{text}"
+    );
+    assert!(!dir.path().join("created-in-plan.txt").exists());
+    // ExitPlanMode fails outside the agent's plan mode, as with the real agent.
+    send(&mut app, "plan the work");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert!(agent_text(app.state()).contains("not in plan mode"));
+    // Shift+Tab round to Plan again: the agent is never moved.
+    for _ in 0..3 {
+        key(&mut app, Action::BackTab);
+    }
+    assert_eq!(app.state().gate.mode, Mode::Plan);
+    send(&mut app, "touch");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert_eq!(agent_mode_now(&app), "default");
+    assert!(!dir.path().join("created-in-plan.txt").exists());
+}
+
+#[tokio::test]
+async fn claude_moving_itself_into_its_plan_mode_in_plan_is_moved_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(
+        dir.path(),
+        "claude-plan-mode-exit-plan.toml",
+        logged_options(dir.path(), Mode::Plan),
+    )
+    .await;
+    send(&mut app, "sneak");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    pump_until(&mut app, "the agent back in default", |s| {
+        s.session
             .agent_modes
             .as_ref()
-            .map(|m| m.current.clone())
-            .unwrap_or_default()
+            .is_some_and(|m| m.current == "default")
+    })
+    .await;
+    assert!(
+        errors(app.state())
+            .iter()
+            .any(|(m, _)| m.contains("moved itself into its mode `Plan Mode`")),
+        "{:?}",
+        errors(app.state())
+    );
+    send(&mut app, "touch");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert!(!dir.path().join("created-in-plan.txt").exists());
+}
+
+#[tokio::test]
+async fn claude_exit_plan_mode_works_when_agent_plan_mode_is_opted_in() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = ChatOptions {
+        agent_plan_mode: Some("plan".into()),
+        ..logged_options(dir.path(), Mode::Plan)
     };
-    assert_eq!(current(&app), "plan", "moved into its plan mode at start");
+    let mut app = started_scenario(dir.path(), "claude-plan-mode-exit-plan.toml", options).await;
+    assert_eq!(
+        agent_mode_now(&app),
+        "plan",
+        "moved into its plan mode at start"
+    );
+    assert!(app.state().agent_enforces_plan(), "the footer says so");
     send(&mut app, "plan the work");
     pump_until(&mut app, "the ExitPlanMode card or the end", |s| {
         !s.gate.approvals.is_empty() || !s.is_busy()
@@ -318,6 +391,7 @@ async fn claude_exit_plan_mode_works_in_plan_without_agent_plan_mode_set() {
     // Leaving Plan moves the agent back to the mode that asks.
     key(&mut app, Action::BackTab);
     assert_eq!(app.state().gate.mode, Mode::Default);
+    assert!(!app.state().agent_enforces_plan());
     pump_until(&mut app, "the agent back in default", |s| {
         s.session
             .agent_modes
@@ -326,7 +400,7 @@ async fn claude_exit_plan_mode_works_in_plan_without_agent_plan_mode_set() {
     })
     .await;
     // Shift+Tab on to Auto and round to Plan: the agent is never moved into
-    // a mode that does not ask.
+    // a mode that does not ask, except the plan mode the user opted into.
     key(&mut app, Action::BackTab);
     key(&mut app, Action::BackTab);
     assert_eq!(app.state().gate.mode, Mode::Plan);

@@ -35,14 +35,41 @@ fn forbidden(c: char) -> bool {
         )
 }
 
+/// Characters that draw nothing, shown as stand-ins wherever they stand.
+fn blank_letter(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2800}' | '\u{3164}' | '\u{115F}' | '\u{1160}' | '\u{FFA0}' | '\u{17B4}' | '\u{17B5}'
+    )
+}
+
+/// Spaces other than ASCII's, which may not come in runs.
+fn wide_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
+}
+
 #[track_caller]
 fn assert_clean(what: &str, text: &str) {
     let raw: Vec<String> = text
         .chars()
-        .filter(|c| forbidden(*c))
+        .filter(|c| forbidden(*c) || blank_letter(*c))
         .map(|c| format!("U+{:04X}", c as u32))
         .collect();
     assert!(raw.is_empty(), "{what} carries {raw:?} raw:\n{text:?}");
+    let chars: Vec<char> = text.chars().collect();
+    let runs = chars
+        .windows(2)
+        .filter(|w| {
+            (wide_space(w[0]) || wide_space(w[1])) && w.iter().all(|c| wide_space(*c) || *c == ' ')
+        })
+        .count();
+    assert_eq!(
+        runs, 0,
+        "{what} carries runs of blank spaces raw:\n{text:?}"
+    );
 }
 
 fn hostile_exec(dir: &Path, prompt: &str) -> crate::common::ExecRun {
@@ -164,4 +191,29 @@ fn agents_and_grants_print_without_escapes() {
         assert_clean(&format!("{args:?} stderr"), &err);
         assert!(out.contains("evil\u{241b}]0;t"), "{args:?}: {out}");
     }
+}
+
+#[test]
+fn blank_lookalikes_show_as_stand_ins_in_exec_and_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err, log) = hostile_exec(dir.path(), "blank");
+    assert_eq!(code, Some(0), "{err}");
+    assert_clean("exec stdout", &out);
+    assert_clean("exec stderr", &err);
+    assert!(out.contains("pad<U+2800><U+2800><U+2800>x"), "{out}");
+    assert!(out.contains("nbsp<U+00A0><U+00A0><U+00A0>y"), "{out}");
+    assert!(
+        out.contains("single\u{a0}ok"),
+        "one no-break space stays: {out}"
+    );
+    assert!(err.contains("ls<U+3164>"), "the decision line: {err}");
+    assert_eq!(log.len(), 1, "{log:?}");
+    let (ok, out, err) = warden(dir.path(), &["log"]);
+    assert!(ok, "{err}");
+    assert_clean("log", &out);
+    assert!(out.contains("ls<U+3164><U+3164>"), "{out}");
+    let (ok, out, err) = warden(dir.path(), &["log", "--json"]);
+    assert!(ok, "{err}");
+    assert_clean("log --json", &out);
+    assert!(out.contains("\\u3164"), "{out}");
 }

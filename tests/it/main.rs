@@ -32,5 +32,6 @@ mod iooff;
 mod keys;
 mod runtime;
 mod settings;
+mod spoofs;
 mod transcript;
 mod wire;

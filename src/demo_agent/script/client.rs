@@ -255,7 +255,15 @@ impl Runner {
         let output = TerminalOutputRequest::new(self.session_id.clone(), id.clone());
         match self.call(output, CANCEL_GRACE).await {
             Answer::Ok(output) => {
-                self.say(&output_report(&output, step.output_byte_limit.is_some()))?;
+                if step.report_output {
+                    self.say(&output_report(&output, step.output_byte_limit.is_some()))?;
+                } else {
+                    self.say(&format!(
+                        "output: {} bytes, truncated: {}\n",
+                        output.output.len(),
+                        output.truncated
+                    ))?;
+                }
                 Ok(Ended::Exited {
                     success: exit.exit_code == Some(0) && exit.signal.is_none(),
                 })
