@@ -68,7 +68,7 @@ impl App {
             self.next_key += 1;
             let inbox = self.inbox_tx.clone();
             let tx = acp::Events::new(move |event| inbox.send(Incoming::Agent(key, event)).is_ok());
-            let handle = acp::spawn(&chat.command, chat.caps, tx)?;
+            let handle = acp::spawn(&chat.command, chat.caps, chat.sandbox.as_ref(), tx)?;
             if !chat.mcp_servers.is_empty() {
                 handle.set_mcp_servers(chat.mcp_servers.clone());
             }

@@ -68,6 +68,8 @@ pub(super) struct Chat {
     pub(super) jobs: Vec<FileJob>,
     /// Cancelled prompts warden stopped waiting for: their late answers end nothing.
     pub(super) abandoned_prompts: u32,
+    /// How the agent's process and the chat's terminals are confined.
+    pub(super) sandbox: Option<crate::sandbox::Profile>,
 }
 
 /// warden's own files, which the agent's file calls never touch whatever
@@ -153,10 +155,14 @@ impl Chat {
         state.session.settings_agent = options.settings.agent_block.clone();
         state.gate.bypassed_agents = options.settings.bypassed.clone();
         let roots = Roots::new(&command.cwd, &options.extra_roots).protecting(protected);
+        state.session.sandbox = options.sandbox.as_ref().map(crate::sandbox::badge_of);
+        let mut terminals = Terminals::new(super::forward(inbox.clone(), move |event| {
+            Incoming::Terminal(id, event)
+        }));
+        terminals.confine(options.sandbox.clone());
         let chat = Chat {
-            terminals: Terminals::new(super::forward(inbox.clone(), move |event| {
-                Incoming::Terminal(id, event)
-            })),
+            terminals,
+            sandbox: options.sandbox,
             command,
             agent_key: None,
             session: None,

@@ -43,6 +43,10 @@ pub struct ChatOptions {
     pub mcp_servers: Vec<crate::acp::McpServer>,
     /// The agent's authentication method to sign in with (`auth_method`).
     pub auth_method: Option<String>,
+    /// How the agent's processes and warden's terminals for it are confined
+    /// (`[sandbox]`); none only where warden is embedded without settings
+    /// (tests): the command line always sets one.
+    pub sandbox: Option<crate::sandbox::Profile>,
 }
 
 impl ChatOptions {

@@ -272,6 +272,7 @@ fn edit_document(
                         terminal: true,
                         mcp_servers: Default::default(),
                         auth_method: None,
+                        sandbox: Default::default(),
                     },
                 );
                 add_agent(doc, agent, command, args, path)?;

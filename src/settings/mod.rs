@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Deserializer};
 
 use crate::policy::{KindMatch, Mode, Rule, RuleDecision};
+use crate::sandbox::{SandboxMode, WhenUnavailable};
 
 pub use edit::{
     Applied, Edit, WriteError, agent_for_command, apply, apply_edit, bypass_edit, describe_applied,
@@ -71,6 +72,40 @@ pub struct Settings {
     /// `[screen]`.
     #[serde(default)]
     pub screen: Screen,
+    /// `[sandbox]`: how every agent process is confined.
+    #[serde(default)]
+    pub sandbox: SandboxSettings,
+}
+
+/// `[sandbox]`: the confinement of every agent process (an agent block's
+/// `sandbox` table changes it for that agent).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct SandboxSettings {
+    /// `workspace-write` (the default), `read-only` or `off`.
+    #[serde(default)]
+    pub mode: SandboxMode,
+    /// Without Landlock: `refuse` to start (the default) or `run-unconfined`.
+    #[serde(default)]
+    pub when_unavailable: WhenUnavailable,
+    /// More paths every agent may write (`~` expands).
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// More paths no agent may read (`~` expands).
+    #[serde(default)]
+    pub hidden: Vec<String>,
+}
+
+/// `[agents.NAME.sandbox]` (or `sandbox.writable = [...]` in the block).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct AgentSandbox {
+    /// This agent's mode, instead of `[sandbox] mode`.
+    pub mode: Option<SandboxMode>,
+    /// More paths this agent may write, besides its known state directories.
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// More paths this agent may not read.
+    #[serde(default)]
+    pub hidden: Vec<String>,
 }
 
 /// `[screen]`: how warden draws.
@@ -214,6 +249,9 @@ pub struct AgentSettings {
     /// one of the ids its `initialize` answer lists.
     #[serde(default)]
     pub auth_method: Option<String>,
+    /// `[agents.NAME.sandbox]`: this agent's confinement.
+    #[serde(default)]
+    pub sandbox: AgentSandbox,
 }
 
 /// A `[[rules]]` entry as read: a [`Rule`] that lets unknown keys pass, so
@@ -531,6 +569,7 @@ bell = false
             .iter()
             .chain(&keys::AGENT_KEYS)
             .chain(&keys::NOTIFICATION_KEYS)
+            .chain(&keys::SANDBOX_KEYS)
             .chain(&["default_agent", "roots"]);
         for key in keys {
             let documented = example.lines().any(|line| {

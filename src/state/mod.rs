@@ -334,6 +334,9 @@ pub struct Session {
     pub settings_agent: Option<String>,
     /// A denial reason to send as the next prompt once the cancelled turn ends.
     pub queued_prompt: Option<String>,
+    /// How the agent is confined (the footer's badge); none: no sandbox
+    /// was configured (warden embedded without settings).
+    pub sandbox: Option<crate::sandbox::Badge>,
 }
 
 /// What may run without asking, and what waits: the chat's mode, the user's
@@ -435,6 +438,7 @@ impl ChatState {
                 failed: None,
                 settings_agent: None,
                 queued_prompt: None,
+                sandbox: None,
             },
             gate: Gate {
                 mode: Mode::Default,

@@ -1,0 +1,556 @@
+//! The kernel holds the line: every agent process, and everything it
+//! starts, runs confined. This module is platform-neutral: the settings'
+//! words ([`SandboxMode`], [`WhenUnavailable`]), what an agent is given
+//! ([`Profile`]: the workspace, the writable state directories, the hidden
+//! secrets) and the rules that follow from it ([`grants`]: which paths may
+//! be read, written or only listed). The kernel side is behind
+//! [`Confinement`]: Landlock on Linux (`linux.rs`); elsewhere nothing can
+//! confine yet, which is reported as [`SandboxError::Unavailable`].
+//!
+//! Landlock only allows. Reads are "everything but the secrets", so the
+//! rules allow each entry of `/`, and descend into every directory that
+//! holds a hidden path (`~`, `~/.config`, ...), allowing each of its other
+//! entries; the directory itself is only listable. What is created in such
+//! a directory after the agent started is out of reach.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+#[cfg(target_os = "linux")]
+mod linux;
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(target_os = "linux")]
+pub use linux::{Confinement, kernel_support, self_test};
+
+/// `[sandbox] mode` and `[agents.NAME.sandbox] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Writes only in the workspace, the agent's own state and a private
+    /// temporary directory; reads everywhere but the secrets.
+    #[default]
+    WorkspaceWrite,
+    /// As `workspace-write`, but the workspace is read-only too (what a
+    /// chat in Plan gets).
+    ReadOnly,
+    /// No confinement: the agent runs as you, with all your rights.
+    Off,
+}
+
+impl SandboxMode {
+    /// The setting's word.
+    pub fn word(self) -> &'static str {
+        match self {
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
+/// `[sandbox] when_unavailable`: what happens where the kernel cannot
+/// confine (no Landlock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WhenUnavailable {
+    /// The agent does not start; the error names this setting.
+    #[default]
+    Refuse,
+    /// The agent starts unconfined, under a red badge.
+    RunUnconfined,
+}
+
+/// Secrets, relative to the home directory: never readable, never writable.
+pub const HIDDEN_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".password-store",
+    ".local/share/keyrings",
+    ".pki",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/gh",
+    ".mozilla",
+    ".thunderbird",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/vivaldi",
+    ".config/opera",
+    ".config/microsoft-edge",
+];
+
+/// Files of `/dev` an agent may read and write (the rest of `/dev`, raw
+/// disks among it, is out of reach).
+const DEV_WRITABLE: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+/// Files of `/dev` an agent may read.
+const DEV_READABLE: &[&str] = &["/dev/random", "/dev/urandom"];
+
+/// State directories of the agents warden knows (relative to the home
+/// directory), by a word of their command line. `.claude*` stands for every
+/// entry of the home directory whose name starts with `.claude`.
+const AGENT_STATE: &[(&str, &[&str])] = &[
+    ("claude", &[".claude*", ".config/claude"]),
+    ("codex", &[".codex"]),
+    ("gemini", &[".gemini"]),
+    ("qwen", &[".qwen"]),
+    ("kimi", &[".kimi"]),
+    (
+        "opencode",
+        &[
+            ".local/share/opencode",
+            ".local/state/opencode",
+            ".config/opencode",
+        ],
+    ),
+    ("fast-agent", &[".fast-agent"]),
+];
+
+/// State every agent may write: package managers' caches.
+const SHARED_STATE: &[&str] = &[".npm", ".cache"];
+
+/// What an agent process may touch, before it is turned into rules.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Profile {
+    /// The agent's name (for messages).
+    pub agent: String,
+    /// `workspace-write`, `read-only` or `off`.
+    pub mode: SandboxMode,
+    /// What to do without Landlock.
+    pub when_unavailable: WhenUnavailable,
+    /// The session's cwd and the configured roots.
+    pub workspace: Vec<PathBuf>,
+    /// The agent's state directories and `sandbox.writable` (what does not
+    /// exist yet is created when it is a directory of the agent's own).
+    pub writable: Vec<PathBuf>,
+    /// The secrets and warden's own files (`sandbox.hidden` adds to them).
+    pub hidden: Vec<PathBuf>,
+}
+
+/// What a profile's settings say, before paths are expanded.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileInput<'a> {
+    pub agent: &'a str,
+    /// The program and its arguments (which agent's state to allow).
+    pub command_line: Vec<&'a str>,
+    pub mode: SandboxMode,
+    pub when_unavailable: WhenUnavailable,
+    pub workspace: Vec<PathBuf>,
+    /// `sandbox.writable` of `[sandbox]` and of the agent block (`~` expands).
+    pub writable: Vec<String>,
+    /// `sandbox.hidden` of both.
+    pub hidden: Vec<String>,
+    /// warden's own files: settings, decision log, chat records, data dir.
+    pub warden_files: Vec<PathBuf>,
+    /// The home directory (none: no home-relative paths).
+    pub home: Option<PathBuf>,
+}
+
+impl Profile {
+    /// The profile of `input`: its paths expanded, the known state
+    /// directories of the agent its command line names, and the secrets.
+    pub fn new(input: &ProfileInput<'_>) -> Profile {
+        let home = input.home.as_deref();
+        let expand = |p: &str| expand_home(p, home);
+        let mut writable: Vec<PathBuf> = Vec::new();
+        if let Some(home) = home {
+            let line = input.command_line.join(" ").to_lowercase();
+            let own = AGENT_STATE
+                .iter()
+                .filter(|(word, _)| line.contains(word))
+                .flat_map(|(_, dirs)| dirs.iter());
+            for rel in own.chain(SHARED_STATE) {
+                match rel.strip_suffix('*') {
+                    Some(prefix) => writable.extend(prefixed_entries(home, prefix)),
+                    None => writable.push(home.join(rel)),
+                }
+            }
+        }
+        writable.extend(input.writable.iter().map(|p| expand(p)));
+        let mut hidden: Vec<PathBuf> = home
+            .map(|home| HIDDEN_IN_HOME.iter().map(|rel| home.join(rel)).collect())
+            .unwrap_or_default();
+        hidden.extend(input.warden_files.iter().cloned());
+        hidden.extend(input.hidden.iter().map(|p| expand(p)));
+        Profile {
+            agent: input.agent.to_string(),
+            mode: input.mode,
+            when_unavailable: input.when_unavailable,
+            workspace: input.workspace.clone(),
+            writable: dedup(writable),
+            hidden: dedup(hidden),
+        }
+    }
+
+    /// The same profile with the workspace read-only (a chat in Plan).
+    pub fn read_only(&self) -> Profile {
+        let mut profile = self.clone();
+        if profile.mode == SandboxMode::WorkspaceWrite {
+            profile.mode = SandboxMode::ReadOnly;
+        }
+        profile
+    }
+
+    /// What the footer says about a process confined by this profile.
+    pub fn badge(&self) -> Badge {
+        match self.mode {
+            SandboxMode::WorkspaceWrite => Badge::Confined,
+            SandboxMode::ReadOnly => Badge::ReadOnly,
+            SandboxMode::Off => Badge::Off,
+        }
+    }
+}
+
+/// What the footer says about the sandbox of a chat's agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Badge {
+    /// Confined, the workspace writable.
+    Confined,
+    /// Confined, the workspace read-only.
+    ReadOnly,
+    /// `mode = "off"`: the user turned it off.
+    Off,
+    /// The kernel cannot confine and `when_unavailable = "run-unconfined"`.
+    Unconfined,
+}
+
+impl Badge {
+    /// The footer's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Badge::Confined => "sandbox",
+            Badge::ReadOnly => "sandbox: read-only",
+            Badge::Off => "SANDBOX OFF",
+            Badge::Unconfined => "UNCONFINED: no Landlock",
+        }
+    }
+
+    /// Whether the agent runs with all the user's rights.
+    pub fn is_unconfined(self) -> bool {
+        matches!(self, Badge::Off | Badge::Unconfined)
+    }
+}
+
+/// The badge of a process confined by `profile` on this kernel: red when
+/// it runs unconfined.
+pub fn badge_of(profile: &Profile) -> Badge {
+    let badge = profile.badge();
+    if badge.is_unconfined() || matches!(kernel_support(), Support::Landlock(_)) {
+        badge
+    } else {
+        Badge::Unconfined
+    }
+}
+
+/// What a rule allows beneath its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Access {
+    /// Only listing: a directory that holds a hidden path.
+    List,
+    /// Reading and running.
+    Read,
+    /// Reading, running, creating, writing, removing.
+    Write,
+}
+
+/// One rule: `access` beneath `path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub path: PathBuf,
+    pub access: Access,
+}
+
+/// One entry of a directory, as the rules need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: PathBuf,
+    /// A symbolic link: never a rule of its own (access through it is
+    /// checked where it leads).
+    pub symlink: bool,
+}
+
+/// Reads directories for [`grants`] (the real file system, or a table in tests).
+pub trait Lister {
+    /// The entries of `dir` (none when it cannot be read).
+    fn entries(&self, dir: &Path) -> Vec<Entry>;
+}
+
+/// The real file system.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealFs;
+
+impl Lister for RealFs {
+    fn entries(&self, dir: &Path) -> Vec<Entry> {
+        let Ok(read) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        read.flatten()
+            .map(|e| Entry {
+                path: e.path(),
+                symlink: e.file_type().is_ok_and(|t| t.is_symlink()),
+            })
+            .collect()
+    }
+}
+
+/// The rules of `profile` (in `mode`, a private temporary directory
+/// `tmp` writable): reads everywhere but the hidden paths and most of
+/// `/dev`, writes in the workspace (unless read-only), the state
+/// directories, `tmp` and the `/dev` files of [`DEV_WRITABLE`]. Paths are
+/// taken as they are (callers pass canonical ones: [`canonical`]).
+pub fn grants(profile: &Profile, tmp: Option<&Path>, fs: &dyn Lister) -> Vec<Grant> {
+    let mut out = Vec::new();
+    let hidden = &profile.hidden;
+    // `/dev` is covered file by file below.
+    let mut read_hidden = hidden.clone();
+    read_hidden.push(PathBuf::from("/dev"));
+    cover(Path::new("/"), Access::Read, &read_hidden, fs, &mut out);
+    for dev in DEV_READABLE {
+        cover(Path::new(dev), Access::Read, hidden, fs, &mut out);
+    }
+    let mut writable: Vec<&Path> = DEV_WRITABLE.iter().map(Path::new).collect();
+    if profile.mode == SandboxMode::WorkspaceWrite {
+        writable.extend(profile.workspace.iter().map(PathBuf::as_path));
+    }
+    writable.extend(profile.writable.iter().map(PathBuf::as_path));
+    writable.extend(tmp);
+    for path in writable {
+        cover(path, Access::Write, hidden, fs, &mut out);
+    }
+    out
+}
+
+/// Allow `access` beneath `path`, except beneath a hidden path: a
+/// directory holding one is only listable, and each of its other entries
+/// is covered the same way.
+fn cover(path: &Path, access: Access, hidden: &[PathBuf], fs: &dyn Lister, out: &mut Vec<Grant>) {
+    if hidden.iter().any(|h| path.starts_with(h)) {
+        return;
+    }
+    if !hidden.iter().any(|h| h.starts_with(path)) {
+        out.push(Grant {
+            path: path.to_path_buf(),
+            access,
+        });
+        return;
+    }
+    out.push(Grant {
+        path: path.to_path_buf(),
+        access: Access::List,
+    });
+    let mut entries = fs.entries(path);
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    for entry in entries {
+        if !entry.symlink {
+            cover(&entry.path, access, hidden, fs, out);
+        }
+    }
+}
+
+/// The profile with every path made canonical where it exists (a hidden
+/// path that is a symlink is hidden where it leads too), and the agent's
+/// own state directories created when missing.
+pub fn canonical(profile: &Profile) -> Profile {
+    let real = |p: &PathBuf| p.canonicalize().unwrap_or_else(|_| p.clone());
+    let mut hidden = Vec::new();
+    for path in &profile.hidden {
+        hidden.push(absolute_parent(path));
+        if let Ok(target) = path.canonicalize() {
+            hidden.push(target);
+        }
+    }
+    let writable = profile
+        .writable
+        .iter()
+        .filter_map(|p| {
+            if !p.exists() && is_creatable_state(p) {
+                let _ = std::fs::create_dir_all(p);
+            }
+            p.exists().then(|| real(p))
+        })
+        .collect();
+    Profile {
+        workspace: profile.workspace.iter().map(real).collect(),
+        writable: dedup(writable),
+        hidden: dedup(hidden),
+        ..profile.clone()
+    }
+}
+
+/// A missing state directory warden creates for the agent: below a dot
+/// directory (`~/.codex`, `~/.local/share/opencode`), never a dot file such
+/// as `~/.claude.json`.
+fn is_creatable_state(path: &Path) -> bool {
+    let dotted = path
+        .components()
+        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+    dotted
+        && path
+            .file_name()
+            .is_some_and(|n| !n.to_string_lossy().contains(".json"))
+}
+
+/// `path` with its parent made canonical (the file itself may not exist).
+fn absolute_parent(path: &Path) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => parent
+            .canonicalize()
+            .map_or_else(|_| path.to_path_buf(), |p| p.join(name)),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// The entries of `dir` whose name starts with `prefix`.
+fn prefixed_entries(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return vec![dir.join(prefix)];
+    };
+    let mut found: Vec<PathBuf> = read
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .map(|e| e.path())
+        .collect();
+    if found.is_empty() {
+        found.push(dir.join(prefix));
+    }
+    found.sort();
+    found
+}
+
+fn dedup(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    paths.retain(|p| seen.insert(p.clone()));
+    paths
+}
+
+/// `~/x` -> `HOME/x`.
+pub fn expand_home(path: &str, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        (None, Some(home)) if path == "~" => home.to_path_buf(),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The kernel cannot confine, or the rules could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// No Landlock (or not Linux): the setting decides.
+    #[error(
+        "the sandbox is unavailable: {why}. warden refuses to start the agent `{agent}` \
+         unconfined; set `[sandbox] when_unavailable = \"run-unconfined\"` to run it with all \
+         your rights, or `mode = \"off\"` in [sandbox] or [agents.{agent}.sandbox]"
+    )]
+    Unavailable {
+        /// The agent.
+        agent: String,
+        /// Why (kernel version, LSM list).
+        why: String,
+    },
+    /// The ruleset could not be made.
+    #[error("could not build the sandbox of `{agent}`: {message}")]
+    Rules {
+        /// The agent.
+        agent: String,
+        /// What failed.
+        message: String,
+    },
+    /// The private temporary directory could not be made.
+    #[error("could not create the agent's private temporary directory: {0}")]
+    TempDir(std::io::Error),
+}
+
+/// Where the kernel cannot confine at all (not Linux): an unconfined run,
+/// or the refusal, as the profile says.
+#[cfg(not(target_os = "linux"))]
+mod other;
+#[cfg(not(target_os = "linux"))]
+pub use other::{Confinement, kernel_support, self_test};
+
+/// What the kernel offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Support {
+    /// Landlock at this ABI version (warden uses up to 5).
+    Landlock(i32),
+    /// None, and why.
+    Missing(String),
+}
+
+/// How a sandbox denial shows in a tool's output: the path it names, when
+/// the output reads like a permission denial ("Permission denied",
+/// "EACCES", "Read-only file system", "Operation not permitted") of a path
+/// the profile keeps out of reach. Returns the path and the setting that
+/// would allow it.
+pub fn explain_denial(profile: &Profile, output: &str) -> Option<(PathBuf, String)> {
+    const SIGNS: &[&str] = &[
+        "Permission denied",
+        "EACCES",
+        "Read-only file system",
+        "EROFS",
+        "Operation not permitted",
+        "EPERM",
+    ];
+    for line in output.lines() {
+        if !SIGNS.iter().any(|s| line.contains(s)) {
+            continue;
+        }
+        for word in line.split(|c: char| c.is_whitespace() || "'\"`:,()".contains(c)) {
+            if !word.starts_with('/') && !word.starts_with("~/") {
+                continue;
+            }
+            let path = PathBuf::from(word.trim_end_matches(['.', ';']));
+            if let Some(setting) = blocked_by(profile, &path) {
+                return Some((path, setting));
+            }
+        }
+    }
+    None
+}
+
+/// The setting that would let the agent at `path`, when the profile keeps
+/// it out of reach (none: the sandbox allows writing there).
+pub fn blocked_by(profile: &Profile, path: &Path) -> Option<String> {
+    if profile.mode == SandboxMode::Off {
+        return None;
+    }
+    let agent = &profile.agent;
+    if profile.hidden.iter().any(|h| path.starts_with(h)) {
+        return Some(format!(
+            "it is hidden from agents (a secret or warden's own file); nothing but \
+             `mode = \"off\"` in [agents.{agent}.sandbox] reaches it"
+        ));
+    }
+    let in_workspace = profile.workspace.iter().any(|w| path.starts_with(w));
+    if in_workspace && profile.mode == SandboxMode::ReadOnly {
+        return Some(format!(
+            "the workspace is read-only in this chat (Plan, or `mode = \"read-only\"`); \
+             leave Plan, or set `mode = \"workspace-write\"` in [agents.{agent}.sandbox]"
+        ));
+    }
+    if in_workspace || profile.writable.iter().any(|w| path.starts_with(w)) {
+        return None;
+    }
+    Some(format!(
+        "it is outside the workspace; add it to `sandbox.writable` in [agents.{agent}] \
+         (or `roots`)"
+    ))
+}
