@@ -495,6 +495,62 @@ pub enum Support {
     Missing(String),
 }
 
+/// What `warden sandbox` prints: the profile, the kernel's support and,
+/// with `rules`, every rule.
+pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
+    let mut out = vec![
+        format!("agent: {}", profile.agent),
+        format!("mode: {}", profile.mode.word()),
+        match kernel_support() {
+            Support::Landlock(abi) => format!("kernel: Landlock ABI {abi}"),
+            Support::Missing(why) => format!(
+                "kernel: no sandbox ({why}); when_unavailable = {}",
+                match profile.when_unavailable {
+                    WhenUnavailable::Refuse => "refuse: agents do not start",
+                    WhenUnavailable::RunUnconfined =>
+                        "run-unconfined: agents run with all your rights",
+                }
+            ),
+        },
+    ];
+    let list = |name: &str, paths: &[PathBuf]| {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "{name}: {}",
+            if shown.is_empty() {
+                "none".into()
+            } else {
+                shown.join(", ")
+            }
+        )
+    };
+    let real = canonical(profile);
+    out.push(list(
+        if profile.mode == SandboxMode::WorkspaceWrite {
+            "workspace (writable)"
+        } else {
+            "workspace (read-only)"
+        },
+        &real.workspace,
+    ));
+    out.push(list("writable state", &real.writable));
+    out.push(
+        "writable too: a private temporary directory per process (TMPDIR), /dev/null, /dev/tty, /dev/pts, /dev/shm and the like"
+            .to_string(),
+    );
+    out.push(list("hidden (neither read nor written)", &real.hidden));
+    out.push(
+        "readable: everything else that exists now; what is created later in a directory that holds a hidden path (`~`, `~/.config`) is not"
+            .to_string(),
+    );
+    if rules {
+        for grant in grants(&real, None, &RealFs) {
+            out.push(format!("rule: {:?} {}", grant.access, grant.path.display()));
+        }
+    }
+    out
+}
+
 /// How a sandbox denial shows in a tool's output: the path it names, when
 /// the output reads like a permission denial ("Permission denied",
 /// "EACCES", "Read-only file system", "Operation not permitted") of a path
