@@ -28,6 +28,7 @@ mod ingest;
 mod iooff;
 mod keys;
 mod runtime;
+mod sandbox;
 mod settings;
 mod transcript;
 mod wire;

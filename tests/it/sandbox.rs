@@ -1,0 +1,186 @@
+//! The kernel holds the line: the demo agent does its own IO (no ACP call
+//! warden could gate) and the sandbox stops it; the same turn with the
+//! sandbox off succeeds, which shows each test can fail.
+
+use std::path::{Path, PathBuf};
+
+use warden::acp::AgentCommand;
+use warden::app::{App, ChatOptions};
+use warden::policy::Mode;
+use warden::sandbox::{Profile, ProfileInput, SandboxMode, Support, WhenUnavailable};
+
+use crate::common::*;
+
+/// A fake home with a `.bashrc` and a key, a workspace, and a demo agent
+/// whose state lives outside both.
+struct Rig {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    work: PathBuf,
+    state: PathBuf,
+}
+
+fn rig() -> Rig {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let home = root.join("home");
+    let work = root.join("work");
+    let state = root.join("demo-state");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(home.join(".bashrc"), "# the user's\n").unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY\n").unwrap();
+    Rig {
+        _dir: dir,
+        root,
+        home,
+        work,
+        state,
+    }
+}
+
+/// Whether this kernel can confine; if not, say why the test is skipped.
+fn landlock() -> bool {
+    match warden::sandbox::kernel_support() {
+        Support::Landlock(_) => true,
+        Support::Missing(why) => {
+            println!("skipped: the sandbox needs Landlock: {why}");
+            false
+        }
+    }
+}
+
+fn profile(rig: &Rig, mode: SandboxMode) -> Profile {
+    Profile::new(&ProfileInput {
+        agent: "demo",
+        command_line: vec!["warden", "demo-agent"],
+        mode,
+        when_unavailable: WhenUnavailable::Refuse,
+        workspace: vec![rig.work.clone()],
+        writable: vec![rig.state.display().to_string()],
+        hidden: Vec::new(),
+        warden_files: Vec::new(),
+        home: Some(rig.home.clone()),
+    })
+}
+
+fn command(rig: &Rig) -> AgentCommand {
+    AgentCommand {
+        name: "demo".into(),
+        program: env!("CARGO_BIN_EXE_warden").into(),
+        args: vec!["demo-agent".into()],
+        env: vec![
+            ("HOME".into(), rig.home.display().to_string()),
+            (
+                "WARDEN_DEMO_STATE".into(),
+                rig.state.display().to_string(),
+            ),
+        ],
+        cwd: rig.work.clone(),
+    }
+}
+
+/// One turn of `prompt` under `sandbox`; the agent's answer.
+async fn turn(rig: &Rig, sandbox: Profile, mode: Mode, prompt: &str) -> String {
+    let options = ChatOptions {
+        mode,
+        sandbox: Some(sandbox),
+        ..ChatOptions::default()
+    };
+    let mut app = ready(App::with_options(command(rig), options)).await;
+    send(&mut app, prompt);
+    pump_until(&mut app, "end of turn", |s| {
+        !s.is_busy() && agent_text(s).contains(prompt.split(' ').next().unwrap_or(prompt))
+    })
+    .await;
+    let text = agent_text(app.state());
+    app.shutdown().await;
+    text
+}
+
+async fn both_ways(rig: &Rig, mode: Mode, prompt: &str, check: impl Fn(&Rig) -> bool) {
+    let name = prompt.split(' ').next().unwrap();
+    let confined = turn(rig, profile(rig, SandboxMode::WorkspaceWrite), mode, prompt).await;
+    assert!(
+        confined.contains(&format!("{name}: failed")),
+        "confined: {confined}"
+    );
+    assert!(!check(rig), "nothing changed under the sandbox");
+    let off = turn(rig, profile(rig, SandboxMode::Off), mode, prompt).await;
+    assert!(off.contains(&format!("{name}: ok")), "sandbox off: {off}");
+    assert!(check(rig), "with the sandbox off the same turn gets through");
+}
+
+fn contains(path: &Path, what: &str) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|text| text.contains(what))
+}
+
+#[tokio::test]
+async fn an_agent_cannot_append_to_bashrc_itself() {
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    both_ways(&rig, Mode::Auto, "own-bashrc", |rig| {
+        contains(&rig.home.join(".bashrc"), "demo-agent was here")
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_agent_cannot_read_the_ssh_key() {
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    let confined = turn(
+        &rig,
+        profile(&rig, SandboxMode::WorkspaceWrite),
+        Mode::Auto,
+        "own-ssh",
+    )
+    .await;
+    assert!(confined.contains("own-ssh: failed"), "{confined}");
+    assert!(!confined.contains("bytes of the key"), "{confined}");
+    let off = turn(&rig, profile(&rig, SandboxMode::Off), Mode::Auto, "own-ssh").await;
+    assert!(off.contains("own-ssh: ok: read 12 bytes"), "{off}");
+}
+
+#[tokio::test]
+async fn a_child_of_the_agent_cannot_write_outside_the_workspace() {
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    let outside = rig.root.join("outside.txt");
+    let prompt = format!("own-child {}", outside.display());
+    both_ways(&rig, Mode::Auto, &prompt, |rig| {
+        contains(&rig.root.join("outside.txt"), "child was here")
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_workspace_is_writable_but_read_only_in_plan() {
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    let written = |rig: &Rig| contains(&rig.work.join("own.txt"), "written by the demo agent");
+    let open = turn(
+        &rig,
+        profile(&rig, SandboxMode::WorkspaceWrite),
+        Mode::Auto,
+        "own-write",
+    )
+    .await;
+    assert!(open.contains("own-write: ok"), "{open}");
+    assert!(written(&rig));
+    std::fs::remove_file(rig.work.join("own.txt")).unwrap();
+    let plan = profile(&rig, SandboxMode::WorkspaceWrite).read_only();
+    let confined = turn(&rig, plan, Mode::Plan, "own-write").await;
+    assert!(confined.contains("own-write: failed"), "{confined}");
+    assert!(!written(&rig));
+}
