@@ -132,14 +132,19 @@ const SCENARIOS: &[(&str, &str)] = &[
         "own-child PATH",
         "starts `sh` that appends to PATH (absolute, default `<cwd>/../outside.txt`)",
     ),
-    ("own-write [FILE]", "writes `<cwd>/FILE` (default `own.txt`) itself"),
+    (
+        "own-write [FILE]",
+        "writes `<cwd>/FILE` (default `own.txt`) itself",
+    ),
 ];
 
 /// What an `own-*` scenario did with its own IO, outside ACP: `NAME: ok`
 /// or `NAME: failed: ERROR` (a sandbox makes them fail).
 fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
     use std::io::Write as _;
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
     let result: std::io::Result<String> = match name {
         "own-bashrc" => std::fs::OpenOptions::new()
             .append(true)

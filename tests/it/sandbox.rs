@@ -73,10 +73,7 @@ fn command(rig: &Rig) -> AgentCommand {
         args: vec!["demo-agent".into()],
         env: vec![
             ("HOME".into(), rig.home.display().to_string()),
-            (
-                "WARDEN_DEMO_STATE".into(),
-                rig.state.display().to_string(),
-            ),
+            ("WARDEN_DEMO_STATE".into(), rig.state.display().to_string()),
         ],
         cwd: rig.work.clone(),
     }
@@ -110,7 +107,10 @@ async fn both_ways(rig: &Rig, mode: Mode, prompt: &str, check: impl Fn(&Rig) -> 
     assert!(!check(rig), "nothing changed under the sandbox");
     let off = turn(rig, profile(rig, SandboxMode::Off), mode, prompt).await;
     assert!(off.contains(&format!("{name}: ok")), "sandbox off: {off}");
-    assert!(check(rig), "with the sandbox off the same turn gets through");
+    assert!(
+        check(rig),
+        "with the sandbox off the same turn gets through"
+    );
 }
 
 fn contains(path: &Path, what: &str) -> bool {
@@ -183,4 +183,50 @@ async fn the_workspace_is_writable_but_read_only_in_plan() {
     let confined = turn(&rig, plan, Mode::Plan, "own-write").await;
     assert!(confined.contains("own-write: failed"), "{confined}");
     assert!(!written(&rig));
+}
+
+#[tokio::test]
+async fn wardens_own_terminals_run_under_the_chats_sandbox() {
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    let outside = rig.root.join("outside.txt");
+    let scenario = rig.state.join("terminal.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = \"echo terminal was here >> {}\" }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n",
+            outside.display()
+        ),
+    )
+    .unwrap();
+    for (mode, code, written) in [
+        (
+            SandboxMode::WorkspaceWrite,
+            "terminal exited: code 2",
+            false,
+        ),
+        (SandboxMode::Off, "terminal exited: code 0", true),
+    ] {
+        let mut command = command(&rig);
+        command
+            .args
+            .extend(["--scenario".into(), scenario.display().to_string()]);
+        let options = ChatOptions {
+            mode: Mode::Auto,
+            sandbox: Some(profile(&rig, mode)),
+            ..ChatOptions::default()
+        };
+        let mut app = ready(App::with_options(command, options)).await;
+        send(&mut app, "go");
+        pump_until(&mut app, "end of turn", |s| {
+            !s.is_busy() && agent_text(s).contains("terminal exited")
+        })
+        .await;
+        let text = agent_text(app.state());
+        assert!(text.contains(code), "{mode:?}: {text}");
+        assert_eq!(contains(&outside, "terminal was here"), written, "{mode:?}");
+        app.shutdown().await;
+    }
 }
