@@ -154,6 +154,7 @@ fn sandbox_profile(
         hidden,
         warden_files,
         home: directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf()),
+        env: command.env.clone(),
     })
 }
 

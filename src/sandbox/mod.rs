@@ -125,6 +125,14 @@ const AGENT_STATE: &[(&str, &[&str])] = &[
     ("fast-agent", &[".fast-agent"]),
 ];
 
+/// Environment variables that move an agent's state (its own, or warden's
+/// environment it inherits), by the same word.
+const AGENT_STATE_ENV: &[(&str, &[&str])] = &[
+    ("claude", &["CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR"]),
+    ("codex", &["CODEX_HOME"]),
+    ("gemini", &["GEMINI_CLI_HOME"]),
+];
+
 /// State every agent may write: package managers' caches.
 const SHARED_STATE: &[&str] = &[".npm", ".cache"];
 
@@ -163,6 +171,8 @@ pub struct ProfileInput<'a> {
     pub warden_files: Vec<PathBuf>,
     /// The home directory (none: no home-relative paths).
     pub home: Option<PathBuf>,
+    /// The agent's own environment variables (its block's `env`).
+    pub env: Vec<(String, String)>,
 }
 
 impl Profile {
@@ -185,6 +195,18 @@ impl Profile {
                 }
             }
         }
+        let line = input.command_line.join(" ").to_lowercase();
+        let moved = AGENT_STATE_ENV
+            .iter()
+            .filter(|(word, _)| line.contains(word))
+            .flat_map(|(_, vars)| vars.iter())
+            .filter_map(|var| {
+                let own = input.env.iter().rev().find(|(k, _)| k == var);
+                own.map(|(_, v)| v.clone())
+                    .or_else(|| std::env::var(var).ok())
+                    .filter(|v| Path::new(v).is_absolute())
+            });
+        writable.extend(moved.map(PathBuf::from));
         writable.extend(input.writable.iter().map(|p| expand(p)));
         let mut hidden: Vec<PathBuf> = home
             .map(|home| HIDDEN_IN_HOME.iter().map(|rel| home.join(rel)).collect())
@@ -549,6 +571,64 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
         }
     }
     out
+}
+
+/// The transcript's line when a tool's finished output reads like a
+/// denial the sandbox made (see [`explain_denial`]): which path, and which
+/// setting would allow it.
+pub fn told(profile: &Profile, update: &crate::model::SessionUpdate) -> Option<String> {
+    use crate::model::{SessionUpdate, ToolContent, WireStatus};
+    let mut texts: Vec<String> = Vec::new();
+    let mut add = |content: &[ToolContent], raw: Option<&serde_json::Value>| {
+        for content in content {
+            if let ToolContent::Text { text } = content {
+                texts.push(text.clone());
+            }
+        }
+        if let Some(raw) = raw {
+            texts.push(raw.to_string().replace("\\n", "\n"));
+        }
+    };
+    let finished = |status: Option<WireStatus>| {
+        matches!(status, Some(WireStatus::Completed | WireStatus::Failed))
+    };
+    match update {
+        SessionUpdate::ToolCall(call) if finished(Some(call.status)) => {
+            add(&call.content, call.raw_output.as_ref());
+        }
+        SessionUpdate::ToolCallUpdate { fields, .. } if finished(fields.status) => {
+            add(
+                fields.content.as_deref().unwrap_or_default(),
+                fields.raw_output.as_ref(),
+            );
+            for meta in &fields.terminal_meta {
+                if let crate::model::TerminalMeta::Output { data, .. } = meta {
+                    texts.push(data.clone());
+                }
+            }
+        }
+        _ => return None,
+    }
+    texts.iter().find_map(|text| denial_line(profile, text))
+}
+
+/// [`told`] for the output of one of warden's own terminals once it exited.
+pub fn told_terminal(profile: &Profile, output: &str) -> Option<String> {
+    denial_line(profile, output)
+}
+
+fn denial_line(profile: &Profile, text: &str) -> Option<String> {
+    let (path, setting) = explain_denial(profile, text)?;
+    let hidden = profile.hidden.iter().any(|h| path.starts_with(h));
+    Some(format!(
+        "{} {}: {setting}",
+        if hidden {
+            "the sandbox blocked"
+        } else {
+            "the sandbox may have blocked"
+        },
+        path.display()
+    ))
 }
 
 /// How a sandbox denial shows in a tool's output: the path it names, when

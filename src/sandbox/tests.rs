@@ -61,6 +61,7 @@ fn profile(mode: SandboxMode, writable: &[&str], hidden: &[&str]) -> Profile {
         hidden: hidden.iter().map(ToString::to_string).collect(),
         warden_files: vec![PathBuf::from("/home/u/.config/warden")],
         home: Some(PathBuf::from("/home/u")),
+        env: Vec::new(),
     })
 }
 

@@ -63,6 +63,7 @@ fn profile(rig: &Rig, mode: SandboxMode) -> Profile {
         hidden: Vec::new(),
         warden_files: Vec::new(),
         home: Some(rig.home.clone()),
+        env: Vec::new(),
     })
 }
 
@@ -227,6 +228,19 @@ async fn wardens_own_terminals_run_under_the_chats_sandbox() {
         let text = agent_text(app.state());
         assert!(text.contains(code), "{mode:?}: {text}");
         assert_eq!(contains(&outside, "terminal was here"), written, "{mode:?}");
+        // Blocked, and told: which path, and the setting that allows it.
+        let told = infos(app.state())
+            .into_iter()
+            .find(|line| line.contains("the sandbox may have blocked"));
+        if written {
+            assert_eq!(told, None);
+        } else {
+            let told = told.expect("a line about the sandbox");
+            assert!(
+                told.contains(&outside.display().to_string()) && told.contains("sandbox.writable"),
+                "{told}"
+            );
+        }
         app.shutdown().await;
     }
 }
