@@ -618,6 +618,18 @@ pub fn told_terminal(profile: &Profile, output: &str) -> Option<String> {
 }
 
 fn denial_line(profile: &Profile, text: &str) -> Option<String> {
+    if text.contains("bwrap:") && profile.mode != SandboxMode::Off {
+        // Codex's own sandbox: bubblewrap needs `mount` and user
+        // namespaces, which Landlock forbids.
+        let agent = &profile.agent;
+        return Some(format!(
+            "the agent's own sandbox (bubblewrap) cannot start inside warden's sandbox \
+             (Landlock forbids mount): for codex add args = [\"-c\", \
+             \"sandbox_mode=\\\"danger-full-access\\\"\"] to [agents.{agent}] (warden's \
+             sandbox still confines it and every command it runs), or set \
+             [agents.{agent}.sandbox] mode = \"off\""
+        ));
+    }
     let (path, setting) = explain_denial(profile, text)?;
     let hidden = profile.hidden.iter().any(|h| path.starts_with(h));
     Some(format!(
