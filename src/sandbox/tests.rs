@@ -206,10 +206,14 @@ fn a_denial_in_tool_output_names_the_setting() {
 #[test]
 fn bubblewrap_failing_inside_the_sandbox_names_the_setting() {
     let profile = profile(SandboxMode::WorkspaceWrite, &[], &[]);
-    let line = denial_line(&profile, "Output:\nbwrap: setting up uid map: Permission denied\n")
-        .expect("told");
+    let line = denial_line(
+        &profile,
+        "Output:\nbwrap: setting up uid map: Permission denied\n",
+    )
+    .expect("told");
     assert!(
-        line.contains("sandbox_mode=\\\"danger-full-access\\\"") && line.contains("[agents.claude.sandbox] mode = \"off\""),
+        line.contains("sandbox_mode=\\\"danger-full-access\\\"")
+            && line.contains("[agents.claude.sandbox] mode = \"off\""),
         "{line}"
     );
 }
