@@ -80,6 +80,9 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
             .errors
             .push(format!("the sandbox is unavailable: {why}; {what}"));
     }
+    if let Some(note) = crate::sandbox::workspace_note(&profile) {
+        start.notes.push(note);
+    }
     start.options.sandbox = Some(profile);
     Ok((start, loaded))
 }

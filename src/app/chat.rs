@@ -70,6 +70,11 @@ pub(super) struct Chat {
     pub(super) abandoned_prompts: u32,
     /// How the agent's process and the chat's terminals are confined.
     pub(super) sandbox: Option<crate::sandbox::Profile>,
+    /// The chat's agent process has the workspace read-only (Plan).
+    pub(super) read_only: bool,
+    /// The chat could not move to a process with its mode's rules (the
+    /// agent can neither load nor resume a session); it was told once.
+    pub(super) plan_stuck: bool,
 }
 
 /// warden's own files, which the agent's file calls never touch whatever
@@ -163,6 +168,8 @@ impl Chat {
         let chat = Chat {
             terminals,
             sandbox: options.sandbox,
+            read_only: false,
+            plan_stuck: false,
             command,
             agent_key: None,
             session: None,

@@ -29,6 +29,7 @@ mod effects;
 mod exec;
 mod focus;
 mod options;
+mod plan_process;
 mod record;
 mod settings_io;
 mod signals;
@@ -280,7 +281,7 @@ impl App {
             self.flush_records();
             self.flush_history();
             self.collect_outboxes();
-            if self.queue.is_empty() {
+            if self.queue.is_empty() && !self.follow_plan() {
                 return;
             }
         }

@@ -283,6 +283,33 @@ pub fn badge_of(profile: &Profile) -> Badge {
     }
 }
 
+/// What to say at start when a workspace holds a hidden path (warden run
+/// in the home directory): nothing new can be made directly in it.
+pub fn workspace_note(profile: &Profile) -> Option<String> {
+    if profile.mode == SandboxMode::Off {
+        return None;
+    }
+    let real = canonical(profile);
+    real.workspace.iter().find_map(|w| {
+        let inside: Vec<String> = real
+            .hidden
+            .iter()
+            .filter(|h| h.starts_with(w) && *h != w)
+            .take(3)
+            .map(|h| h.display().to_string())
+            .collect();
+        (!inside.is_empty()).then(|| {
+            format!(
+                "the workspace {} holds paths hidden from the agent ({}, ...): under the sandbox \
+                 it can write inside the workspace's other entries but create nothing directly \
+                 in it; start warden in a project directory (or set [sandbox] mode = \"off\")",
+                w.display(),
+                inside.join(", ")
+            )
+        })
+    })
+}
+
 /// What a rule allows beneath its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Access {

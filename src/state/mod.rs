@@ -185,6 +185,12 @@ pub enum Msg {
     SettingsWriteFailed(String),
     /// A terminal's output (or exit) changed.
     TerminalOutput { id: String, view: TerminalView },
+    /// The badge of the sandbox of the chat's agent process (the footer's).
+    Sandbox(crate::sandbox::Badge),
+    /// The chat moves to an agent process with other sandbox rules (it
+    /// entered or left Plan): it reconnects as after a restart, which the
+    /// runtime is already doing.
+    SandboxMove,
     /// The agent answered warden's switch of its own mode.
     AgentModeSet {
         mode_id: String,
@@ -520,6 +526,17 @@ impl ChatState {
             }
             Msg::Update(update) => self.on_update(update),
             Msg::Drafts(msg) => self.on_drafts(msg),
+            Msg::Sandbox(badge) => {
+                self.session.sandbox = Some(badge);
+                Vec::new()
+            }
+            Msg::SandboxMove => {
+                let effects = self.cancel_all_approvals("the agent process changes");
+                self.finish_turn(true);
+                // The runtime reconnects by itself: no restart effect.
+                let _ = self.restart();
+                effects
+            }
             Msg::TerminalOutput { id, view } => {
                 self.session.terminals.insert(id.clone(), view);
                 self.session.transcript.touch_terminal(&id);

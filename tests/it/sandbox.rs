@@ -244,3 +244,76 @@ async fn wardens_own_terminals_run_under_the_chats_sandbox() {
         app.shutdown().await;
     }
 }
+
+/// Wait for the chat to be ready on a process with `badge`.
+async fn on_process(app: &mut App, badge: warden::sandbox::Badge) {
+    pump_until(app, "the chat on its new process", |s| {
+        s.session.sandbox == Some(badge)
+            && matches!(
+                s.session.connection,
+                warden::state::Connection::Ready { .. }
+            )
+            && !s.is_busy()
+    })
+    .await;
+}
+
+/// One turn of `prompt` in a running chat: its answer's lines naming `name`.
+async fn say(app: &mut App, prompt: &str, name: &str) -> Vec<String> {
+    let before = agent_text(app.state()).matches(name).count();
+    send(app, prompt);
+    pump_until(app, "end of turn", |s| {
+        !s.is_busy() && agent_text(s).matches(name).count() > before
+    })
+    .await;
+    agent_text(app.state())
+        .lines()
+        .filter(|l| l.contains(name))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn entering_plan_moves_the_chat_to_a_read_only_process_and_leaving_moves_it_back() {
+    use warden::sandbox::Badge;
+    use warden::state::Action;
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    let options = ChatOptions {
+        mode: Mode::Auto,
+        sandbox: Some(profile(&rig, SandboxMode::WorkspaceWrite)),
+        ..ChatOptions::default()
+    };
+    let mut app = ready(App::with_options(command(&rig), options)).await;
+    on_process(&mut app, Badge::Confined).await;
+    let lines = say(&mut app, "own-write a.txt", "own-write").await;
+    assert!(lines.last().unwrap().contains("own-write: ok"), "{lines:?}");
+    let session = app.state().session.connection.clone();
+
+    key(&mut app, Action::OpenModeMenu);
+    key(&mut app, Action::PickModeItem(0));
+    assert_eq!(app.state().gate.mode, Mode::Plan);
+    on_process(&mut app, Badge::ReadOnly).await;
+    assert_eq!(
+        app.state().session.connection,
+        session,
+        "the same session, on another process"
+    );
+    let lines = say(&mut app, "own-write b.txt", "own-write").await;
+    assert!(
+        lines.last().unwrap().contains("own-write: failed"),
+        "{lines:?}"
+    );
+    assert!(!rig.work.join("b.txt").exists());
+
+    key(&mut app, Action::OpenModeMenu);
+    key(&mut app, Action::PickModeItem(2));
+    assert_eq!(app.state().gate.mode, Mode::Auto);
+    on_process(&mut app, Badge::Confined).await;
+    let lines = say(&mut app, "own-write c.txt", "own-write").await;
+    assert!(lines.last().unwrap().contains("own-write: ok"), "{lines:?}");
+    assert!(rig.work.join("c.txt").exists());
+    app.shutdown().await;
+}
