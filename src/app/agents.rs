@@ -74,6 +74,7 @@ impl App {
             };
             chat.out
                 .push_back(Msg::Sandbox(crate::sandbox::badge_of(&profile)));
+            chat.process_sandbox = Some(profile);
         }
         if !self.agents.contains_key(&name) {
             let key = self.next_key;

@@ -72,6 +72,10 @@ pub(super) struct Chat {
     pub(super) sandbox: Option<crate::sandbox::Profile>,
     /// The chat's agent process has the workspace read-only (Plan).
     pub(super) read_only: bool,
+    /// The sandbox of the agent process the chat is on (read-only in Plan).
+    pub(super) process_sandbox: Option<crate::sandbox::Profile>,
+    /// What the chat was told of the sandbox's denials (each said once).
+    pub(super) sandbox_told: Vec<String>,
     /// The chat could not move to a process with its mode's rules (the
     /// agent can neither load nor resume a session); it was told once.
     pub(super) plan_stuck: bool,
@@ -170,6 +174,8 @@ impl Chat {
             sandbox: options.sandbox,
             read_only: false,
             plan_stuck: false,
+            sandbox_told: Vec::new(),
+            process_sandbox: None,
             command,
             agent_key: None,
             session: None,

@@ -248,15 +248,20 @@ impl App {
     fn send_chat(&mut self, id: ChatId, msg: Msg) {
         let told = self.sandbox_told(id, &msg);
         self.queue.push_back(WsMsg::Chat(id, msg));
-        if let Some(line) = told {
+        if let Some(line) = told
+            && let Some(chat) = self.chats.get_mut(&id)
+            && !chat.sandbox_told.contains(&line)
+        {
+            chat.sandbox_told.push(line.clone());
             self.queue.push_back(WsMsg::Chat(id, Msg::Note(line)));
         }
     }
 
-    /// A finished tool's or terminal's output that shows the sandbox
+    /// A tool's or an exited terminal's output that shows the sandbox
     /// denying a path: the line that says so, and which setting allows it.
     fn sandbox_told(&self, id: ChatId, msg: &Msg) -> Option<String> {
-        let profile = self.chats.get(&id)?.sandbox.as_ref()?;
+        let chat = self.chats.get(&id)?;
+        let profile = chat.process_sandbox.as_ref().or(chat.sandbox.as_ref())?;
         match msg {
             Msg::Update(update) => crate::sandbox::told(profile, update),
             Msg::TerminalOutput { view, .. } if view.exit.is_some() => {

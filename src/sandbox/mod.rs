@@ -600,43 +600,37 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
     out
 }
 
-/// The transcript's line when a tool's finished output reads like a
-/// denial the sandbox made (see [`explain_denial`]): which path, and which
+/// The transcript's line when a tool's output reads like a denial the
+/// sandbox made (the caller says each line once per chat) (see [`explain_denial`]): which path, and which
 /// setting would allow it.
 pub fn told(profile: &Profile, update: &crate::model::SessionUpdate) -> Option<String> {
-    use crate::model::{SessionUpdate, ToolContent, WireStatus};
-    let mut texts: Vec<String> = Vec::new();
-    let mut add = |content: &[ToolContent], raw: Option<&serde_json::Value>| {
-        for content in content {
-            if let ToolContent::Text { text } = content {
-                texts.push(text.clone());
-            }
-        }
-        if let Some(raw) = raw {
-            texts.push(raw.to_string().replace("\\n", "\n"));
-        }
-    };
-    let finished = |status: Option<WireStatus>| {
-        matches!(status, Some(WireStatus::Completed | WireStatus::Failed))
-    };
-    match update {
-        SessionUpdate::ToolCall(call) if finished(Some(call.status)) => {
-            add(&call.content, call.raw_output.as_ref());
-        }
-        SessionUpdate::ToolCallUpdate { fields, .. } if finished(fields.status) => {
-            add(
-                fields.content.as_deref().unwrap_or_default(),
-                fields.raw_output.as_ref(),
-            );
-            for meta in &fields.terminal_meta {
-                if let crate::model::TerminalMeta::Output { data, .. } = meta {
-                    texts.push(data.clone());
-                }
-            }
-        }
+    use crate::model::{SessionUpdate, TerminalMeta, ToolContent};
+    let (content, raw, meta): (&[ToolContent], _, &[TerminalMeta]) = match update {
+        SessionUpdate::ToolCall(call) => (&call.content, call.raw_output.as_ref(), &[]),
+        SessionUpdate::ToolCallUpdate { fields, .. } => (
+            fields.content.as_deref().unwrap_or_default(),
+            fields.raw_output.as_ref(),
+            &fields.terminal_meta,
+        ),
         _ => return None,
+    };
+    let texts = content
+        .iter()
+        .filter_map(|c| match c {
+            ToolContent::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .chain(meta.iter().filter_map(|m| match m {
+            TerminalMeta::Output { data, .. } => Some(data.as_str()),
+            _ => None,
+        }));
+    for text in texts {
+        if let Some(line) = denial_line(profile, text) {
+            return Some(line);
+        }
     }
-    texts.iter().find_map(|text| denial_line(profile, text))
+    let raw = raw?.to_string().replace("\\n", "\n");
+    denial_line(profile, &raw)
 }
 
 /// [`told`] for the output of one of warden's own terminals once it exited.
@@ -717,8 +711,9 @@ pub fn blocked_by(profile: &Profile, path: &Path) -> Option<String> {
     let in_workspace = profile.workspace.iter().any(|w| path.starts_with(w));
     if in_workspace && profile.mode == SandboxMode::ReadOnly {
         return Some(format!(
-            "the workspace is read-only in this chat (Plan, or `mode = \"read-only\"`); \
-             leave Plan, or set `mode = \"workspace-write\"` in [agents.{agent}.sandbox]"
+            "the workspace is read-only for this chat's agent: leave Plan, or, when \
+             `mode = \"read-only\"` is set in [sandbox] or [agents.{agent}.sandbox], set it to \
+             \"workspace-write\""
         ));
     }
     if in_workspace || profile.writable.iter().any(|w| path.starts_with(w)) {
