@@ -641,6 +641,50 @@ bell = false
     }
 
     #[test]
+    fn reads_the_sandbox_table_and_an_agents_sandbox_keys() {
+        let text = r#"
+[sandbox]
+mode = "read-only"
+when_unavailable = "run-unconfined"
+writable = ["~/.gradle"]
+hidden = ["~/.config/tokens"]
+
+[agents.a]
+command = "a"
+sandbox.mode = "off"
+sandbox.writable = ["~/.a"]
+
+[agents.b]
+command = "b"
+"#;
+        let s = parse(text, Path::new("c.toml")).expect("valid");
+        assert_eq!(s.sandbox.mode, SandboxMode::ReadOnly);
+        assert_eq!(s.sandbox.when_unavailable, WhenUnavailable::RunUnconfined);
+        assert_eq!(s.sandbox.writable, ["~/.gradle"]);
+        assert_eq!(s.sandbox.hidden, ["~/.config/tokens"]);
+        assert_eq!(s.agents["a"].sandbox.mode, Some(SandboxMode::Off));
+        assert_eq!(s.agents["a"].sandbox.writable, ["~/.a"]);
+        assert_eq!(s.agents["b"].sandbox, AgentSandbox::default());
+        assert_eq!(
+            parse("", Path::new("c.toml")).expect("valid").sandbox.mode,
+            SandboxMode::WorkspaceWrite,
+            "on by default"
+        );
+        let err = parse("[sandbox]\nmode = \"none\"\n", Path::new("c.toml"))
+            .expect_err("an unknown mode");
+        assert!(err.to_string().contains("2:"), "{err}");
+        assert_eq!(
+            keys::unknown_keys(
+                "[sandbox]\nmodes = \"off\"\n[agents.a]\ncommand = \"a\"\nsandbox.writeable = []\n"
+            ),
+            vec![
+                ("sandbox.modes".to_string(), 2),
+                ("agents.a.sandbox.writeable".to_string(), 5)
+            ]
+        );
+    }
+
+    #[test]
     fn missing_file_is_none() {
         let dir = tempfile::tempdir().expect("tempdir");
         assert_eq!(load(&dir.path().join("none.toml")), Ok(None));

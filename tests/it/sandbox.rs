@@ -317,3 +317,57 @@ async fn entering_plan_moves_the_chat_to_a_read_only_process_and_leaving_moves_i
     assert!(rig.work.join("c.txt").exists());
     app.shutdown().await;
 }
+
+#[test]
+fn the_profile_and_its_rules_come_from_the_settings_block() {
+    use warden::sandbox::{Access, RealFs, grants};
+    let rig = rig();
+    let config = rig.root.join("warden.toml");
+    std::fs::create_dir_all(rig.root.join("extra")).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "roots = [{root:?}]\n\n[sandbox]\nhidden = [\"{work}/secret\"]\n\n\
+             [agents.codex]\ncommand = \"codex-acp\"\nsandbox.writable = [{extra:?}]\n\n\
+             [agents.other]\ncommand = \"other\"\nsandbox.mode = \"off\"\n",
+            root = rig.state.display().to_string(),
+            work = rig.work.display(),
+            extra = rig.root.join("extra").display().to_string(),
+        ),
+    )
+    .unwrap();
+    let resolve = |agent: &str| {
+        warden::launch::resolve(&warden::launch::Want {
+            config: Some(&config),
+            agent: Some(agent),
+            command: &[],
+            cwd: Some(&rig.work),
+            mode: None,
+            own_exe: env!("CARGO_BIN_EXE_warden"),
+        })
+        .unwrap()
+        .options
+        .sandbox
+        .expect("the command line always sets a sandbox")
+    };
+    let codex = resolve("codex");
+    assert_eq!(codex.mode, SandboxMode::WorkspaceWrite, "on by default");
+    assert_eq!(codex.workspace, [rig.work.clone(), rig.state.clone()]);
+    assert!(codex.writable.contains(&rig.root.join("extra")));
+    assert!(codex.hidden.contains(&rig.work.join("secret")));
+    assert!(codex.hidden.contains(&config), "the settings file in use");
+    let rules = grants(&warden::sandbox::canonical(&codex), None, &RealFs);
+    let has =
+        |path: &Path, access: Access| rules.iter().any(|g| g.path == path && g.access == access);
+    // The workspace holds a hidden path: listable, descended into.
+    assert!(has(&rig.work, Access::List) && !has(&rig.work, Access::Write));
+    assert!(has(&rig.state, Access::Write));
+    assert!(has(&rig.root.join("extra"), Access::Write));
+    assert!(
+        !rules
+            .iter()
+            .any(|g| g.path.starts_with(rig.work.join("secret")))
+    );
+    assert!(!rules.iter().any(|g| g.path == config));
+    assert_eq!(resolve("other").mode, SandboxMode::Off);
+}
