@@ -371,3 +371,46 @@ fn the_profile_and_its_rules_come_from_the_settings_block() {
     assert!(!rules.iter().any(|g| g.path == config));
     assert_eq!(resolve("other").mode, SandboxMode::Off);
 }
+
+#[test]
+fn warden_sandbox_prints_the_rules_and_its_self_test_holds() {
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["--config", "/nonexistent/warden.toml", "sandbox", "--cwd"])
+            .arg(&rig.work)
+            .args(extra)
+            .env("HOME", &rig.home)
+            .env("XDG_DATA_HOME", rig.root.join("data"))
+            .env("XDG_CONFIG_HOME", rig.root.join("config"))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, out) = run(&["--rules"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("mode: workspace-write"), "{out}");
+    assert!(
+        out.contains(&format!("{}/.ssh", rig.home.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains("self-test: ok: a confined child could not write"),
+        "{out}"
+    );
+    assert!(
+        out.contains("self-test: ok: a confined child could not read"),
+        "{out}"
+    );
+    assert!(out.contains("self-test: the sandbox holds"), "{out}");
+    assert!(out.contains("rule: Write /dev/null"), "{out}");
+    let (code, out) = run(&["--plan"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("mode: read-only"), "{out}");
+}
