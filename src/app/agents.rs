@@ -65,26 +65,12 @@ impl App {
         };
         // One process per agent and sandbox rules (a chat in Plan: read-only).
         let name = super::plan_process::slot_key(&chat.command.name, read_only);
-        chat.read_only = read_only;
-        if let Some(profile) = &chat.sandbox {
-            let profile = if read_only {
-                profile.read_only()
-            } else {
-                profile.clone()
-            };
-            chat.out
-                .push_back(Msg::Sandbox(crate::sandbox::badge_of(&profile)));
-            chat.process_sandbox = Some(profile);
-        }
+        let sandbox = chat.take_rules(read_only);
         if !self.agents.contains_key(&name) {
             let key = self.next_key;
             self.next_key += 1;
             let inbox = self.inbox_tx.clone();
             let tx = acp::Events::new(move |event| inbox.send(Incoming::Agent(key, event)).is_ok());
-            let sandbox = chat
-                .sandbox
-                .as_ref()
-                .map(|p| if read_only { p.read_only() } else { p.clone() });
             let handle = acp::spawn(&chat.command, chat.caps, sandbox.as_ref(), tx)?;
             if !chat.mcp_servers.is_empty() {
                 handle.set_mcp_servers(chat.mcp_servers.clone());

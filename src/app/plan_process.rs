@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use super::App;
+use super::chat::Chat;
 use crate::policy::Mode;
 use crate::sandbox::SandboxMode;
 use crate::state::{ChatId, Msg};
@@ -20,6 +21,26 @@ pub(super) fn slot_key(name: &str, read_only: bool) -> String {
         format!("{name} (plan)")
     } else {
         name.to_string()
+    }
+}
+
+impl Chat {
+    /// The chat goes on an agent process with the workspace read-only or
+    /// not: the profile that process gets (none without a sandbox); the
+    /// footer's badge follows.
+    pub(super) fn take_rules(&mut self, read_only: bool) -> Option<crate::sandbox::Profile> {
+        self.read_only = read_only;
+        let profile = self.sandbox.as_ref().map(|profile| {
+            if read_only {
+                profile.read_only()
+            } else {
+                profile.clone()
+            }
+        })?;
+        self.out
+            .push_back(Msg::Sandbox(crate::sandbox::badge_of(&profile)));
+        self.process_sandbox = Some(profile.clone());
+        Some(profile)
     }
 }
 
