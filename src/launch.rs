@@ -59,9 +59,114 @@ pub struct Want<'a> {
     pub own_exe: &'a str,
 }
 
-/// Pick the agent: `-- CMD`, `--agent NAME`, the settings' default, or the
-/// demo agent; and whether the settings file loaded (or does not exist).
+/// Pick the agent and its sandbox (see [`pick`]); and whether the settings
+/// file loaded (or does not exist).
 fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
+    let (mut start, loaded, settings, path) = pick(want)?;
+    let profile = sandbox_profile(&settings, &start, path.as_deref());
+    if profile.mode != crate::sandbox::SandboxMode::Off
+        && let crate::sandbox::Support::Missing(why) = crate::sandbox::kernel_support()
+    {
+        let what = match profile.when_unavailable {
+            crate::sandbox::WhenUnavailable::Refuse => {
+                "agents will not start (`[sandbox] when_unavailable = \"run-unconfined\"` runs them \
+                 with all your rights)"
+            }
+            crate::sandbox::WhenUnavailable::RunUnconfined => {
+                "agents run UNCONFINED, with all your rights (`when_unavailable = \"run-unconfined\"`)"
+            }
+        };
+        start
+            .errors
+            .push(format!("the sandbox is unavailable: {why}; {what}"));
+    }
+    if let Some(note) = crate::sandbox::workspace_note(&profile) {
+        start.notes.push(note);
+    }
+    start.options.sandbox = Some(profile);
+    Ok((start, loaded))
+}
+
+/// The sandbox of the agent `start` runs: `[sandbox]`, changed by the
+/// agent block's `sandbox` table; the workspace is the cwd and the roots;
+/// warden's own files (settings, decision log, chat records, data) hidden.
+fn sandbox_profile(
+    settings: &Settings,
+    start: &Start,
+    path: Option<&Path>,
+) -> crate::sandbox::Profile {
+    let block = start
+        .options
+        .settings
+        .agent_block
+        .as_ref()
+        .and_then(|name| settings.agents.get(name))
+        .map(|agent| &agent.sandbox);
+    let global = &settings.sandbox;
+    let mut writable = global.writable.clone();
+    let mut hidden = global.hidden.clone();
+    if let Some(block) = block {
+        writable.extend(block.writable.iter().cloned());
+        hidden.extend(block.hidden.iter().cloned());
+    }
+    let mut warden_files: Vec<std::path::PathBuf> =
+        path.map(Path::to_path_buf).into_iter().collect();
+    warden_files.extend(settings::resolve_path(None));
+    warden_files.extend(start.options.decision_log.iter().cloned());
+    let command = &start.command;
+    // The demo agent is warden's own binary: its sessions are its state.
+    let demo_state = (command.args.first().map(String::as_str) == Some("demo-agent"))
+        .then(|| crate::demo_agent::state_dir(&command.env))
+        .flatten();
+    if let Some(dirs) = directories::ProjectDirs::from("", "", "warden") {
+        warden_files.push(dirs.config_dir().to_path_buf());
+        for data in [dirs.data_local_dir(), dirs.data_dir()] {
+            match &demo_state {
+                Some(demo) if demo.starts_with(data) => {
+                    // Everything of warden's data but the demo's sessions.
+                    let known = ["chats", "decisions.jsonl", "warden.log", "history"];
+                    warden_files.extend(known.iter().map(|name| data.join(name)));
+                    if let Ok(entries) = std::fs::read_dir(data) {
+                        warden_files.extend(
+                            entries
+                                .flatten()
+                                .map(|e| e.path())
+                                .filter(|p| !demo.starts_with(p)),
+                        );
+                    }
+                }
+                _ => warden_files.push(data.to_path_buf()),
+            }
+        }
+    }
+    if let Some(demo) = demo_state {
+        writable.push(demo.display().to_string());
+    }
+    let mut workspace = vec![command.cwd.clone()];
+    workspace.extend(start.options.extra_roots.iter().cloned());
+    let command_line = std::iter::once(command.program.as_str())
+        .chain(command.args.iter().map(String::as_str))
+        .collect();
+    crate::sandbox::Profile::new(&crate::sandbox::ProfileInput {
+        agent: &command.name,
+        command_line,
+        mode: block.and_then(|b| b.mode).unwrap_or(global.mode),
+        when_unavailable: global.when_unavailable,
+        workspace,
+        writable,
+        hidden,
+        warden_files,
+        home: directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf()),
+        env: command.env.clone(),
+    })
+}
+
+type Picked = (Start, bool, Settings, Option<std::path::PathBuf>);
+
+/// Pick the agent: `-- CMD`, `--agent NAME`, the settings' default, or the
+/// demo agent; whether the settings file loaded (or does not exist), the
+/// settings and their path.
+fn pick(want: &Want<'_>) -> anyhow::Result<Picked> {
     let cwd = match want.cwd {
         Some(dir) => std::fs::canonicalize(dir)
             .with_context(|| format!("--cwd {}: no such directory", dir.display()))?,
@@ -180,7 +285,7 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
             errors,
             screen: settings.screen,
         };
-        return Ok((start, writable));
+        return Ok((start, writable, settings, path));
     }
     let wanted = want
         .agent
@@ -259,7 +364,7 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
             screen: settings.screen,
         },
     };
-    Ok((start, writable))
+    Ok((start, writable, settings, path))
 }
 
 /// The agents a new chat can run besides the first chat's: every

@@ -168,6 +168,26 @@ enum Sub {
         #[arg(long)]
         login: bool,
     },
+    /// Print the sandbox an agent would run in (its rules) and test it: a
+    /// confined child tries to write outside the workspace and to read a
+    /// hidden file; both must fail (exit status 1 if either succeeds).
+    Sandbox {
+        /// Agent: an [agents.NAME] block of the settings file.
+        #[arg(long, value_name = "NAME", conflicts_with = "command")]
+        agent: Option<String>,
+        /// The workspace (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// The rules of a chat in Plan (the workspace read-only).
+        #[arg(long)]
+        plan: bool,
+        /// Print every rule (each path and what it allows).
+        #[arg(long)]
+        rules: bool,
+        /// Any agent command, after `--`.
+        #[arg(last = true, value_name = "CMD ARGS")]
+        command: Vec<String>,
+    },
     /// Sign in to an agent whose sign-in is a login in a terminal (kimi-cli,
     /// qwen-code): runs its login here, then start warden again.
     Login {
@@ -289,6 +309,52 @@ fn main() -> ExitCode {
             }));
         }
         Some(Sub::Agents) => return report(print_agents(cli.config.as_deref())),
+        Some(Sub::Sandbox {
+            agent,
+            cwd,
+            plan,
+            rules,
+            command,
+        }) => {
+            let want = Want {
+                config: cli.config.as_deref(),
+                agent: agent.as_deref(),
+                command,
+                cwd: cwd.as_deref(),
+                mode: None,
+                own_exe: &match own_exe() {
+                    Ok(exe) => exe,
+                    Err(err) => return report(Err(err)),
+                },
+            };
+            return match launch::resolve(&want) {
+                Ok(start) => {
+                    let Some(profile) = start.options.sandbox else {
+                        return report(Err(anyhow::anyhow!("no sandbox profile")));
+                    };
+                    let profile = if *plan { profile.read_only() } else { profile };
+                    for line in warden::sandbox::describe(&profile, *rules) {
+                        println!("{}", one_line(&line));
+                    }
+                    if profile.mode == warden::sandbox::SandboxMode::Off {
+                        println!("self-test: skipped, the sandbox is off");
+                        return ExitCode::FAILURE;
+                    }
+                    let (held, lines) = warden::sandbox::self_test(&profile);
+                    for line in lines {
+                        println!("self-test: {}", one_line(&line));
+                    }
+                    if held {
+                        println!("self-test: the sandbox holds");
+                        ExitCode::SUCCESS
+                    } else {
+                        println!("self-test: FAILED, the sandbox does not hold");
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(err) => report(Err(err)),
+            };
+        }
         Some(Sub::Grants { revoke, yes }) => {
             return report(grants(cli.config.as_deref(), *revoke, *yes));
         }

@@ -84,7 +84,7 @@ pub async fn login(command: &AgentCommand, method: Option<&str>) -> anyhow::Resu
 /// Start the agent, read its authentication methods, end it.
 async fn methods_of(command: &AgentCommand) -> anyhow::Result<Vec<AuthMethod>> {
     let (events, mut incoming) = mpsc::unbounded_channel();
-    let handle = super::spawn(command, ClientCaps::default(), events.into())
+    let handle = super::spawn(command, ClientCaps::default(), None, events.into())
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     let answer = handle.auth_methods();
     let methods = tokio::select! {

@@ -330,11 +330,12 @@ impl From<mpsc::UnboundedSender<AgentEvent>> for Events {
 pub(crate) fn spawn(
     command: &AgentCommand,
     caps: ClientCaps,
+    sandbox: Option<&crate::sandbox::Profile>,
     events: Events,
 ) -> Result<AgentHandle, LaunchError> {
     let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
     let (process, stdin, stdout) =
-        AgentProcess::spawn(command, stderr_tail.clone(), events.clone())?;
+        AgentProcess::spawn(command, sandbox, stderr_tail.clone(), events.clone())?;
     let (tx, rx) = mpsc::unbounded_channel();
     let notices = events.clone();
     let mut told = Vec::new();

@@ -52,6 +52,9 @@ pub enum LaunchError {
     /// The child came without the pipes we asked for.
     #[error("the agent `{0}` started without stdio pipes")]
     NoPipes(String),
+    /// Its sandbox could not be made (no Landlock and the setting refuses).
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
 }
 
 /// A spawned agent process.
@@ -66,9 +69,13 @@ impl AgentProcess {
     /// go to the log and into `tail`; the exit is reported on `events`.
     pub(super) fn spawn(
         command: &AgentCommand,
+        sandbox: Option<&crate::sandbox::Profile>,
         tail: Arc<Mutex<VecDeque<String>>>,
         events: Events,
     ) -> Result<(AgentProcess, ChildStdin, ChildStdout), LaunchError> {
+        let confinement = sandbox
+            .map(crate::sandbox::Confinement::prepare)
+            .transpose()?;
         let mut cmd = Command::new(&command.program);
         cmd.args(&command.args)
             .envs(command.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -78,6 +85,9 @@ impl AgentProcess {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        if let Some(confinement) = &confinement {
+            confinement.apply(&mut cmd);
+        }
         let mut child = cmd.spawn().map_err(|source| {
             let program = command.program.clone();
             if source.kind() == std::io::ErrorKind::NotFound {
@@ -120,6 +130,8 @@ impl AgentProcess {
 
         let (exited_tx, exited) = watch::channel(false);
         tokio::spawn(async move {
+            // Its private temporary directory goes when it does.
+            let _confinement = confinement;
             let status = match child.wait().await {
                 Ok(status) => describe(status),
                 Err(err) => format!("could not be waited for: {err}"),

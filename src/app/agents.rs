@@ -72,16 +72,19 @@ impl App {
     /// Open the chat's session on its agent, spawning the agent if no
     /// process of it runs.
     pub(super) fn connect(&mut self, id: ChatId) -> Result<(), LaunchError> {
+        let read_only = self.wants_read_only(id);
         let Some(chat) = self.chats.get_mut(&id) else {
             return Ok(());
         };
-        let name = chat.command.name.clone();
+        // One process per agent and sandbox rules (a chat in Plan: read-only).
+        let name = super::plan_process::slot_key(&chat.command.name, read_only);
+        let sandbox = chat.take_rules(read_only);
         if !self.agents.contains_key(&name) {
             let key = self.next_key;
             self.next_key += 1;
             let inbox = self.inbox_tx.clone();
             let tx = acp::Events::new(move |event| inbox.send(Incoming::Agent(key, event)).is_ok());
-            let handle = acp::spawn(&chat.command, chat.caps, tx)?;
+            let handle = acp::spawn(&chat.command, chat.caps, sandbox.as_ref(), tx)?;
             if !chat.mcp_servers.is_empty() {
                 handle.set_mcp_servers(chat.mcp_servers.clone());
             }
@@ -134,7 +137,10 @@ impl App {
     pub fn agent_pid(&self) -> Option<u32> {
         let chat = self.chats.get(&self.ws.active_id()?)?;
         self.agents
-            .get(&chat.command.name)
+            .get(&super::plan_process::slot_key(
+                &chat.command.name,
+                chat.read_only,
+            ))
             .and_then(|slot| slot.handle.pid())
     }
 
@@ -667,7 +673,7 @@ impl App {
         let Some(chat) = self.chats.get(&id) else {
             return;
         };
-        let name = chat.command.name.clone();
+        let name = super::plan_process::slot_key(&chat.command.name, chat.read_only);
         let old = chat.agent_key.or(chat.last_key);
         // A stuck agent still runs: end it first.
         if chat.agent_key.is_some()

@@ -70,6 +70,17 @@ pub(super) struct Chat {
     pub(super) jobs: Vec<FileJob>,
     /// Cancelled prompts warden stopped waiting for: their late answers end nothing.
     pub(super) abandoned_prompts: u32,
+    /// How the agent's process and the chat's terminals are confined.
+    pub(super) sandbox: Option<crate::sandbox::Profile>,
+    /// The chat's agent process has the workspace read-only (Plan).
+    pub(super) read_only: bool,
+    /// The sandbox of the agent process the chat is on (read-only in Plan).
+    pub(super) process_sandbox: Option<crate::sandbox::Profile>,
+    /// What the chat was told of the sandbox's denials (each said once).
+    pub(super) sandbox_told: Vec<String>,
+    /// The chat could not move to a process with its mode's rules (the
+    /// agent can neither load nor resume a session); it was told once.
+    pub(super) plan_stuck: bool,
 }
 
 /// warden's own files, which the agent's file calls never touch whatever
@@ -164,10 +175,18 @@ impl Chat {
         state.session.settings_agent = options.settings.agent_block.clone();
         state.gate.bypassed_agents = options.settings.bypassed.clone();
         let roots = Roots::new(&command.cwd, &options.extra_roots).protecting(protected);
+        state.session.sandbox = options.sandbox.as_ref().map(crate::sandbox::badge_of);
+        let mut terminals = Terminals::new(super::forward(inbox.clone(), move |event| {
+            Incoming::Terminal(id, event)
+        }));
+        terminals.confine(options.sandbox.clone());
         let chat = Chat {
-            terminals: Terminals::new(super::forward(inbox.clone(), move |event| {
-                Incoming::Terminal(id, event)
-            })),
+            terminals,
+            sandbox: options.sandbox,
+            read_only: false,
+            plan_stuck: false,
+            sandbox_told: Vec::new(),
+            process_sandbox: None,
             command,
             agent_key: None,
             session: None,

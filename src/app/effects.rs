@@ -41,8 +41,10 @@ impl App {
 
     /// The agent process a chat's session lives on.
     pub(super) fn agent_of(&self, chat: &Chat) -> Option<&AgentHandle> {
-        let slot = self.agents.get(&chat.command.name)?;
-        (chat.agent_key == Some(slot.key)).then_some(&slot.handle)
+        // By its spawn key: an agent may run one process per sandbox rules.
+        let key = chat.agent_key?;
+        let slot = self.agents.values().find(|slot| slot.key == key)?;
+        Some(&slot.handle)
     }
 
     fn run_chat(&mut self, id: ChatId, effect: Effect) {
@@ -220,10 +222,8 @@ impl App {
         };
         self.checkpoints.forget(id);
         // The agent may keep serving other chats: it can let this session go.
-        if let (Some(session), Some(slot)) = (&chat.session, self.agents.get(&chat.command.name))
-            && chat.agent_key == Some(slot.key)
-        {
-            slot.handle.close_session(session);
+        if let (Some(session), Some(handle)) = (&chat.session, self.agent_of(&chat)) {
+            handle.close_session(session);
         }
         chat.detach();
         // What happened last (the cancellations) goes into its record.
@@ -231,8 +231,11 @@ impl App {
         chat.flush_record(&slot.state, slot.name.as_deref(), true);
         chat.record.close();
         self.closed.push(id);
-        let name = chat.command.name.clone();
-        let used = self.chats.values().any(|c| c.command.name == name);
+        let name = super::plan_process::slot_key(&chat.command.name, chat.read_only);
+        let used = self
+            .chats
+            .values()
+            .any(|c| c.command.name == chat.command.name && c.read_only == chat.read_only);
         if !used && let Some(slot) = self.agents.remove(&name) {
             tokio::spawn(slot.handle.shutdown(SHUTDOWN_GRACE));
         }

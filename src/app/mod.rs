@@ -30,6 +30,7 @@ mod effects;
 mod exec;
 mod focus;
 mod options;
+mod plan_process;
 mod record;
 mod settings_io;
 mod signals;
@@ -257,7 +258,29 @@ impl App {
     /// Queue a message for one chat (applied by the running [`App::pump`],
     /// or the next one).
     fn send_chat(&mut self, id: ChatId, msg: Msg) {
+        let told = self.sandbox_told(id, &msg);
         self.queue.push_back(WsMsg::Chat(id, msg));
+        if let Some(line) = told
+            && let Some(chat) = self.chats.get_mut(&id)
+            && !chat.sandbox_told.contains(&line)
+        {
+            chat.sandbox_told.push(line.clone());
+            self.queue.push_back(WsMsg::Chat(id, Msg::Note(line)));
+        }
+    }
+
+    /// A tool's or an exited terminal's output that shows the sandbox
+    /// denying a path: the line that says so, and which setting allows it.
+    fn sandbox_told(&self, id: ChatId, msg: &Msg) -> Option<String> {
+        let chat = self.chats.get(&id)?;
+        let profile = chat.process_sandbox.as_ref().or(chat.sandbox.as_ref())?;
+        match msg {
+            Msg::Update(update) => crate::sandbox::told(profile, update),
+            Msg::TerminalOutput { view, .. } if view.exit.is_some() => {
+                crate::sandbox::told_terminal(profile, &view.output)
+            }
+            _ => None,
+        }
     }
 
     /// Apply the queued messages in order: each one's effects run (and may
@@ -275,7 +298,7 @@ impl App {
             self.flush_records();
             self.flush_history();
             self.collect_outboxes();
-            if self.queue.is_empty() {
+            if self.queue.is_empty() && !self.follow_plan() {
                 return;
             }
         }
@@ -298,10 +321,12 @@ impl App {
             let Some(chat) = self.chats.get_mut(&id) else {
                 continue;
             };
-            for msg in chat.out.drain(..) {
-                self.queue.push_back(WsMsg::Chat(id, msg));
+            let out: Vec<Msg> = chat.out.drain(..).collect();
+            let jobs: Vec<_> = chat.jobs.drain(..).collect();
+            for msg in out {
+                self.send_chat(id, msg);
             }
-            for job in chat.jobs.drain(..) {
+            for job in jobs {
                 self.files.send(id, job);
             }
         }

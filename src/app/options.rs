@@ -45,6 +45,10 @@ pub struct ChatOptions {
     pub auth_method: Option<String>,
     /// Where and how the workspace is checkpointed (none: not checkpointed).
     pub checkpoints: Option<crate::checkpoint::CheckpointOptions>,
+    /// How the agent's processes and warden's terminals for it are confined
+    /// (`[sandbox]`); none only where warden is embedded without settings
+    /// (tests): the command line always sets one.
+    pub sandbox: Option<crate::sandbox::Profile>,
 }
 
 impl ChatOptions {

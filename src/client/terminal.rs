@@ -581,6 +581,8 @@ pub struct Terminals {
     terminals: Vec<Terminal>,
     events: mpsc::UnboundedSender<TerminalEvent>,
     budget: Arc<Budget>,
+    /// The chat's agent's sandbox: every terminal runs under it.
+    sandbox: Option<crate::sandbox::Profile>,
 }
 
 impl Terminals {
@@ -600,7 +602,13 @@ impl Terminals {
             terminals: Vec::new(),
             events,
             budget,
+            sandbox: None,
         }
+    }
+
+    /// Run every terminal from now on under `sandbox` (the chat agent's).
+    pub(crate) fn confine(&mut self, sandbox: Option<crate::sandbox::Profile>) {
+        self.sandbox = sandbox;
     }
 
     /// Start `spec` and return its id (`term-1`, `term-2`...). Must run
@@ -619,10 +627,20 @@ impl Terminals {
             command: command_line.clone(),
             source,
         };
+        let confinement = self
+            .sandbox
+            .as_ref()
+            .map(crate::sandbox::Confinement::prepare)
+            .transpose()
+            .map_err(|err| spawn_error(io::Error::other(err.to_string())))?;
         let mut child = {
             // Spawning registers the child with the runtime's reactor.
             let _guard = runtime.enter();
-            spec.to_command().spawn().map_err(spawn_error)?
+            let mut command = spec.to_command();
+            if let Some(confinement) = &confinement {
+                confinement.apply(&mut command);
+            }
+            command.spawn().map_err(spawn_error)?
         };
         let pgid = child
             .id()
@@ -656,7 +674,12 @@ impl Terminals {
             readers.push(runtime.spawn(pump(stderr, Arc::clone(&shared))));
         }
         let abort_handles = readers.iter().map(|r| r.abort_handle()).collect();
-        runtime.spawn(supervise(child, readers, Arc::clone(&shared)));
+        let supervised = supervise(child, readers, Arc::clone(&shared));
+        runtime.spawn(async move {
+            // Its private temporary directory goes when it exits.
+            let _confinement = confinement;
+            supervised.await;
+        });
         tracing::debug!(%id, command = %command_line, pgid, "terminal started");
 
         self.terminals.push(Terminal {

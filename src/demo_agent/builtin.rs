@@ -123,7 +123,72 @@ const SCENARIOS: &[(&str, &str)] = &[
         "term-limit",
         "runs `yes 0123456789` cut by `head -c 5000` in a client terminal that keeps 100 bytes of output",
     ),
+    (
+        "own-bashrc",
+        "appends a line to `~/.bashrc` itself (no ACP call): what an agent that never asks can do",
+    ),
+    ("own-ssh", "reads `~/.ssh/id_rsa` itself"),
+    (
+        "own-child PATH",
+        "starts `sh` that appends to PATH (absolute, default `<cwd>/../outside.txt`)",
+    ),
+    (
+        "own-write [FILE]",
+        "writes `<cwd>/FILE` (default `own.txt`) itself",
+    ),
 ];
+
+/// What an `own-*` scenario did with its own IO, outside ACP: `NAME: ok`
+/// or `NAME: failed: ERROR` (a sandbox makes them fail).
+fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
+    use std::io::Write as _;
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let result: std::io::Result<String> = match name {
+        "own-bashrc" => std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(home.join(".bashrc"))
+            .and_then(|mut f| f.write_all(b"echo demo-agent was here\n"))
+            .map(|()| format!("appended to {}", home.join(".bashrc").display())),
+        "own-ssh" => std::fs::read_to_string(home.join(".ssh/id_rsa"))
+            .map(|key| format!("read {} bytes of the key", key.len())),
+        "own-child" => {
+            let path = word
+                .map(PathBuf::from)
+                .unwrap_or_else(|| cwd.join("../outside.txt"));
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg("echo child was here >> \"$1\"")
+                .arg("sh")
+                .arg(&path)
+                .stderr(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .stdin(std::process::Stdio::null())
+                .output()
+                .and_then(|out| {
+                    if out.status.success() {
+                        Ok(format!("the child wrote {}", path.display()))
+                    } else {
+                        Err(std::io::Error::other(format!(
+                            "the child failed: {}",
+                            String::from_utf8_lossy(&out.stderr).trim()
+                        )))
+                    }
+                })
+        }
+        _ => {
+            let path = cwd.join(word.unwrap_or("own.txt"));
+            std::fs::write(&path, "written by the demo agent itself\n")
+                .map(|()| format!("wrote {}", path.display()))
+        }
+    };
+    match result {
+        Ok(what) => format!("{name}: ok: {what}\n"),
+        Err(err) => format!("{name}: failed: {err}\n"),
+    }
+}
 
 /// The steps of the built-in scenario for `prompt`. `turn` numbers the turn
 /// so that tool call ids stay unique within the agent process; `cwd` is the
@@ -149,6 +214,9 @@ pub(crate) fn steps_for(prompt: &str, turn: u64, cwd: &Path) -> Vec<Step> {
         "term-args" => term_args(turn),
         "term-forever" => term_forever(turn),
         "term-limit" => term_limit(turn),
+        "own-bashrc" | "own-ssh" | "own-child" | "own-write" => {
+            vec![text(&own_io(&first, words.next(), cwd))]
+        }
         name => match tool_demo(name) {
             Some(demo) => demo.steps(turn),
             None => markdown_answer(prompt),

@@ -48,6 +48,12 @@ use tokio_util::sync::CancellationToken;
 
 /// The flood scenario's chunks, for the benches.
 pub use self::builtin::flood_chunk;
+
+/// Where the demo agent started with `env` keeps its sessions (its state,
+/// which its sandbox lets it write).
+pub(crate) fn state_dir(env: &[(String, String)]) -> Option<std::path::PathBuf> {
+    record::Store::dir_for(env)
+}
 use self::record::{Record, Store};
 use self::scenario::{ClientFeatures, ModeSpec, Scenario, Step};
 use self::script::Runner;

@@ -163,6 +163,16 @@ pub(crate) struct Store {
 }
 
 impl Store {
+    /// The directory from `WARDEN_DEMO_STATE` (in `env`, else warden's
+    /// own environment), else the default one.
+    pub(crate) fn dir_for(env: &[(String, String)]) -> Option<PathBuf> {
+        env.iter()
+            .rev()
+            .find(|(name, value)| name == STATE_ENV && !value.is_empty())
+            .map(|(_, value)| PathBuf::from(value))
+            .or_else(|| Self::from_env().dir)
+    }
+
     /// The directory from `WARDEN_DEMO_STATE`, else the default one.
     pub(crate) fn from_env() -> Self {
         let dir = std::env::var_os(STATE_ENV)

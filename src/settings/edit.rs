@@ -405,6 +405,7 @@ fn new_block(command: &str, args: &[String], bypass: bool) -> AgentSettings {
         terminal: true,
         mcp_servers: Default::default(),
         auth_method: None,
+        sandbox: Default::default(),
     }
 }
 

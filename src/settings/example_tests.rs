@@ -15,7 +15,12 @@ fn the_example_has_a_block_for_each_real_agent() {
             "npx",
             &["-y", "@zed-industries/claude-agent-acp"][..],
         ),
-        ("codex", "codex-acp", &[][..]),
+        // Its own sandbox (bubblewrap) cannot start inside warden's.
+        (
+            "codex",
+            "codex-acp",
+            &["-c", "sandbox_mode=\"danger-full-access\""][..],
+        ),
         ("gemini", "gemini", &["--acp"][..]),
         ("opencode", "opencode", &["acp"][..]),
         ("qwen", "qwen", &["--acp"][..]),

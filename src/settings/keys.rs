@@ -5,7 +5,7 @@ use toml_edit::{Document, Item, TableLike, Value};
 use super::line_col;
 
 /// Keys of the top level.
-const TOP_KEYS: [&str; 8] = [
+const TOP_KEYS: [&str; 9] = [
     "default_agent",
     "agents",
     "rules",
@@ -14,9 +14,10 @@ const TOP_KEYS: [&str; 8] = [
     "mcp_servers",
     "screen",
     "checkpoints",
+    "sandbox",
 ];
 /// Keys of an `[agents.NAME]` block.
-pub(crate) const AGENT_KEYS: [&str; 12] = [
+pub(crate) const AGENT_KEYS: [&str; 13] = [
     "mcp_servers",
     "auth_method",
     "command",
@@ -29,6 +30,7 @@ pub(crate) const AGENT_KEYS: [&str; 12] = [
     "fs_read",
     "fs_write",
     "terminal",
+    "sandbox",
 ];
 /// Keys of a `[[rules]]` entry.
 pub(crate) const RULE_KEYS: [&str; 7] = [
@@ -36,6 +38,10 @@ pub(crate) const RULE_KEYS: [&str; 7] = [
 ];
 /// Keys of `[notifications]`.
 pub(crate) const NOTIFICATION_KEYS: [&str; 3] = ["bell", "desktop", "turn_end_after"];
+/// Keys of `[sandbox]`.
+pub(crate) const SANDBOX_KEYS: [&str; 4] = ["mode", "when_unavailable", "writable", "hidden"];
+/// Keys of an agent block's `sandbox` table.
+pub(crate) const AGENT_SANDBOX_KEYS: [&str; 3] = ["mode", "writable", "hidden"];
 /// Keys of `[screen]`.
 pub(crate) const SCREEN_KEYS: [&str; 1] = ["scroll_regions"];
 /// Keys of `[checkpoints]`.
@@ -80,6 +86,10 @@ pub(crate) fn find(text: &str) -> Vec<UnknownKey> {
             if let Some(block) = block.as_table_like() {
                 let prefix = format!("agents.{}.", dotted_part(name));
                 check(text, block, &AGENT_KEYS, &prefix, None, &mut out);
+                if let Some(sandbox) = block.get("sandbox").and_then(Item::as_table_like) {
+                    let prefix = format!("{prefix}sandbox.");
+                    check(text, sandbox, &AGENT_SANDBOX_KEYS, &prefix, None, &mut out);
+                }
             }
         }
     }
@@ -120,6 +130,9 @@ pub(crate) fn find(text: &str) -> Vec<UnknownKey> {
             None,
             &mut out,
         );
+    }
+    if let Some(sandbox) = root.get("sandbox").and_then(Item::as_table_like) {
+        check(text, sandbox, &SANDBOX_KEYS, "sandbox.", None, &mut out);
     }
     out.sort_by_key(|key| (key.line, key.column));
     out

@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Deserializer};
 
 use crate::policy::{KindMatch, Mode, Rule, RuleDecision};
+use crate::sandbox::{SandboxMode, WhenUnavailable};
 
 pub use edit::{
     Applied, Edit, WriteError, agent_for_command, agent_for_identity, apply, apply_edit,
@@ -76,6 +77,40 @@ pub struct Settings {
     /// `[checkpoints]`.
     #[serde(default)]
     pub checkpoints: CheckpointSettings,
+    /// `[sandbox]`: how every agent process is confined.
+    #[serde(default)]
+    pub sandbox: SandboxSettings,
+}
+
+/// `[sandbox]`: the confinement of every agent process (an agent block's
+/// `sandbox` table changes it for that agent).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct SandboxSettings {
+    /// `workspace-write` (the default), `read-only` or `off`.
+    #[serde(default)]
+    pub mode: SandboxMode,
+    /// Without Landlock: `refuse` to start (the default) or `run-unconfined`.
+    #[serde(default)]
+    pub when_unavailable: WhenUnavailable,
+    /// More paths every agent may write (`~` expands).
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// More paths no agent may read (`~` expands).
+    #[serde(default)]
+    pub hidden: Vec<String>,
+}
+
+/// `[agents.NAME.sandbox]` (or `sandbox.writable = [...]` in the block).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct AgentSandbox {
+    /// This agent's mode, instead of `[sandbox] mode`.
+    pub mode: Option<SandboxMode>,
+    /// More paths this agent may write, besides its known state directories.
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// More paths this agent may not read.
+    #[serde(default)]
+    pub hidden: Vec<String>,
 }
 
 /// `[screen]`: how warden draws.
@@ -307,6 +342,9 @@ pub struct AgentSettings {
     /// one of the ids its `initialize` answer lists.
     #[serde(default)]
     pub auth_method: Option<String>,
+    /// `[agents.NAME.sandbox]`: this agent's confinement.
+    #[serde(default)]
+    pub sandbox: AgentSandbox,
 }
 
 /// A `[[rules]]` entry as read: a [`Rule`] that lets unknown keys pass, so
@@ -624,6 +662,7 @@ bell = false
             .iter()
             .chain(&keys::AGENT_KEYS)
             .chain(&keys::NOTIFICATION_KEYS)
+            .chain(&keys::SANDBOX_KEYS)
             .chain(&["default_agent", "roots"]);
         for key in keys {
             let documented = example.lines().any(|line| {
@@ -693,6 +732,50 @@ bell = false
             );
         }
         assert_eq!(s.mcp_servers.len(), 3);
+    }
+
+    #[test]
+    fn reads_the_sandbox_table_and_an_agents_sandbox_keys() {
+        let text = r#"
+[sandbox]
+mode = "read-only"
+when_unavailable = "run-unconfined"
+writable = ["~/.gradle"]
+hidden = ["~/.config/tokens"]
+
+[agents.a]
+command = "a"
+sandbox.mode = "off"
+sandbox.writable = ["~/.a"]
+
+[agents.b]
+command = "b"
+"#;
+        let s = parse(text, Path::new("c.toml")).expect("valid");
+        assert_eq!(s.sandbox.mode, SandboxMode::ReadOnly);
+        assert_eq!(s.sandbox.when_unavailable, WhenUnavailable::RunUnconfined);
+        assert_eq!(s.sandbox.writable, ["~/.gradle"]);
+        assert_eq!(s.sandbox.hidden, ["~/.config/tokens"]);
+        assert_eq!(s.agents["a"].sandbox.mode, Some(SandboxMode::Off));
+        assert_eq!(s.agents["a"].sandbox.writable, ["~/.a"]);
+        assert_eq!(s.agents["b"].sandbox, AgentSandbox::default());
+        assert_eq!(
+            parse("", Path::new("c.toml")).expect("valid").sandbox.mode,
+            SandboxMode::WorkspaceWrite,
+            "on by default"
+        );
+        let err = parse("[sandbox]\nmode = \"none\"\n", Path::new("c.toml"))
+            .expect_err("an unknown mode");
+        assert!(err.to_string().contains("2:"), "{err}");
+        assert_eq!(
+            keys::unknown_keys(
+                "[sandbox]\nmodes = \"off\"\n[agents.a]\ncommand = \"a\"\nsandbox.writeable = []\n"
+            ),
+            vec![
+                ("sandbox.modes".to_string(), 2),
+                ("agents.a.sandbox.writeable".to_string(), 5)
+            ]
+        );
     }
 
     #[test]

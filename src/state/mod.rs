@@ -211,6 +211,12 @@ pub enum Msg {
     SettingsWriteFailed(String),
     /// A terminal's output (or exit) changed.
     TerminalOutput { id: String, view: TerminalView },
+    /// The badge of the sandbox of the chat's agent process (the footer's).
+    Sandbox(crate::sandbox::Badge),
+    /// The chat moves to an agent process with other sandbox rules (it
+    /// entered or left Plan): it reconnects as after a restart, which the
+    /// runtime is already doing.
+    SandboxMove,
     /// The agent answered warden's switch of its own mode.
     AgentModeSet {
         mode_id: String,
@@ -369,6 +375,9 @@ pub struct Session {
     pub settings_agent: Option<String>,
     /// A denial reason to send as the next prompt once the cancelled turn ends.
     pub queued_prompt: Option<String>,
+    /// How the agent is confined (the footer's badge); none: no sandbox
+    /// was configured (warden embedded without settings).
+    pub sandbox: Option<crate::sandbox::Badge>,
 }
 
 /// What may run without asking, and what waits: the chat's mode, the user's
@@ -474,6 +483,7 @@ impl ChatState {
                 failed: None,
                 settings_agent: None,
                 queued_prompt: None,
+                sandbox: None,
             },
             gate: Gate {
                 mode: Mode::Default,
@@ -574,6 +584,17 @@ impl ChatState {
                 Vec::new()
             }
             Msg::Drafts(msg) => self.on_drafts(msg),
+            Msg::Sandbox(badge) => {
+                self.session.sandbox = Some(badge);
+                Vec::new()
+            }
+            Msg::SandboxMove => {
+                let effects = self.cancel_all_approvals("the agent process changes");
+                self.finish_turn(true);
+                // The runtime reconnects by itself: no restart effect.
+                let _ = self.restart();
+                effects
+            }
             Msg::TerminalOutput { id, view } => {
                 self.on_terminal_output(id, view);
                 Vec::new()

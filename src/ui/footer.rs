@@ -47,6 +47,19 @@ pub(crate) fn bypass_badge(state: &ChatState, theme: Theme) -> Option<Span<'stat
         .then(|| Span::styled("BYPASS", theme.bypass()))
 }
 
+/// How the chat's agent is confined: "sandbox", "sandbox: read-only", or
+/// red when it runs with all the user's rights. Nothing when warden runs
+/// without settings (embedded in tests).
+pub(crate) fn sandbox_badge(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
+    let badge = state.session.sandbox?;
+    let style = if badge.is_unconfined() {
+        theme.bypass()
+    } else {
+        theme.dim()
+    };
+    Some(Span::styled(badge.label(), style))
+}
+
 /// What the agent is doing, when worth saying.
 fn status(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
     match state.session.connection {
@@ -159,6 +172,7 @@ enum Part {
     Slot,
     Bypass,
     Agent,
+    Sandbox,
     Pending,
     Elsewhere,
     Name,
@@ -236,6 +250,7 @@ pub(crate) fn render_with(
     let cwd = one_line(&state.session.cwd);
     let slot = Some(mode_slot(state, theme));
     let bypass = bypass_badge(state, theme);
+    let sandbox = sandbox_badge(state, theme);
     let agent = agent_mode(state, theme);
     let controls = controls(state, theme);
     let pending = pending(state, theme);
@@ -265,6 +280,7 @@ pub(crate) fn render_with(
                 (Part::Slot, slot.clone()),
                 (Part::Bypass, bypass.clone()),
                 (Part::Agent, agent.clone().filter(|_| keep >= 2)),
+                (Part::Sandbox, sandbox.clone()),
                 (Part::Pending, pending),
                 (Part::Elsewhere, elsewhere),
                 (Part::Name, name.clone().filter(|_| keep >= 1)),

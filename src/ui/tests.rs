@@ -661,3 +661,23 @@ fn a_flooded_answer_keeps_its_newest_rows_and_shows_old_ones_when_scrolled_to() 
     let again = frame(&mut term, &state, &mut view);
     assert!(again.contains("paragraph number 11999"), "{again}");
 }
+
+#[test]
+fn footer_sandbox_badges() {
+    use crate::sandbox::Badge;
+    let mut out = String::new();
+    let mut state = ChatState::new("codex", "/home/someone/src/warden");
+    ready(&mut state);
+    for badge in [
+        Badge::Confined,
+        Badge::ReadOnly,
+        Badge::Off,
+        Badge::Unconfined,
+    ] {
+        state.session.sandbox = Some(badge);
+        for width in [100, 50] {
+            out.push_str(&format!("{width:>3} |{}", footer_line(&state, width)));
+        }
+    }
+    assert_snapshot!(out);
+}

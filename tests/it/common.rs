@@ -155,6 +155,18 @@ pub fn exec(args: &[&str]) -> ExecRun {
     exec_in(dir.path(), Path::new("/nonexistent/warden.toml"), args)
 }
 
+/// A settings file with the sandbox off, for a run whose cwd is also its
+/// HOME: with the sandbox on, nothing new could be made directly in a
+/// workspace that holds hidden paths (`~/.ssh`, warden's own data).
+pub fn sandbox_off(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("sandbox-off.toml");
+    std::fs::write(&path, SANDBOX_OFF).expect("settings");
+    path
+}
+
+/// The `[sandbox]` table that turns it off.
+pub const SANDBOX_OFF: &str = "\n[sandbox]\nmode = \"off\"\n";
+
 /// `warden exec` run in `dir` (also its HOME, data under `dir/data`) with
 /// the settings file `config`.
 pub fn exec_in(dir: &Path, config: &Path, args: &[&str]) -> ExecRun {

@@ -362,9 +362,14 @@ async fn a_terminal_with_its_own_environment_is_not_covered() {
 fn exec_kimi_ask_then_terminal() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = scenario("kimi-asks-then-runs-terminal.toml");
-    let none = Path::new("/nonexistent/warden.toml");
-    let (_, out, err, log) =
-        exec_scenario(dir.path(), none, &file, &["--on-ask", "allow", "-p", "go"]);
+    // The terminal creates a file directly in the cwd, which is HOME here.
+    let settings = sandbox_off(dir.path());
+    let (_, out, err, log) = exec_scenario(
+        dir.path(),
+        &settings,
+        &file,
+        &["--on-ask", "allow", "-p", "go"],
+    );
     assert!(out.contains("terminal exited: code 0"), "{out}\n{err}");
     assert!(dir.path().join("created-by-agent.txt").exists());
     let title_only = warden::policy::RequestView {

@@ -31,6 +31,7 @@ mod ingest;
 mod iooff;
 mod keys;
 mod runtime;
+mod sandbox;
 mod settings;
 mod spoofs;
 mod transcript;

@@ -1,0 +1,731 @@
+//! The kernel holds the line: every agent process, and everything it
+//! starts, runs confined. This module is platform-neutral: the settings'
+//! words ([`SandboxMode`], [`WhenUnavailable`]), what an agent is given
+//! ([`Profile`]: the workspace, the writable state directories, the hidden
+//! secrets) and the rules that follow from it ([`grants`]: which paths may
+//! be read, written or only listed). The kernel side is behind
+//! [`Confinement`]: Landlock on Linux (`linux.rs`); elsewhere nothing can
+//! confine yet, which is reported as [`SandboxError::Unavailable`].
+//!
+//! Landlock only allows. Reads are "everything but the secrets", so the
+//! rules allow each entry of `/`, and descend into every directory that
+//! holds a hidden path (`~`, `~/.config`, ...), allowing each of its other
+//! entries; the directory itself is only listable. What is created in such
+//! a directory after the agent started is out of reach.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+#[cfg(target_os = "linux")]
+mod linux;
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(target_os = "linux")]
+pub use linux::{Confinement, kernel_support, self_test};
+
+/// `[sandbox] mode` and `[agents.NAME.sandbox] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Writes only in the workspace, the agent's own state and a private
+    /// temporary directory; reads everywhere but the secrets.
+    #[default]
+    WorkspaceWrite,
+    /// As `workspace-write`, but the workspace is read-only too (what a
+    /// chat in Plan gets).
+    ReadOnly,
+    /// No confinement: the agent runs as you, with all your rights.
+    Off,
+}
+
+impl SandboxMode {
+    /// The setting's word.
+    pub fn word(self) -> &'static str {
+        match self {
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
+/// `[sandbox] when_unavailable`: what happens where the kernel cannot
+/// confine (no Landlock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WhenUnavailable {
+    /// The agent does not start; the error names this setting.
+    #[default]
+    Refuse,
+    /// The agent starts unconfined, under a red badge.
+    RunUnconfined,
+}
+
+/// Secrets, relative to the home directory: never readable, never writable.
+pub const HIDDEN_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".password-store",
+    ".local/share/keyrings",
+    ".pki",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".config/gh",
+    ".mozilla",
+    ".thunderbird",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/vivaldi",
+    ".config/opera",
+    ".config/microsoft-edge",
+];
+
+/// Files of `/dev` an agent may read and write (the rest of `/dev`, raw
+/// disks among it, is out of reach).
+const DEV_WRITABLE: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+/// Files of `/dev` an agent may read.
+const DEV_READABLE: &[&str] = &["/dev/random", "/dev/urandom"];
+
+/// State directories of the agents warden knows (relative to the home
+/// directory), by a word of their command line. `.claude*` stands for every
+/// entry of the home directory whose name starts with `.claude`.
+const AGENT_STATE: &[(&str, &[&str])] = &[
+    ("claude", &[".claude*", ".config/claude"]),
+    ("codex", &[".codex"]),
+    ("gemini", &[".gemini"]),
+    ("qwen", &[".qwen"]),
+    ("kimi", &[".kimi"]),
+    (
+        "opencode",
+        &[
+            ".local/share/opencode",
+            ".local/state/opencode",
+            ".config/opencode",
+        ],
+    ),
+    ("fast-agent", &[".fast-agent"]),
+];
+
+/// Environment variables that move an agent's state (its own, or warden's
+/// environment it inherits), by the same word.
+const AGENT_STATE_ENV: &[(&str, &[&str])] = &[
+    ("claude", &["CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR"]),
+    ("codex", &["CODEX_HOME"]),
+    ("gemini", &["GEMINI_CLI_HOME"]),
+];
+
+/// State every agent may write: package managers' caches.
+const SHARED_STATE: &[&str] = &[".npm", ".cache"];
+
+/// What an agent process may touch, before it is turned into rules.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Profile {
+    /// The agent's name (for messages).
+    pub agent: String,
+    /// `workspace-write`, `read-only` or `off`.
+    pub mode: SandboxMode,
+    /// What to do without Landlock.
+    pub when_unavailable: WhenUnavailable,
+    /// The session's cwd and the configured roots.
+    pub workspace: Vec<PathBuf>,
+    /// The agent's state directories and `sandbox.writable` (what does not
+    /// exist yet is created when it is a directory of the agent's own).
+    pub writable: Vec<PathBuf>,
+    /// The secrets and warden's own files (`sandbox.hidden` adds to them).
+    pub hidden: Vec<PathBuf>,
+}
+
+/// What a profile's settings say, before paths are expanded.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileInput<'a> {
+    pub agent: &'a str,
+    /// The program and its arguments (which agent's state to allow).
+    pub command_line: Vec<&'a str>,
+    pub mode: SandboxMode,
+    pub when_unavailable: WhenUnavailable,
+    pub workspace: Vec<PathBuf>,
+    /// `sandbox.writable` of `[sandbox]` and of the agent block (`~` expands).
+    pub writable: Vec<String>,
+    /// `sandbox.hidden` of both.
+    pub hidden: Vec<String>,
+    /// warden's own files: settings, decision log, chat records, data dir.
+    pub warden_files: Vec<PathBuf>,
+    /// The home directory (none: no home-relative paths).
+    pub home: Option<PathBuf>,
+    /// The agent's own environment variables (its block's `env`).
+    pub env: Vec<(String, String)>,
+}
+
+impl Profile {
+    /// The profile of `input`: its paths expanded, the known state
+    /// directories of the agent its command line names, and the secrets.
+    pub fn new(input: &ProfileInput<'_>) -> Profile {
+        let home = input.home.as_deref();
+        let expand = |p: &str| expand_home(p, home);
+        let mut writable: Vec<PathBuf> = Vec::new();
+        if let Some(home) = home {
+            let line = input.command_line.join(" ").to_lowercase();
+            let own = AGENT_STATE
+                .iter()
+                .filter(|(word, _)| line.contains(word))
+                .flat_map(|(_, dirs)| dirs.iter());
+            for rel in own.chain(SHARED_STATE) {
+                match rel.strip_suffix('*') {
+                    Some(prefix) => writable.extend(prefixed_entries(home, prefix)),
+                    None => writable.push(home.join(rel)),
+                }
+            }
+        }
+        let line = input.command_line.join(" ").to_lowercase();
+        let moved = AGENT_STATE_ENV
+            .iter()
+            .filter(|(word, _)| line.contains(word))
+            .flat_map(|(_, vars)| vars.iter())
+            .filter_map(|var| {
+                let own = input.env.iter().rev().find(|(k, _)| k == var);
+                own.map(|(_, v)| v.clone())
+                    .or_else(|| std::env::var(var).ok())
+                    .filter(|v| Path::new(v).is_absolute())
+            });
+        writable.extend(moved.map(PathBuf::from));
+        writable.extend(input.writable.iter().map(|p| expand(p)));
+        let mut hidden: Vec<PathBuf> = home
+            .map(|home| HIDDEN_IN_HOME.iter().map(|rel| home.join(rel)).collect())
+            .unwrap_or_default();
+        hidden.extend(input.warden_files.iter().cloned());
+        hidden.extend(input.hidden.iter().map(|p| expand(p)));
+        Profile {
+            agent: input.agent.to_string(),
+            mode: input.mode,
+            when_unavailable: input.when_unavailable,
+            workspace: input.workspace.clone(),
+            writable: dedup(writable),
+            hidden: dedup(hidden),
+        }
+    }
+
+    /// The same profile with the workspace read-only (a chat in Plan).
+    pub fn read_only(&self) -> Profile {
+        let mut profile = self.clone();
+        if profile.mode == SandboxMode::WorkspaceWrite {
+            profile.mode = SandboxMode::ReadOnly;
+        }
+        profile
+    }
+
+    /// What the footer says about a process confined by this profile.
+    pub fn badge(&self) -> Badge {
+        match self.mode {
+            SandboxMode::WorkspaceWrite => Badge::Confined,
+            SandboxMode::ReadOnly => Badge::ReadOnly,
+            SandboxMode::Off => Badge::Off,
+        }
+    }
+}
+
+/// What the footer says about the sandbox of a chat's agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Badge {
+    /// Confined, the workspace writable.
+    Confined,
+    /// Confined, the workspace read-only.
+    ReadOnly,
+    /// `mode = "off"`: the user turned it off.
+    Off,
+    /// The kernel cannot confine and `when_unavailable = "run-unconfined"`.
+    Unconfined,
+}
+
+impl Badge {
+    /// The footer's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Badge::Confined => "sandbox",
+            Badge::ReadOnly => "sandbox: read-only",
+            Badge::Off => "SANDBOX OFF",
+            Badge::Unconfined => "UNCONFINED: no Landlock",
+        }
+    }
+
+    /// Whether the agent runs with all the user's rights.
+    pub fn is_unconfined(self) -> bool {
+        matches!(self, Badge::Off | Badge::Unconfined)
+    }
+}
+
+/// The badge of a process confined by `profile` on this kernel: red when
+/// it runs unconfined.
+pub fn badge_of(profile: &Profile) -> Badge {
+    let badge = profile.badge();
+    if badge.is_unconfined() || matches!(kernel_support(), Support::Landlock(_)) {
+        badge
+    } else {
+        Badge::Unconfined
+    }
+}
+
+/// What to say at start when a workspace holds a hidden path (warden run
+/// in the home directory): nothing new can be made directly in it.
+pub fn workspace_note(profile: &Profile) -> Option<String> {
+    if profile.mode == SandboxMode::Off {
+        return None;
+    }
+    let real = canonical(profile);
+    real.workspace.iter().find_map(|w| {
+        let inside: Vec<String> = real
+            .hidden
+            .iter()
+            .filter(|h| h.starts_with(w) && *h != w)
+            .take(3)
+            .map(|h| h.display().to_string())
+            .collect();
+        (!inside.is_empty()).then(|| {
+            format!(
+                "the workspace {} holds paths hidden from the agent ({}, ...): under the sandbox \
+                 it can write inside the workspace's other entries but create nothing directly \
+                 in it; start warden in a project directory (or set [sandbox] mode = \"off\")",
+                w.display(),
+                inside.join(", ")
+            )
+        })
+    })
+}
+
+/// What a rule allows beneath its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Access {
+    /// Only listing: a directory that holds a hidden path.
+    List,
+    /// Reading and running.
+    Read,
+    /// Reading, running, creating, writing, removing.
+    Write,
+}
+
+/// One rule: `access` beneath `path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    pub path: PathBuf,
+    pub access: Access,
+}
+
+/// One entry of a directory, as the rules need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: PathBuf,
+    /// A symbolic link: never a rule of its own (access through it is
+    /// checked where it leads).
+    pub symlink: bool,
+}
+
+/// Reads directories for [`grants`] (the real file system, or a table in tests).
+pub trait Lister {
+    /// The entries of `dir` (none when it cannot be read).
+    fn entries(&self, dir: &Path) -> Vec<Entry>;
+}
+
+/// The real file system.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealFs;
+
+impl Lister for RealFs {
+    fn entries(&self, dir: &Path) -> Vec<Entry> {
+        let Ok(read) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        read.flatten()
+            .map(|e| Entry {
+                path: e.path(),
+                symlink: e.file_type().is_ok_and(|t| t.is_symlink()),
+            })
+            .collect()
+    }
+}
+
+/// The rules of `profile` (in `mode`, a private temporary directory
+/// `tmp` writable): reads everywhere but the hidden paths and most of
+/// `/dev`, writes in the workspace (unless read-only), the state
+/// directories, `tmp` and the `/dev` files of [`DEV_WRITABLE`]. Paths are
+/// taken as they are (callers pass canonical ones: [`canonical`]).
+pub fn grants(profile: &Profile, tmp: Option<&Path>, fs: &dyn Lister) -> Vec<Grant> {
+    let mut out = Vec::new();
+    let hidden = &profile.hidden;
+    // `/dev` is covered file by file below.
+    let mut read_hidden = hidden.clone();
+    read_hidden.push(PathBuf::from("/dev"));
+    cover(Path::new("/"), Access::Read, &read_hidden, fs, &mut out);
+    for dev in DEV_READABLE {
+        cover(Path::new(dev), Access::Read, hidden, fs, &mut out);
+    }
+    let mut writable: Vec<&Path> = DEV_WRITABLE.iter().map(Path::new).collect();
+    if profile.mode == SandboxMode::WorkspaceWrite {
+        writable.extend(profile.workspace.iter().map(PathBuf::as_path));
+    }
+    writable.extend(profile.writable.iter().map(PathBuf::as_path));
+    writable.extend(tmp);
+    for path in writable {
+        cover(path, Access::Write, hidden, fs, &mut out);
+    }
+    out
+}
+
+/// Allow `access` beneath `path`, except beneath a hidden path: a
+/// directory holding one is only listable, and each of its other entries
+/// is covered the same way.
+fn cover(path: &Path, access: Access, hidden: &[PathBuf], fs: &dyn Lister, out: &mut Vec<Grant>) {
+    if hidden.iter().any(|h| path.starts_with(h)) {
+        return;
+    }
+    if !hidden.iter().any(|h| h.starts_with(path)) {
+        out.push(Grant {
+            path: path.to_path_buf(),
+            access,
+        });
+        return;
+    }
+    out.push(Grant {
+        path: path.to_path_buf(),
+        access: Access::List,
+    });
+    let mut entries = fs.entries(path);
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    for entry in entries {
+        if !entry.symlink {
+            cover(&entry.path, access, hidden, fs, out);
+        }
+    }
+}
+
+/// The profile with every path made canonical where it exists (a hidden
+/// path that is a symlink is hidden where it leads too), and the agent's
+/// own state directories created when missing.
+pub fn canonical(profile: &Profile) -> Profile {
+    let real = |p: &PathBuf| p.canonicalize().unwrap_or_else(|_| p.clone());
+    let mut hidden = Vec::new();
+    for path in &profile.hidden {
+        hidden.push(absolute_parent(path));
+        if let Ok(target) = path.canonicalize() {
+            hidden.push(target);
+        }
+    }
+    let writable = profile
+        .writable
+        .iter()
+        .filter_map(|p| {
+            if !p.exists() && is_creatable_state(p) {
+                let _ = std::fs::create_dir_all(p);
+            }
+            p.exists().then(|| real(p))
+        })
+        .collect();
+    Profile {
+        workspace: profile.workspace.iter().map(real).collect(),
+        writable: dedup(writable),
+        hidden: dedup(hidden),
+        ..profile.clone()
+    }
+}
+
+/// A missing state directory warden creates for the agent: below a dot
+/// directory (`~/.codex`, `~/.local/share/opencode`), never a dot file such
+/// as `~/.claude.json`.
+fn is_creatable_state(path: &Path) -> bool {
+    let dotted = path
+        .components()
+        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+    dotted
+        && path
+            .file_name()
+            .is_some_and(|n| !n.to_string_lossy().contains(".json"))
+}
+
+/// `path` with its parent made canonical (the file itself may not exist).
+fn absolute_parent(path: &Path) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => parent
+            .canonicalize()
+            .map_or_else(|_| path.to_path_buf(), |p| p.join(name)),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// The entries of `dir` whose name starts with `prefix`.
+fn prefixed_entries(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return vec![dir.join(prefix)];
+    };
+    let mut found: Vec<PathBuf> = read
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .map(|e| e.path())
+        .collect();
+    if found.is_empty() {
+        found.push(dir.join(prefix));
+    }
+    found.sort();
+    found
+}
+
+fn dedup(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    paths.retain(|p| seen.insert(p.clone()));
+    paths
+}
+
+/// `~/x` -> `HOME/x`.
+pub fn expand_home(path: &str, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        (None, Some(home)) if path == "~" => home.to_path_buf(),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The kernel cannot confine, or the rules could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// No Landlock (or not Linux): the setting decides.
+    #[error(
+        "the sandbox is unavailable: {why}. warden refuses to start the agent `{agent}` \
+         unconfined; set `[sandbox] when_unavailable = \"run-unconfined\"` to run it with all \
+         your rights, or `mode = \"off\"` in [sandbox] or [agents.{agent}.sandbox]"
+    )]
+    Unavailable {
+        /// The agent.
+        agent: String,
+        /// Why (kernel version, LSM list).
+        why: String,
+    },
+    /// The ruleset could not be made.
+    #[error("could not build the sandbox of `{agent}`: {message}")]
+    Rules {
+        /// The agent.
+        agent: String,
+        /// What failed.
+        message: String,
+    },
+    /// The private temporary directory could not be made.
+    #[error("could not create the agent's private temporary directory: {0}")]
+    TempDir(std::io::Error),
+}
+
+/// Where the kernel cannot confine at all (not Linux): an unconfined run,
+/// or the refusal, as the profile says.
+#[cfg(not(target_os = "linux"))]
+mod other;
+#[cfg(not(target_os = "linux"))]
+pub use other::{Confinement, kernel_support, self_test};
+
+/// What the kernel offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Support {
+    /// Landlock at this ABI version (warden uses up to 5).
+    Landlock(i32),
+    /// None, and why.
+    Missing(String),
+}
+
+/// What `warden sandbox` prints: the profile, the kernel's support and,
+/// with `rules`, every rule.
+pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
+    let mut out = vec![
+        format!("agent: {}", profile.agent),
+        format!("mode: {}", profile.mode.word()),
+        match kernel_support() {
+            Support::Landlock(abi) => format!("kernel: Landlock ABI {abi}"),
+            Support::Missing(why) => format!(
+                "kernel: no sandbox ({why}); when_unavailable = {}",
+                match profile.when_unavailable {
+                    WhenUnavailable::Refuse => "refuse: agents do not start",
+                    WhenUnavailable::RunUnconfined =>
+                        "run-unconfined: agents run with all your rights",
+                }
+            ),
+        },
+    ];
+    let list = |name: &str, paths: &[PathBuf]| {
+        let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "{name}: {}",
+            if shown.is_empty() {
+                "none".into()
+            } else {
+                shown.join(", ")
+            }
+        )
+    };
+    let real = canonical(profile);
+    out.push(list(
+        if profile.mode == SandboxMode::WorkspaceWrite {
+            "workspace (writable)"
+        } else {
+            "workspace (read-only)"
+        },
+        &real.workspace,
+    ));
+    out.push(list("writable state", &real.writable));
+    out.push(
+        "writable too: a private temporary directory per process (TMPDIR), /dev/null, /dev/tty, /dev/pts, /dev/shm and the like"
+            .to_string(),
+    );
+    out.push(list("hidden (neither read nor written)", &real.hidden));
+    out.push(
+        "readable: everything else that exists now; what is created later in a directory that holds a hidden path (`~`, `~/.config`) is not"
+            .to_string(),
+    );
+    if rules {
+        for grant in grants(&real, None, &RealFs) {
+            out.push(format!("rule: {:?} {}", grant.access, grant.path.display()));
+        }
+    }
+    out
+}
+
+/// The transcript's line when a tool's output reads like a denial the
+/// sandbox made (the caller says each line once per chat) (see [`explain_denial`]): which path, and which
+/// setting would allow it.
+pub fn told(profile: &Profile, update: &crate::model::SessionUpdate) -> Option<String> {
+    use crate::model::{SessionUpdate, TerminalMeta, ToolContent};
+    let (content, raw, meta): (&[ToolContent], _, &[TerminalMeta]) = match update {
+        SessionUpdate::ToolCall(call) => (&call.content, call.raw_output.as_ref(), &[]),
+        SessionUpdate::ToolCallUpdate { fields, .. } => (
+            fields.content.as_deref().unwrap_or_default(),
+            fields.raw_output.as_ref(),
+            &fields.terminal_meta,
+        ),
+        _ => return None,
+    };
+    let texts = content
+        .iter()
+        .filter_map(|c| match c {
+            ToolContent::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .chain(meta.iter().filter_map(|m| match m {
+            TerminalMeta::Output { data, .. } => Some(data.as_str()),
+            _ => None,
+        }));
+    for text in texts {
+        if let Some(line) = denial_line(profile, text) {
+            return Some(line);
+        }
+    }
+    let raw = raw?.to_string().replace("\\n", "\n");
+    denial_line(profile, &raw)
+}
+
+/// [`told`] for the output of one of warden's own terminals once it exited.
+pub fn told_terminal(profile: &Profile, output: &str) -> Option<String> {
+    denial_line(profile, output)
+}
+
+fn denial_line(profile: &Profile, text: &str) -> Option<String> {
+    if text.contains("bwrap:") && profile.mode != SandboxMode::Off {
+        // Codex's own sandbox: bubblewrap needs `mount` and user
+        // namespaces, which Landlock forbids.
+        let agent = &profile.agent;
+        return Some(format!(
+            "the agent's own sandbox (bubblewrap) cannot start inside warden's sandbox \
+             (Landlock forbids mount): for codex add args = [\"-c\", \
+             \"sandbox_mode=\\\"danger-full-access\\\"\"] to [agents.{agent}] (warden's \
+             sandbox still confines it and every command it runs), or set \
+             [agents.{agent}.sandbox] mode = \"off\""
+        ));
+    }
+    let (path, setting) = explain_denial(profile, text)?;
+    let hidden = profile.hidden.iter().any(|h| path.starts_with(h));
+    Some(format!(
+        "{} {}: {setting}",
+        if hidden {
+            "the sandbox blocked"
+        } else {
+            "the sandbox may have blocked"
+        },
+        path.display()
+    ))
+}
+
+/// How a sandbox denial shows in a tool's output: the path it names, when
+/// the output reads like a permission denial ("Permission denied",
+/// "EACCES", "Read-only file system", "Operation not permitted") of a path
+/// the profile keeps out of reach. Returns the path and the setting that
+/// would allow it.
+pub fn explain_denial(profile: &Profile, output: &str) -> Option<(PathBuf, String)> {
+    const SIGNS: &[&str] = &[
+        "Permission denied",
+        "EACCES",
+        "Read-only file system",
+        "EROFS",
+        "Operation not permitted",
+        "EPERM",
+    ];
+    for line in output.lines() {
+        if !SIGNS.iter().any(|s| line.contains(s)) {
+            continue;
+        }
+        // The path nearest the denial is the one denied: a shell names
+        // itself first (`/bin/sh: 1: cannot create /x: Permission denied`).
+        for word in line
+            .split(|c: char| c.is_whitespace() || "'\"`:,()".contains(c))
+            .rev()
+        {
+            if !word.starts_with('/') && !word.starts_with("~/") {
+                continue;
+            }
+            let path = PathBuf::from(word.trim_end_matches(['.', ';']));
+            if let Some(setting) = blocked_by(profile, &path) {
+                return Some((path, setting));
+            }
+        }
+    }
+    None
+}
+
+/// The setting that would let the agent at `path`, when the profile keeps
+/// it out of reach (none: the sandbox allows writing there).
+pub fn blocked_by(profile: &Profile, path: &Path) -> Option<String> {
+    if profile.mode == SandboxMode::Off {
+        return None;
+    }
+    let agent = &profile.agent;
+    if profile.hidden.iter().any(|h| path.starts_with(h)) {
+        return Some(format!(
+            "it is hidden from agents (a secret or warden's own file); nothing but \
+             `mode = \"off\"` in [agents.{agent}.sandbox] reaches it"
+        ));
+    }
+    let in_workspace = profile.workspace.iter().any(|w| path.starts_with(w));
+    if in_workspace && profile.mode == SandboxMode::ReadOnly {
+        return Some(format!(
+            "the workspace is read-only for this chat's agent: leave Plan, or, when \
+             `mode = \"read-only\"` is set in [sandbox] or [agents.{agent}.sandbox], set it to \
+             \"workspace-write\""
+        ));
+    }
+    if in_workspace || profile.writable.iter().any(|w| path.starts_with(w)) {
+        return None;
+    }
+    Some(format!(
+        "it is outside the workspace; add it to `sandbox.writable` in [agents.{agent}] \
+         (or `roots`)"
+    ))
+}
