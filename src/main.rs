@@ -728,6 +728,13 @@ fn checkpoints_cli(
         .options(dir.clone())
         .unwrap_or_else(|| warden::checkpoint::CheckpointOptions::in_dir(dir));
     options.tell_agent = false;
+    // warden's own files are never put back, as in the TUI.
+    options.own.extend(settings::resolve_path(config));
+    options.own.extend(settings::resolve_path(None));
+    options.own.extend(warden::decision_log::default_path());
+    if let Some(dirs) = directories::ProjectDirs::from("", "", "warden") {
+        options.own.push(dirs.data_local_dir().to_path_buf());
+    }
     let cwd = std::env::current_dir()?;
     let text = run(&options, &cwd)?;
     print!("{}", one_line_keep_newlines(&text));

@@ -102,7 +102,9 @@ fn protected_files(command: &AgentCommand, options: &ChatOptions) -> Protected {
         protected = protected.file(log, "warden's decision log");
     }
     if let Some(dir) = &options.chats_dir {
-        protected = protected.tree(dir, "warden's chat records");
+        protected = protected
+            .tree(dir, "warden's chat records")
+            .tree(&crate::history::dir_beside(dir), "warden's prompt history");
     }
     if let Some(log) = crate::decision_log::default_path() {
         protected = protected.file(&log, "warden's decision log");

@@ -60,6 +60,7 @@ impl Checkpoints {
                 limits: options.limits,
                 keep: options.keep,
                 tell_agent: options.tell_agent,
+                own: options.own,
             },
         );
     }

@@ -207,8 +207,13 @@ impl App {
         let id = self.ws.next_chat_id();
         // A reopened chat keeps the name the user gave it.
         let name = options.resume.as_ref().and_then(|r| r.name.clone());
-        let checkpoints = options.checkpoints.clone();
+        let mut checkpoints = options.checkpoints.clone();
         let (chat, state) = Chat::new(id, command, options, &self.inbox_tx, self.disk.queue());
+        // The files the agent's calls never touch are the files an undo
+        // never puts back.
+        if let Some(options) = checkpoints.as_mut() {
+            options.own.extend(chat.roots.protected().places());
+        }
         let roots = chat.roots.as_slice().to_vec();
         self.checkpoints
             .register(id, checkpoints, roots, &state.session.chat_id);

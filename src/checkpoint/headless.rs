@@ -79,7 +79,7 @@ pub fn list(options: &CheckpointOptions, cwd: &Path, want: Option<&str>) -> anyh
         return Ok(format!("no checkpoints of {}\n", cwd.display()));
     }
     for (dir, roots) in stores {
-        let store = Store::open(&options.dir, &roots)?;
+        let store = Store::open(&options.dir, &roots, &options.own)?;
         let points = store.points()?;
         let shown: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
         out.push_str(&format!(
@@ -135,7 +135,7 @@ pub fn undo(
     let Some((_, roots)) = stores_of(&options.dir, cwd).into_iter().next() else {
         anyhow::bail!("no checkpoints of {}", cwd.display());
     };
-    let store = Store::open(&options.dir, &roots)?;
+    let store = Store::open(&options.dir, &roots, &options.own)?;
     let Some(chat) = pick(&chats(&store)?, want) else {
         anyhow::bail!("no chat with checkpoints matches");
     };
@@ -147,6 +147,7 @@ pub fn undo(
         limits: options.limits,
         keep: Keep::Last(usize::MAX),
         tell_agent: false,
+        own: options.own.clone(),
     };
     let mut runner = Runner::default();
     let plan = match runner.plan(&ws, None)? {

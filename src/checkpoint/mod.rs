@@ -87,6 +87,9 @@ pub struct CheckpointOptions {
     pub keep: Keep,
     /// After an undo, the next prompt tells the agent.
     pub tell_agent: bool,
+    /// warden's own files and directories (settings, decision log, chat
+    /// records, log): never in a snapshot, so never put back by an undo.
+    pub own: Vec<PathBuf>,
 }
 
 impl CheckpointOptions {
@@ -97,6 +100,7 @@ impl CheckpointOptions {
             limits: Limits::default(),
             keep: Keep::Last(100),
             tell_agent: true,
+            own: Vec::new(),
         }
     }
 
@@ -136,7 +140,7 @@ impl Bench {
     pub fn open(base: &std::path::Path, root: &std::path::Path) -> Result<Bench, CheckpointError> {
         let root = root.canonicalize()?;
         Ok(Bench {
-            store: Store::open(base, &[root])?,
+            store: Store::open(base, &[root], &[])?,
             limits: Limits::default(),
         })
     }

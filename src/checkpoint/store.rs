@@ -120,6 +120,22 @@ fn anchored_file(rel: &str) -> String {
     pattern
 }
 
+/// `path` as given and through symlinks (its directory resolved when the
+/// file does not exist yet): each way a root may hold it.
+fn own_readings(path: &Path) -> Vec<PathBuf> {
+    let mut out = vec![path.to_path_buf()];
+    let resolved = path.canonicalize().ok().or_else(|| {
+        let dir = path.parent()?.canonicalize().ok()?;
+        Some(dir.join(path.file_name()?))
+    });
+    if let Some(resolved) = resolved {
+        if resolved != path {
+            out.push(resolved);
+        }
+    }
+    out
+}
+
 /// A gitignore pattern matching exactly `rel` (a directory).
 fn anchored(rel: &Path) -> String {
     let mut out = String::from("/");
@@ -147,9 +163,15 @@ fn records(out: &[u8]) -> impl Iterator<Item = String> + '_ {
 }
 
 impl Store {
-    /// Open (or create) the store of `roots` under `base`; `base` itself is
-    /// kept out of every snapshot.
-    pub(crate) fn open(base: &Path, roots: &[PathBuf]) -> Result<Store, CheckpointError> {
+    /// Open (or create) the store of `roots` under `base`; `base` itself,
+    /// and warden's own files (`own`: its settings, decision log, chat
+    /// records, log), are kept out of every snapshot, so that an undo never
+    /// puts back an older copy of what warden keeps.
+    pub(crate) fn open(
+        base: &Path,
+        roots: &[PathBuf],
+        own: &[PathBuf],
+    ) -> Result<Store, CheckpointError> {
         let dir = store_dir(base, roots);
         let git = Git {
             git_dir: dir.join("git"),
@@ -167,11 +189,26 @@ impl Store {
         }
         // warden's own data never goes into a snapshot of a root that holds it.
         let base = base.canonicalize().unwrap_or_else(|_| base.to_path_buf());
+        let own: Vec<PathBuf> = own.iter().flat_map(|p| own_readings(p)).collect();
         for (i, root) in roots.iter().enumerate() {
             let mut patterns = String::new();
             if let Ok(rel) = base.strip_prefix(root) {
                 patterns.push_str(&anchored(rel));
                 patterns.push('\n');
+            }
+            for path in &own {
+                if let Ok(rel) = path.strip_prefix(root) {
+                    if rel.as_os_str().is_empty() {
+                        continue;
+                    }
+                    // A directory's pattern ends in `/`, a file's does not.
+                    if path.is_dir() {
+                        patterns.push_str(&anchored(rel));
+                    } else {
+                        patterns.push_str(&anchored_file(&rel.to_string_lossy()));
+                    }
+                    patterns.push('\n');
+                }
             }
             std::fs::write(dir.join(format!("exclude-{i}")), patterns)?;
         }

@@ -40,7 +40,7 @@ fn files_over_the_size_limit_are_left_out_and_named() {
     let (_dir, work, base) = setup();
     std::fs::write(work.join("small.txt"), "x").unwrap();
     std::fs::write(work.join("big.bin"), vec![7u8; 2000]).unwrap();
-    let store = Store::open(&base, std::slice::from_ref(&work)).unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
     let limits = Limits {
         max_file_size: 1000,
         ..Limits::default()
@@ -64,7 +64,7 @@ fn too_many_files_is_too_large() {
     for i in 0..5 {
         std::fs::write(work.join(format!("f{i}")), "x").unwrap();
     }
-    let store = Store::open(&base, std::slice::from_ref(&work)).unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
     let limits = Limits {
         max_files: 3,
         budget: Duration::from_secs(60),
@@ -85,7 +85,7 @@ fn attributes_and_filters_of_the_workspace_change_no_byte() {
     )
     .unwrap();
     std::fs::write(work.join("a.txt"), "one\r\ntwo\n").unwrap();
-    let store = Store::open(&base, std::slice::from_ref(&work)).unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
     let snap = store.snapshot(&Limits::default()).unwrap();
     let a = store.record(&snap.tree, point(1, Side::Before)).unwrap();
     std::fs::write(work.join("a.txt"), "changed\n").unwrap();
@@ -102,7 +102,7 @@ fn the_data_dir_inside_the_workspace_is_never_snapshotted() {
     let (_dir, work, _) = setup();
     let base = work.join(".local/warden/checkpoints");
     std::fs::write(work.join("a.txt"), "a").unwrap();
-    let store = Store::open(&base, std::slice::from_ref(&work)).unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
     let first = store.snapshot(&Limits::default()).unwrap();
     let a = store.record(&first.tree, point(1, Side::Before)).unwrap();
     let second = store.snapshot(&Limits::default()).unwrap();

@@ -35,6 +35,8 @@ pub(crate) struct Workspace {
     pub(crate) limits: Limits,
     pub(crate) keep: Keep,
     pub(crate) tell_agent: bool,
+    /// warden's own files, never snapshotted nor restored.
+    pub(crate) own: Vec<PathBuf>,
 }
 
 /// A job for the worker; each answers through its `Reply`.
@@ -162,7 +164,7 @@ impl Runner {
             return Ok(None);
         }
         if !self.stores.contains_key(&dir) {
-            let store = Store::open(&ws.base, &ws.roots)?;
+            let store = Store::open(&ws.base, &ws.roots, &ws.own)?;
             self.stores.insert(dir.clone(), store);
         }
         Ok(self.stores.get_mut(&dir))

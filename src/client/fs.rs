@@ -245,6 +245,23 @@ impl Protected {
         self
     }
 
+    /// Every protected file and directory as given: the settings files
+    /// with their locks, the files, the trees.
+    pub(crate) fn places(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for path in &self.settings {
+            out.push(path.clone());
+            if let Some(name) = path.file_name() {
+                let mut lock = name.to_os_string();
+                lock.push(".lock");
+                out.push(path.with_file_name(lock));
+            }
+        }
+        out.extend(self.files.iter().map(|(p, _)| p.clone()));
+        out.extend(self.trees.iter().map(|(p, _)| p.clone()));
+        out
+    }
+
     /// The settings file's directory and name, through symlinks; both the
     /// path as given and as resolved.
     fn settings_places(&self) -> Vec<(PathBuf, OsString)> {

@@ -324,3 +324,37 @@ async fn headless_checkpoints_lists_and_undo_restores() {
     assert!(ok, "{done}");
     assert_eq!(read(&work.join("a.txt")).as_deref(), Some("old a\n"));
 }
+
+#[tokio::test]
+async fn an_undo_never_puts_back_wardens_own_files_in_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let (work, mut options) = workspace(dir.path());
+    // warden's decision log, chat records and prompt history inside the
+    // workspace (a workspace that is the home directory holds them so).
+    let log = work.join("state/decisions.jsonl");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    options.decision_log = Some(log.clone());
+    options.chats_dir = Some(work.join("records"));
+    let mut app = started_scenario(&work, "checkpoints.toml", options).await;
+    turn(&mut app, "write").await;
+    app.settle_disk().await;
+    let logged = read(&log).unwrap_or_default();
+    assert!(logged.contains("write"), "the turn's decisions: {logged}");
+    undo(&mut app, 'y').await;
+    app.settle_disk().await;
+    assert_eq!(read(&work.join("a.txt")).as_deref(), Some("old a\n"));
+    // The turn's decisions stay: the log was never in a snapshot.
+    let after = read(&log).unwrap_or_default();
+    assert!(
+        after.starts_with(&logged),
+        "the log lost lines:\n{logged}\n---\n{after}"
+    );
+    let listed = warden::checkpoint::headless::list(
+        &CheckpointOptions::in_dir(dir.path().join("data/warden/checkpoints")),
+        &work,
+        None,
+    )
+    .unwrap();
+    assert!(!listed.contains("decisions.jsonl"), "{listed}");
+    app.shutdown().await;
+}
