@@ -357,6 +357,37 @@ pub(crate) fn footer_hints() -> Vec<String> {
         .collect()
 }
 
+/// The card's hint line from the bindings whose command `offered` keeps:
+/// the full one, or (`short`) the keys the choices do not show.
+pub(crate) fn card_hints_where<C>(
+    table: &[Binding<C>],
+    short: bool,
+    offered: impl Fn(&C) -> bool,
+) -> String {
+    let shown: Vec<&Binding<C>> = table.iter().filter(|b| offered(&b.cmd)).collect();
+    let mut groups: Vec<(&str, Vec<String>, &str)> = Vec::new();
+    for binding in shown.into_iter().filter(|b| match b.hint {
+        Hint::CardShort => true,
+        Hint::Card => !short,
+        _ => false,
+    }) {
+        let Some(key) = binding.keys.first().map(|k| k.name('-')) else {
+            continue;
+        };
+        match groups.last_mut() {
+            Some((help, keys, label)) if *help == binding.help && *label == binding.label => {
+                keys.push(key)
+            }
+            _ => groups.push((binding.help, vec![key], binding.label)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, keys, label)| format!("{} {label}", keys.join("/")))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 /// The card's hint line: the full one, or (`short`) the keys the choices
 /// do not show.
 pub(crate) fn card_hints(table: &[Binding<impl Sized>], short: bool) -> String {

@@ -20,8 +20,9 @@ pub(crate) mod workspace;
 pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
-    AllowedScope, Approval, CardCursor, Choice, Focus, Modal, ModeItem, OnAsk, PLAN_INSTRUCTION,
-    Pane, Question, choices, option_kind_label,
+    ARM_DELAY, AllowedScope, Approval, CardCursor, CardView, Choice, ChoiceRow, Focus, Modal,
+    ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Question, Seen, TYPING_WINDOW, Tone,
+    option_kind_label,
 };
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
@@ -147,8 +148,20 @@ pub enum Action {
 /// Everything that can change the state.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
-    /// A user action.
+    /// A user action whose time is not known (tests, scripted input): not
+    /// judged by time (see [`Msg::Key`]).
     Action(Action),
+    /// A user action from the terminal (a key, a paste, a click) with the
+    /// instant it was made: a card that became the selected one less than
+    /// [`ARM_DELAY`] before takes no answer from it, and a key typed into
+    /// the composer keeps a new card from taking the keys.
+    Key {
+        action: Action,
+        at: std::time::Instant,
+    },
+    /// The runtime's clock: a new or newly selected card is seen from
+    /// now; a card's delay that ended is drawn as ended.
+    Tick(std::time::Instant),
     /// The agent is initialised and a session is open.
     SessionStarted(SessionInfo),
     /// A `session/update` for our session.
@@ -397,6 +410,12 @@ pub struct View {
     pub quit_armed: Option<std::time::Instant>,
     /// Set once quitting has begun.
     pub quitting: bool,
+    /// The latest instant the state was told (a key's, the runtime's clock).
+    pub clock: Option<std::time::Instant>,
+    /// When a key last went into the composer (keys with their time only).
+    pub typed_at: Option<std::time::Instant>,
+    /// The instant of the key being handled, while it is.
+    pub pressed_at: Option<std::time::Instant>,
     /// Unfold every thought.
     pub thoughts_expanded: bool,
     /// Show terminals' whole output instead of their last lines.
@@ -464,6 +483,9 @@ impl ChatState {
                 help_scroll: 0,
                 quit_armed: None,
                 quitting: false,
+                clock: None,
+                typed_at: None,
+                pressed_at: None,
                 thoughts_expanded: false,
                 terminals_expanded: false,
             },
@@ -498,8 +520,35 @@ impl ChatState {
 
     /// Apply one message; return the IO to do.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        // What the cards show depends on the agent's modes and name.
+        let refresh = matches!(
+            &msg,
+            Msg::SessionStarted(_)
+                | Msg::AgentModeSet { .. }
+                | Msg::AgentNamed(_)
+                | Msg::Update(SessionUpdate::CurrentMode(_) | SessionUpdate::ConfigModes(_))
+        );
+        let effects = self.apply(msg);
+        if refresh && !self.gate.approvals.is_empty() {
+            self.refresh_cards();
+        }
+        effects
+    }
+
+    fn apply(&mut self, msg: Msg) -> Vec<Effect> {
         match msg {
             Msg::Action(action) => self.on_action(action),
+            Msg::Key { action, at } => {
+                self.key_at(&action, at);
+                self.view.pressed_at = Some(at);
+                let effects = self.on_action(action);
+                self.view.pressed_at = None;
+                effects
+            }
+            Msg::Tick(now) => {
+                self.stamp(now);
+                Vec::new()
+            }
             Msg::SessionStarted(info) => {
                 let effects = self.on_session_started(info);
                 self.drop_stale_notice();

@@ -29,6 +29,7 @@ pub enum Input {
     ToggleMouse,
 }
 
+#[cfg(test)]
 /// Map a terminal event. `composer_empty` lets Home/End scroll the
 /// transcript when there is no text to move in.
 pub(crate) fn map_event(event: &Event, composer_empty: bool) -> Option<Input> {

@@ -17,9 +17,7 @@ use crate::model::{
     ToolCallFields, ToolContent, ToolKind,
 };
 use crate::policy::{ChatGrant, KindMatch, Mode, RequestView, Rule, RuleDecision};
-use crate::state::{
-    Action, Approval, ChatState, Composer, Focus, Modal, ModeItem, Msg, Pane, choices,
-};
+use crate::state::{Action, Approval, ChatState, Composer, Focus, Modal, ModeItem, Msg, Pane};
 
 pub(super) fn view() -> View {
     View::with_theme(Theme::with_color(true))
@@ -263,7 +261,7 @@ fn queue_of_three_second_selected_100x36() {
     state.update(Msg::Action(Action::Tab));
     state.update(Msg::Action(Action::Down));
     assert_eq!(state.view.cursor.selected, 1);
-    assert_eq!(state.view.cursor.choice, 1);
+    assert_eq!(state.view.cursor.choice, 2, "from the allow once, one down");
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -367,15 +365,15 @@ fn clicks_on_choices_mode_slot_and_dropdown() {
     assert_eq!(view.hit(5, 5), None, "nothing before the first draw");
     let text = draw_on(&mut term, &state, &mut view);
     let labels = [
-        "1  Always Allow",
-        "2  Allow  (allow once)",
-        "3  Reject",
+        "1  allow always  “Always Allow”",
+        "2  allow once  “Allow”",
+        "3  reject  “Reject”",
         "a  Allow for this chat",
         "b  Bypass claude-code",
         "r  Deny with a reason…",
         "A  Approve all pending (1)",
     ];
-    let list = choices(&state.gate.approvals[0]);
+    let list = &state.gate.approvals[0].card.rows;
     assert_eq!(list.len(), labels.len());
     for (i, label) in labels.iter().enumerate() {
         let row = row_of(label, &text);
@@ -473,12 +471,15 @@ fn agent_text_on_a_card_is_made_visible() {
         id: 2,
         request: Box::new(req),
     });
-    let mut term = terminal(100, 40);
+    let mut term = terminal(100, 48);
     let mut view = view();
     let text = draw_on(&mut term, &state, &mut view);
-    assert!(text.contains("Permission · ␛[31mrm -rf /␛[0m␇"), "{text}");
+    assert!(text.contains("▏ ␛[31mrm -rf /␛[0m␇"), "{text}");
     assert!(text.contains("▸ 2 of 2  ␛[31mrm -rf /␛[0m␇"), "{text}");
-    assert!(text.contains("1  ␛[31mrm -rf /␛[0m␇"), "{text}");
+    assert!(
+        text.contains("1  allow always  “␛[31mrm -rf /␛[0m␇”"),
+        "{text}"
+    );
     assert!(text.contains("a<U+202E>b"), "{text}");
     assert!(text.contains("Bypass agent␛]0;x␇"), "{text}");
     state.update(Msg::Action(Action::OpenModeMenu));
@@ -508,12 +509,14 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
     let mut view = view();
     let text = draw_on(&mut term, &state, &mut view);
     let buf = term.backend().buffer().clone();
-    assert_eq!(style_at(&buf, &text, "Always Allow").fg, Color::Green);
-    assert_eq!(style_at(&buf, &text, "Reject  (reject)").fg, Color::Red);
-    let first = style_at(&buf, &text, "1  Always Allow");
-    assert!(first.modifier.contains(Modifier::REVERSED), "{first:?}");
-    let second = style_at(&buf, &text, "2  Allow");
-    assert!(!second.modifier.contains(Modifier::REVERSED));
+    assert_eq!(style_at(&buf, &text, "allow always").fg, Color::Green);
+    assert_eq!(style_at(&buf, &text, "reject  “Reject”").fg, Color::Red);
+    // Enter on a fresh card is the plain allow once, never Claude's
+    // "Always Allow" listed first (issue 22, item 9).
+    let first = style_at(&buf, &text, "1  allow always");
+    assert!(!first.modifier.contains(Modifier::REVERSED), "{first:?}");
+    let second = style_at(&buf, &text, "2  allow once");
+    assert!(second.modifier.contains(Modifier::REVERSED), "{second:?}");
     assert_eq!(
         style_at(&buf, &text, "╭").fg,
         Color::Yellow,
@@ -524,8 +527,8 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
     assert_eq!(state.view.focus, Focus::COMPOSER);
     let text = draw_on(&mut term, &state, &mut view);
     let buf = term.backend().buffer().clone();
-    let first = style_at(&buf, &text, "1  Always Allow");
-    assert!(!first.modifier.contains(Modifier::REVERSED));
+    let second = style_at(&buf, &text, "2  allow once");
+    assert!(!second.modifier.contains(Modifier::REVERSED));
     assert_eq!(style_at(&buf, &text, "╭").fg, Color::DarkGray);
     assert_eq!(
         style_at(&buf, &text, "1 pending · Ctrl-P review").fg,
@@ -571,7 +574,10 @@ fn an_approval_built_by_hand_renders() {
         view: view_,
         request: req,
         reason: "an ask rule: edits of src/**".into(),
+        card: Default::default(),
+        shown_at: None,
     });
+    state.gate.approvals[0].card = state.card_view(&state.gate.approvals[0]);
     state.view.focus = Focus {
         pane: Pane::Cards,
         modal: Some(Modal::Reason {
@@ -784,7 +790,7 @@ fn card_shows_what_always_really_sends_100x30() {
     let state = asking(vec![cargo_test_request(claude_options())]);
     let text = screen(&state, 100, 30);
     assert!(
-        text.contains("1  Always Allow  (allow always) → sends 'Allow' + allow for this chat (a)"),
+        text.contains("1  allow always  “Always Allow” → sends 'Allow' + allow for this chat (a)"),
         "{text}"
     );
     assert!(
