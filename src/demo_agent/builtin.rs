@@ -551,6 +551,7 @@ impl ToolDemo {
             options: self.options,
             on_reject: OnReject::Continue,
             unasked_in_modes: Vec::new(),
+            withdraw_after_ms: None,
             allowed,
             rejected: vec![
                 update(&id, ToolCallStatus::Failed),
@@ -813,6 +814,7 @@ fn fs_write(turn: u64, path: &Path) -> Vec<Step> {
             options: None,
             on_reject: OnReject::Continue,
             unasked_in_modes: Vec::new(),
+            withdraw_after_ms: None,
             allowed: vec![
                 update(&id, ToolCallStatus::InProgress),
                 write_step(path, Some(id.clone())),
@@ -892,6 +894,7 @@ fn term(turn: u64) -> Vec<Step> {
             options: None,
             on_reject: OnReject::Continue,
             unasked_in_modes: Vec::new(),
+            withdraw_after_ms: None,
             allowed: vec![
                 Step::Terminal(terminal_step(&id, TERM_COMMAND)),
                 text("\nThe command ran in a terminal of the client.\n"),

@@ -608,6 +608,11 @@ pub(crate) struct PermissionStep {
     /// `allowed` steps run (as qwen-code does in `auto` and `yolo`).
     #[serde(default, alias = "unaskedInModes")]
     pub(crate) unasked_in_modes: Vec<String>,
+    /// While the request waits, this many milliseconds after it was sent,
+    /// the agent withdraws it: a `tool_call_update` that completes its tool
+    /// call (an agent that changed its mind, or one racing the user's keys).
+    #[serde(default, alias = "withdrawAfterMs")]
+    pub(crate) withdraw_after_ms: Option<u64>,
 }
 
 /// One permission option offered to the user.

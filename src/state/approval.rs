@@ -902,6 +902,8 @@ mod mode_menu;
 mod scope;
 
 pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
+#[cfg(test)]
+pub(crate) use cards::NOT_ARMED;
 pub use choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
 pub use mode_menu::ModeItem;
 pub use scope::AllowedScope;

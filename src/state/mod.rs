@@ -1028,6 +1028,8 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
 #[cfg(test)]
 mod always_tests;
 #[cfg(test)]
+mod card_race_tests;
+#[cfg(test)]
 mod coverage_tests;
 #[cfg(test)]
 mod focus_attack_tests;
