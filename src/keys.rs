@@ -12,10 +12,10 @@
 //! Adding a key is one entry in one table (and, for a new context, one
 //! arm in [`Context::rows`]).
 
-use crate::state::Action;
-
+mod action;
 mod tables;
 
+pub use action::{Action, Scroll};
 pub(crate) use tables::*;
 
 /// A key without modifiers.
@@ -400,24 +400,6 @@ pub(crate) fn card_hints(table: &[Binding<impl Sized>], short: bool) -> String {
 }
 
 impl Context {
-    /// Where a chat's keys are: the open modal's, else the pane's.
-    pub(crate) fn of(focus: &crate::state::Focus) -> Context {
-        use crate::state::{Modal, Pane};
-        match &focus.modal {
-            None => match focus.pane {
-                Pane::Composer => Context::Composer,
-                Pane::Cards => Context::Cards,
-            },
-            Some(Modal::Reason { .. }) => Context::Reason,
-            Some(Modal::KeepRule(_)) => Context::KeepRule,
-            Some(Modal::Confirm(_)) => Context::Question,
-            Some(Modal::ConfirmAll(_)) => Context::ConfirmAll,
-            Some(Modal::ModeMenu(_)) => Context::ModeMenu,
-            Some(Modal::Rules { .. }) => Context::Rules,
-            Some(Modal::Form(_)) => Context::Form,
-        }
-    }
-
     /// The context's title in the help overlay.
     pub(crate) fn title(self) -> &'static str {
         match self {

@@ -1,9 +1,7 @@
 //! The key tables: per context, its bindings (key, label, help, hint,
 //! command). The types and the rendering are in [`crate::keys`].
 
-use super::{Binding, Code, Hint, Key};
-use crate::state::Action;
-use crate::ui::Scroll;
+use super::{Action, Binding, Code, Hint, Key, Scroll};
 
 const fn b<C>(
     keys: &'static [Key],

@@ -81,6 +81,25 @@ impl Focus {
         self.modal = Some(modal);
     }
 
+    /// Where the keys are, as far as their meaning goes: the open modal's
+    /// context, else the pane's.
+    pub(crate) fn context(&self) -> crate::keys::Context {
+        use crate::keys::Context;
+        match &self.modal {
+            None => match self.pane {
+                Pane::Composer => Context::Composer,
+                Pane::Cards => Context::Cards,
+            },
+            Some(Modal::Reason { .. }) => Context::Reason,
+            Some(Modal::KeepRule(_)) => Context::KeepRule,
+            Some(Modal::Confirm(_)) => Context::Question,
+            Some(Modal::ConfirmAll(_)) => Context::ConfirmAll,
+            Some(Modal::ModeMenu(_)) => Context::ModeMenu,
+            Some(Modal::Rules { .. }) => Context::Rules,
+            Some(Modal::Form(_)) => Context::Form,
+        }
+    }
+
     /// Whether the keys are on the cards: the Cards pane, or a field or
     /// question under a card.
     pub(crate) fn on_cards(&self) -> bool {
