@@ -12,7 +12,8 @@ use super::{Choice, Modal, Pane, Question, Resolved, UserPick, index_of, no_allo
 
 /// What a card that just became the selected one says to a key that would
 /// answer it.
-pub(crate) const NOT_ARMED: &str = "this card just appeared: keys are ignored for a moment, so that none meant for something else answers it";
+pub(crate) const NOT_ARMED: &str =
+    "this card just appeared: its keys work in a moment (none meant for something else answers it)";
 
 /// Whether a key on the cards answers the card (or starts to).
 fn answers(cmd: CardCmd) -> bool {
