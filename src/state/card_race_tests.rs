@@ -246,3 +246,36 @@ fn with_no_allow_once_the_default_is_the_reject() {
     let effects = key(&mut s, Action::Submit);
     assert_eq!(answers(&effects), vec![(1, selected("reject"))]);
 }
+
+/// A form elicitation that just appeared: the `y` that would open its
+/// form (and send the letters after it into the form) is ignored too.
+#[test]
+fn a_y_on_a_form_card_that_just_appeared_opens_nothing() {
+    let t0 = Instant::now();
+    let mut s = chat(Mode::Default);
+    let mut form = crate::test_support::edit_request("s", "elicitation-form-1", "Token?");
+    form.fields.raw_input = Some(serde_json::json!({
+        "mode": "form",
+        "message": "token?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"token": {"type": "string"}},
+            "required": ["token"],
+        },
+    }));
+    form.options[0].id = "accept".into();
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: Box::new(form),
+    });
+    s.update(Msg::Tick(t0));
+    for (i, action) in [Action::Char('y'), Action::Submit, Action::ClickChoice(0)]
+        .into_iter()
+        .enumerate()
+    {
+        at(&mut s, action, t0 + ms(30 * (i as u64 + 1)));
+        assert_eq!(s.view.focus, Focus::CARDS, "no form opened");
+    }
+    at(&mut s, Action::Char('y'), t0 + ARM_DELAY);
+    assert!(matches!(s.view.focus.modal, Some(Modal::Form(_))));
+}

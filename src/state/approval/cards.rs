@@ -213,7 +213,7 @@ impl ChatState {
 
     /// A key that would answer a card that just became the selected one:
     /// ignored, and the card says why.
-    fn not_armed(&mut self) -> Vec<Effect> {
+    pub(in crate::state) fn not_armed(&mut self) -> Vec<Effect> {
         self.view.notice = Some(NOT_ARMED.into());
         Vec::new()
     }
