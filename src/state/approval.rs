@@ -825,8 +825,12 @@ impl ChatState {
             let decision = policy::decide(&self.gate.approvals[index].view, &self.policy_context());
             match decision {
                 Decision::Ask { .. } => index += 1,
+                // A card that came just before the key press stays a card:
+                // the question names only cards the user could have seen.
                 Decision::Allow { .. } => {
-                    would_allow.push(self.gate.approvals[index].id);
+                    if self.seen_at_press(&self.gate.approvals[index]) {
+                        would_allow.push(self.gate.approvals[index].id);
+                    }
                     index += 1;
                 }
                 Decision::Deny { .. } => {

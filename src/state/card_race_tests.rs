@@ -279,3 +279,30 @@ fn a_y_on_a_form_card_that_just_appeared_opens_nothing() {
     at(&mut s, Action::Char('y'), t0 + ARM_DELAY);
     assert!(matches!(s.view.focus.modal, Some(Modal::Form(_))));
 }
+
+/// A mode change asks before it allows the waiting cards; a card that
+/// came just before the key press is not among them (it stays a card).
+#[test]
+fn a_mode_change_does_not_offer_to_allow_a_card_just_arrived() {
+    let t0 = Instant::now();
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "t1", ToolKind::Edit);
+    s.update(Msg::Tick(t0));
+    let t1 = t0 + ms(3_000);
+    at(&mut s, Action::ToggleCards, t1);
+    assert_eq!(s.view.focus, Focus::COMPOSER);
+    ask(&mut s, 2, "t2", ToolKind::Edit);
+    s.update(Msg::Tick(t1 + ms(10)));
+    if s.view.focus != Focus::COMPOSER {
+        at(&mut s, Action::ToggleCards, t1 + ms(30));
+    }
+    at(&mut s, Action::BackTab, t1 + ms(60));
+    assert_eq!(s.gate.mode, Mode::Auto);
+    assert_eq!(
+        s.view.focus.modal,
+        Some(Modal::Confirm(Question::AllowWaiting(vec![1])))
+    );
+    let effects = at(&mut s, Action::Char('y'), t1 + ms(900));
+    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
+    assert_eq!(card_ids(&s), vec![2]);
+}

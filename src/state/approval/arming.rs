@@ -159,6 +159,16 @@ impl ChatState {
         }
     }
 
+    /// Whether `approval` had been on screen for [`ARM_DELAY`] when the key
+    /// being handled was pressed (a key without its time: yes).
+    pub(in crate::state) fn seen_at_press(&self, approval: &super::Approval) -> bool {
+        match (self.view.pressed_at, approval.shown_at) {
+            (None, _) => true,
+            (Some(at), Some(shown)) => at.saturating_duration_since(shown) >= ARM_DELAY,
+            (Some(_), None) => false,
+        }
+    }
+
     /// Whether the selected card takes answers now, by the last clock the
     /// state knows (what the card's hint line shows).
     pub fn card_armed(&self) -> bool {

@@ -284,18 +284,11 @@ impl ChatState {
             Choice::ApproveAll => {
                 // Only cards the user could have seen at the key press: one
                 // that came just before it is not approved unseen.
-                let at = self.view.pressed_at;
                 let ids: Vec<RequestId> = self
                     .gate
                     .approvals
                     .iter()
-                    .filter(|a| match (at, a.shown_at) {
-                        (None, _) => true,
-                        (Some(at), Some(shown)) => {
-                            at.saturating_duration_since(shown) >= super::ARM_DELAY
-                        }
-                        (Some(_), None) => false,
-                    })
+                    .filter(|a| self.seen_at_press(a))
                     .map(|a| a.id)
                     .collect();
                 if ids.is_empty() {
