@@ -12,10 +12,10 @@
 //! Adding a key is one entry in one table (and, for a new context, one
 //! arm in [`Context::rows`]).
 
-use crate::state::Action;
-
+mod action;
 mod tables;
 
+pub use action::{Action, Scroll};
 pub(crate) use tables::*;
 
 /// A key without modifiers.
@@ -357,6 +357,37 @@ pub(crate) fn footer_hints() -> Vec<String> {
         .collect()
 }
 
+/// The card's hint line from the bindings whose command `offered` keeps:
+/// the full one, or (`short`) the keys the choices do not show.
+pub(crate) fn card_hints_where<C>(
+    table: &[Binding<C>],
+    short: bool,
+    offered: impl Fn(&C) -> bool,
+) -> String {
+    let shown: Vec<&Binding<C>> = table.iter().filter(|b| offered(&b.cmd)).collect();
+    let mut groups: Vec<(&str, Vec<String>, &str)> = Vec::new();
+    for binding in shown.into_iter().filter(|b| match b.hint {
+        Hint::CardShort => true,
+        Hint::Card => !short,
+        _ => false,
+    }) {
+        let Some(key) = binding.keys.first().map(|k| k.name('-')) else {
+            continue;
+        };
+        match groups.last_mut() {
+            Some((help, keys, label)) if *help == binding.help && *label == binding.label => {
+                keys.push(key)
+            }
+            _ => groups.push((binding.help, vec![key], binding.label)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, keys, label)| format!("{} {label}", keys.join("/")))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 /// The card's hint line: the full one, or (`short`) the keys the choices
 /// do not show.
 pub(crate) fn card_hints(table: &[Binding<impl Sized>], short: bool) -> String {
@@ -369,24 +400,6 @@ pub(crate) fn card_hints(table: &[Binding<impl Sized>], short: bool) -> String {
 }
 
 impl Context {
-    /// Where a chat's keys are: the open modal's, else the pane's.
-    pub(crate) fn of(focus: &crate::state::Focus) -> Context {
-        use crate::state::{Modal, Pane};
-        match &focus.modal {
-            None => match focus.pane {
-                Pane::Composer => Context::Composer,
-                Pane::Cards => Context::Cards,
-            },
-            Some(Modal::Reason { .. }) => Context::Reason,
-            Some(Modal::KeepRule(_)) => Context::KeepRule,
-            Some(Modal::Confirm(_)) => Context::Question,
-            Some(Modal::ConfirmAll(_)) => Context::ConfirmAll,
-            Some(Modal::ModeMenu(_)) => Context::ModeMenu,
-            Some(Modal::Rules { .. }) => Context::Rules,
-            Some(Modal::Form(_)) => Context::Form,
-        }
-    }
-
     /// The context's title in the help overlay.
     pub(crate) fn title(self) -> &'static str {
         match self {

@@ -251,6 +251,8 @@ impl App {
     pub fn handle(&mut self, msg: Msg) {
         match msg {
             Msg::Action(action) => self.queue.push_back(WsMsg::Action(action)),
+            Msg::Key { action, at } => self.queue.push_back(WsMsg::Key(action, at)),
+            Msg::Tick(now) => self.queue.push_back(WsMsg::Tick(now)),
             other => {
                 if let Some(id) = self.ws.active_id() {
                     self.send_chat(id, other);
@@ -303,6 +305,10 @@ impl App {
             self.flush_records();
             self.flush_history();
             self.collect_outboxes();
+            // A card that came (or became the selected one) is seen from now.
+            if self.queue.is_empty() && self.ws.needs_clock() {
+                self.queue.push_back(WsMsg::Tick(std::time::Instant::now()));
+            }
             if self.queue.is_empty() && !self.follow_plan() {
                 return;
             }

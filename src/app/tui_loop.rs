@@ -116,27 +116,34 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
         if app.should_quit() {
             break;
         }
-        let deadline = clock.deadline();
+        // A card that ignores answers for a moment is drawn again when
+        // it takes them.
+        let arming = app.ws.arming_deadline().map(Instant::from_std);
+        let deadline = match (clock.deadline(), arming) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     let composer_empty = app.state().view.composer.is_empty();
                     let lists = !matches!(app.ws.focus, ChatFocus::Chat);
-                    match keymap::map_event(&event, composer_empty) {
-                        Some(Input::Action(action)) => app.handle(Msg::Action(action)),
+                    let at = std::time::Instant::now();
+                    match keymap::map_event_at(&event, composer_empty, at) {
+                        Some(Input::Action(action)) => app.handle(Msg::Key { action, at }),
                         // Over a list, the wheel and the page keys move the selection.
                         Some(Input::Scroll(Scroll::Up(_) | Scroll::PageUp)) if lists => {
-                            app.handle(Msg::Action(Action::Up));
+                            app.handle(Msg::Key { action: Action::Up, at });
                         }
                         Some(Input::Scroll(Scroll::Down(_) | Scroll::PageDown)) if lists => {
-                            app.handle(Msg::Action(Action::Down));
+                            app.handle(Msg::Key { action: Action::Down, at });
                         }
                         Some(Input::Scroll(scroll)) => match app.ws.active_id() {
                             Some(id) => views.scroll(id, scroll),
                             None => continue,
                         },
                         Some(Input::Click(column, row)) => match views.hit(column, row) {
-                            Some(action) => app.handle(Msg::Action(action)),
+                            Some(action) => app.handle(Msg::Key { action, at }),
                             None => continue,
                         },
                         Some(Input::Resize) => {}
@@ -158,7 +165,12 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                 extras.after_events(app);
                 clock.mark_dirty();
             }
-            _ = sleep_until(deadline), if deadline.is_some() => {}
+            _ = sleep_until(deadline), if deadline.is_some() => {
+                if arming.is_some_and(|end| end <= Instant::now()) {
+                    app.handle(Msg::Tick(std::time::Instant::now()));
+                    clock.mark_dirty();
+                }
+            }
             name = signals.recv() => {
                 // Leave as Ctrl-D does: the caller answers what is pending,
                 // ends the agents and restores the terminal.

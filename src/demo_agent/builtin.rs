@@ -621,6 +621,7 @@ impl ToolDemo {
             on_reject: OnReject::Continue,
             unasked_in_modes: Vec::new(),
             meanwhile: Vec::new(),
+            withdraw_after_ms: None,
             allowed,
             rejected: vec![
                 update(&id, ToolCallStatus::Failed),
@@ -890,6 +891,7 @@ fn fs_write(turn: u64, path: &Path) -> Vec<Step> {
             on_reject: OnReject::Continue,
             unasked_in_modes: Vec::new(),
             meanwhile: Vec::new(),
+            withdraw_after_ms: None,
             allowed: vec![
                 update(&id, ToolCallStatus::InProgress),
                 write_step(path, Some(id.clone())),
@@ -973,6 +975,7 @@ fn term(turn: u64) -> Vec<Step> {
             on_reject: OnReject::Continue,
             unasked_in_modes: Vec::new(),
             meanwhile: Vec::new(),
+            withdraw_after_ms: None,
             allowed: vec![
                 Step::Terminal(terminal_step(&id, TERM_COMMAND)),
                 text("\nThe command ran in a terminal of the client.\n"),

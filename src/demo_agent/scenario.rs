@@ -639,6 +639,11 @@ pub(crate) struct PermissionStep {
     /// while its card waits).
     #[serde(default)]
     pub(crate) meanwhile: Vec<Step>,
+    /// While the request waits, this many milliseconds after it was sent,
+    /// the agent withdraws it: a `tool_call_update` that completes its tool
+    /// call (an agent that changed its mind, or one racing the user's keys).
+    #[serde(default, alias = "withdrawAfterMs")]
+    pub(crate) withdraw_after_ms: Option<u64>,
 }
 
 /// One permission option offered to the user.

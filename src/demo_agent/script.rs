@@ -16,7 +16,7 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, CurrentModeUpdate, Diff, PermissionOption, Plan, PlanEntry,
     RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
     SessionNotification, SessionUpdate, StopReason, Terminal, ToolCall, ToolCallContent,
-    ToolCallLocation, ToolCallUpdate, ToolCallUpdateFields,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::v1::{ConnectionTo, SentRequest};
 use agent_client_protocol::{Client, Error};
@@ -447,12 +447,28 @@ impl Runner {
             for request in requests {
                 Box::pin(self.run_steps(&request.meanwhile, cleanup)).await?;
             }
-            let answers = sent.into_iter().zip(&options).map(|(sent, options)| async {
-                match sent {
-                    Some(sent) => self.answer(sent, options).await,
-                    None => Outcome::Unasked(mode.clone()),
-                }
-            });
+            let answers = sent.into_iter().zip(&options).zip(requests).map(
+                |((sent, options), request)| async {
+                    match sent {
+                        Some(sent) => {
+                            let withdraw = async {
+                                if let Some(ms) = request.withdraw_after_ms {
+                                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                                    let fields = ToolCallUpdateFields::new()
+                                        .status(Some(ToolCallStatus::Completed));
+                                    let _ = self.send(SessionUpdate::ToolCallUpdate(
+                                        ToolCallUpdate::new(request.tool_call_id.clone(), fields),
+                                    ));
+                                }
+                            };
+                            let (outcome, ()) =
+                                futures::join!(self.answer(sent, options), withdraw);
+                            outcome
+                        }
+                        None => Outcome::Unasked(mode.clone()),
+                    }
+                },
+            );
             futures::future::join_all(answers).await
         };
         for outcome in &outcomes {

@@ -1,9 +1,7 @@
 //! The key tables: per context, its bindings (key, label, help, hint,
 //! command). The types and the rendering are in [`crate::keys`].
 
-use super::{Binding, Code, Hint, Key};
-use crate::state::Action;
-use crate::ui::Scroll;
+use super::{Action, Binding, Code, Hint, Key, Scroll};
 
 const fn b<C>(
     keys: &'static [Key],
@@ -526,7 +524,7 @@ pub(crate) const CARDS: &[Binding<CardCmd>] = &[
     b(
         &[Key::ch('A')],
         "all",
-        "approve all cards pending now (asks once to confirm)",
+        "approve all cards pending now that were on screen a moment (asks once to confirm)",
         Hint::Card,
         CardCmd::ApproveAll,
     ),
@@ -547,21 +545,21 @@ pub(crate) const CARDS: &[Binding<CardCmd>] = &[
     b(
         &[Key::plain(K::Up)],
         "up",
-        "highlight and pick a choice",
+        "highlight and pick a choice (a fresh card highlights the plain allow once, whatever the agent's order; never an \"always\")",
         Hint::No,
         CardCmd::ChoiceUp,
     ),
     b(
         &[Key::plain(K::Down)],
         "down",
-        "highlight and pick a choice",
+        "highlight and pick a choice (a fresh card highlights the plain allow once, whatever the agent's order; never an \"always\")",
         Hint::No,
         CardCmd::ChoiceDown,
     ),
     b(
         &[Key::plain(K::Enter), Key::plain(K::Click)],
         "pick",
-        "highlight and pick a choice",
+        "highlight and pick a choice (a fresh card highlights the plain allow once, whatever the agent's order; never an \"always\")",
         Hint::No,
         CardCmd::Pick,
     ),

@@ -188,3 +188,73 @@ fn an_elicitation_card_offers_only_accept_decline_and_moving() {
         "{line}"
     );
 }
+
+/// `state/`, `keys/` and `policy/` are pure: none of their files (tests
+/// aside) imports an IO, settings or drawing module, so the import circle
+/// and the back doors (issue 22) stay closed.
+#[test]
+fn pure_modules_import_no_io_settings_or_ui() {
+    const BANNED: &[&str] = &[
+        "crate::settings",
+        "crate::ui",
+        "crate::tui",
+        "crate::app",
+        "crate::acp",
+        "crate::client",
+        "crate::decision_log",
+        "crate::chats",
+        "crate::history",
+        "crate::editor",
+        "crate::export",
+        "crate::mention",
+        "crate::launch",
+        "std::fs",
+        "std::process",
+        "std::net",
+        "tokio",
+        "ratatui",
+        "crossterm",
+    ];
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = vec![src.join("keys.rs")];
+    for dir in ["state", "keys", "policy"] {
+        files(&src.join(dir), &mut all);
+    }
+    let mut found = Vec::new();
+    for path in all {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name == "tests.rs" || name.ends_with("_tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            for banned in BANNED {
+                let at = code.find(banned);
+                let whole = at.is_some_and(|at| {
+                    !code[at + banned.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                });
+                if whole {
+                    found.push(format!("{}:{}: {code}", path.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

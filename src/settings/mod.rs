@@ -35,18 +35,10 @@ pub(crate) use naming::{
 /// The name the built-in demo agent goes by.
 pub(crate) const DEMO_AGENT: &str = "demo";
 
-/// What warden says when the settings file does not load.
-pub(crate) const NOT_LOADED: &str = "settings did not load: automatic allows are off until fixed";
-
-/// The only rule of a run whose settings file did not load: ask about every
-/// request. The file's deny and ask rules are unknown then, so nothing may
-/// run by itself: not in Auto, not by a bypass, an allow rule, a chat grant
-/// or the read default (deny rules about reads are unknown too).
-pub fn fail_closed_rule() -> Rule {
-    let mut rule = Rule::new(RuleDecision::Ask);
-    rule.note = Some(NOT_LOADED.to_string());
-    rule
-}
+// What a run whose settings did not load decides by: the state's (it
+// recognises the rule on the rules screen).
+pub(crate) use crate::state::NOT_LOADED;
+pub use crate::state::fail_closed_rule;
 
 /// The parsed settings file.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]

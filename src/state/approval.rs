@@ -3,9 +3,7 @@
 //! reviewed by keyboard or mouse. Every decision becomes one transcript line
 //! and one decision-log record.
 
-use crate::model::{
-    AgentMode, OptionKind, PermissionOption, PermissionOutcome, PermissionRequest, ToolKind,
-};
+use crate::model::{AgentMode, PermissionOption, PermissionOutcome, PermissionRequest, ToolKind};
 use crate::policy::{
     self, Category, ChatGrant, Context, Decision, GrantCommands, Mode, RequestView, Sent, Source,
     allow_option, reject_option, sent_for, switch_allow_option,
@@ -33,6 +31,12 @@ pub struct Approval {
     /// A warning when the agent's tool may pass for warden's own or for
     /// another ([`crate::confusable::warning`]), made when the request came.
     pub lookalike: Option<String>,
+    /// Its choices and what the card shows that the policy computes.
+    pub card: CardView,
+    /// When it was first on screen (the runtime's clock after it came);
+    /// `None` until then. "Approve all" leaves out cards younger than
+    /// [`ARM_DELAY`].
+    pub shown_at: Option<std::time::Instant>,
 }
 
 /// What the runtime found out about a request before the gate sees it:
@@ -90,40 +94,6 @@ impl Approval {
     }
 }
 
-/// One choice on a card, in display order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Choice {
-    /// One of the agent's own options (index into the request's options).
-    AgentOption(usize),
-    /// Grant this kind of call of this tool for the rest of the chat.
-    AllowForChat,
-    /// Stop asking for this agent (persisted by the settings layer).
-    Bypass,
-    /// Reject, cancel the turn, and tell the agent why.
-    DenyWithReason,
-    /// Allow every card pending at the key press, after a confirmation.
-    ApproveAll,
-}
-
-/// The choices a card offers: up to nine agent options, then warden's own.
-/// A `switch_mode` request always asks (it is how an agent leaves plan
-/// mode), so a grant or a bypass could never cover the next one: those two
-/// are not offered on its card, nor on a card without an `allow_once` to
-/// answer them with.
-pub fn choices(approval: &Approval) -> Vec<Choice> {
-    let mut list: Vec<Choice> = (0..approval.request.options.len().min(9))
-        .map(Choice::AgentOption)
-        .collect();
-    if approval.view.kind != ToolKind::SwitchMode
-        && !approval.view.elicitation
-        && allow_option(&approval.request.options).is_some()
-    {
-        list.extend([Choice::AllowForChat, Choice::Bypass]);
-    }
-    list.extend([Choice::DenyWithReason, Choice::ApproveAll]);
-    list
-}
-
 /// Where keystrokes go: the pane that has the keys, and the modal open
 /// over it, if any. A modal takes every key while it is open; closing it
 /// (Esc, an answer, done) gives the keys back to the pane beneath, exactly
@@ -159,6 +129,25 @@ impl Focus {
     /// beneath stays where it is.
     pub(crate) fn open(&mut self, modal: Modal) {
         self.modal = Some(modal);
+    }
+
+    /// Where the keys are, as far as their meaning goes: the open modal's
+    /// context, else the pane's.
+    pub(crate) fn context(&self) -> crate::keys::Context {
+        use crate::keys::Context;
+        match &self.modal {
+            None => match self.pane {
+                Pane::Composer => Context::Composer,
+                Pane::Cards => Context::Cards,
+            },
+            Some(Modal::Reason { .. }) => Context::Reason,
+            Some(Modal::KeepRule(_)) => Context::KeepRule,
+            Some(Modal::Confirm(_)) => Context::Question,
+            Some(Modal::ConfirmAll(_)) => Context::ConfirmAll,
+            Some(Modal::ModeMenu(_)) => Context::ModeMenu,
+            Some(Modal::Rules { .. }) => Context::Rules,
+            Some(Modal::Form(_)) => Context::Form,
+        }
     }
 
     /// Whether the keys are on the cards: the Cards pane, or a field or
@@ -257,6 +246,15 @@ pub struct CardCursor {
     pub expanded: bool,
     /// Rows scrolled inside the selected card.
     pub scroll: u16,
+    /// The selected card as the user could last have seen it: which card,
+    /// and since when (`state/approval/arming.rs`). A card that is not
+    /// this one, or is this one for less than [`ARM_DELAY`], takes no
+    /// answer.
+    pub seen: Option<Seen>,
+    /// A card came while the user had typed lately: whether it takes the
+    /// keys is decided at the runtime's next clock (`Msg::Tick`), against
+    /// the time of the last key typed.
+    pub wants_keys: bool,
 }
 
 /// How a headless run (`warden exec`) answers what would have been a card.
@@ -350,6 +348,8 @@ impl ChatState {
                 request,
                 reason: String::new(),
                 readings: Vec::new(),
+                card: CardView::default(),
+                shown_at: None,
             };
             let answered = self.answer(
                 &approval,
@@ -401,6 +401,8 @@ impl ChatState {
             grant,
             reason: String::new(),
             readings: facts.readings,
+            card: CardView::default(),
+            shown_at: None,
         };
         let mut decision = policy::decide(&approval.view, &self.policy_context());
         // A file write or terminal the agent already got permission for: no
@@ -472,6 +474,8 @@ impl ChatState {
             reason: String::new(),
             readings: Vec::new(),
             lookalike: None,
+            card: CardView::default(),
+            shown_at: None,
         };
         let cancelled = self.session.turn.as_ref().is_some_and(|t| t.cancelling);
         let outcome = match reject_option(&approval.request.options) {
@@ -646,6 +650,7 @@ impl ChatState {
             return self.answer_resolved(approval, resolved, Picker::OnAsk);
         }
         approval.reason = reason;
+        approval.card = self.card_view(&approval);
         self.session.transcript.set_call_state(
             &approval.request.tool_call_id,
             approval.request.client,
@@ -654,11 +659,16 @@ impl ChatState {
         let title = approval.title();
         self.gate.approvals.push(approval);
         // Only the bare Composer pane gives way: a modal open over it keeps
-        // the keys, and closing it goes back to the composer.
+        // the keys, and closing it goes back to the composer. When the user
+        // has typed (a key with its time), the runtime's next clock decides
+        // (`arming::stamp`): a card never takes the keys of a message being
+        // typed.
         if self.view.focus.is(Pane::Composer) && !self.typing() {
-            self.view.focus.pane = Pane::Cards;
-            self.view.cursor.selected = 0;
-            self.view.cursor.choice = 0;
+            if self.view.typed_at.is_some() {
+                self.view.cursor.wants_keys = true;
+            } else {
+                self.take_keys();
+            }
         }
         vec![Effect::Notify(format!(
             "{} asks: {title}",
@@ -697,7 +707,7 @@ impl ChatState {
     /// Whether the user is typing (a message, or a search of the prompt
     /// history): a new card then waits for Ctrl-P instead of taking the
     /// keys, so that a letter typed never answers it.
-    fn typing(&self) -> bool {
+    pub(in crate::state) fn typing(&self) -> bool {
         !self.view.composer.is_empty() || self.view.drafts.search.is_some()
     }
 
@@ -936,7 +946,7 @@ impl ChatState {
         } else {
             self.view.cursor.selected =
                 self.view.cursor.selected.min(self.gate.approvals.len() - 1);
-            self.view.cursor.choice = 0;
+            self.view.cursor.choice = self.default_choice();
             self.view.cursor.scroll = 0;
         }
     }
@@ -1039,8 +1049,12 @@ impl ChatState {
             let decision = policy::decide(&self.gate.approvals[index].view, &self.policy_context());
             match decision {
                 Decision::Ask { .. } => index += 1,
+                // A card that came just before the key press stays a card:
+                // the question names only cards the user could have seen.
                 Decision::Allow { .. } => {
-                    would_allow.push(self.gate.approvals[index].id);
+                    if self.seen_at_press(&self.gate.approvals[index]) {
+                        would_allow.push(self.gate.approvals[index].id);
+                    }
                     index += 1;
                 }
                 Decision::Deny { .. } => {
@@ -1128,20 +1142,16 @@ fn relabel(mut effects: Vec<Effect>, source: Answerer) -> Vec<Effect> {
     effects
 }
 
-/// What an option kind is called on a card.
-pub fn option_kind_label(kind: OptionKind) -> &'static str {
-    match kind {
-        OptionKind::AllowOnce => "allow once",
-        OptionKind::AllowAlways => "allow always",
-        OptionKind::RejectOnce => "reject",
-        OptionKind::RejectAlways => "reject always",
-    }
-}
-
+mod arming;
 mod cards;
+mod choices;
 mod mode_menu;
 mod scope;
 
+pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
+#[cfg(test)]
+pub(crate) use cards::NOT_ARMED;
+pub use choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
 pub use mode_menu::ModeItem;
 pub use scope::AllowedScope;
 

@@ -300,16 +300,16 @@ fn approve_all_confirmed_late_approves_only_the_cards_it_asked_about() {
 fn the_key_context_is_the_modal_if_any_else_the_pane() {
     use crate::keys::Context;
     let mut s = busy();
-    assert_eq!(Context::of(&s.view.focus), Context::Composer);
+    assert_eq!(s.view.focus.context(), Context::Composer);
     card(&mut s, 1, "a");
-    assert_eq!(Context::of(&s.view.focus), Context::Cards);
+    assert_eq!(s.view.focus.context(), Context::Cards);
     key(&mut s, Action::OpenModeMenu);
-    assert_eq!(Context::of(&s.view.focus), Context::ModeMenu);
+    assert_eq!(s.view.focus.context(), Context::ModeMenu);
     key(&mut s, Action::Cancel);
     key(&mut s, Action::Char('r'));
-    assert_eq!(Context::of(&s.view.focus), Context::Reason);
+    assert_eq!(s.view.focus.context(), Context::Reason);
     key(&mut s, Action::Cancel);
-    assert_eq!(Context::of(&s.view.focus), Context::Cards);
+    assert_eq!(s.view.focus.context(), Context::Cards);
 }
 
 #[test]

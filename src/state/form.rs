@@ -264,6 +264,11 @@ impl ChatState {
         if !opens {
             return None;
         }
+        // Opening the form starts the answer: not on a card that just
+        // appeared (`approval/arming.rs`).
+        if !self.armed_at(self.view.pressed_at) {
+            return Some(self.not_armed());
+        }
         self.view
             .focus
             .open(Modal::Form(FormEditor::from_schema(request, &schema)));

@@ -2,10 +2,23 @@
 //! this chat's grants. the rules screen lists them and revokes them; "keep
 //! as rule" adds one from a card. Writes to the settings file are effects.
 
-use crate::policy::{Rule, suggest_rule};
+use crate::policy::{Rule, RuleDecision, suggest_rule};
 use crate::sanitize::one_line;
 
 use super::{Action, ChatState, Composer, Effect, Modal, Msg};
+
+/// What warden says when the settings file does not load.
+pub(crate) const NOT_LOADED: &str = "settings did not load: automatic allows are off until fixed";
+
+/// The only rule of a run whose settings file did not load: ask about every
+/// request. The file's deny and ask rules are unknown then, so nothing may
+/// run by itself: not in Auto, not by a bypass, an allow rule, a chat grant
+/// or the read default (deny rules about reads are unknown too).
+pub fn fail_closed_rule() -> Rule {
+    let mut rule = Rule::new(RuleDecision::Ask);
+    rule.note = Some(NOT_LOADED.to_string());
+    rule
+}
 
 /// A change to the settings file, carried out by the runtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,10 +241,10 @@ impl ChatState {
                     return Vec::new();
                 }
                 // The settings did not load: only fixing the file lifts this.
-                if self.gate.rules[*index] == crate::settings::fail_closed_rule() {
+                if self.gate.rules[*index] == fail_closed_rule() {
                     self.view.notice = Some(format!(
                         "{}: fix the settings file and restart warden",
-                        crate::settings::NOT_LOADED
+                        NOT_LOADED
                     ));
                     return Vec::new();
                 }

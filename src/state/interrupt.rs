@@ -71,7 +71,7 @@ impl ChatState {
                 self.view.help = false;
                 return None;
             }
-            let rows = keys::Context::of(&self.view.focus).rows('-').len();
+            let rows = self.view.focus.context().rows('-').len();
             match help_scroll(self.view.help_scroll, action, rows) {
                 Some(scroll) => self.view.help_scroll = scroll,
                 None => self.view.help = false,

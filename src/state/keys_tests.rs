@@ -147,7 +147,7 @@ fn question_mark_on_a_card_shows_the_card_keys() {
     });
     key(&mut s, Action::Char('?'));
     assert!(s.view.help);
-    assert_eq!(Context::of(&s.view.focus), Context::Cards);
+    assert_eq!(s.view.focus.context(), Context::Cards);
     assert_eq!(s.gate.approvals.len(), 1, "the card is not answered");
     // Ctrl-D still quits through the help.
     let effects = key(&mut s, Action::Quit);

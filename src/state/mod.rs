@@ -22,13 +22,15 @@ pub(crate) mod workspace;
 pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
-    AllowedScope, Approval, CardCursor, Choice, Focus, Modal, ModeItem, OnAsk, PLAN_INSTRUCTION,
-    Pane, Question, Refusal, RequestFacts, choices, option_kind_label,
+    ARM_DELAY, AllowedScope, Approval, CardCursor, CardView, Choice, ChoiceRow, Focus, Modal,
+    ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Question, Refusal, RequestFacts, Seen, TYPING_WINDOW,
+    Tone, option_kind_label,
 };
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
 pub use form::{FieldKind, FormEditor, FormField};
-pub use grants::{GrantItem, SettingsEdit};
+pub(crate) use grants::NOT_LOADED;
+pub use grants::{GrantItem, SettingsEdit, fail_closed_rule};
 pub use interrupt::QUIT_WINDOW;
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
@@ -47,110 +49,25 @@ use crate::record::DecisionRecord;
 /// Identifies one permission request for the runtime, which keeps its responder.
 pub(crate) type RequestId = u64;
 
-/// What the user asked for, already mapped from keys by `tui::keymap`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// Type a character.
-    Char(char),
-    /// Insert a newline (Alt+Enter, Shift+Enter).
-    Newline,
-    /// Bracketed paste.
-    Paste(String),
-    /// Delete before the cursor.
-    Backspace,
-    /// Delete under the cursor.
-    Delete,
-    /// Delete the word before the cursor.
-    DeleteWordBack,
-    /// Delete to the start of the line.
-    KillLineStart,
-    /// Delete to the end of the line.
-    KillLineEnd,
-    /// Cursor left.
-    Left,
-    /// Cursor right.
-    Right,
-    /// Cursor a word left.
-    WordLeft,
-    /// Cursor a word right.
-    WordRight,
-    /// Cursor up a line.
-    Up,
-    /// Cursor down a line.
-    Down,
-    /// Cursor to the start of the line.
-    LineStart,
-    /// Cursor to the end of the line.
-    LineEnd,
-    /// Enter: send the message.
-    Submit,
-    /// Esc: cancel the running turn.
-    Cancel,
-    /// Ctrl-C, pressed at this instant: cancel the running turn, else
-    /// clear the composer; on an empty one, quit when pressed again within
-    /// [`QUIT_WINDOW`].
-    Interrupt(std::time::Instant),
-    /// F1, or `?` on an empty composer: show the keys of where the keys are.
-    Help,
-    /// Ctrl-D: quit.
-    Quit,
-    /// Fold or unfold thoughts.
-    ToggleThoughts,
-    /// Restart the agent after it exited (Ctrl-R, or `r` on an empty composer).
-    Restart,
-    /// Tab: next card.
-    Tab,
-    /// Shift+Tab: previous card, or cycle the chat's mode from the composer.
-    BackTab,
-    /// Scroll inside the selected card (Shift+Up/Down).
-    CardScroll(i16),
-    /// Move the keys between the composer and the cards (Ctrl-P).
-    ToggleCards,
-    /// Open the mode dropdown (Alt-M, or a click on the footer's mode).
-    OpenModeMenu,
-    /// A mouse click on a card's choice (index into `choices`).
-    ClickChoice(usize),
-    /// A mouse click on a dropdown item.
-    PickModeItem(usize),
-    /// Open or close the rules screen: bypasses, rules and grants (Ctrl-G).
-    RulesScreen,
-    /// Show terminals' whole output, or only their last lines (Ctrl-O).
-    ToggleTerminals,
-    /// Open a new chat (Ctrl-N).
-    NewChat,
-    /// The next chat in the list (Alt-N, Ctrl-PgDn).
-    NextChat,
-    /// The previous chat in the list (Alt-P, Ctrl-PgUp).
-    PrevChat,
-    /// Chat number N, from 1 (Alt-1..9).
-    GoToChat(usize),
-    /// Give the keys to the chat list (Ctrl-L).
-    ChatList,
-    /// Close the chat on screen (Alt-W); asks first when it is busy.
-    CloseChat,
-    /// The picker of past chats (Alt-O).
-    PastChats,
-    /// Open the transcript search bar (or type in it again).
-    Search,
-    /// Copy the selected message (or the last answer) with OSC 52.
-    Copy,
-    /// Copy the last code block of the selected message (or last answer).
-    CopyCode,
-    /// Queue what is typed and send the queue now, cancelling the turn (Ctrl-S).
-    SendNow,
-    /// Put back the text last cleared (Ctrl-Y).
-    Restore,
-    /// The newest queued message back into the composer (Alt-Up).
-    EditQueued,
-    /// Edit the message in `$VISUAL` / `$EDITOR` (Ctrl-X).
-    Editor,
-}
+pub use crate::keys::Action;
 
 /// Everything that can change the state.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
-    /// A user action.
+    /// A user action whose time is not known (tests, scripted input): not
+    /// judged by time (see [`Msg::Key`]).
     Action(Action),
+    /// A user action from the terminal (a key, a paste, a click) with the
+    /// instant it was made: a card that became the selected one less than
+    /// [`ARM_DELAY`] before takes no answer from it, and a key typed into
+    /// the composer keeps a new card from taking the keys.
+    Key {
+        action: Action,
+        at: std::time::Instant,
+    },
+    /// The runtime's clock: a new or newly selected card is seen from
+    /// now; a card's delay that ended is drawn as ended.
+    Tick(std::time::Instant),
     /// The agent is initialised and a session is open.
     SessionStarted(SessionInfo),
     /// A `session/update` for our session.
@@ -441,6 +358,12 @@ pub struct View {
     pub quit_armed: Option<std::time::Instant>,
     /// Set once quitting has begun.
     pub quitting: bool,
+    /// The latest instant the state was told (a key's, the runtime's clock).
+    pub clock: Option<std::time::Instant>,
+    /// When a key last went into the composer (keys with their time only).
+    pub typed_at: Option<std::time::Instant>,
+    /// The instant of the key being handled, while it is.
+    pub pressed_at: Option<std::time::Instant>,
     /// Unfold every thought.
     pub thoughts_expanded: bool,
     /// Show terminals' whole output instead of their last lines.
@@ -513,6 +436,9 @@ impl ChatState {
                 help_scroll: 0,
                 quit_armed: None,
                 quitting: false,
+                clock: None,
+                typed_at: None,
+                pressed_at: None,
                 thoughts_expanded: false,
                 terminals_expanded: false,
                 checkpoints: checkpoints::Checkpoints::default(),
@@ -550,7 +476,18 @@ impl ChatState {
     /// its end checkpoint first (before a queued prompt takes its own).
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let busy = self.is_busy();
+        // What the cards show depends on the agent's modes and name.
+        let refresh = matches!(
+            &msg,
+            Msg::SessionStarted(_)
+                | Msg::AgentModeSet { .. }
+                | Msg::AgentNamed(_)
+                | Msg::Update(SessionUpdate::CurrentMode(_) | SessionUpdate::ConfigModes(_))
+        );
         let mut effects = self.apply(msg);
+        if refresh && !self.gate.approvals.is_empty() {
+            self.refresh_cards();
+        }
         if busy && !self.is_busy() {
             effects.insert(
                 0,
@@ -564,6 +501,17 @@ impl ChatState {
         match msg {
             Msg::Checkpoint(msg) => self.on_checkpoint(*msg),
             Msg::Action(action) => self.on_action(action),
+            Msg::Key { action, at } => {
+                self.key_at(&action, at);
+                self.view.pressed_at = Some(at);
+                let effects = self.on_action(action);
+                self.view.pressed_at = None;
+                effects
+            }
+            Msg::Tick(now) => {
+                self.stamp(now);
+                Vec::new()
+            }
             Msg::SessionStarted(info) => {
                 let effects = self.on_session_started(info);
                 self.drop_stale_notice();
@@ -1099,6 +1047,8 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
 
 #[cfg(test)]
 mod always_tests;
+#[cfg(test)]
+mod card_race_tests;
 #[cfg(test)]
 mod coverage_tests;
 #[cfg(test)]

@@ -42,7 +42,7 @@ impl Workspace {
             WsMsg::AgentRenamed { old, new } => self.rename_agent(&old, &new),
             WsMsg::Agents(agents) => self.agents = agents,
             WsMsg::DiscardUntouched(id) => return self.discard_untouched(id),
-            WsMsg::Action(_) | WsMsg::Chat(..) => {}
+            WsMsg::Action(_) | WsMsg::Key(..) | WsMsg::Tick(_) | WsMsg::Chat(..) => {}
         }
         Vec::new()
     }

@@ -95,6 +95,11 @@ pub enum ChatFocus {
 pub enum WsMsg {
     /// A key, for the workspace or the chat on screen.
     Action(Action),
+    /// A key from the terminal with the instant it was pressed (see
+    /// `Msg::Key`).
+    Key(Action, std::time::Instant),
+    /// The runtime's clock, for every chat (see `Msg::Tick`).
+    Tick(std::time::Instant),
     /// Something for one chat (from its agent session or its terminals).
     Chat(ChatId, Msg),
     /// From the runtime: a notice for the workspace (an agent no chat can
@@ -251,7 +256,14 @@ impl Workspace {
     pub(crate) fn update(&mut self, msg: WsMsg) -> Vec<WsEffect> {
         match msg {
             WsMsg::Chat(id, msg) => self.send_chat(id, msg),
-            WsMsg::Action(action) => self.on_action(action),
+            WsMsg::Action(action) => self.on_action(action, None),
+            WsMsg::Key(action, at) => self.on_action(action, Some(at)),
+            WsMsg::Tick(now) => {
+                for chat in &mut self.chats {
+                    chat.state.update(Msg::Tick(now));
+                }
+                Vec::new()
+            }
             other => self.on_runtime(other),
         }
     }
@@ -276,7 +288,18 @@ impl Workspace {
         out
     }
 
-    fn on_action(&mut self, action: Action) -> Vec<WsEffect> {
+    /// Whether a chat needs the runtime's clock now (a card not yet seen).
+    pub(crate) fn needs_clock(&self) -> bool {
+        self.chats.iter().any(|c| c.state.needs_clock())
+    }
+
+    /// When the chat on screen's selected card starts taking answers, while
+    /// it does not yet: the runtime sends its clock then.
+    pub(crate) fn arming_deadline(&self) -> Option<std::time::Instant> {
+        self.chats.get(self.active)?.state.arming_deadline()
+    }
+
+    fn on_action(&mut self, action: Action, at: Option<std::time::Instant>) -> Vec<WsEffect> {
         self.notice = None;
         if self.help && action != Action::Quit {
             let rows = crate::keys::Context::ChatList.rows('-').len();
@@ -301,7 +324,7 @@ impl Workspace {
             other => other,
         };
         match std::mem::take(&mut self.focus) {
-            ChatFocus::Chat => self.on_chat_key(action),
+            ChatFocus::Chat => self.on_chat_key(action, at),
             ChatFocus::List { selected } => self.on_list_key(action, selected),
             ChatFocus::Rename { chat, field } => self.on_rename_key(action, chat, field),
             ChatFocus::ConfirmClose { chat } => self.on_confirm_key(&action, chat),
@@ -311,7 +334,7 @@ impl Workspace {
     }
 
     /// Keys while a chat has them: workspace keys first, the rest to the chat.
-    fn on_chat_key(&mut self, action: Action) -> Vec<WsEffect> {
+    fn on_chat_key(&mut self, action: Action, at: Option<std::time::Instant>) -> Vec<WsEffect> {
         // A chat's own text fields keep their keys except the chat keys.
         match action {
             Action::NewChat => self.new_chat(),
@@ -333,7 +356,13 @@ impl Workspace {
             },
             Action::PastChats => vec![WsEffect::OpenPicker],
             other => match self.active_id() {
-                Some(id) => self.send_chat(id, Msg::Action(other)),
+                Some(id) => {
+                    let msg = match at {
+                        Some(at) => Msg::Key { action: other, at },
+                        None => Msg::Action(other),
+                    };
+                    self.send_chat(id, msg)
+                }
                 None => Vec::new(),
             },
         }

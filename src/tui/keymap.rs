@@ -29,13 +29,16 @@ pub enum Input {
     ToggleMouse,
 }
 
+#[cfg(test)]
 /// Map a terminal event. `composer_empty` lets Home/End scroll the
 /// transcript when there is no text to move in.
 pub(crate) fn map_event(event: &Event, composer_empty: bool) -> Option<Input> {
     map_event_at(event, composer_empty, Instant::now())
 }
 
-/// [`map_event`] with the time of the event (Ctrl-C carries it).
+/// Map a terminal event made at `now` (Ctrl-C carries it; the TUI loop
+/// sends every key with it). `composer_empty` lets Home/End scroll the
+/// transcript when there is no text to move in.
 pub(crate) fn map_event_at(event: &Event, composer_empty: bool, now: Instant) -> Option<Input> {
     match event {
         Event::Key(key) => map_key_at(key, composer_empty, now),

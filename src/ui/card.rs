@@ -17,12 +17,11 @@ use super::markdown;
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, str_width, truncate_end, wrap_into, wrap_text_into};
 use crate::keys;
-use crate::model::{AgentMode, ToolContent, ToolKind};
-use crate::policy::{Rule, Sent, allow_option, sent_for, switch_allow_option};
+use crate::model::{ToolContent, ToolKind};
+use crate::policy::Rule;
 use crate::sanitize::{one_line, visible};
 use crate::state::{
-    Approval, ChatState, Choice, Composer, Focus, Modal, Pane, RequestId, choices,
-    option_kind_label,
+    Approval, ChatState, Choice, ChoiceRow, Composer, Modal, Pane, RequestId, Tone,
 };
 
 /// Before the deny-with-reason field.
@@ -255,9 +254,10 @@ fn detail_lines(
         expanded: false,
         theme,
     };
+    // The whole diff: what is approved can be read to its end (Shift-↓).
     for item in content {
         if let ToolContent::Diff { path, old, new } = item {
-            diff_lines(&mut changes, path, old.as_deref(), new, ctx);
+            diff_lines(&mut changes, path, old.as_deref(), new, ctx, usize::MAX);
         }
     }
 
@@ -279,33 +279,40 @@ fn detail_lines(
     out
 }
 
+/// Rows of the agent's title shown before "… e expand".
+const TITLE_ROWS: usize = 2;
+/// What marks a row of the agent's own text (its title): no such row can
+/// pass for one of warden's.
+pub(crate) const AGENT_BAR: &str = "▏ ";
+
 /// Lay out the selected card's header and choices for an area `width` wide.
+/// warden's own rows come first (what kind of call, why it asks, what it
+/// runs), so no agent text can push them off; the agent's title follows,
+/// each row behind [`AGENT_BAR`], at most [`TITLE_ROWS`] rows unless
+/// expanded.
 pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> {
     let index = selected(state);
     let approval = state.gate.approvals.get(index)?;
+    let view = &approval.card;
     let width = body_width(width);
     let mut top = Vec::new();
+    let kind = approval.view.kind.as_str();
+    let category = match approval.category.as_str() {
+        same if same == kind => String::new(),
+        other => format!(" ({other})"),
+    };
     let header = [
         Span::styled("Permission · ", theme.card_label()),
-        Span::styled(approval.title(), theme.tool_title()),
+        Span::styled(kind, theme.tool_kind()),
+        Span::styled(category, theme.plain()),
+        Span::styled(" · ", theme.dim()),
+        Span::styled(one_line(&approval.reason), theme.dim()),
         Span::styled(
             format!("  ({} of {})", index + 1, state.gate.approvals.len()),
             theme.dim(),
         ),
     ];
     wrap_into(&mut top, &header, &[], &[spaces(INDENT)], width, Mode::Word);
-    let kind = approval.view.kind.as_str();
-    let category = match approval.category.as_str() {
-        same if same == kind => String::new(),
-        other => format!(" ({other})"),
-    };
-    let why = [
-        Span::styled(approval.view.kind.as_str(), theme.tool_kind()),
-        Span::styled(category, theme.plain()),
-        Span::styled(" · ", theme.dim()),
-        Span::styled(one_line(&approval.reason), theme.dim()),
-    ];
-    wrap_into(&mut top, &why, &[], &[spaces(INDENT)], width, Mode::Word);
     // Whose call this is: warden's own (a client call it confines), or an
     // agent tool whose name may pass for warden's or another's.
     let whose = if approval.request.client {
@@ -338,7 +345,14 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
             Mode::Word,
         );
     }
-    if let Some(warning) = option_warning(state, approval) {
+    if let Some(runs) = &view.runs {
+        let runs = [
+            Span::styled("runs ", theme.card_label()),
+            Span::styled(runs.clone(), theme.tool_title()),
+        ];
+        wrap_into(&mut top, &runs, &[], &[spaces(INDENT)], width, Mode::Char);
+    }
+    if let Some(warning) = view.warning {
         let warning = [Span::styled(warning, theme.reject())];
         wrap_into(
             &mut top,
@@ -349,6 +363,22 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
             Mode::Word,
         );
     }
+    let mut title = Vec::new();
+    let bar = [Span::styled(AGENT_BAR, theme.dim())];
+    let text = [Span::styled(approval.title(), theme.plain())];
+    wrap_into(&mut title, &text, &bar, &bar, width, Mode::Char);
+    if title.len() > TITLE_ROWS && !state.view.cursor.expanded {
+        let more = title.len() - TITLE_ROWS + 1;
+        title.truncate(TITLE_ROWS - 1);
+        title.push(Line::from(vec![
+            bar[0].clone(),
+            Span::styled(
+                format!("… {more} more rows of title · e expand"),
+                theme.dim(),
+            ),
+        ]));
+    }
+    top.extend(title);
 
     let mut bottom = Vec::new();
     let mut choice_at = Vec::new();
@@ -357,9 +387,9 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         .focus
         .is(Pane::Cards)
         .then_some(state.view.cursor.choice);
-    for (i, choice) in choices(approval).into_iter().enumerate() {
+    for (i, row) in view.rows.iter().enumerate() {
         let start = bottom.len();
-        choice_rows(&mut bottom, state, approval, choice, width, theme);
+        choice_rows(&mut bottom, state, row, width, theme);
         if highlighted == Some(i) {
             for line in &mut bottom[start..] {
                 for span in &mut line.spans {
@@ -384,7 +414,11 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
             cursor = Some(field_rows(&mut bottom, &prompt, field, width, theme));
         }
         Some(Modal::ConfirmAll(ids)) => {
-            let ask = format!("Approve all {} pending requests? y / n", ids.len());
+            let pending = ids
+                .iter()
+                .filter(|id| state.gate.approvals.iter().any(|a| a.id == **id))
+                .count();
+            let ask = format!("Approve all {pending} pending requests? y / n");
             let ask = truncate_end(&ask, width).into_owned();
             bottom.push(Line::from(Span::styled(ask, theme.confirm())));
         }
@@ -403,7 +437,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         _ => {}
     }
     choice_at.resize(bottom.len(), None);
-    let (full, short) = hint_lines(&state.view.focus, approval.view.elicitation);
+    let (full, short) = hint_lines(state);
     let mut hints = Vec::new();
     wrap_text_into(&mut hints, &full, theme.dim(), &[], &[], width, Mode::Word);
     let mut short_hints = Vec::new();
@@ -427,7 +461,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
 }
 
 /// `e expand` stays in the keys only while there is more to see: the raw
-/// input is cut (its last row says so) or already expanded.
+/// input or the title is cut (its last row says so) or already expanded.
 pub(crate) fn fit_expand_hint(
     card: &mut Card,
     detail: &[Line<'static>],
@@ -435,23 +469,15 @@ pub(crate) fn fit_expand_hint(
     width: u16,
     theme: Theme,
 ) {
-    let elicitation = state
-        .gate
-        .approvals
-        .get(selected(state))
-        .is_some_and(|a| a.view.elicitation);
     let cut = detail
         .iter()
+        .chain(&card.top)
         .any(|l| l.spans.iter().any(|s| s.content.ends_with("· e expand")));
-    let default_keys = !matches!(
-        state.view.focus.modal,
-        Some(Modal::Reason { .. } | Modal::KeepRule(_) | Modal::Confirm(_))
-    );
-    if cut || state.view.cursor.expanded || !default_keys {
+    if cut || state.view.cursor.expanded {
         return;
     }
     let width = body_width(width);
-    let (full, short) = hint_lines(&state.view.focus, elicitation);
+    let (full, short) = hint_lines(state);
     for (rows, text) in [(&mut card.hints, full), (&mut card.short_hints, short)] {
         rows.clear();
         let text = text.replace(" · e expand", "");
@@ -459,20 +485,41 @@ pub(crate) fn fit_expand_hint(
     }
 }
 
+/// What the hint line says while a card that just became the selected
+/// one ignores answers.
+pub(crate) const WAIT_HINT: &str = "just appeared: its keys work in a moment";
+
 /// The card's hint lines (full, and short of room) for where the keys are,
-/// from the key tables; an elicitation is answered by the user alone (no
-/// chat grant, bypass or rule).
-pub(crate) fn hint_lines(focus: &Focus, elicitation: bool) -> (String, String) {
+/// from the key tables, listing only what the card offers: under a
+/// question its answers; while the composer has the keys, how to reach
+/// the card; while the card ignores answers, that it does.
+pub(crate) fn hint_lines(state: &ChatState) -> (String, String) {
     let both = |line: String| (line.clone(), line);
+    let focus = &state.view.focus;
+    let Some(approval) = state.gate.approvals.get(selected(state)) else {
+        return both(String::new());
+    };
     match &focus.modal {
         Some(Modal::Reason { .. }) => both(keys::card_hints(keys::REASON, false)),
         Some(Modal::KeepRule(_)) => both(keys::card_hints(keys::KEEP_RULE, false)),
         Some(Modal::Confirm(_)) => both(keys::card_hints(keys::QUESTION, false)),
-        _ if elicitation => both(keys::elicitation_hints()),
-        _ => (
-            keys::card_hints(keys::CARDS, false),
-            keys::card_hints(keys::CARDS, true),
-        ),
+        Some(Modal::ConfirmAll(_)) => both(keys::card_hints(keys::CONFIRM_ALL, false)),
+        None if focus.pane == Pane::Composer => both(format!(
+            "your message has the keys · {} answer this card",
+            keys::key_name(
+                keys::COMPOSER,
+                &keys::Global::Act(crate::state::Action::ToggleCards)
+            )
+        )),
+        _ if !state.card_armed() => both(WAIT_HINT.to_string()),
+        _ if approval.view.elicitation => both(keys::elicitation_hints()),
+        _ => {
+            let offers = |cmd: &keys::CardCmd| approval.card.offers(cmd);
+            (
+                keys::card_hints_where(keys::CARDS, false, offers),
+                keys::card_hints_where(keys::CARDS, true, offers),
+            )
+        }
     }
 }
 
@@ -544,122 +591,34 @@ fn field_rows(
     (start + row - skip, indent + col)
 }
 
-/// The rows of one choice: its key, then what it does.
+/// The rows of one choice: its key, warden's words for it, then the
+/// agent's (dim) and a flag when the two disagree.
 fn choice_rows(
     out: &mut Vec<Line<'static>>,
     state: &ChatState,
-    approval: &Approval,
-    choice: Choice,
+    row: &ChoiceRow,
     width: usize,
     theme: Theme,
 ) {
-    let (key, pieces) = match choice {
-        Choice::AgentOption(i) => {
-            let Some(option) = approval.request.options.get(i) else {
-                return;
-            };
-            let style = if option.kind.is_allow() {
-                theme.allow()
-            } else {
-                theme.reject()
-            };
-            let mut pieces = vec![
-                Span::styled(one_line(&option.name), style),
-                Span::styled(
-                    format!("  ({})", option_kind_label(option.kind)),
-                    theme.dim(),
-                ),
-            ];
-            if let Some(really) = really_sent(state, approval, i) {
-                pieces.push(Span::styled(really, theme.dim()));
-            }
-            ((i + 1).to_string(), pieces)
-        }
-        Choice::AllowForChat => (
-            "a".to_string(),
-            vec![
-                Span::styled("Allow for this chat", theme.allow()),
-                Span::styled(
-                    format!(" — {}", one_line(&approval.grant.describe())),
-                    theme.dim(),
-                ),
-            ],
-        ),
-        Choice::Bypass => (
-            "b".to_string(),
-            vec![
-                Span::styled(
-                    format!("Bypass {}", one_line(&state.session.agent_name)),
-                    theme.plain(),
-                ),
-                Span::styled(" — stop asking for this agent", theme.dim()),
-            ],
-        ),
-        Choice::DenyWithReason => (
-            "r".to_string(),
-            vec![Span::styled("Deny with a reason…", theme.reject())],
-        ),
-        Choice::ApproveAll => (
-            "A".to_string(),
-            vec![Span::styled(
-                format!("Approve all pending ({})", state.gate.approvals.len()),
-                theme.plain(),
-            )],
-        ),
+    let style = match row.tone {
+        Tone::Allow => theme.allow(),
+        Tone::Reject => theme.reject(),
+        Tone::Plain => theme.plain(),
     };
-    let first = [Span::styled(format!("{key}  "), theme.choice_key())];
+    let mut label = row.label.clone();
+    if row.choice == Choice::ApproveAll {
+        label.push_str(&format!(" ({})", state.gate.approvals.len()));
+    }
+    let mut pieces = vec![Span::styled(label, style)];
+    if !row.detail.is_empty() {
+        pieces.push(Span::styled(row.detail.clone(), theme.dim()));
+    }
+    if let Some(flag) = &row.flag {
+        pieces.push(Span::styled(flag.clone(), theme.reject()));
+    }
+    let first = [Span::styled(format!("{}  ", row.key), theme.choice_key())];
     let rest = [spaces(3)];
     wrap_into(out, &pieces, &first, &rest, width, Mode::Word);
-}
-
-/// The agent's modes, to tell which `switch_mode` options keep it asking.
-fn agent_modes(state: &ChatState) -> &[AgentMode] {
-    state
-        .session
-        .agent_modes
-        .as_ref()
-        .map_or(&[], |m| m.available.as_slice())
-}
-
-/// What picking the agent's option `i` really sends, when that is not the
-/// option itself: warden answers only with options that keep the agent asking.
-fn really_sent(state: &ChatState, approval: &Approval, i: usize) -> Option<String> {
-    let options = &approval.request.options;
-    let name = |index: usize| {
-        options
-            .get(index)
-            .map_or(String::new(), |o| one_line(&o.name))
-    };
-    match sent_for(&approval.view, i, agent_modes(state))? {
-        Sent::Option { index, .. } if index == i => None,
-        Sent::Option {
-            index,
-            always: true,
-        } => Some(format!(
-            " → sends '{}' + allow for this chat (a)",
-            name(index)
-        )),
-        Sent::Option { index, .. } => Some(format!(" → sends '{}'", name(index))),
-        Sent::OnlyAlways(_) => Some(" — may stop the agent asking for this tool".to_string()),
-        Sent::Refused => Some(" → not sent: the agent would stop asking".to_string()),
-        Sent::Cancel => Some(" → sends 'cancelled': its id is another option's too".to_string()),
-    }
-}
-
-/// A warning for a card that cannot be allowed the usual way: the agent
-/// offers only "Always allow", or no way out of its plan mode that keeps
-/// it asking.
-fn option_warning(state: &ChatState, approval: &Approval) -> Option<&'static str> {
-    let options = &approval.request.options;
-    if approval.view.kind == ToolKind::SwitchMode {
-        return switch_allow_option(options, agent_modes(state))
-            .is_none()
-            .then_some("none of the agent's options leads to a mode that keeps asking: warden can only reject this");
-    }
-    let only_always = allow_option(options).is_none() && options.iter().any(crate::policy::lasting);
-    only_always.then_some(
-        "the agent offers only 'Always allow': approving may stop it asking for this tool",
-    )
 }
 
 /// The one line of a card that is not selected: "▸ 2 of 3  title  kind".
@@ -903,16 +862,26 @@ fn render_box(
             window = Some((rows.len(), view, s, list.len() - s - view));
             rows.extend(&list[s..s + view]);
         };
+        // The first row (warden's: what kind of call, why it asks) never
+        // scrolls away.
         if h > top + bottom {
             rows.extend(tops);
             scrolled(&mut rows, details.collect(), h - top - bottom);
             rows.extend(bottoms.chain(hints));
-        } else if h > bottom {
-            scrolled(&mut rows, tops.chain(details).collect(), h - bottom);
+        } else if h > bottom + 1 {
+            rows.push(Src::Top(0));
+            let rest = tops.skip(1).chain(details).collect();
+            scrolled(&mut rows, rest, h - bottom - 1);
             rows.extend(bottoms.chain(hints));
         } else {
-            let all = tops.chain(details).chain(bottoms).chain(hints).collect();
-            scrolled(&mut rows, all, h);
+            rows.push(Src::Top(0));
+            let all = tops
+                .skip(1)
+                .chain(details)
+                .chain(bottoms)
+                .chain(hints)
+                .collect();
+            scrolled(&mut rows, all, h.saturating_sub(1));
         }
     }
 

@@ -550,7 +550,9 @@ fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminal
                 )];
                 wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
             }
-            ToolContent::Diff { path, old, new } => diff_lines(out, path, old.as_deref(), new, ctx),
+            ToolContent::Diff { path, old, new } => {
+                diff_lines(out, path, old.as_deref(), new, ctx, DIFF_LINES)
+            }
             ToolContent::Terminal { id } => {
                 // warden's own terminal when it has one of that id (an agent
                 // cannot speak for it), else what the agent reported itself.
@@ -592,13 +594,15 @@ fn more_lines(out: &mut Vec<Line<'static>>, more: usize, ctx: Ctx) {
     }
 }
 
-/// A coloured unified diff of one file; `old = None` is a new file.
+/// A coloured unified diff of one file; `old = None` is a new file; at
+/// most `limit` lines, then "… N more lines".
 pub(crate) fn diff_lines(
     out: &mut Vec<Line<'static>>,
     path: &str,
     old: Option<&str>,
     new: &str,
     ctx: Ctx,
+    limit: usize,
 ) {
     let theme = ctx.theme;
     let indent = [spaces(INDENT)];
@@ -630,7 +634,7 @@ pub(crate) fn diff_lines(
         .iter_hunks()
     {
         any = true;
-        if shown < DIFF_LINES {
+        if shown < limit {
             let piece = [Span::styled(hunk.header().to_string(), theme.diff_hunk())];
             wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Char);
             shown += 1;
@@ -638,7 +642,7 @@ pub(crate) fn diff_lines(
             hidden += 1;
         }
         for change in hunk.iter_changes() {
-            if shown >= DIFF_LINES {
+            if shown >= limit {
                 hidden += 1;
                 continue;
             }

@@ -17,9 +17,7 @@ use crate::model::{
     ToolCallFields, ToolContent, ToolKind,
 };
 use crate::policy::{ChatGrant, KindMatch, Mode, RequestView, Rule, RuleDecision};
-use crate::state::{
-    Action, Approval, ChatState, Composer, Focus, Modal, ModeItem, Msg, Pane, choices,
-};
+use crate::state::{Action, Approval, ChatState, Composer, Focus, Modal, ModeItem, Msg, Pane};
 
 pub(super) fn view() -> View {
     View::with_theme(Theme::with_color(true))
@@ -263,7 +261,7 @@ fn queue_of_three_second_selected_100x36() {
     state.update(Msg::Action(Action::Tab));
     state.update(Msg::Action(Action::Down));
     assert_eq!(state.view.cursor.selected, 1);
-    assert_eq!(state.view.cursor.choice, 1);
+    assert_eq!(state.view.cursor.choice, 2, "from the allow once, one down");
     assert_snapshot!(screen(&state, 100, 36));
 }
 
@@ -367,15 +365,15 @@ fn clicks_on_choices_mode_slot_and_dropdown() {
     assert_eq!(view.hit(5, 5), None, "nothing before the first draw");
     let text = draw_on(&mut term, &state, &mut view);
     let labels = [
-        "1  Always Allow",
-        "2  Allow  (allow once)",
-        "3  Reject",
+        "1  allow always  “Always Allow”",
+        "2  allow once  “Allow”",
+        "3  reject  “Reject”",
         "a  Allow for this chat",
         "b  Bypass claude-code",
         "r  Deny with a reason…",
         "A  Approve all pending (1)",
     ];
-    let list = choices(&state.gate.approvals[0]);
+    let list = &state.gate.approvals[0].card.rows;
     assert_eq!(list.len(), labels.len());
     for (i, label) in labels.iter().enumerate() {
         let row = row_of(label, &text);
@@ -473,12 +471,15 @@ fn agent_text_on_a_card_is_made_visible() {
         id: 2,
         request: Box::new(req),
     });
-    let mut term = terminal(100, 40);
+    let mut term = terminal(100, 48);
     let mut view = view();
     let text = draw_on(&mut term, &state, &mut view);
-    assert!(text.contains("Permission · ␛[31mrm -rf /␛[0m␇"), "{text}");
+    assert!(text.contains("▏ ␛[31mrm -rf /␛[0m␇"), "{text}");
     assert!(text.contains("▸ 2 of 2  ␛[31mrm -rf /␛[0m␇"), "{text}");
-    assert!(text.contains("1  ␛[31mrm -rf /␛[0m␇"), "{text}");
+    assert!(
+        text.contains("1  allow always  “␛[31mrm -rf /␛[0m␇”"),
+        "{text}"
+    );
     assert!(text.contains("a<U+202E>b"), "{text}");
     assert!(text.contains("Bypass agent␛]0;x␇"), "{text}");
     state.update(Msg::Action(Action::OpenModeMenu));
@@ -508,12 +509,14 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
     let mut view = view();
     let text = draw_on(&mut term, &state, &mut view);
     let buf = term.backend().buffer().clone();
-    assert_eq!(style_at(&buf, &text, "Always Allow").fg, Color::Green);
-    assert_eq!(style_at(&buf, &text, "Reject  (reject)").fg, Color::Red);
-    let first = style_at(&buf, &text, "1  Always Allow");
-    assert!(first.modifier.contains(Modifier::REVERSED), "{first:?}");
-    let second = style_at(&buf, &text, "2  Allow");
-    assert!(!second.modifier.contains(Modifier::REVERSED));
+    assert_eq!(style_at(&buf, &text, "allow always").fg, Color::Green);
+    assert_eq!(style_at(&buf, &text, "reject  “Reject”").fg, Color::Red);
+    // Enter on a fresh card is the plain allow once, never Claude's
+    // "Always Allow" listed first (issue 22, item 9).
+    let first = style_at(&buf, &text, "1  allow always");
+    assert!(!first.modifier.contains(Modifier::REVERSED), "{first:?}");
+    let second = style_at(&buf, &text, "2  allow once");
+    assert!(second.modifier.contains(Modifier::REVERSED), "{second:?}");
     assert_eq!(
         style_at(&buf, &text, "╭").fg,
         Color::Yellow,
@@ -524,8 +527,8 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
     assert_eq!(state.view.focus, Focus::COMPOSER);
     let text = draw_on(&mut term, &state, &mut view);
     let buf = term.backend().buffer().clone();
-    let first = style_at(&buf, &text, "1  Always Allow");
-    assert!(!first.modifier.contains(Modifier::REVERSED));
+    let second = style_at(&buf, &text, "2  allow once");
+    assert!(!second.modifier.contains(Modifier::REVERSED));
     assert_eq!(style_at(&buf, &text, "╭").fg, Color::DarkGray);
     assert_eq!(
         style_at(&buf, &text, "1 pending · Ctrl-P review").fg,
@@ -573,7 +576,10 @@ fn an_approval_built_by_hand_renders() {
         reason: "an ask rule: edits of src/**".into(),
         readings: Vec::new(),
         lookalike: None,
+        card: Default::default(),
+        shown_at: None,
     });
+    state.gate.approvals[0].card = state.card_view(&state.gate.approvals[0]);
     state.view.focus = Focus {
         pane: Pane::Cards,
         modal: Some(Modal::Reason {
@@ -786,7 +792,7 @@ fn card_shows_what_always_really_sends_100x30() {
     let state = asking(vec![cargo_test_request(claude_options())]);
     let text = screen(&state, 100, 30);
     assert!(
-        text.contains("1  Always Allow  (allow always) → sends 'Allow' + allow for this chat (a)"),
+        text.contains("1  allow always  “Always Allow” → sends 'Allow' + allow for this chat (a)"),
         "{text}"
     );
     assert!(
@@ -834,4 +840,145 @@ fn card_exit_plan_shows_the_option_really_sent_100x36() {
         "{text}"
     );
     assert_snapshot!(text);
+}
+
+/// A diff over 400 lines can be read to its end on the card before it is
+/// approved: the last line of a 1000-line diff comes on screen with
+/// Shift-↓ (issue 22, spoofs).
+#[test]
+fn the_last_line_of_a_long_diff_can_be_brought_on_screen() {
+    let new: String = (0..1000).map(|i| format!("line {i:04}\n")).collect();
+    let mut req = edit_request();
+    req.fields.content = Some(vec![ToolContent::Diff {
+        path: "src/big.rs".into(),
+        old: Some(String::new()),
+        new,
+    }]);
+    let mut state = asking(vec![req]);
+    assert!(!screen(&state, 100, 36).contains("line 0999"));
+    let mut reached = false;
+    for _ in 0..400 {
+        state.update(Msg::Action(Action::CardScroll(3)));
+        if screen(&state, 100, 36).contains("+line 0999") {
+            reached = true;
+            break;
+        }
+    }
+    assert!(reached, "{}", screen(&state, 100, 36));
+    let text = screen(&state, 100, 36);
+    assert!(!text.contains("more lines"), "{text}");
+    assert!(
+        text.contains("Permission · edit"),
+        "the kind row stays: {text}"
+    );
+}
+
+/// A title padded with U+2800 (braille blank, shown blank by many fonts)
+/// cannot draw rows that pass for warden's: the kind row comes first and
+/// stays in sight, every row of the title is marked as the agent's, and
+/// the title takes at most two rows.
+#[test]
+fn a_padded_title_cannot_draw_rows_that_pass_for_wardens() {
+    let pad = "\u{2800}".repeat(120);
+    let title = format!("ls{pad}read · reads are allowed{pad}\"command\": \"git status\"{pad}");
+    let mut req = execute_request();
+    req.fields.title = Some(title);
+    req.fields.raw_input = Some(json!({ "command": "rm -rf ~" }));
+    for (width, height) in [(100, 36), (80, 24), (60, 14)] {
+        let state = asking(vec![req.clone(), edit_request(), edit_request()]);
+        let text = screen(&state, width, height);
+        let card: Vec<&str> = text.lines().skip_while(|l| !l.starts_with('╭')).collect();
+        assert!(
+            card.get(1)
+                .is_some_and(|l| l.contains("Permission · execute")),
+            "the kind row first ({width}x{height}):\n{text}"
+        );
+        for line in &card {
+            if line.contains("reads are allowed") || line.contains("git status") {
+                assert!(line.contains("▏"), "an agent row unmarked: {line}\n{text}");
+            }
+        }
+        let title_rows = card.iter().filter(|l| l.contains("│ ▏")).count();
+        assert!(title_rows <= 2, "{text}");
+        if height > 20 {
+            assert!(text.contains("runs rm -rf ~"), "{text}");
+        }
+    }
+}
+
+/// An `allow_once` the agent named "Reject": warden's label from the kind
+/// comes first on its row, flagged; Enter (its default) would allow.
+#[test]
+fn an_allow_named_reject_shows_its_kind_first() {
+    let mut req = execute_request();
+    req.options = vec![
+        option("x", "Reject", OptionKind::AllowOnce),
+        option("y", "Allow", OptionKind::RejectOnce),
+    ];
+    let state = asking(vec![req]);
+    for width in [100, 40] {
+        let text = screen(&state, width, 36);
+        assert!(text.contains("1  allow once"), "{text}");
+        assert!(text.contains("2  reject"), "{text}");
+        assert!(text.contains("ALLOWS the call"), "{text}");
+        assert!(text.contains("REJECTS the call"), "{text}");
+    }
+}
+
+/// The hint line lists only what the card offers: under "approve all?"
+/// its answers; on an ExitPlanMode card no `a`, `b` or `p`; while the
+/// composer has the keys, how to reach the card; while the card ignores
+/// answers, that it does.
+#[test]
+fn the_hint_line_matches_the_card() {
+    let mut state = asking(vec![edit_request(), execute_request()]);
+    state.update(Msg::Action(Action::Char('A')));
+    let text = screen(&state, 100, 36);
+    assert!(
+        text.contains("Approve all 2 pending requests? y / n"),
+        "{text}"
+    );
+    let hint = text
+        .lines()
+        .find(|l| l.contains("y yes"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        !hint.contains("keep as rule") && !hint.contains("Tab"),
+        "{hint}"
+    );
+
+    let mut plan = edit_request();
+    plan.fields.kind = Some(ToolKind::SwitchMode);
+    plan.fields.title = Some("Ready to code?".into());
+    plan.options = vec![
+        option("default", "Yes", OptionKind::AllowOnce),
+        option("plan", "No, keep planning", OptionKind::RejectOnce),
+    ];
+    let state = asking(vec![plan]);
+    let text = screen(&state, 120, 36);
+    let hint = text
+        .lines()
+        .find(|l| l.contains("y allow"))
+        .unwrap_or_else(|| panic!("{text}"));
+    for gone in ["a chat", "b bypass", "p keep as rule"] {
+        assert!(!hint.contains(gone), "{hint}");
+    }
+
+    let mut state = asking(vec![execute_request()]);
+    state.update(Msg::Action(Action::ToggleCards));
+    let text = screen(&state, 100, 36);
+    assert!(
+        text.contains("your message has the keys · Ctrl-P answer this card"),
+        "{text}"
+    );
+
+    let now = std::time::Instant::now();
+    let mut state = asking(vec![execute_request()]);
+    state.update(Msg::Tick(now));
+    let text = screen(&state, 100, 36);
+    assert!(text.contains(super::card::WAIT_HINT), "{text}");
+    state.update(Msg::Tick(now + crate::state::ARM_DELAY));
+    let text = screen(&state, 100, 36);
+    assert!(!text.contains(super::card::WAIT_HINT), "{text}");
+    assert!(text.contains("y allow"), "{text}");
 }

@@ -103,22 +103,7 @@ fn hit_in(hits: &[(Rect, Option<Action>)], column: u16, row: u16) -> Option<Acti
         .and_then(|(_, action)| action.clone())
 }
 
-/// A request to move the transcript.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scroll {
-    /// Towards older output, by rows (mouse wheel, arrows).
-    Up(u16),
-    /// Towards newer output, by rows.
-    Down(u16),
-    /// One viewport up.
-    PageUp,
-    /// One viewport down.
-    PageDown,
-    /// To the first row.
-    Top,
-    /// To the last row; follows new output again.
-    Bottom,
-}
+pub use crate::keys::Scroll;
 
 impl View {
     /// A view with nothing laid out yet, following the tail. Reads `NO_COLOR`
@@ -567,7 +552,7 @@ fn draw_chat(
         help::render(
             frame.buffer_mut(),
             area,
-            crate::keys::Context::of(&state.view.focus),
+            state.view.focus.context(),
             state.view.help_scroll,
             theme,
         );

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod attack;
+mod card_races;
 mod checkpoints;
 mod common;
 mod composer;

@@ -56,7 +56,7 @@ async fn a_later_tool_call_update_never_changes_a_waiting_card() {
     })
     .await;
     let shown = screen(app.state(), 100, 40);
-    assert!(shown.contains("Permission · Edit notes.txt"), "{shown}");
+    assert!(shown.contains("▏ Edit notes.txt"), "{shown}");
     assert!(
         !shown.contains("EVIL DIFF BODY")
             && !shown.contains("EVIL-PATH")

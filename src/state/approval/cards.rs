@@ -8,9 +8,28 @@ use crate::policy::{self, Decision, Source, allow_option, reject_option};
 use crate::sanitize::one_line;
 use crate::state::{Action, ChatState, Composer, Effect, RequestId};
 
-use super::{
-    Choice, Modal, Pane, Question, Resolved, UserPick, choices, index_of, no_allow_notice,
-};
+use super::{Choice, Modal, Pane, Question, Resolved, UserPick, index_of, no_allow_notice};
+
+/// What a card that just became the selected one says to a key that would
+/// answer it.
+pub(crate) const NOT_ARMED: &str =
+    "this card just appeared: its keys work in a moment (none meant for something else answers it)";
+
+/// Whether a key on the cards answers the card (or starts to).
+fn answers(cmd: CardCmd) -> bool {
+    matches!(
+        cmd,
+        CardCmd::Allow
+            | CardCmd::Deny
+            | CardCmd::AgentOption
+            | CardCmd::AllowForChat
+            | CardCmd::Bypass
+            | CardCmd::DenyWithReason
+            | CardCmd::ApproveAll
+            | CardCmd::Pick
+            | CardCmd::KeepRule
+    )
+}
 
 impl ChatState {
     /// Keys while a question is asked.
@@ -82,7 +101,10 @@ impl ChatState {
         }
     }
 
-    /// Keys while the cards have focus.
+    /// Keys while the cards have focus. A key is first matched against the
+    /// card's own choices (their keys, or a click on one), then against
+    /// the keys every card has (`keys::CARDS`). A card that just became
+    /// the selected one takes no answer yet (`arming.rs`).
     pub(in crate::state) fn on_card_key(&mut self, action: &Action) -> Vec<Effect> {
         use Action as A;
         if let Some(effects) = self.on_form_card_key(action) {
@@ -92,15 +114,19 @@ impl ChatState {
             self.view.focus.pane = Pane::Composer;
             return Vec::new();
         };
-        let list = choices(card);
-        if let A::ClickChoice(index) = action {
-            return match list.get(*index) {
-                Some(choice) => {
-                    self.view.cursor.choice = *index;
-                    self.choose(*choice)
-                }
-                None => Vec::new(),
-            };
+        let rows = &card.card.rows;
+        let row = match action {
+            A::ClickChoice(index) => Some(*index).filter(|i| *i < rows.len()),
+            A::Char(c) => card.card.row_of_key(*c),
+            _ => None,
+        };
+        if let Some(index) = row {
+            let choice = rows[index].choice;
+            if !self.armed_at(self.view.pressed_at) {
+                return self.not_armed();
+            }
+            self.view.cursor.choice = index;
+            return self.choose(choice);
         }
         let Some(cmd) = keys::lookup_action(keys::CARDS, action) else {
             if matches!(action, A::Char(_) | A::Paste(_)) {
@@ -115,25 +141,23 @@ impl ChatState {
             }
             return Vec::new();
         };
+        if answers(cmd) && !self.armed_at(self.view.pressed_at) {
+            return self.not_armed();
+        }
+        let len = rows.len();
         match cmd {
             CardCmd::Allow => self.pick(UserPick::Allow),
             CardCmd::Deny => self.pick(UserPick::Deny),
             CardCmd::AllowForChat | CardCmd::Bypass => {
-                let choice = if cmd == CardCmd::AllowForChat {
-                    Choice::AllowForChat
+                // Offered, the card's row took the key above.
+                self.view.notice = Some(if card.view.kind == ToolKind::SwitchMode {
+                    "a switch_mode request is decided one at a time".into()
+                } else if card.view.elicitation {
+                    "a request for your input is answered y or n".into()
                 } else {
-                    Choice::Bypass
-                };
-                if list.contains(&choice) {
-                    self.choose(choice)
-                } else {
-                    self.view.notice = Some(if card.view.kind == ToolKind::SwitchMode {
-                        "a switch_mode request is decided one at a time".into()
-                    } else {
-                        no_allow_notice(card)
-                    });
-                    Vec::new()
-                }
+                    no_allow_notice(card)
+                });
+                Vec::new()
             }
             CardCmd::DenyWithReason => self.choose(Choice::DenyWithReason),
             CardCmd::ApproveAll => self.choose(Choice::ApproveAll),
@@ -142,33 +166,23 @@ impl ChatState {
                 Vec::new()
             }
             CardCmd::KeepRule => {
-                self.start_keep_rule();
-                Vec::new()
-            }
-            CardCmd::AgentOption => {
-                let digit = match action {
-                    A::Char(c) => c.to_digit(10),
-                    _ => None,
-                };
-                match digit.and_then(|d| usize::try_from(d).ok()) {
-                    Some(d) if d >= 1 && d - 1 < card.request.options.len() => {
-                        self.pick(UserPick::Option(d - 1))
-                    }
-                    _ => Vec::new(),
+                if card.card.keep_rule {
+                    self.start_keep_rule();
+                } else {
+                    self.view.notice =
+                        Some("no rule can cover this request: it always asks".into());
                 }
-            }
-            CardCmd::Next => {
-                self.view.cursor.selected =
-                    (self.view.cursor.selected + 1) % self.gate.approvals.len();
-                self.view.cursor.choice = 0;
-                self.view.cursor.scroll = 0;
                 Vec::new()
             }
-            CardCmd::Prev => {
+            // A digit with no option of its own (a row took the others).
+            CardCmd::AgentOption => Vec::new(),
+            CardCmd::Next | CardCmd::Prev => {
                 let n = self.gate.approvals.len();
-                self.view.cursor.selected = (self.view.cursor.selected + n - 1) % n;
-                self.view.cursor.choice = 0;
+                let step = if cmd == CardCmd::Next { 1 } else { n - 1 };
+                self.view.cursor.selected = (self.view.cursor.selected + step) % n;
+                self.view.cursor.choice = self.default_choice();
                 self.view.cursor.scroll = 0;
+                self.seen_by_user();
                 Vec::new()
             }
             CardCmd::ChoiceUp => {
@@ -176,7 +190,7 @@ impl ChatState {
                 Vec::new()
             }
             CardCmd::ChoiceDown => {
-                self.view.cursor.choice = (self.view.cursor.choice + 1).min(list.len() - 1);
+                self.view.cursor.choice = (self.view.cursor.choice + 1).min(len - 1);
                 Vec::new()
             }
             CardCmd::ScrollUp | CardCmd::ScrollDown => {
@@ -185,13 +199,23 @@ impl ChatState {
                 }
                 Vec::new()
             }
-            CardCmd::Pick => match list.get(self.view.cursor.choice) {
-                Some(choice) => self.choose(*choice),
+            CardCmd::Pick => match rows.get(self.view.cursor.choice) {
+                Some(row) => {
+                    let choice = row.choice;
+                    self.choose(choice)
+                }
                 None => Vec::new(),
             },
             // Handled before the focus (Ctrl-P, `?`).
             CardCmd::ToComposer | CardCmd::Help => Vec::new(),
         }
+    }
+
+    /// A key that would answer a card that just became the selected one:
+    /// ignored, and the card says why.
+    pub(in crate::state) fn not_armed(&mut self) -> Vec<Effect> {
+        self.view.notice = Some(NOT_ARMED.into());
+        Vec::new()
     }
 
     /// Answer the selected card with the agent's option of this index, as
@@ -258,7 +282,18 @@ impl ChatState {
                 Vec::new()
             }
             Choice::ApproveAll => {
-                let ids = self.gate.approvals.iter().map(|a| a.id).collect();
+                // Only cards the user could have seen at the key press: one
+                // that came just before it is not approved unseen.
+                let ids: Vec<RequestId> = self
+                    .gate
+                    .approvals
+                    .iter()
+                    .filter(|a| self.seen_at_press(a))
+                    .map(|a| a.id)
+                    .collect();
+                if ids.is_empty() {
+                    return self.not_armed();
+                }
                 self.view.focus.open(Modal::ConfirmAll(ids));
                 Vec::new()
             }

@@ -1,0 +1,224 @@
+//! When a card may take an answer. A card that just appeared, or that just
+//! became the selected one (the one before it was withdrawn or answered),
+//! takes no answer until the user could have seen it: [`ARM_DELAY`] after
+//! the runtime's clock first saw it selected. A card never takes the keys
+//! of a message being typed: when the user typed within
+//! [`TYPING_WINDOW`], or the composer holds text, a new card waits for
+//! Ctrl-P and says so.
+//!
+//! The state stays pure: a key comes with the instant it was pressed
+//! (`Msg::Key`), and the runtime's clock comes as `Msg::Tick` (right after
+//! a message left a card unstamped, and when a card's delay ends, so the
+//! card is drawn again). A key without an instant (`Msg::Action`: tests,
+//! scripted input) is not judged by time.
+
+use std::time::{Duration, Instant};
+
+use crate::state::{Action, ChatState, Pane};
+
+use super::CardView;
+
+/// How long a card that just became the selected one ignores answers.
+pub const ARM_DELAY: Duration = Duration::from_millis(700);
+
+/// A key typed into the composer this recently keeps a new card from
+/// taking the keys.
+pub const TYPING_WINDOW: Duration = Duration::from_secs(1);
+
+/// The selected card as the user could last have seen it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seen {
+    /// The card.
+    pub card: super::RequestId,
+    /// Since when it is the selected one, by the runtime's clock; `None`:
+    /// the user moved to it (Tab), so it takes answers at once.
+    pub since: Option<Instant>,
+}
+
+impl ChatState {
+    /// The card's choices and what it shows, computed once from the
+    /// policy (again when the agent's modes or name change).
+    pub(crate) fn card_view(&self, approval: &super::Approval) -> CardView {
+        let modes = self
+            .session
+            .agent_modes
+            .as_ref()
+            .map_or(&[][..], |m| m.available.as_slice());
+        super::choices::card_view(approval, modes, &self.session.agent_name)
+    }
+
+    /// Compute every waiting card's view again.
+    pub(in crate::state) fn refresh_cards(&mut self) {
+        let views: Vec<CardView> = self
+            .gate
+            .approvals
+            .iter()
+            .map(|a| self.card_view(a))
+            .collect();
+        for (approval, view) in self.gate.approvals.iter_mut().zip(views) {
+            approval.card = view;
+        }
+        let max = self
+            .gate
+            .approvals
+            .get(self.view.cursor.selected)
+            .map_or(0, |a| a.card.rows.len().saturating_sub(1));
+        self.view.cursor.choice = self.view.cursor.choice.min(max);
+    }
+
+    /// The highlighted choice of a fresh look at the selected card.
+    pub(in crate::state) fn default_choice(&self) -> usize {
+        self.gate
+            .approvals
+            .get(self.view.cursor.selected)
+            .map_or(0, |a| a.card.default)
+    }
+
+    /// The cards take the keys, on the first card.
+    pub(in crate::state) fn take_keys(&mut self) {
+        self.view.cursor.wants_keys = false;
+        if self.gate.approvals.is_empty() {
+            return;
+        }
+        self.view.focus.pane = Pane::Cards;
+        if self.view.cursor.selected != 0 {
+            self.view.cursor.selected = 0;
+            self.view.cursor.scroll = 0;
+        }
+        self.view.cursor.choice = self.default_choice();
+    }
+
+    /// Whether the user is typing at `now`: text in the composer, or a key
+    /// typed within [`TYPING_WINDOW`].
+    fn typing_at(&self, now: Instant) -> bool {
+        self.typing()
+            || self
+                .view
+                .typed_at
+                .is_some_and(|t| now.saturating_duration_since(t) < TYPING_WINDOW)
+    }
+
+    /// The runtime's clock (or a key's instant) says it is `now`: the
+    /// selected card, and every new one, is seen from now; a card that
+    /// came while the user typed takes the keys only if the typing
+    /// stopped.
+    pub(in crate::state) fn stamp(&mut self, now: Instant) {
+        self.view.clock = Some(self.view.clock.map_or(now, |c| c.max(now)));
+        for approval in &mut self.gate.approvals {
+            approval.shown_at.get_or_insert(now);
+        }
+        if self.view.cursor.wants_keys {
+            self.view.cursor.wants_keys = false;
+            if self.view.focus.is(Pane::Composer) && !self.typing_at(now) {
+                self.take_keys();
+            }
+        }
+        let selected = self
+            .gate
+            .approvals
+            .get(self.view.cursor.selected)
+            .map(|a| a.id);
+        match selected {
+            None => self.view.cursor.seen = None,
+            Some(card) if self.view.cursor.seen.map(|s| s.card) != Some(card) => {
+                self.view.cursor.seen = Some(Seen {
+                    card,
+                    since: Some(now),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The user moved to another card: it takes answers at once.
+    pub(in crate::state) fn seen_by_user(&mut self) {
+        self.view.cursor.seen = self
+            .gate
+            .approvals
+            .get(self.view.cursor.selected)
+            .map(|a| Seen {
+                card: a.id,
+                since: None,
+            });
+    }
+
+    /// Whether the selected card takes an answer pressed at `at` (`None`:
+    /// a key without its time, not judged by time).
+    pub(in crate::state) fn armed_at(&self, at: Option<Instant>) -> bool {
+        let Some(card) = self.gate.approvals.get(self.view.cursor.selected) else {
+            return false;
+        };
+        let Some(at) = at else {
+            return true;
+        };
+        match self.view.cursor.seen {
+            Some(Seen { card: seen, since }) if seen == card.id => {
+                since.is_none_or(|s| at.saturating_duration_since(s) >= ARM_DELAY)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `approval` had been on screen for [`ARM_DELAY`] when the key
+    /// being handled was pressed (a key without its time: yes).
+    pub(in crate::state) fn seen_at_press(&self, approval: &super::Approval) -> bool {
+        match (self.view.pressed_at, approval.shown_at) {
+            (None, _) => true,
+            (Some(at), Some(shown)) => at.saturating_duration_since(shown) >= ARM_DELAY,
+            (Some(_), None) => false,
+        }
+    }
+
+    /// Whether the selected card takes answers now, by the last clock the
+    /// state knows (what the card's hint line shows).
+    pub fn card_armed(&self) -> bool {
+        self.armed_at(self.view.clock)
+    }
+
+    /// Whether the runtime should send its clock now: a card is not yet
+    /// stamped, or waits to take the keys.
+    pub(crate) fn needs_clock(&self) -> bool {
+        if self.gate.approvals.is_empty() {
+            return false;
+        }
+        let selected = self.gate.approvals.get(self.view.cursor.selected);
+        self.view.cursor.wants_keys
+            || self.gate.approvals.iter().any(|a| a.shown_at.is_none())
+            || self.view.cursor.seen.map(|s| s.card) != selected.map(|a| a.id)
+    }
+
+    /// When the selected card's delay ends, while it runs: the runtime
+    /// sends its clock then, and the card is drawn again.
+    pub(crate) fn arming_deadline(&self) -> Option<Instant> {
+        let since = self.view.cursor.seen?.since?;
+        let end = since + ARM_DELAY;
+        let now = self.view.clock?;
+        (now < end && !self.gate.approvals.is_empty()).then_some(end)
+    }
+
+    /// A key with the instant it was pressed: the clock moves on; a key
+    /// typed into the composer is remembered as typing.
+    pub(in crate::state) fn key_at(&mut self, action: &Action, at: Instant) {
+        self.stamp(at);
+        if self.view.focus.is(Pane::Composer) && typed(action) {
+            self.view.typed_at = Some(at);
+        }
+    }
+}
+
+/// Whether the action types into (or sends) a message.
+fn typed(action: &Action) -> bool {
+    matches!(
+        action,
+        Action::Char(_)
+            | Action::Paste(_)
+            | Action::Newline
+            | Action::Backspace
+            | Action::Delete
+            | Action::DeleteWordBack
+            | Action::KillLineStart
+            | Action::KillLineEnd
+            | Action::Submit
+            | Action::Tab
+    )
+}
