@@ -204,6 +204,9 @@ impl Printer {
                 EntryKind::Decision { text, .. } => {
                     let _ = writeln!(err, "{}", visible(text));
                 }
+                EntryKind::Info(text) if crate::sandbox::is_told(text) => {
+                    let _ = writeln!(err, "note: {}", visible(text));
+                }
                 EntryKind::Error { message, detail } => {
                     let _ = writeln!(err, "error: {}", visible(message));
                     for line in detail {

@@ -638,6 +638,18 @@ pub fn told_terminal(profile: &Profile, output: &str) -> Option<String> {
     denial_line(profile, output)
 }
 
+/// Whether a transcript line is one [`told`] made (`warden exec` prints
+/// these on stderr: a headless run is told too).
+pub fn is_told(line: &str) -> bool {
+    [
+        "the sandbox blocked ",
+        "the sandbox may have blocked ",
+        "the agent's own sandbox ",
+    ]
+    .iter()
+    .any(|start| line.starts_with(start))
+}
+
 fn denial_line(profile: &Profile, text: &str) -> Option<String> {
     if text.contains("bwrap:") && profile.mode != SandboxMode::Off {
         // Codex's own sandbox: bubblewrap needs `mount` and user
@@ -646,8 +658,8 @@ fn denial_line(profile: &Profile, text: &str) -> Option<String> {
         return Some(format!(
             "the agent's own sandbox (bubblewrap) cannot start inside warden's sandbox \
              (Landlock forbids mount): for codex add args = [\"-c\", \
-             \"sandbox_mode=\\\"danger-full-access\\\"\"] to [agents.{agent}] (warden's \
-             sandbox still confines it and every command it runs), or set \
+             \"features.use_legacy_landlock=true\"] to [agents.{agent}] (its own sandbox \
+             then uses Landlock, which stacks with warden's), or set \
              [agents.{agent}.sandbox] mode = \"off\""
         ));
     }

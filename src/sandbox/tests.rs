@@ -219,7 +219,7 @@ fn bubblewrap_failing_inside_the_sandbox_names_the_setting() {
     )
     .expect("told");
     assert!(
-        line.contains("sandbox_mode=\\\"danger-full-access\\\"")
+        line.contains("\"features.use_legacy_landlock=true\"")
             && line.contains("[agents.claude.sandbox] mode = \"off\""),
         "{line}"
     );

@@ -19,7 +19,7 @@ fn the_example_has_a_block_for_each_real_agent() {
         (
             "codex",
             "codex-acp",
-            &["-c", "sandbox_mode=\"danger-full-access\""][..],
+            &["-c", "features.use_legacy_landlock=true"][..],
         ),
         ("gemini", "gemini", &["--acp"][..]),
         ("opencode", "opencode", &["acp"][..]),

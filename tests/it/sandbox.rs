@@ -414,3 +414,56 @@ fn warden_sandbox_prints_the_rules_and_its_self_test_holds() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("mode: read-only"), "{out}");
 }
+
+#[test]
+fn exec_says_on_stderr_when_the_sandbox_blocked_a_terminal() {
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    let outside = rig.root.join("outside.txt");
+    let scenario = rig.work.join(".terminal.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = \"echo terminal was here >> {}\" }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n",
+            outside.display()
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "--config",
+            "/nonexistent/warden.toml",
+            "exec",
+            "--mode",
+            "auto",
+        ])
+        .arg("--cwd")
+        .arg(&rig.work)
+        .args([
+            "-p",
+            "go",
+            "--",
+            env!("CARGO_BIN_EXE_warden"),
+            "demo-agent",
+            "--scenario",
+        ])
+        .arg(&scenario)
+        .current_dir(&rig.work)
+        .env("HOME", &rig.home)
+        .env("XDG_DATA_HOME", rig.home.join("data"))
+        .env("XDG_CONFIG_HOME", rig.home.join("config"))
+        .env("XDG_STATE_HOME", rig.home.join("state"))
+        .env("WARDEN_DEMO_STATE", &rig.state)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("warden exec runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!contains(&outside, "terminal was here"), "{stderr}");
+    assert!(
+        stderr.contains("note: the sandbox may have blocked")
+            && stderr.contains(&outside.display().to_string()),
+        "{stderr}"
+    );
+}
