@@ -149,7 +149,7 @@ pub fn undo(
         tell_agent: false,
     };
     let mut runner = Runner::default();
-    let plan = match runner.plan(&ws, None)? {
+    let plan = match runner.plan(&ws, super::worker::Target::Undo)? {
         CheckpointMsg::Plan(plan) => plan,
         CheckpointMsg::Nothing(why) => return Ok(format!("{why}\n")),
         other => anyhow::bail!("{other:?}"),
