@@ -37,7 +37,7 @@ pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 11] = [
     ),
     (
         "undo",
-        "put the files back as they were before the last turn; again: one more turn back",
+        "undo the last turn's changes; again, the turn before",
         "",
     ),
     ("redo", "undo the last /undo: put back what it restored", ""),

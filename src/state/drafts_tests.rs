@@ -228,6 +228,7 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
             "/export",
             "/login",
             "/undo",
+            "/redo",
             "/changes",
             "/checkpoints",
             "/help",
@@ -246,9 +247,10 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
         .collect();
     assert_eq!(
         labels,
-        ["/resume", "/review", "/export"],
+        ["/resume", "/redo", "/review", "/export"],
         "starts with, then contains"
     );
+    key(&mut s, Action::Down);
     key(&mut s, Action::Down);
     key(&mut s, Action::Tab);
     assert_eq!(s.view.composer.text(), "/review ");
