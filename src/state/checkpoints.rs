@@ -276,7 +276,13 @@ impl ChatState {
                     if changed.len() > shown.len() {
                         names.push_str(&format!(" and {} more", changed.len() - shown.len()));
                     }
-                    self.view.checkpoints.restored = Some(format!("{label}: {names}"));
+                    // Every restore since the last prompt is told, oldest first.
+                    let this = format!("{label}: {names}");
+                    let restored = &mut self.view.checkpoints.restored;
+                    *restored = Some(match restored.take() {
+                        Some(before) => format!("{before}; {this}"),
+                        None => this,
+                    });
                 }
             }
             CheckpointMsg::Listed(steps) => {
