@@ -174,6 +174,9 @@ fn undo_steps_back_through_the_turns_and_redo_reverses_the_undos_in_turn() {
     // A restore picked in /checkpoints to before turn 1 undoes both turns.
     let steps = steps_of(vec![turn(), turn(), undo(1)]);
     assert_eq!(History::of(&steps).done, Vec::<usize>::new());
+    // A restore picked to before an undo brings its turn back.
+    let steps = steps_of(vec![turn(), turn(), undo(2), undo(3)]);
+    assert_eq!(History::of(&steps).done, vec![0, 1]);
     // A restore of an older warden ends what can be stepped through.
     let old = What::Restore {
         to: String::new(),

@@ -81,7 +81,12 @@ pub(crate) struct History {
 impl History {
     pub(crate) fn of(steps: &[Step]) -> History {
         let mut history = History::default();
+        // The turns not undone before each step: a restore to before step
+        // `t` brings back what was done then (fewer turns, or, to before a
+        // restore, the turns that restore took back).
+        let mut done_before: Vec<Vec<usize>> = Vec::with_capacity(steps.len());
         for (i, step) in steps.iter().enumerate() {
+            done_before.push(history.done.clone());
             match &step.before.what {
                 What::Turn { .. } => {
                     history.done.push(i);
@@ -92,12 +97,11 @@ impl History {
                     ..
                 } => {
                     let saved = history.done.clone();
-                    let at = history
-                        .done
+                    history.done = steps[..i]
                         .iter()
-                        .position(|&d| steps[d].before.step == *to)
-                        .unwrap_or(0);
-                    history.done.truncate(at);
+                        .position(|s| s.before.step == *to)
+                        .and_then(|t| done_before.get(t).cloned())
+                        .unwrap_or_default();
                     history.undone.push((i, saved));
                 }
                 What::Restore {
