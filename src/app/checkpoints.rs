@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{App, Incoming};
-use crate::checkpoint::worker::{self, Job, Worker, Workspace};
+use crate::checkpoint::worker::{self, Job, Target, Worker, Workspace};
 use crate::checkpoint::{CheckpointOptions, ref_safe};
 use crate::model::PromptBlock;
 use crate::state::checkpoints::{CheckpointEffect, CheckpointMsg};
@@ -170,10 +170,17 @@ impl App {
                 self.checkpoints.held.remove(&id);
                 self.checkpoint_job(id, |ws| Job::After { ws })
             }
-            CheckpointEffect::Undo => self.checkpoint_job(id, |ws| Job::Plan { ws, step: None }),
+            CheckpointEffect::Undo => self.checkpoint_job(id, |ws| Job::Plan {
+                ws,
+                target: Target::Undo,
+            }),
+            CheckpointEffect::Redo => self.checkpoint_job(id, |ws| Job::Plan {
+                ws,
+                target: Target::Redo,
+            }),
             CheckpointEffect::Plan(step) => self.checkpoint_job(id, |ws| Job::Plan {
                 ws,
-                step: Some(step),
+                target: Target::Step(step),
             }),
             CheckpointEffect::Restore(plan, resolution) => {
                 self.checkpoint_job(id, |ws| Job::Restore {
@@ -183,7 +190,9 @@ impl App {
                 })
             }
             CheckpointEffect::List => self.checkpoint_job(id, |ws| Job::List { ws }),
-            CheckpointEffect::Changes => self.checkpoint_job(id, |ws| Job::Changes { ws }),
+            CheckpointEffect::Changes(step) => {
+                self.checkpoint_job(id, |ws| Job::Changes { ws, step })
+            }
         };
         if asked && !queued {
             let why = "checkpoints are not kept for this chat ([checkpoints] enabled = false)";

@@ -150,7 +150,7 @@ pub fn undo(
         own: options.own.clone(),
     };
     let mut runner = Runner::default();
-    let plan = match runner.plan(&ws, None)? {
+    let plan = match runner.plan(&ws, super::worker::Target::Undo)? {
         CheckpointMsg::Plan(plan) => plan,
         CheckpointMsg::Nothing(why) => return Ok(format!("{why}\n")),
         other => anyhow::bail!("{other:?}"),

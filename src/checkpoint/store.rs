@@ -38,8 +38,24 @@ pub(crate) enum Side {
 pub(crate) enum What {
     /// A turn of the agent; the prompt's first line.
     Turn { prompt: String },
-    /// warden put files back; what it put back ("before turn 3").
-    Restore { to: String },
+    /// warden put files back; what it put back ("before turn 3"), and
+    /// why (absent in stores written before `/redo` existed).
+    Restore {
+        to: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<RestoreBy>,
+    },
+}
+
+/// What asked for a restore: it decides what the next `/undo` and `/redo`
+/// go back to (`worker::History`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind", content = "step")]
+pub(crate) enum RestoreBy {
+    /// `/undo`, or `/checkpoints` Enter: to before this step.
+    Undo(u64),
+    /// `/redo`: to before this restore (it undoes it).
+    Redo(u64),
 }
 
 /// One checkpoint: a commit and what it stands for.

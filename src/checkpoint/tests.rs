@@ -109,3 +109,97 @@ fn the_data_dir_inside_the_workspace_is_never_snapshotted() {
     let b = store.record(&second.tree, point(1, Side::After)).unwrap();
     assert!(store.diff(&a.commit, &b.commit).unwrap().is_empty());
 }
+
+#[test]
+fn max_files_is_a_setting() {
+    let text = "[checkpoints]\nmax_files = 5\n";
+    assert_eq!(crate::settings::unknown_keys(text), Vec::new());
+    let settings = crate::settings::parse(text, std::path::Path::new("c.toml")).unwrap();
+    let options = settings.checkpoints.options(PathBuf::from("/cp")).unwrap();
+    assert_eq!(options.limits.max_files, 5);
+}
+
+/// Steps whose `before` says `what`, numbered from 1.
+fn steps_of(whats: Vec<What>) -> Vec<store::Step> {
+    whats
+        .into_iter()
+        .zip(1u64..)
+        .map(|(what, step)| store::Step {
+            before: Point {
+                what,
+                ..point(step, Side::Before)
+            },
+            after: point(step, Side::After),
+        })
+        .collect()
+}
+
+fn undo(step: u64) -> What {
+    What::Restore {
+        to: String::new(),
+        by: Some(store::RestoreBy::Undo(step)),
+    }
+}
+
+fn redo(step: u64) -> What {
+    What::Restore {
+        to: String::new(),
+        by: Some(store::RestoreBy::Redo(step)),
+    }
+}
+
+fn turn() -> What {
+    What::Turn { prompt: "p".into() }
+}
+
+#[test]
+fn undo_steps_back_through_the_turns_and_redo_reverses_the_undos_in_turn() {
+    use worker::History;
+    // Turns 1 and 2, undone one after the other.
+    let steps = steps_of(vec![turn(), turn(), undo(2), undo(1)]);
+    let history = History::of(&steps);
+    assert_eq!(history.done, Vec::<usize>::new());
+    let undos: Vec<usize> = history.undone.iter().map(|(i, _)| *i).collect();
+    assert_eq!(undos, vec![2, 3]);
+    // Redoing the second undo brings turn 1 back; the first is still to redo.
+    let steps = steps_of(vec![turn(), turn(), undo(2), undo(1), redo(4)]);
+    let history = History::of(&steps);
+    assert_eq!(history.done, vec![0]);
+    assert_eq!(history.undone.len(), 1);
+    // A new turn forgets what was to redo.
+    let steps = steps_of(vec![turn(), turn(), undo(2), turn()]);
+    let history = History::of(&steps);
+    assert_eq!(history.done, vec![0, 3]);
+    assert!(history.undone.is_empty());
+    // A restore picked in /checkpoints to before turn 1 undoes both turns.
+    let steps = steps_of(vec![turn(), turn(), undo(1)]);
+    assert_eq!(History::of(&steps).done, Vec::<usize>::new());
+    // A restore picked to before an undo brings its turn back.
+    let steps = steps_of(vec![turn(), turn(), undo(2), undo(3)]);
+    assert_eq!(History::of(&steps).done, vec![0, 1]);
+    // A restore of an older warden ends what can be stepped through.
+    let old = What::Restore {
+        to: String::new(),
+        by: None,
+    };
+    let steps = steps_of(vec![turn(), old]);
+    assert_eq!(History::of(&steps), History::default());
+}
+
+#[test]
+fn a_restore_reads_without_its_reason_from_an_older_store() {
+    let old: What = serde_json::from_str(r#"{"kind":"restore","to":"before turn 1"}"#).unwrap();
+    assert_eq!(
+        old,
+        What::Restore {
+            to: "before turn 1".into(),
+            by: None
+        }
+    );
+    let new = serde_json::to_string(&undo(3)).unwrap();
+    assert_eq!(
+        serde_json::from_str::<What>(&new).unwrap(),
+        undo(3),
+        "{new}"
+    );
+}

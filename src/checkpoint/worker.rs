@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::store::{Point, Side, Step, Store, What};
+use super::store::{Point, RestoreBy, Side, Step, Store, What};
 use super::{CheckpointError, Keep, Limits};
 use crate::state::checkpoints::{CheckpointMsg, FileDiff, ListedStep, Resolution, RestorePlan};
 
@@ -45,8 +45,8 @@ pub(crate) enum Job {
     Before { ws: Workspace, prompt: String },
     /// The checkpoint at a turn's end.
     After { ws: Workspace },
-    /// Plan a restore to before the last step (`None`) or this one.
-    Plan { ws: Workspace, step: Option<u64> },
+    /// Plan a restore.
+    Plan { ws: Workspace, target: Target },
     /// Carry out a plan.
     Restore {
         ws: Workspace,
@@ -55,8 +55,70 @@ pub(crate) enum Job {
     },
     /// The chat's steps.
     List { ws: Workspace },
-    /// The last step's diff.
-    Changes { ws: Workspace },
+    /// A step's diff (`None`: the last step's).
+    Changes { ws: Workspace, step: Option<u64> },
+}
+
+/// What a restore goes back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// Before the last turn not yet undone (`/undo`).
+    Undo,
+    /// Before the last undo not yet redone (`/redo`).
+    Redo,
+    /// Before this step (`/checkpoints`).
+    Step(u64),
+}
+
+/// The chat's undo and redo stacks, read from its steps: what the next
+/// `/undo` and `/redo` go back to.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct History {
+    /// Indexes (in the steps) of the turns not undone, oldest first.
+    pub(crate) done: Vec<usize>,
+    /// Indexes of the undos not redone, each with the `done` it undid.
+    pub(crate) undone: Vec<(usize, Vec<usize>)>,
+}
+
+impl History {
+    pub(crate) fn of(steps: &[Step]) -> History {
+        let mut history = History::default();
+        // The turns not undone before each step: a restore to before step
+        // `t` brings back what was done then (fewer turns, or, to before a
+        // restore, the turns that restore took back).
+        let mut done_before: Vec<Vec<usize>> = Vec::with_capacity(steps.len());
+        for (i, step) in steps.iter().enumerate() {
+            done_before.push(history.done.clone());
+            match &step.before.what {
+                What::Turn { .. } => {
+                    history.done.push(i);
+                    history.undone.clear();
+                }
+                What::Restore {
+                    by: Some(RestoreBy::Undo(to)),
+                    ..
+                } => {
+                    let saved = history.done.clone();
+                    history.done = steps[..i]
+                        .iter()
+                        .position(|s| s.before.step == *to)
+                        .and_then(|t| done_before.get(t).cloned())
+                        .unwrap_or_default();
+                    history.undone.push((i, saved));
+                }
+                What::Restore {
+                    by: Some(RestoreBy::Redo(of)),
+                    ..
+                } => match history.undone.pop() {
+                    Some((undo, saved)) if steps[undo].before.step == *of => history.done = saved,
+                    _ => history = History::default(),
+                },
+                // A restore of an older warden: nothing before it to step through.
+                What::Restore { by: None, .. } => history = History::default(),
+            }
+        }
+        history
+    }
 }
 
 /// The handle the runtime keeps.
@@ -124,7 +186,7 @@ impl Runner {
                 reply(CheckpointMsg::Before { skipped });
             }
             Job::After { ws } => self.after(&ws, reply),
-            Job::Plan { ws, step } => match self.plan(&ws, step) {
+            Job::Plan { ws, target } => match self.plan(&ws, target) {
                 Ok(msg) => reply(msg),
                 Err(err) => self.failed(&ws, &err, reply),
             },
@@ -140,7 +202,7 @@ impl Runner {
                 Ok(steps) => reply(CheckpointMsg::Listed(steps)),
                 Err(err) => self.failed(&ws, &err, reply),
             },
-            Job::Changes { ws } => match self.changes(&ws) {
+            Job::Changes { ws, step } => match self.changes(&ws, step) {
                 Ok(msg) => reply(msg),
                 Err(err) => self.failed(&ws, &err, reply),
             },
@@ -227,17 +289,46 @@ impl Runner {
     pub(crate) fn plan(
         &mut self,
         ws: &Workspace,
-        step: Option<u64>,
+        target: Target,
     ) -> Result<CheckpointMsg, CheckpointError> {
         let Some(store) = self.store(ws)? else {
             return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
         };
         let steps = store.steps(&ws.chat)?;
-        let index = match step {
-            None => steps.len().checked_sub(1),
-            Some(step) => steps.iter().position(|s| s.before.step == step),
+        let history = History::of(&steps);
+        let (index, by) = match target {
+            Target::Undo => match history.done.last() {
+                Some(&i) => (i, RestoreBy::Undo(steps[i].before.step)),
+                None if steps.is_empty() => {
+                    return Ok(CheckpointMsg::Nothing(
+                        "no turn of this chat to undo yet".into(),
+                    ));
+                }
+                None => {
+                    return Ok(CheckpointMsg::Nothing(
+                        "no turn left to undo (/redo reverses an undo; /checkpoints lists every step)"
+                            .into(),
+                    ));
+                }
+            },
+            Target::Redo => match history.undone.last() {
+                Some(&(i, _)) => (i, RestoreBy::Redo(steps[i].before.step)),
+                None => {
+                    return Ok(CheckpointMsg::Nothing(
+                        "no undo to reverse (/checkpoints lists every step)".into(),
+                    ));
+                }
+            },
+            Target::Step(step) => match steps.iter().position(|s| s.before.step == step) {
+                Some(i) => (i, RestoreBy::Undo(step)),
+                None => {
+                    return Ok(CheckpointMsg::Nothing(
+                        "that checkpoint is gone (pruned)".into(),
+                    ));
+                }
+            },
         };
-        let (Some(index), Some(last)) = (index, steps.last()) else {
+        let Some(last) = steps.last() else {
             return Ok(CheckpointMsg::Nothing(
                 "no turn of this chat to undo yet".into(),
             ));
@@ -247,7 +338,10 @@ impl Runner {
         let seen = last.after.commit.clone();
         let snap = store.snapshot(&ws.limits)?;
         let new_step = store.new_step();
-        let what = What::Restore { to: label.clone() };
+        let what = What::Restore {
+            to: label.clone(),
+            by: Some(by),
+        };
         let now = store.record(&snap.tree, point(ws, new_step, Side::Before, what))?;
         let files = store.diff(&now.commit, &target)?;
         if files.is_empty() {
@@ -296,6 +390,7 @@ impl Runner {
         let snap = store.snapshot(&ws.limits)?;
         let what = What::Restore {
             to: plan.label.clone(),
+            by: None,
         };
         store.record(&snap.tree, point(ws, plan.step, Side::After, what))?;
         Ok(CheckpointMsg::Restored {
@@ -324,17 +419,27 @@ impl Runner {
         Ok(listed)
     }
 
-    pub(crate) fn changes(&mut self, ws: &Workspace) -> Result<CheckpointMsg, CheckpointError> {
+    pub(crate) fn changes(
+        &mut self,
+        ws: &Workspace,
+        step: Option<u64>,
+    ) -> Result<CheckpointMsg, CheckpointError> {
         let Some(store) = self.store(ws)? else {
             return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
         };
         let steps = store.steps(&ws.chat)?;
-        let Some(last) = steps.last() else {
-            return Ok(CheckpointMsg::Nothing(
-                "no turn of this chat has ended yet".into(),
-            ));
+        let index = match step {
+            None => steps.len().checked_sub(1),
+            Some(step) => steps.iter().position(|s| s.before.step == step),
         };
-        let label = step_name(&steps, steps.len() - 1);
+        let Some(index) = index else {
+            return Ok(CheckpointMsg::Nothing(match step {
+                None => "no turn of this chat has ended yet".into(),
+                Some(_) => "that checkpoint is gone (pruned)".into(),
+            }));
+        };
+        let last = &steps[index];
+        let label = step_name(&steps, index);
         let files = store.diff(&last.before.commit, &last.after.commit)?;
         let diffs = files
             .into_iter()
@@ -379,7 +484,7 @@ pub(crate) fn step_name(steps: &[Step], index: usize) -> String {
                 .count();
             format!("turn {n}")
         }
-        What::Restore { to } => format!("the restore to {to}"),
+        What::Restore { to, .. } => format!("the restore to {to}"),
     }
 }
 

@@ -45,7 +45,13 @@ pub(crate) const AGENT_SANDBOX_KEYS: [&str; 3] = ["mode", "writable", "hidden"];
 /// Keys of `[screen]`.
 pub(crate) const SCREEN_KEYS: [&str; 1] = ["scroll_regions"];
 /// Keys of `[checkpoints]`.
-pub(crate) const CHECKPOINT_KEYS: [&str; 4] = ["enabled", "keep", "max_file_size", "tell_agent"];
+pub(crate) const CHECKPOINT_KEYS: [&str; 5] = [
+    "enabled",
+    "keep",
+    "max_file_size",
+    "max_files",
+    "tell_agent",
+];
 
 /// One key the schema does not know.
 #[derive(Debug, Clone, PartialEq, Eq)]

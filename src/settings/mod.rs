@@ -136,6 +136,10 @@ pub struct CheckpointSettings {
     /// Files larger than this are left out: bytes, or `"10MB"`, `"512KB"`.
     #[serde(default)]
     pub max_file_size: Option<NumberOrText>,
+    /// A workspace with more new or changed files than this has its
+    /// checkpoints switched off (default 100,000).
+    #[serde(default)]
+    pub max_files: Option<usize>,
     /// After an undo, the next prompt tells the agent the files were restored.
     #[serde(default = "yes")]
     pub tell_agent: bool,
@@ -147,6 +151,7 @@ impl Default for CheckpointSettings {
             enabled: true,
             keep: None,
             max_file_size: None,
+            max_files: None,
             tell_agent: true,
         }
     }
@@ -188,6 +193,9 @@ impl CheckpointSettings {
                 }
             }
             None => {}
+        }
+        if let Some(n) = self.max_files {
+            options.limits.max_files = n;
         }
         Some(options)
     }

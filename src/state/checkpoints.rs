@@ -121,16 +121,19 @@ pub enum CheckpointMsg {
 pub enum CheckpointEffect {
     /// The turn ended: take its end checkpoint.
     TurnEnded,
-    /// Plan a restore to before the chat's last step (`/undo`).
+    /// Plan a restore to before the chat's last turn not yet undone (`/undo`).
     Undo,
+    /// Plan a restore that undoes the last undo (`/redo`).
+    Redo,
     /// Plan a restore to before this step (`/checkpoints`, Enter).
     Plan(u64),
     /// Restore, as planned, treating changed files this way.
     Restore(Box<RestorePlan>, Resolution),
     /// List the chat's steps.
     List,
-    /// The diff of the chat's last step.
-    Changes,
+    /// The diff of this step (`/checkpoints`, `d`), or of the chat's last
+    /// (`/changes`).
+    Changes(Option<u64>),
 }
 
 /// The chat's checkpoint view.
@@ -181,7 +184,7 @@ pub(crate) fn agent_note(restored: &str) -> String {
 }
 
 impl ChatState {
-    /// `/undo`, `/changes`, `/checkpoints`.
+    /// `/undo`, `/redo`, `/changes`, `/checkpoints`.
     pub(super) fn checkpoint_command(&mut self, name: &str) -> Vec<Effect> {
         if let Some(why) = &self.view.checkpoints.off {
             self.view.notice = Some(format!("checkpoints are off here: {why}"));
@@ -193,7 +196,8 @@ impl ChatState {
         }
         let effect = match name {
             "undo" => CheckpointEffect::Undo,
-            "changes" => CheckpointEffect::Changes,
+            "redo" => CheckpointEffect::Redo,
+            "changes" => CheckpointEffect::Changes(None),
             _ => CheckpointEffect::List,
         };
         vec![Effect::Checkpoint(effect)]
@@ -250,7 +254,7 @@ impl ChatState {
                 tell_agent,
             } => {
                 let mut text = format!(
-                    "restored {} file(s) to {} · /undo undoes this",
+                    "restored {} file(s) to {} · /undo steps back a turn · /redo reverses an undo",
                     changed.len(),
                     label
                 );
@@ -272,7 +276,13 @@ impl ChatState {
                     if changed.len() > shown.len() {
                         names.push_str(&format!(" and {} more", changed.len() - shown.len()));
                     }
-                    self.view.checkpoints.restored = Some(format!("{label}: {names}"));
+                    // Every restore since the last prompt is told, oldest first.
+                    let this = format!("{label}: {names}");
+                    let restored = &mut self.view.checkpoints.restored;
+                    *restored = Some(match restored.take() {
+                        Some(before) => format!("{before}; {this}"),
+                        None => this,
+                    });
                 }
             }
             CheckpointMsg::Listed(steps) => {
@@ -368,6 +378,13 @@ impl ChatState {
                     vec![Effect::Checkpoint(CheckpointEffect::Plan(step))]
                 }));
             }
+            Action::Char('d') => {
+                let step = steps.get(*selected).map(|s| s.step);
+                self.view.checkpoints.list = None;
+                return Some(step.map_or_else(Vec::new, |step| {
+                    vec![Effect::Checkpoint(CheckpointEffect::Changes(Some(step)))]
+                }));
+            }
             Action::Cancel | Action::Interrupt(_) | Action::Char('q') => {
                 self.view.checkpoints.list = None;
             }
@@ -414,7 +431,8 @@ impl ChatState {
         }
         let (steps, selected) = self.view.checkpoints.list.as_ref()?;
         Some(Popup {
-            title: "checkpoints · ↑↓ pick · Enter restore to before it · Esc close".into(),
+            title: "checkpoints · ↑↓ pick · Enter restore to before it · d its diff · Esc close"
+                .into(),
             selected: *selected,
             items: steps
                 .iter()

@@ -118,6 +118,25 @@ fn after_a_restore_the_next_prompt_tells_the_agent_once() {
 }
 
 #[test]
+fn two_undos_before_a_prompt_are_both_told_to_the_agent() {
+    let mut s = ChatState::new("demo", "/w");
+    for (label, file) in [("before turn 2", "b.rs"), ("before turn 1", "a.rs")] {
+        s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Restored {
+            label: label.into(),
+            changed: vec![file.into()],
+            kept: Vec::new(),
+            both: Vec::new(),
+            tell_agent: true,
+        })));
+    }
+    let sent = s.with_checkpoint_note("go on".into());
+    assert!(
+        sent.contains("before turn 2: b.rs; before turn 1: a.rs"),
+        "{sent}"
+    );
+}
+
+#[test]
 fn a_turn_end_takes_its_checkpoint_before_a_queued_prompt() {
     let mut s = ChatState::new("demo", "/w");
     s.session.turn = Some(crate::state::Turn { cancelling: false });

@@ -12,7 +12,7 @@ use crate::model::{SlashCommand, StopReason};
 use crate::policy::Mode;
 
 /// warden's own slash commands: name, what it does, what to type after it.
-pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 10] = [
+pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 11] = [
     (
         "mode",
         "switch the chat's mode (no argument: the mode menu)",
@@ -37,9 +37,10 @@ pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 10] = [
     ),
     (
         "undo",
-        "put the files back as they were before the last turn (asks first)",
+        "undo the last turn's changes; again, the turn before",
         "",
     ),
+    ("redo", "undo the last /undo: put back what it restored", ""),
     (
         "changes",
         "show what the last turn did to the files, as diffs",
@@ -636,7 +637,7 @@ impl ChatState {
             "login" => vec![Effect::Drafts(DraftsEffect::Login(
                 (!arg.is_empty()).then(|| arg.to_string()),
             ))],
-            "undo" | "changes" | "checkpoints" => self.checkpoint_command(name),
+            "undo" | "redo" | "changes" | "checkpoints" => self.checkpoint_command(name),
             "help" => {
                 self.help();
                 Vec::new()

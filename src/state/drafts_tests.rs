@@ -250,6 +250,7 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
             "/export",
             "/login",
             "/undo",
+            "/redo",
             "/changes",
             "/checkpoints",
             "/help",
@@ -268,9 +269,10 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
         .collect();
     assert_eq!(
         labels,
-        ["/resume", "/review", "/export"],
+        ["/resume", "/redo", "/review", "/export"],
         "starts with, then contains"
     );
+    key(&mut s, Action::Down);
     key(&mut s, Action::Down);
     key(&mut s, Action::Tab);
     assert_eq!(s.view.composer.text(), "/review ");

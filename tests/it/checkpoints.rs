@@ -11,7 +11,7 @@ use warden::checkpoint::{CheckpointOptions, Keep};
 use warden::policy::Mode;
 use warden::state::{Action, ChatState};
 
-use crate::common::{GUARD, infos, key, pump_until, send, started_scenario};
+use crate::common::{GUARD, errors, infos, key, pump_until, send, started_scenario};
 
 /// A workspace with two files, `.demo-state` ignored (the demo agent's
 /// records), and the checkpoint options of `dir` (as the TUI's data dir).
@@ -143,6 +143,113 @@ async fn a_file_the_user_changed_after_the_turn_is_asked_about_and_kept_both_way
     );
 }
 
+/// `/redo`, wait for the card, press `y`, wait for the restore.
+async fn redo(app: &mut App) {
+    let restored = count(app.state(), "restored ");
+    send(app, "/redo");
+    pump_until(app, "the redo card", |s| {
+        s.view.checkpoints.confirm.is_some()
+    })
+    .await;
+    key(app, Action::Char('y'));
+    pump_until(app, "the restore", |s| count(s, "restored ") > restored).await;
+}
+
+/// The texts of the last `/changes` entry's diffs: (path, new).
+fn shown_diffs(state: &ChatState) -> Vec<(String, String)> {
+    let last = state
+        .session
+        .transcript
+        .entries()
+        .iter()
+        .rev()
+        .find_map(|e| match &e.kind {
+            warden::state::EntryKind::Tool(t) if t.call.id.starts_with("warden-changes") => {
+                Some(t.call.clone())
+            }
+            _ => None,
+        });
+    last.map(|call| {
+        call.content
+            .iter()
+            .filter_map(|c| match c {
+                warden::model::ToolContent::Diff { path, new, .. } => {
+                    Some((path.clone(), new.clone()))
+                }
+                _ => None,
+            })
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn undo_again_steps_back_a_turn_and_redo_reverses_each_undo() {
+    let dir = tempfile::tempdir().unwrap();
+    let (work, options) = workspace(dir.path());
+    let mut app = started_scenario(&work, "checkpoints.toml", options).await;
+    turn(&mut app, "write").await;
+    turn(&mut app, "two").await;
+    let new_a = Some("new a\nsecond line\n");
+
+    // The first /undo takes back turn 2, the second turn 1 too.
+    undo(&mut app, 'y').await;
+    assert!(!work.join("b.txt").exists() && !work.join("c.txt").exists());
+    assert_eq!(read(&work.join("a.txt")).as_deref(), new_a);
+    undo(&mut app, 'y').await;
+    assert_eq!(read(&work.join("a.txt")).as_deref(), Some("old a\n"));
+    assert!(!work.join("b.txt").exists());
+    // Nothing is left to undo.
+    let before = infos(app.state()).len();
+    send(&mut app, "/undo");
+    pump_until(&mut app, "the answer", |s| infos(s).len() > before).await;
+    assert!(
+        infos(app.state())
+            .last()
+            .unwrap()
+            .starts_with("no turn left to undo"),
+        "{:?}",
+        infos(app.state())
+    );
+
+    // /redo reverses the second undo, then the first.
+    redo(&mut app).await;
+    assert_eq!(read(&work.join("a.txt")).as_deref(), new_a);
+    assert!(!work.join("b.txt").exists());
+    redo(&mut app).await;
+    assert_eq!(read(&work.join("b.txt")).as_deref(), Some("b\n"));
+    assert_eq!(read(&work.join("c.txt")).as_deref(), Some("c\n"));
+
+    // After a redo, /undo steps back from the newest turn again.
+    undo(&mut app, 'y').await;
+    assert!(!work.join("b.txt").exists());
+    assert_eq!(read(&work.join("a.txt")).as_deref(), new_a);
+}
+
+#[tokio::test]
+async fn checkpoints_shows_any_listed_turn_s_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let (work, options) = workspace(dir.path());
+    let mut app = started_scenario(&work, "checkpoints.toml", options).await;
+    turn(&mut app, "write").await;
+    turn(&mut app, "two").await;
+
+    send(&mut app, "/checkpoints");
+    pump_until(&mut app, "the list", |s| s.view.checkpoints.list.is_some()).await;
+    let popup = app.state().composer_popup().unwrap();
+    assert!(popup.title.contains("d its diff"), "{}", popup.title);
+    // The highlighted row is the newest; `d` on the first turn shows its diff.
+    key(&mut app, Action::Up);
+    key(&mut app, Action::Char('d'));
+    assert!(app.state().view.checkpoints.list.is_none());
+    pump_until(&mut app, "the diff", |s| !shown_diffs(s).is_empty()).await;
+    assert_eq!(
+        shown_diffs(app.state()),
+        vec![("a.txt".to_string(), "new a\nsecond line\n".to_string())]
+    );
+    let _ = work;
+}
+
 #[tokio::test]
 async fn an_undo_can_be_undone() {
     let dir = tempfile::tempdir().unwrap();
@@ -152,7 +259,7 @@ async fn an_undo_can_be_undone() {
     assert!(work.join("b.txt").exists() && work.join("c.txt").exists());
     undo(&mut app, 'y').await;
     assert!(!work.join("b.txt").exists() && !work.join("c.txt").exists());
-    undo(&mut app, 'y').await;
+    redo(&mut app).await;
     assert_eq!(read(&work.join("b.txt")).as_deref(), Some("b\n"));
     assert_eq!(read(&work.join("c.txt")).as_deref(), Some("c\n"));
 
@@ -189,6 +296,106 @@ async fn an_undo_can_be_undone() {
         })
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_turn_s_writes_in_another_root_are_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (work, mut options) = workspace(dir.path());
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("o.txt"), "old o\n").unwrap();
+    options.extra_roots = vec![other.clone()];
+    let mut app = started_scenario(&work, "checkpoints.toml", options).await;
+
+    turn(&mut app, "elsewhere").await;
+    assert_eq!(read(&other.join("o.txt")).as_deref(), Some("new o\n"));
+    assert!(other.join("made.txt").exists());
+    // The line counts both files; the card names them by their full path.
+    assert!(
+        infos(app.state()).contains(&"turn changed 2 files (+1 −1) · /undo · /changes".to_string()),
+        "{:?}",
+        infos(app.state())
+    );
+    send(&mut app, "/undo");
+    pump_until(&mut app, "the undo card", |s| {
+        s.view.checkpoints.confirm.is_some()
+    })
+    .await;
+    let plan = app.state().view.checkpoints.confirm.clone().unwrap();
+    let other = other.canonicalize().unwrap();
+    let mut paths: Vec<String> = plan.files.iter().map(|f| f.path.clone()).collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        vec![
+            other.join("made.txt").display().to_string(),
+            other.join("o.txt").display().to_string()
+        ]
+    );
+    key(&mut app, Action::Char('y'));
+    pump_until(&mut app, "the restore", |s| count(s, "restored ") > 0).await;
+    assert_eq!(read(&other.join("o.txt")).as_deref(), Some("old o\n"));
+    assert!(!other.join("made.txt").exists());
+    // The cwd's files were not touched.
+    assert_eq!(read(&work.join("a.txt")).as_deref(), Some("old a\n"));
+}
+
+#[tokio::test]
+async fn a_workspace_over_max_files_is_switched_off_and_turns_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (work, mut options) = workspace(dir.path());
+    let cp = options.checkpoints.as_mut().unwrap();
+    // The workspace has three files: more than this, from the first snapshot.
+    cp.limits.max_files = 2;
+    let mut app = started_scenario(&work, "checkpoints.toml", options).await;
+
+    send(&mut app, "write");
+    pump_until(&mut app, "the notice", |s| {
+        s.view.checkpoints.off.is_some() && !s.is_busy()
+    })
+    .await;
+    let notices: Vec<(String, Vec<String>)> = errors(app.state())
+        .into_iter()
+        .filter(|(e, _)| e.starts_with("checkpoints are off"))
+        .collect();
+    assert_eq!(
+        notices,
+        vec![(
+            "checkpoints are off for this workspace: over 2 files".to_string(),
+            vec!["turns go on as before; /undo cannot restore them".to_string()]
+        )]
+    );
+    // The turn ran.
+    assert_eq!(
+        read(&work.join("a.txt")).as_deref(),
+        Some("new a\nsecond line\n")
+    );
+
+    // Later turns go on with no checkpoint and no second notice.
+    send(&mut app, "touch");
+    pump_until(&mut app, "the next turn", |s| !s.is_busy()).await;
+    pump_until(&mut app, "the turn's end", |_| {
+        work.join("made.txt").exists()
+    })
+    .await;
+    send(&mut app, "/undo");
+    assert_eq!(
+        app.state().view.notice.as_deref(),
+        Some("checkpoints are off here: over 2 files")
+    );
+    assert_eq!(count(app.state(), "turn changed"), 0);
+    assert_eq!(
+        errors(app.state())
+            .iter()
+            .filter(|(e, _)| e.starts_with("checkpoints are off"))
+            .count(),
+        1
+    );
+    // No checkpoint of this chat was kept.
+    let cp = CheckpointOptions::in_dir(dir.path().join("data/warden/checkpoints"));
+    let listed = warden::checkpoint::headless::list(&cp, &work, None).unwrap_or_default();
+    assert!(!listed.contains("turn 1"), "{listed}");
 }
 
 #[tokio::test]
