@@ -37,7 +37,7 @@ pub(crate) const RULE_KEYS: [&str; 7] = [
 /// Keys of `[notifications]`.
 pub(crate) const NOTIFICATION_KEYS: [&str; 3] = ["bell", "desktop", "turn_end_after"];
 /// Keys of `[screen]`.
-pub(crate) const SCREEN_KEYS: [&str; 1] = ["scroll_regions"];
+pub(crate) const SCREEN_KEYS: [&str; 2] = ["scroll_regions", "unfocused_frame_ms"];
 /// Keys of `[checkpoints]`.
 pub(crate) const CHECKPOINT_KEYS: [&str; 4] = ["enabled", "keep", "max_file_size", "tell_agent"];
 
