@@ -459,7 +459,7 @@ fn started(
     let term = Term {
         rx: reader(&master),
         input: File::from(master.try_clone().unwrap()),
-        screen: vt100::Parser::new(rows, cols, 0),
+        screen: vt100::Parser::new(rows.try_into().unwrap(), cols.try_into().unwrap(), 0),
         bytes: 0,
         dump: None,
     };
