@@ -8,14 +8,18 @@
 //! of the answer, and prints bytes per delta: once with the transcript
 //! scrolled by the terminal (scroll regions), once with
 //! `WARDEN_NO_SCROLL_REGION=1` (every moved row redrawn). The final screens
-//! of both runs are compared. Figures, not assertions.
+//! of both runs are compared. Next to the bytes, the CPU seconds warden
+//! itself spent (user and system, from `/proc/<pid>/stat`). Then the same
+//! stream at 80x24 and 200x60, and at 120x40 with the terminal unfocused.
+//! `WARDEN_BENCH_REPEAT` (default 1) runs each case that many times.
+//! Figures, not assertions.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../tests/it/wire/pty.rs"]
 mod pty;
 
-use pty::{COLS, ROWS, Run, run};
+use pty::{COLS, ROWS, Run, Setup, run_with};
 
 /// Bytes of text in one delta (the demo agent's flood chunk).
 const DELTA_BYTES: f64 = 64.0;
@@ -30,11 +34,23 @@ fn env_or(name: &str, default: u64) -> u64 {
 fn report(label: &str, deltas: u64, run: &Run) {
     let per = run.bytes as f64 / deltas as f64;
     println!(
-        "{label:<44} {per:>7.1} bytes/delta  ({:.2}x the text; {} bytes in {:.1} s)",
+        "{label:<44} {:>5.2} CPU-s {per:>7.1} bytes/delta  ({:.2}x the text; {} bytes in {:.1} s)",
+        run.cpu,
         per / DELTA_BYTES,
         run.bytes,
         run.elapsed.as_secs_f64()
     );
+}
+
+/// Run `setup` `repeat` times, report each, and keep the last.
+fn case(label: &str, deltas: u64, rate: u64, repeat: u64, setup: Setup) -> Run {
+    let mut last = None;
+    for _ in 0..repeat {
+        let run = run_with(deltas, rate, setup);
+        report(label, deltas, &run);
+        last = Some(run);
+    }
+    last.expect("at least one run")
 }
 
 fn main() {
@@ -45,10 +61,21 @@ fn main() {
     let deltas = env_or("WARDEN_BENCH_DELTAS", 10_000).max(1);
     let rate = env_or("WARDEN_BENCH_RATE", 1_000).max(1);
     println!("{deltas} deltas of 64 bytes at {rate}/s into a {COLS}x{ROWS} pty");
-    let scrolled = run(deltas, rate, true);
-    report("scroll regions (default)", deltas, &scrolled);
-    let redrawn = run(deltas, rate, false);
-    report("WARDEN_NO_SCROLL_REGION=1 (full redraw)", deltas, &redrawn);
+    let repeat = env_or("WARDEN_BENCH_REPEAT", 1).max(1);
+    let only = std::env::var("WARDEN_BENCH_ONLY").unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only.split(',').any(|o| o == name);
+    let base = Setup::default();
+    let scrolled = case("scroll regions (default)", deltas, rate, repeat, base);
+    let redrawn = case(
+        "WARDEN_NO_SCROLL_REGION=1 (full redraw)",
+        deltas,
+        rate,
+        repeat,
+        Setup {
+            scroll_region: false,
+            ..base
+        },
+    );
     // The footer's clock may differ; the transcript rows must not.
     let rows = |s: &str| -> Vec<String> {
         s.lines()
@@ -63,6 +90,33 @@ fn main() {
         "final transcript rows equal: {}",
         rows(&scrolled.screen) == rows(&redrawn.screen)
     );
+    if wanted("unfocused") {
+        let label = format!("{COLS}x{ROWS}, terminal unfocused");
+        let setup = Setup {
+            unfocused: true,
+            ..base
+        };
+        case(&label, deltas, rate, repeat, setup);
+    }
+    for (cols, rows) in [(80, 24), (200, 60)] {
+        if !wanted("sizes") {
+            break;
+        }
+        for scroll_region in [true, false] {
+            let how = if scroll_region {
+                "scroll regions"
+            } else {
+                "full redraw"
+            };
+            let label = format!("{cols}x{rows}, {how}");
+            let setup = Setup {
+                size: (cols, rows),
+                scroll_region,
+                ..base
+            };
+            case(&label, deltas, rate, repeat, setup);
+        }
+    }
 }
 
 /// `WARDEN_BENCH_LATENCY=1 cargo bench --bench wire`: start-up (first

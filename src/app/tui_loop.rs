@@ -1,6 +1,7 @@
 //! The TUI loop: one `select!` over terminal input, the app's events, the
 //! frame deadline and quit signals, drawing at most once per [`FRAME`] and
-//! only when something changed.
+//! only when something changed; while the terminal is not focused, at most
+//! once per `[screen] unfocused_frame_ms`, and at once when it is again.
 
 use std::time::Duration;
 
@@ -22,6 +23,8 @@ pub const FRAME: Duration = Duration::from_millis(16);
 pub struct FrameClock {
     dirty: bool,
     last_draw: Option<Instant>,
+    /// Time between two frames now: [`FRAME`], or longer while unfocused.
+    every: Duration,
 }
 
 impl Default for FrameClock {
@@ -30,11 +33,20 @@ impl Default for FrameClock {
         FrameClock {
             dirty: true,
             last_draw: None,
+            every: FRAME,
         }
     }
 }
 
 impl FrameClock {
+    /// The terminal gained (true) or lost focus: frames come every
+    /// [`FRAME`] again (the one owed at once, if the last is that old),
+    /// or every `unfocused` (at least [`FRAME`]) while nothing watches.
+    pub(crate) fn set_focused(&mut self, focused: bool, unfocused: Duration) {
+        self.every = if focused { FRAME } else { unfocused.max(FRAME) };
+        self.dirty = true;
+    }
+
     /// Something changed: a frame is owed.
     pub(crate) fn mark_dirty(&mut self) {
         self.dirty = true;
@@ -42,7 +54,7 @@ impl FrameClock {
 
     /// Whether to draw now.
     pub(crate) fn should_draw(&self, now: Instant) -> bool {
-        self.dirty && self.last_draw.is_none_or(|t| now >= t + FRAME)
+        self.dirty && self.last_draw.is_none_or(|t| now >= t + self.every)
     }
 
     /// A frame was drawn at `now`.
@@ -56,7 +68,7 @@ impl FrameClock {
         if !self.dirty {
             return None;
         }
-        Some(self.last_draw.map_or_else(Instant::now, |t| t + FRAME))
+        Some(self.last_draw.map_or_else(Instant::now, |t| t + self.every))
     }
 }
 
@@ -147,7 +159,11 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                             None => continue,
                         },
                         Some(Input::Resize) => {}
-                        Some(Input::Focus(focused)) => extras.on_focus(focused),
+                        Some(Input::Focus(focused)) => {
+                            extras.on_focus(focused);
+                            let unfocused = terminal.backend().unfocused_frame();
+                            clock.set_focused(focused, unfocused);
+                        }
                         Some(Input::ToggleMouse) => extras.toggle_mouse(&mut views),
                         None => continue,
                     }
@@ -215,5 +231,31 @@ mod frame_tests {
         // A change long after the last frame draws at once.
         clock.mark_dirty();
         assert!(clock.should_draw(t0 + FRAME * 5));
+    }
+
+    #[test]
+    fn unfocused_frames_come_slower_and_focus_draws_at_once() {
+        let t0 = Instant::now();
+        let slow = Duration::from_millis(250);
+        let mut clock = FrameClock::default();
+        clock.drawn(t0);
+        clock.set_focused(false, slow);
+        clock.drawn(t0 + FRAME);
+        clock.mark_dirty();
+        assert!(
+            !clock.should_draw(t0 + FRAME * 2),
+            "not at the focused rate"
+        );
+        assert_eq!(clock.deadline(), Some(t0 + FRAME + slow));
+        assert!(clock.should_draw(t0 + FRAME + slow));
+        // Focus back, long enough after the last frame: drawn at once.
+        clock.set_focused(true, slow);
+        assert!(clock.should_draw(t0 + FRAME * 3));
+        clock.drawn(t0 + FRAME * 3);
+        clock.mark_dirty();
+        assert_eq!(clock.deadline(), Some(t0 + FRAME * 4));
+        // A setting below the focused rate does not draw faster.
+        clock.set_focused(false, Duration::ZERO);
+        assert_eq!(clock.deadline(), Some(t0 + FRAME * 4));
     }
 }

@@ -43,7 +43,7 @@ pub(crate) const SANDBOX_KEYS: [&str; 4] = ["mode", "when_unavailable", "writabl
 /// Keys of an agent block's `sandbox` table.
 pub(crate) const AGENT_SANDBOX_KEYS: [&str; 3] = ["mode", "writable", "hidden"];
 /// Keys of `[screen]`.
-pub(crate) const SCREEN_KEYS: [&str; 1] = ["scroll_regions"];
+pub(crate) const SCREEN_KEYS: [&str; 2] = ["scroll_regions", "unfocused_frame_ms"];
 /// Keys of `[checkpoints]`.
 pub(crate) const CHECKPOINT_KEYS: [&str; 5] = [
     "enabled",

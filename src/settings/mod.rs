@@ -113,12 +113,23 @@ pub struct Screen {
     /// lines again, for terminals and multiplexers without scroll regions.
     #[serde(default = "yes")]
     pub scroll_regions: bool,
+    /// Milliseconds between two frames while the terminal is not focused
+    /// (it says so with focus events); a frame is drawn at once when it is
+    /// focused again. At least the focused 16 ms.
+    #[serde(default = "unfocused_frame_ms")]
+    pub unfocused_frame_ms: u64,
+}
+
+/// The default of [`Screen::unfocused_frame_ms`]: four frames a second.
+fn unfocused_frame_ms() -> u64 {
+    250
 }
 
 impl Default for Screen {
     fn default() -> Self {
         Screen {
             scroll_regions: true,
+            unfocused_frame_ms: unfocused_frame_ms(),
         }
     }
 }

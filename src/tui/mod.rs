@@ -38,7 +38,8 @@ pub fn init(screen: crate::settings::Screen) -> io::Result<Tui> {
     let backend = scroll::ScrollBackend::new(
         CrosstermBackend::new(io::stdout()),
         screen.scroll_regions && scroll::regions_from_env(),
-    );
+    )
+    .with_unfocused_frame(std::time::Duration::from_millis(screen.unfocused_frame_ms));
     Terminal::new(backend).inspect_err(|_| restore())
 }
 

@@ -116,6 +116,12 @@ pub struct ScrollBackend<B> {
     cursor_visible: Option<bool>,
     /// Where the cursor is, when known.
     cursor_at: Option<Position>,
+    /// The row hashes of `shown` over a band, kept from the frame that
+    /// computed them (and shifted with the rows), so a frame hashes only
+    /// its own rows.
+    shown_rows: Option<(Band, Vec<RowHash>)>,
+    /// Time between two frames while the terminal is not focused.
+    unfocused_frame: std::time::Duration,
     stats: Stats,
 }
 
@@ -132,14 +138,28 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
             syncing: false,
             cursor_visible: None,
             cursor_at: None,
+            shown_rows: None,
+            unfocused_frame: std::time::Duration::from_millis(250),
             stats: Stats::default(),
         }
+    }
+
+    /// Set the time between two frames while the terminal is not focused.
+    pub(crate) fn with_unfocused_frame(mut self, every: std::time::Duration) -> Self {
+        self.unfocused_frame = every;
+        self
+    }
+
+    /// The time between two frames while the terminal is not focused.
+    pub fn unfocused_frame(&self) -> std::time::Duration {
+        self.unfocused_frame
     }
 
     /// The screen may have changed behind warden's back: the next frame
     /// clears it and draws everything.
     pub(crate) fn forget(&mut self) {
         self.screen = Screen::Unknown;
+        self.shown_rows = None;
         self.cursor_visible = None;
         self.cursor_at = None;
     }
@@ -168,13 +188,26 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
                 self.inner.clear_region(ClearType::All)?;
             }
             self.shown = Buffer::empty(frame.area);
+            self.shown_rows = None;
             self.screen = Screen::Shown;
             self.stats.full += 1;
         }
-        let shift = match band {
-            Some(band) if self.regions => best_shift(&self.shown, &frame, band),
-            _ => None,
-        };
+        let band = band
+            .filter(|_| self.regions)
+            .and_then(|band| clamp(band, frame.area));
+        // The new frame's rows, hashed once; the shown rows' hashes come
+        // from the last frame when it had the same band.
+        let rows = band.map(|band| {
+            let new = row_hashes(&frame, band);
+            let old = match self.shown_rows.take() {
+                Some((was, old)) if was == band => old,
+                _ => row_hashes(&self.shown, band),
+            };
+            (band, old, new)
+        });
+        let shift = rows
+            .as_ref()
+            .and_then(|(band, old, new)| best_shift(&self.shown, &frame, *band, old, new));
         if let Some((band, k)) = shift {
             self.begin_sync()?;
             // Line feeds at the bottom margin (reverse indexes at the top
@@ -196,6 +229,7 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
             self.cursor_at = None;
             self.stats.scrolled += 1;
         }
+        self.shown_rows = rows.map(|(band, _, new)| (band, new));
         let updates = bridge_gaps(self.shown.diff(&frame), &frame);
         if !updates.is_empty() {
             if updates.len() >= SYNC_CELLS {
@@ -275,8 +309,11 @@ fn plain(cell: &Cell) -> bool {
         && unicode_width::UnicodeWidthStr::width(cell.symbol()) == 1
 }
 
+/// A row's hash and whether it is blank.
+type RowHash = (u64, bool);
+
 /// A hash of each row of `buf` from `band`, and whether it is blank.
-fn row_hashes(buf: &Buffer, band: Band) -> Vec<(u64, bool)> {
+fn row_hashes(buf: &Buffer, band: Band) -> Vec<RowHash> {
     let width = usize::from(buf.area.width);
     (band.top..band.bottom)
         .map(|y| {
@@ -290,20 +327,29 @@ fn row_hashes(buf: &Buffer, band: Band) -> Vec<(u64, bool)> {
         .collect()
 }
 
-/// The scroll of `band` (rows up when positive, down when negative) after
-/// which most non-blank rows of `next` are already on screen, when it
-/// keeps more of them than not scrolling does.
-fn best_shift(shown: &Buffer, next: &Buffer, band: Band) -> Option<(Band, i32)> {
-    let area = next.area;
+/// `band` cut to `area`, when two rows or more of it remain.
+fn clamp(band: Band, area: Rect) -> Option<Band> {
     let band = Band {
         top: band.top.max(area.top()),
         bottom: band.bottom.min(area.bottom()),
     };
-    if band.bottom < band.top + 2 || shown.area != area {
+    (band.bottom >= band.top + 2).then_some(band)
+}
+
+/// The scroll of `band` (rows up when positive, down when negative) after
+/// which most non-blank rows of `next` are already on screen, when it
+/// keeps more of them than not scrolling does. `old` and `new` are the row
+/// hashes of `shown` and `next` over `band` (already clamped to the area).
+fn best_shift(
+    shown: &Buffer,
+    next: &Buffer,
+    band: Band,
+    old: &[RowHash],
+    new: &[RowHash],
+) -> Option<(Band, i32)> {
+    if shown.area != next.area || old.len() != new.len() {
         return None;
     }
-    let old = row_hashes(shown, band);
-    let new = row_hashes(next, band);
     let height = new.len() as i32;
     let kept = |k: i32| -> usize {
         new.iter()
@@ -326,16 +372,25 @@ fn best_shift(shown: &Buffer, next: &Buffer, band: Band) -> Option<(Band, i32)> 
     }
     // Rows alike are a guess; the cells to send decide.
     let (_, k) = best?;
-    (changed_cells(shown, next, band, k) + SCROLL_COST < changed_cells(shown, next, band, 0))
-        .then_some((band, k))
+    let cost = |k| changed_cells(shown, next, band, k, old, new);
+    (cost(k) + SCROLL_COST < cost(0)).then_some((band, k))
 }
 
 /// About what the escapes of a scroll cost, in cells.
 const SCROLL_COST: usize = 16;
 
 /// The cells of `band` in `next` that differ from `shown` once the band
-/// scrolled by `k`.
-fn changed_cells(shown: &Buffer, next: &Buffer, band: Band, k: i32) -> usize {
+/// scrolled by `k`. Rows whose hashes match count as unchanged without a
+/// look at their cells (a collision only misjudges the estimate; the diff
+/// that follows sends what differs).
+fn changed_cells(
+    shown: &Buffer,
+    next: &Buffer,
+    band: Band,
+    k: i32,
+    old_rows: &[RowHash],
+    new_rows: &[RowHash],
+) -> usize {
     let width = usize::from(next.area.width);
     fn row(buf: &Buffer, y: i32, width: usize) -> &[Cell] {
         let start = (y - i32::from(buf.area.y)) as usize * width;
@@ -346,6 +401,13 @@ fn changed_cells(shown: &Buffer, next: &Buffer, band: Band, k: i32) -> usize {
             let from = y + k;
             let new = row(next, y, width);
             if (i32::from(band.top)..i32::from(band.bottom)).contains(&from) {
+                let (r, f) = (
+                    (y - i32::from(band.top)) as usize,
+                    (from - i32::from(band.top)) as usize,
+                );
+                if old_rows[f].0 == new_rows[r].0 {
+                    return 0;
+                }
                 let old = row(shown, from, width);
                 new.iter().zip(old).filter(|(a, b)| a != b).count()
             } else {

@@ -142,13 +142,13 @@ fn markdown() -> String {
     out
 }
 
-/// A pseudo-terminal pair of `COLS` x `ROWS`.
-fn open_pty() -> (OwnedFd, OwnedFd) {
+/// A pseudo-terminal pair of `cols` x `rows`.
+fn open_pty(cols: u16, rows: u16) -> (OwnedFd, OwnedFd) {
     let mut master = -1;
     let mut slave = -1;
     let size = libc::winsize {
-        ws_row: ROWS,
-        ws_col: COLS,
+        ws_row: rows,
+        ws_col: cols,
         ws_xpixel: 0,
         ws_ypixel: 0,
     };
@@ -311,11 +311,71 @@ pub struct Run {
     pub elapsed: Duration,
     /// The screen at the end, as text.
     pub screen: String,
+    /// CPU seconds warden (user and system, all its threads; not the
+    /// agent) spent over the same span.
+    pub cpu: f64,
+}
+
+/// How a paced run is set up besides the stream.
+#[derive(Clone, Copy)]
+pub struct Setup {
+    /// Columns and rows of the pty.
+    pub size: (u16, u16),
+    /// Scroll the transcript with scroll regions (else redraw moved rows).
+    pub scroll_region: bool,
+    /// Tell warden the terminal lost focus before the prompt is sent.
+    pub unfocused: bool,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            size: (COLS, ROWS),
+            scroll_region: true,
+            unfocused: false,
+        }
+    }
+}
+
+/// User plus system CPU seconds of process `pid` so far, from
+/// `/proc/<pid>/stat` (fields 14 and 15, in clock ticks).
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command name (field 2) may hold spaces; fields after it do not.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| -> f64 {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // SAFETY: sysconf reads a constant of the system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    // Field 3 (state) is rest[0], so field 14 is rest[11].
+    (ticks(11) + ticks(12)) / hz
 }
 
 /// Stream `deltas` chunks of 64 bytes at `rate` a second through warden in
 /// a pty, with scroll regions or without.
 pub fn run(deltas: u64, rate: u64, scroll_region: bool) -> Run {
+    run_with(
+        deltas,
+        rate,
+        Setup {
+            scroll_region,
+            ..Setup::default()
+        },
+    )
+}
+
+/// [`run`] in a pty of another size, or with the terminal unfocused.
+pub fn run_with(deltas: u64, rate: u64, setup: Setup) -> Run {
+    let Setup {
+        size,
+        scroll_region,
+        unfocused,
+    } = setup;
     let home = tempfile::tempdir().expect("tempdir");
     let scenario = home.path().join("paced.json");
     let steps = serde_json::json!([
@@ -324,7 +384,7 @@ pub fn run(deltas: u64, rate: u64, scroll_region: bool) -> Run {
     ]);
     let turns = serde_json::json!({ "turns": [{ "match": "stream", "steps": steps }] });
     std::fs::write(&scenario, turns.to_string()).unwrap();
-    let (child, mut term, master) = started(home.path(), &scenario, scroll_region);
+    let (child, mut term, master) = started(home.path(), &scenario, scroll_region, size);
     term.dump = std::env::var_os("WARDEN_BENCH_DUMP").map(|_| Vec::new());
     // The session is open once the footer names the mode.
     term.until("the session", Duration::from_secs(30), |s| {
@@ -332,13 +392,18 @@ pub fn run(deltas: u64, rate: u64, scroll_region: bool) -> Run {
     });
     term.settle(Duration::from_millis(300));
     term.input.write_all(b"stream").unwrap();
+    if unfocused {
+        // Focus out, as a terminal reports it (warden asked for focus events).
+        term.input.write_all(b"\x1b[O").unwrap();
+    }
     term.settle(Duration::from_millis(200));
 
-    let start = (term.bytes, Instant::now());
+    let start = (term.bytes, Instant::now(), cpu_seconds(child.id()));
     term.input.write_all(b"\r").unwrap();
     let limit = Duration::from_secs(30 + deltas / rate.max(1));
     term.until("the end of the answer", limit, |s| s.contains(END));
     term.settle(Duration::from_millis(500));
+    let cpu = cpu_seconds(child.id()) - start.2;
     if let (Some(dir), Some(dump)) = (std::env::var_os("WARDEN_BENCH_DUMP"), &term.dump) {
         let name = if scroll_region { "scrolled" } else { "redrawn" };
         let dir = Path::new(&dir);
@@ -349,6 +414,7 @@ pub fn run(deltas: u64, rate: u64, scroll_region: bool) -> Run {
         bytes: term.bytes - start.0,
         elapsed: start.1.elapsed(),
         screen: term.contents(),
+        cpu,
     };
 
     finish(child, term, master);
@@ -381,14 +447,19 @@ fn latency_scenario(home: &Path, deltas: u64, rate: u64) -> std::path::PathBuf {
 }
 
 /// A warden in a pty playing `scenario`, and its terminal.
-fn started(home: &Path, scenario: &Path, scroll_region: bool) -> (Child, Term, OwnedFd) {
-    let (master, slave) = open_pty();
+fn started(
+    home: &Path,
+    scenario: &Path,
+    scroll_region: bool,
+    (cols, rows): (u16, u16),
+) -> (Child, Term, OwnedFd) {
+    let (master, slave) = open_pty(cols, rows);
     let child = spawn_warden(&slave, home, scenario, scroll_region);
     drop(slave);
     let term = Term {
         rx: reader(&master),
         input: File::from(master.try_clone().unwrap()),
-        screen: vt100::Parser::new(ROWS.try_into().unwrap(), COLS.try_into().unwrap(), 0),
+        screen: vt100::Parser::new(rows.try_into().unwrap(), cols.try_into().unwrap(), 0),
         bytes: 0,
         dump: None,
     };
@@ -416,7 +487,7 @@ pub fn startup() -> Startup {
     let home = tempfile::tempdir().expect("tempdir");
     let scenario = latency_scenario(home.path(), 1, 1);
     let start = Instant::now();
-    let (child, mut term, master) = started(home.path(), &scenario, true);
+    let (child, mut term, master) = started(home.path(), &scenario, true, (COLS, ROWS));
     let tick = Duration::from_millis(1);
     term.until_by("the first frame", Duration::from_secs(30), tick, |s| {
         s.contains('╭')
@@ -444,7 +515,7 @@ pub fn startup() -> Startup {
 pub fn keystrokes(keys: &str, rate: u64) -> Vec<Duration> {
     let home = tempfile::tempdir().expect("tempdir");
     let scenario = latency_scenario(home.path(), rate * 30, rate);
-    let (child, mut term, master) = started(home.path(), &scenario, true);
+    let (child, mut term, master) = started(home.path(), &scenario, true, (COLS, ROWS));
     term.until("the session", Duration::from_secs(30), |s| {
         s.contains("agent mode")
     });
