@@ -128,10 +128,10 @@ fn own_readings(path: &Path) -> Vec<PathBuf> {
         let dir = path.parent()?.canonicalize().ok()?;
         Some(dir.join(path.file_name()?))
     });
-    if let Some(resolved) = resolved {
-        if resolved != path {
-            out.push(resolved);
-        }
+    if let Some(resolved) = resolved
+        && resolved != path
+    {
+        out.push(resolved);
     }
     out
 }

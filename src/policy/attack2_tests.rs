@@ -209,3 +209,35 @@ fn many_cds_are_bounded_and_then_unreadable() {
     );
     assert!(matches!(got, Decision::Allow { .. }), "{got:?}");
 }
+
+#[test]
+fn options_that_cannot_be_answered_safely_make_a_card() {
+    let opt = |id: &str, name: &str, kind| PermissionOption {
+        id: id.into(),
+        name: name.into(),
+        kind,
+    };
+    let shapes = [
+        Vec::new(),
+        vec![opt("a", "Allow", OptionKind::AllowAlways)],
+        vec![
+            opt("x", "Allow", OptionKind::AllowOnce),
+            opt("x", "Reject", OptionKind::RejectOnce),
+        ],
+        vec![opt("once", "Allow for this session", OptionKind::AllowOnce)],
+    ];
+    for options in shapes {
+        let mut req = shell("cargo test");
+        req.options = options.clone();
+        let got = decide_in(&req, Mode::Auto, &[]);
+        assert!(matches!(got, Decision::Ask { .. }), "{options:?}: {got:?}");
+        // A refusal never sends an id another option shares.
+        let deny = [command_rule(RuleDecision::Deny, "cargo *")];
+        if let Decision::Deny { option_id, .. } = decide_in(&req, Mode::Auto, &deny) {
+            assert!(
+                option_id.is_none_or(|id| options.iter().filter(|o| o.id == id).count() == 1),
+                "{options:?}"
+            );
+        }
+    }
+}
