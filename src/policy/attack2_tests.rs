@@ -241,3 +241,34 @@ fn options_that_cannot_be_answered_safely_make_a_card() {
         }
     }
 }
+
+#[test]
+fn more_programs_that_run_commands_meet_deny_rules() {
+    let deny = [command_rule(RuleDecision::Deny, "rm *")];
+    never_allowed(
+        &[
+            "git rebase -x 'rm -rf x' HEAD~1",
+            "git rebase --exec='rm -rf x' HEAD~1",
+            "git submodule foreach 'rm -rf x'",
+            "git bisect run rm -rf x",
+            "echo 'rm -rf x' | at now",
+            "at now <<< 'rm -rf x'",
+            "echo '* * * * * rm -rf x' | crontab -",
+            "tmux new-session -d 'rm -rf x'",
+            "tmux new -d rm -rf x",
+            "screen -dmS s rm -rf x",
+            "ls | entr rm -rf x",
+            "docker run --rm -v \"$PWD\":/w alpine rm -rf /w",
+            "docker exec c rm -rf /w",
+            "podman run alpine rm -rf /w",
+            "kubectl exec pod -- rm -rf /w",
+            "eatmydata rm -rf x",
+            "chronic rm -rf x",
+            "cross-env A=1 rm -rf x",
+            "nodemon --exec 'rm -rf x'",
+            "watchexec -- rm -rf x",
+            "dotenv -- rm -rf x",
+        ],
+        &deny,
+    );
+}

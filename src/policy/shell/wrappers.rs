@@ -232,6 +232,10 @@ const WRAPPERS: &[Wrapper] = &[
     wrapper("firejail", &[], 0),
     wrapper("valgrind", &[], 0),
     wrapper("catchsegv", &[], 0),
+    wrapper("eatmydata", &[], 0),
+    wrapper("chronic", &[], 0),
+    wrapper("nocache", &[], 0),
+    wrapper("ifne", &[], 0),
     wrapper("cgexec", &["-g"], 0),
     wrapper("prlimit", &[], 0),
     wrapper("setpriv", &[], 0),
@@ -613,6 +617,9 @@ fn runs_unread_code(name: &str, text: &str, spans: &[(usize, usize)], fed: bool)
             .iter()
             .any(|w| matches!(w.as_str(), "-c" | "--cmd" | "-S" | "-s") || w.starts_with('+'));
     }
+    if runs_commands_unseen(name, &words) {
+        return true;
+    }
     if matches!(name, "sed" | "gsed") {
         // A script from a file (`-f x.sed`, `--file=x.sed`, `-nf x.sed`)
         // may hold an `e` command too.
@@ -649,6 +656,46 @@ fn runs_unread_code(name: &str, text: &str, spans: &[(usize, usize)], fed: bool)
         .iter()
         .any(|w| !w.starts_with('-') && !w.starts_with('<') && !w.starts_with('>'));
     has_inline || (fed && !script)
+}
+
+/// Whether `name` given `words` runs a command that warden does not look
+/// into: later (`at`, `crontab`), in another terminal (`tmux new`,
+/// `screen`), in a container (`docker run`, `kubectl exec`), on a change
+/// (`entr`, `watchexec`, `nodemon --exec`) or after setting variables
+/// (`cross-env`, `dotenv`). Deny and ask command rules might match it.
+fn runs_commands_unseen(name: &str, words: &[String]) -> bool {
+    let any = |set: &[&str]| words.iter().any(|w| set.contains(&w.as_str()));
+    match name {
+        "at" | "batch" | "screen" | "entr" | "watchexec" | "cross-env" | "dotenv" | "dotenvx"
+        | "env-cmd" | "concurrently" => true,
+        "crontab" => !any(&["-l"]),
+        "tmux" => any(&[
+            "new",
+            "new-session",
+            "new-window",
+            "neww",
+            "split-window",
+            "splitw",
+            "send-keys",
+            "send",
+            "respawn-pane",
+            "respawnp",
+            "respawn-window",
+            "respawnw",
+            "run-shell",
+            "run",
+            "if-shell",
+            "if",
+            "display-popup",
+            "popup",
+            "pipe-pane",
+            "pipep",
+        ]),
+        "docker" | "podman" | "nerdctl" => any(&["run", "exec", "create"]),
+        "kubectl" | "oc" => any(&["exec", "run", "debug"]),
+        "nodemon" => words.iter().any(|w| w == "-x" || w.starts_with("--exec")),
+        _ => false,
+    }
 }
 
 /// The bundled letters of a short option word without its `-` (`lne` of
@@ -789,6 +836,20 @@ fn git_config(
         if !w.starts_with('-') {
             if w == "config" {
                 git_config_write(text, spans, i, depth, out, opaque);
+            }
+            // Subcommands that run a command of the agent's choosing.
+            let rest: Vec<String> = (i..spans.len()).filter_map(word).collect();
+            let runs = match w.as_str() {
+                "submodule" => rest.iter().any(|r| r == "foreach"),
+                "bisect" => rest.iter().any(|r| r == "run"),
+                "filter-branch" => true,
+                "rebase" => rest
+                    .iter()
+                    .any(|r| r.starts_with("-x") || r.starts_with("--exec")),
+                _ => false,
+            };
+            if runs {
+                unknown(out);
             }
             return;
         }
