@@ -272,3 +272,27 @@ fn more_programs_that_run_commands_meet_deny_rules() {
         &deny,
     );
 }
+
+#[test]
+fn very_long_lines_are_decided() {
+    // No timing is asserted; a line that made the scanner quadratic or worse
+    // would hang this test (`sudo ` 20000 times took 50 s before lines past
+    // 32 KiB were left unread and a wrapper's words were read once).
+    let lines = [
+        "a; ".repeat(20_000),
+        "$(".repeat(5_000),
+        "cd a; ".repeat(5_000) + "cat id_rsa",
+        "sudo ".repeat(20_000) + "rm -rf x",
+        "sh -c ".repeat(5_000) + "'rm -rf x'",
+        format!("cat {}", "x/../".repeat(20_000)),
+        "\"$(\"".repeat(5_000),
+    ];
+    let deny = [command_rule(RuleDecision::Deny, "rm *"), ssh_deny()];
+    for line in &lines {
+        let got = decide_in(&shell(line), Mode::Auto, &deny);
+        assert!(
+            !matches!(got, Decision::Allow { .. }) || !line.contains("rm"),
+            "{got:?}"
+        );
+    }
+}

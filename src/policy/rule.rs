@@ -522,13 +522,26 @@ impl<'a> Facts<'a> {
             dirs.truncate(1);
             args.unreadable = true;
         }
+        // A command a wrapper runs (`sudo rm x`: `rm x`) is the end of the
+        // wrapper's own text, whose words were read already.
+        let seen = |line: &ShellLine, command: &shell::Command| {
+            command.derived
+                && line
+                    .commands
+                    .iter()
+                    .any(|c| !std::ptr::eq(c, command) && c.text.ends_with(&command.text))
+        };
         for dir in &dirs {
             for line in &lines {
                 for command in &line.commands {
-                    arg_paths(command, home, dir, &mut args);
+                    arg_paths(command, home, dir, seen(line, command), &mut args);
                 }
             }
         }
+        let mut unique = std::collections::HashSet::new();
+        args.paths.retain(|p| unique.insert(p.clone()));
+        let mut unique = std::collections::HashSet::new();
+        args.dirs.retain(|p| unique.insert(p.clone()));
         let only_reads = !lines.is_empty()
             && lines.iter().all(|l| {
                 !l.writes_file
@@ -606,7 +619,13 @@ const TREE_READERS: &[&str] = &[
 /// after the program (an option's `=VALUE`, a redirection's target),
 /// unquoted, `~` expanded, taken from `cwd`. A word the shell expands
 /// (`$X`, `$(..)`) is unreadable; a glob reads its literal directory.
-fn arg_paths(command: &shell::Command, home: Option<&Path>, cwd: &Path, out: &mut ArgPaths) {
+fn arg_paths(
+    command: &shell::Command,
+    home: Option<&Path>,
+    cwd: &Path,
+    words_seen: bool,
+    out: &mut ArgPaths,
+) {
     let text = &command.text;
     let spans = shell::words(text);
     let Some(at) = spans
@@ -617,6 +636,9 @@ fn arg_paths(command: &shell::Command, home: Option<&Path>, cwd: &Path, out: &mu
     };
     if command.program().is_some_and(|p| TREE_READERS.contains(&p)) {
         out.dirs.push(glob::normalize_path(".", home, cwd));
+    }
+    if words_seen {
+        return;
     }
     let mut skip_next = false;
     for &(s, e) in &spans[at + 1..] {
