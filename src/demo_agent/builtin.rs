@@ -136,6 +136,14 @@ const SCENARIOS: &[(&str, &str)] = &[
         "own-write [FILE]",
         "writes `<cwd>/FILE` (default `own.txt`) itself",
     ),
+    (
+        "own-link",
+        "links `<cwd>/rc` to `~/.bashrc` and appends through the link itself",
+    ),
+    (
+        "own-fds",
+        "lists its own open descriptors past 2 that it could write to, with their targets",
+    ),
 ];
 
 /// What an `own-*` scenario did with its own IO, outside ACP: `NAME: ok`
@@ -178,6 +186,15 @@ fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
                     }
                 })
         }
+        "own-link" => {
+            let link = cwd.join("rc");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(home.join(".bashrc"), &link)
+                .and_then(|()| std::fs::OpenOptions::new().append(true).open(&link))
+                .and_then(|mut f| f.write_all(b"echo demo-agent was here\n"))
+                .map(|()| format!("appended through {}", link.display()))
+        }
+        "own-fds" => writable_fds().map(|fds| format!("writable: [{}]", fds.join(", "))),
         _ => {
             let path = cwd.join(word.unwrap_or("own.txt"));
             std::fs::write(&path, "written by the demo agent itself\n")
@@ -188,6 +205,33 @@ fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
         Ok(what) => format!("{name}: ok: {what}\n"),
         Err(err) => format!("{name}: failed: {err}\n"),
     }
+}
+
+/// The process's open descriptors past 2 opened for writing (`N -> target`),
+/// from `/proc/self/fd` and `/proc/self/fdinfo`: what a parent leaked.
+fn writable_fds() -> std::io::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fd")? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.parse::<u32>().is_ok_and(|n| n <= 2) {
+            continue;
+        }
+        let Ok(target) = std::fs::read_link(entry.path()) else {
+            continue;
+        };
+        let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{name}")).unwrap_or_default();
+        let flags = info
+            .lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+            .unwrap_or(0);
+        // O_WRONLY or O_RDWR.
+        if flags & 0o3 != 0 {
+            out.push(format!("{name} -> {}", target.display()));
+        }
+    }
+    Ok(out)
 }
 
 /// The steps of the built-in scenario for `prompt`. `turn` numbers the turn
@@ -214,7 +258,7 @@ pub(crate) fn steps_for(prompt: &str, turn: u64, cwd: &Path) -> Vec<Step> {
         "term-args" => term_args(turn),
         "term-forever" => term_forever(turn),
         "term-limit" => term_limit(turn),
-        "own-bashrc" | "own-ssh" | "own-child" | "own-write" => {
+        "own-bashrc" | "own-ssh" | "own-child" | "own-write" | "own-link" | "own-fds" => {
             vec![text(&own_io(&first, words.next(), cwd))]
         }
         name => match tool_demo(name) {

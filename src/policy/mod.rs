@@ -898,3 +898,6 @@ mod attack_tests;
 
 #[cfg(test)]
 mod holes_tests;
+
+#[cfg(test)]
+mod attack2_tests;

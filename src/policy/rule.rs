@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -483,35 +483,65 @@ impl<'a> Facts<'a> {
             ..ArgPaths::default()
         };
         // Relative paths are taken from the cwd, and from every directory a
-        // `cd` or `pushd` of the line moves to.
+        // `cd` or `pushd` of the line moves to, itself taken from each
+        // directory before it (`cd a; cd b; cd ../../../x`).
         let mut dirs = vec![cwd.to_path_buf()];
         for command in lines.iter().flat_map(|l| &l.commands) {
             if !matches!(command.program(), Some("cd" | "pushd")) {
                 continue;
             }
+            if dirs.len() > MAX_CD_DIRS {
+                // Each `cd` may double them: stop here (see below).
+                break;
+            }
             let plain = command.plain.as_deref().unwrap_or_default();
             let target = plain.split(' ').skip(1).find(|w| !w.starts_with('-'));
             match (target, home) {
                 (Some(target), _) => {
-                    dirs.push(Path::new(&glob::normalize_path(target, home, &cwd)).to_path_buf())
+                    let from: Vec<PathBuf> = dirs.clone();
+                    for dir in from {
+                        let to = Path::new(&glob::normalize_path(target, home, &dir)).to_path_buf();
+                        if !dirs.contains(&to) {
+                            dirs.push(to);
+                        }
+                    }
                 }
                 (None, Some(home)) => dirs.push(home.to_path_buf()),
                 (None, None) => args.unreadable = true,
             }
             args.unreadable |= plain.split(' ').skip(1).any(|w| w == "-");
         }
+        // `~` and a bare `cd` follow `HOME`, and `cd` searches `CDPATH`: a
+        // line that names either may set it, so a path may lead anywhere.
+        args.unreadable |= lines
+            .iter()
+            .flat_map(|l| &l.commands)
+            .any(|c| names_variable(&c.text, "HOME") || names_variable(&c.text, "CDPATH"));
         if dirs.len() > MAX_CD_DIRS {
             // Too many to follow: a relative path may lead anywhere.
             dirs.truncate(1);
             args.unreadable = true;
         }
+        // A command a wrapper runs (`sudo rm x`: `rm x`) is the end of the
+        // wrapper's own text, whose words were read already.
+        let seen = |line: &ShellLine, command: &shell::Command| {
+            command.derived
+                && line
+                    .commands
+                    .iter()
+                    .any(|c| !std::ptr::eq(c, command) && c.text.ends_with(&command.text))
+        };
         for dir in &dirs {
             for line in &lines {
                 for command in &line.commands {
-                    arg_paths(command, home, dir, &mut args);
+                    arg_paths(command, home, dir, seen(line, command), &mut args);
                 }
             }
         }
+        let mut unique = std::collections::HashSet::new();
+        args.paths.retain(|p| unique.insert(p.clone()));
+        let mut unique = std::collections::HashSet::new();
+        args.dirs.retain(|p| unique.insert(p.clone()));
         let only_reads = !lines.is_empty()
             && lines.iter().all(|l| {
                 !l.writes_file
@@ -541,6 +571,16 @@ impl<'a> Facts<'a> {
             cwd,
         }
     }
+}
+
+/// Whether `text` holds `name` as a whole identifier (`HOME=x`, `export
+/// HOME`, `for HOME in`, `read HOME`), not as part of one (`HOMEWORK`).
+fn names_variable(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + name.len()..].chars().next().is_some_and(ident)
+    })
 }
 
 /// A path through a process's magic links in `/proc`, as the kernel
@@ -579,7 +619,13 @@ const TREE_READERS: &[&str] = &[
 /// after the program (an option's `=VALUE`, a redirection's target),
 /// unquoted, `~` expanded, taken from `cwd`. A word the shell expands
 /// (`$X`, `$(..)`) is unreadable; a glob reads its literal directory.
-fn arg_paths(command: &shell::Command, home: Option<&Path>, cwd: &Path, out: &mut ArgPaths) {
+fn arg_paths(
+    command: &shell::Command,
+    home: Option<&Path>,
+    cwd: &Path,
+    words_seen: bool,
+    out: &mut ArgPaths,
+) {
     let text = &command.text;
     let spans = shell::words(text);
     let Some(at) = spans
@@ -590,6 +636,9 @@ fn arg_paths(command: &shell::Command, home: Option<&Path>, cwd: &Path, out: &mu
     };
     if command.program().is_some_and(|p| TREE_READERS.contains(&p)) {
         out.dirs.push(glob::normalize_path(".", home, cwd));
+    }
+    if words_seen {
+        return;
     }
     let mut skip_next = false;
     for &(s, e) in &spans[at + 1..] {

@@ -19,7 +19,8 @@
 //! commands through an array subscript), arithmetic (`$(( ))`, `(( ))`,
 //! `$[ ]`) other than plain numbers, `let`, `case`, `function`, `[[ ]]`
 //! with arithmetic or `-v`, builtins given a subscript, an unterminated
-//! quote, substitution or here-document, or nesting past [`MAX_DEPTH`].
+//! quote, substitution or here-document, nesting past [`MAX_DEPTH`], or a
+//! line longer than [`MAX_LINE`].
 //!
 //! Commands that run other commands are looked into for deny and ask rules:
 //! `sudo rm -rf /` also yields `rm -rf /`, `env X=1 timeout 5 make` yields
@@ -253,8 +254,18 @@ pub(crate) fn is_static(word: &str) -> bool {
 
 /// Split a shell line.
 pub(crate) fn parse(line: &str) -> ShellLine {
+    if line.len() > MAX_LINE {
+        // Too long to read on the event loop: nobody can say what it runs.
+        return ShellLine {
+            opaque: true,
+            ..ShellLine::default()
+        };
+    }
     parse_at(line, 0)
 }
+
+/// The longest line (bytes) the scanner reads; a longer one is opaque.
+const MAX_LINE: usize = 32 * 1024;
 
 /// Builtins that evaluate arithmetic or array subscripts in their
 /// arguments: `declare -a x; read 'x[$(rm -rf ~)]'` runs `rm`.

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod attack;
+mod attack_pass2;
 mod card_races;
 mod checkpoints;
 mod common;

@@ -13,15 +13,15 @@ use crate::common::*;
 
 /// A fake home with a `.bashrc` and a key, a workspace, and a demo agent
 /// whose state lives outside both.
-struct Rig {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    work: PathBuf,
-    state: PathBuf,
+pub(crate) struct Rig {
+    pub(crate) _dir: tempfile::TempDir,
+    pub(crate) root: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) work: PathBuf,
+    pub(crate) state: PathBuf,
 }
 
-fn rig() -> Rig {
+pub(crate) fn rig() -> Rig {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let home = root.join("home");
@@ -42,7 +42,7 @@ fn rig() -> Rig {
 }
 
 /// Whether this kernel can confine; if not, say why the test is skipped.
-fn landlock() -> bool {
+pub(crate) fn landlock() -> bool {
     match warden::sandbox::kernel_support() {
         Support::Landlock(_) => true,
         Support::Missing(why) => {
@@ -52,7 +52,7 @@ fn landlock() -> bool {
     }
 }
 
-fn profile(rig: &Rig, mode: SandboxMode) -> Profile {
+pub(crate) fn profile(rig: &Rig, mode: SandboxMode) -> Profile {
     Profile::new(&ProfileInput {
         agent: "demo",
         command_line: vec!["warden", "demo-agent"],
@@ -81,7 +81,7 @@ fn command(rig: &Rig) -> AgentCommand {
 }
 
 /// One turn of `prompt` under `sandbox`; the agent's answer.
-async fn turn(rig: &Rig, sandbox: Profile, mode: Mode, prompt: &str) -> String {
+pub(crate) async fn turn(rig: &Rig, sandbox: Profile, mode: Mode, prompt: &str) -> String {
     let options = ChatOptions {
         mode,
         sandbox: Some(sandbox),
@@ -98,7 +98,7 @@ async fn turn(rig: &Rig, sandbox: Profile, mode: Mode, prompt: &str) -> String {
     text
 }
 
-async fn both_ways(rig: &Rig, mode: Mode, prompt: &str, check: impl Fn(&Rig) -> bool) {
+pub(crate) async fn both_ways(rig: &Rig, mode: Mode, prompt: &str, check: impl Fn(&Rig) -> bool) {
     let name = prompt.split(' ').next().unwrap();
     let confined = turn(rig, profile(rig, SandboxMode::WorkspaceWrite), mode, prompt).await;
     assert!(
@@ -114,7 +114,7 @@ async fn both_ways(rig: &Rig, mode: Mode, prompt: &str, check: impl Fn(&Rig) -> 
     );
 }
 
-fn contains(path: &Path, what: &str) -> bool {
+pub(crate) fn contains(path: &Path, what: &str) -> bool {
     std::fs::read_to_string(path).is_ok_and(|text| text.contains(what))
 }
 

@@ -232,6 +232,10 @@ const WRAPPERS: &[Wrapper] = &[
     wrapper("firejail", &[], 0),
     wrapper("valgrind", &[], 0),
     wrapper("catchsegv", &[], 0),
+    wrapper("eatmydata", &[], 0),
+    wrapper("chronic", &[], 0),
+    wrapper("nocache", &[], 0),
+    wrapper("ifne", &[], 0),
     wrapper("cgexec", &["-g"], 0),
     wrapper("prlimit", &[], 0),
     wrapper("setpriv", &[], 0),
@@ -471,7 +475,8 @@ pub(super) fn unwrap(
             if positional == 0 {
                 break;
             }
-        } else if name == "env" && is_assignment(&w) {
+        } else if name == "env" && (is_assignment(&w) || w == "-") {
+            // (`env -` is `env -i`.)
             i += 1;
         } else if w.starts_with('-') && w != "-" {
             i += if wrapper.values.contains(&w.as_str()) {
@@ -594,7 +599,11 @@ fn runs_unread_code(name: &str, text: &str, spans: &[(usize, usize)], fed: bool)
             .is_none_or(|p| p.contains("system") || p.contains('|') || p.contains("getline"));
     }
     if matches!(name, "make" | "gmake" | "bmake") {
-        // A makefile from standard input: recipes warden cannot read.
+        // A makefile from standard input, or makefile text on the command
+        // line (`--eval`): recipes warden cannot read.
+        if words.iter().any(|w| w.starts_with("--eval")) {
+            return true;
+        }
         return words.windows(2).any(|w| {
             matches!(w[0].as_str(), "-f" | "--file" | "--makefile")
                 && matches!(w[1].as_str(), "-" | "/dev/stdin")
@@ -608,8 +617,19 @@ fn runs_unread_code(name: &str, text: &str, spans: &[(usize, usize)], fed: bool)
             .iter()
             .any(|w| matches!(w.as_str(), "-c" | "--cmd" | "-S" | "-s") || w.starts_with('+'));
     }
+    if runs_commands_unseen(name, &words) {
+        return true;
+    }
     if matches!(name, "sed" | "gsed") {
-        return words.iter().any(|w| sed_executes(w));
+        // A script from a file (`-f x.sed`, `--file=x.sed`, `-nf x.sed`)
+        // may hold an `e` command too.
+        let from_file = words.iter().any(|w| {
+            w.starts_with("--file")
+                || w.strip_prefix('-')
+                    .filter(|f| !f.starts_with('-'))
+                    .is_some_and(|f| short_flags(f).contains('f'))
+        });
+        return from_file || words.iter().any(|w| sed_executes(w));
     }
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     let Some((_, inline)) = INTERPRETERS.iter().find(|(n, _)| *n == base) else {
@@ -620,15 +640,71 @@ fn runs_unread_code(name: &str, text: &str, spans: &[(usize, usize)], fed: bool)
     let own = words
         .iter()
         .take_while(|w| w.starts_with('-') && !matches!(w.as_str(), "-m" | "--" | "-"));
+    // A short flag may come bundled with others (`perl -pe`, `perl -lne`,
+    // `python3 -Ic`, `ruby -ne`): the letter anywhere among them counts.
     let has_inline = own.clone().any(|w| {
         inline.iter().any(|flag| {
-            w == flag || (flag.len() == 2 && w.starts_with(flag) && !w.starts_with("--"))
+            w == flag
+                || (flag.len() == 2
+                    && !w.starts_with("--")
+                    && flag
+                        .strip_prefix('-')
+                        .is_some_and(|letter| short_flags(&w[1..]).contains(letter)))
         })
     }) || words.first().is_some_and(|w| inline.contains(&w.as_str()));
     let script = words
         .iter()
         .any(|w| !w.starts_with('-') && !w.starts_with('<') && !w.starts_with('>'));
     has_inline || (fed && !script)
+}
+
+/// Whether `name` given `words` runs a command that warden does not look
+/// into: later (`at`, `crontab`), in another terminal (`tmux new`,
+/// `screen`), in a container (`docker run`, `kubectl exec`), on a change
+/// (`entr`, `watchexec`, `nodemon --exec`) or after setting variables
+/// (`cross-env`, `dotenv`). Deny and ask command rules might match it.
+fn runs_commands_unseen(name: &str, words: &[String]) -> bool {
+    let any = |set: &[&str]| words.iter().any(|w| set.contains(&w.as_str()));
+    match name {
+        "at" | "batch" | "screen" | "entr" | "watchexec" | "cross-env" | "dotenv" | "dotenvx"
+        | "env-cmd" | "concurrently" => true,
+        "crontab" => !any(&["-l"]),
+        "tmux" => any(&[
+            "new",
+            "new-session",
+            "new-window",
+            "neww",
+            "split-window",
+            "splitw",
+            "send-keys",
+            "send",
+            "respawn-pane",
+            "respawnp",
+            "respawn-window",
+            "respawnw",
+            "run-shell",
+            "run",
+            "if-shell",
+            "if",
+            "display-popup",
+            "popup",
+            "pipe-pane",
+            "pipep",
+        ]),
+        "docker" | "podman" | "nerdctl" => any(&["run", "exec", "create"]),
+        "kubectl" | "oc" => any(&["exec", "run", "debug"]),
+        "nodemon" => words.iter().any(|w| w == "-x" || w.starts_with("--exec")),
+        _ => false,
+    }
+}
+
+/// The bundled letters of a short option word without its `-` (`lne` of
+/// `-lne`), up to the first that is no letter (`i` of `-i.bak`).
+fn short_flags(word: &str) -> &str {
+    let end = word
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(word.len());
+    &word[..end]
 }
 
 /// The script of a shell given `-c` among its options (`-c`, `-lc`,
@@ -758,6 +834,23 @@ fn git_config(
     while let Some(w) = word(i) {
         i += 1;
         if !w.starts_with('-') {
+            if w == "config" {
+                git_config_write(text, spans, i, depth, out, opaque);
+            }
+            // Subcommands that run a command of the agent's choosing.
+            let rest: Vec<String> = (i..spans.len()).filter_map(word).collect();
+            let runs = match w.as_str() {
+                "submodule" => rest.iter().any(|r| r == "foreach"),
+                "bisect" => rest.iter().any(|r| r == "run"),
+                "filter-branch" => true,
+                "rebase" => rest
+                    .iter()
+                    .any(|r| r.starts_with("-x") || r.starts_with("--exec")),
+                _ => false,
+            };
+            if runs {
+                unknown(out);
+            }
             return;
         }
         if w.starts_with("--exec-path") || w.starts_with("--config-env") {
@@ -790,6 +883,54 @@ fn git_config(
         *opaque |= inner.opaque;
         out.extend(inner.commands.into_iter().map(Command::derive));
     }
+}
+
+/// `git config [set] NAME VALUE` (words from `at`): the value is stored for
+/// later, where a command git runs may read it (`alias.x '!cmd'`,
+/// `core.pager`, ...), so it is read as a line of its own, as
+/// [`git_config`] reads `-c NAME=VALUE`; a setting that runs what warden
+/// cannot read (`core.hooksPath`, `include.path`) is unknown.
+fn git_config_write(
+    text: &str,
+    spans: &[(usize, usize)],
+    at: usize,
+    depth: usize,
+    out: &mut Vec<Command>,
+    opaque: &mut bool,
+) {
+    let mut operands = Vec::new();
+    let mut i = at;
+    while let Some(&(s, e)) = spans.get(i) {
+        let w = unquote(&text[s..e]);
+        i += 1;
+        if matches!(
+            w.as_str(),
+            "-f" | "--file" | "--blob" | "--type" | "--default"
+        ) {
+            i += 1;
+        } else if !w.starts_with('-') {
+            operands.push(w);
+        }
+    }
+    if operands.first().is_some_and(|w| w == "set") {
+        operands.remove(0);
+    }
+    let [name, value, ..] = operands.as_slice() else {
+        return;
+    };
+    let name = name.to_ascii_lowercase();
+    if name == "core.hookspath" || name.starts_with("include") || name == "core.worktree" {
+        out.push(Command {
+            unknown: true,
+            plain: None,
+            ..Command::new(text, true)
+        });
+        return;
+    }
+    let script = value.strip_prefix('!').unwrap_or(value);
+    let inner = parse_at(script, depth + 1);
+    *opaque |= inner.opaque;
+    out.extend(inner.commands.into_iter().map(Command::derive));
 }
 
 /// The shell line an option of `wrapper` gives, when `option` is one
