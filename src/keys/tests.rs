@@ -248,3 +248,60 @@ fn pure_modules_import_no_io_settings_or_ui() {
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+#[test]
+fn ui_calls_no_policy_function() {
+    // Drawing reads decisions, it never computes them: under src/ui/ the
+    // policy's types (`Mode`, `Rule`, ...) may be named, none of its
+    // functions (a lower-case name after `policy::`).
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    files(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui"),
+        &mut all,
+    );
+    let mut found = Vec::new();
+    for path in all {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name == "tests.rs" || name.ends_with("_tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find("policy::") {
+            rest = &rest[at + "policy::".len()..];
+            let names: Vec<&str> = match rest.strip_prefix('{') {
+                Some(list) => list[..list.find('}').unwrap_or(list.len())]
+                    .split(',')
+                    .collect(),
+                None => vec![
+                    &rest[..rest
+                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len())],
+                ],
+            };
+            for name in names {
+                let name = name.split_whitespace().next().unwrap_or("");
+                let last = name.rsplit("::").next().unwrap_or("");
+                if last != "self" && last.starts_with(|c: char| c.is_lowercase()) {
+                    found.push(format!("{}: policy::{name}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "ui/ calls the policy: {found:#?}");
+}
