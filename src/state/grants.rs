@@ -82,6 +82,19 @@ impl ChatState {
             .unwrap_or_else(|| self.gate.agent_policy.name.clone())
     }
 
+    /// The agent as a bypass names it: the block it is written to (its
+    /// identity, e.g. `run-agent`), with the name the agent calls itself
+    /// in parentheses when that differs. One line, sanitized.
+    pub(crate) fn bypass_name(&self) -> String {
+        let agent = one_line(&self.settings_agent());
+        let shown = one_line(&self.session.agent_name);
+        if shown.is_empty() || shown == agent {
+            agent
+        } else {
+            format!("{agent} ({shown})")
+        }
+    }
+
     /// Record bypass for this agent (the card's `b`).
     pub(super) fn persist_bypass(&mut self) -> Effect {
         let agent = self.settings_agent();

@@ -506,3 +506,49 @@ fn agent_plan_mode_still_names_the_mode_for_plan() {
     }));
     assert_eq!(effects, vec![set_mode("default", None)]);
 }
+
+#[test]
+fn a_bypass_names_the_agent_it_is_written_for() {
+    // The agent calls itself claude-code; its bypass is written to the
+    // block of its identity, run-agent: the question, the notice and the
+    // log name that, the self-chosen name only in parentheses.
+    let mut s = two_cards();
+    s.session.agent_name = "claude-code".into();
+    s.session.settings_agent = Some("run-agent".into());
+    s.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('p')))));
+    s.update(Msg::Action(Action::ch('b')));
+    let Some(Modal::Confirm(question)) = s.view.focus.modal.clone() else {
+        panic!("no question: {:?}", s.view.focus.modal);
+    };
+    assert!(
+        question.text(&s.bypass_name()).starts_with(
+            "Bypass run-agent (claude-code) from now on? Every call of run-agent (claude-code) "
+        ),
+        "{}",
+        question.text(&s.bypass_name())
+    );
+    s.update(Msg::Action(Action::ch('n')));
+    assert_eq!(
+        s.view.notice.as_deref(),
+        Some("run-agent (claude-code) is not bypassed")
+    );
+    s.update(Msg::Action(Action::ch('b')));
+    let effects = s.update(Msg::Action(Action::ch('y')));
+    assert!(
+        effects.contains(&Effect::EditSettings(SettingsEdit::SetBypass {
+            agent: "run-agent".into(),
+            value: true
+        }))
+    );
+    let reasons: Vec<String> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::LogDecision(r) => Some(r.reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons, ["bypass for run-agent (claude-code) (set by you)"]);
+    // The same name twice is said once.
+    s.session.agent_name = "run-agent".into();
+    assert_eq!(s.bypass_name(), "run-agent");
+}

@@ -84,10 +84,7 @@ impl ChatState {
                 if yes {
                     self.bypass_confirmed(card)
                 } else {
-                    self.view.notice = Some(format!(
-                        "{} is not bypassed",
-                        one_line(&self.session.agent_name)
-                    ));
+                    self.view.notice = Some(format!("{} is not bypassed", self.bypass_name()));
                     Vec::new()
                 }
             }
@@ -314,7 +311,7 @@ impl ChatState {
         if let Some(approval) = index.and_then(|i| self.take_approval(i)) {
             let option = allow_option(&approval.request.options).map(|o| o.id.clone());
             if let Some(id) = option {
-                let reason = format!("bypass for {} (set by you)", self.session.agent_name);
+                let reason = format!("bypass for {} (set by you)", self.bypass_name());
                 effects.extend(self.answer(
                     &approval,
                     PermissionOutcome::Selected(id),
