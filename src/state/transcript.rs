@@ -708,6 +708,16 @@ impl Transcript {
     }
 }
 
+/// The command an execute call's `rawInput` runs, as the policy reads it.
+fn command_of(call: &ToolCall) -> Option<String> {
+    match call.kind {
+        crate::model::ToolKind::Execute => {
+            crate::policy::command_of_input(call.raw_input.as_ref()?)
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1027,15 +1037,5 @@ mod tests {
         t.push_agent_text("Done.");
         assert_eq!(t.len(), 3);
         assert_eq!(t.entries()[2].kind, EntryKind::Agent("Done.".into()));
-    }
-}
-
-/// The command an execute call's `rawInput` runs, as the policy reads it.
-fn command_of(call: &ToolCall) -> Option<String> {
-    match call.kind {
-        crate::model::ToolKind::Execute => {
-            crate::policy::command_of_input(call.raw_input.as_ref()?)
-        }
-        _ => None,
     }
 }

@@ -498,7 +498,7 @@ fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminal
     if let Some(cmd) = &tool.command {
         let first = [spaces(INDENT), Span::styled("$ ", theme.command())];
         let rest = [spaces(INDENT + 2)];
-        let cmd = clean(&cmd);
+        let cmd = clean(cmd);
         let mut lines = cmd.lines();
         for (i, line) in lines.by_ref().take(TEXT_LINES).enumerate() {
             let piece = [Span::styled(line, theme.command())];
