@@ -20,7 +20,7 @@ pub(crate) use tables::*;
 
 /// A key without modifiers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Code {
+pub enum Code {
     /// A character key (shown upper case with Ctrl or Alt).
     Char(char),
     /// Any of the digits 1 to 9 (the binding's command gets the digit).
@@ -48,7 +48,7 @@ pub(crate) enum Code {
 
 /// A key with its modifiers, as warden names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Key {
+pub struct Key {
     pub code: Code,
     pub ctrl: bool,
     pub alt: bool,
@@ -57,7 +57,7 @@ pub(crate) struct Key {
 
 impl Key {
     /// The key alone.
-    pub(crate) const fn plain(code: Code) -> Key {
+    pub const fn plain(code: Code) -> Key {
         Key {
             code,
             ctrl: false,
@@ -67,12 +67,12 @@ impl Key {
     }
 
     /// A character key alone.
-    pub(crate) const fn ch(c: char) -> Key {
+    pub const fn ch(c: char) -> Key {
         Key::plain(Code::Char(c))
     }
 
     /// Ctrl and the key.
-    pub(crate) const fn ctrl(code: Code) -> Key {
+    pub const fn ctrl(code: Code) -> Key {
         Key {
             ctrl: true,
             ..Key::plain(code)
@@ -80,7 +80,7 @@ impl Key {
     }
 
     /// Alt and the key.
-    pub(crate) const fn alt(code: Code) -> Key {
+    pub const fn alt(code: Code) -> Key {
         Key {
             alt: true,
             ..Key::plain(code)
@@ -88,7 +88,7 @@ impl Key {
     }
 
     /// Shift and the key.
-    pub(crate) const fn shift(code: Code) -> Key {
+    pub const fn shift(code: Code) -> Key {
         Key {
             shift: true,
             ..Key::plain(code)
@@ -150,32 +150,6 @@ impl Key {
         }
         out
     }
-
-    /// The key that most plausibly produced `action` in a context table's
-    /// terms: what the state looks up in [`CARDS`], [`MODE_MENU`], ...
-    /// (the keymap turned the press into an action through [`COMPOSER`]).
-    pub(crate) fn of_action(action: &Action) -> Option<Key> {
-        Some(match action {
-            Action::Char(c) => Key::ch(*c),
-            Action::Submit => Key::plain(Code::Enter),
-            Action::Cancel => Key::plain(Code::Esc),
-            Action::Tab => Key::plain(Code::Tab),
-            Action::BackTab => Key::plain(Code::BackTab),
-            Action::Up => Key::plain(Code::Up),
-            Action::Down => Key::plain(Code::Down),
-            Action::Left => Key::plain(Code::Left),
-            Action::Right => Key::plain(Code::Right),
-            Action::Backspace => Key::plain(Code::Backspace),
-            Action::Delete => Key::plain(Code::Delete),
-            Action::CardScroll(d) if *d < 0 => Key::shift(Code::Up),
-            Action::CardScroll(_) => Key::shift(Code::Down),
-            Action::ToggleCards => Key::ctrl(Code::Char('p')),
-            Action::RulesScreen => Key::ctrl(Code::Char('g')),
-            Action::ChatList => Key::ctrl(Code::Char('l')),
-            Action::Help => Key::plain(Code::F(1)),
-            _ => return None,
-        })
-    }
 }
 
 /// Where a binding shows besides the help overlay and the README.
@@ -225,9 +199,43 @@ pub(crate) fn key_name<C: PartialEq>(table: &[Binding<C>], cmd: &C) -> String {
         .unwrap_or_default()
 }
 
-/// Find what `action` means in `table` (see [`Key::of_action`]).
-pub(crate) fn lookup_action<C: Clone>(table: &[Binding<C>], action: &Action) -> Option<C> {
-    lookup(table, Key::of_action(action)?)
+/// What `key` means in the composer, from its own table and the chat
+/// keys ([`COMPOSER`], [`CHATS`]); a character without Ctrl is typed.
+/// `None`: nothing there (the view's own keys, Ctrl-C, or no binding).
+pub(crate) fn composer_action(key: Key) -> Option<Action> {
+    match lookup(COMPOSER, key).or_else(|| lookup(CHATS, key)) {
+        Some(Global::Act(action) | Global::EdgeOrLine(_, action)) => Some(action),
+        Some(Global::GoToChat) => match key.code {
+            Code::Char(c @ '1'..='9') => Some(Action::GoToChat(c as usize - '0' as usize)),
+            _ => None,
+        },
+        Some(Global::Scroll(_) | Global::Interrupt | Global::ToggleMouse) => None,
+        None => match key {
+            Key {
+                code: Code::Char(c),
+                ctrl: false,
+                ..
+            } => Some(Action::Char(c)),
+            _ => None,
+        },
+    }
+}
+
+/// The action as the composer and the keys that mean the same everywhere
+/// see it, with the raw key it came from (if it was a key): a context
+/// matches that key against its own table's rows ([`lookup_key`]). A key
+/// that means nothing in the composer stays [`Action::Key`].
+pub(crate) fn split(input: Action) -> (Action, Option<Key>) {
+    match input {
+        Action::Key(key) => (composer_action(key).unwrap_or(Action::Key(key)), Some(key)),
+        other => (other, None),
+    }
+}
+
+/// Find the binding of the raw key pressed (if the input was a key) in
+/// `table`.
+pub(crate) fn lookup_key<C: Clone>(table: &[Binding<C>], key: Option<Key>) -> Option<C> {
+    lookup(table, key?)
 }
 
 /// Where the keys are, as far as their meaning goes.

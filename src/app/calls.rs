@@ -648,7 +648,13 @@ impl Chat {
                 // the line that `sh -c` (or a direct exec) is given.
                 let run = match terminal_run(command, args, env, &real) {
                     Ok(run) => run,
-                    Err(err) => return responder.respond(Err(ClientError::InvalidParams(err))),
+                    // Nothing to run (no such program, an empty line): the
+                    // gate refuses it and logs it, like every request.
+                    Err(err) => {
+                        let refusal = Refusal::Safety(format!("nothing to run: {err}"));
+                        let error = ClientError::InvalidParams(err);
+                        return self.gate_refused(call, responder, error, refusal);
+                    }
                 };
                 let line = run.judged.clone();
                 let mut input = json!({ "command": line, "cwd": real.display().to_string() });

@@ -1,6 +1,7 @@
 //! The disk writer: the loop only queues (a blocked file does not block the
 //! pump), order holds, failures come back as error lines.
 
+use crate::state::Code;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -194,7 +195,7 @@ fn prompted_without_a_chats_dir(dir: &Path) -> App {
         },
     );
     app.handle(Msg::Action(Action::Paste("hello".into())));
-    app.handle(Msg::Action(Action::Submit));
+    app.handle(Msg::Action(Action::key(Code::Enter)));
     app
 }
 
@@ -236,7 +237,7 @@ async fn record_lines_land_in_the_order_they_were_made() {
         },
     );
     app.handle(Msg::Action(Action::Paste("first".into())));
-    app.handle(Msg::Action(Action::Submit));
+    app.handle(Msg::Action(Action::key(Code::Enter)));
     for n in 0..300 {
         app.handle(Msg::Note(format!("note {n}")));
     }

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use tokio::time::Instant;
 
 use super::{App, Extras, QuitSignals};
-use crate::state::{Action, ChatFocus, Msg};
+use crate::state::{Action, ChatFocus, Code, Msg};
 use crate::tui::keymap::{self, Input};
 use crate::ui::{self, Scroll};
 
@@ -145,10 +145,10 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                         Some(Input::Action(action)) => app.handle(Msg::Key { action, at }),
                         // Over a list, the wheel and the page keys move the selection.
                         Some(Input::Scroll(Scroll::Up(_) | Scroll::PageUp)) if lists => {
-                            app.handle(Msg::Key { action: Action::Up, at });
+                            app.handle(Msg::Key { action: Action::key(Code::Up), at });
                         }
                         Some(Input::Scroll(Scroll::Down(_) | Scroll::PageDown)) if lists => {
-                            app.handle(Msg::Key { action: Action::Down, at });
+                            app.handle(Msg::Key { action: Action::key(Code::Down), at });
                         }
                         Some(Input::Scroll(scroll)) => match app.ws.active_id() {
                             Some(id) => views.scroll(id, scroll),

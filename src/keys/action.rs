@@ -3,9 +3,17 @@
 //! applies. They live with the keys, so the keys and the state need nothing
 //! of each other's but these (no import circle).
 
-/// What the user asked for, already mapped from keys by `tui::keymap`.
+use super::Key;
+
+/// What the user asked for: a key as pressed ([`Action::Key`], from
+/// `tui::keymap`), or what a paste, a click or the view made of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
+    /// A key as pressed. Its meaning depends on where the keys are: each
+    /// context (the composer, a card, a dropdown, the rules screen, ...)
+    /// matches it against its own table's rows (`keys::tables`); the
+    /// composer's meaning is one of the actions below.
+    Key(Key),
     /// Type a character.
     Char(char),
     /// Insert a newline (Alt+Enter, Shift+Enter).
@@ -117,4 +125,16 @@ pub enum Scroll {
     Top,
     /// To the last row; follows new output again.
     Bottom,
+}
+
+impl Action {
+    /// A character key as pressed (tests and scripted input).
+    pub fn ch(c: char) -> Action {
+        Action::Key(Key::ch(c))
+    }
+
+    /// A key without modifiers as pressed (tests and scripted input).
+    pub fn key(code: super::Code) -> Action {
+        Action::Key(Key::plain(code))
+    }
 }

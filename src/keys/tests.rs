@@ -106,38 +106,28 @@ fn no_key_means_two_things_in_one_table() {
 }
 
 #[test]
-fn every_context_key_is_one_the_keymap_can_deliver() {
-    // A context table binds keys by the action the keymap makes of them:
-    // each of its keys (bar the mouse) must come back as itself.
-    for table in [
-        rows_keys(CARDS),
-        rows_keys(QUESTION),
-        rows_keys(CONFIRM_ALL),
-        rows_keys(MODE_MENU),
-        rows_keys(RULES),
-        rows_keys(CHAT_LIST),
-        rows_keys(REASON),
-        rows_keys(KEEP_RULE),
-    ] {
-        for key in table {
-            if matches!(key.code, Code::Click | Code::Digits) {
-                continue;
-            }
-            let action = match lookup(COMPOSER, key).or_else(|| lookup(CHATS, key)) {
-                Some(Global::Act(action)) => action,
-                None if !key.ctrl => match key.code {
-                    Code::Char(c) => Action::Char(c),
-                    _ => panic!("{} reaches no context", key.name('+')),
-                },
-                other => panic!("{} is {other:?} before any context", key.name('+')),
-            };
-            assert_eq!(Key::of_action(&action), Some(key), "{}", key.name('+'));
-        }
-    }
-}
-
-fn rows_keys<C>(table: &[Binding<C>]) -> Vec<Key> {
-    table.iter().flat_map(|b| b.keys.iter().copied()).collect()
+fn a_context_matches_the_key_as_pressed() {
+    // A context reads the key itself, never an action made of it: a key
+    // the composer reads as something else still finds its row there.
+    let (action, key) = split(Action::ch('y'));
+    assert_eq!(action, Action::Char('y'));
+    assert_eq!(lookup_key(CARDS, key), Some(CardCmd::Allow));
+    let (action, key) = split(Action::Key(Key::shift(Code::Up)));
+    assert_eq!(action, Action::CardScroll(-3));
+    assert_eq!(lookup_key(CARDS, key), Some(CardCmd::ScrollUp));
+    let (_, key) = split(Action::Key(Key::ctrl(Code::Char('g'))));
+    assert_eq!(lookup_key(RULES, key), Some(ListCmd::Close));
+    // A digit is the agent's option on a card, typed in the composer.
+    let (action, key) = split(Action::ch('3'));
+    assert_eq!(action, Action::Char('3'));
+    assert_eq!(lookup_key(CARDS, key), Some(CardCmd::AgentOption));
+    // Not a key (a paste, a click): no table row matches it.
+    let (action, key) = split(Action::Submit);
+    assert_eq!((action, key), (Action::Submit, None));
+    assert_eq!(lookup_key(CARDS, key), None);
+    // A key that means nothing in the composer stays the key.
+    let q = Key::ctrl(Code::Char('q'));
+    assert_eq!(split(Action::Key(q)), (Action::Key(q), Some(q)));
 }
 
 #[test]
@@ -257,4 +247,61 @@ fn pure_modules_import_no_io_settings_or_ui() {
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn ui_calls_no_policy_function() {
+    // Drawing reads decisions, it never computes them: under src/ui/ the
+    // policy's types (`Mode`, `Rule`, ...) may be named, none of its
+    // functions (a lower-case name after `policy::`).
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut all = Vec::new();
+    files(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui"),
+        &mut all,
+    );
+    let mut found = Vec::new();
+    for path in all {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name == "tests.rs" || name.ends_with("_tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("read");
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find("policy::") {
+            rest = &rest[at + "policy::".len()..];
+            let names: Vec<&str> = match rest.strip_prefix('{') {
+                Some(list) => list[..list.find('}').unwrap_or(list.len())]
+                    .split(',')
+                    .collect(),
+                None => vec![
+                    &rest[..rest
+                        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len())],
+                ],
+            };
+            for name in names {
+                let name = name.split_whitespace().next().unwrap_or("");
+                let last = name.rsplit("::").next().unwrap_or("");
+                if last != "self" && last.starts_with(|c: char| c.is_lowercase()) {
+                    found.push(format!("{}: policy::{name}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "ui/ calls the policy: {found:#?}");
 }

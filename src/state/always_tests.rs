@@ -1,5 +1,6 @@
 //! The agent's own "always" options: what warden really sends for them.
 
+use crate::state::Code;
 use pretty_assertions::assert_eq;
 
 use super::tests::*;
@@ -81,7 +82,7 @@ fn automatic_allows_never_answer_allow_always() {
 
 #[test]
 fn picking_the_agents_always_answers_once_and_grants_for_this_chat() {
-    for pick in [Action::Char('2'), Action::ClickChoice(1)] {
+    for pick in [Action::ch('2'), Action::ClickChoice(1)] {
         let mut s = chat(Mode::Default);
         s.update(Msg::PermissionRequested {
             id: 1,
@@ -115,8 +116,8 @@ fn picking_the_agents_always_answers_once_and_grants_for_this_chat() {
         id: 1,
         request: Box::new(shell_request("t1", "cargo test", options())),
     });
-    key(&mut s, Action::Down);
-    let effects = key(&mut s, Action::Submit);
+    key(&mut s, Action::key(Code::Down));
+    let effects = key(&mut s, Action::key(Code::Enter));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     assert_eq!(s.gate.grants.len(), 1);
 }
@@ -125,7 +126,7 @@ fn picking_the_agents_always_answers_once_and_grants_for_this_chat() {
 fn reject_always_answers_reject_once() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Edit);
-    let effects = key(&mut s, Action::Char('4'));
+    let effects = key(&mut s, Action::ch('4'));
     assert_eq!(answers(&effects), vec![(1, selected("reject-once"))]);
 }
 
@@ -137,7 +138,7 @@ fn with_only_always_on_offer_y_waits_and_the_explicit_pick_is_sent_with_a_warnin
         request: Box::new(shell_request("t1", "cargo test", only_always())),
     });
     for k in ['y', 'a', 'b'] {
-        assert!(answers(&key(&mut s, Action::Char(k))).is_empty(), "{k}");
+        assert!(answers(&key(&mut s, Action::ch(k))).is_empty(), "{k}");
         assert_eq!(s.gate.approvals.len(), 1, "{k}: the card still waits");
         assert!(
             s.view
@@ -149,7 +150,7 @@ fn with_only_always_on_offer_y_waits_and_the_explicit_pick_is_sent_with_a_warnin
         );
     }
     assert!(!s.gate.agent_policy.bypass);
-    let effects = key(&mut s, Action::Char('1'));
+    let effects = key(&mut s, Action::ch('1'));
     assert_eq!(answers(&effects), vec![(1, selected("always"))]);
     let line = transcript_decisions(&s).join("\n");
     assert!(line.contains("may stop asking"), "{line}");
@@ -158,12 +159,12 @@ fn with_only_always_on_offer_y_waits_and_the_explicit_pick_is_sent_with_a_warnin
 #[test]
 fn switch_mode_answers_only_an_option_that_keeps_the_agent_asking() {
     for (pick, want) in [
-        (Action::Char('1'), "default"),
-        (Action::Char('2'), "default"),
-        (Action::Char('3'), "default"),
-        (Action::Char('y'), "default"),
+        (Action::ch('1'), "default"),
+        (Action::ch('2'), "default"),
+        (Action::ch('3'), "default"),
+        (Action::ch('y'), "default"),
         (Action::ClickChoice(0), "default"),
-        (Action::Char('4'), "plan"),
+        (Action::ch('4'), "plan"),
     ] {
         let mut s = chat(Mode::Plan);
         s.update(Msg::PermissionRequested {
@@ -188,12 +189,12 @@ fn switch_mode_answers_only_an_option_that_keeps_the_agent_asking() {
         ])),
     });
     for k in ['1', '2', 'y'] {
-        assert!(answers(&key(&mut s, Action::Char(k))).is_empty(), "{k}");
+        assert!(answers(&key(&mut s, Action::ch(k))).is_empty(), "{k}");
         assert_eq!(s.gate.approvals.len(), 1);
     }
     assert_eq!(s.gate.mode, Mode::Plan);
     assert_eq!(
-        answers(&key(&mut s, Action::Char('n'))),
+        answers(&key(&mut s, Action::ch('n'))),
         vec![(1, selected("plan"))]
     );
 }

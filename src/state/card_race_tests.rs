@@ -2,6 +2,7 @@
 //! default choice (item 9): the instants come in the messages, as the
 //! terminal and the runtime's clock send them.
 
+use crate::state::{Code, Key};
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
@@ -48,13 +49,13 @@ fn a_key_just_after_the_selected_card_is_withdrawn_answers_nothing() {
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
     // The runtime's clock right after the withdrawal (the pump sends it).
     s.update(Msg::Tick(t1));
-    let effects = at(&mut s, Action::Char('y'), t1 + ms(50));
+    let effects = at(&mut s, Action::ch('y'), t1 + ms(50));
     assert_eq!(answers(&effects), vec![], "the y was meant for card 1");
     assert_eq!(card_ids(&s), vec![2]);
     assert_eq!(s.view.notice.as_deref(), Some(approval::NOT_ARMED));
     assert!(!s.card_armed(), "the card says it is not taking keys yet");
     // Once the user could have seen it, it is answered as usual.
-    let effects = at(&mut s, Action::Char('y'), t1 + ARM_DELAY);
+    let effects = at(&mut s, Action::ch('y'), t1 + ARM_DELAY);
     assert_eq!(answers(&effects), vec![(2, selected("allow-once"))]);
 }
 
@@ -68,13 +69,13 @@ fn the_first_key_after_a_withdrawal_is_ignored_even_without_a_clock() {
     ask(&mut s, 2, "t2", ToolKind::Execute);
     s.update(Msg::Tick(t0));
     s.update(completed("t1"));
-    let effects = at(&mut s, Action::Char('y'), t0 + ms(9_000));
+    let effects = at(&mut s, Action::ch('y'), t0 + ms(9_000));
     assert_eq!(answers(&effects), vec![]);
-    let effects = at(&mut s, Action::Submit, t0 + ms(9_050));
+    let effects = at(&mut s, Action::key(Code::Enter), t0 + ms(9_050));
     assert_eq!(answers(&effects), vec![], "nor Enter");
     let effects = at(&mut s, Action::ClickChoice(0), t0 + ms(9_100));
     assert_eq!(answers(&effects), vec![], "nor a click");
-    let effects = at(&mut s, Action::Char('A'), t0 + ms(9_150));
+    let effects = at(&mut s, Action::ch('A'), t0 + ms(9_150));
     assert_eq!(answers(&effects), vec![]);
     assert_eq!(s.view.focus, Focus::CARDS, "no approve-all question opened");
     assert_eq!(card_ids(&s), vec![2]);
@@ -89,10 +90,10 @@ fn a_double_press_answers_one_card() {
     ask(&mut s, 1, "t1", ToolKind::Edit);
     ask(&mut s, 2, "t2", ToolKind::Execute);
     s.update(Msg::Tick(t0));
-    let effects = at(&mut s, Action::Char('y'), t0 + ms(2_000));
+    let effects = at(&mut s, Action::ch('y'), t0 + ms(2_000));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     s.update(Msg::Tick(t0 + ms(2_001)));
-    let effects = at(&mut s, Action::Char('y'), t0 + ms(2_080));
+    let effects = at(&mut s, Action::ch('y'), t0 + ms(2_080));
     assert_eq!(answers(&effects), vec![]);
     assert_eq!(card_ids(&s), vec![2]);
 }
@@ -105,8 +106,8 @@ fn a_card_the_user_moved_to_takes_keys_at_once() {
     ask(&mut s, 1, "t1", ToolKind::Edit);
     ask(&mut s, 2, "t2", ToolKind::Execute);
     s.update(Msg::Tick(t0));
-    at(&mut s, Action::Tab, t0 + ms(3_000));
-    let effects = at(&mut s, Action::Char('n'), t0 + ms(3_050));
+    at(&mut s, Action::key(Code::Tab), t0 + ms(3_000));
+    let effects = at(&mut s, Action::ch('n'), t0 + ms(3_050));
     assert_eq!(answers(&effects), vec![(2, selected("reject-once"))]);
 }
 
@@ -122,9 +123,9 @@ fn typed_chat(t0: Instant) -> ChatState {
         origin: Default::default(),
     }));
     for (i, c) in "do it".chars().enumerate() {
-        at(&mut s, Action::Char(c), t0 - ms(500) + ms(10 * i as u64));
+        at(&mut s, Action::ch(c), t0 - ms(500) + ms(10 * i as u64));
     }
-    let effects = at(&mut s, Action::Submit, t0);
+    let effects = at(&mut s, Action::key(Code::Enter), t0);
     assert!(matches!(effects.as_slice(), [Effect::SendPrompt(_)]));
     s
 }
@@ -133,9 +134,9 @@ fn type_text(s: &mut ChatState, text: &str, from: Instant) -> Vec<Effect> {
     let mut effects = Vec::new();
     for (i, c) in text.chars().enumerate() {
         let action = if c == '\n' {
-            Action::Submit
+            Action::key(Code::Enter)
         } else {
-            Action::Char(c)
+            Action::ch(c)
         };
         effects.extend(at(s, action, from + ms(40 * i as u64)));
     }
@@ -167,8 +168,12 @@ fn a_card_just_after_a_prompt_never_takes_the_follow_up_being_typed() {
     assert_eq!(card_ids(&s), vec![1]);
     assert_eq!(s.view.focus, Focus::COMPOSER);
     // Ctrl-P reaches the card on purpose; it was on screen all along.
-    at(&mut s, Action::ToggleCards, t1 + ms(2_000));
-    let effects = at(&mut s, Action::Char('n'), t1 + ms(2_100));
+    at(
+        &mut s,
+        Action::Key(Key::ctrl(Code::Char('p'))),
+        t1 + ms(2_000),
+    );
+    let effects = at(&mut s, Action::ch('n'), t1 + ms(2_100));
     assert_eq!(answers(&effects), vec![(1, selected("reject-once"))]);
 }
 
@@ -182,9 +187,9 @@ fn a_card_after_a_pause_takes_the_keys_but_not_at_once() {
     let t1 = t0 + ms(5_000);
     s.update(Msg::Tick(t1));
     assert_eq!(s.view.focus, Focus::CARDS);
-    let effects = at(&mut s, Action::Char('y'), t1 + ms(100));
+    let effects = at(&mut s, Action::ch('y'), t1 + ms(100));
     assert_eq!(answers(&effects), vec![]);
-    let effects = at(&mut s, Action::Char('y'), t1 + ARM_DELAY);
+    let effects = at(&mut s, Action::ch('y'), t1 + ARM_DELAY);
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
 }
 
@@ -198,9 +203,9 @@ fn approve_all_leaves_out_a_card_the_user_could_not_have_seen() {
     ask(&mut s, 2, "t2", ToolKind::Execute);
     let t1 = t0 + ms(4_000);
     s.update(Msg::Tick(t1));
-    at(&mut s, Action::Char('A'), t1 + ms(50));
+    at(&mut s, Action::ch('A'), t1 + ms(50));
     assert_eq!(s.view.focus.modal, Some(Modal::ConfirmAll(vec![1])));
-    let effects = at(&mut s, Action::Char('y'), t1 + ms(900));
+    let effects = at(&mut s, Action::ch('y'), t1 + ms(900));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     assert_eq!(card_ids(&s), vec![2]);
 }
@@ -222,7 +227,7 @@ fn enter_on_a_fresh_card_is_the_plain_allow_once() {
         request: Box::new(req),
     });
     assert_eq!(s.view.cursor.choice, 1);
-    let effects = key(&mut s, Action::Submit);
+    let effects = key(&mut s, Action::key(Code::Enter));
     assert_eq!(answers(&effects), vec![(1, selected("allow"))]);
     assert!(s.gate.grants.is_empty(), "{:?}", s.gate.grants);
 }
@@ -243,7 +248,7 @@ fn with_no_allow_once_the_default_is_the_reject() {
         request: Box::new(req),
     });
     assert_eq!(s.view.cursor.choice, 2);
-    let effects = key(&mut s, Action::Submit);
+    let effects = key(&mut s, Action::key(Code::Enter));
     assert_eq!(answers(&effects), vec![(1, selected("reject"))]);
 }
 
@@ -269,14 +274,18 @@ fn a_y_on_a_form_card_that_just_appeared_opens_nothing() {
         request: Box::new(form),
     });
     s.update(Msg::Tick(t0));
-    for (i, action) in [Action::Char('y'), Action::Submit, Action::ClickChoice(0)]
-        .into_iter()
-        .enumerate()
+    for (i, action) in [
+        Action::ch('y'),
+        Action::key(Code::Enter),
+        Action::ClickChoice(0),
+    ]
+    .into_iter()
+    .enumerate()
     {
         at(&mut s, action, t0 + ms(30 * (i as u64 + 1)));
         assert_eq!(s.view.focus, Focus::CARDS, "no form opened");
     }
-    at(&mut s, Action::Char('y'), t0 + ARM_DELAY);
+    at(&mut s, Action::ch('y'), t0 + ARM_DELAY);
     assert!(matches!(s.view.focus.modal, Some(Modal::Form(_))));
 }
 
@@ -289,20 +298,20 @@ fn a_mode_change_does_not_offer_to_allow_a_card_just_arrived() {
     ask(&mut s, 1, "t1", ToolKind::Edit);
     s.update(Msg::Tick(t0));
     let t1 = t0 + ms(3_000);
-    at(&mut s, Action::ToggleCards, t1);
+    at(&mut s, Action::Key(Key::ctrl(Code::Char('p'))), t1);
     assert_eq!(s.view.focus, Focus::COMPOSER);
     ask(&mut s, 2, "t2", ToolKind::Edit);
     s.update(Msg::Tick(t1 + ms(10)));
     if s.view.focus != Focus::COMPOSER {
-        at(&mut s, Action::ToggleCards, t1 + ms(30));
+        at(&mut s, Action::Key(Key::ctrl(Code::Char('p'))), t1 + ms(30));
     }
-    at(&mut s, Action::BackTab, t1 + ms(60));
+    at(&mut s, Action::key(Code::BackTab), t1 + ms(60));
     assert_eq!(s.gate.mode, Mode::Auto);
     assert_eq!(
         s.view.focus.modal,
         Some(Modal::Confirm(Question::AllowWaiting(vec![1])))
     );
-    let effects = at(&mut s, Action::Char('y'), t1 + ms(900));
+    let effects = at(&mut s, Action::ch('y'), t1 + ms(900));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     assert_eq!(card_ids(&s), vec![2]);
 }

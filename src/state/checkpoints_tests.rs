@@ -67,7 +67,7 @@ fn the_card_restores_on_y_and_keeps_everything_on_n() {
         "restore 2 files (+12 −4) to before turn 2? y restore · n keep them"
     );
     assert_eq!(popup.items[0].label, "M a.rs");
-    let effects = s.update(Msg::Action(Action::Char('y')));
+    let effects = s.update(Msg::Action(Action::ch('y')));
     assert_eq!(
         effects,
         vec![Effect::Checkpoint(CheckpointEffect::Restore(
@@ -78,7 +78,7 @@ fn the_card_restores_on_y_and_keeps_everything_on_n() {
     s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Plan(plan(
         Vec::new(),
     )))));
-    assert!(s.update(Msg::Action(Action::Char('n'))).is_empty());
+    assert!(s.update(Msg::Action(Action::ch('n'))).is_empty());
     assert!(s.view.checkpoints.confirm.is_none());
     assert_eq!(s.view.composer.text(), "");
 }
@@ -90,9 +90,9 @@ fn a_changed_file_is_never_overwritten_by_y() {
     s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Plan(
         conflicted.clone(),
     ))));
-    assert!(s.update(Msg::Action(Action::Char('y'))).is_empty());
+    assert!(s.update(Msg::Action(Action::ch('y'))).is_empty());
     assert_eq!(
-        s.update(Msg::Action(Action::Char('s'))),
+        s.update(Msg::Action(Action::ch('s'))),
         vec![Effect::Checkpoint(CheckpointEffect::Restore(
             Box::new(conflicted),
             Resolution::Skip

@@ -82,7 +82,7 @@ fn a_search_naming_a_command_never_covers_its_terminal() {
     });
     // A search that runs more than a read asks like a command; allowed, it
     // still covers nothing.
-    let effects = key(&mut s, Action::Char('y'));
+    let effects = key(&mut s, Action::ch('y'));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
@@ -100,7 +100,7 @@ fn an_allowed_edit_covers_one_write_of_exactly_its_path() {
         id: 1,
         request: Box::new(edit),
     });
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
         request: Box::new(client_write("/w/a.rs")),
@@ -122,7 +122,7 @@ fn an_allowed_edit_covers_only_the_text_its_card_showed() {
         id: 1,
         request: Box::new(edit_showing("t", "/w/a.rs", "a = 2\n")),
     });
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
         request: Box::new(client_write_text(
@@ -159,7 +159,7 @@ fn an_edit_of_two_files_covers_each_file_with_its_own_text() {
         id: 1,
         request: Box::new(edit),
     });
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     let swapped = s.update(Msg::PermissionRequested {
         id: 2,
         request: Box::new(client_write_text("/w/a.rs", "B\n")),
@@ -184,7 +184,7 @@ fn deny_and_ask_rules_apply_to_a_covered_call() {
         id: 1,
         request: Box::new(edit),
     });
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     let mut deny = crate::policy::Rule::new(crate::policy::RuleDecision::Deny);
     deny.kind = Some("write".parse().expect("kind"));
     deny.path = Some("**/a.rs".into());
@@ -201,7 +201,7 @@ fn deny_and_ask_rules_apply_to_a_covered_call() {
         id: 1,
         request: Box::new(edit),
     });
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     let mut ask_rule = crate::policy::Rule::new(crate::policy::RuleDecision::Ask);
     ask_rule.path = Some("**/a.rs".into());
     s.gate.rules = vec![ask_rule];
@@ -223,7 +223,7 @@ fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
         id: 1,
         request: Box::new(shell_request("t1", "echo a && echo b", options())),
     });
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
         request: Box::new(client_terminal("2", "/bin/sh -lc 'echo a && echo b'")),
@@ -243,7 +243,7 @@ fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
         id: 1,
         request: Box::new(argv),
     });
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     let other = s.update(Msg::PermissionRequested {
         id: 2,
         request: Box::new(client_terminal("2", "touch y")),
@@ -263,7 +263,7 @@ fn an_allowed_command_covers_one_terminal_of_it_after_unwrapping() {
         id: 1,
         request: Box::new(shell_request("t1", "cargo test", options())),
     });
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     let mut env = client_terminal("2", "cargo test");
     env.fields.raw_input = Some(serde_json::json!({
         "command": "cargo test", "cwd": "/w", "env": {"PATH": "/w/evil"}
@@ -295,7 +295,7 @@ fn an_execute_request_with_an_unknown_command_never_covers() {
         id: 1,
         request: Box::new(req),
     });
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
         request: Box::new(client_terminal("2", "touch x")),
@@ -312,7 +312,7 @@ fn allow_for_this_chat_covers_the_program_and_subcommand_only() {
         id: 1,
         request: Box::new(shell_request("t1", "cargo test --lib", options())),
     });
-    let effects = key(&mut s, Action::Char('a'));
+    let effects = key(&mut s, Action::ch('a'));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     let decide = |s: &mut ChatState, id: RequestId, command: &str| {
         let effects = s.update(Msg::PermissionRequested {
@@ -343,7 +343,7 @@ fn allow_for_this_chat_through_a_wrapper_covers_only_that_command() {
         id: 1,
         request: Box::new(shell_request("t1", "bash -c 'cargo test'", options())),
     });
-    key(&mut s, Action::Char('a'));
+    key(&mut s, Action::ch('a'));
     let decide = |s: &mut ChatState, id: RequestId, command: &str| {
         let effects = s.update(Msg::PermissionRequested {
             id,
@@ -363,7 +363,7 @@ fn allow_for_this_chat_through_a_wrapper_covers_only_that_command() {
         id: 1,
         request: Box::new(request("t1", ToolKind::Execute, "Shell")),
     });
-    let effects = key(&mut s, Action::Char('a'));
+    let effects = key(&mut s, Action::ch('a'));
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     let again = s.update(Msg::PermissionRequested {
         id: 2,
@@ -389,7 +389,7 @@ fn an_edit_that_showed_no_new_text_covers_no_write() {
             request: Box::new(edit),
         });
         assert_eq!(s.gate.approvals[0].view.paths(), ["/w/hello.txt"], "{raw}");
-        key(&mut s, Action::Char('y'));
+        key(&mut s, Action::ch('y'));
         let effects = s.update(Msg::PermissionRequested {
             id: 2,
             request: Box::new(client_write_text("/w/hello.txt", "x")),

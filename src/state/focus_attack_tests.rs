@@ -2,6 +2,7 @@
 //! a modal replaced by another, a question whose card is gone. No key typed
 //! for one thing may answer a card the user did not mean.
 
+use crate::state::Code;
 use pretty_assertions::assert_eq;
 
 use super::focus_tests::{answers, busy, card, finished, key, typed};
@@ -16,11 +17,11 @@ fn approve_all_never_answers_a_card_that_came_after_the_question() {
     let mut s = busy();
     card(&mut s, 1, "a");
     card(&mut s, 2, "b");
-    key(&mut s, Action::Char('A'));
+    key(&mut s, Action::ch('A'));
     assert!(matches!(s.view.focus.modal, Some(Modal::ConfirmAll(_))));
     finished(&mut s, "a");
     card(&mut s, 3, "c");
-    let effects = key(&mut s, Action::Char('y'));
+    let effects = key(&mut s, Action::ch('y'));
     assert!(!answered(&effects, 3), "{effects:?}");
     assert!(
         s.gate.approvals.iter().any(|a| a.id == 3),
@@ -33,14 +34,14 @@ fn a_reason_whose_card_left_allows_nothing() {
     let mut s = busy();
     card(&mut s, 1, "a");
     card(&mut s, 2, "b");
-    key(&mut s, Action::Char('r'));
+    key(&mut s, Action::ch('r'));
     assert!(matches!(
         s.view.focus.modal,
         Some(Modal::Reason { card: 1, .. })
     ));
     finished(&mut s, "a");
     let mut effects = typed(&mut s, "yay");
-    effects.extend(key(&mut s, Action::Submit));
+    effects.extend(key(&mut s, Action::key(Code::Enter)));
     assert!(
         answers(&effects)
             .iter()
@@ -55,10 +56,10 @@ fn a_bypass_question_whose_card_left_answers_no_other_card_on_no() {
     let mut s = busy();
     card(&mut s, 1, "a");
     card(&mut s, 2, "b");
-    key(&mut s, Action::Char('b'));
+    key(&mut s, Action::ch('b'));
     assert!(matches!(s.view.focus.modal, Some(Modal::Confirm(_))));
     finished(&mut s, "a");
-    let effects = key(&mut s, Action::Char('n'));
+    let effects = key(&mut s, Action::ch('n'));
     assert!(answers(&effects).is_empty(), "{effects:?}");
     assert!(!s.gate.agent_policy.bypass);
     // The next key is for the cards again, as the user now sees them.
@@ -69,7 +70,7 @@ fn a_bypass_question_whose_card_left_answers_no_other_card_on_no() {
 fn the_last_card_leaving_under_a_question_sends_the_keys_to_the_composer() {
     let mut s = busy();
     card(&mut s, 1, "a");
-    key(&mut s, Action::Char('A'));
+    key(&mut s, Action::ch('A'));
     finished(&mut s, "a");
     assert_eq!(s.view.focus, Focus::COMPOSER);
     card(&mut s, 2, "b");
@@ -82,11 +83,11 @@ fn the_last_card_leaving_under_a_question_sends_the_keys_to_the_composer() {
 fn the_mode_menu_replacing_a_half_typed_reason_sends_nothing() {
     let mut s = busy();
     card(&mut s, 1, "a");
-    key(&mut s, Action::Char('r'));
+    key(&mut s, Action::ch('r'));
     typed(&mut s, "not th");
     let effects = key(&mut s, Action::OpenModeMenu);
     assert!(answers(&effects).is_empty(), "{effects:?}");
-    let effects = key(&mut s, Action::Cancel);
+    let effects = key(&mut s, Action::key(Code::Esc));
     assert!(answers(&effects).is_empty(), "{effects:?}");
     assert!(s.is_busy());
     assert_eq!(s.gate.approvals.len(), 1, "the card still waits");
@@ -106,11 +107,11 @@ fn letters_in_the_mode_menu_answer_no_card_that_arrives_meanwhile() {
 fn a_card_arriving_while_the_user_types_a_reason_for_another_is_not_answered() {
     let mut s = busy();
     card(&mut s, 1, "a");
-    key(&mut s, Action::Char('r'));
+    key(&mut s, Action::ch('r'));
     card(&mut s, 2, "b");
     let effects = typed(&mut s, "yyyy");
     assert!(answers(&effects).is_empty(), "{effects:?}");
-    let effects = key(&mut s, Action::Submit);
+    let effects = key(&mut s, Action::key(Code::Enter));
     // The reason cancels the turn: card 2 may be cancelled, never allowed.
     assert!(
         !answers(&effects).contains(&(2, "allow-once".to_string())),

@@ -3,6 +3,7 @@
 //! changes only for a reason of its own; no key meant for a modal, or for
 //! a card that is gone, answers another card.
 
+use crate::state::{Code, Key};
 use pretty_assertions::assert_eq;
 
 use super::*;
@@ -16,7 +17,7 @@ pub(super) fn request(tool: &str) -> PermissionRequest {
 pub(super) fn busy() -> ChatState {
     let mut s = crate::test_support::ready_chat("/w");
     key(&mut s, Action::Paste("go".into()));
-    key(&mut s, Action::Submit);
+    key(&mut s, Action::key(Code::Enter));
     assert!(s.is_busy());
     s
 }
@@ -26,7 +27,7 @@ pub(super) fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
 }
 
 pub(super) fn typed(s: &mut ChatState, text: &str) -> Vec<Effect> {
-    text.chars().flat_map(|c| key(s, Action::Char(c))).collect()
+    text.chars().flat_map(|c| key(s, Action::ch(c))).collect()
 }
 
 /// Card `id` asks about the tool call `tool`.
@@ -73,14 +74,14 @@ fn the_mode_menu_opened_on_the_cards_closes_back_to_the_cards() {
     key(&mut s, Action::OpenModeMenu);
     assert_eq!(s.view.focus.pane, Pane::Cards);
     assert!(matches!(s.view.focus.modal, Some(Modal::ModeMenu(_))));
-    key(&mut s, Action::Cancel);
+    key(&mut s, Action::key(Code::Esc));
     assert_eq!(s.view.focus, Focus::CARDS);
     assert!(
         s.is_busy(),
         "Esc closed the menu, it did not cancel the turn"
     );
     assert_eq!(
-        answers(&key(&mut s, Action::Char('y'))),
+        answers(&key(&mut s, Action::ch('y'))),
         vec![(1, "allow-once".to_string())]
     );
 }
@@ -93,7 +94,7 @@ fn the_mode_menu_opened_in_the_composer_closes_back_to_the_draft_though_cards_wa
     assert_eq!(s.view.focus, Focus::COMPOSER, "typing: the card waits");
     key(&mut s, Action::OpenModeMenu);
     assert_eq!(s.view.focus.pane, Pane::Composer);
-    key(&mut s, Action::Cancel);
+    key(&mut s, Action::key(Code::Esc));
     assert_eq!(s.view.focus, Focus::COMPOSER);
     assert!(typed(&mut s, " y").is_empty(), "no card answered");
     assert_eq!(s.view.composer.text(), "half a sentence y");
@@ -104,10 +105,10 @@ fn the_mode_menu_opened_in_the_composer_closes_back_to_the_draft_though_cards_wa
 fn picking_a_mode_also_returns_to_the_pane_beneath() {
     let mut s = busy();
     card(&mut s, 1, "a");
-    key(&mut s, Action::ToggleCards);
+    key(&mut s, Action::Key(Key::ctrl(Code::Char('p'))));
     assert_eq!(s.view.focus, Focus::COMPOSER, "Ctrl-P: back to typing");
     key(&mut s, Action::OpenModeMenu);
-    key(&mut s, Action::Submit);
+    key(&mut s, Action::key(Code::Enter));
     assert_eq!(s.view.focus, Focus::COMPOSER);
     assert!(typed(&mut s, "y").is_empty());
     assert_eq!(s.view.composer.text(), "y");
@@ -119,12 +120,12 @@ fn the_rules_screen_closes_back_to_the_pane_it_was_opened_over() {
         let mut s = busy();
         card(&mut s, 1, "a");
         if pane == Pane::Composer {
-            key(&mut s, Action::ToggleCards);
+            key(&mut s, Action::Key(Key::ctrl(Code::Char('p'))));
         }
-        key(&mut s, Action::RulesScreen);
+        key(&mut s, Action::Key(Key::ctrl(Code::Char('g'))));
         assert_eq!(s.view.focus.pane, pane);
         assert!(matches!(s.view.focus.modal, Some(Modal::Rules { .. })));
-        key(&mut s, Action::Cancel);
+        key(&mut s, Action::key(Code::Esc));
         assert_eq!(s.view.focus, Focus { pane, modal: None });
     }
 }
@@ -136,14 +137,17 @@ fn a_card_arriving_under_a_modal_takes_no_key_typed_into_it() {
     // the modal's close (any other key for the menu, Esc for the screen)
     // goes back to the composer.
     let cases = [
-        (Action::OpenModeMenu, vec![Action::Down, Action::Char('y')]),
         (
-            Action::RulesScreen,
+            Action::OpenModeMenu,
+            vec![Action::key(Code::Down), Action::ch('y')],
+        ),
+        (
+            Action::Key(Key::ctrl(Code::Char('g'))),
             vec![
-                Action::Char('y'),
-                Action::Char('a'),
-                Action::Char('y'),
-                Action::Cancel,
+                Action::ch('y'),
+                Action::ch('a'),
+                Action::ch('y'),
+                Action::key(Code::Esc),
             ],
         ),
     ];
@@ -172,7 +176,7 @@ fn a_card_arriving_under_a_modal_takes_no_key_typed_into_it() {
 fn a_card_arriving_while_a_reason_is_typed_takes_none_of_its_letters() {
     let mut s = busy();
     card(&mut s, 1, "a");
-    key(&mut s, Action::Char('r'));
+    key(&mut s, Action::ch('r'));
     card(&mut s, 2, "b");
     let effects = typed(&mut s, "yay no");
     assert_eq!(answers(&effects), vec![]);
@@ -189,15 +193,15 @@ fn a_reason_denies_the_card_it_was_typed_for_when_the_queue_moved() {
     card(&mut s, 1, "a");
     card(&mut s, 2, "b");
     card(&mut s, 3, "c");
-    key(&mut s, Action::Char('j'));
+    key(&mut s, Action::ch('j'));
     assert_eq!(s.gate.approvals[s.view.cursor.selected].id, 2);
-    key(&mut s, Action::Char('r'));
+    key(&mut s, Action::ch('r'));
     // The agent withdraws card 1 while the reason is typed: card 3 now
     // sits where card 2 was.
     finished(&mut s, "a");
     typed(&mut s, "not that file");
     // The denial cancels the turn: card 3 is then cancelled with it.
-    let effects = key(&mut s, Action::Submit);
+    let effects = key(&mut s, Action::key(Code::Enter));
     assert_eq!(
         answers(&effects),
         vec![(2, "reject-once".to_string()), (3, "cancelled".to_string())]
@@ -209,11 +213,11 @@ fn a_reason_for_a_withdrawn_card_keeps_its_letters_and_denies_nothing() {
     let mut s = busy();
     card(&mut s, 1, "a");
     card(&mut s, 2, "b");
-    key(&mut s, Action::Char('r'));
+    key(&mut s, Action::ch('r'));
     finished(&mut s, "a");
     // Still typing the reason: none of its letters answers card 2.
     assert_eq!(answers(&typed(&mut s, "yes, ay")), vec![]);
-    assert_eq!(answers(&key(&mut s, Action::Submit)), vec![]);
+    assert_eq!(answers(&key(&mut s, Action::key(Code::Enter))), vec![]);
     assert_eq!(
         s.view.notice.as_deref(),
         Some("that card was withdrawn meanwhile: nothing denied")
@@ -232,18 +236,21 @@ fn the_cursor_stays_on_its_card_when_an_earlier_one_is_withdrawn() {
     card(&mut s, 1, "a");
     card(&mut s, 2, "b");
     card(&mut s, 3, "c");
-    key(&mut s, Action::Char('j'));
+    key(&mut s, Action::ch('j'));
     finished(&mut s, "a");
     assert_eq!(s.gate.approvals[s.view.cursor.selected].id, 2);
     assert_eq!(
-        answers(&key(&mut s, Action::Char('y'))),
+        answers(&key(&mut s, Action::ch('y'))),
         vec![(2, "allow-once".to_string())]
     );
 }
 
 #[test]
 fn a_modal_closed_over_an_emptied_cards_pane_gives_the_keys_to_the_composer() {
-    for open in [Action::OpenModeMenu, Action::RulesScreen] {
+    for open in [
+        Action::OpenModeMenu,
+        Action::Key(Key::ctrl(Code::Char('g'))),
+    ] {
         let mut s = busy();
         card(&mut s, 1, "a");
         assert_eq!(s.view.focus, Focus::CARDS);
@@ -254,7 +261,7 @@ fn a_modal_closed_over_an_emptied_cards_pane_gives_the_keys_to_the_composer() {
             Pane::Composer,
             "{open:?}: no card to review"
         );
-        key(&mut s, Action::Cancel);
+        key(&mut s, Action::key(Code::Esc));
         assert_eq!(s.view.focus, Focus::COMPOSER, "{open:?}");
         typed(&mut s, "ok");
         assert_eq!(s.view.composer.text(), "ok", "{open:?}");
@@ -265,7 +272,7 @@ fn a_modal_closed_over_an_emptied_cards_pane_gives_the_keys_to_the_composer() {
 fn a_question_about_cards_that_all_went_closes_with_them() {
     let mut s = busy();
     card(&mut s, 1, "a");
-    key(&mut s, Action::Char('A'));
+    key(&mut s, Action::ch('A'));
     assert_eq!(s.view.focus.modal, Some(Modal::ConfirmAll(vec![1])));
     finished(&mut s, "a");
     assert_eq!(s.view.focus, Focus::COMPOSER);
@@ -283,11 +290,11 @@ fn approve_all_confirmed_late_approves_only_the_cards_it_asked_about() {
     let mut s = busy();
     card(&mut s, 1, "a");
     card(&mut s, 2, "b");
-    key(&mut s, Action::Char('A'));
+    key(&mut s, Action::ch('A'));
     assert_eq!(s.view.focus.modal, Some(Modal::ConfirmAll(vec![1, 2])));
     finished(&mut s, "a");
     card(&mut s, 3, "c");
-    let effects = key(&mut s, Action::Char('y'));
+    let effects = key(&mut s, Action::ch('y'));
     assert_eq!(answers(&effects), vec![(2, "allow-once".to_string())]);
     assert_eq!(s.view.focus, Focus::CARDS);
     assert_eq!(
@@ -305,10 +312,10 @@ fn the_key_context_is_the_modal_if_any_else_the_pane() {
     assert_eq!(s.view.focus.context(), Context::Cards);
     key(&mut s, Action::OpenModeMenu);
     assert_eq!(s.view.focus.context(), Context::ModeMenu);
-    key(&mut s, Action::Cancel);
-    key(&mut s, Action::Char('r'));
+    key(&mut s, Action::key(Code::Esc));
+    key(&mut s, Action::ch('r'));
     assert_eq!(s.view.focus.context(), Context::Reason);
-    key(&mut s, Action::Cancel);
+    key(&mut s, Action::key(Code::Esc));
     assert_eq!(s.view.focus.context(), Context::Cards);
 }
 
@@ -331,7 +338,7 @@ fn letters_typed_into_a_form_whose_card_was_withdrawn_never_answer_another_card(
         request: Box::new(form),
     });
     card(&mut s, 2, "b");
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     assert!(
         matches!(s.view.focus.modal, Some(Modal::Form(_))),
         "{:?}",
@@ -357,12 +364,12 @@ fn the_highlighted_choice_stays_when_an_earlier_card_is_withdrawn() {
     let mut s = busy();
     card(&mut s, 1, "a");
     card(&mut s, 2, "b");
-    key(&mut s, Action::Char('j'));
-    key(&mut s, Action::Down);
+    key(&mut s, Action::ch('j'));
+    key(&mut s, Action::key(Code::Down));
     assert_eq!(s.view.cursor.choice, 1, "reject-once highlighted");
     finished(&mut s, "a");
     assert_eq!(
-        answers(&key(&mut s, Action::Submit)),
+        answers(&key(&mut s, Action::key(Code::Enter))),
         vec![(2, "reject-once".to_string())],
         "Enter picks what was highlighted, never the allow above it"
     );

@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::{Action, ChatState, Effect, Modal, RequestId};
-use crate::keys::{self, FormCmd};
+use crate::keys::{self, CardCmd, FormCmd};
 use crate::sanitize::one_line;
 
 /// The card option that accepts an elicitation (`acp::elicitation::ACCEPT`).
@@ -242,19 +242,35 @@ impl ChatState {
     /// Keys on a form elicitation card that mean something else there:
     /// accepting opens the editor; the chat grant and bypass keys do not
     /// apply. `None`: the card's usual keys.
-    pub(super) fn on_form_card_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
+    pub(super) fn on_form_card_key(
+        &mut self,
+        action: &Action,
+        key: Option<keys::Key>,
+    ) -> Option<Vec<Effect>> {
         if matches!(self.view.focus.modal, Some(Modal::Form(_))) {
             return None;
         }
         let (request, schema) = self.form_schema(self.view.cursor.selected)?;
         let card = self.gate.approvals.get(self.view.cursor.selected)?;
         let accept = card.request.options.iter().position(|o| o.id == ACCEPT);
-        let opens = match action {
-            Action::Char('y') => true,
-            Action::Char(c @ '1'..='9') => accept == Some((*c as usize) - ('1' as usize)),
-            Action::Submit => accept == Some(self.view.cursor.choice),
-            Action::ClickChoice(i) => accept == Some(*i),
-            Action::Char('a' | 'b' | 'A' | 'p') => {
+        let digit = match key.map(|k| k.code) {
+            Some(keys::Code::Char(c @ '1'..='9')) => Some(c as usize - '1' as usize),
+            _ => None,
+        };
+        let opens = match (action, keys::lookup_key(keys::CARDS, key)) {
+            (Action::ClickChoice(i), _) => accept == Some(*i),
+            (_, Some(CardCmd::Allow)) => true,
+            (_, Some(CardCmd::AgentOption)) => digit.is_some() && accept == digit,
+            (_, Some(CardCmd::Pick)) => accept == Some(self.view.cursor.choice),
+            (
+                _,
+                Some(
+                    CardCmd::AllowForChat
+                    | CardCmd::Bypass
+                    | CardCmd::ApproveAll
+                    | CardCmd::KeepRule,
+                ),
+            ) => {
                 self.view.notice =
                     Some("a form is filled in (y) or declined (n); nothing else answers it".into());
                 return Some(Vec::new());
@@ -276,7 +292,12 @@ impl ChatState {
     }
 
     /// Keys while a form is being filled in.
-    pub(super) fn on_form_key(&mut self, action: &Action, mut form: FormEditor) -> Vec<Effect> {
+    pub(super) fn on_form_key(
+        &mut self,
+        action: &Action,
+        key: Option<keys::Key>,
+        mut form: FormEditor,
+    ) -> Vec<Effect> {
         let Some(index) = self
             .gate
             .approvals
@@ -290,7 +311,7 @@ impl ChatState {
             return Vec::new();
         };
         form.error = None;
-        match (keys::lookup_action(keys::FORM, action), action) {
+        match (keys::lookup_key(keys::FORM, key), action) {
             (Some(FormCmd::Back), _) => return Vec::new(),
             (Some(FormCmd::Prev), _) => form.selected = form.selected.saturating_sub(1),
             (Some(FormCmd::Next), _) => {

@@ -82,6 +82,19 @@ impl ChatState {
             .unwrap_or_else(|| self.gate.agent_policy.name.clone())
     }
 
+    /// The agent as a bypass names it: the block it is written to (its
+    /// identity, e.g. `run-agent`), with the name the agent calls itself
+    /// in parentheses when that differs. One line, sanitized.
+    pub(crate) fn bypass_name(&self) -> String {
+        let agent = one_line(&self.settings_agent());
+        let shown = one_line(&self.session.agent_name);
+        if shown.is_empty() || shown == agent {
+            agent
+        } else {
+            format!("{agent} ({shown})")
+        }
+    }
+
     /// Record bypass for this agent (the card's `b`).
     pub(super) fn persist_bypass(&mut self) -> Effect {
         let agent = self.settings_agent();
@@ -122,9 +135,14 @@ impl ChatState {
     }
 
     /// Keys while editing the kept rule's pattern.
-    pub(super) fn on_keep_rule_key(&mut self, action: &Action, mut field: Composer) -> Vec<Effect> {
+    pub(super) fn on_keep_rule_key(
+        &mut self,
+        action: &Action,
+        key: Option<crate::keys::Key>,
+        mut field: Composer,
+    ) -> Vec<Effect> {
         use crate::keys::{self, FieldCmd};
-        match keys::lookup_action(keys::KEEP_RULE, action) {
+        match keys::lookup_key(keys::KEEP_RULE, key) {
             Some(FieldCmd::Done) => {
                 let Some(mut rule) = self.gate.rule_draft.take() else {
                     return Vec::new();
@@ -163,14 +181,16 @@ impl ChatState {
     /// Keys on the rules screen.
     pub(super) fn on_grants_key(
         &mut self,
-        action: &Action,
+        key: Option<crate::keys::Key>,
         selected: usize,
         confirm: bool,
     ) -> Vec<Effect> {
         let items = self.grant_items();
         let last = items.len().saturating_sub(1);
         if confirm {
-            if matches!(action, Action::Char('y') | Action::Submit) {
+            // "Remove it?" is a question: its table answers it.
+            let yes = crate::keys::lookup_key(crate::keys::QUESTION, key);
+            if yes == Some(crate::keys::AnswerCmd::Yes) {
                 let effects = self.revoke(items.get(selected));
                 let remaining = self.grant_items().len();
                 self.view.focus.open(Modal::Rules {
@@ -186,7 +206,7 @@ impl ChatState {
             return Vec::new();
         }
         use crate::keys::{self, ListCmd};
-        match keys::lookup_action(keys::RULES, action) {
+        match keys::lookup_key(keys::RULES, key) {
             Some(ListCmd::Up) => {
                 self.view.focus.open(Modal::Rules {
                     selected: selected.saturating_sub(1),

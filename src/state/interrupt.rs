@@ -25,10 +25,11 @@ impl ChatState {
     pub(super) fn on_help_or_interrupt(
         &mut self,
         action: Action,
+        key: Option<keys::Key>,
     ) -> ControlFlow<Vec<Effect>, Action> {
         let Action::Interrupt(now) = action else {
             self.view.quit_armed = None;
-            return match self.on_help_key(&action) {
+            return match self.on_help_key(&action, key) {
                 Some(effects) => Break(effects),
                 None => Continue(action),
             };
@@ -65,7 +66,7 @@ impl ChatState {
     /// F1, or `?` where it is not typed, opens the help; while it is open
     /// ↑/↓ (Home/End) scroll it and any other key closes it (Ctrl-D still
     /// quits).
-    fn on_help_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
+    fn on_help_key(&mut self, action: &Action, key: Option<keys::Key>) -> Option<Vec<Effect>> {
         if self.view.help {
             if matches!(action, Action::Quit) {
                 self.view.help = false;
@@ -83,9 +84,7 @@ impl ChatState {
             Action::Char('?') if self.view.focus.modal.is_some() => false,
             Action::Char('?') => match self.view.focus.pane {
                 Pane::Composer => self.view.composer.is_empty(),
-                Pane::Cards => {
-                    keys::lookup_action(keys::CARDS, action) == Some(keys::CardCmd::Help)
-                }
+                Pane::Cards => keys::lookup_key(keys::CARDS, key) == Some(keys::CardCmd::Help),
             },
             _ => false,
         };

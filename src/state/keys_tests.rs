@@ -1,6 +1,7 @@
 //! Ctrl-C, the help overlay and the key tables in the state (issue 14:
 //! help, Ctrl-C; issue 16: one table of keys).
 
+use crate::state::{Code, Key};
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
@@ -21,7 +22,7 @@ fn idle() -> ChatState {
 fn busy() -> ChatState {
     let mut s = idle();
     key(&mut s, Action::Paste("go".into()));
-    key(&mut s, Action::Submit);
+    key(&mut s, Action::key(Code::Enter));
     assert!(s.is_busy());
     s
 }
@@ -109,7 +110,7 @@ fn ctrl_c_in_a_field_backs_out_as_esc() {
         id: 1,
         request: Box::new(request("t1")),
     });
-    key(&mut s, Action::Char('r'));
+    key(&mut s, Action::ch('r'));
     assert!(matches!(s.view.focus.modal, Some(Modal::Reason { .. })));
     assert_eq!(ctrl_c(&mut s, Instant::now()), vec![]);
     assert_eq!(
@@ -123,17 +124,17 @@ fn ctrl_c_in_a_field_backs_out_as_esc() {
 #[test]
 fn f1_and_question_mark_on_an_empty_message_open_the_help_and_any_key_closes_it() {
     let mut s = idle();
-    key(&mut s, Action::Help);
+    key(&mut s, Action::key(Code::F(1)));
     assert!(s.view.help);
-    assert_eq!(key(&mut s, Action::Char('y')), vec![]);
+    assert_eq!(key(&mut s, Action::ch('y')), vec![]);
     assert!(!s.view.help, "a key closes the help");
     assert!(s.view.composer.is_empty(), "and does nothing else");
-    key(&mut s, Action::Char('?'));
+    key(&mut s, Action::ch('?'));
     assert!(s.view.help, "? on an empty message");
-    key(&mut s, Action::Cancel);
+    key(&mut s, Action::key(Code::Esc));
     assert!(!s.view.help);
-    key(&mut s, Action::Char('a'));
-    key(&mut s, Action::Char('?'));
+    key(&mut s, Action::ch('a'));
+    key(&mut s, Action::ch('?'));
     assert!(!s.view.help, "? in a message is typed");
     assert_eq!(s.view.composer.text(), "a?");
 }
@@ -145,7 +146,7 @@ fn question_mark_on_a_card_shows_the_card_keys() {
         id: 1,
         request: Box::new(request("t1")),
     });
-    key(&mut s, Action::Char('?'));
+    key(&mut s, Action::ch('?'));
     assert!(s.view.help);
     assert_eq!(s.view.focus.context(), Context::Cards);
     assert_eq!(s.gate.approvals.len(), 1, "the card is not answered");
@@ -182,7 +183,7 @@ fn every_card_key_of_the_table_does_what_the_table_says() {
                 request: Box::new(request("t2")),
             });
             let before = s.clone();
-            let effects = key(&mut s, Action::Char(c));
+            let effects = key(&mut s, Action::ch(c));
             let answered = effects
                 .iter()
                 .any(|e| matches!(e, Effect::RespondPermission { .. }));
@@ -218,7 +219,7 @@ fn unbound_letters_on_a_card_say_which_keys_answer() {
         id: 1,
         request: Box::new(request("t1")),
     });
-    key(&mut s, Action::Char('z'));
+    key(&mut s, Action::ch('z'));
     assert_eq!(
         s.view.notice.as_deref(),
         Some("a card is waiting: y allow · n deny · Ctrl-P back to typing")
@@ -230,7 +231,7 @@ fn listing() -> Workspace {
     let mut ws = Workspace::new(vec!["demo".into()]);
     ws.add_chat(idle());
     ws.add_chat(idle());
-    ws.update(WsMsg::Action(Action::ChatList));
+    ws.update(WsMsg::Action(Action::Key(Key::ctrl(Code::Char('l')))));
     assert_eq!(ws.focus, ChatFocus::List { selected: 1 });
     ws
 }
@@ -238,35 +239,35 @@ fn listing() -> Workspace {
 #[test]
 fn the_chat_list_keys_come_from_its_table() {
     let mut ws = listing();
-    ws.update(WsMsg::Action(Action::Up));
+    ws.update(WsMsg::Action(Action::key(Code::Up)));
     assert_eq!(ws.focus, ChatFocus::List { selected: 0 });
-    ws.update(WsMsg::Action(Action::Char('s')));
+    ws.update(WsMsg::Action(Action::ch('s')));
     assert!(!ws.sidebar, "s hides the sidebar");
-    ws.update(WsMsg::Action(Action::Char('r')));
+    ws.update(WsMsg::Action(Action::ch('r')));
     assert!(matches!(ws.focus, ChatFocus::Rename { .. }));
-    ws.update(WsMsg::Action(Action::Cancel));
-    ws.update(WsMsg::Action(Action::Submit));
+    ws.update(WsMsg::Action(Action::key(Code::Esc)));
+    ws.update(WsMsg::Action(Action::key(Code::Enter)));
     assert_eq!(ws.active, 0, "Enter goes to the highlighted chat");
     assert_eq!(ws.focus, ChatFocus::Chat);
     let mut ws = listing();
-    ws.update(WsMsg::Action(Action::Char('2')));
+    ws.update(WsMsg::Action(Action::ch('2')));
     assert_eq!(ws.active, 1, "a digit goes to that chat");
     let mut ws = listing();
-    ws.update(WsMsg::Action(Action::Char('x')));
+    ws.update(WsMsg::Action(Action::ch('x')));
     assert_eq!(ws.chats.len(), 1, "x closes the highlighted idle chat");
 }
 
 #[test]
 fn question_mark_in_the_chat_list_shows_its_keys_and_any_key_closes_them() {
     let mut ws = listing();
-    ws.update(WsMsg::Action(Action::Char('?')));
+    ws.update(WsMsg::Action(Action::ch('?')));
     assert!(ws.help);
     assert_eq!(ws.focus, ChatFocus::List { selected: 1 }, "the list stays");
-    let effects = ws.update(WsMsg::Action(Action::Char('x')));
+    let effects = ws.update(WsMsg::Action(Action::ch('x')));
     assert!(effects.is_empty());
     assert!(!ws.help);
     assert_eq!(ws.chats.len(), 2, "the closing key closes nothing else");
-    ws.update(WsMsg::Action(Action::Help));
+    ws.update(WsMsg::Action(Action::key(Code::F(1))));
     assert!(ws.help, "F1 too");
 }
 
@@ -279,7 +280,7 @@ fn keep_as_rule_on_a_card_with_no_path_or_command_proposes_nothing_and_says_why(
         id: 1,
         request: Box::new(request("t1")),
     });
-    let effects = key(&mut s, Action::Char('p'));
+    let effects = key(&mut s, Action::ch('p'));
     assert!(effects.is_empty());
     assert_eq!(s.view.focus.modal, None);
     assert_eq!(s.gate.rule_draft, None);

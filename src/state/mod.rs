@@ -49,7 +49,7 @@ use crate::record::DecisionRecord;
 /// Identifies one permission request for the runtime, which keeps its responder.
 pub(crate) type RequestId = u64;
 
-pub use crate::keys::Action;
+pub use crate::keys::{Action, Code, Key};
 
 /// Everything that can change the state.
 #[derive(Debug, Clone, PartialEq)]
@@ -502,7 +502,7 @@ impl ChatState {
             Msg::Checkpoint(msg) => self.on_checkpoint(*msg),
             Msg::Action(action) => self.on_action(action),
             Msg::Key { action, at } => {
-                self.key_at(&action, at);
+                self.key_at(&crate::keys::split(action.clone()).0, at);
                 self.view.pressed_at = Some(at);
                 let effects = self.on_action(action);
                 self.view.pressed_at = None;
@@ -797,7 +797,12 @@ impl ChatState {
         self.session.transcript.replace_last(EntryKind::User(text));
     }
 
-    fn on_action(&mut self, action: Action) -> Vec<Effect> {
+    /// A key (as pressed), a paste or a click. The composer's meaning of a
+    /// key (`action`) serves the keys that mean the same everywhere and the
+    /// composer; the context that has the keys (a card, a modal) matches
+    /// the raw `key` against its own table.
+    fn on_action(&mut self, input: Action) -> Vec<Effect> {
+        let (action, mut key) = crate::keys::split(input);
         if !matches!(action, Action::ToggleThoughts) {
             self.view.notice = None;
         }
@@ -808,10 +813,15 @@ impl ChatState {
         {
             return effects;
         }
-        let action = match self.on_help_or_interrupt(action) {
+        let interrupt = matches!(action, Action::Interrupt(_));
+        let action = match self.on_help_or_interrupt(action, key) {
             std::ops::ControlFlow::Break(effects) => return effects,
             std::ops::ControlFlow::Continue(action) => action,
         };
+        if interrupt && action == Action::Cancel {
+            // Ctrl-C in a field, a menu or a question is Esc there.
+            key = Some(Key::plain(Code::Esc));
+        }
         if let Some(effects) = self.checkpoint_key(&action) {
             return effects;
         }
@@ -880,17 +890,17 @@ impl ChatState {
         let Some(modal) = self.view.focus.modal.take() else {
             return match self.view.focus.pane {
                 Pane::Composer => self.on_composer_key(action),
-                Pane::Cards => self.on_card_key(&action),
+                Pane::Cards => self.on_card_key(&action, key),
             };
         };
         match modal {
-            Modal::Reason { card, field } => self.on_reason_key(&action, card, field),
-            Modal::ConfirmAll(ids) => self.on_confirm_key(&action, ids),
-            Modal::Confirm(question) => self.on_question_key(&action, question),
-            Modal::ModeMenu(highlighted) => self.on_menu_key(&action, highlighted),
-            Modal::KeepRule(field) => self.on_keep_rule_key(&action, field),
-            Modal::Form(form) => self.on_form_key(&action, form),
-            Modal::Rules { selected, confirm } => self.on_grants_key(&action, selected, confirm),
+            Modal::Reason { card, field } => self.on_reason_key(&action, key, card, field),
+            Modal::ConfirmAll(ids) => self.on_confirm_key(key, ids),
+            Modal::Confirm(question) => self.on_question_key(key, question),
+            Modal::ModeMenu(highlighted) => self.on_menu_key(&action, key, highlighted),
+            Modal::KeepRule(field) => self.on_keep_rule_key(&action, key, field),
+            Modal::Form(form) => self.on_form_key(&action, key, form),
+            Modal::Rules { selected, confirm } => self.on_grants_key(key, selected, confirm),
         }
     }
 

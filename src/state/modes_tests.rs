@@ -2,6 +2,7 @@
 //! (issue 10 item 1), and mode changes or a bypass never approve waiting
 //! cards without a yes (item 5, the bypass extras).
 
+use crate::state::{Code, Key};
 use pretty_assertions::assert_eq;
 
 use super::*;
@@ -73,7 +74,7 @@ fn set_mode(id: &str, config_option: Option<&str>) -> Effect {
 
 fn submit(s: &mut ChatState, text: &str) -> Vec<Effect> {
     s.update(Msg::Action(Action::Paste(text.into())));
-    s.update(Msg::Action(Action::Submit))
+    s.update(Msg::Action(Action::key(Code::Enter)))
 }
 
 fn warnings(s: &ChatState) -> Vec<String> {
@@ -114,7 +115,7 @@ fn a_session_opening_in_auto_is_moved_to_the_asking_mode_before_any_prompt() {
         Some("default")
     );
     assert_eq!(
-        s.update(Msg::Action(Action::Submit)),
+        s.update(Msg::Action(Action::key(Code::Enter))),
         vec![Effect::SendPrompt("touch x".into())],
         "the text waited in the composer"
     );
@@ -190,10 +191,10 @@ fn an_agent_without_an_asking_mode_is_refused_in_plan_only() {
             .last()
             .is_some_and(|w| w.contains("Plan is refused"))
     );
-    s.update(Msg::Action(Action::BackTab));
+    s.update(Msg::Action(Action::key(Code::BackTab)));
     assert_eq!(s.gate.mode, Mode::Default);
     assert_eq!(
-        s.update(Msg::Action(Action::Submit)),
+        s.update(Msg::Action(Action::key(Code::Enter))),
         vec![Effect::SendPrompt("edit it".into())]
     );
 }
@@ -284,7 +285,7 @@ fn two_cards() -> ChatState {
     submit(&mut s, "edit both");
     s.update(edit(1, "a"));
     s.update(edit(2, "b"));
-    s.update(Msg::Action(Action::ToggleCards));
+    s.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('p')))));
     assert_eq!(s.view.focus, Focus::COMPOSER);
     s
 }
@@ -310,7 +311,7 @@ fn the_dropdown_into_auto_asks_before_approving_waiting_cards() {
         s.view.focus.modal,
         Some(Modal::Confirm(Question::AllowWaiting(vec![1, 2])))
     );
-    let effects = s.update(Msg::Action(Action::Char('n')));
+    let effects = s.update(Msg::Action(Action::ch('n')));
     assert_eq!(responses(&effects), Vec::new());
     assert_eq!(s.gate.approvals.len(), 2, "n keeps them as cards");
     assert_eq!(s.gate.mode, Mode::Auto, "Auto holds for new requests");
@@ -324,12 +325,12 @@ fn the_dropdown_into_auto_asks_before_approving_waiting_cards() {
 #[test]
 fn yes_approves_only_the_cards_still_allowed() {
     let mut s = two_cards();
-    s.update(Msg::Action(Action::BackTab));
+    s.update(Msg::Action(Action::key(Code::BackTab)));
     assert_eq!(
         s.view.focus.modal,
         Some(Modal::Confirm(Question::AllowWaiting(vec![1, 2])))
     );
-    let effects = s.update(Msg::Action(Action::Char('y')));
+    let effects = s.update(Msg::Action(Action::ch('y')));
     assert_eq!(
         responses(&effects),
         vec![
@@ -353,14 +354,14 @@ fn yes_approves_only_the_cards_still_allowed() {
 #[test]
 fn bypass_confirmed_asks_about_the_other_waiting_cards() {
     let mut s = two_cards();
-    s.update(Msg::Action(Action::ToggleCards));
+    s.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('p')))));
     assert_eq!(s.view.focus, Focus::CARDS);
-    s.update(Msg::Action(Action::Char('b')));
-    let effects = s.update(Msg::Action(Action::Char('n')));
+    s.update(Msg::Action(Action::ch('b')));
+    let effects = s.update(Msg::Action(Action::ch('n')));
     assert_eq!(effects, Vec::new());
     assert!(!s.gate.agent_policy.bypass);
-    s.update(Msg::Action(Action::Char('b')));
-    let effects = s.update(Msg::Action(Action::Char('y')));
+    s.update(Msg::Action(Action::ch('b')));
+    let effects = s.update(Msg::Action(Action::ch('y')));
     assert!(s.gate.agent_policy.bypass);
     assert_eq!(
         responses(&effects),
@@ -387,7 +388,7 @@ fn in_plan_the_agent_stays_in_its_asking_mode_unless_opted_in() {
     assert!(!s.agent_enforces_plan());
     // Leaving Plan and coming back never moves the agent.
     for _ in 0..3 {
-        let effects = s.update(Msg::Action(Action::BackTab));
+        let effects = s.update(Msg::Action(Action::key(Code::BackTab)));
         assert!(
             !effects
                 .iter()
@@ -504,4 +505,50 @@ fn agent_plan_mode_still_names_the_mode_for_plan() {
         origin: SessionOrigin::New,
     }));
     assert_eq!(effects, vec![set_mode("default", None)]);
+}
+
+#[test]
+fn a_bypass_names_the_agent_it_is_written_for() {
+    // The agent calls itself claude-code; its bypass is written to the
+    // block of its identity, run-agent: the question, the notice and the
+    // log name that, the self-chosen name only in parentheses.
+    let mut s = two_cards();
+    s.session.agent_name = "claude-code".into();
+    s.session.settings_agent = Some("run-agent".into());
+    s.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('p')))));
+    s.update(Msg::Action(Action::ch('b')));
+    let Some(Modal::Confirm(question)) = s.view.focus.modal.clone() else {
+        panic!("no question: {:?}", s.view.focus.modal);
+    };
+    assert!(
+        question.text(&s.bypass_name()).starts_with(
+            "Bypass run-agent (claude-code) from now on? Every call of run-agent (claude-code) "
+        ),
+        "{}",
+        question.text(&s.bypass_name())
+    );
+    s.update(Msg::Action(Action::ch('n')));
+    assert_eq!(
+        s.view.notice.as_deref(),
+        Some("run-agent (claude-code) is not bypassed")
+    );
+    s.update(Msg::Action(Action::ch('b')));
+    let effects = s.update(Msg::Action(Action::ch('y')));
+    assert!(
+        effects.contains(&Effect::EditSettings(SettingsEdit::SetBypass {
+            agent: "run-agent".into(),
+            value: true
+        }))
+    );
+    let reasons: Vec<String> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::LogDecision(r) => Some(r.reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons, ["bypass for run-agent (claude-code) (set by you)"]);
+    // The same name twice is said once.
+    s.session.agent_name = "run-agent".into();
+    assert_eq!(s.bypass_name(), "run-agent");
 }

@@ -1,6 +1,7 @@
 //! Key-driven tests of the permission gate in the state: feed messages and
 //! actions, inspect the effects.
 
+use crate::state::{Code, Key};
 use pretty_assertions::assert_eq;
 
 use super::*;
@@ -48,7 +49,7 @@ pub(super) fn chat(mode: Mode) -> ChatState {
         origin: Default::default(),
     }));
     s.update(Msg::Action(Action::Paste("go".into())));
-    let effects = s.update(Msg::Action(Action::Submit));
+    let effects = s.update(Msg::Action(Action::key(Code::Enter)));
     assert!(matches!(effects.as_slice(), [Effect::SendPrompt(p)] if p.ends_with("go")));
     s
 }
@@ -179,10 +180,10 @@ fn cards_queue_fifo_and_answer_by_request_id() {
         s.session.transcript.tool("t1").map(|t| t.state),
         Some(ToolState::AwaitingApproval)
     );
-    let effects = key(&mut s, Action::Char('y'));
+    let effects = key(&mut s, Action::ch('y'));
     assert_eq!(answers(&effects), vec![(7, selected("allow-once"))]);
     assert_eq!(logged_sources(&effects), vec!["user"]);
-    let effects = key(&mut s, Action::Char('n'));
+    let effects = key(&mut s, Action::ch('n'));
     assert_eq!(answers(&effects), vec![(3, selected("reject-once"))]);
     assert!(s.gate.approvals.is_empty());
     assert_eq!(
@@ -201,13 +202,13 @@ fn number_keys_pick_the_agents_options_and_tab_moves_between_cards() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "t1", ToolKind::Edit);
     ask(&mut s, 2, "t2", ToolKind::Edit);
-    key(&mut s, Action::Tab);
+    key(&mut s, Action::key(Code::Tab));
     assert_eq!(s.view.cursor.selected, 1);
-    let effects = key(&mut s, Action::Char('3'));
+    let effects = key(&mut s, Action::ch('3'));
     assert_eq!(answers(&effects), vec![(2, selected("reject-once"))]);
-    key(&mut s, Action::Down);
-    key(&mut s, Action::Down);
-    let effects = key(&mut s, Action::Submit);
+    key(&mut s, Action::key(Code::Down));
+    key(&mut s, Action::key(Code::Down));
+    let effects = key(&mut s, Action::key(Code::Enter));
     assert_eq!(
         answers(&effects),
         vec![(1, selected("reject-once"))],
@@ -221,10 +222,10 @@ fn approve_all_covers_only_the_cards_pending_at_the_key_press() {
     for (id, tool) in [(1, "a"), (2, "b"), (3, "c")] {
         ask(&mut s, id, tool, ToolKind::Edit);
     }
-    assert!(key(&mut s, Action::Char('A')).is_empty(), "asks first");
+    assert!(key(&mut s, Action::ch('A')).is_empty(), "asks first");
     assert_eq!(s.view.focus.modal, Some(Modal::ConfirmAll(vec![1, 2, 3])));
     ask(&mut s, 4, "d", ToolKind::Edit);
-    let effects = key(&mut s, Action::Char('y'));
+    let effects = key(&mut s, Action::ch('y'));
     assert_eq!(
         answers(&effects),
         vec![
@@ -243,8 +244,8 @@ fn approve_all_covers_only_the_cards_pending_at_the_key_press() {
 fn approve_all_can_be_declined() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Edit);
-    key(&mut s, Action::Char('A'));
-    assert!(key(&mut s, Action::Char('n')).is_empty());
+    key(&mut s, Action::ch('A'));
+    assert!(key(&mut s, Action::ch('n')).is_empty());
     assert_eq!(s.view.focus, Focus::CARDS);
     assert_eq!(s.gate.approvals.len(), 1);
 }
@@ -279,7 +280,7 @@ fn turn_end_and_esc_cancel_every_card() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Edit);
     ask(&mut s, 2, "b", ToolKind::Fetch);
-    let effects = key(&mut s, Action::Cancel);
+    let effects = key(&mut s, Action::key(Code::Esc));
     assert_eq!(effects[0], Effect::CancelTurn);
     assert_eq!(
         answers(&effects),
@@ -302,13 +303,13 @@ fn a_card_never_takes_keys_from_a_half_typed_message() {
     s.session.turn = Some(Turn { cancelling: false });
     ask(&mut s, 1, "a", ToolKind::Edit);
     assert_eq!(s.view.focus, Focus::COMPOSER);
-    assert!(key(&mut s, Action::Char('y')).is_empty());
+    assert!(key(&mut s, Action::ch('y')).is_empty());
     assert_eq!(s.view.composer.text(), "hely", "y went into the message");
     assert_eq!(s.gate.approvals.len(), 1, "the card still waits");
-    key(&mut s, Action::ToggleCards);
+    key(&mut s, Action::Key(Key::ctrl(Code::Char('p'))));
     assert_eq!(s.view.focus, Focus::CARDS);
     assert_eq!(
-        answers(&key(&mut s, Action::Char('y'))),
+        answers(&key(&mut s, Action::ch('y'))),
         vec![(1, selected("allow-once"))]
     );
 }
@@ -318,9 +319,9 @@ fn deny_with_reason_rejects_cancels_and_sends_the_reason_next() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Edit);
     ask(&mut s, 2, "b", ToolKind::Edit);
-    key(&mut s, Action::Char('r'));
+    key(&mut s, Action::ch('r'));
     key(&mut s, Action::Paste("not that file".into()));
-    let effects = key(&mut s, Action::Submit);
+    let effects = key(&mut s, Action::key(Code::Enter));
     assert_eq!(
         answers(&effects),
         vec![
@@ -351,7 +352,7 @@ fn allow_for_this_chat_grants_same_kind_and_tool_and_redecides_the_queue() {
     });
     ask(&mut s, 3, "c", ToolKind::Delete);
     // Card 1's tool is "Do" (the title's first word); card 2's too.
-    let effects = key(&mut s, Action::Char('a'));
+    let effects = key(&mut s, Action::ch('a'));
     assert_eq!(
         answers(&effects),
         vec![(1, selected("allow-once")), (2, selected("allow-once"))]
@@ -370,12 +371,12 @@ fn allow_for_this_chat_grants_same_kind_and_tool_and_redecides_the_queue() {
 fn bypass_allows_and_asks_to_persist() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, "a", ToolKind::Delete);
-    assert_eq!(key(&mut s, Action::Char('b')), Vec::new(), "b asks first");
+    assert_eq!(key(&mut s, Action::ch('b')), Vec::new(), "b asks first");
     assert_eq!(
         s.view.focus.modal,
         Some(Modal::Confirm(Question::Bypass(1)))
     );
-    let effects = key(&mut s, Action::Char('y'));
+    let effects = key(&mut s, Action::ch('y'));
     assert!(
         effects.contains(&Effect::EditSettings(SettingsEdit::SetBypass {
             agent: "demo".into(),
@@ -403,7 +404,7 @@ fn switch_mode_approved_in_plan_moves_the_chat_to_default() {
         1,
         "switch_mode always asks, even in Plan"
     );
-    key(&mut s, Action::Char('3'));
+    key(&mut s, Action::ch('3'));
     assert_eq!(s.gate.mode, Mode::Default);
 }
 
@@ -425,21 +426,21 @@ fn shift_tab_cycles_modes_and_waiting_cards_follow_the_new_mode() {
     s.update(Msg::Action(Action::Paste("x".into())));
     ask(&mut s, 1, "a", ToolKind::Edit);
     assert_eq!(s.view.focus, Focus::COMPOSER);
-    let effects = key(&mut s, Action::BackTab);
+    let effects = key(&mut s, Action::key(Code::BackTab));
     assert_eq!(s.gate.mode, Mode::Auto);
     assert_eq!(answers(&effects), Vec::new(), "Auto allows nothing unasked");
     assert_eq!(
         s.view.focus.modal,
         Some(Modal::Confirm(Question::AllowWaiting(vec![1])))
     );
-    let effects = key(&mut s, Action::BackTab);
+    let effects = key(&mut s, Action::key(Code::BackTab));
     assert_eq!(s.gate.mode, Mode::Plan);
     assert_eq!(
         answers(&effects),
         vec![(1, selected("reject-once"))],
         "Plan blocks the waiting edit at once"
     );
-    key(&mut s, Action::BackTab);
+    key(&mut s, Action::key(Code::BackTab));
     assert_eq!(s.gate.mode, Mode::Default);
 }
 
@@ -469,8 +470,8 @@ fn the_mode_dropdown_opens_moves_and_picks() {
         Some(Modal::ModeMenu(1)),
         "opens on the current mode"
     );
-    key(&mut s, Action::Up);
-    key(&mut s, Action::Submit);
+    key(&mut s, Action::key(Code::Up));
+    key(&mut s, Action::key(Code::Enter));
     assert_eq!(s.gate.mode, Mode::Plan);
     assert_eq!(s.view.focus, Focus::COMPOSER);
     // The agent's own mode: a warning, and set_mode.
@@ -499,7 +500,7 @@ fn plan_mode_prompts_carry_the_visible_instruction() {
         origin: Default::default(),
     }));
     s.update(Msg::Action(Action::Paste("refactor it".into())));
-    let effects = key(&mut s, Action::Submit);
+    let effects = key(&mut s, Action::key(Code::Enter));
     assert_eq!(
         effects,
         vec![Effect::SendPrompt(format!(
@@ -520,18 +521,18 @@ fn agent_plan_mode_is_opt_in_and_restored() {
     let mut s = chat(Mode::Default);
     s.gate.asking_mode = Some("default".into());
     assert!(
-        !key(&mut s, Action::BackTab)
+        !key(&mut s, Action::key(Code::BackTab))
             .iter()
             .any(|e| matches!(e, Effect::SetAgentMode { .. }))
     );
     s.gate.agent_plan_mode = Some("plan".into());
-    let to_plan = key(&mut s, Action::BackTab);
+    let to_plan = key(&mut s, Action::key(Code::BackTab));
     assert_eq!(s.gate.mode, Mode::Plan);
     assert!(to_plan.contains(&Effect::SetAgentMode {
         mode_id: "plan".into(),
         config_option: None
     }));
-    let back = key(&mut s, Action::BackTab);
+    let back = key(&mut s, Action::key(Code::BackTab));
     assert!(back.contains(&Effect::SetAgentMode {
         mode_id: "default".into(),
         config_option: None
@@ -557,14 +558,14 @@ fn keep_as_rule_offers_an_editable_pattern_and_appends_it() {
         id: 1,
         request: Box::new(req),
     });
-    key(&mut s, Action::Char('p'));
+    key(&mut s, Action::ch('p'));
     let Some(Modal::KeepRule(field)) = &s.view.focus.modal else {
         panic!("{:?}", s.view.focus)
     };
     assert_eq!(field.text(), "cargo test *");
     key(&mut s, Action::KillLineStart);
     key(&mut s, Action::Paste("cargo *".into()));
-    let effects = key(&mut s, Action::Submit);
+    let effects = key(&mut s, Action::key(Code::Enter));
     let Some(Effect::EditSettings(SettingsEdit::AppendRule(rule))) = effects.first() else {
         panic!("{effects:?}")
     };
@@ -588,7 +589,7 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
         tool: "Bash".into(),
         commands: None,
     }];
-    key(&mut s, Action::RulesScreen);
+    key(&mut s, Action::Key(Key::ctrl(Code::Char('g'))));
     assert_eq!(
         s.grant_items(),
         vec![
@@ -597,7 +598,7 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
             GrantItem::ChatGrant(0)
         ]
     );
-    key(&mut s, Action::Char('d'));
+    key(&mut s, Action::ch('d'));
     assert_eq!(
         s.view.focus.modal,
         Some(Modal::Rules {
@@ -605,9 +606,9 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
             confirm: true
         })
     );
-    assert!(key(&mut s, Action::Char('n')).is_empty(), "n keeps it");
-    key(&mut s, Action::Char('d'));
-    let effects = key(&mut s, Action::Char('y'));
+    assert!(key(&mut s, Action::ch('n')).is_empty(), "n keeps it");
+    key(&mut s, Action::ch('d'));
+    let effects = key(&mut s, Action::ch('y'));
     assert_eq!(
         effects,
         vec![Effect::EditSettings(SettingsEdit::SetBypass {
@@ -619,14 +620,14 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
         !s.gate.agent_policy.bypass,
         "the policy uses the new state at once"
     );
-    key(&mut s, Action::Down);
-    key(&mut s, Action::Char('d'));
+    key(&mut s, Action::key(Code::Down));
+    key(&mut s, Action::ch('d'));
     assert!(
-        key(&mut s, Action::Char('y')).is_empty(),
+        key(&mut s, Action::ch('y')).is_empty(),
         "a chat grant needs no file write"
     );
     assert!(s.gate.grants.is_empty());
-    key(&mut s, Action::Cancel);
+    key(&mut s, Action::key(Code::Esc));
     assert_eq!(s.view.focus, Focus::COMPOSER);
     assert_eq!(s.gate.rules.len(), 1);
 }
@@ -694,7 +695,7 @@ fn a_client_write_covered_by_an_allowed_edit_needs_no_second_card() {
         id: 1,
         request: Box::new(edit_showing("t", "/w/a.rs", EDITED)),
     });
-    key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('y'));
     let effects = s.update(Msg::PermissionRequested {
         id: 2,
         request: Box::new(client_write("/w/a.rs")),
@@ -891,7 +892,7 @@ fn a_waiting_card_keeps_the_content_it_was_asked_with() {
     let entry = s.session.transcript.tool("t1").expect("entry");
     assert_eq!(entry.call.title, "Do t1");
     assert!(entry.call.content.is_empty());
-    key(&mut s, Action::Char('n'));
+    key(&mut s, Action::ch('n'));
     let entry = s.session.transcript.tool("t1").expect("entry");
     assert_eq!(entry.call.title, "harmless", "applied once answered");
     assert_eq!(entry.state, ToolState::Rejected);

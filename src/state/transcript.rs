@@ -78,23 +78,36 @@ pub struct ToolEntry {
     /// Why the agent's tool may pass for one of warden's own
     /// ([`crate::confusable::call_warning`]), kept with the call as it changes.
     pub lookalike: Option<String>,
+    /// The shell command of an execute call as the policy reads it from
+    /// `rawInput` ([`crate::policy::command_of_input`]), read when the call
+    /// or an update arrives, so that what the user reads is what the
+    /// policy judged and drawing computes nothing.
+    pub command: Option<String>,
 }
 
 impl ToolEntry {
     /// An entry of the agent's.
     pub fn new(call: ToolCall, state: ToolState) -> ToolEntry {
         let lookalike = crate::confusable::call_warning(&call);
+        let command = command_of(&call);
         ToolEntry {
             call,
             state,
             own: false,
             lookalike,
+            command,
         }
+    }
+
+    /// Read the command again after the call changed in place.
+    pub(crate) fn reread_command(&mut self) {
+        self.command = command_of(&self.call);
     }
 
     /// Merge an update's fields and status into the entry.
     fn apply(&mut self, fields: &ToolCallFields) {
         self.call.apply(fields);
+        self.reread_command();
         if !self.own && (fields.title.is_some() || fields.tool_name.is_some()) {
             self.lookalike = crate::confusable::call_warning(&self.call);
         }
@@ -692,6 +705,16 @@ impl Transcript {
         }
         let index = self.push(EntryKind::Plan(plan));
         self.open_plan = Some(index);
+    }
+}
+
+/// The command an execute call's `rawInput` runs, as the policy reads it.
+fn command_of(call: &ToolCall) -> Option<String> {
+    match call.kind {
+        crate::model::ToolKind::Execute => {
+            crate::policy::command_of_input(call.raw_input.as_ref()?)
+        }
+        _ => None,
     }
 }
 

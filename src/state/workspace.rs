@@ -299,7 +299,8 @@ impl Workspace {
         self.chats.get(self.active)?.state.arming_deadline()
     }
 
-    fn on_action(&mut self, action: Action, at: Option<std::time::Instant>) -> Vec<WsEffect> {
+    fn on_action(&mut self, input: Action, at: Option<std::time::Instant>) -> Vec<WsEffect> {
+        let (action, mut key) = keys::split(input.clone());
         self.notice = None;
         if self.help && action != Action::Quit {
             let rows = crate::keys::Context::ChatList.rows('-').len();
@@ -320,12 +321,15 @@ impl Workspace {
                 };
             }
             // Ctrl-C backs out of the workspace's own screens, like Esc.
-            Action::Interrupt(_) if self.focus != ChatFocus::Chat => Action::Cancel,
+            Action::Interrupt(_) if self.focus != ChatFocus::Chat => {
+                key = Some(keys::Key::plain(keys::Code::Esc));
+                Action::Cancel
+            }
             other => other,
         };
         match std::mem::take(&mut self.focus) {
-            ChatFocus::Chat => self.on_chat_key(action, at),
-            ChatFocus::List { selected } => self.on_list_key(action, selected),
+            ChatFocus::Chat => self.on_chat_key(input, action, at),
+            ChatFocus::List { selected } => self.on_list_key(action, key, selected),
             ChatFocus::Rename { chat, field } => self.on_rename_key(action, chat, field),
             ChatFocus::ConfirmClose { chat } => self.on_confirm_key(&action, chat),
             ChatFocus::NewChat { selected } => self.on_new_chat_key(&action, selected),
@@ -334,7 +338,14 @@ impl Workspace {
     }
 
     /// Keys while a chat has them: workspace keys first, the rest to the chat.
-    fn on_chat_key(&mut self, action: Action, at: Option<std::time::Instant>) -> Vec<WsEffect> {
+    /// `input` goes to the chat as it came (a key as pressed); `action` is
+    /// what it means in the composer.
+    fn on_chat_key(
+        &mut self,
+        input: Action,
+        action: Action,
+        at: Option<std::time::Instant>,
+    ) -> Vec<WsEffect> {
         // A chat's own text fields keep their keys except the chat keys.
         match action {
             Action::NewChat => self.new_chat(),
@@ -355,11 +366,11 @@ impl Workspace {
                 None => Vec::new(),
             },
             Action::PastChats => vec![WsEffect::OpenPicker],
-            other => match self.active_id() {
+            _ => match self.active_id() {
                 Some(id) => {
                     let msg = match at {
-                        Some(at) => Msg::Key { action: other, at },
-                        None => Msg::Action(other),
+                        Some(at) => Msg::Key { action: input, at },
+                        None => Msg::Action(input),
                     };
                     self.send_chat(id, msg)
                 }
@@ -368,7 +379,12 @@ impl Workspace {
         }
     }
 
-    fn on_list_key(&mut self, action: Action, selected: usize) -> Vec<WsEffect> {
+    fn on_list_key(
+        &mut self,
+        action: Action,
+        key: Option<keys::Key>,
+        selected: usize,
+    ) -> Vec<WsEffect> {
         let last = self.chats.len().saturating_sub(1);
         let selected = selected.min(last);
         let stay = |ws: &mut Workspace, selected| {
@@ -384,7 +400,7 @@ impl Workspace {
             Action::NewChat => Some(ListCmd::New),
             Action::PastChats => Some(ListCmd::Past),
             Action::CloseChat => Some(ListCmd::Remove),
-            other => keys::lookup_action(keys::CHAT_LIST, other),
+            _ => keys::lookup_key(keys::CHAT_LIST, key),
         };
         match cmd {
             Some(ListCmd::Up) => stay(self, selected.saturating_sub(1)),

@@ -1,5 +1,6 @@
 //! Several chats: separate queues, modes and answers; badges; closing.
 
+use crate::state::{Code, Key};
 use pretty_assertions::assert_eq;
 
 use super::*;
@@ -23,7 +24,7 @@ fn chat(session: &str, mode: Mode) -> ChatState {
         origin: Default::default(),
     }));
     s.update(Msg::Action(Action::Paste(format!("work in {session}"))));
-    s.update(Msg::Action(Action::Submit));
+    s.update(Msg::Action(Action::key(Code::Enter)));
     s
 }
 
@@ -104,7 +105,7 @@ fn approving_in_one_chat_never_answers_the_other() {
     ask(&mut ws, a, 1, "a1");
     ask(&mut ws, b, 2, "b1");
     // y on chat 2's card.
-    let effects = key(&mut ws, Action::Char('y'));
+    let effects = key(&mut ws, Action::ch('y'));
     assert_eq!(
         answers(&effects),
         [(b, 2, PermissionOutcome::Selected("allow-once".into()))]
@@ -118,7 +119,7 @@ fn approving_in_one_chat_never_answers_the_other() {
         ws.active_chat().map(|c| c.state.view.focus.clone()),
         Some(Focus::CARDS)
     );
-    let effects = key(&mut ws, Action::Char('n'));
+    let effects = key(&mut ws, Action::ch('n'));
     assert_eq!(
         answers(&effects),
         [(a, 1, PermissionOutcome::Selected("reject-once".into()))]
@@ -151,7 +152,7 @@ fn a_background_request_updates_the_badge_and_what_the_footer_says() {
 fn modes_are_per_chat() {
     let (mut ws, a, b) = two();
     // Shift+Tab on chat 2 (empty composer) cycles its mode only.
-    key(&mut ws, Action::BackTab);
+    key(&mut ws, Action::key(Code::BackTab));
     assert_eq!(
         ws.chat(b).map(|c| c.state.gate.mode),
         Some(Mode::Default.next())
@@ -179,10 +180,10 @@ fn closing_a_busy_chat_asks_then_cancels_its_turn_and_answers_its_requests() {
     assert!(question.contains("2 pending requests"), "{question}");
     assert!(question.contains("running turn"), "{question}");
     // n keeps it.
-    assert!(key(&mut ws, Action::Char('n')).is_empty());
+    assert!(key(&mut ws, Action::ch('n')).is_empty());
     assert_eq!(ws.chats.len(), 2);
     key(&mut ws, Action::CloseChat);
-    let effects = key(&mut ws, Action::Char('y'));
+    let effects = key(&mut ws, Action::ch('y'));
     assert_eq!(
         answers(&effects),
         [
@@ -236,20 +237,20 @@ fn switching_wraps_and_alt_digits_reach_only_open_chats() {
 #[test]
 fn the_list_renames_switches_and_opens_the_picker() {
     let (mut ws, a, _b) = two();
-    key(&mut ws, Action::ChatList);
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
     assert_eq!(ws.focus, ChatFocus::List { selected: 1 });
-    key(&mut ws, Action::Up);
-    key(&mut ws, Action::Char('r'));
+    key(&mut ws, Action::key(Code::Up));
+    key(&mut ws, Action::ch('r'));
     assert!(matches!(ws.focus, ChatFocus::Rename { chat, .. } if chat == a));
     key(&mut ws, Action::KillLineStart);
     key(&mut ws, Action::Paste("parser\nrefactor".into()));
-    key(&mut ws, Action::Submit);
+    key(&mut ws, Action::key(Code::Enter));
     assert_eq!(
         ws.chat(a).map(ChatSlot::label).as_deref(),
         Some("parser refactor")
     );
     assert_eq!(ws.focus, ChatFocus::List { selected: 0 });
-    key(&mut ws, Action::Submit);
+    key(&mut ws, Action::key(Code::Enter));
     assert_eq!(ws.active_id(), Some(a));
     assert_eq!(ws.focus, ChatFocus::Chat);
     assert_eq!(key(&mut ws, Action::PastChats), [WsEffect::OpenPicker]);
@@ -297,18 +298,18 @@ fn a_new_chat_asks_which_agent_when_there_are_several() {
         ChatFocus::NewChat { selected: 1 },
         "the current agent first"
     );
-    key(&mut ws, Action::Down);
+    key(&mut ws, Action::key(Code::Down));
     assert_eq!(
-        key(&mut ws, Action::Submit),
+        key(&mut ws, Action::key(Code::Enter)),
         [WsEffect::NewChat {
             agent: "gemini".into()
         }]
     );
     // A digit picks the agent by its number in the chooser.
     key(&mut ws, Action::NewChat);
-    assert!(key(&mut ws, Action::Char('7')).is_empty(), "no agent 7");
+    assert!(key(&mut ws, Action::ch('7')).is_empty(), "no agent 7");
     assert_eq!(
-        key(&mut ws, Action::Char('1')),
+        key(&mut ws, Action::ch('1')),
         [WsEffect::NewChat {
             agent: "claude".into()
         }]
@@ -337,7 +338,7 @@ fn quitting_from_one_chat_answers_every_chats_requests() {
 fn ctrl_d_quits_from_any_screen_and_ctrl_c_backs_out_of_them() {
     let (mut ws, a, _b) = two();
     ask(&mut ws, a, 1, "a1");
-    key(&mut ws, Action::ChatList);
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
     assert!(key(&mut ws, Action::Interrupt(std::time::Instant::now())).is_empty());
     assert_eq!(ws.focus, ChatFocus::Chat, "Ctrl-C closed the list");
     ws.show_picker(Vec::new());
@@ -360,7 +361,7 @@ fn ctrl_d_quits_from_any_screen_and_ctrl_c_backs_out_of_them() {
 fn messages_for_a_closed_chat_are_dropped() {
     let (mut ws, a, _) = two();
     key(&mut ws, Action::GoToChat(1));
-    key(&mut ws, Action::Cancel);
+    key(&mut ws, Action::key(Code::Esc));
     // Idle after Esc? The turn is still running until the agent answers.
     assert!(matches!(
         ws.chat(a).map(|c| &c.state.session.connection),
@@ -389,12 +390,12 @@ fn picking_a_chat_already_open_goes_there() {
         entries: 0,
     };
     ws.show_picker(vec![summary("c1", "sa"), summary("c2", "old")]);
-    assert!(key(&mut ws, Action::Submit).is_empty());
+    assert!(key(&mut ws, Action::key(Code::Enter)).is_empty());
     assert_eq!(ws.active_id(), Some(a));
     ws.show_picker(vec![summary("c1", "sa"), summary("c2", "old")]);
-    key(&mut ws, Action::Down);
+    key(&mut ws, Action::key(Code::Down));
     assert_eq!(
-        key(&mut ws, Action::Submit),
+        key(&mut ws, Action::key(Code::Enter)),
         [WsEffect::Reopen(Box::new(summary("c2", "old")))]
     );
 }
@@ -421,23 +422,23 @@ mod random {
 
     fn op() -> impl Strategy<Value = Op> {
         let keys = prop_oneof![
-            Just(Action::Char('y')),
-            Just(Action::Char('n')),
-            Just(Action::Char('x')),
-            Just(Action::Char('r')),
-            Just(Action::Char('A')),
-            Just(Action::Tab),
-            Just(Action::ToggleCards),
-            Just(Action::Cancel),
-            Just(Action::Submit),
-            Just(Action::Up),
-            Just(Action::Down),
+            Just(Action::ch('y')),
+            Just(Action::ch('n')),
+            Just(Action::ch('x')),
+            Just(Action::ch('r')),
+            Just(Action::ch('A')),
+            Just(Action::key(Code::Tab)),
+            Just(Action::Key(Key::ctrl(Code::Char('p')))),
+            Just(Action::key(Code::Esc)),
+            Just(Action::key(Code::Enter)),
+            Just(Action::key(Code::Up)),
+            Just(Action::key(Code::Down)),
             Just(Action::NewChat),
             Just(Action::NextChat),
             Just(Action::PrevChat),
-            Just(Action::ChatList),
+            Just(Action::Key(Key::ctrl(Code::Char('l')))),
             Just(Action::CloseChat),
-            Just(Action::BackTab),
+            Just(Action::key(Code::BackTab)),
             (1usize..5).prop_map(Action::GoToChat),
             Just(Action::Paste("go".into())),
         ];

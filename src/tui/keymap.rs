@@ -63,9 +63,11 @@ pub(crate) fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
     map_key_at(key, composer_empty, Instant::now())
 }
 
-/// Map one key press made at `now`: the composer and chat tables of
-/// [`crate::keys`] first; a character without Ctrl is typed; anything
-/// else means nothing.
+/// Map one key press made at `now`. The view's own keys (scrolling the
+/// transcript, the mouse) and Ctrl-C (stamped with `now`) are read from
+/// the composer and chat tables of [`crate::keys`]; every other key goes
+/// to the state as pressed ([`Action::Key`]), where the context that has
+/// the keys matches it against its own table.
 pub fn map_key_at(key: &KeyEvent, composer_empty: bool, now: Instant) -> Option<Input> {
     if key.kind == KeyEventKind::Release {
         return None;
@@ -74,26 +76,11 @@ pub fn map_key_at(key: &KeyEvent, composer_empty: bool, now: Instant) -> Option<
     let found =
         keys::lookup(keys::COMPOSER, pressed).or_else(|| keys::lookup(keys::CHATS, pressed));
     match found {
-        Some(Global::Act(action)) => Some(Input::Action(action)),
         Some(Global::Scroll(scroll)) => Some(Input::Scroll(scroll)),
         Some(Global::EdgeOrLine(scroll, _)) if composer_empty => Some(Input::Scroll(scroll)),
-        Some(Global::EdgeOrLine(_, action)) => Some(Input::Action(action)),
-        Some(Global::GoToChat) => match pressed.code {
-            Code::Char(c @ '1'..='9') => {
-                Some(Input::Action(Action::GoToChat(c as usize - '0' as usize)))
-            }
-            _ => None,
-        },
         Some(Global::Interrupt) => Some(Input::Action(Action::Interrupt(now))),
         Some(Global::ToggleMouse) => Some(Input::ToggleMouse),
-        None => match pressed {
-            Key {
-                code: Code::Char(c),
-                ctrl: false,
-                ..
-            } => Some(Input::Action(Action::Char(c))),
-            _ => None,
-        },
+        _ => Some(Input::Action(Action::Key(pressed))),
     }
 }
 
@@ -134,8 +121,41 @@ fn key_of(key: &KeyEvent) -> Option<Key> {
 mod tests {
     use super::*;
 
+    /// The key mapped, and what a key the state gets means in the composer.
     fn key(code: KeyCode, modifiers: KeyModifiers) -> Option<Input> {
-        map_key(&KeyEvent::new(code, modifiers), false)
+        composer(map_key(&KeyEvent::new(code, modifiers), false))
+    }
+
+    fn composer(input: Option<Input>) -> Option<Input> {
+        match input {
+            Some(Input::Action(Action::Key(key))) => keys::composer_action(key).map(Input::Action),
+            other => other,
+        }
+    }
+
+    #[test]
+    fn keys_reach_the_state_as_pressed() {
+        // A card's, a dropdown's or a list's key is matched by the context
+        // that has the keys: the keymap gives it over unread.
+        for (code, modifiers, want) in [
+            (KeyCode::Char('y'), KeyModifiers::NONE, Key::ch('y')),
+            (KeyCode::Char('A'), KeyModifiers::SHIFT, Key::ch('A')),
+            (KeyCode::Enter, KeyModifiers::NONE, Key::plain(Code::Enter)),
+            (KeyCode::Up, KeyModifiers::SHIFT, Key::shift(Code::Up)),
+            (KeyCode::Tab, KeyModifiers::SHIFT, Key::plain(Code::BackTab)),
+            (
+                KeyCode::Char('p'),
+                KeyModifiers::CONTROL,
+                Key::ctrl(Code::Char('p')),
+            ),
+            (KeyCode::F(1), KeyModifiers::NONE, Key::plain(Code::F(1))),
+        ] {
+            assert_eq!(
+                map_key(&KeyEvent::new(code, modifiers), false),
+                Some(Input::Action(Action::Key(want))),
+                "{code:?}"
+            );
+        }
     }
 
     #[test]
@@ -209,7 +229,7 @@ mod tests {
         let home = KeyEvent::new(KeyCode::Home, KeyModifiers::NONE);
         assert_eq!(map_key(&home, true), Some(Input::Scroll(Scroll::Top)));
         assert_eq!(
-            map_key(&home, false),
+            composer(map_key(&home, false)),
             Some(Input::Action(Action::LineStart))
         );
         assert_eq!(

@@ -3,6 +3,7 @@
 //! after frame, and each result is compared cell by cell with the same
 //! frame drawn from a blank screen. And it sends fewer bytes.
 
+use crate::state::Code;
 use std::cell::{Cell as StdCell, RefCell};
 use std::io::{self, Write};
 use std::num::NonZeroU16;
@@ -260,7 +261,7 @@ fn workspace(chats: usize) -> (Workspace, ChatId) {
             origin: Default::default(),
         }));
         s.update(Msg::Action(Action::Paste("explain the reaper".into())));
-        s.update(Msg::Action(Action::Submit));
+        s.update(Msg::Action(Action::key(Code::Enter)));
         id = ws.add_chat(s);
     }
     (ws, id)
@@ -399,7 +400,7 @@ fn a_card_appearing_and_going_keeps_the_screen_right() {
     rig.frame(&ws, "the card appears");
     stream(&mut rig, &mut ws, chat, &pieces[120..200], 4);
     // Answer it: the card goes, the transcript grows back.
-    ws.update(WsMsg::Action(Action::Cancel));
+    ws.update(WsMsg::Action(Action::key(Code::Esc)));
     rig.frame(&ws, "the card goes");
     stream(&mut rig, &mut ws, chat, &pieces[200..], 4);
     assert!(rig.stats().scrolled > 5);
@@ -476,7 +477,7 @@ fn overlays_and_the_sidebar_keep_the_screen_right() {
         scrolled,
         "nothing scrolls under an overlay"
     );
-    ws.update(WsMsg::Action(Action::Cancel));
+    ws.update(WsMsg::Action(Action::key(Code::Esc)));
     rig.frame(&ws, "the dropdown closes");
     // The chat list over a narrow screen.
     rig.resize(80, 30);

@@ -423,7 +423,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
             bottom.push(Line::from(Span::styled(ask, theme.confirm())));
         }
         Some(Modal::Confirm(question)) => {
-            let ask = question.text(&crate::sanitize::one_line(&state.session.agent_name));
+            let ask = question.text(&state.bypass_name());
             wrap_text_into(
                 &mut bottom,
                 &ask,

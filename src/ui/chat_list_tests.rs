@@ -2,6 +2,7 @@
 //! list over a narrow screen, renaming, the close question, the chooser of
 //! a new chat's agent, the footer's parts about other chats, and clicks.
 
+use crate::state::{Code, Key};
 use std::path::PathBuf;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -87,7 +88,7 @@ fn chat(agent: &str, session: &str, mode: Mode) -> ChatState {
 
 fn prompt(s: &mut ChatState, text: &str) {
     s.update(Msg::Action(Action::Paste(text.into())));
-    s.update(Msg::Action(Action::Submit));
+    s.update(Msg::Action(Action::key(Code::Enter)));
     assert!(s.is_busy());
 }
 
@@ -157,8 +158,8 @@ fn sidebar_three_chats_120x40() {
 #[test]
 fn sidebar_list_focus_120x40() {
     let mut ws = three();
-    key(&mut ws, Action::ChatList);
-    key(&mut ws, Action::Up);
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
+    key(&mut ws, Action::key(Code::Up));
     assert_eq!(ws.focus, ChatFocus::List { selected: 1 });
     assert_snapshot!(screen(&ws, 120, 40));
 }
@@ -166,7 +167,7 @@ fn sidebar_list_focus_120x40() {
 #[test]
 fn narrow_list_overlay_80x24() {
     let mut ws = three();
-    key(&mut ws, Action::ChatList);
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
     assert_snapshot!(screen(&ws, 80, 24));
 }
 
@@ -191,12 +192,12 @@ fn sidebar_off_on_a_wide_screen_120x40() {
 #[test]
 fn rename_in_the_overlay_80x24() {
     let mut ws = three();
-    key(&mut ws, Action::ChatList);
-    key(&mut ws, Action::Up);
-    key(&mut ws, Action::Char('r'));
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
+    key(&mut ws, Action::key(Code::Up));
+    key(&mut ws, Action::ch('r'));
     key(&mut ws, Action::KillLineStart);
     for c in "queue".chars() {
-        key(&mut ws, Action::Char(c));
+        key(&mut ws, Action::ch(c));
     }
     assert!(matches!(ws.focus, ChatFocus::Rename { .. }));
     assert_snapshot!(screen(&ws, 80, 24));
@@ -205,13 +206,13 @@ fn rename_in_the_overlay_80x24() {
 #[test]
 fn rename_in_the_sidebar_puts_the_cursor_in_the_field() {
     let mut ws = three();
-    key(&mut ws, Action::ChatList);
-    key(&mut ws, Action::Char('r'));
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
+    key(&mut ws, Action::ch('r'));
     key(&mut ws, Action::KillLineStart);
     for c in "plan it".chars() {
-        key(&mut ws, Action::Char(c));
+        key(&mut ws, Action::ch(c));
     }
-    key(&mut ws, Action::Left);
+    key(&mut ws, Action::key(Code::Left));
     let text = screen(&ws, 120, 40);
     let row = row_of("3 demo · plan it", &text);
     let col = column_of("plan it", &text) + 6;
@@ -234,10 +235,10 @@ fn confirm_close_80x24() {
 #[test]
 fn confirm_close_sidebar_120x40() {
     let mut ws = three();
-    key(&mut ws, Action::ChatList);
-    key(&mut ws, Action::Up);
-    key(&mut ws, Action::Up);
-    key(&mut ws, Action::Char('x'));
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
+    key(&mut ws, Action::key(Code::Up));
+    key(&mut ws, Action::key(Code::Up));
+    key(&mut ws, Action::ch('x'));
     assert!(matches!(ws.focus, ChatFocus::ConfirmClose { .. }));
     assert_snapshot!(screen(&ws, 120, 40));
 }
@@ -251,7 +252,7 @@ fn new_chat_chooser_80x24() {
         ChatFocus::NewChat { selected: 2 },
         "the agent on screen"
     );
-    key(&mut ws, Action::Up);
+    key(&mut ws, Action::key(Code::Up));
     assert_eq!(ws.focus, ChatFocus::NewChat { selected: 1 });
     assert_snapshot!(screen(&ws, 80, 24));
 }
@@ -282,7 +283,7 @@ fn a_click_on_a_sidebar_row_goes_to_that_chat() {
 #[test]
 fn a_click_on_a_row_of_the_overlay_goes_to_that_chat() {
     let mut ws = three();
-    key(&mut ws, Action::ChatList);
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
     let mut term = terminal(80, 24);
     let mut views = views();
     let text = draw_on(&mut term, &ws, &mut views);
@@ -445,8 +446,8 @@ fn the_workspace_notice_replaces_the_chats() {
 #[test]
 fn the_selected_row_is_reversed_and_the_chat_on_screen_marked() {
     let mut ws = three();
-    key(&mut ws, Action::ChatList);
-    key(&mut ws, Action::Up);
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
+    key(&mut ws, Action::key(Code::Up));
     let mut term = terminal(120, 40);
     draw_on(&mut term, &ws, &mut views());
     let buf = term.backend().buffer().clone();
@@ -507,9 +508,9 @@ fn each_chat_keeps_its_own_scroll_and_closed_chats_are_forgotten() {
     views.forget(on_screen);
     assert!(views.view(on_screen).is_none());
     // Closing without telling the views: the next draw drops it anyway.
-    key(&mut ws, Action::ChatList);
-    key(&mut ws, Action::Char('x'));
-    key(&mut ws, Action::Char('y'));
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
+    key(&mut ws, Action::ch('x'));
+    key(&mut ws, Action::ch('y'));
     assert_eq!(ws.chats.len(), 2);
     draw_on(&mut term, &ws, &mut views);
     assert!(views.view(other).is_none());
@@ -525,9 +526,9 @@ fn no_chat_and_tiny_terminals_do_not_panic() {
     screen(&empty, 80, 24);
     let mut focuses = vec![ChatFocus::Chat, ChatFocus::NewChat { selected: 9 }];
     let mut ws = three();
-    key(&mut ws, Action::ChatList);
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
     focuses.push(ws.focus.clone());
-    key(&mut ws, Action::Char('r'));
+    key(&mut ws, Action::ch('r'));
     focuses.push(ws.focus.clone());
     let mut ws = three();
     key(&mut ws, Action::GoToChat(1));
@@ -565,9 +566,9 @@ fn many_chats_scroll_to_the_selection_and_say_how_many_are_hidden() {
         s.session.title = Some(format!("chat number {i}"));
         ws.add_chat(s);
     }
-    key(&mut ws, Action::ChatList);
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
     for _ in 0..6 {
-        key(&mut ws, Action::Up);
+        key(&mut ws, Action::key(Code::Up));
     }
     assert_eq!(ws.focus, ChatFocus::List { selected: 7 });
     let mut out = String::new();

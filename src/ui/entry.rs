@@ -16,7 +16,7 @@ use super::markdown::{self, MdStream};
 use super::terminal;
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, truncate_end, wrap_into, wrap_text_into};
-use crate::model::{PlanEntry, ToolContent, ToolKind};
+use crate::model::{PlanEntry, ToolContent};
 use crate::sanitize::{one_line, visible};
 use crate::state::{Entry, EntryKind, TerminalView, ToolEntry, ToolState};
 
@@ -420,13 +420,6 @@ fn tool_title(tool: &ToolEntry) -> String {
     one_line(title)
 }
 
-/// The shell command of an execute call as the policy reads it from
-/// `rawInput` ([`crate::policy::command_of_input`]), so that what the user
-/// reads is what the policy judged.
-fn command(raw: Option<&Value>) -> Option<String> {
-    crate::policy::command_of_input(raw?)
-}
-
 /// A tool call's `rawOutput` as text, for a call whose content shows
 /// nothing: a string as is; the output field of an object (codex's
 /// `formatted_output`, `aggregated_output`, `output`, `stdout`); else the JSON.
@@ -501,12 +494,11 @@ fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminal
         wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
     }
 
-    if tool.call.kind == ToolKind::Execute
-        && let Some(cmd) = command(tool.call.raw_input.as_ref())
-    {
+    // Read from the call when it arrived ([`ToolEntry::command`]).
+    if let Some(cmd) = &tool.command {
         let first = [spaces(INDENT), Span::styled("$ ", theme.command())];
         let rest = [spaces(INDENT + 2)];
-        let cmd = clean(&cmd);
+        let cmd = clean(cmd);
         let mut lines = cmd.lines();
         for (i, line) in lines.by_ref().take(TEXT_LINES).enumerate() {
             let piece = [Span::styled(line, theme.command())];

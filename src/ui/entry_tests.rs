@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::{Location, PlanStatus, ToolCall, WireStatus};
+use crate::model::{Location, PlanStatus, ToolCall, ToolKind, WireStatus};
 use crate::state::ToolState;
 
 fn ctx(width: usize) -> Ctx {
@@ -106,6 +106,7 @@ fn execute_tool_shows_command_locations_and_capped_output() {
     let mut t = tool(ToolKind::Execute, ToolState::Completed);
     t.call.title = "Run tests".into();
     t.call.raw_input = Some(serde_json::json!({"command": "cargo test", "description": "x"}));
+    t.reread_command();
     t.call.locations = vec![Location {
         path: "src/lib.rs".into(),
         line: Some(3),
@@ -293,6 +294,7 @@ fn agent_strings_are_sanitized_everywhere() {
     let mut t = tool(ToolKind::Execute, ToolState::Failed);
     t.call.title = evil.into();
     t.call.raw_input = Some(serde_json::json!({ "command": evil }));
+    t.reread_command();
     t.call.locations = vec![Location {
         path: evil.into(),
         line: None,
@@ -430,6 +432,7 @@ fn fenced_tool_text_renders_as_markdown() {
     let mut t = tool(ToolKind::Execute, ToolState::Completed);
     t.call.title = "echo hello-from-mock-claude".into();
     t.call.raw_input = Some(serde_json::json!({"command": "echo hello-from-mock-claude"}));
+    t.reread_command();
     t.call.content = vec![ToolContent::Text {
         text: "```console\nhello-from-mock-claude\n```".into(),
     }];
@@ -478,6 +481,7 @@ fn argv_commands_show_the_command_the_policy_judged() {
     t.call.raw_input = Some(serde_json::json!({
         "command": ["/bin/bash", "-lc", "touch 'my file' && echo $HOME"]
     }));
+    t.reread_command();
     let judged = crate::policy::command_of_input(t.call.raw_input.as_ref().unwrap());
     assert_eq!(judged.as_deref(), Some("touch 'my file' && echo $HOME"));
     insta::assert_snapshot!(shown(t, 80, Terminals::NONE), @r"
@@ -488,6 +492,7 @@ fn argv_commands_show_the_command_the_policy_judged() {
     let mut t = tool(ToolKind::Execute, ToolState::Completed);
     t.call.title = "rm".into();
     t.call.raw_input = Some(serde_json::json!({ "argv": ["rm", "a; b"] }));
+    t.reread_command();
     insta::assert_snapshot!(shown(t, 80, Terminals::NONE), @r"
     ✓ [execute] rm — done
       $ rm 'a; b'

@@ -1,6 +1,7 @@
 //! Snapshots and behaviour of the permission gate on screen: approval cards,
 //! the footer's mode slot and pending count, the mode dropdown, clicks.
 
+use crate::state::{Code, Key};
 use insta::assert_snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -242,7 +243,7 @@ fn card_long_input_collapsed_100x36() {
 #[test]
 fn card_long_input_expanded_100x36() {
     let mut state = asking(vec![long_request()]);
-    state.update(Msg::Action(Action::Char('e')));
+    state.update(Msg::Action(Action::ch('e')));
     assert!(state.view.cursor.expanded);
     assert_snapshot!(screen(&state, 100, 36));
 }
@@ -250,16 +251,18 @@ fn card_long_input_expanded_100x36() {
 #[test]
 fn card_long_input_expanded_scrolled_100x36() {
     let mut state = asking(vec![long_request()]);
-    state.update(Msg::Action(Action::Char('e')));
-    state.update(Msg::Action(Action::CardScroll(6)));
+    state.update(Msg::Action(Action::ch('e')));
+    for _ in 0..2 {
+        state.update(Msg::Action(Action::Key(Key::shift(Code::Down))));
+    }
     assert_snapshot!(screen(&state, 100, 36));
 }
 
 #[test]
 fn queue_of_three_second_selected_100x36() {
     let mut state = asking(vec![edit_request(), execute_request(), long_request()]);
-    state.update(Msg::Action(Action::Tab));
-    state.update(Msg::Action(Action::Down));
+    state.update(Msg::Action(Action::key(Code::Tab)));
+    state.update(Msg::Action(Action::key(Code::Down)));
     assert_eq!(state.view.cursor.selected, 1);
     assert_eq!(state.view.cursor.choice, 2, "from the allow once, one down");
     assert_snapshot!(screen(&state, 100, 36));
@@ -268,16 +271,16 @@ fn queue_of_three_second_selected_100x36() {
 #[test]
 fn queue_of_three_second_selected_80x24() {
     let mut state = asking(vec![edit_request(), execute_request(), long_request()]);
-    state.update(Msg::Action(Action::Tab));
+    state.update(Msg::Action(Action::key(Code::Tab)));
     assert_snapshot!(screen(&state, 80, 24));
 }
 
 #[test]
 fn reason_field_80x24() {
     let mut state = asking(vec![execute_request()]);
-    state.update(Msg::Action(Action::Char('r')));
+    state.update(Msg::Action(Action::ch('r')));
     for c in "deletes the build cache".chars() {
-        state.update(Msg::Action(Action::Char(c)));
+        state.update(Msg::Action(Action::ch(c)));
     }
     assert!(matches!(
         state.view.focus.modal,
@@ -289,7 +292,7 @@ fn reason_field_80x24() {
 #[test]
 fn approve_all_confirmation_100x36() {
     let mut state = asking(vec![edit_request(), execute_request()]);
-    state.update(Msg::Action(Action::Char('A')));
+    state.update(Msg::Action(Action::ch('A')));
     assert!(matches!(
         state.view.focus.modal,
         Some(crate::state::Modal::ConfirmAll(_))
@@ -310,14 +313,14 @@ fn footer_and_mode_dropdown_100x16() {
     show("open, warden's modes only (Default current)", &state);
 
     let mut state = chat(Some(agent_modes()));
-    state.update(Msg::Action(Action::BackTab));
-    state.update(Msg::Action(Action::BackTab));
+    state.update(Msg::Action(Action::key(Code::BackTab)));
+    state.update(Msg::Action(Action::key(Code::BackTab)));
     assert_eq!(state.gate.mode, Mode::Plan);
     show("closed, Plan, agent modes", &state);
     state.update(Msg::Action(Action::OpenModeMenu));
-    state.update(Msg::Action(Action::Down));
-    state.update(Msg::Action(Action::Down));
-    state.update(Msg::Action(Action::Down));
+    state.update(Msg::Action(Action::key(Code::Down)));
+    state.update(Msg::Action(Action::key(Code::Down)));
+    state.update(Msg::Action(Action::key(Code::Down)));
     assert_eq!(
         state.view.focus.modal,
         Some(crate::state::Modal::ModeMenu(3))
@@ -330,7 +333,7 @@ fn footer_and_mode_dropdown_100x16() {
 fn footer_with_pending_cards() {
     let mut state = asking(vec![edit_request(), execute_request()]);
     state.view.composer.insert_str("half-typed");
-    state.update(Msg::Action(Action::ToggleCards));
+    state.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('p')))));
     assert_eq!(state.view.focus, Focus::COMPOSER);
     let mut auto = state.clone();
     auto.gate.mode = Mode::Auto;
@@ -427,11 +430,11 @@ fn clicks_on_choices_mode_slot_and_dropdown() {
 #[test]
 fn clicks_follow_a_scrolled_card() {
     let mut state = asking(vec![long_request()]);
-    state.update(Msg::Action(Action::Char('e')));
+    state.update(Msg::Action(Action::ch('e')));
     let mut term = terminal(80, 24);
     let mut view = view();
     let before = draw_on(&mut term, &state, &mut view);
-    state.update(Msg::Action(Action::CardScroll(3)));
+    state.update(Msg::Action(Action::Key(Key::shift(Code::Down))));
     let after = draw_on(&mut term, &state, &mut view);
     assert_ne!(before, after, "the request part scrolled");
     let row = row_of("r  Deny with a reason…", &after);
@@ -523,7 +526,7 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
         "a focused card has a loud border"
     );
 
-    state.update(Msg::Action(Action::ToggleCards));
+    state.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('p')))));
     assert_eq!(state.view.focus, Focus::COMPOSER);
     let text = draw_on(&mut term, &state, &mut view);
     let buf = term.backend().buffer().clone();
@@ -553,7 +556,7 @@ fn choices_are_coloured_and_the_highlight_follows_focus() {
 #[test]
 fn card_scroll_is_clamped() {
     let mut state = asking(vec![long_request()]);
-    state.update(Msg::Action(Action::Char('e')));
+    state.update(Msg::Action(Action::ch('e')));
     state.view.cursor.scroll = 10_000;
     let far = screen(&state, 80, 24);
     state.view.cursor.scroll = 200;
@@ -694,18 +697,18 @@ fn expanding_shows_the_whole_input_and_back() {
     let collapsed = draw_on(&mut term, &state, &mut view);
     assert!(collapsed.contains("more lines · e expand"), "{collapsed}");
     assert!(!collapsed.contains("\"new_string\": \"new 4\""));
-    state.update(Msg::Action(Action::Char('e')));
+    state.update(Msg::Action(Action::ch('e')));
     let expanded = draw_on(&mut term, &state, &mut view);
     assert!(!expanded.contains("more lines · e expand"), "{expanded}");
     assert!(expanded.contains("\"new_string\": \"new 4\""), "{expanded}");
-    state.update(Msg::Action(Action::Char('e')));
+    state.update(Msg::Action(Action::ch('e')));
     assert_eq!(draw_on(&mut term, &state, &mut view), collapsed);
 }
 
 #[test]
 fn keep_rule_field_execute_100x36() {
     let mut state = asking(vec![execute_request()]);
-    state.update(Msg::Action(Action::Char('p')));
+    state.update(Msg::Action(Action::ch('p')));
     assert!(matches!(
         state.view.focus.modal,
         Some(crate::state::Modal::KeepRule(_))
@@ -716,7 +719,7 @@ fn keep_rule_field_execute_100x36() {
 #[test]
 fn keep_rule_field_has_the_cursor() {
     let mut state = asking(vec![execute_request()]);
-    state.update(Msg::Action(Action::Char('p')));
+    state.update(Msg::Action(Action::ch('p')));
     let Some(Modal::KeepRule(field)) = &state.view.focus.modal else {
         panic!("{:?}", state.view.focus)
     };
@@ -858,7 +861,7 @@ fn the_last_line_of_a_long_diff_can_be_brought_on_screen() {
     assert!(!screen(&state, 100, 36).contains("line 0999"));
     let mut reached = false;
     for _ in 0..400 {
-        state.update(Msg::Action(Action::CardScroll(3)));
+        state.update(Msg::Action(Action::Key(Key::shift(Code::Down))));
         if screen(&state, 100, 36).contains("+line 0999") {
             reached = true;
             break;
@@ -932,7 +935,7 @@ fn an_allow_named_reject_shows_its_kind_first() {
 #[test]
 fn the_hint_line_matches_the_card() {
     let mut state = asking(vec![edit_request(), execute_request()]);
-    state.update(Msg::Action(Action::Char('A')));
+    state.update(Msg::Action(Action::ch('A')));
     let text = screen(&state, 100, 36);
     assert!(
         text.contains("Approve all 2 pending requests? y / n"),
@@ -965,7 +968,7 @@ fn the_hint_line_matches_the_card() {
     }
 
     let mut state = asking(vec![execute_request()]);
-    state.update(Msg::Action(Action::ToggleCards));
+    state.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('p')))));
     let text = screen(&state, 100, 36);
     assert!(
         text.contains("your message has the keys · Ctrl-P answer this card"),

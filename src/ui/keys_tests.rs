@@ -1,6 +1,7 @@
 //! Snapshots of what the key tables put on screen: the help overlay (F1,
 //! or `?`) over the composer and over a card, and a card's hint line.
 
+use crate::state::{Code, Key};
 use insta::assert_snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -28,7 +29,7 @@ fn ready() -> ChatState {
 fn with_card() -> ChatState {
     let mut state = ready();
     state.update(Msg::Action(Action::Paste("tidy the config".into())));
-    state.update(Msg::Action(Action::Submit));
+    state.update(Msg::Action(Action::key(Code::Enter)));
     state.update(Msg::PermissionRequested {
         id: 1,
         request: Box::new(PermissionRequest {
@@ -66,7 +67,7 @@ fn screen(state: &ChatState, width: u16, height: u16) -> String {
 #[test]
 fn help_over_the_composer_100x40() {
     let mut state = ready();
-    state.update(Msg::Action(Action::Help));
+    state.update(Msg::Action(Action::key(Code::F(1))));
     let text = screen(&state, 100, 40);
     for row in keys::Context::Composer.rows('-').iter().take(5) {
         // Long help wraps: its first words are on a row of their own.
@@ -79,7 +80,7 @@ fn help_over_the_composer_100x40() {
 #[test]
 fn help_over_a_card_100x30() {
     let mut state = with_card();
-    state.update(Msg::Action(Action::Char('?')));
+    state.update(Msg::Action(Action::ch('?')));
     assert!(state.view.help);
     let text = screen(&state, 100, 30);
     assert!(text.contains("Keys: on a card"));
@@ -90,7 +91,7 @@ fn help_over_a_card_100x30() {
 #[test]
 fn help_in_a_small_terminal_scrolls_40x12() {
     let mut state = ready();
-    state.update(Msg::Action(Action::Help));
+    state.update(Msg::Action(Action::key(Code::F(1))));
     let text = screen(&state, 40, 12);
     assert!(text.contains("more"), "{text}");
     assert!(!text.contains("│ ↑ "), "nothing above yet: {text}");
@@ -99,7 +100,7 @@ fn help_in_a_small_terminal_scrolls_40x12() {
     let first = keys::Context::Composer.rows('-')[0].keys.clone();
     assert!(text.contains(&first), "{first}\n{text}");
     for _ in 0..3 {
-        state.update(Msg::Action(Action::Down));
+        state.update(Msg::Action(Action::key(Code::Down)));
     }
     assert!(state.view.help, "↑/↓ scroll, they do not close it");
     let scrolled = screen(&state, 40, 12);
@@ -109,11 +110,11 @@ fn help_in_a_small_terminal_scrolls_40x12() {
     assert_eq!(screen(&state, 40, 12), text, "Home goes back to the top");
     // Far past the end: the last line is at the bottom, nothing below.
     for _ in 0..500 {
-        state.update(Msg::Action(Action::Down));
+        state.update(Msg::Action(Action::key(Code::Down)));
     }
     let end = screen(&state, 40, 12);
     assert!(!end.contains("│ ↓ "), "{end}");
-    state.update(Msg::Action(Action::Char('x')));
+    state.update(Msg::Action(Action::ch('x')));
     assert!(!state.view.help, "any other key closes it");
     assert_eq!(state.view.composer.text(), "", "and is not typed");
 }
@@ -137,8 +138,10 @@ fn card_hint_line_comes_from_the_card_table_100x30() {
 fn help_over_the_chat_list_80x24() {
     let mut ws = crate::state::Workspace::new(vec!["demo".into()]);
     ws.add_chat(ready());
-    ws.update(crate::state::WsMsg::Action(Action::ChatList));
-    ws.update(crate::state::WsMsg::Action(Action::Char('?')));
+    ws.update(crate::state::WsMsg::Action(Action::Key(Key::ctrl(
+        Code::Char('l'),
+    ))));
+    ws.update(crate::state::WsMsg::Action(Action::ch('?')));
     assert!(ws.help);
     let mut term = Terminal::new(TestBackend::new(80, 24)).expect("test terminal");
     let mut views = super::Views::with_theme(Theme::with_color(false));

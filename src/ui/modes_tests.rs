@@ -2,6 +2,7 @@
 //! question on a card, the question before a mode change approves waiting
 //! cards, and the `BYPASS` badge in the footer and the chat list.
 
+use crate::state::{Code, Key};
 use insta::assert_snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -51,7 +52,7 @@ fn two_cards(agent: &str) -> ChatState {
         origin: Default::default(),
     }));
     state.update(Msg::Action(Action::Paste("tidy the config".into())));
-    state.update(Msg::Action(Action::Submit));
+    state.update(Msg::Action(Action::key(Code::Enter)));
     for (id, (tool, title)) in (1..).zip([
         ("call-1", "Edit src/config.rs"),
         ("call-2", "Edit tests/config.rs"),
@@ -75,7 +76,7 @@ fn screen(state: &ChatState, width: u16, height: u16) -> String {
 #[test]
 fn bypass_question_100x30() {
     let mut state = two_cards("claude-code");
-    state.update(Msg::Action(Action::Char('b')));
+    state.update(Msg::Action(Action::ch('b')));
     assert_eq!(
         state.view.focus.modal,
         Some(crate::state::Modal::Confirm(Question::Bypass(1)))
@@ -89,8 +90,8 @@ fn bypass_question_100x30() {
 #[test]
 fn mode_change_question_100x30() {
     let mut state = two_cards("claude-code");
-    state.update(Msg::Action(Action::ToggleCards));
-    state.update(Msg::Action(Action::BackTab));
+    state.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('p')))));
+    state.update(Msg::Action(Action::key(Code::BackTab)));
     assert_eq!(state.gate.mode, Mode::Auto);
     assert_eq!(state.gate.approvals.len(), 2, "nothing approved unseen");
     let text = screen(&state, 100, 30);
@@ -104,8 +105,8 @@ fn mode_change_question_100x30() {
 #[test]
 fn footer_says_bypass() {
     let mut state = two_cards("claude-code");
-    state.update(Msg::Action(Action::Char('b')));
-    state.update(Msg::Action(Action::Char('y')));
+    state.update(Msg::Action(Action::ch('b')));
+    state.update(Msg::Action(Action::ch('y')));
     assert!(state.gate.agent_policy.bypass);
     let mut out = String::new();
     for width in [120, 80, 40] {

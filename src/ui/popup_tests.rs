@@ -1,5 +1,6 @@
 //! Snapshots of what the composer shows above itself.
 
+use crate::state::Code;
 use insta::assert_snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -29,7 +30,7 @@ fn screen(state: &ChatState, width: u16, height: u16) -> String {
 
 fn keys(s: &mut ChatState, text: &str) {
     for c in text.chars() {
-        s.update(Msg::Action(Action::Char(c)));
+        s.update(Msg::Action(Action::ch(c)));
     }
 }
 
@@ -51,7 +52,7 @@ fn slash_commands_list_80x24() {
     keys(&mut s, "/");
     assert_snapshot!(screen(&s, 80, 24));
     keys(&mut s, "e");
-    s.update(Msg::Action(Action::Down));
+    s.update(Msg::Action(Action::key(Code::Down)));
     assert_snapshot!("slash_commands_filtered_80x24", screen(&s, 80, 24));
 }
 
@@ -73,13 +74,13 @@ fn a_command_shows_its_input_hint_60x8() {
 fn queued_messages_above_the_composer_80x12() {
     let mut s = ready();
     keys(&mut s, "first");
-    s.update(Msg::Action(Action::Submit));
+    s.update(Msg::Action(Action::key(Code::Enter)));
     keys(&mut s, "then run the tests");
-    s.update(Msg::Action(Action::Submit));
+    s.update(Msg::Action(Action::key(Code::Enter)));
     s.update(Msg::Action(Action::Paste(
         "and a second\nmessage of two lines".into(),
     )));
-    s.update(Msg::Action(Action::Submit));
+    s.update(Msg::Action(Action::key(Code::Enter)));
     keys(&mut s, "typing");
     assert_snapshot!(screen(&s, 80, 12));
 }
@@ -108,6 +109,6 @@ fn file_finder_80x14() {
         "tests/it/composer.rs".into(),
     ])));
     keys(&mut s, "compo");
-    s.update(Msg::Action(Action::Down));
+    s.update(Msg::Action(Action::key(Code::Down)));
     assert_snapshot!(screen(&s, 80, 14));
 }

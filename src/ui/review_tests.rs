@@ -1,6 +1,7 @@
 //! Snapshots and behaviour of the review screen (Ctrl-G): bypasses, rules and
 //! grants, revoking with confirmation, and the footer naming it.
 
+use crate::state::{Code, Key};
 use insta::assert_snapshot;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -33,14 +34,14 @@ fn reviewing() -> ChatState {
         tool: "Edit".into(),
         commands: None,
     }];
-    state.update(Msg::Action(Action::RulesScreen));
+    state.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('g')))));
     state
 }
 
 #[test]
 fn review_screen_second_selected_80x24() {
     let mut state = reviewing();
-    state.update(Msg::Action(Action::Down));
+    state.update(Msg::Action(Action::key(Code::Down)));
     assert_eq!(
         state.view.focus.modal,
         Some(Modal::Rules {
@@ -73,15 +74,15 @@ fn review_screen_second_selected_80x24() {
 #[test]
 fn review_screen_second_selected_120x40() {
     let mut state = reviewing();
-    state.update(Msg::Action(Action::Down));
+    state.update(Msg::Action(Action::key(Code::Down)));
     assert_snapshot!(screen(&state, 120, 40));
 }
 
 #[test]
 fn review_screen_revoke_confirmation_80x24() {
     let mut state = reviewing();
-    state.update(Msg::Action(Action::Down));
-    state.update(Msg::Action(Action::Char('d')));
+    state.update(Msg::Action(Action::key(Code::Down)));
+    state.update(Msg::Action(Action::ch('d')));
     assert_eq!(
         state.view.focus.modal,
         Some(Modal::Rules {
@@ -95,15 +96,15 @@ fn review_screen_revoke_confirmation_80x24() {
 #[test]
 fn review_screen_revoke_confirmation_120x40() {
     let mut state = reviewing();
-    state.update(Msg::Action(Action::Down));
-    state.update(Msg::Action(Action::Char('d')));
+    state.update(Msg::Action(Action::key(Code::Down)));
+    state.update(Msg::Action(Action::ch('d')));
     assert_snapshot!(screen(&state, 120, 40));
 }
 
 #[test]
 fn review_screen_empty_80x24() {
     let mut state = chat(None);
-    state.update(Msg::Action(Action::RulesScreen));
+    state.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('g')))));
     assert!(state.grant_items().is_empty());
     assert_snapshot!(screen(&state, 80, 24));
 }
@@ -111,7 +112,7 @@ fn review_screen_empty_80x24() {
 #[test]
 fn review_screen_takes_every_click() {
     let mut state = asking(vec![execute_request()]);
-    state.update(Msg::Action(Action::RulesScreen));
+    state.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('g')))));
     let mut term = terminal(100, 36);
     let mut view = view();
     draw_on(&mut term, &state, &mut view);
@@ -140,7 +141,7 @@ fn review_screen_scrolls_to_keep_the_selection_in_view() {
 
     let last = state.grant_items().len() - 1;
     for _ in 0..last {
-        state.update(Msg::Action(Action::Down));
+        state.update(Msg::Action(Action::key(Code::Down)));
     }
     let bottom = draw_on(&mut term, &state, &mut view);
     assert!(bottom.contains("this chat: allow edit calls"), "{bottom}");
@@ -149,7 +150,7 @@ fn review_screen_scrolls_to_keep_the_selection_in_view() {
 
     // Going back up a few moves the selection, not the list.
     for _ in 0..3 {
-        state.update(Msg::Action(Action::Up));
+        state.update(Msg::Action(Action::key(Code::Up)));
     }
     let up = draw_on(&mut term, &state, &mut view);
     assert_eq!(
@@ -165,7 +166,7 @@ fn review_screen_scrolls_to_keep_the_selection_in_view() {
 
     // Back at the top, the first heading shows again.
     for _ in 0..last {
-        state.update(Msg::Action(Action::Up));
+        state.update(Msg::Action(Action::key(Code::Up)));
     }
     let top = draw_on(&mut term, &state, &mut view);
     assert_eq!(top, first);
@@ -175,8 +176,8 @@ fn review_screen_scrolls_to_keep_the_selection_in_view() {
 fn review_screen_shows_agent_names_visibly() {
     let mut state = chat(None);
     state.gate.bypassed_agents = vec!["evil\u{1b}[31magent".into()];
-    state.update(Msg::Action(Action::RulesScreen));
-    state.update(Msg::Action(Action::Char('d')));
+    state.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('g')))));
+    state.update(Msg::Action(Action::ch('d')));
     let text = screen(&state, 120, 40);
     assert!(text.contains("`evil␛[31magent`"), "{text}");
     assert!(

@@ -1,6 +1,7 @@
 //! Transcript search (Ctrl-F), copying (Alt-C / Alt-Y) and the released
 //! mouse: snapshots on a `TestBackend`, and key-by-key interaction.
 
+use crate::state::Code;
 use insta::assert_snapshot;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -27,7 +28,7 @@ fn act(s: &mut ChatState, action: Action) -> Vec<Effect> {
 
 fn typed(s: &mut ChatState, text: &str) {
     for c in text.chars() {
-        act(s, Action::Char(c));
+        act(s, Action::ch(c));
     }
 }
 
@@ -106,29 +107,29 @@ fn typing_selects_the_newest_match_and_n_goes_older() {
         "the query is not in the composer"
     );
     // Enter: stop typing; n older, N newer, wrapping around.
-    act(&mut s, Action::Submit);
+    act(&mut s, Action::key(Code::Enter));
     assert!(!s.view.search.as_ref().is_some_and(|x| x.typing));
     let at = |s: &ChatState| s.view.search.as_ref().and_then(|x| x.current);
-    act(&mut s, Action::Char('n'));
+    act(&mut s, Action::ch('n'));
     assert_eq!(at(&s), Some(Match { entry: 7, nth: 0 }));
-    act(&mut s, Action::Char('n'));
-    act(&mut s, Action::Char('n'));
+    act(&mut s, Action::ch('n'));
+    act(&mut s, Action::ch('n'));
     assert_eq!(at(&s), Some(Match { entry: 5, nth: 0 }));
-    act(&mut s, Action::Char('n'));
+    act(&mut s, Action::ch('n'));
     assert_eq!(at(&s), Some(Match { entry: 7, nth: 1 }), "wraps");
-    act(&mut s, Action::Char('N'));
+    act(&mut s, Action::ch('N'));
     assert_eq!(at(&s), Some(Match { entry: 5, nth: 0 }), "wraps back");
     let jumps = s.view.search.as_ref().map(|x| x.jumps);
     // Ctrl-F types again; Backspace edits the query.
     act(&mut s, Action::Search);
-    act(&mut s, Action::Backspace);
+    act(&mut s, Action::key(Code::Backspace));
     assert_eq!(
         s.view.search.as_ref().map(|x| x.query.as_str()),
         Some("flak")
     );
     assert!(s.view.search.as_ref().map(|x| x.jumps) > jumps);
     // Esc closes; the next Esc is the usual one again.
-    act(&mut s, Action::Cancel);
+    act(&mut s, Action::key(Code::Esc));
     assert_eq!(s.view.search, None);
 }
 
@@ -139,9 +140,9 @@ fn a_query_without_match_says_so_and_other_keys_leave_the_search() {
     typed(&mut s, "zebra");
     let search = s.view.search.clone().expect("open");
     assert_eq!((search.current, search.count), (None, 0));
-    act(&mut s, Action::Submit);
+    act(&mut s, Action::key(Code::Enter));
     // Not typing: a letter other than n / N goes to the composer.
-    act(&mut s, Action::Char('h'));
+    act(&mut s, Action::ch('h'));
     assert_eq!(s.view.search, None);
     assert_eq!(s.view.composer.text(), "h");
 }
@@ -155,9 +156,9 @@ fn search_bar_highlights_and_scrolls_to_the_match() {
     assert!(view.is_following());
     act(&mut s, Action::Search);
     typed(&mut s, "flaky");
-    act(&mut s, Action::Submit);
+    act(&mut s, Action::key(Code::Enter));
     for _ in 0..2 {
-        act(&mut s, Action::Char('n'));
+        act(&mut s, Action::ch('n'));
     }
     // The third-newest match: exchange 3's second "flaky", far above.
     assert_eq!(
@@ -225,7 +226,7 @@ fn copy_takes_the_selected_message_or_the_last_answer_sanitized() {
     // With a search match selected, that message is copied.
     act(&mut s, Action::Search);
     typed(&mut s, "show");
-    act(&mut s, Action::Submit);
+    act(&mut s, Action::key(Code::Enter));
     assert_eq!(
         act(&mut s, Action::Copy),
         vec![Effect::Copy("show me".into())]
@@ -285,7 +286,7 @@ fn working() -> ChatState {
         origin: Default::default(),
     }));
     act(&mut s, Action::Paste("edit it".into()));
-    act(&mut s, Action::Submit);
+    act(&mut s, Action::key(Code::Enter));
     assert!(s.is_busy());
     s
 }
@@ -322,7 +323,7 @@ fn a_card_arriving_during_a_search_never_takes_the_searchs_keys() {
         act(&mut s, Action::Search);
         typed(&mut s, "edit");
         if !typing {
-            act(&mut s, Action::Submit);
+            act(&mut s, Action::key(Code::Enter));
         }
         s.update(Msg::PermissionRequested {
             id: 1,
@@ -337,7 +338,7 @@ fn a_card_arriving_during_a_search_never_takes_the_searchs_keys() {
             &['n', 'N', 'y']
         };
         for &c in keys {
-            let effects = act(&mut s, Action::Char(c));
+            let effects = act(&mut s, Action::ch(c));
             assert!(
                 !effects
                     .iter()
@@ -389,7 +390,7 @@ fn ctrl_f_over_a_cards_reason_field_does_not_open_the_search() {
         crate::state::Focus::CARDS,
         "an empty composer gives way"
     );
-    act(&mut s, Action::Char('r'));
+    act(&mut s, Action::ch('r'));
     assert!(
         matches!(s.view.focus.modal, Some(crate::state::Modal::Reason { .. })),
         "{:?}",
@@ -418,7 +419,7 @@ fn a_card_arriving_during_the_history_search_never_takes_its_keys() {
         request: Box::new(edit_request()),
     });
     for c in ['y', 'e', 's'] {
-        let effects = act(&mut s, Action::Char(c));
+        let effects = act(&mut s, Action::ch(c));
         assert!(
             !effects
                 .iter()

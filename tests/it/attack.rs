@@ -65,7 +65,7 @@ async fn a_grant_on_the_agents_write_tool_never_covers_wardens_writes() {
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "write-grant");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('a'));
+    key(&mut app, Action::ch('a'));
     pump_until(&mut app, "a second card or the end", |s| {
         !s.is_busy() || !s.gate.approvals.is_empty()
     })
@@ -78,7 +78,7 @@ async fn a_grant_on_the_agents_write_tool_never_covers_wardens_writes() {
     let card = &app.state().gate.approvals[0];
     assert!(card.request.client, "warden's own write asks");
     assert!(card.title().contains("victim.txt"), "{}", card.title());
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(dir.path().join("notes.md").exists(), "the allowed edit ran");
     app.shutdown().await;
@@ -117,7 +117,7 @@ async fn allow_for_this_chat_on_a_title_only_command_covers_only_that_card() {
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "title-grant");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('a'));
+    key(&mut app, Action::ch('a'));
     pump_until(&mut app, "the second card or the end", |s| {
         !s.is_busy() || !s.gate.approvals.is_empty()
     })
@@ -133,7 +133,7 @@ async fn allow_for_this_chat_on_a_title_only_command_covers_only_that_card() {
         "the same title asks again: {:?}",
         outcomes(app.state())
     );
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
 }

@@ -5,6 +5,7 @@
 //! the wall clock), so the races are exact.
 
 use std::time::{Duration, Instant};
+use warden::state::{Code, Key};
 
 use warden::app::App;
 use warden::policy::Mode;
@@ -51,15 +52,11 @@ async fn a_y_just_after_the_selected_card_is_withdrawn_does_not_allow_the_next()
     );
     // A `y` 50 ms after the card slid under the cursor.
     let since = seen_since(&app);
-    press(
-        &mut app,
-        Action::Char('y'),
-        since + Duration::from_millis(50),
-    );
+    press(&mut app, Action::ch('y'), since + Duration::from_millis(50));
     assert_eq!(app.state().gate.approvals.len(), 1, "the sh -c still waits");
     assert!(!app.state().card_armed());
     // Once the user could have seen it, `n` answers it.
-    press(&mut app, Action::Char('n'), since + ARM_DELAY);
+    press(&mut app, Action::ch('n'), since + ARM_DELAY);
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert_eq!(
         outcomes(app.state()),
@@ -75,9 +72,9 @@ async fn a_y_just_after_the_selected_card_is_withdrawn_does_not_allow_the_next()
 fn type_at(app: &mut App, text: &str, from: Instant) {
     for (i, c) in text.chars().enumerate() {
         let action = if c == '\n' {
-            Action::Submit
+            Action::key(Code::Enter)
         } else {
-            Action::Char(c)
+            Action::ch(c)
         };
         press(app, action, from + Duration::from_millis(40 * i as u64));
     }
@@ -116,10 +113,10 @@ async fn a_card_arriving_while_a_follow_up_is_typed_never_takes_its_keys() {
         }
         // Ctrl-P reaches the card on purpose.
         let later = t0 + Duration::from_secs(5);
-        press(&mut app, Action::ToggleCards, later);
+        press(&mut app, Action::Key(Key::ctrl(Code::Char('p'))), later);
         press(
             &mut app,
-            Action::Char('n'),
+            Action::ch('n'),
             later + Duration::from_millis(100),
         );
         pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
@@ -139,7 +136,7 @@ async fn enter_on_a_fresh_claude_card_allows_once_and_grants_nothing() {
     send(&mut app, "enter");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
     let since = seen_since(&app);
-    press(&mut app, Action::Submit, since + ARM_DELAY);
+    press(&mut app, Action::key(Code::Enter), since + ARM_DELAY);
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert_eq!(
         outcomes(app.state()),

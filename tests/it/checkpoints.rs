@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use warden::state::Code;
 
 use warden::app::{App, ChatOptions};
 use warden::checkpoint::{CheckpointOptions, Keep};
@@ -57,7 +58,7 @@ async fn undo(app: &mut App, answer: char) {
         s.view.checkpoints.confirm.is_some()
     })
     .await;
-    key(app, Action::Char(answer));
+    key(app, Action::ch(answer));
     pump_until(app, "the restore", |s| count(s, "restored ") > restored).await;
 }
 
@@ -132,9 +133,9 @@ async fn a_file_the_user_changed_after_the_turn_is_asked_about_and_kept_both_way
     assert!(popup.title.contains("k keep both"), "{}", popup.title);
     assert!(popup.items[0].detail.contains("changed since the turn"));
     // `y` alone does not overwrite a changed file.
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     assert!(app.state().view.checkpoints.confirm.is_some());
-    key(&mut app, Action::Char('k'));
+    key(&mut app, Action::ch('k'));
     pump_until(&mut app, "the restore", |s| count(s, "restored ") > 0).await;
     assert_eq!(read(&work.join("a.txt")).as_deref(), Some("mine\n"));
     assert_eq!(
@@ -277,14 +278,14 @@ async fn an_undo_can_be_undone() {
             "the restore to before the restore to before turn 1"
         ]
     );
-    key(&mut app, Action::Up);
-    key(&mut app, Action::Up);
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Up));
+    key(&mut app, Action::key(Code::Up));
+    key(&mut app, Action::key(Code::Enter));
     pump_until(&mut app, "the card", |s| {
         s.view.checkpoints.confirm.is_some()
     })
     .await;
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "the restore", |s| count(s, "restored ") == 3).await;
     assert!(!work.join("b.txt").exists());
 

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 use std::time::Duration;
+use warden::state::Code;
 
 use warden::acp::AgentCommand;
 use warden::app::{App, ChatOptions};
@@ -69,7 +70,7 @@ pub async fn started(cwd: &Path, extra: &[&str]) -> App {
 
 pub fn send(app: &mut App, text: &str) {
     app.handle(Msg::Action(Action::Paste(text.into())));
-    app.handle(Msg::Action(Action::Submit));
+    app.handle(Msg::Action(Action::key(Code::Enter)));
 }
 
 pub fn agent_text(state: &ChatState) -> String {

@@ -3,6 +3,7 @@
 //! `warden export`, the external editor.
 
 use std::path::Path;
+use warden::state::Code;
 
 use warden::app::{App, ChatOptions};
 use warden::state::{Action, ChatState, Msg};
@@ -50,12 +51,12 @@ async fn history_is_kept_per_directory_across_runs() {
     // history, read off the loop, is in).
     let mut app = started_scenario(tmp.path(), SCENARIO, recorded(tmp.path())).await;
     app.settle_disk().await;
-    key(&mut app, Action::Up);
+    key(&mut app, Action::key(Code::Up));
     assert_eq!(app.state().view.composer.text(), "second question");
-    key(&mut app, Action::Up);
+    key(&mut app, Action::key(Code::Up));
     assert_eq!(app.state().view.composer.text(), "first question");
-    key(&mut app, Action::Down);
-    key(&mut app, Action::Down);
+    key(&mut app, Action::key(Code::Down));
+    key(&mut app, Action::key(Code::Down));
     assert_eq!(app.state().view.composer.text(), "");
     app.shutdown().await;
 
@@ -71,7 +72,7 @@ async fn history_is_kept_per_directory_across_runs() {
     ))
     .await;
     app.settle_disk().await;
-    key(&mut app, Action::Up);
+    key(&mut app, Action::key(Code::Up));
     assert_eq!(app.state().view.composer.text(), "");
 }
 
@@ -134,10 +135,10 @@ async fn the_agents_commands_are_listed_and_sent_as_the_prompt() {
         !s.view.drafts.commands.is_empty() && idle(s)
     })
     .await;
-    key(&mut app, Action::Char('/'));
-    key(&mut app, Action::Char('r'));
-    key(&mut app, Action::Char('e'));
-    key(&mut app, Action::Char('v'));
+    key(&mut app, Action::ch('/'));
+    key(&mut app, Action::ch('r'));
+    key(&mut app, Action::ch('e'));
+    key(&mut app, Action::ch('v'));
     let popup = app.state().composer_popup().expect("the command list");
     assert_eq!(popup.items[0].label, "/review");
     assert_eq!(
@@ -145,7 +146,7 @@ async fn the_agents_commands_are_listed_and_sent_as_the_prompt() {
         "agent: Review the working tree's changes"
     );
     // Enter on a command that takes input completes it and shows its hint.
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Enter));
     assert_eq!(app.state().view.composer.text(), "/review ");
     assert_eq!(app.state().composer_hint().as_deref(), Some("<focus>"));
     send(&mut app, "the parser");
@@ -274,17 +275,17 @@ async fn at_finds_a_file_and_it_goes_as_a_resource_link() {
     project(tmp.path());
     let mut app = started(tmp.path(), &[]).await;
     app.handle(warden::state::Msg::Action(Action::Paste("explain ".into())));
-    key(&mut app, Action::Char('@'));
+    key(&mut app, Action::ch('@'));
     pump_until(&mut app, "the file list", |s| s.view.drafts.files.is_some()).await;
     let files = app.state().view.drafts.files.clone().unwrap();
     assert!(files.contains(&"src/lib.rs".to_string()), "{files:?}");
     assert!(!files.iter().any(|f| f.starts_with("target")), "{files:?}");
     for c in "lib".chars() {
-        key(&mut app, Action::Char(c));
+        key(&mut app, Action::ch(c));
     }
-    key(&mut app, Action::Tab);
+    key(&mut app, Action::key(Code::Tab));
     assert_eq!(app.state().view.composer.text(), "explain @src/lib.rs ");
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Enter));
     let real = std::fs::canonicalize(tmp.path().join("src/lib.rs")).unwrap();
     let line = format!(
         "received resource_link src/lib.rs {}",
@@ -326,8 +327,8 @@ async fn a_pasted_image_goes_as_an_image_block() {
     std::fs::write(&png, [0x89, b'P', b'N', b'G', 0, 1, 2]).unwrap();
     let mut app = started_scenario(tmp.path(), SCENARIO, ChatOptions::default()).await;
     app.handle(Msg::Action(Action::Paste(format!("'{}'", png.display()))));
-    app.handle(Msg::Action(Action::Char('?')));
-    app.handle(Msg::Action(Action::Submit));
+    app.handle(Msg::Action(Action::ch('?')));
+    app.handle(Msg::Action(Action::key(Code::Enter)));
     pump_until(&mut app, "the agent's receipt", |s| {
         idle(s) && agent_text(s).contains("received image")
     })

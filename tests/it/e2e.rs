@@ -5,6 +5,7 @@
 
 use std::path::Path;
 use std::time::Duration;
+use warden::state::{Code, Key};
 
 use warden::acp::{AgentCommand, LaunchError};
 use warden::app::App;
@@ -93,7 +94,7 @@ async fn default_mode_shows_a_card_and_the_agent_gets_exactly_the_chosen_option(
     );
     // `1` picks the agent's first option: allow-once. (Its allow-always is
     // answered allow-once plus a chat grant: tests/gate_answers.rs.)
-    key(&mut app, Action::Char('1'));
+    key(&mut app, Action::ch('1'));
     assert!(app.state().gate.approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
@@ -181,7 +182,7 @@ async fn esc_with_two_pending_cards_answers_both_cancelled() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "two");
     pump_until(&mut app, "two cards", |s| s.gate.approvals.len() == 2).await;
-    key(&mut app, Action::Cancel);
+    key(&mut app, Action::key(Code::Esc));
     assert!(app.state().gate.approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
@@ -206,7 +207,7 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "edit");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('r'));
+    key(&mut app, Action::ch('r'));
     assert!(matches!(
         app.state().view.focus.modal,
         Some(Modal::Reason { .. })
@@ -215,7 +216,7 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
         &mut app,
         Action::Paste("use the existing parser instead".into()),
     );
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Enter));
     // The turn is cancelled; the reason goes out as the next prompt when it ends.
     pump_until(&mut app, "the reason prompt's turn", |s| {
         s.session
@@ -246,7 +247,7 @@ async fn esc_cancels_a_slow_turn() {
     let mut app = started(dir.path(), &[]).await;
     send(&mut app, "slow");
     pump_until(&mut app, "first chunk", |s| !agent_text(s).is_empty()).await;
-    app.handle(Msg::Action(Action::Cancel));
+    app.handle(Msg::Action(Action::key(Code::Esc)));
     assert!(
         app.state()
             .session
@@ -286,7 +287,7 @@ async fn crash_shows_status_and_stderr_then_r_restarts() {
     );
     let before = app.state().session.transcript.len();
     // `r` on an empty composer restarts the agent with a new session.
-    app.handle(Msg::Action(Action::Char('r')));
+    app.handle(Msg::Action(Action::ch('r')));
     pump_until(&mut app, "new session", |s| {
         matches!(s.session.connection, Connection::Ready { .. })
     })
@@ -504,8 +505,8 @@ async fn bypass_is_written_to_the_settings_and_honoured_by_the_next_warden() {
     let mut app = launched(dir.path(), &config).await;
     send(&mut app, "edit");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('b'));
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('b'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
     let text = std::fs::read_to_string(&config).expect("the first write created the file");
@@ -535,12 +536,12 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     let mut app = launched(dir.path(), &config).await;
     send(&mut app, "execute");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('p'));
+    key(&mut app, Action::ch('p'));
     let Some(Modal::KeepRule(field)) = &app.state().view.focus.modal else {
         panic!("keep-as-rule field: {:?}", app.state().view.focus)
     };
     assert_eq!(field.text(), "cargo test *", "the narrowest sensible rule");
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Enter));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
         agent_text(app.state()).contains("permission outcome: selected allow-once"),
@@ -564,19 +565,19 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     again.settle_disk().await;
     assert_eq!(last_log(dir.path()).source, "rule");
     // Revoke it on the review screen: the card comes back.
-    key(&mut again, Action::RulesScreen);
+    key(&mut again, Action::Key(Key::ctrl(Code::Char('g'))));
     let items = again.state().grant_items();
     let at = items
         .iter()
         .position(|i| matches!(i, warden::state::GrantItem::Rule(_)))
         .expect("the rule is listed");
     for _ in 0..at {
-        key(&mut again, Action::Down);
+        key(&mut again, Action::key(Code::Down));
     }
-    key(&mut again, Action::Char('d'));
-    key(&mut again, Action::Char('y'));
+    key(&mut again, Action::ch('d'));
+    key(&mut again, Action::ch('y'));
     assert!(again.state().gate.rules.is_empty());
-    key(&mut again, Action::Cancel);
+    key(&mut again, Action::key(Code::Esc));
     // The write runs off the event loop and reports back.
     pump_until(&mut again, "the revoke written", |s| {
         infos(s).iter().any(|i| i.starts_with("rule removed from"))
@@ -615,8 +616,8 @@ async fn a_malformed_settings_file_is_reported_and_never_written() {
     );
     send(&mut app, "edit");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('b'));
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('b'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
         agent_text(app.state()).contains("permission outcome: selected allow-once"),

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::time::Duration;
+use warden::state::{Code, Key};
 
 use warden::app::{App, ChatOptions};
 use warden::policy::Mode;
@@ -168,7 +169,7 @@ async fn two_chats_on_one_agent_process_plan_blocks_and_auto_allows_the_same_edi
     );
     assert_eq!(chat_state(&app, 2).gate.mode, Mode::Default);
     // Shift+Tab on chat 2: Default -> Auto; chat 1 stays in Plan.
-    key(&mut app, Action::BackTab);
+    key(&mut app, Action::key(Code::BackTab));
     assert_eq!(chat_state(&app, 2).gate.mode, Mode::Auto);
     assert_eq!(chat_state(&app, 1).gate.mode, Mode::Plan);
 
@@ -249,14 +250,14 @@ async fn a_card_in_a_chat_off_screen_waits_there_and_closing_it_cancels() {
     );
     assert_eq!(app.ws.waiting_elsewhere(), [(1, 2)]);
     // Close chat 1 from chat 2's list: it asks, then answers both cancelled.
-    key(&mut app, Action::ChatList);
-    key(&mut app, Action::Up);
-    key(&mut app, Action::Char('x'));
+    key(&mut app, Action::Key(Key::ctrl(Code::Char('l'))));
+    key(&mut app, Action::key(Code::Up));
+    key(&mut app, Action::ch('x'));
     assert!(matches!(
         app.ws.focus,
         warden::state::ChatFocus::ConfirmClose { .. }
     ));
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     assert_eq!(app.ws.chats.len(), 1);
     assert!(app.ws.waiting_elsewhere().is_empty());
     app.settle_disk().await;
@@ -307,7 +308,7 @@ async fn the_picker_in_the_tui_lists_the_agents_own_sessions_and_reopens_one() {
     // Filter down to it and open it: session/load replays it in a new chat,
     // which takes the place of the untouched one.
     key(&mut app, Action::Paste("remembers".into()));
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Enter));
     assert_eq!(app.ws.chats.len(), 1, "the untouched chat gave way");
     pump_until(&mut app, "the reopened session", |s| {
         s.session_id() == Some(session.as_str())
@@ -353,8 +354,8 @@ async fn chats_of_different_agents_run_side_by_side_and_an_unused_agent_ends() {
         app.ws.focus,
         warden::state::ChatFocus::NewChat { selected: 0 }
     );
-    key(&mut app, Action::Down);
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Down));
+    key(&mut app, Action::key(Code::Enter));
     pump_ws(&mut app, "the other agent's session", |ws| {
         matches!(
             ws.chats[1].state.session.connection,
@@ -425,7 +426,7 @@ async fn an_agent_crash_takes_down_all_its_chats_and_r_reconnects_each() {
     assert!(!errors(chat_state(&app, 1)).is_empty() && !errors(chat_state(&app, 2)).is_empty());
     // r in chat 2 starts a new process, and chat 1 comes back on it too
     // (every chat of the crashed process restarts together).
-    key(&mut app, Action::Char('r'));
+    key(&mut app, Action::ch('r'));
     pump_ws(&mut app, "both chats back", |ws| {
         ws.chats
             .iter()
@@ -466,7 +467,7 @@ async fn closing_a_chat_mid_turn_keeps_what_streamed_in_its_record() {
     .await;
     // Alt-W asks (a turn runs); y closes it.
     key(&mut app, Action::CloseChat);
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     assert_eq!(app.ws.chats.len(), 1);
     assert!(
         app.ws
@@ -503,12 +504,12 @@ async fn a_renamed_chat_is_listed_under_its_name() {
     send(&mut app, "first words");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     // Ctrl-L, r, a new name, Enter.
-    key(&mut app, Action::ChatList);
-    key(&mut app, Action::Char('r'));
+    key(&mut app, Action::Key(Key::ctrl(Code::Char('l'))));
+    key(&mut app, Action::ch('r'));
     key(&mut app, Action::KillLineStart);
     key(&mut app, Action::Paste("parser work".into()));
-    key(&mut app, Action::Submit);
-    key(&mut app, Action::Cancel);
+    key(&mut app, Action::key(Code::Enter));
+    key(&mut app, Action::key(Code::Esc));
     assert_eq!(app.ws.chats[0].label(), "parser work");
     app.shutdown().await;
     let chats = warden::chats::ChatStore::new(dir.path().join("chats")).list();

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::time::Duration;
+use warden::state::Code;
 
 use warden::app::App;
 use warden::policy::Mode;
@@ -73,7 +74,7 @@ async fn client_write_after_an_allowed_edit_needs_no_second_card() {
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "fs-write");
     pump_until(&mut app, "the edit card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "end of turn", |s| {
         !s.is_busy() || !s.gate.approvals.is_empty()
     })
@@ -118,7 +119,7 @@ async fn client_write_with_no_request_gets_a_card_then_lands_on_disk() {
         !dir.path().join("direct.txt").exists(),
         "nothing is written before the decision"
     );
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(agent_text(app.state()).contains("write ok"));
     assert!(dir.path().join("direct.txt").exists());
@@ -212,7 +213,7 @@ async fn esc_kills_a_terminal_that_runs_forever_and_quit_leaves_nothing() {
     })
     .await;
     assert!(sleepers() > before, "the command runs");
-    key(&mut app, Action::Cancel);
+    key(&mut app, Action::key(Code::Esc));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     for _ in 0..50 {
         if sleepers() <= before {
@@ -262,10 +263,10 @@ async fn three_queued_cards_reviewed_by_keyboard() {
         ],
         "FIFO"
     );
-    key(&mut app, Action::Tab);
-    key(&mut app, Action::Char('n'));
-    key(&mut app, Action::Char('A'));
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::key(Code::Tab));
+    key(&mut app, Action::ch('n'));
+    key(&mut app, Action::ch('A'));
+    key(&mut app, Action::ch('y'));
     assert!(app.state().gate.approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());

@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use warden::state::Code;
 
 use crate::common::*;
 use warden::state::{Action, Connection};
@@ -60,7 +61,7 @@ async fn an_agent_that_closes_its_output_is_ended_and_r_restarts_it() {
         error_lines(&app)
     );
     assert!(!group_alive(pid), "the agent's group was ended");
-    key(&mut app, Action::Char('r'));
+    key(&mut app, Action::ch('r'));
     pump_until(&mut app, "a new session", |s| {
         matches!(s.session.connection, Connection::Ready { .. })
     })
@@ -83,7 +84,7 @@ async fn esc_on_a_prompt_never_answered_ends_the_turn_after_a_grace_and_ctrl_r_r
         agent_text(s).contains("working forever")
     })
     .await;
-    key(&mut app, Action::Cancel);
+    key(&mut app, Action::key(Code::Esc));
     assert!(
         app.state().session.turn.is_some(),
         "still waiting for the agent"

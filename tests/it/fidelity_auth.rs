@@ -4,6 +4,7 @@
 //! terminal, as the agent's own program with the method's args.
 
 use std::path::{Path, PathBuf};
+use warden::state::Code;
 
 use crate::common::*;
 
@@ -126,9 +127,11 @@ async fn slash_login_runs_the_terminal_login_and_restarts_the_agent() {
     let failed_before = errors(app.state()).len();
 
     for c in "/login".chars() {
-        app.handle(warden::state::Msg::Action(warden::state::Action::Char(c)));
+        app.handle(warden::state::Msg::Action(warden::state::Action::ch(c)));
     }
-    app.handle(warden::state::Msg::Action(warden::state::Action::Submit));
+    app.handle(warden::state::Msg::Action(warden::state::Action::key(
+        Code::Enter,
+    )));
     let (id, command, method) = app.take_login().expect("/login asks for the login");
     assert_eq!(method, None);
     assert_eq!(command.name, "kimi");

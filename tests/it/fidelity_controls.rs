@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
+use warden::state::Code;
 
 use crate::common::*;
 use warden::app::{App, ChatOptions};
@@ -51,7 +52,7 @@ async fn codex_url_elicitation_as_fetch_always_asks() {
             decisions(app.state()),
             agent_text(app.state())
         );
-        key(&mut app, Action::Char('n'));
+        key(&mut app, Action::ch('n'));
         pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
         assert!(
             agent_text(app.state()).contains("selected reject-once"),
@@ -154,7 +155,7 @@ async fn a_form_elicitation_is_filled_in_on_its_card() {
     assert!(card.contains("Region (string, required)"), "{card}");
     assert!(card.contains("Really deploy?"), "{card}");
     for bypass in ['a', 'b'] {
-        key(&mut app, Action::Char(bypass));
+        key(&mut app, Action::ch(bypass));
         assert_eq!(
             app.state().gate.approvals.len(),
             1,
@@ -165,17 +166,17 @@ async fn a_form_elicitation_is_filled_in_on_its_card() {
             "{bypass} grants nothing"
         );
     }
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     assert!(
         matches!(app.state().view.focus.modal, Some(Modal::Form(_))),
         "{:?}",
         app.state().view.focus
     );
     // Fields in name order: confirm, region.
-    key(&mut app, Action::Char(' '));
-    key(&mut app, Action::Down);
-    key(&mut app, Action::Right);
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::ch(' '));
+    key(&mut app, Action::key(Code::Down));
+    key(&mut app, Action::key(Code::Right));
+    key(&mut app, Action::key(Code::Enter));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     assert!(
@@ -209,17 +210,17 @@ async fn a_required_field_is_typed_in_before_the_form_is_sent() {
         "{}",
         agent_text(app.state())
     );
-    key(&mut app, Action::Char('y'));
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::ch('y'));
+    key(&mut app, Action::key(Code::Enter));
     match &app.state().view.focus.modal {
         Some(Modal::Form(form)) => assert_eq!(form.error.as_deref(), Some("token is required")),
         other => panic!("still editing: {other:?}"),
     }
     assert_eq!(app.state().gate.approvals.len(), 1);
     for c in "abc".chars() {
-        key(&mut app, Action::Char(c));
+        key(&mut app, Action::ch(c));
     }
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Enter));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     assert!(
@@ -229,9 +230,9 @@ async fn a_required_field_is_typed_in_before_the_form_is_sent() {
     app.shutdown().await;
 
     let (mut app, dir) = elicitation_card("count", Mode::Default, false).await;
-    key(&mut app, Action::Char('y'));
-    key(&mut app, Action::Char('x'));
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::ch('y'));
+    key(&mut app, Action::ch('x'));
+    key(&mut app, Action::key(Code::Enter));
     match &app.state().view.focus.modal {
         Some(Modal::Form(form)) => {
             assert_eq!(
@@ -241,13 +242,13 @@ async fn a_required_field_is_typed_in_before_the_form_is_sent() {
         }
         other => panic!("still editing: {other:?}"),
     }
-    key(&mut app, Action::Cancel);
+    key(&mut app, Action::key(Code::Esc));
     assert_eq!(app.state().view.focus, Focus::CARDS);
     assert!(
         app.state().is_busy(),
         "Esc in the form does not cancel the turn"
     );
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     assert!(
@@ -280,7 +281,7 @@ async fn a_url_elicitation_waits_for_the_user_even_in_auto_with_bypass() {
         "{card}"
     );
     assert!(card.contains("warden does not open it"), "{card}");
-    key(&mut app, Action::Cancel);
+    key(&mut app, Action::key(Code::Esc));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     assert!(
@@ -561,7 +562,7 @@ fn an_unknown_or_terminal_auth_method_is_named_in_the_error() {
 async fn a_url_elicitation_is_accepted_only_by_the_user() {
     let (mut app, dir) = elicitation_card("url", Mode::Default, false).await;
     assert_eq!(app.state().gate.approvals.len(), 1);
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     assert!(

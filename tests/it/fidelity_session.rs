@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
+use warden::state::{Code, Key};
 
 use crate::common::*;
 use warden::app::{App, ChatOptions};
@@ -23,7 +24,7 @@ async fn create_new_file(dir: &Path, name: &str) -> App {
         })
         .await;
         if !app.state().gate.approvals.is_empty() {
-            key(&mut app, Action::Char('y'));
+            key(&mut app, Action::ch('y'));
         }
     }
     app
@@ -155,7 +156,7 @@ async fn crash_and_restart(dir: &Path, scenario_file: Option<&str>) -> (App, Str
             .all(|c| c.state.session.connection == Connection::Down)
     })
     .await;
-    key(&mut app, Action::Char('r'));
+    key(&mut app, Action::ch('r'));
     pump_ws(&mut app, "both chats back", ready_all).await;
     assert_eq!(app.agent_count(), 1, "one new process for both chats");
     (app, one, two)
@@ -254,11 +255,11 @@ async fn a_renamed_chat_keeps_its_name_when_reopened_and_prompted_again() {
     send(&mut app, "the first prompt");
     pump_until(&mut app, "a turn", |s| !s.is_busy()).await;
     // Ctrl-L, r: rename the chat.
-    key(&mut app, Action::ChatList);
-    key(&mut app, Action::Char('r'));
+    key(&mut app, Action::Key(Key::ctrl(Code::Char('l'))));
+    key(&mut app, Action::ch('r'));
     key(&mut app, Action::KillLineStart);
     key(&mut app, Action::Paste("My own name".into()));
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Enter));
     assert_eq!(app.ws.chats[0].name.as_deref(), Some("My own name"));
     app.shutdown().await;
 
@@ -320,7 +321,7 @@ async fn in_plan_claude_stays_in_its_asking_mode_and_its_touch_is_refused() {
     assert!(agent_text(app.state()).contains("not in plan mode"));
     // Shift+Tab round to Plan again: the agent is never moved.
     for _ in 0..3 {
-        key(&mut app, Action::BackTab);
+        key(&mut app, Action::key(Code::BackTab));
     }
     assert_eq!(app.state().gate.mode, Mode::Plan);
     send(&mut app, "touch");
@@ -386,10 +387,10 @@ async fn claude_exit_plan_mode_works_when_agent_plan_mode_is_opted_in() {
         "ExitPlanMode asks the user"
     );
     // Reject: keep planning.
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     // Leaving Plan moves the agent back to the mode that asks.
-    key(&mut app, Action::BackTab);
+    key(&mut app, Action::key(Code::BackTab));
     assert_eq!(app.state().gate.mode, Mode::Default);
     assert!(!app.state().agent_enforces_plan());
     pump_until(&mut app, "the agent back in default", |s| {
@@ -401,8 +402,8 @@ async fn claude_exit_plan_mode_works_when_agent_plan_mode_is_opted_in() {
     .await;
     // Shift+Tab on to Auto and round to Plan: the agent is never moved into
     // a mode that does not ask, except the plan mode the user opted into.
-    key(&mut app, Action::BackTab);
-    key(&mut app, Action::BackTab);
+    key(&mut app, Action::key(Code::BackTab));
+    key(&mut app, Action::key(Code::BackTab));
     assert_eq!(app.state().gate.mode, Mode::Plan);
     pump_until(&mut app, "the agent in plan again", |s| {
         s.session

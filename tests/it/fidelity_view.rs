@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
+use warden::state::Code;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -169,7 +170,7 @@ async fn reused_tool_call_ids_stay_in_their_turn() {
 
     send(&mut app, "go");
     pump_until(&mut app, "the first card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "turn 1 to end", |s| !s.is_busy()).await;
 
     send(&mut app, "go again");
@@ -177,7 +178,7 @@ async fn reused_tool_call_ids_stay_in_their_turn() {
         !s.gate.approvals.is_empty()
     })
     .await;
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "turn 2 to end", |s| !s.is_busy()).await;
 
     assert_eq!(
@@ -249,7 +250,7 @@ fn unknown_stop_reason_is_shown_as_itself() {
         session_id: "s".into(),
     };
     state.update(Msg::Action(Action::Paste("hi".into())));
-    state.update(Msg::Action(Action::Submit));
+    state.update(Msg::Action(Action::key(Code::Enter)));
     assert!(state.is_busy());
     state.update(Msg::TurnEnded(StopReason::Other("error".into())));
     assert!(

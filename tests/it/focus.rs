@@ -4,6 +4,7 @@
 
 use warden::policy::Mode;
 use warden::state::{Action, Focus, Modal, Pane};
+use warden::state::{Code, Key};
 
 use crate::common::*;
 
@@ -21,20 +22,20 @@ async fn the_mode_menu_closes_back_to_the_pane_beneath_and_the_card_is_answered_
         app.state().view.focus.modal,
         Some(Modal::ModeMenu(_))
     ));
-    key(&mut app, Action::Cancel);
+    key(&mut app, Action::key(Code::Esc));
     assert_eq!(app.state().view.focus, Focus::CARDS);
     assert!(app.state().is_busy(), "Esc closed the menu only");
 
     // Over the composer with the card waiting: the draft keeps the keys.
-    key(&mut app, Action::ToggleCards);
+    key(&mut app, Action::Key(Key::ctrl(Code::Char('p'))));
     for c in "draft".chars() {
-        key(&mut app, Action::Char(c));
+        key(&mut app, Action::ch(c));
     }
     key(&mut app, Action::OpenModeMenu);
     assert_eq!(app.state().view.focus.pane, Pane::Composer);
-    key(&mut app, Action::Cancel);
+    key(&mut app, Action::key(Code::Esc));
     assert_eq!(app.state().view.focus, Focus::COMPOSER);
-    key(&mut app, Action::Char('1'));
+    key(&mut app, Action::ch('1'));
     assert_eq!(app.state().view.composer.text(), "draft1");
     assert_eq!(
         app.state().gate.approvals.len(),
@@ -43,8 +44,8 @@ async fn the_mode_menu_closes_back_to_the_pane_beneath_and_the_card_is_answered_
     );
 
     // Back to the card on purpose: it is answered there.
-    key(&mut app, Action::ToggleCards);
-    key(&mut app, Action::Char('1'));
+    key(&mut app, Action::Key(Key::ctrl(Code::Char('p'))));
+    key(&mut app, Action::ch('1'));
     assert!(app.state().gate.approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(

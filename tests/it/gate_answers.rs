@@ -71,7 +71,7 @@ async fn claude_always_allow_answers_allow_and_becomes_a_chat_grant() {
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "test");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('1'));
+    key(&mut app, Action::ch('1'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert_eq!(
         outcomes(app.state()),
@@ -101,7 +101,7 @@ async fn claude_exit_plan_answers_the_mode_that_still_asks() {
         let mut app = playing(dir.path(), &file, Mode::Plan).await;
         send(&mut app, "plan");
         pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
-        key(&mut app, Action::Char(pick));
+        key(&mut app, Action::ch(pick));
         pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
         assert_eq!(
             outcomes(app.state()),
@@ -152,7 +152,7 @@ async fn kimi_ask_then_terminal_is_one_card() {
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "go");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "end of turn or a second card", |s| {
         !s.is_busy() || !s.gate.approvals.is_empty()
     })
@@ -169,7 +169,7 @@ async fn kimi_ask_then_terminal_is_one_card() {
     } else {
         let card = &app.state().gate.approvals[0];
         assert!(card.request.client, "only the terminal asks again");
-        key(&mut app, Action::Char('n'));
+        key(&mut app, Action::ch('n'));
         pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     }
     app.shutdown().await;
@@ -182,7 +182,7 @@ async fn fast_agent_sh_rerun_is_one_card() {
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "go");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "end of turn or a second card", |s| {
         !s.is_busy() || !s.gate.approvals.is_empty()
     })
@@ -221,7 +221,7 @@ async fn hostile_read_then_write_is_not_covered() {
     .await;
     assert_eq!(app.state().gate.approvals.len(), 1, "the write asks");
     assert!(app.state().gate.approvals[0].request.client);
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert_eq!(
         std::fs::read_to_string(dir.path().join("victim.txt")).expect("read"),
@@ -307,7 +307,7 @@ async fn hostile_second_terminal_asks_again_in_the_tui() {
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "run-twice");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "the second terminal's card", |s| {
         !s.gate.approvals.is_empty() || !s.is_busy()
     })
@@ -322,7 +322,7 @@ async fn hostile_second_terminal_asks_again_in_the_tui() {
         "{:?}",
         decisions(state)
     );
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
 }
@@ -334,7 +334,7 @@ async fn a_terminal_with_its_own_environment_is_not_covered() {
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "run-with-env");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "the terminal's card", |s| {
         !s.gate.approvals.is_empty() || !s.is_busy()
     })
@@ -353,7 +353,7 @@ async fn a_terminal_with_its_own_environment_is_not_covered() {
         "the card shows the environment: {:?}",
         card.view.raw_input
     );
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
 }
@@ -397,7 +397,7 @@ async fn an_approved_diff_covers_only_the_text_the_card_showed() {
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "diff-then-other-body");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "a card for the other body, or the end", |s| {
         !s.gate.approvals.is_empty() || !s.is_busy()
     })
@@ -410,7 +410,7 @@ async fn an_approved_diff_covers_only_the_text_the_card_showed() {
     let state = app.state();
     assert_eq!(state.gate.approvals.len(), 1, "{:?}", decisions(state));
     assert!(state.gate.approvals[0].request.client);
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     // Refused, the agent's turn ended; the file is as it was.
     assert_eq!(
@@ -429,14 +429,14 @@ async fn an_allowed_command_never_covers_its_terminal_in_another_directory() {
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "run-elsewhere");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "the terminal's card", |s| {
         !s.gate.approvals.is_empty() || !s.is_busy()
     })
     .await;
     assert!(!dir.path().join("sub/here.txt").exists());
     assert_eq!(app.state().gate.approvals.len(), 1);
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
 }

@@ -222,3 +222,28 @@ fn a_terminal_that_sets_path_is_not_covered_by_an_allow_rule() {
     assert!(out.contains("terminal exited"), "{out} {err}");
     assert!(pwned.exists(), "{out} {err}");
 }
+
+#[test]
+fn a_terminal_whose_program_is_nowhere_is_refused_by_the_gate_and_logged() {
+    // Auto would allow it: the runtime finds nothing to run, and the gate
+    // still decides (refuses) and logs it, like every request.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = sandbox_off(dir.path());
+    let (code, out, err, log) = exec_scenario(
+        dir.path(),
+        &config,
+        "auto",
+        "hostile-terminal-tricks.toml",
+        "missing",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("terminal/create failed"), "{out}");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(
+        log[0].reason.contains("nothing to run") && log[0].reason.contains("no-such-program-here"),
+        "{:?}",
+        log[0]
+    );
+    let decision = format!("{:?}", log[0].decision).to_lowercase();
+    assert!(!decision.contains("allow"), "{:?}", log[0]);
+}

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
+use warden::state::{Code, Key};
 
 use crate::common::*;
 use warden::policy::Mode;
@@ -54,7 +55,7 @@ async fn an_agent_starting_in_auto_is_moved_to_its_asking_mode_before_the_first_
         agent_text(app.state())
     );
     assert!(!dir.path().join(TOUCHED).exists());
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let text = agent_text(app.state());
     assert!(!text.contains("ran unasked"), "{text}");
@@ -148,7 +149,7 @@ async fn plan_is_refused_for_an_agent_without_an_asking_mode() {
     );
     // In Default the turn runs and asks as usual.
     key(&mut app, Action::Interrupt(std::time::Instant::now()));
-    key(&mut app, Action::BackTab);
+    key(&mut app, Action::key(Code::BackTab));
     assert_eq!(app.state().gate.mode, Mode::Default);
     send(&mut app, "fs-write");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
@@ -166,15 +167,15 @@ async fn cycling_through_auto_never_allows_waiting_cards() {
     .await;
     send(&mut app, "three");
     pump_until(&mut app, "three cards", |s| s.gate.approvals.len() == 3).await;
-    key(&mut app, Action::ToggleCards);
-    key(&mut app, Action::BackTab);
+    key(&mut app, Action::Key(Key::ctrl(Code::Char('p'))));
+    key(&mut app, Action::key(Code::BackTab));
     assert_eq!(app.state().gate.mode, Mode::Auto);
     assert_eq!(
         app.state().gate.approvals.len(),
         3,
         "Auto allowed nothing yet"
     );
-    key(&mut app, Action::BackTab);
+    key(&mut app, Action::key(Code::BackTab));
     assert_eq!(app.state().gate.mode, Mode::Plan);
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert!(
@@ -198,10 +199,10 @@ async fn switching_into_auto_asks_before_approving_waiting_cards() {
     .await;
     send(&mut app, "three");
     pump_until(&mut app, "three cards", |s| s.gate.approvals.len() == 3).await;
-    key(&mut app, Action::ToggleCards);
-    key(&mut app, Action::BackTab);
+    key(&mut app, Action::Key(Key::ctrl(Code::Char('p'))));
+    key(&mut app, Action::key(Code::BackTab));
     assert_eq!(app.state().gate.mode, Mode::Auto);
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     assert_eq!(app.state().gate.approvals.len(), 3, "n keeps them as cards");
     assert_eq!(app.state().gate.mode, Mode::Auto, "the mode stays Auto");
     // The dropdown into Default and back into Auto asks again; y approves.
@@ -211,7 +212,7 @@ async fn switching_into_auto_asks_before_approving_waiting_cards() {
     key(&mut app, Action::OpenModeMenu);
     key(&mut app, Action::PickModeItem(2));
     assert_eq!(app.state().gate.approvals.len(), 3);
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('y'));
     assert!(app.state().gate.approvals.is_empty());
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert_eq!(decisions(app.state()).len(), 3);
@@ -230,12 +231,12 @@ async fn bypass_asks_to_confirm_first() {
     .await;
     send(&mut app, "three");
     pump_until(&mut app, "three cards", |s| s.gate.approvals.len() == 3).await;
-    key(&mut app, Action::Char('b'));
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('b'));
+    key(&mut app, Action::ch('n'));
     assert!(!app.state().gate.agent_policy.bypass, "n does not bypass");
     assert_eq!(app.state().gate.approvals.len(), 3);
-    key(&mut app, Action::Char('b'));
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('b'));
+    key(&mut app, Action::ch('y'));
     assert!(app.state().gate.agent_policy.bypass, "y bypasses");
     assert_eq!(
         app.state().gate.approvals.len(),

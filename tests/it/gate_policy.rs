@@ -5,6 +5,7 @@
 #![allow(clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
+use warden::state::Code;
 
 use crate::common::*;
 use warden::app::ChatOptions;
@@ -250,7 +251,7 @@ async fn in_the_tui_a_deny_rule_warden_cannot_rule_out_asks_and_names_itself() {
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     let reason = app.state().gate.approvals[0].reason.clone();
     assert!(reason.contains("deny rule command=\"rm *\""), "{reason}");
-    key(&mut app, Action::Char('n'));
+    key(&mut app, Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     // A grep of the directory holding the keys' directory: a card naming
     // the path rule.
@@ -271,7 +272,7 @@ async fn keep_as_rule_on_a_relative_edit_never_covers_an_edit_of_bashrc() {
     let mut app = started_scenario(dir.path(), SCENARIO, options).await;
     send(&mut app, "edit-relative");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('p'));
+    key(&mut app, Action::ch('p'));
     let Some(Modal::KeepRule(field)) = &app.state().view.focus.modal else {
         panic!("keep-as-rule field: {:?}", app.state().view.focus)
     };
@@ -283,7 +284,7 @@ async fn keep_as_rule_on_a_relative_edit_never_covers_an_edit_of_bashrc() {
         text == want || text.ends_with("/src/**") && !text.starts_with("src"),
         "{text}"
     );
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Enter));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let kept = app.state().gate.rules.last().cloned().expect("a rule kept");
     assert!(kept.path.is_some(), "{kept:?}");

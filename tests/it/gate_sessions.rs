@@ -5,6 +5,7 @@
 //! and the decision log has it (assets/scenarios/hostile-other-session.toml).
 
 use std::path::Path;
+use warden::state::Code;
 
 use warden::app::App;
 use warden::policy::Mode;
@@ -48,7 +49,7 @@ async fn two_chats(dir: &Path) -> App {
     .await;
     assert_eq!(app.agent_count(), 1, "one agent process serves both chats");
     assert_eq!(chat(&app, 2).session_id(), Some("session-2"));
-    key(&mut app, Action::BackTab);
+    key(&mut app, Action::key(Code::BackTab));
     assert_eq!(chat(&app, 2).gate.mode, Mode::Auto);
     key(&mut app, Action::GoToChat(1));
     assert_eq!(chat(&app, 1).gate.mode, Mode::Plan);

@@ -10,6 +10,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use warden::state::Code;
 
 use warden::app::App;
 use warden::launch::{Start, Want};
@@ -133,8 +134,8 @@ async fn an_agent_without_a_block_is_shown_by_what_it_calls_itself_but_keeps_its
     // A card, bypassed with `b`: the log and the new block carry its identity.
     crate::common::send(&mut app, "edit");
     crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    app.handle(Msg::Action(Action::Char('b')));
-    app.handle(Msg::Action(Action::Char('y')));
+    app.handle(Msg::Action(Action::ch('b')));
+    app.handle(Msg::Action(Action::ch('y')));
     crate::common::pump_until(&mut app, "the write", |s| {
         crate::common::infos(s)
             .iter()
@@ -179,8 +180,8 @@ async fn a_bypass_saved_for_one_repositorys_script_never_covers_anothers() {
     let mut app = crate::common::ready(resolve(&a, &config, &command).into_app()).await;
     crate::common::send(&mut app, "edit");
     crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    app.handle(Msg::Action(Action::Char('b')));
-    app.handle(Msg::Action(Action::Char('y')));
+    app.handle(Msg::Action(Action::ch('b')));
+    app.handle(Msg::Action(Action::ch('y')));
     crate::common::pump_until(&mut app, "the write", |s| {
         crate::common::infos(s)
             .iter()
@@ -236,8 +237,8 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
     let mut app = crate::common::ready(resolve(&a, &config, &command).into_app()).await;
     crate::common::send(&mut app, "edit");
     crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    app.handle(Msg::Action(Action::Char('p')));
-    app.handle(Msg::Action(Action::Submit));
+    app.handle(Msg::Action(Action::ch('p')));
+    app.handle(Msg::Action(Action::key(Code::Enter)));
     // Kept with a block of its own, the rule would allow the card: warden
     // asks before it does.
     crate::common::pump_until(&mut app, "the question", |s| {
@@ -249,7 +250,7 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
         ) || !s.is_busy()
     })
     .await;
-    app.handle(Msg::Action(Action::Char('y')));
+    app.handle(Msg::Action(Action::ch('y')));
     crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     app.shutdown().await;
     let log = warden::decision_log::read(&a.join("decisions.jsonl")).unwrap();
@@ -404,8 +405,8 @@ async fn a_name_full_of_escapes_becomes_a_plain_word() {
     }
     crate::common::send(&mut app, "edit");
     crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    app.handle(Msg::Action(Action::Char('b')));
-    app.handle(Msg::Action(Action::Char('y')));
+    app.handle(Msg::Action(Action::ch('b')));
+    app.handle(Msg::Action(Action::ch('y')));
     crate::common::pump_until(&mut app, "the write", |s| {
         crate::common::infos(s)
             .iter()
@@ -574,7 +575,7 @@ async fn a_reopened_chat_of_another_repositorys_script_gets_none_of_this_agents_
     .await;
     assert!(result.is_ok(), "b's record in the picker");
     app.handle(Msg::Action(Action::Paste("remember b".into())));
-    app.handle(Msg::Action(Action::Submit));
+    app.handle(Msg::Action(Action::key(Code::Enter)));
     crate::common::pump_until(&mut app, "the reopened chat", |s| {
         s.session.cwd_path == b
             && matches!(

@@ -4,6 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use warden::state::Code;
 
 use warden::app::ChatOptions;
 use warden::policy::Mode;
@@ -290,7 +291,7 @@ async fn a_record_gone_before_it_is_reopened_is_a_notice() {
         .chat_id
         .clone();
     std::fs::remove_file(dir.path().join("chats").join(format!("{chat_id}.jsonl"))).unwrap();
-    key(&mut app, warden::state::Action::Submit);
+    key(&mut app, warden::state::Action::key(Code::Enter));
     // Read off the loop: the answer comes back as an event.
     app.settle_disk().await;
     let notice = app.ws.notice.clone().unwrap_or_default();

@@ -2,6 +2,7 @@
 //! a chat with the demo agent; the help overlay; the README's key tables.
 
 use std::time::{Duration, Instant};
+use warden::state::Code;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use warden::state::{Action, Msg};
@@ -111,7 +112,7 @@ async fn f1_shows_the_keys_and_any_key_closes_them() {
     );
     press(&mut app, KeyCode::Char('?'), KeyModifiers::SHIFT, now);
     assert!(app.state().view.help, "? on an empty message");
-    key(&mut app, Action::Cancel);
+    key(&mut app, Action::key(Code::Esc));
     assert!(!app.state().view.help);
     app.shutdown().await;
 }

@@ -179,8 +179,8 @@ async fn a_settings_write_still_waiting_for_the_lock_lands_before_warden_quits()
     let held = hold_lock(&config);
     send(&mut app, "edit");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    key(&mut app, Action::Char('b'));
-    key(&mut app, Action::Char('y'));
+    key(&mut app, Action::ch('b'));
+    key(&mut app, Action::ch('y'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     assert_eq!(fs::read_to_string(&config).unwrap(), "# mine\n", "waiting");
     // The other holder lets go while warden is quitting.

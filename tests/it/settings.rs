@@ -8,6 +8,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use warden::state::{Code, Key};
 
 use pretty_assertions::assert_eq;
 use similar::{ChangeTag, TextDiff};
@@ -703,7 +704,7 @@ async fn a_chat_on_settings_that_do_not_load_asks_for_everything() {
     for prompt in ["execute", "read"] {
         crate::common::send(&mut app, prompt);
         crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-        app.handle(Msg::Action(Action::Char('n')));
+        app.handle(Msg::Action(Action::ch('n')));
         crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     }
     assert!(
@@ -716,7 +717,11 @@ async fn a_chat_on_settings_that_do_not_load_asks_for_everything() {
     // The rule that stands for the file cannot be revoked from the review screen.
     let rules = app.state().gate.rules.clone();
     assert_eq!(rules, vec![settings::fail_closed_rule()]);
-    for action in [Action::RulesScreen, Action::Char('d'), Action::Char('y')] {
+    for action in [
+        Action::Key(Key::ctrl(Code::Char('g'))),
+        Action::ch('d'),
+        Action::ch('y'),
+    ] {
         app.handle(Msg::Action(action));
     }
     assert_eq!(app.state().gate.rules, rules);
@@ -869,8 +874,8 @@ async fn a_settings_write_waiting_for_the_lock_does_not_stop_the_chat() {
     let held = HeldLock::take(&config);
     crate::common::send(&mut app, "edit");
     crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    app.handle(Msg::Action(Action::Char('b')));
-    app.handle(Msg::Action(Action::Char('y')));
+    app.handle(Msg::Action(Action::ch('b')));
+    app.handle(Msg::Action(Action::ch('y')));
     // The chat goes on (the card is answered, the turn ends) while another
     // holder keeps the lock.
     crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;

@@ -64,7 +64,7 @@ async fn a_later_tool_call_update_never_changes_a_waiting_card() {
         "the card or its entry shows what the agent sent after it asked:\n{shown}"
     );
     // Once answered, the entry shows what the agent said meanwhile.
-    key(&mut app, warden::state::Action::Char('n'));
+    key(&mut app, warden::state::Action::ch('n'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     let entry = app
         .state()
@@ -193,7 +193,7 @@ async fn an_agent_tool_named_like_wardens_write_is_flagged_and_wardens_own_is_ma
         "{entry:?}"
     );
     // Rejected, so that no allowed edit covers the write that follows.
-    key(&mut app, warden::state::Action::Char('n'));
+    key(&mut app, warden::state::Action::ch('n'));
     pump_until(&mut app, "warden's own card", |s| {
         s.gate.approvals.first().is_some_and(|a| a.request.client)
     })

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::time::Duration;
+use warden::state::Code;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -35,7 +36,7 @@ fn users(state: &ChatState) -> Vec<String> {
 
 fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
-        key(app, Action::Char(c));
+        key(app, Action::ch(c));
     }
 }
 
@@ -48,7 +49,7 @@ async fn search_finds_and_highlights_the_agents_answer() {
     assert!(agent_text(app.state()).contains("zanzibar"));
     key(&mut app, Action::Search);
     typed(&mut app, "ZANZIBAR");
-    key(&mut app, Action::Submit);
+    key(&mut app, Action::key(Code::Enter));
     let state = app.state();
     let search = state.view.search.clone().expect("open");
     let current = search.current.expect("a match");
@@ -79,7 +80,7 @@ async fn search_finds_and_highlights_the_agents_answer() {
         .map(|c| c.symbol())
         .collect();
     assert!(marked.contains("zanzibar"), "{marked:?}");
-    key(&mut app, Action::Cancel);
+    key(&mut app, Action::key(Code::Esc));
     assert_eq!(app.state().view.search, None);
     app.shutdown().await;
 }

@@ -3,6 +3,7 @@
 //! what only the title says, and grants crossing between the agent's own
 //! tools and warden's file and terminal calls.
 
+use crate::state::Code;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -26,7 +27,7 @@ fn chat(mode: Mode) -> ChatState {
         origin: Default::default(),
     }));
     s.update(Msg::Action(Action::Paste("go".into())));
-    s.update(Msg::Action(Action::Submit));
+    s.update(Msg::Action(Action::key(Code::Enter)));
     s
 }
 
@@ -94,7 +95,7 @@ fn shared_allow_id() -> Vec<PermissionOption> {
 fn y_never_answers_an_allow_once_that_shares_its_id_with_allow_always() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, bash("t1", "cargo test", shared_allow_id()));
-    let effects = key(&mut s, Action::Char('y'));
+    let effects = key(&mut s, Action::ch('y'));
     assert_eq!(
         answers(&effects),
         vec![],
@@ -109,7 +110,7 @@ fn allow_for_this_chat_answers_the_allow_once_whose_id_is_its_own() {
     let mut options = shared_allow_id();
     options.push(option("y", "Allow", OptionKind::AllowOnce));
     ask(&mut s, 1, bash("t1", "cargo test", options));
-    let effects = key(&mut s, Action::Char('a'));
+    let effects = key(&mut s, Action::ch('a'));
     assert_eq!(answers(&effects), vec![(1, selected("y"))]);
 }
 
@@ -122,8 +123,8 @@ fn on_ask_allow_and_approve_all_never_answer_a_shared_id() {
 
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, bash("t1", "cargo test", shared_allow_id()));
-    key(&mut s, Action::Char('A'));
-    let effects = key(&mut s, Action::Char('y'));
+    key(&mut s, Action::ch('A'));
+    let effects = key(&mut s, Action::ch('y'));
     assert_eq!(answers(&effects), vec![]);
     assert_eq!(s.gate.approvals.len(), 1);
 }
@@ -140,12 +141,12 @@ fn a_deny_never_answers_a_reject_that_shares_its_id_with_an_allow() {
     // The user's n.
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, bash("t1", "cargo test", options()));
-    let effects = key(&mut s, Action::Char('n'));
+    let effects = key(&mut s, Action::ch('n'));
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
     // Its number.
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, bash("t1", "cargo test", options()));
-    let effects = key(&mut s, Action::Char('3'));
+    let effects = key(&mut s, Action::ch('3'));
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
     // Plan's automatic deny.
     let mut s = chat(Mode::Plan);
@@ -173,7 +174,7 @@ fn an_allow_once_that_says_always_is_never_answered_automatically() {
             1,
             "Auto makes it a card: {lasting:?}"
         );
-        assert_eq!(key(&mut s, Action::Char('y')), vec![], "{lasting:?}");
+        assert_eq!(key(&mut s, Action::ch('y')), vec![], "{lasting:?}");
         assert!(
             s.view
                 .notice
@@ -183,14 +184,14 @@ fn an_allow_once_that_says_always_is_never_answered_automatically() {
             s.view.notice
         );
         // Picked by its number, it is sent, with the warning.
-        let effects = key(&mut s, Action::Char('1'));
+        let effects = key(&mut s, Action::ch('1'));
         assert_eq!(answers(&effects), vec![(1, selected(&lasting.id))]);
         // Next to a plain allow_once, picking it answers that one and keeps a grant.
         let mut s = chat(Mode::Default);
         let mut options = options;
         options.insert(1, option("plain", "Allow", OptionKind::AllowOnce));
         ask(&mut s, 1, bash("t1", "cargo test", options));
-        let effects = key(&mut s, Action::Char('1'));
+        let effects = key(&mut s, Action::ch('1'));
         assert_eq!(
             answers(&effects),
             vec![(1, selected("plain"))],
@@ -206,10 +207,10 @@ fn no_options_or_a_hundred_never_crash_or_allow_always() {
     let effects = ask(&mut s, 1, bash("t1", "cargo test", Vec::new()));
     assert_eq!(answers(&effects), vec![]);
     for k in ['y', 'a', 'b', '1', '9'] {
-        assert_eq!(answers(&key(&mut s, Action::Char(k))), vec![], "{k}");
+        assert_eq!(answers(&key(&mut s, Action::ch(k))), vec![], "{k}");
         s.view.focus = Focus::CARDS;
     }
-    let effects = key(&mut s, Action::Char('n'));
+    let effects = key(&mut s, Action::ch('n'));
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
 
     let many: Vec<PermissionOption> = (0..100)
@@ -256,7 +257,7 @@ fn allow_for_this_chat_on_a_title_only_command_grants_nothing_lasting() {
             "{first:?}"
         );
         ask(&mut s, 1, first.clone());
-        let effects = key(&mut s, Action::Char('a'));
+        let effects = key(&mut s, Action::ch('a'));
         assert_eq!(answers(&effects), vec![(1, selected("once"))]);
         assert_eq!(s.gate.grants, vec![], "{first:?}");
         // A later command the agent describes with the same title (it
@@ -276,7 +277,7 @@ fn allow_for_this_chat_on_a_title_only_command_grants_nothing_lasting() {
 fn a_grant_never_covers_a_later_command_that_is_only_in_the_title() {
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, bash("t1", "cargo test", usual()));
-    key(&mut s, Action::Char('a'));
+    key(&mut s, Action::ch('a'));
     assert_eq!(s.gate.grants.len(), 1);
     for (id, later) in [
         (2, gemini("t2", "cargo test")),
@@ -339,7 +340,7 @@ fn a_grant_on_the_agents_write_tool_never_covers_wardens_file_writes() {
     for tool in ["Write", crate::policy::CLIENT_WRITE] {
         let mut s = chat(Mode::Default);
         ask(&mut s, 1, edit("t1", tool, "/w/notes.md"));
-        key(&mut s, Action::Char('a'));
+        key(&mut s, Action::ch('a'));
         assert_eq!(s.gate.grants.len(), 1, "{tool}");
         let effects = ask(&mut s, 2, client_write(2, "/w/.bashrc"));
         assert_eq!(answers(&effects), vec![], "{tool}: warden's write asks");
@@ -348,7 +349,7 @@ fn a_grant_on_the_agents_write_tool_never_covers_wardens_file_writes() {
     // And the other way: a grant on warden's write covers no tool of the agent's.
     let mut s = chat(Mode::Default);
     ask(&mut s, 1, client_write(1, "/w/notes.md"));
-    key(&mut s, Action::Char('a'));
+    key(&mut s, Action::ch('a'));
     assert_eq!(s.gate.grants.len(), 1);
     for (id, tool) in [(2, "Write"), (3, crate::policy::CLIENT_WRITE)] {
         let effects = ask(&mut s, id, edit(&format!("t{id}"), tool, "/w/x"));

@@ -2,7 +2,7 @@
 //! questions under a card ("approve all?", "bypass?", "approve the waiting
 //! cards?"). What each key means comes from `crate::keys`.
 
-use crate::keys::{self, AnswerCmd, CardCmd, FieldCmd};
+use crate::keys::{self, AnswerCmd, CardCmd, FieldCmd, Key};
 use crate::model::{PermissionOutcome, ToolKind};
 use crate::policy::{self, Decision, Source, allow_option, reject_option};
 use crate::sanitize::one_line;
@@ -35,10 +35,10 @@ impl ChatState {
     /// Keys while a question is asked.
     pub(in crate::state) fn on_question_key(
         &mut self,
-        action: &Action,
+        key: Option<Key>,
         question: Question,
     ) -> Vec<Effect> {
-        let answer = keys::lookup_action(keys::QUESTION, action);
+        let answer = keys::lookup_key(keys::QUESTION, key);
         let yes = answer == Some(AnswerCmd::Yes);
         match question {
             Question::AllowWaiting(ids) => {
@@ -84,10 +84,7 @@ impl ChatState {
                 if yes {
                     self.bypass_confirmed(card)
                 } else {
-                    self.view.notice = Some(format!(
-                        "{} is not bypassed",
-                        one_line(&self.session.agent_name)
-                    ));
+                    self.view.notice = Some(format!("{} is not bypassed", self.bypass_name()));
                     Vec::new()
                 }
             }
@@ -105,9 +102,13 @@ impl ChatState {
     /// card's own choices (their keys, or a click on one), then against
     /// the keys every card has (`keys::CARDS`). A card that just became
     /// the selected one takes no answer yet (`arming.rs`).
-    pub(in crate::state) fn on_card_key(&mut self, action: &Action) -> Vec<Effect> {
+    pub(in crate::state) fn on_card_key(
+        &mut self,
+        action: &Action,
+        key: Option<Key>,
+    ) -> Vec<Effect> {
         use Action as A;
-        if let Some(effects) = self.on_form_card_key(action) {
+        if let Some(effects) = self.on_form_card_key(action, key) {
             return effects;
         }
         let Some(card) = self.gate.approvals.get(self.view.cursor.selected) else {
@@ -115,9 +116,9 @@ impl ChatState {
             return Vec::new();
         };
         let rows = &card.card.rows;
-        let row = match action {
-            A::ClickChoice(index) => Some(*index).filter(|i| *i < rows.len()),
-            A::Char(c) => card.card.row_of_key(*c),
+        let row = match (action, key) {
+            (A::ClickChoice(index), _) => Some(*index).filter(|i| *i < rows.len()),
+            (_, Some(key)) => card.card.row_of_key(key),
             _ => None,
         };
         if let Some(index) = row {
@@ -128,7 +129,7 @@ impl ChatState {
             self.view.cursor.choice = index;
             return self.choose(choice);
         }
-        let Some(cmd) = keys::lookup_action(keys::CARDS, action) else {
+        let Some(cmd) = keys::lookup_key(keys::CARDS, key) else {
             if matches!(action, A::Char(_) | A::Paste(_)) {
                 self.view.notice = Some(format!(
                     "a card is waiting: {} · Ctrl-P back to typing",
@@ -310,7 +311,7 @@ impl ChatState {
         if let Some(approval) = index.and_then(|i| self.take_approval(i)) {
             let option = allow_option(&approval.request.options).map(|o| o.id.clone());
             if let Some(id) = option {
-                let reason = format!("bypass for {} (set by you)", self.session.agent_name);
+                let reason = format!("bypass for {} (set by you)", self.bypass_name());
                 effects.extend(self.answer(
                     &approval,
                     PermissionOutcome::Selected(id),
@@ -328,10 +329,11 @@ impl ChatState {
     pub(in crate::state) fn on_reason_key(
         &mut self,
         action: &Action,
+        key: Option<Key>,
         card: RequestId,
         mut field: Composer,
     ) -> Vec<Effect> {
-        match keys::lookup_action(keys::REASON, action) {
+        match keys::lookup_key(keys::REASON, key) {
             Some(FieldCmd::Done) => {
                 let reason = field.take();
                 let reason = reason.trim().to_string();
@@ -376,10 +378,10 @@ impl ChatState {
     /// Keys while "approve all?" is asked.
     pub(in crate::state) fn on_confirm_key(
         &mut self,
-        action: &Action,
+        key: Option<Key>,
         ids: Vec<RequestId>,
     ) -> Vec<Effect> {
-        match keys::lookup_action(keys::CONFIRM_ALL, action) {
+        match keys::lookup_key(keys::CONFIRM_ALL, key) {
             Some(AnswerCmd::Yes) => {
                 let mut effects = Vec::new();
                 for id in ids {

@@ -6,7 +6,7 @@
 //! against them. Nothing here is drawn or decided by `ui/`. (The shape of
 //! codex-rs/tui's `ApprovalOption`: a label, a shortcut and a decision.)
 
-use crate::keys::CardCmd;
+use crate::keys::{CardCmd, Key};
 use crate::model::{AgentMode, OptionKind, PermissionOption, ToolKind};
 use crate::policy::{self, Sent, allow_option, reject_option, sent_for, switch_allow_option};
 use crate::sanitize::one_line;
@@ -94,8 +94,8 @@ impl CardView {
     }
 
     /// The row a key picks, if any.
-    pub fn row_of_key(&self, key: char) -> Option<usize> {
-        self.rows.iter().position(|r| r.key == key)
+    pub fn row_of_key(&self, key: Key) -> Option<usize> {
+        self.rows.iter().position(|r| Key::ch(r.key) == key)
     }
 }
 

@@ -28,6 +28,7 @@ impl ChatState {
     pub(in crate::state) fn on_menu_key(
         &mut self,
         action: &Action,
+        key: Option<keys::Key>,
         highlighted: usize,
     ) -> Vec<Effect> {
         use Action as A;
@@ -35,7 +36,7 @@ impl ChatState {
         if let A::PickModeItem(index) = action {
             return self.pick_mode_item(*index);
         }
-        match keys::lookup_action(keys::MODE_MENU, action) {
+        match keys::lookup_key(keys::MODE_MENU, key) {
             Some(ListCmd::Up) => {
                 self.view
                     .focus

@@ -2,6 +2,7 @@
 //! refusals the runtime's facts call for, and which names an agent's rules
 //! find it by (item 5): decided here, every one of them logged.
 
+use crate::state::Code;
 use pretty_assertions::assert_eq;
 
 use crate::model::{PermissionOutcome, StopReason, ToolKind};
@@ -83,7 +84,7 @@ fn a_request_after_the_turn_ended_is_refused() {
 #[test]
 fn a_request_during_a_cancelled_turn_is_answered_cancelled() {
     let mut s = chat(Mode::Auto);
-    s.update(Msg::Action(crate::state::Action::Cancel));
+    s.update(Msg::Action(crate::state::Action::key(Code::Esc)));
     assert!(s.session.turn.as_ref().is_some_and(|t| t.cancelling));
     let effects = s.update(from_the_agent(1, request("t", ToolKind::Edit, "Edit")));
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
@@ -231,7 +232,7 @@ fn allow_rules_naming_an_agent_need_a_block_that_binds_it() {
             crate::state::Question::AllowWaiting(_)
         ))
     ));
-    let effects = s.update(Msg::Action(crate::state::Action::Char('y')));
+    let effects = s.update(Msg::Action(crate::state::Action::ch('y')));
     assert_eq!(
         answers(&effects),
         vec![(1, selected("allow-once"))],
