@@ -23,7 +23,7 @@ pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
     AllowedScope, Approval, CardCursor, Choice, Focus, Modal, ModeItem, OnAsk, PLAN_INSTRUCTION,
-    Pane, Question, Refusal, RequestFacts, choices, option_kind_label,
+    Pane, Question, Refusal, RemotePick, RequestFacts, choices, option_kind_label,
 };
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
@@ -253,6 +253,10 @@ pub enum Msg {
     Drafts(DraftsMsg),
     /// From the checkpoint worker (`src/checkpoint/`).
     Checkpoint(Box<checkpoints::CheckpointMsg>),
+    /// From another device (`src/remote/`): answer card `id`, if it still waits.
+    RemoteAnswer { id: RequestId, pick: RemotePick },
+    /// From another device: switch the chat's mode.
+    RemoteMode(Mode),
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -609,6 +613,8 @@ impl ChatState {
                 self.on_permission(id, *request, *facts)
             }
             Msg::ClientRefused { id, refusal } => self.on_client_refused(id, &refusal),
+            Msg::RemoteAnswer { id, pick } => self.on_remote_answer(id, pick),
+            Msg::RemoteMode(mode) => self.set_mode(mode),
             Msg::AgentAlias(name) => {
                 if name != self.gate.agent_policy.name
                     && !self.gate.agent_policy.aliases.contains(&name)
