@@ -80,6 +80,37 @@ pub struct Settings {
     /// `[sandbox]`: how every agent process is confined.
     #[serde(default)]
     pub sandbox: SandboxSettings,
+    /// `[remote]`: waiting cards served to another device (`src/remote/`).
+    #[serde(default)]
+    pub remote: RemoteSettings,
+}
+
+/// `[remote]`: approve from another device. Off unless enabled here or by
+/// `warden --remote`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct RemoteSettings {
+    /// Start the server with every warden.
+    pub enabled: bool,
+    /// The address to listen on: 127.0.0.1 unless said otherwise (warden
+    /// then says so in red).
+    pub listen: String,
+    /// A URL (an ntfy topic, a webhook) POSTed the title and a link when
+    /// a card has waited `notify_after` seconds.
+    pub notify_url: Option<String>,
+    /// Seconds a card waits before `notify_url` hears of it.
+    pub notify_after: u64,
+}
+
+impl Default for RemoteSettings {
+    fn default() -> Self {
+        RemoteSettings {
+            enabled: false,
+            listen: "127.0.0.1:8765".to_string(),
+            notify_url: None,
+            notify_after: 60,
+        }
+    }
 }
 
 /// `[sandbox]`: the confinement of every agent process (an agent block's
