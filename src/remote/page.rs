@@ -166,3 +166,70 @@ fn csrf_field(csrf: &str) -> String {
         escape(csrf)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remote::{CardView, ChatCards};
+
+    #[test]
+    fn nothing_agent_written_becomes_markup() {
+        let evil = "<script>alert(1)</script><img src=x onerror=\"x\">'&\u{1b}[31m";
+        let snapshot = Snapshot {
+            chats: vec![ChatCards {
+                chat: 1,
+                label: evil.to_string(),
+                mode: Mode::Default,
+                cards: vec![CardView {
+                    id: 7,
+                    title: evil.to_string(),
+                    kind: evil.to_string(),
+                    command: Some(evil.to_string()),
+                    paths: vec![evil.to_string()],
+                    diff: evil.to_string(),
+                    reason: evil.to_string(),
+                    since: std::time::Instant::now(),
+                }],
+            }],
+            decided: vec![evil.to_string()],
+        };
+        let html = cards(&snapshot, "c", std::time::Duration::ZERO);
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(!html.contains('\u{1b}'), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(html.contains("onerror=&quot;x&quot;"));
+        let form = reason(1, 7, Some(evil), "c");
+        assert!(!form.contains("<script"), "{form}");
+    }
+
+    #[test]
+    fn no_bypass_grant_or_rule_on_the_page() {
+        let snapshot = Snapshot {
+            chats: vec![ChatCards {
+                chat: 1,
+                label: "chat".into(),
+                mode: Mode::Default,
+                cards: vec![CardView {
+                    id: 7,
+                    title: "t".into(),
+                    kind: "edit".into(),
+                    command: None,
+                    paths: Vec::new(),
+                    diff: String::new(),
+                    reason: String::new(),
+                    since: std::time::Instant::now(),
+                }],
+            }],
+            decided: Vec::new(),
+        };
+        let html = cards(&snapshot, "c", std::time::Duration::ZERO);
+        let picks: Vec<&str> = html
+            .split("name=\"pick\" value=\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        assert_eq!(picks, vec!["allow", "deny"]);
+        assert!(!html.contains("<script"));
+    }
+}

@@ -475,3 +475,17 @@ fn reply(status: StatusCode, content_type: &'static str, body: String) -> Reply 
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     reply
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_decode_percent_and_plus_and_keep_the_first_of_a_key() {
+        let form = parse_form("a=1&reason=no+way%21&a=2&bad=%zz&cut=%4");
+        assert_eq!(form["a"], "1");
+        assert_eq!(form["reason"], "no way!");
+        assert_eq!(form["bad"], "%zz");
+        assert_eq!(form["cut"], "%4");
+    }
+}
