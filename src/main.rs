@@ -413,6 +413,9 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         .and_then(|path| warden::settings::load(&path).ok().flatten())
         .unwrap_or_default()
         .remote;
+    if let Ok(listen) = remote.listen.parse::<std::net::SocketAddr>() {
+        app.set_remote_listen(listen);
+    }
     if cli.remote || remote.enabled {
         match remote.listen.parse::<std::net::SocketAddr>() {
             Ok(listen) => app.start_remote_told(listen),

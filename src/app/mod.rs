@@ -145,7 +145,7 @@ pub struct App {
     /// Each chat's checkpoint workspace and the worker (see `checkpoints.rs`).
     checkpoints: checkpoints::Checkpoints,
     /// The server of waiting cards for another device, when on (`remote.rs`).
-    remote: Option<remote::RemoteLink>,
+    remote: remote::RemoteSlot,
 }
 
 impl App {
@@ -184,7 +184,7 @@ impl App {
             history_saved: BTreeMap::new(),
             early: early::Early::new(),
             checkpoints: checkpoints::Checkpoints::default(),
-            remote: None,
+            remote: remote::RemoteSlot::default(),
         };
         app.add_chat(command, options);
         app

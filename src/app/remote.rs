@@ -12,8 +12,16 @@ use crate::state::{ChatId, Effect, Msg, RequestId, WsEffect};
 /// The decisions the page lists (newest last).
 const DECIDED_KEPT: usize = 10;
 
+/// The server, when on, and where `/remote` starts it.
+#[derive(Default)]
+pub(super) struct RemoteSlot {
+    link: Option<RemoteLink>,
+    /// `[remote] listen` (127.0.0.1:8765 when not set).
+    listen: Option<SocketAddr>,
+}
+
 /// The running server and what it was last told.
-pub(super) struct RemoteLink {
+struct RemoteLink {
     server: Remote,
     /// Per chat: its label, mode and waiting card ids as last published.
     published: Vec<(ChatId, String, Mode, Vec<RequestId>)>,
@@ -26,7 +34,7 @@ impl App {
     /// make a new token: the old URL and every device signed in are out).
     /// Returns the URL to open.
     pub fn start_remote(&mut self, listen: SocketAddr) -> Result<String, RemoteError> {
-        if let Some(link) = &self.remote {
+        if let Some(link) = &self.remote.link {
             return link.server.rotate();
         }
         let inbox = self.inbox_tx.clone();
@@ -38,13 +46,28 @@ impl App {
             let _ = inbox.send(Incoming::Chat(chat, msg));
         })?;
         let url = server.url();
-        self.remote = Some(RemoteLink {
+        self.remote.link = Some(RemoteLink {
             server,
             published: Vec::new(),
             decided: Vec::new(),
         });
         self.publish_remote();
         Ok(url)
+    }
+
+    /// Where `/remote` starts the server (`[remote] listen`).
+    pub fn set_remote_listen(&mut self, listen: SocketAddr) {
+        self.remote.listen = Some(listen);
+    }
+
+    /// `/remote`: start the server where the settings say, or make a new
+    /// token for it.
+    pub(super) fn remote_command(&mut self) {
+        let listen = self
+            .remote
+            .listen
+            .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8765)));
+        self.start_remote_told(listen);
     }
 
     /// Start the server and say so in the chat on screen: the URL, and in
@@ -68,29 +91,29 @@ impl App {
 
     /// The address the server listens on, if it runs.
     pub fn remote_addr(&self) -> Option<SocketAddr> {
-        self.remote.as_ref().map(|l| l.server.addr())
+        self.remote.link.as_ref().map(|l| l.server.addr())
     }
 
     /// The URL of the running server (with its token while unused).
     pub fn remote_url(&self) -> Option<String> {
-        self.remote.as_ref().map(|l| l.server.url())
+        self.remote.link.as_ref().map(|l| l.server.url())
     }
 
     /// How long a card must wait before a remote answer takes (tests).
     pub fn set_remote_arming(&self, arming: std::time::Duration) {
-        if let Some(link) = &self.remote {
+        if let Some(link) = &self.remote.link {
             link.server.set_arming(arming);
         }
     }
 
     /// Stop the server (and every connection to it).
     pub fn stop_remote(&mut self) {
-        self.remote = None;
+        self.remote.link = None;
     }
 
     /// Note a decision for the page ("the other side sees who decided").
     pub(super) fn remote_saw(&mut self, effect: &WsEffect) {
-        let Some(link) = &mut self.remote else {
+        let Some(link) = &mut self.remote.link else {
             return;
         };
         if let WsEffect::Chat(_, Effect::LogDecision(record)) = effect {
@@ -106,7 +129,7 @@ impl App {
     /// Give the page what changed: cards, modes, labels, decisions. Cheap
     /// when nothing did (a streamed chunk).
     pub(super) fn publish_remote(&mut self) {
-        let Some(link) = &mut self.remote else {
+        let Some(link) = &mut self.remote.link else {
             return;
         };
         let now: Vec<(ChatId, String, Mode, Vec<RequestId>)> = self

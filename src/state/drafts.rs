@@ -12,7 +12,7 @@ use crate::model::{SlashCommand, StopReason};
 use crate::policy::Mode;
 
 /// warden's own slash commands: name, what it does, what to type after it.
-pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 10] = [
+pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 11] = [
     (
         "mode",
         "switch the chat's mode (no argument: the mode menu)",
@@ -51,6 +51,11 @@ pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 10] = [
         "",
     ),
     ("help", "list the commands and the composer's keys", ""),
+    (
+        "remote",
+        "serve the waiting cards to your phone (again: a new URL, old ones out)",
+        "",
+    ),
 ];
 
 /// Entries of the history kept per working directory.
@@ -131,6 +136,9 @@ pub enum DraftsEffect {
     /// Suspend the screen and run the agent's terminal login (`/login
     /// [METHOD]`), then restart the agent.
     Login(Option<String>),
+    /// Serve the waiting cards to another device, or make its URL anew
+    /// (`/remote`, `src/remote/`).
+    Remote,
 }
 
 /// One row of a popup list above the composer.
@@ -633,6 +641,7 @@ impl ChatState {
             "export" => vec![Effect::Drafts(DraftsEffect::Export(
                 (!arg.is_empty()).then(|| arg.to_string()),
             ))],
+            "remote" => vec![Effect::Drafts(DraftsEffect::Remote)],
             "login" => vec![Effect::Drafts(DraftsEffect::Login(
                 (!arg.is_empty()).then(|| arg.to_string()),
             ))],

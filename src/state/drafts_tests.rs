@@ -253,6 +253,7 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
             "/changes",
             "/checkpoints",
             "/help",
+            "/remote",
             "/review",
             "/init"
         ],
@@ -268,9 +269,10 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
         .collect();
     assert_eq!(
         labels,
-        ["/resume", "/review", "/export"],
+        ["/resume", "/remote", "/review", "/export"],
         "starts with, then contains"
     );
+    key(&mut s, Action::Down);
     key(&mut s, Action::Down);
     key(&mut s, Action::Tab);
     assert_eq!(s.view.composer.text(), "/review ");

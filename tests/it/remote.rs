@@ -360,3 +360,30 @@ async fn the_server_is_gone_when_warden_exits() {
     );
     drop(cookie);
 }
+
+#[tokio::test]
+async fn slash_remote_starts_the_server_and_again_makes_a_new_url() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    app.set_remote_listen(localhost());
+    assert!(app.remote_url().is_none(), "off by default");
+    send(&mut app, "/remote");
+    let first = app.remote_url().expect("/remote starts it");
+    assert!(first.starts_with("http://127.0.0.1:"), "{first}");
+    let said = warden::state::ChatState::clone(app.state());
+    assert!(
+        said.session.transcript.entries().iter().any(|e| matches!(
+            &e.kind,
+            warden::state::EntryKind::Info(t) if t.contains(&first)
+        )),
+        "the URL is shown in the transcript"
+    );
+    send(&mut app, "/remote");
+    let second = app.remote_url().expect("still on");
+    assert_ne!(first, second, "a new token");
+    let addr = app.remote_addr().unwrap();
+    let old = first.split_once(&addr.to_string()).unwrap().1.to_string();
+    let reply = http(addr, "GET", &old, None, None).await;
+    assert_eq!(reply.status, 403, "the old URL is out");
+    app.shutdown().await;
+}
