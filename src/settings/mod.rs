@@ -95,11 +95,6 @@ pub struct RemoteSettings {
     /// The address to listen on: 127.0.0.1 unless said otherwise (warden
     /// then says so in red).
     pub listen: String,
-    /// A URL (an ntfy topic, a webhook) POSTed the title and a link when
-    /// a card has waited `notify_after` seconds.
-    pub notify_url: Option<String>,
-    /// Seconds a card waits before `notify_url` hears of it.
-    pub notify_after: u64,
 }
 
 impl Default for RemoteSettings {
@@ -107,8 +102,6 @@ impl Default for RemoteSettings {
         RemoteSettings {
             enabled: false,
             listen: "127.0.0.1:8765".to_string(),
-            notify_url: None,
-            notify_after: 60,
         }
     }
 }
