@@ -23,6 +23,7 @@ pub mod model;
 pub mod policy;
 pub mod reaper;
 pub(crate) mod record;
+pub mod remote;
 pub mod sandbox;
 pub mod sanitize;
 pub mod settings;

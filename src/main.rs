@@ -42,6 +42,11 @@ struct Cli {
     #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
 
+    /// Serve the waiting cards to another device (a phone) on the
+    /// `[remote] listen` address (127.0.0.1:8765 by default).
+    #[arg(long)]
+    remote: bool,
+
     /// Any agent command, after `--`: `warden -- npx @zed-industries/claude-code-acp`.
     #[arg(last = true, value_name = "CMD ARGS")]
     command: Vec<String>,
@@ -404,6 +409,22 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
     };
     let chats_dir = ChatStore::default_dir();
     let (mut app, screen) = launch::tui_app(&want, chats_dir.as_deref())?;
+    let remote = warden::settings::resolve_path(cli.config.as_deref())
+        .and_then(|path| warden::settings::load(&path).ok().flatten())
+        .unwrap_or_default()
+        .remote;
+    if let Ok(listen) = remote.listen.parse::<std::net::SocketAddr>() {
+        app.set_remote_listen(listen);
+    }
+    if cli.remote || remote.enabled {
+        match remote.listen.parse::<std::net::SocketAddr>() {
+            Ok(listen) => app.start_remote_told(listen),
+            Err(_) => app.handle(Msg::ErrorLine(format!(
+                "remote: [remote] listen is not an address and port: {}",
+                one_line(&remote.listen)
+            ))),
+        }
+    }
     // Spawn before touching the terminal: a command that does not exist is a
     // plain error on a normal screen.
     app.start_agent()?;

@@ -118,7 +118,7 @@ impl From<Source> for Answerer {
 
 impl From<String> for Answerer {
     fn from(text: String) -> Self {
-        const SOURCES: [Source; 7] = [
+        const SOURCES: [Source; 8] = [
             Source::Plan,
             Source::Rule,
             Source::Bypass,
@@ -126,6 +126,7 @@ impl From<String> for Answerer {
             Source::ChatGrant,
             Source::Read,
             Source::User,
+            Source::Remote,
         ];
         match text.as_str() {
             "stale" => return Answerer::Stale,

@@ -80,6 +80,7 @@ impl App {
         match effect {
             DraftsEffect::OpenEditor(text) => self.editor = Some((id, text)),
             DraftsEffect::Login(method) => self.login = Some((id, method)),
+            DraftsEffect::Remote => self.remote_command(),
             DraftsEffect::Export(name) => match self.export(id, name.as_deref()) {
                 // The file is written off the loop; the outcome comes back.
                 Ok(job) => {

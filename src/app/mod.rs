@@ -32,6 +32,7 @@ mod focus;
 mod options;
 mod plan_process;
 mod record;
+mod remote;
 mod settings_io;
 mod signals;
 mod tui_loop;
@@ -143,6 +144,8 @@ pub struct App {
     early: early::Early,
     /// Each chat's checkpoint workspace and the worker (see `checkpoints.rs`).
     checkpoints: checkpoints::Checkpoints,
+    /// The server of waiting cards for another device, when on (`remote.rs`).
+    remote: remote::RemoteSlot,
 }
 
 impl App {
@@ -181,6 +184,7 @@ impl App {
             history_saved: BTreeMap::new(),
             early: early::Early::new(),
             checkpoints: checkpoints::Checkpoints::default(),
+            remote: remote::RemoteSlot::default(),
         };
         app.add_chat(command, options);
         app
@@ -298,6 +302,7 @@ impl App {
         loop {
             while let Some(msg) = self.queue.pop_front() {
                 for effect in self.ws.update(msg) {
+                    self.remote_saw(&effect);
                     self.run(effect);
                 }
                 self.collect_outboxes();
@@ -310,6 +315,7 @@ impl App {
                 self.queue.push_back(WsMsg::Tick(std::time::Instant::now()));
             }
             if self.queue.is_empty() && !self.follow_plan() {
+                self.publish_remote();
                 return;
             }
         }
@@ -364,6 +370,8 @@ impl App {
     /// Answer everything still pending in every chat, close the agents'
     /// stdin and end their process groups after a grace period.
     pub async fn shutdown(&mut self) {
+        // Nobody answers from afar any more.
+        self.stop_remote();
         if !self.ws.chats.iter().all(|c| c.state.view.quitting) {
             self.handle(Msg::Action(Action::Quit));
         }

@@ -365,6 +365,8 @@ pub enum Source {
     Read,
     /// The user answered the card.
     User,
+    /// The user answered the card from another device (`src/remote/`).
+    Remote,
 }
 
 impl Source {
@@ -378,6 +380,7 @@ impl Source {
             Source::ChatGrant => "chat grant",
             Source::Read => "read",
             Source::User => "user",
+            Source::Remote => "remote",
         }
     }
 }

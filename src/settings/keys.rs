@@ -5,7 +5,7 @@ use toml_edit::{Document, Item, TableLike, Value};
 use super::line_col;
 
 /// Keys of the top level.
-const TOP_KEYS: [&str; 9] = [
+const TOP_KEYS: [&str; 10] = [
     "default_agent",
     "agents",
     "rules",
@@ -15,6 +15,7 @@ const TOP_KEYS: [&str; 9] = [
     "screen",
     "checkpoints",
     "sandbox",
+    "remote",
 ];
 /// Keys of an `[agents.NAME]` block.
 pub(crate) const AGENT_KEYS: [&str; 13] = [
@@ -44,6 +45,8 @@ pub(crate) const SANDBOX_KEYS: [&str; 4] = ["mode", "when_unavailable", "writabl
 pub(crate) const AGENT_SANDBOX_KEYS: [&str; 3] = ["mode", "writable", "hidden"];
 /// Keys of `[screen]`.
 pub(crate) const SCREEN_KEYS: [&str; 2] = ["scroll_regions", "unfocused_frame_ms"];
+/// Keys of `[remote]`.
+pub(crate) const REMOTE_KEYS: [&str; 2] = ["enabled", "listen"];
 /// Keys of `[checkpoints]`.
 pub(crate) const CHECKPOINT_KEYS: [&str; 5] = [
     "enabled",
@@ -139,6 +142,9 @@ pub(crate) fn find(text: &str) -> Vec<UnknownKey> {
     }
     if let Some(sandbox) = root.get("sandbox").and_then(Item::as_table_like) {
         check(text, sandbox, &SANDBOX_KEYS, "sandbox.", None, &mut out);
+    }
+    if let Some(remote) = root.get("remote").and_then(Item::as_table_like) {
+        check(text, remote, &REMOTE_KEYS, "remote.", None, &mut out);
     }
     out.sort_by_key(|key| (key.line, key.column));
     out

@@ -72,6 +72,30 @@ pub struct Settings {
     /// `[sandbox]`: how every agent process is confined.
     #[serde(default)]
     pub sandbox: SandboxSettings,
+    /// `[remote]`: waiting cards served to another device (`src/remote/`).
+    #[serde(default)]
+    pub remote: RemoteSettings,
+}
+
+/// `[remote]`: approve from another device. Off unless enabled here or by
+/// `warden --remote`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct RemoteSettings {
+    /// Start the server with every warden.
+    pub enabled: bool,
+    /// The address to listen on: 127.0.0.1 unless said otherwise (warden
+    /// then says so in red).
+    pub listen: String,
+}
+
+impl Default for RemoteSettings {
+    fn default() -> Self {
+        RemoteSettings {
+            enabled: false,
+            listen: "127.0.0.1:8765".to_string(),
+        }
+    }
 }
 
 /// `[sandbox]`: the confinement of every agent process (an agent block's

@@ -848,24 +848,31 @@ impl ChatState {
         };
         let allowed = matches!(&outcome, PermissionOutcome::Selected(id)
             if options.iter().any(|o| &o.id == id && o.kind.is_allow()));
-        let by_user = who != Picker::OnAsk;
-        let verdict = match (allowed, by_user) {
-            (true, true) => "allowed by you",
-            (false, true) => "denied by you",
-            (true, false) => "allowed",
-            (false, false) => "denied",
+        let verdict = match (allowed, who) {
+            (true, Picker::Remote) => "allowed remotely",
+            (false, Picker::Remote) => "denied remotely",
+            (true, Picker::OnAsk) => "allowed",
+            (false, Picker::OnAsk) => "denied",
+            (true, _) => "allowed by you",
+            (false, _) => "denied by you",
         };
         let mut reason = match who {
             Picker::You => one_line(&label),
             Picker::ApproveAll => format!("approve all ({})", one_line(&label)),
             Picker::OnAsk => format!("--on-ask ({})", one_line(&label)),
+            Picker::Remote => format!("remote ({})", one_line(&label)),
         };
         if only_always {
             reason.push_str(
                 " — the agent offered only 'Always allow': it may stop asking for this tool",
             );
         }
-        self.answer(&approval, outcome, verdict, Source::User, &reason)
+        let source = if who == Picker::Remote {
+            Source::Remote
+        } else {
+            Source::User
+        };
+        self.answer(&approval, outcome, verdict, source, &reason)
     }
 
     /// "Allow for this chat": keep warden's grant, answer the agent's
@@ -1130,6 +1137,67 @@ pub(super) enum Picker {
     ApproveAll,
     /// `warden exec --on-ask`, for a request nobody can see.
     OnAsk,
+    /// The user, from another device (`src/remote/`).
+    Remote,
+}
+
+/// What a remote answer picks: nothing lasting (no grant, rule or bypass
+/// is decided from another device).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemotePick {
+    /// The agent's allow-once option.
+    AllowOnce,
+    /// The agent's reject option.
+    Deny,
+    /// Reject, cancel the turn and tell the agent why.
+    DenyWithReason(String),
+}
+
+impl ChatState {
+    /// A remote answer to card `id`, through the same gate as a key. The
+    /// first answer wins: a card already answered or withdrawn is left
+    /// alone (the remote side then shows who decided). The server checks
+    /// the card has waited long enough to be answered (its arming).
+    pub(super) fn on_remote_answer(&mut self, id: RequestId, pick: RemotePick) -> Vec<Effect> {
+        let Some(index) = self.gate.approvals.iter().position(|a| a.id == id) else {
+            return Vec::new();
+        };
+        let user_pick = match pick {
+            RemotePick::AllowOnce => UserPick::Allow,
+            RemotePick::Deny | RemotePick::DenyWithReason(_) => UserPick::Deny,
+        };
+        let resolved = self.resolve(&self.gate.approvals[index], &user_pick);
+        if let Resolved::Wait(notice) = &resolved {
+            if !notice.is_empty() {
+                self.view.notice = Some(format!("remote answer not taken: {notice}"));
+            }
+            return Vec::new();
+        }
+        let Some(approval) = self.take_approval(index) else {
+            return Vec::new();
+        };
+        let reason = match pick {
+            RemotePick::DenyWithReason(reason) => reason.trim().to_string(),
+            _ => String::new(),
+        };
+        if reason.is_empty() {
+            return self.answer_resolved(approval, resolved, Picker::Remote);
+        }
+        let outcome = reject_option(&approval.request.options)
+            .map_or(PermissionOutcome::Cancelled, |o| {
+                PermissionOutcome::Selected(o.id.clone())
+            });
+        let mut effects = self.answer(
+            &approval,
+            outcome,
+            "denied remotely",
+            Source::Remote,
+            &one_line(&reason),
+        );
+        self.session.queued_prompt = Some(reason);
+        effects.extend(self.cancel());
+        effects
+    }
 }
 
 /// Log a stale card's cancellation under its own source, not as the user's.

@@ -12,7 +12,7 @@ use crate::model::{SlashCommand, StopReason};
 use crate::policy::Mode;
 
 /// warden's own slash commands: name, what it does, what to type after it.
-pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 11] = [
+pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 12] = [
     (
         "mode",
         "switch the chat's mode (no argument: the mode menu)",
@@ -52,6 +52,11 @@ pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 11] = [
         "",
     ),
     ("help", "list the commands and the composer's keys", ""),
+    (
+        "remote",
+        "serve the waiting cards to your phone (again: a new URL, old ones out)",
+        "",
+    ),
 ];
 
 /// Entries of the history kept per working directory.
@@ -132,6 +137,9 @@ pub enum DraftsEffect {
     /// Suspend the screen and run the agent's terminal login (`/login
     /// [METHOD]`), then restart the agent.
     Login(Option<String>),
+    /// Serve the waiting cards to another device, or make its URL anew
+    /// (`/remote`, `src/remote/`).
+    Remote,
 }
 
 /// One row of a popup list above the composer.
@@ -634,6 +642,7 @@ impl ChatState {
             "export" => vec![Effect::Drafts(DraftsEffect::Export(
                 (!arg.is_empty()).then(|| arg.to_string()),
             ))],
+            "remote" => vec![Effect::Drafts(DraftsEffect::Remote)],
             "login" => vec![Effect::Drafts(DraftsEffect::Login(
                 (!arg.is_empty()).then(|| arg.to_string()),
             ))],

@@ -255,6 +255,7 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
             "/changes",
             "/checkpoints",
             "/help",
+            "/remote",
             "/review",
             "/init"
         ],
@@ -270,9 +271,10 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
         .collect();
     assert_eq!(
         labels,
-        ["/resume", "/redo", "/review", "/export"],
+        ["/resume", "/redo", "/remote", "/review", "/export"],
         "starts with, then contains"
     );
+    key(&mut s, Action::key(Code::Down));
     key(&mut s, Action::key(Code::Down));
     key(&mut s, Action::key(Code::Down));
     key(&mut s, Action::key(Code::Tab));

@@ -23,8 +23,8 @@ pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
     ARM_DELAY, AllowedScope, Approval, CardCursor, CardView, Choice, ChoiceRow, Focus, Modal,
-    ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Question, Refusal, RequestFacts, Seen, TYPING_WINDOW,
-    Tone, option_kind_label,
+    ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Question, Refusal, RemotePick, RequestFacts, Seen,
+    TYPING_WINDOW, Tone, option_kind_label,
 };
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
@@ -170,6 +170,10 @@ pub enum Msg {
     Drafts(DraftsMsg),
     /// From the checkpoint worker (`src/checkpoint/`).
     Checkpoint(Box<checkpoints::CheckpointMsg>),
+    /// From another device (`src/remote/`): answer card `id`, if it still waits.
+    RemoteAnswer { id: RequestId, pick: RemotePick },
+    /// From another device: switch the chat's mode.
+    RemoteMode(Mode),
 }
 
 /// IO the runtime must do on the state's behalf.
@@ -557,6 +561,8 @@ impl ChatState {
                 self.on_permission(id, *request, *facts)
             }
             Msg::ClientRefused { id, refusal } => self.on_client_refused(id, &refusal),
+            Msg::RemoteAnswer { id, pick } => self.on_remote_answer(id, pick),
+            Msg::RemoteMode(mode) => self.set_mode(mode),
             Msg::AgentAlias(name) => {
                 if name != self.gate.agent_policy.name
                     && !self.gate.agent_policy.aliases.contains(&name)

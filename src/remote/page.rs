@@ -1,0 +1,235 @@
+//! The page: server-rendered HTML, phone-sized, no script. Everything the
+//! agent wrote (titles, commands, paths, diffs, reasons) goes through
+//! [`escape`]; the server's CSP forbids scripts besides.
+
+use std::fmt::Write;
+
+use super::Snapshot;
+use crate::policy::Mode;
+
+/// `&`, `<`, `>`, `"` and `'` as entities, and control characters (but
+/// newlines and tabs) as `?`: text, never markup.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const HEAD: &str = "<!doctype html><html><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+<meta name=\"referrer\" content=\"no-referrer\">";
+
+const STYLE: &str = "<style>body{font-family:sans-serif;margin:0.5em;max-width:40em}\
+.card{border:1px solid #888;border-radius:6px;padding:0.5em;margin:0.5em 0}\
+pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:0.3em;max-height:20em;overflow:auto}\
+button{font-size:1.1em;padding:0.4em 0.8em;margin:0.2em}\
+.allow{background:#cfc}.deny{background:#fcc}.muted{color:#666}\
+input[type=text]{width:95%;font-size:1.1em}</style>";
+
+/// The page of waiting cards; `csrf` goes in every form; it refreshes by
+/// itself every few seconds.
+pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) -> String {
+    let mut out = String::new();
+    out.push_str(HEAD);
+    out.push_str("<meta http-equiv=\"refresh\" content=\"3\"><title>warden</title>");
+    out.push_str(STYLE);
+    out.push_str("</head><body><h1>warden</h1>");
+    let waiting: usize = snapshot.chats.iter().map(|c| c.cards.len()).sum();
+    if waiting == 0 {
+        out.push_str("<p id=\"none\">No card waits.</p>");
+    }
+    for chat in &snapshot.chats {
+        let _ = write!(
+            out,
+            "<h2>{}</h2><form method=\"post\" action=\"/mode\">{}\
+<input type=\"hidden\" name=\"chat\" value=\"{}\">mode: ",
+            escape(&chat.label),
+            csrf_field(csrf),
+            chat.chat
+        );
+        for mode in Mode::ALL {
+            let current = if mode == chat.mode { " disabled" } else { "" };
+            let _ = write!(
+                out,
+                "<button name=\"mode\" value=\"{}\"{current}>{}</button>",
+                mode.as_str(),
+                mode.label()
+            );
+        }
+        out.push_str("</form>");
+        for card in &chat.cards {
+            let _ = write!(
+                out,
+                "<div class=\"card\" id=\"card-{}-{}\"><b>{}</b> <span class=\"muted\">({})</span>",
+                chat.chat,
+                card.id,
+                escape(&card.title),
+                escape(&card.kind)
+            );
+            if let Some(command) = &card.command {
+                let _ = write!(out, "<pre>$ {}</pre>", escape(command));
+            }
+            for path in &card.paths {
+                let _ = write!(out, "<div>path: <code>{}</code></div>", escape(path));
+            }
+            if !card.diff.is_empty() {
+                let _ = write!(out, "<pre>{}</pre>", escape(&card.diff));
+            }
+            if !card.reason.is_empty() {
+                let _ = write!(
+                    out,
+                    "<div class=\"muted\">asks because: {}</div>",
+                    escape(&card.reason)
+                );
+            }
+            if card.since.elapsed() < arming {
+                out.push_str(
+                    "<div class=\"muted\">just arrived: the buttons come on the next refresh</div>",
+                );
+            }
+            let _ = write!(
+                out,
+                "<form method=\"post\" action=\"/answer\">{}\
+<input type=\"hidden\" name=\"chat\" value=\"{}\"><input type=\"hidden\" name=\"card\" value=\"{}\">\
+<button class=\"allow\" name=\"pick\" value=\"allow\">Allow once</button>\
+<button class=\"deny\" name=\"pick\" value=\"deny\">Deny</button></form>\
+<form method=\"get\" action=\"/reason\"><input type=\"hidden\" name=\"chat\" value=\"{}\">\
+<input type=\"hidden\" name=\"card\" value=\"{}\"><button>Deny with reason…</button></form></div>",
+                csrf_field(csrf),
+                chat.chat,
+                card.id,
+                chat.chat,
+                card.id
+            );
+        }
+    }
+    if !snapshot.decided.is_empty() {
+        out.push_str("<h3>Decided</h3><ul>");
+        for line in snapshot.decided.iter().rev() {
+            let _ = write!(out, "<li>{}</li>", escape(line));
+        }
+        out.push_str("</ul>");
+    }
+    out.push_str("<p class=\"muted\">Grants, rules and bypass are decided in the terminal only.</p></body></html>");
+    out
+}
+
+/// The form to deny card `card` of `chat` with a reason (no refresh: the
+/// typed reason stays).
+pub fn reason(chat: u64, card: u64, title: Option<&str>, csrf: &str) -> String {
+    let mut out = String::new();
+    out.push_str(HEAD);
+    out.push_str("<title>warden: deny with a reason</title>");
+    out.push_str(STYLE);
+    out.push_str("</head><body>");
+    match title {
+        Some(title) => {
+            let _ = write!(
+                out,
+                "<p>Deny <b>{}</b> and tell the agent why:</p>\
+<form method=\"post\" action=\"/answer\">{}\
+<input type=\"hidden\" name=\"chat\" value=\"{chat}\"><input type=\"hidden\" name=\"card\" value=\"{card}\">\
+<input type=\"hidden\" name=\"pick\" value=\"reason\"><input type=\"text\" name=\"reason\" autofocus>\
+<button class=\"deny\">Deny</button></form>",
+                escape(title),
+                csrf_field(csrf)
+            );
+        }
+        None => out.push_str("<p>That card no longer waits.</p>"),
+    }
+    out.push_str("<p><a href=\"/\">back</a></p></body></html>");
+    out
+}
+
+/// A short page saying what happened (and a link back).
+pub fn message(text: &str) -> String {
+    format!(
+        "{HEAD}<title>warden</title>{STYLE}</head><body><p id=\"message\">{}</p><p><a href=\"/\">back</a></p></body></html>",
+        escape(text)
+    )
+}
+
+fn csrf_field(csrf: &str) -> String {
+    format!(
+        "<input type=\"hidden\" name=\"csrf\" value=\"{}\">",
+        escape(csrf)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remote::{CardView, ChatCards};
+
+    #[test]
+    fn nothing_agent_written_becomes_markup() {
+        let evil = "<script>alert(1)</script><img src=x onerror=\"x\">'&\u{1b}[31m";
+        let snapshot = Snapshot {
+            chats: vec![ChatCards {
+                chat: 1,
+                label: evil.to_string(),
+                mode: Mode::Default,
+                cards: vec![CardView {
+                    id: 7,
+                    title: evil.to_string(),
+                    kind: evil.to_string(),
+                    command: Some(evil.to_string()),
+                    paths: vec![evil.to_string()],
+                    diff: evil.to_string(),
+                    reason: evil.to_string(),
+                    since: std::time::Instant::now(),
+                }],
+            }],
+            decided: vec![evil.to_string()],
+        };
+        let html = cards(&snapshot, "c", std::time::Duration::ZERO);
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(!html.contains('\u{1b}'), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(html.contains("onerror=&quot;x&quot;"));
+        let form = reason(1, 7, Some(evil), "c");
+        assert!(!form.contains("<script"), "{form}");
+    }
+
+    #[test]
+    fn no_bypass_grant_or_rule_on_the_page() {
+        let snapshot = Snapshot {
+            chats: vec![ChatCards {
+                chat: 1,
+                label: "chat".into(),
+                mode: Mode::Default,
+                cards: vec![CardView {
+                    id: 7,
+                    title: "t".into(),
+                    kind: "edit".into(),
+                    command: None,
+                    paths: Vec::new(),
+                    diff: String::new(),
+                    reason: String::new(),
+                    since: std::time::Instant::now(),
+                }],
+            }],
+            decided: Vec::new(),
+        };
+        let html = cards(&snapshot, "c", std::time::Duration::ZERO);
+        let picks: Vec<&str> = html
+            .split("name=\"pick\" value=\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        assert_eq!(picks, vec!["allow", "deny"]);
+        assert!(!html.contains("<script"));
+    }
+}

@@ -1,0 +1,491 @@
+//! The HTTP server: hyper's HTTP/1.1 on warden's runtime, bound to
+//! 127.0.0.1 unless the settings say otherwise.
+//!
+//! Security: the URL's token (128 random bits, compared in constant time)
+//! is good once: it is exchanged for an HttpOnly, SameSite=Strict session
+//! cookie, and the URL then no longer opens anything. Failed tokens are
+//! rate limited. Every change is a POST carrying a CSRF token the page
+//! was served with; a GET never answers. Every reply carries a CSP that
+//! forbids scripts, frames and anything from outside.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+
+use super::token::Token;
+use super::{ARMING, Command, Snapshot, page};
+use crate::policy::Mode;
+use crate::state::RemotePick;
+
+/// Failed tokens allowed before the server stops looking at tokens.
+const MAX_FAILURES: u32 = 5;
+/// How long it then stops.
+const LOCKOUT: Duration = Duration::from_secs(60);
+/// CSRF tokens kept valid (one per page served).
+const CSRF_KEPT: usize = 32;
+/// The largest form body read.
+const BODY_LIMIT: usize = 16 * 1024;
+/// The name of the session cookie.
+const COOKIE: &str = "warden_session";
+/// The headers every reply carries.
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
+frame-ancestors 'none'; base-uri 'none'";
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("cannot listen on {0}: {1}")]
+    Bind(SocketAddr, std::io::Error),
+    #[error("no random token: {0}")]
+    Random(std::io::Error),
+}
+
+/// What the server and the runtime share.
+struct Shared {
+    /// The URL's token, until its first use.
+    token: Option<Token>,
+    /// The session cookie's value.
+    session: Token,
+    /// CSRF tokens of the pages served, newest last.
+    csrf: VecDeque<Token>,
+    failures: u32,
+    locked_until: Option<Instant>,
+    snapshot: Snapshot,
+    /// How long a card waits on the page before an answer takes.
+    arming: Duration,
+}
+
+/// The running server; dropping it stops it and every connection.
+pub struct Remote {
+    shared: Arc<Mutex<Shared>>,
+    addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+type Sink = Arc<dyn Fn(Command) + Send + Sync>;
+
+/// Start the server on `listen`; answers and mode switches go to `sink`.
+/// Must run inside the tokio runtime.
+pub fn start(
+    listen: SocketAddr,
+    sink: impl Fn(Command) + Send + Sync + 'static,
+) -> Result<Remote, RemoteError> {
+    let std_listener =
+        std::net::TcpListener::bind(listen).map_err(|e| RemoteError::Bind(listen, e))?;
+    std_listener
+        .set_nonblocking(true)
+        .map_err(|e| RemoteError::Bind(listen, e))?;
+    let addr = std_listener
+        .local_addr()
+        .map_err(|e| RemoteError::Bind(listen, e))?;
+    let listener = tokio::net::TcpListener::from_std(std_listener)
+        .map_err(|e| RemoteError::Bind(listen, e))?;
+    let shared = Arc::new(Mutex::new(Shared {
+        token: Some(Token::fresh().map_err(RemoteError::Random)?),
+        session: Token::fresh().map_err(RemoteError::Random)?,
+        csrf: VecDeque::new(),
+        failures: 0,
+        locked_until: None,
+        snapshot: Snapshot::default(),
+        arming: ARMING,
+    }));
+    let sink: Sink = Arc::new(sink);
+    let task = tokio::spawn(serve(listener, shared.clone(), sink));
+    Ok(Remote { shared, addr, task })
+}
+
+impl Remote {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL to open, with the token while it is unused.
+    pub fn url(&self) -> String {
+        let token = lock(&self.shared).token.clone();
+        match token {
+            Some(token) => format!("http://{}/?t={}", self.addr, token.as_str()),
+            None => format!("http://{}/", self.addr),
+        }
+    }
+
+    /// A new token and a new session: the old URL and every device signed
+    /// in with it are out. Returns the new URL.
+    pub fn rotate(&self) -> Result<String, RemoteError> {
+        {
+            let mut shared = lock(&self.shared);
+            shared.token = Some(Token::fresh().map_err(RemoteError::Random)?);
+            shared.session = Token::fresh().map_err(RemoteError::Random)?;
+            shared.csrf.clear();
+        }
+        Ok(self.url())
+    }
+
+    /// How long a card must wait before an answer takes ([`ARMING`] unless
+    /// a test says otherwise).
+    pub fn set_arming(&self, arming: Duration) {
+        lock(&self.shared).arming = arming;
+    }
+
+    /// Change what the page shows (`f` gets the last snapshot).
+    pub fn publish(&self, f: impl FnOnce(&Snapshot) -> Snapshot) {
+        let mut shared = lock(&self.shared);
+        let next = f(&shared.snapshot);
+        shared.snapshot = next;
+    }
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+async fn serve(listener: tokio::net::TcpListener, shared: Arc<Mutex<Shared>>, sink: Sink) {
+    // The connections live in this set: aborting the server drops them all.
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                let shared = shared.clone();
+                let sink = sink.clone();
+                connections.spawn(async move {
+                    let service = hyper::service::service_fn(move |req| {
+                        let shared = shared.clone();
+                        let sink = sink.clone();
+                        async move { Ok::<_, Infallible>(handle(req, &shared, &sink).await) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(Duration::from_secs(10))
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+type Reply = Response<Full<Bytes>>;
+
+async fn handle(req: Request<Incoming>, shared: &Mutex<Shared>, sink: &Sink) -> Reply {
+    let path = req.uri().path().to_string();
+    let query = parse_form(req.uri().query().unwrap_or(""));
+    let signed_in = {
+        let cookie = cookie_of(&req);
+        let shared = lock(shared);
+        cookie.is_some_and(|c| shared.session.matches(&c))
+    };
+    match (req.method().clone(), path.as_str()) {
+        (Method::GET, "/") if query.contains_key("t") => exchange(shared, &query["t"]),
+        (Method::GET, "/") if signed_in => {
+            let mut shared = lock(shared);
+            let csrf = issue_csrf(&mut shared);
+            let html = match csrf {
+                Some(csrf) => page::cards(&shared.snapshot, csrf.as_str(), shared.arming),
+                None => return text(StatusCode::INTERNAL_SERVER_ERROR, "no random token"),
+            };
+            html_reply(StatusCode::OK, html)
+        }
+        (Method::GET, "/reason") if signed_in => {
+            let (chat, card) = (number(&query, "chat"), number(&query, "card"));
+            let mut shared = lock(shared);
+            let title = find_card(&shared.snapshot, chat, card).map(|c| c.title.clone());
+            match issue_csrf(&mut shared) {
+                Some(csrf) => html_reply(
+                    StatusCode::OK,
+                    page::reason(
+                        chat.unwrap_or(0),
+                        card.unwrap_or(0),
+                        title.as_deref(),
+                        csrf.as_str(),
+                    ),
+                ),
+                None => text(StatusCode::INTERNAL_SERVER_ERROR, "no random token"),
+            }
+        }
+        (Method::POST, "/answer" | "/mode") if signed_in => {
+            let form = match read_form(req).await {
+                Some(form) => form,
+                None => return text(StatusCode::BAD_REQUEST, "bad form"),
+            };
+            let csrf_ok = form
+                .get("csrf")
+                .is_some_and(|given| lock(shared).csrf.iter().any(|t| t.matches(given)));
+            if !csrf_ok {
+                return text(
+                    StatusCode::FORBIDDEN,
+                    "stale or missing form token: reload the page",
+                );
+            }
+            if path == "/mode" {
+                post_mode(shared, sink, &form)
+            } else {
+                post_answer(shared, sink, &form)
+            }
+        }
+        (_, "/answer" | "/mode") if signed_in => {
+            let mut reply = text(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "answers are POSTed from the page",
+            );
+            reply
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            reply
+        }
+        (_, "/" | "/reason" | "/answer" | "/mode") => text(
+            StatusCode::FORBIDDEN,
+            "not signed in: open the URL warden showed (`/remote` in warden makes a new one)",
+        ),
+        _ => text(StatusCode::NOT_FOUND, "not found"),
+    }
+}
+
+/// The URL's token for the session cookie, once.
+fn exchange(shared: &Mutex<Shared>, given: &str) -> Reply {
+    let mut shared = lock(shared);
+    let now = Instant::now();
+    if let Some(until) = shared.locked_until {
+        if now < until {
+            return text(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too many wrong tokens: wait a minute",
+            );
+        }
+        shared.locked_until = None;
+        shared.failures = 0;
+    }
+    let good = shared.token.as_ref().is_some_and(|t| t.matches(given));
+    if !good {
+        shared.failures += 1;
+        if shared.failures >= MAX_FAILURES {
+            shared.locked_until = Some(now + LOCKOUT);
+        }
+        return text(
+            StatusCode::FORBIDDEN,
+            "wrong or used token: `/remote` in warden makes a new one",
+        );
+    }
+    shared.token = None;
+    shared.failures = 0;
+    let cookie = format!(
+        "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
+        shared.session.as_str()
+    );
+    let mut reply = text(StatusCode::SEE_OTHER, "signed in");
+    let headers = reply.headers_mut();
+    headers.insert(header::LOCATION, HeaderValue::from_static("/"));
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        headers.insert(header::SET_COOKIE, value);
+    }
+    reply
+}
+
+fn post_answer(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, String>) -> Reply {
+    let (chat, card) = (number(form, "chat"), number(form, "card"));
+    let pick = match form.get("pick").map(String::as_str) {
+        Some("allow") => RemotePick::AllowOnce,
+        Some("deny") => RemotePick::Deny,
+        Some("reason") => {
+            let reason = form.get("reason").map_or("", |r| r.trim());
+            if reason.is_empty() {
+                return text(
+                    StatusCode::BAD_REQUEST,
+                    "type why the agent should not do this",
+                );
+            }
+            RemotePick::DenyWithReason(reason.to_string())
+        }
+        _ => return text(StatusCode::BAD_REQUEST, "no answer picked"),
+    };
+    let shared = lock(shared);
+    let Some(found) = find_card(&shared.snapshot, chat, card) else {
+        let last = shared.snapshot.decided.last().cloned().unwrap_or_default();
+        return html_reply(
+            StatusCode::CONFLICT,
+            page::message(&format!(
+                "That card no longer waits: already decided or withdrawn. Last decision: {last}"
+            )),
+        );
+    };
+    if found.since.elapsed() < shared.arming {
+        return html_reply(
+            StatusCode::CONFLICT,
+            page::message("That card just arrived: look at it, then answer."),
+        );
+    }
+    let (Some(chat), Some(id)) = (chat, card) else {
+        return text(StatusCode::BAD_REQUEST, "bad card");
+    };
+    sink(Command::Answer { chat, id, pick });
+    see_other()
+}
+
+fn post_mode(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, String>) -> Reply {
+    let chat = number(form, "chat");
+    let mode = form
+        .get("mode")
+        .and_then(|m| Mode::ALL.into_iter().find(|x| x.as_str() == m));
+    let known = chat.is_some_and(|c| lock(shared).snapshot.chats.iter().any(|x| x.chat == c));
+    match (chat, mode) {
+        (Some(chat), Some(mode)) if known => {
+            sink(Command::Mode { chat, mode });
+            see_other()
+        }
+        _ => text(StatusCode::BAD_REQUEST, "no such chat or mode"),
+    }
+}
+
+fn find_card(
+    snapshot: &Snapshot,
+    chat: Option<u64>,
+    card: Option<u64>,
+) -> Option<&super::CardView> {
+    let (chat, card) = (chat?, card?);
+    snapshot
+        .chats
+        .iter()
+        .find(|c| c.chat == chat)?
+        .cards
+        .iter()
+        .find(|c| c.id == card)
+}
+
+fn issue_csrf(shared: &mut Shared) -> Option<Token> {
+    let token = Token::fresh().ok()?;
+    shared.csrf.push_back(token.clone());
+    while shared.csrf.len() > CSRF_KEPT {
+        shared.csrf.pop_front();
+    }
+    Some(token)
+}
+
+fn number(form: &HashMap<String, String>, key: &str) -> Option<u64> {
+    form.get(key)?.parse().ok()
+}
+
+fn cookie_of(req: &Request<Incoming>) -> Option<String> {
+    for value in req.headers().get_all(header::COOKIE) {
+        let Ok(value) = value.to_str() else { continue };
+        for part in value.split(';') {
+            if let Some((name, value)) = part.trim().split_once('=')
+                && name == COOKIE
+            {
+                return Some(value.to_string());
+            }
+        }
+    }
+    None
+}
+
+async fn read_form(req: Request<Incoming>) -> Option<HashMap<String, String>> {
+    let body = Limited::new(req.into_body(), BODY_LIMIT)
+        .collect()
+        .await
+        .ok()?
+        .to_bytes();
+    Some(parse_form(std::str::from_utf8(&body).ok()?))
+}
+
+/// `application/x-www-form-urlencoded` (and a query string) as a map; the
+/// first of a repeated key wins.
+pub(super) fn parse_form(text: &str) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for pair in text.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        out.entry(decode(key)).or_insert_with(|| decode(value));
+    }
+    out
+}
+
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn see_other() -> Reply {
+    let mut reply = text(StatusCode::SEE_OTHER, "");
+    reply
+        .headers_mut()
+        .insert(header::LOCATION, HeaderValue::from_static("/"));
+    reply
+}
+
+fn text(status: StatusCode, body: &str) -> Reply {
+    reply(status, "text/plain; charset=utf-8", body.to_string())
+}
+
+fn html_reply(status: StatusCode, body: String) -> Reply {
+    reply(status, "text/html; charset=utf-8", body)
+}
+
+fn reply(status: StatusCode, content_type: &'static str, body: String) -> Reply {
+    let mut reply = Response::new(Full::new(Bytes::from(body)));
+    *reply.status_mut() = status;
+    let headers = reply.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    reply
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_decode_percent_and_plus_and_keep_the_first_of_a_key() {
+        let form = parse_form("a=1&reason=no+way%21&a=2&bad=%zz&cut=%4");
+        assert_eq!(form["a"], "1");
+        assert_eq!(form["reason"], "no way!");
+        assert_eq!(form["bad"], "%zz");
+        assert_eq!(form["cut"], "%4");
+    }
+}

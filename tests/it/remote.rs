@@ -1,0 +1,389 @@
+//! End to end: waiting cards served over HTTP and answered from another
+//! device through the same gate as a key (issue 26). A plain TCP client
+//! speaks HTTP/1.1 to the server; the demo agent raises the cards.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use warden::app::App;
+use warden::policy::Mode;
+use warden::state::Action;
+
+use crate::common::*;
+
+/// One HTTP exchange: status, raw headers, body.
+struct Reply {
+    status: u16,
+    headers: String,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<String> {
+        self.headers.lines().find_map(|line| {
+            let (n, v) = line.split_once(':')?;
+            n.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    }
+}
+
+async fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    cookie: Option<&str>,
+    body: Option<&str>,
+) -> Reply {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if let Some(cookie) = cookie {
+        request.push_str(&format!("Cookie: {cookie}\r\n"));
+    }
+    let body = body.unwrap_or("");
+    if method == "POST" {
+        request.push_str(&format!(
+            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut raw = Vec::new();
+    tokio::time::timeout(GUARD, stream.read_to_end(&mut raw))
+        .await
+        .expect("the server answers")
+        .expect("read");
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let (status_line, headers) = head.split_once("\r\n").unwrap_or((head, ""));
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    Reply {
+        status,
+        headers: headers.to_string(),
+        body: body.to_string(),
+    }
+}
+
+fn localhost() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+/// The demo agent with a card waiting, the server on, arming off (the
+/// arming has its own test).
+async fn card_served(dir: &std::path::Path) -> (App, SocketAddr, String) {
+    let mut app = started_with(dir, logged_options(dir, Mode::Default)).await;
+    let url = app.start_remote(localhost()).expect("the server starts");
+    app.set_remote_arming(Duration::ZERO);
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    let addr = app.remote_addr().expect("serving");
+    let path = url
+        .split_once(&addr.to_string())
+        .map(|(_, p)| p.to_string())
+        .expect("the URL names the address");
+    (app, addr, path)
+}
+
+/// Open the URL: the token for the session cookie.
+async fn sign_in(addr: SocketAddr, path: &str) -> String {
+    let reply = http(addr, "GET", path, None, None).await;
+    assert_eq!(reply.status, 303, "{}", reply.body);
+    let cookie = reply.header("set-cookie").expect("a cookie");
+    assert!(cookie.contains("HttpOnly"), "{cookie}");
+    assert!(cookie.contains("SameSite=Strict"), "{cookie}");
+    cookie.split(';').next().unwrap().to_string()
+}
+
+fn csrf_of(page: &str) -> String {
+    let at = page.find("name=\"csrf\" value=\"").expect("a CSRF field") + 19;
+    page[at..at + 32].to_string()
+}
+
+fn card_form(app: &App, pick: &str, csrf: Option<&str>) -> String {
+    let chat = app.ws.chats[app.ws.active].id;
+    let card = app.state().gate.approvals[0].id;
+    let mut form = format!("chat={chat}&card={card}&pick={pick}");
+    if let Some(csrf) = csrf {
+        form.push_str(&format!("&csrf={csrf}"));
+    }
+    form
+}
+
+/// Feed the app until the inbox is quiet for a moment (the page's answer
+/// is in the inbox once the POST is answered).
+async fn pump_inbox(app: &mut App) {
+    while let Ok(Some(event)) =
+        tokio::time::timeout(Duration::from_millis(200), app.next_agent_event()).await
+    {
+        app.on_agent_event(event);
+    }
+}
+
+#[tokio::test]
+async fn a_card_answered_over_http_reaches_the_agent_and_is_logged_remote() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    let cookie = sign_in(addr, &path).await;
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    assert_eq!(page.status, 200);
+    let csp = page.header("content-security-policy").expect("a CSP");
+    assert!(csp.contains("default-src 'none'"), "{csp}");
+    assert!(page.body.contains("Allow once"), "{}", page.body);
+    let title = app.state().gate.approvals[0].title();
+    assert!(page.body.contains(&title), "the card's title on the page");
+    let form = card_form(&app, "allow", Some(&csrf_of(&page.body)));
+    let answer = http(addr, "POST", "/answer", Some(&cookie), Some(&form)).await;
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert!(
+        text.contains("permission outcome: selected allow-once"),
+        "{text}"
+    );
+    assert!(
+        decisions(app.state())
+            .iter()
+            .any(|(allowed, line)| *allowed && line.contains("allowed remotely")),
+        "{:?}",
+        decisions(app.state())
+    );
+    app.settle_disk().await;
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(log[0].source, "remote");
+    // The page now says who decided.
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    assert!(page.body.contains("by remote"), "{}", page.body);
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn deny_with_a_reason_over_http_tells_the_agent() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    let cookie = sign_in(addr, &path).await;
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    let form = format!(
+        "{}&reason=use+the+other+file",
+        card_form(&app, "reason", Some(&csrf_of(&page.body)))
+    );
+    let answer = http(addr, "POST", "/answer", Some(&cookie), Some(&form)).await;
+    assert_eq!(answer.status, 303, "{}", answer.body);
+    pump_until(&mut app, "the card answered", |s| {
+        s.gate.approvals.is_empty()
+    })
+    .await;
+    assert!(
+        decisions(app.state())
+            .iter()
+            .any(|(allowed, line)| !*allowed && line.contains("use the other file")),
+        "{:?}",
+        decisions(app.state())
+    );
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_bad_or_used_token_gets_nothing_and_failures_are_rate_limited() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    // No cookie, no token: nothing.
+    let page = http(addr, "GET", "/", None, None).await;
+    assert_eq!(page.status, 403);
+    assert!(!page.body.contains("Allow once"));
+    let bad = http(
+        addr,
+        "GET",
+        "/?t=00000000000000000000000000000000",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(bad.status, 403);
+    assert!(bad.header("set-cookie").is_none());
+    // A forged cookie gets nothing either.
+    let forged = http(addr, "GET", "/", Some("warden_session=0000"), None).await;
+    assert_eq!(forged.status, 403);
+    // The right token works once.
+    let cookie = sign_in(addr, &path).await;
+    let again = http(addr, "GET", &path, None, None).await;
+    assert_eq!(again.status, 403, "the token is good once");
+    assert!(again.header("set-cookie").is_none());
+    // Rotated (`/remote` again): the old cookie is out, the new URL works
+    // until five wrong tokens lock it.
+    let url = app.start_remote(localhost()).expect("rotates");
+    let stale = http(addr, "GET", "/", Some(&cookie), None).await;
+    assert_eq!(stale.status, 403, "a rotated session is out");
+    let new_path = url.split_once(&addr.to_string()).unwrap().1.to_string();
+    assert_ne!(new_path, path);
+    for _ in 0..5 {
+        let bad = http(
+            addr,
+            "GET",
+            "/?t=ffffffffffffffffffffffffffffffff",
+            None,
+            None,
+        )
+        .await;
+        assert!(matches!(bad.status, 403 | 429));
+    }
+    let locked = http(addr, "GET", &new_path, None, None).await;
+    assert_eq!(
+        locked.status, 429,
+        "even the right token waits after five wrong ones"
+    );
+    assert!(locked.header("set-cookie").is_none());
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn no_answer_without_csrf_by_get_or_without_the_cookie() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    let cookie = sign_in(addr, &path).await;
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    let csrf = csrf_of(&page.body);
+    let missing = card_form(&app, "allow", None);
+    let reply = http(addr, "POST", "/answer", Some(&cookie), Some(&missing)).await;
+    assert_eq!(reply.status, 403, "no CSRF token");
+    let wrong = card_form(&app, "allow", Some("ffffffffffffffffffffffffffffffff"));
+    let reply = http(addr, "POST", "/answer", Some(&cookie), Some(&wrong)).await;
+    assert_eq!(reply.status, 403, "a CSRF token the server never gave");
+    let good = card_form(&app, "allow", Some(&csrf));
+    let reply = http(addr, "GET", &format!("/answer?{good}"), Some(&cookie), None).await;
+    assert_eq!(reply.status, 405, "no answer by GET");
+    let reply = http(addr, "POST", "/answer", None, Some(&good)).await;
+    assert_eq!(reply.status, 403, "no answer without the session cookie");
+    pump_inbox(&mut app).await;
+    assert_eq!(app.state().gate.approvals.len(), 1, "the card still waits");
+    assert!(decisions(app.state()).is_empty());
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_key_and_a_post_race_the_first_wins_and_the_page_says_who() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    let cookie = sign_in(addr, &path).await;
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    let form = card_form(&app, "deny", Some(&csrf_of(&page.body)));
+    // The POST lands in the inbox first; the key is pressed before the
+    // runtime reads it: the key wins, the remote answer finds no card.
+    let reply = http(addr, "POST", "/answer", Some(&cookie), Some(&form)).await;
+    assert_eq!(reply.status, 303);
+    key(&mut app, Action::ch('1'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let text = agent_text(app.state());
+    assert_eq!(text.matches("permission outcome:").count(), 1, "{text}");
+    assert!(text.contains("selected allow-once"), "{text}");
+    // A POST after the key: the card no longer waits, and says who decided.
+    let late = http(addr, "POST", "/answer", Some(&cookie), Some(&form)).await;
+    assert_eq!(late.status, 409);
+    assert!(late.body.contains("by user"), "{}", late.body);
+    app.settle_disk().await;
+    let log = warden::decision_log::read(&dir.path().join("decisions.jsonl")).expect("log");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(log[0].source, "user");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_card_gone_from_the_terminal_leaves_the_page_and_cannot_be_answered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    let cookie = sign_in(addr, &path).await;
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    let form = card_form(&app, "allow", Some(&csrf_of(&page.body)));
+    let card_anchor = format!("id=\"card-{}-", app.ws.chats[app.ws.active].id);
+    assert!(page.body.contains(&card_anchor));
+    // The turn is cancelled: its card is answered cancelled, withdrawn.
+    key(&mut app, Action::Cancel);
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    assert!(!page.body.contains(&card_anchor), "{}", page.body);
+    let late = http(addr, "POST", "/answer", Some(&cookie), Some(&form)).await;
+    assert_eq!(late.status, 409);
+    let text = agent_text(app.state());
+    assert!(!text.contains("selected allow"), "{text}");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_card_cannot_be_answered_the_instant_it_appears() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    app.set_remote_arming(Duration::from_secs(3600));
+    let cookie = sign_in(addr, &path).await;
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    let form = card_form(&app, "allow", Some(&csrf_of(&page.body)));
+    let reply = http(addr, "POST", "/answer", Some(&cookie), Some(&form)).await;
+    assert_eq!(reply.status, 409, "{}", reply.body);
+    pump_inbox(&mut app).await;
+    assert_eq!(app.state().gate.approvals.len(), 1, "the card still waits");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_mode_switches_from_the_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    let cookie = sign_in(addr, &path).await;
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    let chat = app.ws.chats[app.ws.active].id;
+    let form = format!("chat={chat}&mode=plan&csrf={}", csrf_of(&page.body));
+    let reply = http(addr, "POST", "/mode", Some(&cookie), Some(&form)).await;
+    assert_eq!(reply.status, 303, "{}", reply.body);
+    pump_until(&mut app, "plan mode", |s| s.gate.mode == Mode::Plan).await;
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_server_is_gone_when_warden_exits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    let cookie = sign_in(addr, &path).await;
+    app.shutdown().await;
+    // The aborted server task is dropped at the runtime's next turn.
+    tokio::task::yield_now().await;
+    tokio::task::yield_now().await;
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "still listening after shutdown"
+    );
+    drop(cookie);
+}
+
+#[tokio::test]
+async fn slash_remote_starts_the_server_and_again_makes_a_new_url() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    app.set_remote_listen(localhost());
+    assert!(app.remote_url().is_none(), "off by default");
+    send(&mut app, "/remote");
+    let first = app.remote_url().expect("/remote starts it");
+    assert!(first.starts_with("http://127.0.0.1:"), "{first}");
+    let said = warden::state::ChatState::clone(app.state());
+    assert!(
+        said.session.transcript.entries().iter().any(|e| matches!(
+            &e.kind,
+            warden::state::EntryKind::Info(t) if t.contains(&first)
+        )),
+        "the URL is shown in the transcript"
+    );
+    send(&mut app, "/remote");
+    let second = app.remote_url().expect("still on");
+    assert_ne!(first, second, "a new token");
+    let addr = app.remote_addr().unwrap();
+    let old = first.split_once(&addr.to_string()).unwrap().1.to_string();
+    let reply = http(addr, "GET", &old, None, None).await;
+    assert_eq!(reply.status, 403, "the old URL is out");
+    app.shutdown().await;
+}
