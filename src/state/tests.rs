@@ -364,6 +364,10 @@ fn allow_for_this_chat_grants_same_kind_and_tool_and_redecides_the_queue() {
     );
     let later = ask(&mut s, 4, "d", ToolKind::Edit);
     assert_eq!(answers(&later), vec![(4, selected("allow-once"))]);
+    // The decision line says "allowed" once (issue 25).
+    let last = transcript_decisions(&s).pop().unwrap_or_default();
+    assert!(last.starts_with("allowed for edit calls"), "{last}");
+    assert!(!last.contains("allowed: allowed"), "{last}");
 }
 
 #[test]

@@ -796,7 +796,7 @@ fn card_shows_what_always_really_sends_100x30() {
         "{text}"
     );
     assert!(
-        text.contains("`cargo test …` commands of Bash in this chat"),
+        text.contains("`cargo test …` commands via `Bash` in this chat"),
         "{text}"
     );
     assert_snapshot!(text);
