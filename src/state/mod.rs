@@ -694,11 +694,16 @@ impl ChatState {
         }
     }
 
-    /// The turn is over; with `cancel_tools`, calls still open are marked cancelled.
+    /// The turn is over; calls still open are marked cancelled with
+    /// `cancel_tools`, else as having no result from the agent.
     fn finish_turn(&mut self, cancel_tools: bool) {
         self.gate.allowed_scopes.clear();
-        if self.session.turn.take().is_some() && cancel_tools {
-            self.session.transcript.cancel_unfinished_tools();
+        if self.session.turn.take().is_some() {
+            if cancel_tools {
+                self.session.transcript.cancel_unfinished_tools();
+            } else {
+                self.session.transcript.close_open_tools();
+            }
         }
         self.session.transcript.end_turn();
     }

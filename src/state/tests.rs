@@ -945,3 +945,35 @@ fn a_user_message_outside_a_replay_is_the_agents_marked_text() {
             .any(|e| e.kind == EntryKind::User("later".into()))
     );
 }
+
+/// Codex never sends the completion of some calls: when the turn ends they
+/// stop spinning and say so; a cancelled turn still marks them cancelled
+/// (issue 25).
+#[test]
+fn calls_still_open_at_turn_end_say_no_result() {
+    use crate::model::{ToolCall, WireStatus};
+    for (reason, want) in [
+        (StopReason::EndTurn, ToolState::NoResult),
+        (StopReason::Cancelled, ToolState::Cancelled),
+    ] {
+        let mut s = chat(Mode::Default);
+        let mut call = ToolCall::placeholder("ls");
+        call.title = "ls".into();
+        call.status = WireStatus::InProgress;
+        s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(call))));
+        let mut done = ToolCall::placeholder("cat");
+        done.status = WireStatus::Completed;
+        s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(done))));
+        assert_eq!(
+            s.session.transcript.tool("ls").map(|t| t.state),
+            Some(ToolState::InProgress)
+        );
+        s.update(Msg::TurnEnded(reason));
+        assert_eq!(s.session.transcript.tool("ls").map(|t| t.state), Some(want));
+        assert_eq!(
+            s.session.transcript.tool("cat").map(|t| t.state),
+            Some(ToolState::Completed)
+        );
+    }
+    assert_eq!(ToolState::NoResult.label(), "no result from the agent");
+}
