@@ -681,3 +681,17 @@ fn footer_sandbox_badges() {
     }
     assert_snapshot!(out);
 }
+
+/// The footer's hints are shortened before they go: while BYPASS shows,
+/// "Ctrl-G rules" stays at 80 columns (issue 25).
+#[test]
+fn footer_keeps_the_rules_key_while_bypass_shows() {
+    let mut state = ChatState::new("claude-code", "/home/someone/src/projects/warden");
+    ready(&mut state);
+    state.gate.agent_policy.bypass = true;
+    for width in [80, 60] {
+        let line = footer_line(&state, width);
+        assert!(line.contains("BYPASS"), "{line}");
+        assert!(line.contains("Ctrl-G rules"), "{width}: {line}");
+    }
+}
