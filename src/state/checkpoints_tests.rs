@@ -120,7 +120,10 @@ fn after_a_restore_the_next_prompt_tells_the_agent_once() {
 #[test]
 fn a_turn_end_takes_its_checkpoint_before_a_queued_prompt() {
     let mut s = ChatState::new("demo", "/w");
-    s.session.turn = Some(crate::state::Turn { cancelling: false });
+    s.session.turn = Some(crate::state::Turn {
+        cancelling: false,
+        started: None,
+    });
     let effects = s.update(Msg::TurnEnded(crate::model::StopReason::EndTurn));
     assert_eq!(
         effects.first(),

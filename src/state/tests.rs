@@ -299,7 +299,10 @@ fn a_card_never_takes_keys_from_a_half_typed_message() {
     let mut s = chat(Mode::Default);
     s.update(Msg::TurnEnded(StopReason::EndTurn));
     s.update(Msg::Action(Action::Paste("hel".into())));
-    s.session.turn = Some(Turn { cancelling: false });
+    s.session.turn = Some(Turn {
+        cancelling: false,
+        started: None,
+    });
     ask(&mut s, 1, "a", ToolKind::Edit);
     assert_eq!(s.view.focus, Focus::COMPOSER);
     assert!(key(&mut s, Action::Char('y')).is_empty());
@@ -714,7 +717,10 @@ fn a_client_write_covered_by_an_allowed_edit_needs_no_second_card() {
     assert_eq!(s.gate.approvals.len(), 1);
     // The cover lasts for the turn only.
     s.update(Msg::TurnEnded(StopReason::EndTurn));
-    s.session.turn = Some(Turn { cancelling: false });
+    s.session.turn = Some(Turn {
+        cancelling: false,
+        started: None,
+    });
     let effects = s.update(Msg::PermissionRequested {
         id: 4,
         request: Box::new(client_write("/w/a.rs")),

@@ -71,8 +71,21 @@ fn status(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
     Some(if turn.cancelling {
         Span::styled("cancelling…", theme.working())
     } else {
-        Span::styled("● working · Esc cancel", theme.working())
+        let elapsed = turn
+            .elapsed(state.view.clock)
+            .map(|d| format!(" {}", elapsed(d.as_secs())))
+            .unwrap_or_default();
+        Span::styled(format!("● working{elapsed} · Esc cancel"), theme.working())
     })
+}
+
+/// "12s", "3m 05s", "1h 02m".
+fn elapsed(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
+        _ => format!("{}h {:02}m", secs / 3600, secs % 3600 / 60),
+    }
 }
 
 /// The agent's own current mode, by name, only where it tells the user
