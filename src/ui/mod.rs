@@ -519,7 +519,8 @@ fn draw_chat(
                 frame.buffer_mut(),
                 area,
                 hits.mode.x,
-                footer.y,
+                // Above the message box: its border never runs into the box's.
+                composer_area.y,
                 state,
                 highlighted,
                 theme,
