@@ -131,6 +131,12 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
         // A card that ignores answers for a moment is drawn again when
         // it takes them.
         let arming = app.ws.arming_deadline().map(Instant::from_std);
+        // A running turn's elapsed time on the footer moves each second.
+        let busy = app.state().turn_tick().map(Instant::from_std);
+        let arming = match (arming, busy) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let deadline = match (clock.deadline(), arming) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -309,8 +309,8 @@ impl ChatGrant {
         written.peek().is_some() && written.all(|c| patterns.iter().any(|p| p.matches(&c.text)))
     }
 
-    /// Exactly what the grant covers: "`cargo test …` commands of Bash in
-    /// this chat", "edit calls of the tool `Edit` in this chat".
+    /// Exactly what the grant covers: "`cargo test …` commands via `Bash`
+    /// in this chat", "edit calls of the tool `Edit` in this chat".
     pub(crate) fn describe(&self) -> String {
         match &self.commands {
             None => format!(
@@ -323,7 +323,7 @@ impl ChatGrant {
                 self.tool
             ),
             Some(GrantCommands::Matching(patterns)) => format!(
-                "{} commands of {} in this chat",
+                "{} commands via `{}` in this chat",
                 patterns
                     .iter()
                     .map(GrantCommand::describe)

@@ -436,7 +436,7 @@ fn chat_grant_covers_the_command_prefix_or_kind_and_tool() {
     );
     assert_eq!(
         grant.describe(),
-        "`cargo test …` commands of Bash in this chat"
+        "`cargo test …` commands via `Bash` in this chat"
     );
     let grants = [grant.clone()];
     assert_eq!(
@@ -444,7 +444,7 @@ fn chat_grant_covers_the_command_prefix_or_kind_and_tool() {
         Decision::Allow {
             option_id: "once".into(),
             source: Source::ChatGrant,
-            reason: "allowed for `cargo test …` commands of Bash in this chat".into(),
+            reason: "allowed for `cargo test …` commands via `Bash` in this chat".into(),
         }
     );
     assert_eq!(
@@ -473,7 +473,7 @@ fn chat_grant_covers_the_command_prefix_or_kind_and_tool() {
     let wrapped = ChatGrant::for_request(&shell("sudo make install"));
     assert_eq!(
         wrapped.describe(),
-        "exactly `sudo make install` commands of Bash in this chat"
+        "exactly `sudo make install` commands via `Bash` in this chat"
     );
     assert!(wrapped.covers(&shell("sudo make install")));
     assert!(!wrapped.covers(&shell("sudo make install && sudo rm -rf /")));

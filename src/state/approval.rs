@@ -785,7 +785,12 @@ impl ChatState {
             (_, true) => Verdict::Allowed,
             (_, false) => Verdict::Denied,
         };
-        let line = format!("{verdict}: {reason} · {}", approval.title());
+        // "allowed for `cargo test …` commands …", not "allowed: allowed for".
+        let line = if reason.starts_with(verdict) {
+            format!("{reason} · {}", approval.title())
+        } else {
+            format!("{verdict}: {reason} · {}", approval.title())
+        };
         self.session.transcript.push(EntryKind::Decision {
             allowed,
             text: line,

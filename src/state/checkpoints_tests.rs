@@ -139,7 +139,10 @@ fn two_undos_before_a_prompt_are_both_told_to_the_agent() {
 #[test]
 fn a_turn_end_takes_its_checkpoint_before_a_queued_prompt() {
     let mut s = ChatState::new("demo", "/w");
-    s.session.turn = Some(crate::state::Turn { cancelling: false });
+    s.session.turn = Some(crate::state::Turn {
+        cancelling: false,
+        started: None,
+    });
     let effects = s.update(Msg::TurnEnded(crate::model::StopReason::EndTurn));
     assert_eq!(
         effects.first(),

@@ -240,6 +240,15 @@ pub enum Connection {
 pub struct Turn {
     /// Esc was pressed; waiting for the agent to answer the prompt.
     pub cancelling: bool,
+    /// When the prompt was sent, as the state's clock knew it.
+    pub started: Option<std::time::Instant>,
+}
+
+impl Turn {
+    /// How long the turn has run, by the state's clock `now`.
+    pub(crate) fn elapsed(&self, now: Option<std::time::Instant>) -> Option<std::time::Duration> {
+        Some(now?.saturating_duration_since(self.started?))
+    }
 }
 
 /// The most bytes of an agent's error message kept (a failed prompt, a
@@ -700,11 +709,25 @@ impl ChatState {
         }
     }
 
-    /// The turn is over; with `cancel_tools`, calls still open are marked cancelled.
+    /// When the footer's elapsed time next changes (the next whole second
+    /// of the running turn): the runtime ticks then.
+    pub fn turn_tick(&self) -> Option<std::time::Instant> {
+        let turn = self.session.turn.as_ref()?;
+        let started = turn.started?;
+        let secs = turn.elapsed(self.view.clock)?.as_secs();
+        Some(started + std::time::Duration::from_secs(secs + 1))
+    }
+
+    /// The turn is over; calls still open are marked cancelled with
+    /// `cancel_tools`, else as having no result from the agent.
     fn finish_turn(&mut self, cancel_tools: bool) {
         self.gate.allowed_scopes.clear();
-        if self.session.turn.take().is_some() && cancel_tools {
-            self.session.transcript.cancel_unfinished_tools();
+        if self.session.turn.take().is_some() {
+            if cancel_tools {
+                self.session.transcript.cancel_unfinished_tools();
+            } else {
+                self.session.transcript.close_open_tools();
+            }
         }
         self.session.transcript.end_turn();
     }
@@ -970,7 +993,10 @@ impl ChatState {
         }
         self.session.transcript.end_turn();
         self.session.transcript.push(EntryKind::User(text.clone()));
-        self.session.turn = Some(Turn { cancelling: false });
+        self.session.turn = Some(Turn {
+            cancelling: false,
+            started: self.view.clock,
+        });
         let text = self.with_checkpoint_note(text);
         if self.gate.mode == Mode::Plan {
             self.info("plan mode: the prompt asks the agent to read and propose only");

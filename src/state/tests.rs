@@ -300,7 +300,10 @@ fn a_card_never_takes_keys_from_a_half_typed_message() {
     let mut s = chat(Mode::Default);
     s.update(Msg::TurnEnded(StopReason::EndTurn));
     s.update(Msg::Action(Action::Paste("hel".into())));
-    s.session.turn = Some(Turn { cancelling: false });
+    s.session.turn = Some(Turn {
+        cancelling: false,
+        started: None,
+    });
     ask(&mut s, 1, "a", ToolKind::Edit);
     assert_eq!(s.view.focus, Focus::COMPOSER);
     assert!(key(&mut s, Action::ch('y')).is_empty());
@@ -365,6 +368,10 @@ fn allow_for_this_chat_grants_same_kind_and_tool_and_redecides_the_queue() {
     );
     let later = ask(&mut s, 4, "d", ToolKind::Edit);
     assert_eq!(answers(&later), vec![(4, selected("allow-once"))]);
+    // The decision line says "allowed" once (issue 25).
+    let last = transcript_decisions(&s).pop().unwrap_or_default();
+    assert!(last.starts_with("allowed for edit calls"), "{last}");
+    assert!(!last.contains("allowed: allowed"), "{last}");
 }
 
 #[test]
@@ -711,7 +718,10 @@ fn a_client_write_covered_by_an_allowed_edit_needs_no_second_card() {
     assert_eq!(s.gate.approvals.len(), 1);
     // The cover lasts for the turn only.
     s.update(Msg::TurnEnded(StopReason::EndTurn));
-    s.session.turn = Some(Turn { cancelling: false });
+    s.session.turn = Some(Turn {
+        cancelling: false,
+        started: None,
+    });
     let effects = s.update(Msg::PermissionRequested {
         id: 4,
         request: Box::new(client_write("/w/a.rs")),
@@ -941,4 +951,36 @@ fn a_user_message_outside_a_replay_is_the_agents_marked_text() {
             .iter()
             .any(|e| e.kind == EntryKind::User("later".into()))
     );
+}
+
+/// Codex never sends the completion of some calls: when the turn ends they
+/// stop spinning and say so; a cancelled turn still marks them cancelled
+/// (issue 25).
+#[test]
+fn calls_still_open_at_turn_end_say_no_result() {
+    use crate::model::{ToolCall, WireStatus};
+    for (reason, want) in [
+        (StopReason::EndTurn, ToolState::NoResult),
+        (StopReason::Cancelled, ToolState::Cancelled),
+    ] {
+        let mut s = chat(Mode::Default);
+        let mut call = ToolCall::placeholder("ls");
+        call.title = "ls".into();
+        call.status = WireStatus::InProgress;
+        s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(call))));
+        let mut done = ToolCall::placeholder("cat");
+        done.status = WireStatus::Completed;
+        s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(done))));
+        assert_eq!(
+            s.session.transcript.tool("ls").map(|t| t.state),
+            Some(ToolState::InProgress)
+        );
+        s.update(Msg::TurnEnded(reason));
+        assert_eq!(s.session.transcript.tool("ls").map(|t| t.state), Some(want));
+        assert_eq!(
+            s.session.transcript.tool("cat").map(|t| t.state),
+            Some(ToolState::Completed)
+        );
+    }
+    assert_eq!(ToolState::NoResult.label(), "no result from the agent");
 }

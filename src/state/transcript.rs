@@ -23,11 +23,13 @@ pub enum ToolState {
     Rejected,
     /// The turn was cancelled before it finished.
     Cancelled,
+    /// The turn ended and the agent never said how the call finished.
+    NoResult,
 }
 
 impl ToolState {
     /// Every state, in life order.
-    pub(crate) const ALL: [ToolState; 7] = [
+    pub(crate) const ALL: [ToolState; 8] = [
         ToolState::Pending,
         ToolState::AwaitingApproval,
         ToolState::InProgress,
@@ -35,13 +37,18 @@ impl ToolState {
         ToolState::Failed,
         ToolState::Rejected,
         ToolState::Cancelled,
+        ToolState::NoResult,
     ];
 
     /// Whether the call can still change.
     pub(crate) fn is_finished(self) -> bool {
         matches!(
             self,
-            ToolState::Completed | ToolState::Failed | ToolState::Rejected | ToolState::Cancelled
+            ToolState::Completed
+                | ToolState::Failed
+                | ToolState::Rejected
+                | ToolState::Cancelled
+                | ToolState::NoResult
         )
     }
 
@@ -55,6 +62,7 @@ impl ToolState {
             ToolState::Failed => "failed",
             ToolState::Rejected => "rejected",
             ToolState::Cancelled => "cancelled",
+            ToolState::NoResult => "no result from the agent",
         }
     }
 
@@ -680,8 +688,18 @@ impl Transcript {
         }
     }
 
-    /// Mark every unfinished tool call cancelled (the turn ended or was cancelled).
+    /// Mark every unfinished tool call cancelled (the turn was cancelled).
     pub(crate) fn cancel_unfinished_tools(&mut self) {
+        self.close_unfinished_tools(ToolState::Cancelled);
+    }
+
+    /// The turn ended while calls were still open (the agent never sent
+    /// their completion): they stop spinning, marked as having no result.
+    pub(crate) fn close_open_tools(&mut self) {
+        self.close_unfinished_tools(ToolState::NoResult);
+    }
+
+    fn close_unfinished_tools(&mut self, state: ToolState) {
         let open: Vec<usize> = self
             .all_tools
             .iter()
@@ -691,7 +709,7 @@ impl Transcript {
             )
             .collect();
         for index in open {
-            self.set_state_at(index, ToolState::Cancelled);
+            self.set_state_at(index, state);
         }
     }
 

@@ -10,6 +10,7 @@ use ratatui::layout::{Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Padding, Widget};
 use serde_json::Value;
+use std::path::Path;
 
 use super::composer;
 use super::entry::{Ctx, INDENT, diff_lines};
@@ -132,7 +133,14 @@ pub(crate) fn detail<'c>(
         expanded,
         theme,
         content: content.to_vec(),
-        lines: detail_lines(approval, content, width, expanded, theme),
+        lines: detail_lines(
+            approval,
+            content,
+            &state.session.cwd_path,
+            width,
+            expanded,
+            theme,
+        ),
     });
     &cached.lines
 }
@@ -221,6 +229,7 @@ fn raw_lines(
 fn detail_lines(
     approval: &Approval,
     content: &[ToolContent],
+    cwd: &Path,
     width: usize,
     expanded: bool,
     theme: Theme,
@@ -246,7 +255,10 @@ fn detail_lines(
     let mut changes = Vec::new();
     let indent = [spaces(INDENT)];
     for path in &approval.view.locations {
-        let piece = [Span::styled(format!("at {}", one_line(path)), theme.dim())];
+        let piece = [Span::styled(
+            format!("at {}", one_line(&relative(path, cwd))),
+            theme.dim(),
+        )];
         wrap_into(&mut changes, &piece, &indent, &indent, width, Mode::Char);
     }
     let ctx = Ctx {
@@ -257,13 +269,30 @@ fn detail_lines(
     // The whole diff: what is approved can be read to its end (Shift-↓).
     for item in content {
         if let ToolContent::Diff { path, old, new } = item {
-            diff_lines(&mut changes, path, old.as_deref(), new, ctx, usize::MAX);
+            let path = relative(path, cwd);
+            diff_lines(&mut changes, &path, old.as_deref(), new, ctx, usize::MAX);
         }
     }
 
     let mut raw_rows = Vec::new();
+    let mut hidden = 0;
+    if !expanded && let Some(value) = &mut raw {
+        hidden = prune(value, content);
+        if value.as_object().is_some_and(|m| m.is_empty()) {
+            raw = None;
+        }
+    }
     if let Some(raw) = &raw {
         raw_lines(&mut raw_rows, raw, width, expanded, theme);
+    }
+    if hidden > 0 {
+        let fields = if hidden == 1 { "field" } else { "fields" };
+        let piece = [Span::styled(
+            format!("… {hidden} {fields} hidden · e expand"),
+            theme.dim(),
+        )];
+        let indent = [spaces(INDENT)];
+        wrap_into(&mut raw_rows, &piece, &indent, &indent, width, Mode::Word);
     }
 
     let mut out = Vec::new();
@@ -277,6 +306,73 @@ fn detail_lines(
         out.extend(part);
     }
     out
+}
+
+/// `path` relative to the workspace `cwd` when it lies inside it.
+fn relative(path: &str, cwd: &Path) -> String {
+    if cwd.as_os_str().is_empty() {
+        return path.to_string();
+    }
+    match Path::new(path).strip_prefix(cwd) {
+        Ok(rest) if !rest.as_os_str().is_empty() => rest.to_string_lossy().into_owned(),
+        _ => path.to_string(),
+    }
+}
+
+/// A raw-input field that says nothing to a person: an id, a timestamp.
+fn is_noise(key: &str) -> bool {
+    key == "id"
+        || key.ends_with("_id")
+        || key.ends_with("Id")
+        || key.ends_with("_ms")
+        || key.ends_with("_at")
+        || key.to_ascii_lowercase().contains("timestamp")
+}
+
+/// Take out of the raw input what a person need not read there: ids and
+/// timestamps at its top, and any text the card already shows as a diff
+/// (a Write's whole file). Returns how many fields went.
+fn prune(raw: &mut Value, content: &[ToolContent]) -> usize {
+    let shown: Vec<&str> = content
+        .iter()
+        .filter_map(|c| match c {
+            ToolContent::Diff { old, new, .. } => Some([old.as_deref(), Some(new.as_str())]),
+            _ => None,
+        })
+        .flatten()
+        .flatten()
+        .filter(|t| !t.is_empty())
+        .collect();
+    let mut gone = 0;
+    if let Value::Object(map) = raw {
+        let before = map.len();
+        map.retain(|key, _| !is_noise(key));
+        gone += before - map.len();
+    }
+    gone + prune_shown(raw, &shown)
+}
+
+/// Drop the strings equal to one of `shown`, at any depth.
+fn prune_shown(value: &mut Value, shown: &[&str]) -> usize {
+    let same = |v: &Value| v.as_str().is_some_and(|t| shown.contains(&t));
+    let mut gone = 0;
+    match value {
+        Value::Object(map) => {
+            let before = map.len();
+            map.retain(|_, v| !same(v));
+            gone += before - map.len();
+            for v in map.values_mut() {
+                gone += prune_shown(v, shown);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                gone += prune_shown(v, shown);
+            }
+        }
+        _ => {}
+    }
+    gone
 }
 
 /// Rows of the agent's title shown before "… e expand".
@@ -680,6 +776,12 @@ fn box_wanted(card: &Card, detail: &[Line<'static>]) -> usize {
     2 + card.top.len() + 1 + detail + card.bottom.len() + card.hints.len()
 }
 
+/// Rows the box needs for its choices and keys to stay in sight, with
+/// warden's first row and one row of what the agent asks above them.
+pub(crate) fn box_least(card: &Card) -> usize {
+    2 + 2 + card.bottom.len() + card.short_hints.len()
+}
+
 /// Which one-liners to show within `budget` rows: how many before and
 /// after the selected card (nearest first), and whether each side says how
 /// many it leaves out.
@@ -874,14 +976,26 @@ fn render_box(
             scrolled(&mut rows, rest, h - bottom - 1);
             rows.extend(bottoms.chain(hints));
         } else {
-            rows.push(Src::Top(0));
-            let all = tops
-                .skip(1)
-                .chain(details)
-                .chain(bottoms)
-                .chain(hints)
-                .collect();
-            scrolled(&mut rows, all, h.saturating_sub(1));
+            // Hardly any room: the choices and the keys stay in sight, and
+            // whatever rows are left above them scroll through the rest.
+            // warden's first row (what kind of call, why it asks) first,
+            // when there are two rows: no agent text passes for it.
+            let keep = if h >= 2 { (h - 1).min(bottom) } else { h };
+            if h > keep {
+                rows.push(Src::Top(0));
+            }
+            if h > keep + 1 {
+                let rest = tops.skip(1).chain(details).collect();
+                scrolled(&mut rows, rest, h - keep - 1);
+            }
+            let mut pinned: Vec<Src> = bottoms.chain(hints).collect();
+            if pinned.len() > keep {
+                // The last row is the keys: it stays, the last choices go.
+                let keys = pinned.pop();
+                pinned.truncate(keep.saturating_sub(1));
+                pinned.extend(keys);
+            }
+            rows.extend(pinned);
         }
     }
 

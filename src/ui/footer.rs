@@ -71,14 +71,38 @@ fn status(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
     Some(if turn.cancelling {
         Span::styled("cancelling…", theme.working())
     } else {
-        Span::styled("● working · Esc cancel", theme.working())
+        let elapsed = turn
+            .elapsed(state.view.clock)
+            .map(|d| format!(" {}", elapsed(d.as_secs())))
+            .unwrap_or_default();
+        Span::styled(format!("● working{elapsed} · Esc cancel"), theme.working())
     })
 }
 
-/// The agent's own current mode, by name.
+/// "12s", "3m 05s", "1h 02m".
+fn elapsed(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
+        _ => format!("{}h {:02}m", secs / 3600, secs % 3600 / 60),
+    }
+}
+
+/// The agent's own current mode, by name, only where it tells the user
+/// something: when it is not the mode warden keeps the agent in (its
+/// asking mode, or its plan mode while that enforces Plan). The mode menu
+/// always names it.
 fn agent_mode(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
     let modes = state.session.agent_modes.as_ref()?;
     if modes.current.is_empty() {
+        return None;
+    }
+    let expected = if state.agent_enforces_plan() {
+        state.gate.agent_plan_mode.as_deref()
+    } else {
+        state.gate.asking_mode.as_deref()
+    };
+    if expected == Some(modes.current.as_str()) {
         return None;
     }
     let name = modes
@@ -292,9 +316,8 @@ pub(crate) fn render_with(
         )
     };
 
-    // Fit: everything with as many hints as fit; then no hints and a
-    // shortened directory; then without the agent's mode; then without the
-    // directory; then without the agent's name.
+    // Fit: everything with as many hints as fit; then one hint beside a
+    // shortened left side; then no hints.
     let full = parts(Some(cwd.clone()), 2, false);
     let full_w = spans_width(&full.spans);
     // Key hints from the key tables, dropped from the first as the footer narrows.
@@ -307,9 +330,10 @@ pub(crate) fn render_with(
             break;
         }
     }
-    let chosen = if hints > 0 || full_w <= width {
-        full
-    } else {
+    // The left side shortened to `width`: a shortened directory; then
+    // without the agent's mode; then without the directory; then without
+    // the agent's name.
+    let shortened = |width: usize| {
         let cwd_width = str_width(&cwd);
         let shortened = [2, 1].into_iter().find_map(|keep| {
             let without = spans_width(&parts(None, keep, false).spans);
@@ -334,10 +358,42 @@ pub(crate) fn render_with(
             }
         }
     };
+    // The hints are shortened before they go: one stays while the left
+    // side can make room for it, "Ctrl-G rules" while BYPASS shows.
+    let last_hint = if state.gate.agent_policy.bypass {
+        all_hints.iter().find(|h| h.ends_with(" rules"))
+    } else {
+        all_hints.last()
+    };
+    let mut hint = if hints > 0 {
+        all_hints[all_hints.len() - hints..].join(" · ")
+    } else {
+        String::new()
+    };
+    let chosen = if hints > 0 {
+        full
+    } else {
+        let kept = last_hint.and_then(|h| {
+            let room = width.checked_sub(str_width(h) + 2)?;
+            // Not at the cost of the agent's name or a key of the left side.
+            if spans_width(&parts(None, 1, false).spans) > room {
+                return None;
+            }
+            let left = shortened(room);
+            (spans_width(&left.spans) <= room).then(|| (left, h.clone()))
+        });
+        match kept {
+            Some((left, h)) => {
+                hint = h;
+                left
+            }
+            None if full_w <= width => full,
+            None => shortened(width),
+        }
+    };
     let line = Line::from(chosen.spans);
     buf.set_line(area.x, area.y, &line, area.width);
-    if hints > 0 {
-        let hint = all_hints[all_hints.len() - hints..].join(" · ");
+    if !hint.is_empty() {
         let hint = truncate_end(&hint, width);
         let w = str_width(&hint);
         let x = area

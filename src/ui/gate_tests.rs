@@ -799,7 +799,7 @@ fn card_shows_what_always_really_sends_100x30() {
         "{text}"
     );
     assert!(
-        text.contains("`cargo test …` commands of Bash in this chat"),
+        text.contains("`cargo test …` commands via `Bash` in this chat"),
         "{text}"
     );
     assert_snapshot!(text);
@@ -984,4 +984,157 @@ fn the_hint_line_matches_the_card() {
     let text = screen(&state, 100, 36);
     assert!(!text.contains(super::card::WAIT_HINT), "{text}");
     assert!(text.contains("y allow"), "{text}");
+}
+
+/// A codex command card as codex-acp 0.16 sends it: ids and timestamps
+/// in its raw input.
+fn codex_touch_request() -> PermissionRequest {
+    request(
+        "call_fake_652797b0780e4296",
+        ToolCallFields {
+            title: Some("touch created-by-agent.txt".into()),
+            kind: Some(ToolKind::Execute),
+            raw_input: Some(json!({
+                "call_id": "call_fake_652797b0780e4296",
+                "turn_id": "01a2031b-090d-7401-b63c-5b6f8fe4196a",
+                "started_at_ms": 1795348433236u64,
+                "process_id": "4242",
+                "command": ["/bin/bash", "-lc", "touch created-by-agent.txt"],
+                "cwd": "/tmp/m-codex/cwd",
+                "reason": "Create an empty file",
+            })),
+            ..Default::default()
+        },
+        vec![
+            option("approved", "Yes, proceed", OptionKind::AllowOnce),
+            option(
+                "approved-execpolicy-amendment",
+                "Yes, and don't ask again for commands that start with `touch created-by-agent.txt`",
+                OptionKind::AllowAlways,
+            ),
+            option(
+                "abort",
+                "No, and tell Codex what to do differently",
+                OptionKind::RejectOnce,
+            ),
+        ],
+    )
+}
+
+/// A codex write of a new file: the file's content in the diff and again
+/// in the raw input.
+fn codex_write_request() -> PermissionRequest {
+    let path = "/tmp/m-codex/cwd/hello.txt";
+    request(
+        "call_fake_360b2d181a684438",
+        ToolCallFields {
+            title: Some(format!("Edit {path}")),
+            kind: Some(ToolKind::Edit),
+            content: Some(vec![ToolContent::Diff {
+                path: path.into(),
+                old: None,
+                new: "hello from the fake model\n".into(),
+            }]),
+            locations: Some(vec![Location {
+                path: path.into(),
+                line: None,
+            }]),
+            raw_input: Some(json!({
+                "call_id": "call_fake_360b2d181a684438",
+                "turn_id": "01a2031b-2b65-73d3-b487-51b4f18e0e50",
+                "started_at_ms": 1795348442022u64,
+                "changes": { path: { "type": "add", "content": "hello from the fake model\n" } },
+            })),
+            ..Default::default()
+        },
+        vec![
+            option("approved", "Yes", OptionKind::AllowOnce),
+            option("abort", "No, provide feedback", OptionKind::RejectOnce),
+        ],
+    )
+}
+
+fn codex_asking(requests: Vec<PermissionRequest>) -> ChatState {
+    let mut state = ChatState::new("codex", "/tmp/m-codex/cwd");
+    state.session.cwd_path = "/tmp/m-codex/cwd".into();
+    state.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s1".into(),
+        modes: None,
+        origin: Default::default(),
+    }));
+    for (id, req) in (1..).zip(requests) {
+        state.update(Msg::PermissionRequested {
+            id,
+            request: Box::new(req),
+        });
+    }
+    assert!(!state.gate.approvals.is_empty(), "the policy asks");
+    state
+}
+
+/// What runs comes first: ids and timestamps are not on the card until
+/// `e`; the command is (issue 25).
+#[test]
+fn codex_command_card_hides_ids_80x24() {
+    let mut state = codex_asking(vec![codex_touch_request()]);
+    let text = screen(&state, 80, 24);
+    for noise in ["call_id", "turn_id", "started_at_ms", "process_id"] {
+        assert!(!text.contains(noise), "{noise}: {text}");
+    }
+    assert!(text.contains("touch created-by-agent.txt"), "{text}");
+    assert_snapshot!(text);
+    state.update(Msg::Action(Action::Char('e')));
+    let text = screen(&state, 100, 40);
+    assert!(text.contains("turn_id"), "e shows everything: {text}");
+}
+
+/// A write card shows the file once, as a diff, at a path relative to the
+/// workspace (issue 25).
+#[test]
+fn codex_write_card_shows_the_file_once_80x24() {
+    let state = codex_asking(vec![codex_write_request()]);
+    let text = screen(&state, 80, 24);
+    assert_eq!(
+        text.matches("hello from the fake model").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("+++ b/hello.txt"), "{text}");
+    assert!(!text.contains("at /tmp/m-codex/cwd/hello.txt"), "{text}");
+    assert_snapshot!(text);
+}
+
+/// At 80x24 a card with many choices keeps its choices and its keys in
+/// sight; the plan scrolls above them, and the scroll marker stays off
+/// the choices (issue 25).
+#[test]
+fn card_exit_plan_keeps_choices_and_keys_80x24() {
+    let mut req = switch_mode_request();
+    req.options.insert(
+        0,
+        option(
+            "bypassPermissions",
+            "Yes, and bypass permissions",
+            OptionKind::AllowAlways,
+        ),
+    );
+    let mut state = chat(Some(agent_modes()));
+    for i in 0..6 {
+        state
+            .session
+            .transcript
+            .push(crate::state::EntryKind::User(format!("message {i}")));
+    }
+    state.update(Msg::PermissionRequested {
+        id: 1,
+        request: Box::new(req),
+    });
+    let text = screen(&state, 80, 24);
+    for want in ["No, keep planning", "Approve all pending", "y allow"] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    for line in text.lines().filter(|l| l.contains("Shift-")) {
+        assert!(!line.contains('“'), "the marker is on a choice: {line}");
+    }
+    assert_snapshot!(text);
 }

@@ -70,7 +70,7 @@ use history::History;
 use wrap::{str_width, truncate_end};
 
 /// The card area takes at most this share of the screen's height.
-const CARDS_SHARE: (u16, u16) = (1, 2);
+const CARDS_SHARE: (u16, u16) = (2, 3);
 /// The screen when no chat is open.
 const NO_CHAT: &str = "no chat open · Ctrl-N new chat · Alt-O past chats";
 
@@ -425,7 +425,9 @@ fn draw_chat(
         Some(card) => {
             let share = area.height * CARDS_SHARE.0 / CARDS_SHARE.1;
             let wanted = u16::try_from(card::wanted(state, card, detail)).unwrap_or(u16::MAX);
-            wanted.min(share).min(rest)
+            // The choices and keys stay in sight, even past the share.
+            let least = u16::try_from(card::box_least(card)).unwrap_or(u16::MAX);
+            wanted.min(share.max(least)).min(rest)
         }
         None => 0,
     };
@@ -517,7 +519,8 @@ fn draw_chat(
                 frame.buffer_mut(),
                 area,
                 hits.mode.x,
-                footer.y,
+                // Above the message box: its border never runs into the box's.
+                composer_area.y,
                 state,
                 highlighted,
                 theme,

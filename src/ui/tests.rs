@@ -166,7 +166,10 @@ fn fixture() -> ChatState {
 #[test]
 fn screen_120x40_following() {
     let mut state = fixture();
-    state.session.turn = Some(Turn { cancelling: false });
+    state.session.turn = Some(Turn {
+        cancelling: false,
+        started: None,
+    });
     state.view.notice =
         Some("the agent is still working: wait for the turn to end, or Esc to cancel it".into());
     assert_snapshot!(screen(&state, 120, 40, None));
@@ -216,7 +219,10 @@ fn footer_states() {
     show("starting", &state);
     ready(&mut state);
     show("idle", &state);
-    state.session.turn = Some(Turn { cancelling: false });
+    state.session.turn = Some(Turn {
+        cancelling: false,
+        started: None,
+    });
     show("busy", &state);
     state.session.agent_modes = Some(AgentModes {
         current: "plan".into(),
@@ -228,7 +234,10 @@ fn footer_states() {
         config_option_id: None,
     });
     show("busy+mode", &state);
-    state.session.turn = Some(Turn { cancelling: true });
+    state.session.turn = Some(Turn {
+        cancelling: true,
+        started: None,
+    });
     show("cancelling", &state);
     state.session.turn = None;
     state.session.connection = Connection::Down;
@@ -680,4 +689,43 @@ fn footer_sandbox_badges() {
         }
     }
     assert_snapshot!(out);
+}
+
+/// The footer's hints are shortened before they go: while BYPASS shows,
+/// "Ctrl-G rules" stays at 80 columns (issue 25).
+#[test]
+fn footer_keeps_the_rules_key_while_bypass_shows() {
+    let mut state = ChatState::new("claude-code", "/home/someone/src/projects/warden");
+    ready(&mut state);
+    state.gate.agent_policy.bypass = true;
+    for width in [80, 60] {
+        let line = footer_line(&state, width);
+        assert!(line.contains("BYPASS"), "{line}");
+        assert!(line.contains("Ctrl-G rules"), "{width}: {line}");
+    }
+}
+
+/// "● working" says how long the turn has run, by the state's clock, and
+/// the runtime is told when that changes (issue 25).
+#[test]
+fn working_shows_the_elapsed_time() {
+    use crate::state::{Action, Msg};
+    let t0 = std::time::Instant::now();
+    let mut state = ChatState::new("claude-code", "~/src/warden");
+    ready(&mut state);
+    state.update(Msg::Tick(t0));
+    state.update(Msg::Action(Action::Paste("hello".into())));
+    state.update(Msg::Action(Action::Submit));
+    assert!(state.session.turn.is_some(), "the prompt went");
+    assert_eq!(
+        state.turn_tick(),
+        Some(t0 + std::time::Duration::from_secs(1))
+    );
+    state.update(Msg::Tick(t0 + std::time::Duration::from_millis(65_500)));
+    let line = footer_line(&state, 120);
+    assert!(line.contains("● working 1m 05s · Esc cancel"), "{line}");
+    assert_eq!(
+        state.turn_tick(),
+        Some(t0 + std::time::Duration::from_secs(66))
+    );
 }

@@ -110,6 +110,7 @@ impl Theme {
             ToolState::Failed => ("✗", self.fg(Color::Red)),
             ToolState::Rejected => ("⊘", self.fg(Color::Red)),
             ToolState::Cancelled => ("⊘", self.dim()),
+            ToolState::NoResult => ("◌", self.dim()),
         }
     }
 

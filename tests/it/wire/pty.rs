@@ -386,9 +386,9 @@ pub fn run_with(deltas: u64, rate: u64, setup: Setup) -> Run {
     std::fs::write(&scenario, turns.to_string()).unwrap();
     let (child, mut term, master) = started(home.path(), &scenario, scroll_region, size);
     term.dump = std::env::var_os("WARDEN_BENCH_DUMP").map(|_| Vec::new());
-    // The session is open once the footer names the mode.
+    // The session is open once the footer no longer says it starts.
     term.until("the session", Duration::from_secs(30), |s| {
-        s.contains("agent mode")
+        s.contains("⏵") && !s.contains("starting agent")
     });
     term.settle(Duration::from_millis(300));
     term.input.write_all(b"stream").unwrap();
@@ -494,7 +494,7 @@ pub fn startup() -> Startup {
     });
     let first_frame = start.elapsed();
     term.until_by("the session", Duration::from_secs(30), tick, |s| {
-        s.contains("agent mode")
+        s.contains("⏵") && !s.contains("starting agent")
     });
     let ready = start.elapsed();
     term.input.write_all(b"hi\r").unwrap();
@@ -517,7 +517,7 @@ pub fn keystrokes(keys: &str, rate: u64) -> Vec<Duration> {
     let scenario = latency_scenario(home.path(), rate * 30, rate);
     let (child, mut term, master) = started(home.path(), &scenario, true, (COLS, ROWS));
     term.until("the session", Duration::from_secs(30), |s| {
-        s.contains("agent mode")
+        s.contains("⏵") && !s.contains("starting agent")
     });
     term.input.write_all(b"stream\r").unwrap();
     // Let the stream run for a second first.
