@@ -1083,7 +1083,7 @@ fn codex_command_card_hides_ids_80x24() {
     }
     assert!(text.contains("touch created-by-agent.txt"), "{text}");
     assert_snapshot!(text);
-    state.update(Msg::Action(Action::Char('e')));
+    state.update(Msg::Action(Action::ch('e')));
     let text = screen(&state, 100, 40);
     assert!(text.contains("turn_id"), "e shows everything: {text}");
 }
