@@ -2,16 +2,13 @@
 //! programs, and spellings of a denied path through the shell's own state
 //! (`cd` chains, `CDPATH`, `HOME`).
 
-use std::path::Path;
-
 use serde_json::json;
 
 use super::*;
 use crate::model::ToolKind;
 use crate::test_support::command_rule;
 
-const HOME: &str = "/home/u";
-const CWD: &str = "/home/u/proj";
+use super::attack_tests::{decide_in, ssh_deny};
 
 fn options() -> Vec<PermissionOption> {
     vec![
@@ -39,31 +36,6 @@ fn shell(line: &str) -> RequestView {
     }
 }
 
-fn decide_in(req: &RequestView, mode: Mode, rules: &[Rule]) -> Decision {
-    let agent = AgentPolicy {
-        name: "a".into(),
-        ..AgentPolicy::default()
-    };
-    let cx = Context {
-        mode,
-        agent: &agent,
-        rules,
-        grants: &[],
-        home: Some(Path::new(HOME)),
-        cwd: Path::new(CWD),
-        unattended: false,
-    };
-    decide(req, &cx)
-}
-
-fn ssh_deny() -> Rule {
-    let mut deny = Rule::new(RuleDecision::Deny);
-    deny.kind = Some(KindMatch::Category(Category::Read));
-    deny.path = Some("~/.ssh/**".into());
-    deny
-}
-
-/// Each line in Auto against `rules`: never allowed.
 fn never_allowed(lines: &[&str], rules: &[Rule]) {
     let mut holes = Vec::new();
     for line in lines {

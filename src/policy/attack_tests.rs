@@ -8,8 +8,8 @@ use serde_json::json;
 use super::*;
 use crate::model::ToolKind;
 
-const HOME: &str = "/home/u";
-const CWD: &str = "/home/u/proj";
+pub(super) const HOME: &str = "/home/u";
+pub(super) const CWD: &str = "/home/u/proj";
 
 fn options() -> Vec<PermissionOption> {
     vec![
@@ -26,7 +26,7 @@ fn options() -> Vec<PermissionOption> {
     ]
 }
 
-fn decide_in(req: &RequestView, mode: Mode, rules: &[Rule]) -> Decision {
+pub(super) fn decide_in(req: &RequestView, mode: Mode, rules: &[Rule]) -> Decision {
     let agent = AgentPolicy {
         name: "a".into(),
         bypass: false,
@@ -44,7 +44,7 @@ fn decide_in(req: &RequestView, mode: Mode, rules: &[Rule]) -> Decision {
     decide(req, &cx)
 }
 
-fn ssh_deny() -> Rule {
+pub(super) fn ssh_deny() -> Rule {
     let mut deny = Rule::new(RuleDecision::Deny);
     deny.kind = Some(KindMatch::Category(Category::Read));
     deny.path = Some("~/.ssh/**".into());

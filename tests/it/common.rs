@@ -215,3 +215,24 @@ pub async fn started_scenario(dir: &Path, name: &str, options: ChatOptions) -> A
     ))
     .await
 }
+
+/// The whole screen as text, one line per row (trailing blanks trimmed).
+pub fn screen(state: &warden::state::ChatState, width: u16, height: u16) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height))
+        .expect("terminal");
+    let mut view = warden::ui::View::default();
+    terminal
+        .draw(|frame| warden::ui::draw(frame, state, &mut view))
+        .expect("draw");
+    let buffer = terminal.backend().buffer();
+    let area = buffer.area;
+    (0..area.height)
+        .map(|y| {
+            let row: String = (0..area.width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect();
+            row.trim_end().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

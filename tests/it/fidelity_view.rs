@@ -8,12 +8,9 @@
 use std::path::{Path, PathBuf};
 use warden::state::Code;
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use warden::app::App;
 use warden::model::StopReason;
 use warden::state::{Action, ChatState, Connection, EntryKind, Msg, ToolState};
-use warden::ui::View;
 
 use crate::common::*;
 
@@ -32,26 +29,6 @@ async fn playing(dir: &Path, name: &str) -> App {
 async fn turn(app: &mut App, prompt: &str) {
     send(app, prompt);
     pump_until(app, "the turn to end", |s| !s.is_busy()).await;
-}
-
-/// The whole screen as text, one line per row.
-fn screen(state: &ChatState, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
-    let mut view = View::default();
-    terminal
-        .draw(|frame| warden::ui::draw(frame, state, &mut view))
-        .expect("draw");
-    let buffer = terminal.backend().buffer();
-    let area = buffer.area;
-    (0..area.height)
-        .map(|y| {
-            let row: String = (0..area.width)
-                .map(|x| buffer[(x, y)].symbol().to_string())
-                .collect();
-            row.trim_end().to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The tool call entries of the transcript, in order: (id, state).

@@ -41,6 +41,19 @@ pub(crate) fn rig() -> Rig {
     }
 }
 
+/// A scenario at `path` whose one turn runs a terminal appending to `outside`.
+fn terminal_scenario(path: &Path, outside: &Path) -> PathBuf {
+    std::fs::write(
+        path,
+        format!(
+            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = \"echo terminal was here >> {}\" }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n",
+            outside.display()
+        ),
+    )
+    .unwrap();
+    path.to_path_buf()
+}
+
 /// Whether this kernel can confine; if not, say why the test is skipped.
 pub(crate) fn landlock() -> bool {
     match warden::sandbox::kernel_support() {
@@ -193,15 +206,7 @@ async fn wardens_own_terminals_run_under_the_chats_sandbox() {
     }
     let rig = rig();
     let outside = rig.root.join("outside.txt");
-    let scenario = rig.state.join("terminal.toml");
-    std::fs::write(
-        &scenario,
-        format!(
-            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = \"echo terminal was here >> {}\" }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n",
-            outside.display()
-        ),
-    )
-    .unwrap();
+    let scenario = terminal_scenario(&rig.state.join("terminal.toml"), &outside);
     for (mode, code, written) in [
         (
             SandboxMode::WorkspaceWrite,
@@ -422,15 +427,7 @@ fn exec_says_on_stderr_when_the_sandbox_blocked_a_terminal() {
     }
     let rig = rig();
     let outside = rig.root.join("outside.txt");
-    let scenario = rig.work.join(".terminal.toml");
-    std::fs::write(
-        &scenario,
-        format!(
-            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = \"echo terminal was here >> {}\" }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n",
-            outside.display()
-        ),
-    )
-    .unwrap();
+    let scenario = terminal_scenario(&rig.work.join(".terminal.toml"), &outside);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
         .args([
             "--config",

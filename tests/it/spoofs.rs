@@ -4,35 +4,13 @@
 
 use std::path::Path;
 
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use warden::app::ChatOptions;
 use warden::policy::Mode;
-use warden::state::{ChatState, EntryKind, ToolState};
-use warden::ui::View;
+use warden::state::{EntryKind, ToolState};
 
 use crate::common::*;
 
 const SCENARIO: &str = "hostile-spoofs.toml";
-
-fn screen(state: &ChatState, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("terminal");
-    let mut view = View::default();
-    terminal
-        .draw(|frame| warden::ui::draw(frame, state, &mut view))
-        .expect("draw");
-    let buffer = terminal.backend().buffer();
-    let area = buffer.area;
-    (0..area.height)
-        .map(|y| {
-            let row: String = (0..area.width)
-                .map(|x| buffer[(x, y)].symbol().to_string())
-                .collect();
-            row.trim_end().to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 fn recorded(dir: &Path, mode: Mode) -> ChatOptions {
     ChatOptions {
