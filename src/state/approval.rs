@@ -658,6 +658,14 @@ impl ChatState {
         );
         let title = approval.title();
         self.gate.approvals.push(approval);
+        // The first card is the selected one, highlighted on its default
+        // (the plain allow once) whoever has the keys now: Ctrl-P later
+        // must not find a highlight left from an earlier card.
+        if self.gate.approvals.len() == 1 {
+            self.view.cursor.selected = 0;
+            self.view.cursor.scroll = 0;
+            self.view.cursor.choice = self.default_choice();
+        }
         // Only the bare Composer pane gives way: a modal open over it keeps
         // the keys, and closing it goes back to the composer. When the user
         // has typed (a key with its time), the runtime's next clock decides

@@ -315,3 +315,33 @@ fn a_mode_change_does_not_offer_to_allow_a_card_just_arrived() {
     assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
     assert_eq!(card_ids(&s), vec![2]);
 }
+
+/// A card that came while the user was typing, reached later with Ctrl-P:
+/// Enter still allows once, never the "Always Allow" listed first (seen
+/// with claude-agent-acp 0.23.1 in the TUI).
+#[test]
+fn enter_on_a_card_reached_with_ctrl_p_after_typing_is_the_plain_allow_once() {
+    let t0 = Instant::now();
+    let mut s = typed_chat(t0);
+    let mut req = request("t1", ToolKind::Execute, "Run make");
+    req.fields.raw_input = Some(serde_json::json!({ "command": "make" }));
+    req.options = vec![
+        option("always", "Always Allow", OptionKind::AllowAlways),
+        option("allow", "Allow", OptionKind::AllowOnce),
+        option("reject", "Reject", OptionKind::RejectOnce),
+    ];
+    s.update(Msg::PermissionRequested {
+        id: 1,
+        request: Box::new(req),
+    });
+    s.update(Msg::Tick(t0 + ms(100)));
+    assert_eq!(s.view.focus, Focus::COMPOSER, "the user was typing");
+    at(
+        &mut s,
+        Action::Key(Key::ctrl(Code::Char('p'))),
+        t0 + ms(2_000),
+    );
+    let effects = at(&mut s, Action::key(Code::Enter), t0 + ms(2_100));
+    assert_eq!(answers(&effects), vec![(1, selected("allow"))]);
+    assert!(s.gate.grants.is_empty(), "{:?}", s.gate.grants);
+}
