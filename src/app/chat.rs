@@ -78,8 +78,9 @@ pub(super) struct Chat {
     pub(super) process_sandbox: Option<crate::sandbox::Profile>,
     /// What the chat was told of the sandbox's denials (each said once).
     pub(super) sandbox_told: Vec<String>,
-    /// The chat could not move to a process with its mode's rules (the
-    /// agent can neither load nor resume a session); it was told once.
+    /// The chat could not take its session to the process its mode asks
+    /// for (the agent can neither load nor resume a session); the user was
+    /// asked, and is asked again once the mode and the process fit again.
     pub(super) plan_stuck: bool,
 }
 

@@ -109,6 +109,7 @@ impl App {
                 }
             }
             Effect::RestartAgent => self.restart(id),
+            Effect::MoveProcess { fresh } => self.on_move_choice(id, fresh),
             Effect::Quit => self.quit = true,
             Effect::LogDecision(mut record) => {
                 record.time = decision_log::now_rfc3339();

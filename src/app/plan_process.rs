@@ -3,8 +3,10 @@
 //! `read_only`). Agent processes are keyed by the agent's name and that
 //! profile ([`slot_key`]); when a chat enters or leaves Plan between turns,
 //! it moves to the process with the other rules, continuing its session
-//! there (`session/resume`, else `session/load`). An agent that can do
-//! neither keeps the chat where it is, and the chat says so.
+//! there (`session/resume`, else `session/load`). Where the agent can do
+//! neither, the chat asks ([`Msg::StuckMove`]): a fresh session on the
+//! other process, with the transcript kept on screen, or staying put. The
+//! question is asked again the next time the mode and the process part.
 
 use std::time::Duration;
 
@@ -12,6 +14,7 @@ use super::App;
 use super::chat::Chat;
 use crate::policy::Mode;
 use crate::sandbox::SandboxMode;
+use crate::state::process_move::StuckMove;
 use crate::state::{ChatId, Msg};
 
 /// The key of the agent process that serves `name` with the workspace
@@ -64,6 +67,19 @@ impl App {
     /// to the process with the other rules. Returns whether it queued
     /// anything.
     pub(super) fn follow_plan(&mut self) -> bool {
+        // A chat whose mode fits its process again is asked again the next
+        // time they part.
+        let fitting: Vec<ChatId> = self
+            .chats
+            .iter()
+            .filter(|(id, chat)| chat.plan_stuck && chat.read_only == self.wants_read_only(**id))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in fitting {
+            if let Some(chat) = self.chats.get_mut(&id) {
+                chat.plan_stuck = false;
+            }
+        }
         let movers: Vec<ChatId> =
             self.chats
                 .iter()
@@ -89,29 +105,54 @@ impl App {
 
     fn move_chat(&mut self, id: ChatId) {
         let read_only = self.wants_read_only(id);
-        let Some(chat) = self.chats.get(&id) else {
+        let Some(chat) = self.chats.get_mut(&id) else {
             return;
         };
         let old_slot = slot_key(&chat.command.name, chat.read_only);
         let abilities = self.agents.get(&old_slot).and_then(|slot| slot.abilities);
         if !abilities.is_some_and(|a| a.load_session || a.resume_session) {
-            let line = format!(
-                "`{}` can neither load nor resume a session, so this chat stays on its agent \
-                 process, whose sandbox {} the workspace; warden's gate still refuses writes in \
-                 Plan. For the kernel to hold it too, start a new chat (Ctrl-N) in this mode",
-                chat.command.name,
-                if chat.read_only {
-                    "keeps read-only"
-                } else {
-                    "lets it write"
-                }
-            );
-            if let Some(chat) = self.chats.get_mut(&id) {
-                chat.plan_stuck = true;
-            }
-            self.send_chat(id, Msg::Note(line));
+            // Asked once, until the mode and the process fit again.
+            chat.plan_stuck = true;
+            let stuck = StuckMove {
+                agent: chat.command.name.clone(),
+                to_read_only: read_only,
+            };
+            self.send_chat(id, Msg::StuckMove(stuck));
             return;
         }
+        self.move_now(id);
+    }
+
+    /// The user's answer to [`Msg::StuckMove`]. A fresh session moves the
+    /// chat as a move with its session would, the session being new: the
+    /// transcript stays, and the chat says the agent does not remember it.
+    /// Nothing moves if the chat no longer needs to, or is busy now.
+    pub(super) fn on_move_choice(&mut self, id: ChatId, fresh: bool) {
+        let needed = self
+            .chats
+            .get(&id)
+            .is_some_and(|chat| chat.read_only != self.wants_read_only(id));
+        let idle = self
+            .ws
+            .chat(id)
+            .is_some_and(|s| !s.state.is_busy() && s.state.gate.approvals.is_empty());
+        if !fresh || !needed || !idle {
+            return;
+        }
+        if let Some(chat) = self.chats.get_mut(&id) {
+            chat.plan_stuck = false;
+        }
+        self.move_now(id);
+    }
+
+    /// Move chat `id` to the process its mode asks for, continuing its
+    /// session there where the agent can.
+    fn move_now(&mut self, id: ChatId) {
+        let read_only = self.wants_read_only(id);
+        let Some(chat) = self.chats.get(&id) else {
+            return;
+        };
+        let old_slot = slot_key(&chat.command.name, chat.read_only);
         let old_key = chat.agent_key;
         if let Some(chat) = self.chats.get_mut(&id) {
             chat.detach();

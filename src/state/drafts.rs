@@ -264,6 +264,9 @@ impl ChatState {
         if !self.view.focus.is(Pane::Composer) {
             return None;
         }
+        if let Some(popup) = self.stuck_move_popup() {
+            return Some(popup);
+        }
         if let Some(popup) = self.checkpoint_popup() {
             return Some(popup);
         }

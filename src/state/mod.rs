@@ -13,6 +13,7 @@ mod interrupt;
 pub mod mention;
 mod options;
 pub(crate) mod picker;
+pub mod process_move;
 mod runtime_msgs;
 pub(crate) mod search;
 mod terminals;
@@ -134,6 +135,9 @@ pub enum Msg {
     /// entered or left Plan): it reconnects as after a restart, which the
     /// runtime is already doing.
     SandboxMove,
+    /// The chat should move to an agent process with other sandbox rules,
+    /// but the agent can neither load nor resume a session: ask the user.
+    StuckMove(process_move::StuckMove),
     /// The agent answered warden's switch of its own mode.
     AgentModeSet {
         mode_id: String,
@@ -196,6 +200,9 @@ pub enum Effect {
     },
     /// Kill the agent (if any) and start it again with a new session.
     RestartAgent,
+    /// The answer to [`Msg::StuckMove`]: move to the other process with a
+    /// fresh session, or stay.
+    MoveProcess { fresh: bool },
     /// Leave: cancel, answer everything pending, end the agent, restore the terminal.
     Quit,
     /// Append a decision to the log (the runtime stamps the time).
@@ -383,6 +390,9 @@ pub struct View {
     pub terminals_expanded: bool,
     /// The restore card, the checkpoint list, the note for the agent.
     pub checkpoints: checkpoints::Checkpoints,
+    /// The question when the chat cannot take its session to the process
+    /// its mode asks for.
+    pub stuck_move: Option<process_move::StuckMove>,
 }
 
 /// A terminal's output as last read, for the transcript.
@@ -455,6 +465,7 @@ impl ChatState {
                 thoughts_expanded: false,
                 terminals_expanded: false,
                 checkpoints: checkpoints::Checkpoints::default(),
+                stuck_move: None,
             },
         }
     }
@@ -547,6 +558,10 @@ impl ChatState {
             Msg::Drafts(msg) => self.on_drafts(msg),
             Msg::Sandbox(badge) => {
                 self.session.sandbox = Some(badge);
+                Vec::new()
+            }
+            Msg::StuckMove(stuck) => {
+                self.on_stuck_move(stuck);
                 Vec::new()
             }
             Msg::SandboxMove => {
@@ -850,6 +865,9 @@ impl ChatState {
         if interrupt && action == Action::Cancel {
             // Ctrl-C in a field, a menu or a question is Esc there.
             key = Some(Key::plain(Code::Esc));
+        }
+        if let Some(effects) = self.stuck_move_key(&action) {
+            return effects;
         }
         if let Some(effects) = self.checkpoint_key(&action) {
             return effects;

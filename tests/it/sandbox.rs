@@ -464,3 +464,97 @@ fn exec_says_on_stderr_when_the_sandbox_blocked_a_terminal() {
         "{stderr}"
     );
 }
+
+/// Whether the chat waits on the question of a move it cannot make with
+/// its session.
+fn asked(state: &warden::state::ChatState) -> bool {
+    state.view.stuck_move.is_some()
+}
+
+#[tokio::test]
+async fn an_agent_that_can_neither_load_nor_resume_asks_fresh_session_or_stay() {
+    use warden::sandbox::Badge;
+    use warden::state::Action;
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    let scenario = rig.state.join("no-sessions.toml");
+    std::fs::write(&scenario, "load_session = false\nresume_session = false\n").unwrap();
+    let mut command = command(&rig);
+    command
+        .args
+        .extend(["--scenario".into(), scenario.display().to_string()]);
+    let options = ChatOptions {
+        mode: Mode::Auto,
+        sandbox: Some(profile(&rig, SandboxMode::WorkspaceWrite)),
+        ..ChatOptions::default()
+    };
+    let mut app = ready(App::with_options(command, options)).await;
+    on_process(&mut app, Badge::Confined).await;
+    let lines = say(&mut app, "own-write a.txt", "own-write").await;
+    assert!(lines.last().unwrap().contains("own-write: ok"), "{lines:?}");
+    let first = app.state().session.connection.clone();
+
+    // Entering Plan: the chat cannot take its session along, so it asks.
+    key(&mut app, Action::OpenModeMenu);
+    key(&mut app, Action::PickModeItem(0));
+    pump_until(&mut app, "the question", asked).await;
+    let popup = app.state().composer_popup().expect("the question is drawn");
+    assert!(
+        popup.title.contains("f fresh session · s stay"),
+        "{popup:?}"
+    );
+    // Typing goes nowhere until it is answered; staying keeps the process.
+    key(&mut app, Action::ch('x'));
+    assert!(asked(app.state()));
+    key(&mut app, Action::ch('s'));
+    assert!(!asked(app.state()));
+    assert!(
+        infos(app.state())
+            .iter()
+            .any(|l| l.contains("stays on its agent process")),
+        "{:?}",
+        infos(app.state())
+    );
+    let lines = say(&mut app, "own-write b.txt", "own-write").await;
+    assert!(
+        lines.last().unwrap().contains("own-write: ok"),
+        "staying put, the kernel still lets it write: {lines:?}"
+    );
+    assert_eq!(app.state().session.sandbox, Some(Badge::Confined));
+    assert_eq!(app.state().session.connection, first, "the same session");
+
+    // Leaving Plan and entering it again asks again; a fresh session moves.
+    key(&mut app, Action::OpenModeMenu);
+    key(&mut app, Action::PickModeItem(1));
+    assert_eq!(app.state().gate.mode, Mode::Default);
+    key(&mut app, Action::OpenModeMenu);
+    key(&mut app, Action::PickModeItem(0));
+    pump_until(&mut app, "the question again", asked).await;
+    key(&mut app, Action::ch('f'));
+    on_process(&mut app, Badge::ReadOnly).await;
+    assert_ne!(
+        app.state().session.connection,
+        first,
+        "a fresh session on the read-only process"
+    );
+    assert!(
+        agent_text(app.state()).contains("own-write: ok"),
+        "the transcript stays on screen"
+    );
+    assert!(
+        infos(app.state())
+            .iter()
+            .any(|l| l.contains("does not remember")),
+        "{:?}",
+        infos(app.state())
+    );
+    let lines = say(&mut app, "own-write c.txt", "own-write").await;
+    assert!(
+        lines.last().unwrap().contains("own-write: failed"),
+        "{lines:?}"
+    );
+    assert!(!rig.work.join("c.txt").exists());
+    app.shutdown().await;
+}
