@@ -114,8 +114,8 @@ impl App {
             // Asked once, until the mode and the process fit again.
             chat.plan_stuck = true;
             let stuck = StuckMove {
-                agent: chat.command.name.clone(),
                 to_read_only: read_only,
+                selected: 0,
             };
             self.send_chat(id, Msg::StuckMove(stuck));
             return;

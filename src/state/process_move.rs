@@ -10,11 +10,11 @@ use super::{Action, ChatState, Effect};
 /// The open question: which agent, and which way the chat would move.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StuckMove {
-    /// The agent's name, as shown.
-    pub agent: String,
     /// Whether the other process keeps the workspace read-only (entering
     /// Plan) or lets the agent write it (leaving Plan).
     pub to_read_only: bool,
+    /// The highlighted answer: 0 a fresh session, 1 stay (↑↓, Enter).
+    pub selected: usize,
 }
 
 impl StuckMove {
@@ -40,9 +40,9 @@ impl ChatState {
     /// The runtime could not move the chat with its session: ask.
     pub(super) fn on_stuck_move(&mut self, stuck: StuckMove) {
         self.info(format!(
-            "`{}` can neither load nor resume a session, so this chat cannot take its session to {}: \
+            "{} can neither load nor resume a session, so this chat cannot take its session to {}: \
              f starts a fresh session there · s stays on this process",
-            stuck.agent,
+            self.session.agent_name,
             stuck.other_process()
         ));
         self.view.stuck_move = Some(stuck);
@@ -50,26 +50,28 @@ impl ChatState {
 
     /// A key while the question is open; `None` when it is not.
     pub(super) fn stuck_move_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
-        let stuck = self.view.stuck_move.as_ref()?;
+        let stuck = self.view.stuck_move.as_mut()?;
         let fresh = match action {
+            Action::Up | Action::Down => {
+                stuck.selected = 1 - stuck.selected.min(1);
+                return Some(Vec::new());
+            }
+            Action::Submit => stuck.selected == 0,
             Action::Char('f') => true,
             Action::Char('s' | 'n') | Action::Cancel | Action::Interrupt(_) => false,
             Action::Quit => return None,
             _ => return Some(Vec::new()),
         };
-        let line = if fresh {
-            format!(
-                "a fresh session on {}: the transcript stays on screen, but the agent does not remember it",
-                stuck.other_process()
-            )
-        } else {
-            format!(
+        // A fresh session is said by the move's own lines (the agent does
+        // not remember the turns above).
+        if !fresh {
+            let line = format!(
                 "this chat stays on its agent process: {}. Start a new chat (Ctrl-N) in this mode for the kernel to hold it",
                 stuck.stay_means()
-            )
-        };
+            );
+            self.info(line);
+        }
         self.view.stuck_move = None;
-        self.info(line);
         Some(vec![Effect::MoveProcess { fresh }])
     }
 
@@ -78,11 +80,11 @@ impl ChatState {
         let stuck = self.view.stuck_move.as_ref()?;
         Some(Popup {
             title: format!(
-                "`{}` cannot take this session to {}: f fresh session · s stay",
-                stuck.agent,
+                "{} cannot take this session to {}: f fresh session · s stay",
+                self.session.agent_name,
                 stuck.other_process()
             ),
-            selected: 0,
+            selected: stuck.selected,
             items: vec![
                 PopupItem {
                     label: "f  a fresh session there".into(),
@@ -105,8 +107,8 @@ mod tests {
     fn asked(to_read_only: bool) -> ChatState {
         let mut state = ChatState::new("demo", "/w");
         state.update(Msg::StuckMove(StuckMove {
-            agent: "demo".into(),
             to_read_only,
+            selected: 0,
         }));
         state
     }
@@ -115,7 +117,6 @@ mod tests {
     fn the_question_holds_the_keys_until_answered() {
         let mut state = asked(true);
         assert_eq!(state.update(Msg::Action(Action::ch('y'))), Vec::new());
-        assert_eq!(state.update(Msg::Action(Action::Submit)), Vec::new());
         assert!(state.view.stuck_move.is_some());
         assert_eq!(
             state.update(Msg::Action(Action::Cancel)),
@@ -134,6 +135,13 @@ mod tests {
         assert_eq!(
             state.update(Msg::Action(Action::ch('f'))),
             vec![Effect::MoveProcess { fresh: true }]
+        );
+        let mut state = asked(true);
+        state.update(Msg::Action(Action::Down));
+        assert_eq!(
+            state.update(Msg::Action(Action::Submit)),
+            vec![Effect::MoveProcess { fresh: false }],
+            "Enter on the highlighted answer"
         );
         let popup = asked(true).composer_popup().expect("drawn");
         assert!(popup.items[1].detail.contains("by itself"), "{popup:?}");
