@@ -466,6 +466,23 @@ pub enum SessionUpdate {
     Other(String),
 }
 
+impl SessionUpdate {
+    /// Whether this is part of the conversation (what a replay repeats),
+    /// not the session's state (commands, modes, options, usage, title).
+    pub fn is_conversation(&self) -> bool {
+        matches!(
+            self,
+            SessionUpdate::UserChunk(_)
+                | SessionUpdate::AgentChunk(_)
+                | SessionUpdate::ThoughtChunk(_)
+                | SessionUpdate::MessageChunk { .. }
+                | SessionUpdate::ToolCall(_)
+                | SessionUpdate::ToolCallUpdate { .. }
+                | SessionUpdate::Plan(_)
+        )
+    }
+}
+
 /// What goes with a prompt's text: a file the user `@`-mentioned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum PromptBlock {

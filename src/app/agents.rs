@@ -432,6 +432,8 @@ impl App {
                     return;
                 }
                 chat.loading = None;
+                chat.quiet_tail =
+                    chat.quiet_replay && info.origin == crate::model::SessionOrigin::Loaded;
                 chat.quiet_replay = false;
                 chat.session = Some(info.session_id.clone());
                 // What the restart or reopening shows comes first; the
@@ -498,6 +500,12 @@ impl App {
                         .is_some_and(|c| c.quiet_replay && c.loading.is_some()) =>
                 {
                     tracing::debug!(%session_id, "replay of a restarted session not shown again");
+                }
+                Some(id)
+                    if self.chats.get(&id).is_some_and(|c| c.quiet_tail)
+                        && update.is_conversation() =>
+                {
+                    tracing::debug!(%session_id, "replay after the answer to session/load not shown again");
                 }
                 Some(id) => self.send_chat(id, Msg::Update(update)),
                 None => {

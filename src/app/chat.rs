@@ -41,6 +41,10 @@ pub(super) struct Chat {
     /// Drop what the agent replays while `loading`: the transcript on
     /// screen already holds it (a restart that fell back to `session/load`).
     pub(super) quiet_replay: bool,
+    /// After such a reload, until the next prompt: drop the conversation
+    /// the agent still sends. gemini-cli 0.61.0 sends the end of its
+    /// replay after its answer to `session/load`.
+    pub(super) quiet_tail: bool,
     pub(super) decision_log: Option<PathBuf>,
     pub(super) notify: Notify,
     pub(super) settings: SettingsLink,
@@ -198,6 +202,7 @@ impl Chat {
             last_session: None,
             restarting: None,
             quiet_replay: false,
+            quiet_tail: false,
             decision_log: options.decision_log,
             notify: options.notify,
             settings: options.settings,
@@ -256,6 +261,7 @@ impl Chat {
         }
         self.loading = None;
         self.quiet_replay = false;
+        self.quiet_tail = false;
         self.abandoned_prompts = 0;
     }
 }

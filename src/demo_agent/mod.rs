@@ -175,8 +175,11 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                             .set_directories(&request.session_id, request.additional_directories);
                     }
                     match loaded {
-                        Ok((updates, mode)) => {
-                            // The replay comes before the answer, as ACP asks.
+                        Ok((mut updates, mode)) => {
+                            // The replay comes before the answer, as ACP
+                            // asks, unless the scenario sends its end after.
+                            let late = agent.scenario.replay_after_answer.min(updates.len());
+                            let tail = updates.split_off(updates.len() - late);
                             for update in updates {
                                 cx.send_notification(SessionNotification::new(
                                     request.session_id.clone(),
@@ -187,7 +190,21 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                                 LoadSessionResponse::new()
                                     .modes(agent.sessions.modes(&mode))
                                     .config_options(agent.sessions.config_options(&mode)),
-                            )
+                            )?;
+                            if agent.scenario.replay_after_answer == 0 {
+                                return Ok(());
+                            }
+                            let title = SessionUpdate::SessionInfoUpdate(
+                                agent_client_protocol::v1::schema::SessionInfoUpdate::new()
+                                    .title("replayed".to_string()),
+                            );
+                            for update in tail.into_iter().chain([title]) {
+                                cx.send_notification(SessionNotification::new(
+                                    request.session_id.clone(),
+                                    update,
+                                ))?;
+                            }
+                            Ok(())
                         }
                         Err(error) => responder.respond_with_error(error),
                     }

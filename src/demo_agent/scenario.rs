@@ -136,6 +136,12 @@ pub(crate) struct Scenario {
     /// `session/new` is answered, as claude-agent-acp does.
     #[serde(default)]
     pub(crate) commands: Vec<Value>,
+    /// Send the last this many updates of a `session/load` replay after
+    /// the answer, then a `session_info_update` titled "replayed", as
+    /// gemini-cli 0.61.0 does with its rig (default 0: all before, as ACP
+    /// asks).
+    #[serde(default, alias = "replayAfterAnswer")]
+    pub(crate) replay_after_answer: usize,
     /// `promptCapabilities.embeddedContext` at `initialize` (default false).
     #[serde(default)]
     pub(crate) embedded_context: bool,
@@ -158,6 +164,7 @@ impl Default for Scenario {
             resume_session: true,
             close_session: false,
             additional_directories: false,
+            replay_after_answer: 0,
             list_page_size: None,
             config_options: Vec::new(),
             auth_methods: Vec::new(),

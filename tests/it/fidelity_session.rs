@@ -531,3 +531,29 @@ async fn session_list_follows_next_cursor_through_every_page() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_replay_that_ends_after_the_load_answer_is_not_shown_twice() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, one, _) =
+        crash_and_restart(dir.path(), Some("gemini-replays-after-its-answer.toml")).await;
+    assert_eq!(chat(&app, 1).session_id(), Some(one.as_str()));
+    key(&mut app, Action::GoToChat(1));
+    // The title comes after the replay's late end: it has been handled.
+    pump_until(&mut app, "the replay's end", |s| {
+        s.session.title.as_deref() == Some("replayed")
+    })
+    .await;
+    assert_eq!(users(app.state()), ["hello one"], "nothing shown twice");
+    assert_eq!(
+        agent_text(app.state()).matches("hello one").count(),
+        1,
+        "{}",
+        agent_text(app.state())
+    );
+    // A turn after it is shown as usual.
+    send(&mut app, "after the restart");
+    pump_until(&mut app, "a turn", |s| !s.is_busy()).await;
+    assert!(agent_text(app.state()).contains("after the restart"));
+    app.shutdown().await;
+}
