@@ -406,6 +406,8 @@ impl Runner {
         };
         let steps = store.steps(&ws.chat)?;
         let history = History::of(&steps);
+        // What a redo goes back to reads best as the turn it brings back.
+        let mut redone = None;
         let (index, by) = match target {
             Target::Undo => match history.done.last() {
                 Some(&i) => (i, RestoreBy::Undo(steps[i].before.step)),
@@ -422,7 +424,10 @@ impl Runner {
                 }
             },
             Target::Redo => match history.undone.last() {
-                Some(&(i, _)) => (i, RestoreBy::Redo(steps[i].before.step)),
+                Some((i, done)) => {
+                    redone = done.last().copied();
+                    (*i, RestoreBy::Redo(steps[*i].before.step))
+                }
                 None => {
                     return Ok(CheckpointMsg::Nothing(
                         "no undo to reverse (/checkpoints lists every step)".into(),
@@ -443,7 +448,10 @@ impl Runner {
                 "no turn of this chat to undo yet".into(),
             ));
         };
-        let label = format!("before {}", step_name(&steps, index));
+        let label = match redone {
+            Some(turn) => format!("after {}", step_name(&steps, turn)),
+            None => format!("before {}", step_name(&steps, index)),
+        };
         let target = steps[index].before.commit.clone();
         let seen = last.after.commit.clone();
         let Some((snap, store)) = self.snapshot_now(ws)? else {
@@ -587,7 +595,7 @@ fn point(ws: &Workspace, step: u64, side: Side, what: What) -> Point {
     }
 }
 
-/// "turn 3" or "the restore to before turn 2".
+/// "turn 3", "the undo to before turn 2", "the redo to after turn 2".
 pub(crate) fn step_name(steps: &[Step], index: usize) -> String {
     match &steps[index].before.what {
         What::Turn { .. } => {
@@ -597,7 +605,15 @@ pub(crate) fn step_name(steps: &[Step], index: usize) -> String {
                 .count();
             format!("turn {n}")
         }
-        What::Restore { to, .. } => format!("the restore to {to}"),
+        What::Restore {
+            to,
+            by: Some(RestoreBy::Undo(_)),
+        } => format!("the undo to {to}"),
+        What::Restore {
+            to,
+            by: Some(RestoreBy::Redo(_)),
+        } => format!("the redo to {to}"),
+        What::Restore { to, by: None } => format!("the restore to {to}"),
     }
 }
 

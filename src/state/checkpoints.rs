@@ -272,10 +272,10 @@ impl ChatState {
                 both,
                 tell_agent,
             } => {
+                let noun = if changed.len() == 1 { "file" } else { "files" };
                 let mut text = format!(
-                    "restored {} file(s) to {} · /undo steps back a turn · /redo reverses an undo",
+                    "restored {} {noun} to {label} · /undo steps back a turn · /redo reverses an undo",
                     changed.len(),
-                    label
                 );
                 if !kept.is_empty() {
                     text.push_str(&format!("; left as you changed them: {}", kept.join(", ")));

@@ -274,8 +274,8 @@ async fn an_undo_can_be_undone() {
         labels,
         vec![
             "turn 1: two",
-            "the restore to before turn 1",
-            "the restore to before the restore to before turn 1"
+            "the undo to before turn 1",
+            "the redo to after turn 1"
         ]
     );
     key(&mut app, Action::key(Code::Up));
