@@ -123,6 +123,26 @@ fn main() {
         disk[2] as f64 / 1024.0
     );
 
+    // A prompt whose turn wrote 10 files before its "before" snapshot ran:
+    // the scan, then the 10 files taken back from the last snapshot.
+    let last = bench.snapshot().unwrap();
+    let mut as_of = Vec::new();
+    for round in 5..10 {
+        std::thread::sleep(Duration::from_millis(100));
+        let sent = std::time::SystemTime::now();
+        change(&work, round, files, &mut seed);
+        let (tree, took) = timed(|| bench.as_of(&last, sent).unwrap());
+        as_of.push(took);
+        assert_ne!(tree, "", "a tree");
+    }
+    as_of.sort();
+    println!(
+        "\"before\" of a prompt whose turn already changed 10 files: median {:.0} ms (min {:.0}, max {:.0})",
+        as_of[2].as_secs_f64() * 1000.0,
+        as_of[0].as_secs_f64() * 1000.0,
+        as_of[4].as_secs_f64() * 1000.0
+    );
+
     let (changed, took) = timed(|| bench.restore(&first).unwrap());
     println!(
         "restore of {changed} files to the first checkpoint: {:.0} ms (with its own snapshot)",

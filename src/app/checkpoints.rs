@@ -1,9 +1,11 @@
-//! The runtime's side of checkpoints: which workspace each chat has, the
-//! worker that snapshots it, and the prompt held until its "before"
-//! checkpoint is taken (at most [`PROMPT_WAIT`]), so that what the turn
-//! writes is never in its own "before".
+//! The runtime's side of checkpoints: which workspace each chat has and
+//! the worker that snapshots it. A prompt goes to the agent at once: its
+//! "before" checkpoint is queued with the instant it was sent, and the
+//! worker takes the workspace as it was then (`Store::as_of`), however
+//! late it runs. Only a chat's first prompt may wait, for the chat-open
+//! snapshot that base needs (at most [`PROMPT_WAIT`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -14,11 +16,10 @@ use crate::model::PromptBlock;
 use crate::state::checkpoints::{CheckpointEffect, CheckpointMsg};
 use crate::state::{ChatId, Msg};
 
-/// The longest a prompt waits for its "before" checkpoint (a workspace
-/// whose snapshot takes longer has its checkpoints switched off).
+/// The longest a chat's first prompt waits for the chat-open snapshot.
 const PROMPT_WAIT: Duration = Duration::from_secs(2);
 
-/// A prompt waiting for its checkpoint.
+/// A prompt waiting for the chat-open snapshot.
 struct Held {
     token: u64,
     session: String,
@@ -33,6 +34,8 @@ pub(super) struct Checkpoints {
     chats: HashMap<ChatId, Workspace>,
     held: HashMap<ChatId, Held>,
     next_token: u64,
+    /// Chats whose chat-open snapshot is taken (or failed).
+    ready: HashSet<ChatId>,
 }
 
 impl Checkpoints {
@@ -69,6 +72,7 @@ impl Checkpoints {
     pub(super) fn forget(&mut self, id: ChatId) {
         self.chats.remove(&id);
         self.held.remove(&id);
+        self.ready.remove(&id);
     }
 }
 
@@ -86,8 +90,17 @@ impl App {
         worker.send(job(ws.clone()), reply)
     }
 
-    /// Send the prompt now, or hold it until its "before" checkpoint is
-    /// taken (the worker answers, or [`PROMPT_WAIT`] passes).
+    /// Snapshot a new chat's workspace as it opens: the base its first
+    /// prompt's "before" is taken from.
+    pub(super) fn checkpoint_baseline(&mut self, id: ChatId) {
+        if !self.checkpoint_job(id, |ws| Job::Baseline { ws }) {
+            self.checkpoints.ready.insert(id);
+        }
+    }
+
+    /// Queue the prompt's "before" checkpoint, as of now, and send the
+    /// prompt: at once, or, before the chat-open snapshot is taken, when
+    /// it is (or [`PROMPT_WAIT`] passes).
     pub(super) fn prompt_after_checkpoint(
         &mut self,
         id: ChatId,
@@ -96,7 +109,9 @@ impl App {
         blocks: Vec<PromptBlock>,
     ) {
         let prompt = worker::prompt_label(&text);
-        if !self.checkpoint_job(id, |ws| Job::Before { ws, prompt }) {
+        let sent = std::time::SystemTime::now();
+        let queued = self.checkpoint_job(id, |ws| Job::Before { ws, prompt, sent });
+        if !queued || self.checkpoints.ready.contains(&id) {
             self.send_held(id, session, &text, blocks);
             return;
         }
@@ -130,7 +145,8 @@ impl App {
         let _ = self.inbox_tx.send(Incoming::Chat(id, msg));
     }
 
-    /// The held prompt goes (its checkpoint is taken, or it waited long enough).
+    /// The held prompt goes (the chat-open snapshot is taken, or it waited
+    /// long enough).
     fn release(&mut self, id: ChatId, token: Option<u64>) {
         let due = self
             .checkpoints
@@ -142,7 +158,7 @@ impl App {
         }
         if let Some(held) = self.checkpoints.held.remove(&id) {
             if token.is_some() {
-                tracing::warn!(chat = id, "the prompt went before its checkpoint was taken");
+                tracing::warn!(chat = id, "the prompt went before the chat-open snapshot");
             }
             self.send_held(id, held.session, &held.text, held.blocks);
         }
@@ -150,7 +166,8 @@ impl App {
 
     /// What the checkpoint worker answered.
     pub(super) fn on_checkpoint(&mut self, id: ChatId, msg: CheckpointMsg) {
-        if matches!(msg, CheckpointMsg::Before { .. }) {
+        if matches!(msg, CheckpointMsg::Baseline { .. }) {
+            self.checkpoints.ready.insert(id);
             self.release(id, None);
         }
         self.send_chat(id, Msg::Checkpoint(Box::new(msg)));
@@ -168,7 +185,10 @@ impl App {
             CheckpointEffect::TurnEnded => {
                 // A prompt still held when its turn ended (it failed) goes no more.
                 self.checkpoints.held.remove(&id);
-                self.checkpoint_job(id, |ws| Job::After { ws })
+                self.checkpoint_job(id, |ws| Job::After {
+                    ws,
+                    ended: std::time::SystemTime::now(),
+                })
             }
             CheckpointEffect::Undo => self.checkpoint_job(id, |ws| Job::Plan {
                 ws,
@@ -201,5 +221,30 @@ impl App {
                 Msg::Checkpoint(Box::new(CheckpointMsg::Nothing(why.into()))),
             );
         }
+    }
+}
+
+/// The checkpoint worker kept busy until this is dropped (tests: a slow
+/// snapshot without a clock).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct CheckpointHold(#[allow(dead_code)] std::sync::mpsc::Sender<()>);
+
+impl App {
+    /// Keep the checkpoint worker busy, from after the jobs queued so far,
+    /// until the answer is dropped; `None` when no chat is checkpointed.
+    #[doc(hidden)]
+    pub fn hold_checkpoints(&self) -> Option<CheckpointHold> {
+        let worker = self.checkpoints.worker.as_ref()?;
+        let (tx, until) = std::sync::mpsc::channel();
+        worker
+            .send(Job::Hold { until }, Box::new(|_| {}))
+            .then_some(CheckpointHold(tx))
+    }
+
+    /// Prompts held back, waiting for a checkpoint.
+    #[doc(hidden)]
+    pub fn prompts_held(&self) -> usize {
+        self.checkpoints.held.len()
     }
 }

@@ -221,6 +221,7 @@ impl App {
         let roots = chat.roots.as_slice().to_vec();
         self.checkpoints
             .register(id, checkpoints, roots, &state.session.chat_id);
+        self.checkpoint_baseline(id);
         self.chats.insert(id, chat);
         let id = self.ws.add_chat(state);
         if let Some(slot) = self.ws.chat_mut(id) {

@@ -201,8 +201,9 @@ pub fn undo(
             both,
             ..
         } => {
+            let noun = if changed.len() == 1 { "file" } else { "files" };
             text.push_str(&format!(
-                "restored {} file(s) to {label}{}{} (warden undo again undoes this)\n",
+                "restored {} {noun} to {label}{}{} (warden undo again undoes this)\n",
                 changed.len(),
                 if kept.is_empty() {
                     String::new()

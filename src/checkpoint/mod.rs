@@ -162,6 +162,19 @@ impl Bench {
         Ok(self.store.record(&snap.tree, point)?.commit)
     }
 
+    /// The tree of the workspace as it was at `sent`, from the snapshot
+    /// `base` (a commit or tree) and a scan now: the "before" of a prompt
+    /// whose turn was already writing when its snapshot ran.
+    pub fn as_of(
+        &self,
+        base: &str,
+        sent: std::time::SystemTime,
+    ) -> Result<String, CheckpointError> {
+        let now = self.store.snapshot(&self.limits)?;
+        let base = self.store.tree_of(base)?;
+        self.store.as_of(&base, &now.tree, store::AsOf::Sent(sent))
+    }
+
     /// Put the files back as `to` has them; how many changed.
     pub fn restore(&mut self, to: &str) -> Result<usize, CheckpointError> {
         let now = self.snapshot()?;

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -125,6 +125,67 @@ pub(crate) fn store_dir(base: &Path, roots: &[PathBuf]) -> PathBuf {
     }
     base.join(format!("{:016x}", fnv1a(&key)))
 }
+
+/// How far the kernel's file timestamps (its coarse clock, one tick) may
+/// lag the instant a prompt was sent: a write after the prompt may carry a
+/// timestamp up to this much older.
+const CLOCK_LAG: Duration = Duration::from_millis(50);
+/// A timestamp with no nanoseconds comes from a filesystem that keeps
+/// whole seconds (two, for FAT): the change may be this much later.
+const COARSE_GRANULE: Duration = Duration::from_secs(2);
+
+/// The instant a snapshot stands for, when that is not the instant it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AsOf {
+    /// The prompt was sent then: a file whose timestamps might be that
+    /// late was written by the turn (ties and doubt go to the turn).
+    Sent(SystemTime),
+    /// The turn ended then: a file written by then belongs to the turn.
+    Ended(SystemTime),
+}
+
+impl AsOf {
+    pub(crate) fn instant(self) -> SystemTime {
+        match self {
+            AsOf::Sent(at) | AsOf::Ended(at) => at,
+        }
+    }
+
+    /// A file (or directory) whose last change is `changed` changed after
+    /// this instant.
+    pub(crate) fn is_after(self, changed: SystemTime) -> bool {
+        match self {
+            AsOf::Sent(at) => {
+                let coarse = changed
+                    .duration_since(UNIX_EPOCH)
+                    .is_ok_and(|d| d.subsec_nanos() == 0);
+                let latest = if coarse {
+                    changed + COARSE_GRANULE
+                } else {
+                    changed
+                };
+                latest + CLOCK_LAG >= at
+            }
+            AsOf::Ended(at) => changed > at,
+        }
+    }
+}
+
+/// The last change of `path`'s inode: the later of its mtime and ctime
+/// (a write, a rename, a chmod or `cp -p` moves the ctime, which no
+/// program can set back).
+fn last_change(meta: &std::fs::Metadata) -> SystemTime {
+    use std::os::unix::fs::MetadataExt as _;
+    let at = |secs: i64, nanos: i64| {
+        let secs = u64::try_from(secs).unwrap_or(0);
+        let nanos = u32::try_from(nanos).unwrap_or(0);
+        UNIX_EPOCH + Duration::new(secs, nanos)
+    };
+    at(meta.mtime(), meta.mtime_nsec()).max(at(meta.ctime(), meta.ctime_nsec()))
+}
+
+/// How many times a snapshot is tried when files vanish under it.
+const SNAPSHOT_TRIES: usize = 3;
 
 /// Above this many changed paths a snapshot adds the whole tree.
 const PATHSPEC_MAX: usize = 256;
@@ -269,6 +330,20 @@ impl Store {
     /// (and said), more than `limits.max_files` new files is an error
     /// before anything is hashed, and so is taking longer than `limits.budget`.
     pub(crate) fn snapshot(&self, limits: &Limits) -> Result<Snap, CheckpointError> {
+        // A file listed and gone before git adds it (a turn writing while
+        // the snapshot runs: a temporary file renamed into place) fails
+        // the add; the scan then starts again.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.snapshot_once(limits) {
+                Err(CheckpointError::Git { .. }) if tries < SNAPSHOT_TRIES => {}
+                done => return done,
+            }
+        }
+    }
+
+    fn snapshot_once(&self, limits: &Limits) -> Result<Snap, CheckpointError> {
         let started = Instant::now();
         let mut skipped = Vec::new();
         let mut trees = String::new();
@@ -357,6 +432,92 @@ impl Store {
         cmd.arg("mktree");
         let tree = git::first_line(&git::run(cmd, Some(trees.as_bytes()))?);
         Ok(Snap { tree, skipped })
+    }
+
+    /// The workspace as it was at `as_of`, from `base` (a snapshot taken
+    /// before that instant) and `now` (one taken since): a path that
+    /// differs between them is as `now` has it when its file last changed
+    /// before `as_of` (the user's edit before the prompt), and as `base` has
+    /// it when it changed after (the turn's write). A path gone from the
+    /// disk is judged by its nearest directory still there: one changed
+    /// after `as_of` lost it then, so `base`'s copy stays.
+    pub(crate) fn as_of(
+        &self,
+        base: &str,
+        now: &str,
+        as_of: AsOf,
+    ) -> Result<String, CheckpointError> {
+        if base == now {
+            return Ok(now.to_string());
+        }
+        let mut cmd = self.bare();
+        cmd.args(["diff-tree", "-r", "-z", "--no-renames", "--raw", base, now]);
+        let out = git::run(cmd, None)?;
+        let mut fields = records(&out);
+        let mut info = Vec::new();
+        while let (Some(head), Some(repo)) = (fields.next(), fields.next()) {
+            // ":old-mode new-mode old-sha new-sha status"
+            let mut parts = head.trim_start_matches(':').split(' ');
+            let (Some(mode), Some(_), Some(sha)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            if self.changed_after(&repo, as_of) {
+                info.extend_from_slice(format!("{mode} {sha}\t{repo}").as_bytes());
+                info.push(0);
+            }
+        }
+        if info.is_empty() {
+            return Ok(now.to_string());
+        }
+        let index = self.dir.join("index-as-of");
+        let _ = std::fs::remove_file(&index);
+        let built = (|| {
+            let mut cmd = self.in_root(0, &index);
+            cmd.args(["read-tree", now]);
+            git::run(cmd, None)?;
+            let mut cmd = self.in_root(0, &index);
+            cmd.args(["update-index", "-z", "--index-info"]);
+            git::run(cmd, Some(&info))?;
+            let mut cmd = self.in_root(0, &index);
+            cmd.arg("write-tree");
+            Ok(git::first_line(&git::run(cmd, None)?))
+        })();
+        let _ = std::fs::remove_file(&index);
+        built
+    }
+
+    /// Whether the snapshot path `repo` (`ROOT/rel`) changed on disk after
+    /// `as_of`: by its own timestamps, or, gone, by its nearest directory's.
+    /// A path that cannot be judged counts as changed after.
+    fn changed_after(&self, repo: &str, as_of: AsOf) -> bool {
+        let Some((i, rel)) = repo.split_once('/') else {
+            return true;
+        };
+        let Some(root) = i.parse::<usize>().ok().and_then(|i| self.roots.get(i)) else {
+            return true;
+        };
+        let mut path = root.join(rel);
+        loop {
+            if let Ok(meta) = std::fs::symlink_metadata(&path) {
+                return as_of.is_after(last_change(&meta));
+            }
+            if path == *root || !path.pop() || !path.starts_with(root) {
+                return true;
+            }
+        }
+    }
+
+    /// Keep `tree`'s objects from a prune under `name` (a ref outside the
+    /// checkpoints' own).
+    pub(crate) fn keep_tree(&self, tree: &str, name: &str) -> Result<(), CheckpointError> {
+        let mut cmd = self.bare();
+        cmd.args(["commit-tree", tree, "-m", "baseline"]);
+        let commit = git::first_line(&git::run(cmd, None)?);
+        let mut cmd = self.bare();
+        cmd.args(["update-ref", name, &commit]);
+        git::run(cmd, None)?;
+        Ok(())
     }
 
     /// Keep `tree` as the checkpoint `point` (its commit filled in).

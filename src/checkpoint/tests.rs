@@ -203,3 +203,84 @@ fn a_restore_reads_without_its_reason_from_an_older_store() {
         "{new}"
     );
 }
+
+/// Longer than `CLOCK_LAG`: timestamps this far apart are in order.
+const APART: Duration = Duration::from_millis(200);
+
+#[test]
+fn the_workspace_as_of_a_prompt_keeps_the_user_s_edits_and_leaves_the_turn_s_writes() {
+    let (_dir, work, base) = setup();
+    std::fs::create_dir_all(work.join("sub")).unwrap();
+    std::fs::create_dir_all(work.join("mine")).unwrap();
+    for name in [
+        "user.txt",
+        "turn.txt",
+        "mine/gone.txt",
+        "mine/kept.txt",
+        "sub/turn-gone.txt",
+    ] {
+        std::fs::write(work.join(name), "old\n").unwrap();
+    }
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
+    let limits = Limits::default();
+    let before = store.snapshot(&limits).unwrap().tree;
+    // Between the turns, the user edits one file, adds one, removes one.
+    std::thread::sleep(APART);
+    std::fs::write(work.join("user.txt"), "user\n").unwrap();
+    std::fs::write(work.join("user-new.txt"), "user\n").unwrap();
+    std::fs::remove_file(work.join("mine/gone.txt")).unwrap();
+    std::thread::sleep(APART);
+    let sent = std::time::SystemTime::now();
+    // The turn writes, adds, and removes. (A file gone from a directory
+    // the turn changed counts as the turn's: the user's removals are in
+    // `mine/`, which the turn does not touch.)
+    std::fs::write(work.join("turn.txt"), "turn\n").unwrap();
+    std::fs::write(work.join("turn-new.txt"), "turn\n").unwrap();
+    std::fs::remove_file(work.join("sub/turn-gone.txt")).unwrap();
+    let now = store.snapshot(&limits).unwrap().tree;
+
+    let as_of = store.as_of(&before, &now, store::AsOf::Sent(sent)).unwrap();
+    let a = store.record(&before, point(1, Side::Before)).unwrap();
+    let b = store.record(&as_of, point(1, Side::After)).unwrap();
+    let mut seen: Vec<(String, crate::state::checkpoints::Change)> = store
+        .diff(&a.commit, &b.commit)
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.path, f.change))
+        .collect();
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    use crate::state::checkpoints::Change;
+    assert_eq!(
+        seen,
+        vec![
+            ("mine/gone.txt".to_string(), Change::Deleted),
+            ("user-new.txt".to_string(), Change::Added),
+            ("user.txt".to_string(), Change::Modified),
+        ]
+    );
+    // Nothing changed after: the snapshot now is the workspace as of then.
+    assert_eq!(
+        store.as_of(&now, &now, store::AsOf::Sent(sent)).unwrap(),
+        now
+    );
+}
+
+#[test]
+fn a_turn_s_end_holds_what_it_wrote_up_to_the_instant_it_ended() {
+    use store::AsOf;
+    let at = std::time::UNIX_EPOCH + Duration::new(1_000, 500);
+    let just_before = at - Duration::from_nanos(1);
+    // The end: a write at the instant is the turn's; one after is not.
+    assert!(!AsOf::Ended(at).is_after(at));
+    assert!(!AsOf::Ended(at).is_after(just_before));
+    assert!(AsOf::Ended(at).is_after(at + Duration::from_nanos(1)));
+    // The prompt: a timestamp within the clock's lag before it may be a
+    // write after it (the kernel's clock runs a tick behind).
+    assert!(AsOf::Sent(at).is_after(just_before));
+    assert!(AsOf::Sent(at).is_after(at - Duration::from_millis(10)));
+    assert!(!AsOf::Sent(at).is_after(at - Duration::from_secs(1)));
+    // Whole seconds (a filesystem that keeps no more): up to 2 s later.
+    let whole = std::time::UNIX_EPOCH + Duration::from_secs(999);
+    assert!(AsOf::Sent(at).is_after(whole));
+    assert!(!AsOf::Sent(at).is_after(whole - Duration::from_secs(3)));
+}

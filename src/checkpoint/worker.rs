@@ -6,9 +6,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use super::store::{Point, RestoreBy, Side, Step, Store, What};
+use super::store::{AsOf, Point, RestoreBy, Side, Snap, Step, Store, What};
 use super::{CheckpointError, Keep, Limits};
 use crate::state::checkpoints::{CheckpointMsg, FileDiff, ListedStep, Resolution, RestorePlan};
 
@@ -39,12 +39,28 @@ pub(crate) struct Workspace {
     pub(crate) own: Vec<PathBuf>,
 }
 
+/// Snapshots of a workspace kept in memory as bases for the next ones.
+const HISTORY: usize = 8;
+/// The ref that keeps a chat-open baseline's objects from a prune.
+const BASELINE_REF: &str = "refs/warden-baseline";
+
 /// A job for the worker; each answers through its `Reply`.
 pub(crate) enum Job {
-    /// The checkpoint before a prompt (always answered with `Before`).
-    Before { ws: Workspace, prompt: String },
-    /// The checkpoint at a turn's end.
-    After { ws: Workspace },
+    /// The workspace as a chat opens: the base of its first prompt's
+    /// "before" (always answered with `Baseline`).
+    Baseline { ws: Workspace },
+    /// The checkpoint before a prompt sent at `sent` (always answered with
+    /// `Before`). The prompt went at once: the turn may already be
+    /// writing, so this is the workspace as it was at `sent`.
+    Before {
+        ws: Workspace,
+        prompt: String,
+        sent: SystemTime,
+    },
+    /// The checkpoint at a turn's end, the workspace as it was at `ended`.
+    After { ws: Workspace, ended: SystemTime },
+    /// Run nothing until `until` hangs up (tests: a worker that is busy).
+    Hold { until: mpsc::Receiver<()> },
     /// Plan a restore.
     Plan { ws: Workspace, target: Target },
     /// Carry out a plan.
@@ -156,6 +172,9 @@ pub(crate) struct Runner {
     open: HashMap<(PathBuf, String), (u64, String)>,
     /// Stores to prune when idle, with what they keep.
     due: HashMap<PathBuf, Keep>,
+    /// Each store's latest snapshots, oldest first: the instant each
+    /// stands for, and its tree.
+    history: HashMap<PathBuf, Vec<(SystemTime, String)>>,
 }
 
 impl Runner {
@@ -181,11 +200,18 @@ impl Runner {
 
     fn job(&mut self, job: Job, reply: &Reply) {
         match job {
-            Job::Before { ws, prompt } => {
-                let skipped = self.before(&ws, prompt, reply);
-                reply(CheckpointMsg::Before { skipped });
+            Job::Hold { until } => {
+                let _ = until.recv();
             }
-            Job::After { ws } => self.after(&ws, reply),
+            Job::Baseline { ws } => {
+                let skipped = self.baseline(&ws, reply);
+                reply(CheckpointMsg::Baseline { skipped });
+            }
+            Job::Before { ws, prompt, sent } => {
+                let (skipped, unsure) = self.before(&ws, prompt, sent, reply);
+                reply(CheckpointMsg::Before { skipped, unsure });
+            }
+            Job::After { ws, ended } => self.after(&ws, ended, reply),
             Job::Plan { ws, target } => match self.plan(&ws, target) {
                 Ok(msg) => reply(msg),
                 Err(err) => self.failed(&ws, &err, reply),
@@ -232,44 +258,128 @@ impl Runner {
         Ok(self.stores.get_mut(&dir))
     }
 
-    /// Take the "before" checkpoint; the files left out.
-    fn before(&mut self, ws: &Workspace, prompt: String, reply: &Reply) -> Vec<(String, u64)> {
+    /// Snapshot the workspace now, and keep the tree as a base for the
+    /// snapshots after it (it stands for the instant the scan ended).
+    fn snapshot_now(
+        &mut self,
+        ws: &Workspace,
+    ) -> Result<Option<(Snap, &mut Store)>, CheckpointError> {
+        let dir = super::store::store_dir(&ws.base, &ws.roots);
+        let Some(store) = self.store(ws)? else {
+            return Ok(None);
+        };
+        let snap = store.snapshot(&ws.limits)?;
+        self.remember(dir, SystemTime::now(), &snap.tree);
+        Ok(self.store(ws)?.map(|store| (snap, store)))
+    }
+
+    fn remember(&mut self, dir: PathBuf, at: SystemTime, tree: &str) {
+        let kept = self.history.entry(dir).or_default();
+        kept.push((at, tree.to_string()));
+        if kept.len() > HISTORY {
+            kept.remove(0);
+        }
+    }
+
+    /// The workspace as it was at `as_of`, though the scan runs later:
+    /// from the newest snapshot that stands for an instant before it, with
+    /// what changed since taken from the disk when it changed before
+    /// `as_of` (`Store::as_of`). Also whether no such snapshot was known
+    /// (the base is then the oldest known, and a write of the turn made
+    /// before that one's scan ended may be in the result).
+    fn snapshot_as_of(
+        &mut self,
+        ws: &Workspace,
+        as_of: AsOf,
+    ) -> Result<Option<(Snap, bool)>, CheckpointError> {
+        let dir = super::store::store_dir(&ws.base, &ws.roots);
+        let at = as_of.instant();
+        let kept = self.history.get(&dir).cloned().unwrap_or_default();
+        let base = kept
+            .iter()
+            .filter(|(when, _)| *when <= at)
+            .max_by_key(|(when, _)| *when)
+            .or_else(|| kept.first())
+            .map(|(when, tree)| (tree.clone(), *when > at));
+        let Some(store) = self.store(ws)? else {
+            return Ok(None);
+        };
+        let mut snap = store.snapshot(&ws.limits)?;
+        let unsure = match base {
+            Some((tree, late)) => {
+                snap.tree = store.as_of(&tree, &snap.tree, as_of)?;
+                late
+            }
+            None => true,
+        };
+        self.remember(dir, at, &snap.tree);
+        Ok(Some((snap, unsure)))
+    }
+
+    /// The chat-open snapshot; the files left out.
+    fn baseline(&mut self, ws: &Workspace, reply: &Reply) -> Vec<(String, u64)> {
+        let taken = (|| {
+            let Some((snap, store)) = self.snapshot_now(ws)? else {
+                return Ok(Vec::new());
+            };
+            store.keep_tree(&snap.tree, BASELINE_REF)?;
+            Ok::<_, CheckpointError>(snap.skipped)
+        })();
+        taken.unwrap_or_else(|err| {
+            self.failed(ws, &err, reply);
+            Vec::new()
+        })
+    }
+
+    /// Take the "before" checkpoint of a prompt sent at `sent`; the files
+    /// left out, and whether the turn may have written before its base.
+    fn before(
+        &mut self,
+        ws: &Workspace,
+        prompt: String,
+        sent: SystemTime,
+        reply: &Reply,
+    ) -> (Vec<(String, u64)>, bool) {
         let dir = super::store::store_dir(&ws.base, &ws.roots);
         let taken = (|| {
+            let Some((snap, unsure)) = self.snapshot_as_of(ws, AsOf::Sent(sent))? else {
+                return Ok(None);
+            };
             let Some(store) = self.store(ws)? else {
                 return Ok(None);
             };
-            let snap = store.snapshot(&ws.limits)?;
             let step = store.new_step();
             let point = store.record(
                 &snap.tree,
                 point(ws, step, Side::Before, What::Turn { prompt }),
             )?;
-            Ok::<_, CheckpointError>(Some((step, point.commit, snap.skipped)))
+            Ok::<_, CheckpointError>(Some((step, point.commit, snap.skipped, unsure)))
         })();
         match taken {
-            Ok(Some((step, commit, skipped))) => {
+            Ok(Some((step, commit, skipped, unsure))) => {
                 self.open.insert((dir, ws.chat.clone()), (step, commit));
-                skipped
+                (skipped, unsure)
             }
-            Ok(None) => Vec::new(),
+            Ok(None) => (Vec::new(), false),
             Err(err) => {
                 self.failed(ws, &err, reply);
-                Vec::new()
+                (Vec::new(), false)
             }
         }
     }
 
-    fn after(&mut self, ws: &Workspace, reply: &Reply) {
+    fn after(&mut self, ws: &Workspace, ended: SystemTime, reply: &Reply) {
         let dir = super::store::store_dir(&ws.base, &ws.roots);
         let Some((step, before)) = self.open.remove(&(dir.clone(), ws.chat.clone())) else {
             return;
         };
         let done = (|| {
+            let Some((snap, _)) = self.snapshot_as_of(ws, AsOf::Ended(ended))? else {
+                return Ok(None);
+            };
             let Some(store) = self.store(ws)? else {
                 return Ok(None);
             };
-            let snap = store.snapshot(&ws.limits)?;
             let what = What::Turn {
                 prompt: String::new(),
             };
@@ -296,6 +406,8 @@ impl Runner {
         };
         let steps = store.steps(&ws.chat)?;
         let history = History::of(&steps);
+        // What a redo goes back to reads best as the turn it brings back.
+        let mut redone = None;
         let (index, by) = match target {
             Target::Undo => match history.done.last() {
                 Some(&i) => (i, RestoreBy::Undo(steps[i].before.step)),
@@ -312,7 +424,10 @@ impl Runner {
                 }
             },
             Target::Redo => match history.undone.last() {
-                Some(&(i, _)) => (i, RestoreBy::Redo(steps[i].before.step)),
+                Some((i, done)) => {
+                    redone = done.last().copied();
+                    (*i, RestoreBy::Redo(steps[*i].before.step))
+                }
                 None => {
                     return Ok(CheckpointMsg::Nothing(
                         "no undo to reverse (/checkpoints lists every step)".into(),
@@ -333,10 +448,15 @@ impl Runner {
                 "no turn of this chat to undo yet".into(),
             ));
         };
-        let label = format!("before {}", step_name(&steps, index));
+        let label = match redone {
+            Some(turn) => format!("after {}", step_name(&steps, turn)),
+            None => format!("before {}", step_name(&steps, index)),
+        };
         let target = steps[index].before.commit.clone();
         let seen = last.after.commit.clone();
-        let snap = store.snapshot(&ws.limits)?;
+        let Some((snap, store)) = self.snapshot_now(ws)? else {
+            return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
+        };
         let new_step = store.new_step();
         let what = What::Restore {
             to: label.clone(),
@@ -375,11 +495,10 @@ impl Runner {
         plan: &RestorePlan,
         resolution: Resolution,
     ) -> Result<CheckpointMsg, CheckpointError> {
-        let Some(store) = self.store(ws)? else {
+        // The files must still be as the plan saw them.
+        let Some((snap, store)) = self.snapshot_now(ws)? else {
             return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
         };
-        // The files must still be as the plan saw them.
-        let snap = store.snapshot(&ws.limits)?;
         if snap.tree != store.tree_of(&plan.from)? {
             return Ok(CheckpointMsg::Failed(
                 "the files changed since the restore was asked for: nothing restored (ask again)"
@@ -387,7 +506,9 @@ impl Runner {
             ));
         }
         let done = store.restore(&plan.from, &plan.to, &plan.conflicts, resolution)?;
-        let snap = store.snapshot(&ws.limits)?;
+        let Some((snap, store)) = self.snapshot_now(ws)? else {
+            return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
+        };
         let what = What::Restore {
             to: plan.label.clone(),
             by: None,
@@ -474,7 +595,7 @@ fn point(ws: &Workspace, step: u64, side: Side, what: What) -> Point {
     }
 }
 
-/// "turn 3" or "the restore to before turn 2".
+/// "turn 3", "the undo to before turn 2", "the redo to after turn 2".
 pub(crate) fn step_name(steps: &[Step], index: usize) -> String {
     match &steps[index].before.what {
         What::Turn { .. } => {
@@ -484,7 +605,15 @@ pub(crate) fn step_name(steps: &[Step], index: usize) -> String {
                 .count();
             format!("turn {n}")
         }
-        What::Restore { to, .. } => format!("the restore to {to}"),
+        What::Restore {
+            to,
+            by: Some(RestoreBy::Undo(_)),
+        } => format!("the undo to {to}"),
+        What::Restore {
+            to,
+            by: Some(RestoreBy::Redo(_)),
+        } => format!("the redo to {to}"),
+        What::Restore { to, by: None } => format!("the restore to {to}"),
     }
 }
 

@@ -314,6 +314,10 @@ pub(crate) enum Step {
     /// the client), as agents do in modes that act without asking; a
     /// relative path is taken from the session's cwd. Reports `touched <path>`.
     Touch { path: PathBuf },
+    /// The agent writes `content` to a file itself (its own tool, not
+    /// through the client), replacing what was there; a relative path is
+    /// taken from the session's cwd. Reports `saved <path>`.
+    Save { path: PathBuf, content: String },
     /// Unless the session is in its mode `mode`, say `message` and end the
     /// turn (as Claude Code's ExitPlanMode fails with "You are not in plan
     /// mode" outside its plan mode).

@@ -257,6 +257,15 @@ impl Runner {
                 self.say(&line)?;
             }
             Step::Touch { .. } => {}
+            Step::Save { path, content } if !cleanup => {
+                let target = self.sessions.cwd(&self.session_id).join(path);
+                let line = match std::fs::write(&target, content) {
+                    Ok(()) => format!("saved {}\n", path.display()),
+                    Err(error) => format!("save failed: {error}\n"),
+                };
+                self.say(&line)?;
+            }
+            Step::Save { .. } => {}
             Step::RequireMode { mode, message } => {
                 let now = self.sessions.mode(&self.session_id).unwrap_or_default();
                 if now != *mode {

@@ -89,9 +89,17 @@ pub struct FileDiff {
 /// What the checkpoint worker tells the chat.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckpointMsg {
-    /// The prompt's "before" checkpoint is taken (the prompt may go); the
-    /// files it left out for their size.
-    Before { skipped: Vec<(String, u64)> },
+    /// The chat's workspace as it opened is snapshotted (its first prompt
+    /// may go); the files left out for their size.
+    Baseline { skipped: Vec<(String, u64)> },
+    /// The prompt's "before" checkpoint is taken; the files it left out
+    /// for their size; `unsure`: the prompt went before any snapshot of
+    /// the workspace was complete, so what the turn wrote first may be in
+    /// its "before".
+    Before {
+        skipped: Vec<(String, u64)>,
+        unsure: bool,
+    },
     /// The turn's end checkpoint: what the turn changed.
     TurnChanged { files: Vec<FileChange> },
     /// Checkpoints are off for this workspace, and why.
@@ -205,9 +213,20 @@ impl ChatState {
 
     /// A message from the checkpoint worker.
     pub(super) fn on_checkpoint(&mut self, msg: CheckpointMsg) -> Vec<Effect> {
+        let msg_unsure = match &msg {
+            CheckpointMsg::Before { unsure, .. } => Some(*unsure),
+            _ => None,
+        };
         let view = &mut self.view.checkpoints;
         match msg {
-            CheckpointMsg::Before { skipped } => {
+            CheckpointMsg::Baseline { skipped } | CheckpointMsg::Before { skipped, .. } => {
+                if matches!(msg_unsure, Some(true)) {
+                    self.info(
+                        "the turn began before the workspace's first checkpoint was complete: \
+                         /undo may not put back what it wrote first",
+                    );
+                }
+                let view = &mut self.view.checkpoints;
                 let new: Vec<String> = skipped
                     .into_iter()
                     .filter(|(path, _)| view.skipped_seen.insert(path.clone()))
@@ -253,10 +272,10 @@ impl ChatState {
                 both,
                 tell_agent,
             } => {
+                let noun = if changed.len() == 1 { "file" } else { "files" };
                 let mut text = format!(
-                    "restored {} file(s) to {} · /undo steps back a turn · /redo reverses an undo",
+                    "restored {} {noun} to {label} · /undo steps back a turn · /redo reverses an undo",
                     changed.len(),
-                    label
                 );
                 if !kept.is_empty() {
                     text.push_str(&format!("; left as you changed them: {}", kept.join(", ")));

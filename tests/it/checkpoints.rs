@@ -16,7 +16,7 @@ use crate::common::{GUARD, errors, infos, key, pump_until, send, started_scenari
 
 /// A workspace with two files, `.demo-state` ignored (the demo agent's
 /// records), and the checkpoint options of `dir` (as the TUI's data dir).
-fn workspace(dir: &Path) -> (PathBuf, ChatOptions) {
+pub(crate) fn workspace(dir: &Path) -> (PathBuf, ChatOptions) {
     let work = dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("a.txt"), "old a\n").unwrap();
@@ -32,7 +32,7 @@ fn workspace(dir: &Path) -> (PathBuf, ChatOptions) {
     (work, options)
 }
 
-fn count(state: &ChatState, prefix: &str) -> usize {
+pub(crate) fn count(state: &ChatState, prefix: &str) -> usize {
     infos(state)
         .iter()
         .filter(|i| i.starts_with(prefix))
@@ -41,7 +41,7 @@ fn count(state: &ChatState, prefix: &str) -> usize {
 
 /// Send `prompt` and wait for the turn's end checkpoint line (or the
 /// turn's end when it changed nothing).
-async fn turn(app: &mut App, prompt: &str) {
+pub(crate) async fn turn(app: &mut App, prompt: &str) {
     let changed = count(app.state(), "turn changed");
     send(app, prompt);
     pump_until(app, "the turn's checkpoint", |s| {
@@ -51,7 +51,7 @@ async fn turn(app: &mut App, prompt: &str) {
 }
 
 /// `/undo`, wait for the card, press `answer`, wait for the restore.
-async fn undo(app: &mut App, answer: char) {
+pub(crate) async fn undo(app: &mut App, answer: char) {
     let restored = count(app.state(), "restored ");
     send(app, "/undo");
     pump_until(app, "the undo card", |s| {
@@ -62,7 +62,7 @@ async fn undo(app: &mut App, answer: char) {
     pump_until(app, "the restore", |s| count(s, "restored ") > restored).await;
 }
 
-fn read(path: &Path) -> Option<String> {
+pub(crate) fn read(path: &Path) -> Option<String> {
     std::fs::read_to_string(path).ok()
 }
 
@@ -274,8 +274,8 @@ async fn an_undo_can_be_undone() {
         labels,
         vec![
             "turn 1: two",
-            "the restore to before turn 1",
-            "the restore to before the restore to before turn 1"
+            "the undo to before turn 1",
+            "the redo to after turn 1"
         ]
     );
     key(&mut app, Action::key(Code::Up));

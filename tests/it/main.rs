@@ -6,6 +6,7 @@ mod attack;
 mod attack_pass2;
 mod card_races;
 mod checkpoints;
+mod checkpoints_race;
 mod common;
 mod composer;
 mod demo_agent;
