@@ -5,7 +5,7 @@ use crate::state::{Code, Key};
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::model::{OptionKind, PermissionOption, ToolCallFields, ToolKind};
+use crate::model::{OptionKind, PermissionOption, ToolCall, ToolCallFields, ToolKind};
 
 pub(super) fn options() -> Vec<PermissionOption> {
     [
@@ -983,4 +983,49 @@ fn calls_still_open_at_turn_end_say_no_result() {
         );
     }
     assert_eq!(ToolState::NoResult.label(), "no result from the agent");
+}
+
+/// A call's line reads truly through its life: asked, approved (the agent
+/// has not run it yet, and a late "pending" from it does not undo that),
+/// running, done; a denied one reads "denied".
+#[test]
+fn a_call_reads_asked_approved_running_done() {
+    let mut s = chat(Mode::Default);
+    let state = |s: &ChatState, id: &str| s.session.transcript.tool(id).map(|t| t.state);
+    let status = |s: &mut ChatState, id: &str, status: WireStatus| {
+        s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
+            id: id.into(),
+            fields: Box::new(ToolCallFields {
+                status: Some(status),
+                ..Default::default()
+            }),
+        }));
+    };
+    let mut call = ToolCall::placeholder("t1");
+    call.kind = ToolKind::Execute;
+    s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(call))));
+    assert_eq!(state(&s, "t1"), Some(ToolState::Pending));
+    ask(&mut s, 1, "t1", ToolKind::Execute);
+    assert_eq!(state(&s, "t1"), Some(ToolState::AwaitingApproval));
+    key(&mut s, Action::ch('y'));
+    assert_eq!(state(&s, "t1"), Some(ToolState::Approved));
+    assert_eq!(ToolState::Approved.label(), "approved");
+    status(&mut s, "t1", WireStatus::Pending);
+    assert_eq!(state(&s, "t1"), Some(ToolState::Approved));
+    status(&mut s, "t1", WireStatus::InProgress);
+    assert_eq!(state(&s, "t1"), Some(ToolState::InProgress));
+    status(&mut s, "t1", WireStatus::Completed);
+    assert_eq!(state(&s, "t1"), Some(ToolState::Completed));
+
+    // The agent said it runs while the card waited: its word is newer.
+    ask(&mut s, 2, "t2", ToolKind::Execute);
+    status(&mut s, "t2", WireStatus::InProgress);
+    assert_eq!(state(&s, "t2"), Some(ToolState::AwaitingApproval));
+    key(&mut s, Action::ch('y'));
+    assert_eq!(state(&s, "t2"), Some(ToolState::InProgress));
+
+    ask(&mut s, 3, "t3", ToolKind::Execute);
+    key(&mut s, Action::ch('n'));
+    assert_eq!(state(&s, "t3"), Some(ToolState::Rejected));
+    assert_eq!(ToolState::Rejected.label(), "denied");
 }
