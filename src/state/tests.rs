@@ -1029,3 +1029,25 @@ fn a_call_reads_asked_approved_running_done() {
     assert_eq!(state(&s, "t3"), Some(ToolState::Rejected));
     assert_eq!(ToolState::Rejected.label(), "denied");
 }
+
+/// The footer says "Shift-Tab mode" while a card has the keys: Shift-Tab
+/// changes the mode there too, not the card (Tab, j and k move between
+/// cards).
+#[test]
+fn shift_tab_on_a_focused_card_changes_the_mode() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    ask(&mut s, 2, "b", ToolKind::Edit);
+    assert_eq!(s.view.focus, Focus::CARDS);
+    key(&mut s, Action::key(Code::Tab));
+    assert_eq!(s.view.cursor.selected, 1);
+    key(&mut s, Action::key(Code::BackTab));
+    assert_eq!(s.gate.mode, Mode::Default.next());
+    assert_eq!(s.view.cursor.selected, 1, "the card stays");
+    // Auto asks whether to allow what waits; no.
+    key(&mut s, Action::ch('n'));
+    key(&mut s, Action::ch('k'));
+    assert_eq!(s.view.cursor.selected, 0);
+    let hint = crate::keys::footer_hints().join(" · ");
+    assert!(hint.contains("Shift-Tab mode"), "{hint}");
+}

@@ -524,3 +524,18 @@ mod random {
         }
     }
 }
+
+/// The footer says "Shift-Tab mode" while the chat list has the keys:
+/// Shift-Tab changes the mode of the chat on screen, and the list stays.
+#[test]
+fn shift_tab_in_the_chat_list_changes_the_mode() {
+    let (mut ws, _a, b) = two();
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
+    assert_eq!(ws.focus, ChatFocus::List { selected: 1 });
+    key(&mut ws, Action::key(Code::BackTab));
+    assert_eq!(ws.focus, ChatFocus::List { selected: 1 });
+    assert_eq!(
+        ws.chat(b).map(|c| c.state.gate.mode),
+        Some(Mode::Default.next())
+    );
+}

@@ -130,6 +130,10 @@ impl ChatState {
             return self.choose(choice);
         }
         let Some(cmd) = keys::lookup_key(keys::CARDS, key) else {
+            // Shift-Tab changes the mode here too, as the footer says.
+            if *action == A::BackTab {
+                return self.set_mode(self.gate.mode.next());
+            }
             if matches!(action, A::Char(_) | A::Paste(_)) {
                 self.view.notice = Some(format!(
                     "a card is waiting: {} · Ctrl-P back to typing",
