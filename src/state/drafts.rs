@@ -79,6 +79,10 @@ pub struct Drafts {
     pub queue: Vec<String>,
     /// Ctrl-S during a turn: the cancelled turn's end sends the queue.
     send_now: bool,
+    /// Alt-Up took the queued message at this place back into the
+    /// composer: sent again, it goes back there, not ahead of the ones
+    /// queued before it.
+    pulled: Option<usize>,
     /// The text Ctrl-C, Ctrl-U or Ctrl-K last removed (Ctrl-Y puts it back).
     pub cleared: Option<String>,
     /// The agent's slash commands.
@@ -536,6 +540,9 @@ impl ChatState {
             all.extend(effects);
             return all;
         }
+        if let Some(place) = self.view.drafts.pulled.take() {
+            return self.requeue(place, &text);
+        }
         if self.is_busy() && self.session.connection != Connection::Down {
             self.view.drafts.queue.push(self.view.composer.take());
             self.view.notice = Some(format!(
@@ -554,6 +561,25 @@ impl ChatState {
         effects
     }
 
+    /// A message Alt-Up pulled back goes back to its place in the queue;
+    /// when no turn runs, the queue goes on from its first message.
+    fn requeue(&mut self, place: usize, text: &str) -> Vec<Effect> {
+        let queue = &mut self.view.drafts.queue;
+        queue.insert(place.min(queue.len()), self.view.composer.take());
+        self.view.drafts.slash_dismissed = false;
+        let mut effects = self.remember(text);
+        if self.is_busy() {
+            self.view.notice = Some(format!(
+                "queued again in its place ({} waiting) · Ctrl+S send now · Alt+↑ edit",
+                self.view.drafts.queue.len()
+            ));
+        } else {
+            self.view.drafts.send_now = true;
+            effects.extend(self.send_queued());
+        }
+        effects
+    }
+
     fn remember(&mut self, text: &str) -> Vec<Effect> {
         self.view.drafts.remember(text);
         Vec::new()
@@ -565,7 +591,9 @@ impl ChatState {
         let mut effects = Vec::new();
         let text = self.view.composer.text().to_string();
         if !text.trim().is_empty() {
-            self.view.drafts.queue.push(self.view.composer.take());
+            let queue = &mut self.view.drafts.queue;
+            let place = self.view.drafts.pulled.take().unwrap_or(queue.len());
+            queue.insert(place.min(queue.len()), self.view.composer.take());
             effects.extend(self.remember(&text));
         }
         if self.view.drafts.queue.is_empty() {
@@ -590,6 +618,7 @@ impl ChatState {
                 Some("send or clear the message first (Ctrl+C, Ctrl+Y brings it back)".into());
         } else if let Some(text) = self.view.drafts.queue.pop() {
             self.view.composer.set(&text);
+            self.view.drafts.pulled = Some(self.view.drafts.queue.len());
         }
         Vec::new()
     }

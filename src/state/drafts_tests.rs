@@ -192,6 +192,36 @@ fn a_queue_waits_after_esc_and_ctrl_s_sends_it_now() {
     );
 }
 
+/// A message pulled back with Alt-Up and sent again goes back to its
+/// place: not ahead of the one queued before it, even when the queue
+/// waits after Esc (Enter then sends the queue from its start).
+#[test]
+fn a_message_pulled_back_and_sent_again_keeps_its_place() {
+    let mut s = ready();
+    send(&mut s, "first");
+    send(&mut s, "second");
+    send(&mut s, "third");
+    key(&mut s, Action::key(Code::Esc));
+    assert!(end_turn(&mut s, StopReason::Cancelled).is_empty());
+    assert_eq!(s.view.drafts.queue, ["second", "third"]);
+    key(&mut s, Action::EditQueued);
+    assert_eq!(s.view.composer.text(), "third");
+    typed(&mut s, "!");
+    let effects = key(&mut s, Action::key(Code::Enter));
+    assert_eq!(effects, vec![Effect::SendPrompt("second".into())]);
+    assert_eq!(s.view.drafts.queue, ["third!"]);
+    assert_eq!(
+        end_turn(&mut s, StopReason::EndTurn),
+        vec![Effect::SendPrompt("third!".into())]
+    );
+    // During a turn it goes back to its place as well.
+    send(&mut s, "fourth");
+    send(&mut s, "fifth");
+    key(&mut s, Action::EditQueued);
+    send(&mut s, "!");
+    assert_eq!(s.view.drafts.queue, ["fourth", "fifth!"]);
+}
+
 fn commands() -> Vec<SlashCommand> {
     vec![
         SlashCommand {
