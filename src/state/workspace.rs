@@ -640,6 +640,9 @@ impl Workspace {
         if untouched && self.chats.len() > 1 {
             let active = self.active_id();
             let effects = self.close_now(id);
+            // The chat the user opened replaced it: "closed chat 1: new
+            // chat" would only puzzle.
+            self.notice = None;
             if let Some(active) = active.and_then(|a| self.position(a)) {
                 self.active = active;
             }
