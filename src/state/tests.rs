@@ -1051,3 +1051,23 @@ fn shift_tab_on_a_focused_card_changes_the_mode() {
     let hint = crate::keys::footer_hints().join(" · ");
     assert!(hint.contains("Shift-Tab mode"), "{hint}");
 }
+
+/// A session/load replay that leaves a call open (a tool call replayed
+/// without its result) does not leave it spinning once the session is
+/// open: it has no result, as far as warden knows.
+#[test]
+fn a_call_a_load_replay_left_open_is_not_running() {
+    let mut s = ChatState::new("demo", "/w");
+    let mut call = ToolCall::placeholder("old");
+    call.status = WireStatus::InProgress;
+    s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(call))));
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: None,
+        origin: crate::model::SessionOrigin::Loaded,
+    }));
+    assert_eq!(
+        s.session.transcript.tool("old").map(|t| t.state),
+        Some(ToolState::NoResult)
+    );
+}

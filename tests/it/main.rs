@@ -32,6 +32,7 @@ mod identity;
 mod ingest;
 mod iooff;
 mod keys;
+mod records;
 mod remote;
 mod runtime;
 mod sandbox;
