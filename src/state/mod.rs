@@ -997,6 +997,12 @@ impl ChatState {
             cancelling: false,
             started: self.view.clock,
         });
+        self.session.controls.turn_base = self
+            .session
+            .controls
+            .usage
+            .as_ref()
+            .and_then(|u| u.used);
         let text = self.with_checkpoint_note(text);
         if self.gate.mode == Mode::Plan {
             self.info("plan mode: the prompt asks the agent to read and propose only");

@@ -75,7 +75,16 @@ fn status(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
             .elapsed(state.view.clock)
             .map(|d| format!(" {}", elapsed(d.as_secs())))
             .unwrap_or_default();
-        Span::styled(format!("● working{elapsed} · Esc cancel"), theme.working())
+        let tokens = state
+            .session
+            .controls
+            .turn_tokens_label()
+            .map(|t| format!(" · {t}"))
+            .unwrap_or_default();
+        Span::styled(
+            format!("● working{elapsed}{tokens} · Esc cancel"),
+            theme.working(),
+        )
     })
 }
 

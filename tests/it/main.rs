@@ -39,4 +39,5 @@ mod sandbox;
 mod settings;
 mod spoofs;
 mod transcript;
+mod usage;
 mod wire;
