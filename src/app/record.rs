@@ -100,6 +100,13 @@ impl Record {
         }
     }
 
+    /// The chat goes on in a new session under a new record (`/clear`):
+    /// this one is let go as written.
+    pub(super) fn start_over(&mut self) {
+        self.close();
+        *self = Record::new(self.chat, self.disk.clone());
+    }
+
     /// Let the record's file go (the chat closed).
     pub(super) fn close(&mut self) {
         if self.open.take().is_some() {
@@ -266,9 +273,9 @@ impl Chat {
             // so that the record keeps the call's last status.
             let entries = state.session.transcript.entries();
             let open = (self.record.written..len).find(|&i| {
-                entries
-                    .get(i)
-                    .is_some_and(|e| matches!(&e.kind, EntryKind::Tool(t) if !t.state.is_finished()))
+                entries.get(i).is_some_and(
+                    |e| matches!(&e.kind, EntryKind::Tool(t) if !t.state.is_finished()),
+                )
             });
             open.unwrap_or(len).min(len.saturating_sub(1))
         } else {

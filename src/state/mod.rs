@@ -196,6 +196,9 @@ pub enum Effect {
     },
     /// Kill the agent (if any) and start it again with a new session.
     RestartAgent,
+    /// `/clear`: leave the chat's session (its record stays, for
+    /// `/resume`) and open a new one on the same agent, with a new record.
+    NewSession,
     /// Leave: cancel, answer everything pending, end the agent, restore the terminal.
     Quit,
     /// Append a decision to the log (the runtime stamps the time).
@@ -997,12 +1000,7 @@ impl ChatState {
             cancelling: false,
             started: self.view.clock,
         });
-        self.session.controls.turn_base = self
-            .session
-            .controls
-            .usage
-            .as_ref()
-            .and_then(|u| u.used);
+        self.session.controls.turn_base = self.session.controls.usage.as_ref().and_then(|u| u.used);
         let text = self.with_checkpoint_note(text);
         if self.gate.mode == Mode::Plan {
             self.info("plan mode: the prompt asks the agent to read and propose only");

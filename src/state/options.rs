@@ -162,7 +162,8 @@ impl ChatState {
             controls.turn_base = usage.used;
         }
         if let Some(turn) = usage.turn_tokens {
-            controls.session_tokens = Some(controls.session_tokens.unwrap_or(0).saturating_add(turn));
+            controls.session_tokens =
+                Some(controls.session_tokens.unwrap_or(0).saturating_add(turn));
         }
         let known = self.session.controls.usage.take().unwrap_or_default();
         self.session.controls.usage = Some(Usage {

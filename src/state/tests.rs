@@ -1071,3 +1071,21 @@ fn a_call_a_load_replay_left_open_is_not_running() {
         Some(ToolState::NoResult)
     );
 }
+
+/// A deny reason is sent as the next prompt: Up brings it back like one.
+#[test]
+fn a_deny_reason_goes_into_the_history() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    key(&mut s, Action::ch('r'));
+    key(&mut s, Action::Paste("not that file".into()));
+    key(&mut s, Action::key(Code::Enter));
+    assert_eq!(
+        s.view.drafts.history.last().map(String::as_str),
+        Some("not that file")
+    );
+    s.update(Msg::TurnEnded(StopReason::Cancelled));
+    s.update(Msg::TurnEnded(StopReason::EndTurn));
+    key(&mut s, Action::key(Code::Up));
+    assert_eq!(s.view.composer.text(), "not that file");
+}

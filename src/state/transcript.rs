@@ -227,6 +227,17 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// Start afresh (`/clear`): no entries. Ids go on from where they
+    /// were and the change log is left behind, so a view lays everything
+    /// out again and caches nothing under a reused id.
+    pub(crate) fn clear(&mut self) {
+        *self = Transcript {
+            next_id: self.next_id,
+            generation: self.generation + 2,
+            ..Transcript::default()
+        };
+    }
+
     /// All entries, oldest first.
     pub fn entries(&self) -> &[Entry] {
         &self.entries

@@ -556,7 +556,9 @@ fn a_reopened_chat_replaces_the_empty_one_without_a_closed_notice() {
     key(&mut ws, Action::CloseChat);
     assert!(ws.chat(c).is_none());
     assert!(
-        ws.notice.as_deref().is_some_and(|n| n.starts_with("closed chat")),
+        ws.notice
+            .as_deref()
+            .is_some_and(|n| n.starts_with("closed chat")),
         "{:?}",
         ws.notice
     );

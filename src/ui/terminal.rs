@@ -551,7 +551,10 @@ mod tests {
             assert!(text.contains("not started"), "{state:?}: {text}");
         }
         let denied = said(ToolState::Rejected);
-        assert!(denied.contains("— denied") && denied.contains("not run"), "{denied}");
+        assert!(
+            denied.contains("— denied") && denied.contains("not run"),
+            "{denied}"
+        );
         assert!(said(ToolState::InProgress).contains("running…"));
         assert!(!said(ToolState::NoResult).contains("running"));
     }

@@ -37,6 +37,7 @@ mod remote;
 mod runtime;
 mod sandbox;
 mod settings;
+mod slash;
 mod spoofs;
 mod transcript;
 mod usage;

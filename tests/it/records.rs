@@ -61,7 +61,11 @@ async fn a_record_keeps_each_calls_last_status() {
     assert_eq!(chats.len(), 1);
     let chat = store.load(&chats[0].chat_id).expect("loads");
     let recorded: Vec<EntryKind> = chat.entries.iter().map(|e| e.to_kind()).collect();
-    assert_eq!(tool_states(&recorded), [ToolState::Completed], "{recorded:#?}");
+    assert_eq!(
+        tool_states(&recorded),
+        [ToolState::Completed],
+        "{recorded:#?}"
+    );
     let reopened = ResumeChat::from_loaded(&chat);
     assert_eq!(tool_states(&reopened.entries), [ToolState::Completed]);
 }

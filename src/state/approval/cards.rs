@@ -366,6 +366,8 @@ impl ChatState {
                     Source::User,
                     &one_line(&reason),
                 );
+                // Sent as the next prompt, so Up brings it back like one.
+                self.view.drafts.remember(&reason);
                 self.session.queued_prompt = Some(reason);
                 effects.extend(self.cancel());
                 effects
