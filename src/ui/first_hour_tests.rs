@@ -19,7 +19,9 @@ use crate::state::{Action, ChatState, Code, Msg};
 
 /// A Write of a new 60-line file: its diff is far taller than the card.
 fn long_write() -> crate::model::PermissionRequest {
-    let new: String = (1..=60).map(|i| format!("line {i} of the new file\n")).collect();
+    let new: String = (1..=60)
+        .map(|i| format!("line {i} of the new file\n"))
+        .collect();
     request(
         "call-write",
         ToolCallFields {
@@ -104,7 +106,10 @@ fn footer_with_bypass_two_chats_and_a_working_turn() {
             out.push_str(&format!("{label:<9} {width:>3} |{line}"));
         }
     }
-    assert!(out.contains("● working 1m 15s · 4.3k tokens · Esc cancel"), "{out}");
+    assert!(
+        out.contains("● working 1m 15s · 4.3k tokens · Esc cancel"),
+        "{out}"
+    );
     assert_snapshot!(out);
 }
 
