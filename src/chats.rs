@@ -152,6 +152,8 @@ fn parse_tool_state(text: &str) -> Option<ToolState> {
         "awaiting_approval" => Some(ToolState::AwaitingApproval),
         "in_progress" => Some(ToolState::InProgress),
         "completed" => Some(ToolState::Completed),
+        // The label of a denied call before it read "denied".
+        "rejected" => Some(ToolState::Rejected),
         _ => None,
     }
 }

@@ -262,6 +262,8 @@ pub struct AgentAbilities {
     /// `promptCapabilities.image`: a mentioned (or pasted) image may go in
     /// the prompt as an `image` block.
     pub image: bool,
+    /// `authMethods` lists a way to sign in: `/login` is offered.
+    pub sign_in: bool,
 }
 
 /// At most this many `session/list` pages are asked for (the agent's

@@ -63,6 +63,7 @@ pub(super) async fn initialize(
         return Err(version_mismatch(&response.protocol_version.to_string()));
     }
     let agent = &response.agent_capabilities;
+    let methods = super::auth::methods(&value);
     let abilities = AgentAbilities {
         load_session: agent.load_session,
         resume_session: agent.session_capabilities.resume.is_some(),
@@ -71,8 +72,8 @@ pub(super) async fn initialize(
         additional_directories: agent.session_capabilities.additional_directories.is_some(),
         embedded_context: agent.prompt_capabilities.embedded_context,
         image: agent.prompt_capabilities.image,
+        sign_in: !methods.is_empty(),
     };
-    let methods = super::auth::methods(&value);
     let info = response.agent_info.map(|info| AgentInfo {
         name: info.name,
         title: info.title,

@@ -12,7 +12,7 @@ use crate::acp::{
 use crate::model::PermissionOutcome;
 use crate::sanitize::one_line;
 use crate::settings;
-use crate::state::{ChatId, Connection, Msg, Refusal, WsMsg};
+use crate::state::{ChatId, Connection, DraftsMsg, Msg, Refusal, WsMsg};
 
 /// A running agent process, shared by the chats of its agent.
 pub(super) struct AgentSlot {
@@ -367,6 +367,9 @@ impl App {
         }
         match event {
             AgentEvent::Initialized(abilities, info) => {
+                for id in self.chats_on(key) {
+                    self.send_chat(id, Msg::Drafts(DraftsMsg::SignIn(abilities.sign_in)));
+                }
                 if let Some((_, slot)) = self.slot_of(key) {
                     slot.abilities = Some(abilities);
                     if let Some(cwd) = slot.list_for.take()
@@ -459,6 +462,9 @@ impl App {
                     .unwrap_or_default();
                 for claim in claims {
                     self.send_chat(tag, Msg::AgentAlias(claim));
+                }
+                if let Some(abilities) = self.slot_of(key).and_then(|(_, slot)| slot.abilities) {
+                    self.send_chat(tag, Msg::Drafts(DraftsMsg::SignIn(abilities.sign_in)));
                 }
                 let session_id = info.session_id.clone();
                 self.send_chat(tag, Msg::SessionStarted(info));

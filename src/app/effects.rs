@@ -116,6 +116,7 @@ impl App {
             }
             Effect::RestartAgent => self.restart(id),
             Effect::MoveProcess { fresh } => self.on_move_choice(id, fresh),
+            Effect::NewSession => self.new_session(id),
             Effect::Quit => self.quit = true,
             Effect::LogDecision(mut record) => {
                 record.time = decision_log::now_rfc3339();
@@ -219,6 +220,29 @@ impl App {
     /// Where chats are recorded (none when recording is off).
     fn store(&self) -> Option<crate::chats::ChatStore> {
         self.chats.values().find_map(|c| c.chat_store.clone())
+    }
+
+    /// `/clear`: the chat leaves its session (the agent may let it go; its
+    /// record ends as written) and opens a new one on the same agent, whose
+    /// record starts once the user says something.
+    fn new_session(&mut self, id: ChatId) {
+        let Some(chat) = self.chats.get(&id) else {
+            return;
+        };
+        if let (Some(session), Some(handle)) = (&chat.session, self.agent_of(chat)) {
+            handle.close_session(session);
+        }
+        let Some(chat) = self.chats.get_mut(&id) else {
+            return;
+        };
+        chat.detach();
+        chat.restarting = None;
+        chat.resume = None;
+        chat.last_session = None;
+        chat.record.start_over();
+        if let Err(err) = self.connect(id) {
+            self.send_chat(id, Msg::ConnectFailed(err.to_string()));
+        }
     }
 
     /// Drop a closed chat's IO; its agent ends when no chat uses it.

@@ -29,11 +29,24 @@ impl ResumeChat {
         ResumeChat {
             chat_id: Some(chat.header.chat_id.clone()),
             session_id: chat.session_id.clone(),
-            entries: chat.entries.iter().map(|e| e.to_kind()).collect(),
+            entries: chat.entries.iter().map(reopened).collect(),
             title: chat.title.clone(),
             name: chat.name.clone(),
         }
     }
+}
+
+/// A recorded entry as a reopened chat shows it: a tool call recorded
+/// while still open (the chat ended mid-turn, or an older warden wrote it)
+/// is not running any more, and has no result warden knows of.
+fn reopened(entry: &crate::chats::RecordedEntry) -> EntryKind {
+    let mut kind = entry.to_kind();
+    if let EntryKind::Tool(tool) = &mut kind
+        && !tool.state.is_finished()
+    {
+        tool.state = crate::state::ToolState::NoResult;
+    }
+    kind
 }
 
 /// Where the chat's record is written.
@@ -85,6 +98,13 @@ impl Record {
                 "the chat record stopped: the disk writer is gone".into(),
             ));
         }
+    }
+
+    /// The chat goes on in a new session under a new record (`/clear`):
+    /// this one is let go as written.
+    pub(super) fn start_over(&mut self) {
+        self.close();
+        *self = Record::new(self.chat, self.disk.clone());
     }
 
     /// Let the record's file go (the chat closed).
@@ -248,7 +268,16 @@ impl Chat {
         }
         let len = state.session.transcript.len();
         let settled = if state.is_busy() && !last {
-            len.saturating_sub(1)
+            // A record is only appended to: a tool call still open (asked,
+            // approved, running) waits, and what came after it with it,
+            // so that the record keeps the call's last status.
+            let entries = state.session.transcript.entries();
+            let open = (self.record.written..len).find(|&i| {
+                entries.get(i).is_some_and(
+                    |e| matches!(&e.kind, EntryKind::Tool(t) if !t.state.is_finished()),
+                )
+            });
+            open.unwrap_or(len).min(len.saturating_sub(1))
         } else {
             len
         };

@@ -83,6 +83,10 @@ const SCENARIOS: &[(&str, &str)] = &[
     ("two", "two edit permission requests sent at once"),
     ("slow", "a chunk every 200 ms for 60 s; try cancelling it"),
     (
+        "usage",
+        "reports its context use three times over a second (`usage_update`: 3.2k tokens more each turn, and a cost)",
+    ),
+    (
         "flood [N]",
         "N message chunks of exactly 64 bytes as fast as possible (default 1000)",
     ),
@@ -247,6 +251,7 @@ pub(crate) fn steps_for(prompt: &str, turn: u64, cwd: &Path) -> Vec<Step> {
         "tools" => tools(turn),
         "two" => two(turn),
         "slow" => slow(),
+        "usage" => usage(turn),
         "flood" => flood(words.next()),
         "escape" => escape(turn),
         "crash" => crash(),
@@ -766,6 +771,38 @@ fn tool_demo_edit() -> ToolDemo {
         rejected: "",
         after: Vec::new(),
     }
+}
+
+/// Tokens the `usage` scenario adds to the context each turn.
+pub(crate) const USAGE_STEP: u64 = 3_200;
+/// The context window the `usage` scenario reports.
+const USAGE_SIZE: u64 = 200_000;
+/// The context's tokens before the first turn (the system prompt's).
+const USAGE_BASE: u64 = 8_000;
+/// Pause between the `usage` scenario's reports.
+const USAGE_TICK_MS: u64 = 500;
+
+/// The context grows by [`USAGE_STEP`] over the turn, told in three
+/// `usage_update`s with the cost so far; `turn` numbers the session's turns
+/// from 1.
+fn usage(turn: u64) -> Vec<Step> {
+    let start = USAGE_BASE + USAGE_STEP * turn.saturating_sub(1);
+    let report = |used: u64| Step::Usage {
+        used: Some(used),
+        size: USAGE_SIZE,
+        cost: Some(used as f64 * 0.000_003),
+        currency: None,
+    };
+    vec![
+        report(start),
+        text("Counting tokens"),
+        sleep(USAGE_TICK_MS),
+        report(start + USAGE_STEP / 2),
+        text("…"),
+        sleep(USAGE_TICK_MS),
+        report(start + USAGE_STEP),
+        text(" done: this turn added 3.2k tokens to the context.\n"),
+    ]
 }
 
 fn slow() -> Vec<Step> {

@@ -536,7 +536,7 @@ pub(crate) const CARDS: &[Binding<CardCmd>] = &[
         CardCmd::Next,
     ),
     b(
-        &[Key::plain(K::BackTab), Key::ch('k')],
+        &[Key::ch('k')],
         "previous",
         "next / previous card",
         Hint::No,
@@ -874,7 +874,7 @@ pub(crate) const FORM: &[Binding<FormCmd>] = &[
 /// The keys in the chat list (Ctrl+L).
 pub(crate) const CHAT_LIST: &[Binding<ListCmd>] = &[
     b(
-        &[Key::plain(K::Up), Key::plain(K::BackTab)],
+        &[Key::plain(K::Up)],
         "up",
         "highlight a chat",
         Hint::No,

@@ -4,7 +4,7 @@
 //! before any prompt is sent, and an agent that moves itself into such a
 //! mode is moved back.
 
-use crate::model::{AgentMode, SessionInfo};
+use crate::model::{AgentMode, SessionInfo, SessionOrigin};
 use crate::policy::Mode;
 use crate::policy::agent_mode::{self, ModeAsks};
 use crate::sanitize::one_line;
@@ -15,6 +15,11 @@ impl ChatState {
     /// A session is open: find the agent's asking mode and move the agent
     /// there (or into its plan mode in Plan) before the chat is ready.
     pub(super) fn on_session_started(&mut self, info: SessionInfo) -> Vec<Effect> {
+        // A session/load replay is over: a call it left open is not
+        // running (the agent replayed no result for it).
+        if info.origin == SessionOrigin::Loaded {
+            self.session.transcript.close_open_tools();
+        }
         let session_id = info.session_id;
         self.session.agent_modes = info.modes;
         self.gate.asking_mode = None;

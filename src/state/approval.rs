@@ -780,7 +780,7 @@ impl ChatState {
         {
             self.session
                 .transcript
-                .set_call_state(tool_id, client, ToolState::Pending);
+                .set_call_state(tool_id, client, ToolState::Approved);
         }
         if allowed
             && !approval.request.client

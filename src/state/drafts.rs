@@ -12,7 +12,7 @@ use crate::model::{SlashCommand, StopReason};
 use crate::policy::Mode;
 
 /// warden's own slash commands: name, what it does, what to type after it.
-pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 12] = [
+pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 16] = [
     (
         "mode",
         "switch the chat's mode (no argument: the mode menu)",
@@ -57,7 +57,26 @@ pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 12] = [
         "serve the waiting cards to your phone (again: a new URL, old ones out)",
         "",
     ),
+    (
+        "clear",
+        "start a new session in this chat (the last one stays in /resume)",
+        "",
+    ),
+    (
+        "usage",
+        "the tokens and cost the agent reported so far (also /cost)",
+        "",
+    ),
+    (
+        "permissions",
+        "the rules screen: bypasses, rules and grants (Ctrl+G)",
+        "",
+    ),
+    ("exit", "leave warden (Ctrl+D)", ""),
 ];
+
+/// The command only an agent that lists sign-in methods is offered.
+const SIGN_IN: &str = "login";
 
 /// Entries of the history kept per working directory.
 pub(crate) const HISTORY_LIMIT: usize = 1000;
@@ -79,6 +98,10 @@ pub struct Drafts {
     pub queue: Vec<String>,
     /// Ctrl-S during a turn: the cancelled turn's end sends the queue.
     send_now: bool,
+    /// Alt-Up took the queued message at this place back into the
+    /// composer: sent again, it goes back there, not ahead of the ones
+    /// queued before it.
+    pulled: Option<usize>,
     /// The text Ctrl-C, Ctrl-U or Ctrl-K last removed (Ctrl-Y puts it back).
     pub cleared: Option<String>,
     /// The agent's slash commands.
@@ -93,6 +116,8 @@ pub struct Drafts {
     pub files: Option<Vec<String>>,
     /// The `@` finder, while a mention is typed.
     pub mention: Option<super::mention::Mention>,
+    /// The agent lists ways to sign in (`authMethods`): `/login` is offered.
+    pub sign_in: bool,
 }
 
 /// Where Up/Down are in the history, and the draft they replaced.
@@ -121,6 +146,9 @@ pub enum DraftsMsg {
     Exported(Result<String, String>),
     /// The working directory's files, for the `@` finder.
     Files(Vec<String>),
+    /// Whether the agent lists ways to sign in (`authMethods` at
+    /// `initialize`): only then is `/login` offered and taken.
+    SignIn(bool),
 }
 
 /// IO the composer needs.
@@ -171,7 +199,7 @@ struct Offer {
 
 impl Drafts {
     /// Remember a prompt (not twice in a row).
-    fn remember(&mut self, text: &str) {
+    pub(crate) fn remember(&mut self, text: &str) {
         if self.history.last().is_some_and(|last| last == text) {
             return;
         }
@@ -196,19 +224,28 @@ impl Drafts {
         out
     }
 
+    /// warden's commands this chat offers: `/login` only when the agent
+    /// lists ways to sign in.
+    fn own_commands(
+        &self,
+    ) -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> {
+        let sign_in = self.sign_in;
+        WARDEN_COMMANDS
+            .iter()
+            .filter(move |(name, _, _)| sign_in || *name != SIGN_IN)
+    }
+
     /// Commands whose name starts with (then contains) `query`: warden's
     /// own first; an agent's command whose name is or looks like warden's
     /// is not offered (warden's runs).
     fn offers(&self, query: &str) -> Vec<Offer> {
         let query = query.to_lowercase();
-        let own = WARDEN_COMMANDS
-            .iter()
-            .map(|(name, description, hint)| Offer {
-                name: (*name).to_string(),
-                description: (*description).to_string(),
-                hint: (*hint).to_string(),
-                own: true,
-            });
+        let own = self.own_commands().map(|(name, description, hint)| Offer {
+            name: (*name).to_string(),
+            description: (*description).to_string(),
+            hint: (*hint).to_string(),
+            own: true,
+        });
         let agent = self
             .commands
             .iter()
@@ -216,8 +253,8 @@ impl Drafts {
                 // Nor one whose name only looks like warden's (`/еxport`
                 // with a Cyrillic `е`): the user would take it for warden's.
                 let name = crate::confusable::skeleton(&c.name);
-                !WARDEN_COMMANDS
-                    .iter()
+                !self
+                    .own_commands()
                     .any(|(n, _, _)| crate::confusable::skeleton(n) == name)
             })
             .map(|c| Offer {
@@ -539,6 +576,9 @@ impl ChatState {
             all.extend(effects);
             return all;
         }
+        if let Some(place) = self.view.drafts.pulled.take() {
+            return self.requeue(place, &text);
+        }
         if self.is_busy() && self.session.connection != Connection::Down {
             self.view.drafts.queue.push(self.view.composer.take());
             self.view.notice = Some(format!(
@@ -557,6 +597,25 @@ impl ChatState {
         effects
     }
 
+    /// A message Alt-Up pulled back goes back to its place in the queue;
+    /// when no turn runs, the queue goes on from its first message.
+    fn requeue(&mut self, place: usize, text: &str) -> Vec<Effect> {
+        let queue = &mut self.view.drafts.queue;
+        queue.insert(place.min(queue.len()), self.view.composer.take());
+        self.view.drafts.slash_dismissed = false;
+        let mut effects = self.remember(text);
+        if self.is_busy() {
+            self.view.notice = Some(format!(
+                "queued again in its place ({} waiting) · Ctrl+S send now · Alt+↑ edit",
+                self.view.drafts.queue.len()
+            ));
+        } else {
+            self.view.drafts.send_now = true;
+            effects.extend(self.send_queued());
+        }
+        effects
+    }
+
     fn remember(&mut self, text: &str) -> Vec<Effect> {
         self.view.drafts.remember(text);
         Vec::new()
@@ -568,7 +627,9 @@ impl ChatState {
         let mut effects = Vec::new();
         let text = self.view.composer.text().to_string();
         if !text.trim().is_empty() {
-            self.view.drafts.queue.push(self.view.composer.take());
+            let queue = &mut self.view.drafts.queue;
+            let place = self.view.drafts.pulled.take().unwrap_or(queue.len());
+            queue.insert(place.min(queue.len()), self.view.composer.take());
             effects.extend(self.remember(&text));
         }
         if self.view.drafts.queue.is_empty() {
@@ -593,6 +654,7 @@ impl ChatState {
                 Some("send or clear the message first (Ctrl+C, Ctrl+Y brings it back)".into());
         } else if let Some(text) = self.view.drafts.queue.pop() {
             self.view.composer.set(&text);
+            self.view.drafts.pulled = Some(self.view.drafts.queue.len());
         }
         Vec::new()
     }
@@ -646,9 +708,34 @@ impl ChatState {
                 (!arg.is_empty()).then(|| arg.to_string()),
             ))],
             "remote" => vec![Effect::Drafts(DraftsEffect::Remote)],
-            "login" => vec![Effect::Drafts(DraftsEffect::Login(
+            SIGN_IN if !self.view.drafts.sign_in => {
+                // The agent's own command of that name, if it has one.
+                if self.view.drafts.commands.iter().any(|c| c.name == SIGN_IN) {
+                    return None;
+                }
+                self.view.notice = Some(format!(
+                    "{} lists no way to sign in: /login is for agents that do",
+                    crate::sanitize::one_line(&self.session.agent_name)
+                ));
+                Vec::new()
+            }
+            SIGN_IN => vec![Effect::Drafts(DraftsEffect::Login(
                 (!arg.is_empty()).then(|| arg.to_string()),
             ))],
+            "clear" => self.clear(),
+            "usage" | "cost" => {
+                let report = self.session.controls.usage_report();
+                self.info(format!("usage: {}", report.join(" · ")));
+                Vec::new()
+            }
+            "permissions" => {
+                self.view.focus.open(Modal::Rules {
+                    selected: 0,
+                    confirm: false,
+                });
+                Vec::new()
+            }
+            "exit" => self.quit(),
             "undo" | "redo" | "changes" | "checkpoints" => self.checkpoint_command(name),
             "help" => {
                 self.help();
@@ -657,6 +744,37 @@ impl ChatState {
             _ => return None,
         };
         Some(effects)
+    }
+
+    /// `/clear`: a new session in this chat, on the same agent; the
+    /// transcript starts empty, the last session stays in its record.
+    fn clear(&mut self) -> Vec<Effect> {
+        let refusal = if self.is_busy() {
+            Some("a turn is running: Esc cancels it, then /clear")
+        } else if !self.gate.approvals.is_empty() {
+            Some("requests are waiting: answer them, then /clear")
+        } else if !matches!(self.session.connection, Connection::Ready { .. }) {
+            Some("the agent is not connected")
+        } else {
+            None
+        };
+        if let Some(refusal) = refusal {
+            self.view.notice = Some(refusal.into());
+            return Vec::new();
+        }
+        self.session.transcript.clear();
+        self.session.connection = Connection::Starting;
+        self.session.agent_modes = None;
+        self.session.expected_agent_mode = None;
+        self.session.opening = None;
+        self.session.title = None;
+        self.session.last_stop = None;
+        self.session.controls = super::SessionControls::default();
+        self.gate.asking_mode = None;
+        self.gate.prompt_blocked = None;
+        self.view.drafts.queue.clear();
+        self.info("cleared: a new session; the last one is in the chat records (/resume)");
+        vec![Effect::NewSession]
     }
 
     fn open_mode_menu(&mut self) -> Vec<Effect> {
@@ -670,7 +788,7 @@ impl ChatState {
 
     fn help(&mut self) {
         let mut lines = vec!["warden's commands:".to_string()];
-        for (name, description, hint) in WARDEN_COMMANDS {
+        for (name, description, hint) in self.view.drafts.own_commands() {
             let hint = if hint.is_empty() {
                 String::new()
             } else {
@@ -720,6 +838,7 @@ impl ChatState {
                 self.error(format!("the export failed: {why}"), Vec::new());
             }
             DraftsMsg::Files(files) => self.on_files(files),
+            DraftsMsg::SignIn(offered) => self.view.drafts.sign_in = offered,
         }
         Vec::new()
     }

@@ -192,6 +192,36 @@ fn a_queue_waits_after_esc_and_ctrl_s_sends_it_now() {
     );
 }
 
+/// A message pulled back with Alt-Up and sent again goes back to its
+/// place: not ahead of the one queued before it, even when the queue
+/// waits after Esc (Enter then sends the queue from its start).
+#[test]
+fn a_message_pulled_back_and_sent_again_keeps_its_place() {
+    let mut s = ready();
+    send(&mut s, "first");
+    send(&mut s, "second");
+    send(&mut s, "third");
+    key(&mut s, Action::key(Code::Esc));
+    assert!(end_turn(&mut s, StopReason::Cancelled).is_empty());
+    assert_eq!(s.view.drafts.queue, ["second", "third"]);
+    key(&mut s, Action::EditQueued);
+    assert_eq!(s.view.composer.text(), "third");
+    typed(&mut s, "!");
+    let effects = key(&mut s, Action::key(Code::Enter));
+    assert_eq!(effects, vec![Effect::SendPrompt("second".into())]);
+    assert_eq!(s.view.drafts.queue, ["third!"]);
+    assert_eq!(
+        end_turn(&mut s, StopReason::EndTurn),
+        vec![Effect::SendPrompt("third!".into())]
+    );
+    // During a turn it goes back to its place as well.
+    send(&mut s, "fourth");
+    send(&mut s, "fifth");
+    key(&mut s, Action::EditQueued);
+    send(&mut s, "!");
+    assert_eq!(s.view.drafts.queue, ["fourth", "fifth!"]);
+}
+
 fn commands() -> Vec<SlashCommand> {
     vec![
         SlashCommand {
@@ -249,13 +279,16 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
             "/new",
             "/resume",
             "/export",
-            "/login",
             "/undo",
             "/redo",
             "/changes",
             "/checkpoints",
             "/help",
             "/remote",
+            "/clear",
+            "/usage",
+            "/permissions",
+            "/exit",
             "/review",
             "/init"
         ],
@@ -271,7 +304,15 @@ fn slash_lists_commands_filters_completes_and_shows_the_hint() {
         .collect();
     assert_eq!(
         labels,
-        ["/resume", "/redo", "/remote", "/review", "/export"],
+        [
+            "/resume",
+            "/redo",
+            "/remote",
+            "/review",
+            "/export",
+            "/clear",
+            "/permissions"
+        ],
         "starts with, then contains"
     );
     key(&mut s, Action::key(Code::Down));
@@ -450,4 +491,112 @@ fn a_pasted_image_path_becomes_a_mention() {
     assert_eq!(s.view.composer.text(), "@\"/tmp/my shot.png\" ");
     key(&mut s, Action::Paste("just text".into()));
     assert_eq!(s.view.composer.text(), "@\"/tmp/my shot.png\" just text");
+}
+
+fn offered(s: &mut ChatState, typed_text: &str) -> Vec<String> {
+    s.view.composer.set(typed_text);
+    s.composer_popup()
+        .map(|p| p.items.iter().map(|i| i.label.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// `/login` only when the agent lists ways to sign in: not offered, and
+/// refused with a word, otherwise.
+#[test]
+fn login_is_offered_only_when_the_agent_lists_sign_in_methods() {
+    let mut s = ready();
+    assert!(!offered(&mut s, "/lo").contains(&"/login".to_string()));
+    s.view.composer.take();
+    assert!(send(&mut s, "/login").is_empty());
+    assert!(
+        s.view
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("no way to sign in")),
+        "{:?}",
+        s.view.notice
+    );
+    s.update(Msg::Drafts(DraftsMsg::SignIn(true)));
+    assert!(offered(&mut s, "/lo").contains(&"/login".to_string()));
+    s.view.composer.take();
+    assert_eq!(
+        send(&mut s, "/login"),
+        vec![Effect::Drafts(DraftsEffect::Login(None))]
+    );
+}
+
+#[test]
+fn exit_permissions_and_usage_commands() {
+    let mut s = ready();
+    for name in ["/clear", "/usage", "/permissions", "/exit"] {
+        assert!(offered(&mut s, name).contains(&name.to_string()), "{name}");
+        s.view.composer.take();
+    }
+    send(&mut s, "/permissions");
+    assert!(matches!(s.view.focus.modal, Some(Modal::Rules { .. })));
+    key(&mut s, Action::key(Code::Esc));
+    assert_eq!(s.view.focus.modal, None);
+
+    send(&mut s, "/usage");
+    assert!(
+        infos(&s).last().is_some_and(|l| l.contains("has not said")),
+        "{:?}",
+        infos(&s)
+    );
+    s.update(Msg::Update(SessionUpdate::Usage(crate::model::Usage {
+        used: Some(50_000),
+        size: Some(200_000),
+        cost: Some((0.5, "USD".into())),
+        turn_tokens: None,
+    })));
+    s.update(Msg::Update(SessionUpdate::Usage(crate::model::Usage {
+        turn_tokens: Some(1_200),
+        ..Default::default()
+    })));
+    send(&mut s, "/cost");
+    assert_eq!(
+        infos(&s).last().map(String::as_str),
+        Some(
+            "usage: context: 50k of 200k tokens (25%) · last turn: 1.2k tokens · \
+             turns so far: 1.2k tokens · cost so far: $0.50"
+        )
+    );
+
+    assert!(send(&mut s, "/exit").contains(&Effect::Quit));
+}
+
+fn infos(s: &ChatState) -> Vec<String> {
+    s.session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Info(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `/clear`: a new session in this chat; refused while a turn runs.
+#[test]
+fn clear_starts_a_new_session_with_an_empty_transcript() {
+    let mut s = ready();
+    send(&mut s, "first");
+    assert!(send(&mut s, "/clear").is_empty(), "refused during a turn");
+    assert!(s.view.notice.as_deref().is_some_and(|n| n.contains("Esc")));
+    end_turn(&mut s, StopReason::EndTurn);
+    let effects = send(&mut s, "/clear");
+    assert_eq!(effects, vec![Effect::NewSession]);
+    assert_eq!(s.session.connection, Connection::Starting);
+    let kinds: Vec<_> = s
+        .session
+        .transcript
+        .entries()
+        .iter()
+        .map(|e| e.kind.clone())
+        .collect();
+    assert!(
+        matches!(kinds.as_slice(), [EntryKind::Info(t)] if t.starts_with("cleared")),
+        "{kinds:?}"
+    );
 }

@@ -203,6 +203,9 @@ pub enum Effect {
     /// The answer to [`Msg::StuckMove`]: move to the other process with a
     /// fresh session, or stay.
     MoveProcess { fresh: bool },
+    /// `/clear`: leave the chat's session (its record stays, for
+    /// `/resume`) and open a new one on the same agent, with a new record.
+    NewSession,
     /// Leave: cancel, answer everything pending, end the agent, restore the terminal.
     Quit,
     /// Append a decision to the log (the runtime stamps the time).
@@ -1015,6 +1018,7 @@ impl ChatState {
             cancelling: false,
             started: self.view.clock,
         });
+        self.session.controls.turn_base = self.session.controls.usage.as_ref().and_then(|u| u.used);
         let text = self.with_checkpoint_note(text);
         if self.gate.mode == Mode::Plan {
             self.info("plan mode: the prompt asks the agent to read and propose only");

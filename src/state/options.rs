@@ -26,6 +26,12 @@ pub struct SessionControls {
     /// The model picked from the session's `models`, until the agent
     /// answers `session/set_model` (its answer does not name it).
     pub model_pick: Option<String>,
+    /// The context's tokens when the running turn began (or when the agent
+    /// first told them in it): what the turn added is measured from here.
+    pub turn_base: Option<u64>,
+    /// The tokens of every turn the agent reported (its prompt answers'
+    /// `usage`), added up, in this chat's session.
+    pub session_tokens: Option<u64>,
 }
 
 impl SessionControls {
@@ -35,6 +41,52 @@ impl SessionControls {
             .iter()
             .find(|o| o.is_model())
             .map(|o| one_line(&o.current_label()))
+    }
+
+    /// The tokens the running turn added to the context so far, when the
+    /// agent tells its context's size (`usage_update`'s `used`).
+    pub fn turn_tokens_so_far(&self) -> Option<u64> {
+        let used = self.usage.as_ref()?.used?;
+        let added = used.checked_sub(self.turn_base?)?;
+        (added > 0).then_some(added)
+    }
+
+    /// "1.5k tokens": what the running turn added so far, for the footer.
+    pub fn turn_tokens_label(&self) -> Option<String> {
+        self.turn_tokens_so_far()
+            .map(|n| format!("{} tokens", tokens(n)))
+    }
+
+    /// Everything known of the usage, for `/usage`: one line each.
+    pub fn usage_report(&self) -> Vec<String> {
+        let Some(usage) = &self.usage else {
+            return vec!["the agent has not said what it used".into()];
+        };
+        let mut lines = Vec::new();
+        match (usage.used, usage.size) {
+            (Some(used), Some(size)) => lines.push(format!(
+                "context: {} of {} tokens ({}%)",
+                tokens(used),
+                tokens(size),
+                used.saturating_mul(100) / size.max(1)
+            )),
+            (Some(used), None) => lines.push(format!("context: {} tokens", tokens(used))),
+            (None, Some(size)) => lines.push(format!("context window: {} tokens", tokens(size))),
+            (None, None) => {}
+        }
+        if let Some(turn) = usage.turn_tokens {
+            lines.push(format!("last turn: {} tokens", tokens(turn)));
+        }
+        if let Some(total) = self.session_tokens {
+            lines.push(format!("turns so far: {} tokens", tokens(total)));
+        }
+        if let Some(cost) = cost_label(usage) {
+            lines.push(format!("cost so far: {cost}"));
+        }
+        if lines.is_empty() {
+            lines.push("the agent has not said what it used".into());
+        }
+        lines
     }
 
     /// The usage as shown in the footer: `ctx 42% · $0.12`.
@@ -50,24 +102,29 @@ impl SessionControls {
         if let Some(turn) = usage.turn_tokens {
             parts.push(format!("{} tok", tokens(turn)));
         }
-        if let Some((amount, currency)) = &usage.cost {
-            parts.push(if currency == "USD" && *amount > 0.0 && *amount < 0.01 {
-                "<$0.01".to_string()
-            } else if currency == "USD" {
-                format!("${amount:.2}")
-            } else {
-                format!("{amount:.2} {}", one_line(currency))
-            });
-        }
+        parts.extend(cost_label(usage));
         (!parts.is_empty()).then(|| parts.join(" · "))
     }
 }
 
-/// `12k`, `1.2M` tokens.
+/// The cost so far: `$0.12`, `<$0.01`, `1.50 EUR`.
+fn cost_label(usage: &Usage) -> Option<String> {
+    let (amount, currency) = usage.cost.as_ref()?;
+    Some(if currency == "USD" && *amount > 0.0 && *amount < 0.01 {
+        "<$0.01".to_string()
+    } else if currency == "USD" {
+        format!("${amount:.2}")
+    } else {
+        format!("{amount:.2} {}", one_line(currency))
+    })
+}
+
+/// `950`, `1.5k`, `12k`, `1.2M` tokens.
 fn tokens(n: u64) -> String {
     match n {
         0..1_000 => n.to_string(),
-        1_000..1_000_000 => format!("{}k", n / 1_000),
+        1_000..10_000 => format!("{:.1}k", n as f64 / 1_000.0),
+        10_000..1_000_000 => format!("{}k", n / 1_000),
         _ => format!("{:.1}M", n as f64 / 1_000_000.0),
     }
 }
@@ -100,6 +157,14 @@ impl ChatState {
     /// The agent sent a `usage_update` or a prompt answer's `usage`: the
     /// parts it names replace the ones known, the others stay.
     pub(super) fn on_usage(&mut self, usage: Usage) {
+        let controls = &mut self.session.controls;
+        if self.session.turn.is_some() && controls.turn_base.is_none() {
+            controls.turn_base = usage.used;
+        }
+        if let Some(turn) = usage.turn_tokens {
+            controls.session_tokens =
+                Some(controls.session_tokens.unwrap_or(0).saturating_add(turn));
+        }
         let known = self.session.controls.usage.take().unwrap_or_default();
         self.session.controls.usage = Some(Usage {
             used: usage.used.or(known.used),

@@ -5,7 +5,7 @@ use crate::state::{Code, Key};
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::model::{OptionKind, PermissionOption, ToolCallFields, ToolKind};
+use crate::model::{OptionKind, PermissionOption, ToolCall, ToolCallFields, ToolKind};
 
 pub(super) fn options() -> Vec<PermissionOption> {
     [
@@ -983,4 +983,109 @@ fn calls_still_open_at_turn_end_say_no_result() {
         );
     }
     assert_eq!(ToolState::NoResult.label(), "no result from the agent");
+}
+
+/// A call's line reads truly through its life: asked, approved (the agent
+/// has not run it yet, and a late "pending" from it does not undo that),
+/// running, done; a denied one reads "denied".
+#[test]
+fn a_call_reads_asked_approved_running_done() {
+    let mut s = chat(Mode::Default);
+    let state = |s: &ChatState, id: &str| s.session.transcript.tool(id).map(|t| t.state);
+    let status = |s: &mut ChatState, id: &str, status: WireStatus| {
+        s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
+            id: id.into(),
+            fields: Box::new(ToolCallFields {
+                status: Some(status),
+                ..Default::default()
+            }),
+        }));
+    };
+    let mut call = ToolCall::placeholder("t1");
+    call.kind = ToolKind::Execute;
+    s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(call))));
+    assert_eq!(state(&s, "t1"), Some(ToolState::Pending));
+    ask(&mut s, 1, "t1", ToolKind::Execute);
+    assert_eq!(state(&s, "t1"), Some(ToolState::AwaitingApproval));
+    key(&mut s, Action::ch('y'));
+    assert_eq!(state(&s, "t1"), Some(ToolState::Approved));
+    assert_eq!(ToolState::Approved.label(), "approved");
+    status(&mut s, "t1", WireStatus::Pending);
+    assert_eq!(state(&s, "t1"), Some(ToolState::Approved));
+    status(&mut s, "t1", WireStatus::InProgress);
+    assert_eq!(state(&s, "t1"), Some(ToolState::InProgress));
+    status(&mut s, "t1", WireStatus::Completed);
+    assert_eq!(state(&s, "t1"), Some(ToolState::Completed));
+
+    // The agent said it runs while the card waited: its word is newer.
+    ask(&mut s, 2, "t2", ToolKind::Execute);
+    status(&mut s, "t2", WireStatus::InProgress);
+    assert_eq!(state(&s, "t2"), Some(ToolState::AwaitingApproval));
+    key(&mut s, Action::ch('y'));
+    assert_eq!(state(&s, "t2"), Some(ToolState::InProgress));
+
+    ask(&mut s, 3, "t3", ToolKind::Execute);
+    key(&mut s, Action::ch('n'));
+    assert_eq!(state(&s, "t3"), Some(ToolState::Rejected));
+    assert_eq!(ToolState::Rejected.label(), "denied");
+}
+
+/// The footer says "Shift-Tab mode" while a card has the keys: Shift-Tab
+/// changes the mode there too, not the card (Tab, j and k move between
+/// cards).
+#[test]
+fn shift_tab_on_a_focused_card_changes_the_mode() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    ask(&mut s, 2, "b", ToolKind::Edit);
+    assert_eq!(s.view.focus, Focus::CARDS);
+    key(&mut s, Action::key(Code::Tab));
+    assert_eq!(s.view.cursor.selected, 1);
+    key(&mut s, Action::key(Code::BackTab));
+    assert_eq!(s.gate.mode, Mode::Default.next());
+    assert_eq!(s.view.cursor.selected, 1, "the card stays");
+    // Auto asks whether to allow what waits; no.
+    key(&mut s, Action::ch('n'));
+    key(&mut s, Action::ch('k'));
+    assert_eq!(s.view.cursor.selected, 0);
+    let hint = crate::keys::footer_hints().join(" · ");
+    assert!(hint.contains("Shift-Tab mode"), "{hint}");
+}
+
+/// A session/load replay that leaves a call open (a tool call replayed
+/// without its result) does not leave it spinning once the session is
+/// open: it has no result, as far as warden knows.
+#[test]
+fn a_call_a_load_replay_left_open_is_not_running() {
+    let mut s = ChatState::new("demo", "/w");
+    let mut call = ToolCall::placeholder("old");
+    call.status = WireStatus::InProgress;
+    s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(call))));
+    s.update(Msg::SessionStarted(SessionInfo {
+        session_id: "s".into(),
+        modes: None,
+        origin: crate::model::SessionOrigin::Loaded,
+    }));
+    assert_eq!(
+        s.session.transcript.tool("old").map(|t| t.state),
+        Some(ToolState::NoResult)
+    );
+}
+
+/// A deny reason is sent as the next prompt: Up brings it back like one.
+#[test]
+fn a_deny_reason_goes_into_the_history() {
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "a", ToolKind::Edit);
+    key(&mut s, Action::ch('r'));
+    key(&mut s, Action::Paste("not that file".into()));
+    key(&mut s, Action::key(Code::Enter));
+    assert_eq!(
+        s.view.drafts.history.last().map(String::as_str),
+        Some("not that file")
+    );
+    s.update(Msg::TurnEnded(StopReason::Cancelled));
+    s.update(Msg::TurnEnded(StopReason::EndTurn));
+    key(&mut s, Action::key(Code::Up));
+    assert_eq!(s.view.composer.text(), "not that file");
 }

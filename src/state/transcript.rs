@@ -13,6 +13,8 @@ pub enum ToolState {
     Pending,
     /// A permission request for it is waiting for a decision.
     AwaitingApproval,
+    /// Allowed; the agent has not said yet that it runs.
+    Approved,
     /// Running.
     InProgress,
     /// Finished successfully.
@@ -29,9 +31,10 @@ pub enum ToolState {
 
 impl ToolState {
     /// Every state, in life order.
-    pub(crate) const ALL: [ToolState; 8] = [
+    pub(crate) const ALL: [ToolState; 9] = [
         ToolState::Pending,
         ToolState::AwaitingApproval,
+        ToolState::Approved,
         ToolState::InProgress,
         ToolState::Completed,
         ToolState::Failed,
@@ -57,10 +60,11 @@ impl ToolState {
         match self {
             ToolState::Pending => "pending",
             ToolState::AwaitingApproval => "awaiting approval",
+            ToolState::Approved => "approved",
             ToolState::InProgress => "running",
             ToolState::Completed => "done",
             ToolState::Failed => "failed",
-            ToolState::Rejected => "rejected",
+            ToolState::Rejected => "denied",
             ToolState::Cancelled => "cancelled",
             ToolState::NoResult => "no result from the agent",
         }
@@ -126,7 +130,9 @@ impl ToolEntry {
             // of the agent on the call wins.
             let keep_rejected = self.state == ToolState::Rejected
                 && matches!(next, ToolState::Failed | ToolState::Pending);
-            if !keep_rejected {
+            // An approved call is not "pending" again until it runs.
+            let keep_approved = self.state == ToolState::Approved && next == ToolState::Pending;
+            if !keep_rejected && !keep_approved {
                 self.state = next;
             }
         }
@@ -221,6 +227,17 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// Start afresh (`/clear`): no entries. Ids go on from where they
+    /// were and the change log is left behind, so a view lays everything
+    /// out again and caches nothing under a reused id.
+    pub(crate) fn clear(&mut self) {
+        *self = Transcript {
+            next_id: self.next_id,
+            generation: self.generation + 2,
+            ..Transcript::default()
+        };
+    }
+
     /// All entries, oldest first.
     pub fn entries(&self) -> &[Entry] {
         &self.entries
@@ -417,7 +434,12 @@ impl Transcript {
                 let state = ToolState::from_wire(call.status);
                 entry.lookalike = crate::confusable::call_warning(&call);
                 entry.call = call;
-                if !entry.state.is_finished() && entry.state != ToolState::AwaitingApproval {
+                let keep_approved =
+                    entry.state == ToolState::Approved && state == ToolState::Pending;
+                if !entry.state.is_finished()
+                    && entry.state != ToolState::AwaitingApproval
+                    && !keep_approved
+                {
                     entry.state = state;
                 }
             }
@@ -547,6 +569,14 @@ impl Transcript {
             None
         } else {
             self.deferred.remove(&index)
+        };
+        // Allowed while the agent already said the call runs or ended:
+        // its word is newer than "approved".
+        let state = match &deferred {
+            Some(call) if state == ToolState::Approved && call.status != WireStatus::Pending => {
+                ToolState::from_wire(call.status)
+            }
+            _ => state,
         };
         if let Some(EntryKind::Tool(entry)) = self.touch(index) {
             if let Some(call) = deferred {

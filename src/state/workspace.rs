@@ -400,6 +400,16 @@ impl Workspace {
             Action::NewChat => Some(ListCmd::New),
             Action::PastChats => Some(ListCmd::Past),
             Action::CloseChat => Some(ListCmd::Remove),
+            // Shift-Tab changes the mode of the chat on screen, as the
+            // footer says; the list stays open.
+            Action::BackTab => {
+                let effects = match self.active_id() {
+                    Some(id) => self.send_chat(id, Msg::Action(Action::BackTab)),
+                    None => Vec::new(),
+                };
+                self.focus = ChatFocus::List { selected };
+                return effects;
+            }
             _ => keys::lookup_key(keys::CHAT_LIST, key),
         };
         match cmd {
@@ -630,6 +640,9 @@ impl Workspace {
         if untouched && self.chats.len() > 1 {
             let active = self.active_id();
             let effects = self.close_now(id);
+            // The chat the user opened replaced it: "closed chat 1: new
+            // chat" would only puzzle.
+            self.notice = None;
             if let Some(active) = active.and_then(|a| self.position(a)) {
                 self.active = active;
             }

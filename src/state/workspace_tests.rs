@@ -524,3 +524,42 @@ mod random {
         }
     }
 }
+
+/// The footer says "Shift-Tab mode" while the chat list has the keys:
+/// Shift-Tab changes the mode of the chat on screen, and the list stays.
+#[test]
+fn shift_tab_in_the_chat_list_changes_the_mode() {
+    let (mut ws, _a, b) = two();
+    key(&mut ws, Action::Key(Key::ctrl(Code::Char('l'))));
+    assert_eq!(ws.focus, ChatFocus::List { selected: 1 });
+    key(&mut ws, Action::key(Code::BackTab));
+    assert_eq!(ws.focus, ChatFocus::List { selected: 1 });
+    assert_eq!(
+        ws.chat(b).map(|c| c.state.gate.mode),
+        Some(Mode::Default.next())
+    );
+}
+
+/// `--resume` replaces the empty starting chat with the reopened one:
+/// no "closed chat 1: new chat" notice about a chat the user never used.
+#[test]
+fn a_reopened_chat_replaces_the_empty_one_without_a_closed_notice() {
+    let mut ws = Workspace::new(vec!["demo".into()]);
+    let a = ws.add_chat(ChatState::new("demo", "/w"));
+    let b = ws.add_chat(chat("sb", Mode::Default));
+    ws.update(WsMsg::DiscardUntouched(a));
+    assert!(ws.chat(a).is_none());
+    assert_eq!(ws.active_id(), Some(b));
+    assert_eq!(ws.notice, None);
+    // A chat the user closes still says so.
+    let c = ws.add_chat(ChatState::new("demo", "/w"));
+    key(&mut ws, Action::CloseChat);
+    assert!(ws.chat(c).is_none());
+    assert!(
+        ws.notice
+            .as_deref()
+            .is_some_and(|n| n.starts_with("closed chat")),
+        "{:?}",
+        ws.notice
+    );
+}

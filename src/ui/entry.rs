@@ -552,7 +552,7 @@ fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminal
                     Some(view) => Some(terminal::Output::from(view)),
                     None => tool.call.agent_terminal(id).map(terminal::Output::from),
                 };
-                terminal::lines(out, id, output, terminals.expanded, ctx);
+                terminal::lines(out, id, output, tool.state, terminals.expanded, ctx);
             }
         }
     }

@@ -60,8 +60,9 @@ pub(crate) fn sandbox_badge(state: &ChatState, theme: Theme) -> Option<Span<'sta
     Some(Span::styled(badge.label(), style))
 }
 
-/// What the agent is doing, when worth saying.
-fn status(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
+/// What the agent is doing, when worth saying; `short` says only how
+/// long the turn has run (to keep a key hint beside it).
+fn status(state: &ChatState, theme: Theme, short: bool) -> Option<Span<'static>> {
     match state.session.connection {
         Connection::Starting => return Some(Span::styled("starting agent…", theme.starting())),
         Connection::Down => return Some(Span::styled("agent stopped · r restart", theme.down())),
@@ -75,7 +76,19 @@ fn status(state: &ChatState, theme: Theme) -> Option<Span<'static>> {
             .elapsed(state.view.clock)
             .map(|d| format!(" {}", elapsed(d.as_secs())))
             .unwrap_or_default();
-        Span::styled(format!("● working{elapsed} · Esc cancel"), theme.working())
+        if short {
+            return Some(Span::styled(format!("● working{elapsed}"), theme.working()));
+        }
+        let tokens = state
+            .session
+            .controls
+            .turn_tokens_label()
+            .map(|t| format!(" · {t}"))
+            .unwrap_or_default();
+        Span::styled(
+            format!("● working{elapsed}{tokens} · Esc cancel"),
+            theme.working(),
+        )
     })
 }
 
@@ -278,7 +291,10 @@ pub(crate) fn render_with(
     let agent = agent_mode(state, theme);
     let controls = controls(state, theme);
     let pending = pending(state, theme);
-    let status = status(state, theme);
+    let full_status = status(state, theme, false);
+    let short_status = status(state, theme, true);
+    // The status is shortened only to keep the last key hint in sight.
+    let shorten_status = std::cell::Cell::new(false);
     let position = chats
         .position
         .map(|(n, of)| Span::styled(format!("chat {n}/{of}"), theme.dim()));
@@ -310,7 +326,14 @@ pub(crate) fn render_with(
                 (Part::Name, name.clone().filter(|_| keep >= 1)),
                 (Part::Controls, controls.clone().filter(|_| keep >= 2)),
                 (Part::Cwd, cwd),
-                (Part::Status, status.clone()),
+                (
+                    Part::Status,
+                    if shorten_status.get() {
+                        short_status.clone()
+                    } else {
+                        full_status.clone()
+                    },
+                ),
             ],
             theme,
         )
@@ -320,8 +343,15 @@ pub(crate) fn render_with(
     // shortened left side; then no hints.
     let full = parts(Some(cwd.clone()), 2, false);
     let full_w = spans_width(&full.spans);
-    // Key hints from the key tables, dropped from the first as the footer narrows.
-    let all_hints = crate::keys::footer_hints();
+    // Key hints from the key tables, dropped from the first as the footer
+    // narrows; while BYPASS shows, "Ctrl-G rules" is the last to go.
+    let mut all_hints = crate::keys::footer_hints();
+    if state.gate.agent_policy.bypass
+        && let Some(at) = all_hints.iter().position(|h| h.ends_with(" rules"))
+    {
+        let rules = all_hints.remove(at);
+        all_hints.push(rules);
+    }
     let mut hints = 0;
     for n in (1..=all_hints.len()).rev() {
         let hint = all_hints[all_hints.len() - n..].join(" · ");
@@ -373,7 +403,7 @@ pub(crate) fn render_with(
     let chosen = if hints > 0 {
         full
     } else {
-        let kept = last_hint.and_then(|h| {
+        let keep = |h: &String| {
             let room = width.checked_sub(str_width(h) + 2)?;
             // Not at the cost of the agent's name or a key of the left side.
             if spans_width(&parts(None, 1, false).spans) > room {
@@ -381,6 +411,14 @@ pub(crate) fn render_with(
             }
             let left = shortened(room);
             (spans_width(&left.spans) <= room).then(|| (left, h.clone()))
+        };
+        let kept = last_hint.and_then(|h| {
+            keep(h).or_else(|| {
+                shorten_status.set(true);
+                let kept = keep(h);
+                shorten_status.set(kept.is_some());
+                kept
+            })
         });
         match kept {
             Some((left, h)) => {
@@ -388,7 +426,17 @@ pub(crate) fn render_with(
                 left
             }
             None if full_w <= width => full,
-            None => shortened(width),
+            None => {
+                // Still too wide: the status says only the time, rather
+                // than being cut.
+                let left = shortened(width);
+                if spans_width(&left.spans) > width {
+                    shorten_status.set(true);
+                    shortened(width)
+                } else {
+                    left
+                }
+            }
         }
     };
     let line = Line::from(chosen.spans);

@@ -44,6 +44,8 @@ mod chat_list_tests;
 #[cfg(test)]
 mod decision_line_tests;
 #[cfg(test)]
+mod first_hour_tests;
+#[cfg(test)]
 mod focus_tests;
 #[cfg(test)]
 mod gate_tests;

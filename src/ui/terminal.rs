@@ -20,7 +20,7 @@ use super::theme::Theme;
 use super::wrap::{Mode, spaces, wrap_into};
 use crate::model::AgentTerminal;
 use crate::sanitize::{one_line, visible};
-use crate::state::TerminalView;
+use crate::state::{TerminalView, ToolState};
 
 /// Lines of output shown while terminals are folded.
 const FOLDED_LINES: usize = 12;
@@ -64,11 +64,12 @@ impl<'a> From<&'a AgentTerminal> for Output<'a> {
 }
 
 /// Lay out terminal `id` (`view` is its output, if any arrived yet), indented
-/// under the tool call's header.
+/// under the header of the tool call, which is in `state`.
 pub(crate) fn lines(
     out: &mut Vec<Line<'static>>,
     id: &str,
     view: Option<Output<'_>>,
+    state: ToolState,
     expanded: bool,
     ctx: Ctx,
 ) {
@@ -134,7 +135,24 @@ pub(crate) fn lines(
             };
             note(out, format!("exited: {}", one_line(exit)), style, ctx);
         }
-        None => note(out, "running…".into(), theme.dim(), ctx),
+        None => {
+            // Only a call that runs says so: one waiting for a decision
+            // (or denied) has not started, whatever its terminal shows.
+            let said = match state {
+                ToolState::InProgress => Some("running…"),
+                ToolState::Pending | ToolState::AwaitingApproval | ToolState::Approved => {
+                    Some("not started")
+                }
+                ToolState::Rejected => Some("not run"),
+                ToolState::Completed
+                | ToolState::Failed
+                | ToolState::Cancelled
+                | ToolState::NoResult => None,
+            };
+            if let Some(said) = said {
+                note(out, said.into(), theme.dim(), ctx);
+            }
+        }
     }
     if view.truncated && view.dropped == 0 {
         note(
@@ -512,6 +530,33 @@ mod tests {
             true,
         );
         assert_snapshot!("terminal_running_50x20", buffer_text(&buf));
+    }
+
+    /// Claude embeds its terminal in the call before it asks: while the
+    /// card waits the call has not started, and the body says so, not
+    /// "running…" under "awaiting approval".
+    #[test]
+    fn a_terminal_of_a_call_not_yet_run_does_not_say_running() {
+        let said = |state: ToolState| {
+            let buf = draw(&entry("touch x", state), Some(view("", None)), false, false);
+            buffer_text(&buf)
+        };
+        for state in [
+            ToolState::Pending,
+            ToolState::AwaitingApproval,
+            ToolState::Approved,
+        ] {
+            let text = said(state);
+            assert!(!text.contains("running"), "{state:?}: {text}");
+            assert!(text.contains("not started"), "{state:?}: {text}");
+        }
+        let denied = said(ToolState::Rejected);
+        assert!(
+            denied.contains("— denied") && denied.contains("not run"),
+            "{denied}"
+        );
+        assert!(said(ToolState::InProgress).contains("running…"));
+        assert!(!said(ToolState::NoResult).contains("running"));
     }
 
     #[test]

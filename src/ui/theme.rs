@@ -105,6 +105,7 @@ impl Theme {
             ToolState::AwaitingApproval => {
                 ("?", self.fg(Color::Yellow).add_modifier(Modifier::BOLD))
             }
+            ToolState::Approved => ("✓", self.fg(Color::Yellow)),
             ToolState::InProgress => ("◐", self.fg(Color::Blue)),
             ToolState::Completed => ("✓", self.fg(Color::Green)),
             ToolState::Failed => ("✗", self.fg(Color::Red)),

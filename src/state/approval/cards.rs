@@ -130,6 +130,10 @@ impl ChatState {
             return self.choose(choice);
         }
         let Some(cmd) = keys::lookup_key(keys::CARDS, key) else {
+            // Shift-Tab changes the mode here too, as the footer says.
+            if *action == A::BackTab {
+                return self.set_mode(self.gate.mode.next());
+            }
             if matches!(action, A::Char(_) | A::Paste(_)) {
                 self.view.notice = Some(format!(
                     "a card is waiting: {} · Ctrl-P back to typing",
@@ -362,6 +366,8 @@ impl ChatState {
                     Source::User,
                     &one_line(&reason),
                 );
+                // Sent as the next prompt, so Up brings it back like one.
+                self.view.drafts.remember(&reason);
                 self.session.queued_prompt = Some(reason);
                 effects.extend(self.cancel());
                 effects
