@@ -2,10 +2,12 @@
 //! worst case for compression) snapshotted the first time and again after a
 //! turn that changed 10 files (the goal: under 150 ms), a restore of those
 //! 10 files, the disk a checkpoint adds, and the CPU the snapshots of one
-//! turn take (git's, from `getrusage(RUSAGE_CHILDREN)`; nothing runs while
-//! the answer streams: snapshots are taken before the prompt and at the
-//! turn's end only). `WARDEN_BENCH_FILES` and `WARDEN_BENCH_MB` change the
-//! size. Run: `cargo bench --bench checkpoints`.
+//! turn take (git's, from `getrusage(RUSAGE_CHILDREN)`: on the worker
+//! thread and git's processes, never on the loop; the prompt's "before"
+//! runs as the turn begins), and the "before" of a prompt whose turn had
+//! already changed 10 files when it ran (`Store::as_of`).
+//! `WARDEN_BENCH_FILES` and `WARDEN_BENCH_MB` change the size. Run:
+//! `cargo bench --bench checkpoints`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 

@@ -149,3 +149,29 @@ fn a_turn_end_takes_its_checkpoint_before_a_queued_prompt() {
         Some(&Effect::Checkpoint(CheckpointEffect::TurnEnded))
     );
 }
+
+#[test]
+fn a_prompt_sent_before_any_snapshot_was_complete_says_undo_may_miss_its_first_writes() {
+    let mut s = ChatState::new("demo", "/w");
+    let big = ("big.bin".to_string(), 20 * 1024 * 1024);
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Baseline {
+        skipped: vec![big.clone()],
+    })));
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Before {
+        skipped: vec![big.clone()],
+        unsure: false,
+    })));
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Before {
+        skipped: vec![big],
+        unsure: true,
+    })));
+    assert_eq!(
+        infos(&s),
+        vec![
+            "not checkpointed, over [checkpoints] max_file_size: big.bin (20 MB)".to_string(),
+            "the turn began before the workspace's first checkpoint was complete: \
+             /undo may not put back what it wrote first"
+                .to_string(),
+        ]
+    );
+}
