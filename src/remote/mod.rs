@@ -5,6 +5,7 @@
 //!   already runs; its routes, the session cookie, CSRF and rate limit.
 //! - `page.rs`: the server-rendered page, everything agent-written escaped.
 //! - `token.rs`: random tokens and their constant-time comparison.
+//! - `qr.rs`: the URL as a QR code for the terminal.
 //!
 //! The runtime publishes a [`Snapshot`] of the waiting cards after each
 //! pump; the server only reads it, and an answer goes back as a message
@@ -12,6 +13,7 @@
 //! wins and the decision log says `remote`.
 
 mod page;
+pub mod qr;
 mod server;
 mod token;
 

@@ -15,14 +15,14 @@ use warden::state::Action;
 use crate::common::*;
 
 /// One HTTP exchange: status, raw headers, body.
-struct Reply {
-    status: u16,
-    headers: String,
-    body: String,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: String,
+    pub(crate) body: String,
 }
 
 impl Reply {
-    fn header(&self, name: &str) -> Option<String> {
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
         self.headers.lines().find_map(|line| {
             let (n, v) = line.split_once(':')?;
             n.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
@@ -30,7 +30,7 @@ impl Reply {
     }
 }
 
-async fn http(
+pub(crate) async fn http(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -93,7 +93,7 @@ async fn card_served(dir: &std::path::Path) -> (App, SocketAddr, String) {
 }
 
 /// Open the URL: the token for the session cookie.
-async fn sign_in(addr: SocketAddr, path: &str) -> String {
+pub(crate) async fn sign_in(addr: SocketAddr, path: &str) -> String {
     let reply = http(addr, "GET", path, None, None).await;
     assert_eq!(reply.status, 303, "{}", reply.body);
     let cookie = reply.header("set-cookie").expect("a cookie");
@@ -102,7 +102,7 @@ async fn sign_in(addr: SocketAddr, path: &str) -> String {
     cookie.split(';').next().unwrap().to_string()
 }
 
-fn csrf_of(page: &str) -> String {
+pub(crate) fn csrf_of(page: &str) -> String {
     let at = page.find("name=\"csrf\" value=\"").expect("a CSRF field") + 19;
     page[at..at + 32].to_string()
 }
@@ -361,23 +361,47 @@ async fn the_server_is_gone_when_warden_exits() {
     drop(cookie);
 }
 
+/// Every file under `dir`, read as text.
+fn all_text_under(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.push_str(&all_text_under(&path));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    out
+}
+
 #[tokio::test]
 async fn slash_remote_starts_the_server_and_again_makes_a_new_url() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    let mut options = logged_options(dir.path(), Mode::Default);
+    options.chats_dir = Some(dir.path().join("chats"));
+    let mut app = started_with(dir.path(), options).await;
     app.set_remote_listen(localhost());
     assert!(app.remote_url().is_none(), "off by default");
     send(&mut app, "/remote");
     let first = app.remote_url().expect("/remote starts it");
     assert!(first.starts_with("http://127.0.0.1:"), "{first}");
-    let said = warden::state::ChatState::clone(app.state());
-    assert!(
-        said.session.transcript.entries().iter().any(|e| matches!(
-            &e.kind,
-            warden::state::EntryKind::Info(t) if t.contains(&first)
-        )),
-        "the URL is shown in the transcript"
+    let token = first.split_once("?t=").expect("a token").1.to_string();
+    // The URL with its token and its QR code are over the screen...
+    let shown = app.ws.remote_code.clone().expect("the URL is shown");
+    assert_eq!(shown.url, first);
+    assert_eq!(
+        Some(shown.qr),
+        warden::remote::qr::lines(&first),
+        "its QR code"
     );
+    // ...until a key, which does nothing else.
+    key(&mut app, Action::ch('x'));
+    assert!(app.ws.remote_code.is_none(), "a key closes it");
+    assert_eq!(app.state().view.composer.text(), "", "the key went nowhere");
     send(&mut app, "/remote");
     let second = app.remote_url().expect("still on");
     assert_ne!(first, second, "a new token");
@@ -385,5 +409,35 @@ async fn slash_remote_starts_the_server_and_again_makes_a_new_url() {
     let old = first.split_once(&addr.to_string()).unwrap().1.to_string();
     let reply = http(addr, "GET", &old, None, None).await;
     assert_eq!(reply.status, 403, "the old URL is out");
+    // The chat says where it serves, never the token: a transcript is
+    // recorded (and exported), a token in it would outlive its use.
+    key(&mut app, Action::ch('x'));
+    send(&mut app, "hello");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let said = warden::state::ChatState::clone(app.state());
+    let infos: Vec<&str> = said
+        .session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            warden::state::EntryKind::Info(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        infos.iter().any(|t| t.contains(&format!("http://{addr}/"))),
+        "the address is said: {infos:?}"
+    );
+    let token2 = second.split_once("?t=").expect("a token").1.to_string();
+    for entry in said.session.transcript.entries() {
+        let text = format!("{:?}", entry.kind);
+        assert!(!text.contains(&token), "token in the transcript: {text}");
+        assert!(!text.contains(&token2), "token in the transcript: {text}");
+    }
     app.shutdown().await;
+    let recorded = all_text_under(&dir.path().join("chats"));
+    assert!(recorded.contains("hello"), "the chat was recorded: {recorded}");
+    assert!(!recorded.contains(&token), "token in the record");
+    assert!(!recorded.contains(&token2), "token in the record");
 }
