@@ -1,6 +1,7 @@
-//! The page: server-rendered HTML, phone-sized, no script. Everything the
+//! The page: server-rendered HTML, phone-sized, one small script (live
+//! updates from `/events`; without it a reload link does). Everything the
 //! agent wrote (titles, commands, paths, diffs, reasons) goes through
-//! [`escape`]; the server's CSP forbids scripts besides.
+//! [`escape`]; the server's CSP allows no script but the page's own.
 
 use std::fmt::Write;
 
@@ -37,14 +38,38 @@ button{font-size:1.1em;padding:0.4em 0.8em;margin:0.2em}\
 .allow{background:#cfc}.deny{background:#fcc}.muted{color:#666}\
 input[type=text]{width:95%;font-size:1.1em}</style>";
 
-/// The page of waiting cards; `csrf` goes in every form; it refreshes by
-/// itself every few seconds.
-pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) -> String {
+/// The page's script, allowed by the CSP's nonce: each event from
+/// `/events` is the cards again, put in place of the old ones.
+const SCRIPT: &str = "var live=document.getElementById('live');\
+var es=new EventSource('/events');\
+es.onopen=function(){live.textContent='live';};\
+es.onerror=function(){live.textContent='offline: reload';};\
+es.onmessage=function(e){document.getElementById('cards').innerHTML=e.data;};";
+
+/// The page of waiting cards; `csrf` goes in every form, `nonce` lets its
+/// script run.
+pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration, nonce: &str) -> String {
     let mut out = String::new();
     out.push_str(HEAD);
-    out.push_str("<meta http-equiv=\"refresh\" content=\"3\"><title>warden</title>");
+    out.push_str("<title>warden</title>");
     out.push_str(STYLE);
-    out.push_str("</head><body><h1>warden</h1>");
+    out.push_str(
+        "</head><body><h1>warden <a class=\"muted\" id=\"live\" href=\"/\">reload</a></h1><main id=\"cards\">",
+    );
+    out.push_str(&fragment(snapshot, csrf, arming));
+    let _ = write!(
+        out,
+        "</main><p class=\"muted\">Grants, rules and bypass are decided in the terminal only.</p>\
+<script nonce=\"{}\">{SCRIPT}</script></body></html>",
+        escape(nonce)
+    );
+    out
+}
+
+/// What changes on the page: the waiting cards, each chat's mode, the last
+/// decisions (who decided).
+pub fn fragment(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) -> String {
+    let mut out = String::new();
     let waiting: usize = snapshot.chats.iter().map(|c| c.cards.len()).sum();
     if waiting == 0 {
         out.push_str("<p id=\"none\">No card waits.</p>");
@@ -95,7 +120,7 @@ pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) -> St
             }
             if card.since.elapsed() < arming {
                 out.push_str(
-                    "<div class=\"muted\">just arrived: the buttons come on the next refresh</div>",
+                    "<div class=\"muted\">just arrived: look at it first (answers take in a second)</div>",
                 );
             }
             let _ = write!(
@@ -121,7 +146,6 @@ pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) -> St
         }
         out.push_str("</ul>");
     }
-    out.push_str("<p class=\"muted\">Grants, rules and bypass are decided in the terminal only.</p></body></html>");
     out
 }
 
@@ -193,8 +217,10 @@ mod tests {
             }],
             decided: vec![evil.to_string()],
         };
-        let html = cards(&snapshot, "c", std::time::Duration::ZERO);
-        assert!(!html.contains("<script"), "{html}");
+        let html = cards(&snapshot, "c", std::time::Duration::ZERO, "n");
+        // The one script is the page's own, under its nonce.
+        assert_eq!(html.matches("<script").count(), 1, "{html}");
+        assert!(html.contains("<script nonce=\"n\">var live"), "{html}");
         assert!(!html.contains("<img"), "{html}");
         assert!(!html.contains('\u{1b}'), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
@@ -223,13 +249,12 @@ mod tests {
             }],
             decided: Vec::new(),
         };
-        let html = cards(&snapshot, "c", std::time::Duration::ZERO);
+        let html = cards(&snapshot, "c", std::time::Duration::ZERO, "n");
         let picks: Vec<&str> = html
             .split("name=\"pick\" value=\"")
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
         assert_eq!(picks, vec!["allow", "deny"]);
-        assert!(!html.contains("<script"));
     }
 }

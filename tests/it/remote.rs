@@ -441,3 +441,118 @@ async fn slash_remote_starts_the_server_and_again_makes_a_new_url() {
     assert!(!recorded.contains(&token), "token in the record");
     assert!(!recorded.contains(&token2), "token in the record");
 }
+
+/// An open `/events` stream: the raw bytes read so far.
+struct Events {
+    stream: tokio::net::TcpStream,
+    seen: String,
+}
+
+impl Events {
+    async fn open(addr: SocketAddr, cookie: &str) -> Events {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let request =
+            format!("GET /events HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        Events {
+            stream,
+            seen: String::new(),
+        }
+    }
+
+    /// Read until the text after `from` holds `want`; returns the offset
+    /// just past it.
+    async fn until(&mut self, from: usize, want: &str) -> usize {
+        tokio::time::timeout(GUARD, async {
+            while !self.seen[from..].contains(want) {
+                let mut buf = [0u8; 4096];
+                let n = self.stream.read(&mut buf).await.expect("read");
+                assert!(n > 0, "the stream ended before {want:?}: {}", self.seen);
+                self.seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no {want:?} in {}", self.seen));
+        from + self.seen[from..].find(want).unwrap_or(0) + want.len()
+    }
+
+    /// Whether the server ends the stream.
+    async fn ends(&mut self) -> bool {
+        tokio::time::timeout(GUARD, async {
+            loop {
+                let mut buf = [0u8; 4096];
+                match self.stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => return true,
+                    Ok(n) => self.seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+                }
+                // The chunked body's last chunk: the stream is over.
+                if self.seen.ends_with("\r\n0\r\n\r\n") {
+                    return true;
+                }
+            }
+        })
+        .await
+        .unwrap_or(false)
+    }
+}
+
+#[tokio::test]
+async fn the_page_follows_the_cards_live_over_server_sent_events() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    let cookie = sign_in(addr, &path).await;
+    // The page's script, and only it, may run: by its nonce.
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    let csp = page.header("content-security-policy").expect("a CSP");
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .expect("a script nonce")
+        .to_string();
+    assert!(
+        page.body.contains(&format!("<script nonce=\"{nonce}\">")),
+        "{}",
+        page.body
+    );
+    assert!(csp.contains("connect-src 'self'"), "{csp}");
+    assert!(!page.body.contains("http-equiv=\"refresh\""), "no refresh");
+    assert!(page.body.contains("href=\"/\">reload</a>"), "a reload link");
+    // No stream without the session.
+    let refused = http(addr, "GET", "/events", None, None).await;
+    assert_eq!(refused.status, 403);
+
+    let mut events = Events::open(addr, &cookie).await;
+    let chat = app.ws.chats[app.ws.active].id;
+    let card = app.state().gate.approvals[0].id;
+    let anchor = format!("id=\"card-{chat}-{card}\"");
+    let at = events.until(0, "text/event-stream").await;
+    let at = events.until(at, &anchor).await;
+    // Answered in the terminal: the next event has no card, and says who.
+    key(&mut app, Action::ch('1'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let end = events.until(at, "by user").await;
+    let event = &events.seen[at..end];
+    assert!(!event.contains(&anchor), "{event}");
+    assert!(event.contains("data: "), "{event}");
+    // A new card comes: it is on the stream.
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    let next = app.state().gate.approvals[0].id;
+    let at = events
+        .until(end, &format!("id=\"card-{chat}-{next}\""))
+        .await;
+    // Withdrawn (the turn cancelled): gone from the stream at once.
+    key(&mut app, Action::Cancel);
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let end = events.until(at, "No card waits").await;
+    assert!(
+        !events.seen[at..end].contains(&format!("id=\"card-{chat}-{next}\"")),
+        "{}",
+        &events.seen[at..end]
+    );
+    // `/remote` again: the session is out, and so is its stream.
+    app.start_remote(localhost()).expect("rotates");
+    assert!(events.ends().await, "the stream of a rotated session ends");
+    app.shutdown().await;
+}
