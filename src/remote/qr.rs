@@ -53,7 +53,7 @@ mod tests {
         let rows = lines(url).expect("a code");
         let code = QrCode::with_error_correction_level(url.as_bytes(), EcLevel::L).unwrap();
         let width = code.width();
-        assert_eq!(width, 33, "version 4 for a URL of this length");
+        assert!(width >= 21 && (width - 17) % 4 == 0, "a QR code's width: {width}");
         // 4 modules of quiet zone on each side, two modules a row.
         let side = width + 8;
         assert!(rows.iter().all(|r| r.chars().count() == side), "{rows:?}");
