@@ -420,16 +420,10 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         .and_then(|path| warden::settings::load(&path).ok().flatten())
         .unwrap_or_default()
         .remote;
-    if let Ok(listen) = remote.listen.parse::<std::net::SocketAddr>() {
-        app.set_remote_listen(listen);
-    }
+    app.set_remote_settings(&remote);
     if cli.remote || remote.enabled {
-        match remote.listen.parse::<std::net::SocketAddr>() {
-            Ok(listen) => app.start_remote_told(listen),
-            Err(_) => app.handle(Msg::ErrorLine(format!(
-                "remote: [remote] listen is not an address and port: {}",
-                one_line(&remote.listen)
-            ))),
+        if let Ok(listen) = remote.listen.parse::<std::net::SocketAddr>() {
+            app.start_remote_told(listen);
         }
     }
     // Spawn before touching the terminal: a command that does not exist is a
@@ -513,14 +507,19 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
     let mut out = std::io::stdout();
     let mut err = std::io::stderr();
     if matches!(on_ask, OnAskArg::Remote) {
-        let listen = warden::settings::resolve_path(cli.config.as_deref())
+        let remote = warden::settings::resolve_path(cli.config.as_deref())
             .and_then(|path| warden::settings::load(&path).ok().flatten())
             .unwrap_or_default()
-            .remote
-            .listen;
-        let listen: std::net::SocketAddr = listen.parse().map_err(|_| {
-            anyhow::anyhow!("[remote] listen is not an address and port: {}", one_line(&listen))
+            .remote;
+        let listen: std::net::SocketAddr = remote.listen.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "[remote] listen is not an address and port: {}",
+                one_line(&remote.listen)
+            )
         })?;
+        if let Some(notify) = warden::remote::Notify::from_settings(&remote)? {
+            app.set_remote_notify(notify);
+        }
         app.start_remote_headless(listen, Duration::from_secs(*ask_timeout), &mut err)
             .context("--on-ask remote")?;
     }

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use super::{App, Incoming};
 use crate::policy::Mode;
-use crate::remote::{ChatCards, Command, Remote, RemoteError, Snapshot};
+use crate::remote::{ChatCards, Command, Notify, Remote, RemoteError, Snapshot};
 use crate::state::{ChatId, Effect, Msg, RemoteCode, RequestId, WsEffect};
 
 /// The decisions the page lists (newest last).
@@ -20,6 +20,8 @@ pub(super) struct RemoteSlot {
     listen: Option<SocketAddr>,
     /// A headless run's wait for an answer (`--ask-timeout`).
     ask_timeout: Option<std::time::Duration>,
+    /// `[remote] notify_url` and `notify_after`.
+    notify: Option<Notify>,
 }
 
 /// The running server and what it was last told.
@@ -47,6 +49,10 @@ impl App {
             };
             let _ = inbox.send(Incoming::Chat(chat, msg));
         })?;
+        let mut server = server;
+        if let Some(notify) = &self.remote.notify {
+            server.set_notify(notify.clone());
+        }
         let url = server.url();
         self.remote.link = Some(RemoteLink {
             server,
@@ -55,6 +61,32 @@ impl App {
         });
         self.publish_remote();
         Ok(url)
+    }
+
+    /// Tell `notify.url` of each card left waiting (`[remote] notify_url`),
+    /// from the next start of the server on (and now, if it runs).
+    pub fn set_remote_notify(&mut self, notify: Notify) {
+        if let Some(link) = &mut self.remote.link {
+            link.server.set_notify(notify.clone());
+        }
+        self.remote.notify = Some(notify);
+    }
+
+    /// Read `[remote]`: where `/remote` listens and whom it notifies; a
+    /// setting that cannot be used is said in red.
+    pub fn set_remote_settings(&mut self, settings: &crate::settings::RemoteSettings) {
+        match settings.listen.parse::<SocketAddr>() {
+            Ok(listen) => self.set_remote_listen(listen),
+            Err(_) => self.handle(Msg::ErrorLine(format!(
+                "remote: [remote] listen is not an address and port: {}",
+                crate::sanitize::one_line(&settings.listen)
+            ))),
+        }
+        match Notify::from_settings(settings) {
+            Ok(Some(notify)) => self.set_remote_notify(notify),
+            Ok(None) => {}
+            Err(err) => self.handle(Msg::ErrorLine(format!("remote: {err}"))),
+        }
     }
 
     /// Where `/remote` starts the server (`[remote] listen`).

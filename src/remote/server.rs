@@ -55,7 +55,7 @@ pub enum RemoteError {
 }
 
 /// What the server and the runtime share.
-struct Shared {
+pub(super) struct Shared {
     /// The URL's token, until its first use.
     token: Option<Token>,
     /// The session cookie's value.
@@ -64,11 +64,11 @@ struct Shared {
     csrf: VecDeque<Token>,
     failures: u32,
     locked_until: Option<Instant>,
-    snapshot: Snapshot,
+    pub(super) snapshot: Snapshot,
     /// How long a card waits on the page before an answer takes.
     arming: Duration,
-    /// Bumped at each publish: the event streams follow it.
-    changed: tokio::sync::watch::Sender<u64>,
+    /// Bumped at each publish: the event streams and the notifier follow it.
+    pub(super) changed: tokio::sync::watch::Sender<u64>,
 }
 
 /// The running server; dropping it stops it and every connection.
@@ -76,11 +76,16 @@ pub struct Remote {
     shared: Arc<Mutex<Shared>>,
     addr: SocketAddr,
     task: tokio::task::JoinHandle<()>,
+    /// The `notify_url` watcher, when one is set.
+    notifier: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for Remote {
     fn drop(&mut self) {
         self.task.abort();
+        if let Some(notifier) = &self.notifier {
+            notifier.abort();
+        }
     }
 }
 
@@ -114,7 +119,12 @@ pub fn start(
     }));
     let sink: Sink = Arc::new(sink);
     let task = tokio::spawn(serve(listener, shared.clone(), sink));
-    Ok(Remote { shared, addr, task })
+    Ok(Remote {
+        shared,
+        addr,
+        task,
+        notifier: None,
+    })
 }
 
 impl Remote {
@@ -146,6 +156,20 @@ impl Remote {
         Ok(self.url())
     }
 
+    /// POST to `notify.url` for each card left waiting `notify.after`
+    /// (replacing an earlier watcher).
+    pub fn set_notify(&mut self, notify: super::Notify) {
+        if let Some(old) = self.notifier.take() {
+            old.abort();
+        }
+        let link = format!("http://{}/", self.addr);
+        self.notifier = Some(tokio::spawn(super::notify::watch(
+            self.shared.clone(),
+            notify,
+            link,
+        )));
+    }
+
     /// How long a card must wait before an answer takes ([`ARMING`] unless
     /// a test says otherwise).
     pub fn set_arming(&self, arming: Duration) {
@@ -161,7 +185,7 @@ impl Remote {
     }
 }
 
-fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+pub(super) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

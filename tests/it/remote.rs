@@ -556,3 +556,87 @@ async fn the_page_follows_the_cards_live_over_server_sent_events() {
     assert!(events.ends().await, "the stream of a rotated session ends");
     app.shutdown().await;
 }
+
+/// One request a fake ntfy server took: its head and body; it answers 200.
+async fn take_post(listener: &tokio::net::TcpListener) -> (String, String) {
+    let (mut stream, _) = tokio::time::timeout(GUARD, listener.accept())
+        .await
+        .expect("a POST comes")
+        .expect("accept");
+    let mut raw = Vec::new();
+    let (head, body) = loop {
+        let mut buf = [0u8; 4096];
+        let n = stream.read(&mut buf).await.expect("read");
+        assert!(n > 0, "the request ended early");
+        raw.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length: usize = head
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                break (head.to_string(), body.to_string());
+            }
+        }
+    };
+    stream
+        .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        .await
+        .expect("answer");
+    (head, body)
+}
+
+#[tokio::test]
+async fn a_card_left_waiting_is_told_to_notify_url_once_without_its_content() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let topic = format!("http://{}/warden-topic", listener.local_addr().unwrap());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    app.set_remote_notify(warden::remote::Notify {
+        url: warden::remote::NotifyUrl::parse(&topic).unwrap(),
+        after: Duration::ZERO,
+    });
+    let url = app.start_remote(localhost()).expect("the server starts");
+    let addr = app.remote_addr().unwrap();
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    let (head, body) = take_post(&listener).await;
+    assert!(head.starts_with("POST /warden-topic HTTP/1.1"), "{head}");
+    let head_lower = head.to_ascii_lowercase();
+    assert!(head_lower.contains("title: warden: a card waits"), "{head}");
+    let link = format!("http://{addr}/");
+    assert!(head_lower.contains(&format!("click: {link}")), "{head}");
+    assert!(body.contains(&link), "{body}");
+    // Nothing of the card leaves the machine: not its title, command,
+    // paths or diff, and not the URL's token.
+    let approval = &app.state().gate.approvals[0];
+    let mut secrets = vec![approval.title(), url.split_once("?t=").unwrap().1.to_string()];
+    secrets.extend(approval.view.locations.iter().cloned());
+    secrets.extend(approval.view.diff_paths.iter().cloned());
+    for content in approval.request.fields.content.as_deref().unwrap_or(&[]) {
+        if let warden::model::ToolContent::Diff { new, .. } = content {
+            secrets.extend(new.lines().filter(|l| l.len() > 3).map(str::to_string));
+        }
+    }
+    assert!(secrets.len() >= 3, "{secrets:?}");
+    let sent = format!("{head}\n{body}");
+    for secret in &secrets {
+        assert!(!sent.contains(secret.as_str()), "{secret:?} sent: {sent}");
+    }
+    // Once per card: a new token (the page republished) sends nothing;
+    // the next card gets its own POST, and only it.
+    app.start_remote(localhost()).expect("rotates");
+    key(&mut app, Action::ch('1'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    let _ = take_post(&listener).await;
+    let more = tokio::time::timeout(Duration::from_millis(500), listener.accept()).await;
+    assert!(more.is_err(), "a card was told twice");
+    app.shutdown().await;
+}
