@@ -628,14 +628,18 @@ async fn a_card_left_waiting_is_told_to_notify_url_once_without_its_content() {
     for secret in &secrets {
         assert!(!sent.contains(secret.as_str()), "{secret:?} sent: {sent}");
     }
-    // Once per card: a new token (the page republished) sends nothing;
-    // the next card gets its own POST, and only it.
+    // Once per card: the page republished (a new token) while the card
+    // still waits sends nothing more...
     app.start_remote(localhost()).expect("rotates");
+    let more = tokio::time::timeout(Duration::from_millis(500), listener.accept()).await;
+    assert!(more.is_err(), "a card was told twice");
+    // ...and the next card gets its own POST.
     key(&mut app, Action::ch('1'));
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
     send(&mut app, "edit");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
-    let _ = take_post(&listener).await;
+    let (head, _) = take_post(&listener).await;
+    assert!(head.starts_with("POST /warden-topic"), "{head}");
     let more = tokio::time::timeout(Duration::from_millis(500), listener.accept()).await;
     assert!(more.is_err(), "a card was told twice");
     app.shutdown().await;
