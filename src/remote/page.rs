@@ -36,7 +36,10 @@ const STYLE: &str = "<style>body{font-family:sans-serif;margin:0.5em;max-width:4
 pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:0.3em;max-height:20em;overflow:auto}\
 button{font-size:1.1em;padding:0.4em 0.8em;margin:0.2em}\
 .allow{background:#cfc}.deny{background:#fcc}.muted{color:#666}\
-input[type=text]{width:95%;font-size:1.1em}</style>";
+input[type=text]{width:95%;font-size:1.1em}\
+h1{font-size:1.4em;margin:0.2em 0}h1 a{font-size:0.6em;font-weight:normal;color:#666;float:right}\
+h2{font-size:1.1em;margin:0.6em 0 0.2em}.add{color:#060}.del{color:#a00}\
+button[disabled]{color:#000;font-weight:bold;border:2px solid #333;background:#ddd}</style>";
 
 /// The page's script, allowed by the CSP's nonce: each event from
 /// `/events` is the cards again, put in place of the old ones.
@@ -54,7 +57,7 @@ pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration, nonce
     out.push_str("<title>warden</title>");
     out.push_str(STYLE);
     out.push_str(
-        "</head><body><h1>warden <a class=\"muted\" id=\"live\" href=\"/\">reload</a></h1><main id=\"cards\">",
+        "</head><body><h1>warden <a id=\"live\" href=\"/\">reload</a></h1><main id=\"cards\">",
     );
     out.push_str(&fragment(snapshot, csrf, arming));
     let _ = write!(
@@ -109,7 +112,16 @@ pub fn fragment(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) ->
                 let _ = write!(out, "<div>path: <code>{}</code></div>", escape(path));
             }
             if !card.diff.is_empty() {
-                let _ = write!(out, "<pre>{}</pre>", escape(&card.diff));
+                out.push_str("<pre>");
+                for line in card.diff.lines() {
+                    let class = match line.as_bytes().first() {
+                        Some(b'+') if !line.starts_with("+++") => "add",
+                        Some(b'-') if !line.starts_with("---") => "del",
+                        _ => "",
+                    };
+                    let _ = writeln!(out, "<span class=\"{class}\">{}</span>", escape(line));
+                }
+                out.push_str("</pre>");
             }
             if !card.reason.is_empty() {
                 let _ = write!(

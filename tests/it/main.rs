@@ -33,6 +33,7 @@ mod ingest;
 mod iooff;
 mod keys;
 mod remote;
+mod remote_browser;
 mod remote_exec;
 mod runtime;
 mod sandbox;
