@@ -85,3 +85,39 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, code: &RemoteCode, theme: The
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::tests::buffer_text;
+
+    fn code() -> RemoteCode {
+        let url = "http://127.0.0.1:8765/?t=0123456789abcdef0123456789abcdef".to_string();
+        let qr = crate::remote::qr::lines(&url).unwrap();
+        RemoteCode { url, qr }
+    }
+
+    #[test]
+    fn the_url_and_its_whole_qr_code_in_a_box() {
+        let area = Rect::new(0, 0, 80, 30);
+        let mut buf = Buffer::empty(area);
+        render(&mut buf, area, &code(), Theme::with_color(false));
+        insta::assert_snapshot!(buffer_text(&buf));
+    }
+
+    #[test]
+    fn too_small_for_the_code_shows_the_url_alone() {
+        let area = Rect::new(0, 0, 40, 12);
+        let mut buf = Buffer::empty(area);
+        render(&mut buf, area, &code(), Theme::with_color(false));
+        let text = buffer_text(&buf);
+        assert!(!text.contains('▀'), "{text}");
+        assert!(text.contains("a larger terminal shows the QR code"), "{text}");
+        // The whole URL, cut into the box's rows.
+        let joined: String = text
+            .lines()
+            .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
+            .collect();
+        assert!(joined.contains(&code().url), "{text}");
+    }
+}
