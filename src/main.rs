@@ -421,10 +421,10 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         .unwrap_or_default()
         .remote;
     app.set_remote_settings(&remote);
-    if cli.remote || remote.enabled {
-        if let Ok(listen) = remote.listen.parse::<std::net::SocketAddr>() {
-            app.start_remote_told(listen);
-        }
+    if (cli.remote || remote.enabled)
+        && let Ok(listen) = remote.listen.parse::<std::net::SocketAddr>()
+    {
+        app.start_remote_told(listen);
     }
     // Spawn before touching the terminal: a command that does not exist is a
     // plain error on a normal screen.

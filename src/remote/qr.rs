@@ -53,7 +53,10 @@ mod tests {
         let rows = lines(url).expect("a code");
         let code = QrCode::with_error_correction_level(url.as_bytes(), EcLevel::L).unwrap();
         let width = code.width();
-        assert!(width >= 21 && (width - 17) % 4 == 0, "a QR code's width: {width}");
+        assert!(
+            width >= 21 && (width - 17).is_multiple_of(4),
+            "a QR code's width: {width}"
+        );
         // 4 modules of quiet zone on each side, two modules a row.
         let side = width + 8;
         assert!(rows.iter().all(|r| r.chars().count() == side), "{rows:?}");

@@ -43,10 +43,7 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, code: &RemoteCode, theme: The
         };
         rows.extend(code.qr.iter().map(|r| (r.clone(), qr_style)));
     } else {
-        rows.push((
-            "(a larger terminal shows the QR code)".into(),
-            theme.dim(),
-        ));
+        rows.push(("(a larger terminal shows the QR code)".into(), theme.dim()));
     }
     rows.extend(url_rows.into_iter().map(|r| (r, theme.bold())));
     rows.push((String::new(), theme.plain()));
@@ -76,13 +73,7 @@ pub(crate) fn render(buf: &mut Buffer, area: Rect, code: &RemoteCode, theme: The
         if dy >= inner.height {
             break;
         }
-        buf.set_stringn(
-            inner.x,
-            inner.y + dy,
-            row,
-            usize::from(inner.width),
-            *style,
-        );
+        buf.set_stringn(inner.x, inner.y + dy, row, usize::from(inner.width), *style);
     }
 }
 
@@ -112,7 +103,10 @@ mod tests {
         render(&mut buf, area, &code(), Theme::with_color(false));
         let text = buffer_text(&buf);
         assert!(!text.contains('▀'), "{text}");
-        assert!(text.contains("a larger terminal shows the QR code"), "{text}");
+        assert!(
+            text.contains("a larger terminal shows the QR code"),
+            "{text}"
+        );
         // The whole URL, cut into the box's rows.
         let joined: String = text
             .lines()

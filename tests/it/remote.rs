@@ -437,7 +437,10 @@ async fn slash_remote_starts_the_server_and_again_makes_a_new_url() {
     }
     app.shutdown().await;
     let recorded = all_text_under(&dir.path().join("chats"));
-    assert!(recorded.contains("hello"), "the chat was recorded: {recorded}");
+    assert!(
+        recorded.contains("hello"),
+        "the chat was recorded: {recorded}"
+    );
     assert!(!recorded.contains(&token), "token in the record");
     assert!(!recorded.contains(&token2), "token in the record");
 }
@@ -451,8 +454,7 @@ struct Events {
 impl Events {
     async fn open(addr: SocketAddr, cookie: &str) -> Events {
         let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-        let request =
-            format!("GET /events HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\n\r\n");
+        let request = format!("GET /events HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\n\r\n");
         stream.write_all(request.as_bytes()).await.expect("write");
         Events {
             stream,
@@ -615,7 +617,10 @@ async fn a_card_left_waiting_is_told_to_notify_url_once_without_its_content() {
     // Nothing of the card leaves the machine: not its title, command,
     // paths or diff, and not the URL's token.
     let approval = &app.state().gate.approvals[0];
-    let mut secrets = vec![approval.title(), url.split_once("?t=").unwrap().1.to_string()];
+    let mut secrets = vec![
+        approval.title(),
+        url.split_once("?t=").unwrap().1.to_string(),
+    ];
     secrets.extend(approval.view.locations.iter().cloned());
     secrets.extend(approval.view.diff_paths.iter().cloned());
     for content in approval.request.fields.content.as_deref().unwrap_or(&[]) {

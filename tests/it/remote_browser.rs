@@ -108,7 +108,10 @@ impl Browser {
         self.to.write_all(&bytes).expect("write to chromium");
         loop {
             let mut raw = Vec::new();
-            let n = self.from.read_until(0, &mut raw).expect("read from chromium");
+            let n = self
+                .from
+                .read_until(0, &mut raw)
+                .expect("read from chromium");
             assert!(n > 0, "chromium closed its pipe");
             raw.pop();
             let reply: Value = serde_json::from_slice(&raw).expect("JSON from chromium");
@@ -184,7 +187,11 @@ impl Browser {
 
     /// A PNG of the page as it is shown.
     fn screenshot(&mut self, session: &str) -> Vec<u8> {
-        let shot = self.call(Some(session), "Page.captureScreenshot", json!({"format": "png"}));
+        let shot = self.call(
+            Some(session),
+            "Page.captureScreenshot",
+            json!({"format": "png"}),
+        );
         base64_decode(shot["data"].as_str().unwrap())
     }
 }

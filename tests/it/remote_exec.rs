@@ -147,8 +147,8 @@ async fn exec_waits_for_the_remote_page_and_the_agent_gets_allow_once() {
         "{out}"
     );
     assert!(err.contains("allowed remotely"), "{err}");
-    let log = warden::decision_log::read(&dir.path().join("data/warden/decisions.jsonl"))
-        .expect("log");
+    let log =
+        warden::decision_log::read(&dir.path().join("data/warden/decisions.jsonl")).expect("log");
     assert_eq!(log.len(), 1, "{log:?}");
     assert_eq!(
         (log[0].source.as_str(), log[0].decision.as_str()),
@@ -167,8 +167,8 @@ async fn exec_denies_a_card_nobody_answers_in_time_and_says_why() {
         "{out}"
     );
     assert!(err.contains("no answer within 1 s"), "{err}");
-    let log = warden::decision_log::read(&dir.path().join("data/warden/decisions.jsonl"))
-        .expect("log");
+    let log =
+        warden::decision_log::read(&dir.path().join("data/warden/decisions.jsonl")).expect("log");
     assert_eq!(log.len(), 1, "{log:?}");
     assert_eq!(
         (
