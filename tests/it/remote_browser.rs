@@ -9,7 +9,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -36,7 +36,6 @@ struct Browser {
     from: BufReader<std::fs::File>,
     next_id: u64,
     _profile: tempfile::TempDir,
-    _stdin: Option<ChildStdin>,
 }
 
 impl Browser {
@@ -52,6 +51,7 @@ impl Browser {
                 "--headless",
                 "--no-sandbox",
                 "--disable-gpu",
+                "--disable-dev-shm-usage",
                 "--no-first-run",
                 "--no-default-browser-check",
                 "--disable-extensions",
@@ -63,7 +63,9 @@ impl Browser {
             .arg("about:blank")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(Stdio::null())
+            // Its own process group: its renderers go with it.
+            .process_group(0);
         let (r, w) = (cmd_read, out_write);
         // SAFETY: only async-signal-safe calls (dup2) between fork and exec.
         unsafe {
@@ -91,7 +93,6 @@ impl Browser {
             from: BufReader::new(from),
             next_id: 1,
             _profile: profile,
-            _stdin: None,
         }
     }
 
@@ -198,7 +199,10 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: a signal to the browser's own process group.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
         let _ = self.child.wait();
     }
 }
