@@ -18,6 +18,8 @@ pub(crate) struct RemoteExec {
     pub(crate) addr: SocketAddr,
     /// The URL's path and query (`/?t=...`).
     pub(crate) path: String,
+    /// The whole URL printed.
+    pub(crate) url: String,
     /// Everything stderr said, filled by a thread.
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
     reader: Option<std::thread::JoinHandle<()>>,
@@ -68,6 +70,7 @@ impl RemoteExec {
             child,
             addr: host.parse().expect("an address"),
             path: path.to_string(),
+            url: url.clone(),
             stderr,
             reader: Some(reader),
         }
@@ -123,6 +126,9 @@ pub(crate) fn first_card(page: &str) -> String {
 async fn exec_waits_for_the_remote_page_and_the_agent_gets_allow_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     let run = RemoteExec::start(dir.path(), "edit", &[]);
+    let qr = warden::remote::qr::lines(&run.url)
+        .expect("a QR code")
+        .join("\n");
     let (cookie, page) = card_on_page(&run).await;
     let form = format!("{}&pick=allow&csrf={}", first_card(&page), csrf_of(&page));
     // The card arms for a second after it reaches the page: until then
@@ -147,6 +153,7 @@ async fn exec_waits_for_the_remote_page_and_the_agent_gets_allow_once() {
         "{out}"
     );
     assert!(err.contains("allowed remotely"), "{err}");
+    assert!(err.contains(&qr), "the URL's QR code on stderr: {err}");
     let log =
         warden::decision_log::read(&dir.path().join("data/warden/decisions.jsonl")).expect("log");
     assert_eq!(log.len(), 1, "{log:?}");
