@@ -560,7 +560,7 @@ async fn the_page_follows_the_cards_live_over_server_sent_events() {
 }
 
 /// One request a fake ntfy server took: its head and body; it answers 200.
-async fn take_post(listener: &tokio::net::TcpListener) -> (String, String) {
+pub(crate) async fn take_post(listener: &tokio::net::TcpListener) -> (String, String) {
     let (mut stream, _) = tokio::time::timeout(GUARD, listener.accept())
         .await
         .expect("a POST comes")
@@ -647,5 +647,34 @@ async fn a_card_left_waiting_is_told_to_notify_url_once_without_its_content() {
     assert!(head.starts_with("POST /warden-topic"), "{head}");
     let more = tokio::time::timeout(Duration::from_millis(500), listener.accept()).await;
     assert!(more.is_err(), "a card was told twice");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_notify_url_warden_cannot_use_is_said_in_red_not_dropped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    let settings = warden::settings::RemoteSettings {
+        notify_url: Some("https://ntfy.sh/warden".into()),
+        ..Default::default()
+    };
+    app.set_remote_settings(&settings);
+    let errors: Vec<String> = app
+        .state()
+        .session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            warden::state::EntryKind::Error { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("notify_url must start with http://")),
+        "{errors:?}"
+    );
     app.shutdown().await;
 }

@@ -29,8 +29,17 @@ impl RemoteExec {
     /// Start it in `dir` (also its HOME) on the demo agent with `prompt`,
     /// the server on a free port; returns once the URL is printed.
     pub(crate) fn start(dir: &Path, prompt: &str, extra: &[&str]) -> RemoteExec {
+        RemoteExec::start_with(dir, "", prompt, extra)
+    }
+
+    /// The same, with more `[remote]` settings.
+    pub(crate) fn start_with(dir: &Path, remote: &str, prompt: &str, extra: &[&str]) -> RemoteExec {
         let config = dir.join("warden.toml");
-        std::fs::write(&config, "[remote]\nlisten = \"127.0.0.1:0\"\n").unwrap();
+        std::fs::write(
+            &config,
+            format!("[remote]\nlisten = \"127.0.0.1:0\"\n{remote}"),
+        )
+        .unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
             .arg("--config")
             .arg(&config)
@@ -185,4 +194,24 @@ async fn exec_denies_a_card_nobody_answers_in_time_and_says_why() {
         ),
         ("remote", "denied", "no answer within 1 s")
     );
+}
+
+#[tokio::test]
+async fn exec_tells_notify_url_of_a_card_waiting() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let topic = format!("http://{}/ci-topic", listener.local_addr().unwrap());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = RemoteExec::start_with(
+        dir.path(),
+        &format!("notify_url = \"{topic}\"\nnotify_after = 0\n"),
+        "edit",
+        &["--ask-timeout", "5"],
+    );
+    let (head, body) = crate::remote::take_post(&listener).await;
+    assert!(head.starts_with("POST /ci-topic"), "{head}");
+    assert!(body.contains(&format!("http://{}/", run.addr)), "{body}");
+    assert!(!body.contains("src/main.rs"), "{body}");
+    let (code, _, err) = run.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("no answer within 5 s"), "{err}");
 }
