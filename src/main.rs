@@ -70,6 +70,9 @@ enum OnAskArg {
     Allow,
     /// Cancel the turn and exit non-zero.
     Fail,
+    /// Serve the cards on the remote page (`[remote] listen`; its URL on
+    /// stderr) and wait for an answer there, denying after --ask-timeout.
+    Remote,
 }
 
 #[derive(Debug, Subcommand)]
@@ -82,6 +85,10 @@ enum Sub {
         /// What to answer when the policy would ask the user.
         #[arg(long, value_enum, default_value = "deny")]
         on_ask: OnAskArg,
+        /// With `--on-ask remote`: deny a card nobody answered after SECS
+        /// seconds.
+        #[arg(long, value_name = "SECS", default_value_t = 300)]
+        ask_timeout: u64,
         /// The prompt (default: read from stdin).
         #[arg(short, long, value_name = "PROMPT")]
         prompt: Option<String>,
@@ -413,17 +420,11 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         .and_then(|path| warden::settings::load(&path).ok().flatten())
         .unwrap_or_default()
         .remote;
-    if let Ok(listen) = remote.listen.parse::<std::net::SocketAddr>() {
-        app.set_remote_listen(listen);
-    }
-    if cli.remote || remote.enabled {
-        match remote.listen.parse::<std::net::SocketAddr>() {
-            Ok(listen) => app.start_remote_told(listen),
-            Err(_) => app.handle(Msg::ErrorLine(format!(
-                "remote: [remote] listen is not an address and port: {}",
-                one_line(&remote.listen)
-            ))),
-        }
+    app.set_remote_settings(&remote);
+    if (cli.remote || remote.enabled)
+        && let Ok(listen) = remote.listen.parse::<std::net::SocketAddr>()
+    {
+        app.start_remote_told(listen);
     }
     // Spawn before touching the terminal: a command that does not exist is a
     // plain error on a normal screen.
@@ -461,6 +462,7 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
     let Some(Sub::Exec {
         mode,
         on_ask,
+        ask_timeout,
         prompt,
         agent,
         cwd,
@@ -499,11 +501,29 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
         OnAskArg::Deny => OnAsk::Deny,
         OnAskArg::Allow => OnAsk::Allow,
         OnAskArg::Fail => OnAsk::Fail,
+        OnAskArg::Remote => OnAsk::Remote,
     });
     let mut app = App::with_options(start.command, start.options);
-    app.start_agent()?;
     let mut out = std::io::stdout();
     let mut err = std::io::stderr();
+    if matches!(on_ask, OnAskArg::Remote) {
+        let remote = warden::settings::resolve_path(cli.config.as_deref())
+            .and_then(|path| warden::settings::load(&path).ok().flatten())
+            .unwrap_or_default()
+            .remote;
+        let listen: std::net::SocketAddr = remote.listen.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "[remote] listen is not an address and port: {}",
+                one_line(&remote.listen)
+            )
+        })?;
+        if let Some(notify) = warden::remote::Notify::from_settings(&remote)? {
+            app.set_remote_notify(notify);
+        }
+        app.start_remote_headless(listen, Duration::from_secs(*ask_timeout), &mut err)
+            .context("--on-ask remote")?;
+    }
+    app.start_agent()?;
     let limits = warden::app::ExecLimits {
         start: Duration::from_secs(*start_timeout),
         turn: timeout.map(Duration::from_secs),

@@ -115,8 +115,14 @@ pub async fn run_exec(
     let turn_by = limits.turn.map(|limit| Instant::now() + limit);
     let mut stopped: Option<ExecError> = None;
     let mut give_up: Option<Instant> = None;
+    let mut asks = RemoteAsks::default();
     while app.state().is_busy() {
-        let deadline = give_up.or(turn_by);
+        asks.saw(app);
+        let ask_by = asks.deadline().filter(|_| give_up.is_none());
+        let deadline = match (give_up.or(turn_by), ask_by) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         match wake(app, deadline, &mut signals).await {
             Wake::Event(Some(event)) => {
                 app.on_agent_event(*event);
@@ -132,6 +138,10 @@ pub async fn run_exec(
             Wake::Event(None) => break,
             // The agent did not end the cancelled turn either: stop waiting.
             Wake::Deadline if give_up.is_some() => break,
+            // A card nobody answered on the remote page in time.
+            Wake::Deadline if ask_by.is_some_and(|at| at <= Instant::now()) => {
+                asks.deny_expired(app);
+            }
             Wake::Deadline => {
                 stopped = Some(ExecError::TimedOut(format!(
                     "the turn did not end within {} s; cancelled it",
@@ -161,6 +171,55 @@ pub async fn run_exec(
             other.as_str(),
         ))),
         None => Err(ExecError::Agent("the turn did not end".into())),
+    }
+}
+
+/// The cards a headless run shows on the remote page (`--on-ask remote`),
+/// with when each came: one not answered within the ask timeout is denied.
+#[derive(Default)]
+struct RemoteAsks {
+    since: std::collections::HashMap<crate::state::RequestId, Instant>,
+    timeout: Option<Duration>,
+}
+
+impl RemoteAsks {
+    /// Note the cards that came, forget those answered.
+    fn saw(&mut self, app: &App) {
+        self.timeout = app.remote_ask_timeout();
+        if self.timeout.is_none() {
+            return;
+        }
+        let waiting: Vec<_> = app.state().gate.approvals.iter().map(|a| a.id).collect();
+        self.since.retain(|id, _| waiting.contains(id));
+        let now = Instant::now();
+        for id in waiting {
+            self.since.entry(id).or_insert(now);
+        }
+    }
+
+    /// When the oldest card runs out of time.
+    fn deadline(&self) -> Option<Instant> {
+        let timeout = self.timeout?;
+        self.since.values().min().map(|&since| since + timeout)
+    }
+
+    /// Deny every card whose time ran out, saying how long it waited.
+    fn deny_expired(&mut self, app: &mut App) {
+        let Some(timeout) = self.timeout else { return };
+        let now = Instant::now();
+        let expired: Vec<_> = self
+            .since
+            .iter()
+            .filter(|(_, since)| **since + timeout <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            self.since.remove(&id);
+            app.handle(Msg::RemoteAnswer {
+                id,
+                pick: crate::state::RemotePick::NoAnswer(timeout.as_secs()),
+            });
+        }
     }
 }
 

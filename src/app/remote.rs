@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 
 use super::{App, Incoming};
 use crate::policy::Mode;
-use crate::remote::{ChatCards, Command, Remote, RemoteError, Snapshot};
-use crate::state::{ChatId, Effect, Msg, RequestId, WsEffect};
+use crate::remote::{ChatCards, Command, Notify, Remote, RemoteError, Snapshot};
+use crate::state::{ChatId, Effect, Msg, RemoteCode, RequestId, WsEffect};
 
 /// The decisions the page lists (newest last).
 const DECIDED_KEPT: usize = 10;
@@ -18,6 +18,10 @@ pub(super) struct RemoteSlot {
     link: Option<RemoteLink>,
     /// `[remote] listen` (127.0.0.1:8765 when not set).
     listen: Option<SocketAddr>,
+    /// A headless run's wait for an answer (`--ask-timeout`).
+    ask_timeout: Option<std::time::Duration>,
+    /// `[remote] notify_url` and `notify_after`.
+    notify: Option<Notify>,
 }
 
 /// The running server and what it was last told.
@@ -45,6 +49,10 @@ impl App {
             };
             let _ = inbox.send(Incoming::Chat(chat, msg));
         })?;
+        let mut server = server;
+        if let Some(notify) = &self.remote.notify {
+            server.set_notify(notify.clone());
+        }
         let url = server.url();
         self.remote.link = Some(RemoteLink {
             server,
@@ -53,6 +61,32 @@ impl App {
         });
         self.publish_remote();
         Ok(url)
+    }
+
+    /// Tell `notify.url` of each card left waiting (`[remote] notify_url`),
+    /// from the next start of the server on (and now, if it runs).
+    pub fn set_remote_notify(&mut self, notify: Notify) {
+        if let Some(link) = &mut self.remote.link {
+            link.server.set_notify(notify.clone());
+        }
+        self.remote.notify = Some(notify);
+    }
+
+    /// Read `[remote]`: where `/remote` listens and whom it notifies; a
+    /// setting that cannot be used is said in red.
+    pub fn set_remote_settings(&mut self, settings: &crate::settings::RemoteSettings) {
+        match settings.listen.parse::<SocketAddr>() {
+            Ok(listen) => self.set_remote_listen(listen),
+            Err(_) => self.handle(Msg::ErrorLine(format!(
+                "remote: [remote] listen is not an address and port: {}",
+                crate::sanitize::one_line(&settings.listen)
+            ))),
+        }
+        match Notify::from_settings(settings) {
+            Ok(Some(notify)) => self.set_remote_notify(notify),
+            Ok(None) => {}
+            Err(err) => self.handle(Msg::ErrorLine(format!("remote: {err}"))),
+        }
     }
 
     /// Where `/remote` starts the server (`[remote] listen`).
@@ -70,8 +104,10 @@ impl App {
         self.start_remote_told(listen);
     }
 
-    /// Start the server and say so in the chat on screen: the URL, and in
-    /// red when it listens beyond this machine.
+    /// Start the server and say so: the URL (its one-time token in it) and
+    /// its QR code over the screen until a key, and in the chat on screen
+    /// only the address (a transcript is recorded: no token in it), in red
+    /// when it listens beyond this machine.
     pub fn start_remote_told(&mut self, listen: SocketAddr) {
         let msg = match self.start_remote(listen) {
             Ok(url) => {
@@ -80,13 +116,56 @@ impl App {
                         "remote: listening on {listen}, beyond this machine: anyone who reaches it with the URL can answer cards"
                     )));
                 }
+                let qr = crate::remote::qr::lines(&url).unwrap_or_default();
+                self.ws.remote_code = Some(RemoteCode { url, qr });
                 Msg::Note(format!(
-                    "remote: open {url} on your phone (good once; `warden --remote` again, or /remote, makes a new one)"
+                    "remote: serving on {}; its URL (good once) is shown over the screen: /remote makes a new one",
+                    self.remote_base().unwrap_or_default()
                 ))
             }
             Err(err) => Msg::ErrorLine(format!("remote: {err}")),
         };
         self.handle(msg);
+    }
+
+    /// The server's address as a URL, without the token.
+    fn remote_base(&self) -> Option<String> {
+        self.remote_addr().map(|addr| format!("http://{addr}/"))
+    }
+
+    /// `warden exec --on-ask remote`: serve the cards on `listen`, each
+    /// waiting at most `ask_timeout` for an answer, and tell `err` the URL
+    /// (with its token) and its QR code. The run's transcript gets neither.
+    pub fn start_remote_headless(
+        &mut self,
+        listen: SocketAddr,
+        ask_timeout: std::time::Duration,
+        err: &mut impl std::io::Write,
+    ) -> Result<(), RemoteError> {
+        let url = self.start_remote(listen)?;
+        self.remote.ask_timeout = Some(ask_timeout);
+        if !listen.ip().is_loopback() {
+            let _ = writeln!(
+                err,
+                "remote: listening on {listen}, beyond this machine: anyone who reaches it with the URL can answer cards"
+            );
+        }
+        for row in crate::remote::qr::lines(&url).unwrap_or_default() {
+            let _ = writeln!(err, "{row}");
+        }
+        let _ = writeln!(
+            err,
+            "remote: answer this run's cards at {url} (each is denied after {} s without an answer)",
+            ask_timeout.as_secs()
+        );
+        let _ = err.flush();
+        Ok(())
+    }
+
+    /// How long a headless run waits for a remote answer, if it serves
+    /// its cards.
+    pub(super) fn remote_ask_timeout(&self) -> Option<std::time::Duration> {
+        self.remote.link.as_ref().and(self.remote.ask_timeout)
     }
 
     /// The address the server listens on, if it runs.

@@ -5,16 +5,21 @@
 //!   already runs; its routes, the session cookie, CSRF and rate limit.
 //! - `page.rs`: the server-rendered page, everything agent-written escaped.
 //! - `token.rs`: random tokens and their constant-time comparison.
+//! - `qr.rs`: the URL as a QR code for the terminal.
+//! - `notify.rs`: a POST to `[remote] notify_url` for a card left waiting.
 //!
 //! The runtime publishes a [`Snapshot`] of the waiting cards after each
 //! pump; the server only reads it, and an answer goes back as a message
 //! for the chat ([`crate::state::Msg::RemoteAnswer`]), so the first answer
 //! wins and the decision log says `remote`.
 
+mod notify;
 mod page;
+pub mod qr;
 mod server;
 mod token;
 
+pub use notify::{Notify, NotifyUrl, NotifyUrlError};
 pub use server::{Remote, RemoteError, start};
 pub use token::Token;
 

@@ -1,6 +1,7 @@
-//! The page: server-rendered HTML, phone-sized, no script. Everything the
+//! The page: server-rendered HTML, phone-sized, one small script (live
+//! updates from `/events`; without it a reload link does). Everything the
 //! agent wrote (titles, commands, paths, diffs, reasons) goes through
-//! [`escape`]; the server's CSP forbids scripts besides.
+//! [`escape`]; the server's CSP allows no script but the page's own.
 
 use std::fmt::Write;
 
@@ -35,16 +36,43 @@ const STYLE: &str = "<style>body{font-family:sans-serif;margin:0.5em;max-width:4
 pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:0.3em;max-height:20em;overflow:auto}\
 button{font-size:1.1em;padding:0.4em 0.8em;margin:0.2em}\
 .allow{background:#cfc}.deny{background:#fcc}.muted{color:#666}\
-input[type=text]{width:95%;font-size:1.1em}</style>";
+input[type=text]{width:95%;font-size:1.1em}\
+h1{font-size:1.4em;margin:0.2em 0}h1 a{font-size:0.6em;font-weight:normal;color:#666;float:right}\
+h2{font-size:1.1em;margin:0.6em 0 0.2em}.add{color:#060}.del{color:#a00}\
+button[disabled]{color:#000;font-weight:bold;border:2px solid #333;background:#ddd}</style>";
 
-/// The page of waiting cards; `csrf` goes in every form; it refreshes by
-/// itself every few seconds.
-pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) -> String {
+/// The page's script, allowed by the CSP's nonce: each event from
+/// `/events` is the cards again, put in place of the old ones.
+const SCRIPT: &str = "var live=document.getElementById('live');\
+var es=new EventSource('/events');\
+es.onopen=function(){live.textContent='live';};\
+es.onerror=function(){live.textContent='offline: reload';};\
+es.onmessage=function(e){document.getElementById('cards').innerHTML=e.data;};";
+
+/// The page of waiting cards; `csrf` goes in every form, `nonce` lets its
+/// script run.
+pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration, nonce: &str) -> String {
     let mut out = String::new();
     out.push_str(HEAD);
-    out.push_str("<meta http-equiv=\"refresh\" content=\"3\"><title>warden</title>");
+    out.push_str("<title>warden</title>");
     out.push_str(STYLE);
-    out.push_str("</head><body><h1>warden</h1>");
+    out.push_str(
+        "</head><body><h1>warden <a id=\"live\" href=\"/\">reload</a></h1><main id=\"cards\">",
+    );
+    out.push_str(&fragment(snapshot, csrf, arming));
+    let _ = write!(
+        out,
+        "</main><p class=\"muted\">Grants, rules and bypass are decided in the terminal only.</p>\
+<script nonce=\"{}\">{SCRIPT}</script></body></html>",
+        escape(nonce)
+    );
+    out
+}
+
+/// What changes on the page: the waiting cards, each chat's mode, the last
+/// decisions (who decided).
+pub fn fragment(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) -> String {
+    let mut out = String::new();
     let waiting: usize = snapshot.chats.iter().map(|c| c.cards.len()).sum();
     if waiting == 0 {
         out.push_str("<p id=\"none\">No card waits.</p>");
@@ -84,7 +112,16 @@ pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) -> St
                 let _ = write!(out, "<div>path: <code>{}</code></div>", escape(path));
             }
             if !card.diff.is_empty() {
-                let _ = write!(out, "<pre>{}</pre>", escape(&card.diff));
+                out.push_str("<pre>");
+                for line in card.diff.lines() {
+                    let class = match line.as_bytes().first() {
+                        Some(b'+') if !line.starts_with("+++") => "add",
+                        Some(b'-') if !line.starts_with("---") => "del",
+                        _ => "",
+                    };
+                    let _ = writeln!(out, "<span class=\"{class}\">{}</span>", escape(line));
+                }
+                out.push_str("</pre>");
             }
             if !card.reason.is_empty() {
                 let _ = write!(
@@ -95,7 +132,7 @@ pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) -> St
             }
             if card.since.elapsed() < arming {
                 out.push_str(
-                    "<div class=\"muted\">just arrived: the buttons come on the next refresh</div>",
+                    "<div class=\"muted\">just arrived: look at it first (answers take in a second)</div>",
                 );
             }
             let _ = write!(
@@ -121,7 +158,6 @@ pub fn cards(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) -> St
         }
         out.push_str("</ul>");
     }
-    out.push_str("<p class=\"muted\">Grants, rules and bypass are decided in the terminal only.</p></body></html>");
     out
 }
 
@@ -193,8 +229,10 @@ mod tests {
             }],
             decided: vec![evil.to_string()],
         };
-        let html = cards(&snapshot, "c", std::time::Duration::ZERO);
-        assert!(!html.contains("<script"), "{html}");
+        let html = cards(&snapshot, "c", std::time::Duration::ZERO, "n");
+        // The one script is the page's own, under its nonce.
+        assert_eq!(html.matches("<script").count(), 1, "{html}");
+        assert!(html.contains("<script nonce=\"n\">var live"), "{html}");
         assert!(!html.contains("<img"), "{html}");
         assert!(!html.contains('\u{1b}'), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
@@ -223,13 +261,12 @@ mod tests {
             }],
             decided: Vec::new(),
         };
-        let html = cards(&snapshot, "c", std::time::Duration::ZERO);
+        let html = cards(&snapshot, "c", std::time::Duration::ZERO, "n");
         let picks: Vec<&str> = html
             .split("name=\"pick\" value=\"")
             .skip(1)
             .filter_map(|rest| rest.split('"').next())
             .collect();
         assert_eq!(picks, vec!["allow", "deny"]);
-        assert!(!html.contains("<script"));
     }
 }

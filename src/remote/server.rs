@@ -6,7 +6,10 @@
 //! cookie, and the URL then no longer opens anything. Failed tokens are
 //! rate limited. Every change is a POST carrying a CSRF token the page
 //! was served with; a GET never answers. Every reply carries a CSP that
-//! forbids scripts, frames and anything from outside.
+//! forbids frames and anything from outside, and every script but the
+//! page's own few lines (by a nonce), which follow `/events`: a server-sent
+//! event stream of the cards, re-rendered whenever they change, that ends
+//! when the session does.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -14,8 +17,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::{Bytes, Incoming};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Bytes, Frame, Incoming};
 use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
@@ -34,6 +38,9 @@ const CSRF_KEPT: usize = 32;
 const BODY_LIMIT: usize = 16 * 1024;
 /// The name of the session cookie.
 const COOKIE: &str = "warden_session";
+/// How often an idle event stream says it is still there (a closed one is
+/// then noticed and dropped).
+const KEEPALIVE: Duration = Duration::from_secs(15);
 /// The headers every reply carries.
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; \
 frame-ancestors 'none'; base-uri 'none'";
@@ -48,7 +55,7 @@ pub enum RemoteError {
 }
 
 /// What the server and the runtime share.
-struct Shared {
+pub(super) struct Shared {
     /// The URL's token, until its first use.
     token: Option<Token>,
     /// The session cookie's value.
@@ -57,9 +64,11 @@ struct Shared {
     csrf: VecDeque<Token>,
     failures: u32,
     locked_until: Option<Instant>,
-    snapshot: Snapshot,
+    pub(super) snapshot: Snapshot,
     /// How long a card waits on the page before an answer takes.
     arming: Duration,
+    /// Bumped at each publish: the event streams and the notifier follow it.
+    pub(super) changed: tokio::sync::watch::Sender<u64>,
 }
 
 /// The running server; dropping it stops it and every connection.
@@ -67,11 +76,16 @@ pub struct Remote {
     shared: Arc<Mutex<Shared>>,
     addr: SocketAddr,
     task: tokio::task::JoinHandle<()>,
+    /// The `notify_url` watcher, when one is set.
+    notifier: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for Remote {
     fn drop(&mut self) {
         self.task.abort();
+        if let Some(notifier) = &self.notifier {
+            notifier.abort();
+        }
     }
 }
 
@@ -101,10 +115,16 @@ pub fn start(
         locked_until: None,
         snapshot: Snapshot::default(),
         arming: ARMING,
+        changed: tokio::sync::watch::channel(0).0,
     }));
     let sink: Sink = Arc::new(sink);
     let task = tokio::spawn(serve(listener, shared.clone(), sink));
-    Ok(Remote { shared, addr, task })
+    Ok(Remote {
+        shared,
+        addr,
+        task,
+        notifier: None,
+    })
 }
 
 impl Remote {
@@ -130,8 +150,24 @@ impl Remote {
             shared.token = Some(Token::fresh().map_err(RemoteError::Random)?);
             shared.session = Token::fresh().map_err(RemoteError::Random)?;
             shared.csrf.clear();
+            // The open event streams see the session is gone, and end.
+            shared.changed.send_modify(|v| *v += 1);
         }
         Ok(self.url())
+    }
+
+    /// POST to `notify.url` for each card left waiting `notify.after`
+    /// (replacing an earlier watcher).
+    pub fn set_notify(&mut self, notify: super::Notify) {
+        if let Some(old) = self.notifier.take() {
+            old.abort();
+        }
+        let link = format!("http://{}/", self.addr);
+        self.notifier = Some(tokio::spawn(super::notify::watch(
+            self.shared.clone(),
+            notify,
+            link,
+        )));
     }
 
     /// How long a card must wait before an answer takes ([`ARMING`] unless
@@ -145,10 +181,11 @@ impl Remote {
         let mut shared = lock(&self.shared);
         let next = f(&shared.snapshot);
         shared.snapshot = next;
+        shared.changed.send_modify(|v| *v += 1);
     }
 }
 
-fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+pub(super) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -181,9 +218,9 @@ async fn serve(listener: tokio::net::TcpListener, shared: Arc<Mutex<Shared>>, si
     }
 }
 
-type Reply = Response<Full<Bytes>>;
+type Reply = Response<UnsyncBoxBody<Bytes, Infallible>>;
 
-async fn handle(req: Request<Incoming>, shared: &Mutex<Shared>, sink: &Sink) -> Reply {
+async fn handle(req: Request<Incoming>, shared: &Arc<Mutex<Shared>>, sink: &Sink) -> Reply {
     let path = req.uri().path().to_string();
     let query = parse_form(req.uri().query().unwrap_or(""));
     let signed_in = {
@@ -195,13 +232,28 @@ async fn handle(req: Request<Incoming>, shared: &Mutex<Shared>, sink: &Sink) -> 
         (Method::GET, "/") if query.contains_key("t") => exchange(shared, &query["t"]),
         (Method::GET, "/") if signed_in => {
             let mut shared = lock(shared);
-            let csrf = issue_csrf(&mut shared);
-            let html = match csrf {
-                Some(csrf) => page::cards(&shared.snapshot, csrf.as_str(), shared.arming),
-                None => return text(StatusCode::INTERNAL_SERVER_ERROR, "no random token"),
+            let (Some(csrf), Ok(nonce)) = (issue_csrf(&mut shared), Token::fresh()) else {
+                return text(StatusCode::INTERNAL_SERVER_ERROR, "no random token");
             };
-            html_reply(StatusCode::OK, html)
+            let html = page::cards(
+                &shared.snapshot,
+                csrf.as_str(),
+                shared.arming,
+                nonce.as_str(),
+            );
+            let mut reply = html_reply(StatusCode::OK, html);
+            let csp = format!(
+                "{CSP}; script-src 'nonce-{}'; connect-src 'self'",
+                nonce.as_str()
+            );
+            if let Ok(value) = HeaderValue::from_str(&csp) {
+                reply
+                    .headers_mut()
+                    .insert(header::CONTENT_SECURITY_POLICY, value);
+            }
+            reply
         }
+        (Method::GET, "/events") if signed_in => events(shared),
         (Method::GET, "/reason") if signed_in => {
             let (chat, card) = (number(&query, "chat"), number(&query, "card"));
             let mut shared = lock(shared);
@@ -249,11 +301,99 @@ async fn handle(req: Request<Incoming>, shared: &Mutex<Shared>, sink: &Sink) -> 
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             reply
         }
-        (_, "/" | "/reason" | "/answer" | "/mode") => text(
+        (_, "/" | "/reason" | "/answer" | "/mode" | "/events") => text(
             StatusCode::FORBIDDEN,
             "not signed in: open the URL warden showed (`/remote` in warden makes a new one)",
         ),
         _ => text(StatusCode::NOT_FOUND, "not found"),
+    }
+}
+
+/// `/events`: the cards as server-sent events, a whole re-render (with a
+/// fresh CSRF token) at each change and when a new card's arming ends.
+/// The stream ends when its session does (`/remote` again, or the server
+/// stops).
+fn events(shared: &Arc<Mutex<Shared>>) -> Reply {
+    let (session, changes) = {
+        let shared = lock(shared);
+        (shared.session.clone(), shared.changed.subscribe())
+    };
+    let stream = EventStream {
+        shared: shared.clone(),
+        session,
+        changes,
+        first: true,
+        armed_at: None,
+    };
+    let body = futures::stream::unfold(stream, |mut stream| async move {
+        let bytes = stream.next().await?;
+        Some((Ok::<_, Infallible>(Frame::data(bytes)), stream))
+    });
+    let mut reply = Response::new(StreamBody::new(body).boxed_unsync());
+    secure_headers(&mut reply, "text/event-stream");
+    reply
+}
+
+/// One page's event stream.
+struct EventStream {
+    shared: Arc<Mutex<Shared>>,
+    /// The session it was opened in.
+    session: Token,
+    changes: tokio::sync::watch::Receiver<u64>,
+    /// The first event is sent at once (a reconnected page catches up).
+    first: bool,
+    /// When the next card shown as just arrived takes answers.
+    armed_at: Option<Instant>,
+}
+
+impl EventStream {
+    /// The next bytes to send; `None` ends the stream.
+    async fn next(&mut self) -> Option<Bytes> {
+        if !self.first {
+            let armed_at = self.armed_at.map(tokio::time::Instant::from_std);
+            tokio::select! {
+                changed = self.changes.changed() => changed.ok()?,
+                _ = sleep_until(armed_at), if armed_at.is_some() => {}
+                _ = tokio::time::sleep(KEEPALIVE) => {
+                    let shared = lock(&self.shared);
+                    return shared
+                        .session
+                        .matches(self.session.as_str())
+                        .then(|| Bytes::from_static(b": still here\n\n"));
+                }
+            }
+        }
+        self.first = false;
+        let mut shared = lock(&self.shared);
+        if !shared.session.matches(self.session.as_str()) {
+            return None;
+        }
+        let csrf = issue_csrf(&mut shared)?;
+        let html = page::fragment(&shared.snapshot, csrf.as_str(), shared.arming);
+        let now = Instant::now();
+        self.armed_at = shared
+            .snapshot
+            .chats
+            .iter()
+            .flat_map(|c| &c.cards)
+            .map(|c| c.since + shared.arming)
+            .filter(|at| *at > now)
+            .min();
+        let mut event = String::with_capacity(html.len() + 64);
+        for line in html.lines() {
+            event.push_str("data: ");
+            event.push_str(line);
+            event.push('\n');
+        }
+        event.push('\n');
+        Some(Bytes::from(event))
+    }
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -455,8 +595,14 @@ fn html_reply(status: StatusCode, body: String) -> Reply {
 }
 
 fn reply(status: StatusCode, content_type: &'static str, body: String) -> Reply {
-    let mut reply = Response::new(Full::new(Bytes::from(body)));
+    let mut reply = Response::new(Full::new(Bytes::from(body)).boxed_unsync());
     *reply.status_mut() = status;
+    secure_headers(&mut reply, content_type);
+    reply
+}
+
+/// The type, the CSP and the other headers every reply carries.
+fn secure_headers(reply: &mut Reply, content_type: &'static str) {
     let headers = reply.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(
@@ -473,7 +619,6 @@ fn reply(status: StatusCode, content_type: &'static str, body: String) -> Reply 
         HeaderValue::from_static("no-referrer"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    reply
 }
 
 #[cfg(test)]

@@ -87,6 +87,11 @@ pub struct RemoteSettings {
     /// The address to listen on: 127.0.0.1 unless said otherwise (warden
     /// then says so in red).
     pub listen: String,
+    /// An ntfy-style topic URL or any webhook (plain `http://`): POSTed a
+    /// title and a link, never the content, when a card waits too long.
+    pub notify_url: Option<String>,
+    /// Seconds a card waits before `notify_url` is told.
+    pub notify_after: u64,
 }
 
 impl Default for RemoteSettings {
@@ -94,6 +99,8 @@ impl Default for RemoteSettings {
         RemoteSettings {
             enabled: false,
             listen: "127.0.0.1:8765".to_string(),
+            notify_url: None,
+            notify_after: 60,
         }
     }
 }

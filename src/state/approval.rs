@@ -266,6 +266,9 @@ pub enum OnAsk {
     Allow,
     /// Cancel the turn and fail the run.
     Fail,
+    /// Show the card on the remote page (`src/remote/`) and wait for an
+    /// answer there; the runtime denies it when none comes in time.
+    Remote,
 }
 
 /// The text the agent sees before each prompt while the chat is in Plan.
@@ -285,6 +288,12 @@ enum UserPick {
 }
 
 impl ChatState {
+    /// How a headless run answers a card by itself; `None` when someone
+    /// answers it (on the terminal, or on the remote page).
+    fn unattended(&self) -> Option<OnAsk> {
+        self.gate.headless.filter(|on_ask| *on_ask != OnAsk::Remote)
+    }
+
     fn policy_context(&self) -> Context<'_> {
         Context {
             mode: self.gate.mode,
@@ -293,7 +302,7 @@ impl ChatState {
             grants: &self.gate.grants,
             home: self.gate.home.as_deref(),
             cwd: &self.session.cwd_path,
-            unattended: self.gate.headless.is_some(),
+            unattended: self.unattended().is_some(),
         }
     }
 
@@ -619,13 +628,13 @@ impl ChatState {
     }
 
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
-        if let Some(on_ask) = self.gate.headless {
+        if let Some(on_ask) = self.unattended() {
             let pick = match on_ask {
                 // Nobody is there to open a sign-in page or fill a form:
                 // an elicitation is declined, never accepted unseen.
                 OnAsk::Allow if approval.view.elicitation => UserPick::Deny,
                 OnAsk::Allow => UserPick::Allow,
-                OnAsk::Deny => UserPick::Deny,
+                OnAsk::Deny | OnAsk::Remote => UserPick::Deny,
                 OnAsk::Fail => {
                     self.session.failed = Some(format!(
                         "the agent asked permission for `{}` and --on-ask is fail",
@@ -1084,7 +1093,7 @@ impl ChatState {
                 }
             }
         }
-        if !would_allow.is_empty() && self.gate.headless.is_none() {
+        if !would_allow.is_empty() && self.unattended().is_none() {
             self.view
                 .focus
                 .open(Modal::Confirm(Question::AllowWaiting(would_allow)));
@@ -1164,6 +1173,9 @@ pub enum RemotePick {
     Deny,
     /// Reject, cancel the turn and tell the agent why.
     DenyWithReason(String),
+    /// Nobody answered within this many seconds (`warden exec --on-ask
+    /// remote --ask-timeout`): reject, and log why.
+    NoAnswer(u64),
 }
 
 impl ChatState {
@@ -1177,7 +1189,9 @@ impl ChatState {
         };
         let user_pick = match pick {
             RemotePick::AllowOnce => UserPick::Allow,
-            RemotePick::Deny | RemotePick::DenyWithReason(_) => UserPick::Deny,
+            RemotePick::Deny | RemotePick::DenyWithReason(_) | RemotePick::NoAnswer(_) => {
+                UserPick::Deny
+            }
         };
         let resolved = self.resolve(&self.gate.approvals[index], &user_pick);
         if let Resolved::Wait(notice) = &resolved {
@@ -1191,6 +1205,25 @@ impl ChatState {
         };
         let reason = match pick {
             RemotePick::DenyWithReason(reason) => reason.trim().to_string(),
+            RemotePick::NoAnswer(secs) => {
+                let outcome = match resolved {
+                    Resolved::Send { index, .. } => approval
+                        .request
+                        .options
+                        .get(index)
+                        .map_or(PermissionOutcome::Cancelled, |o| {
+                            PermissionOutcome::Selected(o.id.clone())
+                        }),
+                    _ => PermissionOutcome::Cancelled,
+                };
+                return self.answer(
+                    &approval,
+                    outcome,
+                    "denied",
+                    Source::Remote,
+                    &format!("no answer within {secs} s"),
+                );
+            }
             _ => String::new(),
         };
         if reason.is_empty() {

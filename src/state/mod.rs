@@ -36,7 +36,7 @@ pub use interrupt::QUIT_WINDOW;
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
 pub use transcript::{AGENT_SENT_USER, Entry, EntryKind, ToolEntry, ToolState, Transcript};
-pub use workspace::{ChatFocus, ChatId, ChatSlot, Workspace, WsEffect, WsMsg};
+pub use workspace::{ChatFocus, ChatId, ChatSlot, RemoteCode, Workspace, WsEffect, WsMsg};
 
 use std::path::PathBuf;
 

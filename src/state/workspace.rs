@@ -118,6 +118,13 @@ pub enum WsMsg {
     DiscardUntouched(ChatId),
 }
 
+/// The remote URL to open on a phone, as text and as QR rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteCode {
+    pub url: String,
+    pub qr: Vec<String>,
+}
+
 /// IO the runtime must do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WsEffect {
@@ -154,6 +161,9 @@ pub struct Workspace {
     pub help: bool,
     /// How many rows of the help's key table are scrolled past.
     pub help_scroll: u16,
+    /// The remote URL (its one-time token in it) and its QR code, shown
+    /// over everything until a key; never in a transcript (`src/remote/`).
+    pub remote_code: Option<RemoteCode>,
     next_id: ChatId,
 }
 
@@ -302,6 +312,9 @@ impl Workspace {
     fn on_action(&mut self, input: Action, at: Option<std::time::Instant>) -> Vec<WsEffect> {
         let (action, mut key) = keys::split(input.clone());
         self.notice = None;
+        if self.remote_code.take().is_some() && action != Action::Quit {
+            return Vec::new();
+        }
         if self.help && action != Action::Quit {
             let rows = crate::keys::Context::ChatList.rows('-').len();
             match super::interrupt::help_scroll(self.help_scroll, &action, rows) {

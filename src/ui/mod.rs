@@ -32,6 +32,7 @@ mod markdown;
 mod mode_menu;
 pub(crate) mod picker;
 mod popup;
+mod remote;
 mod search;
 mod terminal;
 mod theme;
@@ -344,6 +345,11 @@ pub fn draw_workspace(frame: &mut Frame<'_>, ws: &Workspace, views: &mut Views) 
             ws.help_scroll,
             theme,
         );
+        views.hits.push((screen, None));
+        cursor = None;
+    }
+    if let Some(code) = &ws.remote_code {
+        remote::render(frame.buffer_mut(), screen, code, theme);
         views.hits.push((screen, None));
         cursor = None;
     }

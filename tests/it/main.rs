@@ -35,6 +35,8 @@ mod iooff;
 mod keys;
 mod records;
 mod remote;
+mod remote_browser;
+mod remote_exec;
 mod runtime;
 mod sandbox;
 mod settings;

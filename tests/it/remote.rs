@@ -15,14 +15,14 @@ use warden::state::Action;
 use crate::common::*;
 
 /// One HTTP exchange: status, raw headers, body.
-struct Reply {
-    status: u16,
-    headers: String,
-    body: String,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: String,
+    pub(crate) body: String,
 }
 
 impl Reply {
-    fn header(&self, name: &str) -> Option<String> {
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
         self.headers.lines().find_map(|line| {
             let (n, v) = line.split_once(':')?;
             n.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
@@ -30,7 +30,7 @@ impl Reply {
     }
 }
 
-async fn http(
+pub(crate) async fn http(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -93,7 +93,7 @@ async fn card_served(dir: &std::path::Path) -> (App, SocketAddr, String) {
 }
 
 /// Open the URL: the token for the session cookie.
-async fn sign_in(addr: SocketAddr, path: &str) -> String {
+pub(crate) async fn sign_in(addr: SocketAddr, path: &str) -> String {
     let reply = http(addr, "GET", path, None, None).await;
     assert_eq!(reply.status, 303, "{}", reply.body);
     let cookie = reply.header("set-cookie").expect("a cookie");
@@ -102,7 +102,7 @@ async fn sign_in(addr: SocketAddr, path: &str) -> String {
     cookie.split(';').next().unwrap().to_string()
 }
 
-fn csrf_of(page: &str) -> String {
+pub(crate) fn csrf_of(page: &str) -> String {
     let at = page.find("name=\"csrf\" value=\"").expect("a CSRF field") + 19;
     page[at..at + 32].to_string()
 }
@@ -361,23 +361,47 @@ async fn the_server_is_gone_when_warden_exits() {
     drop(cookie);
 }
 
+/// Every file under `dir`, read as text.
+fn all_text_under(dir: &std::path::Path) -> String {
+    let mut out = String::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.push_str(&all_text_under(&path));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    out
+}
+
 #[tokio::test]
 async fn slash_remote_starts_the_server_and_again_makes_a_new_url() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    let mut options = logged_options(dir.path(), Mode::Default);
+    options.chats_dir = Some(dir.path().join("chats"));
+    let mut app = started_with(dir.path(), options).await;
     app.set_remote_listen(localhost());
     assert!(app.remote_url().is_none(), "off by default");
     send(&mut app, "/remote");
     let first = app.remote_url().expect("/remote starts it");
     assert!(first.starts_with("http://127.0.0.1:"), "{first}");
-    let said = warden::state::ChatState::clone(app.state());
-    assert!(
-        said.session.transcript.entries().iter().any(|e| matches!(
-            &e.kind,
-            warden::state::EntryKind::Info(t) if t.contains(&first)
-        )),
-        "the URL is shown in the transcript"
+    let token = first.split_once("?t=").expect("a token").1.to_string();
+    // The URL with its token and its QR code are over the screen...
+    let shown = app.ws.remote_code.clone().expect("the URL is shown");
+    assert_eq!(shown.url, first);
+    assert_eq!(
+        Some(shown.qr),
+        warden::remote::qr::lines(&first),
+        "its QR code"
     );
+    // ...until a key, which does nothing else.
+    key(&mut app, Action::ch('x'));
+    assert!(app.ws.remote_code.is_none(), "a key closes it");
+    assert_eq!(app.state().view.composer.text(), "", "the key went nowhere");
     send(&mut app, "/remote");
     let second = app.remote_url().expect("still on");
     assert_ne!(first, second, "a new token");
@@ -385,5 +409,272 @@ async fn slash_remote_starts_the_server_and_again_makes_a_new_url() {
     let old = first.split_once(&addr.to_string()).unwrap().1.to_string();
     let reply = http(addr, "GET", &old, None, None).await;
     assert_eq!(reply.status, 403, "the old URL is out");
+    // The chat says where it serves, never the token: a transcript is
+    // recorded (and exported), a token in it would outlive its use.
+    key(&mut app, Action::ch('x'));
+    send(&mut app, "hello");
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let said = warden::state::ChatState::clone(app.state());
+    let infos: Vec<&str> = said
+        .session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            warden::state::EntryKind::Info(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        infos.iter().any(|t| t.contains(&format!("http://{addr}/"))),
+        "the address is said: {infos:?}"
+    );
+    let token2 = second.split_once("?t=").expect("a token").1.to_string();
+    for entry in said.session.transcript.entries() {
+        let text = format!("{:?}", entry.kind);
+        assert!(!text.contains(&token), "token in the transcript: {text}");
+        assert!(!text.contains(&token2), "token in the transcript: {text}");
+    }
+    app.shutdown().await;
+    let recorded = all_text_under(&dir.path().join("chats"));
+    assert!(
+        recorded.contains("hello"),
+        "the chat was recorded: {recorded}"
+    );
+    assert!(!recorded.contains(&token), "token in the record");
+    assert!(!recorded.contains(&token2), "token in the record");
+}
+
+/// An open `/events` stream: the raw bytes read so far.
+struct Events {
+    stream: tokio::net::TcpStream,
+    seen: String,
+}
+
+impl Events {
+    async fn open(addr: SocketAddr, cookie: &str) -> Events {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let request = format!("GET /events HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.expect("write");
+        Events {
+            stream,
+            seen: String::new(),
+        }
+    }
+
+    /// Read until the text after `from` holds `want`; returns the offset
+    /// just past it.
+    async fn until(&mut self, from: usize, want: &str) -> usize {
+        tokio::time::timeout(GUARD, async {
+            while !self.seen[from..].contains(want) {
+                let mut buf = [0u8; 4096];
+                let n = self.stream.read(&mut buf).await.expect("read");
+                assert!(n > 0, "the stream ended before {want:?}: {}", self.seen);
+                self.seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("no {want:?} in {}", self.seen));
+        from + self.seen[from..].find(want).unwrap_or(0) + want.len()
+    }
+
+    /// Whether the server ends the stream.
+    async fn ends(&mut self) -> bool {
+        tokio::time::timeout(GUARD, async {
+            loop {
+                let mut buf = [0u8; 4096];
+                match self.stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => return true,
+                    Ok(n) => self.seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+                }
+                // The chunked body's last chunk: the stream is over.
+                if self.seen.ends_with("\r\n0\r\n\r\n") {
+                    return true;
+                }
+            }
+        })
+        .await
+        .unwrap_or(false)
+    }
+}
+
+#[tokio::test]
+async fn the_page_follows_the_cards_live_over_server_sent_events() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut app, addr, path) = card_served(dir.path()).await;
+    let cookie = sign_in(addr, &path).await;
+    // The page's script, and only it, may run: by its nonce.
+    let page = http(addr, "GET", "/", Some(&cookie), None).await;
+    let csp = page.header("content-security-policy").expect("a CSP");
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .expect("a script nonce")
+        .to_string();
+    assert!(
+        page.body.contains(&format!("<script nonce=\"{nonce}\">")),
+        "{}",
+        page.body
+    );
+    assert!(csp.contains("connect-src 'self'"), "{csp}");
+    assert!(!page.body.contains("http-equiv=\"refresh\""), "no refresh");
+    assert!(page.body.contains("href=\"/\">reload</a>"), "a reload link");
+    // No stream without the session.
+    let refused = http(addr, "GET", "/events", None, None).await;
+    assert_eq!(refused.status, 403);
+
+    let mut events = Events::open(addr, &cookie).await;
+    let chat = app.ws.chats[app.ws.active].id;
+    let card = app.state().gate.approvals[0].id;
+    let anchor = format!("id=\"card-{chat}-{card}\"");
+    let at = events.until(0, "text/event-stream").await;
+    let at = events.until(at, &anchor).await;
+    // Answered in the terminal: the next event has no card, and says who.
+    key(&mut app, Action::ch('1'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let end = events.until(at, "by user").await;
+    let event = &events.seen[at..end];
+    assert!(!event.contains(&anchor), "{event}");
+    assert!(event.contains("data: "), "{event}");
+    // A new card comes: it is on the stream.
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    let next = app.state().gate.approvals[0].id;
+    let at = events
+        .until(end, &format!("id=\"card-{chat}-{next}\""))
+        .await;
+    // Withdrawn (the turn cancelled): gone from the stream at once.
+    key(&mut app, Action::Cancel);
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    let end = events.until(at, "No card waits").await;
+    assert!(
+        !events.seen[at..end].contains(&format!("id=\"card-{chat}-{next}\"")),
+        "{}",
+        &events.seen[at..end]
+    );
+    // `/remote` again: the session is out, and so is its stream.
+    app.start_remote(localhost()).expect("rotates");
+    assert!(events.ends().await, "the stream of a rotated session ends");
+    app.shutdown().await;
+}
+
+/// One request a fake ntfy server took: its head and body; it answers 200.
+pub(crate) async fn take_post(listener: &tokio::net::TcpListener) -> (String, String) {
+    let (mut stream, _) = tokio::time::timeout(GUARD, listener.accept())
+        .await
+        .expect("a POST comes")
+        .expect("accept");
+    let mut raw = Vec::new();
+    let (head, body) = loop {
+        let mut buf = [0u8; 4096];
+        let n = stream.read(&mut buf).await.expect("read");
+        assert!(n > 0, "the request ended early");
+        raw.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length: usize = head
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                break (head.to_string(), body.to_string());
+            }
+        }
+    };
+    stream
+        .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        .await
+        .expect("answer");
+    (head, body)
+}
+
+#[tokio::test]
+async fn a_card_left_waiting_is_told_to_notify_url_once_without_its_content() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let topic = format!("http://{}/warden-topic", listener.local_addr().unwrap());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    app.set_remote_notify(warden::remote::Notify {
+        url: warden::remote::NotifyUrl::parse(&topic).unwrap(),
+        after: Duration::ZERO,
+    });
+    let url = app.start_remote(localhost()).expect("the server starts");
+    let addr = app.remote_addr().unwrap();
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    let (head, body) = take_post(&listener).await;
+    assert!(head.starts_with("POST /warden-topic HTTP/1.1"), "{head}");
+    let head_lower = head.to_ascii_lowercase();
+    assert!(head_lower.contains("title: warden: a card waits"), "{head}");
+    let link = format!("http://{addr}/");
+    assert!(head_lower.contains(&format!("click: {link}")), "{head}");
+    assert!(body.contains(&link), "{body}");
+    // Nothing of the card leaves the machine: not its title, command,
+    // paths or diff, and not the URL's token.
+    let approval = &app.state().gate.approvals[0];
+    let mut secrets = vec![
+        approval.title(),
+        url.split_once("?t=").unwrap().1.to_string(),
+    ];
+    secrets.extend(approval.view.locations.iter().cloned());
+    secrets.extend(approval.view.diff_paths.iter().cloned());
+    for content in approval.request.fields.content.as_deref().unwrap_or(&[]) {
+        if let warden::model::ToolContent::Diff { new, .. } = content {
+            secrets.extend(new.lines().filter(|l| l.len() > 3).map(str::to_string));
+        }
+    }
+    assert!(secrets.len() >= 3, "{secrets:?}");
+    let sent = format!("{head}\n{body}");
+    for secret in &secrets {
+        assert!(!sent.contains(secret.as_str()), "{secret:?} sent: {sent}");
+    }
+    // Once per card: the page republished (a new token) while the card
+    // still waits sends nothing more...
+    app.start_remote(localhost()).expect("rotates");
+    let more = tokio::time::timeout(Duration::from_millis(500), listener.accept()).await;
+    assert!(more.is_err(), "a card was told twice");
+    // ...and the next card gets its own POST.
+    key(&mut app, Action::ch('1'));
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    send(&mut app, "edit");
+    pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
+    let (head, _) = take_post(&listener).await;
+    assert!(head.starts_with("POST /warden-topic"), "{head}");
+    let more = tokio::time::timeout(Duration::from_millis(500), listener.accept()).await;
+    assert!(more.is_err(), "a card was told twice");
+    app.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_notify_url_warden_cannot_use_is_said_in_red_not_dropped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
+    let settings = warden::settings::RemoteSettings {
+        notify_url: Some("https://ntfy.sh/warden".into()),
+        ..Default::default()
+    };
+    app.set_remote_settings(&settings);
+    let errors: Vec<String> = app
+        .state()
+        .session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            warden::state::EntryKind::Error { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("notify_url must start with http://")),
+        "{errors:?}"
+    );
     app.shutdown().await;
 }
