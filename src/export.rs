@@ -405,4 +405,77 @@ mod tests {
         let md = markdown("chat", &[EntryKind::Thought("## You\nyes".into())]);
         assert!(md.contains("> #### You"), "{md}");
     }
+
+    #[test]
+    fn one_heading_per_message_no_status_lines_and_decisions_as_sentences() {
+        let entries = [
+            EntryKind::Info("new chat with demo in ~/w · Alt-1..9 switch · Ctrl-L chats".into()),
+            EntryKind::User("fix it".into()),
+            EntryKind::Thought("look first".into()),
+            EntryKind::Agent("Looking.".into()),
+            EntryKind::Decision {
+                allowed: true,
+                text: "allowed by you: Allow · Edit src/lib.rs".into(),
+            },
+            EntryKind::Agent("Fixed.".into()),
+            EntryKind::Decision {
+                allowed: false,
+                text: "blocked: plan mode · Run rm -rf x".into(),
+            },
+            EntryKind::Decision {
+                allowed: true,
+                text: "allowed for edit calls in this chat · Edit a.rs".into(),
+            },
+            EntryKind::User("thanks".into()),
+            EntryKind::Agent("You're welcome.".into()),
+        ];
+        let md = markdown("Fix the bug", &entries);
+        let headings: Vec<&str> = md.lines().filter(|l| l.starts_with('#')).collect();
+        assert_eq!(
+            headings,
+            vec!["# Fix the bug", "## You", "## Agent", "## You", "## Agent"],
+            "{md}"
+        );
+        assert!(
+            !md.contains("Alt-1") && !md.contains("new chat with"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**You allowed:** Edit src/lib.rs (Allow)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**warden blocked:** Run rm -rf x (plan mode)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**Allowed:** Edit a.rs (allowed for edit calls in this chat)"),
+            "{md}"
+        );
+        assert!(!md.contains("allowed: allowed"), "{md}");
+    }
+
+    #[test]
+    fn the_default_file_is_named_by_title_and_resume_id_in_the_exports_folder() {
+        assert_eq!(
+            file_name("Fix the *parser*: ../../etc", Some("2f1c-9a")),
+            "fix-the-parser-etc-2f1c-9a.md"
+        );
+        assert_eq!(file_name("日本語", None), "chat.md");
+        assert_eq!(file_name("x", Some("../../a/b")), "x-ab.md");
+        let chats = Path::new("/data/warden/chats");
+        let at = target(Path::new("/repo"), None, Some(chats), "Fix it", Some("id1")).unwrap();
+        assert_eq!(at, Path::new("/data/warden/exports/fix-it-id1.md"));
+        let named = target(Path::new("/repo"), Some("c.md"), Some(chats), "t", None).unwrap();
+        assert_eq!(
+            named,
+            Path::new("/repo/c.md"),
+            "a name the user gives: here"
+        );
+        assert!(matches!(
+            target(Path::new("/repo"), None, None, "t", None),
+            Err(ExportError::NoFolder)
+        ));
+        assert!(target(Path::new("/repo"), Some("../x.md"), None, "t", None).is_err());
+    }
 }

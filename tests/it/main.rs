@@ -14,6 +14,7 @@ mod demo_agent_sessions;
 mod e2e;
 mod e2e_chats;
 mod e2e_client;
+mod exec_output;
 mod export_file;
 mod faults;
 mod fidelity_auth;
