@@ -27,7 +27,7 @@ pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 12] = [
     ("resume", "reopen a past chat (Alt+O)", ""),
     (
         "export",
-        "write this chat as Markdown (to FILE here, else the exports folder)",
+        "write this chat as Markdown in the working directory",
         "[FILE]",
     ),
     (
