@@ -162,7 +162,7 @@ fn heading(out: &mut String, speaker: &mut Option<Speaker>, who: Speaker) {
 /// `"{reason} · {title}"` when the reason starts with the verdict) as a
 /// sentence: "You allowed: touch x (Allow)".
 fn decision(allowed: bool, text: &str) -> String {
-    const VERDICTS: [(&str, &str); 7] = [
+    const VERDICTS: [(&str, &str); 8] = [
         ("allowed by you", "You allowed"),
         ("denied by you", "You denied"),
         ("allowed remotely", "Allowed from the remote page"),
@@ -170,6 +170,7 @@ fn decision(allowed: bool, text: &str) -> String {
         ("allowed", "warden allowed"),
         ("denied", "warden denied"),
         ("blocked", "warden blocked"),
+        ("cancelled", "Cancelled"),
     ];
     let text = one_line(text);
     let (who, rest) = VERDICTS
@@ -426,6 +427,10 @@ mod tests {
                 allowed: true,
                 text: "allowed for edit calls in this chat · Edit a.rs".into(),
             },
+            EntryKind::Decision {
+                allowed: false,
+                text: "cancelled: turn cancelled · Edit b.rs".into(),
+            },
             EntryKind::User("thanks".into()),
             EntryKind::Agent("You're welcome.".into()),
         ];
@@ -450,6 +455,10 @@ mod tests {
         );
         assert!(
             md.contains("**Allowed:** Edit a.rs (allowed for edit calls in this chat)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**Cancelled:** Edit b.rs (turn cancelled)"),
             "{md}"
         );
         assert!(!md.contains("allowed: allowed"), "{md}");
