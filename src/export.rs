@@ -1,6 +1,16 @@
 //! A chat as Markdown: `warden export [CHAT] [-o FILE]` and `/export [FILE]`
 //! (whose file the runtime writes on its disk writer, `app/disk.rs`).
 //!
+//! The export is the conversation as a reader wants it: one heading per
+//! message (`## You`, `## Agent`, however many chunks, thoughts and tool
+//! calls the agent's answer came in), the decisions worded as sentences,
+//! and none of warden's own status lines (key hints, "new chat with …").
+//!
+//! `/export` with no name writes `<title>-<chat id>.md` (the id that
+//! `warden --resume` takes) into the `exports` folder beside the chat
+//! records, never into the user's repository unasked; a name the user gives
+//! is a plain file in the working directory.
+//!
 //! Everything the agent (or the user) wrote goes through
 //! [`crate::sanitize::visible`]: the export carries no raw control
 //! characters or escape sequences, so `cat chat.md` is as safe as the TUI.
@@ -29,6 +39,8 @@ pub enum ExportError {
     },
     #[error("`{0}` is not a plain file name in the working directory")]
     BadName(String),
+    #[error("warden has no data folder to export into: name a file, `/export FILE`")]
+    NoFolder,
 }
 
 /// A fence long enough for `text`: one backtick more than its longest run.
@@ -128,24 +140,79 @@ fn tool_content(out: &mut String, content: &ToolContent) {
     }
 }
 
+/// Who wrote the message an entry belongs to, for its heading.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Speaker {
+    You,
+    Agent,
+}
+
+/// The heading of `who`'s message, unless the last one was theirs.
+fn heading(out: &mut String, speaker: &mut Option<Speaker>, who: Speaker) {
+    if *speaker != Some(who) {
+        *speaker = Some(who);
+        out.push_str(match who {
+            Speaker::You => "## You\n\n",
+            Speaker::Agent => "## Agent\n\n",
+        });
+    }
+}
+
+/// A decision line (`"{verdict}: {reason} · {title}"`, or
+/// `"{reason} · {title}"` when the reason starts with the verdict) as a
+/// sentence: "You allowed: touch x (Allow)".
+fn decision(allowed: bool, text: &str) -> String {
+    const VERDICTS: [(&str, &str); 8] = [
+        ("allowed by you", "You allowed"),
+        ("denied by you", "You denied"),
+        ("allowed remotely", "Allowed from the remote page"),
+        ("denied remotely", "Denied from the remote page"),
+        ("allowed", "warden allowed"),
+        ("denied", "warden denied"),
+        ("blocked", "warden blocked"),
+        ("cancelled", "Cancelled"),
+    ];
+    let text = one_line(text);
+    let (who, rest) = VERDICTS
+        .iter()
+        .find_map(|(verdict, who)| {
+            text.strip_prefix(verdict)
+                .and_then(|r| r.strip_prefix(": "))
+                .map(|rest| (*who, rest.to_string()))
+        })
+        .unwrap_or_else(|| {
+            let who = if allowed { "Allowed" } else { "Denied" };
+            (who, text.clone())
+        });
+    match rest.rsplit_once(" · ") {
+        Some((reason, title)) => format!("**{who}:** {title} ({reason})"),
+        None => format!("**{who}:** {rest}"),
+    }
+}
+
 /// The transcript as Markdown, under a title line.
 pub(crate) fn markdown(title: &str, entries: &[EntryKind]) -> String {
     let mut out = format!("# {}\n\n", one_line(title));
+    let mut speaker: Option<Speaker> = None;
     for entry in entries {
         match entry {
             EntryKind::User(text) => {
-                out.push_str("## You\n\n");
+                // Each prompt is a message of its own.
+                speaker = None;
+                heading(&mut out, &mut speaker, Speaker::You);
                 let _ = writeln!(out, "{}\n", demoted(&visible(text)).trim_end());
             }
             EntryKind::Agent(text) => {
-                out.push_str("## Agent\n\n");
+                heading(&mut out, &mut speaker, Speaker::Agent);
                 let _ = writeln!(out, "{}\n", demoted(&visible(text)).trim_end());
             }
             EntryKind::Thought(text) => {
+                heading(&mut out, &mut speaker, Speaker::Agent);
                 out.push_str("*Thinking:*\n\n");
                 quoted(&mut out, text);
             }
             EntryKind::Tool(tool) => {
+                heading(&mut out, &mut speaker, Speaker::Agent);
                 let _ = writeln!(
                     out,
                     "**Tool** `{}` ({}): {}\n",
@@ -158,6 +225,7 @@ pub(crate) fn markdown(title: &str, entries: &[EntryKind]) -> String {
                 }
             }
             EntryKind::Plan(entries) => {
+                heading(&mut out, &mut speaker, Speaker::Agent);
                 out.push_str("**Plan**\n\n");
                 for e in entries {
                     let mark = match e.status {
@@ -169,12 +237,11 @@ pub(crate) fn markdown(title: &str, entries: &[EntryKind]) -> String {
                 }
                 out.push('\n');
             }
-            EntryKind::Info(text) => {
-                let _ = writeln!(out, "*{}*\n", one_line(text));
-            }
+            // warden's own status lines (key hints, "new chat with …") are
+            // the screen's, not the conversation's.
+            EntryKind::Info(_) => {}
             EntryKind::Decision { allowed, text } => {
-                let word = if *allowed { "allowed" } else { "denied" };
-                let _ = writeln!(out, "*{word}: {}*\n", one_line(text));
+                let _ = writeln!(out, "{}\n", decision(*allowed, text));
             }
             EntryKind::Error { message, detail } => {
                 let _ = writeln!(out, "**Error:** {}\n", one_line(message));
@@ -225,43 +292,75 @@ pub(crate) fn export_recorded(
     Ok(loaded_markdown(&chat))
 }
 
-/// Where `/export [FILE]` writes in `cwd`: the name given (a plain file
-/// name, no directories), else `warden-chat-<chat id>.md`.
+/// The folder `/export` writes into when no name is given: `exports`
+/// beside the chat records (`~/.local/share/warden/exports` on Linux).
+pub(crate) fn exports_dir(chats_dir: &Path) -> PathBuf {
+    chats_dir.with_file_name("exports")
+}
+
+/// The file name of a chat's export: its title as a slug, then the id
+/// `warden --resume` takes (none before the chat is recorded).
+pub(crate) fn file_name(title: &str, record_id: Option<&str>) -> String {
+    let mut slug = String::new();
+    for c in title.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c);
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+        if slug.len() >= 48 {
+            break;
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    let slug = if slug.is_empty() { "chat" } else { slug };
+    let id: String = record_id
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .take(40)
+        .collect();
+    if id.is_empty() {
+        format!("{slug}.md")
+    } else {
+        format!("{slug}-{id}.md")
+    }
+}
+
+/// Where `/export [FILE]` writes: the name given (a plain file name, no
+/// directories) in `cwd`; else [`file_name`] in [`exports_dir`], so that an
+/// export never lands in the user's repository unasked.
 pub(crate) fn target(
     cwd: &Path,
     name: Option<&str>,
-    chat_id: &str,
+    chats_dir: Option<&Path>,
+    title: &str,
+    record_id: Option<&str>,
 ) -> Result<PathBuf, ExportError> {
-    let name = match name {
-        Some(name) => name.to_string(),
-        None => {
-            let id: String = chat_id
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-                .take(40)
-                .collect();
-            if id.is_empty() {
-                "warden-chat.md".to_string()
-            } else {
-                format!("warden-chat-{id}.md")
-            }
-        }
+    let Some(name) = name else {
+        let dir = chats_dir.ok_or(ExportError::NoFolder)?;
+        return Ok(exports_dir(dir).join(file_name(title, record_id)));
     };
-    let plain = Path::new(&name)
+    let plain = Path::new(name)
         .file_name()
-        .is_some_and(|f| f == std::ffi::OsStr::new(&name));
+        .is_some_and(|f| f == std::ffi::OsStr::new(name));
     if !plain || name.starts_with('.') {
-        return Err(ExportError::BadName(name));
+        return Err(ExportError::BadName(name.to_string()));
     }
     Ok(cwd.join(name))
 }
 
-/// Write `text` to `path` (a new file, or replacing one the user named).
+/// Write `text` to `path` (a new file, or replacing one the user named, or
+/// this chat's earlier export), making the exports folder if need be.
 pub(crate) fn write(path: &Path, text: &str) -> Result<(), ExportError> {
-    std::fs::write(path, text).map_err(|source| ExportError::Write {
+    let failed = |source| ExportError::Write {
         path: path.display().to_string(),
         source,
-    })
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(failed)?;
+    }
+    std::fs::write(path, text).map_err(failed)
 }
 
 /// `warden export [CHAT] [-o FILE]`: the chat as Markdown on stdout, or in
@@ -306,5 +405,86 @@ mod tests {
         // A thought's quote too.
         let md = markdown("chat", &[EntryKind::Thought("## You\nyes".into())]);
         assert!(md.contains("> #### You"), "{md}");
+    }
+
+    #[test]
+    fn one_heading_per_message_no_status_lines_and_decisions_as_sentences() {
+        let entries = [
+            EntryKind::Info("new chat with demo in ~/w · Alt-1..9 switch · Ctrl-L chats".into()),
+            EntryKind::User("fix it".into()),
+            EntryKind::Thought("look first".into()),
+            EntryKind::Agent("Looking.".into()),
+            EntryKind::Decision {
+                allowed: true,
+                text: "allowed by you: Allow · Edit src/lib.rs".into(),
+            },
+            EntryKind::Agent("Fixed.".into()),
+            EntryKind::Decision {
+                allowed: false,
+                text: "blocked: plan mode · Run rm -rf x".into(),
+            },
+            EntryKind::Decision {
+                allowed: true,
+                text: "allowed for edit calls in this chat · Edit a.rs".into(),
+            },
+            EntryKind::Decision {
+                allowed: false,
+                text: "cancelled: turn cancelled · Edit b.rs".into(),
+            },
+            EntryKind::User("thanks".into()),
+            EntryKind::Agent("You're welcome.".into()),
+        ];
+        let md = markdown("Fix the bug", &entries);
+        let headings: Vec<&str> = md.lines().filter(|l| l.starts_with('#')).collect();
+        assert_eq!(
+            headings,
+            vec!["# Fix the bug", "## You", "## Agent", "## You", "## Agent"],
+            "{md}"
+        );
+        assert!(
+            !md.contains("Alt-1") && !md.contains("new chat with"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**You allowed:** Edit src/lib.rs (Allow)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**warden blocked:** Run rm -rf x (plan mode)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**Allowed:** Edit a.rs (allowed for edit calls in this chat)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**Cancelled:** Edit b.rs (turn cancelled)"),
+            "{md}"
+        );
+        assert!(!md.contains("allowed: allowed"), "{md}");
+    }
+
+    #[test]
+    fn the_default_file_is_named_by_title_and_resume_id_in_the_exports_folder() {
+        assert_eq!(
+            file_name("Fix the *parser*: ../../etc", Some("2f1c-9a")),
+            "fix-the-parser-etc-2f1c-9a.md"
+        );
+        assert_eq!(file_name("日本語", None), "chat.md");
+        assert_eq!(file_name("x", Some("../../a/b")), "x-ab.md");
+        let chats = Path::new("/data/warden/chats");
+        let at = target(Path::new("/repo"), None, Some(chats), "Fix it", Some("id1")).unwrap();
+        assert_eq!(at, Path::new("/data/warden/exports/fix-it-id1.md"));
+        let named = target(Path::new("/repo"), Some("c.md"), Some(chats), "t", None).unwrap();
+        assert_eq!(
+            named,
+            Path::new("/repo/c.md"),
+            "a name the user gives: here"
+        );
+        assert!(matches!(
+            target(Path::new("/repo"), None, None, "t", None),
+            Err(ExportError::NoFolder)
+        ));
+        assert!(target(Path::new("/repo"), Some("../x.md"), None, "t", None).is_err());
     }
 }

@@ -670,15 +670,23 @@ fn print_log(json: bool, agent: Option<&str>, limit: usize) -> anyhow::Result<()
         );
         return Ok(());
     }
+    // The agent column fits the longest name shown ("claude-agent-acp"),
+    // up to a width that leaves the title room.
+    let agent_width = recent
+        .iter()
+        .map(|r| one_line(&r.agent).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(5, 32);
     println!(
-        "{:<20}  {:<12}  {:<9}  {:<10}  {:<11}  {:<7}  title / reason",
+        "{:<20}  {:<agent_width$}  {:<9}  {:<10}  {:<11}  {:<7}  title / reason",
         "time", "agent", "decision", "source", "kind", "mode"
     );
     for r in recent {
         println!(
-            "{:<20}  {:<12}  {:<9}  {:<10}  {:<11}  {:<7}  {} — {}",
+            "{:<20}  {:<agent_width$}  {:<9}  {:<10}  {:<11}  {:<7}  {} — {}",
             one_line(&r.time),
-            clip(&one_line(&r.agent), 12),
+            clip(&one_line(&r.agent), agent_width),
             one_line(r.decision.as_str()),
             one_line(r.source.as_str()),
             one_line(&r.kind),

@@ -118,7 +118,7 @@ impl From<Source> for Answerer {
 
 impl From<String> for Answerer {
     fn from(text: String) -> Self {
-        const SOURCES: [Source; 8] = [
+        const SOURCES: [Source; 9] = [
             Source::Plan,
             Source::Rule,
             Source::Bypass,
@@ -127,6 +127,7 @@ impl From<String> for Answerer {
             Source::Read,
             Source::User,
             Source::Remote,
+            Source::OnAsk,
         ];
         match text.as_str() {
             "stale" => return Answerer::Stale,

@@ -122,9 +122,17 @@ impl App {
             .iter()
             .map(|e| e.kind.clone())
             .collect();
-        let text = crate::export::markdown(&slot.label(), &entries);
-        let path = crate::export::target(&chat.command.cwd, name, &slot.state.session.chat_id)
-            .map_err(|e| e.to_string())?;
+        let title = slot.label();
+        let text = crate::export::markdown(&title, &entries);
+        // Named by the id `warden --resume` takes, once the chat is recorded.
+        let path = crate::export::target(
+            &chat.command.cwd,
+            name,
+            chat.chat_store.as_ref().map(crate::chats::ChatStore::dir),
+            &title,
+            chat.record.open.as_deref(),
+        )
+        .map_err(|e| e.to_string())?;
         Ok(Job::Export {
             chat: id,
             path,

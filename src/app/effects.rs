@@ -140,7 +140,19 @@ impl App {
                     }
                 }
             }
-            Effect::Copy(text) => crate::tui::clipboard::copy(&text),
+            Effect::Copy(text) => {
+                if crate::tui::clipboard::in_tmux() {
+                    // tmux is a process to run: off the loop.
+                    let inbox = self.inbox_tx.clone();
+                    std::thread::spawn(move || {
+                        let notice = crate::tui::clipboard::copy(&text);
+                        let _ = inbox.send(Incoming::Chat(id, Msg::Copied(notice)));
+                    });
+                } else {
+                    let notice = crate::tui::clipboard::copy(&text);
+                    self.send_chat(id, Msg::Copied(notice));
+                }
+            }
             Effect::Notify(text) => {
                 // A burst of cards (an agent asking 3,000 times) rings once.
                 let now = Instant::now();

@@ -159,6 +159,7 @@ pub async fn run_exec(
         printer.flush(app.state(), out, err);
     }
     printer.flush(app.state(), out, err);
+    printer.end_line(out);
     if let Some(stopped) = stopped {
         return Err(stopped);
     }
@@ -234,9 +235,20 @@ struct Printer {
     done: usize,
     /// Bytes of entry `done` already printed (agent text still streaming).
     partial: usize,
+    /// The last agent text printed did not end its line.
+    open_line: bool,
 }
 
 impl Printer {
+    /// End the line the agent's text left open: the output always ends
+    /// with a newline (Claude's last chunk has none).
+    fn end_line(&mut self, out: &mut impl std::io::Write) {
+        if std::mem::take(&mut self.open_line) {
+            let _ = writeln!(out);
+            let _ = out.flush();
+        }
+    }
+
     fn flush(
         &mut self,
         state: &ChatState,
@@ -250,21 +262,31 @@ impl Printer {
             let last = self.done + 1 == entries.len();
             match &entries[self.done].kind {
                 EntryKind::Agent(text) => {
-                    let _ = write!(out, "{}", visible(&text[self.partial.min(text.len())..]));
+                    let fresh = &text[self.partial.min(text.len())..];
+                    let _ = write!(out, "{}", visible(fresh));
                     let _ = out.flush();
+                    if !fresh.is_empty() {
+                        self.open_line = !text.ends_with('\n');
+                    }
                     if last {
                         self.partial = text.len();
                         return;
                     }
-                    if !text.ends_with('\n') {
-                        let _ = writeln!(out);
-                    }
+                    self.end_line(out);
                 }
                 EntryKind::Decision { text, .. } => {
                     let _ = writeln!(err, "{}", visible(text));
                 }
                 EntryKind::Info(text) if crate::sandbox::is_told(text) => {
                     let _ = writeln!(err, "note: {}", visible(text));
+                }
+                // A warning carries its own prefix: "warning: …", not
+                // "error: warning: …".
+                EntryKind::Error { message, detail } if message.starts_with("warning: ") => {
+                    let _ = writeln!(err, "{}", visible(message));
+                    for line in detail {
+                        let _ = writeln!(err, "  {}", visible(line));
+                    }
                 }
                 EntryKind::Error { message, detail } => {
                     let _ = writeln!(err, "error: {}", visible(message));

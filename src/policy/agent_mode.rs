@@ -104,6 +104,31 @@ pub(crate) fn classify(id: &str, name: &str, description: Option<&str>) -> ModeA
     ModeAsks::Unknown
 }
 
+/// Phrases in a description that mean the mode asks where the agent's own
+/// permission settings say to, and acts where they allow (opencode 1.18's
+/// `build`: "Executes tools based on configured permissions.", which by
+/// opencode's defaults allow every edit and command).
+const AS_CONFIGURED_PHRASES: &[&str] = &[
+    "based on configured permissions",
+    "configured permissions",
+    "permission settings",
+];
+
+/// Whether a mode asks only where the agent's own settings say to: warden
+/// cannot tell whether it asks ([`ModeAsks::Unknown`] still), but can say
+/// what to set.
+pub(crate) fn follows_agent_settings(mode: &AgentMode) -> bool {
+    let description = mode
+        .description
+        .as_deref()
+        .unwrap_or_default()
+        .to_lowercase();
+    mode_asks(mode) == ModeAsks::Unknown
+        && AS_CONFIGURED_PHRASES
+            .iter()
+            .any(|p| description.contains(p))
+}
+
 /// [`classify`] for a mode of the agent's.
 pub(crate) fn mode_asks(mode: &AgentMode) -> ModeAsks {
     classify(&mode.id, &mode.name, mode.description.as_deref())

@@ -367,6 +367,10 @@ pub enum Source {
     User,
     /// The user answered the card from another device (`src/remote/`).
     Remote,
+    /// `warden exec --on-ask allow|deny` answered the card: a standing
+    /// answer given on the command line, not a person looking at it.
+    #[serde(rename = "on-ask")]
+    OnAsk,
 }
 
 impl Source {
@@ -381,6 +385,7 @@ impl Source {
             Source::Read => "read",
             Source::User => "user",
             Source::Remote => "remote",
+            Source::OnAsk => "on-ask",
         }
     }
 }

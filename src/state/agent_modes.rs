@@ -54,11 +54,25 @@ impl ChatState {
             Some(asking) => self.gate.asking_mode = Some(asking.id.clone()),
             None => {
                 self.gate.no_asking_mode = true;
-                self.warn(format!(
+                let settled = modes
+                    .available
+                    .iter()
+                    .find(|m| agent_mode::follows_agent_settings(m));
+                if let Some(mode) = settled {
+                    // opencode: `build` asks where opencode.json says "ask".
+                    self.warn(format!(
+                        "{}'s mode `{}` asks only where {}'s own permission settings say \"ask\" (opencode: \"permission\": {{\"edit\": \"ask\", \"bash\": \"ask\"}} in opencode.json; its default allows both): warden's gate sees only what it asks, and refuses its turns in Plan",
+                        one_line(&self.session.agent_name),
+                        one_line(&mode.id),
+                        one_line(&self.session.agent_name),
+                    ));
+                } else {
+                    self.warn(format!(
                     "none of {}'s modes ({}) is known to ask before acting: warden's gate sees only what it asks, and refuses its turns in Plan; if one of them asks, name it with asking_mode = \"ID\" in its [agents.NAME] block",
                     one_line(&self.session.agent_name),
                     mode_list(&modes.available)
                 ));
+                }
             }
         }
         if let Some(configured) = self.gate.agent_plan_mode.clone()

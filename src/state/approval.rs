@@ -889,10 +889,10 @@ impl ChatState {
                 " — the agent offered only 'Always allow': it may stop asking for this tool",
             );
         }
-        let source = if who == Picker::Remote {
-            Source::Remote
-        } else {
-            Source::User
+        let source = match who {
+            Picker::Remote => Source::Remote,
+            Picker::OnAsk => Source::OnAsk,
+            Picker::You | Picker::ApproveAll => Source::User,
         };
         self.answer(&approval, outcome, verdict, source, &reason)
     }

@@ -27,7 +27,7 @@ pub(crate) const WARDEN_COMMANDS: [(&str, &str, &str); 16] = [
     ("resume", "reopen a past chat (Alt+O)", ""),
     (
         "export",
-        "write this chat as Markdown in the working directory",
+        "write this chat as Markdown (FILE here, else the exports folder)",
         "[FILE]",
     ),
     (
@@ -156,7 +156,8 @@ pub enum DraftsMsg {
 pub enum DraftsEffect {
     /// Suspend the screen and open `$VISUAL` / `$EDITOR` on this text.
     OpenEditor(String),
-    /// Write the chat as Markdown in the working directory (`/export [FILE]`).
+    /// Write the chat as Markdown (`/export [FILE]`: FILE in the working
+    /// directory, else the exports folder).
     Export(Option<String>),
     /// A workspace key a slash command stands for (`/new`, `/resume`).
     Workspace(Action),

@@ -151,6 +151,10 @@ pub enum Msg {
     /// Something about the agent's connection to show as an error line
     /// (a skipped line of its output, its output closing).
     AgentNotice(String),
+    /// What became of an Alt-C / Alt-Y copy (into tmux's buffer, sent with
+    /// OSC 52, or nothing copied and why): the notice, from the runtime,
+    /// which alone knows.
+    Copied(String),
     /// The agent has not ended the cancelled turn within this grace period:
     /// end it here.
     CancelOverdue(std::time::Duration),
@@ -212,7 +216,8 @@ pub enum Effect {
     LogDecision(Box<DecisionRecord>),
     /// A card appeared: ring the bell and send a desktop notification.
     Notify(String),
-    /// Put this (sanitized) text on the clipboard with OSC 52.
+    /// Put this (sanitized) text on the clipboard (through tmux inside
+    /// tmux, else with OSC 52); the outcome comes back as [`Msg::Copied`].
     Copy(String),
     /// Switch the agent's own mode (`session/set_config_option` when it
     /// offers a mode option, else `session/set_mode`).
@@ -615,6 +620,10 @@ impl ChatState {
             Msg::CancelOverdue(_) => Vec::new(),
             msg @ (Msg::Note(_) | Msg::ErrorLine(_) | Msg::Restored(_)) => {
                 self.on_runtime_line(msg);
+                Vec::new()
+            }
+            Msg::Copied(notice) => {
+                self.view.notice = Some(crate::sanitize::one_line(&notice));
                 Vec::new()
             }
             Msg::AgentNotice(message) => {

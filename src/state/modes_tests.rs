@@ -552,3 +552,42 @@ fn a_bypass_names_the_agent_it_is_written_for() {
     s.session.agent_name = "run-agent".into();
     assert_eq!(s.bypass_name(), "run-agent");
 }
+
+/// opencode 1.18.33's modes, as its rig's transcripts show them (a
+/// `mode` config option).
+fn opencode() -> AgentModes {
+    AgentModes {
+        current: "build".into(),
+        available: vec![
+            mode(
+                "build",
+                "build",
+                "The default agent. Executes tools based on configured permissions.",
+            ),
+            mode("plan", "plan", "Plan mode. Disallows all edit tools."),
+        ],
+        config_option_id: Some("mode".into()),
+    }
+}
+
+#[test]
+fn opencodes_build_mode_is_named_with_what_to_set_and_still_refused_in_plan() {
+    let (s, effects) = opened(Mode::Default, Some(opencode()));
+    assert_eq!(effects, Vec::new(), "build stays");
+    assert!(
+        s.gate.no_asking_mode,
+        "warden cannot tell it asks: fail closed"
+    );
+    let all = warnings(&s);
+    assert_eq!(all.len(), 1, "{all:?}");
+    let warning = &all[0];
+    assert!(
+        warning.starts_with("warning: qwen's mode `build` asks only where"),
+        "{warning}"
+    );
+    assert!(
+        warning.contains("\"permission\": {\"edit\": \"ask\", \"bash\": \"ask\"}"),
+        "{warning}"
+    );
+    assert!(!warning.contains("none of"), "{warning}");
+}

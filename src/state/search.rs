@@ -308,8 +308,9 @@ impl ChatState {
         };
         let lines = text.lines().count().max(1);
         let what = if code { "code block" } else { "message" };
+        // The runtime says what the clipboard did ([`Msg::Copied`]).
         self.view.notice = Some(format!(
-            "copied the {what} ({lines} line{}) with OSC 52",
+            "copying the {what} ({lines} line{})…",
             if lines == 1 { "" } else { "s" }
         ));
         vec![Effect::Copy(text)]

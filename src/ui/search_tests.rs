@@ -216,7 +216,7 @@ fn copy_takes_the_selected_message_or_the_last_answer_sanitized() {
         s.view
             .notice
             .as_deref()
-            .is_some_and(|n| n.contains("copied"))
+            .is_some_and(|n| n.contains("copying the message"))
     );
     let effects = act(&mut s, Action::CopyCode);
     assert_eq!(

@@ -428,7 +428,7 @@ fn exec_in_each_mode() {
     );
     assert_eq!(
         (log.len(), log[0].source.as_str(), log[0].mode.as_str()),
-        (1, "user", "default")
+        (1, "on-ask", "default")
     );
 
     // Plan: blocked by the policy, no ask at all.

@@ -82,7 +82,7 @@ fn a_program_path_through_a_directory_named_ls_is_judged_as_the_shell_it_runs() 
     let config = settings(dir.path(), &command_rule("allow", "ls *"));
     let (_, out, err, log) = play(dir.path(), &config, "default", "deny", "dotdot");
     assert!(victim.exists(), "{out} {err}");
-    assert_eq!(log.last().expect("logged").source, "user", "{log:?}");
+    assert_eq!(log.last().expect("logged").source, "on-ask", "{log:?}");
 }
 
 #[test]

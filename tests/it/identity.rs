@@ -206,7 +206,7 @@ async fn a_bypass_saved_for_one_repositorys_script_never_covers_anothers() {
     assert_eq!(log.len(), 1, "{log:?}");
     assert_eq!(
         (log[0].decision.as_str(), log[0].source.as_str()),
-        ("denied", "user"),
+        ("denied", "on-ask"),
         "{log:?}"
     );
     let file = settings::load(&config).unwrap().unwrap();
@@ -266,7 +266,7 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(
         (log[0].decision.as_str(), log[0].source.as_str()),
-        ("denied", "user"),
+        ("denied", "on-ask"),
         "a's rule covered b's agent: {log:?}"
     );
 
@@ -292,7 +292,7 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(
         (log[0].decision.as_str(), log[0].source.as_str()),
-        ("denied", "user"),
+        ("denied", "on-ask"),
         "{log:?}"
     );
 }

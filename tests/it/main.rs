@@ -15,6 +15,8 @@ mod demo_agent_sessions;
 mod e2e;
 mod e2e_chats;
 mod e2e_client;
+mod exec_output;
+mod export_file;
 mod faults;
 mod fidelity_auth;
 mod fidelity_controls;
