@@ -75,10 +75,17 @@ pub(crate) fn unforged(text: &str) -> Cow<'_, str> {
         };
         own.then_some(mark)
     };
-    // Only line starts are looked at: one pass over the newlines.
-    if !text
-        .split_inclusive('\n')
-        .any(|line| forged(line).is_some())
+    // Only the places a mark occurs are looked at (each found by a fast
+    // byte search): a streamed answer is laid out again each frame, and a
+    // pass over all its lines cost more than the rest of the layout.
+    let at_line_start = |at: usize| {
+        let lead = text[..at].trim_end_matches([' ', '>']);
+        let start = lead.len();
+        (lead.is_empty() || lead.ends_with('\n')) && forged(&text[start..]).is_some()
+    };
+    if !['›', '⊘', '✓', '✗']
+        .into_iter()
+        .any(|mark| text.match_indices(mark).any(|(at, _)| at_line_start(at)))
     {
         return Cow::Borrowed(text);
     }

@@ -532,3 +532,31 @@ fn agent_text_cannot_start_a_line_like_wardens_own() {
     );
     assert!(matches!(unforged("plain text"), Cow::Borrowed(_)));
 }
+
+#[test]
+fn only_marks_at_a_line_start_make_agent_text_rewritten() {
+    // The marks are found by searching for them, not by a pass over the
+    // lines: a mark anywhere but at a line start (after spaces and `>`s)
+    // leaves the text as it is; at one, anywhere in the text, it does not.
+    for clean in [
+        "a › b\nc ⊘ d\n",
+        "x ✓ allowed\n",
+        "✓ tests pass\n✗ failed twice\n",
+        "—›\n",
+        "",
+    ] {
+        assert!(matches!(unforged(clean), Cow::Borrowed(_)), "{clean:?}");
+    }
+    for forged in [
+        "› first line",
+        "ok\n› later",
+        "ok\n  > > ⊘ blocked",
+        "a › b\n›",
+        "a\n\n✗ the agent said",
+        "text ✓ allowed\n ✓ allowed: rm",
+    ] {
+        assert!(matches!(unforged(forged), Cow::Owned(_)), "{forged:?}");
+    }
+    let long = format!("{}\n› at the end", "word › ".repeat(10_000));
+    assert!(unforged(&long).ends_with("<U+203A> at the end"));
+}
