@@ -140,6 +140,10 @@ pub struct ScrollBackend<B> {
     unfocused_frame: std::time::Duration,
     /// Two one-row buffers to diff a changed row in ([`changed`]).
     rows: (Buffer, Buffer),
+    /// By row of the frame: found equal to the shown row (after the
+    /// frame's scroll) while the scroll was checked; the diff passes over
+    /// these rows.
+    same: Vec<bool>,
     /// The terminal's size, asked once and again after [`Self::resized`]
     /// (ratatui asks before every frame; each ask opens `/dev/tty`).
     size: std::cell::Cell<Option<Size>>,
@@ -162,6 +166,7 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
             shown_rows: None,
             unfocused_frame: std::time::Duration::from_millis(250),
             rows: Default::default(),
+            same: Vec::new(),
             size: std::cell::Cell::new(None),
             stats: Stats::default(),
         }
@@ -231,6 +236,7 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
         let band = band
             .filter(|_| self.regions)
             .and_then(|band| clamp(band, frame.area));
+        self.same.clear();
         let shift = band.and_then(|band| self.shift_for(&frame, band, moved));
         if let Some((band, k)) = shift {
             self.begin_sync()?;
@@ -253,7 +259,8 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
             self.cursor_at = None;
             self.stats.scrolled += 1;
         }
-        let updates = bridge_gaps(changed(&self.shown, &frame, &mut self.rows), &frame);
+        let updates = changed(&self.shown, &frame, &mut self.rows, &self.same);
+        let updates = bridge_gaps(updates, &frame);
         if !updates.is_empty() {
             if updates.len() >= SYNC_CELLS {
                 self.begin_sync()?;
@@ -270,16 +277,22 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
     /// what changed. Without it, or when it does not hold (something above
     /// the view changed height), every shift is searched by row hashes.
     fn shift_for(&mut self, frame: &Buffer, band: Band, moved: Option<i32>) -> Option<(Band, i32)> {
+        self.same.clear();
         if self.shown.area != frame.area {
             return None;
         }
         if let Some(k) = moved
-            && let Some(verdict) = known_shift(&self.shown, frame, band, k)
+            && let Some(verdict) = known_shift(&self.shown, frame, band, k, &mut self.same)
         {
             // The hashes kept are of rows that moved since.
             self.shown_rows = None;
+            if !verdict && k != 0 {
+                // Rows found equal at a shift not taken tell nothing.
+                self.same.clear();
+            }
             return verdict.then_some((band, k));
         }
+        self.same.clear();
         self.stats.searched += 1;
         // The new frame's rows, hashed once; the shown rows' hashes come
         // from the last frame when it had the same band.
@@ -305,7 +318,15 @@ fn row_of(buf: &Buffer, y: i32) -> &[Cell] {
 /// scrolling by it saves cells: `Some(true)` scroll, `Some(false)` do not,
 /// `None` it does not hold (fewer than half the rows that stay on screen
 /// match), search instead. A shift of a screen or more keeps nothing.
-fn known_shift(shown: &Buffer, next: &Buffer, band: Band, k: i32) -> Option<bool> {
+/// `same` (by row of the frame) is set for the rows found equal to the
+/// shown ones moved by `k`.
+fn known_shift(
+    shown: &Buffer,
+    next: &Buffer,
+    band: Band,
+    k: i32,
+    same: &mut Vec<bool>,
+) -> Option<bool> {
     let (top, bottom) = (i32::from(band.top), i32::from(band.bottom));
     if k.unsigned_abs() >= (bottom - top).unsigned_abs() {
         return Some(false);
@@ -321,6 +342,11 @@ fn known_shift(shown: &Buffer, next: &Buffer, band: Band, k: i32) -> Option<bool
             let old = row_of(shown, from);
             if new == old {
                 matched += 1;
+                let at = (y - i32::from(next.area.y)) as usize;
+                if same.len() <= at {
+                    same.resize(at + 1, false);
+                }
+                same[at] = true;
             } else {
                 cost += new.iter().zip(old).filter(|(a, b)| a != b).count();
             }
@@ -380,12 +406,14 @@ where
 /// The cells of `next` that differ from `shown` (of the same area), as
 /// ratatui's diff finds them, row by row: a row equal to the one shown is
 /// passed over in one comparison, without the diff's width lookup of each
-/// cell; a changed row is diffed alone in `scratch`. (Warden draws no
-/// cell that asks to be sent even when unchanged; such a row is diffed.)
+/// cell, and a row in `same` (found equal already) without any; a changed
+/// row is diffed alone in `scratch`. (Warden draws no cell that asks to be
+/// sent even when unchanged; a row holding one that is compared is diffed.)
 fn changed<'a>(
     shown: &Buffer,
     next: &'a Buffer,
     scratch: &mut (Buffer, Buffer),
+    same: &[bool],
 ) -> Vec<(u16, u16, &'a Cell)> {
     let area = next.area;
     let width = usize::from(area.width);
@@ -395,7 +423,10 @@ fn changed<'a>(
         return out;
     }
     let rows = next.content.chunks(width).zip(shown.content.chunks(width));
-    for ((new, old), y) in rows.zip(area.top()..area.bottom()) {
+    for (i, ((new, old), y)) in rows.zip(area.top()..area.bottom()).enumerate() {
+        if same.get(i).copied().unwrap_or(false) {
+            continue;
+        }
         let always = |c: &Cell| c.diff_option == ratatui::buffer::CellDiffOption::AlwaysUpdate;
         if new == old && !new.iter().any(always) {
             continue;
@@ -434,10 +465,9 @@ fn bridge_gaps<'a>(
             && row == y
             && x > from
             && x - from <= GAP
+            && (from..x).all(|gx| plain(&frame[(gx, y)]))
         {
-            if (from..x).all(|gx| plain(&frame[(gx, y)])) {
-                out.extend((from..x).map(|gx| (gx, y, &frame[(gx, y)])));
-            }
+            out.extend((from..x).map(|gx| (gx, y, &frame[(gx, y)])));
         }
         out.push((x, y, cell));
         end = Some((y, x.saturating_add(cell_width(cell))));
