@@ -11,7 +11,9 @@
 //! of both runs are compared. Next to the bytes, the CPU seconds warden
 //! itself spent (user and system, from `/proc/<pid>/stat`). Then the same
 //! stream at 80x24 and 200x60, and at 120x40 with the terminal unfocused.
-//! `WARDEN_BENCH_REPEAT` (default 1) runs each case that many times.
+//! `WARDEN_BENCH_REPEAT` (default 1) runs each case that many times;
+//! `WARDEN_BENCH_EXE` runs another build of warden (an older commit's) in
+//! the same harness.
 //! Figures, not assertions.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

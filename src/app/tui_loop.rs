@@ -164,7 +164,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                             Some(action) => app.handle(Msg::Key { action, at }),
                             None => continue,
                         },
-                        Some(Input::Resize) => {}
+                        Some(Input::Resize) => terminal.backend_mut().resized(),
                         Some(Input::Focus(focused)) => {
                             extras.on_focus(focused);
                             let unfocused = terminal.backend().unfocused_frame();

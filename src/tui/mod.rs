@@ -135,6 +135,7 @@ pub(crate) async fn suspended<T>(
     if let Err(e) = resume() {
         tracing::warn!(error = %e, "could not take the screen back");
     }
+    terminal.backend_mut().resized();
     let _ = terminal.clear();
     result
 }

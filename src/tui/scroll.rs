@@ -76,13 +76,25 @@ enum Screen {
     Unknown,
 }
 
+/// The transcript's rows on a frame, as the UI names them to [`draw`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rows {
+    /// Where the transcript is.
+    pub area: Rect,
+    /// How many rows its content moved up (down when negative) since it
+    /// was last drawn in the same area, as its layout counts them (an
+    /// answer that grew by `k` rows while the view follows it: `k`);
+    /// `None` when the layout cannot tell.
+    pub moved: Option<i32>,
+}
+
 /// What [`draw`] hands the backend for one frame.
 #[derive(Default)]
 struct Stage {
     /// The frame just rendered, complete.
     frame: Option<Buffer>,
-    /// Its scrolling band.
-    band: Option<Band>,
+    /// Its scrolling band, and the shift its layout knows.
+    band: Option<(Band, Option<i32>)>,
     /// A buffer to reuse for the next frame.
     spare: Buffer,
 }
@@ -96,6 +108,10 @@ pub(crate) struct Stats {
     pub scrolled: u64,
     /// Frames drawn in full after a clear (first frame, resize, unknown screen).
     pub full: u64,
+    /// Frames whose scroll was searched for (row hashes compared over
+    /// every shift) because the layout's own shift was unknown or did not
+    /// hold.
+    pub searched: u64,
 }
 
 /// A backend that scrolls the transcript with the terminal's own scroll
@@ -122,6 +138,15 @@ pub struct ScrollBackend<B> {
     shown_rows: Option<(Band, Vec<RowHash>)>,
     /// Time between two frames while the terminal is not focused.
     unfocused_frame: std::time::Duration,
+    /// Two one-row buffers to diff a changed row in ([`changed`]).
+    rows: (Buffer, Buffer),
+    /// By row of the frame: found equal to the shown row (after the
+    /// frame's scroll) while the scroll was checked; the diff passes over
+    /// these rows.
+    same: Vec<bool>,
+    /// The terminal's size, asked once and again after [`Self::resized`]
+    /// (ratatui asks before every frame; each ask opens `/dev/tty`).
+    size: std::cell::Cell<Option<Size>>,
     stats: Stats,
 }
 
@@ -140,6 +165,9 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
             cursor_at: None,
             shown_rows: None,
             unfocused_frame: std::time::Duration::from_millis(250),
+            rows: Default::default(),
+            same: Vec::new(),
+            size: std::cell::Cell::new(None),
             stats: Stats::default(),
         }
     }
@@ -155,9 +183,16 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
         self.unfocused_frame
     }
 
+    /// The terminal may have changed size (it said so, or warden was away
+    /// from the screen): the next frame asks it.
+    pub(crate) fn resized(&mut self) {
+        self.size.set(None);
+    }
+
     /// The screen may have changed behind warden's back: the next frame
     /// clears it and draws everything.
     pub(crate) fn forget(&mut self) {
+        self.resized();
         self.screen = Screen::Unknown;
         self.shown_rows = None;
         self.cursor_visible = None;
@@ -178,8 +213,14 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
         Ok(())
     }
 
-    /// Draw `frame` over what is shown, scrolling `band` when that saves rows.
-    fn draw_frame(&mut self, frame: Buffer, band: Option<Band>) -> io::Result<Buffer> {
+    /// Draw `frame` over what is shown, scrolling `band` when that saves
+    /// rows. `moved`: the shift the transcript's layout knows.
+    fn draw_frame(
+        &mut self,
+        frame: Buffer,
+        band: Option<Band>,
+        moved: Option<i32>,
+    ) -> io::Result<Buffer> {
         self.stats.frames += 1;
         if self.screen != Screen::Shown || self.shown.area != frame.area {
             // A resize or an unknown screen: (clear it and) draw everything.
@@ -195,19 +236,8 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
         let band = band
             .filter(|_| self.regions)
             .and_then(|band| clamp(band, frame.area));
-        // The new frame's rows, hashed once; the shown rows' hashes come
-        // from the last frame when it had the same band.
-        let rows = band.map(|band| {
-            let new = row_hashes(&frame, band);
-            let old = match self.shown_rows.take() {
-                Some((was, old)) if was == band => old,
-                _ => row_hashes(&self.shown, band),
-            };
-            (band, old, new)
-        });
-        let shift = rows
-            .as_ref()
-            .and_then(|(band, old, new)| best_shift(&self.shown, &frame, *band, old, new));
+        self.same.clear();
+        let shift = band.and_then(|band| self.shift_for(&frame, band, moved));
         if let Some((band, k)) = shift {
             self.begin_sync()?;
             // Line feeds at the bottom margin (reverse indexes at the top
@@ -229,8 +259,8 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
             self.cursor_at = None;
             self.stats.scrolled += 1;
         }
-        self.shown_rows = rows.map(|(band, _, new)| (band, new));
-        let updates = bridge_gaps(self.shown.diff(&frame), &frame);
+        let updates = changed(&self.shown, &frame, &mut self.rows, &self.same);
+        let updates = bridge_gaps(updates, &frame);
         if !updates.is_empty() {
             if updates.len() >= SYNC_CELLS {
                 self.begin_sync()?;
@@ -240,27 +270,180 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
         }
         Ok(std::mem::replace(&mut self.shown, frame))
     }
+
+    /// The scroll of `band` that brings `frame` closest to what is shown,
+    /// when it saves cells. The layout's shift `moved` is checked first,
+    /// row against row, with no hashing: a streamed answer's frame costs
+    /// what changed. Without it, or when it does not hold (something above
+    /// the view changed height), every shift is searched by row hashes.
+    fn shift_for(&mut self, frame: &Buffer, band: Band, moved: Option<i32>) -> Option<(Band, i32)> {
+        self.same.clear();
+        if self.shown.area != frame.area {
+            return None;
+        }
+        if let Some(k) = moved
+            && let Some(verdict) = known_shift(&self.shown, frame, band, k, &mut self.same)
+        {
+            // The hashes kept are of rows that moved since.
+            self.shown_rows = None;
+            if !verdict && k != 0 {
+                // Rows found equal at a shift not taken tell nothing.
+                self.same.clear();
+            }
+            return verdict.then_some((band, k));
+        }
+        self.same.clear();
+        self.stats.searched += 1;
+        // The new frame's rows, hashed once; the shown rows' hashes come
+        // from the last frame when it had the same band.
+        let new = row_hashes(frame, band);
+        let old = match self.shown_rows.take() {
+            Some((was, old)) if was == band => old,
+            _ => row_hashes(&self.shown, band),
+        };
+        let shift = best_shift(&self.shown, frame, band, &old, &new);
+        self.shown_rows = Some((band, new));
+        shift
+    }
+}
+
+/// Row `y` of `buf` (a screen row; `buf` starts at column 0 of its area).
+fn row_of(buf: &Buffer, y: i32) -> &[Cell] {
+    let width = usize::from(buf.area.width);
+    let start = (y - i32::from(buf.area.y)) as usize * width;
+    &buf.content[start..start + width]
+}
+
+/// Whether the layout's shift `k` holds for `band`, and if so whether
+/// scrolling by it saves cells: `Some(true)` scroll, `Some(false)` do not,
+/// `None` it does not hold (fewer than half the rows that stay on screen
+/// match), search instead. A shift of a screen or more keeps nothing.
+/// `same` (by row of the frame) is set for the rows found equal to the
+/// shown ones moved by `k`.
+fn known_shift(
+    shown: &Buffer,
+    next: &Buffer,
+    band: Band,
+    k: i32,
+    same: &mut Vec<bool>,
+) -> Option<bool> {
+    let (top, bottom) = (i32::from(band.top), i32::from(band.bottom));
+    if k.unsigned_abs() >= (bottom - top).unsigned_abs() {
+        return Some(false);
+    }
+    // Cells to send after the scroll; rows kept that match.
+    let mut cost = 0;
+    let (mut kept, mut matched) = (0, 0);
+    for y in top..bottom {
+        let new = row_of(next, y);
+        let from = y + k;
+        if (top..bottom).contains(&from) {
+            kept += 1;
+            let old = row_of(shown, from);
+            if new == old {
+                matched += 1;
+                let at = (y - i32::from(next.area.y)) as usize;
+                if same.len() <= at {
+                    same.resize(at + 1, false);
+                }
+                same[at] = true;
+            } else {
+                cost += new.iter().zip(old).filter(|(a, b)| a != b).count();
+            }
+        } else {
+            cost += new.iter().filter(|c| **c != Cell::EMPTY).count();
+        }
+    }
+    if matched * 2 < kept {
+        return None;
+    }
+    if k == 0 {
+        return Some(false);
+    }
+    // Not scrolling must cost more, counted only as far as needed.
+    let limit = cost + SCROLL_COST;
+    let mut still = 0;
+    for y in top..bottom {
+        let (new, old) = (row_of(next, y), row_of(shown, y));
+        if new != old {
+            still += new.iter().zip(old).filter(|(a, b)| a != b).count();
+            if still > limit {
+                return Some(true);
+            }
+        }
+    }
+    Some(false)
 }
 
 /// Draw a frame: `render` draws it and names the rows that may scroll
-/// together (the transcript's), or `None` when something covers them.
+/// together (the transcript's, with the shift its layout knows), or `None`
+/// when something covers them.
 pub(crate) fn draw<B, F>(terminal: &mut Terminal<ScrollBackend<B>>, render: F) -> io::Result<()>
 where
     B: Backend<Error = io::Error> + Write,
-    F: FnOnce(&mut Frame<'_>) -> Option<Rect>,
+    F: FnOnce(&mut Frame<'_>) -> Option<Rows>,
 {
     let stage = Rc::clone(&terminal.backend().stage);
     terminal.draw(|frame| {
-        let band = render(frame).map(Band::from);
+        let rows = render(frame);
         let mut stage = stage.borrow_mut();
-        let mut copy = std::mem::take(&mut stage.spare);
+        // The frame is taken, not copied: ratatui keeps the spare (of the
+        // same size) in its place. Its own diff of the two is never read
+        // (the backend draws the staged frame), and it clears that buffer
+        // before it renders into it again.
+        let mut taken = std::mem::take(&mut stage.spare);
         let drawn = frame.buffer_mut();
-        copy.area = drawn.area;
-        copy.content.clone_from(&drawn.content);
-        stage.frame = Some(copy);
-        stage.band = band;
+        if taken.area != drawn.area {
+            taken.resize(drawn.area);
+        }
+        std::mem::swap(drawn, &mut taken);
+        stage.frame = Some(taken);
+        stage.band = rows.map(|rows| (Band::from(rows.area), rows.moved));
     })?;
     Ok(())
+}
+
+/// The cells of `next` that differ from `shown` (of the same area), as
+/// ratatui's diff finds them, row by row: a row equal to the one shown is
+/// passed over in one comparison, without the diff's width lookup of each
+/// cell, and a row in `same` (found equal already) without any; a changed
+/// row is diffed alone in `scratch`. (Warden draws no cell that asks to be
+/// sent even when unchanged; a row holding one that is compared is diffed.)
+fn changed<'a>(
+    shown: &Buffer,
+    next: &'a Buffer,
+    scratch: &mut (Buffer, Buffer),
+    same: &[bool],
+) -> Vec<(u16, u16, &'a Cell)> {
+    let area = next.area;
+    let width = usize::from(area.width);
+    let mut out = Vec::new();
+    if shown.area != area || width == 0 {
+        out.extend(shown.diff(next));
+        return out;
+    }
+    let rows = next.content.chunks(width).zip(shown.content.chunks(width));
+    for (i, ((new, old), y)) in rows.zip(area.top()..area.bottom()).enumerate() {
+        if same.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        let always = |c: &Cell| c.diff_option == ratatui::buffer::CellDiffOption::AlwaysUpdate;
+        if new == old && !new.iter().any(always) {
+            continue;
+        }
+        let (was, now) = scratch;
+        for (buf, cells) in [(&mut *was, old), (&mut *now, new)] {
+            buf.area = Rect::new(area.x, y, area.width, 1);
+            buf.content.clear();
+            buf.content.extend_from_slice(cells);
+        }
+        out.extend(
+            was.diff(now)
+                .into_iter()
+                .map(|(x, y, _)| (x, y, &next[(x, y)])),
+        );
+    }
+    out
 }
 
 /// Unchanged cells of a row between two changed ones, at most this many,
@@ -282,11 +465,9 @@ fn bridge_gaps<'a>(
             && row == y
             && x > from
             && x - from <= GAP
+            && (from..x).all(|gx| plain(&frame[(gx, y)]))
         {
-            let gap: Vec<_> = (from..x).map(|gx| &frame[(gx, y)]).collect();
-            if gap.iter().all(|c| plain(c)) {
-                out.extend((from..x).zip(gap).map(|(gx, c)| (gx, y, c)));
-            }
+            out.extend((from..x).map(|gx| (gx, y, &frame[(gx, y)])));
         }
         out.push((x, y, cell));
         end = Some((y, x.saturating_add(cell_width(cell))));
@@ -448,8 +629,9 @@ impl<B: Backend<Error = io::Error> + Write> Backend for ScrollBackend<B> {
             let band = stage.band.take();
             (stage.frame.take(), band)
         };
+        let (band, moved) = band.map_or((None, None), |(band, moved)| (Some(band), moved));
         match frame {
-            Some(frame) => match self.draw_frame(frame, band) {
+            Some(frame) => match self.draw_frame(frame, band, moved) {
                 Ok(spare) => {
                     self.stage.borrow_mut().spare = spare;
                     Ok(())
@@ -516,7 +698,12 @@ impl<B: Backend<Error = io::Error> + Write> Backend for ScrollBackend<B> {
     }
 
     fn size(&self) -> io::Result<Size> {
-        self.inner.size()
+        if let Some(size) = self.size.get() {
+            return Ok(size);
+        }
+        let size = self.inner.size()?;
+        self.size.set(Some(size));
+        Ok(size)
     }
 
     fn window_size(&mut self) -> io::Result<WindowSize> {

@@ -14,10 +14,10 @@ use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
 use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
 
-use super::scroll::{ScrollBackend, Stats, draw};
+use super::scroll::{Rows, ScrollBackend, Stats, draw};
 use crate::model::{
-    OptionKind, PermissionOption, PermissionRequest, SessionInfo, SessionUpdate, ToolCallFields,
-    ToolKind,
+    OptionKind, PermissionOption, PermissionRequest, SessionInfo, SessionUpdate, ToolCall,
+    ToolCallFields, ToolContent, ToolKind, WireStatus,
 };
 use crate::state::{Action, ChatFocus, ChatId, ChatState, Msg, Workspace, WsMsg};
 use crate::ui::{Scroll, Theme, Views, draw_workspace};
@@ -186,6 +186,8 @@ impl Rig {
 
     fn resize(&mut self, width: u16, height: u16) {
         self.size.set(Size::new(width, height));
+        // As the loop does on the terminal's resize event.
+        self.term.backend_mut().resized();
         let n = |v: u16| NonZeroU16::new(v).unwrap_or(NonZeroU16::MIN);
         self.screen.set_size(n(height), n(width));
     }
@@ -197,10 +199,24 @@ impl Rig {
     /// Draw a frame; check the emulator shows what a full redraw of the
     /// same frame shows; the bytes it took.
     fn frame(&mut self, ws: &Workspace, what: &str) -> usize {
+        self.frame_told(ws, what, |moved| moved)
+    }
+
+    /// [`Rig::frame`], the shift the layout knows passed through `told`
+    /// (a wrong one must cost bytes at most, never the screen).
+    fn frame_told(
+        &mut self,
+        ws: &Workspace,
+        what: &str,
+        told: impl FnOnce(Option<i32>) -> Option<i32>,
+    ) -> usize {
         let views = &mut self.views;
         draw(&mut self.term, |frame| {
             draw_workspace(frame, ws, views);
-            views.transcript_area()
+            views.transcript_area().map(|rows| Rows {
+                moved: told(rows.moved),
+                ..rows
+            })
         })
         .expect("draw");
         let bytes = std::mem::take(&mut *self.sink.0.borrow_mut());
@@ -334,6 +350,72 @@ fn a_streaming_answer_scrolls_and_shows_what_a_full_redraw_shows() {
         "the transcript scrolled with the terminal: {stats:?}"
     );
     assert_eq!(stats.full, 1, "only the first frame is drawn in full");
+    assert!(
+        stats.searched <= 2,
+        "the layout's shift held; no frame searched for one: {stats:?}"
+    );
+}
+
+#[test]
+fn a_wrong_shift_from_the_layout_costs_a_search_not_the_screen() {
+    let (mut ws, chat) = workspace(1);
+    let mut rig = Rig::new(120, 40, true);
+    rig.frame(&ws, "first frame");
+    let pieces = answer(400);
+    for (i, piece) in pieces.iter().enumerate() {
+        say(&mut ws, chat, piece);
+        if i % 5 != 4 {
+            continue;
+        }
+        // Off by some rows, the other way, unknown, or more than a screen.
+        let tell = |moved: Option<i32>| match i % 4 {
+            0 => moved.map(|k| k + 3),
+            1 => moved.map(|k| -k - 1),
+            2 => None,
+            _ => Some(500),
+        };
+        let before = rig.stats();
+        rig.frame_told(&ws, &format!("after piece {i}, a wrong shift"), tell);
+        let after = rig.stats();
+        if i % 4 < 3 && i > 40 {
+            assert_eq!(after.searched, before.searched + 1, "piece {i}: {after:?}");
+        }
+    }
+    assert!(rig.stats().scrolled > 20, "{:?}", rig.stats());
+}
+
+#[test]
+fn an_entry_growing_above_the_view_moves_the_count_not_the_rows() {
+    // A tool call before the answer, then the answer streams until the
+    // call is off screen; the call's result then grows it above the view.
+    let (mut ws, chat) = workspace(1);
+    let mut call = ToolCall::placeholder("call-1");
+    call.title = "Run cargo test".into();
+    call.kind = ToolKind::Execute;
+    ws.update(WsMsg::Chat(
+        chat,
+        Msg::Update(SessionUpdate::ToolCall(Box::new(call))),
+    ));
+    let mut rig = Rig::new(100, 30, true);
+    let pieces = answer(300);
+    stream(&mut rig, &mut ws, chat, &pieces[..200], 4);
+    let before = rig.stats();
+    ws.update(WsMsg::Chat(
+        chat,
+        Msg::Update(SessionUpdate::ToolCallUpdate {
+            id: "call-1".into(),
+            fields: Box::new(ToolCallFields {
+                status: Some(WireStatus::Failed),
+                content: Some(vec![ToolContent::Text {
+                    text: "line one\nline two\nline three\nline four".into(),
+                }]),
+                ..Default::default()
+            }),
+        }),
+    ));
+    rig.frame(&ws, "the call above grew");
+    stream(&mut rig, &mut ws, chat, &pieces[200..], 4);
+    assert!(rig.stats().scrolled > before.scrolled, "{:?}", rig.stats());
 }
 
 #[test]

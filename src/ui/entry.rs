@@ -61,6 +61,13 @@ const OWN_LINE_WORDS: [&str; 8] = [
 /// (`<U+203A>`), so the agent cannot write what reads as the user's words
 /// or warden's decisions.
 pub(crate) fn unforged(text: &str) -> Cow<'_, str> {
+    unforged_from(text, 0)
+}
+
+/// [`unforged`], looking only at the lines from the one holding byte
+/// `from` on: the text is left as it is when none of them starts like
+/// warden's own (what comes before is taken as looked at already).
+fn unforged_from(text: &str, from: usize) -> Cow<'_, str> {
     // The mark a line starts with, when it starts like one of warden's.
     let forged = |line: &str| -> Option<char> {
         let body = line.trim_start_matches([' ', '>']);
@@ -75,11 +82,23 @@ pub(crate) fn unforged(text: &str) -> Cow<'_, str> {
         };
         own.then_some(mark)
     };
-    // Only line starts are looked at: one pass over the newlines.
-    if !text
-        .split_inclusive('\n')
-        .any(|line| forged(line).is_some())
-    {
+    // Only the places a mark occurs are looked at (each found by a fast
+    // byte search): a streamed answer is laid out again each frame, and a
+    // pass over all its lines cost more than the rest of the layout.
+    let from = text
+        .get(..from)
+        .and_then(|before| before.rfind('\n'))
+        .map_or(0, |nl| nl + 1);
+    let at_line_start = |at: usize| {
+        let lead = text[..at].trim_end_matches([' ', '>']);
+        let start = lead.len();
+        (lead.is_empty() || lead.ends_with('\n')) && forged(&text[start..]).is_some()
+    };
+    if !['›', '⊘', '✓', '✗'].into_iter().any(|mark| {
+        text[from..]
+            .match_indices(mark)
+            .any(|(at, _)| at_line_start(from + at))
+    }) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -133,8 +152,10 @@ impl Terminals<'static> {
 pub(crate) enum Laid {
     /// Rows laid out in one go.
     Lines(Vec<Line<'static>>),
-    /// An agent answer, re-rendered incrementally as it grows.
-    Markdown(MdStream),
+    /// An agent answer, re-rendered incrementally as it grows; and whether
+    /// it was rendered from the agent's own text (no line rewritten by
+    /// [`unforged`]), so only what it renders next need be looked at.
+    Markdown(MdStream, bool),
     /// An unfolded thought, re-wrapped incrementally as it grows.
     Thought(PlainStream),
 }
@@ -144,7 +165,7 @@ impl Laid {
     pub(crate) fn len(&self) -> usize {
         match self {
             Laid::Lines(lines) => lines.len(),
-            Laid::Markdown(md) => md.len(),
+            Laid::Markdown(md, _) => md.len(),
             Laid::Thought(plain) => plain.len(),
         }
     }
@@ -152,14 +173,14 @@ impl Laid {
     /// Rows at the front not kept (a long streaming answer; see `MdStream`).
     pub(crate) fn dropped(&self) -> usize {
         match self {
-            Laid::Markdown(md) => md.dropped(),
+            Laid::Markdown(md, _) => md.dropped(),
             Laid::Lines(_) | Laid::Thought(_) => 0,
         }
     }
 
     /// Keep every row (a view shows the older ones) or let them go again.
     pub(crate) fn keep_all(&mut self, keep: bool) {
-        if let Laid::Markdown(md) = self {
+        if let Laid::Markdown(md, _) = self {
             md.keep_all(keep);
         }
     }
@@ -168,7 +189,7 @@ impl Laid {
     pub(crate) fn line(&self, i: usize) -> Option<&Line<'static>> {
         match self {
             Laid::Lines(lines) => lines.get(i),
-            Laid::Markdown(md) => md.line(i),
+            Laid::Markdown(md, _) => md.line(i),
             Laid::Thought(plain) => plain.line(i),
         }
     }
@@ -179,8 +200,9 @@ pub(crate) fn layout(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Laid 
     match &entry.kind {
         EntryKind::Agent(text) => {
             let mut md = MdStream::new(ctx.width, ctx.theme);
-            md.update(&unforged(text));
-            Laid::Markdown(md)
+            let text = unforged(text);
+            md.update(&text);
+            Laid::Markdown(md, matches!(text, Cow::Borrowed(_)))
         }
         EntryKind::Thought(text) if ctx.expanded => {
             let mut plain = PlainStream::thought(ctx);
@@ -195,7 +217,16 @@ pub(crate) fn layout(entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) -> Laid 
 /// the entry only grew.
 pub(crate) fn relayout(laid: &mut Laid, entry: &Entry, ctx: Ctx, terminals: Terminals<'_>) {
     match (laid, &entry.kind) {
-        (Laid::Markdown(md), EntryKind::Agent(text)) => md.update(&unforged(text)),
+        (Laid::Markdown(md, own), EntryKind::Agent(text)) => {
+            // Rows already rendered from the agent's own text stay; only
+            // the lines from where the update renders are looked at (a
+            // pass over the whole answer each frame cost more than the
+            // rest of its layout).
+            let from = if *own { md.renders_from(text) } else { 0 };
+            let text = unforged_from(text, from);
+            md.update(&text);
+            *own = matches!(text, Cow::Borrowed(_));
+        }
         (Laid::Thought(plain), EntryKind::Thought(text)) if ctx.expanded => plain.update(text),
         (laid, _) => *laid = layout(entry, ctx, terminals),
     }

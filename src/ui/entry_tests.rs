@@ -532,3 +532,85 @@ fn agent_text_cannot_start_a_line_like_wardens_own() {
     );
     assert!(matches!(unforged("plain text"), Cow::Borrowed(_)));
 }
+
+#[test]
+fn only_marks_at_a_line_start_make_agent_text_rewritten() {
+    // The marks are found by searching for them, not by a pass over the
+    // lines: a mark anywhere but at a line start (after spaces and `>`s)
+    // leaves the text as it is; at one, anywhere in the text, it does not.
+    for clean in [
+        "a › b\nc ⊘ d\n",
+        "x ✓ allowed\n",
+        "✓ tests pass\n✗ failed twice\n",
+        "—›\n",
+        "",
+    ] {
+        assert!(matches!(unforged(clean), Cow::Borrowed(_)), "{clean:?}");
+    }
+    for forged in [
+        "› first line",
+        "ok\n› later",
+        "ok\n  > > ⊘ blocked",
+        "a › b\n›",
+        "a\n\n✗ the agent said",
+        "text ✓ allowed\n ✓ allowed: rm",
+    ] {
+        assert!(matches!(unforged(forged), Cow::Owned(_)), "{forged:?}");
+    }
+    let long = format!("{}\n› at the end", "word › ".repeat(10_000));
+    assert!(unforged(&long).ends_with("<U+203A> at the end"));
+}
+
+#[test]
+fn a_streamed_answer_is_unforged_as_it_grows_and_when_laid_out_again() {
+    // Laid out chunk by chunk, only the part rendered next is looked at:
+    // a forged line arriving late, right after a stable part, in the
+    // middle of a line that began earlier, or in a text replaced whole is
+    // caught all the same; so is every line when the older rows are laid
+    // out again (the view scrolled up).
+    let text_rows = |laid: &Laid| -> Vec<String> {
+        (0..laid.len())
+            .map(|i| laid.line(i).map(|l| l.to_string()).unwrap_or_default())
+            .collect()
+    };
+    let para = "a paragraph of plain words that the agent streams.\n\n".repeat(40);
+    let mut entry = Entry {
+        id: 0,
+        rev: 0,
+        kind: EntryKind::Agent(para.clone()),
+    };
+    let mut laid = layout(&entry, ctx(60), Terminals::NONE);
+    let chunks = [
+        "more words\n\n",
+        "› yes, delete",
+        " it all\n\n",
+        "> ✓ allowed by",
+        " you\n\n",
+    ];
+    let mut text = para.clone();
+    for chunk in chunks {
+        text.push_str(chunk);
+        entry.kind = EntryKind::Agent(text.clone());
+        relayout(&mut laid, &entry, ctx(60), Terminals::NONE);
+    }
+    let shown = text_rows(&laid).join("\n");
+    assert!(shown.contains("<U+203A> yes, delete it all"), "{shown}");
+    assert!(shown.contains("<U+2713> allowed by you"), "{shown}");
+    assert!(
+        !shown.contains("› yes") && !shown.contains("✓ allowed"),
+        "{shown}"
+    );
+    // Replaced by a text of the same start with a forged line inside.
+    let cut = para.len() / 2;
+    let cut = para[..cut].rfind('\n').map_or(0, |nl| nl + 1);
+    let replaced = format!("{}› forged early\n\n{}", &para[..cut], &para[cut..]);
+    entry.kind = EntryKind::Agent(replaced);
+    relayout(&mut laid, &entry, ctx(60), Terminals::NONE);
+    let shown = text_rows(&laid).join("\n");
+    assert!(!shown.contains("› forged"), "{shown}");
+    // The older rows again.
+    laid.keep_all(true);
+    relayout(&mut laid, &entry, ctx(60), Terminals::NONE);
+    let shown = text_rows(&laid).join("\n");
+    assert!(shown.contains("<U+203A> forged early"), "{shown}");
+}

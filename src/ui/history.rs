@@ -145,6 +145,10 @@ pub(crate) struct History {
     search: Option<Found>,
     /// The search jump last scrolled to (see [`Search::jumps`]).
     jumped: u64,
+    /// The area and first visible row of the last draw.
+    drawn_at: Option<(Rect, usize)>,
+    /// Rows the content moved up since the draw before, in the same area.
+    moved: Option<i32>,
     pub(crate) stats: Stats,
 }
 
@@ -163,6 +167,8 @@ impl History {
             total: 0,
             search: None,
             jumped: 0,
+            drawn_at: None,
+            moved: None,
             stats: Stats::default(),
         }
     }
@@ -210,6 +216,16 @@ impl History {
             }
         }
         last
+    }
+
+    /// How many rows the content on screen moved up (down when negative)
+    /// between the last two draws in the same area, counted by the layout
+    /// (an answer that grew by `k` rows at the tail: `k`); `None` after a
+    /// draw elsewhere or of another size. A guess for the terminal's
+    /// scroll ([`crate::tui::scroll`] checks it against the rows): an entry
+    /// above the view that changes height moves the count, not the rows.
+    pub(crate) fn moved(&self) -> Option<i32> {
+        self.moved
     }
 
     pub(crate) fn is_following(&self) -> bool {
@@ -483,6 +499,11 @@ impl History {
             }
         }
 
+        self.moved = self
+            .drawn_at
+            .filter(|&(was, _)| was == area)
+            .and_then(|(_, was)| i32::try_from(top as i64 - was as i64).ok());
+        self.drawn_at = Some((area, top));
         let (mut index, mut offset) = self.heights.find(top);
         let following = self.top.is_none();
         let mut y = 0;

@@ -93,8 +93,9 @@ pub struct View {
     /// lie on top. `None` is a place that takes the click and means nothing
     /// (the dropdown's border).
     hits: Vec<(Rect, Option<Action>)>,
-    /// Where the last draw put the transcript, when nothing lay over it.
-    transcript: Option<Rect>,
+    /// Where the last draw put the transcript (and how far its rows
+    /// moved), when nothing lay over it.
+    transcript: Option<TranscriptRows>,
 }
 
 /// What a click at this cell means in a click map (later entries lie on top).
@@ -107,6 +108,7 @@ fn hit_in(hits: &[(Rect, Option<Action>)], column: u16, row: u16) -> Option<Acti
 }
 
 pub use crate::keys::Scroll;
+use crate::tui::scroll::Rows as TranscriptRows;
 
 impl View {
     /// A view with nothing laid out yet, following the tail. Reads `NO_COLOR`
@@ -164,8 +166,9 @@ pub struct Views {
     hits: Vec<(Rect, Option<Action>)>,
     /// The mouse is released to the terminal (the footer says so).
     mouse_released: bool,
-    /// Where the last draw put the transcript, when nothing lay over it.
-    transcript: Option<Rect>,
+    /// Where the last draw put the transcript (and how far its rows
+    /// moved), when nothing lay over it.
+    transcript: Option<TranscriptRows>,
 }
 
 impl Views {
@@ -207,9 +210,9 @@ impl Views {
 
     /// Where the last draw put the transcript of the chat on screen, when
     /// nothing (a list, a chooser, the picker, a dropdown, the review
-    /// screen) lay over it: the rows that may scroll as one
-    /// ([`crate::tui::scroll`]).
-    pub(crate) fn transcript_area(&self) -> Option<Rect> {
+    /// screen) lay over it: the rows that may scroll as one, and how far
+    /// the layout moved them ([`crate::tui::scroll`]).
+    pub(crate) fn transcript_area(&self) -> Option<TranscriptRows> {
         self.transcript
     }
 
@@ -459,7 +462,10 @@ fn draw_chat(
         history,
         frame.buffer_mut(),
     );
-    view.transcript = Some(history);
+    view.transcript = Some(TranscriptRows {
+        area: history,
+        moved: view.history.moved(),
+    });
     let mut cursor = None;
     if let Some(card) = &card
         && !cards.is_empty()

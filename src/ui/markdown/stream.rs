@@ -238,6 +238,16 @@ impl MdStream {
         self.resume = Resume::Top;
     }
 
+    /// Where [`MdStream::update`] with `text` starts rendering: the end of
+    /// the stable part when `text` extends it, else its start.
+    pub(crate) fn renders_from(&self, text: &str) -> usize {
+        if self.extends_stable(text) {
+            self.stable
+        } else {
+            0
+        }
+    }
+
     /// Render `text`, reusing the stable part when `text` extends it.
     pub(crate) fn update(&mut self, text: &str) {
         if !self.extends_stable(text) {

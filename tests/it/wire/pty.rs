@@ -176,7 +176,11 @@ fn open_pty(cols: u16, rows: u16) -> (OwnedFd, OwnedFd) {
 /// warden on the slave side, as its controlling terminal, with the demo
 /// agent playing `scenario`; everything it keeps goes under `home`.
 fn spawn_warden(slave: &OwnedFd, home: &Path, scenario: &Path, scroll_region: bool) -> Child {
-    let exe = env!("CARGO_BIN_EXE_warden");
+    // `WARDEN_BENCH_EXE`: another build of warden (an older commit's) in
+    // the same harness.
+    let exe = std::env::var("WARDEN_BENCH_EXE")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_warden").to_owned());
+    let exe = exe.as_str();
     let mut cmd = Command::new(exe);
     cmd.args(["--config"])
         .arg(home.join("config.toml"))
