@@ -4,7 +4,7 @@
 //! the composer and chat tables to turn a key press into an
 //! [`Action`]; the state reads the context tables to decide what an action
 //! means there; the card's hint line, the footer's hints, the help overlay
-//! (F1, or `?` on an empty message) and the README's key tables are all
+//! (F1, or `?` on an empty message) and the guide's key tables (docs/GUIDE.md) are all
 //! rendered from the same tables, so they cannot drift apart. (The shape
 //! follows codex-rs/tui's `ApprovalOption`: a label, a decision and its
 //! shortcuts in one value.)
@@ -152,10 +152,10 @@ impl Key {
     }
 }
 
-/// Where a binding shows besides the help overlay and the README.
+/// Where a binding shows besides the help overlay and the guide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Hint {
-    /// Only in the help overlay and the README.
+    /// Only in the help overlay and the guide.
     No,
     /// In the card's full hint line.
     Card,
@@ -172,7 +172,7 @@ pub(crate) struct Binding<C> {
     pub keys: &'static [Key],
     /// A word or two for hint lines: "allow".
     pub label: &'static str,
-    /// What it does, for the help overlay and the README. Bindings in a
+    /// What it does, for the help overlay and the guide. Bindings in a
     /// row with the same help text share one line there.
     pub help: &'static str,
     /// Where else it shows.
@@ -273,7 +273,7 @@ pub(crate) struct Row {
 }
 
 /// The rows of a table: bindings next to each other with the same help
-/// text share a row. `sep` joins a key's modifiers (`+` in the README, `-`
+/// text share a row. `sep` joins a key's modifiers (`+` in the guide, `-`
 /// on screen).
 pub(crate) fn rows<C>(table: &[Binding<C>], sep: char) -> Vec<Row> {
     let mut out: Vec<Row> = Vec::new();
@@ -446,7 +446,7 @@ impl Context {
 }
 
 #[cfg(test)]
-/// A markdown table of `rows` for the README.
+/// A markdown table of `rows` for the guide.
 pub(crate) fn markdown_table(head: &str, rows: &[Row]) -> String {
     let mut out = format!("| {head} | what it does |\n| --- | --- |\n");
     for row in rows {
@@ -460,7 +460,7 @@ pub(crate) fn markdown_table(head: &str, rows: &[Row]) -> String {
 }
 
 #[cfg(test)]
-/// The README's key tables: (marker name, table), each between
+/// The guide's key tables: (marker name, table), each between
 /// `<!-- keys:NAME -->` and `<!-- /keys -->` there.
 pub(crate) fn readme_tables() -> Vec<(&'static str, String)> {
     vec![

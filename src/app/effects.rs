@@ -52,16 +52,12 @@ impl App {
             return;
         };
         match effect {
-            Effect::SendPrompt(text) => match (&chat.session, self.agent_of(chat)) {
+            Effect::SendPrompt(text) => match (chat.session.clone(), self.agent_of(chat)) {
                 (Some(session), Some(_)) => {
-                    let session = session.clone();
+                    let blocks = self.mention_blocks(chat, &text);
                     if let Some(chat) = self.chats.get_mut(&id) {
                         chat.quiet_tail = false;
                     }
-                    let Some(chat) = self.chats.get(&id) else {
-                        return;
-                    };
-                    let blocks = self.mention_blocks(chat, &text);
                     self.prompt_after_checkpoint(id, session, text, blocks);
                 }
                 _ => self.send_chat(id, Msg::TurnFailed("the agent is not connected".into())),

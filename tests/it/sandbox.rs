@@ -54,6 +54,20 @@ fn terminal_scenario(path: &Path, outside: &Path) -> PathBuf {
     path.to_path_buf()
 }
 
+/// A ready chat in Auto on the demo agent playing `scenario`, under `mode`.
+async fn auto_with_scenario(rig: &Rig, scenario: &Path, mode: SandboxMode) -> App {
+    let mut command = command(rig);
+    command
+        .args
+        .extend(["--scenario".into(), scenario.display().to_string()]);
+    let options = ChatOptions {
+        mode: Mode::Auto,
+        sandbox: Some(profile(rig, mode)),
+        ..ChatOptions::default()
+    };
+    ready(App::with_options(command, options)).await
+}
+
 /// Whether this kernel can confine; if not, say why the test is skipped.
 pub(crate) fn landlock() -> bool {
     match warden::sandbox::kernel_support() {
@@ -215,16 +229,7 @@ async fn wardens_own_terminals_run_under_the_chats_sandbox() {
         ),
         (SandboxMode::Off, "terminal exited: code 0", true),
     ] {
-        let mut command = command(&rig);
-        command
-            .args
-            .extend(["--scenario".into(), scenario.display().to_string()]);
-        let options = ChatOptions {
-            mode: Mode::Auto,
-            sandbox: Some(profile(&rig, mode)),
-            ..ChatOptions::default()
-        };
-        let mut app = ready(App::with_options(command, options)).await;
+        let mut app = auto_with_scenario(&rig, &scenario, mode).await;
         send(&mut app, "go");
         pump_until(&mut app, "end of turn", |s| {
             !s.is_busy() && agent_text(s).contains("terminal exited")
@@ -481,16 +486,7 @@ async fn an_agent_that_can_neither_load_nor_resume_asks_fresh_session_or_stay() 
     let rig = rig();
     let scenario = rig.state.join("no-sessions.toml");
     std::fs::write(&scenario, "load_session = false\nresume_session = false\n").unwrap();
-    let mut command = command(&rig);
-    command
-        .args
-        .extend(["--scenario".into(), scenario.display().to_string()]);
-    let options = ChatOptions {
-        mode: Mode::Auto,
-        sandbox: Some(profile(&rig, SandboxMode::WorkspaceWrite)),
-        ..ChatOptions::default()
-    };
-    let mut app = ready(App::with_options(command, options)).await;
+    let mut app = auto_with_scenario(&rig, &scenario, SandboxMode::WorkspaceWrite).await;
     on_process(&mut app, Badge::Confined).await;
     let lines = say(&mut app, "own-write a.txt", "own-write").await;
     assert!(lines.last().unwrap().contains("own-write: ok"), "{lines:?}");
