@@ -15,6 +15,7 @@ use futures::{Sink, Stream};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::fast::{FastPath, Incoming, Route};
+use super::pipe::Nudge;
 
 /// The longest line kept (a file's text in `fs/write_text_file` arrives in one line).
 pub(super) const MAX_LINE: usize = 64 << 20;
@@ -242,10 +243,12 @@ where
 }
 
 /// Lines to the agent's stdin, each followed by `\n` and flushed. The fast
-/// path sees each (it starts after the answer to `initialize`).
+/// path sees each (it starts after the answer to `initialize`); each
+/// `nudge`s the stdout reader, as the agent may answer at once.
 pub(super) fn outgoing<W>(
     writer: W,
     fast: &FastPath,
+    nudge: Nudge,
 ) -> impl Sink<String, Error = io::Error> + Send + 'static
 where
     W: AsyncWrite + Unpin + Send + 'static,
@@ -253,10 +256,12 @@ where
     let fast = fast.clone();
     futures::sink::unfold(writer, move |mut writer, line: String| {
         fast.outgoing(&line);
+        let nudge = nudge.clone();
         async move {
             writer.write_all(line.as_bytes()).await?;
             writer.write_all(b"\n").await?;
             writer.flush().await?;
+            nudge.nudge();
             Ok::<_, io::Error>(writer)
         }
     })
@@ -373,7 +378,11 @@ mod tests {
         use futures::SinkExt;
         let (client, mut server) = tokio::io::duplex(1024);
         let (events, _) = tokio::sync::mpsc::unbounded_channel();
-        let mut sink = Box::pin(outgoing(client, &FastPath::new(events.into())));
+        let mut sink = Box::pin(outgoing(
+            client,
+            &FastPath::new(events.into()),
+            Nudge::default(),
+        ));
         sink.send("{\"x\":1}".to_string()).await.expect("sent");
         sink.send("{\"y\":2}".to_string()).await.expect("sent");
         drop(sink);

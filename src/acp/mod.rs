@@ -351,6 +351,7 @@ pub(crate) fn spawn(
             return Err(LaunchError::NoPipes(command.program.clone()));
         }
     };
+    let nudge = stdout.nudge();
     let incoming = lines::incoming(
         stdout,
         move |why| {
@@ -363,7 +364,7 @@ pub(crate) fn spawn(
         closed_tx,
         &fast,
     );
-    let transport = Lines::new(lines::outgoing(stdin, &fast), incoming);
+    let transport = Lines::new(lines::outgoing(stdin, &fast, nudge), incoming);
     let ender = process.ender();
     let closed = events.clone();
     tokio::spawn(async move {

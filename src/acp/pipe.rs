@@ -1,15 +1,21 @@
 //! The agent's stdout, read on a thread of its own in large blocks.
 //!
 //! An agent writes one message per `write`. Read as it comes, each message
-//! costs warden a wake of its loop, a `read` and an `epoll_wait` (about half
-//! of warden's CPU in a flood of text chunks). Here a thread reads the pipe
-//! with blocking reads; after a read that got little (warden keeps up with
-//! the agent), it sleeps [`LINGER`] before the next, so that a stream of
-//! small writes gathers in the pipe and is read at once. The first message
-//! after a pause is read and handed on at once; only those that follow it
-//! in a stream wait, at most [`LINGER`] (a frame is 16 ms). Sleeping on
-//! this thread wakes nothing: an async timer would be woken by every write
-//! the agent makes meanwhile.
+//! costs warden a wake of its loop, a `read` and an `epoll_wait`, and the
+//! SDK's connection a poll (most of warden's CPU in a paced stream of text
+//! chunks). Here a thread reads the pipe with blocking reads; after a read
+//! that got little (warden keeps up with the agent), it waits [`LINGER`]
+//! before the next, so that a stream of small writes gathers in the pipe
+//! and is read at once. The first message after a pause is read and handed
+//! on at once; only those that follow it in a stream wait, at most
+//! [`LINGER`] (half a frame: what they change is drawn at the next frame
+//! either way). Waiting on this thread wakes nothing: an async timer would
+//! be woken by every write the agent makes meanwhile.
+//!
+//! An exchange is not a stream: when warden writes to the agent (an answer,
+//! a request), the agent's reply must not wait out the linger. Each line
+//! warden writes [`Nudge`]s the thread, which ends its wait and reads again
+//! at once.
 //!
 //! Blocks go to the connection through a bounded channel: when warden falls
 //! behind, the thread waits, the pipe fills and the agent waits too.
@@ -17,6 +23,7 @@
 use std::io::{self, Read};
 use std::os::fd::OwnedFd;
 use std::pin::Pin;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -31,7 +38,7 @@ const BLOCK: usize = 64 << 10;
 const TRICKLE: usize = 16 << 10;
 
 /// How long a stream of small writes may gather in the pipe.
-const LINGER: Duration = Duration::from_millis(1);
+const LINGER: Duration = Duration::from_millis(8);
 
 /// Blocks read but not yet taken (at most this many times [`BLOCK`]).
 const QUEUED: usize = 8;
@@ -42,6 +49,31 @@ pub(super) struct Threaded {
     block: Vec<u8>,
     taken: usize,
     ended: bool,
+    nudge: Nudge,
+}
+
+/// Ends the reader thread's linger: warden wrote to the agent, so an answer
+/// may come that should not wait.
+#[derive(Clone, Default)]
+pub(super) struct Nudge(Arc<(Mutex<bool>, Condvar)>);
+
+impl Nudge {
+    /// Wake the thread if it lingers (and make its next linger short).
+    pub(super) fn nudge(&self) {
+        let (nudged, wake) = &*self.0;
+        *nudged.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        wake.notify_one();
+    }
+
+    /// Wait `linger`, or until nudged (since the last wait).
+    fn linger(&self, linger: Duration) {
+        let (nudged, wake) = &*self.0;
+        let guard = nudged.lock().unwrap_or_else(PoisonError::into_inner);
+        let (mut guard, _) = wake
+            .wait_timeout_while(guard, linger, |nudged| !*nudged)
+            .unwrap_or_else(PoisonError::into_inner);
+        *guard = false;
+    }
 }
 
 /// Read `stdout` on a new thread.
@@ -49,15 +81,25 @@ pub(super) fn threaded(stdout: tokio::process::ChildStdout) -> io::Result<Thread
     let fd = stdout.into_owned_fd()?;
     blocking(&fd)?;
     let (tx, blocks) = mpsc::channel(QUEUED);
+    let nudge = Nudge::default();
+    let lingering = nudge.clone();
     std::thread::Builder::new()
         .name("agent-stdout".to_owned())
-        .spawn(move || read_blocks(std::fs::File::from(fd), &tx))?;
+        .spawn(move || read_blocks(std::fs::File::from(fd), &tx, &lingering))?;
     Ok(Threaded {
         blocks,
         block: Vec::new(),
         taken: 0,
         ended: false,
+        nudge,
     })
+}
+
+impl Threaded {
+    /// What ends the reader's linger (for the side that writes to the agent).
+    pub(super) fn nudge(&self) -> Nudge {
+        self.nudge.clone()
+    }
 }
 
 /// Clear `O_NONBLOCK` (tokio set it for its reactor).
@@ -76,7 +118,7 @@ fn blocking(fd: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-fn read_blocks(mut pipe: impl Read, tx: &mpsc::Sender<io::Result<Vec<u8>>>) {
+fn read_blocks(mut pipe: impl Read, tx: &mpsc::Sender<io::Result<Vec<u8>>>, nudge: &Nudge) {
     let mut buf = vec![0u8; BLOCK];
     loop {
         match pipe.read(&mut buf) {
@@ -86,7 +128,7 @@ fn read_blocks(mut pipe: impl Read, tx: &mpsc::Sender<io::Result<Vec<u8>>>) {
                     return;
                 }
                 if got < TRICKLE {
-                    std::thread::sleep(LINGER);
+                    nudge.linger(LINGER);
                 }
             }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -162,6 +204,31 @@ mod tests {
     }
 
     #[test]
+    fn a_nudge_ends_the_linger_and_one_given_before_it_too() {
+        let nudge = Nudge::default();
+        let long = Duration::from_secs(600);
+        // Given before: the next linger ends at once.
+        nudge.nudge();
+        let at = std::time::Instant::now();
+        nudge.linger(long);
+        assert!(at.elapsed() < long, "a nudge waiting is taken");
+        // Given during: the linger ends.
+        let other = nudge.clone();
+        let nudger = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            other.nudge();
+        });
+        let at = std::time::Instant::now();
+        nudge.linger(long);
+        assert!(at.elapsed() < long, "woken by the nudge");
+        nudger.join().expect("nudger");
+        // Taken: the next linger waits its time.
+        let at = std::time::Instant::now();
+        nudge.linger(Duration::from_millis(30));
+        assert!(at.elapsed() >= Duration::from_millis(30), "no nudge left");
+    }
+
+    #[test]
     fn a_read_error_is_passed_on_after_the_blocks_before_it() {
         struct Failing(u8);
         impl Read for Failing {
@@ -178,7 +245,7 @@ mod tests {
             }
         }
         let (tx, mut rx) = mpsc::channel(QUEUED);
-        read_blocks(Failing(0), &tx);
+        read_blocks(Failing(0), &tx, &Nudge::default());
         drop(tx);
         assert_eq!(
             rx.try_recv().ok().map(|b| b.ok()),

@@ -75,7 +75,7 @@ impl FrameClock {
 /// Run the TUI until the user quits. Draws only when something changed,
 /// never more often than [`FRAME`].
 pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::Result<()> {
-    let mut input = crossterm::event::EventStream::new();
+    let mut input = crate::tui::input::Input::new();
     let mut signals = QuitSignals::new()?;
     let mut views = ui::Views::new();
     let mut clock = FrameClock::default();
@@ -88,7 +88,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
             // The input stream would read the editor's keys: stop it meanwhile.
             drop(input);
             let result = crate::editor::edit_suspended(terminal, &text).await;
-            input = crossterm::event::EventStream::new();
+            input = crate::tui::input::Input::new();
             extras.screen_resumed();
             app.editor_done(id, result);
             clock.mark_dirty();
@@ -113,7 +113,7 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
                 result
             })
             .await;
-            input = crossterm::event::EventStream::new();
+            input = crate::tui::input::Input::new();
             extras.screen_resumed();
             app.login_done(id, result);
             clock.mark_dirty();

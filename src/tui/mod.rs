@@ -2,12 +2,13 @@
 //! the key map.
 
 pub(crate) mod clipboard;
+pub(crate) mod input;
 pub mod keymap;
 pub(crate) mod scroll;
 #[cfg(test)]
 mod scroll_tests;
 
-use std::io::{self, Stdout, Write};
+use std::io::{self, BufWriter, Stdout, Write};
 
 use crossterm::event::{
     DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
@@ -23,8 +24,13 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 /// The terminal warden draws on; the transcript scrolls with the
-/// terminal's scroll regions ([`scroll`]).
-pub(crate) type Tui = Terminal<scroll::ScrollBackend<CrosstermBackend<Stdout>>>;
+/// terminal's scroll regions ([`scroll`]). A frame is gathered in a buffer
+/// and goes out in one write when it ends (ratatui flushes the backend
+/// after each frame), not one per escape sequence.
+pub(crate) type Tui = Terminal<scroll::ScrollBackend<CrosstermBackend<BufWriter<Stdout>>>>;
+
+/// Room for a frame's bytes: a full redraw of a large screen with colours.
+const FRAME_BYTES: usize = 64 << 10;
 
 /// Enter raw mode and the alternate screen, with bracketed paste, mouse
 /// wheel and (where supported) Shift+Enter reporting. Installs a panic hook
@@ -36,7 +42,7 @@ pub fn init(screen: crate::settings::Screen) -> io::Result<Tui> {
         return Err(err);
     }
     let backend = scroll::ScrollBackend::new(
-        CrosstermBackend::new(io::stdout()),
+        CrosstermBackend::new(BufWriter::with_capacity(FRAME_BYTES, io::stdout())),
         screen.scroll_regions && scroll::regions_from_env(),
     )
     .with_unfocused_frame(std::time::Duration::from_millis(screen.unfocused_frame_ms));
