@@ -4,6 +4,9 @@
 pub(crate) mod clipboard;
 pub(crate) mod input;
 pub mod keymap;
+pub(crate) mod paint;
+#[cfg(test)]
+mod paint_tests;
 pub(crate) mod scroll;
 #[cfg(test)]
 mod scroll_tests;

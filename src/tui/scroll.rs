@@ -15,7 +15,10 @@
 //! A frame that scrolls or changes much is wrapped in a synchronized update
 //! (`ESC[?2026h` ... `ESC[?2026l`), so terminals that know it show it at
 //! once (the others ignore it). Cursor moves and shows that change nothing
-//! are not sent again.
+//! are not sent again. The cells that differ go out as [`super::paint`]
+//! writes them (one SGR per change of style, a row's blank end erased),
+//! and nothing is flushed before ratatui flushes the frame: it leaves in
+//! one write.
 //!
 //! Fallbacks: no band (an overlay, a modal, the picker), no scroll (the
 //! scroll would not save a row), `WARDEN_NO_SCROLL_REGION` set (terminals
@@ -147,6 +150,8 @@ pub struct ScrollBackend<B> {
     /// The terminal's size, asked once and again after [`Self::resized`]
     /// (ratatui asks before every frame; each ask opens `/dev/tty`).
     size: std::cell::Cell<Option<Size>>,
+    /// A frame's cells as bytes ([`super::paint`]), kept for its room.
+    out: Vec<u8>,
     stats: Stats,
 }
 
@@ -168,6 +173,7 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
             rows: Default::default(),
             same: Vec::new(),
             size: std::cell::Cell::new(None),
+            out: Vec::new(),
             stats: Stats::default(),
         }
     }
@@ -265,7 +271,9 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
             if updates.len() >= SYNC_CELLS {
                 self.begin_sync()?;
             }
-            self.inner.draw(updates.into_iter())?;
+            self.out.clear();
+            super::paint::paint(&mut self.out, &updates, &frame);
+            self.inner.write_all(&self.out)?;
             self.cursor_at = None;
         }
         Ok(std::mem::replace(&mut self.shown, frame))
@@ -661,7 +669,8 @@ impl<B: Backend<Error = io::Error> + Write> Backend for ScrollBackend<B> {
             return Ok(());
         }
         self.cursor_visible = Some(false);
-        self.inner.hide_cursor()
+        // Written, not flushed: ratatui flushes once the frame is out.
+        self.inner.write_all(b"\x1b[?25l")
     }
 
     fn show_cursor(&mut self) -> io::Result<()> {
@@ -669,7 +678,7 @@ impl<B: Backend<Error = io::Error> + Write> Backend for ScrollBackend<B> {
             return Ok(());
         }
         self.cursor_visible = Some(true);
-        self.inner.show_cursor()
+        self.inner.write_all(b"\x1b[?25h")
     }
 
     fn get_cursor_position(&mut self) -> io::Result<Position> {
@@ -682,7 +691,12 @@ impl<B: Backend<Error = io::Error> + Write> Backend for ScrollBackend<B> {
             return Ok(());
         }
         self.cursor_at = Some(position);
-        self.inner.set_cursor_position(position)
+        write!(
+            self.inner,
+            "\x1b[{};{}H",
+            u32::from(position.y) + 1,
+            u32::from(position.x) + 1
+        )
     }
 
     fn clear(&mut self) -> io::Result<()> {

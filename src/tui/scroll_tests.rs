@@ -112,16 +112,16 @@ impl Backend for Pty {
     }
 }
 
-fn parser(size: Size) -> vt100::Parser {
+pub(super) fn parser(size: Size) -> vt100::Parser {
     let n = |v: u16| NonZeroU16::new(v).unwrap_or(NonZeroU16::MIN);
     vt100::Parser::new(n(size.height), n(size.width), 0)
 }
 
 /// One cell as a terminal shows it: text (blank when empty), colours,
 /// attributes, and whether it is half of a wide character.
-type Shown = (String, vt100::Color, vt100::Color, [bool; 7]);
+pub(super) type Shown = (String, vt100::Color, vt100::Color, [bool; 7]);
 
-fn cells(screen: &vt100::Screen) -> Vec<Vec<Shown>> {
+pub(super) fn cells(screen: &vt100::Screen) -> Vec<Vec<Shown>> {
     let (rows, cols) = screen.size();
     (0..rows.get())
         .map(|row| {
