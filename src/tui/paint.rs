@@ -110,7 +110,11 @@ pub(super) fn blank_from(frame: &Buffer, y: u16) -> u16 {
     let Some(row) = frame.content.get(start..start + width) else {
         return area.right();
     };
-    let blank = row.iter().rev().take_while(|c| **c == Cell::EMPTY).count();
+    let blank = row
+        .iter()
+        .rev()
+        .take_while(|c| super::scroll::same_cell(c, &Cell::EMPTY))
+        .count();
     let mut at = width - blank;
     if at > 0 && at < width && !narrow(row[at - 1].symbol()) {
         at += 1;

@@ -128,6 +128,26 @@ proptest! {
     }
 }
 
+proptest! {
+    #[test]
+    fn the_fast_cell_comparison_is_cell_equality(before in rows(), after in rows()) {
+        let size = Size::new(12, 6);
+        let (a, b) = (frame(size, &before), frame(size, &after));
+        let extra = [
+            ratatui::buffer::Cell::EMPTY,
+            ratatui::buffer::Cell::default(),
+            ratatui::buffer::Cell::new("é"),
+            ratatui::buffer::Cell::new("e\u{301}"),
+        ];
+        let cells: Vec<_> = a.content.iter().chain(&b.content).chain(&extra).collect();
+        for x in &cells {
+            for y in &cells {
+                prop_assert_eq!(super::scroll::same_cell(x, y), x == y, "{:?} {:?}", x, y);
+            }
+        }
+    }
+}
+
 #[test]
 fn a_row_that_got_shorter_is_erased_not_written_over() {
     let size = Size::new(40, 2);

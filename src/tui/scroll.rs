@@ -315,6 +315,34 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
     }
 }
 
+/// Whether two cells are equal, as `Cell`'s `==` says, with its cheap
+/// fields first and a one-byte symbol compared without a call to `memcmp`
+/// (a frame compares a screen's worth of cells or more).
+#[allow(deprecated)] // `skip` is part of equality
+#[inline]
+pub(super) fn same_cell(a: &Cell, b: &Cell) -> bool {
+    a.fg == b.fg
+        && a.bg == b.bg
+        && a.modifier == b.modifier
+        && a.underline_color == b.underline_color
+        && a.diff_option == b.diff_option
+        && a.skip == b.skip
+        && match (a.symbol().as_bytes(), b.symbol().as_bytes()) {
+            ([x], [y]) => x == y,
+            (x, y) => x == y,
+        }
+}
+
+/// Whether two rows of cells are equal.
+fn same_row(a: &[Cell], b: &[Cell]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_cell(a, b))
+}
+
+/// How many cells of two rows differ.
+fn differing(a: &[Cell], b: &[Cell]) -> usize {
+    a.iter().zip(b).filter(|(a, b)| !same_cell(a, b)).count()
+}
+
 /// Row `y` of `buf` (a screen row; `buf` starts at column 0 of its area).
 fn row_of(buf: &Buffer, y: i32) -> &[Cell] {
     let width = usize::from(buf.area.width);
@@ -348,7 +376,7 @@ fn known_shift(
         if (top..bottom).contains(&from) {
             kept += 1;
             let old = row_of(shown, from);
-            if new == old {
+            if same_row(new, old) {
                 matched += 1;
                 let at = (y - i32::from(next.area.y)) as usize;
                 if same.len() <= at {
@@ -356,10 +384,10 @@ fn known_shift(
                 }
                 same[at] = true;
             } else {
-                cost += new.iter().zip(old).filter(|(a, b)| a != b).count();
+                cost += differing(new, old);
             }
         } else {
-            cost += new.iter().filter(|c| **c != Cell::EMPTY).count();
+            cost += new.iter().filter(|c| !same_cell(c, &Cell::EMPTY)).count();
         }
     }
     if matched * 2 < kept {
@@ -373,8 +401,8 @@ fn known_shift(
     let mut still = 0;
     for y in top..bottom {
         let (new, old) = (row_of(next, y), row_of(shown, y));
-        if new != old {
-            still += new.iter().zip(old).filter(|(a, b)| a != b).count();
+        if !same_row(new, old) {
+            still += differing(new, old);
             if still > limit {
                 return Some(true);
             }
@@ -436,7 +464,7 @@ fn changed<'a>(
             continue;
         }
         let always = |c: &Cell| c.diff_option == ratatui::buffer::CellDiffOption::AlwaysUpdate;
-        if new == old && !new.iter().any(always) {
+        if same_row(new, old) && !new.iter().any(always) {
             continue;
         }
         let (was, now) = scratch;
@@ -510,7 +538,7 @@ fn row_hashes(buf: &Buffer, band: Band) -> Vec<RowHash> {
             let row = &buf.content[start..start + width];
             let mut hasher = DefaultHasher::new();
             row.hash(&mut hasher);
-            let blank = row.iter().all(|cell| *cell == Cell::EMPTY);
+            let blank = row.iter().all(|cell| same_cell(cell, &Cell::EMPTY));
             (hasher.finish(), blank)
         })
         .collect()
@@ -598,9 +626,9 @@ fn changed_cells(
                     return 0;
                 }
                 let old = row(shown, from, width);
-                new.iter().zip(old).filter(|(a, b)| a != b).count()
+                differing(new, old)
             } else {
-                new.iter().filter(|c| **c != Cell::EMPTY).count()
+                new.iter().filter(|c| !same_cell(c, &Cell::EMPTY)).count()
             }
         })
         .sum()
