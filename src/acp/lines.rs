@@ -374,6 +374,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_line_written_to_the_agent_nudges_the_reader() {
+        use futures::SinkExt;
+        let (client, _server) = tokio::io::duplex(1024);
+        let (events, _) = tokio::sync::mpsc::unbounded_channel();
+        let nudge = Nudge::default();
+        let mut sink = Box::pin(outgoing(
+            client,
+            &FastPath::new(events.into()),
+            nudge.clone(),
+        ));
+        sink.send("{\"x\":1}".to_string()).await.expect("sent");
+        // The nudge is waiting: a long linger ends at once (without it,
+        // it would run its whole time).
+        let long = std::time::Duration::from_secs(5);
+        let at = std::time::Instant::now();
+        tokio::task::spawn_blocking(move || nudge.linger(long))
+            .await
+            .expect("linger");
+        assert!(at.elapsed() < long);
+    }
+
+    #[tokio::test]
     async fn outgoing_lines_end_in_newlines() {
         use futures::SinkExt;
         let (client, mut server) = tokio::io::duplex(1024);

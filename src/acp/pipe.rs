@@ -66,7 +66,7 @@ impl Nudge {
     }
 
     /// Wait `linger`, or until nudged (since the last wait).
-    fn linger(&self, linger: Duration) {
+    pub(super) fn linger(&self, linger: Duration) {
         let (nudged, wake) = &*self.0;
         let guard = nudged.lock().unwrap_or_else(PoisonError::into_inner);
         let (mut guard, _) = wake
