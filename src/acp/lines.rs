@@ -389,7 +389,7 @@ mod tests {
         // it would run its whole time).
         let long = std::time::Duration::from_secs(5);
         let at = std::time::Instant::now();
-        tokio::task::spawn_blocking(move || nudge.linger(long))
+        tokio::task::spawn_blocking(move || nudge.linger(long, || false))
             .await
             .expect("linger");
         assert!(at.elapsed() < long);

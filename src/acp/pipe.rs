@@ -25,7 +25,7 @@ use std::os::fd::OwnedFd;
 use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufRead, AsyncRead, ReadBuf};
 use tokio::sync::mpsc;
@@ -39,6 +39,12 @@ const TRICKLE: usize = 16 << 10;
 
 /// How long a stream of small writes may gather in the pipe.
 const LINGER: Duration = Duration::from_millis(8);
+
+/// When a linger first looks whether the pipe already holds [`TRICKLE`];
+/// each look after waits twice as long as the one before (a flood of 40
+/// MB/s gathers 20 KiB in the first, far from filling the pipe; a paced
+/// stream costs the thread four looks per linger).
+const FIRST_LOOK: Duration = Duration::from_micros(500);
 
 /// Blocks read but not yet taken (at most this many times [`BLOCK`]).
 const QUEUED: usize = 8;
@@ -65,14 +71,45 @@ impl Nudge {
         wake.notify_one();
     }
 
-    /// Wait `linger`, or until nudged (since the last wait).
-    pub(super) fn linger(&self, linger: Duration) {
+    /// Wait `linger`, or until nudged (since the last wait), or until
+    /// `enough` says that the wait has gathered enough (a flood must not
+    /// fill the pipe and stall the agent): it is asked after
+    /// [`FIRST_LOOK`], then after twice as long each time.
+    pub(super) fn linger(&self, linger: Duration, enough: impl Fn() -> bool) {
         let (nudged, wake) = &*self.0;
-        let guard = nudged.lock().unwrap_or_else(PoisonError::into_inner);
-        let (mut guard, _) = wake
-            .wait_timeout_while(guard, linger, |nudged| !*nudged)
-            .unwrap_or_else(PoisonError::into_inner);
+        let end = Instant::now() + linger;
+        let mut guard = nudged.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut step = FIRST_LOOK;
+        while !*guard {
+            let Some(left) = end
+                .checked_duration_since(Instant::now())
+                .filter(|d| !d.is_zero())
+            else {
+                break;
+            };
+            guard = wake
+                .wait_timeout(guard, left.min(step))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            step *= 2;
+            if !*guard && enough() {
+                break;
+            }
+        }
         *guard = false;
+    }
+}
+
+/// Bytes waiting in the pipe `fd` (`FIONREAD`); 0 when it cannot tell.
+fn waiting(fd: std::os::fd::BorrowedFd<'_>) -> usize {
+    use std::os::fd::AsRawFd;
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer, which is valid.
+    let ok = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) } == 0;
+    if ok {
+        usize::try_from(n).unwrap_or(0)
+    } else {
+        0
     }
 }
 
@@ -85,7 +122,14 @@ pub(super) fn threaded(stdout: tokio::process::ChildStdout) -> io::Result<Thread
     let lingering = nudge.clone();
     std::thread::Builder::new()
         .name("agent-stdout".to_owned())
-        .spawn(move || read_blocks(std::fs::File::from(fd), &tx, &lingering))?;
+        .spawn(move || {
+            let pipe = std::fs::File::from(fd);
+            let enough = || {
+                use std::os::fd::AsFd;
+                waiting(pipe.as_fd()) >= TRICKLE
+            };
+            read_blocks(&pipe, &tx, &|| lingering.linger(LINGER, enough));
+        })?;
     Ok(Threaded {
         blocks,
         block: Vec::new(),
@@ -118,7 +162,8 @@ fn blocking(fd: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-fn read_blocks(mut pipe: impl Read, tx: &mpsc::Sender<io::Result<Vec<u8>>>, nudge: &Nudge) {
+/// Read `pipe` into blocks on `tx`; `linger` after a small read.
+fn read_blocks(mut pipe: impl Read, tx: &mpsc::Sender<io::Result<Vec<u8>>>, linger: &dyn Fn()) {
     let mut buf = vec![0u8; BLOCK];
     loop {
         match pipe.read(&mut buf) {
@@ -128,7 +173,7 @@ fn read_blocks(mut pipe: impl Read, tx: &mpsc::Sender<io::Result<Vec<u8>>>, nudg
                     return;
                 }
                 if got < TRICKLE {
-                    nudge.linger(LINGER);
+                    linger();
                 }
             }
             Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -210,7 +255,7 @@ mod tests {
         // Given before: the next linger ends at once.
         nudge.nudge();
         let at = std::time::Instant::now();
-        nudge.linger(long);
+        nudge.linger(long, || false);
         assert!(at.elapsed() < long, "a nudge waiting is taken");
         // Given during: the linger ends.
         let other = nudge.clone();
@@ -219,13 +264,27 @@ mod tests {
             other.nudge();
         });
         let at = std::time::Instant::now();
-        nudge.linger(long);
+        nudge.linger(long, || false);
         assert!(at.elapsed() < long, "woken by the nudge");
         nudger.join().expect("nudger");
         // Taken: the next linger waits its time.
         let at = std::time::Instant::now();
-        nudge.linger(Duration::from_millis(30));
+        nudge.linger(Duration::from_millis(30), || false);
         assert!(at.elapsed() >= Duration::from_millis(30), "no nudge left");
+    }
+
+    #[test]
+    fn a_linger_ends_once_the_pipe_holds_enough() {
+        let (reader, mut writer) = std::io::pipe().expect("pipe");
+        use std::io::Write;
+        use std::os::fd::AsFd;
+        assert_eq!(waiting(reader.as_fd()), 0);
+        writer.write_all(&[b'x'; TRICKLE]).expect("write");
+        assert_eq!(waiting(reader.as_fd()), TRICKLE);
+        let long = Duration::from_secs(5);
+        let at = std::time::Instant::now();
+        Nudge::default().linger(long, || waiting(reader.as_fd()) >= TRICKLE);
+        assert!(at.elapsed() < long, "the full pipe ended the wait");
     }
 
     #[test]
@@ -245,7 +304,7 @@ mod tests {
             }
         }
         let (tx, mut rx) = mpsc::channel(QUEUED);
-        read_blocks(Failing(0), &tx, &Nudge::default());
+        read_blocks(Failing(0), &tx, &|| {});
         drop(tx);
         assert_eq!(
             rx.try_recv().ok().map(|b| b.ok()),
