@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::state::Msg;
+use crate::state::infos;
 
 fn change(path: &str, added: u64, removed: u64) -> FileChange {
     FileChange {
@@ -22,18 +23,6 @@ fn plan(conflicts: Vec<String>) -> RestorePlan {
         files: vec![change("a.rs", 3, 1), change("b.rs", 9, 3)],
         conflicts,
     }
-}
-
-fn infos(s: &ChatState) -> Vec<String> {
-    s.session
-        .transcript
-        .entries()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EntryKind::Info(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

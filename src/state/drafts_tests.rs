@@ -5,6 +5,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::model::{SessionInfo, SessionUpdate, SlashCommand, StopReason};
+use crate::state::infos;
 use crate::state::{EntryKind, Msg};
 
 fn ready() -> ChatState {
@@ -563,18 +564,6 @@ fn exit_permissions_and_usage_commands() {
     );
 
     assert!(send(&mut s, "/exit").contains(&Effect::Quit));
-}
-
-fn infos(s: &ChatState) -> Vec<String> {
-    s.session
-        .transcript
-        .entries()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EntryKind::Info(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// `/clear`: a new session in this chat; refused while a turn runs.

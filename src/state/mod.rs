@@ -1118,6 +1118,20 @@ fn edit_composer(composer: &mut Composer, action: &Action) {
     }
 }
 
+/// The transcript's info lines, for tests.
+#[cfg(test)]
+pub(crate) fn infos(s: &ChatState) -> Vec<String> {
+    s.session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Info(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod always_tests;
 #[cfg(test)]

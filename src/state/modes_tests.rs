@@ -459,16 +459,7 @@ fn agent_plan_mode_is_an_opt_in_the_chat_says_the_agent_enforces() {
     }));
     assert_eq!(effects, vec![set_mode("plan", None)]);
     assert!(s.agent_enforces_plan());
-    let text: Vec<String> = s
-        .session
-        .transcript
-        .entries()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EntryKind::Info(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect();
+    let text = crate::state::infos(&s);
     assert!(
         text.iter()
             .any(|t| t.contains("Plan is enforced by qwen's own mode")),

@@ -123,7 +123,7 @@ pub(super) fn blank_from(frame: &Buffer, y: u16) -> u16 {
 }
 
 /// Whether `symbol` takes exactly one column.
-fn narrow(symbol: &str) -> bool {
+pub(super) fn narrow(symbol: &str) -> bool {
     match symbol.as_bytes() {
         [b] => (0x20..0x7f).contains(b),
         _ => unicode_width::UnicodeWidthStr::width(symbol) == 1,

@@ -523,7 +523,7 @@ fn cell_width(cell: &Cell) -> u16 {
 fn plain(cell: &Cell) -> bool {
     cell.diff_option == ratatui::buffer::CellDiffOption::None
         && !cell.skip
-        && unicode_width::UnicodeWidthStr::width(cell.symbol()) == 1
+        && super::paint::narrow(cell.symbol())
 }
 
 /// A row's hash and whether it is blank.

@@ -414,23 +414,13 @@ async fn slash_remote_starts_the_server_and_again_makes_a_new_url() {
     key(&mut app, Action::ch('x'));
     send(&mut app, "hello");
     pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
-    let said = warden::state::ChatState::clone(app.state());
-    let infos: Vec<&str> = said
-        .session
-        .transcript
-        .entries()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            warden::state::EntryKind::Info(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect();
+    let said = infos(app.state());
     assert!(
-        infos.iter().any(|t| t.contains(&format!("http://{addr}/"))),
-        "the address is said: {infos:?}"
+        said.iter().any(|t| t.contains(&format!("http://{addr}/"))),
+        "the address is said: {said:?}"
     );
     let token2 = second.split_once("?t=").expect("a token").1.to_string();
-    for entry in said.session.transcript.entries() {
+    for entry in app.state().session.transcript.entries() {
         let text = format!("{:?}", entry.kind);
         assert!(!text.contains(&token), "token in the transcript: {text}");
         assert!(!text.contains(&token2), "token in the transcript: {text}");
