@@ -577,11 +577,11 @@ impl ChatState {
             all.extend(effects);
             return all;
         }
-        if let Some(place) = self.view.drafts.pulled.take() {
-            return self.requeue(place, &text);
+        if self.view.drafts.pulled.is_some() {
+            return self.requeue(&text);
         }
         if self.is_busy() && self.session.connection != Connection::Down {
-            self.view.drafts.queue.push(self.view.composer.take());
+            self.enqueue_composer();
             self.view.notice = Some(format!(
                 "queued: sent when the turn ends ({} waiting) · Ctrl+S send now · Alt+↑ edit",
                 self.view.drafts.queue.len()
@@ -600,9 +600,8 @@ impl ChatState {
 
     /// A message Alt-Up pulled back goes back to its place in the queue;
     /// when no turn runs, the queue goes on from its first message.
-    fn requeue(&mut self, place: usize, text: &str) -> Vec<Effect> {
-        let queue = &mut self.view.drafts.queue;
-        queue.insert(place.min(queue.len()), self.view.composer.take());
+    fn requeue(&mut self, text: &str) -> Vec<Effect> {
+        self.enqueue_composer();
         self.view.drafts.slash_dismissed = false;
         let mut effects = self.remember(text);
         if self.is_busy() {
@@ -617,6 +616,15 @@ impl ChatState {
         effects
     }
 
+    /// The composer's message into the queue: back at the place Alt-Up took
+    /// it from, else last.
+    fn enqueue_composer(&mut self) {
+        let view = &mut self.view;
+        let queue = &mut view.drafts.queue;
+        let place = view.drafts.pulled.take().unwrap_or(queue.len());
+        queue.insert(place.min(queue.len()), view.composer.take());
+    }
+
     fn remember(&mut self, text: &str) -> Vec<Effect> {
         self.view.drafts.remember(text);
         Vec::new()
@@ -628,9 +636,7 @@ impl ChatState {
         let mut effects = Vec::new();
         let text = self.view.composer.text().to_string();
         if !text.trim().is_empty() {
-            let queue = &mut self.view.drafts.queue;
-            let place = self.view.drafts.pulled.take().unwrap_or(queue.len());
-            queue.insert(place.min(queue.len()), self.view.composer.take());
+            self.enqueue_composer();
             effects.extend(self.remember(&text));
         }
         if self.view.drafts.queue.is_empty() {
