@@ -83,6 +83,9 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
     if let Some(note) = crate::sandbox::workspace_note(&profile) {
         start.notes.push(note);
     }
+    start
+        .notes
+        .extend(crate::agents::start_notes(&start.command, Some(&profile)));
     start.options.sandbox = Some(profile);
     Ok((start, loaded))
 }
@@ -147,7 +150,8 @@ fn sandbox_profile(
     let command_line = std::iter::once(command.program.as_str())
         .chain(command.args.iter().map(String::as_str))
         .collect();
-    crate::sandbox::Profile::new(&crate::sandbox::ProfileInput {
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    let mut profile = crate::sandbox::Profile::new(&crate::sandbox::ProfileInput {
         agent: &command.name,
         command_line,
         mode: block.and_then(|b| b.mode).unwrap_or(global.mode),
@@ -156,9 +160,18 @@ fn sandbox_profile(
         writable,
         hidden,
         warden_files,
-        home: directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf()),
+        home: home.clone(),
         env: command.env.clone(),
-    })
+    });
+    // The state files a known agent writes before they exist (`agents/`).
+    if let Some(home) = &home {
+        for file in crate::agents::state_files(&command.program, &command.args, home) {
+            if !profile.writable.contains(&file) {
+                profile.writable.push(file);
+            }
+        }
+    }
+    profile
 }
 
 type Picked = (Start, bool, Settings, Option<std::path::PathBuf>);

@@ -6,6 +6,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod acp;
+pub mod agents;
 pub mod app;
 pub mod chats;
 pub mod checkpoint;

@@ -496,6 +496,9 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
     for error in &start.errors {
         eprintln!("warden: {}", one_line(error));
     }
+    for note in warden::agents::start_notes(&start.command, start.options.sandbox.as_ref()) {
+        eprintln!("warden: note: {}", one_line(&note));
+    }
     start.options.notify = warden::app::Notify::default();
     start.options.headless = Some(match on_ask {
         OnAskArg::Deny => OnAsk::Deny,

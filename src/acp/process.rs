@@ -73,12 +73,27 @@ impl AgentProcess {
         tail: Arc<Mutex<VecDeque<String>>>,
         events: Events,
     ) -> Result<(AgentProcess, ChildStdin, ChildStdout), LaunchError> {
+        if let Some(profile) = sandbox {
+            crate::agents::prepare(command, profile);
+        }
         let confinement = sandbox
             .map(crate::sandbox::Confinement::prepare)
             .transpose()?;
+        // What a known agent needs under the sandbox (`agents/`).
+        let quirks = crate::agents::launch(
+            command,
+            crate::agents::Confined {
+                landlock: confinement
+                    .as_ref()
+                    .is_some_and(|c| !c.badge().is_unconfined()),
+                tmp: confinement.as_ref().and_then(|c| c.tmp()),
+            },
+        );
         let mut cmd = Command::new(&command.program);
         cmd.args(&command.args)
+            .args(&quirks.args)
             .envs(command.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .envs(quirks.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .current_dir(&command.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

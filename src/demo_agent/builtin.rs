@@ -150,8 +150,46 @@ const SCENARIOS: &[(&str, &str)] = &[
     ),
 ];
 
+/// An `own-*` scenario's report, as a real agent reports its own tools:
+/// a tool call whose output is `line` (failed when the IO failed), then
+/// the line as text.
+fn own_steps(turn: u64, name: &str, line: &str) -> Vec<Step> {
+    let id = format!("call-{turn}-{name}");
+    let failed = line.starts_with(&format!("{name}: failed"));
+    vec![
+        Step::ToolCall(ToolCallStep {
+            id: id.clone(),
+            title: name.to_owned(),
+            kind: Some(ToolKind::Other),
+            status: Some(ToolCallStatus::InProgress),
+            raw_input: None,
+            raw_output: None,
+            content: Vec::new(),
+            locations: Vec::new(),
+        }),
+        Step::ToolUpdate(ToolUpdateStep {
+            id,
+            status: Some(if failed {
+                ToolCallStatus::Failed
+            } else {
+                ToolCallStatus::Completed
+            }),
+            content: Some(vec![ContentItem::Text {
+                text: line.to_owned(),
+            }]),
+            ..ToolUpdateStep::default()
+        }),
+        text(line),
+    ]
+}
+
+/// `err` with the path it is about (std's errors do not name it).
+fn at(path: &Path) -> impl Fn(std::io::Error) -> std::io::Error + '_ {
+    move |err| std::io::Error::new(err.kind(), format!("{}: {err}", path.display()))
+}
+
 /// What an `own-*` scenario did with its own IO, outside ACP: `NAME: ok`
-/// or `NAME: failed: ERROR` (a sandbox makes them fail).
+/// or `NAME: failed: PATH: ERROR` (a sandbox makes them fail).
 fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
     use std::io::Write as _;
     let home = std::env::var_os("HOME")
@@ -163,9 +201,11 @@ fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
             .create(true)
             .open(home.join(".bashrc"))
             .and_then(|mut f| f.write_all(b"echo demo-agent was here\n"))
-            .map(|()| format!("appended to {}", home.join(".bashrc").display())),
+            .map(|()| format!("appended to {}", home.join(".bashrc").display()))
+            .map_err(at(&home.join(".bashrc"))),
         "own-ssh" => std::fs::read_to_string(home.join(".ssh/id_rsa"))
-            .map(|key| format!("read {} bytes of the key", key.len())),
+            .map(|key| format!("read {} bytes of the key", key.len()))
+            .map_err(at(&home.join(".ssh/id_rsa"))),
         "own-child" => {
             let path = word
                 .map(PathBuf::from)
@@ -197,12 +237,14 @@ fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
                 .and_then(|()| std::fs::OpenOptions::new().append(true).open(&link))
                 .and_then(|mut f| f.write_all(b"echo demo-agent was here\n"))
                 .map(|()| format!("appended through {}", link.display()))
+                .map_err(at(&home.join(".bashrc")))
         }
         "own-fds" => writable_fds().map(|fds| format!("writable: [{}]", fds.join(", "))),
         _ => {
             let path = cwd.join(word.unwrap_or("own.txt"));
             std::fs::write(&path, "written by the demo agent itself\n")
                 .map(|()| format!("wrote {}", path.display()))
+                .map_err(at(&path))
         }
     };
     match result {
@@ -264,7 +306,7 @@ pub(crate) fn steps_for(prompt: &str, turn: u64, cwd: &Path) -> Vec<Step> {
         "term-forever" => term_forever(turn),
         "term-limit" => term_limit(turn),
         "own-bashrc" | "own-ssh" | "own-child" | "own-write" | "own-link" | "own-fds" => {
-            vec![text(&own_io(&first, words.next(), cwd))]
+            own_steps(turn, &first, &own_io(&first, words.next(), cwd))
         }
         name => match tool_demo(name) {
             Some(demo) => demo.steps(turn),

@@ -600,9 +600,12 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
     out
 }
 
-/// The transcript's line when a tool's output reads like a denial the
-/// sandbox made (the caller says each line once per chat) (see [`explain_denial`]): which path, and which
-/// setting would allow it.
+/// The transcript's line when the output of one of the agent's own tool
+/// calls reads like a denial the sandbox made (the caller says each line
+/// once per chat): which path, and what warden's sandbox does there. The
+/// text is the agent's, so the line offers no setting to widen the
+/// sandbox (see [`reported_line`]); warden's own terminals get that advice
+/// ([`told_terminal`]).
 pub fn told(profile: &Profile, update: &crate::model::SessionUpdate) -> Option<String> {
     use crate::model::{SessionUpdate, TerminalMeta, ToolContent};
     let (content, raw, meta): (&[ToolContent], _, &[TerminalMeta]) = match update {
@@ -625,44 +628,37 @@ pub fn told(profile: &Profile, update: &crate::model::SessionUpdate) -> Option<S
             _ => None,
         }));
     for text in texts {
-        if let Some(line) = denial_line(profile, text) {
+        if let Some(line) = reported_line(profile, text) {
             return Some(line);
         }
     }
     let raw = raw?.to_string().replace("\\n", "\n");
-    denial_line(profile, &raw)
+    reported_line(profile, &raw)
 }
 
-/// [`told`] for the output of one of warden's own terminals once it exited.
+/// The line for the output of one of warden's own terminals once it
+/// exited: a process warden ran under the chat's sandbox, denied a path
+/// the profile keeps out of reach; which setting would allow it.
 pub fn told_terminal(profile: &Profile, output: &str) -> Option<String> {
     denial_line(profile, output)
 }
 
-/// Whether a transcript line is one [`told`] made (`warden exec` prints
-/// these on stderr: a headless run is told too).
+/// Whether a transcript line is one [`told`] or [`told_terminal`] made
+/// (`warden exec` prints these on stderr: a headless run is told too).
 pub fn is_told(line: &str) -> bool {
     [
         "the sandbox blocked ",
         "the sandbox may have blocked ",
         "the agent's own sandbox ",
+        "the agent reports a denial of ",
     ]
     .iter()
     .any(|start| line.starts_with(start))
 }
 
+/// A denial in the output of warden's own terminal: the path, and the
+/// setting that allows it.
 fn denial_line(profile: &Profile, text: &str) -> Option<String> {
-    if text.contains("bwrap:") && profile.mode != SandboxMode::Off {
-        // Codex's own sandbox: bubblewrap needs `mount` and user
-        // namespaces, which Landlock forbids.
-        let agent = &profile.agent;
-        return Some(format!(
-            "the agent's own sandbox (bubblewrap) cannot start inside warden's sandbox \
-             (Landlock forbids mount): for codex add args = [\"-c\", \
-             \"features.use_legacy_landlock=true\"] to [agents.{agent}] (its own sandbox \
-             then uses Landlock, which stacks with warden's), or set \
-             [agents.{agent}.sandbox] mode = \"off\""
-        ));
-    }
     let (path, setting) = explain_denial(profile, text)?;
     let hidden = profile.hidden.iter().any(|h| path.starts_with(h));
     Some(format!(
@@ -674,6 +670,45 @@ fn denial_line(profile: &Profile, text: &str) -> Option<String> {
         },
         path.display()
     ))
+}
+
+/// A denial the agent's own text reports: what warden's sandbox does with
+/// the path it names, when the profile really keeps that path out of
+/// reach; never a setting to change (the words are the agent's, and could
+/// be written to talk the user into widening the sandbox).
+fn reported_line(profile: &Profile, text: &str) -> Option<String> {
+    if profile.mode == SandboxMode::Off {
+        return None;
+    }
+    if text.contains("bwrap:") {
+        // Codex's own sandbox: bubblewrap needs `mount` and user
+        // namespaces, which warden's Landlock domain refuses.
+        return Some(
+            "the agent's own sandbox (bubblewrap) failed: it cannot start inside warden's \
+             sandbox, which refuses the mounts and user namespaces it needs (for codex, warden \
+             passes `-c features.use_legacy_landlock=true` unless its command line sets it)"
+                .to_string(),
+        );
+    }
+    let (path, _) = explain_denial(profile, text)?;
+    Some(format!(
+        "the agent reports a denial of {}: warden's sandbox {}",
+        path.display(),
+        keeps(profile, &path)
+    ))
+}
+
+/// What warden's sandbox does with `path`, which `profile` keeps out of
+/// the agent's reach, in plain words.
+fn keeps(profile: &Profile, path: &Path) -> &'static str {
+    if profile.hidden.iter().any(|h| path.starts_with(h)) {
+        return "hides it from the agent (a secret or warden's own file)";
+    }
+    if profile.workspace.iter().any(|w| path.starts_with(w)) {
+        return "keeps the workspace read-only for this agent (the chat is in Plan, or the \
+                sandbox mode is read-only)";
+    }
+    "keeps it read-only for the agent: it is outside the workspace"
 }
 
 /// How a sandbox denial shows in a tool's output: the path it names, when

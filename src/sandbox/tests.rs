@@ -211,16 +211,77 @@ fn a_denial_in_tool_output_names_the_setting() {
 }
 
 #[test]
-fn bubblewrap_failing_inside_the_sandbox_names_the_setting() {
+fn bubblewrap_failing_inside_the_sandbox_is_told_without_advice() {
     let profile = profile(SandboxMode::WorkspaceWrite, &[], &[]);
-    let line = denial_line(
+    let line = reported_line(
         &profile,
         "Output:\nbwrap: setting up uid map: Permission denied\n",
     )
     .expect("told");
     assert!(
-        line.contains("\"features.use_legacy_landlock=true\"")
-            && line.contains("[agents.claude.sandbox] mode = \"off\""),
+        line.starts_with("the agent's own sandbox (bubblewrap) failed"),
         "{line}"
+    );
+    assert!(is_told(&line));
+    // Nothing that turns warden's sandbox off on the agent's word.
+    assert!(!line.contains("mode = \"off\""), "{line}");
+    let off = Profile {
+        mode: SandboxMode::Off,
+        ..profile
+    };
+    assert_eq!(reported_line(&off, "bwrap: setting up uid map"), None);
+}
+
+/// What the agent's own output says is its word: warden says what its
+/// sandbox does with the path, and offers no setting to widen it; a
+/// denial in warden's own terminal names the setting.
+#[test]
+fn a_denial_the_agent_reports_is_told_without_the_setting() {
+    use crate::model::{SessionUpdate, ToolCallFields, ToolContent};
+    let profile = profile(SandboxMode::WorkspaceWrite, &[], &[]);
+    let update = |text: &str| SessionUpdate::ToolCallUpdate {
+        id: "call-1".into(),
+        fields: Box::new(ToolCallFields {
+            content: Some(vec![ToolContent::Text { text: text.into() }]),
+            ..ToolCallFields::default()
+        }),
+    };
+    let outside = "bash: /home/u/.bashrc: Permission denied\n";
+    let line = told(&profile, &update(outside)).expect("told");
+    assert_eq!(
+        line,
+        "the agent reports a denial of /home/u/.bashrc: warden's sandbox keeps it read-only \
+         for the agent: it is outside the workspace"
+    );
+    assert!(is_told(&line));
+    let hidden = told(
+        &profile,
+        &update("cat: /home/u/.ssh/id_rsa: Permission denied"),
+    )
+    .unwrap();
+    assert!(hidden.contains("hides it from the agent"), "{hidden}");
+    let plan = told(
+        &profile.read_only(),
+        &update("touch: cannot touch '/home/u/src/x': Permission denied"),
+    )
+    .unwrap();
+    assert!(plan.contains("keeps the workspace read-only"), "{plan}");
+    for line in [&line, &hidden, &plan] {
+        assert!(
+            !line.contains("sandbox.writable") && !line.contains("mode ="),
+            "{line}"
+        );
+    }
+    // A path the sandbox lets the agent write is not the sandbox's doing.
+    assert_eq!(
+        told(&profile, &update("touch: /home/u/src/x: Permission denied")),
+        None
+    );
+    // warden's own terminal: a process warden ran under the sandbox.
+    let seen = told_terminal(&profile, outside).expect("told");
+    assert!(
+        seen.starts_with("the sandbox may have blocked /home/u/.bashrc")
+            && seen.contains("sandbox.writable"),
+        "{seen}"
     );
 }

@@ -15,12 +15,8 @@ fn the_example_has_a_block_for_each_real_agent() {
             "npx",
             &["-y", "@zed-industries/claude-agent-acp"][..],
         ),
-        // Its own sandbox (bubblewrap) cannot start inside warden's.
-        (
-            "codex",
-            "codex-acp",
-            &["-c", "features.use_legacy_landlock=true"][..],
-        ),
+        // Its own sandbox's setting is warden's to add (`agents::codex`).
+        ("codex", "codex-acp", &[][..]),
         ("gemini", "gemini", &["--acp"][..]),
         ("opencode", "opencode", &["acp"][..]),
         ("qwen", "qwen", &["--acp"][..]),

@@ -1,0 +1,165 @@
+//! What the agents warden knows need to run under its sandbox, each in a
+//! file of its own (`claude.rs`, `codex.rs`), chosen once from the agent's
+//! command line ([`known`]): the state files it writes in the home
+//! directory before they exist, the environment and arguments it is
+//! started with, and what start-up says about them. The sandbox's own
+//! tables (`sandbox::AGENT_STATE`) say which existing state it may write.
+
+use std::path::{Path, PathBuf};
+
+use crate::acp::AgentCommand;
+use crate::sandbox::{Profile, SandboxMode, Support};
+
+pub mod claude;
+pub mod codex;
+
+/// An agent with launch quirks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    /// Claude Code (`claude-agent-acp`, `claude-code-acp`): its temp dir and
+    /// `~/.claude.json`.
+    Claude,
+    /// Codex (`codex-acp`): its own sandbox inside warden's.
+    Codex,
+}
+
+impl Agent {
+    /// The word of the command line that names it.
+    fn word(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        }
+    }
+}
+
+/// The agent `program args` runs, when warden knows it: the last word of
+/// the command line (split at spaces and `/`) that starts with an agent's
+/// name (`claude-agent-acp`, `@zed-industries/codex-acp`,
+/// `.../codex/bin/codex-acp`). The last one wins: the file name is nearer
+/// the end than the folders that hold it.
+pub fn known(program: &str, args: &[String]) -> Option<Agent> {
+    let line = std::iter::once(program).chain(args.iter().map(String::as_str));
+    let mut found = None;
+    for piece in line.flat_map(|arg| arg.split(|c: char| c == '/' || c.is_whitespace())) {
+        let piece = piece.trim_start_matches('@').to_lowercase();
+        for agent in [Agent::Claude, Agent::Codex] {
+            if piece.starts_with(agent.word()) {
+                found = Some(agent);
+            }
+        }
+    }
+    found
+}
+
+/// What an agent is started with beyond its command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Launch {
+    /// Arguments appended to its own.
+    pub args: Vec<String>,
+    /// Environment variables set for it.
+    pub env: Vec<(String, String)>,
+}
+
+/// How the agent's process is confined, as a quirk needs to know it.
+#[derive(Debug, Clone, Copy)]
+pub struct Confined<'a> {
+    /// Landlock applies (the sandbox is on and the kernel confines).
+    pub landlock: bool,
+    /// The private temporary directory (`TMPDIR`) the confinement made.
+    pub tmp: Option<&'a Path>,
+}
+
+/// What `command` gets at its start, confined as `confined` says (nothing
+/// for an agent warden does not know, or one that runs unconfined).
+pub fn launch(command: &AgentCommand, confined: Confined<'_>) -> Launch {
+    if !confined.landlock {
+        return Launch::default();
+    }
+    match known(&command.program, &command.args) {
+        Some(Agent::Claude) => claude::launch(command, confined),
+        Some(Agent::Codex) => codex::launch(command),
+        None => Launch::default(),
+    }
+}
+
+/// The lines start-up shows about what [`launch`] will add for `command`
+/// under `profile`.
+pub fn start_notes(command: &AgentCommand, profile: Option<&Profile>) -> Vec<String> {
+    if !confines(profile) {
+        return Vec::new();
+    }
+    match known(&command.program, &command.args) {
+        Some(Agent::Codex) => codex::start_note(command).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// State files in `home` the agent writes, which may not exist yet when it
+/// starts: they are made writable, and created before it starts
+/// ([`prepare`]), as the sandbox lets nothing new be made in `home`.
+pub fn state_files(program: &str, args: &[String], home: &Path) -> Vec<PathBuf> {
+    match known(program, args) {
+        Some(Agent::Claude) => claude::STATE_FILES.iter().map(|f| home.join(f.0)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Create the state files of [`state_files`] that `profile` lets the agent
+/// write and that do not exist yet, each with the content the agent reads
+/// as empty; never replacing anything (a file made meanwhile is kept).
+pub fn prepare(command: &AgentCommand, profile: &Profile) {
+    if profile.mode == SandboxMode::Off {
+        return;
+    }
+    let Some(Agent::Claude) = known(&command.program, &command.args) else {
+        return;
+    };
+    for path in &profile.writable {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Some((_, empty)) = claude::STATE_FILES.iter().find(|(file, _)| *file == name) else {
+            continue;
+        };
+        create_new(path, empty);
+    }
+}
+
+/// Write `content` to a new file at `path` (mode 0600), unless something is
+/// there already (a symlink included).
+fn create_new(path: &Path, content: &str) {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+    match made {
+        Ok(mut file) => {
+            if let Err(err) = file.write_all(content.as_bytes()) {
+                tracing::warn!(path = %path.display(), "agent state file not written: {err}");
+            } else {
+                tracing::info!(path = %path.display(), "created the agent's state file");
+            }
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(err) => tracing::warn!(path = %path.display(), "agent state file not created: {err}"),
+    }
+}
+
+/// Whether `profile` confines on this kernel.
+fn confines(profile: Option<&Profile>) -> bool {
+    profile.is_some_and(|p| p.mode != SandboxMode::Off)
+        && matches!(crate::sandbox::kernel_support(), Support::Landlock(_))
+}
+
+/// Whether `var` is set for `command`: in its own environment, or in
+/// warden's, which it inherits.
+fn is_set(command: &AgentCommand, var: &str) -> bool {
+    command.env.iter().any(|(k, _)| k == var) || std::env::var_os(var).is_some()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,195 @@
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+fn command(program: &str, args: &[&str]) -> AgentCommand {
+    AgentCommand {
+        name: "agent".into(),
+        program: program.into(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        env: Vec::new(),
+        cwd: PathBuf::from("/work"),
+    }
+}
+
+const CONFINED: Confined<'static> = Confined {
+    landlock: true,
+    tmp: Some(Path::new("/tmp/warden-agent-1234")),
+};
+
+#[test]
+fn agents_are_known_by_the_words_of_their_command_line() {
+    let cases: &[(&str, &[&str], Option<Agent>)] = &[
+        ("claude-agent-acp", &[], Some(Agent::Claude)),
+        (
+            "node",
+            &[
+                "/home/u/.cache/warden-rigs/claude/node_modules/@zed-industries/claude-agent-acp/dist/index.js",
+            ],
+            Some(Agent::Claude),
+        ),
+        (
+            "npx",
+            &["-y", "@zed-industries/claude-code-acp"],
+            Some(Agent::Claude),
+        ),
+        ("codex-acp", &[], Some(Agent::Codex)),
+        (
+            "/root/.cache/warden-rigs/codex/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp",
+            &[],
+            Some(Agent::Codex),
+        ),
+        ("npx", &["@zed-industries/codex-acp"], Some(Agent::Codex)),
+        // The file name wins over the folders that hold it.
+        (
+            "/home/codex/tools/claude-agent-acp",
+            &[],
+            Some(Agent::Claude),
+        ),
+        ("gemini", &["--acp"], None),
+        ("warden", &["demo-agent"], None),
+        // A word that only contains the name is not it.
+        ("/home/myclaude/bin/opencode", &["acp"], None),
+    ];
+    for (program, args, want) in cases {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        assert_eq!(known(program, &args), *want, "{program} {args:?}");
+    }
+}
+
+#[test]
+fn claude_code_gets_its_temp_dir_in_the_private_one() {
+    let claude = command("claude-agent-acp", &[]);
+    let launch = launch(&claude, CONFINED);
+    assert_eq!(
+        launch,
+        Launch {
+            args: Vec::new(),
+            env: vec![("CLAUDE_CODE_TMPDIR".into(), "/tmp/warden-agent-1234".into())],
+        }
+    );
+    // Moved by the user: theirs stays (the sandbox makes it writable).
+    let mut moved = command("claude-agent-acp", &[]);
+    moved
+        .env
+        .push(("CLAUDE_CODE_TMPDIR".into(), "/var/tmp/c".into()));
+    assert_eq!(super::launch(&moved, CONFINED), Launch::default());
+    // Unconfined: nothing changes.
+    let open = Confined {
+        landlock: false,
+        tmp: None,
+    };
+    assert_eq!(super::launch(&claude, open), Launch::default());
+}
+
+#[test]
+fn codex_gets_its_landlock_sandbox_unless_its_command_line_decides() {
+    let codex = command("codex-acp", &[]);
+    let want = vec![
+        "-c".to_string(),
+        "features.use_legacy_landlock=true".to_string(),
+    ];
+    assert_eq!(launch(&codex, CONFINED).args, want);
+    assert!(launch(&codex, CONFINED).env.is_empty());
+    for theirs in [
+        &["-c", "features.use_legacy_landlock=false"][..],
+        &["--config=features.use_legacy_landlock=true"][..],
+    ] {
+        let decided = command("codex-acp", theirs);
+        assert_eq!(launch(&decided, CONFINED), Launch::default(), "{theirs:?}");
+        assert_eq!(codex::start_note(&decided), None);
+    }
+    let open = Confined {
+        landlock: false,
+        tmp: None,
+    };
+    assert_eq!(launch(&codex, open), Launch::default());
+    let note = codex::start_note(&codex).expect("said at start");
+    assert!(note.contains("features.use_legacy_landlock=true"), "{note}");
+    // Other agents get nothing.
+    assert_eq!(
+        launch(&command("gemini", &["--acp"]), CONFINED),
+        Launch::default()
+    );
+}
+
+#[test]
+fn start_notes_need_a_sandbox_that_confines() {
+    let codex = command("codex-acp", &[]);
+    let off = Profile {
+        mode: SandboxMode::Off,
+        ..Profile::default()
+    };
+    assert!(start_notes(&codex, Some(&off)).is_empty());
+    assert!(start_notes(&codex, None).is_empty());
+    let on = Profile::default();
+    let landlock = matches!(crate::sandbox::kernel_support(), Support::Landlock(_));
+    assert_eq!(start_notes(&codex, Some(&on)).len(), usize::from(landlock));
+    assert!(start_notes(&command("claude-agent-acp", &[]), Some(&on)).is_empty());
+}
+
+#[test]
+fn claudes_settings_file_is_created_on_a_first_run_and_never_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let claude = command("claude-agent-acp", &[]);
+    let files = state_files(&claude.program, &claude.args, home);
+    assert_eq!(files, vec![home.join(".claude.json")]);
+    assert!(state_files("codex-acp", &[], home).is_empty());
+    let profile = Profile {
+        writable: files.clone(),
+        ..Profile::default()
+    };
+    // Off: warden leaves the home directory alone.
+    prepare(
+        &claude,
+        &Profile {
+            mode: SandboxMode::Off,
+            ..profile.clone()
+        },
+    );
+    assert!(!home.join(".claude.json").exists());
+    // Another agent: nothing.
+    prepare(&command("codex-acp", &[]), &profile);
+    assert!(!home.join(".claude.json").exists());
+    prepare(&claude, &profile);
+    assert_eq!(
+        std::fs::read_to_string(home.join(".claude.json")).unwrap(),
+        "{}\n"
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(home.join(".claude.json"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // The user's own file is never replaced, nor a symlink followed.
+    std::fs::write(home.join(".claude.json"), "{\"theirs\":1}").unwrap();
+    prepare(&claude, &profile);
+    assert_eq!(
+        std::fs::read_to_string(home.join(".claude.json")).unwrap(),
+        "{\"theirs\":1}"
+    );
+    std::fs::remove_file(home.join(".claude.json")).unwrap();
+    std::os::unix::fs::symlink(home.join("elsewhere"), home.join(".claude.json")).unwrap();
+    prepare(&claude, &profile);
+    assert!(!home.join("elsewhere").exists());
+}
+
+#[test]
+fn only_files_the_profile_lets_the_agent_write_are_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let claude = command("claude-agent-acp", &[]);
+    prepare(&claude, &Profile::default());
+    assert!(!dir.path().join(".claude.json").exists());
+    // A writable path of another name is not a state file.
+    let other = dir.path().join("notes.json");
+    prepare(
+        &claude,
+        &Profile {
+            writable: vec![other.clone()],
+            ..Profile::default()
+        },
+    );
+    assert!(!other.exists());
+}
