@@ -12,10 +12,13 @@ fn command(program: &str, args: &[&str]) -> AgentCommand {
     }
 }
 
-const CONFINED: Confined<'static> = Confined {
-    landlock: true,
-    tmp: Some(Path::new("/tmp/warden-agent-1234")),
-};
+/// Confined, with a private temp dir.
+fn confined() -> Confined<'static> {
+    Confined {
+        landlock: true,
+        tmp: Some(Path::new("/tmp/warden-agent-1234")),
+    }
+}
 
 #[test]
 fn agents_are_known_by_the_words_of_their_command_line() {
@@ -60,7 +63,7 @@ fn agents_are_known_by_the_words_of_their_command_line() {
 #[test]
 fn claude_code_gets_its_temp_dir_in_the_private_one() {
     let claude = command("claude-agent-acp", &[]);
-    let launch = launch(&claude, CONFINED);
+    let launch = launch(&claude, confined());
     assert_eq!(
         launch,
         Launch {
@@ -73,7 +76,7 @@ fn claude_code_gets_its_temp_dir_in_the_private_one() {
     moved
         .env
         .push(("CLAUDE_CODE_TMPDIR".into(), "/var/tmp/c".into()));
-    assert_eq!(super::launch(&moved, CONFINED), Launch::default());
+    assert_eq!(super::launch(&moved, confined()), Launch::default());
     // Unconfined: nothing changes.
     let open = Confined {
         landlock: false,
@@ -89,14 +92,14 @@ fn codex_gets_its_landlock_sandbox_unless_its_command_line_decides() {
         "-c".to_string(),
         "features.use_legacy_landlock=true".to_string(),
     ];
-    assert_eq!(launch(&codex, CONFINED).args, want);
-    assert!(launch(&codex, CONFINED).env.is_empty());
+    assert_eq!(launch(&codex, confined()).args, want);
+    assert!(launch(&codex, confined()).env.is_empty());
     for theirs in [
         &["-c", "features.use_legacy_landlock=false"][..],
         &["--config=features.use_legacy_landlock=true"][..],
     ] {
         let decided = command("codex-acp", theirs);
-        assert_eq!(launch(&decided, CONFINED), Launch::default(), "{theirs:?}");
+        assert_eq!(launch(&decided, confined()), Launch::default(), "{theirs:?}");
         assert_eq!(codex::start_note(&decided), None);
     }
     let open = Confined {
@@ -108,7 +111,7 @@ fn codex_gets_its_landlock_sandbox_unless_its_command_line_decides() {
     assert!(note.contains("features.use_legacy_landlock=true"), "{note}");
     // Other agents get nothing.
     assert_eq!(
-        launch(&command("gemini", &["--acp"]), CONFINED),
+        launch(&command("gemini", &["--acp"]), confined()),
         Launch::default()
     );
 }
