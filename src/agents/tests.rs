@@ -99,7 +99,11 @@ fn codex_gets_its_landlock_sandbox_unless_its_command_line_decides() {
         &["--config=features.use_legacy_landlock=true"][..],
     ] {
         let decided = command("codex-acp", theirs);
-        assert_eq!(launch(&decided, confined()), Launch::default(), "{theirs:?}");
+        assert_eq!(
+            launch(&decided, confined()),
+            Launch::default(),
+            "{theirs:?}"
+        );
         assert_eq!(codex::start_note(&decided), None);
     }
     let open = Confined {

@@ -825,7 +825,10 @@ impl ChatState {
             SessionUpdate::AvailableCommands(commands) => self.view.drafts.commands = commands,
             SessionUpdate::Other(_) => {}
             SessionUpdate::Options(options) => self.on_options(options),
-            SessionUpdate::Usage(usage) => self.on_usage(usage),
+            SessionUpdate::Usage(usage) => {
+                self.session.transcript.end_answer();
+                self.on_usage(usage);
+            }
             SessionUpdate::CurrentMode(mode) => return self.on_agent_mode_now(&mode),
             SessionUpdate::ConfigModes(modes) => {
                 let current = modes.current.clone();

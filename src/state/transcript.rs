@@ -349,6 +349,15 @@ impl Transcript {
         self.open_plan = None;
     }
 
+    /// The agent's model finished an answer (a `usage_update`): the next
+    /// chunk starts a new block. codex-acp sends the answers of one turn
+    /// with no `messageId`, and with no tool call between them when the
+    /// command it ran failed to start; a `usage_update` follows each one.
+    pub(crate) fn end_answer(&mut self) {
+        self.open_text = None;
+        self.open_message = None;
+    }
+
     /// Append a chunk of agent text, joining the previous chunk while the
     /// agent keeps streaming.
     pub(crate) fn push_agent_text(&mut self, chunk: &str) {

@@ -201,6 +201,24 @@ async fn separate_messages_are_separate_blocks() {
     assert!(!text.contains("notes.txtHere"), "{text}");
 }
 
+/// Issue 33 item 8: codex's two answers of a turn, with nothing between
+/// them but the `usage_update` codex sends after each, are two blocks.
+#[tokio::test]
+async fn codex_answers_without_a_tool_call_between_are_separate_blocks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = playing(dir.path(), "codex-two-answers-without-a-tool-call.toml").await;
+    turn(&mut app, "list the files").await;
+    let blocks = agent_blocks(app.state());
+    assert_eq!(blocks.len(), 2, "{blocks:?}");
+    assert_eq!(blocks[0], "I will run a command.");
+    assert!(
+        blocks[1].starts_with("Final answer from fake model."),
+        "{blocks:?}"
+    );
+    let text = screen(app.state(), 80, 30);
+    assert!(!text.contains("command.Final"), "{text}");
+}
+
 /// Item 6: "the agent is still starting" goes once the agent has started.
 #[tokio::test]
 async fn still_starting_notice_goes_once_the_agent_is_ready() {
