@@ -157,6 +157,62 @@ async fn an_agent_cannot_append_to_bashrc_itself() {
     .await;
 }
 
+/// Issue 33 item 8: a write of the demo agent that the sandbox blocks is
+/// told, as for real agents (the demo reports its own IO in a tool call);
+/// the line says what the sandbox does with the path and offers no setting,
+/// as the report is the agent's word.
+#[tokio::test]
+async fn a_blocked_write_of_the_demo_agent_is_told_without_a_setting() {
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    let told_after = |sandbox: Profile, prompt: &'static str| {
+        let rig = &rig;
+        async move {
+            let options = ChatOptions {
+                mode: Mode::Auto,
+                sandbox: Some(sandbox),
+                ..ChatOptions::default()
+            };
+            let mut app = ready(App::with_options(command(rig), options)).await;
+            send(&mut app, prompt);
+            pump_until(&mut app, "end of turn", |s| {
+                !s.is_busy() && agent_text(s).contains(prompt)
+            })
+            .await;
+            let told: Vec<String> = infos(app.state())
+                .into_iter()
+                .filter(|line| warden::sandbox::is_told(line))
+                .collect();
+            app.shutdown().await;
+            told
+        }
+    };
+    let told = told_after(profile(&rig, SandboxMode::WorkspaceWrite), "own-bashrc").await;
+    assert_eq!(
+        told,
+        vec![format!(
+            "the agent reports a denial of {}: warden's sandbox keeps it read-only for the \
+             agent: it is outside the workspace",
+            rig.home.join(".bashrc").display()
+        )]
+    );
+    let plan = profile(&rig, SandboxMode::WorkspaceWrite).read_only();
+    let told = told_after(plan, "own-write").await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(
+        told[0].starts_with(&format!(
+            "the agent reports a denial of {}",
+            rig.work.join("own.txt").display()
+        )) && told[0].contains("keeps the workspace read-only"),
+        "{told:?}"
+    );
+    // What the sandbox lets through is not told.
+    let open = told_after(profile(&rig, SandboxMode::WorkspaceWrite), "own-write").await;
+    assert_eq!(open, Vec::<String>::new());
+}
+
 #[tokio::test]
 async fn an_agent_cannot_read_the_ssh_key() {
     if !landlock() {
