@@ -165,7 +165,7 @@ fn sandbox_profile(
     });
     // The state files a known agent writes before they exist (`agents/`).
     if let Some(home) = &home {
-        for file in crate::agents::state_files(&command.program, &command.args, home) {
+        for file in crate::agents::state_files(command, home) {
             if !profile.writable.contains(&file) {
                 profile.writable.push(file);
             }

@@ -33,23 +33,17 @@ impl Agent {
     }
 }
 
-/// The agent `program args` runs, when warden knows it: the last word of
-/// the command line (split at spaces and `/`) that starts with an agent's
-/// name (`claude-agent-acp`, `@zed-industries/codex-acp`,
-/// `.../codex/bin/codex-acp`). The last one wins: the file name is nearer
-/// the end than the folders that hold it.
-pub fn known(program: &str, args: &[String]) -> Option<Agent> {
-    let line = std::iter::once(program).chain(args.iter().map(String::as_str));
-    let mut found = None;
-    for piece in line.flat_map(|arg| arg.split(|c: char| c == '/' || c.is_whitespace())) {
-        let piece = piece.trim_start_matches('@').to_lowercase();
-        for agent in [Agent::Claude, Agent::Codex] {
-            if piece.starts_with(agent.word()) {
-                found = Some(agent);
-            }
-        }
-    }
-    found
+/// The agent `program args` (started in `cwd`) runs, when warden knows it:
+/// by the name the command gives the agent (`settings::agent_name_for`: the
+/// program's file name, the package a runner runs, the script an
+/// interpreter runs or the folder that holds it), when that name starts
+/// with the agent's (`claude-agent-acp`, `claude-code-acp`, `codex-acp`).
+/// Other arguments (a scenario file, a model name) never count.
+pub fn known(program: &str, args: &[String], cwd: &Path) -> Option<Agent> {
+    let name = crate::settings::agent_name_for(program, args, cwd).to_lowercase();
+    [Agent::Claude, Agent::Codex]
+        .into_iter()
+        .find(|agent| name.starts_with(agent.word()))
 }
 
 /// What an agent is started with beyond its command line.
@@ -76,7 +70,7 @@ pub fn launch(command: &AgentCommand, confined: Confined<'_>) -> Launch {
     if !confined.landlock {
         return Launch::default();
     }
-    match known(&command.program, &command.args) {
+    match known(&command.program, &command.args, &command.cwd) {
         Some(Agent::Claude) => claude::launch(command, confined),
         Some(Agent::Codex) => codex::launch(command),
         None => Launch::default(),
@@ -89,7 +83,7 @@ pub fn start_notes(command: &AgentCommand, profile: Option<&Profile>) -> Vec<Str
     if !confines(profile) {
         return Vec::new();
     }
-    match known(&command.program, &command.args) {
+    match known(&command.program, &command.args, &command.cwd) {
         Some(Agent::Codex) => codex::start_note(command).into_iter().collect(),
         _ => Vec::new(),
     }
@@ -98,8 +92,8 @@ pub fn start_notes(command: &AgentCommand, profile: Option<&Profile>) -> Vec<Str
 /// State files in `home` the agent writes, which may not exist yet when it
 /// starts: they are made writable, and created before it starts
 /// ([`prepare`]), as the sandbox lets nothing new be made in `home`.
-pub fn state_files(program: &str, args: &[String], home: &Path) -> Vec<PathBuf> {
-    match known(program, args) {
+pub fn state_files(command: &AgentCommand, home: &Path) -> Vec<PathBuf> {
+    match known(&command.program, &command.args, &command.cwd) {
         Some(Agent::Claude) => claude::STATE_FILES.iter().map(|f| home.join(f.0)).collect(),
         _ => Vec::new(),
     }
@@ -112,7 +106,7 @@ pub fn prepare(command: &AgentCommand, profile: &Profile) {
     if profile.mode == SandboxMode::Off {
         return;
     }
-    let Some(Agent::Claude) = known(&command.program, &command.args) else {
+    let Some(Agent::Claude) = known(&command.program, &command.args, &command.cwd) else {
         return;
     };
     for path in &profile.writable {

@@ -21,7 +21,7 @@ fn confined() -> Confined<'static> {
 }
 
 #[test]
-fn agents_are_known_by_the_words_of_their_command_line() {
+fn agents_are_known_by_the_name_their_command_gives_them() {
     let cases: &[(&str, &[&str], Option<Agent>)] = &[
         ("claude-agent-acp", &[], Some(Agent::Claude)),
         (
@@ -43,20 +43,30 @@ fn agents_are_known_by_the_words_of_their_command_line() {
             Some(Agent::Codex),
         ),
         ("npx", &["@zed-industries/codex-acp"], Some(Agent::Codex)),
-        // The file name wins over the folders that hold it.
+        // The program, not the folders that hold it.
         (
             "/home/codex/tools/claude-agent-acp",
             &[],
             Some(Agent::Claude),
         ),
+        ("/home/claude/bin/opencode", &["acp"], None),
         ("gemini", &["--acp"], None),
         ("warden", &["demo-agent"], None),
-        // A word that only contains the name is not it.
-        ("/home/myclaude/bin/opencode", &["acp"], None),
+        // An argument that is not the agent (a scenario file) never counts.
+        (
+            "/usr/bin/warden",
+            &["demo-agent", "--scenario", "/x/codex-auth-required.toml"],
+            None,
+        ),
+        ("my-agent", &["--model", "claude-sonnet"], None),
     ];
     for (program, args, want) in cases {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        assert_eq!(known(program, &args), *want, "{program} {args:?}");
+        assert_eq!(
+            known(program, &args, Path::new("/work")),
+            *want,
+            "{program} {args:?}"
+        );
     }
 }
 
@@ -140,9 +150,9 @@ fn claudes_settings_file_is_created_on_a_first_run_and_never_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path();
     let claude = command("claude-agent-acp", &[]);
-    let files = state_files(&claude.program, &claude.args, home);
+    let files = state_files(&claude, home);
     assert_eq!(files, vec![home.join(".claude.json")]);
-    assert!(state_files("codex-acp", &[], home).is_empty());
+    assert!(state_files(&command("codex-acp", &[]), home).is_empty());
     let profile = Profile {
         writable: files.clone(),
         ..Profile::default()
