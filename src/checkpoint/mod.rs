@@ -90,6 +90,9 @@ pub struct CheckpointOptions {
     /// warden's own files and directories (settings, decision log, chat
     /// records, log): never in a snapshot, so never put back by an undo.
     pub own: Vec<PathBuf>,
+    /// Where the agent may write besides the workspace (its sandbox's
+    /// writable directories): no `git` is run from there.
+    pub writable: Vec<PathBuf>,
 }
 
 impl CheckpointOptions {
@@ -101,6 +104,7 @@ impl CheckpointOptions {
             keep: Keep::Last(100),
             tell_agent: true,
             own: Vec::new(),
+            writable: Vec::new(),
         }
     }
 

@@ -247,8 +247,36 @@ impl Store {
         roots: &[PathBuf],
         own: &[PathBuf],
     ) -> Result<Store, CheckpointError> {
+        Store::open_beside(base, roots, own, &[])
+    }
+
+    /// [`Store::open`] for an agent that may also write in `writable`:
+    /// the `git` program is found on a `PATH` without those directories
+    /// nor the roots (`git::find_git`).
+    pub(crate) fn open_beside(
+        base: &Path,
+        roots: &[PathBuf],
+        own: &[PathBuf],
+        writable: &[PathBuf],
+    ) -> Result<Store, CheckpointError> {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        Store::open_on_path(base, roots, own, writable, &path)
+    }
+
+    /// [`Store::open_beside`] with `path` for the `PATH`.
+    pub(crate) fn open_on_path(
+        base: &Path,
+        roots: &[PathBuf],
+        own: &[PathBuf],
+        writable: &[PathBuf],
+        path: &std::ffi::OsStr,
+    ) -> Result<Store, CheckpointError> {
         let dir = store_dir(base, roots);
+        let untrusted: Vec<PathBuf> = roots.iter().chain(writable).cloned().collect();
+        let (program, path) = git::find_git(path, &untrusted)?;
         let git = Git {
+            program,
+            path,
             git_dir: dir.join("git"),
             home: dir.join("home"),
         };

@@ -284,3 +284,60 @@ fn a_turn_s_end_holds_what_it_wrote_up_to_the_instant_it_ended() {
     assert!(AsOf::Sent(at).is_after(whole));
     assert!(!AsOf::Sent(at).is_after(whole - Duration::from_secs(3)));
 }
+
+/// A `git` the agent could plant: a script that leaves `marker` and fails.
+fn plant_git(dir: &std::path::Path, marker: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::create_dir_all(dir).unwrap();
+    let git = dir.join("git");
+    std::fs::write(
+        &git,
+        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_git_planted_in_the_workspace_or_a_writable_dir_or_a_relative_path_never_runs() {
+    // Outside the temporary directory, which is never trusted either.
+    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    let dir = tempfile::tempdir_in(target).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let work = work.canonicalize().unwrap();
+    let base = dir.path().join("cp");
+    std::fs::write(work.join("a.txt"), "a").unwrap();
+    let marker = dir.path().join("planted-git-ran");
+    // An activated virtualenv in the workspace, the agent's state dir,
+    // and a relative entry (which the cwd, the workspace, would resolve).
+    plant_git(&work.join(".venv/bin"), &marker);
+    let state = dir.path().join("agent-state/bin");
+    plant_git(&state, &marker);
+    plant_git(&work.join("rel"), &marker);
+    let system = std::env::var_os("PATH").unwrap();
+    let mut path = std::ffi::OsString::from(format!(
+        "{}:{}:rel:",
+        work.join(".venv/bin").display(),
+        state.display()
+    ));
+    path.push(&system);
+    let store = Store::open_on_path(
+        &base,
+        std::slice::from_ref(&work),
+        &[],
+        std::slice::from_ref(&dir.path().join("agent-state")),
+        &path,
+    )
+    .unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    store.record(&snap.tree, point(1, Side::Before)).unwrap();
+    assert!(!marker.exists(), "a planted git ran");
+    // With no git outside them, checkpoints fail closed.
+    let only = std::ffi::OsString::from(format!("{}:rel", work.join(".venv/bin").display()));
+    let err = Store::open_on_path(&base, std::slice::from_ref(&work), &[], &[], &only)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no git program"), "{err}");
+    assert!(!marker.exists(), "a planted git ran");
+}

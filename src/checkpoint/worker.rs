@@ -37,6 +37,8 @@ pub(crate) struct Workspace {
     pub(crate) tell_agent: bool,
     /// warden's own files, never snapshotted nor restored.
     pub(crate) own: Vec<PathBuf>,
+    /// The agent's other writable directories: no `git` from there.
+    pub(crate) writable: Vec<PathBuf>,
 }
 
 /// Snapshots of a workspace kept in memory as bases for the next ones.
@@ -252,7 +254,7 @@ impl Runner {
             return Ok(None);
         }
         if !self.stores.contains_key(&dir) {
-            let store = Store::open(&ws.base, &ws.roots, &ws.own)?;
+            let store = Store::open_beside(&ws.base, &ws.roots, &ws.own, &ws.writable)?;
             self.stores.insert(dir.clone(), store);
         }
         Ok(self.stores.get_mut(&dir))
