@@ -14,6 +14,7 @@
 //! said. All of it runs on one worker thread (`worker.rs`), in the order
 //! the jobs were queued.
 
+mod apply;
 mod git;
 use store::Store;
 pub mod headless;
@@ -32,6 +33,10 @@ pub enum CheckpointError {
     /// The store's files.
     #[error("checkpoint store: {0}")]
     Io(#[from] std::io::Error),
+    /// A restore refused to write where it was not safe (a directory of
+    /// the workspace swapped for a symlink).
+    #[error("restore: {0}")]
+    Restore(String),
     /// The workspace is too large to snapshot within the limits.
     #[error("the workspace is too large to checkpoint ({0})")]
     TooLarge(String),

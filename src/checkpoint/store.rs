@@ -754,37 +754,108 @@ impl Store {
             cmd.arg("write-tree");
             let target = git::first_line(&git::run(cmd, None)?);
             let _ = std::fs::remove_file(&target_index);
-            // The index of the last snapshot knows the files as they are;
-            // a two-tree read-tree moves the work tree from `from` to the
-            // target, and refuses when a file is not as the snapshot saw it.
-            let work_index = self.dir.join("index-work");
-            std::fs::copy(self.index(i), &work_index)?;
-            let mut cmd = self.in_root(i, &work_index);
-            cmd.args([
-                "read-tree",
-                "-m",
-                "-u",
-                "--exclude-per-directory=.gitignore",
-                &format!("{from}:{i}"),
-                &target,
-            ]);
-            git::run(cmd, None)?;
-            std::fs::rename(&work_index, self.index(i))?;
+            // warden writes the files itself, beneath the root's
+            // descriptor (`apply`): git only names what changes and hands
+            // over the bytes.
             let mut cmd = self.bare();
             cmd.args([
                 "diff-tree",
                 "-r",
                 "-z",
                 "--no-renames",
-                "--name-only",
+                "--raw",
                 &format!("{from}:{i}"),
                 &target,
             ]);
-            for rel in records(&git::run(cmd, None)?) {
+            let out = git::run(cmd, None)?;
+            let mut fields = records(&out);
+            let mut wanted = Vec::new();
+            while let (Some(head), Some(rel)) = (fields.next(), fields.next()) {
+                // ":old-mode new-mode old-sha new-sha status"
+                let mut parts = head.trim_start_matches(':').split(' ');
+                let (Some(_), Some(mode), Some(_), Some(sha)) =
+                    (parts.next(), parts.next(), parts.next(), parts.next())
+                else {
+                    continue;
+                };
                 restored.changed.push(self.shown(i, &rel));
+                wanted.push((rel, mode.to_string(), sha.to_string()));
             }
+            let edits = self.edits(wanted)?;
+            super::apply::apply(&self.roots[i], &edits)?;
         }
         Ok(restored)
+    }
+
+    /// What to do to each `(path, new mode, new sha)` of a diff: the
+    /// bytes of every file and symlink to put, read from the store in one
+    /// `cat-file --batch`. A nested repository's commit (a gitlink) is
+    /// left alone.
+    fn edits(
+        &self,
+        wanted: Vec<(String, String, String)>,
+    ) -> Result<Vec<super::apply::Edit>, CheckpointError> {
+        use super::apply::Edit;
+        let put: Vec<&(String, String, String)> = wanted
+            .iter()
+            .filter(|(_, mode, _)| matches!(mode.as_str(), "100644" | "100755" | "120000"))
+            .collect();
+        let mut input = String::new();
+        for (_, _, sha) in &put {
+            input.push_str(sha);
+            input.push('\n');
+        }
+        let mut blobs: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        if !put.is_empty() {
+            let mut cmd = self.bare();
+            cmd.args(["cat-file", "--batch"]);
+            let out = git::run(cmd, Some(input.as_bytes()))?;
+            let mut rest = out.as_slice();
+            while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+                let head = String::from_utf8_lossy(&rest[..end]).into_owned();
+                let mut parts = head.split(' ');
+                let (Some(sha), Some(_), Some(size)) = (parts.next(), parts.next(), parts.next())
+                else {
+                    break;
+                };
+                let Ok(size) = size.parse::<usize>() else {
+                    break;
+                };
+                let body = end + 1;
+                let Some(bytes) = rest.get(body..body + size) else {
+                    break;
+                };
+                blobs.insert(sha.to_string(), bytes.to_vec());
+                rest = rest.get(body + size + 1..).unwrap_or_default();
+            }
+        }
+        let mut edits = Vec::new();
+        for (rel, mode, sha) in wanted {
+            let rel = PathBuf::from(rel);
+            let bytes = || {
+                blobs
+                    .get(&sha)
+                    .cloned()
+                    .ok_or_else(|| CheckpointError::Git {
+                        what: "git cat-file".into(),
+                        message: format!("{sha} is missing from the store"),
+                    })
+            };
+            edits.push(match mode.as_str() {
+                "000000" => Edit::Remove(rel),
+                "100644" | "100755" => Edit::File {
+                    rel,
+                    exec: mode == "100755",
+                    bytes: bytes()?,
+                },
+                "120000" => Edit::Symlink {
+                    rel,
+                    target: bytes()?,
+                },
+                _ => continue,
+            });
+        }
+        Ok(edits)
     }
 
     /// `mode sha` of `rel` in root `i` of `commit`, if there.

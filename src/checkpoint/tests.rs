@@ -341,3 +341,149 @@ fn a_git_planted_in_the_workspace_or_a_writable_dir_or_a_relative_path_never_run
     assert!(err.contains("no git program"), "{err}");
     assert!(!marker.exists(), "a planted git ran");
 }
+
+/// Everything under `dir`, recursively (paths relative to it).
+fn listing(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            let path = entry.path();
+            out.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_directory_swapped_for_a_symlink_during_a_restore_lands_nothing_outside() {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const FILES: usize = 300;
+    let (dir, work, base) = setup();
+    let outside = dir.path().join("home");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(work.join("d")).unwrap();
+    let write_all = |text: &str| {
+        for n in 0..FILES {
+            std::fs::write(work.join(format!("d/f{n}")), text).unwrap();
+        }
+    };
+    write_all("before\n");
+    std::os::unix::fs::symlink(&outside, work.join("l")).unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let before = store.record(&snap.tree, point(1, Side::Before)).unwrap();
+    for round in 0..5 {
+        write_all("after\n");
+        let snap = store.snapshot(&Limits::default()).unwrap();
+        let after = store
+            .record(&snap.tree, point(2 + round, Side::After))
+            .unwrap();
+        // The agent's swap: `d` and a symlink to the home directory trade
+        // places again and again (RENAME_EXCHANGE), as the restore runs.
+        let stop = Arc::new(AtomicBool::new(false));
+        let swapper = {
+            let stop = Arc::clone(&stop);
+            let (d, l) = (work.join("d"), work.join("l"));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = renameat_with(CWD, &d, CWD, &l, RenameFlags::EXCHANGE);
+                }
+            })
+        };
+        let done = store.restore(&after.commit, &before.commit, &[], Resolution::Overwrite);
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+        assert_eq!(listing(&outside), Vec::<PathBuf>::new(), "round {round}");
+        // Stopped by the swap, it says so.
+        if let Err(err) = &done {
+            let text = err.to_string();
+            assert!(text.contains("symlink or not a directory"), "{text}");
+            assert!(text.contains("nothing was written outside"), "{text}");
+        }
+        // Put the directory back in its place for the next round.
+        if work.join("d").is_symlink() {
+            renameat_with(
+                CWD,
+                work.join("d"),
+                CWD,
+                work.join("l"),
+                RenameFlags::EXCHANGE,
+            )
+            .unwrap();
+        }
+        // Not stopped, every file is back.
+        if done.is_ok() {
+            assert_eq!(read(&work.join("d/f7")).as_deref(), Some("before\n"));
+        }
+    }
+}
+
+fn read(path: &std::path::Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+#[test]
+fn a_directory_already_a_symlink_stops_the_restore_before_any_write() {
+    let (dir, work, base) = setup();
+    let outside = dir.path().join("home");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(work.join("d")).unwrap();
+    std::fs::write(work.join("a.txt"), "a\n").unwrap();
+    std::fs::write(work.join("d/f"), "before\n").unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let before = store.record(&snap.tree, point(1, Side::Before)).unwrap();
+    std::fs::write(work.join("a.txt"), "b\n").unwrap();
+    std::fs::write(work.join("d/f"), "after\n").unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let after = store.record(&snap.tree, point(1, Side::After)).unwrap();
+    std::fs::rename(work.join("d"), work.join("d.real")).unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("d")).unwrap();
+    let err = store
+        .restore(&after.commit, &before.commit, &[], Resolution::Overwrite)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("d/f"), "{err}");
+    assert!(err.contains("symlink"), "{err}");
+    assert_eq!(listing(&outside), Vec::<PathBuf>::new());
+    // Checked before anything was written: a.txt is untouched too.
+    assert_eq!(read(&work.join("a.txt")).as_deref(), Some("b\n"));
+}
+
+#[test]
+fn a_restore_puts_back_modes_and_symlinks_and_removes_emptied_directories() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (_dir, work, base) = setup();
+    std::fs::write(work.join("run.sh"), "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(work.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("run.sh", work.join("link")).unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let before = store.record(&snap.tree, point(1, Side::Before)).unwrap();
+    std::fs::remove_file(work.join("run.sh")).unwrap();
+    std::fs::remove_file(work.join("link")).unwrap();
+    std::fs::create_dir_all(work.join("new/deep")).unwrap();
+    std::fs::write(work.join("new/deep/x"), "x").unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let after = store.record(&snap.tree, point(1, Side::After)).unwrap();
+    store
+        .restore(&after.commit, &before.commit, &[], Resolution::Overwrite)
+        .unwrap();
+    let mode = std::fs::metadata(work.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o100, 0o100, "{mode:o}");
+    assert_eq!(
+        std::fs::read_link(work.join("link")).unwrap(),
+        PathBuf::from("run.sh")
+    );
+    assert!(!work.join("new").exists());
+}
