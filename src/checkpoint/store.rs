@@ -85,6 +85,9 @@ pub(crate) struct Snap {
     pub(crate) tree: String,
     /// Files left out for their size: (path as shown, bytes).
     pub(crate) skipped: Vec<(String, u64)>,
+    /// Directories left out as repositories of their own (a nested
+    /// `.git`), as shown, ending in `/`.
+    pub(crate) nested: Vec<String>,
 }
 
 /// What a restore did, by path as shown.
@@ -374,6 +377,7 @@ impl Store {
     fn snapshot_once(&self, limits: &Limits) -> Result<Snap, CheckpointError> {
         let started = Instant::now();
         let mut skipped = Vec::new();
+        let mut nested = Vec::new();
         let mut trees = String::new();
         // The first snapshot hashes every file; later ones only what changed.
         let budget = if (0..self.roots.len()).all(|i| self.index(i).exists()) {
@@ -385,7 +389,20 @@ impl Store {
             let index = self.index(i);
             let mut cmd = self.in_root(i, &index);
             cmd.args(["ls-files", "-z", "-o", "-m", "-d", "--exclude-standard"]);
-            let listed: BTreeSet<String> = records(&git::run(cmd, None)?).collect();
+            let mut listed: BTreeSet<String> = records(&git::run(cmd, None)?).collect();
+            // A directory listed whole is a repository of its own (a
+            // nested `.git`, with or without commits): git would refuse
+            // the whole add for an empty one, or keep only its commit id.
+            // Its subtree is left out, and said; the rest is snapshotted.
+            let repos: Vec<String> = listed
+                .iter()
+                .filter(|p| p.ends_with('/'))
+                .cloned()
+                .collect();
+            for repo in &repos {
+                listed.remove(repo);
+                nested.push(self.shown(i, repo));
+            }
             if listed.len() > limits.max_files {
                 return Err(CheckpointError::TooLarge(format!(
                     "over {} files",
@@ -434,6 +451,10 @@ impl Store {
                     patterns.push_str(&anchored_file(path));
                     patterns.push('\n');
                 }
+                for repo in &repos {
+                    patterns.push_str(&anchored(Path::new(repo.trim_end_matches('/'))));
+                    patterns.push('\n');
+                }
                 std::fs::write(self.excludes(i), patterns)?;
                 let mut cmd = self.in_root(i, &index);
                 cmd.args(["add", "-A", "."]);
@@ -459,7 +480,11 @@ impl Store {
         let mut cmd = self.bare();
         cmd.arg("mktree");
         let tree = git::first_line(&git::run(cmd, Some(trees.as_bytes()))?);
-        Ok(Snap { tree, skipped })
+        Ok(Snap {
+            tree,
+            skipped,
+            nested,
+        })
     }
 
     /// The workspace as it was at `as_of`, from `base` (a snapshot taken

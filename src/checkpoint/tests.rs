@@ -487,3 +487,56 @@ fn a_restore_puts_back_modes_and_symlinks_and_removes_emptied_directories() {
     );
     assert!(!work.join("new").exists());
 }
+
+#[test]
+fn a_nested_repository_is_left_out_and_said_and_the_rest_is_still_undone() {
+    let (_dir, work, base) = setup();
+    std::fs::write(work.join("a.txt"), "a\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&work)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    // An empty one (`git init sub`), and one with a commit.
+    git(&["init", "-q", "sub"]);
+    std::fs::write(work.join("sub/s.txt"), "s\n").unwrap();
+    git(&["init", "-q", "full"]);
+    std::fs::write(work.join("full/f.txt"), "f\n").unwrap();
+    git(&["-C", "full", "add", "f.txt"]);
+    git(&[
+        "-C",
+        "full",
+        "-c",
+        "user.name=u",
+        "-c",
+        "user.email=u@x",
+        "commit",
+        "-q",
+        "-m",
+        "x",
+    ]);
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    assert_eq!(snap.nested, vec!["full/".to_string(), "sub/".to_string()]);
+    let before = store.record(&snap.tree, point(1, Side::Before)).unwrap();
+    std::fs::write(work.join("a.txt"), "changed\n").unwrap();
+    std::fs::write(work.join("sub/s.txt"), "changed\n").unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let after = store.record(&snap.tree, point(1, Side::After)).unwrap();
+    let files: Vec<String> = store
+        .diff(&before.commit, &after.commit)
+        .unwrap()
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    assert_eq!(files, vec!["a.txt".to_string()]);
+    store
+        .restore(&after.commit, &before.commit, &[], Resolution::Overwrite)
+        .unwrap();
+    assert_eq!(read(&work.join("a.txt")).as_deref(), Some("a\n"));
+    assert_eq!(read(&work.join("sub/s.txt")).as_deref(), Some("changed\n"));
+}

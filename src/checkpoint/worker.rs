@@ -41,6 +41,10 @@ pub(crate) struct Workspace {
     pub(crate) writable: Vec<PathBuf>,
 }
 
+/// What a snapshot left out: files over the size limit (as shown, bytes)
+/// and nested repositories (as shown).
+type Left = (Vec<(String, u64)>, Vec<String>);
+
 /// Snapshots of a workspace kept in memory as bases for the next ones.
 const HISTORY: usize = 8;
 /// The ref that keeps a chat-open baseline's objects from a prune.
@@ -206,12 +210,16 @@ impl Runner {
                 let _ = until.recv();
             }
             Job::Baseline { ws } => {
-                let skipped = self.baseline(&ws, reply);
-                reply(CheckpointMsg::Baseline { skipped });
+                let (skipped, nested) = self.baseline(&ws, reply);
+                reply(CheckpointMsg::Baseline { skipped, nested });
             }
             Job::Before { ws, prompt, sent } => {
-                let (skipped, unsure) = self.before(&ws, prompt, sent, reply);
-                reply(CheckpointMsg::Before { skipped, unsure });
+                let ((skipped, nested), unsure) = self.before(&ws, prompt, sent, reply);
+                reply(CheckpointMsg::Before {
+                    skipped,
+                    nested,
+                    unsure,
+                });
             }
             Job::After { ws, ended } => self.after(&ws, ended, reply),
             Job::Plan { ws, target } => match self.plan(&ws, target) {
@@ -319,17 +327,17 @@ impl Runner {
     }
 
     /// The chat-open snapshot; the files left out.
-    fn baseline(&mut self, ws: &Workspace, reply: &Reply) -> Vec<(String, u64)> {
+    fn baseline(&mut self, ws: &Workspace, reply: &Reply) -> Left {
         let taken = (|| {
             let Some((snap, store)) = self.snapshot_now(ws)? else {
-                return Ok(Vec::new());
+                return Ok(Left::default());
             };
             store.keep_tree(&snap.tree, BASELINE_REF)?;
-            Ok::<_, CheckpointError>(snap.skipped)
+            Ok::<_, CheckpointError>((snap.skipped, snap.nested))
         })();
         taken.unwrap_or_else(|err| {
             self.failed(ws, &err, reply);
-            Vec::new()
+            Left::default()
         })
     }
 
@@ -341,7 +349,7 @@ impl Runner {
         prompt: String,
         sent: SystemTime,
         reply: &Reply,
-    ) -> (Vec<(String, u64)>, bool) {
+    ) -> (Left, bool) {
         let dir = super::store::store_dir(&ws.base, &ws.roots);
         let taken = (|| {
             let Some((snap, unsure)) = self.snapshot_as_of(ws, AsOf::Sent(sent))? else {
@@ -355,17 +363,18 @@ impl Runner {
                 &snap.tree,
                 point(ws, step, Side::Before, What::Turn { prompt }),
             )?;
-            Ok::<_, CheckpointError>(Some((step, point.commit, snap.skipped, unsure)))
+            let left = (snap.skipped, snap.nested);
+            Ok::<_, CheckpointError>(Some((step, point.commit, left, unsure)))
         })();
         match taken {
-            Ok(Some((step, commit, skipped, unsure))) => {
+            Ok(Some((step, commit, left, unsure))) => {
                 self.open.insert((dir, ws.chat.clone()), (step, commit));
-                (skipped, unsure)
+                (left, unsure)
             }
-            Ok(None) => (Vec::new(), false),
+            Ok(None) => (Left::default(), false),
             Err(err) => {
                 self.failed(ws, &err, reply);
-                (Vec::new(), false)
+                (Left::default(), false)
             }
         }
     }

@@ -90,14 +90,19 @@ pub struct FileDiff {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckpointMsg {
     /// The chat's workspace as it opened is snapshotted (its first prompt
-    /// may go); the files left out for their size.
-    Baseline { skipped: Vec<(String, u64)> },
+    /// may go); the files left out for their size, and the directories
+    /// left out as repositories of their own.
+    Baseline {
+        skipped: Vec<(String, u64)>,
+        nested: Vec<String>,
+    },
     /// The prompt's "before" checkpoint is taken; the files it left out
     /// for their size; `unsure`: the prompt went before any snapshot of
     /// the workspace was complete, so what the turn wrote first may be in
     /// its "before".
     Before {
         skipped: Vec<(String, u64)>,
+        nested: Vec<String>,
         unsure: bool,
     },
     /// The turn's end checkpoint: what the turn changed.
@@ -219,7 +224,10 @@ impl ChatState {
         };
         let view = &mut self.view.checkpoints;
         match msg {
-            CheckpointMsg::Baseline { skipped } | CheckpointMsg::Before { skipped, .. } => {
+            CheckpointMsg::Baseline { skipped, nested }
+            | CheckpointMsg::Before {
+                skipped, nested, ..
+            } => {
                 if matches!(msg_unsure, Some(true)) {
                     self.info(
                         "the turn began before the workspace's first checkpoint was complete: \
@@ -236,6 +244,17 @@ impl ChatState {
                     self.info(format!(
                         "not checkpointed, over [checkpoints] max_file_size: {}",
                         crate::sanitize::one_line(&new.join(", "))
+                    ));
+                }
+                let view = &mut self.view.checkpoints;
+                let nested: Vec<String> = nested
+                    .into_iter()
+                    .filter(|path| view.skipped_seen.insert(path.clone()))
+                    .collect();
+                if !nested.is_empty() {
+                    self.info(format!(
+                        "not checkpointed, a repository of its own (/undo leaves it as it is): {}",
+                        crate::sanitize::one_line(&nested.join(", "))
                     ));
                 }
             }

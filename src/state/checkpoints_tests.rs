@@ -145,19 +145,24 @@ fn a_prompt_sent_before_any_snapshot_was_complete_says_undo_may_miss_its_first_w
     let big = ("big.bin".to_string(), 20 * 1024 * 1024);
     s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Baseline {
         skipped: vec![big.clone()],
+        nested: vec!["sub/".into()],
     })));
     s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Before {
         skipped: vec![big.clone()],
+        nested: vec!["sub/".into()],
         unsure: false,
     })));
     s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Before {
         skipped: vec![big],
+        nested: Vec::new(),
         unsure: true,
     })));
     assert_eq!(
         infos(&s),
         vec![
             "not checkpointed, over [checkpoints] max_file_size: big.bin (20 MB)".to_string(),
+            "not checkpointed, a repository of its own (/undo leaves it as it is): sub/"
+                .to_string(),
             "the turn began before the workspace's first checkpoint was complete: \
              /undo may not put back what it wrote first"
                 .to_string(),
