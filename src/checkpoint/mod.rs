@@ -16,6 +16,7 @@
 
 mod apply;
 mod git;
+mod gone;
 use store::Store;
 pub mod headless;
 pub(crate) mod store;
@@ -181,7 +182,8 @@ impl Bench {
     ) -> Result<String, CheckpointError> {
         let now = self.store.snapshot(&self.limits)?;
         let base = self.store.tree_of(base)?;
-        self.store.as_of(&base, &now.tree, store::AsOf::Sent(sent))
+        self.store
+            .as_of(&base, &now.tree, store::AsOf::Sent(sent), &|_| None)
     }
 
     /// Put the files back as `to` has them; how many changed.

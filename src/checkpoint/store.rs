@@ -494,11 +494,16 @@ impl Store {
     /// it when it changed after (the turn's write). A path gone from the
     /// disk is judged by its nearest directory still there: one changed
     /// after `as_of` lost it then, so `base`'s copy stays.
+    ///
+    /// `left` tells when a path (absolute) was last seen leaving the disk,
+    /// if it was (`gone::Watcher`): a gone path it knows is judged by that
+    /// instant instead of by its directory.
     pub(crate) fn as_of(
         &self,
         base: &str,
         now: &str,
         as_of: AsOf,
+        left: &dyn Fn(&Path) -> Option<SystemTime>,
     ) -> Result<String, CheckpointError> {
         if base == now {
             return Ok(now.to_string());
@@ -515,7 +520,7 @@ impl Store {
             else {
                 continue;
             };
-            if self.changed_after(&repo, as_of) {
+            if self.changed_after(&repo, as_of, left) {
                 info.extend_from_slice(format!("{mode} {sha}\t{repo}").as_bytes());
                 info.push(0);
             }
@@ -543,7 +548,12 @@ impl Store {
     /// Whether the snapshot path `repo` (`ROOT/rel`) changed on disk after
     /// `as_of`: by its own timestamps, or, gone, by its nearest directory's.
     /// A path that cannot be judged counts as changed after.
-    fn changed_after(&self, repo: &str, as_of: AsOf) -> bool {
+    fn changed_after(
+        &self,
+        repo: &str,
+        as_of: AsOf,
+        left: &dyn Fn(&Path) -> Option<SystemTime>,
+    ) -> bool {
         let Some((i, rel)) = repo.split_once('/') else {
             return true;
         };
@@ -551,6 +561,12 @@ impl Store {
             return true;
         };
         let mut path = root.join(rel);
+        // Gone, and seen leaving: then is when.
+        if std::fs::symlink_metadata(&path).is_err()
+            && let Some(at) = left(&path)
+        {
+            return as_of.is_after(at);
+        }
         loop {
             if let Ok(meta) = std::fs::symlink_metadata(&path) {
                 return as_of.is_after(last_change(&meta));
@@ -559,6 +575,23 @@ impl Store {
                 return true;
             }
         }
+    }
+
+    /// The directories of a snapshot's tree, on disk: each root and every
+    /// directory under it.
+    pub(crate) fn dirs_of(&self, tree: &str) -> Result<Vec<PathBuf>, CheckpointError> {
+        let mut cmd = self.bare();
+        cmd.args(["ls-tree", "-r", "-d", "-z", "--name-only", tree]);
+        let out = git::run(cmd, None)?;
+        let mut dirs = self.roots.clone();
+        for repo in records(&out) {
+            if let Some((i, rel)) = repo.split_once('/')
+                && let Some(root) = i.parse::<usize>().ok().and_then(|i| self.roots.get(i))
+            {
+                dirs.push(root.join(rel));
+            }
+        }
+        Ok(dirs)
     }
 
     /// Keep `tree`'s objects from a prune under `name` (a ref outside the

@@ -239,7 +239,9 @@ fn the_workspace_as_of_a_prompt_keeps_the_user_s_edits_and_leaves_the_turn_s_wri
     std::fs::remove_file(work.join("sub/turn-gone.txt")).unwrap();
     let now = store.snapshot(&limits).unwrap().tree;
 
-    let as_of = store.as_of(&before, &now, store::AsOf::Sent(sent)).unwrap();
+    let as_of = store
+        .as_of(&before, &now, store::AsOf::Sent(sent), &|_| None)
+        .unwrap();
     let a = store.record(&before, point(1, Side::Before)).unwrap();
     let b = store.record(&as_of, point(1, Side::After)).unwrap();
     let mut seen: Vec<(String, crate::state::checkpoints::Change)> = store
@@ -260,7 +262,9 @@ fn the_workspace_as_of_a_prompt_keeps_the_user_s_edits_and_leaves_the_turn_s_wri
     );
     // Nothing changed after: the snapshot now is the workspace as of then.
     assert_eq!(
-        store.as_of(&now, &now, store::AsOf::Sent(sent)).unwrap(),
+        store
+            .as_of(&now, &now, store::AsOf::Sent(sent), &|_| None)
+            .unwrap(),
         now
     );
 }
@@ -539,4 +543,43 @@ fn a_nested_repository_is_left_out_and_said_and_the_rest_is_still_undone() {
         .unwrap();
     assert_eq!(read(&work.join("a.txt")).as_deref(), Some("a\n"));
     assert_eq!(read(&work.join("sub/s.txt")).as_deref(), Some("changed\n"));
+}
+
+#[test]
+fn a_file_seen_leaving_before_the_prompt_is_gone_from_its_before() {
+    let (_dir, work, base) = setup();
+    std::fs::write(work.join("hello.txt"), "hello\n").unwrap();
+    std::fs::write(work.join("keep.txt"), "keep\n").unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
+    let base_tree = store.snapshot(&Limits::default()).unwrap().tree;
+    let watcher = super::gone::Watcher::start().unwrap();
+    watcher.watch(store.dirs_of(&base_tree).unwrap());
+    // The user removes hello.txt; a moment later the prompt goes, and the
+    // turn writes another file in the same directory.
+    std::fs::remove_file(work.join("hello.txt")).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = std::time::SystemTime::now();
+    std::thread::sleep(Duration::from_millis(100));
+    std::fs::write(work.join("direct.txt"), "turn\n").unwrap();
+    std::fs::remove_file(work.join("keep.txt")).unwrap();
+    let now = store.snapshot(&Limits::default()).unwrap().tree;
+    let left = |p: &std::path::Path| watcher.left(p);
+    let before = store
+        .as_of(&base_tree, &now, store::AsOf::Sent(sent), &left)
+        .unwrap();
+    let files: Vec<(String, crate::state::checkpoints::Change)> = store
+        .diff(&base_tree, &before)
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.path, f.change))
+        .collect();
+    // hello.txt left before the prompt: the user's; keep.txt after: the
+    // turn's, so the "before" still has it; direct.txt is the turn's.
+    assert_eq!(
+        files,
+        vec![(
+            "hello.txt".to_string(),
+            crate::state::checkpoints::Change::Deleted
+        )]
+    );
 }

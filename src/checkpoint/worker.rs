@@ -181,6 +181,9 @@ pub(crate) struct Runner {
     /// Each store's latest snapshots, oldest first: the instant each
     /// stands for, and its tree.
     history: HashMap<PathBuf, Vec<(SystemTime, String)>>,
+    /// Each store's removals seen, and the tree whose directories it
+    /// watches.
+    watchers: HashMap<PathBuf, (super::gone::Watcher, String)>,
 }
 
 impl Runner {
@@ -279,8 +282,33 @@ impl Runner {
             return Ok(None);
         };
         let snap = store.snapshot(&ws.limits)?;
-        self.remember(dir, SystemTime::now(), &snap.tree);
+        self.remember(dir.clone(), SystemTime::now(), &snap.tree);
+        self.watch(&dir, &snap.tree);
         Ok(self.store(ws)?.map(|store| (snap, store)))
+    }
+
+    /// Watch the directories of `tree`, the store's newest snapshot, for
+    /// removals (`gone::Watcher`).
+    fn watch(&mut self, dir: &PathBuf, tree: &str) {
+        if self.watchers.get(dir).is_some_and(|(_, t)| t == tree) {
+            return;
+        }
+        let Some(store) = self.stores.get(dir) else {
+            return;
+        };
+        let Ok(dirs) = store.dirs_of(tree) else {
+            return;
+        };
+        if !self.watchers.contains_key(dir) {
+            let Some(watcher) = super::gone::Watcher::start() else {
+                return;
+            };
+            self.watchers.insert(dir.clone(), (watcher, String::new()));
+        }
+        if let Some((watcher, watched)) = self.watchers.get_mut(dir) {
+            watcher.watch(dirs);
+            *watched = tree.to_string();
+        }
     }
 
     fn remember(&mut self, dir: PathBuf, at: SystemTime, tree: &str) {
@@ -311,18 +339,25 @@ impl Runner {
             .max_by_key(|(when, _)| *when)
             .or_else(|| kept.first())
             .map(|(when, tree)| (tree.clone(), *when > at));
-        let Some(store) = self.store(ws)? else {
+        if self.store(ws)?.is_none() {
+            return Ok(None);
+        }
+        let watcher = self.watchers.get(&dir).map(|(w, _)| w);
+        let Some(store) = self.stores.get(&dir) else {
             return Ok(None);
         };
         let mut snap = store.snapshot(&ws.limits)?;
+        let scanned = snap.tree.clone();
+        let left = |path: &std::path::Path| watcher.and_then(|w| w.left(path));
         let unsure = match base {
             Some((tree, late)) => {
-                snap.tree = store.as_of(&tree, &snap.tree, as_of)?;
+                snap.tree = store.as_of(&tree, &snap.tree, as_of, &left)?;
                 late
             }
             None => true,
         };
-        self.remember(dir, at, &snap.tree);
+        self.remember(dir.clone(), at, &snap.tree);
+        self.watch(&dir, &scanned);
         Ok(Some((snap, unsure)))
     }
 
