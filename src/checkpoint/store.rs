@@ -240,6 +240,84 @@ fn records(out: &[u8]) -> impl Iterator<Item = String> + '_ {
         .map(|r| String::from_utf8_lossy(r).into_owned())
 }
 
+/// Where a root's `.git/config` and `.git/hooks/` are kept in a snapshot's
+/// tree (git takes no path with a `.git` part).
+pub(crate) const DOTGIT: &str = ".warden-dotgit";
+/// Files a tool runs, looked for in each root at most.
+const TOOL_FILES: usize = 2000;
+
+/// A path of a snapshot's tree (root-relative) as on disk: [`DOTGIT`] is `.git`.
+pub(crate) fn on_disk(rel: &str) -> String {
+    match rel.strip_prefix(DOTGIT) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!(".git{rest}"),
+        _ => rel.to_string(),
+    }
+}
+
+/// The files of `root` that a tool runs and git may leave out: the
+/// repository's `.git/config` and `.git/hooks/*`, and `.envrc`, `.vscode/`,
+/// `.idea/` (when ignored): (path on disk, path in the tree, x bit). Regular
+/// files only, none over `max_size`.
+fn tool_files(root: &Path, max_size: u64) -> Vec<(String, String, bool)> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut out = Vec::new();
+    let add = |disk: String, out: &mut Vec<(String, String, bool)>| {
+        if out.len() >= TOOL_FILES {
+            return;
+        }
+        if let Ok(meta) = std::fs::symlink_metadata(root.join(&disk))
+            && meta.is_file()
+            && meta.len() <= max_size
+        {
+            let repo = match disk.strip_prefix(".git/") {
+                Some(rest) => format!("{DOTGIT}/{rest}"),
+                None => disk.clone(),
+            };
+            out.push((disk, repo, meta.permissions().mode() & 0o100 != 0));
+        }
+    };
+    // A `.git` directory (a worktree's `.git` file has no hooks of its own).
+    if std::fs::symlink_metadata(root.join(".git")).is_ok_and(|m| m.is_dir()) {
+        add(".git/config".into(), &mut out);
+        for rel in walk(root, ".git/hooks") {
+            add(rel, &mut out);
+        }
+    }
+    add(".envrc".into(), &mut out);
+    for dir in [".vscode", ".idea"] {
+        for rel in walk(root, dir) {
+            add(rel, &mut out);
+        }
+    }
+    out
+}
+
+/// The files under `root/dir`, as root-relative paths (no symlink
+/// followed), at most [`TOOL_FILES`].
+fn walk(root: &Path, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_string()];
+    while let Some(at) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(&at)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if out.len() >= TOOL_FILES {
+                return out;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let rel = format!("{at}/{name}");
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(rel),
+                Ok(t) if t.is_file() => out.push(rel),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 impl Store {
     /// Open (or create) the store of `roots` under `base`; `base` itself,
     /// and warden's own files (`own`: its settings, decision log, chat
@@ -469,6 +547,7 @@ impl Store {
             let mut cmd = self.in_root(i, &index);
             cmd.arg("write-tree");
             let tree = git::first_line(&git::run(cmd, None)?);
+            let tree = self.with_tool_files(i, &tree, limits)?;
             trees.push_str(&format!("040000 tree {tree}\t{i}\n"));
             if started.elapsed() > budget {
                 return Err(CheckpointError::TooLarge(format!(
@@ -485,6 +564,62 @@ impl Store {
             skipped,
             nested,
         })
+    }
+
+    /// `tree` (root `i`'s snapshot) with the files a tool runs that git
+    /// leaves out (`tool_files`): `.git/config` and `.git/hooks/*` under
+    /// [`DOTGIT`], an ignored `.envrc`, `.vscode/`, `.idea/` under their
+    /// names. Hashed each snapshot (a few small files), kept out of the
+    /// root's index.
+    fn with_tool_files(
+        &self,
+        i: usize,
+        tree: &str,
+        limits: &Limits,
+    ) -> Result<String, CheckpointError> {
+        let files = tool_files(&self.roots[i], limits.max_file_size);
+        if files.is_empty() {
+            return Ok(tree.to_string());
+        }
+        let mut paths = Vec::new();
+        for (disk, _, _) in &files {
+            paths.extend_from_slice(self.roots[i].join(disk).as_os_str().as_encoded_bytes());
+            paths.push(b'\n');
+        }
+        let mut cmd = self.bare();
+        cmd.args(["hash-object", "-w", "--no-filters", "--stdin-paths"]);
+        let out = git::run(cmd, Some(&paths))?;
+        let shas: Vec<&str> = std::str::from_utf8(&out)
+            .unwrap_or_default()
+            .lines()
+            .collect();
+        if shas.len() != files.len() {
+            return Err(CheckpointError::Git {
+                what: "git hash-object".into(),
+                message: "a file a tool runs changed while it was read".into(),
+            });
+        }
+        let mut info = Vec::new();
+        for ((_, repo, exec), sha) in files.iter().zip(shas) {
+            let mode = if *exec { "100755" } else { "100644" };
+            info.extend_from_slice(format!("{mode} {sha}\t{repo}").as_bytes());
+            info.push(0);
+        }
+        let index = self.dir.join("index-tools");
+        let _ = std::fs::remove_file(&index);
+        let built = (|| {
+            let mut cmd = self.in_root(i, &index);
+            cmd.args(["read-tree", tree]);
+            git::run(cmd, None)?;
+            let mut cmd = self.in_root(i, &index);
+            cmd.args(["update-index", "-z", "--index-info"]);
+            git::run(cmd, Some(&info))?;
+            let mut cmd = self.in_root(i, &index);
+            cmd.arg("write-tree");
+            Ok(git::first_line(&git::run(cmd, None)?))
+        })();
+        let _ = std::fs::remove_file(&index);
+        built
     }
 
     /// The workspace as it was at `as_of`, from `base` (a snapshot taken
@@ -560,7 +695,7 @@ impl Store {
         let Some(root) = i.parse::<usize>().ok().and_then(|i| self.roots.get(i)) else {
             return true;
         };
-        let mut path = root.join(rel);
+        let mut path = root.join(on_disk(rel));
         // Gone, and seen leaving: then is when.
         if std::fs::symlink_metadata(&path).is_err()
             && let Some(at) = left(&path)
@@ -588,7 +723,7 @@ impl Store {
             if let Some((i, rel)) = repo.split_once('/')
                 && let Some(root) = i.parse::<usize>().ok().and_then(|i| self.roots.get(i))
             {
-                dirs.push(root.join(rel));
+                dirs.push(root.join(on_disk(rel)));
             }
         }
         Ok(dirs)
@@ -673,8 +808,9 @@ impl Store {
     /// A root-relative path as shown: relative in the first root (the
     /// cwd), absolute in the others.
     fn shown(&self, i: usize, rel: &str) -> String {
+        let rel = on_disk(rel);
         if i == 0 {
-            rel.to_string()
+            rel
         } else {
             self.roots[i].join(rel).display().to_string()
         }
@@ -889,7 +1025,7 @@ impl Store {
         }
         let mut edits = Vec::new();
         for (rel, mode, sha) in wanted {
-            let rel = PathBuf::from(rel);
+            let rel = PathBuf::from(on_disk(&rel));
             let bytes = || {
                 blobs
                     .get(&sha)

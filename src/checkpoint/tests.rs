@@ -583,3 +583,66 @@ fn a_file_seen_leaving_before_the_prompt_is_gone_from_its_before() {
         )]
     );
 }
+
+#[test]
+fn hooks_git_config_and_ignored_tool_files_are_in_the_diff_and_undone() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (_dir, work, base) = setup();
+    let out = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&work)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    std::fs::write(work.join(".gitignore"), ".envrc\n.vscode/\n").unwrap();
+    std::fs::write(work.join("a.txt"), "a\n").unwrap();
+    let config = std::fs::read(work.join(".git/config")).unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let before = store.record(&snap.tree, point(1, Side::Before)).unwrap();
+    // The turn plants a hook, points git at a program, and leaves
+    // direnv and editor files that git ignores.
+    std::fs::write(work.join(".git/hooks/pre-commit"), "#!/bin/sh\nevil\n").unwrap();
+    std::fs::set_permissions(
+        work.join(".git/hooks/pre-commit"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let mut evil = config.clone();
+    evil.extend_from_slice(b"[core]\n\tfsmonitor = ./evil\n");
+    std::fs::write(work.join(".git/config"), &evil).unwrap();
+    std::fs::write(work.join(".envrc"), "evil\n").unwrap();
+    std::fs::create_dir_all(work.join(".vscode")).unwrap();
+    std::fs::write(work.join(".vscode/tasks.json"), "{}\n").unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let after = store.record(&snap.tree, point(1, Side::After)).unwrap();
+    let files: Vec<String> = store
+        .diff(&before.commit, &after.commit)
+        .unwrap()
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    assert_eq!(
+        files,
+        vec![
+            ".envrc".to_string(),
+            ".vscode/tasks.json".to_string(),
+            ".git/config".to_string(),
+            ".git/hooks/pre-commit".to_string(),
+        ]
+    );
+    assert!(
+        files
+            .iter()
+            .all(|f| crate::state::checkpoints::runs_as_tool(f))
+    );
+    store
+        .restore(&after.commit, &before.commit, &[], Resolution::Overwrite)
+        .unwrap();
+    assert!(!work.join(".git/hooks/pre-commit").exists());
+    assert_eq!(std::fs::read(work.join(".git/config")).unwrap(), config);
+    assert!(!work.join(".envrc").exists());
+    assert!(!work.join(".vscode").exists());
+    assert_eq!(read(&work.join("a.txt")).as_deref(), Some("a\n"));
+}

@@ -187,6 +187,17 @@ fn counts(file: &FileChange) -> String {
     }
 }
 
+/// Whether a changed file is one a tool runs or reads for commands: the
+/// repository's `.git/` (hooks, config), `.envrc` (direnv), `.vscode/`,
+/// `.idea/` (editor tasks and run configurations).
+pub(crate) fn runs_as_tool(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    let dirs = &parts[..parts.len().saturating_sub(1)];
+    dirs.iter()
+        .any(|d| matches!(*d, ".git" | ".vscode" | ".idea"))
+        || parts.last() == Some(&".envrc")
+}
+
 /// What the agent is told after an undo, before the user's next prompt.
 pub(crate) fn agent_note(restored: &str) -> String {
     format!(
@@ -264,6 +275,24 @@ impl ChatState {
                         "turn changed {} · /undo · /changes",
                         crate::sanitize::one_line(&summary(&files))
                     ));
+                }
+                let run: Vec<&str> = files
+                    .iter()
+                    .filter(|f| runs_as_tool(&f.path))
+                    .map(|f| f.path.as_str())
+                    .collect();
+                if !run.is_empty() {
+                    self.error(
+                        format!(
+                            "the turn changed files a tool runs: {}",
+                            crate::sanitize::one_line(&run.join(", "))
+                        ),
+                        vec![
+                            "git, direnv or your editor may run them: /changes shows them, \
+                             /undo puts them back"
+                                .into(),
+                        ],
+                    );
                 }
             }
             CheckpointMsg::Off(why) => {

@@ -169,3 +169,38 @@ fn a_prompt_sent_before_any_snapshot_was_complete_says_undo_may_miss_its_first_w
         ]
     );
 }
+
+#[test]
+fn a_turn_that_changed_files_a_tool_runs_names_them_as_an_error() {
+    let mut s = ChatState::new("demo", "/w");
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::TurnChanged {
+        files: vec![
+            change(".git/hooks/pre-commit", 2, 0),
+            change("src/main.rs", 1, 1),
+            change(".envrc", 1, 0),
+            change("/other/root/.vscode/tasks.json", 1, 0),
+            change("docs/.git-notes", 1, 0),
+        ],
+    })));
+    let errors: Vec<String> = s
+        .session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Error { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        vec![
+            "the turn changed files a tool runs: .git/hooks/pre-commit, .envrc, \
+             /other/root/.vscode/tasks.json"
+                .to_string()
+        ]
+    );
+    assert!(runs_as_tool(".git/config"));
+    assert!(!runs_as_tool(".gitignore"));
+    assert!(!runs_as_tool("src/.envrc.md"));
+}
