@@ -646,3 +646,22 @@ fn hooks_git_config_and_ignored_tool_files_are_in_the_diff_and_undone() {
     assert!(!work.join(".vscode").exists());
     assert_eq!(read(&work.join("a.txt")).as_deref(), Some("a\n"));
 }
+
+#[test]
+fn a_hook_rewritten_at_once_with_the_same_size_is_seen() {
+    let (_dir, work, base) = setup();
+    std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
+    std::fs::write(work.join(".git/hooks/pre-push"), "aaaa").unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
+    let first = store.snapshot(&Limits::default()).unwrap().tree;
+    // In place: the same inode and size, perhaps the same clock tick.
+    std::fs::write(work.join(".git/hooks/pre-push"), "bbbb").unwrap();
+    let second = store.snapshot(&Limits::default()).unwrap().tree;
+    let files: Vec<String> = store
+        .diff(&first, &second)
+        .unwrap()
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    assert_eq!(files, vec![".git/hooks/pre-push".to_string()]);
+}
