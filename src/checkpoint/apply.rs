@@ -64,11 +64,15 @@ fn refused(root: &Path, rel: &Path, err: &std::io::Error) -> CheckpointError {
 pub(crate) fn apply(root: &Path, edits: &[Edit]) -> Result<(), CheckpointError> {
     let root_fd = beneath::open_dir(root).map_err(|e| refused(root, Path::new("."), &e))?;
     // First every directory that exists on the way must be a plain one.
+    // (A file where a directory goes is no danger: it is removed first, or
+    // the write fails.)
     for edit in edits {
         let parent = edit.rel().parent().unwrap_or(Path::new(""));
         match existing_dir(root_fd.as_fd(), parent) {
-            Ok(_) => {}
-            Err(err) => return Err(refused(root, edit.rel(), &err)),
+            Err(err) if Errno::from_io_error(&err) != Some(Errno::NOTDIR) => {
+                return Err(refused(root, edit.rel(), &err));
+            }
+            _ => {}
         }
     }
     for edit in edits.iter().filter(|e| matches!(e, Edit::Remove(_))) {

@@ -665,3 +665,32 @@ fn a_hook_rewritten_at_once_with_the_same_size_is_seen() {
         .collect();
     assert_eq!(files, vec![".git/hooks/pre-push".to_string()]);
 }
+
+#[test]
+fn a_restore_puts_a_directory_where_a_file_is_and_a_file_where_a_directory_is() {
+    let (_dir, work, base) = setup();
+    std::fs::create_dir_all(work.join("x")).unwrap();
+    std::fs::write(work.join("x/y"), "y\n").unwrap();
+    std::fs::write(work.join("d"), "file d\n").unwrap();
+    let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let before = store.record(&snap.tree, point(1, Side::Before)).unwrap();
+    std::fs::remove_dir_all(work.join("x")).unwrap();
+    std::fs::write(work.join("x"), "file x\n").unwrap();
+    std::fs::remove_file(work.join("d")).unwrap();
+    std::fs::create_dir_all(work.join("d")).unwrap();
+    std::fs::write(work.join("d/f"), "f\n").unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let after = store.record(&snap.tree, point(1, Side::After)).unwrap();
+    store
+        .restore(&after.commit, &before.commit, &[], Resolution::Overwrite)
+        .unwrap();
+    assert_eq!(read(&work.join("x/y")).as_deref(), Some("y\n"));
+    assert_eq!(read(&work.join("d")).as_deref(), Some("file d\n"));
+    // And forward again.
+    store
+        .restore(&before.commit, &after.commit, &[], Resolution::Overwrite)
+        .unwrap();
+    assert_eq!(read(&work.join("x")).as_deref(), Some("file x\n"));
+    assert_eq!(read(&work.join("d/f")).as_deref(), Some("f\n"));
+}
