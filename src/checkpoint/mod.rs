@@ -5,9 +5,13 @@
 //! terminal.
 //!
 //! The snapshots live in warden's data dir, one bare git repository per
-//! workspace (`store.rs`), written by the `git` program with its own
-//! `GIT_DIR`, index and work tree and no user configuration (`git.rs`): the
-//! user's `.git`, its index, refs and hooks are never read or written.
+//! workspace (`store.rs`), written by the `git` program (found once, on a
+//! `PATH` the agent cannot write) with its own `GIT_DIR`, index and work
+//! tree and no user configuration (`git.rs`): of the user's `.git` only
+//! `config` and `hooks/` are snapshotted (a turn may plant a program
+//! there), its index and refs are never read or written. A restore writes
+//! the files itself, beneath the workspace (`apply.rs`); removals are
+//! timed as they happen (`gone.rs`).
 //! Content is addressed, so an unchanged file costs nothing, and the index's
 //! stat cache means a later snapshot hashes only what changed. `.gitignore`
 //! is respected; files over `[checkpoints] max_file_size` are left out and
