@@ -264,7 +264,8 @@ pub(crate) fn on_disk(rel: &str) -> String {
 
 /// The files of `root` that a tool runs and git may leave out: the
 /// repository's `.git/config` and `.git/hooks/*`, and `.envrc`, `.vscode/`,
-/// `.idea/` (when ignored): (path on disk, path in the tree, x bit). Regular
+/// `.idea/`, a virtualenv's `bin/` (an activated one is on the user's
+/// `PATH`) (when ignored): (path on disk, path in the tree, x bit). Regular
 /// files only, none over `max_size`.
 fn tool_files(root: &Path, max_size: u64) -> Vec<(String, String, bool)> {
     use std::os::unix::fs::PermissionsExt as _;
@@ -292,7 +293,7 @@ fn tool_files(root: &Path, max_size: u64) -> Vec<(String, String, bool)> {
         }
     }
     add(".envrc".into(), &mut out);
-    for dir in [".vscode", ".idea"] {
+    for dir in [".vscode", ".idea", ".venv/bin", "venv/bin"] {
         for rel in walk(root, dir) {
             add(rel, &mut out);
         }

@@ -595,7 +595,8 @@ fn hooks_git_config_and_ignored_tool_files_are_in_the_diff_and_undone() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    std::fs::write(work.join(".gitignore"), ".envrc\n.vscode/\n").unwrap();
+    std::fs::write(work.join(".gitignore"), ".envrc\n.vscode/\n.venv/\n").unwrap();
+    std::fs::create_dir_all(work.join(".venv/bin")).unwrap();
     std::fs::write(work.join("a.txt"), "a\n").unwrap();
     let config = std::fs::read(work.join(".git/config")).unwrap();
     let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
@@ -615,6 +616,7 @@ fn hooks_git_config_and_ignored_tool_files_are_in_the_diff_and_undone() {
     std::fs::write(work.join(".envrc"), "evil\n").unwrap();
     std::fs::create_dir_all(work.join(".vscode")).unwrap();
     std::fs::write(work.join(".vscode/tasks.json"), "{}\n").unwrap();
+    std::fs::write(work.join(".venv/bin/git"), "#!/bin/sh\nevil\n").unwrap();
     let snap = store.snapshot(&Limits::default()).unwrap();
     let after = store.record(&snap.tree, point(1, Side::After)).unwrap();
     let files: Vec<String> = store
@@ -627,6 +629,7 @@ fn hooks_git_config_and_ignored_tool_files_are_in_the_diff_and_undone() {
         files,
         vec![
             ".envrc".to_string(),
+            ".venv/bin/git".to_string(),
             ".vscode/tasks.json".to_string(),
             ".git/config".to_string(),
             ".git/hooks/pre-commit".to_string(),
@@ -644,6 +647,7 @@ fn hooks_git_config_and_ignored_tool_files_are_in_the_diff_and_undone() {
     assert_eq!(std::fs::read(work.join(".git/config")).unwrap(), config);
     assert!(!work.join(".envrc").exists());
     assert!(!work.join(".vscode").exists());
+    assert!(!work.join(".venv/bin/git").exists());
     assert_eq!(read(&work.join("a.txt")).as_deref(), Some("a\n"));
 }
 

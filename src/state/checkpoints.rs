@@ -189,12 +189,16 @@ fn counts(file: &FileChange) -> String {
 
 /// Whether a changed file is one a tool runs or reads for commands: the
 /// repository's `.git/` (hooks, config), `.envrc` (direnv), `.vscode/`,
-/// `.idea/` (editor tasks and run configurations).
+/// `.idea/` (editor tasks and run configurations), a virtualenv's `bin/`
+/// (on the user's `PATH` once activated).
 pub(crate) fn runs_as_tool(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
     let dirs = &parts[..parts.len().saturating_sub(1)];
     dirs.iter()
         .any(|d| matches!(*d, ".git" | ".vscode" | ".idea"))
+        || dirs
+            .windows(2)
+            .any(|w| matches!(w[0], ".venv" | "venv") && w[1] == "bin")
         || parts.last() == Some(&".envrc")
 }
 

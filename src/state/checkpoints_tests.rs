@@ -201,6 +201,8 @@ fn a_turn_that_changed_files_a_tool_runs_names_them_as_an_error() {
         ]
     );
     assert!(runs_as_tool(".git/config"));
+    assert!(runs_as_tool(".venv/bin/git"));
+    assert!(!runs_as_tool(".venv/lib/x.py"));
     assert!(!runs_as_tool(".gitignore"));
     assert!(!runs_as_tool("src/.envrc.md"));
 }
