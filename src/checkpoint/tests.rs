@@ -383,7 +383,7 @@ fn a_directory_swapped_for_a_symlink_during_a_restore_lands_nothing_outside() {
     let store = Store::open(&base, std::slice::from_ref(&work), &[]).unwrap();
     let snap = store.snapshot(&Limits::default()).unwrap();
     let before = store.record(&snap.tree, point(1, Side::Before)).unwrap();
-    for round in 0..5 {
+    for round in 0..6 {
         write_all("after\n");
         let snap = store.snapshot(&Limits::default()).unwrap();
         let after = store
@@ -392,10 +392,22 @@ fn a_directory_swapped_for_a_symlink_during_a_restore_lands_nothing_outside() {
         // The agent's swap: `d` and a symlink to the home directory trade
         // places again and again (RENAME_EXCHANGE), as the restore runs.
         let stop = Arc::new(AtomicBool::new(false));
+        // Odd rounds: again and again. Even rounds: once, the moment the
+        // first file is back (the restore is under way, its checks done).
         let swapper = {
             let stop = Arc::clone(&stop);
             let (d, l) = (work.join("d"), work.join("l"));
+            let first = work.join("d/f0");
             std::thread::spawn(move || {
+                if round % 2 == 0 {
+                    while !stop.load(Ordering::Relaxed) {
+                        if std::fs::read(&first).is_ok_and(|b| b == b"before\n") {
+                            let _ = renameat_with(CWD, &d, CWD, &l, RenameFlags::EXCHANGE);
+                            return;
+                        }
+                    }
+                    return;
+                }
                 while !stop.load(Ordering::Relaxed) {
                     let _ = renameat_with(CWD, &d, CWD, &l, RenameFlags::EXCHANGE);
                 }
