@@ -145,6 +145,10 @@ const CLOCK_LAG: Duration = Duration::from_millis(50);
 /// whole seconds (two, for FAT): the change may be this much later.
 const COARSE_GRANULE: Duration = Duration::from_secs(2);
 
+/// How late the removal watcher's stamp may be (`gone.rs`): its thread
+/// reads the event after the kernel queued it.
+const STAMP_LAG: Duration = Duration::from_millis(250);
+
 /// The instant a snapshot stands for, when that is not the instant it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AsOf {
@@ -159,6 +163,18 @@ impl AsOf {
     pub(crate) fn instant(self) -> SystemTime {
         match self {
             AsOf::Sent(at) | AsOf::Ended(at) => at,
+        }
+    }
+
+    /// A removal the watcher stamped `seen` (as it read it, a moment after
+    /// it happened) happened after this instant. The stamp is late, never
+    /// early: for a turn's end, a removal stamped up to [`STAMP_LAG`]
+    /// after it still counts as the turn's (the agent removes, then
+    /// answers; a busy machine may read the event later than that answer).
+    pub(crate) fn is_after_seen(self, seen: SystemTime) -> bool {
+        match self {
+            AsOf::Sent(_) => self.is_after(seen),
+            AsOf::Ended(at) => seen > at + STAMP_LAG,
         }
     }
 
@@ -749,7 +765,7 @@ impl Store {
         if std::fs::symlink_metadata(&path).is_err()
             && let Some(at) = left(&path)
         {
-            return as_of.is_after(at);
+            return as_of.is_after_seen(at);
         }
         loop {
             if let Ok(meta) = std::fs::symlink_metadata(&path) {

@@ -710,3 +710,16 @@ fn a_restore_puts_a_directory_where_a_file_is_and_a_file_where_a_directory_is() 
     assert_eq!(read(&work.join("x")).as_deref(), Some("file x\n"));
     assert_eq!(read(&work.join("d/f")).as_deref(), Some("f\n"));
 }
+
+#[test]
+fn a_removal_stamped_a_moment_after_the_turn_s_end_is_still_the_turn_s() {
+    use store::AsOf;
+    let end = std::time::SystemTime::now();
+    // The watcher read it 100 ms late: the turn's.
+    assert!(!AsOf::Ended(end).is_after_seen(end + Duration::from_millis(100)));
+    // Seconds later: the user's.
+    assert!(AsOf::Ended(end).is_after_seen(end + Duration::from_secs(2)));
+    // Before a prompt, a late stamp is the turn's (doubt goes to it).
+    assert!(AsOf::Sent(end).is_after_seen(end - Duration::from_millis(10)));
+    assert!(!AsOf::Sent(end).is_after_seen(end - Duration::from_secs(1)));
+}
