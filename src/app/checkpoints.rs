@@ -64,6 +64,7 @@ impl Checkpoints {
                 keep: options.keep,
                 tell_agent: options.tell_agent,
                 own: options.own,
+                writable: options.writable,
             },
         );
     }

@@ -217,6 +217,9 @@ impl App {
         // never puts back.
         if let Some(options) = checkpoints.as_mut() {
             options.own.extend(chat.roots.protected().places());
+            if let Some(profile) = &chat.sandbox {
+                options.writable.extend(profile.writable.iter().cloned());
+            }
         }
         let roots = chat.roots.as_slice().to_vec();
         self.checkpoints

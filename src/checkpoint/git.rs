@@ -37,17 +37,77 @@ pub(crate) const ATTRIBUTES: &str = "* -text -filter -ident !eol !working-tree-e
 /// One git invocation's surroundings.
 #[derive(Debug, Clone)]
 pub(crate) struct Git {
+    /// The `git` program, by its absolute path ([`find_git`]).
+    pub(crate) program: PathBuf,
+    /// The `PATH` git itself runs with: the one `program` was found on.
+    pub(crate) path: std::ffi::OsString,
     /// warden's repository (bare).
     pub(crate) git_dir: PathBuf,
     /// A scratch `HOME`, so no user file is read.
     pub(crate) home: PathBuf,
 }
 
+/// `untrusted` (the workspace's roots, the agent's writable directories)
+/// and the temporary directory, each as given and as it resolves.
+fn untrusted_places(untrusted: &[PathBuf]) -> Vec<PathBuf> {
+    untrusted
+        .iter()
+        .chain(std::iter::once(&std::env::temp_dir()))
+        .flat_map(|p| [p.clone(), p.canonicalize().unwrap_or_else(|_| p.clone())])
+        .collect()
+}
+
+/// `PATH`'s directories that no agent can write: absolute ones, none
+/// beneath an untrusted place, each as it resolves.
+pub(crate) fn trusted_path(path: &std::ffi::OsStr, untrusted: &[PathBuf]) -> Vec<PathBuf> {
+    let places = untrusted_places(untrusted);
+    let beneath = |dir: &Path| places.iter().any(|u| dir.starts_with(u));
+    std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute() && !beneath(dir))
+        .filter_map(|dir| dir.canonicalize().ok())
+        .filter(|dir| !beneath(dir))
+        .collect()
+}
+
+/// The `git` program on `path` (a `PATH` value) outside `untrusted`, by
+/// its absolute, resolved path (a `git` that is a symlink into the
+/// workspace is refused too), and the `PATH` it was found on. Found once,
+/// when a store opens: never again through a `PATH` an agent could write
+/// (an activated `.venv/bin` in the workspace, say).
+pub(crate) fn find_git(
+    path: &std::ffi::OsStr,
+    untrusted: &[PathBuf],
+) -> Result<(PathBuf, std::ffi::OsString), CheckpointError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dirs = trusted_path(path, untrusted);
+    let joined = std::env::join_paths(&dirs).unwrap_or_default();
+    let places = untrusted_places(untrusted);
+    for dir in &dirs {
+        let Ok(program) = dir.join("git").canonicalize() else {
+            continue;
+        };
+        if places.iter().any(|u| program.starts_with(u)) {
+            continue;
+        }
+        let runnable = std::fs::metadata(&program)
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if runnable {
+            return Ok((program, joined));
+        }
+    }
+    Err(CheckpointError::Git {
+        what: "git".into(),
+        message: "no git program on PATH outside the workspace and the agent's writable \
+                  directories"
+            .into(),
+    })
+}
+
 impl Git {
     /// A command with the isolation applied; `work` is the work tree and
     /// `index` its index file, when the command needs them.
     pub(crate) fn command(&self, work: Option<(&Path, &Path)>, excludes: Option<&Path>) -> Command {
-        let mut cmd = Command::new("git");
+        let mut cmd = Command::new(&self.program);
         // Nothing of the caller's git environment (a hook's GIT_DIR, an
         // alternate object directory) may reach the user's repository.
         for (key, _) in std::env::vars_os() {
@@ -56,6 +116,7 @@ impl Git {
             }
         }
         cmd.env("GIT_DIR", &self.git_dir)
+            .env("PATH", &self.path)
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", &self.home)
             .env("GIT_CONFIG_NOSYSTEM", "1")

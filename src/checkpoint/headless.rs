@@ -148,6 +148,7 @@ pub fn undo(
         keep: Keep::Last(usize::MAX),
         tell_agent: false,
         own: options.own.clone(),
+        writable: options.writable.clone(),
     };
     let mut runner = Runner::default();
     let plan = match runner.plan(&ws, super::worker::Target::Undo)? {

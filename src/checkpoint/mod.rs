@@ -5,16 +5,22 @@
 //! terminal.
 //!
 //! The snapshots live in warden's data dir, one bare git repository per
-//! workspace (`store.rs`), written by the `git` program with its own
-//! `GIT_DIR`, index and work tree and no user configuration (`git.rs`): the
-//! user's `.git`, its index, refs and hooks are never read or written.
+//! workspace (`store.rs`), written by the `git` program (found once, on a
+//! `PATH` the agent cannot write) with its own `GIT_DIR`, index and work
+//! tree and no user configuration (`git.rs`): of the user's `.git` only
+//! `config` and `hooks/` are snapshotted (a turn may plant a program
+//! there), its index and refs are never read or written. A restore writes
+//! the files itself, beneath the workspace (`apply.rs`); removals are
+//! timed as they happen (`gone.rs`).
 //! Content is addressed, so an unchanged file costs nothing, and the index's
 //! stat cache means a later snapshot hashes only what changed. `.gitignore`
 //! is respected; files over `[checkpoints] max_file_size` are left out and
 //! said. All of it runs on one worker thread (`worker.rs`), in the order
 //! the jobs were queued.
 
+mod apply;
 mod git;
+mod gone;
 use store::Store;
 pub mod headless;
 pub(crate) mod store;
@@ -32,6 +38,10 @@ pub enum CheckpointError {
     /// The store's files.
     #[error("checkpoint store: {0}")]
     Io(#[from] std::io::Error),
+    /// A restore refused to write where it was not safe (a directory of
+    /// the workspace swapped for a symlink).
+    #[error("restore: {0}")]
+    Restore(String),
     /// The workspace is too large to snapshot within the limits.
     #[error("the workspace is too large to checkpoint ({0})")]
     TooLarge(String),
@@ -90,6 +100,9 @@ pub struct CheckpointOptions {
     /// warden's own files and directories (settings, decision log, chat
     /// records, log): never in a snapshot, so never put back by an undo.
     pub own: Vec<PathBuf>,
+    /// Where the agent may write besides the workspace (its sandbox's
+    /// writable directories): no `git` is run from there.
+    pub writable: Vec<PathBuf>,
 }
 
 impl CheckpointOptions {
@@ -101,6 +114,7 @@ impl CheckpointOptions {
             keep: Keep::Last(100),
             tell_agent: true,
             own: Vec::new(),
+            writable: Vec::new(),
         }
     }
 
@@ -172,7 +186,8 @@ impl Bench {
     ) -> Result<String, CheckpointError> {
         let now = self.store.snapshot(&self.limits)?;
         let base = self.store.tree_of(base)?;
-        self.store.as_of(&base, &now.tree, store::AsOf::Sent(sent))
+        self.store
+            .as_of(&base, &now.tree, store::AsOf::Sent(sent), &|_| None)
     }
 
     /// Put the files back as `to` has them; how many changed.

@@ -85,6 +85,9 @@ pub(crate) struct Snap {
     pub(crate) tree: String,
     /// Files left out for their size: (path as shown, bytes).
     pub(crate) skipped: Vec<(String, u64)>,
+    /// Directories left out as repositories of their own (a nested
+    /// `.git`), as shown, ending in `/`.
+    pub(crate) nested: Vec<String>,
 }
 
 /// What a restore did, by path as shown.
@@ -104,7 +107,15 @@ pub(crate) struct Store {
     git: Git,
     roots: Vec<PathBuf>,
     next_step: u64,
+    /// Per root, the last tool files grafted: the tree and the files'
+    /// stat they were grafted on, and the result.
+    tools_seen: std::cell::RefCell<BTreeMap<usize, (ToolsKey, String)>>,
 }
+
+/// A file's inode, mtime, ctime (seconds and nanoseconds) and size.
+type Stat = (u64, i64, i64, i64, i64, u64);
+/// A tree and the stat of the tool files grafted on it.
+type ToolsKey = (String, Vec<(String, Option<Stat>)>);
 
 /// FNV-1a, 64 bits: the store's directory name from its roots.
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -134,6 +145,10 @@ const CLOCK_LAG: Duration = Duration::from_millis(50);
 /// whole seconds (two, for FAT): the change may be this much later.
 const COARSE_GRANULE: Duration = Duration::from_secs(2);
 
+/// How late the removal watcher's stamp may be (`gone.rs`): its thread
+/// reads the event after the kernel queued it.
+const STAMP_LAG: Duration = Duration::from_millis(250);
+
 /// The instant a snapshot stands for, when that is not the instant it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum AsOf {
@@ -148,6 +163,18 @@ impl AsOf {
     pub(crate) fn instant(self) -> SystemTime {
         match self {
             AsOf::Sent(at) | AsOf::Ended(at) => at,
+        }
+    }
+
+    /// A removal the watcher stamped `seen` (as it read it, a moment after
+    /// it happened) happened after this instant. The stamp is late, never
+    /// early: for a turn's end, a removal stamped up to [`STAMP_LAG`]
+    /// after it still counts as the turn's (the agent removes, then
+    /// answers; a busy machine may read the event later than that answer).
+    pub(crate) fn is_after_seen(self, seen: SystemTime) -> bool {
+        match self {
+            AsOf::Sent(_) => self.is_after(seen),
+            AsOf::Ended(at) => seen > at + STAMP_LAG,
         }
     }
 
@@ -237,6 +264,85 @@ fn records(out: &[u8]) -> impl Iterator<Item = String> + '_ {
         .map(|r| String::from_utf8_lossy(r).into_owned())
 }
 
+/// Where a root's `.git/config` and `.git/hooks/` are kept in a snapshot's
+/// tree (git takes no path with a `.git` part).
+pub(crate) const DOTGIT: &str = ".warden-dotgit";
+/// Files a tool runs, looked for in each root at most.
+const TOOL_FILES: usize = 2000;
+
+/// A path of a snapshot's tree (root-relative) as on disk: [`DOTGIT`] is `.git`.
+pub(crate) fn on_disk(rel: &str) -> String {
+    match rel.strip_prefix(DOTGIT) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!(".git{rest}"),
+        _ => rel.to_string(),
+    }
+}
+
+/// The files of `root` that a tool runs and git may leave out: the
+/// repository's `.git/config` and `.git/hooks/*`, and `.envrc`, `.vscode/`,
+/// `.idea/`, a virtualenv's `bin/` (an activated one is on the user's
+/// `PATH`) (when ignored): (path on disk, path in the tree, x bit). Regular
+/// files only, none over `max_size`.
+fn tool_files(root: &Path, max_size: u64) -> Vec<(String, String, bool)> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut out = Vec::new();
+    let add = |disk: String, out: &mut Vec<(String, String, bool)>| {
+        if out.len() >= TOOL_FILES {
+            return;
+        }
+        if let Ok(meta) = std::fs::symlink_metadata(root.join(&disk))
+            && meta.is_file()
+            && meta.len() <= max_size
+        {
+            let repo = match disk.strip_prefix(".git/") {
+                Some(rest) => format!("{DOTGIT}/{rest}"),
+                None => disk.clone(),
+            };
+            out.push((disk, repo, meta.permissions().mode() & 0o100 != 0));
+        }
+    };
+    // A `.git` directory (a worktree's `.git` file has no hooks of its own).
+    if std::fs::symlink_metadata(root.join(".git")).is_ok_and(|m| m.is_dir()) {
+        add(".git/config".into(), &mut out);
+        for rel in walk(root, ".git/hooks") {
+            add(rel, &mut out);
+        }
+    }
+    add(".envrc".into(), &mut out);
+    for dir in [".vscode", ".idea", ".venv/bin", "venv/bin"] {
+        for rel in walk(root, dir) {
+            add(rel, &mut out);
+        }
+    }
+    out
+}
+
+/// The files under `root/dir`, as root-relative paths (no symlink
+/// followed), at most [`TOOL_FILES`].
+fn walk(root: &Path, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_string()];
+    while let Some(at) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(&at)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if out.len() >= TOOL_FILES {
+                return out;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let rel = format!("{at}/{name}");
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(rel),
+                Ok(t) if t.is_file() => out.push(rel),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 impl Store {
     /// Open (or create) the store of `roots` under `base`; `base` itself,
     /// and warden's own files (`own`: its settings, decision log, chat
@@ -247,8 +353,36 @@ impl Store {
         roots: &[PathBuf],
         own: &[PathBuf],
     ) -> Result<Store, CheckpointError> {
+        Store::open_beside(base, roots, own, &[])
+    }
+
+    /// [`Store::open`] for an agent that may also write in `writable`:
+    /// the `git` program is found on a `PATH` without those directories
+    /// nor the roots (`git::find_git`).
+    pub(crate) fn open_beside(
+        base: &Path,
+        roots: &[PathBuf],
+        own: &[PathBuf],
+        writable: &[PathBuf],
+    ) -> Result<Store, CheckpointError> {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        Store::open_on_path(base, roots, own, writable, &path)
+    }
+
+    /// [`Store::open_beside`] with `path` for the `PATH`.
+    pub(crate) fn open_on_path(
+        base: &Path,
+        roots: &[PathBuf],
+        own: &[PathBuf],
+        writable: &[PathBuf],
+        path: &std::ffi::OsStr,
+    ) -> Result<Store, CheckpointError> {
         let dir = store_dir(base, roots);
+        let untrusted: Vec<PathBuf> = roots.iter().chain(writable).cloned().collect();
+        let (program, path) = git::find_git(path, &untrusted)?;
         let git = Git {
+            program,
+            path,
             git_dir: dir.join("git"),
             home: dir.join("home"),
         };
@@ -292,6 +426,7 @@ impl Store {
             git,
             roots: roots.to_vec(),
             next_step: 1,
+            tools_seen: std::cell::RefCell::default(),
         };
         store.next_step = store
             .points()?
@@ -346,6 +481,7 @@ impl Store {
     fn snapshot_once(&self, limits: &Limits) -> Result<Snap, CheckpointError> {
         let started = Instant::now();
         let mut skipped = Vec::new();
+        let mut nested = Vec::new();
         let mut trees = String::new();
         // The first snapshot hashes every file; later ones only what changed.
         let budget = if (0..self.roots.len()).all(|i| self.index(i).exists()) {
@@ -357,7 +493,20 @@ impl Store {
             let index = self.index(i);
             let mut cmd = self.in_root(i, &index);
             cmd.args(["ls-files", "-z", "-o", "-m", "-d", "--exclude-standard"]);
-            let listed: BTreeSet<String> = records(&git::run(cmd, None)?).collect();
+            let mut listed: BTreeSet<String> = records(&git::run(cmd, None)?).collect();
+            // A directory listed whole is a repository of its own (a
+            // nested `.git`, with or without commits): git would refuse
+            // the whole add for an empty one, or keep only its commit id.
+            // Its subtree is left out, and said; the rest is snapshotted.
+            let repos: Vec<String> = listed
+                .iter()
+                .filter(|p| p.ends_with('/'))
+                .cloned()
+                .collect();
+            for repo in &repos {
+                listed.remove(repo);
+                nested.push(self.shown(i, repo));
+            }
             if listed.len() > limits.max_files {
                 return Err(CheckpointError::TooLarge(format!(
                     "over {} files",
@@ -406,6 +555,10 @@ impl Store {
                     patterns.push_str(&anchored_file(path));
                     patterns.push('\n');
                 }
+                for repo in &repos {
+                    patterns.push_str(&anchored(Path::new(repo.trim_end_matches('/'))));
+                    patterns.push('\n');
+                }
                 std::fs::write(self.excludes(i), patterns)?;
                 let mut cmd = self.in_root(i, &index);
                 cmd.args(["add", "-A", "."]);
@@ -420,6 +573,7 @@ impl Store {
             let mut cmd = self.in_root(i, &index);
             cmd.arg("write-tree");
             let tree = git::first_line(&git::run(cmd, None)?);
+            let tree = self.with_tool_files(i, &tree, limits)?;
             trees.push_str(&format!("040000 tree {tree}\t{i}\n"));
             if started.elapsed() > budget {
                 return Err(CheckpointError::TooLarge(format!(
@@ -431,7 +585,106 @@ impl Store {
         let mut cmd = self.bare();
         cmd.arg("mktree");
         let tree = git::first_line(&git::run(cmd, Some(trees.as_bytes()))?);
-        Ok(Snap { tree, skipped })
+        Ok(Snap {
+            tree,
+            skipped,
+            nested,
+        })
+    }
+
+    /// `tree` (root `i`'s snapshot) with the files a tool runs that git
+    /// leaves out (`tool_files`): `.git/config` and `.git/hooks/*` under
+    /// [`DOTGIT`], an ignored `.envrc`, `.vscode/`, `.idea/` under their
+    /// names. Hashed each snapshot (a few small files), kept out of the
+    /// root's index.
+    fn with_tool_files(
+        &self,
+        i: usize,
+        tree: &str,
+        limits: &Limits,
+    ) -> Result<String, CheckpointError> {
+        let files = tool_files(&self.roots[i], limits.max_file_size);
+        if files.is_empty() {
+            return Ok(tree.to_string());
+        }
+        // The same tree and the same files as last time (by their stat):
+        // the same result, with no git run.
+        let stamp: Vec<(String, Option<Stat>)> = files
+            .iter()
+            .map(|(disk, _, _)| {
+                use std::os::unix::fs::MetadataExt as _;
+                let meta = std::fs::symlink_metadata(self.roots[i].join(disk)).ok();
+                let sig = meta.map(|m| {
+                    (
+                        m.ino(),
+                        m.mtime(),
+                        m.mtime_nsec(),
+                        m.ctime(),
+                        m.ctime_nsec(),
+                        m.size(),
+                    )
+                });
+                (disk.clone(), sig)
+            })
+            .collect();
+        // A file changed within a tick of the clock may change again
+        // with the same stat (racy, as git's index says): not trusted.
+        let racy = stamp.iter().any(|(_, sig)| {
+            sig.is_none_or(|(_, _, _, ctime, _, _)| {
+                u64::try_from(ctime).map_or(true, |c| c + 2 >= now_secs())
+            })
+        });
+        let key = (tree.to_string(), stamp);
+        if !racy
+            && let Some((seen, grafted)) = self.tools_seen.borrow().get(&i)
+            && *seen == key
+        {
+            return Ok(grafted.clone());
+        }
+        let mut paths = Vec::new();
+        for (disk, _, _) in &files {
+            paths.extend_from_slice(self.roots[i].join(disk).as_os_str().as_encoded_bytes());
+            paths.push(b'\n');
+        }
+        let mut cmd = self.bare();
+        cmd.args(["hash-object", "-w", "--no-filters", "--stdin-paths"]);
+        let out = git::run(cmd, Some(&paths))?;
+        let shas: Vec<&str> = std::str::from_utf8(&out)
+            .unwrap_or_default()
+            .lines()
+            .collect();
+        if shas.len() != files.len() {
+            return Err(CheckpointError::Git {
+                what: "git hash-object".into(),
+                message: "a file a tool runs changed while it was read".into(),
+            });
+        }
+        let mut info = Vec::new();
+        for ((_, repo, exec), sha) in files.iter().zip(shas) {
+            let mode = if *exec { "100755" } else { "100644" };
+            info.extend_from_slice(format!("{mode} {sha}\t{repo}").as_bytes());
+            info.push(0);
+        }
+        let index = self.dir.join("index-tools");
+        let _ = std::fs::remove_file(&index);
+        let built = (|| {
+            let mut cmd = self.in_root(i, &index);
+            cmd.args(["read-tree", tree]);
+            git::run(cmd, None)?;
+            let mut cmd = self.in_root(i, &index);
+            cmd.args(["update-index", "-z", "--index-info"]);
+            git::run(cmd, Some(&info))?;
+            let mut cmd = self.in_root(i, &index);
+            cmd.arg("write-tree");
+            Ok(git::first_line(&git::run(cmd, None)?))
+        })();
+        let _ = std::fs::remove_file(&index);
+        if let (Ok(grafted), false) = (&built, racy) {
+            self.tools_seen
+                .borrow_mut()
+                .insert(i, (key, grafted.clone()));
+        }
+        built
     }
 
     /// The workspace as it was at `as_of`, from `base` (a snapshot taken
@@ -441,11 +694,16 @@ impl Store {
     /// it when it changed after (the turn's write). A path gone from the
     /// disk is judged by its nearest directory still there: one changed
     /// after `as_of` lost it then, so `base`'s copy stays.
+    ///
+    /// `left` tells when a path (absolute) was last seen leaving the disk,
+    /// if it was (`gone::Watcher`): a gone path it knows is judged by that
+    /// instant instead of by its directory.
     pub(crate) fn as_of(
         &self,
         base: &str,
         now: &str,
         as_of: AsOf,
+        left: &dyn Fn(&Path) -> Option<SystemTime>,
     ) -> Result<String, CheckpointError> {
         if base == now {
             return Ok(now.to_string());
@@ -462,7 +720,7 @@ impl Store {
             else {
                 continue;
             };
-            if self.changed_after(&repo, as_of) {
+            if self.changed_after(&repo, as_of, left) {
                 info.extend_from_slice(format!("{mode} {sha}\t{repo}").as_bytes());
                 info.push(0);
             }
@@ -490,14 +748,25 @@ impl Store {
     /// Whether the snapshot path `repo` (`ROOT/rel`) changed on disk after
     /// `as_of`: by its own timestamps, or, gone, by its nearest directory's.
     /// A path that cannot be judged counts as changed after.
-    fn changed_after(&self, repo: &str, as_of: AsOf) -> bool {
+    fn changed_after(
+        &self,
+        repo: &str,
+        as_of: AsOf,
+        left: &dyn Fn(&Path) -> Option<SystemTime>,
+    ) -> bool {
         let Some((i, rel)) = repo.split_once('/') else {
             return true;
         };
         let Some(root) = i.parse::<usize>().ok().and_then(|i| self.roots.get(i)) else {
             return true;
         };
-        let mut path = root.join(rel);
+        let mut path = root.join(on_disk(rel));
+        // Gone, and seen leaving: then is when.
+        if std::fs::symlink_metadata(&path).is_err()
+            && let Some(at) = left(&path)
+        {
+            return as_of.is_after_seen(at);
+        }
         loop {
             if let Ok(meta) = std::fs::symlink_metadata(&path) {
                 return as_of.is_after(last_change(&meta));
@@ -506,6 +775,23 @@ impl Store {
                 return true;
             }
         }
+    }
+
+    /// The directories of a snapshot's tree, on disk: each root and every
+    /// directory under it.
+    pub(crate) fn dirs_of(&self, tree: &str) -> Result<Vec<PathBuf>, CheckpointError> {
+        let mut cmd = self.bare();
+        cmd.args(["ls-tree", "-r", "-d", "-z", "--name-only", tree]);
+        let out = git::run(cmd, None)?;
+        let mut dirs = self.roots.clone();
+        for repo in records(&out) {
+            if let Some((i, rel)) = repo.split_once('/')
+                && let Some(root) = i.parse::<usize>().ok().and_then(|i| self.roots.get(i))
+            {
+                dirs.push(root.join(on_disk(rel)));
+            }
+        }
+        Ok(dirs)
     }
 
     /// Keep `tree`'s objects from a prune under `name` (a ref outside the
@@ -587,8 +873,9 @@ impl Store {
     /// A root-relative path as shown: relative in the first root (the
     /// cwd), absolute in the others.
     fn shown(&self, i: usize, rel: &str) -> String {
+        let rel = on_disk(rel);
         if i == 0 {
-            rel.to_string()
+            rel
         } else {
             self.roots[i].join(rel).display().to_string()
         }
@@ -726,37 +1013,108 @@ impl Store {
             cmd.arg("write-tree");
             let target = git::first_line(&git::run(cmd, None)?);
             let _ = std::fs::remove_file(&target_index);
-            // The index of the last snapshot knows the files as they are;
-            // a two-tree read-tree moves the work tree from `from` to the
-            // target, and refuses when a file is not as the snapshot saw it.
-            let work_index = self.dir.join("index-work");
-            std::fs::copy(self.index(i), &work_index)?;
-            let mut cmd = self.in_root(i, &work_index);
-            cmd.args([
-                "read-tree",
-                "-m",
-                "-u",
-                "--exclude-per-directory=.gitignore",
-                &format!("{from}:{i}"),
-                &target,
-            ]);
-            git::run(cmd, None)?;
-            std::fs::rename(&work_index, self.index(i))?;
+            // warden writes the files itself, beneath the root's
+            // descriptor (`apply`): git only names what changes and hands
+            // over the bytes.
             let mut cmd = self.bare();
             cmd.args([
                 "diff-tree",
                 "-r",
                 "-z",
                 "--no-renames",
-                "--name-only",
+                "--raw",
                 &format!("{from}:{i}"),
                 &target,
             ]);
-            for rel in records(&git::run(cmd, None)?) {
+            let out = git::run(cmd, None)?;
+            let mut fields = records(&out);
+            let mut wanted = Vec::new();
+            while let (Some(head), Some(rel)) = (fields.next(), fields.next()) {
+                // ":old-mode new-mode old-sha new-sha status"
+                let mut parts = head.trim_start_matches(':').split(' ');
+                let (Some(_), Some(mode), Some(_), Some(sha)) =
+                    (parts.next(), parts.next(), parts.next(), parts.next())
+                else {
+                    continue;
+                };
                 restored.changed.push(self.shown(i, &rel));
+                wanted.push((rel, mode.to_string(), sha.to_string()));
             }
+            let edits = self.edits(wanted)?;
+            super::apply::apply(&self.roots[i], &edits)?;
         }
         Ok(restored)
+    }
+
+    /// What to do to each `(path, new mode, new sha)` of a diff: the
+    /// bytes of every file and symlink to put, read from the store in one
+    /// `cat-file --batch`. A nested repository's commit (a gitlink) is
+    /// left alone.
+    fn edits(
+        &self,
+        wanted: Vec<(String, String, String)>,
+    ) -> Result<Vec<super::apply::Edit>, CheckpointError> {
+        use super::apply::Edit;
+        let put: Vec<&(String, String, String)> = wanted
+            .iter()
+            .filter(|(_, mode, _)| matches!(mode.as_str(), "100644" | "100755" | "120000"))
+            .collect();
+        let mut input = String::new();
+        for (_, _, sha) in &put {
+            input.push_str(sha);
+            input.push('\n');
+        }
+        let mut blobs: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        if !put.is_empty() {
+            let mut cmd = self.bare();
+            cmd.args(["cat-file", "--batch"]);
+            let out = git::run(cmd, Some(input.as_bytes()))?;
+            let mut rest = out.as_slice();
+            while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+                let head = String::from_utf8_lossy(&rest[..end]).into_owned();
+                let mut parts = head.split(' ');
+                let (Some(sha), Some(_), Some(size)) = (parts.next(), parts.next(), parts.next())
+                else {
+                    break;
+                };
+                let Ok(size) = size.parse::<usize>() else {
+                    break;
+                };
+                let body = end + 1;
+                let Some(bytes) = rest.get(body..body + size) else {
+                    break;
+                };
+                blobs.insert(sha.to_string(), bytes.to_vec());
+                rest = rest.get(body + size + 1..).unwrap_or_default();
+            }
+        }
+        let mut edits = Vec::new();
+        for (rel, mode, sha) in wanted {
+            let rel = PathBuf::from(on_disk(&rel));
+            let bytes = || {
+                blobs
+                    .get(&sha)
+                    .cloned()
+                    .ok_or_else(|| CheckpointError::Git {
+                        what: "git cat-file".into(),
+                        message: format!("{sha} is missing from the store"),
+                    })
+            };
+            edits.push(match mode.as_str() {
+                "000000" => Edit::Remove(rel),
+                "100644" | "100755" => Edit::File {
+                    rel,
+                    exec: mode == "100755",
+                    bytes: bytes()?,
+                },
+                "120000" => Edit::Symlink {
+                    rel,
+                    target: bytes()?,
+                },
+                _ => continue,
+            });
+        }
+        Ok(edits)
     }
 
     /// `mode sha` of `rel` in root `i` of `commit`, if there.

@@ -37,7 +37,13 @@ pub(crate) struct Workspace {
     pub(crate) tell_agent: bool,
     /// warden's own files, never snapshotted nor restored.
     pub(crate) own: Vec<PathBuf>,
+    /// The agent's other writable directories: no `git` from there.
+    pub(crate) writable: Vec<PathBuf>,
 }
+
+/// What a snapshot left out: files over the size limit (as shown, bytes)
+/// and nested repositories (as shown).
+type Left = (Vec<(String, u64)>, Vec<String>);
 
 /// Snapshots of a workspace kept in memory as bases for the next ones.
 const HISTORY: usize = 8;
@@ -175,6 +181,9 @@ pub(crate) struct Runner {
     /// Each store's latest snapshots, oldest first: the instant each
     /// stands for, and its tree.
     history: HashMap<PathBuf, Vec<(SystemTime, String)>>,
+    /// Each store's removals seen, and the tree whose directories it
+    /// watches.
+    watchers: HashMap<PathBuf, (super::gone::Watcher, String)>,
 }
 
 impl Runner {
@@ -204,12 +213,16 @@ impl Runner {
                 let _ = until.recv();
             }
             Job::Baseline { ws } => {
-                let skipped = self.baseline(&ws, reply);
-                reply(CheckpointMsg::Baseline { skipped });
+                let (skipped, nested) = self.baseline(&ws, reply);
+                reply(CheckpointMsg::Baseline { skipped, nested });
             }
             Job::Before { ws, prompt, sent } => {
-                let (skipped, unsure) = self.before(&ws, prompt, sent, reply);
-                reply(CheckpointMsg::Before { skipped, unsure });
+                let ((skipped, nested), unsure) = self.before(&ws, prompt, sent, reply);
+                reply(CheckpointMsg::Before {
+                    skipped,
+                    nested,
+                    unsure,
+                });
             }
             Job::After { ws, ended } => self.after(&ws, ended, reply),
             Job::Plan { ws, target } => match self.plan(&ws, target) {
@@ -252,7 +265,7 @@ impl Runner {
             return Ok(None);
         }
         if !self.stores.contains_key(&dir) {
-            let store = Store::open(&ws.base, &ws.roots, &ws.own)?;
+            let store = Store::open_beside(&ws.base, &ws.roots, &ws.own, &ws.writable)?;
             self.stores.insert(dir.clone(), store);
         }
         Ok(self.stores.get_mut(&dir))
@@ -269,8 +282,33 @@ impl Runner {
             return Ok(None);
         };
         let snap = store.snapshot(&ws.limits)?;
-        self.remember(dir, SystemTime::now(), &snap.tree);
+        self.remember(dir.clone(), SystemTime::now(), &snap.tree);
+        self.watch(&dir, &snap.tree);
         Ok(self.store(ws)?.map(|store| (snap, store)))
+    }
+
+    /// Watch the directories of `tree`, the store's newest snapshot, for
+    /// removals (`gone::Watcher`).
+    fn watch(&mut self, dir: &PathBuf, tree: &str) {
+        if self.watchers.get(dir).is_some_and(|(_, t)| t == tree) {
+            return;
+        }
+        let Some(store) = self.stores.get(dir) else {
+            return;
+        };
+        let Ok(dirs) = store.dirs_of(tree) else {
+            return;
+        };
+        if !self.watchers.contains_key(dir) {
+            let Some(watcher) = super::gone::Watcher::start() else {
+                return;
+            };
+            self.watchers.insert(dir.clone(), (watcher, String::new()));
+        }
+        if let Some((watcher, watched)) = self.watchers.get_mut(dir) {
+            watcher.watch(dirs);
+            *watched = tree.to_string();
+        }
     }
 
     fn remember(&mut self, dir: PathBuf, at: SystemTime, tree: &str) {
@@ -301,33 +339,40 @@ impl Runner {
             .max_by_key(|(when, _)| *when)
             .or_else(|| kept.first())
             .map(|(when, tree)| (tree.clone(), *when > at));
-        let Some(store) = self.store(ws)? else {
+        if self.store(ws)?.is_none() {
+            return Ok(None);
+        }
+        let watcher = self.watchers.get(&dir).map(|(w, _)| w);
+        let Some(store) = self.stores.get(&dir) else {
             return Ok(None);
         };
         let mut snap = store.snapshot(&ws.limits)?;
+        let scanned = snap.tree.clone();
+        let left = |path: &std::path::Path| watcher.and_then(|w| w.left(path));
         let unsure = match base {
             Some((tree, late)) => {
-                snap.tree = store.as_of(&tree, &snap.tree, as_of)?;
+                snap.tree = store.as_of(&tree, &snap.tree, as_of, &left)?;
                 late
             }
             None => true,
         };
-        self.remember(dir, at, &snap.tree);
+        self.remember(dir.clone(), at, &snap.tree);
+        self.watch(&dir, &scanned);
         Ok(Some((snap, unsure)))
     }
 
     /// The chat-open snapshot; the files left out.
-    fn baseline(&mut self, ws: &Workspace, reply: &Reply) -> Vec<(String, u64)> {
+    fn baseline(&mut self, ws: &Workspace, reply: &Reply) -> Left {
         let taken = (|| {
             let Some((snap, store)) = self.snapshot_now(ws)? else {
-                return Ok(Vec::new());
+                return Ok(Left::default());
             };
             store.keep_tree(&snap.tree, BASELINE_REF)?;
-            Ok::<_, CheckpointError>(snap.skipped)
+            Ok::<_, CheckpointError>((snap.skipped, snap.nested))
         })();
         taken.unwrap_or_else(|err| {
             self.failed(ws, &err, reply);
-            Vec::new()
+            Left::default()
         })
     }
 
@@ -339,7 +384,7 @@ impl Runner {
         prompt: String,
         sent: SystemTime,
         reply: &Reply,
-    ) -> (Vec<(String, u64)>, bool) {
+    ) -> (Left, bool) {
         let dir = super::store::store_dir(&ws.base, &ws.roots);
         let taken = (|| {
             let Some((snap, unsure)) = self.snapshot_as_of(ws, AsOf::Sent(sent))? else {
@@ -353,17 +398,18 @@ impl Runner {
                 &snap.tree,
                 point(ws, step, Side::Before, What::Turn { prompt }),
             )?;
-            Ok::<_, CheckpointError>(Some((step, point.commit, snap.skipped, unsure)))
+            let left = (snap.skipped, snap.nested);
+            Ok::<_, CheckpointError>(Some((step, point.commit, left, unsure)))
         })();
         match taken {
-            Ok(Some((step, commit, skipped, unsure))) => {
+            Ok(Some((step, commit, left, unsure))) => {
                 self.open.insert((dir, ws.chat.clone()), (step, commit));
-                (skipped, unsure)
+                (left, unsure)
             }
-            Ok(None) => (Vec::new(), false),
+            Ok(None) => (Left::default(), false),
             Err(err) => {
                 self.failed(ws, &err, reply);
-                (Vec::new(), false)
+                (Left::default(), false)
             }
         }
     }

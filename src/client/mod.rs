@@ -7,7 +7,7 @@
 //! symlinks) before [`fs::read_text`] or [`fs::write_text`] touch them;
 //! terminals live in a [`terminal::Terminals`] manager owned by the runtime.
 
-mod beneath;
+pub(crate) mod beneath;
 pub mod fs;
 pub(crate) mod terminal;
 

@@ -90,14 +90,19 @@ pub struct FileDiff {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CheckpointMsg {
     /// The chat's workspace as it opened is snapshotted (its first prompt
-    /// may go); the files left out for their size.
-    Baseline { skipped: Vec<(String, u64)> },
+    /// may go); the files left out for their size, and the directories
+    /// left out as repositories of their own.
+    Baseline {
+        skipped: Vec<(String, u64)>,
+        nested: Vec<String>,
+    },
     /// The prompt's "before" checkpoint is taken; the files it left out
     /// for their size; `unsure`: the prompt went before any snapshot of
     /// the workspace was complete, so what the turn wrote first may be in
     /// its "before".
     Before {
         skipped: Vec<(String, u64)>,
+        nested: Vec<String>,
         unsure: bool,
     },
     /// The turn's end checkpoint: what the turn changed.
@@ -182,6 +187,21 @@ fn counts(file: &FileChange) -> String {
     }
 }
 
+/// Whether a changed file is one a tool runs or reads for commands: the
+/// repository's `.git/` (hooks, config), `.envrc` (direnv), `.vscode/`,
+/// `.idea/` (editor tasks and run configurations), a virtualenv's `bin/`
+/// (on the user's `PATH` once activated).
+pub(crate) fn runs_as_tool(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    let dirs = &parts[..parts.len().saturating_sub(1)];
+    dirs.iter()
+        .any(|d| matches!(*d, ".git" | ".vscode" | ".idea"))
+        || dirs
+            .windows(2)
+            .any(|w| matches!(w[0], ".venv" | "venv") && w[1] == "bin")
+        || parts.last() == Some(&".envrc")
+}
+
 /// What the agent is told after an undo, before the user's next prompt.
 pub(crate) fn agent_note(restored: &str) -> String {
     format!(
@@ -219,7 +239,10 @@ impl ChatState {
         };
         let view = &mut self.view.checkpoints;
         match msg {
-            CheckpointMsg::Baseline { skipped } | CheckpointMsg::Before { skipped, .. } => {
+            CheckpointMsg::Baseline { skipped, nested }
+            | CheckpointMsg::Before {
+                skipped, nested, ..
+            } => {
                 if matches!(msg_unsure, Some(true)) {
                     self.info(
                         "the turn began before the workspace's first checkpoint was complete: \
@@ -238,6 +261,17 @@ impl ChatState {
                         crate::sanitize::one_line(&new.join(", "))
                     ));
                 }
+                let view = &mut self.view.checkpoints;
+                let nested: Vec<String> = nested
+                    .into_iter()
+                    .filter(|path| view.skipped_seen.insert(path.clone()))
+                    .collect();
+                if !nested.is_empty() {
+                    self.info(format!(
+                        "not checkpointed, a repository of its own (/undo leaves it as it is): {}",
+                        crate::sanitize::one_line(&nested.join(", "))
+                    ));
+                }
             }
             CheckpointMsg::TurnChanged { files } => {
                 if !files.is_empty() {
@@ -245,6 +279,24 @@ impl ChatState {
                         "turn changed {} · /undo · /changes",
                         crate::sanitize::one_line(&summary(&files))
                     ));
+                }
+                let run: Vec<&str> = files
+                    .iter()
+                    .filter(|f| runs_as_tool(&f.path))
+                    .map(|f| f.path.as_str())
+                    .collect();
+                if !run.is_empty() {
+                    self.error(
+                        format!(
+                            "the turn changed files a tool runs: {}",
+                            crate::sanitize::one_line(&run.join(", "))
+                        ),
+                        vec![
+                            "git, direnv or your editor may run them: /changes shows them, \
+                             /undo puts them back"
+                                .into(),
+                        ],
+                    );
                 }
             }
             CheckpointMsg::Off(why) => {

@@ -145,22 +145,64 @@ fn a_prompt_sent_before_any_snapshot_was_complete_says_undo_may_miss_its_first_w
     let big = ("big.bin".to_string(), 20 * 1024 * 1024);
     s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Baseline {
         skipped: vec![big.clone()],
+        nested: vec!["sub/".into()],
     })));
     s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Before {
         skipped: vec![big.clone()],
+        nested: vec!["sub/".into()],
         unsure: false,
     })));
     s.update(Msg::Checkpoint(Box::new(CheckpointMsg::Before {
         skipped: vec![big],
+        nested: Vec::new(),
         unsure: true,
     })));
     assert_eq!(
         infos(&s),
         vec![
             "not checkpointed, over [checkpoints] max_file_size: big.bin (20 MB)".to_string(),
+            "not checkpointed, a repository of its own (/undo leaves it as it is): sub/"
+                .to_string(),
             "the turn began before the workspace's first checkpoint was complete: \
              /undo may not put back what it wrote first"
                 .to_string(),
         ]
     );
+}
+
+#[test]
+fn a_turn_that_changed_files_a_tool_runs_names_them_as_an_error() {
+    let mut s = ChatState::new("demo", "/w");
+    s.update(Msg::Checkpoint(Box::new(CheckpointMsg::TurnChanged {
+        files: vec![
+            change(".git/hooks/pre-commit", 2, 0),
+            change("src/main.rs", 1, 1),
+            change(".envrc", 1, 0),
+            change("/other/root/.vscode/tasks.json", 1, 0),
+            change("docs/.git-notes", 1, 0),
+        ],
+    })));
+    let errors: Vec<String> = s
+        .session
+        .transcript
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EntryKind::Error { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        vec![
+            "the turn changed files a tool runs: .git/hooks/pre-commit, .envrc, \
+             /other/root/.vscode/tasks.json"
+                .to_string()
+        ]
+    );
+    assert!(runs_as_tool(".git/config"));
+    assert!(runs_as_tool(".venv/bin/git"));
+    assert!(!runs_as_tool(".venv/lib/x.py"));
+    assert!(!runs_as_tool(".gitignore"));
+    assert!(!runs_as_tool("src/.envrc.md"));
 }

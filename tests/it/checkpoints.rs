@@ -157,7 +157,7 @@ async fn redo(app: &mut App) {
 }
 
 /// The texts of the last `/changes` entry's diffs: (path, new).
-fn shown_diffs(state: &ChatState) -> Vec<(String, String)> {
+pub(crate) fn shown_diffs(state: &ChatState) -> Vec<(String, String)> {
     let last = state
         .session
         .transcript
