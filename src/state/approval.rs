@@ -251,9 +251,10 @@ pub struct CardCursor {
     /// this one, or is this one for less than [`ARM_DELAY`], takes no
     /// answer.
     pub seen: Option<Seen>,
-    /// A card came while the user had typed lately: whether it takes the
-    /// keys is decided at the runtime's next clock (`Msg::Tick`), against
-    /// the time of the last key typed.
+    /// A card came while the user was typing: it takes the keys at the
+    /// first clock (`Msg::Tick`, or a key's instant) at which the composer
+    /// is empty and no key came for [`TYPING_WINDOW`]; Ctrl-P, the
+    /// user's own choice of pane, ends the wait.
     pub wants_keys: bool,
 }
 
@@ -676,12 +677,12 @@ impl ChatState {
             self.view.cursor.choice = self.default_choice();
         }
         // Only the bare Composer pane gives way: a modal open over it keeps
-        // the keys, and closing it goes back to the composer. When the user
-        // has typed (a key with its time), the runtime's next clock decides
-        // (`arming::stamp`): a card never takes the keys of a message being
-        // typed.
-        if self.view.focus.is(Pane::Composer) && !self.typing() {
-            if self.view.typed_at.is_some() {
+        // the keys, and closing it goes back to the composer. While the
+        // user types (text in the composer, a key with its time lately),
+        // the card waits and every clock decides again (`arming::stamp`):
+        // a card never takes the keys of a message being typed.
+        if self.view.focus.is(Pane::Composer) {
+            if self.typing() || self.view.typed_at.is_some() {
                 self.view.cursor.wants_keys = true;
             } else {
                 self.take_keys();

@@ -932,7 +932,9 @@ impl ChatState {
             }
             Action::ToggleCards => {
                 // Ctrl-P: between the composer and the cards; from a modal,
-                // back to typing.
+                // back to typing. The user chose: no card takes the keys
+                // by itself after this.
+                self.view.cursor.wants_keys = false;
                 self.view.focus =
                     if self.view.focus.is(Pane::Composer) && !self.gate.approvals.is_empty() {
                         Focus::CARDS
