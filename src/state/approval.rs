@@ -205,9 +205,12 @@ impl Modal {
 /// What warden asks before it widens trust; y says yes, anything else no.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Question {
-    /// A mode change (or a bypass) would allow these waiting cards:
-    /// approve them? No keeps them as cards; Shift+Tab goes on cycling.
+    /// A mode change would allow these waiting cards: approve them? No
+    /// keeps them as cards; Shift+Tab goes on cycling.
     AllowWaiting(Vec<RequestId>),
+    /// A rule just kept, or a bypass just set, would allow these other
+    /// waiting cards: approve them? No keeps them as cards.
+    AllowCovered(Vec<RequestId>),
     /// `b` on this card: bypass its agent from now on?
     Bypass(RequestId),
 }
@@ -225,6 +228,17 @@ impl Question {
                 };
                 format!(
                     "The {n} {cards}. Approve {them}? n keeps {them} as cards · Shift+Tab next mode"
+                )
+            }
+            Question::AllowCovered(ids) => {
+                let n = ids.len();
+                let (cards, them) = if n == 1 {
+                    ("other waiting card", "it")
+                } else {
+                    ("other waiting cards", "them")
+                };
+                format!(
+                    "What you just allowed covers the {n} {cards} too. Approve {them}? n keeps {them} as cards"
                 )
             }
             Question::Bypass(_) => format!(
@@ -1069,9 +1083,21 @@ impl ChatState {
         effects
     }
 
-    /// Re-decide the queue after a change the user did not make card by
-    /// card: blocks apply at once, allows wait for the user's yes.
+    /// Re-decide the queue after a mode change: blocks apply at once,
+    /// allows wait for the user's yes.
     pub(super) fn redecide_asking(&mut self) -> Vec<Effect> {
+        self.redecide_with(Question::AllowWaiting)
+    }
+
+    /// Re-decide the queue after a rule kept or a bypass set: blocks apply
+    /// at once, the other cards it would allow wait for the user's yes.
+    pub(super) fn redecide_covered(&mut self) -> Vec<Effect> {
+        self.redecide_with(Question::AllowCovered)
+    }
+
+    /// Re-decide the queue after a change the user did not make card by
+    /// card; `question` asks about the cards it would allow.
+    fn redecide_with(&mut self, question: fn(Vec<RequestId>) -> Question) -> Vec<Effect> {
         let mut effects = Vec::new();
         let mut would_allow = Vec::new();
         let mut index = 0;
@@ -1095,12 +1121,12 @@ impl ChatState {
             }
         }
         if !would_allow.is_empty() && self.unattended().is_none() {
-            self.view
-                .focus
-                .open(Modal::Confirm(Question::AllowWaiting(would_allow)));
+            self.view.focus.open(Modal::Confirm(question(would_allow)));
         } else if matches!(
             self.view.focus.modal,
-            Some(Modal::Confirm(Question::AllowWaiting(_)))
+            Some(Modal::Confirm(
+                Question::AllowWaiting(_) | Question::AllowCovered(_)
+            ))
         ) {
             self.close_question();
         }

@@ -31,7 +31,7 @@ pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
 pub use form::{FieldKind, FormEditor, FormField};
 pub(crate) use grants::NOT_LOADED;
-pub use grants::{GrantItem, SettingsEdit, fail_closed_rule};
+pub use grants::{GrantItem, RuleDraft, SettingsEdit, fail_closed_rule};
 pub use interrupt::QUIT_WINDOW;
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
@@ -342,7 +342,7 @@ pub struct Gate {
     /// Agents with `bypass_permissions = true` in the settings (and set this run).
     pub bypassed_agents: Vec<String>,
     /// The rule being kept from a card, while its pattern is edited.
-    pub rule_draft: Option<Rule>,
+    pub rule_draft: Option<grants::RuleDraft>,
     /// What allowed requests of this turn named (for client writes and terminals).
     pub allowed_scopes: Vec<AllowedScope>,
     /// The agent's own mode to switch to in Plan (opt-in per agent).

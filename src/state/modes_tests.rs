@@ -370,7 +370,7 @@ fn bypass_confirmed_asks_about_the_other_waiting_cards() {
     );
     assert_eq!(
         s.view.focus.modal,
-        Some(Modal::Confirm(Question::AllowWaiting(vec![2])))
+        Some(Modal::Confirm(Question::AllowCovered(vec![2])))
     );
 }
 

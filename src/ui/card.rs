@@ -506,8 +506,19 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
             cursor = Some(field_rows(&mut bottom, prompt, field, width, theme));
         }
         Some(Modal::KeepRule(field)) => {
-            let prompt = keep_prompt(state.gate.rule_draft.as_ref());
+            let draft = state.gate.rule_draft.as_ref();
+            let prompt = keep_prompt(draft.map(|d| &d.rule));
             cursor = Some(field_rows(&mut bottom, &prompt, field, width, theme));
+            // The wider pattern is a choice of its own, never the default.
+            if let Some(other) = draft.and_then(|d| d.other(field.text().trim())) {
+                let wider = draft.and_then(|d| d.wider.as_deref()) == Some(other);
+                let what = if wider { "wider" } else { "only this file" };
+                let line = [
+                    Span::styled("Tab ", theme.choice_key()),
+                    Span::styled(format!("{what}: {}", one_line(other)), theme.dim()),
+                ];
+                wrap_into(&mut bottom, &line, &[], &[spaces(4)], width, Mode::Char);
+            }
         }
         Some(Modal::ConfirmAll(ids)) => {
             let pending = ids

@@ -609,7 +609,7 @@ fn tiny_terminals_with_cards_and_the_dropdown_do_not_panic() {
     state.view.cursor.scroll = 50;
     state.gate.bypassed_agents = vec!["claude-code".into()];
     state.gate.rules = vec![Rule::new(RuleDecision::Deny); 3];
-    state.gate.rule_draft = Some(Rule::new(RuleDecision::Allow));
+    state.gate.rule_draft = Some(draft(Rule::new(RuleDecision::Allow)));
     for modal in [
         None,
         Some(Modal::Reason {
@@ -745,13 +745,23 @@ fn keep_rule_field_has_the_cursor() {
     );
 }
 
+/// A kept rule's draft with no wider pattern on offer, for card 1.
+fn draft(rule: Rule) -> crate::state::RuleDraft {
+    crate::state::RuleDraft {
+        rule,
+        card: 1,
+        narrow: String::new(),
+        wider: None,
+    }
+}
+
 #[test]
 fn keep_rule_prompt_names_the_pattern_it_edits() {
     let mut state = asking(vec![edit_request()]);
     let mut rule = Rule::new(RuleDecision::Allow);
     rule.kind = Some("edit".parse::<KindMatch>().expect("kind"));
     rule.path = Some("~/src/app/**".into());
-    state.gate.rule_draft = Some(rule.clone());
+    state.gate.rule_draft = Some(draft(rule.clone()));
     state.view.focus = Focus {
         pane: Pane::Cards,
         modal: Some(Modal::KeepRule(Composer::default())),
@@ -763,16 +773,13 @@ fn keep_rule_prompt_names_the_pattern_it_edits() {
     );
     rule.path = None;
     rule.tool = Some("Bash".into());
-    state.gate.rule_draft = Some(rule);
+    state.gate.rule_draft = Some(draft(rule));
     let text = screen(&state, 100, 36);
     assert!(
         text.contains("Keep as rule: allow edit, tool matching › "),
         "{text}"
     );
-    assert!(
-        text.contains("Enter keep (appended to the settings file) · Esc back"),
-        "{text}"
-    );
+    assert!(text.contains("Enter keep and allow · Esc back"), "{text}");
 }
 
 /// A shell command through claude-code's options.
