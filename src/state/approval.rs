@@ -1062,6 +1062,7 @@ impl ChatState {
         }
         let was = self.gate.mode;
         self.gate.mode = mode;
+        self.mode_changed();
         self.info(format!("mode: {}", mode.label()));
         let mut effects = Vec::new();
         if let Some(plan_mode) = self.plan_mode() {

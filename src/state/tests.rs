@@ -467,10 +467,26 @@ fn the_mode_dropdown_opens_moves_and_picks() {
                 name: "Plan".into(),
                 description: None,
             },
+            crate::model::AgentMode {
+                id: "acceptEdits".into(),
+                name: "Accept Edits".into(),
+                description: None,
+            },
         ],
         config_option_id: None,
     });
     s.gate.asking_mode = Some("default".into());
+    // warden's three, then only the agent's mode that adds something: its
+    // asking mode and a second "Plan" are warden's own to drive.
+    assert_eq!(
+        s.mode_menu_items(),
+        vec![
+            ModeItem::Chat(Mode::Plan),
+            ModeItem::Chat(Mode::Default),
+            ModeItem::Chat(Mode::Auto),
+            ModeItem::Agent(2),
+        ]
+    );
     key(&mut s, Action::OpenModeMenu);
     assert_eq!(
         s.view.focus.modal,
@@ -483,11 +499,11 @@ fn the_mode_dropdown_opens_moves_and_picks() {
     assert_eq!(s.view.focus, Focus::COMPOSER);
     // The agent's own mode: a warning, and set_mode.
     key(&mut s, Action::OpenModeMenu);
-    let effects = key(&mut s, Action::PickModeItem(4));
+    let effects = key(&mut s, Action::PickModeItem(3));
     assert_eq!(
         effects,
         vec![Effect::SetAgentMode {
-            mode_id: "plan".into(),
+            mode_id: "acceptEdits".into(),
             config_option: None
         }]
     );

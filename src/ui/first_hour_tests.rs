@@ -131,7 +131,7 @@ fn mode_dropdown_open_80x24() {
     for row in ["Plan     read", "Default  reads", "Auto     every"] {
         assert_eq!(text.matches(row).count(), 1, "{row}: {text}");
     }
-    assert_eq!(text.matches("agent's own mode").count(), 1, "{text}");
+    assert_eq!(text.matches("'s own modes").count(), 1, "{text}");
     // The dropdown's bottom border is its own row, above the message box's top.
     let lines: Vec<&str> = text.lines().collect();
     let composer_top = lines

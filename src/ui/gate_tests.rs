@@ -418,7 +418,7 @@ fn clicks_on_choices_mode_slot_and_dropdown() {
         );
     }
     // The dropdown covers what is under it.
-    let title = row_of("warden mode", &text);
+    let title = row_of("warden's modes", &text);
     assert_eq!(view.hit(4, title), None);
     let auto = row_of("Auto ", &text);
     if let Some(action) = view.hit(4, auto) {
