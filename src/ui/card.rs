@@ -729,14 +729,17 @@ fn runs_lines(
     } else {
         ""
     };
-    let more = Span::styled(format!(" … {left} more {what}{expand}"), theme.card_label());
+    let note = format!(" {left} more {what}{expand}");
     // The note ends short of the row's end, where a scroll marker may sit.
     let marker = if width >= WIDE_HINTS { 21 } else { 5 };
-    let room = width.saturating_sub(str_width(&more.content) + marker);
+    let room = width.saturating_sub(str_width(&note) + 2 + marker);
     let mut kept: Vec<Line<'static>> = rows.into_iter().take(keep).map(|(row, _)| row).collect();
     if let Some(last) = kept.pop() {
+        // A row cut short ends in `…` already.
+        let lead = if last.width() > room { "" } else { " …" };
         let mut cut = fit(&last.spans, room);
-        cut.spans.push(more);
+        cut.spans
+            .push(Span::styled(format!("{lead}{note}"), theme.card_label()));
         kept.push(cut);
     }
     out.extend(kept);
