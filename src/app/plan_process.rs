@@ -3,7 +3,10 @@
 //! `read_only`). Agent processes are keyed by the agent's name and that
 //! profile ([`slot_key`]); when a chat enters or leaves Plan between turns,
 //! it moves to the process with the other rules, continuing its session
-//! there (`session/resume`, else `session/load`). Where the agent can do
+//! there (`session/resume`, else `session/load`), once the mode has
+//! settled (`ChatState::mode_settled`: cycling through Plan moves nothing)
+//! or at once when a message is sent meanwhile (the state holds it until
+//! the chat is on the new process). Where the agent can do
 //! neither, the chat asks ([`Msg::StuckMove`]): a fresh session on the
 //! other process, with the transcript kept on screen, or staying put. The
 //! question is asked again the next time the mode and the process part.
@@ -33,6 +36,14 @@ impl Chat {
     /// footer's badge follows.
     pub(super) fn take_rules(&mut self, read_only: bool) -> Option<crate::sandbox::Profile> {
         self.read_only = read_only;
+        let follows_plan = self
+            .sandbox
+            .as_ref()
+            .is_some_and(|p| p.mode == SandboxMode::WorkspaceWrite);
+        self.out.push_back(Msg::ProcessRules {
+            read_only,
+            follows_plan,
+        });
         let profile = self.sandbox.as_ref().map(|profile| {
             if read_only {
                 profile.read_only()
@@ -80,21 +91,23 @@ impl App {
                 chat.plan_stuck = false;
             }
         }
-        let movers: Vec<ChatId> =
-            self.chats
-                .iter()
-                .filter(|(id, chat)| {
-                    chat.agent_key.is_some()
-                        && chat.session.is_some()
-                        && chat.loading.is_none()
-                        && !chat.plan_stuck
-                        && chat.read_only != self.wants_read_only(**id)
-                        && self.ws.chat(**id).is_some_and(|s| {
-                            !s.state.is_busy() && s.state.gate.approvals.is_empty()
-                        })
-                })
-                .map(|(id, _)| *id)
-                .collect();
+        let movers: Vec<ChatId> = self
+            .chats
+            .iter()
+            .filter(|(id, chat)| {
+                chat.agent_key.is_some()
+                    && chat.session.is_some()
+                    && chat.loading.is_none()
+                    && !chat.plan_stuck
+                    && chat.read_only != self.wants_read_only(**id)
+                    && self.ws.chat(**id).is_some_and(|s| {
+                        !s.state.is_busy()
+                            && s.state.gate.approvals.is_empty()
+                            && s.state.mode_settled()
+                    })
+            })
+            .map(|(id, _)| *id)
+            .collect();
         let mut queued = false;
         for id in movers {
             queued = true;

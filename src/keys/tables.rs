@@ -510,7 +510,7 @@ pub(crate) const CARDS: &[Binding<CardCmd>] = &[
     b(
         &[Key::ch('p')],
         "keep as rule",
-        "keep as rule: the narrowest sensible rule for this request, its pattern editable, appended to the settings; it always covers the request it came from, and never names a wrapper as a prefix (`cargo test --lib` proposes `cargo test *`; `bash -c 'cargo test'`, `sudo make` or `python3 x.py` propose the exact command, since allow rules match commands as written)",
+        "keep as rule: the narrowest sensible rule for this request, its pattern editable (an edit proposes its one file; Tab offers the file's directory, `DIR/**`, instead); Enter appends it to the settings and allows this card, and asks about the other waiting cards only if the rule covers some. It always covers the request it came from, and never names a wrapper as a prefix (`cargo test --lib` proposes `cargo test *`; `bash -c 'cargo test'`, `sudo make` or `python3 x.py` propose the exact command, since allow rules match commands as written)",
         Hint::CardShort,
         CardCmd::KeepRule,
     ),
@@ -628,21 +628,40 @@ pub(crate) const REASON: &[Binding<FieldCmd>] = &[
     ),
 ];
 
+/// What a key does while the pattern of a kept rule is edited; other keys
+/// edit the field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RuleCmd {
+    /// Enter: keep the rule and allow the card it came from.
+    Done,
+    /// Tab: the other pattern on offer (the file, or its directory's glob).
+    Other,
+    /// Esc: back to the choices.
+    Back,
+}
+
 /// The keys while the pattern of a kept rule is edited.
-pub(crate) const KEEP_RULE: &[Binding<FieldCmd>] = &[
+pub(crate) const KEEP_RULE: &[Binding<RuleCmd>] = &[
     b(
         &[Key::plain(K::Enter)],
-        "keep (appended to the settings file)",
-        "keep the rule (appended to the settings file)",
+        "keep and allow",
+        "keep the rule (appended to the settings file) and allow this card",
         Hint::CardShort,
-        FieldCmd::Done,
+        RuleCmd::Done,
+    ),
+    b(
+        &[Key::plain(K::Tab)],
+        "wider / narrower",
+        "the other pattern on offer: the file's directory, or back to the file",
+        Hint::No,
+        RuleCmd::Other,
     ),
     b(
         &[Key::plain(K::Esc)],
         "back",
         "back to the choices",
         Hint::CardShort,
-        FieldCmd::Back,
+        RuleCmd::Back,
     ),
 ];
 

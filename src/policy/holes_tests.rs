@@ -360,8 +360,11 @@ fn keep_as_rule_proposes_nothing_broader_than_the_request() {
     // A relative path is resolved against the cwd.
     let edit = at(ToolKind::Edit, "src/a.rs");
     let rule = suggest_rule(&edit, "a", home, cwd).expect("a rule");
-    assert_eq!(rule.path.as_deref(), Some("~/proj/src/**"));
+    assert_eq!(rule.path.as_deref(), Some("~/proj/src/a.rs"));
     assert_eq!(rule.tool, None);
+    let sibling = at(ToolKind::Edit, "src/b.rs");
+    let facts = rule::Facts::new(&sibling, home, cwd);
+    assert!(!rule.matches(&facts, "a"), "one file, not its directory");
     let bashrc = at(ToolKind::Edit, "~/.bashrc");
     let facts = rule::Facts::new(&bashrc, home, cwd);
     assert!(!rule.matches(&facts, "a"));

@@ -45,7 +45,7 @@ pub use request::{
     CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, RequestView, command_of_input, shell_join,
     shell_quote,
 };
-pub use rule::{KindMatch, Rule, RuleDecision, suggest_rule};
+pub use rule::{KindMatch, Rule, RuleDecision, suggest_rule, wider_path};
 
 use rule::{Facts, Hit};
 

@@ -706,10 +706,11 @@ fn arg_paths(
 ///   ...) is never the prefix: warden looks through it (`bash -c 'cargo
 ///   test'` proposes `cargo test *`) or, when it cannot, proposes the exact
 ///   command.
-/// - Else a call with paths: the kind, and the glob `DIR/**` of the deepest
-///   directory holding every path, each taken from the request's cwd (with
-///   `~` for the home directory); when that directory is `/`, the home
-///   directory or above it, the one path itself.
+/// - Else a call with one path: the kind and that file, taken from the
+///   request's cwd (with `~` for the home directory); [`wider_path`] is the
+///   wider glob offered second. With several paths, the glob `DIR/**` of
+///   the deepest directory holding them all, unless that directory is `/`,
+///   the home directory or above it.
 /// - Else nothing (`Err` says why): a rule of only a kind and a tool would
 ///   cover every such call, whatever it touches.
 pub fn suggest_rule(
@@ -750,7 +751,33 @@ pub fn suggest_rule(
             req.tool()
         ));
     }
-    let dirs: Vec<String> = facts.paths.iter().map(|p| parent(p)).collect();
+    if let [one] = facts.paths.as_slice() {
+        rule.path = Some(glob::escape(&glob::tilde(one, home)));
+        return Ok(rule);
+    }
+    rule.path = Some(dir_glob(&facts.paths, home)?);
+    Ok(rule)
+}
+
+/// The wider pattern "keep as rule" offers second, for a request with one
+/// path: the glob `DIR/**` of the file's directory (see [`suggest_rule`]);
+/// `None` when that directory is `/`, the home directory or above it, or
+/// the request is not about exactly one path.
+pub fn wider_path(req: &RequestView, home: Option<&Path>, cwd: &Path) -> Option<String> {
+    if req.category() == Category::Execute {
+        return None;
+    }
+    let facts = Facts::new(req, home, cwd);
+    match facts.paths.as_slice() {
+        [_] => dir_glob(&facts.paths, home).ok(),
+        _ => None,
+    }
+}
+
+/// `DIR/**` for the deepest directory holding every path, unless that is
+/// `/`, the home directory or above it (`Err` says why).
+fn dir_glob(paths: &[String], home: Option<&Path>) -> Result<String, String> {
+    let dirs: Vec<String> = paths.iter().map(|p| parent(p)).collect();
     let dir = common_dir(&dirs).unwrap_or_else(|| "/".to_string());
     let home_dir =
         home.map(|h| glob::normalize_path(&h.display().to_string(), None, Path::new("/")));
@@ -758,20 +785,13 @@ pub fn suggest_rule(
         || home_dir
             .as_deref()
             .is_some_and(|h| h == dir || h.starts_with(&format!("{dir}/")));
-    if !too_wide {
-        rule.path = Some(format!("{}/**", glob::escape(&glob::tilde(&dir, home))));
-        return Ok(rule);
-    }
-    match facts.paths.as_slice() {
-        [one] => {
-            rule.path = Some(glob::escape(&glob::tilde(one, home)));
-            Ok(rule)
-        }
-        _ => Err(format!(
+    if too_wide {
+        return Err(format!(
             "its paths share no directory narrower than {}",
             glob::tilde(&dir, home)
-        )),
+        ));
     }
+    Ok(format!("{}/**", glob::escape(&glob::tilde(&dir, home))))
 }
 
 /// The command glob "keep as rule" proposes for a line (see [`suggest_rule`]).
@@ -1120,9 +1140,18 @@ command = "cargo test *"
 
         let cwd = Path::new("/home/u/p");
         let suggest = |req: &RequestView| suggest_rule(req, "a", home, cwd);
-        let edit = suggest(&touching(ToolKind::Edit, &["/home/u/p/src/a.rs"])).expect("a rule");
+        // One file: that file; the directory's glob only as a second choice.
+        let one = touching(ToolKind::Edit, &["/home/u/p/src/a.rs"]);
+        let edit = suggest(&one).expect("a rule");
         assert_eq!(edit.kind, Some(KindMatch::Kind(ToolKind::Edit)));
-        assert_eq!(edit.path.as_deref(), Some("~/p/src/**"));
+        assert_eq!(edit.path.as_deref(), Some("~/p/src/a.rs"));
+        assert_eq!(wider_path(&one, home, cwd).as_deref(), Some("~/p/src/**"));
+        // A file at the project's root: that file, never the whole project
+        // unless asked for.
+        let root_file = touching(ToolKind::Edit, &["README.md"]);
+        let at_root = suggest(&root_file).expect("a rule");
+        assert_eq!(at_root.path.as_deref(), Some("~/p/README.md"));
+        assert_eq!(wider_path(&root_file, home, cwd).as_deref(), Some("~/p/**"));
         let moved = suggest(&touching(
             ToolKind::Move,
             &["/home/u/p/src/a.rs", "/home/u/p/old/b.rs"],
@@ -1130,19 +1159,23 @@ command = "cargo test *"
         .expect("a rule");
         assert_eq!(moved.path.as_deref(), Some("~/p/**"));
         let outside = suggest(&touching(ToolKind::Read, &["/etc/hosts"])).expect("a rule");
-        assert_eq!(outside.path.as_deref(), Some("/etc/**"));
+        assert_eq!(outside.path.as_deref(), Some("/etc/hosts"));
         assert_eq!(outside.kind, Some(KindMatch::Category(Category::Read)));
 
         // A file right under `/` or the home directory: that file only.
-        let root = suggest(&touching(ToolKind::Delete, &["/x"])).expect("a rule");
+        let top = touching(ToolKind::Delete, &["/x"]);
+        let root = suggest(&top).expect("a rule");
         assert_eq!((root.path.as_deref(), root.tool), (Some("/x"), None));
+        assert_eq!(wider_path(&top, home, cwd), None, "`/**` is never offered");
+        let in_home = touching(ToolKind::Edit, &["/home/u/.bashrc"]);
+        assert_eq!(wider_path(&in_home, home, cwd), None, "nor `~/**`");
         let spread = suggest(&touching(ToolKind::Delete, &["/x", "/home/u/y"]));
         assert!(spread.is_err(), "{spread:?}");
         // A relative path is taken from the cwd.
         let relative = suggest(&touching(ToolKind::Edit, &["src/a.rs"])).expect("a rule");
         assert_eq!(
             (relative.path.as_deref(), relative.tool),
-            (Some("~/p/src/**"), None)
+            (Some("~/p/src/a.rs"), None)
         );
 
         let fetch = RequestView {

@@ -205,9 +205,12 @@ impl Modal {
 /// What warden asks before it widens trust; y says yes, anything else no.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Question {
-    /// A mode change (or a bypass) would allow these waiting cards:
-    /// approve them? No keeps them as cards; Shift+Tab goes on cycling.
+    /// A mode change would allow these waiting cards: approve them? No
+    /// keeps them as cards; Shift+Tab goes on cycling.
     AllowWaiting(Vec<RequestId>),
+    /// A rule just kept, or a bypass just set, would allow these other
+    /// waiting cards: approve them? No keeps them as cards.
+    AllowCovered(Vec<RequestId>),
     /// `b` on this card: bypass its agent from now on?
     Bypass(RequestId),
 }
@@ -225,6 +228,17 @@ impl Question {
                 };
                 format!(
                     "The {n} {cards}. Approve {them}? n keeps {them} as cards · Shift+Tab next mode"
+                )
+            }
+            Question::AllowCovered(ids) => {
+                let n = ids.len();
+                let (cards, them) = if n == 1 {
+                    ("other waiting card", "it")
+                } else {
+                    ("other waiting cards", "them")
+                };
+                format!(
+                    "What you just allowed covers the {n} {cards} too. Approve {them}? n keeps {them} as cards"
                 )
             }
             Question::Bypass(_) => format!(
@@ -251,9 +265,10 @@ pub struct CardCursor {
     /// this one, or is this one for less than [`ARM_DELAY`], takes no
     /// answer.
     pub seen: Option<Seen>,
-    /// A card came while the user had typed lately: whether it takes the
-    /// keys is decided at the runtime's next clock (`Msg::Tick`), against
-    /// the time of the last key typed.
+    /// A card came while the user was typing: it takes the keys at the
+    /// first clock (`Msg::Tick`, or a key's instant) at which the composer
+    /// is empty and no key came for [`TYPING_WINDOW`]; Ctrl-P, the
+    /// user's own choice of pane, ends the wait.
     pub wants_keys: bool,
 }
 
@@ -676,12 +691,12 @@ impl ChatState {
             self.view.cursor.choice = self.default_choice();
         }
         // Only the bare Composer pane gives way: a modal open over it keeps
-        // the keys, and closing it goes back to the composer. When the user
-        // has typed (a key with its time), the runtime's next clock decides
-        // (`arming::stamp`): a card never takes the keys of a message being
-        // typed.
-        if self.view.focus.is(Pane::Composer) && !self.typing() {
-            if self.view.typed_at.is_some() {
+        // the keys, and closing it goes back to the composer. While the
+        // user types (text in the composer, a key with its time lately),
+        // the card waits and every clock decides again (`arming::stamp`):
+        // a card never takes the keys of a message being typed.
+        if self.view.focus.is(Pane::Composer) {
+            if self.typing() || self.view.typed_at.is_some() {
                 self.view.cursor.wants_keys = true;
             } else {
                 self.take_keys();
@@ -1047,6 +1062,7 @@ impl ChatState {
         }
         let was = self.gate.mode;
         self.gate.mode = mode;
+        self.mode_changed();
         self.info(format!("mode: {}", mode.label()));
         let mut effects = Vec::new();
         if let Some(plan_mode) = self.plan_mode() {
@@ -1068,9 +1084,21 @@ impl ChatState {
         effects
     }
 
-    /// Re-decide the queue after a change the user did not make card by
-    /// card: blocks apply at once, allows wait for the user's yes.
+    /// Re-decide the queue after a mode change: blocks apply at once,
+    /// allows wait for the user's yes.
     pub(super) fn redecide_asking(&mut self) -> Vec<Effect> {
+        self.redecide_with(Question::AllowWaiting)
+    }
+
+    /// Re-decide the queue after a rule kept or a bypass set: blocks apply
+    /// at once, the other cards it would allow wait for the user's yes.
+    pub(super) fn redecide_covered(&mut self) -> Vec<Effect> {
+        self.redecide_with(Question::AllowCovered)
+    }
+
+    /// Re-decide the queue after a change the user did not make card by
+    /// card; `question` asks about the cards it would allow.
+    fn redecide_with(&mut self, question: fn(Vec<RequestId>) -> Question) -> Vec<Effect> {
         let mut effects = Vec::new();
         let mut would_allow = Vec::new();
         let mut index = 0;
@@ -1094,12 +1122,12 @@ impl ChatState {
             }
         }
         if !would_allow.is_empty() && self.unattended().is_none() {
-            self.view
-                .focus
-                .open(Modal::Confirm(Question::AllowWaiting(would_allow)));
+            self.view.focus.open(Modal::Confirm(question(would_allow)));
         } else if matches!(
             self.view.focus.modal,
-            Some(Modal::Confirm(Question::AllowWaiting(_)))
+            Some(Modal::Confirm(
+                Question::AllowWaiting(_) | Question::AllowCovered(_)
+            ))
         ) {
             self.close_question();
         }

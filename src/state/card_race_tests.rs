@@ -345,3 +345,81 @@ fn enter_on_a_card_reached_with_ctrl_p_after_typing_is_the_plain_allow_once() {
     assert_eq!(answers(&effects), vec![(1, selected("allow"))]);
     assert!(s.gate.grants.is_empty(), "{:?}", s.gate.grants);
 }
+
+/// Issue 33, item 1: the README's first run. A card that comes a moment
+/// after Enter waits while the user could still be typing, then takes the
+/// keys at the first clock after the typing window (the runtime sends one
+/// then), ignores answers for [`ARM_DELAY`] from that moment, and then
+/// takes a plain `y`.
+#[test]
+fn a_card_just_after_enter_takes_the_keys_once_the_typing_stopped() {
+    let t0 = Instant::now();
+    let mut s = typed_chat(t0);
+    ask(&mut s, 1, "t1", ToolKind::Execute);
+    s.update(Msg::Tick(t0 + ms(300)));
+    assert_eq!(s.view.focus, Focus::COMPOSER, "Enter was 300 ms ago");
+    assert_eq!(
+        s.arming_deadline(),
+        Some(t0 + TYPING_WINDOW),
+        "the runtime is told when to look again"
+    );
+    s.update(Msg::Tick(t0 + TYPING_WINDOW));
+    assert_eq!(s.view.focus, Focus::CARDS, "nobody typed for the window");
+    let took = t0 + TYPING_WINDOW;
+    let effects = at(&mut s, Action::ch('y'), took + ms(100));
+    assert_eq!(answers(&effects), vec![], "the card just took the keys");
+    assert_eq!(s.view.composer.text(), "", "and the y went nowhere else");
+    let effects = at(&mut s, Action::ch('y'), took + ARM_DELAY);
+    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
+}
+
+/// A card never takes the keys while the composer holds text, however
+/// long the user pauses; once the message is sent (or erased) and the
+/// window passes, it does.
+#[test]
+fn a_card_waits_while_the_composer_holds_text() {
+    let t0 = Instant::now();
+    let mut s = typed_chat(t0);
+    ask(&mut s, 1, "t1", ToolKind::Execute);
+    s.update(Msg::Tick(t0 + ms(100)));
+    type_text(&mut s, "also", t0 + ms(200));
+    for secs in [2, 5, 30] {
+        s.update(Msg::Tick(t0 + ms(secs * 1_000)));
+        assert_eq!(s.view.focus, Focus::COMPOSER, "text in the composer");
+    }
+    assert_eq!(s.arming_deadline(), None, "only a key empties the composer");
+    let t1 = t0 + ms(40_000);
+    for i in 0..4 {
+        at(&mut s, Action::key(Code::Backspace), t1 + ms(10 * i));
+    }
+    assert_eq!(s.view.composer.text(), "");
+    assert!(!s.needs_clock(), "the window runs from the last key");
+    s.update(Msg::Tick(t1 + ms(500)));
+    assert_eq!(s.view.focus, Focus::COMPOSER, "a key came 500 ms ago");
+    s.update(Msg::Tick(t1 + ms(30) + TYPING_WINDOW));
+    assert_eq!(s.view.focus, Focus::CARDS);
+}
+
+/// Ctrl-P back to the composer is the user's choice: the card does not
+/// take the keys back by itself.
+#[test]
+fn after_ctrl_p_to_the_composer_the_card_stays_put() {
+    let t0 = Instant::now();
+    let mut s = typed_chat(t0);
+    ask(&mut s, 1, "t1", ToolKind::Execute);
+    s.update(Msg::Tick(t0 + ms(100)));
+    at(
+        &mut s,
+        Action::Key(Key::ctrl(Code::Char('p'))),
+        t0 + ms(400),
+    );
+    assert_eq!(s.view.focus, Focus::CARDS);
+    at(
+        &mut s,
+        Action::Key(Key::ctrl(Code::Char('p'))),
+        t0 + ms(600),
+    );
+    assert_eq!(s.view.focus, Focus::COMPOSER);
+    s.update(Msg::Tick(t0 + ms(5_000)));
+    assert_eq!(s.view.focus, Focus::COMPOSER);
+}

@@ -2,7 +2,7 @@
 //! this chat's grants. the rules screen lists them and revokes them; "keep
 //! as rule" adds one from a card. Writes to the settings file are effects.
 
-use crate::policy::{Rule, RuleDecision, suggest_rule};
+use crate::policy::{Rule, RuleDecision, suggest_rule, wider_path};
 use crate::sanitize::one_line;
 
 use super::{Action, ChatState, Composer, Effect, Modal, Msg};
@@ -29,6 +29,29 @@ pub enum SettingsEdit {
     AppendRule(Rule),
     /// Remove the rule at `index` if it is still `expected`.
     RemoveRule { index: usize, expected: Rule },
+}
+
+/// A rule being kept from a card ("keep as rule"): the rule, the card it
+/// came from, and the patterns its field offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleDraft {
+    /// The rule, its pattern as proposed (the field's text replaces it).
+    pub rule: Rule,
+    /// The card `p` was pressed on: Enter keeps the rule and allows it.
+    pub card: super::RequestId,
+    /// The narrowest pattern, which the field starts with.
+    pub narrow: String,
+    /// A wider pattern (the file's directory), offered only second: Tab.
+    pub wider: Option<String>,
+}
+
+impl RuleDraft {
+    /// The pattern Tab puts in the field now holding `text`: the wider
+    /// one, or back to the narrowest.
+    pub(crate) fn other(&self, text: &str) -> Option<&str> {
+        let wider = self.wider.as_deref()?;
+        Some(if text == wider { &self.narrow } else { wider })
+    }
 }
 
 /// One line of the rules screen.
@@ -105,11 +128,17 @@ impl ChatState {
     }
 
     /// Start "keep as rule" for the selected card: the narrowest sensible
-    /// rule, its pattern editable in place.
+    /// rule, its pattern editable in place, a wider one a Tab away.
     pub(super) fn start_keep_rule(&mut self) {
         let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
             return;
         };
+        let wider = wider_path(
+            &approval.view,
+            self.gate.home.as_deref(),
+            &self.session.cwd_path,
+        );
+        let card = approval.id;
         let rule = match suggest_rule(
             &approval.view,
             &self.settings_agent(),
@@ -122,15 +151,22 @@ impl ChatState {
                 return;
             }
         };
+        let narrow = rule
+            .command
+            .as_deref()
+            .or(rule.path.as_deref())
+            .or(rule.tool.as_deref())
+            .unwrap_or("")
+            .to_string();
         let mut field = Composer::default();
-        field.set(
-            rule.command
-                .as_deref()
-                .or(rule.path.as_deref())
-                .or(rule.tool.as_deref())
-                .unwrap_or(""),
-        );
-        self.gate.rule_draft = Some(rule);
+        field.set(&narrow);
+        let wider = wider.filter(|w| rule.path.is_some() && *w != narrow);
+        self.gate.rule_draft = Some(RuleDraft {
+            rule,
+            card,
+            narrow,
+            wider,
+        });
         self.view.focus.open(Modal::KeepRule(field));
     }
 
@@ -141,12 +177,13 @@ impl ChatState {
         key: Option<crate::keys::Key>,
         mut field: Composer,
     ) -> Vec<Effect> {
-        use crate::keys::{self, FieldCmd};
+        use crate::keys::{self, RuleCmd};
         match keys::lookup_key(keys::KEEP_RULE, key) {
-            Some(FieldCmd::Done) => {
-                let Some(mut rule) = self.gate.rule_draft.take() else {
+            Some(RuleCmd::Done) => {
+                let Some(draft) = self.gate.rule_draft.take() else {
                     return Vec::new();
                 };
+                let RuleDraft { mut rule, card, .. } = draft;
                 let pattern = field.text().trim().to_string();
                 if pattern.is_empty() {
                     self.view.notice =
@@ -163,10 +200,27 @@ impl ChatState {
                 self.info(format!("kept as a rule: {}", one_line(&rule.describe())));
                 self.gate.rules.push(rule.clone());
                 let mut effects = vec![Effect::EditSettings(SettingsEdit::AppendRule(rule))];
-                effects.extend(self.redecide_queue());
+                // One step, as "Yes, and don't ask again": the card `p` was
+                // pressed on is allowed; the other waiting cards the rule
+                // covers are asked about.
+                effects.extend(self.allow_card(card));
+                effects.extend(self.redecide_covered());
                 effects
             }
-            Some(FieldCmd::Back) => {
+            Some(RuleCmd::Other) => {
+                let other = self
+                    .gate
+                    .rule_draft
+                    .as_ref()
+                    .and_then(|d| d.other(field.text().trim()))
+                    .map(str::to_string);
+                if let Some(other) = other {
+                    field.set(&other);
+                }
+                self.view.focus.open(Modal::KeepRule(field));
+                Vec::new()
+            }
+            Some(RuleCmd::Back) => {
                 self.gate.rule_draft = None;
                 Vec::new()
             }
@@ -312,7 +366,7 @@ impl ChatState {
                 // Its block's rules (one just kept for it) apply now: what
                 // they block is answered, what they allow waits for a yes.
                 if bound {
-                    return self.redecide_asking();
+                    return self.redecide_covered();
                 }
                 Vec::new()
             }

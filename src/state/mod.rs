@@ -31,7 +31,7 @@ pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
 pub use form::{FieldKind, FormEditor, FormField};
 pub(crate) use grants::NOT_LOADED;
-pub use grants::{GrantItem, SettingsEdit, fail_closed_rule};
+pub use grants::{GrantItem, RuleDraft, SettingsEdit, fail_closed_rule};
 pub use interrupt::QUIT_WINDOW;
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
@@ -131,6 +131,9 @@ pub enum Msg {
     TerminalOutput { id: String, view: TerminalView },
     /// The badge of the sandbox of the chat's agent process (the footer's).
     Sandbox(crate::sandbox::Badge),
+    /// The rules of the chat's agent process: whether it keeps the
+    /// workspace read-only, and whether the chat's sandbox moves with Plan.
+    ProcessRules { read_only: bool, follows_plan: bool },
     /// The chat moves to an agent process with other sandbox rules (it
     /// entered or left Plan): it reconnects as after a restart, which the
     /// runtime is already doing.
@@ -323,6 +326,9 @@ pub struct Session {
     /// How the agent is confined (the footer's badge); none: no sandbox
     /// was configured (warden embedded without settings).
     pub sandbox: Option<crate::sandbox::Badge>,
+    /// The agent process's rules against the mode, and what waits for a
+    /// move (`process_move.rs`).
+    pub process: process_move::ProcessPlace,
 }
 
 /// What may run without asking, and what waits: the chat's mode, the user's
@@ -342,7 +348,7 @@ pub struct Gate {
     /// Agents with `bypass_permissions = true` in the settings (and set this run).
     pub bypassed_agents: Vec<String>,
     /// The rule being kept from a card, while its pattern is edited.
-    pub rule_draft: Option<Rule>,
+    pub rule_draft: Option<grants::RuleDraft>,
     /// What allowed requests of this turn named (for client writes and terminals).
     pub allowed_scopes: Vec<AllowedScope>,
     /// The agent's own mode to switch to in Plan (opt-in per agent).
@@ -438,6 +444,7 @@ impl ChatState {
                 settings_agent: None,
                 queued_prompt: None,
                 sandbox: None,
+                process: process_move::ProcessPlace::default(),
             },
             gate: Gate {
                 mode: Mode::Default,
@@ -545,13 +552,15 @@ impl ChatState {
                 Vec::new()
             }
             Msg::SessionStarted(info) => {
-                let effects = self.on_session_started(info);
+                let mut effects = self.on_session_started(info);
                 self.drop_stale_notice();
+                effects.extend(self.release_held());
                 effects
             }
             Msg::AgentModeSet { mode_id, result } => {
-                let effects = self.on_agent_mode_set(mode_id, result);
+                let mut effects = self.on_agent_mode_set(mode_id, result);
                 self.drop_stale_notice();
+                effects.extend(self.release_held());
                 effects
             }
             Msg::OptionSet { option, result } => {
@@ -568,6 +577,10 @@ impl ChatState {
                 self.session.sandbox = Some(badge);
                 Vec::new()
             }
+            Msg::ProcessRules {
+                read_only,
+                follows_plan,
+            } => self.on_process_rules(read_only, follows_plan),
             Msg::StuckMove(stuck) => {
                 self.on_stuck_move(stuck);
                 Vec::new()
@@ -935,7 +948,9 @@ impl ChatState {
             }
             Action::ToggleCards => {
                 // Ctrl-P: between the composer and the cards; from a modal,
-                // back to typing.
+                // back to typing. The user chose: no card takes the keys
+                // by itself after this.
+                self.view.cursor.wants_keys = false;
                 self.view.focus =
                     if self.view.focus.is(Pane::Composer) && !self.gate.approvals.is_empty() {
                         Focus::CARDS
@@ -1015,6 +1030,9 @@ impl ChatState {
             return Vec::new();
         }
         let text = self.view.composer.take();
+        if let Some(effects) = self.hold_for_move(text.clone()) {
+            return effects;
+        }
         self.send_prompt(text)
     }
 

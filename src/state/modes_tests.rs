@@ -223,8 +223,10 @@ fn a_mode_the_user_picks_stays_with_its_warning() {
     modes.current = "default".into();
     let (mut s, _) = opened(Mode::Default, Some(modes));
     s.update(Msg::Action(Action::OpenModeMenu));
-    // Items: Plan, Default, Auto, then the agent's five; `yolo` is the last.
-    let effects = s.update(Msg::Action(Action::PickModeItem(7)));
+    // Items: Plan, Default, Auto, then the agent's own that add something
+    // (`auto-edit`, `yolo`: not its Plan, Default or Auto); `yolo` is last.
+    assert_eq!(s.mode_menu_items().len(), 5);
+    let effects = s.update(Msg::Action(Action::PickModeItem(4)));
     assert_eq!(effects, vec![set_mode("yolo", None)]);
     assert!(warnings(&s)[0].starts_with("warning: in the agent's mode `YOLO`"));
     let effects = s.update(Msg::Update(SessionUpdate::CurrentMode("yolo".into())));
@@ -370,7 +372,7 @@ fn bypass_confirmed_asks_about_the_other_waiting_cards() {
     );
     assert_eq!(
         s.view.focus.modal,
-        Some(Modal::Confirm(Question::AllowWaiting(vec![2])))
+        Some(Modal::Confirm(Question::AllowCovered(vec![2])))
     );
 }
 

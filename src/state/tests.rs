@@ -467,10 +467,26 @@ fn the_mode_dropdown_opens_moves_and_picks() {
                 name: "Plan".into(),
                 description: None,
             },
+            crate::model::AgentMode {
+                id: "acceptEdits".into(),
+                name: "Accept Edits".into(),
+                description: None,
+            },
         ],
         config_option_id: None,
     });
     s.gate.asking_mode = Some("default".into());
+    // warden's three, then only the agent's mode that adds something: its
+    // asking mode and a second "Plan" are warden's own to drive.
+    assert_eq!(
+        s.mode_menu_items(),
+        vec![
+            ModeItem::Chat(Mode::Plan),
+            ModeItem::Chat(Mode::Default),
+            ModeItem::Chat(Mode::Auto),
+            ModeItem::Agent(2),
+        ]
+    );
     key(&mut s, Action::OpenModeMenu);
     assert_eq!(
         s.view.focus.modal,
@@ -483,11 +499,11 @@ fn the_mode_dropdown_opens_moves_and_picks() {
     assert_eq!(s.view.focus, Focus::COMPOSER);
     // The agent's own mode: a warning, and set_mode.
     key(&mut s, Action::OpenModeMenu);
-    let effects = key(&mut s, Action::PickModeItem(4));
+    let effects = key(&mut s, Action::PickModeItem(3));
     assert_eq!(
         effects,
         vec![Effect::SetAgentMode {
-            mode_id: "plan".into(),
+            mode_id: "acceptEdits".into(),
             config_option: None
         }]
     );
@@ -580,9 +596,101 @@ fn keep_as_rule_offers_an_editable_pattern_and_appends_it() {
     assert_eq!(
         answers(&effects),
         vec![(1, selected("allow-once"))],
-        "the new rule covers the card"
+        "Enter keeps the rule and allows the card"
     );
-    assert_eq!(logged_sources(&effects), vec!["rule"]);
+    assert_eq!(logged_sources(&effects), vec!["user"]);
+}
+
+/// An edit card of `path`, asked as request `id`.
+fn ask_edit(s: &mut ChatState, id: RequestId, path: &str) {
+    let mut req = request(&format!("t{id}"), ToolKind::Edit, &format!("Edit {path}"));
+    req.fields.locations = Some(vec![crate::model::Location {
+        path: path.into(),
+        line: None,
+    }]);
+    s.update(Msg::PermissionRequested {
+        id,
+        request: Box::new(req),
+    });
+}
+
+/// The kept rule's field.
+fn rule_field(s: &ChatState) -> String {
+    match &s.view.focus.modal {
+        Some(Modal::KeepRule(field)) => field.text().to_string(),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Issue 33, item 4: `p` on an edit of a file at the project's root
+/// proposes that file, never the whole project; the project's glob is a
+/// Tab away; Enter keeps the rule and allows the card in one step, with
+/// no question about the card itself.
+#[test]
+fn keep_as_rule_proposes_the_file_and_allows_its_card_in_one_step() {
+    let mut s = chat(Mode::Default);
+    ask_edit(&mut s, 1, "/w/README.md");
+    key(&mut s, Action::ch('p'));
+    assert_eq!(rule_field(&s), "/w/README.md");
+    key(&mut s, Action::key(Code::Tab));
+    assert_eq!(rule_field(&s), "/w/**", "the wider glob, asked for");
+    key(&mut s, Action::key(Code::Tab));
+    assert_eq!(rule_field(&s), "/w/README.md", "and back");
+    let effects = key(&mut s, Action::key(Code::Enter));
+    let kept: Vec<_> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::EditSettings(SettingsEdit::AppendRule(rule)) => rule.path.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kept, vec!["/w/README.md".to_string()]);
+    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
+    assert_eq!(s.view.focus, Focus::COMPOSER, "no question is left open");
+    // The rule's block, written and bound later, asks about nothing.
+    s.update(Msg::SettingsChanged {
+        rules: s.gate.rules.clone(),
+        bypassed: Vec::new(),
+        agent_block: Some("demo".into()),
+        note: None,
+    });
+    assert_eq!(s.view.focus.modal, None);
+}
+
+/// The other waiting cards the new rule covers are asked about, with
+/// words and keys of their own (no "Shift+Tab next mode"); those it does
+/// not cover stay as they are, unasked.
+#[test]
+fn keep_as_rule_asks_about_the_other_cards_only_when_it_covers_some() {
+    let mut s = chat(Mode::Default);
+    ask_edit(&mut s, 1, "/w/src/a.rs");
+    ask_edit(&mut s, 2, "/w/src/b.rs");
+    key(&mut s, Action::ch('p'));
+    let effects = key(&mut s, Action::key(Code::Enter));
+    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
+    assert_eq!(s.view.focus.modal, None, "src/a.rs does not cover src/b.rs");
+    assert_eq!(s.gate.approvals.len(), 1);
+
+    let mut s = chat(Mode::Default);
+    ask_edit(&mut s, 1, "/w/src/a.rs");
+    ask_edit(&mut s, 2, "/w/src/b.rs");
+    ask_edit(&mut s, 3, "/w/docs/c.md");
+    key(&mut s, Action::ch('p'));
+    key(&mut s, Action::key(Code::Tab));
+    assert_eq!(rule_field(&s), "/w/src/**");
+    let effects = key(&mut s, Action::key(Code::Enter));
+    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
+    let Some(Modal::Confirm(question)) = s.view.focus.modal.clone() else {
+        panic!("{:?}", s.view.focus)
+    };
+    assert_eq!(question, Question::AllowCovered(vec![2]));
+    let text = question.text("demo");
+    assert!(text.contains("the 1 other waiting card"), "{text}");
+    assert!(!text.contains("Shift+Tab"), "{text}");
+    // Shift-Tab here is a no, not a mode change.
+    key(&mut s, Action::BackTab);
+    assert_eq!(s.gate.mode, Mode::Default);
+    assert_eq!(s.gate.approvals.len(), 2);
 }
 
 #[test]

@@ -303,10 +303,17 @@ impl Workspace {
         self.chats.iter().any(|c| c.state.needs_clock())
     }
 
-    /// When the chat on screen's selected card starts taking answers, while
-    /// it does not yet: the runtime sends its clock then.
+    /// When the chat on screen's selected card starts taking answers (or
+    /// takes the keys), while it does not yet, or a chat's mode change
+    /// settles: the runtime sends its clock then.
     pub(crate) fn arming_deadline(&self) -> Option<std::time::Instant> {
-        self.chats.get(self.active)?.state.arming_deadline()
+        let arming = self.chats.get(self.active)?.state.arming_deadline();
+        let settle = self
+            .chats
+            .iter()
+            .filter_map(|c| c.state.settle_deadline())
+            .min();
+        [arming, settle].into_iter().flatten().min()
     }
 
     fn on_action(&mut self, input: Action, at: Option<std::time::Instant>) -> Vec<WsEffect> {

@@ -42,6 +42,20 @@ const MIN_FIELD: usize = 16;
 const MIN_OTHERS: usize = 2;
 /// The selected card's box never shrinks below this for the one-liners.
 const MIN_BOX: usize = 5;
+/// Below this many terminal rows the choices fold into one row
+/// (`y allow · a chat · n deny · r reason · e more`).
+const FOLD_BELOW: u16 = 30;
+/// Below this many terminal rows, what the card is about keeps one row.
+const TINY_BELOW: u16 = 16;
+/// Rows of what a card is about (its command, its diff's first lines)
+/// that always stay in sight: on a small terminal, and a tiny one.
+const ABOUT_MIN: (usize, usize) = (3, 1);
+/// Rows of a command's summary shown before "… N more lines", by
+/// terminal: tiny, small, other.
+const RUNS_ROWS: (usize, usize, usize) = (1, 3, 8);
+/// Columns from which the card's "more" notes name their key in full;
+/// narrower, they are cut short so that what they are about stays.
+const WIDE_HINTS: usize = 60;
 
 /// The request part of the selected card, kept between frames: pretty JSON,
 /// diffs and plans are not laid out again unless something they show changed.
@@ -70,6 +84,19 @@ pub(crate) struct Card {
     hints: Vec<Line<'static>>,
     /// The keys not shown on the choices, for a card short of room.
     short_hints: Vec<Line<'static>>,
+    /// Rows of `top` that yield to what the card is about when short of
+    /// room (the header's continuation, the agent's title): they move
+    /// after it, still a scroll away.
+    yields: Vec<usize>,
+    /// What the card is about: these rows of `top` (its command), or
+    /// `None`: the request part (a diff's first lines).
+    about: Option<std::ops::Range<usize>>,
+    /// Rows of what the card is about that stay in sight.
+    about_min: usize,
+    /// The choices are folded into one row.
+    folded: bool,
+    /// The command's summary is cut ("… N more lines").
+    runs_cut: bool,
 }
 
 /// Where things landed on screen.
@@ -386,11 +413,18 @@ pub(crate) const AGENT_BAR: &str = "▏ ";
 /// runs), so no agent text can push them off; the agent's title follows,
 /// each row behind [`AGENT_BAR`], at most [`TITLE_ROWS`] rows unless
 /// expanded.
-pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> {
+pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> Option<Card> {
     let index = selected(state);
     let approval = state.gate.approvals.get(index)?;
     let view = &approval.card;
     let width = body_width(width);
+    let tiny = height < TINY_BELOW;
+    // Folded until the user asks for more (e) or moves the highlight.
+    let navigated = state.view.focus.is(Pane::Cards) && state.view.cursor.choice != view.default;
+    // A request to leave plan mode, or for the user's input, keeps its
+    // choices in full: which option `y` sends is the question there.
+    let plain = approval.view.kind != ToolKind::SwitchMode && !approval.view.elicitation;
+    let folded = height < FOLD_BELOW && plain && !state.view.cursor.expanded && !navigated;
     let mut top = Vec::new();
     let kind = approval.view.kind.as_str();
     let category = match approval.category.as_str() {
@@ -409,6 +443,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         ),
     ];
     wrap_into(&mut top, &header, &[], &[spaces(INDENT)], width, Mode::Word);
+    let mut yields: Vec<usize> = (1..top.len()).collect();
     // Whose call this is: warden's own (a client call it confines), or an
     // agent tool whose name may pass for warden's or another's.
     let whose = if approval.request.client {
@@ -441,12 +476,21 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
             Mode::Word,
         );
     }
+    let mut about = None;
+    let mut runs_cut = false;
     if let Some(runs) = &view.runs {
-        let runs = [
-            Span::styled("runs ", theme.card_label()),
-            Span::styled(runs.clone(), theme.tool_title()),
-        ];
-        wrap_into(&mut top, &runs, &[], &[spaces(INDENT)], width, Mode::Char);
+        let max = if state.view.cursor.expanded {
+            usize::MAX
+        } else if tiny {
+            RUNS_ROWS.0
+        } else if height < FOLD_BELOW {
+            RUNS_ROWS.1
+        } else {
+            RUNS_ROWS.2
+        };
+        let start = top.len();
+        runs_cut = runs_lines(&mut top, runs, width, max, theme);
+        about = Some(start..top.len());
     }
     if let Some(warning) = view.warning {
         let warning = [Span::styled(warning, theme.reject())];
@@ -459,6 +503,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
             Mode::Word,
         );
     }
+    let title_start = top.len();
     let mut title = Vec::new();
     let bar = [Span::styled(AGENT_BAR, theme.dim())];
     let text = [Span::styled(approval.title(), theme.plain())];
@@ -475,6 +520,7 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         ]));
     }
     top.extend(title);
+    yields.extend(title_start..top.len());
 
     let mut bottom = Vec::new();
     let mut choice_at = Vec::new();
@@ -483,7 +529,19 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         .focus
         .is(Pane::Cards)
         .then_some(state.view.cursor.choice);
-    for (i, row) in view.rows.iter().enumerate() {
+    if folded {
+        let row = format!("{} · e more", folded_keys(approval));
+        wrap_text_into(
+            &mut bottom,
+            &row,
+            theme.plain(),
+            &[],
+            &[],
+            width,
+            Mode::Word,
+        );
+    }
+    for (i, row) in view.rows.iter().enumerate().filter(|_| !folded) {
         let start = bottom.len();
         choice_rows(&mut bottom, state, row, width, theme);
         if highlighted == Some(i) {
@@ -506,8 +564,19 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
             cursor = Some(field_rows(&mut bottom, prompt, field, width, theme));
         }
         Some(Modal::KeepRule(field)) => {
-            let prompt = keep_prompt(state.gate.rule_draft.as_ref());
+            let draft = state.gate.rule_draft.as_ref();
+            let prompt = keep_prompt(draft.map(|d| &d.rule));
             cursor = Some(field_rows(&mut bottom, &prompt, field, width, theme));
+            // The wider pattern is a choice of its own, never the default.
+            if let Some(other) = draft.and_then(|d| d.other(field.text().trim())) {
+                let wider = draft.and_then(|d| d.wider.as_deref()) == Some(other);
+                let what = if wider { "wider" } else { "only this file" };
+                let line = [
+                    Span::styled("Tab ", theme.choice_key()),
+                    Span::styled(format!("{what}: {}", one_line(other)), theme.dim()),
+                ];
+                wrap_into(&mut bottom, &line, &[], &[spaces(4)], width, Mode::Char);
+            }
         }
         Some(Modal::ConfirmAll(ids)) => {
             let pending = ids
@@ -534,6 +603,10 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
     }
     choice_at.resize(bottom.len(), None);
     let (full, short) = hint_lines(state);
+    let (full, short) = match folded_hints(state) {
+        Some(keys) if folded => (keys.clone(), keys),
+        _ => (full, short),
+    };
     let mut hints = Vec::new();
     wrap_text_into(&mut hints, &full, theme.dim(), &[], &[], width, Mode::Word);
     let mut short_hints = Vec::new();
@@ -553,7 +626,124 @@ pub(crate) fn card(state: &ChatState, width: u16, theme: Theme) -> Option<Card> 
         cursor,
         hints,
         short_hints,
+        yields,
+        about,
+        about_min: if tiny { ABOUT_MIN.1 } else { ABOUT_MIN.0 },
+        folded,
+        runs_cut,
     })
+}
+
+/// The answering keys a folded card lists on its one row, those it
+/// offers: "y allow · n deny · a chat · r reason".
+fn folded_keys(approval: &Approval) -> String {
+    use keys::CardCmd as C;
+    keys::card_hints_where(keys::CARDS, false, |cmd| {
+        matches!(
+            cmd,
+            C::Allow | C::Deny | C::AllowForChat | C::DenyWithReason
+        ) && approval.card.offers(cmd)
+    })
+}
+
+/// The hint row under folded choices, when the card takes answers: the
+/// keys the folded row does not list.
+fn folded_hints(state: &ChatState) -> Option<String> {
+    use keys::CardCmd as C;
+    let approval = state.gate.approvals.get(selected(state))?;
+    let normal =
+        state.view.focus.is(Pane::Cards) && state.card_armed() && !approval.view.elicitation;
+    normal.then(|| {
+        keys::card_hints_where(keys::CARDS, true, |cmd| {
+            !matches!(
+                cmd,
+                C::Allow | C::Deny | C::AllowForChat | C::DenyWithReason | C::Expand
+            ) && approval.card.offers(cmd)
+        })
+    })
+}
+
+/// The command a card runs, every line of it, `runs ` before the first:
+/// a run of blank lines is one row that says how many (no blank rows an
+/// agent can push the rest below the fold with), and past `max` rows the
+/// last one says how many lines are left, in warden's colour. Returns
+/// whether it cut.
+fn runs_lines(
+    out: &mut Vec<Line<'static>>,
+    command: &str,
+    width: usize,
+    max: usize,
+    theme: Theme,
+) -> bool {
+    let lines: Vec<&str> = command.lines().collect();
+    // Each row, and how many of the command's lines are whole after it.
+    let mut rows: Vec<(Line<'static>, usize)> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let lead = if rows.is_empty() {
+            Span::styled("runs ", theme.card_label())
+        } else {
+            spaces(INDENT)
+        };
+        let blank = lines[i..]
+            .iter()
+            .take_while(|l| l.trim().is_empty())
+            .count();
+        if blank > 0 {
+            let what = if blank == 1 { "line" } else { "lines" };
+            let row = Line::from(vec![
+                lead,
+                Span::styled(format!("⋮ {blank} blank {what}"), theme.card_label()),
+            ]);
+            i += blank;
+            rows.push((row, i));
+            continue;
+        }
+        let mut wrapped = Vec::new();
+        let piece = [Span::styled(lines[i].to_string(), theme.tool_title())];
+        wrap_into(
+            &mut wrapped,
+            &piece,
+            &[lead],
+            &[spaces(INDENT)],
+            width,
+            Mode::Char,
+        );
+        i += 1;
+        let n = wrapped.len();
+        for (k, row) in wrapped.into_iter().enumerate() {
+            rows.push((row, if k + 1 == n { i } else { i - 1 }));
+        }
+    }
+    if rows.len() <= max {
+        out.extend(rows.into_iter().map(|(row, _)| row));
+        return false;
+    }
+    let keep = max.max(1);
+    let whole = if keep >= 2 { rows[keep - 2].1 } else { 0 };
+    let left = lines.len() - whole;
+    let what = if left == 1 { "line" } else { "lines" };
+    // Narrow, the count alone: what is left is said before any of it.
+    let expand = if width >= WIDE_HINTS {
+        " · e expand"
+    } else {
+        ""
+    };
+    let note = format!(" {left} more {what}{expand}");
+    // The note ends short of the row's end, where a scroll marker may sit.
+    let marker = if width >= WIDE_HINTS { 21 } else { 5 };
+    let room = width.saturating_sub(str_width(&note) + 2 + marker);
+    let mut kept: Vec<Line<'static>> = rows.into_iter().take(keep).map(|(row, _)| row).collect();
+    if let Some(last) = kept.pop() {
+        // A row cut short ends in `…` already.
+        let lead = if last.width() > room { "" } else { " …" };
+        let mut cut = fit(&last.spans, room);
+        cut.spans
+            .push(Span::styled(format!("{lead}{note}"), theme.card_label()));
+        kept.push(cut);
+    }
+    out.extend(kept);
+    true
 }
 
 /// `e expand` stays in the keys only while there is more to see: the raw
@@ -569,7 +759,7 @@ pub(crate) fn fit_expand_hint(
         .iter()
         .chain(&card.top)
         .any(|l| l.spans.iter().any(|s| s.content.ends_with("· e expand")));
-    if cut || state.view.cursor.expanded {
+    if cut || state.view.cursor.expanded || card.folded || card.runs_cut {
         return;
     }
     let width = body_width(width);
@@ -777,9 +967,19 @@ fn box_wanted(card: &Card, detail: &[Line<'static>]) -> usize {
 }
 
 /// Rows the box needs for its choices and keys to stay in sight, with
-/// warden's first row and one row of what the agent asks above them.
-pub(crate) fn box_least(card: &Card) -> usize {
-    2 + 2 + card.bottom.len() + card.short_hints.len()
+/// warden's first row and what the card is about (its command, its
+/// diff's first lines: [`ABOUT_MIN`] rows, one at least) above them.
+pub(crate) fn box_least(card: &Card, detail: &[Line<'static>]) -> usize {
+    2 + 1 + about_rows(card, detail).max(1) + card.bottom.len() + card.short_hints.len()
+}
+
+/// Rows of what the card is about that must stay in sight.
+fn about_rows(card: &Card, detail: &[Line<'static>]) -> usize {
+    let len = match &card.about {
+        Some(rows) => rows.len(),
+        None => detail.len(),
+    };
+    len.min(card.about_min)
 }
 
 /// Which one-liners to show within `budget` rows: how many before and
@@ -965,15 +1165,19 @@ fn render_box(
             rows.extend(&list[s..s + view]);
         };
         // The first row (warden's: what kind of call, why it asks) never
-        // scrolls away.
-        if h > top + bottom {
+        // scrolls away, nor do the first rows of what the card is about.
+        let about = about_rows(card, detail);
+        let details_fit = card.about.is_some() || h.saturating_sub(top + bottom) >= about;
+        if h > top + bottom && details_fit {
             rows.extend(tops);
             scrolled(&mut rows, details.collect(), h - top - bottom);
             rows.extend(bottoms.chain(hints));
         } else if h > bottom + 1 {
             rows.push(Src::Top(0));
-            let rest = tops.skip(1).chain(details).collect();
-            scrolled(&mut rows, rest, h - bottom - 1);
+            let view = h - bottom - 1;
+            let mut rest: Vec<Src> = tops.skip(1).chain(details).collect();
+            make_room_for_about(&mut rest, card, about, view);
+            scrolled(&mut rows, rest, view);
             rows.extend(bottoms.chain(hints));
         } else {
             // Hardly any room: the choices and the keys stay in sight, and
@@ -1029,14 +1233,55 @@ fn render_box(
     if let Some((first, view, above, below)) = window {
         // Both fit in u16: they are rows of `inner`.
         let first_y = inner.y + first as u16;
+        // Narrow, the count alone, so that most of the row it sits on
+        // stays in sight.
+        let wide = usize::from(inner.width) >= WIDE_HINTS;
         if below > 0 {
-            let hint = format!(" ↓ {below} more · Shift-↓ ");
+            let hint = if wide {
+                format!(" ↓ {below} more · Shift-↓ ")
+            } else {
+                format!(" ↓{below} ")
+            };
             scroll_hint(buf, inner, first_y + view as u16 - 1, &hint, theme);
         }
         if above > 0 && (view > 1 || below == 0) {
-            let hint = format!(" ↑ {above} more · Shift-↑ ");
+            let hint = if wide {
+                format!(" ↑ {above} more · Shift-↑ ")
+            } else {
+                format!(" ↑{above} ")
+            };
             scroll_hint(buf, inner, first_y, &hint, theme);
         }
+    }
+}
+
+/// Move the rows that yield (the header's continuation, the agent's
+/// title) from before what the card is about to after it, one at a time,
+/// until its first `about` rows fit in the `view` rows at the top of
+/// `rest`; warden's warnings never move.
+fn make_room_for_about(rest: &mut Vec<Src>, card: &Card, about: usize, view: usize) {
+    let is_about = |src: &Src| match (src, &card.about) {
+        (Src::Top(i), Some(rows)) => rows.contains(i),
+        (Src::Detail(_), None) => true,
+        _ => false,
+    };
+    let yields = |src: &Src| matches!(src, Src::Top(i) if card.yields.contains(i));
+    loop {
+        let Some(at) = rest.iter().position(is_about) else {
+            return;
+        };
+        if at + about <= view {
+            return;
+        }
+        let Some(i) = rest[..at].iter().rposition(yields) else {
+            return;
+        };
+        let row = rest.remove(i);
+        let end = rest
+            .iter()
+            .rposition(is_about)
+            .map_or(rest.len(), |last| last + 1);
+        rest.insert(end, row);
     }
 }
 

@@ -41,16 +41,25 @@ fn long_write() -> crate::model::PermissionRequest {
 
 #[test]
 fn card_with_a_long_diff_keeps_choices_and_keys_80x24() {
-    let state = asking(vec![long_write()]);
+    let mut state = asking(vec![long_write()]);
     let text = screen(&state, 80, 24);
+    // Below 30 rows the choices fold into one row; `e` shows them all.
+    for want in [
+        "y allow · n deny · a chat · r reason · e more",
+        "Tab next",
+        "more · Shift-↓",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    state.update(Msg::Action(Action::ch('e')));
+    let all = screen(&state, 80, 24);
     for want in [
         "allow once",
         "Deny with a reason",
         "Approve all pending",
         "y allow",
-        "more · Shift-↓",
     ] {
-        assert!(text.contains(want), "{want}: {text}");
+        assert!(all.contains(want), "{want}: {all}");
     }
     // The marker is on a row of its own content, never on a choice.
     for line in text.lines().filter(|l| l.contains("Shift-↓")) {
@@ -122,7 +131,7 @@ fn mode_dropdown_open_80x24() {
     for row in ["Plan     read", "Default  reads", "Auto     every"] {
         assert_eq!(text.matches(row).count(), 1, "{row}: {text}");
     }
-    assert_eq!(text.matches("agent's own mode").count(), 1, "{text}");
+    assert_eq!(text.matches("'s own modes").count(), 1, "{text}");
     // The dropdown's bottom border is its own row, above the message box's top.
     let lines: Vec<&str> = text.lines().collect();
     let composer_top = lines

@@ -427,7 +427,7 @@ fn draw_chat(
         0
     };
     rest -= search_h;
-    let mut card = card::card(state, area.width, theme);
+    let mut card = card::card(state, area.width, area.height, theme);
     let detail = card::detail(state, area.width, theme, &mut view.card_detail);
     if let Some(card) = &mut card {
         card::fit_expand_hint(card, detail, state, area.width, theme);
@@ -437,7 +437,7 @@ fn draw_chat(
             let share = area.height * CARDS_SHARE.0 / CARDS_SHARE.1;
             let wanted = u16::try_from(card::wanted(state, card, detail)).unwrap_or(u16::MAX);
             // The choices and keys stay in sight, even past the share.
-            let least = u16::try_from(card::box_least(card)).unwrap_or(u16::MAX);
+            let least = u16::try_from(card::box_least(card, detail)).unwrap_or(u16::MAX);
             wanted.min(share.max(least)).min(rest)
         }
         None => 0,

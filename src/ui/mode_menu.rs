@@ -40,7 +40,7 @@ pub(crate) struct Drawn {
 fn rows(state: &ChatState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> {
     let mark = |current: bool| if current { "● " } else { "  " };
     let mut rows = vec![(
-        Line::from(Span::styled("warden mode", theme.section())),
+        Line::from(Span::styled("warden's modes", theme.section())),
         None,
     )];
     let label_w = Mode::ALL
@@ -67,10 +67,8 @@ fn rows(state: &ChatState, theme: Theme) -> Vec<(Line<'static>, Option<usize>)> 
                 };
                 if !agent_section {
                     agent_section = true;
-                    rows.push((
-                        Line::from(Span::styled("agent's own mode", theme.section())),
-                        None,
-                    ));
+                    let whose = format!("{}'s own modes", one_line(&state.session.agent_name));
+                    rows.push((Line::from(Span::styled(whose, theme.section())), None));
                 }
                 Line::from(vec![
                     Span::styled(mark(mode.id == modes.current), theme.agent_mode()),

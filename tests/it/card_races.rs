@@ -9,7 +9,7 @@ use warden::state::{Code, Key};
 
 use warden::app::App;
 use warden::policy::Mode;
-use warden::state::{ARM_DELAY, Action, ChatState, Focus, Msg};
+use warden::state::{ARM_DELAY, Action, ChatState, Focus, Msg, TYPING_WINDOW};
 
 use crate::common::*;
 
@@ -143,5 +143,61 @@ async fn enter_on_a_fresh_claude_card_allows_once_and_grants_nothing() {
         vec!["permission outcome: selected allow"]
     );
     assert!(app.state().gate.grants.is_empty());
+    app.shutdown().await;
+}
+
+/// Issue 33, item 1: the README's first run, `edit` then `y`, with the
+/// card coming a moment after Enter (as the demo's and every fast agent's
+/// do). It waits while the user could be typing, takes the keys at the
+/// runtime's clock after the typing window, ignores a `y` in its first
+/// moment (which goes nowhere else either), then takes the `y`.
+#[tokio::test]
+async fn the_readme_first_run_edit_then_y_allows_the_card() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("src")).expect("src");
+    let options = logged_options(dir.path(), Mode::Default);
+    let mut app = ready(App::with_options(demo_command(dir.path(), &[]), options)).await;
+    // Stamped ahead of the runtime's clock: however slow the machine,
+    // the card comes within the typing window.
+    let t0 = Instant::now() + Duration::from_secs(30);
+    type_at(&mut app, "edit\n", t0);
+    let enter = t0 + Duration::from_millis(160);
+    pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
+    assert_eq!(
+        app.state().view.focus,
+        Focus::COMPOSER,
+        "Enter was just now"
+    );
+    for (w, h) in [(120, 40), (80, 24)] {
+        let shown = screen(app.state(), w, h);
+        assert!(
+            shown.contains("your message has the keys"),
+            "{w}x{h}:\n{shown}"
+        );
+    }
+    // The clock the runtime sends when the typing window ends.
+    app.handle(Msg::Tick(enter + TYPING_WINDOW));
+    assert_eq!(app.state().view.focus, Focus::CARDS, "nobody is typing");
+    let since = seen_since(&app);
+    press(
+        &mut app,
+        Action::ch('y'),
+        since + Duration::from_millis(100),
+    );
+    assert_eq!(app.state().gate.approvals.len(), 1, "too early: ignored");
+    assert_eq!(app.state().view.composer.text(), "", "and not typed either");
+    app.handle(Msg::Tick(since + ARM_DELAY));
+    for (w, h) in [(120, 40), (80, 24)] {
+        let shown = screen(app.state(), w, h);
+        assert!(shown.contains("y allow"), "{w}x{h}:\n{shown}");
+        assert!(!shown.contains("your message has the keys"), "{w}x{h}");
+    }
+    press(&mut app, Action::ch('y'), since + ARM_DELAY);
+    pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    assert_eq!(
+        outcomes(app.state()),
+        vec!["permission outcome: selected allow-once"]
+    );
+    assert_eq!(app.state().view.composer.text(), "");
     app.shutdown().await;
 }

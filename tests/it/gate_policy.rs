@@ -276,12 +276,22 @@ async fn keep_as_rule_on_a_relative_edit_never_covers_an_edit_of_bashrc() {
     let Some(Modal::KeepRule(field)) = &app.state().view.focus.modal else {
         panic!("keep-as-rule field: {:?}", app.state().view.focus)
     };
-    // The rule names the edited file's directory, resolved against the cwd.
+    // The rule names the edited file, resolved against the cwd; its
+    // directory is a Tab away.
     let cwd = std::fs::canonicalize(dir.path()).expect("cwd");
-    let want = format!("{}/src/**", cwd.display());
     let text = field.text().to_string();
     assert!(
-        text == want || text.ends_with("/src/**") && !text.starts_with("src"),
+        text == format!("{}/src/a.rs", cwd.display())
+            || text.ends_with("/src/a.rs") && !text.starts_with("src"),
+        "{text}"
+    );
+    key(&mut app, Action::key(Code::Tab));
+    let Some(Modal::KeepRule(field)) = &app.state().view.focus.modal else {
+        panic!("keep-as-rule field: {:?}", app.state().view.focus)
+    };
+    let text = field.text().to_string();
+    assert!(
+        text.ends_with("/src/**") && !text.starts_with("src"),
         "{text}"
     );
     key(&mut app, Action::key(Code::Enter));

@@ -239,24 +239,25 @@ async fn a_rule_kept_for_one_repositorys_script_never_covers_anothers() {
     crate::common::pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
     app.handle(Msg::Action(Action::ch('p')));
     app.handle(Msg::Action(Action::key(Code::Enter)));
-    // Kept with a block of its own, the rule would allow the card: warden
-    // asks before it does.
-    crate::common::pump_until(&mut app, "the question", |s| {
-        matches!(
-            s.view.focus.modal,
-            Some(warden::state::Modal::Confirm(
-                warden::state::Question::AllowWaiting(_)
-            ))
-        ) || !s.is_busy()
+    // `p` and Enter keep the rule and allow the card in one step: no
+    // question about the very card the rule came from (issue 33, item 4),
+    // not even once the rule's block is written and binds the agent.
+    assert!(app.state().gate.approvals.is_empty());
+    crate::common::pump_until(&mut app, "end of turn", |s| {
+        assert_eq!(s.view.focus.modal, None, "{:?}", s.view.notice);
+        !s.is_busy()
     })
     .await;
-    app.handle(Msg::Action(Action::ch('y')));
-    crate::common::pump_until(&mut app, "end of turn", |s| !s.is_busy()).await;
+    crate::common::pump_until(&mut app, "the rule's block", |s| {
+        s.session.settings_agent.is_some()
+    })
+    .await;
+    assert_eq!(app.state().view.focus.modal, None);
     app.shutdown().await;
     let log = warden::decision_log::read(&a.join("decisions.jsonl")).unwrap();
     assert!(
         log.iter()
-            .any(|r| r.decision == "allowed" && r.source == "rule"),
+            .any(|r| r.decision == "allowed" && r.source == "user"),
         "{log:?}"
     );
     // Repository b: the same words, another agent; the rule does not apply.

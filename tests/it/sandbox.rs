@@ -610,3 +610,61 @@ async fn an_agent_that_can_neither_load_nor_resume_asks_fresh_session_or_stay() 
     assert!(!rig.work.join("c.txt").exists());
     app.shutdown().await;
 }
+
+/// Issue 33, item 6: Shift-Tab into Plan and out again moves nothing (no
+/// "restarting the agent…"); a message sent in Plan before the mode has
+/// settled waits for the read-only process and runs there.
+#[tokio::test]
+async fn cycling_through_plan_moves_nothing_and_the_first_turn_in_plan_moves() {
+    use warden::sandbox::Badge;
+    use warden::state::{Action, Msg};
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    let options = ChatOptions {
+        mode: Mode::Default,
+        sandbox: Some(profile(&rig, SandboxMode::WorkspaceWrite)),
+        ..ChatOptions::default()
+    };
+    let mut app = ready(App::with_options(command(&rig), options)).await;
+    on_process(&mut app, Badge::Confined).await;
+    let restarts = |app: &App| {
+        infos(app.state())
+            .iter()
+            .filter(|l| l.contains("restarting the agent"))
+            .count()
+    };
+    // Keys stamped ahead of the runtime's clock: the mode never settles by
+    // itself within the test.
+    let t0 = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let tab = |app: &mut App, ms: u64| {
+        app.handle(Msg::Key {
+            action: Action::BackTab,
+            at: t0 + std::time::Duration::from_millis(ms),
+        });
+    };
+    tab(&mut app, 0);
+    tab(&mut app, 150);
+    assert_eq!(app.state().gate.mode, Mode::Plan);
+    tab(&mut app, 300);
+    assert_eq!(app.state().gate.mode, Mode::Default);
+    let lines = say(&mut app, "own-write a.txt", "own-write").await;
+    assert!(lines.last().unwrap().contains("own-write: ok"), "{lines:?}");
+    assert_eq!(restarts(&app), 0, "{:?}", infos(app.state()));
+    assert_eq!(app.state().session.sandbox, Some(Badge::Confined));
+
+    // Into Plan, and a message at once: it goes on the read-only process.
+    tab(&mut app, 1_000);
+    tab(&mut app, 1_100);
+    assert_eq!(app.state().gate.mode, Mode::Plan);
+    let lines = say(&mut app, "own-write b.txt", "own-write").await;
+    assert!(
+        lines.last().unwrap().contains("own-write: failed"),
+        "{lines:?}"
+    );
+    assert!(!rig.work.join("b.txt").exists());
+    assert_eq!(app.state().session.sandbox, Some(Badge::ReadOnly));
+    assert_eq!(restarts(&app), 1, "{:?}", infos(app.state()));
+    app.shutdown().await;
+}

@@ -2,15 +2,19 @@
 //! became the selected one (the one before it was withdrawn or answered),
 //! takes no answer until the user could have seen it: [`ARM_DELAY`] after
 //! the runtime's clock first saw it selected. A card never takes the keys
-//! of a message being typed: when the user typed within
-//! [`TYPING_WINDOW`], or the composer holds text, a new card waits for
-//! Ctrl-P and says so.
+//! of a message being typed: while the composer holds text, or a key was
+//! typed within [`TYPING_WINDOW`], a new card waits, and says how to
+//! reach it (Ctrl-P). It takes the keys at the first clock at which the
+//! user is no longer typing (the composer empty, no key for the window),
+//! and from then on ignores answers for [`ARM_DELAY`] again, as a card
+//! newly in front of the keys.
 //!
 //! The state stays pure: a key comes with the instant it was pressed
 //! (`Msg::Key`), and the runtime's clock comes as `Msg::Tick` (right after
-//! a message left a card unstamped, and when a card's delay ends, so the
-//! card is drawn again). A key without an instant (`Msg::Action`: tests,
-//! scripted input) is not judged by time.
+//! a message left a card unstamped, when a card's delay ends, so the card
+//! is drawn again, and when the typing window of a waiting card ends). A
+//! key without an instant (`Msg::Action`: tests, scripted input) is not
+//! judged by time.
 
 use std::time::{Duration, Instant};
 
@@ -98,20 +102,32 @@ impl ChatState {
                 .is_some_and(|t| now.saturating_duration_since(t) < TYPING_WINDOW)
     }
 
+    /// Whether a card waiting for the keys takes them at `now`: the bare
+    /// composer has them, it is empty and no key came for the window.
+    fn keys_due(&self, now: Instant) -> bool {
+        self.view.cursor.wants_keys && self.view.focus.is(Pane::Composer) && !self.typing_at(now)
+    }
+
     /// The runtime's clock (or a key's instant) says it is `now`: the
     /// selected card, and every new one, is seen from now; a card that
-    /// came while the user typed takes the keys only if the typing
-    /// stopped.
+    /// came while the user typed takes the keys once the typing stopped,
+    /// and is seen from then on (its keys work [`ARM_DELAY`] later).
     pub(in crate::state) fn stamp(&mut self, now: Instant) {
+        if self.keys_due(now) {
+            self.take_keys();
+            self.view.cursor.seen = None;
+        }
+        self.see(now);
+    }
+
+    /// The clock moves on to `now`: the selected card, and every new one,
+    /// is seen from now. (A key's instant does only this: the key itself
+    /// says where the user is, and the runtime's clock after it decides
+    /// whether a waiting card takes the keys.)
+    fn see(&mut self, now: Instant) {
         self.view.clock = Some(self.view.clock.map_or(now, |c| c.max(now)));
         for approval in &mut self.gate.approvals {
             approval.shown_at.get_or_insert(now);
-        }
-        if self.view.cursor.wants_keys {
-            self.view.cursor.wants_keys = false;
-            if self.view.focus.is(Pane::Composer) && !self.typing_at(now) {
-                self.take_keys();
-            }
         }
         let selected = self
             .gate
@@ -182,24 +198,41 @@ impl ChatState {
             return false;
         }
         let selected = self.gate.approvals.get(self.view.cursor.selected);
-        self.view.cursor.wants_keys
+        self.view.clock.is_some_and(|now| self.keys_due(now))
             || self.gate.approvals.iter().any(|a| a.shown_at.is_none())
             || self.view.cursor.seen.map(|s| s.card) != selected.map(|a| a.id)
     }
 
-    /// When the selected card's delay ends, while it runs: the runtime
+    /// When the selected card's delay ends, while it runs, or when the
+    /// typing window of a card waiting for the keys ends: the runtime
     /// sends its clock then, and the card is drawn again.
     pub(crate) fn arming_deadline(&self) -> Option<Instant> {
-        let since = self.view.cursor.seen?.since?;
-        let end = since + ARM_DELAY;
         let now = self.view.clock?;
-        (now < end && !self.gate.approvals.is_empty()).then_some(end)
+        if self.gate.approvals.is_empty() {
+            return None;
+        }
+        let armed = self
+            .view
+            .cursor
+            .seen
+            .and_then(|s| s.since)
+            .map(|since| since + ARM_DELAY);
+        let typed = self
+            .view
+            .typed_at
+            .filter(|_| self.view.cursor.wants_keys && !self.typing())
+            .map(|at| at + TYPING_WINDOW);
+        [armed, typed]
+            .into_iter()
+            .flatten()
+            .filter(|end| now < *end)
+            .min()
     }
 
     /// A key with the instant it was pressed: the clock moves on; a key
     /// typed into the composer is remembered as typing.
     pub(in crate::state) fn key_at(&mut self, action: &Action, at: Instant) {
-        self.stamp(at);
+        self.see(at);
         if self.view.focus.is(Pane::Composer) && typed(action) {
             self.view.typed_at = Some(at);
         }

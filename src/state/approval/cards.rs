@@ -40,17 +40,22 @@ impl ChatState {
     ) -> Vec<Effect> {
         let answer = keys::lookup_key(keys::QUESTION, key);
         let yes = answer == Some(AnswerCmd::Yes);
+        let after_mode = matches!(question, Question::AllowWaiting(_));
         match question {
-            Question::AllowWaiting(ids) => {
+            Question::AllowWaiting(ids) | Question::AllowCovered(ids) => {
                 self.close_question();
-                if answer == Some(AnswerCmd::NextMode) {
+                if after_mode && answer == Some(AnswerCmd::NextMode) {
                     return self.set_mode(self.gate.mode.next());
                 }
                 if !yes {
-                    self.view.notice = Some(format!(
-                        "the waiting cards stay; the mode is {} for new requests",
-                        self.gate.mode.label()
-                    ));
+                    self.view.notice = Some(if after_mode {
+                        format!(
+                            "the waiting cards stay; the mode is {} for new requests",
+                            self.gate.mode.label()
+                        )
+                    } else {
+                        "the other waiting cards stay".to_string()
+                    });
                     return Vec::new();
                 }
                 let mut effects = Vec::new();
@@ -325,8 +330,27 @@ impl ChatState {
                 ));
             }
         }
-        effects.extend(self.redecide_asking());
+        effects.extend(self.redecide_covered());
         effects
+    }
+
+    /// Allow card `card` as `y` would (a rule was just kept from it); a
+    /// card gone meanwhile allows nothing.
+    pub(in crate::state) fn allow_card(&mut self, card: RequestId) -> Vec<Effect> {
+        let Some(index) = self.gate.approvals.iter().position(|a| a.id == card) else {
+            return Vec::new();
+        };
+        let resolved = self.resolve(&self.gate.approvals[index], &UserPick::Allow);
+        if let Resolved::Wait(notice) = resolved {
+            if !notice.is_empty() {
+                self.view.notice = Some(notice);
+            }
+            return Vec::new();
+        }
+        match self.take_approval(index) {
+            Some(approval) => self.answer_resolved(approval, resolved, super::Picker::You),
+            None => Vec::new(),
+        }
     }
 
     /// Keys while typing a denial reason for `card`.

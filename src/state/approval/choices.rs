@@ -72,7 +72,8 @@ pub struct CardView {
     pub warning: Option<&'static str>,
     /// Whether `p` (keep as rule) is offered.
     pub keep_rule: bool,
-    /// The command the request runs, as the policy reads it (one line).
+    /// The command the request runs, as the policy reads it, made
+    /// visible (stand-ins for what draws nothing), every line of it.
     pub runs: Option<String>,
 }
 
@@ -191,7 +192,7 @@ pub(crate) fn card_view(approval: &Approval, modes: &[AgentMode], agent: &str) -
             .raw_input
             .as_ref()
             .and_then(policy::command_of_input)
-            .map(|c| one_line(&c)),
+            .map(|c| crate::sanitize::visible(&c).into_owned()),
     }
 }
 

@@ -8,11 +8,16 @@ use crate::state::{Action, ChatState, Effect, EntryKind};
 use super::Modal;
 
 impl ChatState {
-    /// The items of the mode dropdown: warden's modes, then the agent's own.
+    /// The items of the mode dropdown: warden's modes, then the agent's own
+    /// that add something to them.
     pub fn mode_menu_items(&self) -> Vec<ModeItem> {
         let mut items: Vec<ModeItem> = Mode::ALL.into_iter().map(ModeItem::Chat).collect();
         if let Some(modes) = &self.session.agent_modes {
-            items.extend((0..modes.available.len()).map(ModeItem::Agent));
+            items.extend(
+                (0..modes.available.len())
+                    .filter(|i| self.agent_mode_adds(&modes.available[*i]))
+                    .map(ModeItem::Agent),
+            );
         }
         for (option, opt) in self.session.controls.options.iter().enumerate() {
             let count = match &opt.value {
@@ -22,6 +27,27 @@ impl ChatState {
             items.extend((0..count).map(|choice| ModeItem::Option { option, choice }));
         }
         items
+    }
+
+    /// Whether the agent's mode adds something to warden's own in the
+    /// dropdown: not the mode warden keeps the agent in (its asking mode),
+    /// nor the plan mode warden moves it to in Plan, nor one named like one
+    /// of warden's modes (a second Plan, Default or Auto, which warden's
+    /// own already drive).
+    fn agent_mode_adds(&self, mode: &crate::model::AgentMode) -> bool {
+        let words = |text: &str| {
+            let text = text.trim().to_lowercase();
+            text.strip_suffix(" mode")
+                .unwrap_or(&text)
+                .trim()
+                .to_string()
+        };
+        let like_wardens = Mode::ALL
+            .iter()
+            .any(|m| words(m.as_str()) == words(&mode.id) || words(m.label()) == words(&mode.name));
+        let managed = self.gate.asking_mode.as_deref() == Some(mode.id.as_str())
+            || self.plan_mode().as_deref() == Some(mode.id.as_str());
+        !like_wardens && !managed
     }
 
     /// Keys while the mode dropdown is open.

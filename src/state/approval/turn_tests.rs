@@ -229,7 +229,7 @@ fn allow_rules_naming_an_agent_need_a_block_that_binds_it() {
     assert!(matches!(
         s.view.focus.modal,
         Some(crate::state::Modal::Confirm(
-            crate::state::Question::AllowWaiting(_)
+            crate::state::Question::AllowCovered(_)
         ))
     ));
     let effects = s.update(Msg::Action(crate::state::Action::ch('y')));
