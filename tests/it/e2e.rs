@@ -202,7 +202,7 @@ async fn esc_with_two_pending_cards_answers_both_cancelled() {
 }
 
 #[tokio::test]
-async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
+async fn deny_with_a_reason_rejects_and_tells_the_agent_why_after_the_turn() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "edit");
@@ -217,7 +217,7 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
         Action::Paste("use the existing parser instead".into()),
     );
     key(&mut app, Action::key(Code::Enter));
-    // The turn is cancelled; the reason goes out as the next prompt when it ends.
+    // The turn ends by itself; the reason goes out as the next prompt then.
     pump_until(&mut app, "the reason prompt's turn", |s| {
         s.session
             .transcript
@@ -238,6 +238,69 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
     );
     let lines = decisions(app.state());
     assert!(lines.iter().any(|(allowed, l)| !allowed && l.starts_with("denied by you: use the existing parser")), "{lines:?}");
+    app.shutdown().await;
+}
+
+/// claude-agent-acp 0.23.1 answers every prompt after a cancel a turn late
+/// (assets/scenarios/claude-late-after-cancel.toml): deny with a reason
+/// must leave the turn to end by itself, so that the reason's turn is the
+/// reason's and the next prompt's card and output come in its own turn.
+#[tokio::test]
+async fn deny_with_a_reason_keeps_a_late_after_cancel_agent_in_step() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(
+        dir.path(),
+        "claude-late-after-cancel.toml",
+        logged_options(dir.path(), Mode::Default),
+    )
+    .await;
+    send(&mut app, "create a file with touch");
+    pump_until(&mut app, "the touch card", |s| !s.gate.approvals.is_empty()).await;
+    key(&mut app, Action::ch('r'));
+    key(&mut app, Action::Paste("use a different name".into()));
+    key(&mut app, Action::key(Code::Enter));
+    pump_until(&mut app, "the reason's turn", |s| {
+        s.session
+            .transcript
+            .entries()
+            .iter()
+            .any(|e| e.kind == EntryKind::User("use a different name".into()))
+            && !s.is_busy()
+    })
+    .await;
+    let text = agent_text(app.state());
+    assert!(
+        text.contains("User refused permission"),
+        "the denied turn ended by itself: {text}"
+    );
+    assert!(
+        text.contains("Hello from the fake model."),
+        "the reason's turn has its own answer: {text}"
+    );
+    send(&mut app, "list the files");
+    pump_until(&mut app, "the ls card", |s| !s.gate.approvals.is_empty()).await;
+    assert!(app.state().is_busy(), "the card came in its own turn");
+    key(&mut app, Action::ch('2'));
+    pump_until(&mut app, "the ls turn", |s| !s.is_busy()).await;
+    let tool = app
+        .state()
+        .session
+        .transcript
+        .tool("toolu_ls")
+        .expect("the ls call is shown");
+    assert_eq!(tool.state, ToolState::Completed);
+    assert!(
+        format!("{:?}", tool.call.content).contains("listed-by-ls.txt"),
+        "{:?}",
+        tool.call.content
+    );
+    assert!(
+        !errors(app.state())
+            .iter()
+            .any(|(m, _)| m.contains("warden refused")),
+        "{:?}",
+        errors(app.state())
+    );
     app.shutdown().await;
 }
 
