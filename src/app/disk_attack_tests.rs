@@ -82,6 +82,7 @@ fn a_decision_with_hostile_agent_text_is_one_clean_line() {
         option_kind: None,
         source: crate::policy::Source::User.into(),
         reason: hostile.into(),
+        cwd: hostile.into(),
     };
     let (tx, mut rx) = mpsc::unbounded_channel::<Incoming>();
     let mut files = Files::default();

@@ -563,6 +563,7 @@ impl ChatState {
             option_kind: None,
             source: refusal.answerer(),
             reason: why,
+            cwd: self.session.cwd_path.display().to_string(),
         };
         vec![Effect::LogDecision(Box::new(record))]
     }
@@ -848,6 +849,7 @@ impl ChatState {
             option_kind: option.map(|o| o.kind.as_str().to_string()),
             source: source.into(),
             reason: reason.to_string(),
+            cwd: self.session.cwd_path.display().to_string(),
         };
         vec![
             Effect::RespondPermission {

@@ -424,6 +424,11 @@ fn missing_agent_command_exits_non_zero_with_a_clear_message() {
         stderr.contains("agent command not found: `/definitely/not/an/agent`"),
         "{stderr}"
     );
+    assert_eq!(
+        stderr.matches("os error").count(),
+        1,
+        "the OS error is said once: {stderr}"
+    );
     assert!(
         !String::from_utf8_lossy(&out.stdout).contains("\u{1b}[?1049h"),
         "never entered the alternate screen"
@@ -474,6 +479,38 @@ pub(crate) fn group_alive(pgid: i32) -> bool {
         cols.next() == Some(pgid.to_string().as_str())
             && !cols.next().unwrap_or("Z").starts_with('Z')
     })
+}
+
+/// `warden log` names the project each decision was made in: the last part
+/// of the chat's working directory (issue 33 item 8).
+#[test]
+fn warden_log_has_a_project_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("lighthouse-app");
+    std::fs::create_dir(&project).expect("project dir");
+    let (code, _, err, log) = exec_in(
+        &project,
+        std::path::Path::new("/nonexistent/warden.toml"),
+        &["--mode", "plan", "-p", "execute"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(log[0].cwd, project.display().to_string());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["--config", "/nonexistent/warden.toml", "log"])
+        .env("XDG_DATA_HOME", project.join("data"))
+        .env("HOME", &project)
+        .output()
+        .expect("warden log runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let head = lines.next().unwrap_or_default();
+    assert!(head.contains("project") && head.contains("agent"), "{text}");
+    let row = lines.next().unwrap_or_default();
+    assert!(row.contains("lighthouse-app"), "{text}");
+    assert!(
+        row.find("lighthouse-app") < row.find("demo"),
+        "the project comes before the agent: {text}"
+    );
 }
 
 #[test]
@@ -595,7 +632,7 @@ async fn bypass_is_written_to_the_settings_and_honoured_by_the_next_warden() {
 async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("config.toml");
-    std::fs::write(&config, "# my settings\nunknown_top = 1\n").expect("seed file");
+    std::fs::write(&config, "# my settings\nroots = []\n").expect("seed file");
     let mut app = launched(dir.path(), &config).await;
     send(&mut app, "execute");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
@@ -613,7 +650,7 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     app.shutdown().await;
     let text = std::fs::read_to_string(&config).expect("file");
     assert!(
-        text.starts_with("# my settings\nunknown_top = 1\n"),
+        text.starts_with("# my settings\nroots = []\n"),
         "the rest of the file is kept: {text}"
     );
     assert!(
