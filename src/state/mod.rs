@@ -12,6 +12,7 @@ mod grants;
 mod interrupt;
 pub mod mention;
 mod options;
+pub(crate) mod paste;
 pub(crate) mod picker;
 pub mod process_move;
 mod runtime_msgs;
@@ -1022,7 +1023,10 @@ impl ChatState {
             return Vec::new();
         }
         self.session.transcript.end_turn();
+        // The transcript shows a long paste folded, as the composer did; the
+        // agent gets the message whole.
         self.session.transcript.push(EntryKind::User(text.clone()));
+        let text = self.view.drafts.pastes.expand(&text);
         self.session.turn = Some(Turn {
             cancelling: false,
             started: self.view.clock,
