@@ -497,6 +497,9 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
         eprintln!("warden: {}", one_line(error));
     }
     start.options.notify = warden::app::Notify::default();
+    // Recorded like a chat, marked as an exec run: the resume picker shows
+    // it with its entries (and marked), not as a bare session the agent lists.
+    start.options.chats_dir = ChatStore::default_dir();
     start.options.headless = Some(match on_ask {
         OnAskArg::Deny => OnAsk::Deny,
         OnAskArg::Allow => OnAsk::Allow,

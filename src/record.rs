@@ -198,6 +198,8 @@ pub struct ChatSummary {
     pub updated: SystemTime,
     /// How many transcript entries the record holds.
     pub entries: usize,
+    /// A `warden exec` run's record (marked in the picker).
+    pub exec: bool,
 }
 
 /// The `chat_id` prefix of a session only its agent knows (from `session/list`).

@@ -18,6 +18,7 @@ fn header(chat_id: &str) -> ChatHeader {
         cwd: PathBuf::from("/tmp"),
         created: "2026-01-01T00:00:00Z".into(),
         command: Vec::new(),
+        exec: false,
     }
 }
 

@@ -201,6 +201,7 @@ mod tests {
             mode: None,
             updated: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
             entries: 3,
+            exec: false,
         }
     }
 

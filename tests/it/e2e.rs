@@ -513,6 +513,29 @@ fn warden_log_has_a_project_column() {
     );
 }
 
+/// A `warden exec` run is recorded like a chat, marked as an exec run and
+/// with its entries, so the resume picker does not list it as a bare
+/// "0 entries" session of the agent's; its prompt stays out of the Up
+/// history (issue 33 item 8).
+#[test]
+fn an_exec_run_is_a_marked_record_with_its_entries() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, _, err, _) = exec_in(
+        dir.path(),
+        std::path::Path::new("/nonexistent/warden.toml"),
+        &["-p", "remember the lighthouse"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let chats = warden::chats::ChatStore::new(dir.path().join("data/warden/chats")).list();
+    let [run] = chats.as_slice() else {
+        panic!("{chats:?}")
+    };
+    assert!(run.exec, "{run:?}");
+    assert!(run.entries >= 2, "the prompt and the answer: {run:?}");
+    assert_eq!(run.title.as_deref(), Some("remember the lighthouse"));
+    assert!(!dir.path().join("data/warden/history").exists());
+}
+
 #[test]
 fn exec_in_each_mode() {
     // Default: the ask is denied (the default --on-ask), the agent reports it, exit 0.
