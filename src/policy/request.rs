@@ -190,7 +190,9 @@ impl RequestView {
         if self.input_command().is_some() {
             return true;
         }
-        if self.client || self.category() != Category::Execute {
+        // Not a kind warden had to guess (kimi-cli sends none and runs its
+        // commands through warden's terminal).
+        if self.client || self.category() != Category::Execute || self.inferred_kind.is_some() {
             return false;
         }
         // A title that is the tool's name (`Bash`, `Terminal`: what an agent

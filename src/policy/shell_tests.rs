@@ -776,7 +776,9 @@ fn title_commands_are_denied_by_a_deny_rule_they_match_and_allow_rules_cover_onl
         // Without command rules, the mode decides as before.
         assert_eq!(short(&decide_in(&req, Mode::Auto, false, &[])), "allow");
     }
-    // kimi-cli's kind had to be guessed: no allow rule covers it.
+    // kimi-cli's kind had to be guessed: no allow rule covers it, and no
+    // rule is proposed.
+    assert!(!kimi_request().command_exact());
     assert_eq!(
         short(&decide_in(&kimi_request(), Mode::Default, false, &allow)),
         "ask"
