@@ -63,6 +63,9 @@ pub struct ChatHeader {
     /// The agent's command line (program, then arguments), to start it again.
     #[serde(default)]
     pub command: Vec<String>,
+    /// A `warden exec` run's record: the picker marks it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exec: bool,
 }
 
 /// A finished transcript entry as recorded: mirrors [`EntryKind`] with the
@@ -281,6 +284,7 @@ impl ChatStore {
             cwd: cwd.to_path_buf(),
             created: crate::decision_log::now_rfc3339(),
             command: Vec::new(),
+            exec: false,
         };
         self.create_with(header)
     }
@@ -365,6 +369,7 @@ pub(crate) fn listed_summary(agent: &str, session: crate::acp::ListedSession) ->
         mode: None,
         updated,
         entries: 0,
+        exec: false,
     }
 }
 
@@ -526,6 +531,7 @@ fn summarize(path: &Path) -> Option<ChatSummary> {
         mode: chat.mode,
         updated,
         entries: chat.entries.len(),
+        exec: chat.header.exec,
     })
 }
 
@@ -816,6 +822,7 @@ mod tests {
                 mode: None,
                 updated: SystemTime::UNIX_EPOCH + Duration::from_secs(1_000),
                 entries: 2,
+                exec: false,
             }
         );
         assert_eq!(listed[1].title.as_deref(), Some("Plan the migration"));

@@ -143,6 +143,7 @@ mod tests {
             option_kind: Some("allow_once".into()),
             source: crate::policy::Source::User.into(),
             reason: "allowed by you".into(),
+            cwd: String::new(),
         }
     }
 

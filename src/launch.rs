@@ -16,7 +16,7 @@ use crate::state::Msg;
 pub struct Start {
     pub command: AgentCommand,
     pub options: ChatOptions,
-    /// Lines to show first (the demo hint, unknown keys).
+    /// Lines to show first (the demo hint).
     pub notes: Vec<String>,
     /// Errors to show first (a settings file that did not load).
     pub errors: Vec<String>,
@@ -205,16 +205,6 @@ fn pick(want: &Want<'_>) -> anyhow::Result<Picked> {
         }
         None => None,
     };
-    if let (Some(path), Some(_)) = (&path, &loaded)
-        && let Ok(text) = std::fs::read_to_string(path)
-    {
-        for (key, line) in settings::unknown_keys(&text) {
-            notes.push(format!(
-                "{}:{line}: unknown key `{key}` (kept, ignored)",
-                path.display()
-            ));
-        }
-    }
     let shown_path = path.as_deref().map_or_else(
         || "the settings file".to_string(),
         |p| p.display().to_string(),

@@ -500,6 +500,9 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
         eprintln!("warden: note: {}", one_line(&note));
     }
     start.options.notify = warden::app::Notify::default();
+    // Recorded like a chat, marked as an exec run: the resume picker shows
+    // it with its entries (and marked), not as a bare session the agent lists.
+    start.options.chats_dir = ChatStore::default_dir();
     start.options.headless = Some(match on_ask {
         OnAskArg::Deny => OnAsk::Deny,
         OnAskArg::Allow => OnAsk::Allow,
@@ -681,14 +684,29 @@ fn print_log(json: bool, agent: Option<&str>, limit: usize) -> anyhow::Result<()
         .max()
         .unwrap_or(0)
         .clamp(5, 32);
+    // The project: the last part of the chat's working directory.
+    let project = |r: &decision_log::DecisionRecord| {
+        let name = std::path::Path::new(&r.cwd)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| r.cwd.clone());
+        one_line(if name.is_empty() { "-" } else { &name })
+    };
+    let project_width = recent
+        .iter()
+        .map(|r| project(r).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(7, 24);
     println!(
-        "{:<20}  {:<agent_width$}  {:<9}  {:<10}  {:<11}  {:<7}  title / reason",
-        "time", "agent", "decision", "source", "kind", "mode"
+        "{:<20}  {:<project_width$}  {:<agent_width$}  {:<9}  {:<10}  {:<11}  {:<7}  title / reason",
+        "time", "project", "agent", "decision", "source", "kind", "mode"
     );
     for r in recent {
         println!(
-            "{:<20}  {:<agent_width$}  {:<9}  {:<10}  {:<11}  {:<7}  {} — {}",
+            "{:<20}  {:<project_width$}  {:<agent_width$}  {:<9}  {:<10}  {:<11}  {:<7}  {} — {}",
             one_line(&r.time),
+            clip(&project(r), project_width),
             clip(&one_line(&r.agent), agent_width),
             one_line(r.decision.as_str()),
             one_line(r.source.as_str()),

@@ -34,6 +34,10 @@ pub struct DecisionRecord {
     /// quitting), protected or safety for a refusal whatever the mode.
     pub source: Answerer,
     pub reason: String,
+    /// The chat's working directory: the project it was asked in (`warden
+    /// log`'s project column). Empty in records of older wardens.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cwd: String,
 }
 
 /// How a request was answered, as the log's `decision` field spells it.
@@ -194,6 +198,8 @@ pub struct ChatSummary {
     pub updated: SystemTime,
     /// How many transcript entries the record holds.
     pub entries: usize,
+    /// A `warden exec` run's record (marked in the picker).
+    pub exec: bool,
 }
 
 /// The `chat_id` prefix of a session only its agent knows (from `session/list`).
@@ -206,15 +212,15 @@ impl ChatSummary {
     }
 }
 
-/// The chats whose title, agent or cwd contain `query` (case-insensitive);
-/// all of them for a blank query.
+/// The chats whose id starts with `query`, or whose title, agent or cwd
+/// contain it (case-insensitive); all of them for a blank query.
 pub fn filter<'a>(summaries: &'a [ChatSummary], query: &str) -> Vec<&'a ChatSummary> {
     let query = query.trim().to_lowercase();
     summaries
         .iter()
         .filter(|chat| {
             query.is_empty()
-                || chat.chat_id.to_lowercase() == query
+                || chat.chat_id.to_lowercase().starts_with(&query)
                 || chat
                     .title
                     .as_deref()

@@ -36,18 +36,20 @@ pub(crate) fn notice_line(line: &str) -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum LaunchError {
     /// The program is not on PATH (or the path does not exist).
+    /// (`error` is said in the message and is no `source`, so that an
+    /// error chain does not say it twice.)
     #[error(
-        "agent command not found: `{program}` ({source}); check the command, or that it is installed and on PATH"
+        "agent command not found: `{program}` ({error}); check the command, or that it is installed and on PATH"
     )]
     NotFound {
         program: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Any other spawn failure (permissions, bad cwd, ...).
-    #[error("could not start the agent `{program}`: {source}")]
+    #[error("could not start the agent `{program}`: {error}")]
     Spawn {
         program: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The child came without the pipes we asked for.
     #[error("the agent `{0}` started without stdio pipes")]
@@ -103,12 +105,12 @@ impl AgentProcess {
         if let Some(confinement) = &confinement {
             confinement.apply(&mut cmd);
         }
-        let mut child = cmd.spawn().map_err(|source| {
+        let mut child = cmd.spawn().map_err(|error| {
             let program = command.program.clone();
-            if source.kind() == std::io::ErrorKind::NotFound {
-                LaunchError::NotFound { program, source }
+            if error.kind() == std::io::ErrorKind::NotFound {
+                LaunchError::NotFound { program, error }
             } else {
-                LaunchError::Spawn { program, source }
+                LaunchError::Spawn { program, error }
             }
         })?;
         let pid = child.id();

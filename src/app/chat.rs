@@ -178,6 +178,7 @@ impl Chat {
             state.session.title.clone_from(&resume.title);
         }
         state.gate.headless = options.headless;
+        let exec = options.headless.is_some();
         state.session.chat_id = uuid::Uuid::new_v4().to_string();
         state.session.settings_agent = options.settings.agent_block.clone();
         state.gate.bypassed_agents = options.settings.bypassed.clone();
@@ -187,7 +188,7 @@ impl Chat {
             Incoming::Terminal(id, event)
         }));
         terminals.confine(options.sandbox.clone());
-        let chat = Chat {
+        let mut chat = Chat {
             terminals,
             sandbox: options.sandbox,
             read_only: false,
@@ -223,6 +224,7 @@ impl Chat {
             jobs: Vec::new(),
             abandoned_prompts: 0,
         };
+        chat.record.exec = exec;
         (chat, state)
     }
 

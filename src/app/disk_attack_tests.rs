@@ -18,6 +18,7 @@ fn header(chat_id: &str) -> ChatHeader {
         cwd: PathBuf::from("/tmp"),
         created: "2026-01-01T00:00:00Z".into(),
         command: Vec::new(),
+        exec: false,
     }
 }
 
@@ -82,6 +83,7 @@ fn a_decision_with_hostile_agent_text_is_one_clean_line() {
         option_kind: None,
         source: crate::policy::Source::User.into(),
         reason: hostile.into(),
+        cwd: hostile.into(),
     };
     let (tx, mut rx) = mpsc::unbounded_channel::<Incoming>();
     let mut files = Files::default();

@@ -9,9 +9,13 @@ use crate::state::{ChatId, DraftsEffect, DraftsMsg, Msg, WsMsg};
 
 impl App {
     /// The directory of the prompt history: beside the chat records (none
-    /// when chats are not recorded, as in tests that do not ask for it).
+    /// when chats are not recorded, as in tests that do not ask for it, nor
+    /// for a `warden exec` run, whose prompts are a script's).
     fn history_dir(&self, id: ChatId) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
         let chat = self.chats.get(&id)?;
+        if chat.record.exec {
+            return None;
+        }
         let store = chat.chat_store.as_ref()?;
         Some((
             crate::history::dir_beside(store.dir()),

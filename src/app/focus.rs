@@ -101,17 +101,15 @@ pub(crate) fn resume_line(chat_id: &str, number: Option<usize>) -> String {
 
 impl App {
     /// `warden --resume ID`: with the picker open and its filter typed, a
-    /// filter that is exactly one recorded chat's id reopens that chat at
-    /// once (the line printed on quit says to type it).
+    /// filter that is one recorded chat's id, or a prefix of only its id
+    /// (as `warden undo` takes), reopens that chat at once (the line
+    /// printed on quit says to type it). An ambiguous one leaves the
+    /// picker open on the chats it matches.
     pub fn reopen_exact(&mut self, filter: &str) {
-        let exact = match &self.ws.focus {
-            crate::state::ChatFocus::Picker(picker) => {
-                let shown = picker.visible();
-                shown.len() == 1
-                    && picker
-                        .selected_chat()
-                        .is_some_and(|c| c.chat_id.eq_ignore_ascii_case(filter.trim()))
-            }
+        let exact = match &mut self.ws.focus {
+            crate::state::ChatFocus::Picker(picker) => picker
+                .only_id_with_prefix(filter)
+                .is_some_and(|id| picker.select_id(&id)),
             _ => false,
         };
         if exact {

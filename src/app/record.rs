@@ -71,6 +71,8 @@ pub(super) struct Record {
     pub(super) mode: Option<String>,
     /// The session the record last named.
     pub(super) session: Option<String>,
+    /// A `warden exec` run: its record says so (the picker marks it).
+    pub(super) exec: bool,
 }
 
 impl Record {
@@ -86,6 +88,7 @@ impl Record {
             name: None,
             mode: None,
             session: None,
+            exec: false,
         }
     }
 
@@ -221,6 +224,7 @@ impl Chat {
         let mut command = vec![self.command.program.clone()];
         command.extend(self.command.args.iter().cloned());
         let header = ChatHeader {
+            exec: self.record.exec,
             chat_id: uuid::Uuid::new_v4().to_string(),
             agent: self.command.name.clone(),
             session_id: info.session_id.clone(),

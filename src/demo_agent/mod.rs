@@ -38,6 +38,7 @@ use agent_client_protocol::v1::schema::{
     SessionAdditionalDirectoriesCapabilities, SessionCapabilities, SessionCloseCapabilities,
     SessionId, SessionListCapabilities, SessionMode, SessionModeState, SessionNotification,
     SessionResumeCapabilities, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse,
+    StopReason,
 };
 use agent_client_protocol::v1::schema::{
     ConfigOptionUpdate, SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
@@ -345,10 +346,22 @@ pub async fn run(scenario: Option<&Path>) -> anyhow::Result<()> {
                     runner.models = agent.scenario.models.clone();
                     let session_id = request.session_id.clone();
                     let sessions = agent.sessions.clone();
+                    let late_after_cancel = agent.scenario.late_after_cancel;
+                    let late = late_after_cancel && sessions.is_late(&session_id);
                     // The turn waits for permission answers, which arrive
                     // through the dispatch loop: it must not run inside it.
                     let spawned = cx.spawn(async move {
+                        if late {
+                            // Answered before it runs; it runs on unasked.
+                            let sent = responder.respond(PromptResponse::new(StopReason::EndTurn));
+                            let _ = runner.run(&steps).await;
+                            sessions.end_turn(&session_id, turn);
+                            return sent;
+                        }
                         let result = runner.run(&steps).await;
+                        if late_after_cancel && matches!(result, Ok(StopReason::Cancelled)) {
+                            sessions.set_late(&session_id);
+                        }
                         sessions.end_turn(&session_id, turn);
                         let sent = match result {
                             Ok(reason) => responder.respond(PromptResponse::new(reason)),
@@ -596,6 +609,9 @@ struct Session {
     record: Record,
     /// Running turns (normally at most one) by turn number.
     turns: Vec<(u64, CancellationToken)>,
+    /// A turn was cancelled with the scenario's `late_after_cancel`: every
+    /// prompt from now on is answered at once and runs after its answer.
+    late: bool,
 }
 
 impl Sessions {
@@ -634,6 +650,7 @@ impl Sessions {
             Session {
                 record,
                 turns: Vec::new(),
+                late: false,
             },
         );
         self.save(id, false);
@@ -664,6 +681,7 @@ impl Sessions {
             Session {
                 record,
                 turns: Vec::new(),
+                late: false,
             },
         );
         Ok(answer)
@@ -816,6 +834,20 @@ impl Sessions {
         session.turns.push((turn, token.clone()));
         self.running.send_modify(|running| *running += 1);
         Some((turn, token))
+    }
+
+    /// Whether session `id` answers its prompts before they run.
+    fn is_late(&self, id: &SessionId) -> bool {
+        lock(&self.inner)
+            .get(id)
+            .is_some_and(|session| session.late)
+    }
+
+    /// From now on session `id` answers its prompts before they run.
+    fn set_late(&self, id: &SessionId) {
+        if let Some(session) = lock(&self.inner).get_mut(id) {
+            session.late = true;
+        }
     }
 
     /// The turn is over: forget it and write the session's record.

@@ -142,6 +142,12 @@ pub(crate) struct Scenario {
     /// asks).
     #[serde(default, alias = "replayAfterAnswer")]
     pub(crate) replay_after_answer: usize,
+    /// After a turn ends `cancelled`, answer every prompt `end_turn` at
+    /// once and run it after its answer, as claude-agent-acp 0.23.1 does:
+    /// its cancel leaves the cancelled turn's end unread, the next prompt
+    /// reads it as its own, and every reply comes a turn late.
+    #[serde(default, alias = "lateAfterCancel")]
+    pub(crate) late_after_cancel: bool,
     /// `promptCapabilities.embeddedContext` at `initialize` (default false).
     #[serde(default)]
     pub(crate) embedded_context: bool,
@@ -175,6 +181,7 @@ impl Default for Scenario {
             mcp_sse: false,
             turns: Vec::new(),
             commands: Vec::new(),
+            late_after_cancel: false,
             embedded_context: false,
             image: false,
         }

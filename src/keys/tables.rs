@@ -496,7 +496,7 @@ pub(crate) const CARDS: &[Binding<CardCmd>] = &[
     b(
         &[Key::ch('a')],
         "chat",
-        "allow for this chat: a command's program and subcommand (`cargo test …` for `cargo test --lib`; every command of a line must match; a command run through a wrapper such as `sudo`, `bash -c` or `python3` only exactly; a command warden reads only from the title, or one no allow rule could cover, only this card), else the same kind and tool; the card says what it covers",
+        "allow for this chat: a command's program and subcommand (`cargo test …` for `cargo test --lib`; every command of a line must match; a command run through a wrapper such as `sudo`, `bash -c` or `python3` only exactly; a command in a title warden cannot take apart, or one no allow rule could cover, only this card; gemini's own \"Allow for this session\" covers the same), else the same kind and tool; the card says what it covers",
         Hint::Card,
         CardCmd::AllowForChat,
     ),
@@ -517,7 +517,7 @@ pub(crate) const CARDS: &[Binding<CardCmd>] = &[
     b(
         &[Key::ch('r')],
         "reason",
-        "deny with a reason: rejects, cancels the turn, and sends the reason as the next prompt",
+        "deny with a reason: rejects this card and the turn's others, lets the turn end (its later requests are refused; Esc cancels it), and sends the reason as the next prompt",
         Hint::Card,
         CardCmd::DenyWithReason,
     ),

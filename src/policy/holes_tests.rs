@@ -376,10 +376,14 @@ fn keep_as_rule_proposes_nothing_broader_than_the_request() {
         request(ToolKind::Edit),
         request(ToolKind::Fetch),
         request(ToolKind::Execute),
-        title_only("touch x"),
     ] {
         assert!(suggest_rule(&req, "a", home, cwd).is_err(), "{req:?}");
     }
+    // A command the agent runs itself and says only in its title (gemini)
+    // is read like a command line, as its rawInput would be (issue 33 item 3).
+    let rule = suggest_rule(&title_only("touch x"), "a", home, cwd).expect("a rule");
+    let from_input = suggest_rule(&shell("touch x"), "a", home, cwd).expect("a rule");
+    assert_eq!(rule.command, from_input.command);
     // The description says what it covers.
     let rule = suggest_rule(&shell("cargo test --lib"), "a", home, cwd).expect("a rule");
     assert_eq!(

@@ -545,7 +545,7 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
         && (!facts.exact || facts.line.as_ref().is_none_or(|l| l.unknown()))
     {
         reason.push_str(if facts.command.is_some() && !facts.exact {
-            "; its command is only in the title, which no allow rule covers"
+            "; its command is only in a title warden cannot take apart, which no allow rule covers"
         } else {
             "; warden cannot read all of its command, so no allow rule covers it"
         });
@@ -681,7 +681,7 @@ fn gate(facts: &Facts<'_>, cx: &Context) -> Option<Decision> {
 /// Why a deny or ask rule only might match the request (`Hit::Unknown`).
 fn unread(facts: &Facts<'_>, rule: &Rule) -> &'static str {
     if rule.command.is_some() || rule.path.is_none() {
-        if facts.command.is_some() && !facts.exact {
+        if facts.command.is_some() && !facts.req.command_from_input() {
             "command only in the title"
         } else {
             "command cannot be read"

@@ -178,11 +178,39 @@ impl RequestView {
         self.input_command().or_else(|| self.title_command())
     }
 
-    /// Whether [`RequestView::command`] came from `rawInput`. A command read
-    /// from the title is only the agent's description of what it will run:
-    /// no allow rule matches it, and deny and ask command rules count it as
-    /// unknown.
+    /// Whether [`RequestView::command`] is the command as it will run, so
+    /// that allow rules, grants and the agent's own session option may
+    /// cover it: `rawInput`'s, or the title's of a command the agent runs
+    /// itself (gemini-cli sends no `rawInput`), whose title is as much the
+    /// agent's word as a `rawInput` it could send. Not the title of warden's
+    /// own `terminal/create` request, whose command is exact from its call,
+    /// nor a title warden cannot take apart with confidence
+    /// ([`title_command_line`]).
     pub(crate) fn command_exact(&self) -> bool {
+        if self.input_command().is_some() {
+            return true;
+        }
+        // Not a kind warden had to guess (kimi-cli sends none and runs its
+        // commands through warden's terminal).
+        if self.client || self.category() != Category::Execute || self.inferred_kind.is_some() {
+            return false;
+        }
+        // A title that is the tool's name (`Bash`, `Terminal`: what an agent
+        // shows before its input arrives) names no command.
+        title_command_line(title_prefix(&self.title).unwrap_or(&self.title)).is_some_and(|c| {
+            let c = c.to_ascii_lowercase();
+            !TITLE_TOOLS.contains(&c.as_str())
+                && self
+                    .tool_name
+                    .as_ref()
+                    .is_none_or(|t| t.to_ascii_lowercase() != c)
+        })
+    }
+
+    /// Whether [`RequestView::command`] came from `rawInput`: deny and ask
+    /// command rules count any other reading as unknown (a title may say
+    /// less than what runs), as the kernel sandbox holds what really runs.
+    pub(crate) fn command_from_input(&self) -> bool {
         self.input_command().is_some()
     }
 
@@ -202,7 +230,8 @@ impl RequestView {
         let readings = COMMAND_KEYS
             .iter()
             .filter_map(|key| input.and_then(|i| reading(i, key)))
-            .chain(self.title_command());
+            .chain(self.title_command())
+            .chain(self.title_as_written());
         for reading in readings {
             if Some(&reading) != first.as_ref() && !out.contains(&reading) {
                 out.push(reading);
@@ -232,17 +261,28 @@ impl RequestView {
             .filter(|cwd| !cwd.trim().is_empty())
     }
 
-    /// The command an execute request's title names, if any.
+    /// The command an execute request's title names, if any: without a
+    /// tool prefix, backticks, and what gemini-cli adds after it
+    /// ([`title_command_line`]); the whole rest of the title when that
+    /// cannot be taken apart.
     fn title_command(&self) -> Option<String> {
         if self.category() != Category::Execute {
             return None;
         }
-        let title = self.title.trim();
-        let mut command = title_prefix(title).unwrap_or(title).trim();
-        if command.len() >= 2 && command.starts_with('`') && command.ends_with('`') {
-            command = command[1..command.len() - 1].trim();
+        let title = title_prefix(&self.title).unwrap_or(&self.title);
+        Some(title_command_line(title).unwrap_or_else(|| unquoted(title)))
+            .filter(|c| !c.is_empty())
+            .map(str::to_string)
+    }
+
+    /// The title's whole rest as a command, when [`title_command`] took
+    /// something off it: one more reading for deny and ask rules.
+    fn title_as_written(&self) -> Option<String> {
+        if self.category() != Category::Execute {
+            return None;
         }
-        Some(command.to_string()).filter(|c| !c.is_empty())
+        let title = unquoted(title_prefix(&self.title).unwrap_or(&self.title)).to_string();
+        (Some(&title) != self.title_command().as_ref() && !title.is_empty()).then_some(title)
     }
 
     /// The environment the call sets (`rawInput.env`: an object of strings,
@@ -325,6 +365,48 @@ const TITLE_TOOLS: &[&str] = &[
     "powershell",
     "cmd",
 ];
+
+/// What gemini-cli writes after a command in its title, before the
+/// directory it runs in: ` [current working directory DIR]`, ` [in DIR]`.
+const TITLE_DIR_MARKS: &[&str] = &[" [current working directory ", " [in "];
+
+/// A title without surrounding backticks, trimmed.
+fn unquoted(title: &str) -> &str {
+    let title = title.trim();
+    if title.len() >= 2 && title.starts_with('`') && title.ends_with('`') {
+        title[1..title.len() - 1].trim()
+    } else {
+        title
+    }
+}
+
+/// The command of an agent's title for a command it runs itself, read like
+/// a command line: backticks and what gemini-cli adds after the command
+/// (` [current working directory DIR] (DESCRIPTION)`, ` [in DIR]`) taken
+/// off, nothing else. `None` (fail closed) for a title that has such a mark
+/// in another shape, that looks cut short (`...`, `…`), that spans lines,
+/// or that is empty.
+fn title_command_line(title: &str) -> Option<&str> {
+    let mut command = unquoted(title);
+    let marks: Vec<usize> = TITLE_DIR_MARKS
+        .iter()
+        .filter_map(|mark| command.find(mark))
+        .collect();
+    if let Some(&at) = marks.iter().min() {
+        // The mark's bracket closes at the first `]` after it; then only a
+        // description in parentheses may follow, to the end.
+        let rest = &command[at..];
+        let close = rest.find(']')?;
+        let after = rest[close + 1..].trim();
+        let described = after.is_empty() || (after.starts_with('(') && after.ends_with(')'));
+        if !described || rest[2..close].contains('[') {
+            return None;
+        }
+        command = unquoted(&command[..at]);
+    }
+    let cut_short = command.ends_with("...") || command.ends_with('…');
+    (!command.is_empty() && !cut_short && !command.contains(['\n', '\r'])).then_some(command)
+}
 
 /// The rest of a title after a tool prefix: `Shell: ls` and `Run `ls``
 /// give `ls` (backticks kept).
@@ -489,6 +571,71 @@ mod tests {
             raw_input: Some(raw),
             ..RequestView::default()
         }
+    }
+
+    /// gemini-cli 0.61.0 titles its shell calls with the command alone
+    /// (gemini-cli-0.61.0-fakellm-shell-allow.jsonl; the directory and
+    /// description go in its content); other versions add them to the
+    /// title. Only those additions come off; any other shape fails closed.
+    #[test]
+    fn a_title_is_read_like_a_command_line_and_only_geminis_additions_come_off() {
+        let exec = |title: &str| RequestView {
+            kind: ToolKind::Execute,
+            title: title.into(),
+            ..RequestView::default()
+        };
+        for (title, want) in [
+            ("touch created-by-agent.txt", "touch created-by-agent.txt"),
+            (
+                "touch created-by-agent.txt [current working directory /tmp/w] (Create an empty file)",
+                "touch created-by-agent.txt",
+            ),
+            ("ls -la [in src]", "ls -la"),
+            ("ls -la [in src] (List (all) files)", "ls -la"),
+            ("`cargo test`", "cargo test"),
+            ("Shell: touch a", "touch a"),
+            ("echo '(not a description)'", "echo '(not a description)'"),
+        ] {
+            let v = exec(title);
+            assert_eq!(v.command().as_deref(), Some(want), "{title}");
+            assert!(v.command_exact(), "{title}");
+            assert!(!v.command_from_input(), "{title}");
+        }
+        // Unsure: the mark in another shape, a title cut short, lines.
+        for title in [
+            "rm -rf x [in /tmp] ; rm -rf y",
+            "rm x [current working directory /a [b]] (d)",
+            "rm x [in /tmp",
+            "rm -rf /home/me/proj...",
+            "rm -rf /home/me/proj…",
+            "touch a\nrm -rf b",
+            "  ",
+            "Bash",
+            "Terminal",
+        ] {
+            assert!(!exec(title).command_exact(), "{title:?}");
+        }
+        // What the title said as written stays a reading for deny rules.
+        let v = exec("rm -rf x [in /tmp] (clean)");
+        assert_eq!(v.command().as_deref(), Some("rm -rf x"));
+        assert_eq!(v.other_commands(), vec!["rm -rf x [in /tmp] (clean)"]);
+        // warden's own terminal request: exact from its call only.
+        let terminal = RequestView {
+            client: true,
+            ..exec("touch a")
+        };
+        assert!(!terminal.command_exact());
+        // Not a command: an edit's title is no command line.
+        let edit = RequestView {
+            kind: ToolKind::Edit,
+            ..exec("touch a")
+        };
+        assert!(!edit.command_exact());
+        let named = RequestView {
+            tool_name: Some("Tool".into()),
+            ..exec("Tool")
+        };
+        assert!(!named.command_exact());
     }
 
     #[test]

@@ -398,7 +398,8 @@ pub(crate) struct Facts<'a> {
     /// The other readings of the command (see
     /// [`RequestView::other_commands`]), each with its line.
     pub(crate) others: Vec<(String, ShellLine)>,
-    /// The command came from `rawInput` (not from the title).
+    /// The command is read as it will run ([`RequestView::command_exact`]):
+    /// allow rules may match it.
     pub(crate) exact: bool,
     /// `rawInput` holds commands that differ: no allow rule covers them.
     pub(crate) disagree: bool,
@@ -454,9 +455,10 @@ impl<'a> Facts<'a> {
             .collect();
         let exact = req.command_exact();
         let category = req.category();
+        // Deny and ask rules count a command not from `rawInput` as unknown.
         let unknown = match &line {
             Some(line) => {
-                !exact
+                !req.command_from_input()
                     || std::iter::once(line)
                         .chain(others.iter().map(|(_, l)| l))
                         .any(|l| l.unknown() || l.runs_code())
@@ -725,7 +727,7 @@ pub fn suggest_rule(
     let facts = Facts::new(req, home, cwd);
     if req.category() == Category::Execute {
         let command = req.command().filter(|_| req.command_exact()).ok_or(
-            "warden cannot read its command exactly (no rawInput), so no rule would cover it",
+            "warden cannot read its command exactly (no rawInput, and a title it cannot take apart), so no rule would cover it",
         )?;
         let pattern = suggested_command(&command)
             .ok_or("warden cannot read its command, so no rule would cover it")?;

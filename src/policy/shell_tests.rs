@@ -750,13 +750,20 @@ fn kimi_request() -> RequestView {
 }
 
 #[test]
-fn title_commands_are_denied_by_a_deny_rule_they_match_and_never_match_allow_rules() {
+fn title_commands_are_denied_by_a_deny_rule_they_match_and_allow_rules_cover_only_a_known_kind() {
     let deny = [command_rule(RuleDecision::Deny, "touch *")];
     let allow = [command_rule(RuleDecision::Allow, "touch *")];
     let other_deny = [command_rule(RuleDecision::Deny, "rm *")];
+    // gemini-cli runs the command itself and says it only in the title: read
+    // like a command line, allow rules cover it (issue 33 item 3).
+    assert!(gemini_request().command_exact());
+    assert_eq!(
+        short(&decide_in(&gemini_request(), Mode::Default, false, &allow)),
+        "allow"
+    );
     for req in [gemini_request(), kimi_request()] {
         assert_eq!(req.command().as_deref(), Some("touch created-by-agent.txt"));
-        assert!(!req.command_exact());
+        assert!(!req.command_from_input());
         // What the agent says it runs is enough for a deny rule.
         let d = decide_in(&req, Mode::Auto, true, &deny);
         assert_eq!(short(&d), "deny", "{req:?}");
@@ -766,10 +773,16 @@ fn title_commands_are_denied_by_a_deny_rule_they_match_and_never_match_allow_rul
             short(&decide_in(&req, Mode::Auto, false, &other_deny)),
             "ask"
         );
-        assert_eq!(short(&decide_in(&req, Mode::Default, false, &allow)), "ask");
         // Without command rules, the mode decides as before.
         assert_eq!(short(&decide_in(&req, Mode::Auto, false, &[])), "allow");
     }
+    // kimi-cli's kind had to be guessed: no allow rule covers it, and no
+    // rule is proposed.
+    assert!(!kimi_request().command_exact());
+    assert_eq!(
+        short(&decide_in(&kimi_request(), Mode::Default, false, &allow)),
+        "ask"
+    );
     assert_eq!(kimi_request().kind, ToolKind::Other);
     assert_eq!(kimi_request().inferred_kind, Some(ToolKind::Execute));
     // No command at all: the same.

@@ -916,7 +916,7 @@ mod tests {
 
     #[test]
     fn removing_a_rule_takes_its_own_comment_and_keeps_the_sections() {
-        let text = "x = 1\n\n# Rules\n\n# why a\n[[rules]]\ndecision = \"deny\"\ncommand = \"a\"\n\n\
+        let text = "roots = []\n\n# Rules\n\n# why a\n[[rules]]\ndecision = \"deny\"\ncommand = \"a\"\n\n\
                     [[rules]]\ndecision = \"deny\"\ncommand = \"b\"\n\n# n\n[notifications]\nbell = true\n";
         let first = Edit::RemoveRule {
             index: 0,
@@ -924,7 +924,7 @@ mod tests {
         };
         assert_eq!(
             edited(text, &first),
-            "x = 1\n\n# Rules\n\n[[rules]]\ndecision = \"deny\"\ncommand = \"b\"\n\n\
+            "roots = []\n\n# Rules\n\n[[rules]]\ndecision = \"deny\"\ncommand = \"b\"\n\n\
              # n\n[notifications]\nbell = true\n"
         );
         let last = Edit::RemoveRule {
@@ -933,7 +933,7 @@ mod tests {
         };
         assert_eq!(
             edited(text, &last),
-            "x = 1\n\n# Rules\n\n# why a\n[[rules]]\ndecision = \"deny\"\ncommand = \"a\"\n\n\
+            "roots = []\n\n# Rules\n\n# why a\n[[rules]]\ndecision = \"deny\"\ncommand = \"a\"\n\n\
              # n\n[notifications]\nbell = true\n"
         );
         let only = "# Rules\n\n# why\n[[rules]]\ndecision = \"ask\"\ncommand = \"c\"\n";
@@ -942,8 +942,8 @@ mod tests {
             expected: rule(RuleDecision::Ask, "c"),
         };
         assert_eq!(edited(only, &remove), "# Rules\n");
-        let inline = "rules = [{ decision = \"ask\", command = \"c\" }]\nx = 1\n";
-        assert_eq!(edited(inline, &remove), "rules = []\nx = 1\n");
+        let inline = "rules = [{ decision = \"ask\", command = \"c\" }]\nroots = []\n";
+        assert_eq!(edited(inline, &remove), "rules = []\nroots = []\n");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Keys the settings schema does not know: kept in the file, warned about.
+//! Keys the settings schema does not know: each is an error (`parse`).
 
 use toml_edit::{Document, Item, TableLike, Value};
 
@@ -68,12 +68,55 @@ pub(crate) struct UnknownKey {
     pub(crate) column: usize,
     /// The index of the `[[rules]]` entry it is in, if any.
     pub(crate) rule: Option<usize>,
+    /// The keys its table takes.
+    pub(crate) expected: &'static [&'static str],
+}
+
+impl UnknownKey {
+    /// The known key it is most likely a misspelling of: one of
+    /// [`UnknownKey::expected`] at most two edits away (`defualt_agent` ->
+    /// `default_agent`), if any.
+    pub(crate) fn suggestion(&self) -> Option<&'static str> {
+        self.expected
+            .iter()
+            .map(|known| (edits(&self.name, known), *known))
+            .filter(|(n, _)| *n <= 2)
+            .min_by_key(|(n, _)| *n)
+            .map(|(_, known)| known)
+    }
+}
+
+/// The edit distance between `a` and `b` (insertions, deletions,
+/// substitutions and swaps of two neighbours), by characters.
+fn edits(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = best;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
 /// Keys the schema does not know, in file order, as `(dotted key, line)`:
 /// `("agents.claude.comand", 12)`. The top level, `[agents.NAME]`,
 /// `[[rules]]` and `[notifications]` are checked (`env` is free-form). They
-/// are kept when warden writes the file; warden warns about them. Text that
+/// make the file an error, named with the first one's line. Text that
 /// is not valid TOML has none (parsing reports it).
 pub fn unknown_keys(text: &str) -> Vec<(String, usize)> {
     find(text)
@@ -153,7 +196,7 @@ pub(crate) fn find(text: &str) -> Vec<UnknownKey> {
 fn check(
     text: &str,
     table: &dyn TableLike,
-    known: &[&str],
+    known: &'static [&'static str],
     prefix: &str,
     rule: Option<usize>,
     out: &mut Vec<UnknownKey>,
@@ -173,6 +216,7 @@ fn check(
             line,
             column,
             rule,
+            expected: known,
         });
     }
 }

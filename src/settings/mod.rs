@@ -1,8 +1,7 @@
 //! The settings file: agents, rules and notifications.
 //!
-//! Reading: [`load`] and [`parse`] (errors carry a line and column), and
-//! [`unknown_keys`] for the keys the schema does not know, which are kept and
-//! warned about. Writing: [`apply`] one typed [`Edit`] (comment- and
+//! Reading: [`load`] and [`parse`] (errors carry a line and column; a key
+//! the schema does not know, [`unknown_keys`], is one). Writing: [`apply`] one typed [`Edit`] (comment- and
 //! order-preserving, locked, atomic, never over a file that does not parse);
 //! a file that does not exist yet starts from [`template`].
 
@@ -461,11 +460,34 @@ pub fn load(path: &Path) -> Result<Option<Settings>, SettingsError> {
 
 /// Parse settings text; errors carry the 1-based line and column.
 ///
-/// Unknown keys are accepted (see [`unknown_keys`]) except in an allow rule:
-/// there a misspelt condition (`comand`, `pth`) would silently make the rule
-/// allow more than its author meant, so the file is refused instead.
+/// A key the schema does not know (see [`unknown_keys`]) is an error named
+/// with its line and column, and the known key it most likely misspells:
+/// `defualt_agent` silently ignored would leave the user wondering, and in
+/// an allow rule a misspelt condition (`comand`, `pth`) would allow more
+/// than its author meant.
 pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
+    let unknown = keys::find(text);
+    let unknown_key = |key: &keys::UnknownKey| {
+        let hint = key.suggestion().map_or_else(
+            || format!("expected one of {}", key.expected.join(", ")),
+            |known| format!("did you mean `{known}`?"),
+        );
+        SettingsError::Parse {
+            path: path.to_path_buf(),
+            line: key.line,
+            column: key.column,
+            message: format!(
+                "unknown key `{}` ({hint})",
+                crate::sanitize::one_line(&key.dotted)
+            ),
+        }
+    };
     let settings: Settings = toml::from_str(text).map_err(|err| {
+        // A misspelt key is the likely cause (`comand`: "missing field
+        // `command`"): named first.
+        if let Some(key) = unknown.first() {
+            return unknown_key(key);
+        }
         let (line, column) = err.span().map_or((1, 1), |span| line_col(text, span.start));
         SettingsError::Parse {
             path: path.to_path_buf(),
@@ -474,7 +496,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
             message: err.message().to_string(),
         }
     })?;
-    let in_allow_rule = keys::find(text).into_iter().find(|key| {
+    let in_allow_rule = unknown.iter().find(|key| {
         key.rule
             .and_then(|i| settings.rules.get(i))
             .is_some_and(|rule| rule.decision == RuleDecision::Allow)
@@ -492,7 +514,10 @@ pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
             ),
         });
     }
-    Ok(settings)
+    match unknown.first() {
+        Some(key) => Err(unknown_key(key)),
+        None => Ok(settings),
+    }
 }
 
 /// The commented template a settings file starts from when warden writes it
@@ -645,11 +670,36 @@ bell = false
     }
 
     #[test]
-    fn unknown_keys_in_rules_are_kept_except_in_allow_rules() {
-        let text = "[[rules]]\ndecision = \"deny\"\npath = \"~/.ssh/**\"\nwhy = \"keys\"\n";
-        let s = parse(text, Path::new("c.toml")).expect("a deny rule with an unknown key loads");
-        assert_eq!(s.rules[0].path.as_deref(), Some("~/.ssh/**"));
+    fn an_unknown_key_is_an_error_with_its_line_and_column() {
+        let text = "defualt_agent = \"claude\"\n";
+        let err = parse(text, Path::new("c.toml")).expect_err("a misspelt key");
+        assert_eq!(
+            err.to_string(),
+            "c.toml:1:1: unknown key `defualt_agent` (did you mean `default_agent`?)"
+        );
+        let text = "[[rules]]\ndecision = \"deny\"\npath = \"~/.ssh/**\"\n  why = \"keys\"\n";
+        let SettingsError::Parse {
+            line,
+            column,
+            message,
+            ..
+        } = parse(text, Path::new("c.toml")).expect_err("a deny rule with an unknown key")
+        else {
+            panic!()
+        };
+        assert_eq!((line, column), (4, 3));
+        assert!(
+            message.starts_with("unknown key `rules.why` (expected one of decision"),
+            "{message}"
+        );
         assert_eq!(unknown_keys(text), vec![("rules.why".to_string(), 4)]);
+        let text = "[agents.c]\ncomand = \"claude\"\n";
+        let err = parse(text, Path::new("c.toml")).expect_err("a misspelt agent key");
+        assert!(
+            err.to_string()
+                .contains("2:1: unknown key `agents.c.comand` (did you mean `command`?)"),
+            "{err}"
+        );
 
         let text = "[[rules]]\ndecision = \"deny\"\n\n[[rules]]\ndecision = \"allow\"\n  comand = \"ls *\"\n";
         let err = parse(text, Path::new("c.toml")).expect_err("an allow rule with a typo");

@@ -3,7 +3,9 @@
 //! reviewed by keyboard or mouse. Every decision becomes one transcript line
 //! and one decision-log record.
 
-use crate::model::{AgentMode, PermissionOption, PermissionOutcome, PermissionRequest, ToolKind};
+use crate::model::{
+    AgentMode, PermissionOption, PermissionOutcome, PermissionRequest, StopReason, ToolKind,
+};
 use crate::policy::{
     self, Category, ChatGrant, Context, Decision, GrantCommands, Mode, RequestView, Sent, Source,
     allow_option, reject_option, sent_for, switch_allow_option,
@@ -456,8 +458,19 @@ impl ChatState {
     /// now: no turn is running, or the one running was cancelled.
     fn no_turn_running(&self) -> Option<Refusal> {
         let why = match &self.session.turn {
-            None => "this chat has no turn running (the agent acted through its session unasked)",
+            None if self.session.agent_stuck
+                && self.session.last_stop == Some(StopReason::Cancelled) =>
+            {
+                "this chat has no turn running: warden ended the last one when the agent did not stop it, and the request came after"
+            }
+            None if self.session.last_stop == Some(StopReason::Cancelled) => {
+                "this chat has no turn running: the last one was cancelled, and the request came after it ended"
+            }
+            None => "this chat has no turn running: the request came after the turn ended",
             Some(turn) if turn.cancelling => "this chat's turn was cancelled",
+            Some(_) if self.session.queued_prompt.is_some() => {
+                "you denied this turn with a reason, which goes to the agent when the turn ends"
+            }
             Some(_) => return None,
         };
         Some(Refusal::Safety(why.to_string()))
@@ -565,6 +578,7 @@ impl ChatState {
             option_kind: None,
             source: refusal.answerer(),
             reason: why,
+            cwd: self.session.cwd_path.display().to_string(),
         };
         vec![Effect::LogDecision(Box::new(record))]
     }
@@ -850,6 +864,7 @@ impl ChatState {
             option_kind: option.map(|o| o.kind.as_str().to_string()),
             source: source.into(),
             reason: reason.to_string(),
+            cwd: self.session.cwd_path.display().to_string(),
         };
         vec![
             Effect::RespondPermission {
@@ -1024,6 +1039,21 @@ impl ChatState {
                 why,
             );
             effects.extend(relabel(answered, Answerer::Stale));
+        }
+        self.after_queue_change();
+        effects
+    }
+
+    /// Answer every waiting card with its reject option (`cancelled` when
+    /// it offers none), for `why`: the user denied the turn.
+    pub(super) fn reject_all_approvals(&mut self, why: &str) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for approval in std::mem::take(&mut self.gate.approvals) {
+            let outcome = reject_option(&approval.request.options)
+                .map_or(PermissionOutcome::Cancelled, |o| {
+                    PermissionOutcome::Selected(o.id.clone())
+                });
+            effects.extend(self.answer(&approval, outcome, "denied", Source::User, why));
         }
         self.after_queue_change();
         effects
@@ -1268,8 +1298,7 @@ impl ChatState {
             Source::Remote,
             &one_line(&reason),
         );
-        self.session.queued_prompt = Some(reason);
-        effects.extend(self.cancel());
+        effects.extend(self.send_after_turn(reason));
         effects
     }
 }

@@ -116,6 +116,8 @@ pub struct Drafts {
     pub files: Option<Vec<String>>,
     /// The `@` finder, while a mention is typed.
     pub mention: Option<super::mention::Mention>,
+    /// Long pastes folded in the composer, by marker (`paste.rs`).
+    pub pastes: super::paste::Pastes,
     /// The agent lists ways to sign in (`authMethods`): `/login` is offered.
     pub sign_in: bool,
 }
@@ -199,12 +201,13 @@ struct Offer {
 }
 
 impl Drafts {
-    /// Remember a prompt (not twice in a row).
+    /// Remember a prompt (not twice in a row), its pastes whole.
     pub(crate) fn remember(&mut self, text: &str) {
-        if self.history.last().is_some_and(|last| last == text) {
+        let text = self.pastes.expand(text);
+        if self.history.last().is_some_and(|last| *last == text) {
             return;
         }
-        self.history.push(text.to_string());
+        self.history.push(text);
         self.remembered += 1;
         if self.history.len() > HISTORY_LIMIT {
             let extra = self.history.len() - HISTORY_LIMIT;
@@ -416,6 +419,17 @@ impl ChatState {
                 _ => {}
             }
         }
+        // A paste of many lines: one marked line, sent whole.
+        if let Action::Paste(text) = action
+            && let Some(marker) = self
+                .view
+                .drafts
+                .pastes
+                .fold(&text.replace("\r\n", "\n").replace('\r', "\n"))
+        {
+            self.view.composer.insert_str(&marker);
+            return Some(Vec::new());
+        }
         // A dropped or pasted image file: a mention, which goes as an
         // `image` block when the agent takes images (else a link).
         if let Action::Paste(text) = action
@@ -461,7 +475,7 @@ impl ChatState {
             }
             Action::EditQueued => Some(self.edit_queued()),
             Action::Editor => Some(vec![Effect::Drafts(DraftsEffect::OpenEditor(
-                self.view.composer.text().to_string(),
+                self.view.drafts.pastes.expand(self.view.composer.text()),
             ))]),
             _ => {
                 if self.view.composer.is_empty() {
@@ -508,7 +522,7 @@ impl ChatState {
                     .get(selected)
                     .map(|s| s.to_string());
                 if let Some(text) = picked {
-                    self.view.composer.set(&text);
+                    self.set_composer_folded(&text);
                 }
             }
             _ => self.view.drafts.search = None,
@@ -535,11 +549,19 @@ impl ChatState {
             return Some(Vec::new());
         }
         let text = self.view.drafts.history[index - 1].clone();
-        self.view.composer.set(&text);
+        self.set_composer_folded(&text);
         if let Some(browse) = &mut self.view.drafts.browsing {
             browse.index = index - 1;
         }
         Some(Vec::new())
+    }
+
+    /// A remembered prompt back in the composer, folded when long.
+    fn set_composer_folded(&mut self, text: &str) {
+        match self.view.drafts.pastes.fold(text) {
+            Some(marker) => self.view.composer.set(&marker),
+            None => self.view.composer.set(text),
+        }
     }
 
     fn history_down(&mut self) -> Option<Vec<Effect>> {
@@ -555,7 +577,7 @@ impl ChatState {
             self.view.drafts.browsing = None;
         } else {
             let text = self.view.drafts.history[next].clone();
-            self.view.composer.set(&text);
+            self.set_composer_folded(&text);
             if let Some(browse) = &mut self.view.drafts.browsing {
                 browse.index = next;
             }
@@ -835,7 +857,7 @@ impl ChatState {
             }
             DraftsMsg::Edited(Ok(text)) => {
                 let text = text.strip_suffix('\n').unwrap_or(&text);
-                self.view.composer.set(text);
+                self.set_composer_folded(text);
             }
             DraftsMsg::Edited(Err(why)) => {
                 self.view.notice = Some(format!("the editor failed: {why}"));

@@ -589,3 +589,61 @@ fn clear_starts_a_new_session_with_an_empty_transcript() {
         "{kinds:?}"
     );
 }
+
+/// A paste of more than 20 lines is one marked line in the composer and the
+/// transcript, and goes to the agent whole, even from the queue; the
+/// history keeps it whole and brings it back folded (issue 33 item 8).
+#[test]
+fn a_long_paste_is_one_marked_line_and_is_sent_whole() {
+    let mut s = ready();
+    let big: String = (1..=5000).map(|i| format!("line {i}\n")).collect();
+    key(&mut s, Action::Paste("explain ".into()));
+    key(&mut s, Action::Paste(big.clone()));
+    assert_eq!(s.view.composer.text(), "explain [pasted 5,000 lines]");
+    let effects = key(&mut s, Action::key(Code::Enter));
+    let sent: Vec<&String> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::SendPrompt(text) => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent, [&format!("explain {big}")]);
+    assert!(
+        s.session
+            .transcript
+            .entries()
+            .iter()
+            .any(|e| e.kind == EntryKind::User("explain [pasted 5,000 lines]".into()))
+    );
+    assert_eq!(
+        s.view.drafts.history.last(),
+        Some(&format!("explain {big}"))
+    );
+    // Queued during the turn: sent whole when it ends.
+    key(&mut s, Action::Paste(big.clone()));
+    key(&mut s, Action::key(Code::Enter));
+    assert_eq!(s.view.drafts.queue, ["[pasted 5,000 lines #2]"]);
+    let effects = end_turn(&mut s, StopReason::EndTurn);
+    assert!(
+        effects.contains(&Effect::SendPrompt(big.clone())),
+        "{:?}",
+        effects
+            .iter()
+            .map(|e| format!("{e:?}").chars().take(80).collect::<String>())
+            .collect::<Vec<_>>()
+    );
+    // Up brings the remembered paste back folded.
+    end_turn(&mut s, StopReason::EndTurn);
+    key(&mut s, Action::Up);
+    assert!(
+        s.view.composer.text().starts_with("[pasted 5,000 lines"),
+        "{}",
+        s.view.composer.text().chars().take(40).collect::<String>()
+    );
+    // 20 lines are typed out as they are.
+    s.view.composer.take();
+    let short: String = (1..=20).map(|i| format!("l{i}\n")).collect();
+    key(&mut s, Action::Paste(short.clone()));
+    assert_eq!(s.view.composer.text(), short);
+}

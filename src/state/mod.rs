@@ -12,6 +12,7 @@ mod grants;
 mod interrupt;
 pub mod mention;
 mod options;
+pub(crate) mod paste;
 pub(crate) mod picker;
 pub mod process_move;
 mod runtime_msgs;
@@ -1043,7 +1044,10 @@ impl ChatState {
             return Vec::new();
         }
         self.session.transcript.end_turn();
+        // The transcript shows a long paste folded, as the composer did; the
+        // agent gets the message whole.
         self.session.transcript.push(EntryKind::User(text.clone()));
+        let text = self.view.drafts.pastes.expand(&text);
         self.session.turn = Some(Turn {
             cancelling: false,
             started: self.view.clock,
@@ -1068,6 +1072,25 @@ impl ChatState {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// Deny with a reason: `reason` goes as the next prompt once the turn
+    /// ends by itself. The turn is not cancelled: claude-agent-acp 0.23.1
+    /// answers a cancelled prompt before its own end, so a prompt sent then
+    /// is answered at once and every later one a turn late. Its other cards
+    /// get their reject option, and its later requests are refused
+    /// (`no_turn_running`), so the agent soon ends it; Esc still cancels.
+    pub(crate) fn send_after_turn(&mut self, reason: String) -> Vec<Effect> {
+        let mut effects = self.reject_all_approvals("you denied this turn with a reason");
+        if self.session.turn.is_none() {
+            if !self.refuse_turn() {
+                effects.extend(self.send_prompt(reason));
+            }
+            return effects;
+        }
+        self.session.queued_prompt = Some(reason);
+        self.info("your reason goes to the agent as the next message when this turn ends (Esc cancels the turn)");
+        effects
     }
 
     pub(crate) fn quit(&mut self) -> Vec<Effect> {

@@ -86,6 +86,34 @@ impl Picker {
         self.visible().get(self.selected).copied()
     }
 
+    /// The one chat whose id starts with `prefix` (ignoring case), when
+    /// exactly one does (`warden --resume` takes a unique prefix).
+    pub(crate) fn only_id_with_prefix(&self, prefix: &str) -> Option<String> {
+        let prefix = prefix.trim().to_ascii_lowercase();
+        if prefix.is_empty() {
+            return None;
+        }
+        let mut hits = self
+            .items
+            .iter()
+            .filter(|c| c.chat_id.to_ascii_lowercase().starts_with(&prefix));
+        match (hits.next(), hits.next()) {
+            (Some(chat), None) => Some(chat.chat_id.clone()),
+            _ => None,
+        }
+    }
+
+    /// Select the shown chat `id`; whether it shows.
+    pub(crate) fn select_id(&mut self, id: &str) -> bool {
+        match self.visible().iter().position(|c| c.chat_id == id) {
+            Some(index) => {
+                self.selected = index;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Apply one user action.
     pub(crate) fn update(&mut self, action: &Action) -> PickerOutcome {
         match action {
@@ -147,6 +175,22 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn a_unique_prefix_names_one_chat_and_an_ambiguous_one_none() {
+        let mut p = Picker::new(vec![
+            chat("ab12", "one", "demo", "/w"),
+            chat("ab34", "two", "demo", "/w"),
+            chat("cd56", "three", "demo", "/w"),
+        ]);
+        assert_eq!(p.only_id_with_prefix("AB3").as_deref(), Some("ab34"));
+        assert_eq!(p.only_id_with_prefix("ab"), None, "two chats");
+        assert_eq!(p.only_id_with_prefix("zz"), None);
+        assert_eq!(p.only_id_with_prefix(" "), None);
+        assert!(p.select_id("cd56"));
+        assert_eq!(p.selected_chat().map(|c| c.chat_id.as_str()), Some("cd56"));
+        assert!(!p.select_id("nope"));
+    }
+
     fn chat(id: &str, title: &str, agent: &str, cwd: &str) -> ChatSummary {
         ChatSummary {
             chat_id: id.into(),
@@ -157,6 +201,7 @@ mod tests {
             mode: None,
             updated: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
             entries: 3,
+            exec: false,
         }
     }
 

@@ -388,6 +388,7 @@ fn picking_a_chat_already_open_goes_there() {
         mode: None,
         updated: std::time::SystemTime::UNIX_EPOCH,
         entries: 0,
+        exec: false,
     };
     ws.show_picker(vec![summary("c1", "sa"), summary("c2", "old")]);
     assert!(key(&mut ws, Action::key(Code::Enter)).is_empty());

@@ -418,6 +418,7 @@ fn the_picker_covers_the_screen_and_takes_every_click() {
         mode: None,
         updated: UNIX_EPOCH + Duration::from_secs(1_767_268_800),
         entries: 3,
+        exec: false,
     }]);
     let mut term = terminal(100, 20);
     let mut views = views();

@@ -135,7 +135,11 @@ impl Row {
                 .map_or_else(|| UNTITLED.to_string(), one_line),
             agent: one_line(&chat.agent),
             cwd: one_line(&chat.cwd.to_string_lossy()),
-            mode: chat.mode.as_deref().map(one_line).unwrap_or_default(),
+            mode: match (chat.exec, chat.mode.as_deref().map(one_line)) {
+                (true, Some(mode)) => format!("exec {mode}"),
+                (true, None) => "exec".into(),
+                (false, mode) => mode.unwrap_or_default(),
+            },
             updated: civil_time(chat.updated),
             entries: chat.entries.to_string(),
         }
@@ -336,7 +340,30 @@ mod tests {
             mode: mode.map(Into::into),
             updated: UNIX_EPOCH + Duration::from_secs(secs),
             entries,
+            exec: false,
         }
+    }
+
+    /// A `warden exec` run's record is marked in the mode column.
+    #[test]
+    fn an_exec_run_is_marked() {
+        let mut run = chat(
+            "e1",
+            Some("fix the build"),
+            "claude",
+            "/w",
+            Some("auto"),
+            1,
+            4,
+        );
+        run.exec = true;
+        assert_eq!(Row::of(&run).mode, "exec auto");
+        run.mode = None;
+        assert_eq!(Row::of(&run).mode, "exec");
+        assert_eq!(
+            Row::of(&chat("c", None, "a", "/w", Some("plan"), 1, 1)).mode,
+            "plan"
+        );
     }
 
     fn three() -> Picker {

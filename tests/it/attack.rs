@@ -110,27 +110,38 @@ fn exec_never_answers_an_option_whose_id_is_shared_or_whose_name_says_always() {
     }
 }
 
+/// A title-only command (gemini's shape) is read like a command line: `a`
+/// covers the same command, never a line that adds another (issue 33
+/// item 3).
 #[tokio::test]
-async fn allow_for_this_chat_on_a_title_only_command_covers_only_that_card() {
+async fn allow_for_this_chat_on_a_title_only_command_covers_only_that_command() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = scenario_in(dir.path(), "hostile-grant-crossing.toml");
     let mut app = playing(dir.path(), &file, Mode::Default).await;
     send(&mut app, "title-grant");
     pump_until(&mut app, "the card", |s| !s.gate.approvals.is_empty()).await;
     key(&mut app, Action::ch('a'));
-    pump_until(&mut app, "the second card or the end", |s| {
+    pump_until(&mut app, "the next card or the end", |s| {
         !s.is_busy() || !s.gate.approvals.is_empty()
     })
     .await;
-    assert!(
-        app.state().gate.grants.is_empty(),
+    assert_eq!(
+        app.state().gate.grants.len(),
+        1,
         "{:?}",
         app.state().gate.grants
     );
+    let asking: Vec<&str> = app
+        .state()
+        .gate
+        .approvals
+        .iter()
+        .map(|a| a.request.tool_call_id.as_str())
+        .collect();
     assert_eq!(
-        app.state().gate.approvals.len(),
-        1,
-        "the same title asks again: {:?}",
+        asking,
+        ["g-title-3"],
+        "the same command is covered, the longer line asks: {:?}",
         outcomes(app.state())
     );
     key(&mut app, Action::ch('n'));

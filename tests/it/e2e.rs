@@ -202,7 +202,7 @@ async fn esc_with_two_pending_cards_answers_both_cancelled() {
 }
 
 #[tokio::test]
-async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
+async fn deny_with_a_reason_rejects_and_tells_the_agent_why_after_the_turn() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     send(&mut app, "edit");
@@ -217,7 +217,7 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
         Action::Paste("use the existing parser instead".into()),
     );
     key(&mut app, Action::key(Code::Enter));
-    // The turn is cancelled; the reason goes out as the next prompt when it ends.
+    // The turn ends by itself; the reason goes out as the next prompt then.
     pump_until(&mut app, "the reason prompt's turn", |s| {
         s.session
             .transcript
@@ -238,6 +238,69 @@ async fn deny_with_a_reason_rejects_cancels_and_tells_the_agent_why() {
     );
     let lines = decisions(app.state());
     assert!(lines.iter().any(|(allowed, l)| !allowed && l.starts_with("denied by you: use the existing parser")), "{lines:?}");
+    app.shutdown().await;
+}
+
+/// claude-agent-acp 0.23.1 answers every prompt after a cancel a turn late
+/// (assets/scenarios/claude-late-after-cancel.toml): deny with a reason
+/// must leave the turn to end by itself, so that the reason's turn is the
+/// reason's and the next prompt's card and output come in its own turn.
+#[tokio::test]
+async fn deny_with_a_reason_keeps_a_late_after_cancel_agent_in_step() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(
+        dir.path(),
+        "claude-late-after-cancel.toml",
+        logged_options(dir.path(), Mode::Default),
+    )
+    .await;
+    send(&mut app, "create a file with touch");
+    pump_until(&mut app, "the touch card", |s| !s.gate.approvals.is_empty()).await;
+    key(&mut app, Action::ch('r'));
+    key(&mut app, Action::Paste("use a different name".into()));
+    key(&mut app, Action::key(Code::Enter));
+    pump_until(&mut app, "the reason's turn", |s| {
+        s.session
+            .transcript
+            .entries()
+            .iter()
+            .any(|e| e.kind == EntryKind::User("use a different name".into()))
+            && !s.is_busy()
+    })
+    .await;
+    let text = agent_text(app.state());
+    assert!(
+        text.contains("User refused permission"),
+        "the denied turn ended by itself: {text}"
+    );
+    assert!(
+        text.contains("Hello from the fake model."),
+        "the reason's turn has its own answer: {text}"
+    );
+    send(&mut app, "list the files");
+    pump_until(&mut app, "the ls card", |s| !s.gate.approvals.is_empty()).await;
+    assert!(app.state().is_busy(), "the card came in its own turn");
+    key(&mut app, Action::ch('2'));
+    pump_until(&mut app, "the ls turn", |s| !s.is_busy()).await;
+    let tool = app
+        .state()
+        .session
+        .transcript
+        .tool("toolu_ls")
+        .expect("the ls call is shown");
+    assert_eq!(tool.state, ToolState::Completed);
+    assert!(
+        format!("{:?}", tool.call.content).contains("listed-by-ls.txt"),
+        "{:?}",
+        tool.call.content
+    );
+    assert!(
+        !errors(app.state())
+            .iter()
+            .any(|(m, _)| m.contains("warden refused")),
+        "{:?}",
+        errors(app.state())
+    );
     app.shutdown().await;
 }
 
@@ -361,6 +424,11 @@ fn missing_agent_command_exits_non_zero_with_a_clear_message() {
         stderr.contains("agent command not found: `/definitely/not/an/agent`"),
         "{stderr}"
     );
+    assert_eq!(
+        stderr.matches("os error").count(),
+        1,
+        "the OS error is said once: {stderr}"
+    );
     assert!(
         !String::from_utf8_lossy(&out.stdout).contains("\u{1b}[?1049h"),
         "never entered the alternate screen"
@@ -411,6 +479,61 @@ pub(crate) fn group_alive(pgid: i32) -> bool {
         cols.next() == Some(pgid.to_string().as_str())
             && !cols.next().unwrap_or("Z").starts_with('Z')
     })
+}
+
+/// `warden log` names the project each decision was made in: the last part
+/// of the chat's working directory (issue 33 item 8).
+#[test]
+fn warden_log_has_a_project_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("lighthouse-app");
+    std::fs::create_dir(&project).expect("project dir");
+    let (code, _, err, log) = exec_in(
+        &project,
+        std::path::Path::new("/nonexistent/warden.toml"),
+        &["--mode", "plan", "-p", "execute"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(log[0].cwd, project.display().to_string());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["--config", "/nonexistent/warden.toml", "log"])
+        .env("XDG_DATA_HOME", project.join("data"))
+        .env("HOME", &project)
+        .output()
+        .expect("warden log runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let head = lines.next().unwrap_or_default();
+    assert!(head.contains("project") && head.contains("agent"), "{text}");
+    let row = lines.next().unwrap_or_default();
+    assert!(row.contains("lighthouse-app"), "{text}");
+    assert!(
+        row.find("lighthouse-app") < row.find("demo"),
+        "the project comes before the agent: {text}"
+    );
+}
+
+/// A `warden exec` run is recorded like a chat, marked as an exec run and
+/// with its entries, so the resume picker does not list it as a bare
+/// "0 entries" session of the agent's; its prompt stays out of the Up
+/// history (issue 33 item 8).
+#[test]
+fn an_exec_run_is_a_marked_record_with_its_entries() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, _, err, _) = exec_in(
+        dir.path(),
+        std::path::Path::new("/nonexistent/warden.toml"),
+        &["-p", "remember the lighthouse"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let chats = warden::chats::ChatStore::new(dir.path().join("data/warden/chats")).list();
+    let [run] = chats.as_slice() else {
+        panic!("{chats:?}")
+    };
+    assert!(run.exec, "{run:?}");
+    assert!(run.entries >= 2, "the prompt and the answer: {run:?}");
+    assert_eq!(run.title.as_deref(), Some("remember the lighthouse"));
+    assert!(!dir.path().join("data/warden/history").exists());
 }
 
 #[test]
@@ -532,7 +655,7 @@ async fn bypass_is_written_to_the_settings_and_honoured_by_the_next_warden() {
 async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("config.toml");
-    std::fs::write(&config, "# my settings\nunknown_top = 1\n").expect("seed file");
+    std::fs::write(&config, "# my settings\nroots = []\n").expect("seed file");
     let mut app = launched(dir.path(), &config).await;
     send(&mut app, "execute");
     pump_until(&mut app, "a card", |s| !s.gate.approvals.is_empty()).await;
@@ -550,7 +673,7 @@ async fn a_kept_rule_allows_after_restart_and_revoking_it_brings_the_card_back()
     app.shutdown().await;
     let text = std::fs::read_to_string(&config).expect("file");
     assert!(
-        text.starts_with("# my settings\nunknown_top = 1\n"),
+        text.starts_with("# my settings\nroots = []\n"),
         "the rest of the file is kept: {text}"
     );
     assert!(

@@ -247,3 +247,41 @@ fn a_terminal_whose_program_is_nowhere_is_refused_by_the_gate_and_logged() {
     let decision = format!("{:?}", log[0].decision).to_lowercase();
     assert!(!decision.contains("allow"), "{:?}", log[0]);
 }
+
+/// gemini-cli says its command only in the title (no rawInput): its own
+/// "Allow for this session" now covers the same command for the chat, so
+/// the identical `touch` does not ask again, and another command still asks
+/// (issue 33 item 3).
+#[tokio::test]
+async fn geminis_allow_for_this_session_covers_the_same_title_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut app = started_scenario(
+        dir.path(),
+        "gemini-execute-without-raw-input.toml",
+        logged_options(dir.path(), Mode::Default),
+    )
+    .await;
+    send(&mut app, "touch");
+    pump_until(&mut app, "the touch card", |s| !s.gate.approvals.is_empty()).await;
+    // `1`: the agent's first option, "Allow for this session".
+    key(&mut app, warden::state::Action::ch('1'));
+    pump_until(&mut app, "the first turn", |s| !s.is_busy()).await;
+    assert_eq!(app.state().gate.grants.len(), 1, "a grant for the chat");
+    send(&mut app, "touch");
+    pump_until(&mut app, "the second turn", |s| !s.is_busy()).await;
+    assert!(app.state().gate.approvals.is_empty(), "no second card");
+    let text = agent_text(app.state());
+    assert_eq!(
+        text.matches("ran touch created-by-agent.txt").count(),
+        2,
+        "{text}"
+    );
+    let lines = decisions(app.state());
+    assert!(
+        lines
+            .last()
+            .is_some_and(|(allowed, l)| *allowed && l.contains("chat")),
+        "{lines:?}"
+    );
+    app.shutdown().await;
+}

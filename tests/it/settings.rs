@@ -19,16 +19,17 @@ use warden::settings::{
 };
 
 /// A settings file as a person writes one: comments everywhere, a nested
-/// env table, unknown keys at every level.
+/// env table. (An unknown key is an error: see
+/// `a_misspelt_key_is_named_with_its_line`.)
 const COMMENTED: &str = r#"# my warden settings
 default_agent = "claude"   # the usual
-theme = "dark"             # not a warden key (yet)
+# theme = "dark"           # not a warden key (yet)
 
 # Claude through npx
 [agents.claude]
 command = "npx"
 args = ["-y", "@zed-industries/claude-code-acp"]
-comand = "typo, kept"
+# comand = "typo"
 
 [agents.claude.env]
 ANTHROPIC_LOG = "warn"
@@ -51,13 +52,13 @@ note = "keys"
 [[rules]]
 decision = "ask"
 path = "**/.env"
-reviewed = 2026-11-01   # unknown, kept
+note = "secrets"   # why
 
 # notifications: bell only
 [notifications]
 bell = true
 desktop = false
-volume = 3
+# volume = 3
 "#;
 
 fn rule(decision: RuleDecision, command: &str) -> Rule {
@@ -124,6 +125,7 @@ fn round_trip_changes_exactly_the_edited_lines() {
         vec![deny_ssh(), {
             let mut env = Rule::new(RuleDecision::Ask);
             env.path = Some("**/.env".into());
+            env.note = Some("secrets".into());
             env
         }]
     );
@@ -163,15 +165,24 @@ fn round_trip_changes_exactly_the_edited_lines() {
     );
     assert_eq!(settings::parse(&text, &path), Ok(last.clone()));
     assert_eq!(last.rules[1], cargo_test());
-    assert_eq!(
-        unknown_keys(&text),
-        [
-            ("theme".to_string(), 3),
-            ("agents.claude.comand".to_string(), 9),
-            ("rules.reviewed".to_string(), 26),
-            ("notifications.volume".to_string(), 38),
-        ]
+    assert_eq!(unknown_keys(&text), []);
+}
+
+/// A misspelt key is named with its line and column, and the file is not
+/// used (nor written) until it is fixed (issue 33 item 8).
+#[test]
+fn a_misspelt_key_is_named_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = COMMENTED.replace("default_agent = \"claude\"", "defualt_agent = \"claude\"");
+    let path = config_in(dir.path(), &text);
+    let err = settings::load(&path).expect_err("a misspelt key");
+    assert!(
+        err.to_string()
+            .ends_with(":2:1: unknown key `defualt_agent` (did you mean `default_agent`?)"),
+        "{err}"
     );
+    assert!(apply(&path, &bypass("gemini")).is_err(), "never written");
+    assert_eq!(fs::read_to_string(&path).unwrap(), text);
 }
 
 #[test]

@@ -107,16 +107,19 @@ async fn quit_names_the_chat_and_resume_with_that_id_reopens_it() {
     assert!(!id.is_empty() && !id.contains(' '), "{hint}");
     app.shutdown().await;
 
-    // `warden --resume ID`: the picker, the id typed, the chat reopens.
+    // `warden --resume ID`: the picker, the id typed, the chat reopens; a
+    // unique prefix of the id does too (issue 33 item 8).
     let mut again = ready(App::with_options(
         demo_command(dir.path(), &[]),
         recorded(dir.path()),
     ))
     .await;
+    let prefix = &id[..id.len().min(6)];
+    assert!(prefix.len() < id.len(), "{id}");
     key(&mut again, Action::PastChats);
-    again.handle(Msg::Action(Action::Paste(id.clone())));
+    again.handle(Msg::Action(Action::Paste(prefix.to_string())));
     again.settle_disk().await;
-    again.reopen_exact(&id);
+    again.reopen_exact(prefix);
     let reopened = tokio::time::timeout(GUARD, async {
         while again.resume_hints().is_empty() {
             match again.next_agent_event().await {

@@ -246,31 +246,47 @@ fn kimi(tool_call: &str, command: &str) -> PermissionRequest {
     req
 }
 
+/// gemini-cli runs its commands itself and says them only in the title: its
+/// title is as much its word as a rawInput it could send, so `a` covers the
+/// same command for the chat (issue 33 item 3). kimi-cli's kind is only
+/// guessed (and it runs through warden's terminal): this card only.
 #[test]
-fn allow_for_this_chat_on_a_title_only_command_grants_nothing_lasting() {
-    for first in [gemini("t1", "cargo test"), kimi("t1", "cargo test")] {
-        let mut s = chat(Mode::Default);
-        let view = RequestView::from_request(&first, None);
-        assert_eq!(
-            ChatGrant::for_request(&view).commands,
-            Some(GrantCommands::Unreadable),
-            "{first:?}"
-        );
-        ask(&mut s, 1, first.clone());
-        let effects = key(&mut s, Action::ch('a'));
-        assert_eq!(answers(&effects), vec![(1, selected("once"))]);
-        assert_eq!(s.gate.grants, vec![], "{first:?}");
-        // A later command the agent describes with the same title (it
-        // could run anything), or sends exactly: both ask.
-        for (id, later) in [
-            (2, gemini("t2", "cargo test")),
-            (3, kimi("t3", "cargo test")),
-            (4, bash("t4", "cargo test --lib", usual())),
-        ] {
-            let effects = ask(&mut s, id, later);
-            assert_eq!(answers(&effects), vec![], "{id}");
-        }
+fn allow_for_this_chat_on_a_title_command_covers_the_same_command_only() {
+    let mut s = chat(Mode::Default);
+    let view = RequestView::from_request(&gemini("t1", "cargo test"), None);
+    assert!(matches!(
+        ChatGrant::for_request(&view).commands,
+        Some(GrantCommands::Matching(_))
+    ));
+    ask(&mut s, 1, gemini("t1", "cargo test"));
+    let effects = key(&mut s, Action::ch('a'));
+    assert_eq!(answers(&effects), vec![(1, selected("once"))]);
+    assert_eq!(s.gate.grants.len(), 1);
+    // The same command again: no card.
+    let effects = ask(&mut s, 2, gemini("t2", "cargo test"));
+    assert_eq!(answers(&effects), vec![(2, selected("once"))]);
+    // Another command, a line that adds one, a title warden cannot take
+    // apart, or another tool's: cards.
+    for (id, later) in [
+        (3, gemini("t3", "cargo build")),
+        (4, gemini("t4", "cargo test; rm -rf ~")),
+        (5, gemini("t5", "cargo test [in /tmp] ; rm -rf ~")),
+        (6, kimi("t6", "cargo test")),
+        (7, bash("t7", "cargo test --lib", usual())),
+    ] {
+        let effects = ask(&mut s, id, later);
+        assert_eq!(answers(&effects), vec![], "{id}");
     }
+
+    let mut s = chat(Mode::Default);
+    let view = RequestView::from_request(&kimi("t1", "cargo test"), None);
+    assert_eq!(
+        ChatGrant::for_request(&view).commands,
+        Some(GrantCommands::Unreadable)
+    );
+    ask(&mut s, 1, kimi("t1", "cargo test"));
+    key(&mut s, Action::ch('a'));
+    assert_eq!(s.gate.grants, vec![]);
 }
 
 #[test]

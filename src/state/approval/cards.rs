@@ -392,8 +392,7 @@ impl ChatState {
                 );
                 // Sent as the next prompt, so Up brings it back like one.
                 self.view.drafts.remember(&reason);
-                self.session.queued_prompt = Some(reason);
-                effects.extend(self.cancel());
+                effects.extend(self.send_after_turn(reason));
                 effects
             }
             Some(FieldCmd::Back) => Vec::new(),

@@ -71,6 +71,35 @@ fn a_request_of_a_session_with_no_turn_is_refused_whatever_the_mode() {
     }
 }
 
+/// A request after a turn that was cancelled, or that warden ended when
+/// the agent did not: the chat says so, and never that the agent acted
+/// unasked (issue 33 item 2).
+#[test]
+fn a_request_after_a_cancelled_or_overdue_turn_says_whose_end_it_was() {
+    let mut s = chat(Mode::Default);
+    s.update(Msg::TurnEnded(StopReason::Cancelled));
+    s.update(from_the_agent(1, request("t", ToolKind::Execute, "ls")));
+    let mut s2 = chat(Mode::Default);
+    s2.cancel();
+    s2.update(Msg::CancelOverdue(std::time::Duration::from_secs(5)));
+    s2.update(from_the_agent(1, request("t", ToolKind::Execute, "ls")));
+    let errors = crate::state::tests::errors_of(&s);
+    let refused = errors.iter().find(|e| e.contains("warden refused"));
+    assert!(
+        refused.is_some_and(|e| e.contains("the last one was cancelled")),
+        "{errors:?}"
+    );
+    let errors = crate::state::tests::errors_of(&s2);
+    let refused = errors.iter().find(|e| e.contains("warden refused"));
+    assert!(
+        refused.is_some_and(|e| e.contains("warden ended the last one")),
+        "{errors:?}"
+    );
+    for e in errors.iter().chain(&crate::state::tests::errors_of(&s)) {
+        assert!(!e.contains("unasked"), "{e}");
+    }
+}
+
 /// The prompt's answer came first, the request after it: no turn runs.
 #[test]
 fn a_request_after_the_turn_ended_is_refused() {
