@@ -86,6 +86,7 @@ impl AgentProcess {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        crate::sandbox::strip_loader_env(&mut cmd);
         // Everything it starts is ended with it, daemons too.
         let tree = crate::procs::Tree::prepare();
         tree.apply(&mut cmd);

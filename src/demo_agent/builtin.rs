@@ -137,6 +137,10 @@ const SCENARIOS: &[(&str, &str)] = &[
         "starts `sh` that appends to PATH (absolute, default `<cwd>/../outside.txt`)",
     ),
     (
+        "own-env",
+        "lists the loader variables (`LD_PRELOAD`, ...) in its own environment",
+    ),
+    (
         "own-daemon [FILE]",
         "starts a daemon that leaves its session (`setsid`, its parent gone) and appends to `<cwd>/FILE` (default `daemon.log`) every 50 ms; its pid in `FILE.pid`",
     ),
@@ -203,6 +207,14 @@ fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
                 .map(|()| format!("appended through {}", link.display()))
         }
         "own-fds" => writable_fds().map(|fds| format!("writable: [{}]", fds.join(", "))),
+        "own-env" => {
+            use std::os::unix::ffi::OsStrExt as _;
+            let names: Vec<String> = std::env::vars_os()
+                .filter(|(name, _)| crate::sandbox::is_loader_var(name.as_bytes()))
+                .map(|(name, _)| name.to_string_lossy().into_owned())
+                .collect();
+            Ok(format!("loader variables: [{}]", names.join(", ")))
+        }
         "own-daemon" => {
             let path = cwd.join(word.unwrap_or("daemon.log"));
             let daemon =
@@ -285,7 +297,7 @@ pub(crate) fn steps_for(prompt: &str, turn: u64, cwd: &Path) -> Vec<Step> {
         "term-forever" => term_forever(turn),
         "term-limit" => term_limit(turn),
         "own-bashrc" | "own-ssh" | "own-child" | "own-write" | "own-link" | "own-fds"
-        | "own-daemon" => {
+        | "own-daemon" | "own-env" => {
             vec![text(&own_io(&first, words.next(), cwd))]
         }
         name => match tool_demo(name) {

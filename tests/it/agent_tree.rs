@@ -168,3 +168,32 @@ async fn a_daemon_started_in_an_agents_terminal_ends_when_the_chat_moves_to_plan
     );
     app.shutdown().await;
 }
+
+/// No loader variable reaches an agent process, from its block's `env` or
+/// from warden's own environment (issue 32).
+#[tokio::test]
+async fn an_agent_gets_no_loader_variables() {
+    let rig = rig();
+    let mut command = command(&rig);
+    command
+        .env
+        .push(("LD_LIBRARY_PATH".into(), "/nonexistent/lib".into()));
+    command
+        .env
+        .push(("GCONV_PATH".into(), "/nonexistent/gconv".into()));
+    let options = ChatOptions {
+        mode: Mode::Auto,
+        sandbox: Some(profile(&rig, SandboxMode::Off)),
+        ..ChatOptions::default()
+    };
+    let mut app = ready(App::with_options(command, options)).await;
+    let lines = say(&mut app, "own-env", "own-env").await;
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .contains("own-env: ok: loader variables: []"),
+        "{lines:?}"
+    );
+    app.shutdown().await;
+}
