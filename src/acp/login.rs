@@ -199,3 +199,39 @@ async fn methods_of(
     handle.shutdown(std::time::Duration::from_millis(500)).await;
     methods.ok_or_else(|| anyhow::anyhow!("the agent did not initialise"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent() -> AgentCommand {
+        AgentCommand {
+            name: "kimi".into(),
+            program: "/usr/bin/kimi".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: std::path::PathBuf::from("/tmp"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_shows_each_word_and_variable_quoted() {
+        let args = vec!["login".to_string(), "a b".to_string(), "it's".to_string()];
+        let env = vec![("KIMI_MODE".to_string(), "x y".to_string())];
+        assert_eq!(
+            command_line(&agent(), &args, &env),
+            "KIMI_MODE='x y' /usr/bin/kimi login 'a b' 'it'\\''s'"
+        );
+    }
+
+    #[test]
+    fn a_line_with_characters_that_cannot_be_shown_is_told_apart() {
+        let hidden = vec!["login\u{1b}[2K".to_string(), "x\u{202e}y".to_string()];
+        for arg in hidden {
+            let line = command_line(&agent(), std::slice::from_ref(&arg), &[]);
+            assert_ne!(crate::sanitize::one_line(&line), line, "{arg:?}");
+        }
+        let line = command_line(&agent(), &["login".to_string()], &[]);
+        assert_eq!(crate::sanitize::one_line(&line), line);
+    }
+}
