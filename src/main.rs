@@ -750,8 +750,8 @@ async fn run_login(
     })?;
     warden::acp::login(
         &start.command,
-        start.options.sandbox.as_ref(),
         method,
+        start.options.sandbox.as_ref(),
         consent,
     )
     .await

@@ -30,8 +30,8 @@ pub enum Consent {
 /// read-only, once the user agreed; the login's exit code.
 pub async fn login(
     command: &AgentCommand,
-    sandbox: Option<&crate::sandbox::Profile>,
     method: Option<&str>,
+    sandbox: Option<&crate::sandbox::Profile>,
     consent: Consent,
 ) -> anyhow::Result<i32> {
     let sandbox = sandbox.map(crate::sandbox::Profile::read_only);

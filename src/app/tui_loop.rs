@@ -98,8 +98,8 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
             let result = crate::tui::suspended(terminal, async {
                 let result = crate::acp::login(
                     &command,
-                    sandbox.as_ref(),
                     method.as_deref(),
+                    sandbox.as_ref(),
                     crate::acp::Consent::Ask,
                 )
                 .await

@@ -224,8 +224,8 @@ async fn slash_login_runs_the_terminal_login_and_restarts_the_agent() {
     assert!(sandbox.is_some(), "the login runs under the chat's sandbox");
     let code = warden::acp::login(
         &command,
-        sandbox.as_ref(),
         None,
+        sandbox.as_ref(),
         warden::acp::Consent::Given,
     )
     .await
