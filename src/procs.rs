@@ -207,6 +207,7 @@ fn make_cgroup(tag: &str) -> Option<Cgroup> {
     let mount = cgroup2_mount(&std::fs::read_to_string("/proc/self/mountinfo").ok()?)?;
     let own = own_cgroup(&std::fs::read_to_string("/proc/self/cgroup").ok()?)?;
     let parent = mount.join(own.trim_start_matches('/'));
+    sweep(&parent);
     let dir = parent.join(format!("warden-{}-{}", std::process::id(), &tag[..12]));
     if let Err(err) = std::fs::create_dir(&dir) {
         tracing::info!(parent = %parent.display(), "no cgroup for the agent ({err}): its processes are found by a scan");
@@ -221,6 +222,29 @@ fn make_cgroup(tag: &str) -> Option<Cgroup> {
             tracing::info!(dir = %dir.display(), "the agent's cgroup cannot be joined ({err})");
             let _ = std::fs::remove_dir(&dir);
             None
+        }
+    }
+}
+
+/// Remove the empty cgroups a warden that is gone left in `parent` (one
+/// that ended without dropping its trees); a cgroup with a process in it
+/// cannot be removed, so nothing running is touched.
+fn sweep(parent: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("warden-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir(entry.path());
         }
     }
 }
