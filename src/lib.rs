@@ -22,6 +22,7 @@ pub mod launch;
 pub mod mention;
 pub mod model;
 pub mod policy;
+pub(crate) mod procs;
 pub mod reaper;
 pub(crate) mod record;
 pub mod remote;

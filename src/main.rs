@@ -209,6 +209,9 @@ enum Sub {
         /// The id of the login method (default: the agent's only terminal login).
         #[arg(long, value_name = "ID")]
         method: Option<String>,
+        /// Run the login's command line without asking (it is still shown).
+        #[arg(long, short = 'y')]
+        yes: bool,
         /// Any agent command, after `--`.
         #[arg(last = true, value_name = "CMD ARGS")]
         command: Vec<String>,
@@ -234,20 +237,32 @@ fn main() -> ExitCode {
     };
     match &cli.sub {
         Some(Sub::DemoAgent { login: true, .. }) => {
-            println!("demo-agent: terminal login done, you are signed in");
+            for line in warden::demo_agent::terminal_login() {
+                println!("{line}");
+            }
             return ExitCode::SUCCESS;
         }
         Some(Sub::Login {
             agent,
             method,
+            yes,
             command,
         }) => {
+            let consent = if *yes {
+                warden::acp::Consent::Given
+            } else {
+                warden::acp::Consent::Ask
+            };
+            init_logging();
+            warden::reaper::become_subreaper();
             let result = runtime.block_on(run_login(
                 cli.config.as_deref(),
                 agent.as_deref(),
                 method.as_deref(),
+                consent,
                 command,
             ));
+            warden::reaper::end_descendants();
             return match result {
                 Ok(0) => ExitCode::SUCCESS,
                 Ok(code) => {
@@ -742,6 +757,7 @@ async fn run_login(
     config: Option<&std::path::Path>,
     agent: Option<&str>,
     method: Option<&str>,
+    consent: warden::acp::Consent,
     command: &[String],
 ) -> anyhow::Result<i32> {
     let own = own_exe()?;
@@ -753,7 +769,13 @@ async fn run_login(
         mode: None,
         own_exe: &own,
     })?;
-    warden::acp::login(&start.command, method).await
+    warden::acp::login(
+        &start.command,
+        method,
+        start.options.sandbox.as_ref(),
+        consent,
+    )
+    .await
 }
 
 fn own_exe() -> anyhow::Result<String> {

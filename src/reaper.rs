@@ -35,7 +35,8 @@ pub(crate) fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
     }
 }
 
-/// SIGKILL every registered group (for the panic path only).
+/// SIGKILL every registered group, and every agent's cgroup (for the
+/// panic path only).
 pub(crate) fn kill_all() {
     let groups = match GROUPS.lock() {
         Ok(groups) => groups.clone(),
@@ -44,6 +45,7 @@ pub(crate) fn kill_all() {
     for pgid in groups {
         signal_group(pgid, libc::SIGKILL);
     }
+    crate::procs::kill_all();
 }
 
 /// Make warden the parent of every orphaned process it started, however

@@ -4,15 +4,38 @@
 //! has configured, with the `args` and `env` of the method (never a
 //! program the agent names), in a terminal the user sees; exit status 0
 //! means signed in, and the agent is started again afterwards.
+//!
+//! The agent answers the methods, so it chooses the arguments: the exact
+//! command line is shown and the user asked before it runs. The agent
+//! started to read the methods, and the login's program, run under the
+//! chat's sandbox with the workspace read-only (the agent's state stays
+//! writable, where the login saves its token), without loader variables,
+//! and everything the login started is ended with it.
 
 use tokio::sync::mpsc;
 
 use super::{AgentCommand, AuthKind, AuthMethod, ClientCaps};
 
+/// Whether the user agrees to run the sign-in's command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consent {
+    /// Show it and ask on this terminal (stderr, an answer on stdin).
+    Ask,
+    /// Agreed beforehand (`warden login --yes`): shown, not asked.
+    Given,
+}
+
 /// The agent's terminal login `method` (or its only one), run in the
-/// foreground with warden's stdio; the login's exit code.
-pub async fn login(command: &AgentCommand, method: Option<&str>) -> anyhow::Result<i32> {
-    let methods = methods_of(command).await?;
+/// foreground with warden's stdio, under `sandbox` with the workspace
+/// read-only, once the user agreed; the login's exit code.
+pub async fn login(
+    command: &AgentCommand,
+    method: Option<&str>,
+    sandbox: Option<&crate::sandbox::Profile>,
+    consent: Consent,
+) -> anyhow::Result<i32> {
+    let sandbox = sandbox.map(crate::sandbox::Profile::read_only);
+    let methods = methods_of(command, sandbox.as_ref()).await?;
     let terminal: Vec<&AuthMethod> = methods
         .iter()
         .filter(|m| matches!(m.kind, AuthKind::Terminal { .. }))
@@ -64,27 +87,95 @@ pub async fn login(command: &AgentCommand, method: Option<&str>) -> anyhow::Resu
     let AuthKind::Terminal { args, env } = &chosen.kind else {
         anyhow::bail!("not a terminal login");
     };
+    let line = command_line(command, args, env);
+    if crate::sanitize::one_line(&line) != line {
+        anyhow::bail!(
+            "the sign-in `{}` asks to run a command line that cannot be shown as it is \
+             (control or invisible characters): not run: {}",
+            crate::sanitize::one_line(&chosen.id),
+            crate::sanitize::one_line(&line)
+        );
+    }
+    let under = match &sandbox {
+        Some(profile) => match crate::sandbox::badge_of(profile) {
+            crate::sandbox::Badge::ReadOnly => {
+                "under the sandbox (the workspace read-only, the agent's state writable)"
+            }
+            crate::sandbox::Badge::Confined => "under the sandbox",
+            crate::sandbox::Badge::Off => "UNCONFINED (the sandbox is off for this agent)",
+            crate::sandbox::Badge::Unconfined => "UNCONFINED (no Landlock)",
+        },
+        None => "UNCONFINED (no sandbox)",
+    };
     eprintln!(
-        "warden: running {} {} for `{}`",
-        crate::sanitize::one_line(&command.program),
-        crate::sanitize::one_line(&args.join(" ")),
-        crate::sanitize::one_line(&chosen.name)
+        "warden: the sign-in `{}` ({}) runs, in {}, {under}:\n  {line}",
+        crate::sanitize::one_line(&chosen.id),
+        crate::sanitize::one_line(&chosen.name),
+        crate::sanitize::one_line(&command.cwd.display().to_string()),
     );
-    let status = tokio::process::Command::new(&command.program)
+    if consent == Consent::Ask && !ask("Run it? [y/N] ").await {
+        anyhow::bail!("not run: the sign-in was not confirmed");
+    }
+    let confinement = sandbox
+        .as_ref()
+        .map(crate::sandbox::Confinement::prepare)
+        .transpose()
+        .map_err(|err| anyhow::anyhow!("{err}"))?;
+    let mut program = tokio::process::Command::new(&command.program);
+    program
         .args(args)
         .envs(command.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .current_dir(&command.cwd)
-        .status()
-        .await
-        .map_err(|err| anyhow::anyhow!("cannot run the login: {err}"))?;
+        .current_dir(&command.cwd);
+    crate::sandbox::strip_loader_env(&mut program);
+    let tree = crate::procs::Tree::prepare();
+    tree.apply(&mut program);
+    if let Some(confinement) = &confinement {
+        confinement.apply(&mut program);
+    }
+    let status = program.status().await;
+    let _ = tokio::task::spawn_blocking(move || tree.end(None)).await;
+    drop(confinement);
+    let status = status.map_err(|err| anyhow::anyhow!("cannot run the login: {err}"))?;
     Ok(status.code().unwrap_or(1))
 }
 
+/// The login as one shell line: the method's variables, the program, its
+/// arguments, each quoted where the shell would read it otherwise.
+fn command_line(command: &AgentCommand, args: &[String], env: &[(String, String)]) -> String {
+    let mut words: Vec<String> = env
+        .iter()
+        .map(|(k, v)| format!("{k}={}", crate::policy::shell_quote(v)))
+        .collect();
+    words.push(crate::policy::shell_quote(&command.program).into_owned());
+    words.extend(
+        args.iter()
+            .map(|a| crate::policy::shell_quote(a).into_owned()),
+    );
+    words.join(" ")
+}
+
+/// Ask `question` on stderr; whether the answer on stdin is yes.
+async fn ask(question: &str) -> bool {
+    use std::io::Write as _;
+    let mut err = std::io::stderr();
+    let _ = write!(err, "{question}");
+    let _ = err.flush();
+    let answer = tokio::task::spawn_blocking(|| {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).map(|_| line)
+    })
+    .await;
+    matches!(answer, Ok(Ok(line)) if matches!(line.trim().to_lowercase().as_str(), "y" | "yes"))
+}
+
 /// Start the agent, read its authentication methods, end it.
-async fn methods_of(command: &AgentCommand) -> anyhow::Result<Vec<AuthMethod>> {
+async fn methods_of(
+    command: &AgentCommand,
+    sandbox: Option<&crate::sandbox::Profile>,
+) -> anyhow::Result<Vec<AuthMethod>> {
     let (events, mut incoming) = mpsc::unbounded_channel();
-    let handle = super::spawn(command, ClientCaps::default(), None, events.into())
+    let handle = super::spawn(command, ClientCaps::default(), sandbox, events.into())
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     let answer = handle.auth_methods();
     let methods = tokio::select! {
@@ -107,4 +198,40 @@ async fn methods_of(command: &AgentCommand) -> anyhow::Result<Vec<AuthMethod>> {
     };
     handle.shutdown(std::time::Duration::from_millis(500)).await;
     methods.ok_or_else(|| anyhow::anyhow!("the agent did not initialise"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent() -> AgentCommand {
+        AgentCommand {
+            name: "kimi".into(),
+            program: "/usr/bin/kimi".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: std::path::PathBuf::from("/tmp"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_shows_each_word_and_variable_quoted() {
+        let args = vec!["login".to_string(), "a b".to_string(), "it's".to_string()];
+        let env = vec![("KIMI_MODE".to_string(), "x y".to_string())];
+        assert_eq!(
+            command_line(&agent(), &args, &env),
+            "KIMI_MODE='x y' /usr/bin/kimi login 'a b' 'it'\\''s'"
+        );
+    }
+
+    #[test]
+    fn a_line_with_characters_that_cannot_be_shown_is_told_apart() {
+        let hidden = vec!["login\u{1b}[2K".to_string(), "x\u{202e}y".to_string()];
+        for arg in hidden {
+            let line = command_line(&agent(), std::slice::from_ref(&arg), &[]);
+            assert_ne!(crate::sanitize::one_line(&line), line, "{arg:?}");
+        }
+        let line = command_line(&agent(), &["login".to_string()], &[]);
+        assert_eq!(crate::sanitize::one_line(&line), line);
+    }
 }

@@ -27,7 +27,7 @@ pub(crate) use auth::{AuthKind, AuthMethod};
 pub use client_calls::{ClientCall, ClientError, ClientReply, ClientResponder, ExitInfo};
 pub use elicitation::ElicitationResponder;
 pub(crate) use handle::{AgentHandle, OptionValue};
-pub use login::login;
+pub use login::{Consent, login};
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

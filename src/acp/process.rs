@@ -1,5 +1,6 @@
-//! The agent's OS process: spawned in its own process group, stderr kept,
-//! exit reported, and ended as a group.
+//! The agent's OS process: spawned in its own process group and its own
+//! process tree (`procs::Tree`), stderr kept, exit reported, and ended as a
+//! group; once it is gone, every process it started is ended too.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -102,6 +103,10 @@ impl AgentProcess {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        crate::sandbox::strip_loader_env(&mut cmd);
+        // Everything it starts is ended with it, daemons too.
+        let tree = crate::procs::Tree::prepare();
+        tree.apply(&mut cmd);
         if let Some(confinement) = &confinement {
             confinement.apply(&mut cmd);
         }
@@ -160,6 +165,8 @@ impl AgentProcess {
                 .map(|t| t.iter().map(|line| notice_line(line)).collect())
                 .unwrap_or_default();
             tracing::info!(%status, "agent exited");
+            // What it started goes with it (before anyone hears it is gone).
+            let _ = tokio::task::spawn_blocking(move || tree.end(pid)).await;
             if let Some(pid) = pid {
                 crate::reaper::unregister(pid);
             }

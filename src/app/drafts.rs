@@ -162,12 +162,12 @@ impl App {
     }
 
     /// The terminal login to run, once asked (`/login`): the chat, its
-    /// agent's command and the method named. The TUI suspends the screen,
+    /// agent's command, its sandbox and the method named. The TUI suspends the screen,
     /// runs it ([`crate::acp::login`]) and calls [`App::login_done`].
-    pub fn take_login(&mut self) -> Option<(ChatId, crate::acp::AgentCommand, Option<String>)> {
+    pub fn take_login(&mut self) -> Option<LoginRun> {
         let (id, method) = self.login.take()?;
-        let command = self.chats.get(&id)?.command.clone();
-        Some((id, command, method))
+        let chat = self.chats.get(&id)?;
+        Some((id, chat.command.clone(), chat.sandbox.clone(), method))
     }
 
     /// The terminal login ended: say how, and start the agent again (its
@@ -202,3 +202,12 @@ impl App {
         self.pump();
     }
 }
+
+/// A terminal login to run: the chat, its agent's command, its sandbox
+/// (the login runs under it, the workspace read-only) and the method named.
+pub type LoginRun = (
+    ChatId,
+    crate::acp::AgentCommand,
+    Option<crate::sandbox::Profile>,
+    Option<String>,
+);

@@ -93,12 +93,17 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
             app.editor_done(id, result);
             clock.mark_dirty();
         }
-        if let Some((id, command, method)) = app.take_login() {
+        if let Some((id, command, sandbox, method)) = app.take_login() {
             drop(input);
             let result = crate::tui::suspended(terminal, async {
-                let result = crate::acp::login(&command, method.as_deref())
-                    .await
-                    .map_err(|err| crate::sanitize::one_line(&format!("{err:#}")));
+                let result = crate::acp::login(
+                    &command,
+                    method.as_deref(),
+                    sandbox.as_ref(),
+                    crate::acp::Consent::Ask,
+                )
+                .await
+                .map_err(|err| crate::sanitize::one_line(&format!("{err:#}")));
                 {
                     use std::io::Write;
                     let mut out = std::io::stdout();

@@ -509,6 +509,8 @@ struct Shared {
     /// presumed empty and is no longer signalled (its id could be reused).
     group_done: AtomicBool,
     pgid: libc::pid_t,
+    /// Every process the command started, ended with it (daemons too).
+    tree: Arc<crate::procs::Tree>,
     events: mpsc::UnboundedSender<TerminalEvent>,
 }
 
@@ -552,6 +554,14 @@ impl Shared {
             crate::reaper::signal_group(self.pgid, libc::SIGKILL);
         }
         self.kill.notify_one();
+        // What left the group goes too (a scan of /proc: off the loop).
+        let tree = Arc::clone(&self.tree);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(move || tree.end(None));
+            }
+            Err(_) => tree.end(None),
+        }
     }
 }
 
@@ -633,10 +643,12 @@ impl Terminals {
             .map(crate::sandbox::Confinement::prepare)
             .transpose()
             .map_err(|err| spawn_error(io::Error::other(err.to_string())))?;
+        let tree = Arc::new(crate::procs::Tree::prepare());
         let mut child = {
             // Spawning registers the child with the runtime's reactor.
             let _guard = runtime.enter();
             let mut command = spec.to_command();
+            tree.apply(&mut command);
             if let Some(confinement) = &confinement {
                 confinement.apply(&mut command);
             }
@@ -662,6 +674,7 @@ impl Terminals {
             kill: Notify::new(),
             group_done: AtomicBool::new(false),
             pgid,
+            tree,
             events: self.events.clone(),
         });
 

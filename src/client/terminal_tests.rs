@@ -495,6 +495,7 @@ fn the_budget_drops_finished_terminals_first_and_keeps_the_newest_of_each() {
             kill: Notify::new(),
             group_done: AtomicBool::new(true),
             pgid: 0,
+            tree: Arc::new(crate::procs::Tree::prepare()),
             events: tx.clone(),
         });
         budget.join(&shared);

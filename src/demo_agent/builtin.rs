@@ -137,6 +137,14 @@ const SCENARIOS: &[(&str, &str)] = &[
         "starts `sh` that appends to PATH (absolute, default `<cwd>/../outside.txt`)",
     ),
     (
+        "own-env",
+        "lists the loader variables (`LD_PRELOAD`, ...) in its own environment",
+    ),
+    (
+        "own-daemon [FILE]",
+        "starts a daemon that leaves its session (`setsid`, its parent gone) and appends to `<cwd>/FILE` (default `daemon.log`) every 50 ms; its pid in `FILE.pid`",
+    ),
+    (
         "own-write [FILE]",
         "writes `<cwd>/FILE` (default `own.txt`) itself",
     ),
@@ -240,6 +248,31 @@ fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
                 .map_err(at(&home.join(".bashrc")))
         }
         "own-fds" => writable_fds().map(|fds| format!("writable: [{}]", fds.join(", "))),
+        "own-env" => {
+            use std::os::unix::ffi::OsStrExt as _;
+            let names: Vec<String> = std::env::vars_os()
+                .filter(|(name, _)| crate::sandbox::is_loader_var(name.as_bytes()))
+                .map(|(name, _)| name.to_string_lossy().into_owned())
+                .collect();
+            Ok(format!("loader variables: [{}]", names.join(", ")))
+        }
+        "own-daemon" => {
+            let path = cwd.join(word.unwrap_or("daemon.log"));
+            let daemon =
+                "echo $$ > \"$1.pid\"; while :; do echo daemon >> \"$1\"; sleep 0.05; done";
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "setsid sh -c '{daemon}' sh \"$1\" </dev/null >/dev/null 2>&1 &"
+                ))
+                .arg("sh")
+                .arg(&path)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .map(|_| format!("a daemon appends to {}", path.display()))
+        }
         _ => {
             let path = cwd.join(word.unwrap_or("own.txt"));
             std::fs::write(&path, "written by the demo agent itself\n")
@@ -307,6 +340,9 @@ pub(crate) fn steps_for(prompt: &str, turn: u64, cwd: &Path) -> Vec<Step> {
         "term-limit" => term_limit(turn),
         "own-bashrc" | "own-ssh" | "own-child" | "own-write" | "own-link" | "own-fds" => {
             own_steps(turn, &first, &own_io(&first, words.next(), cwd))
+        }
+        "own-daemon" | "own-env" => {
+            vec![text(&own_io(&first, words.next(), cwd))]
         }
         name => match tool_demo(name) {
             Some(demo) => demo.steps(turn),

@@ -50,6 +50,50 @@ use tokio_util::sync::CancellationToken;
 /// The flood scenario's chunks, for the benches.
 pub use self::builtin::flood_chunk;
 
+/// `warden demo-agent --login`, the demo's terminal login: saves a sign-in
+/// in its state directory, and says what else it could reach (a file
+/// created in the home directory, then removed) and which loader variables
+/// it was given, so a test can see the sandbox and the environment it ran in.
+pub fn terminal_login() -> Vec<String> {
+    let mut lines = vec!["demo-agent: terminal login done, you are signed in".to_string()];
+    let saved = Store::dir_for(&[]).map(|dir| {
+        std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(dir.join("signed-in"), "yes\n"))
+            .map(|()| dir)
+    });
+    lines.push(match saved {
+        Some(Ok(dir)) => format!("saved the sign-in in {}", dir.display()),
+        Some(Err(err)) => format!("could not save the sign-in: {err}"),
+        None => "no state directory".to_string(),
+    });
+    if let Some(home) = std::env::var_os("HOME") {
+        let probe = std::path::Path::new(&home).join(".demo-login-probe");
+        lines.push(match std::fs::write(&probe, "probe\n") {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&probe);
+                format!("could write {}", probe.display())
+            }
+            Err(err) => format!("could not write {}: {err}", probe.display()),
+        });
+    }
+    let loader: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| {
+            use std::os::unix::ffi::OsStrExt as _;
+            crate::sandbox::is_loader_var(name.as_bytes())
+                .then(|| name.to_string_lossy().into_owned())
+        })
+        .collect();
+    lines.push(format!(
+        "loader variables: {}",
+        if loader.is_empty() {
+            "none".to_string()
+        } else {
+            loader.join(", ")
+        }
+    ));
+    lines
+}
+
 /// Where the demo agent started with `env` keeps its sessions (its state,
 /// which its sandbox lets it write).
 pub(crate) fn state_dir(env: &[(String, String)]) -> Option<std::path::PathBuf> {

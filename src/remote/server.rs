@@ -3,8 +3,10 @@
 //!
 //! Security: the URL's token (128 random bits, compared in constant time)
 //! is good once: it is exchanged for an HttpOnly, SameSite=Strict session
-//! cookie, and the URL then no longer opens anything. Failed tokens are
-//! rate limited. Every change is a POST carrying a CSRF token the page
+//! cookie, and the URL then no longer opens anything. A wrong token is
+//! answered after a delay that grows with each failure; nothing locks, so
+//! the right token always gets in (the agent runs on this machine and can
+//! reach the port: a lockout would be its way to shut the user out). Every change is a POST carrying a CSRF token the page
 //! was served with; a GET never answers. Every reply carries a CSP that
 //! forbids frames and anything from outside, and every script but the
 //! page's own few lines (by a nonce), which follow `/events`: a server-sent
@@ -28,10 +30,13 @@ use super::{ARMING, Command, Snapshot, page};
 use crate::policy::Mode;
 use crate::state::RemotePick;
 
-/// Failed tokens allowed before the server stops looking at tokens.
-const MAX_FAILURES: u32 = 5;
-/// How long it then stops.
-const LOCKOUT: Duration = Duration::from_secs(60);
+/// How long the first wrong token waits for its answer; each further one
+/// waits twice as long as the one before, up to [`WRONG_DELAY_MAX`].
+const WRONG_DELAY: Duration = Duration::from_millis(50);
+/// The longest a wrong token waits.
+const WRONG_DELAY_MAX: Duration = Duration::from_secs(2);
+/// Failures older than this are forgotten.
+const WRONG_FORGOTTEN: Duration = Duration::from_secs(600);
 /// CSRF tokens kept valid (one per page served).
 const CSRF_KEPT: usize = 32;
 /// The largest form body read.
@@ -62,8 +67,10 @@ pub(super) struct Shared {
     session: Token,
     /// CSRF tokens of the pages served, newest last.
     csrf: VecDeque<Token>,
+    /// Wrong tokens since the last good one (or [`WRONG_FORGOTTEN`] ago).
     failures: u32,
-    locked_until: Option<Instant>,
+    /// When the last wrong token came.
+    last_failure: Option<Instant>,
     pub(super) snapshot: Snapshot,
     /// How long a card waits on the page before an answer takes.
     arming: Duration,
@@ -112,7 +119,7 @@ pub fn start(
         session: Token::fresh().map_err(RemoteError::Random)?,
         csrf: VecDeque::new(),
         failures: 0,
-        locked_until: None,
+        last_failure: None,
         snapshot: Snapshot::default(),
         arming: ARMING,
         changed: tokio::sync::watch::channel(0).0,
@@ -229,7 +236,7 @@ async fn handle(req: Request<Incoming>, shared: &Arc<Mutex<Shared>>, sink: &Sink
         cookie.is_some_and(|c| shared.session.matches(&c))
     };
     match (req.method().clone(), path.as_str()) {
-        (Method::GET, "/") if query.contains_key("t") => exchange(shared, &query["t"]),
+        (Method::GET, "/") if query.contains_key("t") => exchange(shared, &query["t"]).await,
         (Method::GET, "/") if signed_in => {
             let mut shared = lock(shared);
             let (Some(csrf), Ok(nonce)) = (issue_csrf(&mut shared), Token::fresh()) else {
@@ -397,33 +404,38 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
     }
 }
 
-/// The URL's token for the session cookie, once.
-fn exchange(shared: &Mutex<Shared>, given: &str) -> Reply {
-    let mut shared = lock(shared);
-    let now = Instant::now();
-    if let Some(until) = shared.locked_until {
-        if now < until {
-            return text(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too many wrong tokens: wait a minute",
-            );
+/// The URL's token for the session cookie, once. The right token is
+/// looked at first and never waits; a wrong one is answered after
+/// [`wrong_delay`] of the failures so far.
+async fn exchange(shared: &Mutex<Shared>, given: &str) -> Reply {
+    let wait = {
+        let mut shared = lock(shared);
+        if shared.token.as_ref().is_some_and(|t| t.matches(given)) {
+            return session_cookie(&mut shared);
         }
-        shared.locked_until = None;
-        shared.failures = 0;
-    }
-    let good = shared.token.as_ref().is_some_and(|t| t.matches(given));
-    if !good {
-        shared.failures += 1;
-        if shared.failures >= MAX_FAILURES {
-            shared.locked_until = Some(now + LOCKOUT);
+        let now = Instant::now();
+        if shared
+            .last_failure
+            .is_some_and(|at| now.duration_since(at) > WRONG_FORGOTTEN)
+        {
+            shared.failures = 0;
         }
-        return text(
-            StatusCode::FORBIDDEN,
-            "wrong or used token: `/remote` in warden makes a new one",
-        );
-    }
+        shared.failures = shared.failures.saturating_add(1);
+        shared.last_failure = Some(now);
+        wrong_delay(shared.failures)
+    };
+    tokio::time::sleep(wait).await;
+    text(
+        StatusCode::FORBIDDEN,
+        "wrong or used token: `/remote` in warden makes a new one",
+    )
+}
+
+/// The URL's token is used: the session cookie, and the token is gone.
+fn session_cookie(shared: &mut Shared) -> Reply {
     shared.token = None;
     shared.failures = 0;
+    shared.last_failure = None;
     let cookie = format!(
         "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
         shared.session.as_str()
@@ -435,6 +447,14 @@ fn exchange(shared: &Mutex<Shared>, given: &str) -> Reply {
         headers.insert(header::SET_COOKIE, value);
     }
     reply
+}
+
+/// How long the `failures`-th wrong token in a row waits for its answer.
+fn wrong_delay(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(16);
+    WRONG_DELAY
+        .saturating_mul(1 << doublings)
+        .min(WRONG_DELAY_MAX)
 }
 
 fn post_answer(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, String>) -> Reply {
@@ -632,5 +652,14 @@ mod tests {
         assert_eq!(form["reason"], "no way!");
         assert_eq!(form["bad"], "%zz");
         assert_eq!(form["cut"], "%4");
+    }
+
+    #[test]
+    fn each_wrong_token_waits_longer_up_to_a_bound() {
+        assert_eq!(wrong_delay(1), WRONG_DELAY);
+        assert_eq!(wrong_delay(2), WRONG_DELAY * 2);
+        assert_eq!(wrong_delay(3), WRONG_DELAY * 4);
+        assert_eq!(wrong_delay(40), WRONG_DELAY_MAX);
+        assert_eq!(wrong_delay(u32::MAX), WRONG_DELAY_MAX);
     }
 }

@@ -23,6 +23,9 @@ mod linux;
 #[cfg(test)]
 mod tests;
 
+mod loader_env;
+pub use loader_env::{is_loader_var, strip_loader_env};
+
 #[cfg(target_os = "linux")]
 pub use linux::{Confinement, kernel_support, self_test};
 

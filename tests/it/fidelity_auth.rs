@@ -70,27 +70,20 @@ fn a_terminal_login_is_named_and_run_by_warden_login() {
         "{err}"
     );
 
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
-            .arg("--config")
-            .arg(&config)
-            .arg("login")
-            .args(args)
-            .current_dir(dir.path())
-            .env("HOME", dir.path())
-            .env("XDG_DATA_HOME", dir.path().join("data"))
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("warden login runs")
-    };
-    let out = run(&["--agent", "kimi"]);
+    let out = login_run(dir.path(), &config, &["--agent", "kimi", "--yes"], "", &[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("terminal login done"), "{stdout}\n{stderr}");
     assert!(stderr.contains("demo-agent --login"), "{stderr}");
 
-    let out = run(&["--agent", "kimi", "--method", "nope"]);
+    let out = login_run(
+        dir.path(),
+        &config,
+        &["--agent", "kimi", "--method", "nope"],
+        "",
+        &[],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -99,6 +92,99 @@ fn a_terminal_login_is_named_and_run_by_warden_login() {
         ),
         "{stderr}"
     );
+}
+
+/// `warden login ARGS` in `dir` with `stdin` typed and `env` added.
+fn login_run(
+    dir: &Path,
+    config: &Path,
+    args: &[&str],
+    stdin: &str,
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .arg("--config")
+        .arg(config)
+        .arg("login")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("warden login runs");
+    let mut input = child.stdin.take().expect("stdin");
+    let _ = input.write_all(stdin.as_bytes());
+    drop(input);
+    child.wait_with_output().expect("warden login ends")
+}
+
+/// The sign-in's command line comes from the agent: `warden login` shows
+/// it whole and runs it only when the user says yes (issue 32).
+#[test]
+fn warden_login_shows_the_command_line_and_asks_before_running_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = settings(dir.path(), "kimi", "kimi-terminal-login.toml", "");
+    let exe = env!("CARGO_BIN_EXE_warden");
+    for (answer, runs) in [("n\n", false), ("", false), ("y\n", true)] {
+        let out = login_run(dir.path(), &config, &["--agent", "kimi"], answer, &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("\n  {exe} demo-agent --login\n")),
+            "the whole command line: {stderr}"
+        );
+        assert!(stderr.contains("Run it? [y/N]"), "{stderr}");
+        assert_eq!(out.status.success(), runs, "{answer:?}: {stderr}");
+        assert_eq!(
+            stdout.contains("terminal login done"),
+            runs,
+            "{answer:?}: {stdout}"
+        );
+        if !runs {
+            assert!(stderr.contains("not run"), "{stderr}");
+        }
+    }
+}
+
+/// The login's program runs under the agent's sandbox: it saves its
+/// sign-in in the agent's state but writes nothing else (here: the home
+/// directory, which is the workspace too), and gets no loader variables
+/// (issue 32).
+#[test]
+fn warden_login_runs_confined_without_loader_variables() {
+    if !crate::sandbox::landlock() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = settings(dir.path(), "kimi", "kimi-terminal-login.toml", "");
+    let out = login_run(
+        dir.path(),
+        &config,
+        &["--agent", "kimi", "--yes"],
+        "",
+        &[
+            ("LD_LIBRARY_PATH", "/nonexistent/lib"),
+            ("GCONV_PATH", "/nonexistent/gconv"),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("under the sandbox"), "{stderr}");
+    assert!(stdout.contains("saved the sign-in in"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "could not write {}",
+            dir.path().join(".demo-login-probe").display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("loader variables: none"), "{stdout}");
 }
 
 /// In the TUI, `/login` runs the same terminal login (the screen
@@ -132,12 +218,18 @@ async fn slash_login_runs_the_terminal_login_and_restarts_the_agent() {
     app.handle(warden::state::Msg::Action(warden::state::Action::key(
         Code::Enter,
     )));
-    let (id, command, method) = app.take_login().expect("/login asks for the login");
+    let (id, command, sandbox, method) = app.take_login().expect("/login asks for the login");
     assert_eq!(method, None);
     assert_eq!(command.name, "kimi");
-    let code = warden::acp::login(&command, None)
-        .await
-        .expect("the login runs");
+    assert!(sandbox.is_some(), "the login runs under the chat's sandbox");
+    let code = warden::acp::login(
+        &command,
+        None,
+        sandbox.as_ref(),
+        warden::acp::Consent::Given,
+    )
+    .await
+    .expect("the login runs");
     assert_eq!(code, 0);
     app.login_done(id, Ok(code));
     assert!(

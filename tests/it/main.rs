@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod agent_quirks;
+mod agent_tree;
 mod attack;
 mod attack_pass2;
 mod card_races;

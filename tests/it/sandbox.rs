@@ -94,7 +94,7 @@ pub(crate) fn profile(rig: &Rig, mode: SandboxMode) -> Profile {
     })
 }
 
-fn command(rig: &Rig) -> AgentCommand {
+pub(crate) fn command(rig: &Rig) -> AgentCommand {
     AgentCommand {
         name: "demo".into(),
         program: env!("CARGO_BIN_EXE_warden").into(),
@@ -312,7 +312,7 @@ async fn wardens_own_terminals_run_under_the_chats_sandbox() {
 }
 
 /// Wait for the chat to be ready on a process with `badge`.
-async fn on_process(app: &mut App, badge: warden::sandbox::Badge) {
+pub(crate) async fn on_process(app: &mut App, badge: warden::sandbox::Badge) {
     pump_until(app, "the chat on its new process", |s| {
         s.session.sandbox == Some(badge)
             && matches!(
@@ -325,7 +325,7 @@ async fn on_process(app: &mut App, badge: warden::sandbox::Badge) {
 }
 
 /// One turn of `prompt` in a running chat: its answer's lines naming `name`.
-async fn say(app: &mut App, prompt: &str, name: &str) -> Vec<String> {
+pub(crate) async fn say(app: &mut App, prompt: &str, name: &str) -> Vec<String> {
     let before = agent_text(app.state()).matches(name).count();
     send(app, prompt);
     pump_until(app, "end of turn", |s| {
