@@ -732,7 +732,7 @@ async fn run_login(
         mode: None,
         own_exe: &own,
     })?;
-    warden::acp::login(&start.command, method).await
+    warden::acp::login(&start.command, method, start.options.sandbox.as_ref()).await
 }
 
 fn own_exe() -> anyhow::Result<String> {

@@ -9,10 +9,28 @@ use tokio::sync::mpsc;
 
 use super::{AgentCommand, AuthKind, AuthMethod, ClientCaps};
 
+/// Variables a login gets besides its agent's allow-list: it may open a
+/// browser on the user's desktop.
+const LOGIN_ENV: &[&str] = &[
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "XDG_RUNTIME_DIR",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "BROWSER",
+];
+
 /// The agent's terminal login `method` (or its only one), run in the
-/// foreground with warden's stdio; the login's exit code.
-pub async fn login(command: &AgentCommand, method: Option<&str>) -> anyhow::Result<i32> {
-    let methods = methods_of(command).await?;
+/// foreground with warden's stdio; the login's exit code. With `sandbox`
+/// (the agent's profile) the agent asked for its methods runs confined,
+/// and the login itself (which must write the agent's sign-in) gets the
+/// agent's environment and what opens a browser, not all of warden's.
+pub async fn login(
+    command: &AgentCommand,
+    method: Option<&str>,
+    sandbox: Option<&crate::sandbox::Profile>,
+) -> anyhow::Result<i32> {
+    let methods = methods_of(command, sandbox).await?;
     let terminal: Vec<&AuthMethod> = methods
         .iter()
         .filter(|m| matches!(m.kind, AuthKind::Terminal { .. }))
@@ -70,7 +88,15 @@ pub async fn login(command: &AgentCommand, method: Option<&str>) -> anyhow::Resu
         crate::sanitize::one_line(&args.join(" ")),
         crate::sanitize::one_line(&chosen.name)
     );
-    let status = tokio::process::Command::new(&command.program)
+    let mut login = tokio::process::Command::new(&command.program);
+    if let Some(profile) = sandbox {
+        let mut profile = profile.clone();
+        profile
+            .env_pass
+            .extend(LOGIN_ENV.iter().map(|name| name.to_string()));
+        crate::sandbox::env::scrub(&mut login, &profile);
+    }
+    let status = login
         .args(args)
         .envs(command.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -82,9 +108,12 @@ pub async fn login(command: &AgentCommand, method: Option<&str>) -> anyhow::Resu
 }
 
 /// Start the agent, read its authentication methods, end it.
-async fn methods_of(command: &AgentCommand) -> anyhow::Result<Vec<AuthMethod>> {
+async fn methods_of(
+    command: &AgentCommand,
+    sandbox: Option<&crate::sandbox::Profile>,
+) -> anyhow::Result<Vec<AuthMethod>> {
     let (events, mut incoming) = mpsc::unbounded_channel();
-    let handle = super::spawn(command, ClientCaps::default(), None, events.into())
+    let handle = super::spawn(command, ClientCaps::default(), sandbox, events.into())
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     let answer = handle.auth_methods();
     let methods = tokio::select! {

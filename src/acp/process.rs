@@ -77,6 +77,10 @@ impl AgentProcess {
             .map(crate::sandbox::Confinement::prepare)
             .transpose()?;
         let mut cmd = Command::new(&command.program);
+        if let Some(profile) = sandbox {
+            // Only what its allow-list passes of warden's environment.
+            crate::sandbox::env::scrub(&mut cmd, profile);
+        }
         cmd.args(&command.args)
             .envs(command.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .current_dir(&command.cwd)

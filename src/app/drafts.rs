@@ -166,6 +166,11 @@ impl App {
         Some((id, command, method))
     }
 
+    /// The sandbox of a chat's agent, for its terminal login.
+    pub fn login_sandbox(&self, id: ChatId) -> Option<crate::sandbox::Profile> {
+        self.chats.get(&id)?.sandbox.clone()
+    }
+
     /// The terminal login ended: say how, and start the agent again (its
     /// sessions open anew, signed in).
     pub fn login_done(&mut self, id: ChatId, result: Result<i32, String>) {

@@ -95,8 +95,9 @@ pub async fn run_tui(app: &mut App, terminal: &mut crate::tui::Tui) -> std::io::
         }
         if let Some((id, command, method)) = app.take_login() {
             drop(input);
+            let sandbox = app.login_sandbox(id);
             let result = crate::tui::suspended(terminal, async {
-                let result = crate::acp::login(&command, method.as_deref())
+                let result = crate::acp::login(&command, method.as_deref(), sandbox.as_ref())
                     .await
                     .map_err(|err| crate::sanitize::one_line(&format!("{err:#}")));
                 {

@@ -121,6 +121,26 @@ pub struct SandboxSettings {
     /// More paths no agent may read (`~` expands).
     #[serde(default)]
     pub hidden: Vec<String>,
+    /// More variables of warden's environment every agent gets (`NAME`,
+    /// or `PREFIX_*`), besides the defaults and each agent's own.
+    #[serde(default, deserialize_with = "env_patterns")]
+    pub env_pass: Vec<String>,
+}
+
+/// A list of variable names or `PREFIX_*` patterns; anything else is an
+/// error (a pattern that matches nothing would pass nothing silently).
+fn env_patterns<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<String>, D::Error> {
+    let patterns = Vec::<String>::deserialize(de)?;
+    if let Some(bad) = patterns
+        .iter()
+        .find(|p| !crate::sandbox::env::is_pattern(p))
+    {
+        return Err(serde::de::Error::custom(format!(
+            "`{bad}` is not a variable name or `PREFIX_*` pattern (letters, digits and `_`, \
+             an optional `*` at the end)"
+        )));
+    }
+    Ok(patterns)
 }
 
 /// `[agents.NAME.sandbox]` (or `sandbox.writable = [...]` in the block).
@@ -356,6 +376,10 @@ pub struct AgentSettings {
     /// Extra environment variables.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Variables of warden's environment this agent gets besides the
+    /// defaults and its own (`NAME` or `PREFIX_*`).
+    #[serde(default, deserialize_with = "env_patterns")]
+    pub env_pass: Vec<String>,
     /// Allow every request of this agent without asking (deny and ask rules still apply).
     #[serde(default)]
     pub bypass_permissions: bool,

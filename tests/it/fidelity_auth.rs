@@ -135,7 +135,7 @@ async fn slash_login_runs_the_terminal_login_and_restarts_the_agent() {
     let (id, command, method) = app.take_login().expect("/login asks for the login");
     assert_eq!(method, None);
     assert_eq!(command.name, "kimi");
-    let code = warden::acp::login(&command, None)
+    let code = warden::acp::login(&command, None, None)
         .await
         .expect("the login runs");
     assert_eq!(code, 0);

@@ -91,6 +91,8 @@ pub(crate) fn profile(rig: &Rig, mode: SandboxMode) -> Profile {
         warden_files: Vec::new(),
         home: Some(rig.home.clone()),
         env: Vec::new(),
+        env_pass: Vec::new(),
+        cache: Some(rig.root.join("agent-cache")),
     })
 }
 
