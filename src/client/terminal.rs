@@ -641,7 +641,9 @@ impl Terminals {
                 // The agent's environment, not warden's; then the
                 // terminal's own variables over it.
                 crate::sandbox::env::scrub(&mut command, profile);
-                command.env("PWD", &spec.cwd).envs(spec.env.iter().map(|(k, v)| (k, v)));
+                command
+                    .env("PWD", &spec.cwd)
+                    .envs(spec.env.iter().map(|(k, v)| (k, v)));
             }
             if let Some(confinement) = &confinement {
                 confinement.apply(&mut command);

@@ -148,6 +148,11 @@ const SCENARIOS: &[(&str, &str)] = &[
         "own-fds",
         "lists its own open descriptors past 2 that it could write to, with their targets",
     ),
+    (
+        "own-env",
+        "lists the names of its own environment variables",
+    ),
+    ("own-read PATH", "reads PATH (absolute) itself"),
 ];
 
 /// What an `own-*` scenario did with its own IO, outside ACP: `NAME: ok`
@@ -199,6 +204,15 @@ fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
                 .map(|()| format!("appended through {}", link.display()))
         }
         "own-fds" => writable_fds().map(|fds| format!("writable: [{}]", fds.join(", "))),
+        "own-env" => {
+            let mut names: Vec<String> = std::env::vars_os()
+                .map(|(name, _)| name.to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            Ok(format!("env: [{}]", names.join(", ")))
+        }
+        "own-read" => std::fs::read(word.map(PathBuf::from).unwrap_or_default())
+            .map(|bytes| format!("read {} bytes", bytes.len())),
         _ => {
             let path = cwd.join(word.unwrap_or("own.txt"));
             std::fs::write(&path, "written by the demo agent itself\n")
@@ -263,7 +277,8 @@ pub(crate) fn steps_for(prompt: &str, turn: u64, cwd: &Path) -> Vec<Step> {
         "term-args" => term_args(turn),
         "term-forever" => term_forever(turn),
         "term-limit" => term_limit(turn),
-        "own-bashrc" | "own-ssh" | "own-child" | "own-write" | "own-link" | "own-fds" => {
+        "own-bashrc" | "own-ssh" | "own-child" | "own-write" | "own-link" | "own-fds"
+        | "own-env" | "own-read" => {
             vec![text(&own_io(&first, words.next(), cwd))]
         }
         name => match tool_demo(name) {

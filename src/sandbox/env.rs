@@ -49,6 +49,9 @@ pub const ENV_PASS: &[&str] = &[
     "SSL_CERT_DIR",
     "NODE_EXTRA_CA_CERTS",
     "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "GIT_SSL_CAINFO",
+    "NIX_SSL_CERT_FILE",
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
     "XDG_STATE_HOME",
@@ -158,10 +161,7 @@ pub const AGENT_CODE_CONFIG: &[(&str, &[&str])] = &[
         ],
     ),
     ("codex", &[".codex/config.toml"]),
-    (
-        "gemini",
-        &[".gemini/settings.json", ".gemini/extensions"],
-    ),
+    ("gemini", &[".gemini/settings.json", ".gemini/extensions"]),
     ("qwen", &[".qwen/settings.json", ".qwen/extensions"]),
     (
         "opencode",
@@ -207,12 +207,12 @@ pub const AGENT_STATE_SUBDIRS: &[(&str, &[&str])] = &[
             ".codex/shell_snapshots",
         ],
     ),
-    (
-        "gemini",
-        &[".gemini/tmp", ".gemini/history"],
-    ),
+    ("gemini", &[".gemini/tmp", ".gemini/history"]),
     ("qwen", &[".qwen/tmp", ".qwen/history"]),
-    ("kimi", &[".kimi/sessions", ".kimi/logs", ".kimi/user-history"]),
+    (
+        "kimi",
+        &[".kimi/sessions", ".kimi/logs", ".kimi/user-history"],
+    ),
 ];
 
 /// The words of `table` that `line` (the command line, lower case) holds.

@@ -272,7 +272,8 @@ impl Profile {
         writable.extend(input.cache.iter().cloned());
         let own_var = |var: &str| {
             let own = input.env.iter().rev().find(|(k, _)| k == var);
-            own.map(|(_, v)| v.clone()).or_else(|| std::env::var(var).ok())
+            own.map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(var).ok())
         };
         let mut env_pass: Vec<String> = env::ENV_PASS.iter().map(|p| p.to_string()).collect();
         env_pass.extend(env::words_of(env::AGENT_ENV, &line).map(str::to_string));

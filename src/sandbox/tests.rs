@@ -308,7 +308,12 @@ fn the_environment_is_an_allow_list_per_agent() {
     ));
     assert!(codex.contains(&"OPENAI_API_KEY".to_string()), "{codex:?}");
     assert!(codex.contains(&"FOO".to_string()) && codex.contains(&"BAR_ONE".to_string()));
-    for never in ["ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GITHUB_TOKEN", "TMUX"] {
+    for never in [
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GITHUB_TOKEN",
+        "TMUX",
+    ] {
         assert!(!codex.contains(&never.to_string()), "{never}: {codex:?}");
     }
     // A pattern never lets the loader's or the session's sockets through;
@@ -317,7 +322,13 @@ fn the_environment_is_an_allow_list_per_agent() {
     let passed = names(&env::environment(&wide, warden.clone()));
     assert!(passed.contains(&"GITHUB_TOKEN".to_string()));
     assert!(passed.contains(&"SSH_AUTH_SOCK".to_string()));
-    for never in ["LD_PRELOAD", "LD_AUDIT", "TMUX", "DISPLAY", "XDG_RUNTIME_DIR"] {
+    for never in [
+        "LD_PRELOAD",
+        "LD_AUDIT",
+        "TMUX",
+        "DISPLAY",
+        "XDG_RUNTIME_DIR",
+    ] {
         assert!(!passed.contains(&never.to_string()), "{never}");
     }
     // The caches are the agent's own, whatever warden's were.
@@ -353,8 +364,16 @@ fn codex_gets_the_variable_its_config_names_for_its_key() {
             ..ProfileInput::default()
         })
     };
-    assert!(of("codex-acp").env_pass.contains(&"FAKE_OPENAI_API_KEY".to_string()));
-    assert!(!of("gemini").env_pass.contains(&"FAKE_OPENAI_API_KEY".to_string()));
+    assert!(
+        of("codex-acp")
+            .env_pass
+            .contains(&"FAKE_OPENAI_API_KEY".to_string())
+    );
+    assert!(
+        !of("gemini")
+            .env_pass
+            .contains(&"FAKE_OPENAI_API_KEY".to_string())
+    );
 }
 
 #[test]

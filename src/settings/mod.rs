@@ -845,6 +845,27 @@ command = "b"
     }
 
     #[test]
+    fn env_pass_is_read_from_sandbox_and_agent_blocks_and_a_bad_pattern_is_refused() {
+        let text = "[sandbox]\nenv_pass = [\"FOO\", \"BAR_*\"]\n\n[agents.a]\ncommand = \"a\"\nenv_pass = [\"AWS_PROFILE\"]\n";
+        let s = parse(text, Path::new("c.toml")).expect("valid");
+        assert_eq!(s.sandbox.env_pass, ["FOO", "BAR_*"]);
+        assert_eq!(s.agents["a"].env_pass, ["AWS_PROFILE"]);
+        assert_eq!(keys::unknown_keys(text), Vec::new());
+        for bad in ["\"*\"", "\"A-B\"", "\"*_KEY\"", "\"\""] {
+            let text = format!("[agents.a]\ncommand = \"a\"\nenv_pass = [\"OK\", {bad}]\n");
+            let err = parse(&text, Path::new("c.toml")).expect_err(bad);
+            assert!(
+                err.to_string().contains("c.toml:3:") && err.to_string().contains("PREFIX_*"),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            keys::unknown_keys("[sandbox]\nenv_passs = []\n"),
+            vec![("sandbox.env_passs".to_string(), 2)]
+        );
+    }
+
+    #[test]
     fn missing_file_is_none() {
         let dir = tempfile::tempdir().expect("tempdir");
         assert_eq!(load(&dir.path().join("none.toml")), Ok(None));

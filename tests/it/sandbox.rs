@@ -556,3 +556,121 @@ async fn an_agent_that_can_neither_load_nor_resume_asks_fresh_session_or_stay() 
     assert!(!rig.work.join("c.txt").exists());
     app.shutdown().await;
 }
+
+/// `warden exec` of the demo agent in `rig` with warden's environment
+/// holding a token and a multiplexer's socket: its stdout and stderr.
+fn exec_with_secrets(rig: &Rig, args: &[&std::ffi::OsStr]) -> (String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "--config",
+            "/nonexistent/warden.toml",
+            "exec",
+            "--mode",
+            "auto",
+        ])
+        .arg("--cwd")
+        .arg(&rig.work)
+        .args(args)
+        .current_dir(&rig.work)
+        .env("HOME", &rig.home)
+        .env("XDG_DATA_HOME", rig.home.join("data"))
+        .env("XDG_CONFIG_HOME", rig.home.join("config"))
+        .env("XDG_STATE_HOME", rig.root.join("state"))
+        .env("WARDEN_DEMO_STATE", &rig.state)
+        .env("GITHUB_TOKEN", "ghp_not_for_agents")
+        .env("TMUX", "/tmp/tmux-0/default,1,0")
+        .env("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1")
+        .env("LD_PRELOAD", "")
+        .env("LANG", "C.UTF-8")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("warden exec runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_confined_agent_cannot_write_shared_caches_read_npmrc_or_see_wardens_secrets() {
+    use std::ffi::OsStr;
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    std::fs::create_dir_all(rig.home.join(".cache")).unwrap();
+    std::fs::create_dir_all(rig.home.join(".npm")).unwrap();
+    std::fs::write(rig.home.join(".npmrc"), "//registry/:_authToken=npm_x\n").unwrap();
+    let demo = |prompt: &str| {
+        exec_with_secrets(
+            &rig,
+            &[
+                OsStr::new("-p"),
+                OsStr::new(prompt),
+                OsStr::new("--"),
+                OsStr::new(env!("CARGO_BIN_EXE_warden")),
+                OsStr::new("demo-agent"),
+            ],
+        )
+        .0
+    };
+    let env = demo("own-env");
+    assert!(env.contains("own-env: ok: env: ["), "{env}");
+    for withheld in ["GITHUB_TOKEN", "TMUX", "SSH_AUTH_SOCK", "LD_PRELOAD"] {
+        assert!(!env.contains(withheld), "{withheld}: {env}");
+    }
+    for passed in [
+        "PATH",
+        "HOME",
+        "LANG",
+        "WARDEN_DEMO_STATE",
+        "XDG_CACHE_HOME",
+    ] {
+        assert!(env.contains(passed), "{passed}: {env}");
+    }
+    for shared in [".cache/x", ".npm/_npx"] {
+        let path = rig.home.join(shared);
+        let said = demo(&format!("own-child {}", path.display()));
+        assert!(said.contains("own-child: failed"), "{shared}: {said}");
+        assert!(!path.exists(), "{shared}");
+    }
+    let said = demo(&format!("own-read {}", rig.home.join(".npmrc").display()));
+    assert!(said.contains("own-read: failed"), "{said}");
+    // Its own cache, under warden's state directory, is writable.
+    let own: Vec<PathBuf> = std::fs::read_dir(rig.root.join("state/warden/agents"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(own.len(), 1, "{own:?}");
+    let said = demo(&format!("own-child {}/cache/x", own[0].display()));
+    assert!(said.contains("own-child: ok"), "{said}");
+
+    // warden's own terminals for the agent get the agent's environment.
+    let listed = rig.work.join("term-env.txt");
+    let scenario = rig.work.join(".env.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = \"env > {}\" }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n",
+            listed.display()
+        ),
+    )
+    .unwrap();
+    exec_with_secrets(
+        &rig,
+        &[
+            OsStr::new("-p"),
+            OsStr::new("go"),
+            OsStr::new("--"),
+            OsStr::new(env!("CARGO_BIN_EXE_warden")),
+            OsStr::new("demo-agent"),
+            OsStr::new("--scenario"),
+            scenario.as_os_str(),
+        ],
+    );
+    let seen = std::fs::read_to_string(&listed).expect("the terminal ran");
+    assert!(seen.contains("PATH="), "{seen}");
+    for withheld in ["GITHUB_TOKEN", "TMUX=", "SSH_AUTH_SOCK"] {
+        assert!(!seen.contains(withheld), "{withheld}: {seen}");
+    }
+}
