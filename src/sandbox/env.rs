@@ -282,13 +282,6 @@ pub fn scrub(command: &mut tokio::process::Command, profile: &Profile) {
         .envs(environment(profile, std::env::vars_os()));
 }
 
-/// [`scrub`] for a `std` command.
-pub fn scrub_std(command: &mut std::process::Command, profile: &Profile) {
-    command
-        .env_clear()
-        .envs(environment(profile, std::env::vars_os()));
-}
-
 /// The names of warden's variables `profile` keeps from its processes.
 pub fn withheld(profile: &Profile) -> Vec<String> {
     let mut names: Vec<String> = std::env::vars_os()

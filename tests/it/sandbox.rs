@@ -398,6 +398,7 @@ fn warden_sandbox_prints_the_rules_and_its_self_test_holds() {
             .env("HOME", &rig.home)
             .env("XDG_DATA_HOME", rig.root.join("data"))
             .env("XDG_CONFIG_HOME", rig.root.join("config"))
+            .env("GITHUB_TOKEN", "ghp_not_for_agents")
             .output()
             .unwrap();
         (
@@ -422,6 +423,28 @@ fn warden_sandbox_prints_the_rules_and_its_self_test_holds() {
     );
     assert!(out.contains("self-test: the sandbox holds"), "{out}");
     assert!(out.contains("rule: Write /dev/null"), "{out}");
+    // What passes of warden's environment, and what it keeps back.
+    let line = |start: &str| {
+        out.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let passed = line("environment passed");
+    assert!(passed.contains("PATH, HOME"), "{out}");
+    assert!(!passed.contains("GITHUB"), "{out}");
+    assert!(
+        line("environment withheld").contains("GITHUB_TOKEN"),
+        "{out}"
+    );
+    assert!(
+        line("own cache: XDG_CACHE_HOME=").contains("agents"),
+        "{out}"
+    );
+    assert!(
+        line("hidden").contains(&format!("{}/.npmrc", rig.home.display())),
+        "{out}"
+    );
     let (code, out) = run(&["--plan"]);
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("mode: read-only"), "{out}");
