@@ -76,6 +76,10 @@ impl AgentProcess {
         let confinement = sandbox
             .map(crate::sandbox::Confinement::prepare)
             .transpose()?;
+        // Its config that runs programs, as it is now: put back at exit.
+        let guard = sandbox
+            .filter(|p| p.mode != crate::sandbox::SandboxMode::Off)
+            .map(|p| crate::sandbox::guard::Guard::take(&p.guarded));
         let mut cmd = Command::new(&command.program);
         if let Some(profile) = sandbox {
             // Only what its allow-list passes of warden's environment.
@@ -142,6 +146,10 @@ impl AgentProcess {
             };
             // Let the stderr reader drain what the agent wrote last.
             let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
+            let put_back = guard.map(|g| g.restore()).unwrap_or_default();
+            if let Ok(mut tail) = tail.lock() {
+                tail.extend(put_back);
+            }
             let stderr_tail = tail
                 .lock()
                 .map(|t| t.iter().map(|line| notice_line(line)).collect())

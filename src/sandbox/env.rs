@@ -148,29 +148,36 @@ pub const AGENT_AUTH: &[(&str, &[&str])] = &[
 ];
 
 /// Each agent's files that make it run a program later (hooks, MCP
-/// servers, notify commands, plugins), relative to the home directory:
-/// read-only to it, the rest of its state stays writable.
-pub const AGENT_CODE_CONFIG: &[(&str, &[&str])] = &[
-    (
-        "claude",
-        &[
-            ".claude/settings.json",
-            ".claude/settings.local.json",
-            ".claude/plugins",
-            ".claude/hooks",
-        ],
-    ),
+/// servers, notify commands, plugins), relative to the home directory,
+/// that the kernel keeps read-only to it ([`super::Profile::read_only`]):
+/// only where the agent creates nothing new directly in their directory,
+/// which then takes new entries no more (Claude Code, whose usual
+/// directories in `~/.claude` warden makes first: [`AGENT_STATE_SUBDIRS`]).
+/// codex, gemini, qwen, opencode and kimi write new files beside their
+/// config (atomic replaces of their state): [`AGENT_GUARDED`].
+pub const AGENT_CODE_CONFIG: &[(&str, &[&str])] = &[(
+    "claude",
+    &[
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".claude/plugins",
+        ".claude/hooks",
+    ],
+)];
+
+/// Each agent's files that make it run a program later, in a directory
+/// it writes new files in (its state, atomic replaces): copied when it
+/// starts, put back when it exits ([`super::guard::Guard`]).
+pub const AGENT_GUARDED: &[(&str, &[&str])] = &[
     ("codex", &[".codex/config.toml"]),
-    ("gemini", &[".gemini/settings.json", ".gemini/extensions"]),
-    ("qwen", &[".qwen/settings.json", ".qwen/extensions"]),
+    ("gemini", &[".gemini/settings.json"]),
+    ("qwen", &[".qwen/settings.json"]),
     (
         "opencode",
         &[
             ".config/opencode/opencode.json",
             ".config/opencode/opencode.jsonc",
             ".config/opencode/config.json",
-            ".config/opencode/plugin",
-            ".config/opencode/plugins",
         ],
     ),
     ("kimi", &[".kimi/config.toml", ".kimi/mcp.json"]),
@@ -180,40 +187,21 @@ pub const AGENT_CODE_CONFIG: &[(&str, &[&str])] = &[
 /// directly in (its sessions, logs, backups): made when missing, so that
 /// their own rules let it write in them (the directory that holds the
 /// config only lets it write in entries that exist when it starts).
-pub const AGENT_STATE_SUBDIRS: &[(&str, &[&str])] = &[
-    (
-        "claude",
-        &[
-            ".claude/projects",
-            ".claude/plans",
-            ".claude/backups",
-            ".claude/shell-snapshots",
-            ".claude/session-env",
-            ".claude/todos",
-            ".claude/statsig",
-            ".claude/ide",
-            ".claude/file-history",
-            ".claude/debug",
-        ],
-    ),
-    (
-        "codex",
-        &[
-            ".codex/sessions",
-            ".codex/archived_sessions",
-            ".codex/log",
-            ".codex/tmp",
-            ".codex/memories",
-            ".codex/shell_snapshots",
-        ],
-    ),
-    ("gemini", &[".gemini/tmp", ".gemini/history"]),
-    ("qwen", &[".qwen/tmp", ".qwen/history"]),
-    (
-        "kimi",
-        &[".kimi/sessions", ".kimi/logs", ".kimi/user-history"],
-    ),
-];
+pub const AGENT_STATE_SUBDIRS: &[(&str, &[&str])] = &[(
+    "claude",
+    &[
+        ".claude/projects",
+        ".claude/plans",
+        ".claude/backups",
+        ".claude/shell-snapshots",
+        ".claude/session-env",
+        ".claude/todos",
+        ".claude/statsig",
+        ".claude/ide",
+        ".claude/file-history",
+        ".claude/debug",
+    ],
+)];
 
 /// The words of `table` that `line` (the command line, lower case) holds.
 pub(super) fn words_of<'t>(

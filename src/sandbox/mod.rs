@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub mod env;
+pub mod guard;
 #[cfg(target_os = "linux")]
 mod linux;
 
@@ -168,7 +169,7 @@ const DEV_READABLE: &[&str] = &["/dev/random", "/dev/urandom"];
 /// directory), by a word of their command line. `.claude*` stands for every
 /// entry of the home directory whose name starts with `.claude`.
 const AGENT_STATE: &[(&str, &[&str])] = &[
-    ("claude", &[".claude*", ".config/claude"]),
+    ("claude", &[".claude*", ".claude", ".config/claude"]),
     ("codex", &[".codex"]),
     ("gemini", &[".gemini"]),
     ("qwen", &[".qwen"]),
@@ -179,6 +180,7 @@ const AGENT_STATE: &[(&str, &[&str])] = &[
             ".local/share/opencode",
             ".local/state/opencode",
             ".config/opencode",
+            ".cache/opencode",
         ],
     ),
     ("fast-agent", &[".fast-agent"]),
@@ -211,6 +213,10 @@ pub struct Profile {
     /// The agent's own config that makes it run programs later (hooks,
     /// MCP servers, notify commands): readable, never writable.
     pub read_only: Vec<PathBuf>,
+    /// The agent's own config that makes it run programs later, in a
+    /// directory it must be able to write new files in: copied when it
+    /// starts and put back when it exits ([`guard::Guard`]).
+    pub guarded: Vec<PathBuf>,
     /// Directories of the agent's state made before it starts, beside its
     /// read-only config (it can write in them, not create new ones there).
     pub state_subdirs: Vec<PathBuf>,
@@ -258,6 +264,7 @@ impl Profile {
         let mut writable: Vec<PathBuf> = Vec::new();
         let mut read_only: Vec<PathBuf> = Vec::new();
         let mut state_subdirs: Vec<PathBuf> = Vec::new();
+        let mut guarded: Vec<PathBuf> = Vec::new();
         if let Some(home) = home {
             for rel in env::words_of(AGENT_STATE, &line) {
                 match rel.strip_suffix('*') {
@@ -266,6 +273,7 @@ impl Profile {
                 }
             }
             read_only.extend(env::words_of(env::AGENT_CODE_CONFIG, &line).map(|r| home.join(r)));
+            guarded.extend(env::words_of(env::AGENT_GUARDED, &line).map(|r| home.join(r)));
             state_subdirs
                 .extend(env::words_of(env::AGENT_STATE_SUBDIRS, &line).map(|r| home.join(r)));
         }
@@ -315,6 +323,7 @@ impl Profile {
             writable: dedup(writable),
             hidden: dedup(hidden),
             read_only: dedup(read_only),
+            guarded: dedup(guarded),
             state_subdirs: dedup(state_subdirs),
             cache: input.cache.clone(),
             env_pass: dedup_words(env_pass),
@@ -720,6 +729,10 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
     out.push(list(
         "read-only (its own config that runs programs: hooks, MCP servers)",
         &real.read_only,
+    ));
+    out.push(list(
+        "put back when it exits (its own config that runs programs, in a directory it writes)",
+        &profile.guarded,
     ));
     out.push(
         "readable: everything else that exists now; what is created later in a directory that holds a hidden path (`~`, `~/.config`) is not"

@@ -208,12 +208,14 @@ fn an_agent_sees_its_own_sign_in_and_no_other_agents() {
             assert!(hidden(&unknown, file), "{file}");
         }
     }
-    // Each agent's config that runs programs is read-only to it.
+    // Each agent's config that runs programs is read-only to it (Claude:
+    // the kernel), or put back when it exits (the others).
     assert!(
         codex
-            .read_only
+            .guarded
             .contains(&PathBuf::from("/h/.codex/config.toml"))
     );
+    assert!(codex.read_only.is_empty());
     assert!(
         claude
             .read_only
@@ -222,9 +224,10 @@ fn an_agent_sees_its_own_sign_in_and_no_other_agents() {
     let gemini = of(&["gemini", "--acp"]);
     assert!(
         gemini
-            .read_only
+            .guarded
             .contains(&PathBuf::from("/h/.gemini/settings.json"))
     );
+    assert!(claude.guarded.is_empty());
 }
 
 fn vars(list: &[(&str, &str)]) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
