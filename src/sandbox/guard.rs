@@ -48,7 +48,7 @@ impl Guard {
             };
             let unchanged = match (&now, before) {
                 (None, None) => true,
-                (Some(Some(now)), Some(before)) => now == before,
+                (Some(Some(now)), Some(before)) => same_settings(path, before, now),
                 _ => false,
             };
             if unchanged {
@@ -78,6 +78,37 @@ impl Guard {
             said.push(line);
         }
         said
+    }
+}
+
+/// Keys an agent may change in its own config: its format's version
+/// (qwen and gemini migrate their settings when they start).
+const BENIGN_KEYS: &[&str] = &["$version"];
+
+/// Whether `now` says the same as `before`: the same bytes, or the same
+/// JSON or TOML (by `path`'s extension) once reformatted and without
+/// [`BENIGN_KEYS`]. Anything that does not parse must be the same bytes.
+fn same_settings(path: &Path, before: &[u8], now: &[u8]) -> bool {
+    if before == now {
+        return true;
+    }
+    let parse = |bytes: &[u8]| -> Option<serde_json::Value> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let mut value = match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => serde_json::from_str::<serde_json::Value>(text).ok()?,
+            Some("toml") => serde_json::to_value(text.parse::<toml::Table>().ok()?).ok()?,
+            _ => return None,
+        };
+        if let Some(map) = value.as_object_mut() {
+            for key in BENIGN_KEYS {
+                map.remove(*key);
+            }
+        }
+        Some(value)
+    };
+    match (parse(before), parse(now)) {
+        (Some(before), Some(now)) => before == now,
+        _ => false,
     }
 }
 
@@ -180,6 +211,32 @@ mod tests {
             guard.restore(),
             Vec::<String>::new(),
             "nothing changed since"
+        );
+    }
+
+    #[test]
+    fn a_reformatted_or_migrated_config_stays_and_a_new_hook_does_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let settings = dir.path().join("settings.json");
+        let config = dir.path().join("config.toml");
+        std::fs::write(&settings, "{\"model\": {\"name\": \"m\"}}").expect("write");
+        std::fs::write(&config, "model = \"m\"\n").expect("write");
+        let guard = Guard::take(&[settings.clone(), config.clone()]);
+        let migrated = "{\n  \"model\": {\n    \"name\": \"m\"\n  },\n  \"$version\": 4\n}";
+        std::fs::write(&settings, migrated).expect("write");
+        std::fs::write(&config, "model   = \"m\"\n").expect("write");
+        assert_eq!(guard.restore(), Vec::<String>::new());
+        assert_eq!(std::fs::read_to_string(&settings).expect("read"), migrated);
+        std::fs::write(
+            &settings,
+            "{\"model\": {\"name\": \"m\"}, \"hooks\": {\"Stop\": [\"sh\"]}}",
+        )
+        .expect("write");
+        std::fs::write(&config, "model = \"m\"\nnotify = [\"sh\"]\n").expect("write");
+        assert_eq!(guard.restore().len(), 2);
+        assert_eq!(
+            std::fs::read_to_string(&config).expect("read"),
+            "model = \"m\"\n"
         );
     }
 }
