@@ -697,3 +697,39 @@ fn a_confined_agent_cannot_write_shared_caches_read_npmrc_or_see_wardens_secrets
         assert!(!seen.contains(withheld), "{withheld}: {seen}");
     }
 }
+
+#[tokio::test]
+async fn the_agents_config_that_runs_programs_is_put_back_when_it_exits() {
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    // Its config sits in its own (writable) state, as ~/.codex/config.toml does.
+    let config = rig.state.join("config.toml");
+    std::fs::write(&config, "model = \"m\"\n").unwrap();
+    let mut profile = profile(&rig, SandboxMode::WorkspaceWrite);
+    profile.guarded = vec![config.clone()];
+    let said = turn(
+        &rig,
+        profile,
+        Mode::Auto,
+        &format!("own-child {}", config.display()),
+    )
+    .await;
+    assert!(said.contains("own-child: ok"), "the agent could write it: {said}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::read_to_string(&config).unwrap() != "model = \"m\"\n" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not put back: {}",
+            std::fs::read_to_string(&config).unwrap()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let kept: Vec<String> = std::fs::read_dir(&rig.state)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("config.toml.warden-rejected-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "the agent's version is kept: {kept:?}");
+}
