@@ -233,7 +233,8 @@ pub fn passes(patterns: &[String], name: &str) -> bool {
 }
 
 /// The environment of a process of `profile`, from `vars` (warden's):
-/// what passes its allow-list, then its own cache directories. The
+/// what passes its allow-list, then its own cache directories (when it
+/// is confined: with `mode = "off"` it may write the shared ones). The
 /// agent block's `env`, warden's TMPDIR and a terminal's variables are set
 /// by the caller over it.
 pub fn environment(
@@ -244,7 +245,8 @@ pub fn environment(
         .into_iter()
         .filter(|(name, _)| name.to_str().is_some_and(|n| passes(&profile.env_pass, n)))
         .collect();
-    if let Some(cache) = &profile.cache {
+    let confined = profile.mode != super::SandboxMode::Off;
+    if let Some(cache) = profile.cache.as_ref().filter(|_| confined) {
         for (name, value) in cache_vars(cache) {
             out.retain(|(n, _)| n != name);
             out.push((name.into(), value.into_os_string()));

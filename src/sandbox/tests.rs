@@ -346,6 +346,15 @@ fn the_environment_is_an_allow_list_per_agent() {
             ("npm_config_cache", "/s/agents/x/npm")
         ])
     );
+    // Unconfined, it keeps warden's: it may write them anyway.
+    let off = Profile {
+        mode: SandboxMode::Off,
+        ..of(&["codex-acp"], &[])
+    };
+    assert_eq!(
+        env::environment(&off, vars(&[("XDG_CACHE_HOME", "/h/.cache")])),
+        vars(&[("XDG_CACHE_HOME", "/h/.cache")])
+    );
     assert!(env::is_pattern("BAR_*") && env::is_pattern("FOO"));
     assert!(!env::is_pattern("BAR-X") && !env::is_pattern("*X") && !env::is_pattern(""));
 }

@@ -716,7 +716,10 @@ async fn the_agents_config_that_runs_programs_is_put_back_when_it_exits() {
         &format!("own-child {}", config.display()),
     )
     .await;
-    assert!(said.contains("own-child: ok"), "the agent could write it: {said}");
+    assert!(
+        said.contains("own-child: ok"),
+        "the agent could write it: {said}"
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while std::fs::read_to_string(&config).unwrap() != "model = \"m\"\n" {
         assert!(
