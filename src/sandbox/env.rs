@@ -55,6 +55,7 @@ pub const ENV_PASS: &[&str] = &[
     "XDG_CONFIG_HOME",
     "XDG_DATA_HOME",
     "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
     "XDG_CONFIG_DIRS",
     "XDG_DATA_DIRS",
     "NVM_DIR",
