@@ -108,9 +108,19 @@ fn sandbox_profile(
     let global = &settings.sandbox;
     let mut writable = global.writable.clone();
     let mut hidden = global.hidden.clone();
+    let mut env_pass = global.env_pass.clone();
     if let Some(block) = block {
         writable.extend(block.writable.iter().cloned());
         hidden.extend(block.hidden.iter().cloned());
+    }
+    if let Some(agent) = start
+        .options
+        .settings
+        .agent_block
+        .as_ref()
+        .and_then(|name| settings.agents.get(name))
+    {
+        env_pass.extend(agent.env_pass.iter().cloned());
     }
     let mut warden_files: Vec<std::path::PathBuf> =
         path.map(Path::to_path_buf).into_iter().collect();
@@ -145,6 +155,15 @@ fn sandbox_profile(
     if let Some(demo) = demo_state {
         writable.push(demo.display().to_string());
     }
+    // The agent's own caches, kept between runs, out of everyone else's way.
+    let cache = directories::ProjectDirs::from("", "", "warden")
+        .and_then(|dirs| dirs.state_dir().map(Path::to_path_buf))
+        .map(|state| {
+            let slug = settings::agent_slug(&command.name);
+            state
+                .join("agents")
+                .join(if slug.is_empty() { "agent" } else { &slug })
+        });
     let mut workspace = vec![command.cwd.clone()];
     workspace.extend(start.options.extra_roots.iter().cloned());
     let command_line = std::iter::once(command.program.as_str())
@@ -162,6 +181,8 @@ fn sandbox_profile(
         warden_files,
         home: home.clone(),
         env: command.env.clone(),
+        env_pass,
+        cache,
     });
     // The state files a known agent writes before they exist (`agents/`).
     if let Some(home) = &home {

@@ -16,6 +16,17 @@ use tokio::sync::mpsc;
 
 use super::{AgentCommand, AuthKind, AuthMethod, ClientCaps};
 
+/// Variables a login gets besides its agent's allow-list: it may open a
+/// browser on the user's desktop.
+const LOGIN_ENV: &[&str] = &[
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "XDG_RUNTIME_DIR",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "BROWSER",
+];
+
 /// Whether the user agrees to run the sign-in's command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Consent {
@@ -122,6 +133,15 @@ pub async fn login(
         .transpose()
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     let mut program = tokio::process::Command::new(&command.program);
+    if let Some(profile) = &sandbox {
+        // The agent's environment, and what opens a browser: not all of
+        // warden's.
+        let mut profile = profile.clone();
+        profile
+            .env_pass
+            .extend(LOGIN_ENV.iter().map(|name| name.to_string()));
+        crate::sandbox::env::scrub(&mut program, &profile);
+    }
     program
         .args(args)
         .envs(command.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))

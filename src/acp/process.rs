@@ -92,7 +92,15 @@ impl AgentProcess {
                 tmp: confinement.as_ref().and_then(|c| c.tmp()),
             },
         );
+        // Its config that runs programs, as it is now: put back at exit.
+        let guard = sandbox
+            .filter(|p| p.mode != crate::sandbox::SandboxMode::Off)
+            .map(|p| crate::sandbox::guard::Guard::take(&p.guarded));
         let mut cmd = Command::new(&command.program);
+        if let Some(profile) = sandbox {
+            // Only what its allow-list passes of warden's environment.
+            crate::sandbox::env::scrub(&mut cmd, profile);
+        }
         cmd.args(&command.args)
             .args(&quirks.args)
             .envs(command.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -160,6 +168,10 @@ impl AgentProcess {
             };
             // Let the stderr reader drain what the agent wrote last.
             let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
+            let put_back = guard.map(|g| g.restore()).unwrap_or_default();
+            if let Ok(mut tail) = tail.lock() {
+                tail.extend(put_back);
+            }
             let stderr_tail = tail
                 .lock()
                 .map(|t| t.iter().map(|line| notice_line(line)).collect())

@@ -648,6 +648,14 @@ impl Terminals {
             // Spawning registers the child with the runtime's reactor.
             let _guard = runtime.enter();
             let mut command = spec.to_command();
+            if let Some(profile) = &self.sandbox {
+                // The agent's environment, not warden's; then the
+                // terminal's own variables over it.
+                crate::sandbox::env::scrub(&mut command, profile);
+                command
+                    .env("PWD", &spec.cwd)
+                    .envs(spec.env.iter().map(|(k, v)| (k, v)));
+            }
             tree.apply(&mut command);
             if let Some(confinement) = &confinement {
                 confinement.apply(&mut command);

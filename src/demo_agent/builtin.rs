@@ -137,7 +137,7 @@ const SCENARIOS: &[(&str, &str)] = &[
         "starts `sh` that appends to PATH (absolute, default `<cwd>/../outside.txt`)",
     ),
     (
-        "own-env",
+        "own-loader",
         "lists the loader variables (`LD_PRELOAD`, ...) in its own environment",
     ),
     (
@@ -156,6 +156,11 @@ const SCENARIOS: &[(&str, &str)] = &[
         "own-fds",
         "lists its own open descriptors past 2 that it could write to, with their targets",
     ),
+    (
+        "own-env",
+        "lists the names of its own environment variables",
+    ),
+    ("own-read PATH", "reads PATH (absolute) itself"),
 ];
 
 /// An `own-*` scenario's report, as a real agent reports its own tools:
@@ -248,7 +253,7 @@ fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
                 .map_err(at(&home.join(".bashrc")))
         }
         "own-fds" => writable_fds().map(|fds| format!("writable: [{}]", fds.join(", "))),
-        "own-env" => {
+        "own-loader" => {
             use std::os::unix::ffi::OsStrExt as _;
             let names: Vec<String> = std::env::vars_os()
                 .filter(|(name, _)| crate::sandbox::is_loader_var(name.as_bytes()))
@@ -273,6 +278,15 @@ fn own_io(name: &str, word: Option<&str>, cwd: &Path) -> String {
                 .status()
                 .map(|_| format!("a daemon appends to {}", path.display()))
         }
+        "own-env" => {
+            let mut names: Vec<String> = std::env::vars_os()
+                .map(|(name, _)| name.to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            Ok(format!("env: [{}]", names.join(", ")))
+        }
+        "own-read" => std::fs::read(word.map(PathBuf::from).unwrap_or_default())
+            .map(|bytes| format!("read {} bytes", bytes.len())),
         _ => {
             let path = cwd.join(word.unwrap_or("own.txt"));
             std::fs::write(&path, "written by the demo agent itself\n")
@@ -341,7 +355,7 @@ pub(crate) fn steps_for(prompt: &str, turn: u64, cwd: &Path) -> Vec<Step> {
         "own-bashrc" | "own-ssh" | "own-child" | "own-write" | "own-link" | "own-fds" => {
             own_steps(turn, &first, &own_io(&first, words.next(), cwd))
         }
-        "own-daemon" | "own-env" => {
+        "own-daemon" | "own-loader" | "own-env" | "own-read" => {
             vec![text(&own_io(&first, words.next(), cwd))]
         }
         name => match tool_demo(name) {

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub mod env;
+pub mod guard;
 #[cfg(target_os = "linux")]
 mod linux;
 
@@ -67,7 +69,9 @@ pub enum WhenUnavailable {
     RunUnconfined,
 }
 
-/// Secrets, relative to the home directory: never readable, never writable.
+/// Secrets, relative to the home directory: never readable, never
+/// writable (`sandbox.hidden` adds to them; each agent's sign-in files are
+/// hidden from the others too: [`env::AGENT_AUTH`]).
 pub const HIDDEN_IN_HOME: &[&str] = &[
     ".ssh",
     ".gnupg",
@@ -75,15 +79,57 @@ pub const HIDDEN_IN_HOME: &[&str] = &[
     ".azure",
     ".config/gcloud",
     ".kube",
-    ".docker/config.json",
+    ".docker",
     ".netrc",
+    ".authinfo",
+    ".authinfo.gpg",
     ".git-credentials",
+    ".config/git/credentials",
     ".password-store",
     ".local/share/keyrings",
     ".pki",
     ".cargo/credentials",
     ".cargo/credentials.toml",
     ".config/gh",
+    ".config/hub",
+    ".config/glab-cli",
+    ".npmrc",
+    ".yarnrc",
+    ".pypirc",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    ".terraformrc",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/rclone",
+    ".config/age",
+    ".config/sops/age",
+    ".age",
+    ".s3cfg",
+    ".boto",
+    ".databrickscfg",
+    ".config/containers/auth.json",
+    ".config/composer/auth.json",
+    ".composer/auth.json",
+    ".gem/credentials",
+    ".local/share/gem/credentials",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".bash_history",
+    ".zsh_history",
+    ".zhistory",
+    ".histfile",
+    ".sh_history",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".rediscli_history",
+    ".Xauthority",
+    ".ICEauthority",
     ".mozilla",
     ".thunderbird",
     ".config/google-chrome",
@@ -92,6 +138,20 @@ pub const HIDDEN_IN_HOME: &[&str] = &[
     ".config/vivaldi",
     ".config/opera",
     ".config/microsoft-edge",
+    "snap/firefox",
+    "snap/chromium",
+    "snap/brave",
+    "snap/slack",
+    "snap/discord",
+    ".var/app/org.mozilla.firefox",
+    ".var/app/com.google.Chrome",
+    ".var/app/org.chromium.Chromium",
+    ".var/app/com.brave.Browser",
+    ".var/app/com.slack.Slack",
+    ".var/app/com.discordapp.Discord",
+    ".config/Slack",
+    ".config/discord",
+    ".config/Signal",
 ];
 
 /// Files of `/dev` an agent may read and write (the rest of `/dev`, raw
@@ -112,7 +172,7 @@ const DEV_READABLE: &[&str] = &["/dev/random", "/dev/urandom"];
 /// directory), by a word of their command line. `.claude*` stands for every
 /// entry of the home directory whose name starts with `.claude`.
 const AGENT_STATE: &[(&str, &[&str])] = &[
-    ("claude", &[".claude*", ".config/claude"]),
+    ("claude", &[".claude*", ".claude", ".config/claude"]),
     ("codex", &[".codex"]),
     ("gemini", &[".gemini"]),
     ("qwen", &[".qwen"]),
@@ -123,6 +183,7 @@ const AGENT_STATE: &[(&str, &[&str])] = &[
             ".local/share/opencode",
             ".local/state/opencode",
             ".config/opencode",
+            ".cache/opencode",
         ],
     ),
     ("fast-agent", &[".fast-agent"]),
@@ -135,9 +196,6 @@ const AGENT_STATE_ENV: &[(&str, &[&str])] = &[
     ("codex", &["CODEX_HOME"]),
     ("gemini", &["GEMINI_CLI_HOME"]),
 ];
-
-/// State every agent may write: package managers' caches.
-const SHARED_STATE: &[&str] = &[".npm", ".cache"];
 
 /// What an agent process may touch, before it is turned into rules.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -155,6 +213,23 @@ pub struct Profile {
     pub writable: Vec<PathBuf>,
     /// The secrets and warden's own files (`sandbox.hidden` adds to them).
     pub hidden: Vec<PathBuf>,
+    /// The agent's own config that makes it run programs later (hooks,
+    /// MCP servers, notify commands): readable, never writable.
+    pub read_only: Vec<PathBuf>,
+    /// The agent's own config that makes it run programs later, in a
+    /// directory it must be able to write new files in: copied when it
+    /// starts and put back when it exits ([`guard::Guard`]).
+    pub guarded: Vec<PathBuf>,
+    /// Directories of the agent's state made before it starts, beside its
+    /// read-only config (it can write in them, not create new ones there).
+    pub state_subdirs: Vec<PathBuf>,
+    /// The agent's own cache directory (`XDG_CACHE_HOME` and npm's cache
+    /// in it), under warden's state directory: `~/.cache` and `~/.npm`
+    /// are read-only to agents.
+    pub cache: Option<PathBuf>,
+    /// The variables of warden's environment that reach it ([`env`]): the
+    /// defaults, its own, `env_pass`.
+    pub env_pass: Vec<String>,
 }
 
 /// What a profile's settings say, before paths are expanded.
@@ -176,6 +251,10 @@ pub struct ProfileInput<'a> {
     pub home: Option<PathBuf>,
     /// The agent's own environment variables (its block's `env`).
     pub env: Vec<(String, String)>,
+    /// `env_pass` of `[sandbox]` and of the agent block.
+    pub env_pass: Vec<String>,
+    /// The agent's own cache directory (under warden's state directory).
+    pub cache: Option<PathBuf>,
 }
 
 impl Profile {
@@ -184,35 +263,58 @@ impl Profile {
     pub fn new(input: &ProfileInput<'_>) -> Profile {
         let home = input.home.as_deref();
         let expand = |p: &str| expand_home(p, home);
+        let line = input.command_line.join(" ").to_lowercase();
         let mut writable: Vec<PathBuf> = Vec::new();
+        let mut read_only: Vec<PathBuf> = Vec::new();
+        let mut state_subdirs: Vec<PathBuf> = Vec::new();
+        let mut guarded: Vec<PathBuf> = Vec::new();
         if let Some(home) = home {
-            let line = input.command_line.join(" ").to_lowercase();
-            let own = AGENT_STATE
-                .iter()
-                .filter(|(word, _)| line.contains(word))
-                .flat_map(|(_, dirs)| dirs.iter());
-            for rel in own.chain(SHARED_STATE) {
+            for rel in env::words_of(AGENT_STATE, &line) {
                 match rel.strip_suffix('*') {
                     Some(prefix) => writable.extend(prefixed_entries(home, prefix)),
                     None => writable.push(home.join(rel)),
                 }
             }
+            read_only.extend(env::words_of(env::AGENT_CODE_CONFIG, &line).map(|r| home.join(r)));
+            guarded.extend(env::words_of(env::AGENT_GUARDED, &line).map(|r| home.join(r)));
+            state_subdirs
+                .extend(env::words_of(env::AGENT_STATE_SUBDIRS, &line).map(|r| home.join(r)));
         }
-        let line = input.command_line.join(" ").to_lowercase();
+        writable.extend(input.cache.iter().cloned());
+        let own_var = |var: &str| {
+            let own = input.env.iter().rev().find(|(k, _)| k == var);
+            own.map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(var).ok())
+        };
+        let mut env_pass: Vec<String> = env::ENV_PASS.iter().map(|p| p.to_string()).collect();
+        env_pass.extend(env::words_of(env::AGENT_ENV, &line).map(str::to_string));
+        if line.contains("codex") {
+            // codex reads its key from the variable its config names.
+            let codex_home = own_var("CODEX_HOME")
+                .map(PathBuf::from)
+                .or_else(|| home.map(|h| h.join(".codex")));
+            env_pass.extend(codex_home.iter().flat_map(|h| env::codex_env_keys(h)));
+        }
+        env_pass.extend(input.env_pass.iter().cloned());
         let moved = AGENT_STATE_ENV
             .iter()
             .filter(|(word, _)| line.contains(word))
             .flat_map(|(_, vars)| vars.iter())
-            .filter_map(|var| {
-                let own = input.env.iter().rev().find(|(k, _)| k == var);
-                own.map(|(_, v)| v.clone())
-                    .or_else(|| std::env::var(var).ok())
-                    .filter(|v| Path::new(v).is_absolute())
-            });
+            .filter_map(|var| own_var(var).filter(|v| Path::new(v).is_absolute()));
         writable.extend(moved.map(PathBuf::from));
         writable.extend(input.writable.iter().map(|p| expand(p)));
         let mut hidden: Vec<PathBuf> = home
-            .map(|home| HIDDEN_IN_HOME.iter().map(|rel| home.join(rel)).collect())
+            .map(|home| {
+                let others = env::AGENT_AUTH
+                    .iter()
+                    .filter(|(word, _)| !line.contains(word))
+                    .flat_map(|(_, files)| files.iter());
+                HIDDEN_IN_HOME
+                    .iter()
+                    .chain(others)
+                    .map(|rel| home.join(rel))
+                    .collect()
+            })
             .unwrap_or_default();
         hidden.extend(input.warden_files.iter().cloned());
         hidden.extend(input.hidden.iter().map(|p| expand(p)));
@@ -223,6 +325,11 @@ impl Profile {
             workspace: input.workspace.clone(),
             writable: dedup(writable),
             hidden: dedup(hidden),
+            read_only: dedup(read_only),
+            guarded: dedup(guarded),
+            state_subdirs: dedup(state_subdirs),
+            cache: input.cache.clone(),
+            env_pass: dedup_words(env_pass),
         }
     }
 
@@ -385,8 +492,13 @@ pub fn grants(profile: &Profile, tmp: Option<&Path>, fs: &dyn Lister) -> Vec<Gra
     }
     writable.extend(profile.writable.iter().map(PathBuf::as_path));
     writable.extend(tmp);
+    // The read-only config is readable (above) and, like a secret, no
+    // write rule reaches it: its directory is listable, its other entries
+    // writable one by one.
+    let mut unwritable = hidden.clone();
+    unwritable.extend(profile.read_only.iter().cloned());
     for path in writable {
-        cover(path, Access::Write, hidden, fs, &mut out);
+        cover(path, Access::Write, &unwritable, fs, &mut out);
     }
     out
 }
@@ -430,20 +542,40 @@ pub fn canonical(profile: &Profile) -> Profile {
             hidden.push(target);
         }
     }
+    let mut read_only = Vec::new();
+    for path in &profile.read_only {
+        read_only.push(absolute_parent(path));
+        if let Ok(target) = path.canonicalize() {
+            read_only.push(target);
+        }
+    }
+    if let Some(cache) = &profile.cache {
+        for (_, dir) in env::cache_vars(cache) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+    }
     let writable = profile
         .writable
         .iter()
         .filter_map(|p| {
-            if !p.exists() && is_creatable_state(p) {
+            let made = profile.cache.as_ref() == Some(p);
+            if !p.exists() && (made || is_creatable_state(p)) {
                 let _ = std::fs::create_dir_all(p);
             }
             p.exists().then(|| real(p))
         })
         .collect();
+    for dir in &profile.state_subdirs {
+        // Only inside a state directory the agent has.
+        if !dir.exists() && dir.parent().is_some_and(Path::is_dir) {
+            let _ = std::fs::create_dir(dir);
+        }
+    }
     Profile {
         workspace: profile.workspace.iter().map(real).collect(),
         writable: dedup(writable),
         hidden: dedup(hidden),
+        read_only: dedup(read_only),
         ..profile.clone()
     }
 }
@@ -486,6 +618,12 @@ fn prefixed_entries(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     }
     found.sort();
     found
+}
+
+fn dedup_words(mut words: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    words.retain(|w| seen.insert(w.clone()));
+    words
 }
 
 fn dedup(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -591,10 +729,41 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
             .to_string(),
     );
     out.push(list("hidden (neither read nor written)", &real.hidden));
+    out.push(list(
+        "read-only (its own config that runs programs: hooks, MCP servers)",
+        &real.read_only,
+    ));
+    out.push(list(
+        "put back when it exits (its own config that runs programs, in a directory it writes)",
+        &profile.guarded,
+    ));
     out.push(
         "readable: everything else that exists now; what is created later in a directory that holds a hidden path (`~`, `~/.config`) is not"
             .to_string(),
     );
+    if let Some(cache) = &profile.cache {
+        let vars: Vec<String> = env::cache_vars(cache)
+            .iter()
+            .map(|(name, dir)| format!("{name}={}", dir.display()))
+            .collect();
+        out.push(format!(
+            "own cache: {} (~/.cache and ~/.npm are read-only)",
+            vars.join(", ")
+        ));
+    }
+    out.push(format!(
+        "environment passed (from warden's; the agent block's `env` is set too): {}",
+        profile.env_pass.join(", ")
+    ));
+    let withheld = env::withheld(profile);
+    out.push(format!(
+        "environment withheld: {}",
+        if withheld.is_empty() {
+            "none".to_string()
+        } else {
+            withheld.join(", ")
+        }
+    ));
     if rules {
         for grant in grants(&real, None, &RealFs) {
             out.push(format!("rule: {:?} {}", grant.access, grant.path.display()));
@@ -761,6 +930,13 @@ pub fn blocked_by(profile: &Profile, path: &Path) -> Option<String> {
         return Some(format!(
             "it is hidden from agents (a secret or warden's own file); nothing but \
              `mode = \"off\"` in [agents.{agent}.sandbox] reaches it"
+        ));
+    }
+    if profile.read_only.iter().any(|r| path.starts_with(r)) {
+        return Some(format!(
+            "it is the agent's own config that makes it run programs later (hooks, MCP \
+             servers): read-only to it under warden; edit it yourself, or set \
+             `mode = \"off\"` in [agents.{agent}.sandbox]"
         ));
     }
     let in_workspace = profile.workspace.iter().any(|w| path.starts_with(w));

@@ -39,14 +39,19 @@ fn fs() -> Table {
                 ".cache",
                 ".config",
                 ".docker",
+                ".m2",
+                ".npm",
+                ".npmrc",
                 ".ssh",
                 ".claude",
                 "link-to-root@",
                 "src",
             ],
         ),
+        ("/home/u/.claude", vec!["projects", "settings.json"]),
         ("/home/u/.config", vec!["gcloud", "git", "warden"]),
         ("/home/u/.docker", vec!["config.json", "contexts"]),
+        ("/home/u/.m2", vec!["repository", "settings.xml"]),
     ]))
 }
 
@@ -62,6 +67,8 @@ fn profile(mode: SandboxMode, writable: &[&str], hidden: &[&str]) -> Profile {
         warden_files: vec![PathBuf::from("/home/u/.config/warden")],
         home: Some(PathBuf::from("/home/u")),
         env: Vec::new(),
+        env_pass: Vec::new(),
+        cache: Some(PathBuf::from("/home/u/.local/state/warden/agents/claude")),
     })
 }
 
@@ -91,8 +98,9 @@ fn a_settings_block_gives_these_rules() {
         "Read /home/u/.cache",
         "Read /home/u/.claude",
         "List /home/u/.config",
-        "List /home/u/.docker",
-        "Read /home/u/.docker/contexts",
+        "List /home/u/.m2",
+        "Read /home/u/.m2/repository",
+        "Read /home/u/.npm",
         "Read /home/u/src",
         "Read /tmp",
         "Read /usr",
@@ -108,10 +116,13 @@ fn a_settings_block_gives_these_rules() {
         "Write /dev/pts",
         "Write /dev/shm",
         "Write /home/u/src",
-        "Write /home/u/.claude",
+        // The agent's state, but its config that runs programs: the
+        // directory listable, its other entries writable one by one.
+        "List /home/u/.claude",
+        "Write /home/u/.claude/projects",
         "Write /home/u/.config/claude",
-        "Write /home/u/.npm",
-        "Write /home/u/.cache",
+        // Its own cache; `~/.cache` and `~/.npm` only readable (above).
+        "Write /home/u/.local/state/warden/agents/claude",
         "Write /home/u/notes",
         "Write /tmp/warden-x",
     ];
@@ -119,10 +130,269 @@ fn a_settings_block_gives_these_rules() {
 }
 
 #[test]
+fn shared_caches_and_credential_files_are_out_of_reach() {
+    let profile = profile(SandboxMode::WorkspaceWrite, &[], &[]);
+    let got = grants(&profile, None, &fs());
+    let under = |path: &str, access: Access| {
+        got.iter()
+            .any(|g| Path::new(path).starts_with(&g.path) && g.access >= access)
+    };
+    for shared in ["/home/u/.cache/x", "/home/u/.npm/_npx/x"] {
+        assert!(under(shared, Access::Read), "{shared} readable");
+        assert!(!under(shared, Access::Write), "{shared} not writable");
+    }
+    for secret in [
+        "/home/u/.npmrc",
+        "/home/u/.docker/contexts/x",
+        "/home/u/.config/gcloud/x",
+    ] {
+        assert!(!under(secret, Access::Read), "{secret} hidden");
+    }
+    assert!(under("/home/u/.claude/settings.json", Access::Read));
+    assert!(!under("/home/u/.claude/settings.json", Access::Write));
+    assert!(under("/home/u/.claude/projects/x.jsonl", Access::Write));
+    for rel in [
+        ".npmrc",
+        ".pypirc",
+        ".config/git/credentials",
+        ".pgpass",
+        ".vault-token",
+        ".terraform.d/credentials.tfrc.json",
+        ".config/glab-cli",
+        ".config/rclone",
+        ".config/sops/age",
+        ".bash_history",
+        ".zsh_history",
+        ".Xauthority",
+        ".gem/credentials",
+        ".m2/settings.xml",
+        ".gradle/gradle.properties",
+        "snap/firefox",
+        ".var/app/org.mozilla.firefox",
+        ".config/Slack",
+        ".docker",
+    ] {
+        assert!(
+            profile.hidden.contains(&Path::new("/home/u").join(rel)),
+            "{rel} hidden"
+        );
+    }
+}
+
+#[test]
+fn an_agent_sees_its_own_sign_in_and_no_other_agents() {
+    let of = |command: &[&'static str]| {
+        Profile::new(&ProfileInput {
+            agent: "x",
+            command_line: command.to_vec(),
+            home: Some(PathBuf::from("/h")),
+            ..ProfileInput::default()
+        })
+    };
+    let hidden = |p: &Profile, rel: &str| p.hidden.contains(&Path::new("/h").join(rel));
+    let claude = of(&["node", "/x/claude-agent-acp/dist/index.js"]);
+    assert!(!hidden(&claude, ".claude/.credentials.json"));
+    assert!(!hidden(&claude, ".claude.json"));
+    assert!(hidden(&claude, ".codex/auth.json"));
+    assert!(hidden(&claude, ".gemini/oauth_creds.json"));
+    assert!(hidden(&claude, ".qwen/oauth_creds.json"));
+    assert!(hidden(&claude, ".local/share/opencode/auth.json"));
+    assert!(hidden(&claude, ".kimi/credentials"));
+    let codex = of(&["codex-acp"]);
+    assert!(!hidden(&codex, ".codex/auth.json"));
+    assert!(hidden(&codex, ".claude/.credentials.json"));
+    assert!(hidden(&codex, ".claude.json"));
+    let unknown = of(&["my-agent"]);
+    for (_, files) in env::AGENT_AUTH {
+        for file in *files {
+            assert!(hidden(&unknown, file), "{file}");
+        }
+    }
+    // Each agent's config that runs programs is read-only to it (Claude:
+    // the kernel), or put back when it exits (the others).
+    assert!(
+        codex
+            .guarded
+            .contains(&PathBuf::from("/h/.codex/config.toml"))
+    );
+    assert!(codex.read_only.is_empty());
+    assert!(
+        claude
+            .read_only
+            .contains(&PathBuf::from("/h/.claude/settings.json"))
+    );
+    let gemini = of(&["gemini", "--acp"]);
+    assert!(
+        gemini
+            .guarded
+            .contains(&PathBuf::from("/h/.gemini/settings.json"))
+    );
+    assert!(claude.guarded.is_empty());
+}
+
+fn vars(list: &[(&str, &str)]) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    list.iter()
+        .map(|(k, v)| ((*k).into(), (*v).into()))
+        .collect()
+}
+
+fn names(env: &[(std::ffi::OsString, std::ffi::OsString)]) -> Vec<String> {
+    env.iter()
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn the_environment_is_an_allow_list_per_agent() {
+    let warden = vars(&[
+        ("PATH", "/usr/bin"),
+        ("HOME", "/h"),
+        ("LANG", "C.UTF-8"),
+        ("LC_ALL", "C.UTF-8"),
+        ("TERM", "xterm"),
+        ("HTTPS_PROXY", "http://proxy:3128"),
+        ("XDG_CONFIG_HOME", "/h/.config"),
+        ("TMUX", "/tmp/tmux-0/default,1,0"),
+        ("TMUX_PANE", "%1"),
+        ("STY", "1.pts"),
+        ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus"),
+        ("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1"),
+        ("GPG_AGENT_INFO", "/run/user/0/gnupg/S.gpg-agent"),
+        ("DISPLAY", ":0"),
+        ("WAYLAND_DISPLAY", "wayland-0"),
+        ("XDG_RUNTIME_DIR", "/run/user/0"),
+        ("LD_PRELOAD", "/x.so"),
+        ("LD_LIBRARY_PATH", "/x"),
+        ("LD_AUDIT", "/x.so"),
+        ("AWS_SECRET_ACCESS_KEY", "aws"),
+        ("GITHUB_TOKEN", "ghp"),
+        ("ANTHROPIC_API_KEY", "sk-ant"),
+        ("ANTHROPIC_BASE_URL", "http://model"),
+        ("CLAUDE_CODE_USE_BEDROCK", "0"),
+        ("OPENAI_API_KEY", "sk-openai"),
+        ("GEMINI_API_KEY", "gem"),
+        ("FOO", "1"),
+        ("BAR_ONE", "1"),
+    ]);
+    let of = |command: &[&'static str], env_pass: &[&str]| {
+        Profile::new(&ProfileInput {
+            agent: "x",
+            command_line: command.to_vec(),
+            home: Some(PathBuf::from("/h")),
+            env_pass: env_pass.iter().map(ToString::to_string).collect(),
+            cache: Some(PathBuf::from("/s/agents/x")),
+            ..ProfileInput::default()
+        })
+    };
+    let claude = names(&env::environment(
+        &of(&["node", "claude-agent-acp"], &[]),
+        warden.clone(),
+    ));
+    assert_eq!(
+        claude,
+        [
+            "PATH",
+            "HOME",
+            "LANG",
+            "LC_ALL",
+            "TERM",
+            "HTTPS_PROXY",
+            "XDG_CONFIG_HOME",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "CLAUDE_CODE_USE_BEDROCK",
+            "XDG_CACHE_HOME",
+            "npm_config_cache",
+        ]
+    );
+    let codex = names(&env::environment(
+        &of(&["codex-acp"], &["FOO", "BAR_*"]),
+        warden.clone(),
+    ));
+    assert!(codex.contains(&"OPENAI_API_KEY".to_string()), "{codex:?}");
+    assert!(codex.contains(&"FOO".to_string()) && codex.contains(&"BAR_ONE".to_string()));
+    for never in [
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GITHUB_TOKEN",
+        "TMUX",
+    ] {
+        assert!(!codex.contains(&never.to_string()), "{never}: {codex:?}");
+    }
+    // A pattern never lets the loader's or the session's sockets through;
+    // an exact name does (the user asked for it by name).
+    let wide = of(&["my-agent"], &["*", "SSH_AUTH_SOCK"]);
+    let passed = names(&env::environment(&wide, warden.clone()));
+    assert!(passed.contains(&"GITHUB_TOKEN".to_string()));
+    assert!(passed.contains(&"SSH_AUTH_SOCK".to_string()));
+    for never in [
+        "LD_PRELOAD",
+        "LD_AUDIT",
+        "TMUX",
+        "DISPLAY",
+        "XDG_RUNTIME_DIR",
+    ] {
+        assert!(!passed.contains(&never.to_string()), "{never}");
+    }
+    // The caches are the agent's own, whatever warden's were.
+    let cached = env::environment(
+        &of(&["codex-acp"], &[]),
+        vars(&[("XDG_CACHE_HOME", "/h/.cache")]),
+    );
+    assert_eq!(
+        cached,
+        vars(&[
+            ("XDG_CACHE_HOME", "/s/agents/x/cache"),
+            ("npm_config_cache", "/s/agents/x/npm")
+        ])
+    );
+    // Unconfined, it keeps warden's: it may write them anyway.
+    let off = Profile {
+        mode: SandboxMode::Off,
+        ..of(&["codex-acp"], &[])
+    };
+    assert_eq!(
+        env::environment(&off, vars(&[("XDG_CACHE_HOME", "/h/.cache")])),
+        vars(&[("XDG_CACHE_HOME", "/h/.cache")])
+    );
+    assert!(env::is_pattern("BAR_*") && env::is_pattern("FOO"));
+    assert!(!env::is_pattern("BAR-X") && !env::is_pattern("*X") && !env::is_pattern(""));
+}
+
+#[test]
+fn codex_gets_the_variable_its_config_names_for_its_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join(".codex")).expect("mkdir");
+    std::fs::write(
+        dir.path().join(".codex/config.toml"),
+        "[model_providers.fake]\nenv_key = \"FAKE_OPENAI_API_KEY\"\n",
+    )
+    .expect("write");
+    let of = |command: &'static str| {
+        Profile::new(&ProfileInput {
+            agent: "x",
+            command_line: vec![command],
+            home: Some(dir.path().to_path_buf()),
+            ..ProfileInput::default()
+        })
+    };
+    assert!(
+        of("codex-acp")
+            .env_pass
+            .contains(&"FAKE_OPENAI_API_KEY".to_string())
+    );
+    assert!(
+        !of("gemini")
+            .env_pass
+            .contains(&"FAKE_OPENAI_API_KEY".to_string())
+    );
+}
+
+#[test]
 fn read_only_keeps_the_workspace_readable_only_and_hidden_wins_over_writable() {
-    // `~/.ssh` configured writable stays hidden; `~/.docker` as a writable
+    // `~/.ssh` configured writable stays hidden; `~/.m2` as a writable
     // path is descended into around its secret.
-    let profile = profile(SandboxMode::ReadOnly, &["~/.ssh", "~/.docker"], &[]);
+    let profile = profile(SandboxMode::ReadOnly, &["~/.ssh", "~/.m2"], &[]);
     let got = grants(&profile, None, &fs());
     let writes: Vec<String> = table(&got)
         .into_iter()
@@ -134,15 +404,15 @@ fn read_only_keeps_the_workspace_readable_only_and_hidden_wins_over_writable() {
     );
     assert!(!writes.iter().any(|g| g.contains(".ssh")), "{writes:?}");
     assert!(
-        writes.contains(&"List /home/u/.docker".to_string()),
+        writes.contains(&"List /home/u/.m2".to_string()),
         "{writes:?}"
     );
     assert!(
-        writes.contains(&"Write /home/u/.docker/contexts".to_string()),
+        writes.contains(&"Write /home/u/.m2/repository".to_string()),
         "{writes:?}"
     );
     assert!(
-        !writes.iter().any(|g| g.contains("config.json")),
+        !writes.iter().any(|g| g.contains("settings.xml")),
         "{writes:?}"
     );
     assert!(
@@ -161,14 +431,7 @@ fn state_directories_follow_the_agent_named_in_the_command() {
         home: Some(PathBuf::from("/h")),
         ..ProfileInput::default()
     });
-    assert_eq!(
-        codex.writable,
-        [
-            PathBuf::from("/h/.codex"),
-            PathBuf::from("/h/.npm"),
-            PathBuf::from("/h/.cache")
-        ]
-    );
+    assert_eq!(codex.writable, [PathBuf::from("/h/.codex")]);
     assert!(codex.hidden.contains(&PathBuf::from("/h/.ssh")));
     assert_eq!(codex.read_only().mode, SandboxMode::ReadOnly);
     let off = Profile {

@@ -396,6 +396,7 @@ fn new_block(command: &str, args: &[String], bypass: bool) -> AgentSettings {
         command: command.to_string(),
         args: args.to_vec(),
         env: Default::default(),
+        env_pass: Vec::new(),
         bypass_permissions: bypass,
         default_mode: None,
         agent_plan_mode: None,

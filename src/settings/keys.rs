@@ -18,12 +18,13 @@ const TOP_KEYS: [&str; 10] = [
     "remote",
 ];
 /// Keys of an `[agents.NAME]` block.
-pub(crate) const AGENT_KEYS: [&str; 13] = [
+pub(crate) const AGENT_KEYS: [&str; 14] = [
     "mcp_servers",
     "auth_method",
     "command",
     "args",
     "env",
+    "env_pass",
     "bypass_permissions",
     "default_mode",
     "agent_plan_mode",
@@ -40,7 +41,8 @@ pub(crate) const RULE_KEYS: [&str; 7] = [
 /// Keys of `[notifications]`.
 pub(crate) const NOTIFICATION_KEYS: [&str; 3] = ["bell", "desktop", "turn_end_after"];
 /// Keys of `[sandbox]`.
-pub(crate) const SANDBOX_KEYS: [&str; 4] = ["mode", "when_unavailable", "writable", "hidden"];
+pub(crate) const SANDBOX_KEYS: [&str; 5] =
+    ["mode", "when_unavailable", "writable", "hidden", "env_pass"];
 /// Keys of an agent block's `sandbox` table.
 pub(crate) const AGENT_SANDBOX_KEYS: [&str; 3] = ["mode", "writable", "hidden"];
 /// Keys of `[screen]`.

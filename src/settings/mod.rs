@@ -120,6 +120,26 @@ pub struct SandboxSettings {
     /// More paths no agent may read (`~` expands).
     #[serde(default)]
     pub hidden: Vec<String>,
+    /// More variables of warden's environment every agent gets (`NAME`,
+    /// or `PREFIX_*`), besides the defaults and each agent's own.
+    #[serde(default, deserialize_with = "env_patterns")]
+    pub env_pass: Vec<String>,
+}
+
+/// A list of variable names or `PREFIX_*` patterns; anything else is an
+/// error (a pattern that matches nothing would pass nothing silently).
+fn env_patterns<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<String>, D::Error> {
+    let patterns = Vec::<String>::deserialize(de)?;
+    if let Some(bad) = patterns
+        .iter()
+        .find(|p| !crate::sandbox::env::is_pattern(p))
+    {
+        return Err(serde::de::Error::custom(format!(
+            "`{bad}` is not a variable name or `PREFIX_*` pattern (letters, digits and `_`, \
+             an optional `*` at the end)"
+        )));
+    }
+    Ok(patterns)
 }
 
 /// `[agents.NAME.sandbox]` (or `sandbox.writable = [...]` in the block).
@@ -355,6 +375,10 @@ pub struct AgentSettings {
     /// Extra environment variables.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Variables of warden's environment this agent gets besides the
+    /// defaults and its own (`NAME` or `PREFIX_*`).
+    #[serde(default, deserialize_with = "env_patterns")]
+    pub env_pass: Vec<String>,
     /// Allow every request of this agent without asking (deny and ask rules still apply).
     #[serde(default)]
     pub bypass_permissions: bool,
@@ -867,6 +891,27 @@ command = "b"
                 ("sandbox.modes".to_string(), 2),
                 ("agents.a.sandbox.writeable".to_string(), 5)
             ]
+        );
+    }
+
+    #[test]
+    fn env_pass_is_read_from_sandbox_and_agent_blocks_and_a_bad_pattern_is_refused() {
+        let text = "[sandbox]\nenv_pass = [\"FOO\", \"BAR_*\"]\n\n[agents.a]\ncommand = \"a\"\nenv_pass = [\"AWS_PROFILE\"]\n";
+        let s = parse(text, Path::new("c.toml")).expect("valid");
+        assert_eq!(s.sandbox.env_pass, ["FOO", "BAR_*"]);
+        assert_eq!(s.agents["a"].env_pass, ["AWS_PROFILE"]);
+        assert_eq!(keys::unknown_keys(text), Vec::new());
+        for bad in ["\"*\"", "\"A-B\"", "\"*_KEY\"", "\"\""] {
+            let text = format!("[agents.a]\ncommand = \"a\"\nenv_pass = [\"OK\", {bad}]\n");
+            let err = parse(&text, Path::new("c.toml")).expect_err(bad);
+            assert!(
+                err.to_string().contains("c.toml:3:") && err.to_string().contains("PREFIX_*"),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            keys::unknown_keys("[sandbox]\nenv_passs = []\n"),
+            vec![("sandbox.env_passs".to_string(), 2)]
         );
     }
 

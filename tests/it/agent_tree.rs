@@ -187,12 +187,12 @@ async fn an_agent_gets_no_loader_variables() {
         ..ChatOptions::default()
     };
     let mut app = ready(App::with_options(command, options)).await;
-    let lines = say(&mut app, "own-env", "own-env").await;
+    let lines = say(&mut app, "own-loader", "own-loader").await;
     assert!(
         lines
             .last()
             .unwrap()
-            .contains("own-env: ok: loader variables: []"),
+            .contains("own-loader: ok: loader variables: []"),
         "{lines:?}"
     );
     app.shutdown().await;

@@ -91,6 +91,8 @@ pub(crate) fn profile(rig: &Rig, mode: SandboxMode) -> Profile {
         warden_files: Vec::new(),
         home: Some(rig.home.clone()),
         env: Vec::new(),
+        env_pass: Vec::new(),
+        cache: Some(rig.root.join("agent-cache")),
     })
 }
 
@@ -452,6 +454,7 @@ fn warden_sandbox_prints_the_rules_and_its_self_test_holds() {
             .env("HOME", &rig.home)
             .env("XDG_DATA_HOME", rig.root.join("data"))
             .env("XDG_CONFIG_HOME", rig.root.join("config"))
+            .env("GITHUB_TOKEN", "ghp_not_for_agents")
             .output()
             .unwrap();
         (
@@ -476,6 +479,28 @@ fn warden_sandbox_prints_the_rules_and_its_self_test_holds() {
     );
     assert!(out.contains("self-test: the sandbox holds"), "{out}");
     assert!(out.contains("rule: Write /dev/null"), "{out}");
+    // What passes of warden's environment, and what it keeps back.
+    let line = |start: &str| {
+        out.lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let passed = line("environment passed");
+    assert!(passed.contains("PATH, HOME"), "{out}");
+    assert!(!passed.contains("GITHUB"), "{out}");
+    assert!(
+        line("environment withheld").contains("GITHUB_TOKEN"),
+        "{out}"
+    );
+    assert!(
+        line("own cache: XDG_CACHE_HOME=").contains("agents"),
+        "{out}"
+    );
+    assert!(
+        line("hidden").contains(&format!("{}/.npmrc", rig.home.display())),
+        "{out}"
+    );
     let (code, out) = run(&["--plan"]);
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("mode: read-only"), "{out}");
@@ -667,4 +692,161 @@ async fn cycling_through_plan_moves_nothing_and_the_first_turn_in_plan_moves() {
     assert_eq!(app.state().session.sandbox, Some(Badge::ReadOnly));
     assert_eq!(restarts(&app), 1, "{:?}", infos(app.state()));
     app.shutdown().await;
+}
+
+/// `warden exec` of the demo agent in `rig` with warden's environment
+/// holding a token and a multiplexer's socket: its stdout and stderr.
+fn exec_with_secrets(rig: &Rig, args: &[&std::ffi::OsStr]) -> (String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "--config",
+            "/nonexistent/warden.toml",
+            "exec",
+            "--mode",
+            "auto",
+        ])
+        .arg("--cwd")
+        .arg(&rig.work)
+        .args(args)
+        .current_dir(&rig.work)
+        .env("HOME", &rig.home)
+        .env("XDG_DATA_HOME", rig.home.join("data"))
+        .env("XDG_CONFIG_HOME", rig.home.join("config"))
+        .env("XDG_STATE_HOME", rig.root.join("state"))
+        .env("WARDEN_DEMO_STATE", &rig.state)
+        .env("GITHUB_TOKEN", "ghp_not_for_agents")
+        .env("TMUX", "/tmp/tmux-0/default,1,0")
+        .env("SSH_AUTH_SOCK", "/tmp/ssh-x/agent.1")
+        .env("LD_PRELOAD", "")
+        .env("LANG", "C.UTF-8")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("warden exec runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_confined_agent_cannot_write_shared_caches_read_npmrc_or_see_wardens_secrets() {
+    use std::ffi::OsStr;
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    std::fs::create_dir_all(rig.home.join(".cache")).unwrap();
+    std::fs::create_dir_all(rig.home.join(".npm")).unwrap();
+    std::fs::write(rig.home.join(".npmrc"), "//registry/:_authToken=npm_x\n").unwrap();
+    let demo = |prompt: &str| {
+        exec_with_secrets(
+            &rig,
+            &[
+                OsStr::new("-p"),
+                OsStr::new(prompt),
+                OsStr::new("--"),
+                OsStr::new(env!("CARGO_BIN_EXE_warden")),
+                OsStr::new("demo-agent"),
+            ],
+        )
+        .0
+    };
+    let env = demo("own-env");
+    assert!(env.contains("own-env: ok: env: ["), "{env}");
+    for withheld in ["GITHUB_TOKEN", "TMUX", "SSH_AUTH_SOCK", "LD_PRELOAD"] {
+        assert!(!env.contains(withheld), "{withheld}: {env}");
+    }
+    for passed in [
+        "PATH",
+        "HOME",
+        "LANG",
+        "WARDEN_DEMO_STATE",
+        "XDG_CACHE_HOME",
+    ] {
+        assert!(env.contains(passed), "{passed}: {env}");
+    }
+    for shared in [".cache/x", ".npm/_npx"] {
+        let path = rig.home.join(shared);
+        let said = demo(&format!("own-child {}", path.display()));
+        assert!(said.contains("own-child: failed"), "{shared}: {said}");
+        assert!(!path.exists(), "{shared}");
+    }
+    let said = demo(&format!("own-read {}", rig.home.join(".npmrc").display()));
+    assert!(said.contains("own-read: failed"), "{said}");
+    // Its own cache, under warden's state directory, is writable.
+    let own: Vec<PathBuf> = std::fs::read_dir(rig.root.join("state/warden/agents"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(own.len(), 1, "{own:?}");
+    let said = demo(&format!("own-child {}/cache/x", own[0].display()));
+    assert!(said.contains("own-child: ok"), "{said}");
+
+    // warden's own terminals for the agent get the agent's environment.
+    let listed = rig.work.join("term-env.txt");
+    let scenario = rig.work.join(".env.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = \"env > {}\" }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n",
+            listed.display()
+        ),
+    )
+    .unwrap();
+    exec_with_secrets(
+        &rig,
+        &[
+            OsStr::new("-p"),
+            OsStr::new("go"),
+            OsStr::new("--"),
+            OsStr::new(env!("CARGO_BIN_EXE_warden")),
+            OsStr::new("demo-agent"),
+            OsStr::new("--scenario"),
+            scenario.as_os_str(),
+        ],
+    );
+    let seen = std::fs::read_to_string(&listed).expect("the terminal ran");
+    assert!(seen.contains("PATH="), "{seen}");
+    for withheld in ["GITHUB_TOKEN", "TMUX=", "SSH_AUTH_SOCK"] {
+        assert!(!seen.contains(withheld), "{withheld}: {seen}");
+    }
+}
+
+#[tokio::test]
+async fn the_agents_config_that_runs_programs_is_put_back_when_it_exits() {
+    if !landlock() {
+        return;
+    }
+    let rig = rig();
+    // Its config sits in its own (writable) state, as ~/.codex/config.toml does.
+    let config = rig.state.join("config.toml");
+    std::fs::write(&config, "model = \"m\"\n").unwrap();
+    let mut profile = profile(&rig, SandboxMode::WorkspaceWrite);
+    profile.guarded = vec![config.clone()];
+    let said = turn(
+        &rig,
+        profile,
+        Mode::Auto,
+        &format!("own-child {}", config.display()),
+    )
+    .await;
+    assert!(
+        said.contains("own-child: ok"),
+        "the agent could write it: {said}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::read_to_string(&config).unwrap() != "model = \"m\"\n" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not put back: {}",
+            std::fs::read_to_string(&config).unwrap()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let kept: Vec<String> = std::fs::read_dir(&rig.state)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("config.toml.warden-rejected-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "the agent's version is kept: {kept:?}");
 }
