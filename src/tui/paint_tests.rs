@@ -122,8 +122,13 @@ proptest! {
         // The frame; or, where ratatui's diff leaves a cell out (the half
         // of a wide character a coloured cell overwrote), what crossterm's
         // backend showed for the same cells.
+        // Judged cell by cell: a frame may have a left-out cell in one row
+        // and an otherwise different row elsewhere.
         let want = redrawn(size, &next);
-        prop_assert!(got == want || got == before, "{got:?}\n{want:?}");
+        let fits = got.iter().zip(&want).zip(&before).all(|((g, w), b)| {
+            g.iter().zip(w).zip(b).all(|((g, w), b)| g == w || g == b)
+        });
+        prop_assert!(fits, "{got:?}\n{want:?}\n{before:?}");
         prop_assert!(ours <= plain, "{ours} bytes, crossterm {plain}");
     }
 }

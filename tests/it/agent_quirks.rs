@@ -27,7 +27,7 @@ const STAND_IN: &str = r#"#!/bin/sh
   if [ -n "$CLAUDE_CODE_TMPDIR" ] && mkdir -p "$CLAUDE_CODE_TMPDIR/claude-0/x"; then echo "claude tmp: made"; fi
   if mkdir -p "/tmp/claude-warden-test-$$/x" 2>/dev/null; then echo "shared tmp: made"; fi
 } > "$PWD/record.txt" 2>&1
-exec "$WARDEN_TEST_BIN" demo-agent
+exec "@WARDEN@" demo-agent
 "#;
 
 fn rig(name: &str) -> Rig {
@@ -41,7 +41,10 @@ fn rig(name: &str) -> Rig {
         std::fs::create_dir_all(d).unwrap();
     }
     let agent = bin.join(name);
-    std::fs::write(&agent, STAND_IN).unwrap();
+    // warden passes the agent only its allow-list of variables: the
+    // binary is named in the script itself.
+    let script = STAND_IN.replace("@WARDEN@", env!("CARGO_BIN_EXE_warden"));
+    std::fs::write(&agent, script).unwrap();
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
     Rig {
         _dir: dir,
@@ -66,7 +69,6 @@ fn exec(rig: &Rig, extra: &[&str]) -> (String, String) {
         .env("XDG_CONFIG_HOME", rig.home.join(".config"))
         .env("XDG_STATE_HOME", rig.home.join(".local/state"))
         .env("WARDEN_DEMO_STATE", rig.work.join(".demo-state"))
-        .env("WARDEN_TEST_BIN", env!("CARGO_BIN_EXE_warden"))
         .env_remove("CLAUDE_CODE_TMPDIR")
         .env_remove("CLAUDE_CONFIG_DIR")
         .stdin(std::process::Stdio::null())
