@@ -1,4 +1,4 @@
-//! The agent's OS process: spawned in its own process group, stderr kept,
+//! The agent's OS process: spawned in its own session, stderr kept,
 //! exit reported, and ended as a group.
 
 use std::collections::VecDeque;
@@ -83,8 +83,9 @@ impl AgentProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        // Its own session (and process group): no terminal of warden's.
+        crate::sandbox::own_session(&mut cmd);
         if let Some(confinement) = &confinement {
             confinement.apply(&mut cmd);
         }

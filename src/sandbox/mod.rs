@@ -19,12 +19,24 @@ use serde::Deserialize;
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod seccomp;
+#[cfg(target_os = "linux")]
+mod self_test;
+mod session;
+#[cfg(target_os = "linux")]
+mod tmpdir;
+#[cfg(target_os = "linux")]
+mod walls;
 
 #[cfg(test)]
 mod tests;
 
 #[cfg(target_os = "linux")]
-pub use linux::{Confinement, kernel_support, self_test};
+pub use linux::{Confinement, kernel_support};
+#[cfg(target_os = "linux")]
+pub use self_test::self_test;
+pub use session::{own_session, own_session_std};
 
 /// `[sandbox] mode` and `[agents.NAME.sandbox] mode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -92,14 +104,16 @@ pub const HIDDEN_IN_HOME: &[&str] = &[
 ];
 
 /// Files of `/dev` an agent may read and write (the rest of `/dev`, raw
-/// disks among it, is out of reach).
+/// disks among it, is out of reach). `/dev/pts` is not among them: the
+/// agent gets a private one (`walls.rs`), or, where the kernel cannot, the
+/// shared one. `/dev/tty` is only ever the agent's own pty: it runs in a
+/// session of its own, without warden's terminal.
 const DEV_WRITABLE: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/tty",
     "/dev/ptmx",
-    "/dev/pts",
     "/dev/shm",
 ];
 /// Files of `/dev` an agent may read.
