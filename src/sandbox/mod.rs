@@ -267,6 +267,11 @@ pub enum Badge {
     Off,
     /// The kernel cannot confine and `when_unavailable = "run-unconfined"`.
     Unconfined,
+    /// Confined, the workspace writable, but this kernel leaves doors
+    /// open that a newer one closes (`warden sandbox` names them).
+    Partial,
+    /// The same, the workspace read-only.
+    PartialReadOnly,
 }
 
 impl Badge {
@@ -277,6 +282,17 @@ impl Badge {
             Badge::ReadOnly => "sandbox: read-only",
             Badge::Off => "SANDBOX OFF",
             Badge::Unconfined => "UNCONFINED: no Landlock",
+            Badge::Partial => "sandbox: partial",
+            Badge::PartialReadOnly => "sandbox: read-only, partial",
+        }
+    }
+
+    /// The badge without the kernel's gaps: `Partial` is `Confined`.
+    pub fn plain(self) -> Badge {
+        match self {
+            Badge::Partial => Badge::Confined,
+            Badge::PartialReadOnly => Badge::ReadOnly,
+            other => other,
         }
     }
 
@@ -290,11 +306,40 @@ impl Badge {
 /// it runs unconfined.
 pub fn badge_of(profile: &Profile) -> Badge {
     let badge = profile.badge();
-    if badge.is_unconfined() || matches!(kernel_support(), Support::Landlock(_)) {
+    if badge.is_unconfined() {
         badge
-    } else {
+    } else if !matches!(kernel_support(), Support::Landlock(_)) {
         Badge::Unconfined
+    } else if open_doors().is_empty() {
+        badge
+    } else if badge == Badge::ReadOnly {
+        Badge::PartialReadOnly
+    } else {
+        Badge::Partial
     }
+}
+
+/// What this kernel cannot close, one line each (`warden sandbox` and the
+/// start-up notes say them).
+#[cfg(target_os = "linux")]
+pub fn open_doors() -> Vec<String> {
+    walls::kernel_walls().open_doors()
+}
+
+/// Elsewhere nothing confines: the badge says so already.
+#[cfg(not(target_os = "linux"))]
+pub fn open_doors() -> Vec<String> {
+    Vec::new()
+}
+
+#[cfg(target_os = "linux")]
+fn walls_lines() -> Vec<String> {
+    walls::kernel_walls().describe()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn walls_lines() -> Vec<String> {
+    Vec::new()
 }
 
 /// What to say at start when a workspace holds a hidden path (warden run
@@ -598,7 +643,7 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
     ));
     out.push(list("writable state", &real.writable));
     out.push(
-        "writable too: a private temporary directory per process (TMPDIR), /dev/null, /dev/tty, /dev/pts, /dev/shm and the like"
+        "writable too: a private temporary directory per process (TMPDIR), /dev/null, /dev/tty (the agent's own pty only), /dev/ptmx and its ptys, /dev/shm and the like"
             .to_string(),
     );
     out.push(list("hidden (neither read nor written)", &real.hidden));
@@ -606,6 +651,9 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
         "readable: everything else that exists now; what is created later in a directory that holds a hidden path (`~`, `~/.config`) is not"
             .to_string(),
     );
+    if matches!(kernel_support(), Support::Landlock(_)) {
+        out.extend(walls_lines().into_iter().map(|l| format!("walls: {l}")));
+    }
     if rules {
         for grant in grants(&real, None, &RealFs) {
             out.push(format!("rule: {:?} {}", grant.access, grant.path.display()));

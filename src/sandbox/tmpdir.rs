@@ -162,9 +162,11 @@ mod tests {
         let dir = parent.path().join("warden-gemini-aaaaaaaaaaaa");
         std::fs::create_dir(&dir).unwrap();
         // Another process (a child holding the lock) stands for a living warden.
+        // (`-o`: `flock` holds the lock itself, not the `sleep` it runs.)
         let mut holder = std::process::Command::new("flock")
+            .arg("-o")
             .arg(&dir)
-            .args(["-c", "sleep 30"])
+            .args(["sleep", "30"])
             .spawn()
             .unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
