@@ -37,6 +37,8 @@ pub use linux::{Confinement, kernel_support};
 #[cfg(target_os = "linux")]
 pub use self_test::self_test;
 pub use session::{own_session, own_session_std};
+#[cfg(target_os = "linux")]
+pub use walls::{KernelWalls, Namespace, kernel_walls};
 
 /// `[sandbox] mode` and `[agents.NAME.sandbox] mode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

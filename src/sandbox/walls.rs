@@ -25,7 +25,7 @@ use super::seccomp;
 
 /// How the process gets a mount namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Namespace {
+pub enum Namespace {
     /// warden runs as root (`CAP_SYS_ADMIN`): a mount namespace directly.
     Mount,
     /// A user namespace first (the process keeps its uid and gid, mapped to
@@ -35,29 +35,29 @@ pub(crate) enum Namespace {
 
 /// What this kernel (and warden's privileges) allows, probed once.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct KernelWalls {
+pub struct KernelWalls {
     /// A mount namespace with a fresh devpts, and how; `None`: neither
     /// works here (user namespaces disabled or restricted).
-    pub(crate) namespace: Option<Namespace>,
+    pub namespace: Option<Namespace>,
     /// A seccomp filter can be installed.
-    pub(crate) seccomp: bool,
+    pub seccomp: bool,
     /// Landlock's ABI (0: none).
-    pub(crate) abi: i32,
+    pub abi: i32,
 }
 
 impl KernelWalls {
     /// Landlock scopes abstract unix sockets and signals (ABI 6).
-    pub(crate) fn scopes(&self) -> bool {
+    pub fn scopes(&self) -> bool {
         self.abi >= 6
     }
 
     /// Landlock rules connecting to pathname unix sockets (ABI 9).
-    pub(crate) fn resolves_unix(&self) -> bool {
+    pub fn resolves_unix(&self) -> bool {
         self.abi >= 9
     }
 
     /// The doors this kernel leaves open, one line each (none: all closed).
-    pub(crate) fn open_doors(&self) -> Vec<String> {
+    pub fn open_doors(&self) -> Vec<String> {
         let mut open = Vec::new();
         if !self.scopes() {
             open.push(
@@ -84,7 +84,7 @@ impl KernelWalls {
     }
 
     /// What `warden sandbox` says about each wall.
-    pub(crate) fn describe(&self) -> Vec<String> {
+    pub fn describe(&self) -> Vec<String> {
         let mut out = vec![
             "terminal: the agent runs in a session of its own, without a controlling terminal \
              (no /dev/tty of warden's); descriptors other than 0, 1, 2 are closed at exec"
@@ -148,7 +148,7 @@ fn legacy_tiocsti() -> String {
 }
 
 /// What the kernel allows, probed on first use.
-pub(crate) fn kernel_walls() -> &'static KernelWalls {
+pub fn kernel_walls() -> &'static KernelWalls {
     static WALLS: OnceLock<KernelWalls> = OnceLock::new();
     WALLS.get_or_init(|| {
         let abi = match super::kernel_support() {
