@@ -23,13 +23,13 @@ use super::{
 
 /// The newest Landlock ABI whose file rights warden asks for (best effort:
 /// an older kernel enforces what it knows). ABI 5 adds `IOCTL_DEV`; ABI 6's
-/// scopes and ABI 9's `RESOLVE_UNIX` are asked for on their own.
+/// scopes are asked for on their own. (ABI 9's `RESOLVE_UNIX` is not used
+/// yet: the mount namespace covers the user's sockets.)
 const ABI_USED: ABI = ABI::V5;
 
-/// Every file right warden handles: ABI 5's, and connecting to pathname
-/// unix sockets (ABI 9; dropped by an older kernel).
+/// Every file right warden handles.
 fn handled() -> BitFlags<AccessFs> {
-    AccessFs::from_all(ABI_USED) | AccessFs::ResolveUnix
+    AccessFs::from_all(ABI_USED)
 }
 
 /// `LANDLOCK_CREATE_RULESET_VERSION`.
@@ -251,7 +251,7 @@ fn ruleset(
             rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
         });
         if !is_dir {
-            access &= AccessFs::from_file(ABI::V9);
+            access &= AccessFs::from_file(ABI_USED);
         }
         if access.is_empty() {
             continue;

@@ -51,11 +51,6 @@ impl KernelWalls {
         self.abi >= 6
     }
 
-    /// Landlock rules connecting to pathname unix sockets (ABI 9).
-    pub fn resolves_unix(&self) -> bool {
-        self.abi >= 9
-    }
-
     /// The doors this kernel leaves open, one line each (none: all closed).
     pub fn open_doors(&self) -> Vec<String> {
         let mut open = Vec::new();
@@ -94,7 +89,7 @@ impl KernelWalls {
             Some(how) => format!(
                 "mount namespace ({}): a private /dev/pts (the agent's own ptys only, not warden's \
                  terminal); your pathname sockets outside the workspace covered (tmux, D-Bus, \
-                 docker, ssh-agent, X11, and every other socket bound when the agent starts)",
+                 docker, ssh-agent, X11, and every other socket bound when the agent starts but name lookups and logging)",
                 match how {
                     Namespace::Mount => "warden runs as root",
                     Namespace::User => "inside a user namespace",
@@ -104,12 +99,6 @@ impl KernelWalls {
                      (/dev/pts) and your pathname sockets are reachable"
                 .to_string(),
         });
-        if self.resolves_unix() {
-            out.push(
-                "pathname sockets: Landlock (ABI 9) allows connecting only in writable places"
-                    .to_string(),
-            );
-        }
         out.push(if self.scopes() {
             "Landlock scopes (ABI 6): no abstract unix socket and no signal out of the sandbox"
                 .to_string()
@@ -286,6 +275,19 @@ fn socket_dirs() -> Vec<PathBuf> {
     ]
 }
 
+/// The system's sockets left in reach: name and user lookups (nscd, sssd,
+/// systemd's userdb and resolver) and logging; they answer questions, they
+/// run nothing.
+const SYSTEM_SOCKETS: &[&str] = &[
+    "/run/systemd/resolve/",
+    "/run/systemd/userdb/",
+    "/run/systemd/journal/",
+    "/dev/log",
+    "/run/nscd/",
+    "/var/run/nscd/",
+    "/var/lib/sss/pipes/",
+];
+
 /// The most sockets covered one by one.
 const MOST_SOCKETS: usize = 4096;
 
@@ -304,6 +306,9 @@ fn covers(allowed: &[PathBuf]) -> Vec<(CString, Cover)> {
         .filter(|s| {
             !allowed.iter().any(|a| s.starts_with(a))
                 && !dirs.iter().any(|d| s.starts_with(d))
+                && !SYSTEM_SOCKETS
+                    .iter()
+                    .any(|k| s.to_string_lossy().starts_with(k))
                 && std::fs::symlink_metadata(s).is_ok_and(|m| m.file_type().is_socket())
         })
         .collect();
