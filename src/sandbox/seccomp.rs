@@ -156,6 +156,8 @@ mod tests {
         }
     }
 
+    // `Ioctl` is `c_ulong` with glibc, `c_int` with musl.
+    #[allow(clippy::unnecessary_cast)]
     #[test]
     fn only_tiocsti_and_tioclinux_are_refused_on_every_arch_the_cpu_runs() {
         let program = program();
