@@ -11,6 +11,11 @@ use std::path::{Path, PathBuf};
 /// The names' start.
 const PREFIX: &str = "warden-";
 
+/// Hex digits of a name's id. 16, where wardens before the lock used 12:
+/// a sweep never touches the directory of an older warden still running
+/// (it holds no lock).
+const ID_DIGITS: usize = 16;
+
 /// A private temporary directory, removed when dropped.
 #[derive(Debug)]
 pub(super) struct PrivateTmp {
@@ -38,7 +43,7 @@ impl PrivateTmp {
         for _ in 0..8 {
             let path = parent.join(format!(
                 "{PREFIX}{word}-{}",
-                &uuid::Uuid::new_v4().simple().to_string()[..12]
+                &uuid::Uuid::new_v4().simple().to_string()[..ID_DIGITS]
             ));
             std::fs::DirBuilder::new().mode(0o700).create(&path)?;
             match lock(&path, false) {
@@ -92,6 +97,23 @@ fn same(path: &Path, fd: &OwnedFd) -> bool {
     }
 }
 
+/// Whether `name` is one [`PrivateTmp::new`] makes: `warden-WORD-` and
+/// [`ID_DIGITS`] hex digits (nothing else of the user's named `warden-*`
+/// is touched).
+fn is_private_name(name: &str) -> bool {
+    let Some((word, id)) = name
+        .strip_prefix(PREFIX)
+        .and_then(|rest| rest.rsplit_once('-'))
+    else {
+        return false;
+    };
+    id.len() == ID_DIGITS
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
 /// Remove this user's private directories under `parent` that no living
 /// warden holds; what was removed.
 pub(super) fn sweep(parent: &Path) -> Vec<PathBuf> {
@@ -102,7 +124,7 @@ pub(super) fn sweep(parent: &Path) -> Vec<PathBuf> {
     let uid = unsafe { libc::geteuid() };
     let mut removed = Vec::new();
     for entry in entries.flatten() {
-        if !entry.file_name().to_string_lossy().starts_with(PREFIX) {
+        if !is_private_name(&entry.file_name().to_string_lossy()) {
             continue;
         }
         let path = entry.path();
@@ -141,16 +163,24 @@ mod tests {
         let live = PrivateTmp::new_in(parent.path(), "codex").unwrap();
         std::fs::write(live.path().join("f"), "x").unwrap();
         // What a killed warden leaves: the directory, nobody holding it.
-        let dead = parent.path().join("warden-claude-0123456789ab");
+        let dead = parent.path().join("warden-claude-0123456789abcdef");
         std::fs::create_dir_all(dead.join("sub")).unwrap();
         std::fs::write(dead.join("sub/f"), "x").unwrap();
         let other = parent.path().join("not-warden");
         std::fs::create_dir(&other).unwrap();
+        // Named like warden's, but not one of its private directories.
+        let lookalike = parent.path().join("warden-build");
+        std::fs::create_dir(&lookalike).unwrap();
+        // An older warden's (no lock): it may still be running.
+        let older = parent.path().join("warden-claude-0123456789ab");
+        std::fs::create_dir(&older).unwrap();
         let removed = sweep(parent.path());
         assert_eq!(removed, vec![dead.clone()]);
         assert!(!dead.exists());
         assert!(live.path().join("f").exists(), "a living warden's stays");
         assert!(other.exists());
+        assert!(lookalike.exists());
+        assert!(older.exists());
         let path = live.path().to_path_buf();
         drop(live);
         assert!(!path.exists(), "dropped: removed");
@@ -159,7 +189,7 @@ mod tests {
     #[test]
     fn a_directory_held_by_another_process_is_kept() {
         let parent = tempfile::tempdir().unwrap();
-        let dir = parent.path().join("warden-gemini-aaaaaaaaaaaa");
+        let dir = parent.path().join("warden-gemini-aaaaaaaaaaaaaaaa");
         std::fs::create_dir(&dir).unwrap();
         // Another process (a child holding the lock) stands for a living warden.
         // (`-o`: `flock` holds the lock itself, not the `sleep` it runs.)
