@@ -80,6 +80,18 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
             .errors
             .push(format!("the sandbox is unavailable: {why}; {what}"));
     }
+    if profile.mode != crate::sandbox::SandboxMode::Off
+        && matches!(
+            crate::sandbox::kernel_support(),
+            crate::sandbox::Support::Landlock(_)
+        )
+    {
+        for door in crate::sandbox::open_doors() {
+            start.notes.push(format!(
+                "the sandbox leaves a door open on this kernel: {door} (`warden sandbox` says more)"
+            ));
+        }
+    }
     if let Some(note) = crate::sandbox::workspace_note(&profile) {
         start.notes.push(note);
     }

@@ -1,6 +1,7 @@
-//! The agent's OS process: spawned in its own process group and its own
-//! process tree (`procs::Tree`), stderr kept, exit reported, and ended as a
-//! group; once it is gone, every process it started is ended too.
+//! The agent's OS process: spawned in its own session (no terminal of
+//! warden's) and its own process tree (`procs::Tree`), stderr kept, exit
+//! reported, and ended as a group; once it is gone, every process it
+//! started is ended too.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -109,8 +110,9 @@ impl AgentProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        // Its own session (and process group): no terminal of warden's.
+        crate::sandbox::own_session(&mut cmd);
         crate::sandbox::strip_loader_env(&mut cmd);
         // Everything it starts is ended with it, daemons too.
         let tree = crate::procs::Tree::prepare();

@@ -83,8 +83,9 @@ impl TerminalSpec {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        // Its own session (and process group): no terminal of warden's.
+        crate::sandbox::own_session(&mut command);
         command
     }
 }

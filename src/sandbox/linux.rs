@@ -1,26 +1,36 @@
 //! Landlock: the ruleset is built in the parent (every path opened, every
-//! rule added); the child only calls `prctl(PR_SET_NO_NEW_PRIVS)` and
-//! `landlock_restrict_self` between `fork` and `exec`, two system calls that
-//! allocate nothing.
+//! rule added); the child, between `fork` and `exec`, enters the walls
+//! (`walls.rs`: mount namespace, capabilities), calls
+//! `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self`, then installs
+//! the seccomp filter: system calls on memory prepared before the fork,
+//! nothing allocated.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use landlock::{
     ABI, Access as _, AccessFs, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr,
+    RulesetCreatedAttr, Scope,
 };
 
+use super::tmpdir::PrivateTmp;
+use super::walls::{Fence, kernel_walls};
 use super::{
-    Access, Badge, Profile, RealFs, SandboxError, SandboxMode, Support, WhenUnavailable, canonical,
-    grants,
+    Access, Badge, Grant, Profile, RealFs, SandboxError, SandboxMode, Support, WhenUnavailable,
+    canonical, grants,
 };
 
-/// The newest Landlock ABI whose rights warden asks for (best effort: an
-/// older kernel enforces what it knows). ABI 5 adds `IOCTL_DEV`; later ones
-/// add network and socket rules, out of scope here.
+/// The newest Landlock ABI whose file rights warden asks for (best effort:
+/// an older kernel enforces what it knows). ABI 5 adds `IOCTL_DEV`; ABI 6's
+/// scopes are asked for on their own. (ABI 9's `RESOLVE_UNIX` is not used
+/// yet: the mount namespace covers the user's sockets.)
 const ABI_USED: ABI = ABI::V5;
+
+/// Every file right warden handles.
+fn handled() -> BitFlags<AccessFs> {
+    AccessFs::from_all(ABI_USED)
+}
 
 /// `LANDLOCK_CREATE_RULESET_VERSION`.
 const CREATE_RULESET_VERSION: libc::c_uint = 1;
@@ -60,7 +70,9 @@ pub fn kernel_support() -> Support {
 #[derive(Debug)]
 pub struct Confinement {
     ruleset: Option<OwnedFd>,
-    tmp: Option<PathBuf>,
+    tmp: Option<PrivateTmp>,
+    /// The walls besides Landlock, shared with the `pre_exec` hook.
+    fence: Option<Arc<Fence>>,
     badge: Badge,
     rules: usize,
 }
@@ -84,20 +96,32 @@ impl Confinement {
                 }),
             };
         }
-        let tmp = private_tmp(&profile.agent).map_err(SandboxError::TempDir)?;
+        super::tmpdir::sweep_once();
+        let tmp = PrivateTmp::new(&profile.agent).map_err(SandboxError::TempDir)?;
+        let real = canonical(profile);
+        let walls = kernel_walls();
+        let mut allowed: Vec<PathBuf> = real.workspace.clone();
+        allowed.extend(real.writable.iter().cloned());
+        allowed.push(tmp.path().to_path_buf());
+        let fence = Fence::new(walls, &allowed, pts_rights());
+        // Without a private /dev/pts the agent's own ptys need the shared one.
+        let shared_pts = walls.namespace.is_none().then(|| Grant {
+            path: PathBuf::from("/dev/pts"),
+            access: Access::Write,
+        });
         let mut confinement = Confinement {
             ruleset: None,
             tmp: Some(tmp),
+            fence: Some(Arc::new(fence)),
             badge: profile.badge(),
             rules: 0,
         };
-        let (fd, rules) =
-            ruleset(&canonical(profile), confinement.tmp.as_deref()).map_err(|message| {
-                SandboxError::Rules {
-                    agent: profile.agent.clone(),
-                    message,
-                }
-            })?;
+        let (fd, rules) = ruleset(&real, confinement.tmp(), shared_pts).map_err(|message| {
+            SandboxError::Rules {
+                agent: profile.agent.clone(),
+                message,
+            }
+        })?;
         confinement.ruleset = Some(fd);
         confinement.rules = rules;
         Ok(confinement)
@@ -107,6 +131,7 @@ impl Confinement {
         Confinement {
             ruleset: None,
             tmp: None,
+            fence: None,
             badge,
             rules: 0,
         }
@@ -117,6 +142,11 @@ impl Confinement {
         self.badge
     }
 
+    /// Whether a ruleset confines the process.
+    pub(crate) fn is_confined(&self) -> bool {
+        self.ruleset.is_some()
+    }
+
     /// How many Landlock rules the ruleset holds.
     pub fn rules(&self) -> usize {
         self.rules
@@ -124,99 +154,94 @@ impl Confinement {
 
     /// The private temporary directory (`TMPDIR`), when confined.
     pub fn tmp(&self) -> Option<&Path> {
-        self.tmp.as_deref()
+        self.tmp.as_ref().map(PrivateTmp::path)
     }
 
     /// Confine `command`'s process: `TMPDIR` (and `TMP`, `TEMP`) set to the
     /// private directory, and the ruleset applied just before `exec`.
     pub fn apply(&self, command: &mut tokio::process::Command) {
-        if let Some(tmp) = &self.tmp {
+        if let Some(tmp) = self.tmp() {
             command.env("TMPDIR", tmp).env("TMP", tmp).env("TEMP", tmp);
         }
-        let Some(fd) = self.ruleset.as_ref().map(AsRawFd::as_raw_fd) else {
+        let (Some(fd), Some(fence)) = (self.ruleset.as_ref().map(AsRawFd::as_raw_fd), &self.fence)
+        else {
             return;
         };
+        let fence = fence.clone();
         // SAFETY: the hook runs in the child between fork and exec; it only
-        // makes two system calls on a file descriptor the parent keeps open
-        // (this `Confinement` outlives the spawn), allocating nothing.
+        // makes system calls on a file descriptor the parent keeps open
+        // (this `Confinement` outlives the spawn) and on memory prepared
+        // before the fork, allocating nothing.
         unsafe {
-            command.pre_exec(move || restrict(fd));
+            command.pre_exec(move || restrict(fd, &fence));
         }
     }
 
     /// The same, for a `std` command (`warden sandbox`'s self-test).
     pub fn apply_std(&self, command: &mut std::process::Command) {
         use std::os::unix::process::CommandExt as _;
-        if let Some(tmp) = &self.tmp {
+        if let Some(tmp) = self.tmp() {
             command.env("TMPDIR", tmp).env("TMP", tmp).env("TEMP", tmp);
         }
-        let Some(fd) = self.ruleset.as_ref().map(AsRawFd::as_raw_fd) else {
+        let (Some(fd), Some(fence)) = (self.ruleset.as_ref().map(AsRawFd::as_raw_fd), &self.fence)
+        else {
             return;
         };
+        let fence = fence.clone();
         // SAFETY: as in `apply`.
         unsafe {
-            command.pre_exec(move || restrict(fd));
+            command.pre_exec(move || restrict(fd, &fence));
         }
     }
 }
 
-impl Drop for Confinement {
-    fn drop(&mut self) {
-        if let Some(tmp) = self.tmp.take()
-            && let Err(err) = std::fs::remove_dir_all(&tmp)
-        {
-            tracing::debug!(tmp = %tmp.display(), "private temporary directory not removed: {err}");
-        }
+/// In the child: the walls that need privileges (namespace, then no
+/// capabilities); no new privileges (Landlock requires it without
+/// `CAP_SYS_ADMIN`, and setuid programs must not escape); the ruleset;
+/// the seccomp filter.
+fn restrict(fd: libc::c_int, fence: &Fence) -> std::io::Result<()> {
+    fence.before_landlock(fd)?;
+    super::walls::no_new_privs()?;
+    // SAFETY: a plain system call with integer arguments.
+    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) } != 0 {
+        return Err(std::io::Error::last_os_error());
     }
+    fence.after_landlock()
 }
 
-/// In the child: no new privileges (Landlock requires it without
-/// `CAP_SYS_ADMIN`, and setuid programs must not escape), then the ruleset.
-fn restrict(fd: libc::c_int) -> std::io::Result<()> {
-    // SAFETY: plain system calls with integer arguments.
-    unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// A fresh directory only this user can enter, under warden's own temp dir.
-fn private_tmp(agent: &str) -> std::io::Result<PathBuf> {
-    let word: String = agent
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-        .take(32)
-        .collect();
-    let dir = std::env::temp_dir().join(format!(
-        "warden-{word}-{}",
-        &uuid::Uuid::new_v4().simple().to_string()[..12]
-    ));
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir)
-}
-
-/// The rights of an [`Access`].
+/// The rights of an [`Access`]. Writing never makes device nodes.
 fn rights(access: Access) -> BitFlags<AccessFs> {
     match access {
         Access::List => AccessFs::ReadDir.into(),
         Access::Read => AccessFs::from_read(ABI_USED),
-        Access::Write => AccessFs::from_all(ABI_USED),
+        Access::Write => handled() & !(AccessFs::MakeChar | AccessFs::MakeBlock),
     }
 }
 
-/// The ruleset of `profile` (canonical) as an open Landlock fd, and how many rules it holds.
-fn ruleset(profile: &Profile, tmp: Option<&Path>) -> Result<(OwnedFd, usize), String> {
+/// What the private `/dev/pts` allows (the rule the child adds once it is
+/// mounted): writing, as far as this kernel knows the rights.
+fn pts_rights() -> u64 {
+    let abi = match kernel_walls().abi {
+        abi if abi > 0 => ABI::from(abi),
+        _ => ABI_USED,
+    };
+    (rights(Access::Write) & AccessFs::from_all(abi)).bits()
+}
+
+/// The ruleset of `profile` (canonical) as an open Landlock fd, and how
+/// many rules it holds; `extra` is one more grant.
+fn ruleset(
+    profile: &Profile,
+    tmp: Option<&Path>,
+    extra: Option<Grant>,
+) -> Result<(OwnedFd, usize), String> {
     let mut created = Ruleset::default()
-        .handle_access(AccessFs::from_all(ABI_USED))
+        .handle_access(handled())
+        .and_then(|r| r.scope(Scope::AbstractUnixSocket | Scope::Signal))
         .and_then(|r| r.create())
         .map_err(|e| e.to_string())?;
     let mut rules = 0;
-    for grant in grants(profile, tmp, &RealFs) {
+    for grant in grants(profile, tmp, &RealFs).into_iter().chain(extra) {
         let Ok(fd) = PathFd::new(&grant.path) else {
             // Gone since it was listed: nothing to allow.
             continue;
@@ -239,104 +264,4 @@ fn ruleset(profile: &Profile, tmp: Option<&Path>) -> Result<(OwnedFd, usize), St
     let fd: Option<OwnedFd> = created.into();
     let fd = fd.ok_or_else(|| "the kernel refused to create a Landlock ruleset".to_string())?;
     Ok((fd, rules))
-}
-
-/// `warden sandbox`'s self-test: a confined child of `profile` tries to
-/// write a file outside the workspace and to read a hidden file (both made
-/// for the test in a fresh directory of warden's temp dir); an unconfined
-/// child does the same first, to show that the test can fail. Each line
-/// says what happened; the result is whether the sandbox held.
-pub fn self_test(profile: &Profile) -> (bool, Vec<String>) {
-    let dir = match private_tmp("self-test") {
-        Ok(dir) => dir,
-        Err(err) => {
-            return (
-                false,
-                vec![format!("cannot make the test directory: {err}")],
-            );
-        }
-    };
-    let secret = dir.join("id_rsa");
-    let outside = dir.join("written-outside");
-    let result = run_self_test(profile, &dir, &secret, &outside);
-    let _ = std::fs::remove_dir_all(&dir);
-    result
-}
-
-fn run_self_test(
-    profile: &Profile,
-    dir: &Path,
-    secret: &Path,
-    outside: &Path,
-) -> (bool, Vec<String>) {
-    if let Err(err) = std::fs::write(secret, "not a real key\n") {
-        return (
-            false,
-            vec![format!("cannot make the test's hidden file: {err}")],
-        );
-    }
-    let mut profile = profile.clone();
-    profile.hidden.push(secret.to_path_buf());
-    profile.workspace.retain(|w| !dir.starts_with(w));
-    let confinement = match Confinement::prepare(&profile) {
-        Ok(c) => c,
-        Err(err) => return (false, vec![err.to_string()]),
-    };
-    if confinement.ruleset.is_none() {
-        return (
-            false,
-            vec![format!(
-                "the agent would run unconfined ({})",
-                confinement.badge().label()
-            )],
-        );
-    }
-    let quote = |p: &Path| crate::policy::shell_quote(&p.to_string_lossy()).into_owned();
-    let tries = [
-        (
-            format!("write {}", outside.display()),
-            format!(": > {}", quote(outside)),
-        ),
-        (
-            format!("read {}", secret.display()),
-            format!("cat {}", quote(secret)),
-        ),
-    ];
-    let mut lines = Vec::new();
-    let mut held = true;
-    for (what, line) in tries {
-        let run = |confined: bool| {
-            let mut command = std::process::Command::new("sh");
-            command
-                .arg("-c")
-                .arg(&line)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped());
-            if confined {
-                confinement.apply_std(&mut command);
-            }
-            command.output()
-        };
-        match run(false) {
-            Ok(out) if out.status.success() => {}
-            _ => lines.push(format!("note: even an unconfined child could not {what}")),
-        }
-        let _ = std::fs::remove_file(outside);
-        match run(true) {
-            Ok(out) if out.status.success() => {
-                held = false;
-                lines.push(format!("FAILED: a confined child could {what}"));
-            }
-            Ok(out) => lines.push(format!(
-                "ok: a confined child could not {what}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )),
-            Err(err) => {
-                held = false;
-                lines.push(format!("FAILED: the confined child did not start: {err}"));
-            }
-        }
-    }
-    (held, lines)
 }

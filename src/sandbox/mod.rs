@@ -21,6 +21,15 @@ pub mod env;
 pub mod guard;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod seccomp;
+#[cfg(target_os = "linux")]
+mod self_test;
+mod session;
+#[cfg(target_os = "linux")]
+mod tmpdir;
+#[cfg(target_os = "linux")]
+mod walls;
 
 #[cfg(test)]
 mod tests;
@@ -29,7 +38,12 @@ mod loader_env;
 pub use loader_env::{is_loader_var, strip_loader_env};
 
 #[cfg(target_os = "linux")]
-pub use linux::{Confinement, kernel_support, self_test};
+pub use linux::{Confinement, kernel_support};
+#[cfg(target_os = "linux")]
+pub use self_test::self_test;
+pub use session::{own_session, own_session_std};
+#[cfg(target_os = "linux")]
+pub use walls::{KernelWalls, Namespace, kernel_walls};
 
 /// `[sandbox] mode` and `[agents.NAME.sandbox] mode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -155,14 +169,16 @@ pub const HIDDEN_IN_HOME: &[&str] = &[
 ];
 
 /// Files of `/dev` an agent may read and write (the rest of `/dev`, raw
-/// disks among it, is out of reach).
+/// disks among it, is out of reach). `/dev/pts` is not among them: the
+/// agent gets a private one (`walls.rs`), or, where the kernel cannot, the
+/// shared one. `/dev/tty` is only ever the agent's own pty: it runs in a
+/// session of its own, without warden's terminal.
 const DEV_WRITABLE: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/tty",
     "/dev/ptmx",
-    "/dev/pts",
     "/dev/shm",
 ];
 /// Files of `/dev` an agent may read.
@@ -363,6 +379,11 @@ pub enum Badge {
     Off,
     /// The kernel cannot confine and `when_unavailable = "run-unconfined"`.
     Unconfined,
+    /// Confined, the workspace writable, but this kernel leaves doors
+    /// open that a newer one closes (`warden sandbox` names them).
+    Partial,
+    /// The same, the workspace read-only.
+    PartialReadOnly,
 }
 
 impl Badge {
@@ -373,6 +394,17 @@ impl Badge {
             Badge::ReadOnly => "sandbox: read-only",
             Badge::Off => "SANDBOX OFF",
             Badge::Unconfined => "UNCONFINED: no Landlock",
+            Badge::Partial => "sandbox: partial",
+            Badge::PartialReadOnly => "sandbox: read-only, partial",
+        }
+    }
+
+    /// The badge without the kernel's gaps: `Partial` is `Confined`.
+    pub fn plain(self) -> Badge {
+        match self {
+            Badge::Partial => Badge::Confined,
+            Badge::PartialReadOnly => Badge::ReadOnly,
+            other => other,
         }
     }
 
@@ -386,11 +418,40 @@ impl Badge {
 /// it runs unconfined.
 pub fn badge_of(profile: &Profile) -> Badge {
     let badge = profile.badge();
-    if badge.is_unconfined() || matches!(kernel_support(), Support::Landlock(_)) {
+    if badge.is_unconfined() {
         badge
-    } else {
+    } else if !matches!(kernel_support(), Support::Landlock(_)) {
         Badge::Unconfined
+    } else if open_doors().is_empty() {
+        badge
+    } else if badge == Badge::ReadOnly {
+        Badge::PartialReadOnly
+    } else {
+        Badge::Partial
     }
+}
+
+/// What this kernel cannot close, one line each (`warden sandbox` and the
+/// start-up notes say them).
+#[cfg(target_os = "linux")]
+pub fn open_doors() -> Vec<String> {
+    walls::kernel_walls().open_doors()
+}
+
+/// Elsewhere nothing confines: the badge says so already.
+#[cfg(not(target_os = "linux"))]
+pub fn open_doors() -> Vec<String> {
+    Vec::new()
+}
+
+#[cfg(target_os = "linux")]
+fn walls_lines() -> Vec<String> {
+    walls::kernel_walls().describe()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn walls_lines() -> Vec<String> {
+    Vec::new()
 }
 
 /// What to say at start when a workspace holds a hidden path (warden run
@@ -725,7 +786,7 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
     ));
     out.push(list("writable state", &real.writable));
     out.push(
-        "writable too: a private temporary directory per process (TMPDIR), /dev/null, /dev/tty, /dev/pts, /dev/shm and the like"
+        "writable too: a private temporary directory per process (TMPDIR), /dev/null, /dev/tty (the agent's own pty only), /dev/ptmx and its ptys, /dev/shm and the like"
             .to_string(),
     );
     out.push(list("hidden (neither read nor written)", &real.hidden));
@@ -764,6 +825,9 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
             withheld.join(", ")
         }
     ));
+    if matches!(kernel_support(), Support::Landlock(_)) {
+        out.extend(walls_lines().into_iter().map(|l| format!("walls: {l}")));
+    }
     if rules {
         for grant in grants(&real, None, &RealFs) {
             out.push(format!("rule: {:?} {}", grant.access, grant.path.display()));

@@ -113,7 +113,6 @@ fn a_settings_block_gives_these_rules() {
         "Write /dev/full",
         "Write /dev/tty",
         "Write /dev/ptmx",
-        "Write /dev/pts",
         "Write /dev/shm",
         "Write /home/u/src",
         // The agent's state, but its config that runs programs: the

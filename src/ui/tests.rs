@@ -682,6 +682,8 @@ fn footer_sandbox_badges() {
         Badge::ReadOnly,
         Badge::Off,
         Badge::Unconfined,
+        Badge::Partial,
+        Badge::PartialReadOnly,
     ] {
         state.session.sandbox = Some(badge);
         for width in [100, 50] {

@@ -48,4 +48,6 @@ mod slash;
 mod spoofs;
 mod transcript;
 mod usage;
+#[cfg(target_os = "linux")]
+mod walls;
 mod wire;

@@ -1,0 +1,568 @@
+//! The walls around a confined process besides Landlock's file rules:
+//!
+//! - a mount namespace of its own (directly as root, else inside a user
+//!   namespace) with a fresh `devpts` on `/dev/pts`: its own ptys work,
+//!   warden's terminal and the user's other ptys are not there; and the
+//!   user's pathname sockets outside the workspace covered (an empty
+//!   read-only tmpfs over the directories that hold them, `/dev/null` over
+//!   each other socket bound when the process starts);
+//! - no capabilities (a root warden's agent runs as root without them:
+//!   no reading others' files or `/proc/<pid>/environ`, no `mknod`);
+//! - a seccomp filter refusing `TIOCSTI` and `TIOCLINUX`.
+//!
+//! What the kernel allows is probed once ([`kernel_walls`]: a forked child
+//! tries each); a [`Fence`] is prepared in the parent for one process, and
+//! its hooks run in the child, making system calls only.
+
+use std::ffi::CString;
+use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::fs::FileTypeExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::seccomp;
+
+/// How the process gets a mount namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Namespace {
+    /// warden runs as root (`CAP_SYS_ADMIN`): a mount namespace directly.
+    Mount,
+    /// A user namespace first (the process keeps its uid and gid, mapped to
+    /// themselves), then a mount namespace inside it.
+    User,
+}
+
+/// What this kernel (and warden's privileges) allows, probed once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelWalls {
+    /// A mount namespace with a fresh devpts, and how; `None`: neither
+    /// works here (user namespaces disabled or restricted).
+    pub namespace: Option<Namespace>,
+    /// A seccomp filter can be installed.
+    pub seccomp: bool,
+    /// Landlock's ABI (0: none).
+    pub abi: i32,
+}
+
+impl KernelWalls {
+    /// Landlock scopes abstract unix sockets and signals (ABI 6).
+    pub fn scopes(&self) -> bool {
+        self.abi >= 6
+    }
+
+    /// The doors this kernel leaves open, one line each (none: all closed).
+    pub fn open_doors(&self) -> Vec<String> {
+        let mut open = Vec::new();
+        if !self.scopes() {
+            open.push(
+                "abstract unix sockets and signals outside the sandbox (Landlock ABI 6 closes them)"
+                    .to_string(),
+            );
+        }
+        if self.namespace.is_none() {
+            open.push(
+                "warden's terminal and your other ptys (/dev/pts), and your pathname sockets \
+                 (tmux, docker, D-Bus, ssh-agent): no mount namespace (user namespaces are \
+                 disabled here)"
+                    .to_string(),
+            );
+        }
+        if !self.seccomp {
+            open.push(format!(
+                "TIOCSTI into the agent's own ptys: no seccomp filter (the kernel setting \
+                 dev.tty.legacy_tiocsti=0 refuses it everywhere; now {})",
+                legacy_tiocsti()
+            ));
+        }
+        open
+    }
+
+    /// What `warden sandbox` says about each wall.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = vec![
+            "terminal: the agent runs in a session of its own, without a controlling terminal \
+             (no /dev/tty of warden's); descriptors other than 0, 1, 2 are closed at exec"
+                .to_string(),
+        ];
+        out.push(match self.namespace {
+            Some(how) => format!(
+                "mount namespace ({}): a private /dev/pts (the agent's own ptys only, not warden's \
+                 terminal); your pathname sockets outside the workspace covered (tmux, D-Bus, \
+                 docker, ssh-agent, X11, and every other socket bound when the agent starts but name lookups and logging)",
+                match how {
+                    Namespace::Mount => "warden runs as root",
+                    Namespace::User => "inside a user namespace",
+                }
+            ),
+            None => "OPEN: no mount namespace here (user namespaces disabled): warden's terminal \
+                     (/dev/pts) and your pathname sockets are reachable"
+                .to_string(),
+        });
+        out.push(if self.scopes() {
+            "Landlock scopes (ABI 6): no abstract unix socket and no signal out of the sandbox"
+                .to_string()
+        } else {
+            format!(
+                "OPEN: Landlock ABI {} has no scopes (6 does): abstract unix sockets and signals \
+                 reach outside the sandbox",
+                self.abi
+            )
+        });
+        out.push(if self.seccomp {
+            format!(
+                "seccomp: TIOCSTI and TIOCLINUX refused (the kernel setting \
+                 dev.tty.legacy_tiocsti, now {}, is yours: 0 refuses TIOCSTI for every program)",
+                legacy_tiocsti()
+            )
+        } else {
+            format!(
+                "OPEN: no seccomp filter: TIOCSTI works on the agent's own ptys (set \
+                 dev.tty.legacy_tiocsti=0 to refuse it everywhere; now {})",
+                legacy_tiocsti()
+            )
+        });
+        out.push(
+            "no device nodes (mknod) and no capabilities, even when warden runs as root"
+                .to_string(),
+        );
+        out
+    }
+}
+
+/// `dev.tty.legacy_tiocsti`, as the kernel says it.
+fn legacy_tiocsti() -> String {
+    std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti")
+        .map_or_else(|_| "absent".to_string(), |s| s.trim().to_string())
+}
+
+/// What the kernel allows, probed on first use.
+pub fn kernel_walls() -> &'static KernelWalls {
+    static WALLS: OnceLock<KernelWalls> = OnceLock::new();
+    WALLS.get_or_init(|| {
+        let abi = match super::kernel_support() {
+            super::Support::Landlock(abi) => abi,
+            super::Support::Missing(_) => 0,
+        };
+        // SAFETY: a plain query.
+        let root = unsafe { libc::geteuid() } == 0;
+        let kinds: &[Namespace] = if root {
+            &[Namespace::Mount, Namespace::User]
+        } else {
+            &[Namespace::User]
+        };
+        let namespace = kinds.iter().copied().find(|kind| {
+            let fence = NamespacePlan::new(*kind, Vec::new());
+            probe(|| fence.enter(None))
+        });
+        let filter = seccomp::program();
+        let seccomp = seccomp::known_arch()
+            && probe(|| {
+                no_new_privs()?;
+                seccomp::install(&filter)
+            });
+        KernelWalls {
+            namespace,
+            seccomp,
+            abi,
+        }
+    })
+}
+
+/// Whether `step` succeeds in a forked child.
+fn probe(step: impl Fn() -> std::io::Result<()>) -> bool {
+    // SAFETY: the child only runs `step` (system calls on memory prepared
+    // before the fork) and `_exit`s.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = i32::from(step().is_err());
+        // SAFETY: leaves the child without running anything of the parent's.
+        unsafe { libc::_exit(code) };
+    }
+    if pid < 0 {
+        return false;
+    }
+    let mut status = 0;
+    loop {
+        // SAFETY: waits for the child just forked.
+        let done = unsafe { libc::waitpid(pid, &raw mut status, 0) };
+        if done == pid {
+            return libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+        }
+        if done < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return false;
+        }
+    }
+}
+
+/// One process's walls, prepared in the parent.
+#[derive(Debug)]
+pub(crate) struct Fence {
+    namespace: Option<NamespacePlan>,
+    /// The Landlock rights the fresh `/dev/pts` gets (a rule the child
+    /// adds to the ruleset once it is mounted).
+    pts_rights: u64,
+    /// Drop every capability (fail if they cannot be).
+    drop_caps: bool,
+    /// The seccomp program, when the kernel takes one.
+    filter: Option<Vec<libc::sock_filter>>,
+}
+
+impl Fence {
+    /// The walls of a process that may write in `allowed` (the workspace,
+    /// its state, its temporary directory): every other pathname socket
+    /// is covered. `pts_rights`: what the private `/dev/pts` allows.
+    pub(crate) fn new(walls: &KernelWalls, allowed: &[PathBuf], pts_rights: u64) -> Fence {
+        // SAFETY: plain queries.
+        let root = unsafe { libc::geteuid() } == 0;
+        Fence {
+            namespace: walls
+                .namespace
+                .map(|kind| NamespacePlan::new(kind, covers(allowed))),
+            pts_rights,
+            drop_caps: root || walls.namespace == Some(Namespace::User),
+            filter: walls.seccomp.then(seccomp::program),
+        }
+    }
+
+    /// In the child, before Landlock: the namespace (the fresh devpts
+    /// allowed by a rule added to `ruleset`), then no capabilities.
+    pub(crate) fn before_landlock(&self, ruleset: RawFd) -> std::io::Result<()> {
+        if let Some(namespace) = &self.namespace {
+            namespace.enter(Some((ruleset, self.pts_rights)))?;
+        }
+        drop_capabilities(self.drop_caps)
+    }
+
+    /// In the child, after Landlock (no-new-privileges is set): seccomp.
+    pub(crate) fn after_landlock(&self) -> std::io::Result<()> {
+        match &self.filter {
+            Some(filter) => seccomp::install(filter),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What covers a path of the user's in the agent's mount namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cover {
+    /// An empty, read-only tmpfs over a directory.
+    Tmpfs,
+    /// `/dev/null` bound over a socket.
+    Null,
+}
+
+#[derive(Debug)]
+struct NamespacePlan {
+    kind: Namespace,
+    uid_map: CString,
+    gid_map: CString,
+    covers: Vec<(CString, Cover)>,
+}
+
+/// Directories of the user's that hold sockets, covered whole (sockets
+/// made there later are covered too).
+fn socket_dirs() -> Vec<PathBuf> {
+    // SAFETY: a plain query.
+    let uid = unsafe { libc::geteuid() };
+    vec![
+        PathBuf::from(format!("/run/user/{uid}")),
+        PathBuf::from(format!("/tmp/tmux-{uid}")),
+        PathBuf::from("/tmp/.X11-unix"),
+        PathBuf::from("/tmp/.ICE-unix"),
+        PathBuf::from("/run/dbus"),
+        PathBuf::from("/run/docker"),
+    ]
+}
+
+/// The system's sockets left in reach: name and user lookups (nscd, sssd,
+/// systemd's userdb and resolver) and logging; they answer questions, they
+/// run nothing.
+const SYSTEM_SOCKETS: &[&str] = &[
+    "/run/systemd/resolve/",
+    "/run/systemd/userdb/",
+    "/run/systemd/journal/",
+    "/dev/log",
+    "/run/nscd/",
+    "/var/run/nscd/",
+    "/var/lib/sss/pipes/",
+];
+
+/// The most sockets covered one by one.
+const MOST_SOCKETS: usize = 4096;
+
+/// The paths to cover: [`socket_dirs`] that hold nothing of `allowed`,
+/// and every other bound socket (`/proc/net/unix`) outside them and
+/// outside `allowed`.
+fn covers(allowed: &[PathBuf]) -> Vec<(CString, Cover)> {
+    let keeps = |p: &Path| allowed.iter().any(|a| a.starts_with(p) || p.starts_with(a));
+    let dirs: Vec<PathBuf> = socket_dirs()
+        .into_iter()
+        .filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()) && !keeps(d))
+        .collect();
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    let mut sockets: Vec<PathBuf> = bound_sockets(&table)
+        .into_iter()
+        .filter(|s| {
+            !allowed.iter().any(|a| s.starts_with(a))
+                && !dirs.iter().any(|d| s.starts_with(d))
+                && !SYSTEM_SOCKETS
+                    .iter()
+                    .any(|k| s.to_string_lossy().starts_with(k))
+                && std::fs::symlink_metadata(s).is_ok_and(|m| m.file_type().is_socket())
+        })
+        .collect();
+    sockets.sort();
+    sockets.dedup();
+    sockets.truncate(MOST_SOCKETS);
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
+    dirs.iter()
+        .filter_map(|d| Some((c(d)?, Cover::Tmpfs)))
+        .chain(sockets.iter().filter_map(|s| Some((c(s)?, Cover::Null))))
+        .collect()
+}
+
+/// The absolute paths of `/proc/net/unix` (abstract names start with `@`).
+fn bound_sockets(table: &str) -> Vec<PathBuf> {
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let path = line.split_whitespace().nth(7)?;
+            let start = line.find(path)?;
+            Some(&line[start..])
+        })
+        .filter(|p| p.starts_with('/'))
+        .map(PathBuf::from)
+        .collect()
+}
+
+impl NamespacePlan {
+    fn new(kind: Namespace, covers: Vec<(CString, Cover)>) -> NamespacePlan {
+        // SAFETY: plain queries.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        NamespacePlan {
+            kind,
+            uid_map: CString::new(format!("{uid} {uid} 1\n")).unwrap_or_default(),
+            gid_map: CString::new(format!("{gid} {gid} 1\n")).unwrap_or_default(),
+            covers,
+        }
+    }
+
+    /// In the child: the namespaces, the fresh devpts (and, given a
+    /// ruleset, its rule), the covers.
+    fn enter(&self, rule: Option<(RawFd, u64)>) -> std::io::Result<()> {
+        // SAFETY: system calls on C strings prepared before the fork.
+        unsafe {
+            match self.kind {
+                Namespace::Mount => check(libc::unshare(libc::CLONE_NEWNS))?,
+                Namespace::User => {
+                    check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+                    write_file(c"/proc/self/setgroups", c"deny")?;
+                    write_file(c"/proc/self/uid_map", &self.uid_map)?;
+                    write_file(c"/proc/self/gid_map", &self.gid_map)?;
+                }
+            }
+            // Nothing mounted here propagates back to the user's namespace.
+            check(libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ))?;
+            check(libc::mount(
+                c"devpts".as_ptr(),
+                c"/dev/pts".as_ptr(),
+                c"devpts".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NOEXEC,
+                c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+            ))?;
+            if let Some((ruleset, rights)) = rule {
+                allow_beneath(ruleset, c"/dev/pts", rights)?;
+            }
+            for (path, cover) in &self.covers {
+                let done = match cover {
+                    Cover::Tmpfs => libc::mount(
+                        c"tmpfs".as_ptr(),
+                        path.as_ptr(),
+                        c"tmpfs".as_ptr(),
+                        libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        c"size=4k,mode=0700".as_ptr().cast(),
+                    ),
+                    Cover::Null => libc::mount(
+                        c"/dev/null".as_ptr(),
+                        path.as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_BIND,
+                        std::ptr::null(),
+                    ),
+                };
+                if done != 0 {
+                    let err = std::io::Error::last_os_error();
+                    // Gone since it was listed, or where the user cannot go either.
+                    if !matches!(
+                        err.raw_os_error(),
+                        Some(libc::ENOENT | libc::ENOTDIR | libc::EACCES | libc::ELOOP)
+                    ) {
+                        return Err(err);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `struct landlock_path_beneath_attr`.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Add a rule allowing `rights` beneath `path` to `ruleset`.
+fn allow_beneath(ruleset: RawFd, path: &std::ffi::CStr, rights: u64) -> std::io::Result<()> {
+    // SAFETY: system calls on a C string and a struct on the stack.
+    unsafe {
+        let fd = libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+        );
+        check(fd)?;
+        let attr = PathBeneathAttr {
+            allowed_access: rights,
+            parent_fd: fd,
+        };
+        // LANDLOCK_RULE_PATH_BENEATH = 1
+        let done = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            1 as libc::c_int,
+            &raw const attr,
+            0u32,
+        );
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if done != 0 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+/// Write `text` to `path` (a file of `/proc/self`).
+fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> std::io::Result<()> {
+    // SAFETY: system calls on C strings.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        check(fd)?;
+        let bytes = text.to_bytes();
+        let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if written < 0 || written.unsigned_abs() != bytes.len() {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+fn check(done: libc::c_int) -> std::io::Result<()> {
+    if done < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// `PR_SET_NO_NEW_PRIVS`.
+pub(crate) fn no_new_privs() -> std::io::Result<()> {
+    // SAFETY: a plain system call.
+    check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })
+}
+
+/// `struct __user_cap_header_struct`.
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+/// `struct __user_cap_data_struct`.
+#[repr(C)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// `_LINUX_CAPABILITY_VERSION_3`.
+const CAP_V3: u32 = 0x2008_0522;
+
+/// In the child: empty the bounding set (a root process regains none at
+/// `exec`), the ambient set, and the effective, permitted and inheritable
+/// ones. With `required`, a failure is an error; without, an unprivileged
+/// process has nothing to drop.
+fn drop_capabilities(required: bool) -> std::io::Result<()> {
+    // SAFETY: plain system calls with integer arguments and stack structs.
+    unsafe {
+        for cap in 0..64 {
+            let has = libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0);
+            if has < 0 {
+                break;
+            }
+            if has == 1 && libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && required {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        let header = CapHeader {
+            version: CAP_V3,
+            pid: 0,
+        };
+        let data = [
+            CapData {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            },
+            CapData {
+                effective: 0,
+                permitted: 0,
+                inheritable: 0,
+            },
+        ];
+        if libc::syscall(libc::SYS_capset, &raw const header, data.as_ptr()) != 0 && required {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bound_sockets_are_read_from_the_kernels_table() {
+        let table = "Num       RefCount Protocol Flags    Type St Inode Path\n\
+             0000000000000000: 00000002 00000000 00010000 0001 01 16062 /run/user/1000/bus\n\
+             0000000000000000: 00000002 00000000 00010000 0001 01 16063 @/tmp/.X11-unix/X0\n\
+             0000000000000000: 00000003 00000000 00000000 0001 03 16064\n\
+             0000000000000000: 00000002 00000000 00010000 0001 01 16065 /tmp/a b/sock\n";
+        assert_eq!(
+            bound_sockets(table),
+            vec![
+                PathBuf::from("/run/user/1000/bus"),
+                PathBuf::from("/tmp/a b/sock")
+            ]
+        );
+    }
+}
