@@ -112,7 +112,14 @@ pub async fn login(
             crate::sandbox::Badge::ReadOnly => {
                 "under the sandbox (the workspace read-only, the agent's state writable)"
             }
+            crate::sandbox::Badge::PartialReadOnly => {
+                "under the sandbox, partial on this kernel (the workspace read-only, the agent's \
+                 state writable; `warden sandbox` names the open doors)"
+            }
             crate::sandbox::Badge::Confined => "under the sandbox",
+            crate::sandbox::Badge::Partial => {
+                "under the sandbox, partial on this kernel (`warden sandbox` names the open doors)"
+            }
             crate::sandbox::Badge::Off => "UNCONFINED (the sandbox is off for this agent)",
             crate::sandbox::Badge::Unconfined => "UNCONFINED (no Landlock)",
         },
