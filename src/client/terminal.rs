@@ -556,12 +556,15 @@ impl Shared {
         }
         self.kill.notify_one();
         // What left the group goes too (a scan of /proc: off the loop).
+        // The leader is named so that the scan leaves its exit to the
+        // supervisor's wait (reaping it here would steal its status).
         let tree = Arc::clone(&self.tree);
+        let leader = u32::try_from(self.pgid).ok();
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn_blocking(move || tree.end(None));
+                runtime.spawn_blocking(move || tree.end(leader));
             }
-            Err(_) => tree.end(None),
+            Err(_) => tree.end(leader),
         }
     }
 }
