@@ -87,8 +87,13 @@ pub struct RemoteSettings {
     /// The address to listen on: 127.0.0.1 unless said otherwise (warden
     /// then says so in red).
     pub listen: String,
-    /// An ntfy-style topic URL or any webhook (plain `http://`): POSTed a
-    /// title and a link, never the content, when a card waits too long.
+    /// The address a phone opens (`https://box.tailnet.ts.net`): what the
+    /// URL, its QR code and the notification's link say instead of the
+    /// address warden listens on.
+    pub public_url: Option<String>,
+    /// An ntfy-style topic URL or any webhook (`http://` or `https://`):
+    /// POSTed a title and a link, never the content, when a card waits too
+    /// long.
     pub notify_url: Option<String>,
     /// Seconds a card waits before `notify_url` is told.
     pub notify_after: u64,
@@ -99,6 +104,7 @@ impl Default for RemoteSettings {
         RemoteSettings {
             enabled: false,
             listen: "127.0.0.1:8765".to_string(),
+            public_url: None,
             notify_url: None,
             notify_after: 60,
         }
