@@ -194,9 +194,13 @@ impl App {
                 }
                 let qr = crate::remote::qr::lines(&url).unwrap_or_default();
                 self.ws.remote_code = Some(RemoteCode { url, qr });
+                let base = self.remote_base().unwrap_or_default();
+                let serving = match (&self.remote.public, self.remote_addr()) {
+                    (Some(_), Some(addr)) => format!("listening on {addr}, opened as {base}"),
+                    _ => format!("serving on {base}"),
+                };
                 Msg::Note(format!(
-                    "remote: serving on {}; its URL (good once) is shown over the screen: /remote makes a new one",
-                    self.remote_base().unwrap_or_default()
+                    "remote: {serving}; its URL (good once) is shown over the screen: /remote makes a new one"
                 ))
             }
             Err(err) => Msg::ErrorLine(format!("remote: {err}")),
