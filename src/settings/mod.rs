@@ -551,14 +551,14 @@ default_agent = "claude"
 
 [agents.claude]
 command = "npx"
-args = ["@zed-industries/claude-code-acp"]
+args = ["@zed-industries/claude-agent-acp"]
 env = { ANTHROPIC_LOG = "debug" }
 "#;
         let s = parse(text, Path::new("c.toml")).expect("valid");
         assert_eq!(s.default_agent.as_deref(), Some("claude"));
         let claude = &s.agents["claude"];
         assert_eq!(claude.command, "npx");
-        assert_eq!(claude.args, vec!["@zed-industries/claude-code-acp"]);
+        assert_eq!(claude.args, vec!["@zed-industries/claude-agent-acp"]);
         assert_eq!(claude.env["ANTHROPIC_LOG"], "debug");
     }
 
@@ -581,7 +581,6 @@ env = { ANTHROPIC_LOG = "debug" }
         for name in [
             "demo",
             "claude-code",
-            "claude-agent",
             "codex",
             "gemini",
             "fast-agent",
