@@ -203,6 +203,9 @@ impl App {
                     "remote: {serving}; its URL (good once) is shown over the screen: /remote makes a new one"
                 ))
             }
+            Err(err @ RemoteError::Bind(..)) if self.remote.exact_port => Msg::ErrorLine(format!(
+                "remote: {err} (--remote-port asks for that port only: pick another, or leave it out to take the next free one)"
+            )),
             Err(err) => Msg::ErrorLine(format!("remote: {err}")),
         };
         self.handle(msg);

@@ -73,7 +73,8 @@ async fn remote_port_is_that_port_or_a_clear_error() {
     assert!(
         errors
             .iter()
-            .any(|m| m.contains(&format!("cannot listen on {taken}"))),
+            .any(|m| m.contains(&format!("cannot listen on {taken}"))
+                && m.contains("--remote-port asks for that port only")),
         "{errors:?}"
     );
     // Free, it is the port served on.
