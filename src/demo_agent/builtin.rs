@@ -517,7 +517,7 @@ fn tool_demo(name: &str) -> Option<ToolDemo> {
             content: Vec::new(),
             locations: vec![location("src", None)],
             options: None,
-            output: "src/main.rs:12: // TODO: handle --help\nsrc/parse.rs:40: // TODO: ranges with a step\n",
+            output: "demo, made up:\nsrc/main.rs:12: // TODO: handle --help\nsrc/parse.rs:40: // TODO: ranges with a step\n",
             done: "The demo agent only asks: nothing was searched, and the 2 TODOs shown are made up.\n",
             rejected: "The search was rejected, so I did not search src.\n",
             after: Vec::new(),
@@ -530,8 +530,8 @@ fn tool_demo(name: &str) -> Option<ToolDemo> {
             content: Vec::new(),
             locations: Vec::new(),
             options: None,
-            output: "running 12 tests\n............\ntest result: ok. 12 passed; 0 failed; 0 ignored\n",
-            done: "The demo agent only asks: `cargo test` did not run, and its output shown is made up (`term` runs a real command in a warden terminal).\n",
+            output: "demo: not run (an agent would show the output of cargo test here)",
+            done: "The demo agent only asks: `cargo test` did not run (`term` runs a real command in a warden terminal).\n",
             rejected: "The command was rejected, so `cargo test` was not run.\n",
             after: Vec::new(),
         },
@@ -543,8 +543,8 @@ fn tool_demo(name: &str) -> Option<ToolDemo> {
             content: Vec::new(),
             locations: Vec::new(),
             options: None,
-            output: "# API\n\nGET /items returns a JSON list of items.\n",
-            done: "The demo agent only asks: nothing was downloaded, and the page shown is made up.\n",
+            output: "demo: nothing fetched (an agent would show the page here)",
+            done: "The demo agent only asks: nothing was downloaded.\n",
             rejected: "The fetch was rejected, so nothing was downloaded from example.com.\n",
             after: Vec::new(),
         },
@@ -609,7 +609,7 @@ fn tool_demo(name: &str) -> Option<ToolDemo> {
             content: Vec::new(),
             locations: Vec::new(),
             options: None,
-            output: "Created issue #42",
+            output: "demo: no issue created (an agent would have created #42)",
             done: "The demo agent only asks: no issue was created, and #42 is made up.\n",
             rejected: "The tool call was rejected, so no issue was created.\n",
             after: Vec::new(),
@@ -726,9 +726,9 @@ fn two(turn: u64) -> Vec<Step> {
             new_text: "pub mod parse;\npub mod util;\n".to_owned(),
         }],
         locations: vec![location("src/lib.rs", Some(1))],
-        done: "src/lib.rs now declares `mod util`.\n",
+        done: "The demo agent only asks: src/lib.rs was not changed.\n",
         rejected: "The edit of src/lib.rs was rejected, so src/lib.rs was not changed.\n",
-        output: "Edited src/lib.rs (+1)",
+        output: "demo: nothing written (an agent would have edited src/lib.rs, +1)",
         ..tool_demo_edit()
     };
     let second = ToolDemo {
@@ -741,9 +741,9 @@ fn two(turn: u64) -> Vec<Step> {
             new_text: "# hello\n\nUsage: `hello NAME`\n".to_owned(),
         }],
         locations: vec![location("README.md", Some(1))],
-        done: "README.md now documents the usage.\n",
+        done: "The demo agent only asks: README.md was not changed.\n",
         rejected: "The edit of README.md was rejected, so README.md was not changed.\n",
-        output: "Edited README.md (+2)",
+        output: "demo: nothing written (an agent would have edited README.md, +2)",
         ..tool_demo_edit()
     };
     let (first_id, second_id) = (first.id(turn), second.id(turn));

@@ -253,4 +253,18 @@ fn allowed_tool_scenarios_say_they_only_asked() {
             assert!(!said.contains(claim), "{name} claims {claim:?}: {said}");
         }
     }
+    // `two` asks for two edits at once: neither claims a change.
+    let steps = steps_for("two", 1, cwd());
+    let Some(Step::Permissions { requests }) =
+        steps.iter().find(|s| matches!(s, Step::Permissions { .. }))
+    else {
+        panic!("two: no permission requests");
+    };
+    assert_eq!(requests.len(), 2);
+    for request in requests {
+        assert!(client_steps(&request.allowed).is_empty());
+        let said = format!("{:?}", request.allowed);
+        assert!(said.contains("The demo agent only asks"), "{said}");
+        assert!(!said.contains("now d"), "{said}");
+    }
 }
