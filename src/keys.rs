@@ -429,6 +429,7 @@ impl Context {
         match self {
             Context::Composer => {
                 let mut out = rows(COMPOSER, sep);
+                out.extend(command_rows());
                 out.extend(rows(CHATS, sep));
                 out
             }
@@ -443,6 +444,23 @@ impl Context {
             Context::Form => rows(FORM, sep),
         }
     }
+}
+
+/// warden's slash commands as help rows (`/export [FILE]`, what it does),
+/// read from the one table the composer runs them from
+/// ([`crate::state::drafts::WARDEN_COMMANDS`]).
+pub(crate) fn command_rows() -> Vec<Row> {
+    crate::state::drafts::WARDEN_COMMANDS
+        .iter()
+        .map(|(name, help, arg)| Row {
+            keys: if arg.is_empty() {
+                format!("/{name}")
+            } else {
+                format!("/{name} {arg}")
+            },
+            help: (*help).to_string(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -465,6 +483,7 @@ pub(crate) fn markdown_table(head: &str, rows: &[Row]) -> String {
 pub(crate) fn readme_tables() -> Vec<(&'static str, String)> {
     vec![
         ("composer", markdown_table("key", &rows(COMPOSER, '+'))),
+        ("commands", markdown_table("command", &command_rows())),
         ("chats", markdown_table("key", &rows(CHATS, '+'))),
         (
             "chat-list",

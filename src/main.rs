@@ -43,11 +43,17 @@ struct Cli {
     resume: Option<String>,
 
     /// Serve the waiting cards to another device (a phone) on the
-    /// `[remote] listen` address (127.0.0.1:8765 by default).
+    /// `[remote] listen` address (127.0.0.1:8765 by default; a taken port
+    /// moves on to the next free one, and warden says which).
     #[arg(long)]
     remote: bool,
 
-    /// Any agent command, after `--`: `warden -- npx @zed-industries/claude-code-acp`.
+    /// The port of the remote page (`--remote`, `/remote`, `exec --on-ask
+    /// remote`): this one or none.
+    #[arg(long, value_name = "PORT", global = true)]
+    remote_port: Option<u16>,
+
+    /// Any agent command, after `--`: `warden -- npx -y @zed-industries/claude-agent-acp`.
     #[arg(last = true, value_name = "CMD ARGS")]
     command: Vec<String>,
 
@@ -436,10 +442,11 @@ async fn run_chat(cli: Cli) -> anyhow::Result<()> {
         .unwrap_or_default()
         .remote;
     app.set_remote_settings(&remote);
-    if (cli.remote || remote.enabled)
-        && let Ok(listen) = remote.listen.parse::<std::net::SocketAddr>()
-    {
-        app.start_remote_told(listen);
+    if let Some(port) = cli.remote_port {
+        app.set_remote_port(port);
+    }
+    if (cli.remote || remote.enabled) && remote.listen.parse::<std::net::SocketAddr>().is_ok() {
+        app.start_remote_told(app.remote_listen());
     }
     // Spawn before touching the terminal: a command that does not exist is a
     // plain error on a normal screen.
@@ -532,12 +539,22 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
             .and_then(|path| warden::settings::load(&path).ok().flatten())
             .unwrap_or_default()
             .remote;
-        let listen: std::net::SocketAddr = remote.listen.parse().map_err(|_| {
+        let mut listen: std::net::SocketAddr = remote.listen.parse().map_err(|_| {
             anyhow::anyhow!(
                 "[remote] listen is not an address and port: {}",
                 one_line(&remote.listen)
             )
         })?;
+        app.set_remote_listen(listen);
+        if let Some(port) = cli.remote_port {
+            app.set_remote_port(port);
+            listen.set_port(port);
+        }
+        if let Some(public) = &remote.public_url {
+            let base = warden::remote::public_base(public)
+                .with_context(|| format!("[remote] public_url: {}", one_line(public)))?;
+            app.set_remote_public(Some(base));
+        }
         if let Some(notify) = warden::remote::Notify::from_settings(&remote)? {
             app.set_remote_notify(notify);
         }

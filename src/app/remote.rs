@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use super::{App, Incoming};
 use crate::policy::Mode;
-use crate::remote::{ChatCards, Command, Notify, Remote, RemoteError, Snapshot};
+use crate::remote::{ChatCards, Command, Notify, PORT_TRIES, Remote, RemoteError, Snapshot};
 use crate::state::{ChatId, Effect, Msg, RemoteCode, RequestId, WsEffect};
 
 /// The decisions the page lists (newest last).
@@ -18,17 +18,27 @@ pub(super) struct RemoteSlot {
     link: Option<RemoteLink>,
     /// `[remote] listen` (127.0.0.1:8765 when not set).
     listen: Option<SocketAddr>,
+    /// `--remote-port`: that port or none (else a taken one moves on to
+    /// the next free).
+    exact_port: bool,
+    /// `[remote] public_url`, checked: what the URL says instead of the
+    /// listening address.
+    public: Option<String>,
     /// A headless run's wait for an answer (`--ask-timeout`).
     ask_timeout: Option<std::time::Duration>,
     /// `[remote] notify_url` and `notify_after`.
     notify: Option<Notify>,
 }
 
+/// What a chat last showed on the page: label, agent, project, mode, cards.
+type Published = (ChatId, [String; 3], Mode, Vec<RequestId>);
+
 /// The running server and what it was last told.
 struct RemoteLink {
     server: Remote,
-    /// Per chat: its label, mode and waiting card ids as last published.
-    published: Vec<(ChatId, String, Mode, Vec<RequestId>)>,
+    /// Per chat: its label, agent, project, mode and waiting card ids as
+    /// last published.
+    published: Vec<Published>,
     /// Decisions since the last publish.
     decided: Vec<String>,
 }
@@ -42,7 +52,12 @@ impl App {
             return link.server.rotate();
         }
         let inbox = self.inbox_tx.clone();
-        let server = crate::remote::start(listen, move |command| {
+        let tries = if self.remote.exact_port {
+            0
+        } else {
+            PORT_TRIES
+        };
+        let server = crate::remote::start(listen, tries, move |command| {
             let (chat, msg) = match command {
                 Command::Answer { chat, id, pick } => (chat, Msg::RemoteAnswer { id, pick }),
                 Command::Mode { chat, mode } => (chat, Msg::RemoteMode(mode)),
@@ -50,6 +65,9 @@ impl App {
             let _ = inbox.send(Incoming::Chat(chat, msg));
         })?;
         let mut server = server;
+        if let Some(base) = &self.remote.public {
+            server.set_public_base(base.clone());
+        }
         if let Some(notify) = &self.remote.notify {
             server.set_notify(notify.clone());
         }
@@ -72,8 +90,8 @@ impl App {
         self.remote.notify = Some(notify);
     }
 
-    /// Read `[remote]`: where `/remote` listens and whom it notifies; a
-    /// setting that cannot be used is said in red.
+    /// Read `[remote]`: where `/remote` listens, what its URL says and
+    /// whom it notifies; a setting that cannot be used is said in red.
     pub fn set_remote_settings(&mut self, settings: &crate::settings::RemoteSettings) {
         match settings.listen.parse::<SocketAddr>() {
             Ok(listen) => self.set_remote_listen(listen),
@@ -81,6 +99,15 @@ impl App {
                 "remote: [remote] listen is not an address and port: {}",
                 crate::sanitize::one_line(&settings.listen)
             ))),
+        }
+        if let Some(public) = &settings.public_url {
+            match crate::remote::public_base(public) {
+                Ok(base) => self.set_remote_public(Some(base)),
+                Err(err) => self.handle(Msg::ErrorLine(format!(
+                    "remote: {err}: {}",
+                    crate::sanitize::one_line(public)
+                ))),
+            }
         }
         match Notify::from_settings(settings) {
             Ok(Some(notify)) => self.set_remote_notify(notify),
@@ -94,14 +121,61 @@ impl App {
         self.remote.listen = Some(listen);
     }
 
+    /// `--remote-port`: listen on this port, and only on it.
+    pub fn set_remote_port(&mut self, port: u16) {
+        let mut listen = self.remote_listen();
+        listen.set_port(port);
+        self.remote.listen = Some(listen);
+        self.remote.exact_port = true;
+    }
+
+    /// What the URL says instead of the listening address (a checked
+    /// `[remote] public_url`, see [`crate::remote::public_base`]).
+    pub fn set_remote_public(&mut self, base: Option<String>) {
+        self.remote.public = base;
+    }
+
+    /// Where the server starts: `[remote] listen` and `--remote-port`,
+    /// else 127.0.0.1:8765.
+    pub fn remote_listen(&self) -> SocketAddr {
+        self.remote
+            .listen
+            .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8765)))
+    }
+
     /// `/remote`: start the server where the settings say, or make a new
     /// token for it.
     pub(super) fn remote_command(&mut self) {
-        let listen = self
-            .remote
-            .listen
-            .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 8765)));
-        self.start_remote_told(listen);
+        self.start_remote_told(self.remote_listen());
+    }
+
+    /// What to say of where the server went beyond its URL: beyond this
+    /// machine (red), another port than asked (another warden has it), and
+    /// then a `public_url` that may lead elsewhere (red).
+    fn remote_warnings(&self, listen: SocketAddr) -> (Vec<String>, Vec<String>) {
+        let (mut red, mut notes) = (Vec::new(), Vec::new());
+        let Some(addr) = self.remote_addr() else {
+            return (red, notes);
+        };
+        if !addr.ip().is_loopback() {
+            red.push(format!(
+                "remote: listening on {addr}, beyond this machine: anyone who reaches it with the URL can answer cards"
+            ));
+        }
+        if listen.port() != 0 && addr.port() != listen.port() {
+            notes.push(format!(
+                "remote: port {} is taken (another warden?): serving on port {} (--remote-port picks one)",
+                listen.port(),
+                addr.port()
+            ));
+            if let Some(public) = &self.remote.public {
+                red.push(format!(
+                    "remote: [remote] public_url says {public}: it reaches this warden only if it leads to port {}",
+                    addr.port()
+                ));
+            }
+        }
+        (red, notes)
     }
 
     /// Start the server and say so: the URL (its one-time token in it) and
@@ -111,26 +185,35 @@ impl App {
     pub fn start_remote_told(&mut self, listen: SocketAddr) {
         let msg = match self.start_remote(listen) {
             Ok(url) => {
-                if !listen.ip().is_loopback() {
-                    self.handle(Msg::ErrorLine(format!(
-                        "remote: listening on {listen}, beyond this machine: anyone who reaches it with the URL can answer cards"
-                    )));
+                let (red, notes) = self.remote_warnings(listen);
+                for line in red {
+                    self.handle(Msg::ErrorLine(line));
+                }
+                for line in notes {
+                    self.handle(Msg::Note(line));
                 }
                 let qr = crate::remote::qr::lines(&url).unwrap_or_default();
                 self.ws.remote_code = Some(RemoteCode { url, qr });
+                let base = self.remote_base().unwrap_or_default();
+                let serving = match (&self.remote.public, self.remote_addr()) {
+                    (Some(_), Some(addr)) => format!("listening on {addr}, opened as {base}"),
+                    _ => format!("serving on {base}"),
+                };
                 Msg::Note(format!(
-                    "remote: serving on {}; its URL (good once) is shown over the screen: /remote makes a new one",
-                    self.remote_base().unwrap_or_default()
+                    "remote: {serving}; its URL (good once) is shown over the screen: /remote makes a new one"
                 ))
             }
+            Err(err @ RemoteError::Bind(..)) if self.remote.exact_port => Msg::ErrorLine(format!(
+                "remote: {err} (--remote-port asks for that port only: pick another, or leave it out to take the next free one)"
+            )),
             Err(err) => Msg::ErrorLine(format!("remote: {err}")),
         };
         self.handle(msg);
     }
 
-    /// The server's address as a URL, without the token.
-    fn remote_base(&self) -> Option<String> {
-        self.remote_addr().map(|addr| format!("http://{addr}/"))
+    /// The page's address as the URL says it, without the token.
+    pub fn remote_base(&self) -> Option<String> {
+        self.remote.link.as_ref().map(|l| l.server.base())
     }
 
     /// `warden exec --on-ask remote`: serve the cards on `listen`, each
@@ -144,11 +227,9 @@ impl App {
     ) -> Result<(), RemoteError> {
         let url = self.start_remote(listen)?;
         self.remote.ask_timeout = Some(ask_timeout);
-        if !listen.ip().is_loopback() {
-            let _ = writeln!(
-                err,
-                "remote: listening on {listen}, beyond this machine: anyone who reaches it with the URL can answer cards"
-            );
+        let (red, notes) = self.remote_warnings(listen);
+        for line in red.iter().chain(&notes) {
+            let _ = writeln!(err, "{line}");
         }
         for row in crate::remote::qr::lines(&url).unwrap_or_default() {
             let _ = writeln!(err, "{row}");
@@ -211,14 +292,18 @@ impl App {
         let Some(link) = &mut self.remote.link else {
             return;
         };
-        let now: Vec<(ChatId, String, Mode, Vec<RequestId>)> = self
+        let now: Vec<Published> = self
             .ws
             .chats
             .iter()
             .map(|slot| {
                 (
                     slot.id,
-                    slot.label(),
+                    [
+                        slot.label(),
+                        slot.state.session.agent_name.clone(),
+                        slot.state.session.cwd.clone(),
+                    ],
                     slot.state.gate.mode,
                     slot.state.gate.approvals.iter().map(|a| a.id).collect(),
                 )
@@ -241,6 +326,8 @@ impl App {
                         ChatCards {
                             chat: slot.id,
                             label: slot.label(),
+                            agent: crate::sanitize::one_line(&slot.state.session.agent_name),
+                            project: crate::sanitize::one_line(&slot.state.session.cwd),
                             mode: slot.state.gate.mode,
                             cards: crate::remote::cards_of(&slot.state, old),
                         }

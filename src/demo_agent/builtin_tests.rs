@@ -215,3 +215,56 @@ fn term_scenarios_shape_their_commands() {
         );
     }
 }
+
+/// The tool scenarios only ask: allowed, none touches a file, runs a
+/// command or reaches the network through the client, and each says so
+/// instead of claiming it did (issue 33: "I edited src/main.rs" while no
+/// file changed).
+#[test]
+fn allowed_tool_scenarios_say_they_only_asked() {
+    for name in TOOL_SCENARIOS {
+        let steps = steps_for(name, 1, cwd());
+        let Some(Step::Permission(request)) = steps.last() else {
+            panic!("{name}: no permission request");
+        };
+        assert!(client_steps(&request.allowed).is_empty(), "{name}");
+        if matches!(name, "think-tool" | "switch") {
+            // Thinking and leaving plan mode are all they claim.
+            continue;
+        }
+        let said: String = request
+            .allowed
+            .iter()
+            .filter_map(|step| match step {
+                Step::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(said.contains("The demo agent only asks"), "{name}: {said}");
+        for claim in [
+            "I edited",
+            "I deleted",
+            "I moved",
+            "I read",
+            "I found",
+            "I opened",
+            "passed:",
+        ] {
+            assert!(!said.contains(claim), "{name} claims {claim:?}: {said}");
+        }
+    }
+    // `two` asks for two edits at once: neither claims a change.
+    let steps = steps_for("two", 1, cwd());
+    let Some(Step::Permissions { requests }) =
+        steps.iter().find(|s| matches!(s, Step::Permissions { .. }))
+    else {
+        panic!("two: no permission requests");
+    };
+    assert_eq!(requests.len(), 2);
+    for request in requests {
+        assert!(client_steps(&request.allowed).is_empty());
+        let said = format!("{:?}", request.allowed);
+        assert!(said.contains("The demo agent only asks"), "{said}");
+        assert!(!said.contains("now d"), "{said}");
+    }
+}

@@ -174,7 +174,7 @@ pub(crate) const COMPOSER: &[Binding<Global>] = &[
     b(
         &[Key::ch('/')],
         "commands",
-        "at the start of the message: the slash commands, warden's (`/mode`, `/model`, `/new`, `/resume`, `/export [FILE]`, `/login [METHOD]`, `/help`) and the agent's, filtered as you type (↑/↓, Tab complete, Enter run, Esc close)",
+        "at the start of the message: the slash commands, warden's own (each listed here) and the agent's, filtered as you type (↑/↓, Tab complete, Enter run, Esc close)",
         Hint::No,
         Act(Action::Char('/')),
     ),
@@ -362,16 +362,16 @@ pub(crate) const COMPOSER: &[Binding<Global>] = &[
     ),
     b(
         &[Key::ctrl(K::Char('c'))],
-        "quit",
+        "cancel",
         "cancel the running turn (as Esc); else clear the message; on an empty message, press it twice within a second to quit",
-        Hint::Footer(5),
+        Hint::No,
         Global::Interrupt,
     ),
     b(
         &[Key::ctrl(K::Char('d'))],
         "quit",
-        "quit",
-        Hint::No,
+        "quit at once, from anywhere (every chat's running turn is cancelled, its waiting cards answered as cancelled)",
+        Hint::Footer(5),
         Act(Action::Quit),
     ),
 ];

@@ -30,9 +30,23 @@ fn the_footer_hints_come_from_the_tables_in_rank_order() {
             "Ctrl-G rules",
             "Ctrl-L chats",
             "Shift-Tab mode",
-            "Ctrl-C quit"
+            "Ctrl-D quit"
         ]
     );
+}
+
+/// The key the footer says quits does, with one press (Ctrl-C takes two
+/// on an empty message, so it is not the one shown).
+#[test]
+fn the_footers_quit_key_quits_at_once() {
+    let quits: Vec<&Binding<Global>> = COMPOSER
+        .iter()
+        .chain(CHATS)
+        .filter(|b| matches!(b.hint, Hint::Footer(_)) && b.label == "quit")
+        .collect();
+    assert_eq!(quits.len(), 1, "{quits:?}");
+    assert_eq!(quits[0].cmd, Global::Act(Action::Quit));
+    assert_eq!(quits[0].keys[0], Key::ctrl(Code::Char('d')));
 }
 
 #[test]

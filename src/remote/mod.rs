@@ -6,21 +6,26 @@
 //! - `page.rs`: the server-rendered page, everything agent-written escaped.
 //! - `token.rs`: random tokens and their constant-time comparison.
 //! - `qr.rs`: the URL as a QR code for the terminal.
-//! - `notify.rs`: a POST to `[remote] notify_url` for a card left waiting.
+//! - `notify.rs`: a POST to `[remote] notify_url` (`http://` or, through
+//!   rustls, `https://`) for a card left waiting.
+//! - `addrs.rs`: the address the URL says (`[remote] public_url`, else
+//!   the one listened on, a usable one for `0.0.0.0`).
 //!
 //! The runtime publishes a [`Snapshot`] of the waiting cards after each
 //! pump; the server only reads it, and an answer goes back as a message
 //! for the chat ([`crate::state::Msg::RemoteAnswer`]), so the first answer
 //! wins and the decision log says `remote`.
 
+mod addrs;
 mod notify;
 mod page;
 pub mod qr;
 mod server;
 mod token;
 
+pub use addrs::{PublicUrlError, public_base};
 pub use notify::{Notify, NotifyUrl, NotifyUrlError};
-pub use server::{Remote, RemoteError, start};
+pub use server::{PORT_TRIES, Remote, RemoteError, start};
 pub use token::Token;
 
 use std::time::Instant;
@@ -48,6 +53,10 @@ pub struct Snapshot {
 pub struct ChatCards {
     pub chat: ChatId,
     pub label: String,
+    /// The agent's name (as it named itself, or its command).
+    pub agent: String,
+    /// The project: the chat's working directory as shown (`~/src/app`).
+    pub project: String,
     pub mode: Mode,
     pub cards: Vec<CardView>,
 }

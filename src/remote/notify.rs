@@ -5,17 +5,19 @@
 //! (the link is the bare address; the phone signed in before, or opens
 //! the URL warden showed).
 //!
-//! Plain `http://` only: warden brings no TLS stack of its own. Reach a
-//! TLS service through a local relay (an ntfy server on the tailnet, or a
-//! forwarding proxy on this machine).
+//! `http://`, or `https://` through rustls (the `ring` provider, no
+//! OpenSSL), trusting the Mozilla roots `webpki-roots` carries: ntfy.sh
+//! is reached directly.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::header::{self, HeaderValue};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_rustls::rustls;
 
 use super::server::{Shared, lock};
 use crate::state::{ChatId, RequestId};
@@ -48,9 +50,11 @@ impl Notify {
     }
 }
 
-/// An `http://host[:port]/path` URL, parsed.
+/// An `http(s)://host[:port]/path` URL, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotifyUrl {
+    /// `https://`: the POST goes over TLS.
+    tls: bool,
     host: String,
     port: u16,
     /// `host[:port]`, for the Host header.
@@ -62,7 +66,7 @@ pub struct NotifyUrl {
 /// Why a `notify_url` cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum NotifyUrlError {
-    #[error("notify_url must start with http:// (no TLS of its own: use a local relay)")]
+    #[error("notify_url must start with http:// or https://")]
     NotHttp,
     #[error("notify_url has no host")]
     NoHost,
@@ -72,9 +76,11 @@ pub enum NotifyUrlError {
 
 impl NotifyUrl {
     pub fn parse(text: &str) -> Result<NotifyUrl, NotifyUrlError> {
-        let rest = text
-            .strip_prefix("http://")
-            .ok_or(NotifyUrlError::NotHttp)?;
+        let (tls, rest) = match (text.strip_prefix("https://"), text.strip_prefix("http://")) {
+            (Some(rest), _) => (true, rest),
+            (None, Some(rest)) => (false, rest),
+            (None, None) => return Err(NotifyUrlError::NotHttp),
+        };
         let (authority, path) = match rest.find(['/', '?']) {
             Some(at) => (&rest[..at], &rest[at..]),
             None => (rest, "/"),
@@ -87,7 +93,7 @@ impl NotifyUrl {
                 host,
                 port.parse::<u16>().map_err(|_| NotifyUrlError::BadPort)?,
             ),
-            _ => (authority, 80),
+            _ => (authority, if tls { 443 } else { 80 }),
         };
         let host = host.trim_start_matches('[').trim_end_matches(']');
         if host.is_empty() {
@@ -99,6 +105,7 @@ impl NotifyUrl {
             path.to_string()
         };
         Ok(NotifyUrl {
+            tls,
             host: host.to_string(),
             port,
             authority: authority.to_string(),
@@ -146,7 +153,7 @@ pub(super) async fn watch(shared: Arc<Mutex<Shared>>, notify: Notify, link: Stri
                 plain_kind(&kind),
                 waited.as_secs()
             );
-            if let Err(err) = post(&notify.url, &link, message).await {
+            if let Err(err) = post(&notify.url, &link, message, None).await {
                 tracing::warn!("remote notify_url: {err}");
             }
         }
@@ -175,47 +182,99 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
     }
 }
 
-/// One POST over plain HTTP/1.1, ntfy's headers (Title, Click, Tags) on a
+/// The TLS settings of an `https://` POST: rustls with `ring`, the
+/// Mozilla roots of `webpki-roots`, made once.
+fn tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
+    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let roots = rustls::RootCertStore {
+                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+            };
+            client_config(roots)
+        })
+        .clone()
+}
+
+/// A client configuration trusting `roots` (no client certificate).
+fn client_config(roots: rustls::RootCertStore) -> Result<Arc<rustls::ClientConfig>, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// One POST over HTTP/1.1 (over TLS for `https://`, trusting `tls` when
+/// given, else [`tls_config`]), ntfy's headers (Title, Click, Tags) on a
 /// plain-text body any webhook can read.
-async fn post(url: &NotifyUrl, link: &str, message: String) -> Result<(), String> {
+async fn post(
+    url: &NotifyUrl,
+    link: &str,
+    message: String,
+    tls: Option<Arc<rustls::ClientConfig>>,
+) -> Result<(), String> {
     let send = async {
         let stream = tokio::net::TcpStream::connect((url.host.as_str(), url.port))
             .await
             .map_err(|e| format!("cannot connect to {}: {e}", url.authority))?;
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .map_err(|e| e.to_string())?;
-        let driver = tokio::spawn(connection);
-        let mut request = hyper::Request::new(Full::new(Bytes::from(message)));
-        *request.method_mut() = hyper::Method::POST;
-        *request.uri_mut() = url.path.parse().map_err(|_| "a bad path".to_string())?;
-        let headers = request.headers_mut();
-        let value = |text: &str| HeaderValue::from_str(text).map_err(|e| e.to_string());
-        headers.insert(header::HOST, value(&url.authority)?);
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        );
-        headers.insert("title", HeaderValue::from_static(TITLE));
-        headers.insert("tags", HeaderValue::from_static("warning"));
-        headers.insert("click", value(link)?);
-        let reply = sender
-            .send_request(request)
-            .await
-            .map_err(|e| e.to_string());
-        drop(sender);
-        driver.abort();
-        let reply = reply?;
-        if reply.status().is_success() {
-            Ok(())
-        } else {
-            Err(format!("{} answered {}", url.authority, reply.status()))
+        if !url.tls {
+            return post_over(stream, url, link, message).await;
         }
+        let config = match tls {
+            Some(config) => config,
+            None => tls_config()?,
+        };
+        let name = rustls::pki_types::ServerName::try_from(url.host.clone())
+            .map_err(|e| format!("{}: {e}", url.authority))?;
+        let stream = tokio_rustls::TlsConnector::from(config)
+            .connect(name, stream)
+            .await
+            .map_err(|e| format!("TLS with {}: {e}", url.authority))?;
+        post_over(stream, url, link, message).await
     };
     tokio::time::timeout(POST_TIMEOUT, send)
         .await
         .map_err(|_| format!("{} did not answer in time", url.authority))?
+}
+
+/// The POST itself, on a connected stream.
+async fn post_over<S>(stream: S, url: &NotifyUrl, link: &str, message: String) -> Result<(), String>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .map_err(|e| e.to_string())?;
+    let driver = tokio::spawn(connection);
+    let mut request = hyper::Request::new(Full::new(Bytes::from(message)));
+    *request.method_mut() = hyper::Method::POST;
+    *request.uri_mut() = url.path.parse().map_err(|_| "a bad path".to_string())?;
+    let headers = request.headers_mut();
+    let value = |text: &str| HeaderValue::from_str(text).map_err(|e| e.to_string());
+    headers.insert(header::HOST, value(&url.authority)?);
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert("title", HeaderValue::from_static(TITLE));
+    headers.insert("tags", HeaderValue::from_static("warning"));
+    headers.insert("click", value(link)?);
+    let reply = sender
+        .send_request(request)
+        .await
+        .map_err(|e| e.to_string());
+    drop(sender);
+    driver.abort();
+    let reply = reply?;
+    if reply.status().is_success() {
+        Ok(())
+    } else {
+        Err(format!("{} answered {}", url.authority, reply.status()))
+    }
 }
 
 #[cfg(test)]
@@ -233,8 +292,14 @@ mod tests {
         assert_eq!((url.port, url.path.as_str()), (80, "/"));
         let url = NotifyUrl::parse("http://[::1]:9/x?y=1").unwrap();
         assert_eq!((url.host.as_str(), url.port), ("::1", 9));
+        let url = NotifyUrl::parse("https://ntfy.sh/warden-topic").unwrap();
         assert_eq!(
-            NotifyUrl::parse("https://ntfy.sh/x"),
+            (url.tls, url.host.as_str(), url.port, url.path.as_str()),
+            (true, "ntfy.sh", 443, "/warden-topic")
+        );
+        assert!(!NotifyUrl::parse("http://ntfy.sh/x").unwrap().tls);
+        assert_eq!(
+            NotifyUrl::parse("ftp://ntfy.sh/x"),
             Err(NotifyUrlError::NotHttp)
         );
         assert_eq!(
@@ -249,6 +314,113 @@ mod tests {
             NotifyUrl::parse("http://host:http/x"),
             Err(NotifyUrlError::BadPort)
         );
+    }
+
+    /// A local TLS server (a certificate made here, trusted through a root
+    /// of this test only) receives the POST of an `https://` notify_url.
+    #[tokio::test]
+    async fn an_https_notify_url_gets_the_post_over_tls() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        let cert_der = cert.cert.der().clone();
+        let key =
+            rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der()).unwrap();
+        let server = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert_der.clone()], key)
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let received = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let mut tls = acceptor.accept(tcp).await.unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            // Headers, then the body its Content-Length says.
+            loop {
+                let n = tls.read(&mut buf).await.unwrap();
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got).to_string();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length: "))
+                        .and_then(|l| l.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    if body.len() >= length || n == 0 {
+                        break;
+                    }
+                }
+                assert!(n > 0, "closed early: {text}");
+            }
+            tls.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                .await
+                .unwrap();
+            tls.flush().await.unwrap();
+            String::from_utf8_lossy(&got).to_string()
+        });
+
+        let url = NotifyUrl::parse(&format!("https://localhost:{port}/warden-topic")).unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert_der).unwrap();
+        let trusted = client_config(roots).unwrap();
+        post(
+            &url,
+            "https://box.example/",
+            "a card waits".into(),
+            Some(trusted),
+        )
+        .await
+        .unwrap();
+        let request = received.await.unwrap();
+        assert!(
+            request.starts_with("POST /warden-topic HTTP/1.1\r\n"),
+            "{request}"
+        );
+        assert!(
+            request.contains(&format!("host: localhost:{port}\r\n")),
+            "{request}"
+        );
+        assert!(
+            request.contains("click: https://box.example/\r\n"),
+            "{request}"
+        );
+        assert!(request.ends_with("\r\n\r\na card waits"), "{request}");
+    }
+
+    /// The same server, not trusted: nothing is sent (the default roots,
+    /// webpki's, do not know a certificate made here).
+    #[tokio::test]
+    async fn an_https_notify_url_with_an_unknown_certificate_is_refused() {
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        let key =
+            rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der()).unwrap();
+        let server = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.cert.der().clone()], key)
+        .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            acceptor.accept(tcp).await.is_ok()
+        });
+        let url = NotifyUrl::parse(&format!("https://localhost:{port}/t")).unwrap();
+        let err = post(&url, "https://box.example/", "x".into(), None)
+            .await
+            .unwrap_err();
+        assert!(err.contains("TLS with localhost"), "{err}");
+        assert!(!server.await.unwrap(), "the handshake did not complete");
     }
 
     #[test]

@@ -35,6 +35,7 @@ const STYLE: &str = "<style>body{font-family:sans-serif;margin:0.5em;max-width:4
 .card{border:1px solid #888;border-radius:6px;padding:0.5em;margin:0.5em 0}\
 pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:0.3em;max-height:20em;overflow:auto}\
 button{font-size:1.1em;padding:0.4em 0.8em;margin:0.2em}\
+.who{color:#333;font-size:0.9em;margin-bottom:0.2em}.agent{font-weight:bold}\
 .allow{background:#cfc}.deny{background:#fcc}.muted{color:#666}\
 input[type=text]{width:95%;font-size:1.1em}\
 h1{font-size:1.4em;margin:0.2em 0}h1 a{font-size:0.6em;font-weight:normal;color:#666;float:right}\
@@ -99,9 +100,13 @@ pub fn fragment(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) ->
         for card in &chat.cards {
             let _ = write!(
                 out,
-                "<div class=\"card\" id=\"card-{}-{}\"><b>{}</b> <span class=\"muted\">({})</span>",
+                "<div class=\"card\" id=\"card-{}-{}\">\
+<div class=\"who\"><span class=\"agent\">{}</span> in <code class=\"project\">{}</code></div>\
+<b>{}</b> <span class=\"muted\">({})</span>",
                 chat.chat,
                 card.id,
+                escape(&chat.agent),
+                escape(&chat.project),
                 escape(&card.title),
                 escape(&card.kind)
             );
@@ -215,6 +220,8 @@ mod tests {
             chats: vec![ChatCards {
                 chat: 1,
                 label: evil.to_string(),
+                agent: evil.to_string(),
+                project: evil.to_string(),
                 mode: Mode::Default,
                 cards: vec![CardView {
                     id: 7,
@@ -247,6 +254,8 @@ mod tests {
             chats: vec![ChatCards {
                 chat: 1,
                 label: "chat".into(),
+                agent: "Claude Code".into(),
+                project: "~/src/shop".into(),
                 mode: Mode::Default,
                 cards: vec![CardView {
                     id: 7,
@@ -268,5 +277,49 @@ mod tests {
             .filter_map(|rest| rest.split('"').next())
             .collect();
         assert_eq!(picks, vec!["allow", "deny"]);
+    }
+
+    #[test]
+    fn each_card_names_its_agent_and_project() {
+        let card = |id: u64| CardView {
+            id,
+            title: "t".into(),
+            kind: "edit".into(),
+            command: None,
+            paths: Vec::new(),
+            diff: String::new(),
+            reason: String::new(),
+            since: std::time::Instant::now(),
+        };
+        let chat = |chat: u64, agent: &str, project: &str| ChatCards {
+            chat,
+            label: "chat".into(),
+            agent: agent.into(),
+            project: project.into(),
+            mode: Mode::Default,
+            cards: vec![card(chat * 10), card(chat * 10 + 1)],
+        };
+        let snapshot = Snapshot {
+            chats: vec![
+                chat(1, "Claude Code", "~/src/shop"),
+                chat(2, "codex-acp", "~/src/blog"),
+            ],
+            decided: Vec::new(),
+        };
+        let html = fragment(&snapshot, "c", std::time::Duration::ZERO);
+        for (id, agent, project) in [
+            ("card-1-10", "Claude Code", "~/src/shop"),
+            ("card-1-11", "Claude Code", "~/src/shop"),
+            ("card-2-20", "codex-acp", "~/src/blog"),
+            ("card-2-21", "codex-acp", "~/src/blog"),
+        ] {
+            let at = html.find(&format!("id=\"{id}\"")).expect(id);
+            let card = &html[at..];
+            let card = &card[..card.find("</form>").unwrap_or(card.len())];
+            assert!(
+                card.contains(&format!("<span class=\"agent\">{agent}</span> in <code class=\"project\">{project}</code>")),
+                "{id}: {card}"
+            );
+        }
     }
 }

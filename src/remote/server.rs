@@ -55,6 +55,11 @@ frame-ancestors 'none'; base-uri 'none'";
 pub enum RemoteError {
     #[error("cannot listen on {0}: {1}")]
     Bind(SocketAddr, std::io::Error),
+    /// The port asked and the ones after it are all taken (other wardens).
+    #[error(
+        "cannot listen on {0}: it and the {1} ports after it are taken (--remote-port picks another)"
+    )]
+    Taken(SocketAddr, u16),
     #[error("no random token: {0}")]
     Random(std::io::Error),
 }
@@ -82,6 +87,8 @@ pub(super) struct Shared {
 pub struct Remote {
     shared: Arc<Mutex<Shared>>,
     addr: SocketAddr,
+    /// The address the URL says, without its trailing `/`.
+    base: String,
     task: tokio::task::JoinHandle<()>,
     /// The `notify_url` watcher, when one is set.
     notifier: Option<tokio::task::JoinHandle<()>>,
@@ -98,14 +105,19 @@ impl Drop for Remote {
 
 type Sink = Arc<dyn Fn(Command) + Send + Sync>;
 
-/// Start the server on `listen`; answers and mode switches go to `sink`.
-/// Must run inside the tokio runtime.
+/// How many ports after the one asked a server tries when that one is
+/// taken (another warden serves there), unless the port was given exactly.
+pub const PORT_TRIES: u16 = 15;
+
+/// Start the server on `listen`, or when its port is taken on the next
+/// free one of the `tries` after it; answers and mode switches go to
+/// `sink`. Must run inside the tokio runtime.
 pub fn start(
     listen: SocketAddr,
+    tries: u16,
     sink: impl Fn(Command) + Send + Sync + 'static,
 ) -> Result<Remote, RemoteError> {
-    let std_listener =
-        std::net::TcpListener::bind(listen).map_err(|e| RemoteError::Bind(listen, e))?;
+    let std_listener = bind(listen, tries)?;
     std_listener
         .set_nonblocking(true)
         .map_err(|e| RemoteError::Bind(listen, e))?;
@@ -129,9 +141,27 @@ pub fn start(
     Ok(Remote {
         shared,
         addr,
+        base: super::addrs::listen_base(addr),
         task,
         notifier: None,
     })
+}
+
+/// `listen`, else the first free port of the `tries` after it.
+fn bind(listen: SocketAddr, tries: u16) -> Result<std::net::TcpListener, RemoteError> {
+    let mut at = listen;
+    for _ in 0..=tries {
+        match std::net::TcpListener::bind(at) {
+            Ok(listener) => return Ok(listener),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries > 0 => {}
+            Err(e) => return Err(RemoteError::Bind(at, e)),
+        }
+        match at.port().checked_add(1) {
+            Some(port) if listen.port() != 0 => at.set_port(port),
+            _ => break,
+        }
+    }
+    Err(RemoteError::Taken(listen, tries))
 }
 
 impl Remote {
@@ -140,12 +170,23 @@ impl Remote {
         self.addr
     }
 
+    /// The page's address as the URL says it, with a trailing `/`.
+    pub fn base(&self) -> String {
+        format!("{}/", self.base)
+    }
+
+    /// Say `base` (`[remote] public_url`, checked, no trailing `/`) in the
+    /// URL and the notification's link instead of the listening address.
+    pub fn set_public_base(&mut self, base: String) {
+        self.base = base;
+    }
+
     /// The URL to open, with the token while it is unused.
     pub fn url(&self) -> String {
         let token = lock(&self.shared).token.clone();
         match token {
-            Some(token) => format!("http://{}/?t={}", self.addr, token.as_str()),
-            None => format!("http://{}/", self.addr),
+            Some(token) => format!("{}/?t={}", self.base, token.as_str()),
+            None => self.base(),
         }
     }
 
@@ -169,7 +210,7 @@ impl Remote {
         if let Some(old) = self.notifier.take() {
             old.abort();
         }
-        let link = format!("http://{}/", self.addr);
+        let link = self.base();
         self.notifier = Some(tokio::spawn(super::notify::watch(
             self.shared.clone(),
             notify,

@@ -48,7 +48,13 @@ pub(crate) const AGENT_SANDBOX_KEYS: [&str; 3] = ["mode", "writable", "hidden"];
 /// Keys of `[screen]`.
 pub(crate) const SCREEN_KEYS: [&str; 2] = ["scroll_regions", "unfocused_frame_ms"];
 /// Keys of `[remote]`.
-pub(crate) const REMOTE_KEYS: [&str; 4] = ["enabled", "listen", "notify_url", "notify_after"];
+pub(crate) const REMOTE_KEYS: [&str; 5] = [
+    "enabled",
+    "listen",
+    "public_url",
+    "notify_url",
+    "notify_after",
+];
 /// Keys of `[checkpoints]`.
 pub(crate) const CHECKPOINT_KEYS: [&str; 5] = [
     "enabled",

@@ -86,8 +86,13 @@ pub struct RemoteSettings {
     /// The address to listen on: 127.0.0.1 unless said otherwise (warden
     /// then says so in red).
     pub listen: String,
-    /// An ntfy-style topic URL or any webhook (plain `http://`): POSTed a
-    /// title and a link, never the content, when a card waits too long.
+    /// The address a phone opens (`https://box.tailnet.ts.net`): what the
+    /// URL, its QR code and the notification's link say instead of the
+    /// address warden listens on.
+    pub public_url: Option<String>,
+    /// An ntfy-style topic URL or any webhook (`http://` or `https://`):
+    /// POSTed a title and a link, never the content, when a card waits too
+    /// long.
     pub notify_url: Option<String>,
     /// Seconds a card waits before `notify_url` is told.
     pub notify_after: u64,
@@ -98,6 +103,7 @@ impl Default for RemoteSettings {
         RemoteSettings {
             enabled: false,
             listen: "127.0.0.1:8765".to_string(),
+            public_url: None,
             notify_url: None,
             notify_after: 60,
         }
@@ -594,14 +600,14 @@ default_agent = "claude"
 
 [agents.claude]
 command = "npx"
-args = ["@zed-industries/claude-code-acp"]
+args = ["@zed-industries/claude-agent-acp"]
 env = { ANTHROPIC_LOG = "debug" }
 "#;
         let s = parse(text, Path::new("c.toml")).expect("valid");
         assert_eq!(s.default_agent.as_deref(), Some("claude"));
         let claude = &s.agents["claude"];
         assert_eq!(claude.command, "npx");
-        assert_eq!(claude.args, vec!["@zed-industries/claude-code-acp"]);
+        assert_eq!(claude.args, vec!["@zed-industries/claude-agent-acp"]);
         assert_eq!(claude.env["ANTHROPIC_LOG"], "debug");
     }
 
@@ -624,7 +630,6 @@ env = { ANTHROPIC_LOG = "debug" }
         for name in [
             "demo",
             "claude-code",
-            "claude-agent",
             "codex",
             "gemini",
             "fast-agent",

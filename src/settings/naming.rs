@@ -59,7 +59,7 @@ const GENERIC_DIRS: [&str; 11] = [
 ];
 
 /// A name for the agent that `program args` runs (in `cwd`):
-/// `npx -y @zed-industries/claude-code-acp` -> `claude-code-acp`,
+/// `npx -y @zed-industries/claude-agent-acp` -> `claude-agent-acp`,
 /// `python3 -m fast_agent` -> `fast_agent`, `node dist/examples/agent.js`
 /// -> the package directory's name (else `agent`), `uvx kimi-cli@1` ->
 /// `kimi-cli`, `codex-acp` -> `codex-acp`. When the command names no script
@@ -476,7 +476,10 @@ mod tests {
     #[test]
     fn names_come_from_the_script_or_package_never_the_interpreter() {
         let cases = [
-            ("npx -y @zed-industries/claude-code-acp", "claude-code-acp"),
+            (
+                "npx -y @zed-industries/claude-agent-acp",
+                "claude-agent-acp",
+            ),
             (
                 "npx @google/gemini-cli@0.61.0 --experimental-acp",
                 "gemini-cli",
@@ -576,7 +579,7 @@ mod tests {
         let from_b = agent_identity("python3", &strings(&["../a/agent.py"]), &b);
         assert_eq!(from_b, in_a);
         // A package spec is the package; options stay.
-        let npx = strings(&["-y", "@zed-industries/claude-code-acp"]);
+        let npx = strings(&["-y", "@zed-industries/claude-agent-acp"]);
         assert_eq!(
             agent_identity("npx", &npx, &a),
             agent_identity("npx", &npx, &b)

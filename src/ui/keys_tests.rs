@@ -77,6 +77,31 @@ fn help_over_the_composer_100x40() {
     assert_snapshot!(text);
 }
 
+/// F1 lists every slash command of the table the composer runs them from
+/// (issue 33: `/undo`, `/redo`, `/checkpoints`, `/changes`, `/remote` were
+/// missing), each with what it does.
+#[test]
+fn help_lists_every_slash_command_of_the_table() {
+    let mut state = ready();
+    state.update(Msg::Action(Action::key(Code::F(1))));
+    // Tall enough that the whole help fits: nothing scrolled away.
+    let text = screen(&state, 120, 200);
+    assert!(text.contains("any key closes this"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    for (name, help, _) in crate::state::drafts::WARDEN_COMMANDS {
+        let command = format!("│ /{name}");
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with(&command) && l[command.len()..].starts_with([' ', '\u{a0}']))
+            .unwrap_or_else(|| panic!("/{name} is not in F1's list:\n{text}"));
+        let start: String = help.chars().take(20).collect();
+        assert!(line.contains(&start), "/{name}: {line}");
+    }
+    for name in ["undo", "redo", "checkpoints", "changes", "remote"] {
+        assert!(text.contains(&format!("/{name} ")), "/{name}\n{text}");
+    }
+}
+
 #[test]
 fn help_over_a_card_100x30() {
     let mut state = with_card();

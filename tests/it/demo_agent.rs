@@ -374,6 +374,21 @@ fn default_prompt_streams_markdown_chunks_and_ends_turn() {
     }
 }
 
+/// Allowed, the demo's edit says it only asked: it claims no change it did
+/// not make (it writes nothing; `fs-write` does, through the client).
+#[test]
+fn edit_allowed_says_the_demo_only_asked() {
+    let (mut agent, session) = Agent::start(None);
+    let turn = agent.prompt(&session, "edit", |_| select("allow-once"));
+    assert_eq!(turn.stop_reason, "end_turn");
+    let text = turn.message_text();
+    assert!(
+        text.contains("The demo agent only asks: `src/main.rs` was not changed"),
+        "{text}"
+    );
+    assert!(!text.contains("I edited"), "{text}");
+}
+
 #[test]
 fn edit_rejected_reports_the_outcome_and_fails_the_tool_call() {
     let (mut agent, session) = Agent::start(None);

@@ -454,7 +454,7 @@ async fn an_agent_cannot_take_the_name_of_another_agent_of_this_run() {
     // Another command this run can start (a chat reopened from its record).
     let mut other = start.command.clone();
     other.name = "claude-code".into();
-    other.program = "claude-code-acp".into();
+    other.program = "claude-agent-acp".into();
     other.args = Vec::new();
     let choice = warden::app::AgentChoice {
         command: other,

@@ -41,6 +41,7 @@ mod records;
 mod remote;
 mod remote_browser;
 mod remote_exec;
+mod remote_reach;
 mod runtime;
 mod sandbox;
 mod settings;

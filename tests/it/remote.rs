@@ -663,7 +663,8 @@ async fn a_notify_url_warden_cannot_use_is_said_in_red_not_dropped() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = started_with(dir.path(), logged_options(dir.path(), Mode::Default)).await;
     let settings = warden::settings::RemoteSettings {
-        notify_url: Some("https://ntfy.sh/warden".into()),
+        notify_url: Some("ftp://ntfy.sh/warden".into()),
+        public_url: Some("box.tailnet.ts.net".into()),
         ..Default::default()
     };
     app.set_remote_settings(&settings);
@@ -681,7 +682,13 @@ async fn a_notify_url_warden_cannot_use_is_said_in_red_not_dropped() {
     assert!(
         errors
             .iter()
-            .any(|m| m.contains("notify_url must start with http://")),
+            .any(|m| m.contains("notify_url must start with http:// or https://")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("public_url must start with http:// or https://")),
         "{errors:?}"
     );
     app.shutdown().await;

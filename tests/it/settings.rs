@@ -28,7 +28,7 @@ default_agent = "claude"   # the usual
 # Claude through npx
 [agents.claude]
 command = "npx"
-args = ["-y", "@zed-industries/claude-code-acp"]
+args = ["-y", "@zed-industries/claude-agent-acp"]
 # comand = "typo"
 
 [agents.claude.env]
@@ -601,7 +601,7 @@ fn new_chats_choose_among_the_configured_agents_at_their_default_mode() {
         &config,
         r#"
 [agents.claude]
-command = "claude-code-acp"
+command = "claude-agent-acp"
 default_mode = "auto"
 
 [agents.gemini]
@@ -629,7 +629,7 @@ bypass_permissions = true
         [
             (
                 "claude",
-                "claude-code-acp",
+                "claude-agent-acp",
                 warden::policy::Mode::Auto,
                 false
             ),
@@ -946,8 +946,8 @@ fn agents_started_by_an_interpreter_are_named_by_their_script_and_never_share_a_
             vec![script, "--other".to_string()]
         ))
     );
-    let npx = resolve(&["npx", "-y", "@zed-industries/claude-code-acp"]);
-    assert_eq!(npx.command.name, "claude-code-acp");
+    let npx = resolve(&["npx", "-y", "@zed-industries/claude-agent-acp"]);
+    assert_eq!(npx.command.name, "claude-agent-acp");
     let python = resolve(&["python3", "-m", "fast_agent"]);
     assert_eq!(python.command.name, "fast_agent");
 }
