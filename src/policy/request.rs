@@ -275,7 +275,7 @@ impl RequestView {
             .map(str::to_string)
     }
 
-    /// The title's whole rest as a command, when [`title_command`] took
+    /// The title's whole rest as a command, when [`Self::title_command`] took
     /// something off it: one more reading for deny and ask rules.
     fn title_as_written(&self) -> Option<String> {
         if self.category() != Category::Execute {

@@ -243,7 +243,7 @@ pub struct Profile {
     /// in it), under warden's state directory: `~/.cache` and `~/.npm`
     /// are read-only to agents.
     pub cache: Option<PathBuf>,
-    /// The variables of warden's environment that reach it ([`env`]): the
+    /// The variables of warden's environment that reach it ([`mod@env`]): the
     /// defaults, its own, `env_pass`.
     pub env_pass: Vec<String>,
 }
