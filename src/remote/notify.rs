@@ -316,11 +316,14 @@ mod tests {
         );
     }
 
-    /// A local TLS server (a certificate made here, trusted through a root
-    /// of this test only) receives the POST of an `https://` notify_url.
-    #[tokio::test]
-    async fn an_https_notify_url_gets_the_post_over_tls() {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    /// A TLS listener on loopback with a certificate for `localhost` made
+    /// here: the acceptor, the listener, its port and the certificate.
+    async fn tls_listener() -> (
+        tokio_rustls::TlsAcceptor,
+        tokio::net::TcpListener,
+        u16,
+        rustls::pki_types::CertificateDer<'static>,
+    ) {
         let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
         let cert_der = cert.cert.der().clone();
         let key =
@@ -336,6 +339,15 @@ mod tests {
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
+        (acceptor, listener, port, cert_der)
+    }
+
+    /// A local TLS server (a certificate made here, trusted through a root
+    /// of this test only) receives the POST of an `https://` notify_url.
+    #[tokio::test]
+    async fn an_https_notify_url_gets_the_post_over_tls() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (acceptor, listener, port, cert_der) = tls_listener().await;
         let received = tokio::spawn(async move {
             let (tcp, _) = listener.accept().await.unwrap();
             let mut tls = acceptor.accept(tcp).await.unwrap();
@@ -397,20 +409,7 @@ mod tests {
     /// webpki's, do not know a certificate made here).
     #[tokio::test]
     async fn an_https_notify_url_with_an_unknown_certificate_is_refused() {
-        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-        let key =
-            rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der()).unwrap();
-        let server = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.cert.der().clone()], key)
-        .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
+        let (acceptor, listener, port, _) = tls_listener().await;
         let server = tokio::spawn(async move {
             let (tcp, _) = listener.accept().await.unwrap();
             acceptor.accept(tcp).await.is_ok()
