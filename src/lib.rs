@@ -21,6 +21,7 @@ pub(crate) mod keys;
 pub mod launch;
 pub mod mention;
 pub mod model;
+pub mod net;
 pub mod policy;
 pub(crate) mod procs;
 pub mod reaper;
