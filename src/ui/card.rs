@@ -68,6 +68,8 @@ pub(crate) struct DetailCache {
     /// What the diff or plan came from (the request's, else the transcript's).
     content: Vec<ToolContent>,
     lines: Vec<Line<'static>>,
+    /// Row of `lines` where the diff's first change is, if it has one.
+    first_change: Option<usize>,
 }
 
 /// The selected card laid out for one width.
@@ -91,6 +93,10 @@ pub(crate) struct Card {
     /// What the card is about: these rows of `top` (its command), or
     /// `None`: the request part (a diff's first lines).
     about: Option<std::ops::Range<usize>>,
+    /// Row of the request part where its diff's first change is (0 when
+    /// it has none): short of room, what comes before it (where, the
+    /// diff's header, its context) gives way to it.
+    first_change: usize,
     /// Rows of what the card is about that stay in sight.
     about_min: usize,
     /// The choices are folded into one row.
@@ -130,12 +136,13 @@ fn content_of(approval: &Approval) -> &[ToolContent] {
 }
 
 /// The rows of the selected card's request part, from the cache when it
-/// still holds them.
+/// still holds them; the card learns where its diff's first change is.
 pub(crate) fn detail<'c>(
     state: &ChatState,
     width: u16,
     theme: Theme,
     cache: &'c mut Option<DetailCache>,
+    card: Option<&mut Card>,
 ) -> &'c [Line<'static>] {
     let Some(approval) = state.gate.approvals.get(selected(state)) else {
         *cache = None;
@@ -154,21 +161,28 @@ pub(crate) fn detail<'c>(
     if !fresh {
         *cache = None;
     }
-    let cached = cache.get_or_insert_with(|| DetailCache {
-        id: approval.id,
-        width,
-        expanded,
-        theme,
-        content: content.to_vec(),
-        lines: detail_lines(
+    let cached = cache.get_or_insert_with(|| {
+        let (lines, first_change) = detail_lines(
             approval,
             content,
             &state.session.cwd_path,
             width,
             expanded,
             theme,
-        ),
+        );
+        DetailCache {
+            id: approval.id,
+            width,
+            expanded,
+            theme,
+            content: content.to_vec(),
+            lines,
+            first_change,
+        }
     });
+    if let Some(card) = card {
+        card.first_change = cached.first_change.unwrap_or(0);
+    }
     &cached.lines
 }
 
@@ -260,7 +274,7 @@ fn detail_lines(
     width: usize,
     expanded: bool,
     theme: Theme,
-) -> Vec<Line<'static>> {
+) -> (Vec<Line<'static>>, Option<usize>) {
     let mut plan_rows = Vec::new();
     let mut raw = approval.view.raw_input.clone();
     if approval.view.kind == ToolKind::SwitchMode
@@ -294,10 +308,12 @@ fn detail_lines(
         theme,
     };
     // The whole diff: what is approved can be read to its end (Shift-↓).
+    let mut first_change = None;
     for item in content {
         if let ToolContent::Diff { path, old, new } = item {
             let path = relative(path, cwd);
-            diff_lines(&mut changes, &path, old.as_deref(), new, ctx, usize::MAX);
+            let first = diff_lines(&mut changes, &path, old.as_deref(), new, ctx, usize::MAX);
+            first_change = first_change.or(first);
         }
     }
 
@@ -323,16 +339,19 @@ fn detail_lines(
     }
 
     let mut out = Vec::new();
-    for part in [plan_rows, changes, raw_rows] {
+    for (i, part) in [plan_rows, changes, raw_rows].into_iter().enumerate() {
         if part.is_empty() {
             continue;
         }
         if !out.is_empty() {
             out.push(blank());
         }
+        if i == 1 {
+            first_change = first_change.map(|row| row + out.len());
+        }
         out.extend(part);
     }
-    out
+    (out, first_change)
 }
 
 /// `path` relative to the workspace `cwd` when it lies inside it.
@@ -629,6 +648,7 @@ pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> 
         yields,
         about,
         about_min: if tiny { ABOUT_MIN.1 } else { ABOUT_MIN.0 },
+        first_change: 0,
         folded,
         runs_cut,
     })
@@ -977,7 +997,7 @@ pub(crate) fn box_least(card: &Card, detail: &[Line<'static>]) -> usize {
 fn about_rows(card: &Card, detail: &[Line<'static>]) -> usize {
     let len = match &card.about {
         Some(rows) => rows.len(),
-        None => detail.len(),
+        None => detail.len().saturating_sub(card.first_change),
     };
     len.min(card.about_min)
 }
@@ -1167,7 +1187,8 @@ fn render_box(
         // The first row (warden's: what kind of call, why it asks) never
         // scrolls away, nor do the first rows of what the card is about.
         let about = about_rows(card, detail);
-        let details_fit = card.about.is_some() || h.saturating_sub(top + bottom) >= about;
+        let details_fit =
+            card.about.is_some() || h.saturating_sub(top + bottom) >= card.first_change + about;
         if h > top + bottom && details_fit {
             rows.extend(tops);
             scrolled(&mut rows, details.collect(), h - top - bottom);
@@ -1258,11 +1279,14 @@ fn render_box(
 /// Move the rows that yield (the header's continuation, the agent's
 /// title) from before what the card is about to after it, one at a time,
 /// until its first `about` rows fit in the `view` rows at the top of
-/// `rest`; warden's warnings never move.
+/// `rest`; warden's warnings never move. Still short of room, the rows of
+/// the request part before its diff's first change (where, the diff's
+/// header, its context) leave, first ones first: the file is named in
+/// the title, and the change is what is approved.
 fn make_room_for_about(rest: &mut Vec<Src>, card: &Card, about: usize, view: usize) {
     let is_about = |src: &Src| match (src, &card.about) {
         (Src::Top(i), Some(rows)) => rows.contains(i),
-        (Src::Detail(_), None) => true,
+        (Src::Detail(i), None) => *i >= card.first_change,
         _ => false,
     };
     let yields = |src: &Src| matches!(src, Src::Top(i) if card.yields.contains(i));
@@ -1274,6 +1298,11 @@ fn make_room_for_about(rest: &mut Vec<Src>, card: &Card, about: usize, view: usi
             return;
         }
         let Some(i) = rest[..at].iter().rposition(yields) else {
+            let before = |src: &Src| matches!(src, Src::Detail(i) if *i < card.first_change);
+            if let Some(i) = rest[..at].iter().position(before) {
+                rest.remove(i);
+                continue;
+            }
             return;
         };
         let row = rest.remove(i);
