@@ -13,7 +13,9 @@ use crate::sandbox::{Profile, SandboxMode, Support};
 pub mod claude;
 pub mod codex;
 
-/// An agent with launch quirks.
+/// An agent warden knows: its launch quirks, and the sandbox's tables of
+/// its state, config, variables and sign-in files (`sandbox::AGENT_STATE`
+/// and the tables of `sandbox::env`, keyed by [`Agent::word`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     /// Claude Code (`claude-agent-acp`, `claude-code-acp`): its temp dir and
@@ -21,14 +23,45 @@ pub enum Agent {
     Claude,
     /// Codex (`codex-acp`): its own sandbox inside warden's.
     Codex,
+    /// Gemini CLI (`gemini --acp`, `@google/gemini-cli`).
+    Gemini,
+    /// Qwen Code (`qwen --acp`, `@qwen-code/qwen-code`).
+    Qwen,
+    /// Kimi CLI (`kimi acp`, `kimi-cli`).
+    Kimi,
+    /// OpenCode (`opencode acp`).
+    OpenCode,
+    /// fast-agent (`fast-agent`, `fast-agent-acp`, `fast_agent`).
+    FastAgent,
+    /// warden's own demo agent (`warden demo-agent`).
+    Demo,
 }
 
 impl Agent {
-    /// The word of the command line that names it.
-    fn word(self) -> &'static str {
+    /// Every agent warden knows.
+    pub const ALL: [Agent; 8] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Qwen,
+        Agent::Kimi,
+        Agent::OpenCode,
+        Agent::FastAgent,
+        Agent::Demo,
+    ];
+
+    /// The start of the name its command gives it, and its key in the
+    /// sandbox's tables.
+    pub fn word(self) -> &'static str {
         match self {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Qwen => "qwen",
+            Agent::Kimi => "kimi",
+            Agent::OpenCode => "opencode",
+            Agent::FastAgent => "fast-agent",
+            Agent::Demo => "demo-agent",
         }
     }
 }
@@ -37,13 +70,30 @@ impl Agent {
 /// by the name the command gives the agent (`settings::agent_name_for`: the
 /// program's file name, the package a runner runs, the script an
 /// interpreter runs or the folder that holds it), when that name starts
-/// with the agent's (`claude-agent-acp`, `claude-code-acp`, `codex-acp`).
-/// Other arguments (a scenario file, a model name) never count.
+/// with the agent's (`claude-agent-acp`, `claude-code-acp`, `codex-acp`,
+/// `gemini`, `qwen-code`, `kimi`, `opencode`, `fast-agent-acp`; `_` counts
+/// as `-`); warden's own demo agent is warden's program with `demo-agent`.
+/// Other arguments (a scenario file, a model name) and the folders that
+/// hold the program never count: a script named `my-claude-tool` is no
+/// Claude Code.
 pub fn known(program: &str, args: &[String], cwd: &Path) -> Option<Agent> {
-    let name = crate::settings::agent_name_for(program, args, cwd).to_lowercase();
-    [Agent::Claude, Agent::Codex]
+    if args.first().is_some_and(|a| a == "demo-agent") && is_warden(program) {
+        return Some(Agent::Demo);
+    }
+    let name = crate::settings::agent_name_for(program, args, cwd)
+        .to_lowercase()
+        .replace('_', "-");
+    Agent::ALL
         .into_iter()
+        .filter(|agent| *agent != Agent::Demo)
         .find(|agent| name.starts_with(agent.word()))
+}
+
+/// Whether `program` is warden's own program (its demo agent's).
+fn is_warden(program: &str) -> bool {
+    let own = std::env::current_exe().ok();
+    let named = Path::new(program).file_name().and_then(|n| n.to_str()) == Some("warden");
+    named || own.is_some_and(|own| Path::new(program) == own)
 }
 
 /// What an agent is started with beyond its command line.
@@ -73,7 +123,7 @@ pub fn launch(command: &AgentCommand, confined: Confined<'_>) -> Launch {
     match known(&command.program, &command.args, &command.cwd) {
         Some(Agent::Claude) => claude::launch(command, confined),
         Some(Agent::Codex) => codex::launch(command),
-        None => Launch::default(),
+        Some(_) | None => Launch::default(),
     }
 }
 

@@ -49,16 +49,40 @@ fn agents_are_known_by_the_name_their_command_gives_them() {
             &[],
             Some(Agent::Claude),
         ),
-        ("/home/claude/bin/opencode", &["acp"], None),
-        ("gemini", &["--acp"], None),
-        ("warden", &["demo-agent"], None),
+        ("/home/claude/bin/opencode", &["acp"], Some(Agent::OpenCode)),
+        ("gemini", &["--acp"], Some(Agent::Gemini)),
+        (
+            "node",
+            &[
+                "/r/node_modules/@google/gemini-cli/bundle/gemini.js",
+                "--acp",
+            ],
+            Some(Agent::Gemini),
+        ),
+        ("npx", &["@google/gemini-cli", "--acp"], Some(Agent::Gemini)),
+        // The rigs' qwen: the script's name says nothing, its package does.
+        (
+            "node",
+            &["/r/node_modules/@qwen-code/qwen-code/cli-entry.js", "--acp"],
+            Some(Agent::Qwen),
+        ),
+        ("qwen", &["--acp"], Some(Agent::Qwen)),
+        ("/r/venv/bin/kimi", &["acp"], Some(Agent::Kimi)),
+        ("uvx", &["kimi-cli"], Some(Agent::Kimi)),
+        ("fast-agent-acp", &[], Some(Agent::FastAgent)),
+        ("python3", &["-m", "fast_agent"], Some(Agent::FastAgent)),
+        ("warden", &["demo-agent"], Some(Agent::Demo)),
         // An argument that is not the agent (a scenario file) never counts.
         (
             "/usr/bin/warden",
             &["demo-agent", "--scenario", "/x/codex-auth-required.toml"],
-            None,
+            Some(Agent::Demo),
         ),
         ("my-agent", &["--model", "claude-sonnet"], None),
+        // A name that only holds an agent's word is not that agent.
+        ("my-claude-tool", &[], None),
+        ("/opt/tools/run-gemini-safely", &[], None),
+        ("demo-agent", &[], None),
     ];
     for (program, args, want) in cases {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();

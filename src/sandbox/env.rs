@@ -93,8 +93,8 @@ pub const ENV_NEVER: &[&str] = &[
     "XDG_SESSION_*",
 ];
 
-/// Each agent's own variables (its keys, base URLs and switches), by a
-/// word of its command line: they pass to that agent only.
+/// Each agent's own variables (its keys, base URLs and switches), by the
+/// agent warden knows it is: they pass to that agent only.
 pub const AGENT_ENV: &[(&str, &[&str])] = &[
     (
         "claude",
@@ -204,15 +204,16 @@ pub const AGENT_STATE_SUBDIRS: &[(&str, &[&str])] = &[(
     ],
 )];
 
-/// The words of `table` that `line` (the command line, lower case) holds.
+/// The items of `table` for the agent `word` ([`crate::agents::Agent::word`]:
+/// the agent warden knows from the name its command gives it, never a word
+/// anywhere in its command line).
 pub(super) fn words_of<'t>(
     table: &'t [(&'static str, &'static [&'static str])],
-    line: &str,
+    word: Option<&'static str>,
 ) -> impl Iterator<Item = &'t str> + 't {
-    let line = line.to_string();
     table
         .iter()
-        .filter(move |(word, _)| line.contains(word))
+        .filter(move |(key, _)| Some(*key) == word)
         .flat_map(|(_, items)| items.iter().copied())
 }
 

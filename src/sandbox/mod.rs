@@ -185,7 +185,8 @@ const DEV_WRITABLE: &[&str] = &[
 const DEV_READABLE: &[&str] = &["/dev/random", "/dev/urandom"];
 
 /// State directories of the agents warden knows (relative to the home
-/// directory), by a word of their command line. `.claude*` stands for every
+/// directory), by the agent warden knows it is ([`crate::agents::known`]:
+/// the name its command gives it). `.claude*` stands for every
 /// entry of the home directory whose name starts with `.claude`.
 const AGENT_STATE: &[(&str, &[&str])] = &[
     ("claude", &[".claude*", ".claude", ".config/claude"]),
@@ -206,7 +207,7 @@ const AGENT_STATE: &[(&str, &[&str])] = &[
 ];
 
 /// Environment variables that move an agent's state (its own, or warden's
-/// environment it inherits), by the same word.
+/// environment it inherits), by the same key.
 const AGENT_STATE_ENV: &[(&str, &[&str])] = &[
     ("claude", &["CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR"]),
     ("codex", &["CODEX_HOME"]),
@@ -279,22 +280,36 @@ impl Profile {
     pub fn new(input: &ProfileInput<'_>) -> Profile {
         let home = input.home.as_deref();
         let expand = |p: &str| expand_home(p, home);
-        let line = input.command_line.join(" ").to_lowercase();
+        // Which agent this is, by the name its command gives it: never a
+        // word anywhere in its command line (a scenario file, a model name,
+        // a folder).
+        let known = input
+            .command_line
+            .split_first()
+            .and_then(|(program, args)| {
+                let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                let cwd = input
+                    .workspace
+                    .first()
+                    .map_or(Path::new("/"), PathBuf::as_path);
+                crate::agents::known(program, &args, cwd)
+            });
+        let word = known.map(crate::agents::Agent::word);
         let mut writable: Vec<PathBuf> = Vec::new();
         let mut read_only: Vec<PathBuf> = Vec::new();
         let mut state_subdirs: Vec<PathBuf> = Vec::new();
         let mut guarded: Vec<PathBuf> = Vec::new();
         if let Some(home) = home {
-            for rel in env::words_of(AGENT_STATE, &line) {
+            for rel in env::words_of(AGENT_STATE, word) {
                 match rel.strip_suffix('*') {
                     Some(prefix) => writable.extend(prefixed_entries(home, prefix)),
                     None => writable.push(home.join(rel)),
                 }
             }
-            read_only.extend(env::words_of(env::AGENT_CODE_CONFIG, &line).map(|r| home.join(r)));
-            guarded.extend(env::words_of(env::AGENT_GUARDED, &line).map(|r| home.join(r)));
+            read_only.extend(env::words_of(env::AGENT_CODE_CONFIG, word).map(|r| home.join(r)));
+            guarded.extend(env::words_of(env::AGENT_GUARDED, word).map(|r| home.join(r)));
             state_subdirs
-                .extend(env::words_of(env::AGENT_STATE_SUBDIRS, &line).map(|r| home.join(r)));
+                .extend(env::words_of(env::AGENT_STATE_SUBDIRS, word).map(|r| home.join(r)));
         }
         writable.extend(input.cache.iter().cloned());
         let own_var = |var: &str| {
@@ -303,8 +318,8 @@ impl Profile {
                 .or_else(|| std::env::var(var).ok())
         };
         let mut env_pass: Vec<String> = env::ENV_PASS.iter().map(|p| p.to_string()).collect();
-        env_pass.extend(env::words_of(env::AGENT_ENV, &line).map(str::to_string));
-        if line.contains("codex") {
+        env_pass.extend(env::words_of(env::AGENT_ENV, word).map(str::to_string));
+        if known == Some(crate::agents::Agent::Codex) {
             // codex reads its key from the variable its config names.
             let codex_home = own_var("CODEX_HOME")
                 .map(PathBuf::from)
@@ -314,7 +329,7 @@ impl Profile {
         env_pass.extend(input.env_pass.iter().cloned());
         let moved = AGENT_STATE_ENV
             .iter()
-            .filter(|(word, _)| line.contains(word))
+            .filter(|(key, _)| Some(*key) == word)
             .flat_map(|(_, vars)| vars.iter())
             .filter_map(|var| own_var(var).filter(|v| Path::new(v).is_absolute()));
         writable.extend(moved.map(PathBuf::from));
@@ -323,7 +338,7 @@ impl Profile {
             .map(|home| {
                 let others = env::AGENT_AUTH
                     .iter()
-                    .filter(|(word, _)| !line.contains(word))
+                    .filter(|(key, _)| Some(*key) != word)
                     .flat_map(|(_, files)| files.iter());
                 HIDDEN_IN_HOME
                     .iter()

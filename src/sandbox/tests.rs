@@ -547,3 +547,58 @@ fn a_denial_the_agent_reports_is_told_without_the_setting() {
         "{seen}"
     );
 }
+
+/// Issue 32: an agent is known by the name its command gives it, never by
+/// a word anywhere in its command line. Before, a script whose name or
+/// arguments held `claude` got Claude Code's state writable, its sign-in
+/// readable and its variables; and the rigs' qwen (`node …/cli-entry.js`)
+/// was known only because its folder said `qwen`.
+#[test]
+fn an_agent_is_known_by_its_name_not_by_a_word_of_its_command_line() {
+    let of = |command: &[&'static str]| {
+        Profile::new(&ProfileInput {
+            agent: "x",
+            command_line: command.to_vec(),
+            home: Some(PathBuf::from("/h")),
+            ..ProfileInput::default()
+        })
+    };
+    let writes = |p: &Profile, rel: &str| p.writable.contains(&Path::new("/h").join(rel));
+    let sees = |p: &Profile, rel: &str| !p.hidden.contains(&Path::new("/h").join(rel));
+    for command in [
+        &["/opt/foo-claude-bar"][..],
+        &["my-agent", "--model", "claude-sonnet"],
+        &["python3", "/w/tools/ask-codex.py"],
+        &["node", "/w/gemini-proxy/server.js", "--qwen"],
+    ] {
+        let p = of(command);
+        assert!(!writes(&p, ".claude"), "{command:?}");
+        assert!(!sees(&p, ".claude/.credentials.json"), "{command:?}");
+        assert!(!sees(&p, ".codex/auth.json"), "{command:?}");
+        assert!(!writes(&p, ".codex"), "{command:?}");
+        assert!(!writes(&p, ".qwen"), "{command:?}");
+        assert!(
+            !p.env_pass
+                .iter()
+                .any(|v| v == "ANTHROPIC_*" || v == "OPENAI_*"),
+            "{command:?}"
+        );
+    }
+    let qwen = of(&[
+        "node",
+        "/r/node_modules/@qwen-code/qwen-code/cli-entry.js",
+        "--acp",
+    ]);
+    assert!(writes(&qwen, ".qwen"));
+    assert!(sees(&qwen, ".qwen/oauth_creds.json"));
+    let gemini = of(&[
+        "node",
+        "/r/node_modules/@google/gemini-cli/bundle/gemini.js",
+        "--acp",
+    ]);
+    assert!(writes(&gemini, ".gemini"));
+    let kimi = of(&["/r/venv/bin/kimi", "acp"]);
+    assert!(writes(&kimi, ".kimi"));
+    let opencode = of(&["/r/node_modules/opencode-linux-x64/bin/opencode", "acp"]);
+    assert!(writes(&opencode, ".config/opencode"));
+}
