@@ -163,22 +163,48 @@ pub const AGENT_CODE_CONFIG: &[(&str, &[&str])] = &[(
         ".claude/settings.local.json",
         ".claude/plugins",
         ".claude/hooks",
+        // Slash commands (`!` lines run a shell), subagents and skills
+        // (their scripts): what a later `claude` runs outside warden.
+        ".claude/commands",
+        ".claude/agents",
+        ".claude/skills",
+        ".claude/output-styles",
+        ".claude/CLAUDE.md",
     ],
 )];
 
-/// Each agent's files that make it run a program later, in a directory
-/// it writes new files in (its state, atomic replaces): copied when it
-/// starts, put back when it exits ([`super::guard::Guard`]).
+/// Each agent's files and directories (extensions, plugins, commands)
+/// that make it run a program later, in a directory it writes new files in
+/// (its state, atomic replaces): copied when it starts, put back when it
+/// exits, or by the next warden when its own was killed
+/// ([`super::guard::Guard`]).
 pub const AGENT_GUARDED: &[(&str, &[&str])] = &[
+    // Only the keys that run programs of `~/.claude.json`, which Claude
+    // Code writes its bookkeeping in ([`super::guard::CODE_KEYS`]).
+    ("claude", &[".claude.json"]),
     ("codex", &[".codex/config.toml"]),
-    ("gemini", &[".gemini/settings.json"]),
-    ("qwen", &[".qwen/settings.json"]),
+    (
+        "gemini",
+        &[
+            ".gemini/settings.json",
+            ".gemini/extensions",
+            ".gemini/commands",
+        ],
+    ),
+    (
+        "qwen",
+        &[".qwen/settings.json", ".qwen/extensions", ".qwen/commands"],
+    ),
     (
         "opencode",
         &[
             ".config/opencode/opencode.json",
             ".config/opencode/opencode.jsonc",
             ".config/opencode/config.json",
+            ".config/opencode/plugin",
+            ".config/opencode/plugins",
+            ".config/opencode/command",
+            ".config/opencode/agent",
         ],
     ),
     ("kimi", &[".kimi/config.toml", ".kimi/mcp.json"]),

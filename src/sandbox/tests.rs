@@ -226,7 +226,14 @@ fn an_agent_sees_its_own_sign_in_and_no_other_agents() {
             .guarded
             .contains(&PathBuf::from("/h/.gemini/settings.json"))
     );
-    assert!(claude.guarded.is_empty());
+    assert!(
+        gemini
+            .guarded
+            .contains(&PathBuf::from("/h/.gemini/extensions"))
+    );
+    // Claude: the kernel keeps its settings read-only; of `~/.claude.json`
+    // only what runs programs is put back.
+    assert_eq!(claude.guarded, vec![PathBuf::from("/h/.claude.json")]);
 }
 
 fn vars(list: &[(&str, &str)]) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
@@ -601,4 +608,31 @@ fn an_agent_is_known_by_its_name_not_by_a_word_of_its_command_line() {
     assert!(writes(&kimi, ".kimi"));
     let opencode = of(&["/r/node_modules/opencode-linux-x64/bin/opencode", "acp"]);
     assert!(writes(&opencode, ".config/opencode"));
+}
+
+/// Issue 32: what a later `claude` runs outside warden is read-only to
+/// Claude Code in the kernel: its slash commands (`!` lines run a shell),
+/// subagents, skills (their scripts), output styles and global memory, as
+/// well as its settings (hooks) and plugins.
+#[test]
+fn claudes_commands_agents_and_skills_are_read_only_to_it() {
+    let claude = Profile::new(&ProfileInput {
+        agent: "claude-agent-acp",
+        command_line: vec!["claude-agent-acp"],
+        home: Some(PathBuf::from("/h")),
+        ..ProfileInput::default()
+    });
+    for rel in [
+        ".claude/settings.json",
+        ".claude/hooks",
+        ".claude/commands",
+        ".claude/agents",
+        ".claude/skills",
+        ".claude/CLAUDE.md",
+    ] {
+        assert!(
+            claude.read_only.contains(&Path::new("/h").join(rel)),
+            "{rel}"
+        );
+    }
 }

@@ -70,7 +70,7 @@ impl Drop for PrivateTmp {
 
 /// Open `dir` (not through a symlink) and take its lock; `None` when
 /// another holds it (with `wait`, wait for it).
-fn lock(dir: &Path, wait: bool) -> std::io::Result<Option<OwnedFd>> {
+pub(super) fn lock(dir: &Path, wait: bool) -> std::io::Result<Option<OwnedFd>> {
     use rustix::fs::{FlockOperation, Mode, OFlags};
     let fd = rustix::fs::open(
         dir,
@@ -90,7 +90,7 @@ fn lock(dir: &Path, wait: bool) -> std::io::Result<Option<OwnedFd>> {
 }
 
 /// Whether `path` is still the directory `fd` holds.
-fn same(path: &Path, fd: &OwnedFd) -> bool {
+pub(super) fn same(path: &Path, fd: &OwnedFd) -> bool {
     match (std::fs::symlink_metadata(path), rustix::fs::fstat(fd)) {
         (Ok(meta), Ok(st)) => meta.ino() == st.st_ino && meta.dev() == st.st_dev,
         _ => false,
