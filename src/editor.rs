@@ -36,8 +36,13 @@ pub(crate) async fn edit(text: &str) -> Result<String, String> {
 
 /// Run the shell command line `editor` on a file holding `text`.
 pub async fn edit_with(editor: &str, text: &str) -> Result<String, String> {
+    // `sh`, and the editor it finds, never from where an agent writes.
+    let Some((sh, trusted)) = crate::own_programs::find("sh") else {
+        return Err("no sh on PATH outside the workspace and the agent's state".into());
+    };
     let path = temp_file(text).map_err(|e| format!("cannot write a temporary file: {e}"))?;
-    let status = tokio::process::Command::new("sh")
+    let status = tokio::process::Command::new(sh)
+        .env("PATH", trusted)
         .arg("-c")
         .arg(format!("{editor} \"$1\""))
         .arg("warden-editor")

@@ -22,6 +22,7 @@ pub mod launch;
 pub mod mention;
 pub mod model;
 pub mod net;
+pub mod own_programs;
 pub mod policy;
 pub(crate) mod procs;
 pub mod reaper;

@@ -19,7 +19,7 @@
 //! the jobs were queued.
 
 mod apply;
-mod git;
+pub(crate) mod git;
 mod gone;
 use store::Store;
 pub mod headless;

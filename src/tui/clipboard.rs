@@ -155,7 +155,12 @@ pub(crate) fn copy_tmux(tmux: &OsStr, text: &str) -> String {
 /// tmux inside tmux): the notice that says what happened.
 pub(crate) fn copy(text: &str) -> String {
     if in_tmux() {
-        copy_tmux(OsStr::new("tmux"), text)
+        // Never a `tmux` from where an agent writes.
+        match crate::own_programs::find("tmux") {
+            Some((tmux, _)) => copy_tmux(tmux.as_os_str(), text),
+            None => "nothing copied: no tmux on PATH outside the workspace and the agent's state"
+                .to_string(),
+        }
     } else {
         copy_osc52(text)
     }
