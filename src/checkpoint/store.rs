@@ -280,8 +280,10 @@ pub(crate) fn on_disk(rel: &str) -> String {
 
 /// The files of `root` that a tool runs and git may leave out: the
 /// repository's `.git/config` and `.git/hooks/*`, and `.envrc`, `.vscode/`,
-/// `.idea/`, a virtualenv's `bin/` (an activated one is on the user's
-/// `PATH`) (when ignored): (path on disk, path in the tree, x bit). Regular
+/// `.idea/`, `.husky/`, a virtualenv's `bin/` (an activated one is on the
+/// user's `PATH`), `node_modules/.bin/` (regular files: a symlink there is
+/// npm's), the agents' workspace config (`.claude/settings.local.json`,
+/// `.mcp.json`, ...) (when ignored): (path on disk, path in the tree, x bit). Regular
 /// files only, none over `max_size`.
 fn tool_files(root: &Path, max_size: u64) -> Vec<(String, String, bool)> {
     use std::os::unix::fs::PermissionsExt as _;
@@ -309,7 +311,19 @@ fn tool_files(root: &Path, max_size: u64) -> Vec<(String, String, bool)> {
         }
     }
     add(".envrc".into(), &mut out);
-    for dir in [".vscode", ".idea", ".venv/bin", "venv/bin"] {
+    for file in crate::state::checkpoints::AGENT_FILES {
+        add((*file).into(), &mut out);
+    }
+    for dir in [
+        ".vscode",
+        ".idea",
+        ".husky",
+        ".venv/bin",
+        "venv/bin",
+        "node_modules/.bin",
+        ".claude/hooks",
+        ".claude/commands",
+    ] {
         for rel in walk(root, dir) {
             add(rel, &mut out);
         }

@@ -607,7 +607,11 @@ fn hooks_git_config_and_ignored_tool_files_are_in_the_diff_and_undone() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    std::fs::write(work.join(".gitignore"), ".envrc\n.vscode/\n.venv/\n").unwrap();
+    std::fs::write(
+        work.join(".gitignore"),
+        ".envrc\n.vscode/\n.venv/\nnode_modules/\n.claude/settings.local.json\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(work.join(".venv/bin")).unwrap();
     std::fs::write(work.join("a.txt"), "a\n").unwrap();
     let config = std::fs::read(work.join(".git/config")).unwrap();
@@ -629,6 +633,11 @@ fn hooks_git_config_and_ignored_tool_files_are_in_the_diff_and_undone() {
     std::fs::create_dir_all(work.join(".vscode")).unwrap();
     std::fs::write(work.join(".vscode/tasks.json"), "{}\n").unwrap();
     std::fs::write(work.join(".venv/bin/git"), "#!/bin/sh\nevil\n").unwrap();
+    // And what a later Claude Code or npm runs here, which git ignores.
+    std::fs::create_dir_all(work.join(".claude")).unwrap();
+    std::fs::write(work.join(".claude/settings.local.json"), "{\"hooks\":{}}\n").unwrap();
+    std::fs::create_dir_all(work.join("node_modules/.bin")).unwrap();
+    std::fs::write(work.join("node_modules/.bin/tsc"), "#!/bin/sh\nevil\n").unwrap();
     let snap = store.snapshot(&Limits::default()).unwrap();
     let after = store.record(&snap.tree, point(1, Side::After)).unwrap();
     let files: Vec<String> = store
@@ -640,11 +649,13 @@ fn hooks_git_config_and_ignored_tool_files_are_in_the_diff_and_undone() {
     assert_eq!(
         files,
         vec![
+            ".claude/settings.local.json".to_string(),
             ".envrc".to_string(),
             ".venv/bin/git".to_string(),
             ".vscode/tasks.json".to_string(),
             ".git/config".to_string(),
             ".git/hooks/pre-commit".to_string(),
+            "node_modules/.bin/tsc".to_string(),
         ]
     );
     assert!(
@@ -660,6 +671,8 @@ fn hooks_git_config_and_ignored_tool_files_are_in_the_diff_and_undone() {
     assert!(!work.join(".envrc").exists());
     assert!(!work.join(".vscode").exists());
     assert!(!work.join(".venv/bin/git").exists());
+    assert!(!work.join(".claude/settings.local.json").exists());
+    assert!(!work.join("node_modules/.bin/tsc").exists());
     assert_eq!(read(&work.join("a.txt")).as_deref(), Some("a\n"));
 }
 

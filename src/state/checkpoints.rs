@@ -189,18 +189,42 @@ fn counts(file: &FileChange) -> String {
 
 /// Whether a changed file is one a tool runs or reads for commands: the
 /// repository's `.git/` (hooks, config), `.envrc` (direnv), `.vscode/`,
-/// `.idea/` (editor tasks and run configurations), a virtualenv's `bin/`
-/// (on the user's `PATH` once activated).
+/// `.idea/` (editor tasks and run configurations), `.husky/` (git hooks),
+/// a virtualenv's `bin/` (on the user's `PATH` once activated),
+/// `node_modules/.bin/` (what npm scripts and `npx` run), and the
+/// workspace's config of the agents (hooks, MCP servers: [`AGENT_FILES`],
+/// `.claude/hooks/`, `.claude/commands/`).
 pub(crate) fn runs_as_tool(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
     let dirs = &parts[..parts.len().saturating_sub(1)];
     dirs.iter()
-        .any(|d| matches!(*d, ".git" | ".vscode" | ".idea"))
-        || dirs
-            .windows(2)
-            .any(|w| matches!(w[0], ".venv" | "venv") && w[1] == "bin")
+        .any(|d| matches!(*d, ".git" | ".vscode" | ".idea" | ".husky"))
+        || dirs.windows(2).any(|w| {
+            matches!(
+                (w[0], w[1]),
+                (".venv" | "venv", "bin")
+                    | ("node_modules", ".bin")
+                    | (".claude", "hooks" | "commands")
+            )
+        })
         || parts.last() == Some(&".envrc")
+        || AGENT_FILES
+            .iter()
+            .any(|f| path == *f || path.ends_with(&format!("/{f}")))
 }
+
+/// The workspace's files that make an agent run programs (hooks, MCP
+/// servers) the next time it starts there.
+pub(crate) const AGENT_FILES: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".mcp.json",
+    ".gemini/settings.json",
+    ".qwen/settings.json",
+    "opencode.json",
+    "opencode.jsonc",
+    ".codex/config.toml",
+];
 
 /// What the agent is told after an undo, before the user's next prompt.
 pub(crate) fn agent_note(restored: &str) -> String {

@@ -205,4 +205,12 @@ fn a_turn_that_changed_files_a_tool_runs_names_them_as_an_error() {
     assert!(!runs_as_tool(".venv/lib/x.py"));
     assert!(!runs_as_tool(".gitignore"));
     assert!(!runs_as_tool("src/.envrc.md"));
+    // Issue 32: what a later agent or npm runs in this workspace.
+    assert!(runs_as_tool(".claude/settings.local.json"));
+    assert!(runs_as_tool("sub/.mcp.json"));
+    assert!(runs_as_tool(".claude/hooks/stop.sh"));
+    assert!(runs_as_tool("node_modules/.bin/tsc"));
+    assert!(runs_as_tool(".husky/pre-commit"));
+    assert!(!runs_as_tool("node_modules/tsc/index.js"));
+    assert!(!runs_as_tool("docs/mcp.json"));
 }
