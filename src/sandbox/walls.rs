@@ -85,11 +85,23 @@ impl KernelWalls {
              (no /dev/tty of warden's); descriptors other than 0, 1, 2 are closed at exec"
                 .to_string(),
         ];
+        // Landlock ABI 9 (`RESOLVE_UNIX`) keeps every socket outside the
+        // sandbox out of reach; the namespace covers those it knows of.
+        let late = if self.abi < 9 {
+            format!(
+                "; OPEN: a pathname socket bound after the agent started, outside the workspace \
+                 and the covered directories (/run/user/UID, /tmp/tmux-UID, /tmp/.X11-unix, \
+                 D-Bus), is reachable (Landlock ABI 9 closes that; this kernel has ABI {})",
+                self.abi
+            )
+        } else {
+            String::new()
+        };
         out.push(match self.namespace {
             Some(how) => format!(
                 "mount namespace ({}): a private /dev/pts (the agent's own ptys only, not warden's \
                  terminal); your pathname sockets outside the workspace covered (tmux, D-Bus, \
-                 docker, ssh-agent, X11, and every other socket bound when the agent starts but name lookups and logging)",
+                 docker, ssh-agent, X11, and every other socket bound when the agent starts but name lookups and logging){late}",
                 match how {
                     Namespace::Mount => "warden runs as root",
                     Namespace::User => "inside a user namespace",
