@@ -60,24 +60,7 @@ fn rfc3339(secs: u64) -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
 }
 
-/// Seconds since 1970 as UTC (year, month, day, hour, minute, second),
-/// without a date crate.
-pub(crate) fn civil_utc(secs: u64) -> (i64, i64, i64, u64, u64, u64) {
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
-    // Civil-from-days (Howard Hinnant's algorithm), for days since 1970-01-01.
-    let z = i64::try_from(days).unwrap_or(0) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(mo <= 2);
-    (y, mo, d, h, m, s)
-}
+pub(crate) use crate::record::civil_utc;
 
 /// Seconds since 1970 of an RFC 3339 / ISO 8601 time ("2026-11-18T11:06:40Z";
 /// fractions are dropped, an offset is applied); `None` when it is not one.

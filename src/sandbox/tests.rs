@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use pretty_assertions::assert_eq;
 
+use super::explain::reported_line;
 use super::*;
 
 /// A file system as a table: directory -> entries (a trailing `@` marks a symlink).

@@ -131,7 +131,7 @@ pub enum Msg {
     /// A terminal's output (or exit) changed.
     TerminalOutput { id: String, view: TerminalView },
     /// The badge of the sandbox of the chat's agent process (the footer's).
-    Sandbox(crate::sandbox::Badge),
+    Sandbox(crate::sandbox::explain::Badge),
     /// The rules of the chat's agent process: whether it keeps the
     /// workspace read-only, and whether the chat's sandbox moves with Plan.
     ProcessRules { read_only: bool, follows_plan: bool },
@@ -326,7 +326,7 @@ pub struct Session {
     pub queued_prompt: Option<String>,
     /// How the agent is confined (the footer's badge); none: no sandbox
     /// was configured (warden embedded without settings).
-    pub sandbox: Option<crate::sandbox::Badge>,
+    pub sandbox: Option<crate::sandbox::explain::Badge>,
     /// The agent process's rules against the mode, and what waits for a
     /// move (`process_move.rs`).
     pub process: process_move::ProcessPlace,

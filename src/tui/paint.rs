@@ -113,7 +113,7 @@ pub(super) fn blank_from(frame: &Buffer, y: u16) -> u16 {
     let blank = row
         .iter()
         .rev()
-        .take_while(|c| super::scroll::same_cell(c, &Cell::EMPTY))
+        .take_while(|c| same_cell(c, &Cell::EMPTY))
         .count();
     let mut at = width - blank;
     if at > 0 && at < width && !narrow(row[at - 1].symbol()) {
@@ -256,4 +256,22 @@ impl Sgr<'_> {
         self.param(set);
         let _ = write!(self.out, ";5;{index}");
     }
+}
+
+/// Whether two cells are equal, as `Cell`'s `==` says, with its cheap
+/// fields first and a one-byte symbol compared without a call to `memcmp`
+/// (a frame compares a screen's worth of cells or more).
+#[allow(deprecated)] // `skip` is part of equality
+#[inline]
+pub(super) fn same_cell(a: &Cell, b: &Cell) -> bool {
+    a.fg == b.fg
+        && a.bg == b.bg
+        && a.modifier == b.modifier
+        && a.underline_color == b.underline_color
+        && a.diff_option == b.diff_option
+        && a.skip == b.skip
+        && match (a.symbol().as_bytes(), b.symbol().as_bytes()) {
+            ([x], [y]) => x == y,
+            (x, y) => x == y,
+        }
 }

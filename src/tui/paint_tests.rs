@@ -147,7 +147,7 @@ proptest! {
         let cells: Vec<_> = a.content.iter().chain(&b.content).chain(&extra).collect();
         for x in &cells {
             for y in &cells {
-                prop_assert_eq!(super::scroll::same_cell(x, y), x == y, "{:?} {:?}", x, y);
+                prop_assert_eq!(super::paint::same_cell(x, y), x == y, "{:?} {:?}", x, y);
             }
         }
     }

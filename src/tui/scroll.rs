@@ -37,6 +37,8 @@ use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::{Position, Rect, Size};
 use ratatui::{Frame, Terminal};
 
+use super::paint::same_cell;
+
 /// The environment variable that turns scroll regions off.
 pub(crate) const NO_SCROLL_REGION: &str = "WARDEN_NO_SCROLL_REGION";
 
@@ -79,17 +81,8 @@ enum Screen {
     Unknown,
 }
 
-/// The transcript's rows on a frame, as the UI names them to [`draw`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Rows {
-    /// Where the transcript is.
-    pub area: Rect,
-    /// How many rows its content moved up (down when negative) since it
-    /// was last drawn in the same area, as its layout counts them (an
-    /// answer that grew by `k` rows while the view follows it: `k`);
-    /// `None` when the layout cannot tell.
-    pub moved: Option<i32>,
-}
+/// What the ui says of the transcript's rows (it lays them out).
+pub(crate) use crate::ui::TranscriptRows as Rows;
 
 /// What [`draw`] hands the backend for one frame.
 #[derive(Default)]
@@ -313,24 +306,6 @@ impl<B: Backend<Error = io::Error> + Write> ScrollBackend<B> {
         self.shown_rows = Some((band, new));
         shift
     }
-}
-
-/// Whether two cells are equal, as `Cell`'s `==` says, with its cheap
-/// fields first and a one-byte symbol compared without a call to `memcmp`
-/// (a frame compares a screen's worth of cells or more).
-#[allow(deprecated)] // `skip` is part of equality
-#[inline]
-pub(super) fn same_cell(a: &Cell, b: &Cell) -> bool {
-    a.fg == b.fg
-        && a.bg == b.bg
-        && a.modifier == b.modifier
-        && a.underline_color == b.underline_color
-        && a.diff_option == b.diff_option
-        && a.skip == b.skip
-        && match (a.symbol().as_bytes(), b.symbol().as_bytes()) {
-            ([x], [y]) => x == y,
-            (x, y) => x == y,
-        }
 }
 
 /// Whether two rows of cells are equal.

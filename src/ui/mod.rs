@@ -108,7 +108,19 @@ fn hit_in(hits: &[(Rect, Option<Action>)], column: u16, row: u16) -> Option<Acti
 }
 
 pub use crate::keys::Scroll;
-use crate::tui::scroll::Rows as TranscriptRows;
+
+/// The transcript's rows on a frame, as the ui names them to the backend
+/// ([`crate::tui::scroll::draw`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TranscriptRows {
+    /// Where the transcript is.
+    pub area: Rect,
+    /// How many rows its content moved up (down when negative) since it
+    /// was last drawn in the same area, as its layout counts them (an
+    /// answer that grew by `k` rows while the view follows it: `k`);
+    /// `None` when the layout cannot tell.
+    pub moved: Option<i32>,
+}
 
 impl View {
     /// A view with nothing laid out yet, following the tail. Reads `NO_COLOR`

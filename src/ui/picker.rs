@@ -14,7 +14,7 @@ use ratatui::widgets::{Clear, Widget};
 
 use super::theme::Theme;
 use super::wrap::{spaces, str_width, truncate_end, truncate_start};
-use crate::chats::ChatSummary;
+use crate::record::ChatSummary;
 use crate::sanitize::one_line;
 use crate::state::picker::Picker;
 
@@ -43,7 +43,7 @@ const MODE_MAX: usize = 10;
 /// `time` as `YYYY-MM-DD HH:MM` in UTC (times before 1970 as 1970).
 pub(crate) fn civil_time(time: SystemTime) -> String {
     let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (y, mo, d, h, m, _) = crate::decision_log::civil_utc(secs);
+    let (y, mo, d, h, m, _) = crate::record::civil_utc(secs);
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{m:02}")
 }
 
