@@ -196,7 +196,7 @@ pub(crate) fn title(title: &str, own: &[&'static str]) -> Option<Lookalike> {
 /// names one of warden's tools in look-alike letters; `None` for warden's
 /// own requests and plain names.
 pub(crate) fn warning(view: &RequestView) -> Option<String> {
-    if view.client {
+    if view.card.is_client() {
         return None;
     }
     let tool = view.tool();
@@ -316,7 +316,7 @@ mod tests {
         );
         let own = RequestView {
             tool_name: Some("fs/write_text_file".into()),
-            client: true,
+            card: crate::gate::CardKind::ClientWrite,
             ..Default::default()
         };
         assert_eq!(own.tool(), "fs/write_text_file");

@@ -16,6 +16,7 @@ pub mod decision_log;
 pub mod demo_agent;
 pub mod editor;
 pub mod export;
+pub mod gate;
 pub(crate) mod history;
 pub(crate) mod keys;
 pub mod launch;

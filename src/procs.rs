@@ -430,8 +430,11 @@ mod tests {
         assert!(status.success());
         let mut daemon = None;
         for _ in 0..200 {
+            // Whole lines only: a read between the file's creation and
+            // the shell's write sees it empty or cut.
             daemon = std::fs::read_to_string(&pid_file)
                 .ok()
+                .filter(|t| t.ends_with('\n'))
                 .and_then(|t| t.trim().parse::<libc::pid_t>().ok());
             if daemon.is_some() {
                 break;

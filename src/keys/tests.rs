@@ -199,6 +199,7 @@ fn an_elicitation_card_offers_only_accept_decline_and_moving() {
 /// [`pure_rooms_import_no_room_that_does_io`]: say which it is.
 const PURE_ROOMS: &[&str] = &[
     "confusable",
+    "gate",
     "keys",
     "model",
     "policy",

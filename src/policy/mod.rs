@@ -471,7 +471,7 @@ pub fn decide(req: &RequestView, cx: &Context) -> Decision {
         category
     };
     let runs_more = runs_more || writes;
-    if req.elicitation {
+    if req.card.always_asks() {
         return Decision::Ask {
             reason: "an elicitation (a sign-in page or a form the agent wants answered) \
                      is always the user's call"
@@ -801,7 +801,7 @@ pub(crate) fn sent_for(req: &RequestView, picked: usize, modes: &[AgentMode]) ->
             None => Sent::Cancel,
         });
     }
-    if req.kind == ToolKind::SwitchMode {
+    if req.card == crate::gate::CardKind::ModeSwitch {
         return Some(match switch_allow_option(options, modes) {
             Some(index) => Sent::Option {
                 index,

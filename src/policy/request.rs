@@ -4,6 +4,8 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use crate::gate::CardKind;
+
 use super::{Category, category};
 use crate::model::{PermissionOption, PermissionRequest, ToolCall, ToolContent, ToolKind};
 
@@ -49,14 +51,12 @@ pub struct RequestView {
     /// fetch). Deny and ask rules of that kind apply too; no allow rule
     /// matches a request whose kind had to be guessed.
     pub inferred_kind: Option<ToolKind>,
-    /// warden's own synthetic request for one of the agent's client calls
-    /// (`fs/read_text_file`, `fs/write_text_file`, `terminal/create`).
-    pub client: bool,
-    /// The agent asks for an elicitation through a permission request
-    /// (codex-acp: a toolCallId starting `elicitation-`, or a `rawInput`
-    /// shaped like `elicitation/create` params): allowing it opens a url or
-    /// accepts a form for the user, so it always asks.
-    pub elicitation: bool,
+    /// What the card asks about: the agent's own tool, warden's request for
+    /// one of its client calls (`fs/read_text_file`, `fs/write_text_file`,
+    /// `terminal/create`), a mode switch, or an elicitation (codex-acp: a
+    /// toolCallId starting `elicitation-`, or a `rawInput` shaped like
+    /// `elicitation/create` params).
+    pub card: CardKind,
 }
 
 impl RequestView {
@@ -104,10 +104,14 @@ impl RequestView {
             diff_paths,
             options: req.options.clone(),
             inferred_kind: None,
-            client: req.client,
-            elicitation: false,
+            card: CardKind::AgentTool,
         };
-        view.elicitation = is_elicitation(&req.tool_call_id, view.raw_input.as_ref());
+        view.card = CardKind::of(
+            req.client,
+            view.tool_name.as_deref(),
+            is_elicitation(&req.tool_call_id, view.raw_input.as_ref()),
+            kind,
+        );
         if fields.kind.is_none() && kind == ToolKind::Other {
             view.inferred_kind = view.infer_kind();
         }
@@ -163,7 +167,7 @@ impl RequestView {
                     .map_or_else(|| self.kind.as_str().to_string(), str::to_string)
             });
         let reserved = crate::confusable::tool_name(&name, &crate::confusable::OWN_TOOLS).is_some();
-        if reserved && !self.client {
+        if reserved && !self.card.is_client() {
             format!("agent:{name}")
         } else {
             name
@@ -192,7 +196,10 @@ impl RequestView {
         }
         // Not a kind warden had to guess (kimi-cli sends none and runs its
         // commands through warden's terminal).
-        if self.client || self.category() != Category::Execute || self.inferred_kind.is_some() {
+        if self.card.is_client()
+            || self.category() != Category::Execute
+            || self.inferred_kind.is_some()
+        {
             return false;
         }
         // A title that is the tool's name (`Bash`, `Terminal`: what an agent
@@ -621,7 +628,7 @@ mod tests {
         assert_eq!(v.other_commands(), vec!["rm -rf x [in /tmp] (clean)"]);
         // warden's own terminal request: exact from its call only.
         let terminal = RequestView {
-            client: true,
+            card: CardKind::ClientTerminal,
             ..exec("touch a")
         };
         assert!(!terminal.command_exact());
@@ -688,8 +695,7 @@ mod tests {
                 diff_paths: vec!["/p/a.rs".into()],
                 options: vec![option],
                 inferred_kind: None,
-                client: false,
-                elicitation: false,
+                card: CardKind::AgentTool,
             }
         );
         assert_eq!(got.paths(), ["/p/a.rs"]);

@@ -682,7 +682,7 @@ fn elicitations_sent_as_permission_requests_always_ask() {
         ),
     ];
     for req in &cases {
-        assert!(req.elicitation, "{req:?}");
+        assert_eq!(req.card, crate::gate::CardKind::Elicitation, "{req:?}");
         for mode in [Mode::Default, Mode::Auto] {
             for bypass in [false, true] {
                 let got = run(req, mode, bypass, &allow_all, &[]);
@@ -691,7 +691,7 @@ fn elicitations_sent_as_permission_requests_always_ask() {
         }
     }
     let fetch = ask_request("call-6", json!({"url": "https://x"}), ToolKind::Fetch);
-    assert!(!fetch.elicitation);
+    assert_ne!(fetch.card, crate::gate::CardKind::Elicitation);
     assert_eq!(
         short(&run(&fetch, Mode::Auto, false, &[], &[])),
         "allow/auto/once"

@@ -3,9 +3,8 @@
 //! reviewed by keyboard or mouse. Every decision becomes one transcript line
 //! and one decision-log record.
 
-use crate::model::{
-    AgentMode, PermissionOption, PermissionOutcome, PermissionRequest, StopReason, ToolKind,
-};
+use crate::gate::CardKind;
+use crate::model::{AgentMode, PermissionOption, PermissionOutcome, PermissionRequest, StopReason};
 use crate::policy::{
     self, Category, ChatGrant, Context, Decision, GrantCommands, Mode, RequestView, Sent, Source,
     allow_option, reject_option, sent_for, switch_allow_option,
@@ -351,7 +350,7 @@ impl ChatState {
         // session, a turn cancelled or over) is not this chat's mode's to
         // decide: refused, and said. An elicitation asks the user anyway.
         if facts.in_session
-            && !view.elicitation
+            && !view.card.always_asks()
             && let Some(why) = self.no_turn_running()
         {
             return self.refuse_for_safety(id, request, Some(view), why);
@@ -359,7 +358,7 @@ impl ChatState {
         // A request about a tool call that already ran asks for nothing that
         // is still to happen, and its finished call's fields would fill the
         // request's gaps: answered cancelled, whatever the mode.
-        let finished = (!request.client)
+        let finished = (!view.card.is_client())
             .then(|| self.session.transcript.tool(&request.tool_call_id))
             .flatten()
             .map(|t| t.state)
@@ -393,7 +392,7 @@ impl ChatState {
         // Show what the request says about its tool call (it may be the first word of it).
         let mut fields = request.fields.clone();
         fields.status = None;
-        if request.client {
+        if view.card.is_client() {
             self.session
                 .transcript
                 .update_own_tool(&request.tool_call_id, &fields);
@@ -404,7 +403,7 @@ impl ChatState {
         }
         // warden's own request for a client call is all warden's: a tool
         // call the agent made up under its id adds nothing to it.
-        let known = (!request.client)
+        let known = (!view.card.is_client())
             .then(|| self.session.transcript.tool(&request.tool_call_id))
             .flatten()
             .map(|t| t.call.content.clone());
@@ -434,7 +433,7 @@ impl ChatState {
         // A file write or terminal the agent already got permission for: no
         // second card. Only what the mode would ask about: the deny and ask
         // rules are checked on the call itself, and Plan never covers.
-        if approval.request.client
+        if approval.view.card.is_client()
             && matches!(decision, Decision::Ask { .. })
             && self.gate.mode != Mode::Plan
             && policy::rule_gate(&approval.view, &self.policy_context()).is_none()
@@ -523,7 +522,7 @@ impl ChatState {
         self.error(
             format!(
                 "warden refused the agent's {} {}: {}",
-                if approval.request.client {
+                if approval.view.card.is_client() {
                     "call"
                 } else {
                     "request"
@@ -534,7 +533,7 @@ impl ChatState {
             Vec::new(),
         );
         let answered = self.answer(&approval, outcome, "refused", Source::User, &why);
-        if let Some(state) = before.filter(|_| !approval.request.client) {
+        if let Some(state) = before.filter(|_| !approval.view.card.is_client()) {
             self.session
                 .transcript
                 .set_tool_state(&approval.request.tool_call_id, state);
@@ -611,7 +610,7 @@ impl ChatState {
     /// What a pick on this card will really do.
     fn resolve(&self, approval: &Approval, pick: &UserPick) -> Resolved {
         let options = &approval.request.options;
-        let switch = approval.view.kind == ToolKind::SwitchMode;
+        let switch = approval.view.card == CardKind::ModeSwitch;
         match pick {
             UserPick::Option(i) => match sent_for(&approval.view, *i, self.agent_mode_list()) {
                 None => Resolved::Wait(String::new()),
@@ -661,7 +660,7 @@ impl ChatState {
             let pick = match on_ask {
                 // Nobody is there to open a sign-in page or fill a form:
                 // an elicitation is declined, never accepted unseen.
-                OnAsk::Allow if approval.view.elicitation => UserPick::Deny,
+                OnAsk::Allow if !approval.view.card.on_ask_may_allow() => UserPick::Deny,
                 OnAsk::Allow => UserPick::Allow,
                 OnAsk::Deny | OnAsk::Remote => UserPick::Deny,
                 OnAsk::Fail => {
@@ -691,7 +690,7 @@ impl ChatState {
         approval.card = self.card_view(&approval);
         self.session.transcript.set_call_state(
             &approval.request.tool_call_id,
-            approval.request.client,
+            approval.view.card.is_client(),
             ToolState::AwaitingApproval,
         );
         let title = approval.title();
@@ -800,7 +799,7 @@ impl ChatState {
         };
         let allowed = option.is_some_and(|o| o.kind.is_allow());
         let tool_id = &approval.request.tool_call_id;
-        let client = approval.request.client;
+        let client = approval.view.card.is_client();
         if !allowed {
             let state = if option.is_some() {
                 ToolState::Rejected
@@ -821,7 +820,7 @@ impl ChatState {
                 .set_call_state(tool_id, client, ToolState::Approved);
         }
         if allowed
-            && !approval.request.client
+            && !approval.view.card.is_client()
             && let Some(scope) = self.scope_of(approval, source)
         {
             self.gate.allowed_scopes.push(scope);
@@ -842,7 +841,7 @@ impl ChatState {
             text: line,
         });
         if allowed
-            && approval.view.kind == ToolKind::SwitchMode
+            && approval.view.card.leaves_plan()
             && self.gate.mode == Mode::Plan
             && source == Source::User
         {
@@ -1066,7 +1065,7 @@ impl ChatState {
             .gate
             .approvals
             .iter()
-            .position(|a| !a.request.client && a.request.tool_call_id == tool_call_id)
+            .position(|a| !a.view.card.is_client() && a.request.tool_call_id == tool_call_id)
         {
             if let Some(approval) = self.take_approval(index) {
                 let answered = self.answer(

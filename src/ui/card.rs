@@ -17,8 +17,9 @@ use super::entry::{Ctx, INDENT, diff_lines};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::{Mode, spaces, str_width, truncate_end, wrap_into, wrap_text_into};
+use crate::gate::CardKind;
 use crate::keys;
-use crate::model::{ToolContent, ToolKind};
+use crate::model::ToolContent;
 use crate::policy::Rule;
 use crate::sanitize::{one_line, visible};
 use crate::state::{
@@ -277,7 +278,7 @@ fn detail_lines(
 ) -> (Vec<Line<'static>>, Option<usize>) {
     let mut plan_rows = Vec::new();
     let mut raw = approval.view.raw_input.clone();
-    if approval.view.kind == ToolKind::SwitchMode
+    if approval.view.card == CardKind::ModeSwitch
         && let Some((plan, from_raw)) = plan_text(approval, content)
     {
         let rows = markdown::render(&plan, width.saturating_sub(INDENT).max(1), theme);
@@ -442,7 +443,7 @@ pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> 
     let navigated = state.view.focus.is(Pane::Cards) && state.view.cursor.choice != view.default;
     // A request to leave plan mode, or for the user's input, keeps its
     // choices in full: which option `y` sends is the question there.
-    let plain = approval.view.kind != ToolKind::SwitchMode && !approval.view.elicitation;
+    let plain = approval.view.card.plain_choices();
     let folded = height < FOLD_BELOW && plain && !state.view.cursor.expanded && !navigated;
     let mut top = Vec::new();
     let kind = approval.view.kind.as_str();
@@ -465,7 +466,7 @@ pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> 
     let mut yields: Vec<usize> = (1..top.len()).collect();
     // Whose call this is: warden's own (a client call it confines), or an
     // agent tool whose name may pass for warden's or another's.
-    let whose = if approval.request.client {
+    let whose = if approval.view.card.is_client() {
         let tool = approval
             .request
             .fields
@@ -671,8 +672,9 @@ fn folded_keys(approval: &Approval) -> String {
 fn folded_hints(state: &ChatState) -> Option<String> {
     use keys::CardCmd as C;
     let approval = state.gate.approvals.get(selected(state))?;
-    let normal =
-        state.view.focus.is(Pane::Cards) && state.card_armed() && !approval.view.elicitation;
+    let normal = state.view.focus.is(Pane::Cards)
+        && state.card_armed()
+        && approval.view.card != CardKind::Elicitation;
     normal.then(|| {
         keys::card_hints_where(keys::CARDS, true, |cmd| {
             !matches!(
@@ -818,7 +820,7 @@ pub(crate) fn hint_lines(state: &ChatState) -> (String, String) {
             )
         )),
         _ if !state.card_armed() => both(WAIT_HINT.to_string()),
-        _ if approval.view.elicitation => both(keys::elicitation_hints()),
+        _ if approval.view.card == CardKind::Elicitation => both(keys::elicitation_hints()),
         _ => {
             let offers = |cmd: &keys::CardCmd| approval.card.offers(cmd);
             (

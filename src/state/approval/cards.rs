@@ -3,7 +3,7 @@
 //! cards?"). What each key means comes from `crate::keys`.
 
 use crate::keys::{self, AnswerCmd, CardCmd, FieldCmd, Key};
-use crate::model::{PermissionOutcome, ToolKind};
+use crate::model::PermissionOutcome;
 use crate::policy::{self, Decision, Source, allow_option, reject_option};
 use crate::sanitize::one_line;
 use crate::state::{Action, ChatState, Composer, Effect, RequestId};
@@ -160,12 +160,9 @@ impl ChatState {
             CardCmd::Deny => self.pick(UserPick::Deny),
             CardCmd::AllowForChat | CardCmd::Bypass => {
                 // Offered, the card's row took the key above.
-                self.view.notice = Some(if card.view.kind == ToolKind::SwitchMode {
-                    "a switch_mode request is decided one at a time".into()
-                } else if card.view.elicitation {
-                    "a request for your input is answered y or n".into()
-                } else {
-                    no_allow_notice(card)
+                self.view.notice = Some(match card.view.card.no_grant_notice() {
+                    Some(why) => why.into(),
+                    None => no_allow_notice(card),
                 });
                 Vec::new()
             }

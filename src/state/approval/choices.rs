@@ -6,8 +6,9 @@
 //! against them. Nothing here is drawn or decided by `ui/`. (The shape of
 //! codex-rs/tui's `ApprovalOption`: a label, a shortcut and a decision.)
 
+use crate::gate::CardKind;
 use crate::keys::{CardCmd, Key};
-use crate::model::{AgentMode, OptionKind, PermissionOption, ToolKind};
+use crate::model::{AgentMode, OptionKind, PermissionOption};
 use crate::policy::{self, Sent, allow_option, reject_option, sent_for, switch_allow_option};
 use crate::sanitize::one_line;
 
@@ -146,7 +147,7 @@ pub(crate) fn card_view(approval: &Approval, modes: &[AgentMode], agent: &str) -
     for (i, option) in options.iter().enumerate().take(9) {
         rows.push(option_row(approval, modes, i, option));
     }
-    let plain = approval.view.kind != ToolKind::SwitchMode && !approval.view.elicitation;
+    let plain = approval.view.card.plain_choices();
     if plain && allow_option(options).is_some() {
         rows.push(ChoiceRow {
             key: 'a',
@@ -242,7 +243,7 @@ fn option_row(
 /// reject, else "deny with a reason". Never an "always".
 fn default_choice(approval: &Approval, modes: &[AgentMode], rows: &[ChoiceRow]) -> usize {
     let options = &approval.request.options;
-    let allow = if approval.view.kind == ToolKind::SwitchMode {
+    let allow = if approval.view.card == CardKind::ModeSwitch {
         switch_allow_option(options, modes)
     } else {
         allow_option(options).and_then(|o| options.iter().position(|x| std::ptr::eq(x, o)))
@@ -287,7 +288,7 @@ fn really_sent(approval: &Approval, modes: &[AgentMode], i: usize) -> Option<Str
 /// it asking.
 fn warning(approval: &Approval, modes: &[AgentMode]) -> Option<&'static str> {
     let options = &approval.request.options;
-    if approval.view.kind == ToolKind::SwitchMode {
+    if approval.view.card == CardKind::ModeSwitch {
         return switch_allow_option(options, modes)
             .is_none()
             .then_some("none of the agent's options leads to a mode that keeps asking: warden can only reject this");
