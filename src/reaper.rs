@@ -38,6 +38,12 @@ pub(crate) fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
 /// SIGKILL every registered group, and every agent's cgroup (for the
 /// panic path only).
 pub(crate) fn kill_all() {
+    kill_groups();
+    crate::procs::kill_all();
+}
+
+/// SIGKILL every registered group.
+fn kill_groups() {
     let groups = match GROUPS.lock() {
         Ok(groups) => groups.clone(),
         Err(poisoned) => poisoned.into_inner().clone(),
@@ -45,7 +51,6 @@ pub(crate) fn kill_all() {
     for pgid in groups {
         signal_group(pgid, libc::SIGKILL);
     }
-    crate::procs::kill_all();
 }
 
 /// Make warden the parent of every orphaned process it started, however
@@ -154,7 +159,9 @@ mod tests {
         std::os::unix::process::CommandExt::process_group(&mut child, 0);
         let mut child = child.arg("30").spawn().expect("sleep runs");
         register(child.id());
-        kill_all();
+        // The groups only: every cgroup of this process's trees too would
+        // end what other tests run meanwhile.
+        kill_groups();
         let status = child.wait().expect("reaped");
         assert!(!status.success(), "killed: {status:?}");
         unregister(child.id());

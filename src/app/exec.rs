@@ -218,7 +218,7 @@ impl RemoteAsks {
             self.since.remove(&id);
             app.handle(Msg::RemoteAnswer {
                 id,
-                pick: crate::state::RemotePick::NoAnswer(timeout.as_secs()),
+                pick: crate::state::Answer::NoAnswer(timeout.as_secs()),
             });
         }
     }

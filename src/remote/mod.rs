@@ -31,7 +31,7 @@ pub use token::Token;
 use std::time::Instant;
 
 use crate::policy::Mode;
-use crate::state::{ChatId, RemotePick, RequestId};
+use crate::state::{Answer, ChatId, RequestId};
 
 /// How long a card must have been on the page before a remote answer takes
 /// (the key-race rule: no card is answered in the instant it appears).
@@ -82,7 +82,7 @@ pub enum Command {
     Answer {
         chat: ChatId,
         id: RequestId,
-        pick: RemotePick,
+        pick: Answer,
     },
     Mode {
         chat: ChatId,

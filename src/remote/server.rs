@@ -28,7 +28,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use super::token::Token;
 use super::{ARMING, Command, Snapshot, page};
 use crate::policy::Mode;
-use crate::state::RemotePick;
+use crate::state::Answer;
 
 /// How long the first wrong token waits for its answer; each further one
 /// waits twice as long as the one before, up to [`WRONG_DELAY_MAX`].
@@ -501,8 +501,8 @@ fn wrong_delay(failures: u32) -> Duration {
 fn post_answer(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, String>) -> Reply {
     let (chat, card) = (number(form, "chat"), number(form, "card"));
     let pick = match form.get("pick").map(String::as_str) {
-        Some("allow") => RemotePick::AllowOnce,
-        Some("deny") => RemotePick::Deny,
+        Some("allow") => Answer::Allow,
+        Some("deny") => Answer::Deny,
         Some("reason") => {
             let reason = form.get("reason").map_or("", |r| r.trim());
             if reason.is_empty() {
@@ -511,7 +511,7 @@ fn post_answer(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, Strin
                     "type why the agent should not do this",
                 );
             }
-            RemotePick::DenyWithReason(reason.to_string())
+            Answer::DenyWithReason(reason.to_string())
         }
         _ => return text(StatusCode::BAD_REQUEST, "no answer picked"),
     };

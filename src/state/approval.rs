@@ -291,9 +291,19 @@ pub enum OnAsk {
 pub const PLAN_INSTRUCTION: &str = "[warden: plan mode] Plan only: read files and propose changes, \
 but do not edit, delete, move or run anything. The user will switch modes when it is time to act.";
 
-/// What the user picked on a card.
+/// One answer to a card: what it picks and who picked it. A key on the
+/// card, the reason field, "approve all", the remote page and `warden exec
+/// --on-ask` all answer through it ([`ChatState::on_pick`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum UserPick {
+pub struct Pick {
+    pub choice: Answer,
+    pub by: By,
+}
+
+/// What an answer picks. From another device nothing lasting is picked
+/// (no grant, rule or bypass).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
     /// The agent's option of this index.
     Option(usize),
     /// Allow: the agent's `allow_once` (for a `switch_mode` request, the one
@@ -301,6 +311,36 @@ enum UserPick {
     Allow,
     /// Deny (reject_once, else reject_always, else cancelled).
     Deny,
+    /// Deny, cancel the turn and tell the agent why (an empty reason is a
+    /// plain deny).
+    DenyWithReason(String),
+    /// Nobody answered within this many seconds (`warden exec --on-ask
+    /// remote --ask-timeout`): deny, and log why.
+    NoAnswer(u64),
+}
+
+/// Who answered a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// The user, on the card.
+    You,
+    /// The user, approving every waiting card at once.
+    ApproveAll,
+    /// `warden exec --on-ask`, for a request nobody can see.
+    OnAsk,
+    /// The user, from another device (`src/remote/`).
+    Remote,
+}
+
+impl By {
+    /// The decision log's source of an answer by this one.
+    fn source(self) -> Source {
+        match self {
+            By::Remote => Source::Remote,
+            By::OnAsk => Source::OnAsk,
+            By::You | By::ApproveAll => Source::User,
+        }
+    }
 }
 
 impl ChatState {
@@ -608,11 +648,11 @@ impl ChatState {
     }
 
     /// What a pick on this card will really do.
-    fn resolve(&self, approval: &Approval, pick: &UserPick) -> Resolved {
+    fn resolve(&self, approval: &Approval, pick: &Answer) -> Resolved {
         let options = &approval.request.options;
         let switch = approval.view.card == CardKind::ModeSwitch;
         match pick {
-            UserPick::Option(i) => match sent_for(&approval.view, *i, self.agent_mode_list()) {
+            Answer::Option(i) => match sent_for(&approval.view, *i, self.agent_mode_list()) {
                 None => Resolved::Wait(String::new()),
                 Some(Sent::Option {
                     index,
@@ -629,29 +669,29 @@ impl ChatState {
                 Some(Sent::Refused) => Resolved::Wait(REFUSED_SWITCH.to_string()),
                 Some(Sent::Cancel) => Resolved::Cancel,
             },
-            UserPick::Allow if switch => {
-                match switch_allow_option(options, self.agent_mode_list()) {
-                    Some(index) => Resolved::Send {
-                        index,
-                        only_always: false,
-                    },
-                    None => Resolved::Wait(REFUSED_SWITCH.to_string()),
-                }
-            }
-            UserPick::Allow => match allow_option(options).and_then(|o| index_of(options, o)) {
+            Answer::Allow if switch => match switch_allow_option(options, self.agent_mode_list()) {
+                Some(index) => Resolved::Send {
+                    index,
+                    only_always: false,
+                },
+                None => Resolved::Wait(REFUSED_SWITCH.to_string()),
+            },
+            Answer::Allow => match allow_option(options).and_then(|o| index_of(options, o)) {
                 Some(index) => Resolved::Send {
                     index,
                     only_always: false,
                 },
                 None => Resolved::Wait(no_allow_notice(approval)),
             },
-            UserPick::Deny => match reject_option(options).and_then(|o| index_of(options, o)) {
-                Some(index) => Resolved::Send {
-                    index,
-                    only_always: false,
-                },
-                None => Resolved::Cancel,
-            },
+            Answer::Deny | Answer::DenyWithReason(_) | Answer::NoAnswer(_) => {
+                match reject_option(options).and_then(|o| index_of(options, o)) {
+                    Some(index) => Resolved::Send {
+                        index,
+                        only_always: false,
+                    },
+                    None => Resolved::Cancel,
+                }
+            }
         }
     }
 
@@ -660,9 +700,9 @@ impl ChatState {
             let pick = match on_ask {
                 // Nobody is there to open a sign-in page or fill a form:
                 // an elicitation is declined, never accepted unseen.
-                OnAsk::Allow if !approval.view.card.on_ask_may_allow() => UserPick::Deny,
-                OnAsk::Allow => UserPick::Allow,
-                OnAsk::Deny | OnAsk::Remote => UserPick::Deny,
+                OnAsk::Allow if !approval.view.card.on_ask_may_allow() => Answer::Deny,
+                OnAsk::Allow => Answer::Allow,
+                OnAsk::Deny | OnAsk::Remote => Answer::Deny,
                 OnAsk::Fail => {
                     self.session.failed = Some(format!(
                         "the agent asked permission for `{}` and --on-ask is fail",
@@ -681,10 +721,10 @@ impl ChatState {
             };
             let resolved = match self.resolve(&approval, &pick) {
                 // Nothing to allow that keeps the agent asking: refuse.
-                Resolved::Wait(_) => self.resolve(&approval, &UserPick::Deny),
+                Resolved::Wait(_) => self.resolve(&approval, &Answer::Deny),
                 other => other,
             };
-            return self.answer_resolved(approval, resolved, Picker::OnAsk);
+            return self.answer_resolved(approval, resolved, By::OnAsk);
         }
         approval.reason = reason;
         approval.card = self.card_view(&approval);
@@ -875,12 +915,7 @@ impl ChatState {
     }
 
     /// Answer a card as resolved from the user's pick (or `--on-ask`'s).
-    fn answer_resolved(
-        &mut self,
-        approval: Approval,
-        resolved: Resolved,
-        who: Picker,
-    ) -> Vec<Effect> {
+    fn answer_resolved(&mut self, approval: Approval, resolved: Resolved, who: By) -> Vec<Effect> {
         let options = &approval.request.options;
         let (outcome, label, only_always) = match resolved {
             Resolved::Send { index, only_always } => match options.get(index) {
@@ -900,30 +935,25 @@ impl ChatState {
         let allowed = matches!(&outcome, PermissionOutcome::Selected(id)
             if options.iter().any(|o| &o.id == id && o.kind.is_allow()));
         let verdict = match (allowed, who) {
-            (true, Picker::Remote) => "allowed remotely",
-            (false, Picker::Remote) => "denied remotely",
-            (true, Picker::OnAsk) => "allowed",
-            (false, Picker::OnAsk) => "denied",
+            (true, By::Remote) => "allowed remotely",
+            (false, By::Remote) => "denied remotely",
+            (true, By::OnAsk) => "allowed",
+            (false, By::OnAsk) => "denied",
             (true, _) => "allowed by you",
             (false, _) => "denied by you",
         };
         let mut reason = match who {
-            Picker::You => one_line(&label),
-            Picker::ApproveAll => format!("approve all ({})", one_line(&label)),
-            Picker::OnAsk => format!("--on-ask ({})", one_line(&label)),
-            Picker::Remote => format!("remote ({})", one_line(&label)),
+            By::You => one_line(&label),
+            By::ApproveAll => format!("approve all ({})", one_line(&label)),
+            By::OnAsk => format!("--on-ask ({})", one_line(&label)),
+            By::Remote => format!("remote ({})", one_line(&label)),
         };
         if only_always {
             reason.push_str(
                 " — the agent offered only 'Always allow': it may stop asking for this tool",
             );
         }
-        let source = match who {
-            Picker::Remote => Source::Remote,
-            Picker::OnAsk => Source::OnAsk,
-            Picker::You | Picker::ApproveAll => Source::User,
-        };
-        self.answer(&approval, outcome, verdict, source, &reason)
+        self.answer(&approval, outcome, verdict, who.source(), &reason)
     }
 
     /// "Allow for this chat": keep warden's grant, answer the agent's
@@ -1207,62 +1237,48 @@ fn index_of(options: &[PermissionOption], option: &PermissionOption) -> Option<u
     options.iter().position(|o| std::ptr::eq(o, option))
 }
 
-/// Who picked the option a card was answered with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Picker {
-    /// The user, on the card.
-    You,
-    /// The user, approving every waiting card at once.
-    ApproveAll,
-    /// `warden exec --on-ask`, for a request nobody can see.
-    OnAsk,
-    /// The user, from another device (`src/remote/`).
-    Remote,
-}
-
-/// What a remote answer picks: nothing lasting (no grant, rule or bypass
-/// is decided from another device).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RemotePick {
-    /// The agent's allow-once option.
-    AllowOnce,
-    /// The agent's reject option.
-    Deny,
-    /// Reject, cancel the turn and tell the agent why.
-    DenyWithReason(String),
-    /// Nobody answered within this many seconds (`warden exec --on-ask
-    /// remote --ask-timeout`): reject, and log why.
-    NoAnswer(u64),
-}
-
 impl ChatState {
     /// A remote answer to card `id`, through the same gate as a key. The
     /// first answer wins: a card already answered or withdrawn is left
     /// alone (the remote side then shows who decided). The server checks
     /// the card has waited long enough to be answered (its arming).
-    pub(super) fn on_remote_answer(&mut self, id: RequestId, pick: RemotePick) -> Vec<Effect> {
+    pub(super) fn on_remote_answer(&mut self, id: RequestId, choice: Answer) -> Vec<Effect> {
         let Some(index) = self.gate.approvals.iter().position(|a| a.id == id) else {
             return Vec::new();
         };
-        let user_pick = match pick {
-            RemotePick::AllowOnce => UserPick::Allow,
-            RemotePick::Deny | RemotePick::DenyWithReason(_) | RemotePick::NoAnswer(_) => {
-                UserPick::Deny
-            }
+        self.on_pick(
+            index,
+            Pick {
+                choice,
+                by: By::Remote,
+            },
+        )
+    }
+
+    /// Answer the waiting card at `index` with `pick`: what it resolves to
+    /// for this card, unless it must wait (a notice says why).
+    pub(super) fn on_pick(&mut self, index: usize, pick: Pick) -> Vec<Effect> {
+        let Some(approval) = self.gate.approvals.get(index) else {
+            return Vec::new();
         };
-        let resolved = self.resolve(&self.gate.approvals[index], &user_pick);
+        let resolved = self.resolve(approval, &pick.choice);
         if let Resolved::Wait(notice) = &resolved {
             if !notice.is_empty() {
-                self.view.notice = Some(format!("remote answer not taken: {notice}"));
+                self.view.notice = Some(match pick.by {
+                    By::Remote => format!("remote answer not taken: {notice}"),
+                    _ => notice.clone(),
+                });
             }
             return Vec::new();
         }
         let Some(approval) = self.take_approval(index) else {
             return Vec::new();
         };
-        let reason = match pick {
-            RemotePick::DenyWithReason(reason) => reason.trim().to_string(),
-            RemotePick::NoAnswer(secs) => {
+        match pick.choice {
+            Answer::DenyWithReason(reason) if !reason.trim().is_empty() => {
+                self.deny_with_reason(approval, reason.trim().to_string(), pick.by)
+            }
+            Answer::NoAnswer(secs) => {
                 let outcome = match resolved {
                     Resolved::Send { index, .. } => approval
                         .request
@@ -1273,30 +1289,41 @@ impl ChatState {
                         }),
                     _ => PermissionOutcome::Cancelled,
                 };
-                return self.answer(
+                self.answer(
                     &approval,
                     outcome,
                     "denied",
-                    Source::Remote,
+                    pick.by.source(),
                     &format!("no answer within {secs} s"),
-                );
+                )
             }
-            _ => String::new(),
-        };
-        if reason.is_empty() {
-            return self.answer_resolved(approval, resolved, Picker::Remote);
+            _ => self.answer_resolved(approval, resolved, pick.by),
         }
+    }
+
+    /// Deny `approval` (taken from the queue) with the agent's reject
+    /// option, cancel the turn, and send `reason` to the agent when the
+    /// turn has ended: the one "deny with a reason", from a key or another
+    /// device.
+    pub(super) fn deny_with_reason(
+        &mut self,
+        approval: Approval,
+        reason: String,
+        by: By,
+    ) -> Vec<Effect> {
         let outcome = reject_option(&approval.request.options)
             .map_or(PermissionOutcome::Cancelled, |o| {
                 PermissionOutcome::Selected(o.id.clone())
             });
-        let mut effects = self.answer(
-            &approval,
-            outcome,
-            "denied remotely",
-            Source::Remote,
-            &one_line(&reason),
-        );
+        let verdict = match by {
+            By::Remote => "denied remotely",
+            _ => "denied by you",
+        };
+        let mut effects = self.answer(&approval, outcome, verdict, by.source(), &one_line(&reason));
+        if by == By::You {
+            // Sent as the next prompt, so Up brings it back like one.
+            self.view.drafts.remember(&reason);
+        }
         effects.extend(self.send_after_turn(reason));
         effects
     }

@@ -24,8 +24,8 @@ pub(crate) mod workspace;
 pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
-    ARM_DELAY, AllowedScope, Approval, CardCursor, CardView, Choice, ChoiceRow, Focus, Modal,
-    ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Question, Refusal, RemotePick, RequestFacts, Seen,
+    ARM_DELAY, AllowedScope, Answer, Approval, By, CardCursor, CardView, Choice, ChoiceRow, Focus,
+    Modal, ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Pick, Question, Refusal, RequestFacts, Seen,
     TYPING_WINDOW, Tone, option_kind_label,
 };
 pub use composer::Composer;
@@ -183,7 +183,7 @@ pub enum Msg {
     /// From the checkpoint worker (`src/checkpoint/`).
     Checkpoint(Box<checkpoints::CheckpointMsg>),
     /// From another device (`src/remote/`): answer card `id`, if it still waits.
-    RemoteAnswer { id: RequestId, pick: RemotePick },
+    RemoteAnswer { id: RequestId, pick: Answer },
     /// From another device: switch the chat's mode.
     RemoteMode(Mode),
 }

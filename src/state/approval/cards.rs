@@ -4,11 +4,10 @@
 
 use crate::keys::{self, AnswerCmd, CardCmd, FieldCmd, Key};
 use crate::model::PermissionOutcome;
-use crate::policy::{self, Decision, Source, allow_option, reject_option};
-use crate::sanitize::one_line;
+use crate::policy::{self, Decision, Source, allow_option};
 use crate::state::{Action, ChatState, Composer, Effect, RequestId};
 
-use super::{Choice, Modal, Pane, Question, Resolved, UserPick, index_of, no_allow_notice};
+use super::{Answer, By, Choice, Modal, Pane, Pick, Question, index_of, no_allow_notice};
 
 /// What a card that just became the selected one says to a key that would
 /// answer it.
@@ -156,8 +155,8 @@ impl ChatState {
         }
         let len = rows.len();
         match cmd {
-            CardCmd::Allow => self.pick(UserPick::Allow),
-            CardCmd::Deny => self.pick(UserPick::Deny),
+            CardCmd::Allow => self.pick(Answer::Allow),
+            CardCmd::Deny => self.pick(Answer::Deny),
             CardCmd::AllowForChat | CardCmd::Bypass => {
                 // Offered, the card's row took the key above.
                 self.view.notice = Some(match card.view.card.no_grant_notice() {
@@ -228,29 +227,20 @@ impl ChatState {
     /// Answer the selected card with the agent's option of this index, as
     /// its digit key would.
     pub(in crate::state) fn pick_agent_option(&mut self, index: usize) -> Vec<Effect> {
-        self.pick(UserPick::Option(index))
+        self.pick(Answer::Option(index))
     }
 
-    fn pick(&mut self, pick: UserPick) -> Vec<Effect> {
-        let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
-            return Vec::new();
+    fn pick(&mut self, choice: Answer) -> Vec<Effect> {
+        let pick = Pick {
+            choice,
+            by: By::You,
         };
-        let resolved = self.resolve(approval, &pick);
-        if let Resolved::Wait(notice) = resolved {
-            if !notice.is_empty() {
-                self.view.notice = Some(notice);
-            }
-            return Vec::new();
-        }
-        match self.take_approval(self.view.cursor.selected) {
-            Some(approval) => self.answer_resolved(approval, resolved, super::Picker::You),
-            None => Vec::new(),
-        }
+        self.on_pick(self.view.cursor.selected, pick)
     }
 
     fn choose(&mut self, choice: Choice) -> Vec<Effect> {
         match choice {
-            Choice::AgentOption(i) => self.pick(UserPick::Option(i)),
+            Choice::AgentOption(i) => self.pick(Answer::Option(i)),
             Choice::AllowForChat => {
                 let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
                     return Vec::new();
@@ -337,17 +327,11 @@ impl ChatState {
         let Some(index) = self.gate.approvals.iter().position(|a| a.id == card) else {
             return Vec::new();
         };
-        let resolved = self.resolve(&self.gate.approvals[index], &UserPick::Allow);
-        if let Resolved::Wait(notice) = resolved {
-            if !notice.is_empty() {
-                self.view.notice = Some(notice);
-            }
-            return Vec::new();
-        }
-        match self.take_approval(index) {
-            Some(approval) => self.answer_resolved(approval, resolved, super::Picker::You),
-            None => Vec::new(),
-        }
+        let pick = Pick {
+            choice: Answer::Allow,
+            by: By::You,
+        };
+        self.on_pick(index, pick)
     }
 
     /// Keys while typing a denial reason for `card`.
@@ -376,21 +360,7 @@ impl ChatState {
                         Some("that card was withdrawn meanwhile: nothing denied".into());
                     return Vec::new();
                 };
-                let outcome = reject_option(&approval.request.options)
-                    .map_or(PermissionOutcome::Cancelled, |o| {
-                        PermissionOutcome::Selected(o.id.clone())
-                    });
-                let mut effects = self.answer(
-                    &approval,
-                    outcome,
-                    "denied by you",
-                    Source::User,
-                    &one_line(&reason),
-                );
-                // Sent as the next prompt, so Up brings it back like one.
-                self.view.drafts.remember(&reason);
-                effects.extend(self.send_after_turn(reason));
-                effects
+                self.deny_with_reason(approval, reason, By::You)
             }
             Some(FieldCmd::Back) => Vec::new(),
             None => {
@@ -416,18 +386,11 @@ impl ChatState {
                     };
                     // A card with nothing to allow that keeps the agent
                     // asking stays for a look of its own.
-                    let resolved = self.resolve(&self.gate.approvals[index], &UserPick::Allow);
-                    if let Resolved::Wait(notice) = resolved {
-                        self.view.notice = Some(notice);
-                        continue;
-                    }
-                    if let Some(approval) = self.take_approval(index) {
-                        effects.extend(self.answer_resolved(
-                            approval,
-                            resolved,
-                            super::Picker::ApproveAll,
-                        ));
-                    }
+                    let pick = Pick {
+                        choice: Answer::Allow,
+                        by: By::ApproveAll,
+                    };
+                    effects.extend(self.on_pick(index, pick));
                 }
                 effects
             }
