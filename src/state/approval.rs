@@ -3,16 +3,15 @@
 //! reviewed by keyboard or mouse. Every decision becomes one transcript line
 //! and one decision-log record.
 
-use crate::gate::CardKind;
-use crate::model::{AgentMode, PermissionOption, PermissionOutcome, PermissionRequest, StopReason};
+use crate::model::{AgentMode, PermissionOutcome, PermissionRequest, StopReason};
 use crate::policy::{
-    self, Category, ChatGrant, Context, Decision, GrantCommands, Mode, RequestView, Sent, Source,
-    allow_option, reject_option, sent_for, switch_allow_option,
+    self, Category, ChatGrant, Context, Decision, Mode, RequestView, Source, allow_option,
+    reject_option,
 };
 use crate::record::{Answerer, DecisionRecord, Verdict};
 use crate::sanitize::one_line;
 
-use super::{ChatState, Composer, Effect, EntryKind, RequestId, ToolState};
+use super::{ChatState, Effect, RequestId, ToolState};
 
 /// A permission request waiting for the user.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,184 +94,6 @@ impl Approval {
     }
 }
 
-/// Where keystrokes go: the pane that has the keys, and the modal open
-/// over it, if any. A modal takes every key while it is open; closing it
-/// (Esc, an answer, done) gives the keys back to the pane beneath, exactly
-/// where the user was. The pane changes only for a reason of its own
-/// (`ChatState::settle_pane`: no card left to review; a card arriving
-/// while the user is not typing), never as a guess on a modal's close.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Focus {
-    /// The pane beneath: where keys go when no modal is open.
-    pub pane: Pane,
-    /// The modal open over the pane, which has the keys meanwhile.
-    pub modal: Option<Modal>,
-}
-
-impl Focus {
-    /// Typing a message, nothing open over it.
-    pub const COMPOSER: Focus = Focus {
-        pane: Pane::Composer,
-        modal: None,
-    };
-    /// Reviewing the cards, nothing open over them.
-    pub const CARDS: Focus = Focus {
-        pane: Pane::Cards,
-        modal: None,
-    };
-
-    /// Whether this pane has the keys (it is the pane and no modal is open).
-    pub(crate) fn is(&self, pane: Pane) -> bool {
-        self.modal.is_none() && self.pane == pane
-    }
-
-    /// Open a modal over the pane (replacing one already open); the pane
-    /// beneath stays where it is.
-    pub(crate) fn open(&mut self, modal: Modal) {
-        self.modal = Some(modal);
-    }
-
-    /// Where the keys are, as far as their meaning goes: the open modal's
-    /// context, else the pane's.
-    pub(crate) fn context(&self) -> crate::keys::Context {
-        use crate::keys::Context;
-        match &self.modal {
-            None => match self.pane {
-                Pane::Composer => Context::Composer,
-                Pane::Cards => Context::Cards,
-            },
-            Some(Modal::Reason { .. }) => Context::Reason,
-            Some(Modal::KeepRule(_)) => Context::KeepRule,
-            Some(Modal::Confirm(_)) => Context::Question,
-            Some(Modal::ConfirmAll(_)) => Context::ConfirmAll,
-            Some(Modal::ModeMenu(_)) => Context::ModeMenu,
-            Some(Modal::Rules { .. }) => Context::Rules,
-            Some(Modal::Form(_)) => Context::Form,
-        }
-    }
-
-    /// Whether the keys are on the cards: the Cards pane, or a field or
-    /// question under a card.
-    pub(crate) fn on_cards(&self) -> bool {
-        match &self.modal {
-            None => self.pane == Pane::Cards,
-            Some(modal) => modal.under_card(),
-        }
-    }
-}
-
-/// The two panes of a chat.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Pane {
-    /// Typing a message.
-    #[default]
-    Composer,
-    /// Reviewing the approval cards.
-    Cards,
-}
-
-/// What can open over a pane and take its keys until it closes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Modal {
-    /// Typing the reason for denying a card; holds the card it denies, so
-    /// that a queue that moved meanwhile never denies another one.
-    Reason { card: RequestId, field: Composer },
-    /// Editing the pattern of a rule kept from the selected card.
-    KeepRule(Composer),
-    /// A question before trust widens (a mode change or a bypass).
-    Confirm(Question),
-    /// "Approve all N?" asked; holds the ids pending at the key press.
-    ConfirmAll(Vec<RequestId>),
-    /// The mode dropdown is open; index of the highlighted item.
-    ModeMenu(usize),
-    /// Filling in the selected form elicitation card (`state/form.rs`).
-    Form(super::form::FormEditor),
-    /// The rules screen (bypasses, rules, grants): highlighted line, and
-    /// whether a revoke awaits "y".
-    Rules { selected: usize, confirm: bool },
-}
-
-impl Modal {
-    /// Whether the modal is shown under a card (a field or a question of
-    /// the cards').
-    pub(crate) fn under_card(&self) -> bool {
-        matches!(
-            self,
-            Modal::Reason { .. } | Modal::KeepRule(_) | Modal::Confirm(_) | Modal::ConfirmAll(_)
-        )
-    }
-}
-
-/// What warden asks before it widens trust; y says yes, anything else no.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Question {
-    /// A mode change would allow these waiting cards: approve them? No
-    /// keeps them as cards; Shift+Tab goes on cycling.
-    AllowWaiting(Vec<RequestId>),
-    /// A rule just kept, or a bypass just set, would allow these other
-    /// waiting cards: approve them? No keeps them as cards.
-    AllowCovered(Vec<RequestId>),
-    /// `b` on this card: bypass its agent from now on?
-    Bypass(RequestId),
-}
-
-impl Question {
-    /// The question as shown under the card.
-    pub(crate) fn text(&self, agent: &str) -> String {
-        match self {
-            Question::AllowWaiting(ids) => {
-                let n = ids.len();
-                let (cards, them) = if n == 1 {
-                    ("waiting card would now be allowed", "it")
-                } else {
-                    ("waiting cards would now be allowed", "them")
-                };
-                format!(
-                    "The {n} {cards}. Approve {them}? n keeps {them} as cards · Shift+Tab next mode"
-                )
-            }
-            Question::AllowCovered(ids) => {
-                let n = ids.len();
-                let (cards, them) = if n == 1 {
-                    ("other waiting card", "it")
-                } else {
-                    ("other waiting cards", "them")
-                };
-                format!(
-                    "What you just allowed covers the {n} {cards} too. Approve {them}? n keeps {them} as cards"
-                )
-            }
-            Question::Bypass(_) => format!(
-                "Bypass {agent} from now on? Every call of {agent} that no deny/ask rule stops runs without asking, in every chat, saved to the settings. y / n"
-            ),
-        }
-    }
-}
-
-/// Where the user is among the cards: the selected card, its highlighted
-/// choice, how it is shown.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct CardCursor {
-    /// Index of the selected card in the queue.
-    pub selected: usize,
-    /// Index of the highlighted choice on it.
-    pub choice: usize,
-    /// Show long raw input in full.
-    pub expanded: bool,
-    /// Rows scrolled inside the selected card.
-    pub scroll: u16,
-    /// The selected card as the user could last have seen it: which card,
-    /// and since when (`state/approval/arming.rs`). A card that is not
-    /// this one, or is this one for less than [`ARM_DELAY`], takes no
-    /// answer.
-    pub seen: Option<Seen>,
-    /// A card came while the user was typing: it takes the keys at the
-    /// first clock (`Msg::Tick`, or a key's instant) at which the composer
-    /// is empty and no key came for [`TYPING_WINDOW`]; Ctrl-P, the
-    /// user's own choice of pane, ends the wait.
-    pub wants_keys: bool,
-}
-
 /// How a headless run (`warden exec`) answers what would have been a card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnAsk {
@@ -290,58 +111,6 @@ pub enum OnAsk {
 /// The text the agent sees before each prompt while the chat is in Plan.
 pub const PLAN_INSTRUCTION: &str = "[warden: plan mode] Plan only: read files and propose changes, \
 but do not edit, delete, move or run anything. The user will switch modes when it is time to act.";
-
-/// One answer to a card: what it picks and who picked it. A key on the
-/// card, the reason field, "approve all", the remote page and `warden exec
-/// --on-ask` all answer through it ([`ChatState::on_pick`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pick {
-    pub choice: Answer,
-    pub by: By,
-}
-
-/// What an answer picks. From another device nothing lasting is picked
-/// (no grant, rule or bypass).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Answer {
-    /// The agent's option of this index.
-    Option(usize),
-    /// Allow: the agent's `allow_once` (for a `switch_mode` request, the one
-    /// that leads to a mode that asks); never `allow_always`.
-    Allow,
-    /// Deny (reject_once, else reject_always, else cancelled).
-    Deny,
-    /// Deny, cancel the turn and tell the agent why (an empty reason is a
-    /// plain deny).
-    DenyWithReason(String),
-    /// Nobody answered within this many seconds (`warden exec --on-ask
-    /// remote --ask-timeout`): deny, and log why.
-    NoAnswer(u64),
-}
-
-/// Who answered a card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum By {
-    /// The user, on the card.
-    You,
-    /// The user, approving every waiting card at once.
-    ApproveAll,
-    /// `warden exec --on-ask`, for a request nobody can see.
-    OnAsk,
-    /// The user, from another device (`src/remote/`).
-    Remote,
-}
-
-impl By {
-    /// The decision log's source of an answer by this one.
-    fn source(self) -> Source {
-        match self {
-            By::Remote => Source::Remote,
-            By::OnAsk => Source::OnAsk,
-            By::You | By::ApproveAll => Source::User,
-        }
-    }
-}
 
 impl ChatState {
     /// How a headless run answers a card by itself; `None` when someone
@@ -647,54 +416,6 @@ impl ChatState {
             .map_or(&[], |m| m.available.as_slice())
     }
 
-    /// What a pick on this card will really do.
-    fn resolve(&self, approval: &Approval, pick: &Answer) -> Resolved {
-        let options = &approval.request.options;
-        let switch = approval.view.card == CardKind::ModeSwitch;
-        match pick {
-            Answer::Option(i) => match sent_for(&approval.view, *i, self.agent_mode_list()) {
-                None => Resolved::Wait(String::new()),
-                Some(Sent::Option {
-                    index,
-                    always: true,
-                }) => Resolved::Grant { index, picked: *i },
-                Some(Sent::Option { index, .. }) => Resolved::Send {
-                    index,
-                    only_always: false,
-                },
-                Some(Sent::OnlyAlways(index)) => Resolved::Send {
-                    index,
-                    only_always: true,
-                },
-                Some(Sent::Refused) => Resolved::Wait(REFUSED_SWITCH.to_string()),
-                Some(Sent::Cancel) => Resolved::Cancel,
-            },
-            Answer::Allow if switch => match switch_allow_option(options, self.agent_mode_list()) {
-                Some(index) => Resolved::Send {
-                    index,
-                    only_always: false,
-                },
-                None => Resolved::Wait(REFUSED_SWITCH.to_string()),
-            },
-            Answer::Allow => match allow_option(options).and_then(|o| index_of(options, o)) {
-                Some(index) => Resolved::Send {
-                    index,
-                    only_always: false,
-                },
-                None => Resolved::Wait(no_allow_notice(approval)),
-            },
-            Answer::Deny | Answer::DenyWithReason(_) | Answer::NoAnswer(_) => {
-                match reject_option(options).and_then(|o| index_of(options, o)) {
-                    Some(index) => Resolved::Send {
-                        index,
-                        only_always: false,
-                    },
-                    None => Resolved::Cancel,
-                }
-            }
-        }
-    }
-
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
         if let Some(on_ask) = self.unattended() {
             let pick = match on_ask {
@@ -820,177 +541,6 @@ impl ChatState {
             }
             Decision::Ask { .. } => Vec::new(),
         }
-    }
-
-    /// Answer one request: the reply, the tool's state, a transcript line and a log record.
-    fn answer(
-        &mut self,
-        approval: &Approval,
-        outcome: PermissionOutcome,
-        verdict: &str,
-        source: Source,
-        reason: &str,
-    ) -> Vec<Effect> {
-        let option = match &outcome {
-            PermissionOutcome::Selected(id) => {
-                approval.request.options.iter().find(|o| &o.id == id)
-            }
-            PermissionOutcome::Cancelled => None,
-        };
-        let allowed = option.is_some_and(|o| o.kind.is_allow());
-        let tool_id = &approval.request.tool_call_id;
-        let client = approval.view.card.is_client();
-        if !allowed {
-            let state = if option.is_some() {
-                ToolState::Rejected
-            } else {
-                ToolState::Cancelled
-            };
-            self.session
-                .transcript
-                .set_call_state(tool_id, client, state);
-        } else if self
-            .session
-            .transcript
-            .call(tool_id, client)
-            .is_some_and(|t| t.state == ToolState::AwaitingApproval)
-        {
-            self.session
-                .transcript
-                .set_call_state(tool_id, client, ToolState::Approved);
-        }
-        if allowed
-            && !approval.view.card.is_client()
-            && let Some(scope) = self.scope_of(approval, source)
-        {
-            self.gate.allowed_scopes.push(scope);
-        }
-        let decision = match (&outcome, allowed) {
-            (PermissionOutcome::Cancelled, _) => Verdict::Cancelled,
-            (_, true) => Verdict::Allowed,
-            (_, false) => Verdict::Denied,
-        };
-        // "allowed for `cargo test …` commands …", not "allowed: allowed for".
-        let line = if reason.starts_with(verdict) {
-            format!("{reason} · {}", approval.title())
-        } else {
-            format!("{verdict}: {reason} · {}", approval.title())
-        };
-        self.session.transcript.push(EntryKind::Decision {
-            allowed,
-            text: line,
-        });
-        if allowed
-            && approval.view.card.leaves_plan()
-            && self.gate.mode == Mode::Plan
-            && source == Source::User
-        {
-            self.set_mode(Mode::Default);
-        }
-        let record = DecisionRecord {
-            time: String::new(),
-            agent: self.gate.agent_policy.name.clone(),
-            session: self.session_id().unwrap_or_default().to_string(),
-            chat: self.session.chat_id.clone(),
-            request_id: approval.id,
-            tool_call_id: tool_id.clone(),
-            title: approval.view.title.clone(),
-            kind: approval.view.kind.as_str().to_string(),
-            category: approval.category.as_str().to_string(),
-            mode: self.gate.mode.as_str().to_string(),
-            decision,
-            option_id: option.map(|o| o.id.clone()),
-            option_kind: option.map(|o| o.kind.as_str().to_string()),
-            source: source.into(),
-            reason: reason.to_string(),
-            cwd: self.session.cwd_path.display().to_string(),
-        };
-        vec![
-            Effect::RespondPermission {
-                id: approval.id,
-                outcome,
-            },
-            Effect::LogDecision(Box::new(record)),
-        ]
-    }
-
-    /// Answer a card as resolved from the user's pick (or `--on-ask`'s).
-    fn answer_resolved(&mut self, approval: Approval, resolved: Resolved, who: By) -> Vec<Effect> {
-        let options = &approval.request.options;
-        let (outcome, label, only_always) = match resolved {
-            Resolved::Send { index, only_always } => match options.get(index) {
-                Some(o) => (
-                    PermissionOutcome::Selected(o.id.clone()),
-                    o.name.clone(),
-                    only_always,
-                ),
-                None => return Vec::new(),
-            },
-            Resolved::Grant { index, picked } => {
-                return self.grant_for_chat(approval, index, Some(picked));
-            }
-            Resolved::Cancel => (PermissionOutcome::Cancelled, "cancelled".to_string(), false),
-            Resolved::Wait(_) => return Vec::new(),
-        };
-        let allowed = matches!(&outcome, PermissionOutcome::Selected(id)
-            if options.iter().any(|o| &o.id == id && o.kind.is_allow()));
-        let verdict = match (allowed, who) {
-            (true, By::Remote) => "allowed remotely",
-            (false, By::Remote) => "denied remotely",
-            (true, By::OnAsk) => "allowed",
-            (false, By::OnAsk) => "denied",
-            (true, _) => "allowed by you",
-            (false, _) => "denied by you",
-        };
-        let mut reason = match who {
-            By::You => one_line(&label),
-            By::ApproveAll => format!("approve all ({})", one_line(&label)),
-            By::OnAsk => format!("--on-ask ({})", one_line(&label)),
-            By::Remote => format!("remote ({})", one_line(&label)),
-        };
-        if only_always {
-            reason.push_str(
-                " — the agent offered only 'Always allow': it may stop asking for this tool",
-            );
-        }
-        self.answer(&approval, outcome, verdict, who.source(), &reason)
-    }
-
-    /// "Allow for this chat": keep warden's grant, answer the agent's
-    /// `allow_once` at `index`. `picked`: the agent's own "always" option the
-    /// user picked, which warden turned into this grant.
-    fn grant_for_chat(
-        &mut self,
-        approval: Approval,
-        index: usize,
-        picked: Option<usize>,
-    ) -> Vec<Effect> {
-        let options = &approval.request.options;
-        let Some(option) = options.get(index) else {
-            return Vec::new();
-        };
-        let option_id = option.id.clone();
-        let grant = approval.grant.clone();
-        let mut reason = grant.describe();
-        if let Some(always) = picked.and_then(|i| options.get(i)) {
-            reason = format!(
-                "{reason} (you picked '{}': warden keeps it, the agent was answered '{}')",
-                one_line(&always.name),
-                one_line(&option.name)
-            );
-        }
-        if grant.commands != Some(GrantCommands::Unreadable) && !self.gate.grants.contains(&grant) {
-            self.gate.grants.push(grant);
-        }
-        let mut effects = self.answer(
-            &approval,
-            PermissionOutcome::Selected(option_id),
-            "allowed for this chat",
-            Source::ChatGrant,
-            &reason,
-        );
-        effects.extend(self.redecide_queue());
-        effects
     }
 
     fn take_approval(&mut self, index: usize) -> Option<Approval> {
@@ -1205,21 +755,6 @@ impl ChatState {
     }
 }
 
-/// What a pick on a card comes to (see `ChatState::resolve`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Resolved {
-    /// Answer with the option at this index; `only_always`: it is an
-    /// `allow_always` the agent offered alone (the transcript says so).
-    Send { index: usize, only_always: bool },
-    /// Answer the `allow_once` at `index` and keep the user's "always" (the
-    /// option at `picked`) as warden's grant for this chat.
-    Grant { index: usize, picked: usize },
-    /// Answer `cancelled` (a deny with no reject option on offer).
-    Cancel,
-    /// Nothing is sent: the card stays, with this notice (empty: none).
-    Wait(String),
-}
-
 /// Why an exit from the agent's plan mode cannot be allowed from the card.
 const REFUSED_SWITCH: &str = "none of the agent's options leads to a mode that keeps asking: n to reject, or change modes with Shift+Tab";
 
@@ -1232,123 +767,21 @@ fn no_allow_notice(approval: &Approval) -> String {
     }
 }
 
-/// Where `option` is among `options` (the very option, not one sharing its id).
-fn index_of(options: &[PermissionOption], option: &PermissionOption) -> Option<usize> {
-    options.iter().position(|o| std::ptr::eq(o, option))
-}
-
-impl ChatState {
-    /// A remote answer to card `id`, through the same gate as a key. The
-    /// first answer wins: a card already answered or withdrawn is left
-    /// alone (the remote side then shows who decided). The server checks
-    /// the card has waited long enough to be answered (its arming).
-    pub(super) fn on_remote_answer(&mut self, id: RequestId, choice: Answer) -> Vec<Effect> {
-        let Some(index) = self.gate.approvals.iter().position(|a| a.id == id) else {
-            return Vec::new();
-        };
-        self.on_pick(
-            index,
-            Pick {
-                choice,
-                by: By::Remote,
-            },
-        )
-    }
-
-    /// Answer the waiting card at `index` with `pick`: what it resolves to
-    /// for this card, unless it must wait (a notice says why).
-    pub(super) fn on_pick(&mut self, index: usize, pick: Pick) -> Vec<Effect> {
-        let Some(approval) = self.gate.approvals.get(index) else {
-            return Vec::new();
-        };
-        let resolved = self.resolve(approval, &pick.choice);
-        if let Resolved::Wait(notice) = &resolved {
-            if !notice.is_empty() {
-                self.view.notice = Some(match pick.by {
-                    By::Remote => format!("remote answer not taken: {notice}"),
-                    _ => notice.clone(),
-                });
-            }
-            return Vec::new();
-        }
-        let Some(approval) = self.take_approval(index) else {
-            return Vec::new();
-        };
-        match pick.choice {
-            Answer::DenyWithReason(reason) if !reason.trim().is_empty() => {
-                self.deny_with_reason(approval, reason.trim().to_string(), pick.by)
-            }
-            Answer::NoAnswer(secs) => {
-                let outcome = match resolved {
-                    Resolved::Send { index, .. } => approval
-                        .request
-                        .options
-                        .get(index)
-                        .map_or(PermissionOutcome::Cancelled, |o| {
-                            PermissionOutcome::Selected(o.id.clone())
-                        }),
-                    _ => PermissionOutcome::Cancelled,
-                };
-                self.answer(
-                    &approval,
-                    outcome,
-                    "denied",
-                    pick.by.source(),
-                    &format!("no answer within {secs} s"),
-                )
-            }
-            _ => self.answer_resolved(approval, resolved, pick.by),
-        }
-    }
-
-    /// Deny `approval` (taken from the queue) with the agent's reject
-    /// option, cancel the turn, and send `reason` to the agent when the
-    /// turn has ended: the one "deny with a reason", from a key or another
-    /// device.
-    pub(super) fn deny_with_reason(
-        &mut self,
-        approval: Approval,
-        reason: String,
-        by: By,
-    ) -> Vec<Effect> {
-        let outcome = reject_option(&approval.request.options)
-            .map_or(PermissionOutcome::Cancelled, |o| {
-                PermissionOutcome::Selected(o.id.clone())
-            });
-        let verdict = match by {
-            By::Remote => "denied remotely",
-            _ => "denied by you",
-        };
-        let mut effects = self.answer(&approval, outcome, verdict, by.source(), &one_line(&reason));
-        if by == By::You {
-            // Sent as the next prompt, so Up brings it back like one.
-            self.view.drafts.remember(&reason);
-        }
-        effects.extend(self.send_after_turn(reason));
-        effects
-    }
-}
-
-/// Log a stale card's cancellation under its own source, not as the user's.
-fn relabel(mut effects: Vec<Effect>, source: Answerer) -> Vec<Effect> {
-    for effect in &mut effects {
-        if let Effect::LogDecision(record) = effect {
-            record.source = source.clone();
-        }
-    }
-    effects
-}
-
+mod answer;
 mod arming;
 mod cards;
 mod choices;
+mod focus;
 mod mode_menu;
 mod scope;
 
+pub use answer::{Answer, By, Pick};
+use answer::{Resolved, index_of, relabel};
 pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 #[cfg(test)]
 pub(crate) use cards::NOT_ARMED;
 pub use choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
+pub use focus::{CardCursor, Focus, Modal, Pane, Question};
 pub use mode_menu::ModeItem;
 pub use scope::AllowedScope;
 
