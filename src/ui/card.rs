@@ -431,9 +431,25 @@ pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> 
         same if same == kind => String::new(),
         other => format!(" ({other})"),
     };
+    // On a tiny card the diff's first change is the row kept in sight, so
+    // the file it changes goes into the first row, when it fits there
+    // (the category then wraps to the next).
+    let file = match approval.view.locations.as_slice() {
+        [one] if tiny && view.runs.is_none() => {
+            let file = format!(" {}", one_line(&relative(one, &state.session.cwd_path)));
+            let first = str_width("Permission · ") + str_width(kind);
+            if first + str_width(&file) <= width {
+                file
+            } else {
+                String::new()
+            }
+        }
+        _ => String::new(),
+    };
     let header = [
         Span::styled("Permission · ", theme.card_label()),
         Span::styled(kind, theme.tool_kind()),
+        Span::styled(file, theme.plain()),
         Span::styled(category, theme.plain()),
         Span::styled(" · ", theme.dim()),
         Span::styled(one_line(&approval.reason), theme.dim()),
@@ -973,6 +989,21 @@ pub(crate) fn box_least(card: &Card, detail: &[Line<'static>]) -> usize {
     2 + 1 + about_rows(card, detail).max(1) + card.bottom.len() + card.short_hints.len()
 }
 
+/// The detail row of a diff's first changed line (`-` or `+`), on a tiny
+/// card about its diff: one row of the diff shows what changes, where its
+/// location and headers do not.
+fn first_change(card: &Card, detail: &[Line<'static>], theme: Theme) -> Option<usize> {
+    if card.about.is_some() || card.about_min > ABOUT_MIN.1 {
+        return None;
+    }
+    detail.iter().position(|line| {
+        line.spans.get(1).is_some_and(|sign| {
+            (sign.content == "-" && sign.style == theme.diff_del())
+                || (sign.content == "+" && sign.style == theme.diff_add())
+        })
+    })
+}
+
 /// Rows of what the card is about that must stay in sight.
 fn about_rows(card: &Card, detail: &[Line<'static>]) -> usize {
     let len = match &card.about {
@@ -1167,7 +1198,9 @@ fn render_box(
         // The first row (warden's: what kind of call, why it asks) never
         // scrolls away, nor do the first rows of what the card is about.
         let about = about_rows(card, detail);
-        let details_fit = card.about.is_some() || h.saturating_sub(top + bottom) >= about;
+        let change = first_change(card, detail, theme);
+        let details_fit =
+            card.about.is_some() || h.saturating_sub(top + bottom) >= about + change.unwrap_or(0);
         if h > top + bottom && details_fit {
             rows.extend(tops);
             scrolled(&mut rows, details.collect(), h - top - bottom);
@@ -1176,7 +1209,7 @@ fn render_box(
             rows.push(Src::Top(0));
             let view = h - bottom - 1;
             let mut rest: Vec<Src> = tops.skip(1).chain(details).collect();
-            make_room_for_about(&mut rest, card, about, view);
+            make_room_for_about(&mut rest, card, change, about, view);
             scrolled(&mut rows, rest, view);
             rows.extend(bottoms.chain(hints));
         } else {
@@ -1259,13 +1292,26 @@ fn render_box(
 /// title) from before what the card is about to after it, one at a time,
 /// until its first `about` rows fit in the `view` rows at the top of
 /// `rest`; warden's warnings never move.
-fn make_room_for_about(rest: &mut Vec<Src>, card: &Card, about: usize, view: usize) {
-    let is_about = |src: &Src| match (src, &card.about) {
-        (Src::Top(i), Some(rows)) => rows.contains(i),
-        (Src::Detail(_), None) => true,
+/// `change`: the diff's first changed row, which is what a tiny card is
+/// about; the rows before it (`at FILE`, the diff's header) yield too.
+fn make_room_for_about(
+    rest: &mut Vec<Src>,
+    card: &Card,
+    change: Option<usize>,
+    about: usize,
+    view: usize,
+) {
+    let is_about = |src: &Src| match (src, &card.about, change) {
+        (Src::Top(i), Some(rows), _) => rows.contains(i),
+        (Src::Detail(i), None, Some(c)) => *i == c,
+        (Src::Detail(_), None, None) => true,
         _ => false,
     };
-    let yields = |src: &Src| matches!(src, Src::Top(i) if card.yields.contains(i));
+    let yields = |src: &Src| match src {
+        Src::Top(i) => card.yields.contains(i),
+        Src::Detail(i) => change.is_some_and(|c| *i < c),
+        _ => false,
+    };
     loop {
         let Some(at) = rest.iter().position(is_about) else {
             return;

@@ -1197,8 +1197,23 @@ fn card_edit_folded_40x12() {
     let text = screen(&state, 40, 12);
     let card = card_box(&text);
     assert!(card[1].contains("Permission · edit"), "{card:?}");
-    assert!(card[2].contains("src/config.rs"), "what it edits: {card:?}");
+    assert!(card[1].contains("src/config.rs"), "what it edits: {card:?}");
     assert_snapshot!(text);
+}
+
+/// Issue 33, item 5: at 40x12 the one row a card keeps for what it is
+/// about is a line of the diff, the first that changes, not `at FILE`
+/// (the file goes into the first row): the user sees what changes.
+#[test]
+fn a_tiny_edit_card_shows_a_changed_line() {
+    let state = asking(vec![edit_request()]);
+    let text = screen(&state, 40, 12);
+    let card = card_box(&text);
+    assert!(
+        card.iter()
+            .any(|row| row.contains("-pub fn home() -> String {")),
+        "a changed line: {card:?}"
+    );
 }
 
 /// `e` unfolds the choices; a highlight moved with ↓ unfolds them too, so
