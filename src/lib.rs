@@ -22,6 +22,7 @@ pub mod launch;
 pub mod mention;
 pub mod model;
 pub mod net;
+pub(crate) mod own_path;
 pub mod policy;
 pub(crate) mod procs;
 pub mod reaper;

@@ -20,6 +20,7 @@
 
 mod apply;
 mod git;
+pub(crate) use git::trusted_path;
 mod gone;
 use store::Store;
 pub mod headless;

@@ -155,7 +155,11 @@ pub(crate) fn copy_tmux(tmux: &OsStr, text: &str) -> String {
 /// tmux inside tmux): the notice that says what happened.
 pub(crate) fn copy(text: &str) -> String {
     if in_tmux() {
-        copy_tmux(OsStr::new("tmux"), text)
+        // Never a `tmux` the agent planted on PATH (`crate::own_path`).
+        match crate::own_path::find("tmux") {
+            Ok((tmux, _)) => copy_tmux(tmux.as_os_str(), text),
+            Err(why) => format!("nothing copied: {why}"),
+        }
     } else {
         copy_osc52(text)
     }
