@@ -438,7 +438,9 @@ pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> 
         [one] if tiny && view.runs.is_none() => {
             let file = format!(" {}", one_line(&relative(one, &state.session.cwd_path)));
             let first = str_width("Permission · ") + str_width(kind);
-            if first + str_width(&file) <= width {
+            // No words of the agent's in warden's row: a name with a
+            // space ("a.rs · read calls are allowed") stays in the detail.
+            if first + str_width(&file) <= width && !file[1..].contains(char::is_whitespace) {
                 file
             } else {
                 String::new()

@@ -1214,6 +1214,17 @@ fn a_tiny_edit_card_shows_a_changed_line() {
             .any(|row| row.contains("-pub fn home() -> String {")),
         "a changed line: {card:?}"
     );
+    // A name with words in it stays out of warden's first row.
+    let mut req = edit_request();
+    let spoof = "a.rs · read calls are allowed";
+    req.fields.locations = Some(vec![Location {
+        path: spoof.into(),
+        line: None,
+    }]);
+    let text = screen(&asking(vec![req]), 60, 12);
+    let card = card_box(&text);
+    assert!(!card[1].contains(spoof), "{card:?}");
+    assert!(card[1].contains("Permission · edit (write)"), "{card:?}");
 }
 
 /// `e` unfolds the choices; a highlight moved with ↓ unfolds them too, so
