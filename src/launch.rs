@@ -103,16 +103,6 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
     start
         .notes
         .extend(crate::agents::start_notes(&start.command, Some(&profile)));
-    // warden's own programs (`sh` for the editor, `tmux`) are never found
-    // where this agent can write.
-    crate::own_programs::set_untrusted(
-        profile
-            .workspace
-            .iter()
-            .chain(&profile.writable)
-            .cloned()
-            .collect(),
-    );
     start.options.sandbox = Some(profile);
     Ok((start, loaded))
 }

@@ -23,7 +23,7 @@ pub mod launch;
 pub mod mention;
 pub mod model;
 pub mod net;
-pub mod own_programs;
+pub(crate) mod own_path;
 pub mod policy;
 pub(crate) mod procs;
 pub mod reaper;

@@ -222,6 +222,11 @@ impl App {
             }
         }
         let roots = chat.roots.as_slice().to_vec();
+        // No program warden runs for itself comes from where this agent writes.
+        crate::own_path::distrust(roots.iter().cloned());
+        if let Some(profile) = &chat.sandbox {
+            crate::own_path::distrust(profile.writable.iter().cloned());
+        }
         self.checkpoints
             .register(id, checkpoints, roots, &state.session.chat_id);
         self.checkpoint_baseline(id);

@@ -19,7 +19,8 @@
 //! the jobs were queued.
 
 mod apply;
-pub(crate) mod git;
+mod git;
+pub(crate) use git::trusted_path;
 mod gone;
 use store::Store;
 pub mod headless;

@@ -110,6 +110,9 @@ pub(crate) struct Store {
     /// Per root, the last tool files grafted: the tree and the files'
     /// stat they were grafted on, and the result.
     tools_seen: std::cell::RefCell<BTreeMap<usize, (ToolsKey, String)>>,
+    /// Snapshot paths (`ROOT/rel`) seen as ignored executables: a diff
+    /// marks them as files a tool runs (`FileChange::tool`).
+    ignored_tools: std::cell::RefCell<BTreeSet<String>>,
 }
 
 /// A file's inode, mtime, ctime (seconds and nanoseconds) and size.
@@ -222,6 +225,22 @@ fn anchored_file(rel: &str) -> String {
     let mut pattern = anchored(Path::new(rel));
     pattern.pop();
     pattern
+}
+
+/// Whether root-relative `rel` is one of warden's own files, by the
+/// patterns of its exclude file ([`anchored`], [`anchored_file`]).
+fn is_own(patterns: &str, rel: &str) -> bool {
+    patterns.lines().any(|pattern| {
+        let mut plain = String::new();
+        let mut chars = pattern.strip_prefix('/').unwrap_or(pattern).chars();
+        while let Some(c) = chars.next() {
+            plain.extend(if c == '\\' { chars.next() } else { Some(c) });
+        }
+        match plain.strip_suffix('/') {
+            Some(dir) => rel.starts_with(&format!("{dir}/")),
+            None => rel == plain,
+        }
+    })
 }
 
 /// `path` as given and through symlinks (its directory resolved when the
@@ -441,6 +460,7 @@ impl Store {
             roots: roots.to_vec(),
             next_step: 1,
             tools_seen: std::cell::RefCell::default(),
+            ignored_tools: std::cell::RefCell::default(),
         };
         store.next_step = store
             .points()?
@@ -617,7 +637,9 @@ impl Store {
         tree: &str,
         limits: &Limits,
     ) -> Result<String, CheckpointError> {
-        let files = tool_files(&self.roots[i], limits.max_file_size);
+        let mut files = tool_files(&self.roots[i], limits.max_file_size);
+        let ignored = self.ignored_executables(i, limits.max_file_size, &files)?;
+        files.extend(ignored);
         if files.is_empty() {
             return Ok(tree.to_string());
         }
@@ -906,6 +928,51 @@ impl Store {
         }
     }
 
+    /// The ignored files of root `i` with an executable bit, as
+    /// [`tool_files`] lists them (none of `known`): a tool may run them and
+    /// git leaves them out. Not those in an ignored directory (a build's
+    /// output, listed whole by git), nor warden's own files.
+    fn ignored_executables(
+        &self,
+        i: usize,
+        max_size: u64,
+        known: &[(String, String, bool)],
+    ) -> Result<Vec<(String, String, bool)>, CheckpointError> {
+        use std::os::unix::fs::PermissionsExt as _;
+        // The project's ignore rules only: warden's own files are
+        // filtered below (`is_own`).
+        let mut cmd = self
+            .git
+            .command(Some((&self.roots[i], &self.index(i))), None);
+        cmd.args([
+            "ls-files",
+            "-z",
+            "-o",
+            "-i",
+            "--exclude-standard",
+            "--directory",
+        ]);
+        let own = std::fs::read_to_string(self.excludes(i))?;
+        let mut out = Vec::new();
+        for rel in records(&git::run(cmd, None)?) {
+            if known.len() + out.len() >= TOOL_FILES {
+                break;
+            }
+            if rel.ends_with('/') || is_own(&own, &rel) || known.iter().any(|k| k.0 == rel) {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(self.roots[i].join(&rel)) else {
+                continue;
+            };
+            let mode = meta.permissions().mode();
+            if meta.is_file() && meta.len() <= max_size && mode & 0o111 != 0 {
+                self.ignored_tools.borrow_mut().insert(format!("{i}/{rel}"));
+                out.push((rel.clone(), rel, mode & 0o100 != 0));
+            }
+        }
+        Ok(out)
+    }
+
     /// The files that differ from `a` to `b` (commits or trees).
     pub(crate) fn diff(&self, a: &str, b: &str) -> Result<Vec<FileChange>, CheckpointError> {
         let mut cmd = self.bare();
@@ -931,6 +998,7 @@ impl Store {
                 path.clone(),
                 FileChange {
                     path: self.shown_repo(&path),
+                    tool: self.ignored_tools.borrow().contains(&path),
                     repo_path: path,
                     change,
                     added: None,

@@ -346,6 +346,51 @@ fn a_git_planted_in_the_workspace_or_a_writable_dir_or_a_relative_path_never_run
     assert!(!marker.exists(), "a planted git ran");
 }
 
+/// Issue 32, item 4: an ignored file with an executable bit, which a
+/// tool may run, is in the turn's diff, marked as one (the red line), and
+/// undone; an ignored plain file and an executable in an ignored
+/// directory (a build's output) are not. Before, git's ignore rules hid it.
+#[test]
+fn an_ignored_executable_is_in_the_diff_as_a_tool_file_and_undone() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (_dir, work, base) = setup();
+    let out = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&work)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    std::fs::write(work.join(".gitignore"), "*.sh\n*.log\nbuild/\n").unwrap();
+    std::fs::create_dir_all(work.join("build")).unwrap();
+    // warden's own file, ignored and executable: never snapshotted.
+    let own = work.join("own [1].sh");
+    let store = Store::open(&base, std::slice::from_ref(&work), &[own]).unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let before = store.record(&snap.tree, point(1, Side::Before)).unwrap();
+    let exec = std::fs::Permissions::from_mode(0o755);
+    for file in ["scripts/run.sh", "build/tool", "own [1].sh"] {
+        std::fs::create_dir_all(work.join(file).parent().unwrap()).unwrap();
+        std::fs::write(work.join(file), "#!/bin/sh\nevil\n").unwrap();
+        std::fs::set_permissions(work.join(file), exec.clone()).unwrap();
+    }
+    std::fs::write(work.join("notes.log"), "x\n").unwrap();
+    let snap = store.snapshot(&Limits::default()).unwrap();
+    let after = store.record(&snap.tree, point(1, Side::After)).unwrap();
+    let files: Vec<(String, bool)> = store
+        .diff(&before.commit, &after.commit)
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.path, f.tool))
+        .collect();
+    assert_eq!(files, vec![("scripts/run.sh".to_string(), true)]);
+    store
+        .restore(&after.commit, &before.commit, &[], Resolution::Overwrite)
+        .unwrap();
+    assert!(!work.join("scripts/run.sh").exists());
+    assert!(work.join("build/tool").exists(), "not warden's to undo");
+}
+
 /// Everything under `dir`, recursively (paths relative to it).
 fn listing(dir: &std::path::Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

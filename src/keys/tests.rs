@@ -224,7 +224,7 @@ const IO_ROOMS: &[&str] = &[
     "launch",
     "mention",
     "net",
-    "own_programs",
+    "own_path",
     "procs",
     "reaper",
     "remote",

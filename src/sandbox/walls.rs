@@ -85,23 +85,12 @@ impl KernelWalls {
              (no /dev/tty of warden's); descriptors other than 0, 1, 2 are closed at exec"
                 .to_string(),
         ];
-        // Landlock ABI 9 (`RESOLVE_UNIX`) keeps every socket outside the
-        // sandbox out of reach; the namespace covers those it knows of.
-        let late = if self.abi < 9 {
-            format!(
-                "; OPEN: a pathname socket bound after the agent started, outside the workspace \
-                 and the covered directories (/run/user/UID, /tmp/tmux-UID, /tmp/.X11-unix, \
-                 D-Bus), is reachable (Landlock ABI 9 closes that; this kernel has ABI {})",
-                self.abi
-            )
-        } else {
-            String::new()
-        };
         out.push(match self.namespace {
             Some(how) => format!(
                 "mount namespace ({}): a private /dev/pts (the agent's own ptys only, not warden's \
-                 terminal); your pathname sockets outside the workspace covered (tmux, D-Bus, \
-                 docker, ssh-agent, X11, and every other socket bound when the agent starts but name lookups and logging){late}",
+                 terminal); your pathname sockets outside the workspace covered (the directories \
+                 of tmux, D-Bus, docker, X11, and every other socket bound when the agent starts \
+                 but name lookups and logging)",
                 match how {
                     Namespace::Mount => "warden runs as root",
                     Namespace::User => "inside a user namespace",
@@ -111,6 +100,9 @@ impl KernelWalls {
                      (/dev/pts) and your pathname sockets are reachable"
                 .to_string(),
         });
+        if self.namespace.is_some() {
+            out.push(late_sockets_door(self.abi));
+        }
         out.push(if self.scopes() {
             "Landlock scopes (ABI 6): no abstract unix socket and no signal out of the sandbox"
                 .to_string()
@@ -285,6 +277,24 @@ fn socket_dirs() -> Vec<PathBuf> {
         PathBuf::from("/run/dbus"),
         PathBuf::from("/run/docker"),
     ]
+}
+
+/// The door the mount namespace leaves: sockets it cannot cover, since
+/// they did not exist when the agent started. Landlock before ABI 9 does
+/// not confine `connect`, and seccomp cannot see a socket's path.
+fn late_sockets_door(abi: i32) -> String {
+    let dirs: Vec<String> = socket_dirs()
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    format!(
+        "OPEN: a pathname socket bound after the agent starts, outside the workspace and \
+         the covered directories ({}), is reachable: an ssh-agent or an ssh ControlMaster \
+         socket started later, or a service that restarts and binds its socket again (the \
+         cover goes with the old file). Landlock's socket rule would close it (ABI 9; this \
+         kernel: ABI {abi}; warden does not use it yet)",
+        dirs.join(", ")
+    )
 }
 
 /// The system's sockets left in reach: name and user lookups (nscd, sssd,
@@ -561,6 +571,27 @@ fn drop_capabilities(required: bool) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 32, item 3: `warden sandbox` names the socket door the mount
+    /// namespace leaves, exactly: sockets bound after the agent starts,
+    /// and those bound again by a restart.
+    #[test]
+    fn the_sandbox_report_names_sockets_bound_after_the_start() {
+        let walls = KernelWalls {
+            namespace: Some(Namespace::User),
+            seccomp: true,
+            abi: 7,
+        };
+        let said = walls.describe().join("\n");
+        for want in [
+            "OPEN: a pathname socket bound after the agent starts",
+            "binds its socket again",
+            "/tmp/tmux-",
+            "ABI 9; this kernel: ABI 7",
+        ] {
+            assert!(said.contains(want), "{want}: {said}");
+        }
+    }
 
     #[test]
     fn bound_sockets_are_read_from_the_kernels_table() {

@@ -40,6 +40,9 @@ pub struct FileChange {
     /// Lines added and removed (`None` for a binary file).
     pub added: Option<u64>,
     pub removed: Option<u64>,
+    /// An ignored file with an executable bit: a tool may run it, and
+    /// git shows no change to it (the store knows; its path does not say).
+    pub tool: bool,
 }
 
 /// How files the user changed since the turn are treated by a restore.
@@ -306,7 +309,7 @@ impl ChatState {
                 }
                 let run: Vec<&str> = files
                     .iter()
-                    .filter(|f| runs_as_tool(&f.path))
+                    .filter(|f| f.tool || runs_as_tool(&f.path))
                     .map(|f| f.path.as_str())
                     .collect();
                 if !run.is_empty() {

@@ -11,6 +11,7 @@ fn change(path: &str, added: u64, removed: u64) -> FileChange {
         change: Change::Modified,
         added: Some(added),
         removed: Some(removed),
+        tool: false,
     }
 }
 
@@ -180,6 +181,10 @@ fn a_turn_that_changed_files_a_tool_runs_names_them_as_an_error() {
             change(".envrc", 1, 0),
             change("/other/root/.vscode/tasks.json", 1, 0),
             change("docs/.git-notes", 1, 0),
+            FileChange {
+                tool: true,
+                ..change("run.sh", 1, 0)
+            },
         ],
     })));
     let errors: Vec<String> = s
@@ -196,7 +201,7 @@ fn a_turn_that_changed_files_a_tool_runs_names_them_as_an_error() {
         errors,
         vec![
             "the turn changed files a tool runs: .git/hooks/pre-commit, .envrc, \
-             /other/root/.vscode/tasks.json"
+             /other/root/.vscode/tasks.json, run.sh"
                 .to_string()
         ]
     );

@@ -155,11 +155,10 @@ pub(crate) fn copy_tmux(tmux: &OsStr, text: &str) -> String {
 /// tmux inside tmux): the notice that says what happened.
 pub(crate) fn copy(text: &str) -> String {
     if in_tmux() {
-        // Never a `tmux` from where an agent writes.
-        match crate::own_programs::find("tmux") {
-            Some((tmux, _)) => copy_tmux(tmux.as_os_str(), text),
-            None => "nothing copied: no tmux on PATH outside the workspace and the agent's state"
-                .to_string(),
+        // Never a `tmux` the agent planted on PATH (`crate::own_path`).
+        match crate::own_path::find("tmux") {
+            Ok((tmux, _)) => copy_tmux(tmux.as_os_str(), text),
+            Err(why) => format!("nothing copied: {why}"),
         }
     } else {
         copy_osc52(text)

@@ -69,8 +69,6 @@ pub(crate) struct DetailCache {
     /// What the diff or plan came from (the request's, else the transcript's).
     content: Vec<ToolContent>,
     lines: Vec<Line<'static>>,
-    /// Row of `lines` where the diff's first change is, if it has one.
-    first_change: Option<usize>,
 }
 
 /// The selected card laid out for one width.
@@ -94,10 +92,6 @@ pub(crate) struct Card {
     /// What the card is about: these rows of `top` (its command), or
     /// `None`: the request part (a diff's first lines).
     about: Option<std::ops::Range<usize>>,
-    /// Row of the request part where its diff's first change is (0 when
-    /// it has none): short of room, what comes before it (where, the
-    /// diff's header, its context) gives way to it.
-    first_change: usize,
     /// Rows of what the card is about that stay in sight.
     about_min: usize,
     /// The choices are folded into one row.
@@ -137,13 +131,12 @@ fn content_of(approval: &Approval) -> &[ToolContent] {
 }
 
 /// The rows of the selected card's request part, from the cache when it
-/// still holds them; the card learns where its diff's first change is.
+/// still holds them.
 pub(crate) fn detail<'c>(
     state: &ChatState,
     width: u16,
     theme: Theme,
     cache: &'c mut Option<DetailCache>,
-    card: Option<&mut Card>,
 ) -> &'c [Line<'static>] {
     let Some(approval) = state.gate.approvals.get(selected(state)) else {
         *cache = None;
@@ -162,28 +155,21 @@ pub(crate) fn detail<'c>(
     if !fresh {
         *cache = None;
     }
-    let cached = cache.get_or_insert_with(|| {
-        let (lines, first_change) = detail_lines(
+    let cached = cache.get_or_insert_with(|| DetailCache {
+        id: approval.id,
+        width,
+        expanded,
+        theme,
+        content: content.to_vec(),
+        lines: detail_lines(
             approval,
             content,
             &state.session.cwd_path,
             width,
             expanded,
             theme,
-        );
-        DetailCache {
-            id: approval.id,
-            width,
-            expanded,
-            theme,
-            content: content.to_vec(),
-            lines,
-            first_change,
-        }
+        ),
     });
-    if let Some(card) = card {
-        card.first_change = cached.first_change.unwrap_or(0);
-    }
     &cached.lines
 }
 
@@ -275,7 +261,7 @@ fn detail_lines(
     width: usize,
     expanded: bool,
     theme: Theme,
-) -> (Vec<Line<'static>>, Option<usize>) {
+) -> Vec<Line<'static>> {
     let mut plan_rows = Vec::new();
     let mut raw = approval.view.raw_input.clone();
     if approval.view.card == CardKind::ModeSwitch
@@ -309,12 +295,10 @@ fn detail_lines(
         theme,
     };
     // The whole diff: what is approved can be read to its end (Shift-↓).
-    let mut first_change = None;
     for item in content {
         if let ToolContent::Diff { path, old, new } = item {
             let path = relative(path, cwd);
-            let first = diff_lines(&mut changes, &path, old.as_deref(), new, ctx, usize::MAX);
-            first_change = first_change.or(first);
+            diff_lines(&mut changes, &path, old.as_deref(), new, ctx, usize::MAX);
         }
     }
 
@@ -340,19 +324,16 @@ fn detail_lines(
     }
 
     let mut out = Vec::new();
-    for (i, part) in [plan_rows, changes, raw_rows].into_iter().enumerate() {
+    for part in [plan_rows, changes, raw_rows] {
         if part.is_empty() {
             continue;
         }
         if !out.is_empty() {
             out.push(blank());
         }
-        if i == 1 {
-            first_change = first_change.map(|row| row + out.len());
-        }
         out.extend(part);
     }
-    (out, first_change)
+    out
 }
 
 /// `path` relative to the workspace `cwd` when it lies inside it.
@@ -451,9 +432,27 @@ pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> 
         same if same == kind => String::new(),
         other => format!(" ({other})"),
     };
+    // On a tiny card the diff's first change is the row kept in sight, so
+    // the file it changes goes into the first row, when it fits there
+    // (the category then wraps to the next).
+    let file = match approval.view.locations.as_slice() {
+        [one] if tiny && view.runs.is_none() => {
+            let file = format!(" {}", one_line(&relative(one, &state.session.cwd_path)));
+            let first = str_width("Permission · ") + str_width(kind);
+            // No words of the agent's in warden's row: a name with a
+            // space ("a.rs · read calls are allowed") stays in the detail.
+            if first + str_width(&file) <= width && !file[1..].contains(char::is_whitespace) {
+                file
+            } else {
+                String::new()
+            }
+        }
+        _ => String::new(),
+    };
     let header = [
         Span::styled("Permission · ", theme.card_label()),
         Span::styled(kind, theme.tool_kind()),
+        Span::styled(file, theme.plain()),
         Span::styled(category, theme.plain()),
         Span::styled(" · ", theme.dim()),
         Span::styled(one_line(&approval.reason), theme.dim()),
@@ -649,7 +648,6 @@ pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> 
         yields,
         about,
         about_min: if tiny { ABOUT_MIN.1 } else { ABOUT_MIN.0 },
-        first_change: 0,
         folded,
         runs_cut,
     })
@@ -995,11 +993,26 @@ pub(crate) fn box_least(card: &Card, detail: &[Line<'static>]) -> usize {
     2 + 1 + about_rows(card, detail).max(1) + card.bottom.len() + card.short_hints.len()
 }
 
+/// The detail row of a diff's first changed line (`-` or `+`), on a tiny
+/// card about its diff: one row of the diff shows what changes, where its
+/// location and headers do not.
+fn first_change(card: &Card, detail: &[Line<'static>], theme: Theme) -> Option<usize> {
+    if card.about.is_some() || card.about_min > ABOUT_MIN.1 {
+        return None;
+    }
+    detail.iter().position(|line| {
+        line.spans.get(1).is_some_and(|sign| {
+            (sign.content == "-" && sign.style == theme.diff_del())
+                || (sign.content == "+" && sign.style == theme.diff_add())
+        })
+    })
+}
+
 /// Rows of what the card is about that must stay in sight.
 fn about_rows(card: &Card, detail: &[Line<'static>]) -> usize {
     let len = match &card.about {
         Some(rows) => rows.len(),
-        None => detail.len().saturating_sub(card.first_change),
+        None => detail.len(),
     };
     len.min(card.about_min)
 }
@@ -1189,8 +1202,9 @@ fn render_box(
         // The first row (warden's: what kind of call, why it asks) never
         // scrolls away, nor do the first rows of what the card is about.
         let about = about_rows(card, detail);
+        let change = first_change(card, detail, theme);
         let details_fit =
-            card.about.is_some() || h.saturating_sub(top + bottom) >= card.first_change + about;
+            card.about.is_some() || h.saturating_sub(top + bottom) >= about + change.unwrap_or(0);
         if h > top + bottom && details_fit {
             rows.extend(tops);
             scrolled(&mut rows, details.collect(), h - top - bottom);
@@ -1199,7 +1213,7 @@ fn render_box(
             rows.push(Src::Top(0));
             let view = h - bottom - 1;
             let mut rest: Vec<Src> = tops.skip(1).chain(details).collect();
-            make_room_for_about(&mut rest, card, about, view);
+            make_room_for_about(&mut rest, card, change, about, view);
             scrolled(&mut rows, rest, view);
             rows.extend(bottoms.chain(hints));
         } else {
@@ -1281,17 +1295,27 @@ fn render_box(
 /// Move the rows that yield (the header's continuation, the agent's
 /// title) from before what the card is about to after it, one at a time,
 /// until its first `about` rows fit in the `view` rows at the top of
-/// `rest`; warden's warnings never move. Still short of room, the rows of
-/// the request part before its diff's first change (where, the diff's
-/// header, its context) leave, first ones first: the file is named in
-/// the title, and the change is what is approved.
-fn make_room_for_about(rest: &mut Vec<Src>, card: &Card, about: usize, view: usize) {
-    let is_about = |src: &Src| match (src, &card.about) {
-        (Src::Top(i), Some(rows)) => rows.contains(i),
-        (Src::Detail(i), None) => *i >= card.first_change,
+/// `rest`; warden's warnings never move.
+/// `change`: the diff's first changed row, which is what a tiny card is
+/// about; the rows before it (`at FILE`, the diff's header) yield too.
+fn make_room_for_about(
+    rest: &mut Vec<Src>,
+    card: &Card,
+    change: Option<usize>,
+    about: usize,
+    view: usize,
+) {
+    let is_about = |src: &Src| match (src, &card.about, change) {
+        (Src::Top(i), Some(rows), _) => rows.contains(i),
+        (Src::Detail(i), None, Some(c)) => *i == c,
+        (Src::Detail(_), None, None) => true,
         _ => false,
     };
-    let yields = |src: &Src| matches!(src, Src::Top(i) if card.yields.contains(i));
+    let yields = |src: &Src| match src {
+        Src::Top(i) => card.yields.contains(i),
+        Src::Detail(i) => change.is_some_and(|c| *i < c),
+        _ => false,
+    };
     loop {
         let Some(at) = rest.iter().position(is_about) else {
             return;
@@ -1300,11 +1324,6 @@ fn make_room_for_about(rest: &mut Vec<Src>, card: &Card, about: usize, view: usi
             return;
         }
         let Some(i) = rest[..at].iter().rposition(yields) else {
-            let before = |src: &Src| matches!(src, Src::Detail(i) if *i < card.first_change);
-            if let Some(i) = rest[..at].iter().position(before) {
-                rest.remove(i);
-                continue;
-            }
             return;
         };
         let row = rest.remove(i);

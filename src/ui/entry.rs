@@ -574,7 +574,7 @@ fn tool_lines(out: &mut Vec<Line<'static>>, tool: &ToolEntry, ctx: Ctx, terminal
                 wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
             }
             ToolContent::Diff { path, old, new } => {
-                diff_lines(out, path, old.as_deref(), new, ctx, DIFF_LINES);
+                diff_lines(out, path, old.as_deref(), new, ctx, DIFF_LINES)
             }
             ToolContent::Terminal { id } => {
                 // warden's own terminal when it has one of that id (an agent
@@ -626,7 +626,7 @@ pub(crate) fn diff_lines(
     new: &str,
     ctx: Ctx,
     limit: usize,
-) -> Option<usize> {
+) {
     let theme = ctx.theme;
     let indent = [spaces(INDENT)];
     let path = one_line(path);
@@ -651,7 +651,6 @@ pub(crate) fn diff_lines(
     let mut shown = 0;
     let mut hidden = 0;
     let mut any = false;
-    let mut first_change = None;
     for hunk in diff
         .unified_diff()
         .context_radius(DIFF_CONTEXT)
@@ -671,9 +670,6 @@ pub(crate) fn diff_lines(
                 continue;
             }
             shown += 1;
-            if change.tag() != ChangeTag::Equal && first_change.is_none() {
-                first_change = Some(out.len());
-            }
             let (sign, style) = match change.tag() {
                 ChangeTag::Delete => ("-", theme.diff_del()),
                 ChangeTag::Insert => ("+", theme.diff_add()),
@@ -693,7 +689,6 @@ pub(crate) fn diff_lines(
         wrap_into(out, &piece, &indent, &indent, ctx.width, Mode::Word);
     }
     more_lines(out, hidden, ctx);
-    first_change
 }
 
 fn plan_lines(out: &mut Vec<Line<'static>>, plan: &[PlanEntry], ctx: Ctx) {

@@ -1197,13 +1197,34 @@ fn card_edit_folded_40x12() {
     let text = screen(&state, 40, 12);
     let card = card_box(&text);
     assert!(card[1].contains("Permission · edit"), "{card:?}");
-    // Issue 33: its one kept row is a changed line of the diff, not where
-    // the file is (the header and the diff's own header a scroll away).
-    assert!(
-        card[2].contains("-pub fn home() -> String {"),
-        "what changes: {card:?}"
-    );
+    assert!(card[1].contains("src/config.rs"), "what it edits: {card:?}");
     assert_snapshot!(text);
+}
+
+/// Issue 33, item 5: at 40x12 the one row a card keeps for what it is
+/// about is a line of the diff, the first that changes, not `at FILE`
+/// (the file goes into the first row): the user sees what changes.
+#[test]
+fn a_tiny_edit_card_shows_a_changed_line() {
+    let state = asking(vec![edit_request()]);
+    let text = screen(&state, 40, 12);
+    let card = card_box(&text);
+    assert!(
+        card.iter()
+            .any(|row| row.contains("-pub fn home() -> String {")),
+        "a changed line: {card:?}"
+    );
+    // A name with words in it stays out of warden's first row.
+    let mut req = edit_request();
+    let spoof = "a.rs · read calls are allowed";
+    req.fields.locations = Some(vec![Location {
+        path: spoof.into(),
+        line: None,
+    }]);
+    let text = screen(&asking(vec![req]), 60, 12);
+    let card = card_box(&text);
+    assert!(!card[1].contains(spoof), "{card:?}");
+    assert!(card[1].contains("Permission · edit (write)"), "{card:?}");
 }
 
 /// `e` unfolds the choices; a highlight moved with ↓ unfolds them too, so

@@ -440,13 +440,7 @@ fn draw_chat(
     };
     rest -= search_h;
     let mut card = card::card(state, area.width, area.height, theme);
-    let detail = card::detail(
-        state,
-        area.width,
-        theme,
-        &mut view.card_detail,
-        card.as_mut(),
-    );
+    let detail = card::detail(state, area.width, theme, &mut view.card_detail);
     if let Some(card) = &mut card {
         card::fit_expand_hint(card, detail, state, area.width, theme);
     }
