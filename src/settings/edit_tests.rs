@@ -284,7 +284,8 @@ fn a_failure_before_the_rename_leaves_the_old_file() {
 
 #[test]
 fn agent_names_for_command_lines() {
-    let text = "[agents.npx]\ncommand = \"npx\"\nargs = [\"a\"]\n\n[agents.npx-2]\ncommand = \"npx\"\n";
+    let text =
+        "[agents.npx]\ncommand = \"npx\"\nargs = [\"a\"]\n\n[agents.npx-2]\ncommand = \"npx\"\n";
     let settings = parse(text, Path::new("c")).expect("valid");
     assert_eq!(unique_agent_name(&settings, "npx"), "npx-3");
     assert_eq!(unique_agent_name(&settings, "gemini"), "gemini");
