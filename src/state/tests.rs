@@ -7,6 +7,9 @@ use pretty_assertions::assert_eq;
 use super::*;
 use crate::model::{OptionKind, PermissionOption, ToolCall, ToolCallFields, ToolKind};
 
+mod agent_updates;
+mod grants;
+
 pub(super) fn options() -> Vec<PermissionOption> {
     [
         ("allow-once", OptionKind::AllowOnce),
@@ -163,6 +166,62 @@ pub(super) fn exit_plan(options: Vec<PermissionOption>) -> PermissionRequest {
     let mut req = request("plan", ToolKind::SwitchMode, "Ready to code?");
     req.options = options;
     req
+}
+
+/// A synthetic request as the runtime builds it for the agent's own file write.
+pub(super) fn client_write(path: &str) -> PermissionRequest {
+    client_write_text(path, EDITED)
+}
+
+/// The text the edits and writes of these tests put in a file.
+pub(super) const EDITED: &str = "fn a() {}\n";
+
+/// An edit of the agent's whose card shows `path` getting `text`.
+pub(super) fn edit_showing(tool: &str, path: &str, text: &str) -> PermissionRequest {
+    let mut edit = request(tool, ToolKind::Edit, &format!("Edit {path}"));
+    edit.fields.content = Some(vec![crate::model::ToolContent::Diff {
+        path: path.into(),
+        old: Some("old\n".into()),
+        new: text.into(),
+    }]);
+    edit
+}
+
+/// warden's synthetic request for the agent's write of `text` to `path`,
+/// as the runtime builds it (the diff against the file on disk).
+pub(super) fn client_write_text(path: &str, text: &str) -> PermissionRequest {
+    PermissionRequest {
+        session_id: "s".into(),
+        tool_call_id: format!("warden-{path}"),
+        fields: ToolCallFields {
+            title: Some(format!("Write {path}")),
+            kind: Some(ToolKind::Edit),
+            raw_input: Some(serde_json::json!({ "path": path })),
+            locations: Some(vec![crate::model::Location {
+                path: path.into(),
+                line: None,
+            }]),
+            content: Some(vec![crate::model::ToolContent::Diff {
+                path: path.into(),
+                old: None,
+                new: text.into(),
+            }]),
+            ..Default::default()
+        },
+        options: vec![
+            PermissionOption {
+                id: "allow".into(),
+                name: "Allow".into(),
+                kind: OptionKind::AllowOnce,
+            },
+            PermissionOption {
+                id: "reject".into(),
+                name: "Reject".into(),
+                kind: OptionKind::RejectOnce,
+            },
+        ],
+        client: true,
+    }
 }
 
 #[test]
@@ -575,630 +634,4 @@ fn quit_cancels_the_turn_and_answers_everything() {
     assert_eq!(effects.first(), Some(&Effect::CancelTurn));
     assert_eq!(answers(&effects), vec![(1, PermissionOutcome::Cancelled)]);
     assert_eq!(effects.last(), Some(&Effect::Quit));
-}
-
-#[test]
-fn keep_as_rule_offers_an_editable_pattern_and_appends_it() {
-    let mut s = chat(Mode::Default);
-    let mut req = request("t", ToolKind::Execute, "Run cargo test");
-    req.fields.raw_input = Some(serde_json::json!({"command": "cargo test --all"}));
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: Box::new(req),
-    });
-    key(&mut s, Action::ch('p'));
-    let Some(Modal::KeepRule(field)) = &s.view.focus.modal else {
-        panic!("{:?}", s.view.focus)
-    };
-    assert_eq!(field.text(), "cargo test *");
-    key(&mut s, Action::KillLineStart);
-    key(&mut s, Action::Paste("cargo *".into()));
-    let effects = key(&mut s, Action::key(Code::Enter));
-    let Some(Effect::EditSettings(SettingsEdit::AppendRule(rule))) = effects.first() else {
-        panic!("{effects:?}")
-    };
-    assert_eq!(rule.command.as_deref(), Some("cargo *"));
-    assert_eq!(
-        answers(&effects),
-        vec![(1, selected("allow-once"))],
-        "Enter keeps the rule and allows the card"
-    );
-    assert_eq!(logged_sources(&effects), vec!["user"]);
-}
-
-/// An edit card of `path`, asked as request `id`.
-fn ask_edit(s: &mut ChatState, id: RequestId, path: &str) {
-    let mut req = request(&format!("t{id}"), ToolKind::Edit, &format!("Edit {path}"));
-    req.fields.locations = Some(vec![crate::model::Location {
-        path: path.into(),
-        line: None,
-    }]);
-    s.update(Msg::PermissionRequested {
-        id,
-        request: Box::new(req),
-    });
-}
-
-/// The kept rule's field.
-fn rule_field(s: &ChatState) -> String {
-    match &s.view.focus.modal {
-        Some(Modal::KeepRule(field)) => field.text().to_string(),
-        other => panic!("{other:?}"),
-    }
-}
-
-/// Issue 33, item 4: `p` on an edit of a file at the project's root
-/// proposes that file, never the whole project; the project's glob is a
-/// Tab away; Enter keeps the rule and allows the card in one step, with
-/// no question about the card itself.
-#[test]
-fn keep_as_rule_proposes_the_file_and_allows_its_card_in_one_step() {
-    let mut s = chat(Mode::Default);
-    ask_edit(&mut s, 1, "/w/README.md");
-    key(&mut s, Action::ch('p'));
-    assert_eq!(rule_field(&s), "/w/README.md");
-    key(&mut s, Action::key(Code::Tab));
-    assert_eq!(rule_field(&s), "/w/**", "the wider glob, asked for");
-    key(&mut s, Action::key(Code::Tab));
-    assert_eq!(rule_field(&s), "/w/README.md", "and back");
-    let effects = key(&mut s, Action::key(Code::Enter));
-    let kept: Vec<_> = effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::EditSettings(SettingsEdit::AppendRule(rule)) => rule.path.clone(),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(kept, vec!["/w/README.md".to_string()]);
-    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
-    assert_eq!(s.view.focus, Focus::COMPOSER, "no question is left open");
-    // The rule's block, written and bound later, asks about nothing.
-    s.update(Msg::SettingsChanged {
-        rules: s.gate.rules.clone(),
-        bypassed: Vec::new(),
-        agent_block: Some("demo".into()),
-        note: None,
-    });
-    assert_eq!(s.view.focus.modal, None);
-}
-
-/// The other waiting cards the new rule covers are asked about, with
-/// words and keys of their own (no "Shift+Tab next mode"); those it does
-/// not cover stay as they are, unasked.
-#[test]
-fn keep_as_rule_asks_about_the_other_cards_only_when_it_covers_some() {
-    let mut s = chat(Mode::Default);
-    ask_edit(&mut s, 1, "/w/src/a.rs");
-    ask_edit(&mut s, 2, "/w/src/b.rs");
-    key(&mut s, Action::ch('p'));
-    let effects = key(&mut s, Action::key(Code::Enter));
-    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
-    assert_eq!(s.view.focus.modal, None, "src/a.rs does not cover src/b.rs");
-    assert_eq!(s.gate.approvals.len(), 1);
-
-    let mut s = chat(Mode::Default);
-    ask_edit(&mut s, 1, "/w/src/a.rs");
-    ask_edit(&mut s, 2, "/w/src/b.rs");
-    ask_edit(&mut s, 3, "/w/docs/c.md");
-    key(&mut s, Action::ch('p'));
-    key(&mut s, Action::key(Code::Tab));
-    assert_eq!(rule_field(&s), "/w/src/**");
-    let effects = key(&mut s, Action::key(Code::Enter));
-    assert_eq!(answers(&effects), vec![(1, selected("allow-once"))]);
-    let Some(Modal::Confirm(question)) = s.view.focus.modal.clone() else {
-        panic!("{:?}", s.view.focus)
-    };
-    assert_eq!(question, Question::AllowCovered(vec![2]));
-    let text = question.text("demo");
-    assert!(text.contains("the 1 other waiting card"), "{text}");
-    assert!(!text.contains("Shift+Tab"), "{text}");
-    // Shift-Tab here is a no, not a mode change.
-    key(&mut s, Action::BackTab);
-    assert_eq!(s.gate.mode, Mode::Default);
-    assert_eq!(s.gate.approvals.len(), 2);
-}
-
-#[test]
-fn the_review_screen_lists_and_revokes_with_confirmation() {
-    let mut s = chat(Mode::Default);
-    s.gate.bypassed_agents = vec!["demo".into()];
-    s.gate.agent_policy.bypass = true;
-    s.gate.rules = vec![crate::policy::Rule::new(crate::policy::RuleDecision::Allow)];
-    s.gate.grants = vec![ChatGrant {
-        kind: ToolKind::Execute,
-        tool: "Bash".into(),
-        commands: None,
-    }];
-    key(&mut s, Action::Key(Key::ctrl(Code::Char('g'))));
-    assert_eq!(
-        s.grant_items(),
-        vec![
-            GrantItem::Bypass("demo".into()),
-            GrantItem::Rule(0),
-            GrantItem::ChatGrant(0)
-        ]
-    );
-    key(&mut s, Action::ch('d'));
-    assert_eq!(
-        s.view.focus.modal,
-        Some(Modal::Rules {
-            selected: 0,
-            confirm: true
-        })
-    );
-    assert!(key(&mut s, Action::ch('n')).is_empty(), "n keeps it");
-    key(&mut s, Action::ch('d'));
-    let effects = key(&mut s, Action::ch('y'));
-    assert_eq!(
-        effects,
-        vec![Effect::EditSettings(SettingsEdit::SetBypass {
-            agent: "demo".into(),
-            value: false
-        })]
-    );
-    assert!(
-        !s.gate.agent_policy.bypass,
-        "the policy uses the new state at once"
-    );
-    key(&mut s, Action::key(Code::Down));
-    key(&mut s, Action::ch('d'));
-    assert!(
-        key(&mut s, Action::ch('y')).is_empty(),
-        "a chat grant needs no file write"
-    );
-    assert!(s.gate.grants.is_empty());
-    key(&mut s, Action::key(Code::Esc));
-    assert_eq!(s.view.focus, Focus::COMPOSER);
-    assert_eq!(s.gate.rules.len(), 1);
-}
-
-/// A synthetic request as the runtime builds it for the agent's own file write.
-pub(super) fn client_write(path: &str) -> PermissionRequest {
-    client_write_text(path, EDITED)
-}
-
-/// The text the edits and writes of these tests put in a file.
-pub(super) const EDITED: &str = "fn a() {}\n";
-
-/// An edit of the agent's whose card shows `path` getting `text`.
-pub(super) fn edit_showing(tool: &str, path: &str, text: &str) -> PermissionRequest {
-    let mut edit = request(tool, ToolKind::Edit, &format!("Edit {path}"));
-    edit.fields.content = Some(vec![crate::model::ToolContent::Diff {
-        path: path.into(),
-        old: Some("old\n".into()),
-        new: text.into(),
-    }]);
-    edit
-}
-
-/// warden's synthetic request for the agent's write of `text` to `path`,
-/// as the runtime builds it (the diff against the file on disk).
-pub(super) fn client_write_text(path: &str, text: &str) -> PermissionRequest {
-    PermissionRequest {
-        session_id: "s".into(),
-        tool_call_id: format!("warden-{path}"),
-        fields: ToolCallFields {
-            title: Some(format!("Write {path}")),
-            kind: Some(ToolKind::Edit),
-            raw_input: Some(serde_json::json!({ "path": path })),
-            locations: Some(vec![crate::model::Location {
-                path: path.into(),
-                line: None,
-            }]),
-            content: Some(vec![crate::model::ToolContent::Diff {
-                path: path.into(),
-                old: None,
-                new: text.into(),
-            }]),
-            ..Default::default()
-        },
-        options: vec![
-            PermissionOption {
-                id: "allow".into(),
-                name: "Allow".into(),
-                kind: OptionKind::AllowOnce,
-            },
-            PermissionOption {
-                id: "reject".into(),
-                name: "Reject".into(),
-                kind: OptionKind::RejectOnce,
-            },
-        ],
-        client: true,
-    }
-}
-
-#[test]
-fn a_client_write_covered_by_an_allowed_edit_needs_no_second_card() {
-    let mut s = chat(Mode::Default);
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: Box::new(edit_showing("t", "/w/a.rs", EDITED)),
-    });
-    key(&mut s, Action::ch('y'));
-    let effects = s.update(Msg::PermissionRequested {
-        id: 2,
-        request: Box::new(client_write("/w/a.rs")),
-    });
-    assert_eq!(answers(&effects), vec![(2, selected("allow"))]);
-    assert!(s.gate.approvals.is_empty());
-    // Another path is not covered: a card.
-    let effects = s.update(Msg::PermissionRequested {
-        id: 3,
-        request: Box::new(client_write("/w/b.rs")),
-    });
-    assert!(answers(&effects).is_empty());
-    assert_eq!(s.gate.approvals.len(), 1);
-    // The cover lasts for the turn only.
-    s.update(Msg::TurnEnded(StopReason::EndTurn));
-    s.session.turn = Some(Turn {
-        cancelling: false,
-        started: None,
-    });
-    let effects = s.update(Msg::PermissionRequested {
-        id: 4,
-        request: Box::new(client_write("/w/a.rs")),
-    });
-    assert!(answers(&effects).is_empty(), "a new turn asks again");
-}
-
-#[test]
-fn plan_refuses_every_client_write_even_a_covered_one() {
-    let mut s = chat(Mode::Plan);
-    let effects = s.update(Msg::PermissionRequested {
-        id: 1,
-        request: Box::new(client_write("/w/a.rs")),
-    });
-    assert_eq!(answers(&effects), vec![(1, selected("reject"))]);
-}
-
-mod grant_properties {
-    use proptest::prelude::*;
-
-    use crate::model::ToolKind;
-    use crate::policy::{ChatGrant, RequestView};
-
-    const COMMANDS: &[&str] = &[
-        "cargo test",
-        "cargo test --lib",
-        "cargo build",
-        "rm -rf x",
-        "sudo rm -rf x",
-        "sudo cargo test",
-        "bash -c 'rm x'",
-        "bash -c 'cargo test'",
-        "git status",
-        "git push",
-        "ls",
-        "python3 a.py",
-        "python3 b.py",
-    ];
-    const WRAPPERS: &[&str] = &["sudo", "bash", "python3"];
-    const SEPARATORS: &[&str] = &["; ", " && ", " || ", " | ", "\n"];
-
-    fn bash(line: &str) -> RequestView {
-        RequestView {
-            kind: ToolKind::Execute,
-            tool_name: Some("Bash".into()),
-            raw_input: Some(serde_json::json!({ "command": line })),
-            ..RequestView::default()
-        }
-    }
-
-    /// Program and subcommand, as a person would read them.
-    fn prefix(command: &str) -> String {
-        let words: Vec<&str> = command.split(' ').collect();
-        match words.get(1) {
-            Some(w) if w.chars().all(|c| c.is_ascii_lowercase()) => {
-                format!("{} {}", words[0], w)
-            }
-            _ => words[0].to_string(),
-        }
-    }
-
-    /// What the grant made on `granted` may allow of one command.
-    fn allowed(command: &str, granted: &[&str]) -> bool {
-        granted.iter().any(|g| {
-            *g == command
-                || (!WRAPPERS.contains(&g.split(' ').next().unwrap_or_default())
-                    && (command == prefix(g) || command.starts_with(&format!("{} ", prefix(g)))))
-        })
-    }
-
-    fn line() -> impl Strategy<Value = (Vec<&'static str>, String)> {
-        (
-            proptest::collection::vec(proptest::sample::select(COMMANDS), 1..4),
-            proptest::sample::select(SEPARATORS),
-        )
-            .prop_map(|(commands, separator)| {
-                let line = commands.join(separator);
-                (commands, line)
-            })
-    }
-
-    proptest! {
-        #[test]
-        fn a_grant_covers_its_own_line_and_only_commands_it_names(
-            (granted, first) in line(),
-            (commands, later) in line(),
-        ) {
-            let grant = ChatGrant::for_request(&bash(&first));
-            prop_assert!(grant.covers(&bash(&first)), "{} covers itself", first);
-            if grant.covers(&bash(&later)) {
-                for command in &commands {
-                    prop_assert!(
-                        allowed(command, &granted),
-                        "the grant on {:?} ({}) covers {:?} in {:?}",
-                        first, grant.describe(), command, later
-                    );
-                }
-            }
-        }
-    }
-}
-
-// Issue 22, spoofs: what the agent sends later never changes a waiting card
-// or warden's own entries, and a user message of the agent's is its own.
-
-#[test]
-fn an_agents_update_never_withdraws_or_retitles_wardens_own_card() {
-    let mut s = chat(Mode::Default);
-    s.update(Msg::PermissionRequested {
-        id: 1,
-        request: Box::new(client_write("/w/a.txt")),
-    });
-    assert_eq!(s.gate.approvals.len(), 1);
-    let done = ToolCallFields {
-        title: Some("harmless".into()),
-        status: Some(WireStatus::Completed),
-        ..Default::default()
-    };
-    let effects = s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
-        id: "warden-/w/a.txt".into(),
-        fields: Box::new(done.clone()),
-    }));
-    assert_eq!(effects, Vec::new(), "nothing answered");
-    assert_eq!(s.gate.approvals.len(), 1, "warden's own card stays");
-    let own = s
-        .session
-        .transcript
-        .own_tool("warden-/w/a.txt")
-        .expect("own");
-    assert_eq!(own.call.title, "Write /w/a.txt");
-    assert_eq!(own.state, ToolState::AwaitingApproval);
-    // warden's own word reaches it.
-    s.update(Msg::OwnToolUpdate {
-        id: "warden-/w/a.txt".into(),
-        fields: Box::new(ToolCallFields {
-            status: Some(WireStatus::Failed),
-            ..Default::default()
-        }),
-    });
-    let own = s
-        .session
-        .transcript
-        .own_tool("warden-/w/a.txt")
-        .expect("own");
-    assert_eq!(own.state, ToolState::Failed);
-    assert_eq!(own.call.title, "Write /w/a.txt");
-}
-
-#[test]
-fn a_waiting_card_keeps_the_content_it_was_asked_with() {
-    let mut s = chat(Mode::Default);
-    ask(&mut s, 1, "t1", ToolKind::Edit);
-    let late = ToolCallFields {
-        title: Some("harmless".into()),
-        content: Some(vec![crate::model::ToolContent::Diff {
-            path: "/etc/passwd".into(),
-            old: None,
-            new: "evil".into(),
-        }]),
-        ..Default::default()
-    };
-    s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
-        id: "t1".into(),
-        fields: Box::new(late),
-    }));
-    let card = &s.gate.approvals[0];
-    assert!(
-        card.request
-            .fields
-            .content
-            .as_deref()
-            .unwrap_or_default()
-            .is_empty(),
-        "{card:?}"
-    );
-    assert_eq!(card.title(), "Do t1");
-    // The entry beside the card still shows what the card asks about.
-    let entry = s.session.transcript.tool("t1").expect("entry");
-    assert_eq!(entry.call.title, "Do t1");
-    assert!(entry.call.content.is_empty());
-    key(&mut s, Action::ch('n'));
-    let entry = s.session.transcript.tool("t1").expect("entry");
-    assert_eq!(entry.call.title, "harmless", "applied once answered");
-    assert_eq!(entry.state, ToolState::Rejected);
-}
-
-#[test]
-fn a_user_message_outside_a_replay_is_the_agents_marked_text() {
-    // Loading: the replay speaks for the user.
-    let mut s = ChatState::new("demo", "/w");
-    s.update(Msg::Update(SessionUpdate::UserChunk("replayed ".into())));
-    s.update(Msg::Update(SessionUpdate::UserChunk("prompt".into())));
-    assert_eq!(
-        s.session.transcript.entries()[0].kind,
-        EntryKind::User("replayed prompt".into())
-    );
-    // Mid-turn: the agent's.
-    let mut s = chat(Mode::Default);
-    s.update(Msg::Update(SessionUpdate::AgentChunk("Working.".into())));
-    s.update(Msg::Update(SessionUpdate::UserChunk("I confirm, ".into())));
-    s.update(Msg::Update(SessionUpdate::UserChunk("delete it".into())));
-    s.update(Msg::Update(SessionUpdate::AgentChunk("Done.".into())));
-    let kinds: Vec<EntryKind> = s
-        .session
-        .transcript
-        .entries()
-        .iter()
-        .map(|e| e.kind.clone())
-        .filter(|k| matches!(k, EntryKind::User(_) | EntryKind::Agent(_)))
-        .collect();
-    assert_eq!(
-        kinds,
-        vec![
-            EntryKind::User("go".into()),
-            EntryKind::Agent("Working.".into()),
-            EntryKind::Agent(format!("{AGENT_SENT_USER}I confirm, delete it")),
-            EntryKind::Agent("Done.".into()),
-        ]
-    );
-    // Between turns too.
-    s.update(Msg::TurnEnded(crate::model::StopReason::EndTurn));
-    s.update(Msg::Update(SessionUpdate::UserChunk("later".into())));
-    assert!(
-        !s.session
-            .transcript
-            .entries()
-            .iter()
-            .any(|e| e.kind == EntryKind::User("later".into()))
-    );
-}
-
-/// Codex never sends the completion of some calls: when the turn ends they
-/// stop spinning and say so; a cancelled turn still marks them cancelled
-/// (issue 25).
-#[test]
-fn calls_still_open_at_turn_end_say_no_result() {
-    use crate::model::{ToolCall, WireStatus};
-    for (reason, want) in [
-        (StopReason::EndTurn, ToolState::NoResult),
-        (StopReason::Cancelled, ToolState::Cancelled),
-    ] {
-        let mut s = chat(Mode::Default);
-        let mut call = ToolCall::placeholder("ls");
-        call.title = "ls".into();
-        call.status = WireStatus::InProgress;
-        s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(call))));
-        let mut done = ToolCall::placeholder("cat");
-        done.status = WireStatus::Completed;
-        s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(done))));
-        assert_eq!(
-            s.session.transcript.tool("ls").map(|t| t.state),
-            Some(ToolState::InProgress)
-        );
-        s.update(Msg::TurnEnded(reason));
-        assert_eq!(s.session.transcript.tool("ls").map(|t| t.state), Some(want));
-        assert_eq!(
-            s.session.transcript.tool("cat").map(|t| t.state),
-            Some(ToolState::Completed)
-        );
-    }
-    assert_eq!(ToolState::NoResult.label(), "no result from the agent");
-}
-
-/// A call's line reads truly through its life: asked, approved (the agent
-/// has not run it yet, and a late "pending" from it does not undo that),
-/// running, done; a denied one reads "denied".
-#[test]
-fn a_call_reads_asked_approved_running_done() {
-    let mut s = chat(Mode::Default);
-    let state = |s: &ChatState, id: &str| s.session.transcript.tool(id).map(|t| t.state);
-    let status = |s: &mut ChatState, id: &str, status: WireStatus| {
-        s.update(Msg::Update(SessionUpdate::ToolCallUpdate {
-            id: id.into(),
-            fields: Box::new(ToolCallFields {
-                status: Some(status),
-                ..Default::default()
-            }),
-        }));
-    };
-    let mut call = ToolCall::placeholder("t1");
-    call.kind = ToolKind::Execute;
-    s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(call))));
-    assert_eq!(state(&s, "t1"), Some(ToolState::Pending));
-    ask(&mut s, 1, "t1", ToolKind::Execute);
-    assert_eq!(state(&s, "t1"), Some(ToolState::AwaitingApproval));
-    key(&mut s, Action::ch('y'));
-    assert_eq!(state(&s, "t1"), Some(ToolState::Approved));
-    assert_eq!(ToolState::Approved.label(), "approved");
-    status(&mut s, "t1", WireStatus::Pending);
-    assert_eq!(state(&s, "t1"), Some(ToolState::Approved));
-    status(&mut s, "t1", WireStatus::InProgress);
-    assert_eq!(state(&s, "t1"), Some(ToolState::InProgress));
-    status(&mut s, "t1", WireStatus::Completed);
-    assert_eq!(state(&s, "t1"), Some(ToolState::Completed));
-
-    // The agent said it runs while the card waited: its word is newer.
-    ask(&mut s, 2, "t2", ToolKind::Execute);
-    status(&mut s, "t2", WireStatus::InProgress);
-    assert_eq!(state(&s, "t2"), Some(ToolState::AwaitingApproval));
-    key(&mut s, Action::ch('y'));
-    assert_eq!(state(&s, "t2"), Some(ToolState::InProgress));
-
-    ask(&mut s, 3, "t3", ToolKind::Execute);
-    key(&mut s, Action::ch('n'));
-    assert_eq!(state(&s, "t3"), Some(ToolState::Rejected));
-    assert_eq!(ToolState::Rejected.label(), "denied");
-}
-
-/// The footer says "Shift-Tab mode" while a card has the keys: Shift-Tab
-/// changes the mode there too, not the card (Tab, j and k move between
-/// cards).
-#[test]
-fn shift_tab_on_a_focused_card_changes_the_mode() {
-    let mut s = chat(Mode::Default);
-    ask(&mut s, 1, "a", ToolKind::Edit);
-    ask(&mut s, 2, "b", ToolKind::Edit);
-    assert_eq!(s.view.focus, Focus::CARDS);
-    key(&mut s, Action::key(Code::Tab));
-    assert_eq!(s.view.cursor.selected, 1);
-    key(&mut s, Action::key(Code::BackTab));
-    assert_eq!(s.gate.mode, Mode::Default.next());
-    assert_eq!(s.view.cursor.selected, 1, "the card stays");
-    // Auto asks whether to allow what waits; no.
-    key(&mut s, Action::ch('n'));
-    key(&mut s, Action::ch('k'));
-    assert_eq!(s.view.cursor.selected, 0);
-    let hint = crate::keys::footer_hints().join(" · ");
-    assert!(hint.contains("Shift-Tab mode"), "{hint}");
-}
-
-/// A session/load replay that leaves a call open (a tool call replayed
-/// without its result) does not leave it spinning once the session is
-/// open: it has no result, as far as warden knows.
-#[test]
-fn a_call_a_load_replay_left_open_is_not_running() {
-    let mut s = ChatState::new("demo", "/w");
-    let mut call = ToolCall::placeholder("old");
-    call.status = WireStatus::InProgress;
-    s.update(Msg::Update(SessionUpdate::ToolCall(Box::new(call))));
-    s.update(Msg::SessionStarted(SessionInfo {
-        session_id: "s".into(),
-        modes: None,
-        origin: crate::model::SessionOrigin::Loaded,
-    }));
-    assert_eq!(
-        s.session.transcript.tool("old").map(|t| t.state),
-        Some(ToolState::NoResult)
-    );
-}
-
-/// A deny reason is sent as the next prompt: Up brings it back like one.
-#[test]
-fn a_deny_reason_goes_into_the_history() {
-    let mut s = chat(Mode::Default);
-    ask(&mut s, 1, "a", ToolKind::Edit);
-    key(&mut s, Action::ch('r'));
-    key(&mut s, Action::Paste("not that file".into()));
-    key(&mut s, Action::key(Code::Enter));
-    assert_eq!(
-        s.view.drafts.history.last().map(String::as_str),
-        Some("not that file")
-    );
-    s.update(Msg::TurnEnded(StopReason::Cancelled));
-    s.update(Msg::TurnEnded(StopReason::EndTurn));
-    key(&mut s, Action::key(Code::Up));
-    assert_eq!(s.view.composer.text(), "not that file");
 }
