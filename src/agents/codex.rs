@@ -8,8 +8,24 @@
 //! sandbox warden starts codex with `-c features.use_legacy_landlock=true`,
 //! unless its command line sets that feature already, and says so at start.
 
-use super::Launch;
+use super::{Launch, Sandbox};
 use crate::acp::AgentCommand;
+
+/// The names its command gives it.
+pub(super) const NAMES: &[&str] = &["codex-acp", "codex"];
+
+/// What the sandbox gives it (and the variables its config names for its
+/// key: `sandbox::env::codex_env_keys`).
+pub const SANDBOX: Sandbox = Sandbox {
+    state: &[".codex"],
+    state_env: &["CODEX_HOME"],
+    env: &["OPENAI_*", "CODEX_*", "AZURE_OPENAI_*"],
+    auth: &[".codex/auth.json"],
+    code_config: &[],
+    guarded: &[".codex/config.toml"],
+    guarded_keys: &[],
+    state_subdirs: &[],
+};
 
 /// The feature that picks codex's Landlock sandbox.
 pub const LEGACY_LANDLOCK: &str = "features.use_legacy_landlock";

@@ -1,9 +1,10 @@
 //! What the agents warden knows need to run under its sandbox, each in a
-//! file of its own (`claude.rs`, `codex.rs`), chosen once from the agent's
-//! command line ([`known`]): the state files it writes in the home
+//! file of its own (`claude.rs`, `codex.rs`, `gemini.rs`, ...), chosen once
+//! from the name the agent's command line gives it ([`known`]): what the
+//! sandbox gives it ([`Sandbox`]: its state, its variables, its sign-in,
+//! its config that runs programs), the state files it writes in the home
 //! directory before they exist, the environment and arguments it is
-//! started with, and what start-up says about them. The sandbox's own
-//! tables (`sandbox::AGENT_STATE`) say which existing state it may write.
+//! started with, and what start-up says about them.
 
 use std::path::{Path, PathBuf};
 
@@ -12,38 +13,156 @@ use crate::sandbox::{Profile, SandboxMode, Support};
 
 pub mod claude;
 pub mod codex;
+pub mod demo;
+pub mod fast_agent;
+pub mod gemini;
+pub mod kimi;
+pub mod opencode;
+pub mod qwen;
 
-/// An agent with launch quirks.
+/// An agent warden knows: its launch quirks and what its sandbox gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
-    /// Claude Code (`claude-agent-acp`, `claude-code-acp`): its temp dir and
-    /// `~/.claude.json`.
+    /// Claude Code (`claude-agent-acp`, `claude-code-acp`): its temp dir,
+    /// `~/.claude.json` and its state in `~/.claude`.
     Claude,
     /// Codex (`codex-acp`): its own sandbox inside warden's.
     Codex,
+    /// Gemini CLI (`gemini --acp`).
+    Gemini,
+    /// Qwen Code (`qwen --acp`).
+    Qwen,
+    /// Kimi CLI (`kimi acp`).
+    Kimi,
+    /// OpenCode (`opencode acp`).
+    OpenCode,
+    /// fast-agent (`fast-agent`).
+    FastAgent,
+    /// warden's own demo agent (`warden demo-agent`).
+    Demo,
 }
 
 impl Agent {
-    /// The word of the command line that names it.
-    fn word(self) -> &'static str {
+    /// Every agent warden knows.
+    pub const ALL: [Agent; 8] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Qwen,
+        Agent::Kimi,
+        Agent::OpenCode,
+        Agent::FastAgent,
+        Agent::Demo,
+    ];
+
+    /// The names its command gives it (`settings::agent_name_for`, lower
+    /// case, a version taken away): the program, the package a runner
+    /// runs, the script an interpreter runs or the folder that holds it.
+    fn names(self) -> &'static [&'static str] {
         match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
+            Agent::Claude => claude::NAMES,
+            Agent::Codex => codex::NAMES,
+            Agent::Gemini => gemini::NAMES,
+            Agent::Qwen => qwen::NAMES,
+            Agent::Kimi => kimi::NAMES,
+            Agent::OpenCode => opencode::NAMES,
+            Agent::FastAgent => fast_agent::NAMES,
+            Agent::Demo => demo::NAMES,
+        }
+    }
+
+    /// What the sandbox gives it ([`Sandbox`]).
+    pub fn sandbox(self) -> &'static Sandbox {
+        match self {
+            Agent::Claude => &claude::SANDBOX,
+            Agent::Codex => &codex::SANDBOX,
+            Agent::Gemini => &gemini::SANDBOX,
+            Agent::Qwen => &qwen::SANDBOX,
+            Agent::Kimi => &kimi::SANDBOX,
+            Agent::OpenCode => &opencode::SANDBOX,
+            Agent::FastAgent => &fast_agent::SANDBOX,
+            Agent::Demo => &demo::SANDBOX,
         }
     }
 }
 
+/// What the sandbox gives an agent beyond every agent's share, paths
+/// relative to the home directory (`sandbox::Profile::new` reads it).
+#[derive(Debug, Clone, Copy)]
+pub struct Sandbox {
+    /// Its state, writable; a trailing `*` stands for every entry of the
+    /// home directory whose name starts with what is before it.
+    pub state: &'static [&'static str],
+    /// Variables that move its state (its own, or warden's it inherits):
+    /// where an absolute one points is writable.
+    pub state_env: &'static [&'static str],
+    /// Its variables of warden's environment (keys, base URLs, switches):
+    /// they pass to it only.
+    pub env: &'static [&'static str],
+    /// Its sign-in files and the config files that hold a key: hidden from
+    /// every other agent.
+    pub auth: &'static [&'static str],
+    /// Its files that make it run a program later (hooks, MCP servers,
+    /// plugins, commands), that the kernel keeps read-only to it: only
+    /// where it creates nothing new directly in their directory.
+    pub code_config: &'static [&'static str],
+    /// Its files that make it run a program later, in a directory it
+    /// writes new files in: copied when it starts, put back when it exits
+    /// (`sandbox::guard`).
+    pub guarded: &'static [&'static str],
+    /// Its settings files that it writes itself, in which only the keys
+    /// that run a program ([`CODE_KEYS`]) are put back when it exits.
+    pub guarded_keys: &'static [&'static str],
+    /// Directories beside its read-only config that it writes directly
+    /// in: made when missing, as the directory that holds the config only
+    /// lets it write in entries that exist when it starts.
+    pub state_subdirs: &'static [&'static str],
+}
+
+/// A table with nothing in it, for the agents that need little.
+pub(crate) const EMPTY: Sandbox = Sandbox {
+    state: &[],
+    state_env: &[],
+    env: &[],
+    auth: &[],
+    code_config: &[],
+    guarded: &[],
+    guarded_keys: &[],
+    state_subdirs: &[],
+};
+
+/// Keys of an agent's JSON settings that make it run a program later, at
+/// any depth (`mcpServers` at the top of `~/.claude.json` and in each of
+/// its `projects`): [`Sandbox::guarded_keys`] files keep their values.
+pub const CODE_KEYS: &[&str] = &[
+    "mcpServers",
+    "hooks",
+    "statusLine",
+    "apiKeyHelper",
+    "awsAuthRefresh",
+    "awsCredentialExport",
+    "otelHeadersHelper",
+    "enabledPlugins",
+    "extraKnownMarketplaces",
+    "enabledMcpjsonServers",
+    "enableAllProjectMcpServers",
+];
+
 /// The agent `program args` (started in `cwd`) runs, when warden knows it:
 /// by the name the command gives the agent (`settings::agent_name_for`: the
 /// program's file name, the package a runner runs, the script an
-/// interpreter runs or the folder that holds it), when that name starts
-/// with the agent's (`claude-agent-acp`, `claude-code-acp`, `codex-acp`).
-/// Other arguments (a scenario file, a model name) never count.
+/// interpreter runs or the folder that holds it), which must be one of the
+/// agent's own names (`claude-agent-acp`, `codex-acp`, `qwen-code`).
+/// Other arguments (a scenario file, a model name) never count, nor a name
+/// that only holds an agent's (`foo-claude-bar`).
 pub fn known(program: &str, args: &[String], cwd: &Path) -> Option<Agent> {
     let name = crate::settings::agent_name_for(program, args, cwd).to_lowercase();
-    [Agent::Claude, Agent::Codex]
+    if name == "warden" && args.first().is_some_and(|a| a == "demo-agent") {
+        return Some(Agent::Demo);
+    }
+    Agent::ALL
         .into_iter()
-        .find(|agent| name.starts_with(agent.word()))
+        .find(|agent| agent.names().contains(&name.as_str()))
 }
 
 /// What an agent is started with beyond its command line.
@@ -73,7 +192,7 @@ pub fn launch(command: &AgentCommand, confined: Confined<'_>) -> Launch {
     match known(&command.program, &command.args, &command.cwd) {
         Some(Agent::Claude) => claude::launch(command, confined),
         Some(Agent::Codex) => codex::launch(command),
-        None => Launch::default(),
+        _ => Launch::default(),
     }
 }
 

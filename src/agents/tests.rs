@@ -49,14 +49,58 @@ fn agents_are_known_by_the_name_their_command_gives_them() {
             &[],
             Some(Agent::Claude),
         ),
-        ("/home/claude/bin/opencode", &["acp"], None),
-        ("gemini", &["--acp"], None),
-        ("warden", &["demo-agent"], None),
+        ("/home/claude/bin/opencode", &["acp"], Some(Agent::OpenCode)),
+        ("gemini", &["--acp"], Some(Agent::Gemini)),
+        ("warden", &["demo-agent"], Some(Agent::Demo)),
+        (
+            "npx",
+            &["-y", "@zed-industries/claude-agent-acp@0.5.1"],
+            Some(Agent::Claude),
+        ),
+        ("uvx", &["kimi-cli@1"], Some(Agent::Kimi)),
+        ("python3", &["-m", "fast_agent"], Some(Agent::FastAgent)),
+        // The rigs' command lines (`../shared/rigs/*/with-*.sh`).
+        (
+            "node",
+            &[
+                "/r/.cache/warden-rigs/qwen/node_modules/@qwen-code/qwen-code/cli-entry.js",
+                "--acp",
+            ],
+            Some(Agent::Qwen),
+        ),
+        (
+            "node",
+            &[
+                "/r/.cache/warden-rigs/gemini/node_modules/@google/gemini-cli/bundle/gemini.js",
+                "--acp",
+            ],
+            Some(Agent::Gemini),
+        ),
+        (
+            "/r/.cache/warden-rigs/opencode/node_modules/opencode-linux-x64/bin/opencode",
+            &["acp"],
+            Some(Agent::OpenCode),
+        ),
+        (
+            "/r/.cache/warden-rigs/kimi/venv/bin/kimi",
+            &["acp"],
+            Some(Agent::Kimi),
+        ),
+        // A name that only holds an agent's is no agent (an attacker's
+        // script named to get Claude's state), nor a folder above it.
+        ("/x/foo-claude-bar", &[], None),
+        ("node", &["/x/foo-claude-bar.js"], None),
+        ("claude-evil", &[], None),
+        ("node", &["/home/claude/evil/index.js"], None),
+        ("bash", &["/x/codex-acp-wrapper.sh"], None),
+        ("/x/geminis", &[], None),
+        ("/x/my-gemini", &["--acp"], None),
+        ("/x/warden", &["demo-agentx"], None),
         // An argument that is not the agent (a scenario file) never counts.
         (
             "/usr/bin/warden",
             &["demo-agent", "--scenario", "/x/codex-auth-required.toml"],
-            None,
+            Some(Agent::Demo),
         ),
         ("my-agent", &["--model", "claude-sonnet"], None),
     ];

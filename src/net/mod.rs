@@ -34,5 +34,7 @@ pub enum NetAnswer {
     Allow,
     /// Refused; the reason, when the user gave one, is for the log and the
     /// proxy's error reply.
-    Deny { reason: Option<String> },
+    Deny {
+        reason: Option<String>,
+    },
 }

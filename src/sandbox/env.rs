@@ -1,10 +1,8 @@
 //! What an agent is told and given of the user's world beyond its files:
-//! the environment it starts with (an allow-list), its own caches, the
-//! files of its own config that run code later (read-only to it), and the
-//! credentials of the other agents (hidden from it).
-//!
-//! Each agent is known by a word of its command line, as its state
-//! directories are ([`super::AGENT_STATE`]).
+//! the environment it starts with (an allow-list) and its own caches.
+//! Each agent's own variables, sign-in files and config that runs code
+//! are in its file of `agents/` (`agents::Sandbox`), chosen by the name its
+//! command gives it, never by a word of its command line.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -92,129 +90,6 @@ pub const ENV_NEVER: &[&str] = &[
     "XDG_RUNTIME_DIR",
     "XDG_SESSION_*",
 ];
-
-/// Each agent's own variables (its keys, base URLs and switches), by a
-/// word of its command line: they pass to that agent only.
-pub const AGENT_ENV: &[(&str, &[&str])] = &[
-    (
-        "claude",
-        &[
-            "ANTHROPIC_*",
-            "CLAUDE_*",
-            "IS_SANDBOX",
-            "DISABLE_*",
-            "MCP_TIMEOUT",
-            "MCP_TOOL_TIMEOUT",
-            "MAX_THINKING_TOKENS",
-            "MAX_MCP_OUTPUT_TOKENS",
-            "BASH_DEFAULT_TIMEOUT_MS",
-            "BASH_MAX_TIMEOUT_MS",
-            "BASH_MAX_OUTPUT_LENGTH",
-            "CLOUD_ML_REGION",
-            "VERTEX_REGION_*",
-        ],
-    ),
-    ("codex", &["OPENAI_*", "CODEX_*", "AZURE_OPENAI_*"]),
-    ("gemini", &["GEMINI_*", "GOOGLE_*"]),
-    ("qwen", &["QWEN_*", "DASHSCOPE_*", "OPENAI_*"]),
-    ("kimi", &["KIMI_*", "MOONSHOT_*"]),
-    ("opencode", &["OPENCODE_*"]),
-    ("fast-agent", &["FAST_AGENT_*"]),
-    ("demo-agent", &["WARDEN_DEMO_*"]),
-];
-
-/// Each agent's sign-in files (relative to the home directory), and its
-/// config files that hold a key: hidden from every other agent.
-pub const AGENT_AUTH: &[(&str, &[&str])] = &[
-    ("claude", &[".claude/.credentials.json", ".claude.json"]),
-    ("codex", &[".codex/auth.json"]),
-    (
-        "gemini",
-        &[
-            ".gemini/oauth_creds.json",
-            ".gemini/mcp-oauth-tokens.json",
-            ".gemini/gemini-credentials.json",
-        ],
-    ),
-    ("qwen", &[".qwen/oauth_creds.json"]),
-    ("kimi", &[".kimi/credentials", ".kimi/config.toml"]),
-    (
-        "opencode",
-        &[
-            ".local/share/opencode/auth.json",
-            ".local/share/opencode/mcp-auth.json",
-            ".config/opencode/opencode.json",
-        ],
-    ),
-];
-
-/// Each agent's files that make it run a program later (hooks, MCP
-/// servers, notify commands, plugins), relative to the home directory,
-/// that the kernel keeps read-only to it ([`super::Profile::read_only`]):
-/// only where the agent creates nothing new directly in their directory,
-/// which then takes new entries no more (Claude Code, whose usual
-/// directories in `~/.claude` warden makes first: [`AGENT_STATE_SUBDIRS`]).
-/// codex, gemini, qwen, opencode and kimi write new files beside their
-/// config (atomic replaces of their state): [`AGENT_GUARDED`].
-pub const AGENT_CODE_CONFIG: &[(&str, &[&str])] = &[(
-    "claude",
-    &[
-        ".claude/settings.json",
-        ".claude/settings.local.json",
-        ".claude/plugins",
-        ".claude/hooks",
-    ],
-)];
-
-/// Each agent's files that make it run a program later, in a directory
-/// it writes new files in (its state, atomic replaces): copied when it
-/// starts, put back when it exits ([`super::guard::Guard`]).
-pub const AGENT_GUARDED: &[(&str, &[&str])] = &[
-    ("codex", &[".codex/config.toml"]),
-    ("gemini", &[".gemini/settings.json"]),
-    ("qwen", &[".qwen/settings.json"]),
-    (
-        "opencode",
-        &[
-            ".config/opencode/opencode.json",
-            ".config/opencode/opencode.jsonc",
-            ".config/opencode/config.json",
-        ],
-    ),
-    ("kimi", &[".kimi/config.toml", ".kimi/mcp.json"]),
-];
-
-/// The directories beside an agent's read-only config that it writes
-/// directly in (its sessions, logs, backups): made when missing, so that
-/// their own rules let it write in them (the directory that holds the
-/// config only lets it write in entries that exist when it starts).
-pub const AGENT_STATE_SUBDIRS: &[(&str, &[&str])] = &[(
-    "claude",
-    &[
-        ".claude/projects",
-        ".claude/plans",
-        ".claude/backups",
-        ".claude/shell-snapshots",
-        ".claude/session-env",
-        ".claude/todos",
-        ".claude/statsig",
-        ".claude/ide",
-        ".claude/file-history",
-        ".claude/debug",
-    ],
-)];
-
-/// The words of `table` that `line` (the command line, lower case) holds.
-pub(super) fn words_of<'t>(
-    table: &'t [(&'static str, &'static [&'static str])],
-    line: &str,
-) -> impl Iterator<Item = &'t str> + 't {
-    let line = line.to_string();
-    table
-        .iter()
-        .filter(move |(word, _)| line.contains(word))
-        .flat_map(|(_, items)| items.iter().copied())
-}
 
 /// Whether `name` matches `pattern` (a trailing `*` matches any rest).
 pub fn matches(pattern: &str, name: &str) -> bool {

@@ -85,7 +85,7 @@ pub enum WhenUnavailable {
 
 /// Secrets, relative to the home directory: never readable, never
 /// writable (`sandbox.hidden` adds to them; each agent's sign-in files are
-/// hidden from the others too: [`env::AGENT_AUTH`]).
+/// hidden from the others too: `agents::Sandbox::auth`).
 pub const HIDDEN_IN_HOME: &[&str] = &[
     ".ssh",
     ".gnupg",
@@ -184,35 +184,6 @@ const DEV_WRITABLE: &[&str] = &[
 /// Files of `/dev` an agent may read.
 const DEV_READABLE: &[&str] = &["/dev/random", "/dev/urandom"];
 
-/// State directories of the agents warden knows (relative to the home
-/// directory), by a word of their command line. `.claude*` stands for every
-/// entry of the home directory whose name starts with `.claude`.
-const AGENT_STATE: &[(&str, &[&str])] = &[
-    ("claude", &[".claude*", ".claude", ".config/claude"]),
-    ("codex", &[".codex"]),
-    ("gemini", &[".gemini"]),
-    ("qwen", &[".qwen"]),
-    ("kimi", &[".kimi"]),
-    (
-        "opencode",
-        &[
-            ".local/share/opencode",
-            ".local/state/opencode",
-            ".config/opencode",
-            ".cache/opencode",
-        ],
-    ),
-    ("fast-agent", &[".fast-agent"]),
-];
-
-/// Environment variables that move an agent's state (its own, or warden's
-/// environment it inherits), by the same word.
-const AGENT_STATE_ENV: &[(&str, &[&str])] = &[
-    ("claude", &["CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR"]),
-    ("codex", &["CODEX_HOME"]),
-    ("gemini", &["GEMINI_CLI_HOME"]),
-];
-
 /// What an agent process may touch, before it is turned into rules.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Profile {
@@ -236,6 +207,9 @@ pub struct Profile {
     /// directory it must be able to write new files in: copied when it
     /// starts and put back when it exits ([`guard::Guard`]).
     pub guarded: Vec<PathBuf>,
+    /// The agent's own settings files it rewrites itself, whose keys that
+    /// run programs (`agents::CODE_KEYS`) are put back when it exits.
+    pub guarded_keys: Vec<PathBuf>,
     /// Directories of the agent's state made before it starts, beside its
     /// read-only config (it can write in them, not create new ones there).
     pub state_subdirs: Vec<PathBuf>,
@@ -252,7 +226,8 @@ pub struct Profile {
 #[derive(Debug, Clone, Default)]
 pub struct ProfileInput<'a> {
     pub agent: &'a str,
-    /// The program and its arguments (which agent's state to allow).
+    /// The program and its arguments: the agent they name
+    /// (`agents::known`) gets its state, variables and sign-in.
     pub command_line: Vec<&'a str>,
     pub mode: SandboxMode,
     pub when_unavailable: WhenUnavailable,
@@ -279,22 +254,39 @@ impl Profile {
     pub fn new(input: &ProfileInput<'_>) -> Profile {
         let home = input.home.as_deref();
         let expand = |p: &str| expand_home(p, home);
-        let line = input.command_line.join(" ").to_lowercase();
+        // The agent by the name its command gives it, never by a word of
+        // its command line (`foo-claude-bar` is no Claude).
+        let agent = input
+            .command_line
+            .split_first()
+            .and_then(|(program, args)| {
+                let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                let cwd = input
+                    .workspace
+                    .first()
+                    .map_or(Path::new("/"), PathBuf::as_path);
+                crate::agents::known(program, &args, cwd)
+            });
+        let tables = agent.map(crate::agents::Agent::sandbox);
+        let of = |pick: fn(&crate::agents::Sandbox) -> &'static [&'static str]| {
+            tables.map(pick).unwrap_or_default().iter().copied()
+        };
         let mut writable: Vec<PathBuf> = Vec::new();
         let mut read_only: Vec<PathBuf> = Vec::new();
         let mut state_subdirs: Vec<PathBuf> = Vec::new();
         let mut guarded: Vec<PathBuf> = Vec::new();
+        let mut guarded_keys: Vec<PathBuf> = Vec::new();
         if let Some(home) = home {
-            for rel in env::words_of(AGENT_STATE, &line) {
+            for rel in of(|t| t.state) {
                 match rel.strip_suffix('*') {
                     Some(prefix) => writable.extend(prefixed_entries(home, prefix)),
                     None => writable.push(home.join(rel)),
                 }
             }
-            read_only.extend(env::words_of(env::AGENT_CODE_CONFIG, &line).map(|r| home.join(r)));
-            guarded.extend(env::words_of(env::AGENT_GUARDED, &line).map(|r| home.join(r)));
-            state_subdirs
-                .extend(env::words_of(env::AGENT_STATE_SUBDIRS, &line).map(|r| home.join(r)));
+            read_only.extend(of(|t| t.code_config).map(|r| home.join(r)));
+            guarded.extend(of(|t| t.guarded).map(|r| home.join(r)));
+            guarded_keys.extend(of(|t| t.guarded_keys).map(|r| home.join(r)));
+            state_subdirs.extend(of(|t| t.state_subdirs).map(|r| home.join(r)));
         }
         writable.extend(input.cache.iter().cloned());
         let own_var = |var: &str| {
@@ -303,8 +295,8 @@ impl Profile {
                 .or_else(|| std::env::var(var).ok())
         };
         let mut env_pass: Vec<String> = env::ENV_PASS.iter().map(|p| p.to_string()).collect();
-        env_pass.extend(env::words_of(env::AGENT_ENV, &line).map(str::to_string));
-        if line.contains("codex") {
+        env_pass.extend(of(|t| t.env).map(str::to_string));
+        if agent == Some(crate::agents::Agent::Codex) {
             // codex reads its key from the variable its config names.
             let codex_home = own_var("CODEX_HOME")
                 .map(PathBuf::from)
@@ -312,19 +304,16 @@ impl Profile {
             env_pass.extend(codex_home.iter().flat_map(|h| env::codex_env_keys(h)));
         }
         env_pass.extend(input.env_pass.iter().cloned());
-        let moved = AGENT_STATE_ENV
-            .iter()
-            .filter(|(word, _)| line.contains(word))
-            .flat_map(|(_, vars)| vars.iter())
+        let moved = of(|t| t.state_env)
             .filter_map(|var| own_var(var).filter(|v| Path::new(v).is_absolute()));
         writable.extend(moved.map(PathBuf::from));
         writable.extend(input.writable.iter().map(|p| expand(p)));
         let mut hidden: Vec<PathBuf> = home
             .map(|home| {
-                let others = env::AGENT_AUTH
-                    .iter()
-                    .filter(|(word, _)| !line.contains(word))
-                    .flat_map(|(_, files)| files.iter());
+                let others = crate::agents::Agent::ALL
+                    .into_iter()
+                    .filter(|other| Some(*other) != agent)
+                    .flat_map(|other| other.sandbox().auth.iter());
                 HIDDEN_IN_HOME
                     .iter()
                     .chain(others)
@@ -343,6 +332,7 @@ impl Profile {
             hidden: dedup(hidden),
             read_only: dedup(read_only),
             guarded: dedup(guarded),
+            guarded_keys: dedup(guarded_keys),
             state_subdirs: dedup(state_subdirs),
             cache: input.cache.clone(),
             env_pass: dedup_words(env_pass),

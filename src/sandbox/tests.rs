@@ -202,8 +202,8 @@ fn an_agent_sees_its_own_sign_in_and_no_other_agents() {
     assert!(hidden(&codex, ".claude/.credentials.json"));
     assert!(hidden(&codex, ".claude.json"));
     let unknown = of(&["my-agent"]);
-    for (_, files) in env::AGENT_AUTH {
-        for file in *files {
+    for agent in crate::agents::Agent::ALL {
+        for file in agent.sandbox().auth {
             assert!(hidden(&unknown, file), "{file}");
         }
     }
@@ -546,4 +546,74 @@ fn a_denial_the_agent_reports_is_told_without_the_setting() {
             && seen.contains("sandbox.writable"),
         "{seen}"
     );
+}
+
+#[test]
+fn an_agent_gets_its_state_by_what_it_is_not_by_a_word_of_its_command_line() {
+    let of = |command: &[&'static str]| {
+        Profile::new(&ProfileInput {
+            agent: "x",
+            command_line: command.to_vec(),
+            home: Some(PathBuf::from("/h")),
+            ..ProfileInput::default()
+        })
+    };
+    let nothing = of(&["my-agent"]);
+    for attacker in [
+        &["/x/foo-claude-bar"][..],
+        &["node", "/x/foo-claude-bar.js"],
+        &[
+            "/x/agent", "--model", "claude", "codex", "gemini", "qwen", "kimi", "opencode",
+        ],
+        &["python3", "/home/claude/x.py"],
+    ] {
+        let profile = of(attacker);
+        assert_eq!(profile.writable, nothing.writable, "{attacker:?}");
+        assert_eq!(profile.env_pass, nothing.env_pass, "{attacker:?}");
+        assert_eq!(profile.hidden, nothing.hidden, "{attacker:?}");
+        assert!(profile.read_only.is_empty() && profile.guarded.is_empty());
+        assert!(profile.guarded_keys.is_empty(), "{attacker:?}");
+    }
+    // The rigs' command lines get their agent's state.
+    let rigs: &[(&[&str], &str)] = &[
+        (
+            &[
+                "node",
+                "/r/node_modules/@zed-industries/claude-agent-acp/dist/index.js",
+            ],
+            ".claude",
+        ),
+        (
+            &[
+                "node",
+                "/r/node_modules/@qwen-code/qwen-code/cli-entry.js",
+                "--acp",
+            ],
+            ".qwen",
+        ),
+        (
+            &[
+                "node",
+                "/r/node_modules/@google/gemini-cli/bundle/gemini.js",
+                "--acp",
+            ],
+            ".gemini",
+        ),
+        (
+            &["/r/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp"],
+            ".codex",
+        ),
+        (
+            &["/r/node_modules/opencode-linux-x64/bin/opencode", "acp"],
+            ".config/opencode",
+        ),
+        (&["/r/venv/bin/kimi", "acp"], ".kimi"),
+    ];
+    for (command, state) in rigs {
+        let profile = of(command);
+        assert!(
+            profile.writable.contains(&Path::new("/h").join(state)),
+            "{command:?}"
+        );
+    }
 }

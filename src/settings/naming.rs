@@ -48,8 +48,18 @@ const VALUED: [&str; 19] = [
 ];
 
 /// Script names that say nothing about the agent: the directory above names it.
-const GENERIC_STEMS: [&str; 10] = [
-    "index", "main", "cli", "agent", "server", "run", "app", "start", "__main__", "mod",
+const GENERIC_STEMS: [&str; 11] = [
+    "index",
+    "main",
+    "cli",
+    "cli-entry",
+    "agent",
+    "server",
+    "run",
+    "app",
+    "start",
+    "__main__",
+    "mod",
 ];
 
 /// Directories that say nothing about the agent.
