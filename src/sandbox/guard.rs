@@ -2,41 +2,177 @@
 //! cannot keep them read-only: the agent writes new files beside them
 //! (atomic replaces of its state), so their directory must stay writable.
 //! warden keeps a copy of each when the agent starts and puts it back when
-//! the agent exits, keeping what the agent wrote beside it.
+//! the agent exits, keeping what the agent wrote beside it; a directory of
+//! such config (`extensions/`, `plugin/`) is copied whole
+//! ([`super::guard_tree`]); of a settings file the agent rewrites for its
+//! own bookkeeping (`~/.claude.json`), only the keys that run programs are
+//! put back ([`super::guard_keys`]). A warden that was killed has its
+//! guards put back at the next start, from their journals.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Each guarded file as it was when the agent started (`None`: absent).
-#[derive(Debug, Default)]
+use serde::{Deserialize, Serialize};
+
+use super::guard_keys::{self, Keyed};
+use super::guard_tree::{self, Tree};
+
+/// The agent's config that runs programs as it was when the agent
+/// started: put back when it exits, or, when warden was killed, at the
+/// next start ([`recover`]: each guard is kept in a journal in warden's own
+/// data directory, hidden from every agent, until it has put back).
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Guard {
+    /// Each guarded file (`None`: absent).
     files: Vec<(PathBuf, Option<Vec<u8>>)>,
+    /// Each guarded directory (`None`: absent).
+    #[serde(default)]
+    dirs: Vec<(PathBuf, Option<Tree>)>,
+    /// Each settings file of which only the keys that run programs are
+    /// guarded, and those keys.
+    #[serde(default)]
+    keyed: Vec<(PathBuf, Keyed)>,
+    /// Where this guard is kept until it has put back (and its lock,
+    /// held while the warden that took it lives).
+    #[serde(skip)]
+    journal: Option<(PathBuf, std::fs::File)>,
 }
 
 impl Guard {
-    /// Copies of `paths` now. A path that is a directory, or that cannot
-    /// be read, is left out.
+    /// Copies of `paths` now: files, and directories with all they hold.
+    /// A path that cannot be read is left out.
     pub fn take(paths: &[PathBuf]) -> Guard {
-        let files = paths
-            .iter()
-            .filter(|path| !path.is_dir())
-            .filter_map(|path| match std::fs::read(path) {
-                Ok(bytes) => Some((path.clone(), Some(bytes))),
+        let mut guard = Guard::default();
+        for path in paths {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                match guard_tree::read(path, guard_tree::LIMIT) {
+                    Ok(tree) => guard.dirs.push((path.clone(), tree)),
+                    Err(err) => tracing::warn!(path = %path.display(), "not guarded: {err}"),
+                }
+                continue;
+            }
+            match std::fs::read(path) {
+                Ok(bytes) => guard.files.push((path.clone(), Some(bytes))),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                    Some((path.clone(), None))
+                    guard.files.push((path.clone(), None));
                 }
-                Err(err) => {
-                    tracing::warn!(path = %path.display(), "not guarded: {err}");
-                    None
-                }
-            })
-            .collect();
-        Guard { files }
+                Err(err) => tracing::warn!(path = %path.display(), "not guarded: {err}"),
+            }
+        }
+        guard
     }
 
-    /// Put back every file that changed since [`Guard::take`] (the changed
-    /// one kept as `NAME.warden-rejected-TIME`); one line for each.
+    /// The guard of `profile` (its guarded files and directories, and the
+    /// keys that run programs of its keyed settings), after putting back
+    /// what a killed warden's guards left, kept in a journal in `journals`
+    /// (warden's data directory; `None`: no journal).
+    pub fn of(profile: &super::Profile, journals: Option<&Path>) -> Guard {
+        if let Some(dir) = journals {
+            for line in recover(dir) {
+                tracing::warn!("{line}");
+            }
+        }
+        let mut guard = Guard::take(&profile.guarded);
+        for path in &profile.guarded_keys {
+            let keys = std::fs::read(path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+                .map(|doc| guard_keys::code_keys(&doc))
+                .unwrap_or_default();
+            guard.keyed.push((path.clone(), keys));
+        }
+        if let Some(dir) = journals {
+            guard.journal = keep(dir, &guard);
+        }
+        guard
+    }
+
+    /// Put back every file and directory that changed since
+    /// [`Guard::take`] (the changed one kept as `NAME.warden-rejected-TIME`),
+    /// and the keys that run programs of each keyed file; one line for each.
     pub fn restore(&self) -> Vec<String> {
+        let mut said = self.restore_files();
+        said.extend(self.restore_dirs());
+        said.extend(self.restore_keys());
+        if let Some((path, _)) = &self.journal {
+            let _ = std::fs::remove_file(path);
+        }
+        said
+    }
+
+    fn restore_dirs(&self) -> Vec<String> {
+        let mut said = Vec::new();
+        for (path, before) in &self.dirs {
+            let now = guard_tree::read(path, guard_tree::LIMIT).ok();
+            if now.as_ref() == Some(before) {
+                continue;
+            }
+            let kept = std::fs::symlink_metadata(path)
+                .is_ok()
+                .then(|| {
+                    let aside = rejected_name(path)?;
+                    std::fs::rename(path, &aside).ok().map(|()| aside)
+                })
+                .flatten();
+            let put_back = match before {
+                Some(tree) => guard_tree::write(path, tree),
+                None => Ok(()),
+            };
+            said.push(put_back_line(path, put_back, kept));
+        }
+        said
+    }
+
+    fn restore_keys(&self) -> Vec<String> {
+        let mut said = Vec::new();
+        for (path, before) in &self.keyed {
+            let meta = std::fs::symlink_metadata(path);
+            let (now, kept) = match &meta {
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    if before.is_empty() {
+                        continue;
+                    }
+                    (serde_json::json!({}), None)
+                }
+                Ok(meta) if meta.is_file() => {
+                    let Ok(bytes) = std::fs::read(path) else {
+                        continue;
+                    };
+                    // What does not parse runs nothing: the agent reads
+                    // no server from it either.
+                    let Ok(now) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                        continue;
+                    };
+                    if guard_keys::put_back(&now, before) == now {
+                        continue;
+                    }
+                    let kept = keep_rejected(path, &bytes);
+                    (now, kept)
+                }
+                _ => {
+                    // A symlink or a directory: set aside, never followed.
+                    let kept = rejected_name(path)
+                        .and_then(|aside| std::fs::rename(path, &aside).ok().map(|()| aside));
+                    (serde_json::json!({}), kept)
+                }
+            };
+            let doc = guard_keys::put_back(&now, before);
+            let put_back = serde_json::to_vec_pretty(&doc)
+                .map_err(std::io::Error::other)
+                .and_then(|bytes| replace(path, &bytes))
+                .and_then(|()| {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                });
+            said.push(put_back_line(path, put_back, kept).replace(
+                "which the agent changed",
+                "whose MCP servers or hooks the agent changed",
+            ));
+        }
+        said
+    }
+
+    fn restore_files(&self) -> Vec<String> {
         let mut said = Vec::new();
         for (path, before) in &self.files {
             // Never read through a symlink the agent made: it may lead to
@@ -59,26 +195,94 @@ impl Guard {
                 Some(bytes) => replace(path, bytes),
                 None => remove(path),
             };
-            let line = match (put_back, kept) {
-                (Ok(()), Some(kept)) => format!(
-                    "warden put back {}, which the agent changed (its version: {})",
-                    path.display(),
-                    kept.display()
-                ),
-                (Ok(()), None) => format!(
-                    "warden put back {}, which the agent changed",
-                    path.display()
-                ),
-                (Err(err), _) => format!(
-                    "the agent changed {} and warden could not put it back: {err}",
-                    path.display()
-                ),
-            };
-            tracing::warn!("{line}");
-            said.push(line);
+            said.push(put_back_line(path, put_back, kept));
         }
         said
     }
+}
+
+/// What is said of one put-back.
+fn put_back_line(path: &Path, put_back: std::io::Result<()>, kept: Option<PathBuf>) -> String {
+    let line = match (put_back, kept) {
+        (Ok(()), Some(kept)) => format!(
+            "warden put back {}, which the agent changed (its version: {})",
+            path.display(),
+            kept.display()
+        ),
+        (Ok(()), None) => format!(
+            "warden put back {}, which the agent changed",
+            path.display()
+        ),
+        (Err(err), _) => format!(
+            "the agent changed {} and warden could not put it back: {err}",
+            path.display()
+        ),
+    };
+    tracing::warn!("{line}");
+    line
+}
+
+/// Where guards keep their journals: in warden's own data directory,
+/// which every agent's sandbox hides.
+pub fn journals() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "warden").map(|d| d.data_local_dir().join("guards"))
+}
+
+/// Write `guard` to a new journal in `dir`, locked for as long as this
+/// warden lives.
+fn keep(dir: &Path, guard: &Guard) -> Option<(PathBuf, std::fs::File)> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::create_dir_all(dir).ok()?;
+    let name = format!("guard-{}.json", uuid::Uuid::new_v4().simple());
+    let path = dir.join(name);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .ok()?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).ok()?;
+    let bytes = serde_json::to_vec(guard).ok()?;
+    let written = file.write_all(&bytes).and_then(|()| file.sync_all());
+    if let Err(err) = written {
+        tracing::warn!(path = %path.display(), "guard journal not written: {err}");
+        let _ = std::fs::remove_file(&path);
+        return None;
+    }
+    Some((path, file))
+}
+
+/// Put back what the guards of wardens that were killed kept in `dir`
+/// (their journals, which no living warden holds locked); one line for
+/// each thing put back.
+pub fn recover(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut said = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("guard-") || !name.ends_with(".json") {
+            continue;
+        }
+        let Ok(file) = std::fs::File::open(&path) else {
+            continue;
+        };
+        let free = rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive);
+        if free.is_err() {
+            continue;
+        }
+        match std::fs::read(&path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Guard>(&bytes).ok())
+        {
+            Some(guard) => said.extend(guard.restore()),
+            None => tracing::warn!(path = %path.display(), "unreadable guard journal"),
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    said
 }
 
 /// Keys an agent may change in its own config: its format's version
@@ -112,14 +316,19 @@ fn same_settings(path: &Path, before: &[u8], now: &[u8]) -> bool {
     }
 }
 
-/// The agent's version of `path`, beside it under a new name.
-fn keep_rejected(path: &Path, bytes: &[u8]) -> Option<PathBuf> {
+/// A new name beside `path` for the agent's version of it.
+fn rejected_name(path: &Path) -> Option<PathBuf> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+        .map_or(0, |d| d.as_nanos());
     let mut name = path.file_name()?.to_os_string();
     name.push(format!(".warden-rejected-{stamp}"));
-    let kept = path.with_file_name(name);
+    Some(path.with_file_name(name))
+}
+
+/// The agent's version of `path`, beside it under a new name.
+fn keep_rejected(path: &Path, bytes: &[u8]) -> Option<PathBuf> {
+    let kept = rejected_name(path)?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -238,5 +447,114 @@ mod tests {
             std::fs::read_to_string(&config).expect("read"),
             "model = \"m\"\n"
         );
+    }
+
+    #[test]
+    fn claudes_mcp_servers_go_back_and_its_bookkeeping_stays() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path();
+        let file = home.join(".claude.json");
+        std::fs::write(
+            &file,
+            r#"{"numStartups": 1, "projects": {"/w": {"allowedTools": []}}}"#,
+        )
+        .expect("write");
+        let profile = crate::sandbox::Profile {
+            guarded_keys: vec![file.clone()],
+            ..crate::sandbox::Profile::default()
+        };
+        let guard = Guard::of(&profile, None);
+        // What Claude writes itself, and what an attacker adds.
+        std::fs::write(
+            &file,
+            r#"{"numStartups": 2, "mcpServers": {"x": {"command": "sh", "args": ["-c", "evil"]}},
+               "projects": {"/w": {"allowedTools": ["Bash"],
+                                   "mcpServers": {"y": {"command": "evil"}}}}}"#,
+        )
+        .expect("write");
+        let said = guard.restore();
+        assert_eq!(said.len(), 1, "{said:?}");
+        let now: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+        assert_eq!(
+            now,
+            serde_json::json!({"numStartups": 2, "projects": {"/w": {"allowedTools": ["Bash"]}}})
+        );
+        assert!(guard.restore().is_empty(), "nothing left to put back");
+        // A symlink swapped in is set aside, never followed.
+        let target = home.join("elsewhere.json");
+        std::fs::write(&target, r#"{"mcpServers": {"z": {}}}"#).expect("write");
+        std::fs::remove_file(&file).expect("rm");
+        std::os::unix::fs::symlink(&target, &file).expect("symlink");
+        assert_eq!(guard.restore().len(), 1);
+        assert!(std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file()));
+        assert_eq!(
+            std::fs::read_to_string(&target).expect("read"),
+            r#"{"mcpServers": {"z": {}}}"#
+        );
+    }
+
+    #[test]
+    fn an_extension_the_agent_adds_or_changes_is_taken_away() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let extensions = dir.path().join("extensions");
+        let plugin = dir.path().join("plugin");
+        std::fs::create_dir_all(extensions.join("mine")).expect("mkdir");
+        std::fs::write(extensions.join("mine/gemini-extension.json"), "{}").expect("write");
+        let guard = Guard::take(&[extensions.clone(), plugin.clone()]);
+        assert!(guard.restore().is_empty(), "unchanged");
+        std::fs::create_dir_all(extensions.join("evil")).expect("mkdir");
+        std::fs::write(
+            extensions.join("evil/gemini-extension.json"),
+            r#"{"mcpServers": {"e": {"command": "sh"}}}"#,
+        )
+        .expect("write");
+        std::fs::write(extensions.join("mine/gemini-extension.json"), "{\"x\":1}").expect("write");
+        std::fs::create_dir_all(&plugin).expect("mkdir");
+        std::fs::write(plugin.join("evil.ts"), "run()").expect("write");
+        assert_eq!(guard.restore().len(), 2);
+        assert!(!extensions.join("evil").exists());
+        assert_eq!(
+            std::fs::read_to_string(extensions.join("mine/gemini-extension.json")).expect("read"),
+            "{}"
+        );
+        assert!(!plugin.exists(), "made by the agent: removed");
+        let aside = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains("warden-rejected"))
+            .count();
+        assert_eq!(
+            aside, 1,
+            "the agent's version of what was there is kept aside"
+        );
+    }
+
+    #[test]
+    fn a_killed_wardens_guard_is_put_back_at_the_next_start() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let journals = dir.path().join("guards");
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, "model = \"m\"\n").expect("write");
+        let profile = crate::sandbox::Profile {
+            guarded: vec![config.clone()],
+            ..crate::sandbox::Profile::default()
+        };
+        let guard = Guard::of(&profile, Some(&journals));
+        std::fs::write(&config, "notify = [\"sh\"]\n").expect("write");
+        // While the warden lives, its journal is its own.
+        assert!(recover(&journals).is_empty());
+        // Killed: it never puts back, its lock goes with it.
+        drop(guard);
+        let said = recover(&journals);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert_eq!(
+            std::fs::read_to_string(&config).expect("read"),
+            "model = \"m\"\n"
+        );
+        assert_eq!(std::fs::read_dir(&journals).expect("ls").count(), 0);
+        // The next start does it before taking its own copy.
+        let guard = Guard::of(&profile, Some(&journals));
+        assert!(guard.restore().is_empty());
     }
 }

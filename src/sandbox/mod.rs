@@ -19,6 +19,8 @@ use serde::Deserialize;
 
 pub mod env;
 pub mod guard;
+mod guard_keys;
+mod guard_tree;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]

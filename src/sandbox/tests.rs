@@ -617,3 +617,62 @@ fn an_agent_gets_its_state_by_what_it_is_not_by_a_word_of_its_command_line() {
         );
     }
 }
+
+#[test]
+fn the_config_that_runs_programs_is_read_only_or_put_back_for_each_agent() {
+    let of = |command: &[&'static str]| {
+        Profile::new(&ProfileInput {
+            agent: "x",
+            command_line: command.to_vec(),
+            home: Some(PathBuf::from("/h")),
+            ..ProfileInput::default()
+        })
+    };
+    let claude = of(&["claude-agent-acp"]);
+    for rel in [
+        ".claude/settings.json",
+        ".claude/hooks",
+        ".claude/commands",
+        ".claude/agents",
+        ".claude/skills",
+    ] {
+        assert!(
+            claude.read_only.contains(&Path::new("/h").join(rel)),
+            "{rel}"
+        );
+    }
+    assert_eq!(claude.guarded_keys, [PathBuf::from("/h/.claude.json")]);
+    let guarded = |p: &Profile, rel: &str| p.guarded.contains(&Path::new("/h").join(rel));
+    assert!(guarded(&of(&["gemini", "--acp"]), ".gemini/extensions"));
+    assert!(guarded(&of(&["qwen", "--acp"]), ".qwen/extensions"));
+    assert!(guarded(
+        &of(&["opencode", "acp"]),
+        ".config/opencode/plugin"
+    ));
+    // In the kernel: no write rule reaches Claude's commands.
+    let fs = Table(BTreeMap::from([(
+        "/h/.claude",
+        vec!["commands", "projects", "skills", "settings.json"],
+    )]));
+    let claude = Profile {
+        writable: vec![PathBuf::from("/h/.claude")],
+        ..claude
+    };
+    let got = grants(&claude, None, &fs);
+    let writes: Vec<&Grant> = got.iter().filter(|g| g.access == Access::Write).collect();
+    assert!(
+        writes
+            .iter()
+            .any(|g| g.path == Path::new("/h/.claude/projects")),
+        "{writes:?}"
+    );
+    for rel in ["commands", "skills", "agents"] {
+        let dir = Path::new("/h/.claude").join(rel);
+        assert!(
+            !writes
+                .iter()
+                .any(|g| g.path.starts_with(&dir) || dir.starts_with(&g.path)),
+            "{rel}: {writes:?}"
+        );
+    }
+}
