@@ -3,7 +3,12 @@
 use super::{EMPTY, Sandbox};
 
 /// The names its command gives it.
-pub(super) const NAMES: &[&str] = &["fast-agent", "fast_agent", "fast-agent-mcp"];
+pub(super) const NAMES: &[&str] = &[
+    "fast-agent",
+    "fast_agent",
+    "fast-agent-mcp",
+    "fast-agent-acp",
+];
 
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {

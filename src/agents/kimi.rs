@@ -3,7 +3,7 @@
 use super::Sandbox;
 
 /// The names its command gives it.
-pub(super) const NAMES: &[&str] = &["kimi", "kimi-cli"];
+pub(super) const NAMES: &[&str] = &["kimi", "kimi-cli", "kimi code cli"];
 
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {

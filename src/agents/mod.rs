@@ -165,6 +165,28 @@ pub fn known(program: &str, args: &[String], cwd: &Path) -> Option<Agent> {
         .find(|agent| agent.names().contains(&name.as_str()))
 }
 
+/// The agent that names itself `name` at `initialize` (`agentInfo.name`:
+/// `@zed-industries/claude-agent-acp`, `Kimi Code CLI`), when warden knows
+/// it. The agent says this itself: it picks how warden reads what the
+/// agent sends, never what the sandbox gives it ([`known`], from the
+/// command line, does that before it starts).
+pub fn from_info(name: &str) -> Option<Agent> {
+    let name = name.trim().to_lowercase();
+    let name = match name.strip_prefix('@') {
+        Some(scoped) => scoped.split_once('/').map_or(scoped, |(_, n)| n),
+        None => name.as_str(),
+    };
+    Agent::ALL
+        .into_iter()
+        .find(|agent| agent.names().contains(&name))
+}
+
+/// The agent a chat talks to: what it says it is at `initialize`, else
+/// what its command line names (all that is known before).
+pub fn identify(command: Option<Agent>, info_name: Option<&str>) -> Option<Agent> {
+    info_name.and_then(from_info).or(command)
+}
+
 /// What an agent is started with beyond its command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Launch {

@@ -254,3 +254,37 @@ fn only_files_the_profile_lets_the_agent_write_are_created() {
     );
     assert!(!other.exists());
 }
+
+/// `initialize` answers of the real agents (`../shared/agent-transcripts`).
+const INITIALIZE: &str = include_str!("fixtures/initialize.jsonl");
+
+#[test]
+fn agents_are_known_by_the_name_they_give_at_initialize() {
+    let want = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::FastAgent,
+        Agent::Gemini,
+        Agent::Kimi,
+        Agent::OpenCode,
+        Agent::Qwen,
+    ];
+    let lines: Vec<serde_json::Value> = INITIALIZE
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), want.len());
+    for (line, want) in lines.iter().zip(want) {
+        let name = line["result"]["agentInfo"]["name"].as_str().unwrap();
+        assert_eq!(from_info(name), Some(want), "{name}");
+        // What it says wins over the command line, which is all that is
+        // known before.
+        assert_eq!(identify(None, Some(name)), Some(want));
+    }
+    assert_eq!(from_info("my-claude-agent"), None);
+    assert_eq!(
+        identify(Some(Agent::Codex), Some("mine")),
+        Some(Agent::Codex)
+    );
+    assert_eq!(identify(Some(Agent::Codex), None), Some(Agent::Codex));
+}
