@@ -12,6 +12,8 @@
 //!   works and the session opens.
 
 use super::{Confined, Launch, Sandbox, is_set};
+use agent_client_protocol::v1::schema as acp;
+
 use crate::acp::AgentCommand;
 
 /// The names its command gives it.
@@ -90,4 +92,14 @@ pub(super) fn launch(command: &AgentCommand, confined: Confined<'_>) -> Launch {
             .push((TMPDIR_VAR.to_string(), tmp.display().to_string()));
     }
     launch
+}
+
+/// The agent's own tool name: `_meta.claudeCode.toolName` and the like, else none.
+pub(crate) fn tool_name(meta: Option<&acp::Meta>) -> Option<String> {
+    let meta = meta?;
+    meta.values().find_map(|v| {
+        v.get("toolName")
+            .and_then(|n| n.as_str())
+            .map(str::to_string)
+    })
 }

@@ -288,3 +288,14 @@ fn agents_are_known_by_the_name_they_give_at_initialize() {
     );
     assert_eq!(identify(Some(Agent::Codex), None), Some(Agent::Codex));
 }
+
+#[test]
+fn claudes_tool_name_is_read_from_its_meta() {
+    // claude-agent-acp-0.23.1-mockllm-all.jsonl: a Bash call's `tool_call`.
+    let update: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/claude-tool-call.json")).unwrap();
+    let meta: agent_client_protocol::v1::schema::Meta =
+        serde_json::from_value(update["_meta"].clone()).unwrap();
+    assert_eq!(claude::tool_name(Some(&meta)), Some("Bash".to_string()));
+    assert_eq!(claude::tool_name(None), None);
+}
