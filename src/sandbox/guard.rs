@@ -327,11 +327,15 @@ fn rejected_name(path: &Path) -> Option<PathBuf> {
 }
 
 /// The agent's version of `path`, beside it under a new name.
+/// Readable by the user only: it may hold the agent's sign-in
+/// (`~/.claude.json`).
 fn keep_rejected(path: &Path, bytes: &[u8]) -> Option<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt as _;
     let kept = rejected_name(path)?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
+        .mode(0o600)
         .open(&kept)
         .ok()?;
     file.write_all(bytes).ok()?;
@@ -481,6 +485,15 @@ mod tests {
             serde_json::json!({"numStartups": 2, "projects": {"/w": {"allowedTools": ["Bash"]}}})
         );
         assert!(guard.restore().is_empty(), "nothing left to put back");
+        // The agent's version, which holds Claude's sign-in, is the user's only.
+        let kept = std::fs::read_dir(home)
+            .expect("ls")
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().contains("warden-rejected"))
+            .expect("kept aside");
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = kept.metadata().expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
         // A symlink swapped in is set aside, never followed.
         let target = home.join("elsewhere.json");
         std::fs::write(&target, r#"{"mcpServers": {"z": {}}}"#).expect("write");
