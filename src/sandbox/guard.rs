@@ -104,7 +104,12 @@ impl Guard {
         let mut said = Vec::new();
         for (path, before) in &self.dirs {
             let now = guard_tree::read(path, guard_tree::LIMIT).ok();
-            if now.as_ref() == Some(before) {
+            let benign = match (&now, before) {
+                (Some(now), before) if now == before => true,
+                (Some(Some(now)), Some(before)) => guard_tree::only_empty_added(before, now),
+                _ => false,
+            };
+            if benign {
                 continue;
             }
             let kept = std::fs::symlink_metadata(path)
@@ -516,6 +521,20 @@ mod tests {
         std::fs::write(extensions.join("mine/gemini-extension.json"), "{}").expect("write");
         let guard = Guard::take(&[extensions.clone(), plugin.clone()]);
         assert!(guard.restore().is_empty(), "unchanged");
+        // qwen-code's own bookkeeping, which enables nothing, stays.
+        std::fs::write(extensions.join("extension-enablement.json"), "{}").expect("write");
+        assert!(guard.restore().is_empty(), "an empty enablement file");
+        std::fs::write(
+            extensions.join("extension-enablement.json"),
+            r#"{"mine": {"overrides": ["/*"]}}"#,
+        )
+        .expect("write");
+        assert_eq!(
+            guard.restore().len(),
+            1,
+            "an enablement that says something"
+        );
+        assert!(!extensions.join("extension-enablement.json").exists());
         std::fs::create_dir_all(extensions.join("evil")).expect("mkdir");
         std::fs::write(
             extensions.join("evil/gemini-extension.json"),
@@ -538,8 +557,8 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains("warden-rejected"))
             .count();
         assert_eq!(
-            aside, 1,
-            "the agent's version of what was there is kept aside"
+            aside, 2,
+            "the agent's versions of what was there are kept aside"
         );
     }
 

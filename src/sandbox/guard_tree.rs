@@ -91,3 +91,21 @@ pub fn write(root: &Path, tree: &Tree) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Whether `now` is `before` with only files added that hold an empty JSON
+/// object or array: they change nothing the agent runs (qwen-code writes
+/// `extensions/extension-enablement.json` as `{}` when it starts).
+pub fn only_empty_added(before: &Tree, now: &Tree) -> bool {
+    let empty = |bytes: &[u8]| {
+        serde_json::from_slice::<serde_json::Value>(bytes).is_ok_and(|v| match v {
+            serde_json::Value::Object(map) => map.is_empty(),
+            serde_json::Value::Array(list) => list.is_empty(),
+            _ => false,
+        })
+    };
+    before.iter().all(|entry| now.contains(entry))
+        && now
+            .iter()
+            .filter(|entry| !before.contains(entry))
+            .all(|(_, entry)| matches!(entry, Entry::File { bytes, .. } if empty(bytes)))
+}
