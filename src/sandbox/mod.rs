@@ -790,6 +790,10 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
         "put back when it exits (its own config that runs programs, in a directory it writes)",
         &profile.guarded,
     ));
+    out.push(list(
+        "its MCP servers and hooks put back when it exits (the rest of the file is its own)",
+        &profile.guarded_keys,
+    ));
     out.push(
         "readable: everything else that exists now; what is created later in a directory that holds a hidden path (`~`, `~/.config`) is not"
             .to_string(),
