@@ -16,7 +16,11 @@ pub const SANDBOX: Sandbox = Sandbox {
         ".gemini/gemini-credentials.json",
     ],
     code_config: &[],
-    guarded: &[".gemini/settings.json", ".gemini/extensions"],
+    guarded: &[
+        ".gemini/settings.json",
+        ".gemini/extensions",
+        ".gemini/commands",
+    ],
     guarded_keys: &[],
     state_subdirs: &[],
 };

@@ -106,9 +106,10 @@ pub struct Sandbox {
     /// plugins, commands), that the kernel keeps read-only to it: only
     /// where it creates nothing new directly in their directory.
     pub code_config: &'static [&'static str],
-    /// Its files that make it run a program later, in a directory it
-    /// writes new files in: copied when it starts, put back when it exits
-    /// (`sandbox::guard`).
+    /// Its files and directories that make it run a program later
+    /// (settings, extensions, plugins, custom tools and commands), in a
+    /// directory it writes new files in: copied when it starts, put back
+    /// when it exits (`sandbox::guard`).
     pub guarded: &'static [&'static str],
     /// Its settings files that it writes itself, in which only the keys
     /// that run a program ([`CODE_KEYS`]) are put back when it exits.

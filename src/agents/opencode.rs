@@ -27,6 +27,8 @@ pub const SANDBOX: Sandbox = Sandbox {
         ".config/opencode/config.json",
         ".config/opencode/plugin",
         ".config/opencode/plugins",
+        ".config/opencode/tool",
+        ".config/opencode/tools",
     ],
     guarded_keys: &[],
     state_subdirs: &[],

@@ -13,7 +13,12 @@ pub const SANDBOX: Sandbox = Sandbox {
     env: &["QWEN_*", "DASHSCOPE_*", "OPENAI_*"],
     auth: &[".qwen/oauth_creds.json"],
     code_config: &[],
-    guarded: &[".qwen/settings.json", ".qwen/extensions"],
+    guarded: &[
+        ".qwen/settings.json",
+        ".qwen/extensions",
+        ".qwen/commands",
+        ".qwen/skills",
+    ],
     guarded_keys: &[],
     state_subdirs: &[],
 };

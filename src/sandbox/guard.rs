@@ -107,6 +107,7 @@ impl Guard {
             let benign = match (&now, before) {
                 (Some(now), before) if now == before => true,
                 (Some(Some(now)), Some(before)) => guard_tree::only_empty_added(before, now),
+                (Some(Some(now)), None) => guard_tree::only_empty_added(&Vec::new(), now),
                 _ => false,
             };
             if benign {
@@ -189,6 +190,12 @@ impl Guard {
             };
             let unchanged = match (&now, before) {
                 (None, None) => true,
+                // A directory made where nothing was (qwen-code's
+                // `skills/`), holding nothing that runs.
+                (Some(None), None) => guard_tree::read(path, guard_tree::LIMIT)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|tree| guard_tree::only_empty_added(&Vec::new(), &tree)),
                 (Some(Some(now)), Some(before)) => same_settings(path, before, now),
                 _ => false,
             };
@@ -551,6 +558,14 @@ mod tests {
             "{}"
         );
         assert!(!plugin.exists(), "made by the agent: removed");
+        // Made empty by the agent (qwen-code's `skills/`): it stays.
+        let skills = dir.path().join("skills");
+        let guard = Guard::take(std::slice::from_ref(&skills));
+        std::fs::create_dir_all(skills.join("empty")).expect("mkdir");
+        assert!(guard.restore().is_empty());
+        std::fs::write(skills.join("empty/SKILL.md"), "run evil").expect("write");
+        assert_eq!(guard.restore().len(), 1);
+        assert!(!skills.exists());
         let aside = std::fs::read_dir(dir.path())
             .expect("ls")
             .flatten()

@@ -92,8 +92,9 @@ pub fn write(root: &Path, tree: &Tree) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Whether `now` is `before` with only files added that hold an empty JSON
-/// object or array: they change nothing the agent runs (qwen-code writes
+/// Whether `now` is `before` with only directories added, and files that
+/// hold an empty JSON object or array: they change nothing the agent runs
+/// (qwen-code makes `skills/` and writes
 /// `extensions/extension-enablement.json` as `{}` when it starts).
 pub fn only_empty_added(before: &Tree, now: &Tree) -> bool {
     let empty = |bytes: &[u8]| {
@@ -107,5 +108,9 @@ pub fn only_empty_added(before: &Tree, now: &Tree) -> bool {
         && now
             .iter()
             .filter(|entry| !before.contains(entry))
-            .all(|(_, entry)| matches!(entry, Entry::File { bytes, .. } if empty(bytes)))
+            .all(|(_, entry)| match entry {
+                Entry::Dir => true,
+                Entry::File { bytes, .. } => empty(bytes),
+                Entry::Link(_) => false,
+            })
 }

@@ -645,10 +645,11 @@ fn the_config_that_runs_programs_is_read_only_or_put_back_for_each_agent() {
     let guarded = |p: &Profile, rel: &str| p.guarded.contains(&Path::new("/h").join(rel));
     assert!(guarded(&of(&["gemini", "--acp"]), ".gemini/extensions"));
     assert!(guarded(&of(&["qwen", "--acp"]), ".qwen/extensions"));
-    assert!(guarded(
-        &of(&["opencode", "acp"]),
-        ".config/opencode/plugin"
-    ));
+    let opencode = of(&["opencode", "acp"]);
+    assert!(guarded(&opencode, ".config/opencode/plugin"));
+    assert!(guarded(&opencode, ".config/opencode/tool"));
+    assert!(guarded(&of(&["gemini", "--acp"]), ".gemini/commands"));
+    assert!(guarded(&of(&["qwen", "--acp"]), ".qwen/skills"));
     // In the kernel: no write rule reaches Claude's commands.
     let fs = Table(BTreeMap::from([(
         "/h/.claude",
