@@ -95,11 +95,6 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
     if let Some(note) = crate::sandbox::workspace_note(&profile) {
         start.notes.push(note);
     }
-    // What agents under a warden that was killed changed in their config
-    // that runs programs: put back now.
-    if profile.mode != crate::sandbox::SandboxMode::Off {
-        start.notes.extend(crate::sandbox::guard::sweep_once());
-    }
     start
         .notes
         .extend(crate::agents::start_notes(&start.command, Some(&profile)));
@@ -148,8 +143,6 @@ fn sandbox_profile(
     let demo_state = (command.args.first().map(String::as_str) == Some("demo-agent"))
         .then(|| crate::demo_agent::state_dir(&command.env))
         .flatten();
-    // The copies of agents' config warden puts back (`sandbox::guard`).
-    warden_files.extend(crate::sandbox::guard::snapshots_dir());
     if let Some(dirs) = directories::ProjectDirs::from("", "", "warden") {
         warden_files.push(dirs.config_dir().to_path_buf());
         for data in [dirs.data_local_dir(), dirs.data_dir()] {

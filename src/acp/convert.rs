@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use crate::model::{
     AgentMode, AgentModes, Location, OptionChoice, OptionKind, PermissionOption, PermissionRequest,
-    PlanEntry, PlanStatus, SessionOption, SessionOptionValue, SessionUpdate, StopReason,
-    TerminalMeta, ToolCall, ToolCallFields, ToolContent, ToolKind, Usage, WireStatus,
+    PlanEntry, PlanStatus, SessionOption, SessionOptionValue, SessionUpdate, StopReason, ToolCall,
+    ToolCallFields, ToolContent, ToolKind, Usage, WireStatus,
 };
 
 pub(crate) fn tool_kind(kind: &acp::ToolKind) -> ToolKind {
@@ -81,67 +81,6 @@ fn locations(items: &[acp::ToolCallLocation]) -> Vec<Location> {
         .collect()
 }
 
-/// The agent's own tool name: `_meta.claudeCode.toolName` and the like, else none.
-fn meta_tool_name(meta: Option<&acp::Meta>) -> Option<String> {
-    let meta = meta?;
-    meta.values().find_map(|v| {
-        v.get("toolName")
-            .and_then(|n| n.as_str())
-            .map(str::to_string)
-    })
-}
-
-/// Bytes of one `_meta` terminal id kept; a longer one is not a terminal id.
-const TERMINAL_ID_LIMIT: usize = 512;
-
-/// What `_meta` says about terminals the agent runs itself (codex-acp):
-/// `terminal_info {terminal_id}`, `terminal_output` or `terminal_output_delta`
-/// `{terminal_id, data}` (appended), `terminal_exit {terminal_id, exit_code, signal}`.
-/// Anything malformed is ignored.
-fn terminal_meta(meta: Option<&acp::Meta>) -> Vec<TerminalMeta> {
-    let Some(meta) = meta else {
-        return Vec::new();
-    };
-    let id_of = |v: &Value| {
-        v.get("terminal_id")
-            .or_else(|| v.get("terminalId"))
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty() && id.len() <= TERMINAL_ID_LIMIT)
-            .map(str::to_string)
-    };
-    let mut news = Vec::new();
-    if let Some(id) = meta.get("terminal_info").and_then(id_of) {
-        news.push(TerminalMeta::Started { id });
-    }
-    for key in ["terminal_output", "terminal_output_delta"] {
-        if let Some(value) = meta.get(key)
-            && let Some(id) = id_of(value)
-            && let Some(data) = value.get("data").and_then(Value::as_str)
-        {
-            news.push(TerminalMeta::Output {
-                id,
-                data: data.to_string(),
-            });
-        }
-    }
-    if let Some(value) = meta.get("terminal_exit")
-        && let Some(id) = id_of(value)
-    {
-        let code = value
-            .get("exit_code")
-            .or_else(|| value.get("exitCode"))
-            .and_then(Value::as_i64);
-        let signal = value.get("signal").and_then(Value::as_str);
-        let exit = match (code, signal) {
-            (Some(code), _) => format!("exit status {code}"),
-            (None, Some(signal)) => format!("killed by {signal}"),
-            (None, None) => "ended".to_string(),
-        };
-        news.push(TerminalMeta::Exited { id, exit });
-    }
-    news
-}
-
 pub(crate) fn tool_call(call: &acp::ToolCall) -> ToolCall {
     let mut converted = ToolCall {
         id: call.tool_call_id.to_string(),
@@ -155,10 +94,10 @@ pub(crate) fn tool_call(call: &acp::ToolCall) -> ToolCall {
         tool_name: call
             .name
             .clone()
-            .or_else(|| meta_tool_name(call.meta.as_ref())),
+            .or_else(|| crate::agents::claude::tool_name(call.meta.as_ref())),
         agent_terminals: Vec::new(),
     };
-    converted.apply_terminal_meta(&terminal_meta(call.meta.as_ref()));
+    converted.apply_terminal_meta(&crate::agents::codex::terminal_meta(call.meta.as_ref()));
     converted
 }
 
@@ -175,8 +114,8 @@ pub(crate) fn tool_fields(update: &acp::ToolCallUpdate) -> ToolCallFields {
         tool_name: f
             .name
             .clone()
-            .or_else(|| meta_tool_name(update.meta.as_ref())),
-        terminal_meta: terminal_meta(update.meta.as_ref()),
+            .or_else(|| crate::agents::claude::tool_name(update.meta.as_ref())),
+        terminal_meta: crate::agents::codex::terminal_meta(update.meta.as_ref()),
     }
 }
 
@@ -489,6 +428,7 @@ pub(crate) fn prompt_block(block: crate::model::PromptBlock) -> acp::ContentBloc
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::TerminalMeta;
     use serde_json::json;
 
     /// claude-agent-acp 0.23 (claude-agent-acp-0.23.1-mockllm-all.jsonl)
@@ -680,7 +620,7 @@ mod tests {
                 "terminal_output": {"terminal_id": 7, "data": "x"},
                 "terminal_output_delta": {"terminal_id": "c1"},
                 "terminal_exit": {"exit_code": 0},
-                "terminal_info": {"terminal_id": "x".repeat(TERMINAL_ID_LIMIT + 1)}
+                "terminal_info": {"terminal_id": "x".repeat(crate::agents::codex::TERMINAL_ID_LIMIT + 1)}
             }
         }));
         let SessionUpdate::ToolCallUpdate { fields, .. } = got else {

@@ -96,7 +96,9 @@ impl AgentProcess {
         // Its config that runs programs, as it is now: put back at exit.
         let guard = sandbox
             .filter(|p| p.mode != crate::sandbox::SandboxMode::Off)
-            .map(|p| crate::sandbox::guard::Guard::take(&p.guarded));
+            .map(|p| {
+                crate::sandbox::guard::Guard::of(p, crate::sandbox::guard::journals().as_deref())
+            });
         let mut cmd = Command::new(&command.program);
         if let Some(profile) = sandbox {
             // Only what its allow-list passes of warden's environment.

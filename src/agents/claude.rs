@@ -11,8 +11,69 @@
 //!   is created empty (`{}`) before the start, so that the in-place write
 //!   works and the session opens.
 
-use super::{Confined, Launch, is_set};
+use super::{Confined, Launch, Sandbox, is_set};
+use agent_client_protocol::v1::schema as acp;
+
 use crate::acp::AgentCommand;
+
+/// The names its command gives it.
+pub(super) const NAMES: &[&str] = &[
+    "claude-agent-acp",
+    "claude-code-acp",
+    "claude-code",
+    "claude",
+];
+
+/// What the sandbox gives it. Its config that runs programs (settings
+/// hooks, plugins, its commands, subagents and skills) is read-only in the
+/// kernel: it makes nothing new directly in `~/.claude` once its usual
+/// directories exist ([`Sandbox::state_subdirs`], made first).
+/// `~/.claude.json` it rewrites all the time (its bookkeeping): its
+/// `mcpServers`, at the top and in each project, are put back when it
+/// exits ([`Sandbox::guarded_keys`]).
+pub const SANDBOX: Sandbox = Sandbox {
+    state: &[".claude*", ".claude", ".config/claude"],
+    state_env: &["CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR"],
+    env: &[
+        "ANTHROPIC_*",
+        "CLAUDE_*",
+        "IS_SANDBOX",
+        "DISABLE_*",
+        "MCP_TIMEOUT",
+        "MCP_TOOL_TIMEOUT",
+        "MAX_THINKING_TOKENS",
+        "MAX_MCP_OUTPUT_TOKENS",
+        "BASH_DEFAULT_TIMEOUT_MS",
+        "BASH_MAX_TIMEOUT_MS",
+        "BASH_MAX_OUTPUT_LENGTH",
+        "CLOUD_ML_REGION",
+        "VERTEX_REGION_*",
+    ],
+    auth: &[".claude/.credentials.json", ".claude.json"],
+    code_config: &[
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".claude/plugins",
+        ".claude/hooks",
+        ".claude/commands",
+        ".claude/agents",
+        ".claude/skills",
+    ],
+    guarded: &[],
+    guarded_keys: &[".claude.json"],
+    state_subdirs: &[
+        ".claude/projects",
+        ".claude/plans",
+        ".claude/backups",
+        ".claude/shell-snapshots",
+        ".claude/session-env",
+        ".claude/todos",
+        ".claude/statsig",
+        ".claude/ide",
+        ".claude/file-history",
+        ".claude/debug",
+    ],
+};
 
 /// Moves Claude Code's temp dir (`/tmp/claude-<uid>`).
 pub const TMPDIR_VAR: &str = "CLAUDE_CODE_TMPDIR";
@@ -31,4 +92,14 @@ pub(super) fn launch(command: &AgentCommand, confined: Confined<'_>) -> Launch {
             .push((TMPDIR_VAR.to_string(), tmp.display().to_string()));
     }
     launch
+}
+
+/// The agent's own tool name: `_meta.claudeCode.toolName` and the like, else none.
+pub(crate) fn tool_name(meta: Option<&acp::Meta>) -> Option<String> {
+    let meta = meta?;
+    meta.values().find_map(|v| {
+        v.get("toolName")
+            .and_then(|n| n.as_str())
+            .map(str::to_string)
+    })
 }

@@ -8,8 +8,28 @@
 //! sandbox warden starts codex with `-c features.use_legacy_landlock=true`,
 //! unless its command line sets that feature already, and says so at start.
 
-use super::Launch;
+use super::{Launch, Sandbox};
+use agent_client_protocol::v1::schema as acp;
+use serde_json::Value;
+
 use crate::acp::AgentCommand;
+use crate::model::TerminalMeta;
+
+/// The names its command gives it.
+pub(super) const NAMES: &[&str] = &["codex-acp", "codex"];
+
+/// What the sandbox gives it (and the variables its config names for its
+/// key: `sandbox::env::codex_env_keys`).
+pub const SANDBOX: Sandbox = Sandbox {
+    state: &[".codex"],
+    state_env: &["CODEX_HOME"],
+    env: &["OPENAI_*", "CODEX_*", "AZURE_OPENAI_*"],
+    auth: &[".codex/auth.json"],
+    code_config: &[],
+    guarded: &[".codex/config.toml"],
+    guarded_keys: &[],
+    state_subdirs: &[],
+};
 
 /// The feature that picks codex's Landlock sandbox.
 pub const LEGACY_LANDLOCK: &str = "features.use_legacy_landlock";
@@ -45,4 +65,55 @@ pub(super) fn start_note(command: &AgentCommand) -> Option<String> {
              warden's (set `{LEGACY_LANDLOCK}` in the agent's args to decide yourself)"
         )
     })
+}
+
+/// Bytes of one `_meta` terminal id kept; a longer one is not a terminal id.
+pub(crate) const TERMINAL_ID_LIMIT: usize = 512;
+
+/// What `_meta` says about terminals the agent runs itself (codex-acp):
+/// `terminal_info {terminal_id}`, `terminal_output` or `terminal_output_delta`
+/// `{terminal_id, data}` (appended), `terminal_exit {terminal_id, exit_code, signal}`.
+/// Anything malformed is ignored.
+pub(crate) fn terminal_meta(meta: Option<&acp::Meta>) -> Vec<TerminalMeta> {
+    let Some(meta) = meta else {
+        return Vec::new();
+    };
+    let id_of = |v: &Value| {
+        v.get("terminal_id")
+            .or_else(|| v.get("terminalId"))
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty() && id.len() <= TERMINAL_ID_LIMIT)
+            .map(str::to_string)
+    };
+    let mut news = Vec::new();
+    if let Some(id) = meta.get("terminal_info").and_then(id_of) {
+        news.push(TerminalMeta::Started { id });
+    }
+    for key in ["terminal_output", "terminal_output_delta"] {
+        if let Some(value) = meta.get(key)
+            && let Some(id) = id_of(value)
+            && let Some(data) = value.get("data").and_then(Value::as_str)
+        {
+            news.push(TerminalMeta::Output {
+                id,
+                data: data.to_string(),
+            });
+        }
+    }
+    if let Some(value) = meta.get("terminal_exit")
+        && let Some(id) = id_of(value)
+    {
+        let code = value
+            .get("exit_code")
+            .or_else(|| value.get("exitCode"))
+            .and_then(Value::as_i64);
+        let signal = value.get("signal").and_then(Value::as_str);
+        let exit = match (code, signal) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(signal)) => format!("killed by {signal}"),
+            (None, None) => "ended".to_string(),
+        };
+        news.push(TerminalMeta::Exited { id, exit });
+    }
+    news
 }

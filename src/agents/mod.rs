@@ -1,9 +1,10 @@
 //! What the agents warden knows need to run under its sandbox, each in a
-//! file of its own (`claude.rs`, `codex.rs`), chosen once from the agent's
-//! command line ([`known`]): the state files it writes in the home
+//! file of its own (`claude.rs`, `codex.rs`, `gemini.rs`, ...), chosen once
+//! from the name the agent's command line gives it ([`known`]): what the
+//! sandbox gives it ([`Sandbox`]: its state, its variables, its sign-in,
+//! its config that runs programs), the state files it writes in the home
 //! directory before they exist, the environment and arguments it is
-//! started with, and what start-up says about them. The sandbox's own
-//! tables (`sandbox::AGENT_STATE`) say which existing state it may write.
+//! started with, and what start-up says about them.
 
 use std::path::{Path, PathBuf};
 
@@ -12,26 +13,30 @@ use crate::sandbox::{Profile, SandboxMode, Support};
 
 pub mod claude;
 pub mod codex;
+pub mod demo;
+pub mod fast_agent;
+pub mod gemini;
+pub mod kimi;
+pub mod opencode;
+pub mod qwen;
 
-/// An agent warden knows: its launch quirks, and the sandbox's tables of
-/// its state, config, variables and sign-in files (`sandbox::AGENT_STATE`
-/// and the tables of `sandbox::env`, keyed by [`Agent::word`]).
+/// An agent warden knows: its launch quirks and what its sandbox gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
-    /// Claude Code (`claude-agent-acp`, `claude-code-acp`): its temp dir and
-    /// `~/.claude.json`.
+    /// Claude Code (`claude-agent-acp`, `claude-code-acp`): its temp dir,
+    /// `~/.claude.json` and its state in `~/.claude`.
     Claude,
     /// Codex (`codex-acp`): its own sandbox inside warden's.
     Codex,
-    /// Gemini CLI (`gemini --acp`, `@google/gemini-cli`).
+    /// Gemini CLI (`gemini --acp`).
     Gemini,
-    /// Qwen Code (`qwen --acp`, `@qwen-code/qwen-code`).
+    /// Qwen Code (`qwen --acp`).
     Qwen,
-    /// Kimi CLI (`kimi acp`, `kimi-cli`).
+    /// Kimi CLI (`kimi acp`).
     Kimi,
     /// OpenCode (`opencode acp`).
     OpenCode,
-    /// fast-agent (`fast-agent`, `fast-agent-acp`, `fast_agent`).
+    /// fast-agent (`fast-agent`).
     FastAgent,
     /// warden's own demo agent (`warden demo-agent`).
     Demo,
@@ -50,50 +55,137 @@ impl Agent {
         Agent::Demo,
     ];
 
-    /// The start of the name its command gives it, and its key in the
-    /// sandbox's tables.
-    pub fn word(self) -> &'static str {
+    /// The names its command gives it (`settings::agent_name_for`, lower
+    /// case, a version taken away): the program, the package a runner
+    /// runs, the script an interpreter runs or the folder that holds it.
+    fn names(self) -> &'static [&'static str] {
         match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::Qwen => "qwen",
-            Agent::Kimi => "kimi",
-            Agent::OpenCode => "opencode",
-            Agent::FastAgent => "fast-agent",
-            Agent::Demo => "demo-agent",
+            Agent::Claude => claude::NAMES,
+            Agent::Codex => codex::NAMES,
+            Agent::Gemini => gemini::NAMES,
+            Agent::Qwen => qwen::NAMES,
+            Agent::Kimi => kimi::NAMES,
+            Agent::OpenCode => opencode::NAMES,
+            Agent::FastAgent => fast_agent::NAMES,
+            Agent::Demo => demo::NAMES,
+        }
+    }
+
+    /// What the sandbox gives it ([`Sandbox`]).
+    pub fn sandbox(self) -> &'static Sandbox {
+        match self {
+            Agent::Claude => &claude::SANDBOX,
+            Agent::Codex => &codex::SANDBOX,
+            Agent::Gemini => &gemini::SANDBOX,
+            Agent::Qwen => &qwen::SANDBOX,
+            Agent::Kimi => &kimi::SANDBOX,
+            Agent::OpenCode => &opencode::SANDBOX,
+            Agent::FastAgent => &fast_agent::SANDBOX,
+            Agent::Demo => &demo::SANDBOX,
         }
     }
 }
 
+/// What the sandbox gives an agent beyond every agent's share, paths
+/// relative to the home directory (`sandbox::Profile::new` reads it).
+#[derive(Debug, Clone, Copy)]
+pub struct Sandbox {
+    /// Its state, writable; a trailing `*` stands for every entry of the
+    /// home directory whose name starts with what is before it.
+    pub state: &'static [&'static str],
+    /// Variables that move its state (its own, or warden's it inherits):
+    /// where an absolute one points is writable.
+    pub state_env: &'static [&'static str],
+    /// Its variables of warden's environment (keys, base URLs, switches):
+    /// they pass to it only.
+    pub env: &'static [&'static str],
+    /// Its sign-in files and the config files that hold a key: hidden from
+    /// every other agent.
+    pub auth: &'static [&'static str],
+    /// Its files that make it run a program later (hooks, MCP servers,
+    /// plugins, commands), that the kernel keeps read-only to it: only
+    /// where it creates nothing new directly in their directory.
+    pub code_config: &'static [&'static str],
+    /// Its files and directories that make it run a program later
+    /// (settings, extensions, plugins, custom tools and commands), in a
+    /// directory it writes new files in: copied when it starts, put back
+    /// when it exits (`sandbox::guard`).
+    pub guarded: &'static [&'static str],
+    /// Its settings files that it writes itself, in which only the keys
+    /// that run a program ([`CODE_KEYS`]) are put back when it exits.
+    pub guarded_keys: &'static [&'static str],
+    /// Directories beside its read-only config that it writes directly
+    /// in: made when missing, as the directory that holds the config only
+    /// lets it write in entries that exist when it starts.
+    pub state_subdirs: &'static [&'static str],
+}
+
+/// A table with nothing in it, for the agents that need little.
+pub(crate) const EMPTY: Sandbox = Sandbox {
+    state: &[],
+    state_env: &[],
+    env: &[],
+    auth: &[],
+    code_config: &[],
+    guarded: &[],
+    guarded_keys: &[],
+    state_subdirs: &[],
+};
+
+/// Keys of an agent's JSON settings that make it run a program later, at
+/// any depth (`mcpServers` at the top of `~/.claude.json` and in each of
+/// its `projects`): [`Sandbox::guarded_keys`] files keep their values.
+pub const CODE_KEYS: &[&str] = &[
+    "mcpServers",
+    "hooks",
+    "statusLine",
+    "apiKeyHelper",
+    "awsAuthRefresh",
+    "awsCredentialExport",
+    "otelHeadersHelper",
+    "enabledPlugins",
+    "extraKnownMarketplaces",
+    "enabledMcpjsonServers",
+    "enableAllProjectMcpServers",
+];
+
 /// The agent `program args` (started in `cwd`) runs, when warden knows it:
 /// by the name the command gives the agent (`settings::agent_name_for`: the
 /// program's file name, the package a runner runs, the script an
-/// interpreter runs or the folder that holds it), when that name starts
-/// with the agent's (`claude-agent-acp`, `claude-code-acp`, `codex-acp`,
-/// `gemini`, `qwen-code`, `kimi`, `opencode`, `fast-agent-acp`; `_` counts
-/// as `-`); warden's own demo agent is warden's program with `demo-agent`.
-/// Other arguments (a scenario file, a model name) and the folders that
-/// hold the program never count: a script named `my-claude-tool` is no
-/// Claude Code.
+/// interpreter runs or the folder that holds it), which must be one of the
+/// agent's own names (`claude-agent-acp`, `codex-acp`, `qwen-code`).
+/// Other arguments (a scenario file, a model name) never count, nor a name
+/// that only holds an agent's (`foo-claude-bar`).
 pub fn known(program: &str, args: &[String], cwd: &Path) -> Option<Agent> {
-    if args.first().is_some_and(|a| a == "demo-agent") && is_warden(program) {
+    let name = crate::settings::agent_name_for(program, args, cwd).to_lowercase();
+    if name == "warden" && args.first().is_some_and(|a| a == "demo-agent") {
         return Some(Agent::Demo);
     }
-    let name = crate::settings::agent_name_for(program, args, cwd)
-        .to_lowercase()
-        .replace('_', "-");
     Agent::ALL
         .into_iter()
-        .filter(|agent| *agent != Agent::Demo)
-        .find(|agent| name.starts_with(agent.word()))
+        .find(|agent| agent.names().contains(&name.as_str()))
 }
 
-/// Whether `program` is warden's own program (its demo agent's).
-fn is_warden(program: &str) -> bool {
-    let own = std::env::current_exe().ok();
-    let named = Path::new(program).file_name().and_then(|n| n.to_str()) == Some("warden");
-    named || own.is_some_and(|own| Path::new(program) == own)
+/// The agent that names itself `name` at `initialize` (`agentInfo.name`:
+/// `@zed-industries/claude-agent-acp`, `Kimi Code CLI`), when warden knows
+/// it. The agent says this itself: it picks how warden reads what the
+/// agent sends, never what the sandbox gives it ([`known`], from the
+/// command line, does that before it starts).
+pub fn from_info(name: &str) -> Option<Agent> {
+    let name = name.trim().to_lowercase();
+    let name = match name.strip_prefix('@') {
+        Some(scoped) => scoped.split_once('/').map_or(scoped, |(_, n)| n),
+        None => name.as_str(),
+    };
+    Agent::ALL
+        .into_iter()
+        .find(|agent| agent.names().contains(&name))
+}
+
+/// The agent a chat talks to: what it says it is at `initialize`, else
+/// what its command line names (all that is known before).
+pub fn identify(command: Option<Agent>, info_name: Option<&str>) -> Option<Agent> {
+    info_name.and_then(from_info).or(command)
 }
 
 /// What an agent is started with beyond its command line.
@@ -123,7 +215,7 @@ pub fn launch(command: &AgentCommand, confined: Confined<'_>) -> Launch {
     match known(&command.program, &command.args, &command.cwd) {
         Some(Agent::Claude) => claude::launch(command, confined),
         Some(Agent::Codex) => codex::launch(command),
-        Some(_) | None => Launch::default(),
+        _ => Launch::default(),
     }
 }
 

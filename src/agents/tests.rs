@@ -51,27 +51,51 @@ fn agents_are_known_by_the_name_their_command_gives_them() {
         ),
         ("/home/claude/bin/opencode", &["acp"], Some(Agent::OpenCode)),
         ("gemini", &["--acp"], Some(Agent::Gemini)),
+        ("warden", &["demo-agent"], Some(Agent::Demo)),
+        (
+            "npx",
+            &["-y", "@zed-industries/claude-agent-acp@0.5.1"],
+            Some(Agent::Claude),
+        ),
+        ("uvx", &["kimi-cli@1"], Some(Agent::Kimi)),
+        ("python3", &["-m", "fast_agent"], Some(Agent::FastAgent)),
+        // The rigs' command lines (`../shared/rigs/*/with-*.sh`).
         (
             "node",
             &[
-                "/r/node_modules/@google/gemini-cli/bundle/gemini.js",
+                "/r/.cache/warden-rigs/qwen/node_modules/@qwen-code/qwen-code/cli-entry.js",
+                "--acp",
+            ],
+            Some(Agent::Qwen),
+        ),
+        (
+            "node",
+            &[
+                "/r/.cache/warden-rigs/gemini/node_modules/@google/gemini-cli/bundle/gemini.js",
                 "--acp",
             ],
             Some(Agent::Gemini),
         ),
-        ("npx", &["@google/gemini-cli", "--acp"], Some(Agent::Gemini)),
-        // The rigs' qwen: the script's name says nothing, its package does.
         (
-            "node",
-            &["/r/node_modules/@qwen-code/qwen-code/cli-entry.js", "--acp"],
-            Some(Agent::Qwen),
+            "/r/.cache/warden-rigs/opencode/node_modules/opencode-linux-x64/bin/opencode",
+            &["acp"],
+            Some(Agent::OpenCode),
         ),
-        ("qwen", &["--acp"], Some(Agent::Qwen)),
-        ("/r/venv/bin/kimi", &["acp"], Some(Agent::Kimi)),
-        ("uvx", &["kimi-cli"], Some(Agent::Kimi)),
-        ("fast-agent-acp", &[], Some(Agent::FastAgent)),
-        ("python3", &["-m", "fast_agent"], Some(Agent::FastAgent)),
-        ("warden", &["demo-agent"], Some(Agent::Demo)),
+        (
+            "/r/.cache/warden-rigs/kimi/venv/bin/kimi",
+            &["acp"],
+            Some(Agent::Kimi),
+        ),
+        // A name that only holds an agent's is no agent (an attacker's
+        // script named to get Claude's state), nor a folder above it.
+        ("/x/foo-claude-bar", &[], None),
+        ("node", &["/x/foo-claude-bar.js"], None),
+        ("claude-evil", &[], None),
+        ("node", &["/home/claude/evil/index.js"], None),
+        ("bash", &["/x/codex-acp-wrapper.sh"], None),
+        ("/x/geminis", &[], None),
+        ("/x/my-gemini", &["--acp"], None),
+        ("/x/warden", &["demo-agentx"], None),
         // An argument that is not the agent (a scenario file) never counts.
         (
             "/usr/bin/warden",
@@ -79,10 +103,6 @@ fn agents_are_known_by_the_name_their_command_gives_them() {
             Some(Agent::Demo),
         ),
         ("my-agent", &["--model", "claude-sonnet"], None),
-        // A name that only holds an agent's word is not that agent.
-        ("my-claude-tool", &[], None),
-        ("/opt/tools/run-gemini-safely", &[], None),
-        ("demo-agent", &[], None),
     ];
     for (program, args, want) in cases {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
@@ -233,4 +253,49 @@ fn only_files_the_profile_lets_the_agent_write_are_created() {
         },
     );
     assert!(!other.exists());
+}
+
+/// `initialize` answers of the real agents (`../shared/agent-transcripts`).
+const INITIALIZE: &str = include_str!("fixtures/initialize.jsonl");
+
+#[test]
+fn agents_are_known_by_the_name_they_give_at_initialize() {
+    let want = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::FastAgent,
+        Agent::Gemini,
+        Agent::Kimi,
+        Agent::OpenCode,
+        Agent::Qwen,
+    ];
+    let lines: Vec<serde_json::Value> = INITIALIZE
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), want.len());
+    for (line, want) in lines.iter().zip(want) {
+        let name = line["result"]["agentInfo"]["name"].as_str().unwrap();
+        assert_eq!(from_info(name), Some(want), "{name}");
+        // What it says wins over the command line, which is all that is
+        // known before.
+        assert_eq!(identify(None, Some(name)), Some(want));
+    }
+    assert_eq!(from_info("my-claude-agent"), None);
+    assert_eq!(
+        identify(Some(Agent::Codex), Some("mine")),
+        Some(Agent::Codex)
+    );
+    assert_eq!(identify(Some(Agent::Codex), None), Some(Agent::Codex));
+}
+
+#[test]
+fn claudes_tool_name_is_read_from_its_meta() {
+    // claude-agent-acp-0.23.1-mockllm-all.jsonl: a Bash call's `tool_call`.
+    let update: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/claude-tool-call.json")).unwrap();
+    let meta: agent_client_protocol::v1::schema::Meta =
+        serde_json::from_value(update["_meta"].clone()).unwrap();
+    assert_eq!(claude::tool_name(Some(&meta)), Some("Bash".to_string()));
+    assert_eq!(claude::tool_name(None), None);
 }

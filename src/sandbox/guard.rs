@@ -1,486 +1,299 @@
-//! The agent's config that runs programs later, where the kernel cannot
-//! keep it read-only: the agent writes new files beside it (atomic
-//! replaces of its state), so its directory must stay writable. warden
-//! keeps a copy of each when the agent starts and puts it back when the
-//! agent exits, keeping what the agent wrote beside it:
-//! - a file, whole (unless it says the same, reformatted);
-//! - in a file the agent keeps its own bookkeeping in (`~/.claude.json`),
-//!   only the keys that run programs or widen what runs unasked
-//!   ([`CODE_KEYS`]), at the top and in each of its `projects`;
-//! - a directory of plugins, extensions or commands, whole.
-//!
-//! The copies are on disk, in a directory of warden's state hidden from
-//! every agent, locked (`flock`) while their warden lives: a warden that
-//! was killed leaves them unlocked, and the next warden that confines an
-//! agent puts back what they hold ([`sweep_once`]).
+//! The agent's config files that run programs later, where the kernel
+//! cannot keep them read-only: the agent writes new files beside them
+//! (atomic replaces of its state), so their directory must stay writable.
+//! warden keeps a copy of each when the agent starts and puts it back when
+//! the agent exits, keeping what the agent wrote beside it; a directory of
+//! such config (`extensions/`, `plugin/`) is copied whole
+//! ([`super::guard_tree`]); of a settings file the agent rewrites for its
+//! own bookkeeping (`~/.claude.json`), only the keys that run programs are
+//! put back ([`super::guard_keys`]). A warden that was killed has its
+//! guards put back at the next start, from their journals.
 
 use std::io::Write as _;
-use std::os::fd::OwnedFd;
-use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-/// The keys of `~/.claude.json` that make a later `claude` run programs
-/// (MCP servers, the workspace's `.mcp.json` servers enabled) or run tools
-/// unasked, at its top and in each of its `projects`.
-pub const CODE_KEYS: &[&str] = &[
-    "mcpServers",
-    "enabledMcpjsonServers",
-    "disabledMcpjsonServers",
-    "enableAllProjectMcpServers",
-    "allowedTools",
-    "hooks",
-    "env",
-];
+use super::guard_keys::{self, Keyed};
+use super::guard_tree::{self, Tree};
 
-/// Files whose [`CODE_KEYS`] alone are guarded.
-const KEYED_FILES: &[&str] = &[".claude.json"];
-
-/// At most this many entries, and bytes, of one guarded directory; a
-/// larger one is not guarded (said in the log).
-const DIR_ENTRIES: usize = 4096;
-const DIR_BYTES: u64 = 64 << 20;
-
-/// What is guarded of one path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-enum How {
-    File,
-    Keys,
-    Dir,
-}
-
-/// One guarded path, as the copy's manifest says it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Item {
-    path: PathBuf,
-    how: How,
-    /// The copy's name in the snapshot directory; `None`: it was absent.
-    copy: Option<String>,
-}
-
-/// The agent's guarded config as it was when it started.
-#[derive(Debug, Default)]
+/// The agent's config that runs programs as it was when the agent
+/// started: put back when it exits, or, when warden was killed, at the
+/// next start ([`recover`]: each guard is kept in a journal in warden's own
+/// data directory, hidden from every agent, until it has put back).
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Guard {
-    /// The snapshot directory, locked while this guard lives.
-    dir: Option<(PathBuf, OwnedFd)>,
-    items: Vec<Item>,
-}
-
-/// Where the snapshots live: warden's state directory (hidden from agents:
-/// [`snapshots_dir`] is one of warden's own files).
-pub fn snapshots_dir() -> Option<PathBuf> {
-    directories::ProjectDirs::from("", "", "warden")
-        .and_then(|dirs| dirs.state_dir().map(|d| d.join("guards")))
+    /// Each guarded file (`None`: absent).
+    files: Vec<(PathBuf, Option<Vec<u8>>)>,
+    /// Each guarded directory (`None`: absent).
+    #[serde(default)]
+    dirs: Vec<(PathBuf, Option<Tree>)>,
+    /// Each settings file of which only the keys that run programs are
+    /// guarded, and those keys.
+    #[serde(default)]
+    keyed: Vec<(PathBuf, Keyed)>,
+    /// Where this guard is kept until it has put back (and its lock,
+    /// held while the warden that took it lives).
+    #[serde(skip)]
+    journal: Option<(PathBuf, std::fs::File)>,
 }
 
 impl Guard {
-    /// Copies of `paths` now, under warden's state directory.
+    /// Copies of `paths` now: files, and directories with all they hold.
+    /// A path that cannot be read is left out.
     pub fn take(paths: &[PathBuf]) -> Guard {
-        if paths.is_empty() {
-            return Guard::default();
-        }
-        match snapshots_dir() {
-            Some(parent) => Self::take_in(&parent, paths),
-            None => {
-                tracing::warn!("no state directory: the agent's config is not guarded");
-                Guard::default()
-            }
-        }
-    }
-
-    /// Copies of `paths` now, in a new snapshot directory under `parent`.
-    /// A path that cannot be read, or a directory too large, is left out.
-    pub fn take_in(parent: &Path, paths: &[PathBuf]) -> Guard {
-        let made = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(parent)
-            .and_then(|()| {
-                let dir = parent.join(uuid::Uuid::new_v4().simple().to_string());
-                std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-                match super::tmpdir::lock(&dir, false)? {
-                    Some(fd) => Ok((dir, fd)),
-                    None => Err(std::io::Error::other("its lock is taken")),
+        let mut guard = Guard::default();
+        for path in paths {
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                match guard_tree::read(path, guard_tree::LIMIT) {
+                    Ok(tree) => guard.dirs.push((path.clone(), tree)),
+                    Err(err) => tracing::warn!(path = %path.display(), "not guarded: {err}"),
                 }
-            });
-        let (dir, fd) = match made {
-            Ok(made) => made,
-            Err(err) => {
-                tracing::warn!(parent = %parent.display(), "the agent's config is not guarded: {err}");
-                return Guard::default();
+                continue;
             }
-        };
-        let mut items = Vec::new();
-        for (i, path) in paths.iter().enumerate() {
-            if let Some(item) = snapshot(path, &dir, &i.to_string()) {
-                items.push(item);
+            match std::fs::read(path) {
+                Ok(bytes) => guard.files.push((path.clone(), Some(bytes))),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    guard.files.push((path.clone(), None));
+                }
+                Err(err) => tracing::warn!(path = %path.display(), "not guarded: {err}"),
             }
         }
-        let manifest = serde_json::to_vec(&items).unwrap_or_default();
-        if let Err(err) = std::fs::write(dir.join("manifest.json"), manifest) {
-            tracing::warn!(dir = %dir.display(), "guard manifest not written: {err}");
-        }
-        Guard {
-            dir: Some((dir, fd)),
-            items,
-        }
+        guard
     }
 
-    /// Put back what changed since [`Guard::take`] (the changed one kept
-    /// beside it as `NAME.warden-rejected-TIME`); one line for each.
+    /// The guard of `profile` (its guarded files and directories, and the
+    /// keys that run programs of its keyed settings), after putting back
+    /// what a killed warden's guards left, kept in a journal in `journals`
+    /// (warden's data directory; `None`: no journal).
+    pub fn of(profile: &super::Profile, journals: Option<&Path>) -> Guard {
+        if let Some(dir) = journals {
+            for line in recover(dir) {
+                tracing::warn!("{line}");
+            }
+        }
+        let mut guard = Guard::take(&profile.guarded);
+        for path in &profile.guarded_keys {
+            let keys = std::fs::read(path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+                .map(|doc| guard_keys::code_keys(&doc))
+                .unwrap_or_default();
+            guard.keyed.push((path.clone(), keys));
+        }
+        if let Some(dir) = journals {
+            guard.journal = keep(dir, &guard);
+        }
+        guard
+    }
+
+    /// Put back every file and directory that changed since
+    /// [`Guard::take`] (the changed one kept as `NAME.warden-rejected-TIME`),
+    /// and the keys that run programs of each keyed file; one line for each.
     pub fn restore(&self) -> Vec<String> {
-        match &self.dir {
-            Some((dir, _)) => restore_items(dir, &self.items),
-            None => Vec::new(),
+        let mut said = self.restore_files();
+        said.extend(self.restore_dirs());
+        said.extend(self.restore_keys());
+        if let Some((path, _)) = &self.journal {
+            let _ = std::fs::remove_file(path);
         }
+        said
     }
-}
 
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some((dir, _)) = &self.dir
-            && let Err(err) = std::fs::remove_dir_all(dir)
-        {
-            tracing::debug!(dir = %dir.display(), "guard snapshot not removed: {err}");
-        }
-    }
-}
-
-/// Copy `path` into `dir` as `name`; its manifest item.
-fn snapshot(path: &Path, dir: &Path, name: &str) -> Option<Item> {
-    let keyed = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| KEYED_FILES.contains(&n));
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            let how = if keyed { How::Keys } else { How::File };
-            return Some(Item {
-                path: path.to_path_buf(),
-                how,
-                copy: None,
-            });
-        }
-        Err(err) => {
-            tracing::warn!(path = %path.display(), "not guarded: {err}");
-            return None;
-        }
-    };
-    let copy = dir.join(name);
-    let (how, done) = if meta.is_dir() {
-        let mut budget = (DIR_ENTRIES, DIR_BYTES);
-        (How::Dir, copy_tree(path, &copy, &mut budget))
-    } else if meta.is_file() {
-        let how = if keyed { How::Keys } else { How::File };
-        (how, std::fs::copy(path, &copy).map(|_| ()))
-    } else {
-        // A symlink or a special file: put back as absent.
-        return Some(Item {
-            path: path.to_path_buf(),
-            how: How::File,
-            copy: None,
-        });
-    };
-    match done {
-        Ok(()) => Some(Item {
-            path: path.to_path_buf(),
-            how,
-            copy: Some(name.to_string()),
-        }),
-        Err(err) => {
-            tracing::warn!(path = %path.display(), "not guarded: {err}");
-            None
-        }
-    }
-}
-
-/// Copy the tree `from` to `to`: directories, files (their mode), symlinks
-/// (as symlinks, never followed), within `budget` (entries, bytes).
-fn copy_tree(from: &Path, to: &Path, budget: &mut (usize, u64)) -> std::io::Result<()> {
-    std::fs::DirBuilder::new().mode(0o700).create(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        if budget.0 == 0 {
-            return Err(std::io::Error::other("too many entries"));
-        }
-        budget.0 -= 1;
-        let meta = std::fs::symlink_metadata(entry.path())?;
-        let dest = to.join(entry.file_name());
-        if meta.is_dir() {
-            copy_tree(&entry.path(), &dest, budget)?;
-        } else if meta.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &dest)?;
-        } else if meta.is_file() {
-            budget.1 = budget
-                .1
-                .checked_sub(meta.len())
-                .ok_or_else(|| std::io::Error::other("too large"))?;
-            std::fs::copy(entry.path(), &dest)?;
-        }
-    }
-    Ok(())
-}
-
-/// Whether the trees `a` and `b` hold the same: the same names, kinds,
-/// contents, executable bits and symlink targets.
-fn same_tree(a: &Path, b: &Path) -> bool {
-    let list = |dir: &Path| -> Option<Vec<(std::ffi::OsString, std::fs::Metadata)>> {
-        let mut out: Vec<_> = std::fs::read_dir(dir)
-            .ok()?
-            .map(|e| {
-                let e = e.ok()?;
-                Some((e.file_name(), std::fs::symlink_metadata(e.path()).ok()?))
-            })
-            .collect::<Option<_>>()?;
-        out.sort_by(|x, y| x.0.cmp(&y.0));
-        Some(out)
-    };
-    let (Some(left), Some(right)) = (list(a), list(b)) else {
-        return false;
-    };
-    left.len() == right.len()
-        && left.iter().zip(&right).all(|((n1, m1), (n2, m2))| {
-            let (p1, p2) = (a.join(n1), b.join(n2));
-            n1 == n2
-                && if m1.is_dir() {
-                    m2.is_dir() && same_tree(&p1, &p2)
-                } else if m1.is_symlink() {
-                    m2.is_symlink() && std::fs::read_link(&p1).ok() == std::fs::read_link(&p2).ok()
-                } else {
-                    m2.is_file()
-                        && m1.mode() & 0o111 == m2.mode() & 0o111
-                        && std::fs::read(&p1).ok() == std::fs::read(&p2).ok()
-                }
-        })
-}
-
-/// Put back `items`, whose copies are in `dir`; one line for each put back.
-fn restore_items(dir: &Path, items: &[Item]) -> Vec<String> {
-    let mut said = Vec::new();
-    for item in items {
-        let copy = item.copy.as_ref().map(|name| dir.join(name));
-        let line = match item.how {
-            How::File | How::Keys => {
-                let before = match &copy {
-                    Some(copy) => match std::fs::read(copy) {
-                        Ok(bytes) => Some(bytes),
-                        Err(err) => {
-                            tracing::warn!(copy = %copy.display(), "guard copy unreadable: {err}");
-                            continue;
-                        }
-                    },
-                    None => None,
-                };
-                if item.how == How::Keys {
-                    restore_keys(&item.path, before.as_deref())
-                } else {
-                    restore_file(&item.path, before.as_deref())
-                }
+    fn restore_dirs(&self) -> Vec<String> {
+        let mut said = Vec::new();
+        for (path, before) in &self.dirs {
+            let now = guard_tree::read(path, guard_tree::LIMIT).ok();
+            let benign = match (&now, before) {
+                (Some(now), before) if now == before => true,
+                (Some(Some(now)), Some(before)) => guard_tree::only_empty_added(before, now),
+                (Some(Some(now)), None) => guard_tree::only_empty_added(&Vec::new(), now),
+                _ => false,
+            };
+            if benign {
+                continue;
             }
-            How::Dir => restore_dir(&item.path, copy.as_deref()),
-        };
-        if let Some(line) = line {
-            tracing::warn!("{line}");
-            said.push(line);
+            let kept = std::fs::symlink_metadata(path)
+                .is_ok()
+                .then(|| {
+                    let aside = rejected_name(path)?;
+                    std::fs::rename(path, &aside).ok().map(|()| aside)
+                })
+                .flatten();
+            let put_back = match before {
+                Some(tree) => guard_tree::write(path, tree),
+                None => Ok(()),
+            };
+            said.push(put_back_line(path, put_back, kept));
         }
+        said
     }
-    said
-}
 
-/// What is at `path` now, never through a symlink: `None` absent,
-/// `Some(None)` something that is not a readable file.
-fn read_now(path: &Path) -> Option<Option<Vec<u8>>> {
-    match std::fs::symlink_metadata(path) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Ok(meta) if meta.is_file() => Some(std::fs::read(path).ok()),
-        _ => Some(None),
-    }
-}
-
-/// Put back the file `path` as `before` (`None`: absent) when it changed.
-fn restore_file(path: &Path, before: Option<&[u8]>) -> Option<String> {
-    // Never read through a symlink the agent made: it may lead to a secret
-    // it cannot read, which would land beside it.
-    if before.is_none() && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        // A directory made where nothing was (a plugin folder): aside, whole.
-        return restore_dir(path, None);
-    }
-    let now = read_now(path);
-    let unchanged = match (&now, before) {
-        (None, None) => true,
-        (Some(Some(now)), Some(before)) => same_settings(path, before, now),
-        _ => false,
-    };
-    if unchanged {
-        return None;
-    }
-    let kept = now.flatten().and_then(|bytes| keep_rejected(path, &bytes));
-    let put_back = match before {
-        Some(bytes) => replace(path, bytes),
-        None => remove(path),
-    };
-    Some(said(path, "", put_back, kept))
-}
-
-/// Put back the [`CODE_KEYS`] of the JSON file `path` as they were in
-/// `before`, keeping every other key as the agent left it. A file that is
-/// no JSON object now is put back whole.
-fn restore_keys(path: &Path, before: Option<&[u8]>) -> Option<String> {
-    let now = read_now(path);
-    let parse = |bytes: &[u8]| {
-        serde_json::from_slice::<Value>(bytes)
-            .ok()
-            .filter(Value::is_object)
-    };
-    let before_doc = before.map_or(Some(Value::Object(Default::default())), parse);
-    let (Some(Some(bytes)), Some(before_doc)) = (&now, before_doc) else {
-        return match now {
-            None => None,
-            Some(_) => restore_file(path, before),
-        };
-    };
-    let Some(mut doc) = parse(bytes) else {
-        return restore_file(path, before);
-    };
-    let mut changed = put_keys(&mut doc, &before_doc);
-    let projects = |v: &Value| v.get("projects").and_then(Value::as_object).cloned();
-    if let Some(now_projects) = doc.get_mut("projects").and_then(Value::as_object_mut) {
-        let before_projects = projects(&before_doc).unwrap_or_default();
-        for (name, project) in now_projects.iter_mut() {
-            let empty = Value::Object(Default::default());
-            let was = before_projects.get(name).unwrap_or(&empty);
-            changed |= put_keys(project, was);
+    fn restore_keys(&self) -> Vec<String> {
+        let mut said = Vec::new();
+        for (path, before) in &self.keyed {
+            let meta = std::fs::symlink_metadata(path);
+            let (now, kept) = match &meta {
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    if before.is_empty() {
+                        continue;
+                    }
+                    (serde_json::json!({}), None)
+                }
+                Ok(meta) if meta.is_file() => {
+                    let Ok(bytes) = std::fs::read(path) else {
+                        continue;
+                    };
+                    // What does not parse runs nothing: the agent reads
+                    // no server from it either.
+                    let Ok(now) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                        continue;
+                    };
+                    if guard_keys::put_back(&now, before) == now {
+                        continue;
+                    }
+                    let kept = keep_rejected(path, &bytes);
+                    (now, kept)
+                }
+                _ => {
+                    // A symlink or a directory: set aside, never followed.
+                    let kept = rejected_name(path)
+                        .and_then(|aside| std::fs::rename(path, &aside).ok().map(|()| aside));
+                    (serde_json::json!({}), kept)
+                }
+            };
+            let doc = guard_keys::put_back(&now, before);
+            let put_back = serde_json::to_vec_pretty(&doc)
+                .map_err(std::io::Error::other)
+                .and_then(|bytes| replace(path, &bytes))
+                .and_then(|()| {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                });
+            said.push(put_back_line(path, put_back, kept).replace(
+                "which the agent changed",
+                "whose MCP servers or hooks the agent changed",
+            ));
         }
+        said
     }
-    if !changed {
-        return None;
-    }
-    let kept = keep_rejected(path, bytes);
-    let mut text = serde_json::to_vec_pretty(&doc).unwrap_or_default();
-    text.push(b'\n');
-    Some(said(
-        path,
-        "what runs programs in ",
-        replace(path, &text),
-        kept,
-    ))
-}
 
-/// Set the [`CODE_KEYS`] of the object `now` to those of `before`; whether
-/// any changed.
-fn put_keys(now: &mut Value, before: &Value) -> bool {
-    let Some(map) = now.as_object_mut() else {
-        return false;
-    };
-    let mut changed = false;
-    for key in CODE_KEYS {
-        let was = before.get(*key);
-        if map.get(*key) == was {
-            continue;
+    fn restore_files(&self) -> Vec<String> {
+        let mut said = Vec::new();
+        for (path, before) in &self.files {
+            // Never read through a symlink the agent made: it may lead to
+            // a secret it cannot read, which would land beside it.
+            let now = match std::fs::symlink_metadata(path) {
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+                Ok(meta) if meta.is_file() => Some(std::fs::read(path).ok()),
+                _ => Some(None),
+            };
+            let unchanged = match (&now, before) {
+                (None, None) => true,
+                // A directory made where nothing was (qwen-code's
+                // `skills/`), holding nothing that runs.
+                (Some(None), None) => guard_tree::read(path, guard_tree::LIMIT)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|tree| guard_tree::only_empty_added(&Vec::new(), &tree)),
+                (Some(Some(now)), Some(before)) => same_settings(path, before, now),
+                _ => false,
+            };
+            if unchanged {
+                continue;
+            }
+            let kept = now.flatten().and_then(|bytes| keep_rejected(path, &bytes));
+            let put_back = match before {
+                Some(bytes) => replace(path, bytes),
+                None => remove(path),
+            };
+            said.push(put_back_line(path, put_back, kept));
         }
-        changed = true;
-        match was {
-            Some(value) => map.insert((*key).to_string(), value.clone()),
-            None => map.remove(*key),
-        };
+        said
     }
-    changed
 }
 
-/// Put back the directory `path` from `copy` (`None`: absent) when it
-/// changed; the agent's version moves beside it.
-fn restore_dir(path: &Path, copy: Option<&Path>) -> Option<String> {
-    let now = std::fs::symlink_metadata(path).ok();
-    let unchanged = match (&now, copy) {
-        (None, None) => true,
-        (Some(meta), Some(copy)) => meta.is_dir() && same_tree(path, copy),
-        _ => false,
-    };
-    if unchanged {
-        return None;
-    }
-    let kept = now.and_then(|_| {
-        let aside = rejected_name(path)?;
-        std::fs::rename(path, &aside).ok().map(|()| aside)
-    });
-    if std::fs::symlink_metadata(path).is_ok() {
-        let err = std::io::Error::other("it could not be moved aside");
-        return Some(said(path, "", Err(err), None));
-    }
-    let put_back = match copy {
-        Some(copy) => copy_tree(copy, path, &mut (usize::MAX, u64::MAX))
-            .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))),
-        None => Ok(()),
-    };
-    Some(said(path, "", put_back, kept))
-}
-
-/// The line that says what was put back.
-fn said(path: &Path, what: &str, put_back: std::io::Result<()>, kept: Option<PathBuf>) -> String {
-    match (put_back, kept) {
+/// What is said of one put-back.
+fn put_back_line(path: &Path, put_back: std::io::Result<()>, kept: Option<PathBuf>) -> String {
+    let line = match (put_back, kept) {
         (Ok(()), Some(kept)) => format!(
-            "warden put back {what}{}, which the agent changed (its version: {})",
+            "warden put back {}, which the agent changed (its version: {})",
             path.display(),
             kept.display()
         ),
         (Ok(()), None) => format!(
-            "warden put back {what}{}, which the agent changed",
+            "warden put back {}, which the agent changed",
             path.display()
         ),
         (Err(err), _) => format!(
-            "the agent changed {what}{} and warden could not put it back: {err}",
+            "the agent changed {} and warden could not put it back: {err}",
             path.display()
         ),
-    }
+    };
+    tracing::warn!("{line}");
+    line
 }
 
-/// Put back what the snapshots under `parent` that no living warden holds
-/// keep (their warden was killed), then remove them; what was said.
-pub fn sweep(parent: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(parent) else {
+/// Where guards keep their journals: in warden's own data directory,
+/// which every agent's sandbox hides.
+pub fn journals() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "warden").map(|d| d.data_local_dir().join("guards"))
+}
+
+/// Write `guard` to a new journal in `dir`, locked for as long as this
+/// warden lives.
+fn keep(dir: &Path, guard: &Guard) -> Option<(PathBuf, std::fs::File)> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::create_dir_all(dir).ok()?;
+    let name = format!("guard-{}.json", uuid::Uuid::new_v4().simple());
+    let path = dir.join(name);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .ok()?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).ok()?;
+    let bytes = serde_json::to_vec(guard).ok()?;
+    let written = file.write_all(&bytes).and_then(|()| file.sync_all());
+    if let Err(err) = written {
+        tracing::warn!(path = %path.display(), "guard journal not written: {err}");
+        let _ = std::fs::remove_file(&path);
+        return None;
+    }
+    Some((path, file))
+}
+
+/// Put back what the guards of wardens that were killed kept in `dir`
+/// (their journals, which no living warden holds locked); one line for
+/// each thing put back.
+pub fn recover(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    // SAFETY: a plain query.
-    let uid = unsafe { libc::geteuid() };
     let mut said = Vec::new();
     for entry in entries.flatten() {
-        let dir = entry.path();
-        let Ok(meta) = std::fs::symlink_metadata(&dir) else {
-            continue;
-        };
-        if !meta.is_dir() || meta.uid() != uid {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("guard-") || !name.ends_with(".json") {
             continue;
         }
-        let Ok(Some(fd)) = super::tmpdir::lock(&dir, false) else {
+        let Ok(file) = std::fs::File::open(&path) else {
             continue;
         };
-        if !super::tmpdir::same(&dir, &fd) {
+        let free = rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive);
+        if free.is_err() {
             continue;
         }
-        let items: Vec<Item> = std::fs::read(dir.join("manifest.json"))
+        match std::fs::read(&path)
             .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default();
-        said.extend(restore_items(&dir, &items));
-        if let Err(err) = std::fs::remove_dir_all(&dir) {
-            tracing::warn!(dir = %dir.display(), "guard snapshot not removed: {err}");
+            .and_then(|bytes| serde_json::from_slice::<Guard>(&bytes).ok())
+        {
+            Some(guard) => said.extend(guard.restore()),
+            None => tracing::warn!(path = %path.display(), "unreadable guard journal"),
         }
+        let _ = std::fs::remove_file(&path);
     }
-    said
-}
-
-/// [`sweep`] of warden's snapshots, once per process; what it said.
-pub fn sweep_once() -> Vec<String> {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    let mut said = Vec::new();
-    ONCE.call_once(|| {
-        if let Some(parent) = snapshots_dir() {
-            said = sweep(&parent);
-        }
-    });
     said
 }
 
@@ -519,18 +332,22 @@ fn same_settings(path: &Path, before: &[u8], now: &[u8]) -> bool {
 fn rejected_name(path: &Path) -> Option<PathBuf> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+        .map_or(0, |d| d.as_nanos());
     let mut name = path.file_name()?.to_os_string();
     name.push(format!(".warden-rejected-{stamp}"));
     Some(path.with_file_name(name))
 }
 
 /// The agent's version of `path`, beside it under a new name.
+/// Readable by the user only: it may hold the agent's sign-in
+/// (`~/.claude.json`).
 fn keep_rejected(path: &Path, bytes: &[u8]) -> Option<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt as _;
     let kept = rejected_name(path)?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
+        .mode(0o600)
         .open(&kept)
         .ok()?;
     file.write_all(bytes).ok()?;
@@ -574,5 +391,217 @@ fn remove(path: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "guard_tests.rs"]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_file_is_put_back_and_the_agents_version_kept_beside_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("config.toml");
+        let made = dir.path().join("settings.json");
+        let same = dir.path().join("same.toml");
+        let linked = dir.path().join("linked.toml");
+        std::fs::write(&config, "model = \"x\"\n").expect("write");
+        std::fs::write(&same, "a\n").expect("write");
+        std::fs::write(&linked, "b\n").expect("write");
+        let guard = Guard::take(&[config.clone(), made.clone(), same.clone(), linked.clone()]);
+        std::fs::write(&config, "notify = [\"sh\", \"-c\", \"evil\"]\n").expect("write");
+        std::fs::write(&made, "{\"hooks\": {}}").expect("write");
+        let target = dir.path().join("bashrc");
+        std::fs::write(&target, "b\n").expect("write");
+        std::fs::remove_file(&linked).expect("rm");
+        std::os::unix::fs::symlink(&target, &linked).expect("symlink");
+        let said = guard.restore();
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert_eq!(
+            std::fs::read_to_string(&config).expect("read"),
+            "model = \"x\"\n"
+        );
+        assert!(!made.exists(), "made by the agent: removed");
+        assert!(
+            std::fs::symlink_metadata(&linked).is_ok_and(|m| m.is_file()),
+            "a symlink is replaced, not followed"
+        );
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "b\n");
+        let rejected: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("warden-rejected"))
+            .collect();
+        // The symlink's target is never copied beside it.
+        assert_eq!(rejected.len(), 2, "{rejected:?}");
+        assert!(said[0].contains("put back"), "{said:?}");
+        assert_eq!(
+            guard.restore(),
+            Vec::<String>::new(),
+            "nothing changed since"
+        );
+    }
+
+    #[test]
+    fn a_reformatted_or_migrated_config_stays_and_a_new_hook_does_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let settings = dir.path().join("settings.json");
+        let config = dir.path().join("config.toml");
+        std::fs::write(&settings, "{\"model\": {\"name\": \"m\"}}").expect("write");
+        std::fs::write(&config, "model = \"m\"\n").expect("write");
+        let guard = Guard::take(&[settings.clone(), config.clone()]);
+        let migrated = "{\n  \"model\": {\n    \"name\": \"m\"\n  },\n  \"$version\": 4\n}";
+        std::fs::write(&settings, migrated).expect("write");
+        std::fs::write(&config, "model   = \"m\"\n").expect("write");
+        assert_eq!(guard.restore(), Vec::<String>::new());
+        assert_eq!(std::fs::read_to_string(&settings).expect("read"), migrated);
+        std::fs::write(
+            &settings,
+            "{\"model\": {\"name\": \"m\"}, \"hooks\": {\"Stop\": [\"sh\"]}}",
+        )
+        .expect("write");
+        std::fs::write(&config, "model = \"m\"\nnotify = [\"sh\"]\n").expect("write");
+        assert_eq!(guard.restore().len(), 2);
+        assert_eq!(
+            std::fs::read_to_string(&config).expect("read"),
+            "model = \"m\"\n"
+        );
+    }
+
+    #[test]
+    fn claudes_mcp_servers_go_back_and_its_bookkeeping_stays() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path();
+        let file = home.join(".claude.json");
+        std::fs::write(
+            &file,
+            r#"{"numStartups": 1, "projects": {"/w": {"allowedTools": []}}}"#,
+        )
+        .expect("write");
+        let profile = crate::sandbox::Profile {
+            guarded_keys: vec![file.clone()],
+            ..crate::sandbox::Profile::default()
+        };
+        let guard = Guard::of(&profile, None);
+        // What Claude writes itself, and what an attacker adds.
+        std::fs::write(
+            &file,
+            r#"{"numStartups": 2, "mcpServers": {"x": {"command": "sh", "args": ["-c", "evil"]}},
+               "projects": {"/w": {"allowedTools": ["Bash"],
+                                   "mcpServers": {"y": {"command": "evil"}}}}}"#,
+        )
+        .expect("write");
+        let said = guard.restore();
+        assert_eq!(said.len(), 1, "{said:?}");
+        let now: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+        assert_eq!(
+            now,
+            serde_json::json!({"numStartups": 2, "projects": {"/w": {"allowedTools": ["Bash"]}}})
+        );
+        assert!(guard.restore().is_empty(), "nothing left to put back");
+        // The agent's version, which holds Claude's sign-in, is the user's only.
+        let kept = std::fs::read_dir(home)
+            .expect("ls")
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().contains("warden-rejected"))
+            .expect("kept aside");
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = kept.metadata().expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // A symlink swapped in is set aside, never followed.
+        let target = home.join("elsewhere.json");
+        std::fs::write(&target, r#"{"mcpServers": {"z": {}}}"#).expect("write");
+        std::fs::remove_file(&file).expect("rm");
+        std::os::unix::fs::symlink(&target, &file).expect("symlink");
+        assert_eq!(guard.restore().len(), 1);
+        assert!(std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file()));
+        assert_eq!(
+            std::fs::read_to_string(&target).expect("read"),
+            r#"{"mcpServers": {"z": {}}}"#
+        );
+    }
+
+    #[test]
+    fn an_extension_the_agent_adds_or_changes_is_taken_away() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let extensions = dir.path().join("extensions");
+        let plugin = dir.path().join("plugin");
+        std::fs::create_dir_all(extensions.join("mine")).expect("mkdir");
+        std::fs::write(extensions.join("mine/gemini-extension.json"), "{}").expect("write");
+        let guard = Guard::take(&[extensions.clone(), plugin.clone()]);
+        assert!(guard.restore().is_empty(), "unchanged");
+        // qwen-code's own bookkeeping, which enables nothing, stays.
+        std::fs::write(extensions.join("extension-enablement.json"), "{}").expect("write");
+        assert!(guard.restore().is_empty(), "an empty enablement file");
+        std::fs::write(
+            extensions.join("extension-enablement.json"),
+            r#"{"mine": {"overrides": ["/*"]}}"#,
+        )
+        .expect("write");
+        assert_eq!(
+            guard.restore().len(),
+            1,
+            "an enablement that says something"
+        );
+        assert!(!extensions.join("extension-enablement.json").exists());
+        std::fs::create_dir_all(extensions.join("evil")).expect("mkdir");
+        std::fs::write(
+            extensions.join("evil/gemini-extension.json"),
+            r#"{"mcpServers": {"e": {"command": "sh"}}}"#,
+        )
+        .expect("write");
+        std::fs::write(extensions.join("mine/gemini-extension.json"), "{\"x\":1}").expect("write");
+        std::fs::create_dir_all(&plugin).expect("mkdir");
+        std::fs::write(plugin.join("evil.ts"), "run()").expect("write");
+        assert_eq!(guard.restore().len(), 2);
+        assert!(!extensions.join("evil").exists());
+        assert_eq!(
+            std::fs::read_to_string(extensions.join("mine/gemini-extension.json")).expect("read"),
+            "{}"
+        );
+        assert!(!plugin.exists(), "made by the agent: removed");
+        // Made empty by the agent (qwen-code's `skills/`): it stays.
+        let skills = dir.path().join("skills");
+        let guard = Guard::take(std::slice::from_ref(&skills));
+        std::fs::create_dir_all(skills.join("empty")).expect("mkdir");
+        assert!(guard.restore().is_empty());
+        std::fs::write(skills.join("empty/SKILL.md"), "run evil").expect("write");
+        assert_eq!(guard.restore().len(), 1);
+        assert!(!skills.exists());
+        let aside = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains("warden-rejected"))
+            .count();
+        assert_eq!(
+            aside, 2,
+            "the agent's versions of what was there are kept aside"
+        );
+    }
+
+    #[test]
+    fn a_killed_wardens_guard_is_put_back_at_the_next_start() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let journals = dir.path().join("guards");
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, "model = \"m\"\n").expect("write");
+        let profile = crate::sandbox::Profile {
+            guarded: vec![config.clone()],
+            ..crate::sandbox::Profile::default()
+        };
+        let guard = Guard::of(&profile, Some(&journals));
+        std::fs::write(&config, "notify = [\"sh\"]\n").expect("write");
+        // While the warden lives, its journal is its own.
+        assert!(recover(&journals).is_empty());
+        // Killed: it never puts back, its lock goes with it.
+        drop(guard);
+        let said = recover(&journals);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert_eq!(
+            std::fs::read_to_string(&config).expect("read"),
+            "model = \"m\"\n"
+        );
+        assert_eq!(std::fs::read_dir(&journals).expect("ls").count(), 0);
+        // The next start does it before taking its own copy.
+        let guard = Guard::of(&profile, Some(&journals));
+        assert!(guard.restore().is_empty());
+    }
+}

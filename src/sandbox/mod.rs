@@ -21,6 +21,8 @@ pub mod env;
 pub mod explain;
 pub mod guard;
 pub use explain::{Badge, blocked_by, explain_denial, is_told, told, told_terminal};
+mod guard_keys;
+mod guard_tree;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
@@ -87,7 +89,7 @@ pub enum WhenUnavailable {
 
 /// Secrets, relative to the home directory: never readable, never
 /// writable (`sandbox.hidden` adds to them; each agent's sign-in files are
-/// hidden from the others too: [`env::AGENT_AUTH`]).
+/// hidden from the others too: `agents::Sandbox::auth`).
 pub const HIDDEN_IN_HOME: &[&str] = &[
     ".ssh",
     ".gnupg",
@@ -186,36 +188,6 @@ const DEV_WRITABLE: &[&str] = &[
 /// Files of `/dev` an agent may read.
 const DEV_READABLE: &[&str] = &["/dev/random", "/dev/urandom"];
 
-/// State directories of the agents warden knows (relative to the home
-/// directory), by the agent warden knows it is ([`crate::agents::known`]:
-/// the name its command gives it). `.claude*` stands for every
-/// entry of the home directory whose name starts with `.claude`.
-const AGENT_STATE: &[(&str, &[&str])] = &[
-    ("claude", &[".claude*", ".claude", ".config/claude"]),
-    ("codex", &[".codex"]),
-    ("gemini", &[".gemini"]),
-    ("qwen", &[".qwen"]),
-    ("kimi", &[".kimi"]),
-    (
-        "opencode",
-        &[
-            ".local/share/opencode",
-            ".local/state/opencode",
-            ".config/opencode",
-            ".cache/opencode",
-        ],
-    ),
-    ("fast-agent", &[".fast-agent"]),
-];
-
-/// Environment variables that move an agent's state (its own, or warden's
-/// environment it inherits), by the same key.
-const AGENT_STATE_ENV: &[(&str, &[&str])] = &[
-    ("claude", &["CLAUDE_CONFIG_DIR", "CLAUDE_CODE_TMPDIR"]),
-    ("codex", &["CODEX_HOME"]),
-    ("gemini", &["GEMINI_CLI_HOME"]),
-];
-
 /// What an agent process may touch, before it is turned into rules.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Profile {
@@ -239,6 +211,9 @@ pub struct Profile {
     /// directory it must be able to write new files in: copied when it
     /// starts and put back when it exits ([`guard::Guard`]).
     pub guarded: Vec<PathBuf>,
+    /// The agent's own settings files it rewrites itself, whose keys that
+    /// run programs (`agents::CODE_KEYS`) are put back when it exits.
+    pub guarded_keys: Vec<PathBuf>,
     /// Directories of the agent's state made before it starts, beside its
     /// read-only config (it can write in them, not create new ones there).
     pub state_subdirs: Vec<PathBuf>,
@@ -255,7 +230,8 @@ pub struct Profile {
 #[derive(Debug, Clone, Default)]
 pub struct ProfileInput<'a> {
     pub agent: &'a str,
-    /// The program and its arguments (which agent's state to allow).
+    /// The program and its arguments: the agent they name
+    /// (`agents::known`) gets its state, variables and sign-in.
     pub command_line: Vec<&'a str>,
     pub mode: SandboxMode,
     pub when_unavailable: WhenUnavailable,
@@ -282,10 +258,9 @@ impl Profile {
     pub fn new(input: &ProfileInput<'_>) -> Profile {
         let home = input.home.as_deref();
         let expand = |p: &str| expand_home(p, home);
-        // Which agent this is, by the name its command gives it: never a
-        // word anywhere in its command line (a scenario file, a model name,
-        // a folder).
-        let known = input
+        // The agent by the name its command gives it, never by a word of
+        // its command line (`foo-claude-bar` is no Claude).
+        let agent = input
             .command_line
             .split_first()
             .and_then(|(program, args)| {
@@ -296,22 +271,26 @@ impl Profile {
                     .map_or(Path::new("/"), PathBuf::as_path);
                 crate::agents::known(program, &args, cwd)
             });
-        let word = known.map(crate::agents::Agent::word);
+        let tables = agent.map(crate::agents::Agent::sandbox);
+        let of = |pick: fn(&crate::agents::Sandbox) -> &'static [&'static str]| {
+            tables.map(pick).unwrap_or_default().iter().copied()
+        };
         let mut writable: Vec<PathBuf> = Vec::new();
         let mut read_only: Vec<PathBuf> = Vec::new();
         let mut state_subdirs: Vec<PathBuf> = Vec::new();
         let mut guarded: Vec<PathBuf> = Vec::new();
+        let mut guarded_keys: Vec<PathBuf> = Vec::new();
         if let Some(home) = home {
-            for rel in env::words_of(AGENT_STATE, word) {
+            for rel in of(|t| t.state) {
                 match rel.strip_suffix('*') {
                     Some(prefix) => writable.extend(prefixed_entries(home, prefix)),
                     None => writable.push(home.join(rel)),
                 }
             }
-            read_only.extend(env::words_of(env::AGENT_CODE_CONFIG, word).map(|r| home.join(r)));
-            guarded.extend(env::words_of(env::AGENT_GUARDED, word).map(|r| home.join(r)));
-            state_subdirs
-                .extend(env::words_of(env::AGENT_STATE_SUBDIRS, word).map(|r| home.join(r)));
+            read_only.extend(of(|t| t.code_config).map(|r| home.join(r)));
+            guarded.extend(of(|t| t.guarded).map(|r| home.join(r)));
+            guarded_keys.extend(of(|t| t.guarded_keys).map(|r| home.join(r)));
+            state_subdirs.extend(of(|t| t.state_subdirs).map(|r| home.join(r)));
         }
         writable.extend(input.cache.iter().cloned());
         let own_var = |var: &str| {
@@ -320,8 +299,8 @@ impl Profile {
                 .or_else(|| std::env::var(var).ok())
         };
         let mut env_pass: Vec<String> = env::ENV_PASS.iter().map(|p| p.to_string()).collect();
-        env_pass.extend(env::words_of(env::AGENT_ENV, word).map(str::to_string));
-        if known == Some(crate::agents::Agent::Codex) {
+        env_pass.extend(of(|t| t.env).map(str::to_string));
+        if agent == Some(crate::agents::Agent::Codex) {
             // codex reads its key from the variable its config names.
             let codex_home = own_var("CODEX_HOME")
                 .map(PathBuf::from)
@@ -329,19 +308,16 @@ impl Profile {
             env_pass.extend(codex_home.iter().flat_map(|h| env::codex_env_keys(h)));
         }
         env_pass.extend(input.env_pass.iter().cloned());
-        let moved = AGENT_STATE_ENV
-            .iter()
-            .filter(|(key, _)| Some(*key) == word)
-            .flat_map(|(_, vars)| vars.iter())
+        let moved = of(|t| t.state_env)
             .filter_map(|var| own_var(var).filter(|v| Path::new(v).is_absolute()));
         writable.extend(moved.map(PathBuf::from));
         writable.extend(input.writable.iter().map(|p| expand(p)));
         let mut hidden: Vec<PathBuf> = home
             .map(|home| {
-                let others = env::AGENT_AUTH
-                    .iter()
-                    .filter(|(key, _)| Some(*key) != word)
-                    .flat_map(|(_, files)| files.iter());
+                let others = crate::agents::Agent::ALL
+                    .into_iter()
+                    .filter(|other| Some(*other) != agent)
+                    .flat_map(|other| other.sandbox().auth.iter());
                 HIDDEN_IN_HOME
                     .iter()
                     .chain(others)
@@ -360,6 +336,7 @@ impl Profile {
             hidden: dedup(hidden),
             read_only: dedup(read_only),
             guarded: dedup(guarded),
+            guarded_keys: dedup(guarded_keys),
             state_subdirs: dedup(state_subdirs),
             cache: input.cache.clone(),
             env_pass: dedup_words(env_pass),
@@ -768,6 +745,10 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
     out.push(list(
         "put back when it exits (its own config that runs programs, in a directory it writes)",
         &profile.guarded,
+    ));
+    out.push(list(
+        "its MCP servers and hooks put back when it exits (the rest of the file is its own)",
+        &profile.guarded_keys,
     ));
     out.push(
         "readable: everything else that exists now; what is created later in a directory that holds a hidden path (`~`, `~/.config`) is not"

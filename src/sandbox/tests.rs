@@ -203,8 +203,8 @@ fn an_agent_sees_its_own_sign_in_and_no_other_agents() {
     assert!(hidden(&codex, ".claude/.credentials.json"));
     assert!(hidden(&codex, ".claude.json"));
     let unknown = of(&["my-agent"]);
-    for (_, files) in env::AGENT_AUTH {
-        for file in *files {
+    for agent in crate::agents::Agent::ALL {
+        for file in agent.sandbox().auth {
             assert!(hidden(&unknown, file), "{file}");
         }
     }
@@ -227,14 +227,7 @@ fn an_agent_sees_its_own_sign_in_and_no_other_agents() {
             .guarded
             .contains(&PathBuf::from("/h/.gemini/settings.json"))
     );
-    assert!(
-        gemini
-            .guarded
-            .contains(&PathBuf::from("/h/.gemini/extensions"))
-    );
-    // Claude: the kernel keeps its settings read-only; of `~/.claude.json`
-    // only what runs programs is put back.
-    assert_eq!(claude.guarded, vec![PathBuf::from("/h/.claude.json")]);
+    assert!(claude.guarded.is_empty());
 }
 
 fn vars(list: &[(&str, &str)]) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
@@ -556,13 +549,8 @@ fn a_denial_the_agent_reports_is_told_without_the_setting() {
     );
 }
 
-/// Issue 32: an agent is known by the name its command gives it, never by
-/// a word anywhere in its command line. Before, a script whose name or
-/// arguments held `claude` got Claude Code's state writable, its sign-in
-/// readable and its variables; and the rigs' qwen (`node …/cli-entry.js`)
-/// was known only because its folder said `qwen`.
 #[test]
-fn an_agent_is_known_by_its_name_not_by_a_word_of_its_command_line() {
+fn an_agent_gets_its_state_by_what_it_is_not_by_a_word_of_its_command_line() {
     let of = |command: &[&'static str]| {
         Profile::new(&ProfileInput {
             agent: "x",
@@ -571,69 +559,122 @@ fn an_agent_is_known_by_its_name_not_by_a_word_of_its_command_line() {
             ..ProfileInput::default()
         })
     };
-    let writes = |p: &Profile, rel: &str| p.writable.contains(&Path::new("/h").join(rel));
-    let sees = |p: &Profile, rel: &str| !p.hidden.contains(&Path::new("/h").join(rel));
-    for command in [
-        &["/opt/foo-claude-bar"][..],
-        &["my-agent", "--model", "claude-sonnet"],
-        &["python3", "/w/tools/ask-codex.py"],
-        &["node", "/w/gemini-proxy/server.js", "--qwen"],
+    let nothing = of(&["my-agent"]);
+    for attacker in [
+        &["/x/foo-claude-bar"][..],
+        &["node", "/x/foo-claude-bar.js"],
+        &[
+            "/x/agent", "--model", "claude", "codex", "gemini", "qwen", "kimi", "opencode",
+        ],
+        &["python3", "/home/claude/x.py"],
     ] {
-        let p = of(command);
-        assert!(!writes(&p, ".claude"), "{command:?}");
-        assert!(!sees(&p, ".claude/.credentials.json"), "{command:?}");
-        assert!(!sees(&p, ".codex/auth.json"), "{command:?}");
-        assert!(!writes(&p, ".codex"), "{command:?}");
-        assert!(!writes(&p, ".qwen"), "{command:?}");
+        let profile = of(attacker);
+        assert_eq!(profile.writable, nothing.writable, "{attacker:?}");
+        assert_eq!(profile.env_pass, nothing.env_pass, "{attacker:?}");
+        assert_eq!(profile.hidden, nothing.hidden, "{attacker:?}");
+        assert!(profile.read_only.is_empty() && profile.guarded.is_empty());
+        assert!(profile.guarded_keys.is_empty(), "{attacker:?}");
+    }
+    // The rigs' command lines get their agent's state.
+    let rigs: &[(&[&str], &str)] = &[
+        (
+            &[
+                "node",
+                "/r/node_modules/@zed-industries/claude-agent-acp/dist/index.js",
+            ],
+            ".claude",
+        ),
+        (
+            &[
+                "node",
+                "/r/node_modules/@qwen-code/qwen-code/cli-entry.js",
+                "--acp",
+            ],
+            ".qwen",
+        ),
+        (
+            &[
+                "node",
+                "/r/node_modules/@google/gemini-cli/bundle/gemini.js",
+                "--acp",
+            ],
+            ".gemini",
+        ),
+        (
+            &["/r/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp"],
+            ".codex",
+        ),
+        (
+            &["/r/node_modules/opencode-linux-x64/bin/opencode", "acp"],
+            ".config/opencode",
+        ),
+        (&["/r/venv/bin/kimi", "acp"], ".kimi"),
+    ];
+    for (command, state) in rigs {
+        let profile = of(command);
         assert!(
-            !p.env_pass
-                .iter()
-                .any(|v| v == "ANTHROPIC_*" || v == "OPENAI_*"),
+            profile.writable.contains(&Path::new("/h").join(state)),
             "{command:?}"
         );
     }
-    let qwen = of(&[
-        "node",
-        "/r/node_modules/@qwen-code/qwen-code/cli-entry.js",
-        "--acp",
-    ]);
-    assert!(writes(&qwen, ".qwen"));
-    assert!(sees(&qwen, ".qwen/oauth_creds.json"));
-    let gemini = of(&[
-        "node",
-        "/r/node_modules/@google/gemini-cli/bundle/gemini.js",
-        "--acp",
-    ]);
-    assert!(writes(&gemini, ".gemini"));
-    let kimi = of(&["/r/venv/bin/kimi", "acp"]);
-    assert!(writes(&kimi, ".kimi"));
-    let opencode = of(&["/r/node_modules/opencode-linux-x64/bin/opencode", "acp"]);
-    assert!(writes(&opencode, ".config/opencode"));
 }
 
-/// Issue 32: what a later `claude` runs outside warden is read-only to
-/// Claude Code in the kernel: its slash commands (`!` lines run a shell),
-/// subagents, skills (their scripts), output styles and global memory, as
-/// well as its settings (hooks) and plugins.
 #[test]
-fn claudes_commands_agents_and_skills_are_read_only_to_it() {
-    let claude = Profile::new(&ProfileInput {
-        agent: "claude-agent-acp",
-        command_line: vec!["claude-agent-acp"],
-        home: Some(PathBuf::from("/h")),
-        ..ProfileInput::default()
-    });
+fn the_config_that_runs_programs_is_read_only_or_put_back_for_each_agent() {
+    let of = |command: &[&'static str]| {
+        Profile::new(&ProfileInput {
+            agent: "x",
+            command_line: command.to_vec(),
+            home: Some(PathBuf::from("/h")),
+            ..ProfileInput::default()
+        })
+    };
+    let claude = of(&["claude-agent-acp"]);
     for rel in [
         ".claude/settings.json",
         ".claude/hooks",
         ".claude/commands",
         ".claude/agents",
         ".claude/skills",
-        ".claude/CLAUDE.md",
     ] {
         assert!(
             claude.read_only.contains(&Path::new("/h").join(rel)),
             "{rel}"
+        );
+    }
+    assert_eq!(claude.guarded_keys, [PathBuf::from("/h/.claude.json")]);
+    let guarded = |p: &Profile, rel: &str| p.guarded.contains(&Path::new("/h").join(rel));
+    assert!(guarded(&of(&["gemini", "--acp"]), ".gemini/extensions"));
+    assert!(guarded(&of(&["qwen", "--acp"]), ".qwen/extensions"));
+    let opencode = of(&["opencode", "acp"]);
+    assert!(guarded(&opencode, ".config/opencode/plugin"));
+    assert!(guarded(&opencode, ".config/opencode/tool"));
+    assert!(guarded(&of(&["gemini", "--acp"]), ".gemini/commands"));
+    assert!(guarded(&of(&["qwen", "--acp"]), ".qwen/skills"));
+    // In the kernel: no write rule reaches Claude's commands.
+    let fs = Table(BTreeMap::from([(
+        "/h/.claude",
+        vec!["commands", "projects", "skills", "settings.json"],
+    )]));
+    let claude = Profile {
+        writable: vec![PathBuf::from("/h/.claude")],
+        ..claude
+    };
+    let got = grants(&claude, None, &fs);
+    let writes: Vec<&Grant> = got.iter().filter(|g| g.access == Access::Write).collect();
+    assert!(
+        writes
+            .iter()
+            .any(|g| g.path == Path::new("/h/.claude/projects")),
+        "{writes:?}"
+    );
+    for rel in ["commands", "skills", "agents"] {
+        let dir = Path::new("/h/.claude").join(rel);
+        assert!(
+            !writes
+                .iter()
+                .any(|g| g.path.starts_with(&dir) || dir.starts_with(&g.path)),
+            "{rel}: {writes:?}"
         );
     }
 }

@@ -1,0 +1,18 @@
+//! Kimi CLI (`kimi acp`, `kimi-cli` from PyPI).
+
+use super::Sandbox;
+
+/// The names its command gives it.
+pub(super) const NAMES: &[&str] = &["kimi", "kimi-cli", "kimi code cli"];
+
+/// What the sandbox gives it.
+pub const SANDBOX: Sandbox = Sandbox {
+    state: &[".kimi"],
+    state_env: &[],
+    env: &["KIMI_*", "MOONSHOT_*"],
+    auth: &[".kimi/credentials", ".kimi/config.toml"],
+    code_config: &[],
+    guarded: &[".kimi/config.toml", ".kimi/mcp.json"],
+    guarded_keys: &[],
+    state_subdirs: &[],
+};

@@ -1,0 +1,24 @@
+//! Qwen Code (`qwen --acp`, `@qwen-code/qwen-code`, whose script is
+//! `cli-entry.js`: its folder names it).
+
+use super::Sandbox;
+
+/// The names its command gives it.
+pub(super) const NAMES: &[&str] = &["qwen", "qwen-code"];
+
+/// What the sandbox gives it.
+pub const SANDBOX: Sandbox = Sandbox {
+    state: &[".qwen"],
+    state_env: &[],
+    env: &["QWEN_*", "DASHSCOPE_*", "OPENAI_*"],
+    auth: &[".qwen/oauth_creds.json"],
+    code_config: &[],
+    guarded: &[
+        ".qwen/settings.json",
+        ".qwen/extensions",
+        ".qwen/commands",
+        ".qwen/skills",
+    ],
+    guarded_keys: &[],
+    state_subdirs: &[],
+};
