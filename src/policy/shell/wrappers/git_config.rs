@@ -83,7 +83,7 @@ pub(super) fn git_config(
 /// `git config [set] NAME VALUE` (words from `at`): the value is stored for
 /// later, where a command git runs may read it (`alias.x '!cmd'`,
 /// `core.pager`, ...), so it is read as a line of its own, as
-/// [`git_config`] reads `-c NAME=VALUE`; a setting that runs what warden
+/// [`git_config()`] reads `-c NAME=VALUE`; a setting that runs what warden
 /// cannot read (`core.hooksPath`, `include.path`) is unknown.
 fn git_config_write(
     text: &str,
