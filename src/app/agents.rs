@@ -32,12 +32,6 @@ pub(super) struct AgentSlot {
 }
 
 /// Why a request naming a session no chat has open is refused.
-fn foreign_session(session: &str) -> Refusal {
-    Refusal::Safety(format!(
-        "it names session {}, which no chat has open",
-        one_line(session)
-    ))
-}
 
 /// The settings file's verdict on the name an agent gave itself, read off
 /// the loop.
@@ -420,7 +414,7 @@ impl App {
                                     | ClientCall::CreateTerminal { .. }
                             ) =>
                         {
-                            let refusal = foreign_session(call.session_id());
+                            let refusal = Refusal::foreign_session(call.session_id());
                             chat.gate_refused(call, responder, error, refusal);
                         }
                         _ => responder.respond(Err(error)),
@@ -527,7 +521,9 @@ impl App {
                     // one): the gate of a chat on the same process refuses
                     // it, says so and logs it.
                     None => match self.chats_on(key).first() {
-                        Some(first) => (*first, Some(foreign_session(&request.session_id))),
+                        Some(first) => {
+                            (*first, Some(Refusal::foreign_session(&request.session_id)))
+                        }
                         None => {
                             tracing::warn!(session = %request.session_id, "permission request for an unknown session: cancelled");
                             return responder.respond(PermissionOutcome::Cancelled);
@@ -565,7 +561,9 @@ impl App {
                 let (id, refusal) = match self.chat_of(key, &request.session_id) {
                     Some(id) => (id, None),
                     None => match self.chats_on(key).first() {
-                        Some(first) => (*first, Some(foreign_session(&request.session_id))),
+                        Some(first) => {
+                            (*first, Some(Refusal::foreign_session(&request.session_id)))
+                        }
                         None => {
                             tracing::warn!(session = %request.session_id, "elicitation for an unknown session: cancelled");
                             return responder.respond(&PermissionOutcome::Cancelled);
@@ -581,12 +579,12 @@ impl App {
                 let msg = match refusal {
                     Some(refusal) => Msg::PermissionChecked {
                         id: request_id,
-                        request,
                         facts: Box::new(crate::state::RequestFacts {
                             refusal: Some(refusal),
                             in_session: true,
-                            ..Default::default()
+                            ..crate::state::RequestFacts::of(&request, None)
                         }),
+                        request,
                     },
                     None => Msg::PermissionRequested {
                         id: request_id,

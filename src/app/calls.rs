@@ -29,7 +29,7 @@ use crate::model::{
     Location, OptionKind, PermissionOption, PermissionRequest, ToolCallFields, ToolContent,
     ToolKind, WireStatus,
 };
-use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category, RequestView};
+use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category};
 use crate::state::{ChatId, ChatState, Msg, Refusal, RequestFacts, RequestId, TerminalView};
 
 /// The option id of "allow" on a synthetic request.
@@ -269,7 +269,7 @@ pub(super) fn request_facts(
         .transcript
         .tool(&request.tool_call_id)
         .map(|t| t.call.clone());
-    let mut view = RequestView::from_request(request, known.as_ref());
+    let mut view = crate::gate::facts::view(request, known.as_ref());
     let access = if view.category() == Category::Read {
         fs::Access::Read
     } else {
@@ -324,7 +324,7 @@ pub(super) fn request_facts(
         view.locations.extend(extra);
     }
     RequestFacts {
-        view: Some(view),
+        view,
         readings,
         refusal,
         in_session: true,
@@ -828,12 +828,12 @@ impl Chat {
         };
         self.out.push_back(Msg::PermissionChecked {
             id,
-            request: Box::new(request),
             facts: Box::new(RequestFacts {
                 refusal,
                 in_session: true,
-                ..RequestFacts::default()
+                ..RequestFacts::of(&request, None)
             }),
+            request: Box::new(request),
         });
     }
 
@@ -1118,7 +1118,7 @@ mod tests {
         let roots = fs::Roots::new(&base.join("proj"), &[]);
         let facts = request_facts(&mut request, &state, &roots);
         assert_eq!(facts.refusal, None);
-        let view = facts.view.expect("the view");
+        let view = facts.view;
         let seen: Vec<String> = request
             .fields
             .locations

@@ -1,7 +1,13 @@
-//! The permission gate (issue 34 gathers it here): what kinds of card it
-//! shows and what each offers ([`kinds`]). The policy (`crate::policy`) is
-//! the pure leaf it decides with; the state keeps the cards.
+//! The permission gate: one room for the pipeline facts → decide → card →
+//! answer. The runtime gathers a request's [`facts`] off the UI loop; the
+//! gate decides it in one place ([`on_request`]); the state shows what is
+//! left as a card of one of the [`kinds`] and carries the answer out. The
+//! policy (`crate::policy`) is the pure leaf it decides with.
 
+pub mod decide;
+pub mod facts;
 pub mod kinds;
 
+pub use decide::{Ctx, Outcome, on_request};
+pub use facts::{Refusal, RequestFacts};
 pub use kinds::CardKind;

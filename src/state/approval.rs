@@ -3,10 +3,10 @@
 //! reviewed by keyboard or mouse. Every decision becomes one transcript line
 //! and one decision-log record.
 
+use crate::gate::{self, Outcome};
 use crate::model::{AgentMode, PermissionOutcome, PermissionRequest, StopReason};
 use crate::policy::{
-    self, Category, ChatGrant, Context, Decision, Mode, RequestView, Source, allow_option,
-    reject_option,
+    self, Category, ChatGrant, Context, Decision, Mode, RequestView, Source, reject_option,
 };
 use crate::record::{Answerer, DecisionRecord, Verdict};
 use crate::sanitize::one_line;
@@ -39,49 +39,7 @@ pub struct Approval {
     pub shown_at: Option<std::time::Instant>,
 }
 
-/// What the runtime found out about a request before the gate sees it:
-/// facts, never a decision. The gate decides with them and logs.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RequestFacts {
-    /// The request as the policy sees it, built once, with the paths it
-    /// names resolved among its locations (`None`: the state builds it).
-    pub view: Option<RequestView>,
-    /// Each path the request names (normalised) with every file it can
-    /// mean (the kernel's reading, a tool's that applies `..` first).
-    pub readings: Vec<(String, Vec<String>)>,
-    /// Why warden refuses it whatever the mode, if it must.
-    pub refusal: Option<Refusal>,
-    /// The agent sent it for this chat's session (a permission request, a
-    /// file or terminal call), which must have a turn running: the chat's
-    /// mode decides only what the agent does in the chat's own turn.
-    pub in_session: bool,
-}
-
-/// Why warden refuses a request whatever the mode and the rules.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    /// It touches one of warden's own files (logged as `protected`).
-    Protected(String),
-    /// Another reason of safety (logged as `safety`): no turn running in
-    /// the session, a session no chat has open, a path outside the roots
-    /// or one that changed under warden.
-    Safety(String),
-}
-
-impl Refusal {
-    fn why(&self) -> &str {
-        match self {
-            Refusal::Protected(why) | Refusal::Safety(why) => why,
-        }
-    }
-
-    fn answerer(&self) -> Answerer {
-        match self {
-            Refusal::Protected(_) => Answerer::Protected,
-            Refusal::Safety(_) => Answerer::Safety,
-        }
-    }
-}
+pub use crate::gate::{Refusal, RequestFacts};
 
 impl Approval {
     /// The title to show (single line, made visible).
@@ -131,135 +89,119 @@ impl ChatState {
         }
     }
 
-    /// A permission request arrived: decide it, or queue a card. `facts`
-    /// is what the runtime found out about it (its view, with the paths it
-    /// names resolved; a refusal for safety); every request is decided here
-    /// and logged, refusals included.
+    /// A permission request arrived: the gate decides it
+    /// ([`gate::on_request`]) from `facts` (what the runtime found out: its
+    /// view, the paths it names resolved, a refusal for safety) and what
+    /// the chat knows; the state carries the outcome out: a card, an
+    /// answer, a log record (refusals included).
     pub(super) fn on_permission(
         &mut self,
         id: RequestId,
         request: PermissionRequest,
         facts: RequestFacts,
     ) -> Vec<Effect> {
-        if let Some(refusal) = facts.refusal {
-            return self.refuse_for_safety(id, request, facts.view, refusal);
-        }
-        let view = match facts.view {
-            Some(view) => view,
-            None => {
-                let known = (!request.client)
-                    .then(|| self.session.transcript.tool(&request.tool_call_id))
-                    .flatten()
-                    .map(|t| t.call.clone());
-                RequestView::from_request(&request, known.as_ref())
-            }
-        };
-        // A file, terminal or permission call for a session with no turn
-        // running (another chat's agent acting through this idle chat's
-        // session, a turn cancelled or over) is not this chat's mode's to
-        // decide: refused, and said. An elicitation asks the user anyway.
-        if facts.in_session
-            && !view.card.always_asks()
-            && let Some(why) = self.no_turn_running()
-        {
-            return self.refuse_for_safety(id, request, Some(view), why);
-        }
-        // A request about a tool call that already ran asks for nothing that
-        // is still to happen, and its finished call's fields would fill the
-        // request's gaps: answered cancelled, whatever the mode.
+        let view = &facts.view;
         let finished = (!view.card.is_client())
             .then(|| self.session.transcript.tool(&request.tool_call_id))
             .flatten()
             .map(|t| t.state)
             .filter(|s| matches!(s, ToolState::Completed | ToolState::Failed));
-        if let Some(state) = finished {
-            let approval = Approval {
-                id,
-                grant: ChatGrant::for_request(&view),
-                category: view.category(),
-                lookalike: crate::confusable::warning(&view),
-                view,
-                request,
-                reason: String::new(),
-                readings: Vec::new(),
-                card: CardView::default(),
-                shown_at: None,
-            };
-            let answered = self.answer(
-                &approval,
-                PermissionOutcome::Cancelled,
-                "withdrawn",
-                Source::User,
-                "the tool call already finished",
-            );
-            // The entry keeps showing how the call really ended.
-            self.session
-                .transcript
-                .set_tool_state(&approval.request.tool_call_id, state);
-            return relabel(answered, Answerer::Stale);
+        let cover = if view.card.is_client() {
+            self.covering_scope(view, request.fields.content.as_deref())
+        } else {
+            None
+        };
+        let outcome = gate::on_request(
+            &request,
+            &facts,
+            &gate::Ctx {
+                policy: self.policy_context(),
+                no_turn: self.no_turn_running(),
+                finished: finished.is_some(),
+                cover: cover.as_ref().map(|c| (c.source, c.title.clone())),
+            },
+        );
+        let RequestFacts { view, readings, .. } = facts;
+        let approval = |request, reason, readings| Approval {
+            id,
+            grant: ChatGrant::for_request(&view),
+            category: view.category(),
+            lookalike: crate::confusable::warning(&view),
+            view: view.clone(),
+            request,
+            reason,
+            readings,
+            card: CardView::default(),
+            shown_at: None,
+        };
+        match outcome {
+            Outcome::Refuse(refusal) => {
+                self.refuse_for_safety(approval(request, String::new(), Vec::new()), refusal)
+            }
+            Outcome::Withdraw => {
+                let approval = approval(request, String::new(), Vec::new());
+                let answered = self.answer(
+                    &approval,
+                    PermissionOutcome::Cancelled,
+                    "withdrawn",
+                    Source::User,
+                    "the tool call already finished",
+                );
+                // The entry keeps showing how the call really ended.
+                if let Some(state) = finished {
+                    self.session
+                        .transcript
+                        .set_tool_state(&approval.request.tool_call_id, state);
+                }
+                relabel(answered, Answerer::Stale)
+            }
+            outcome => {
+                let request = self.show_request(request, view.card.is_client());
+                let approval = approval(request, String::new(), readings);
+                match outcome {
+                    Outcome::Ask(reason) => self.ask(approval, reason),
+                    Outcome::Covered(decision) => {
+                        if let Some(cover) = cover {
+                            self.use_up_scope(cover);
+                        }
+                        self.apply_automatic(&approval, decision)
+                    }
+                    Outcome::Decided(decision) => self.apply_automatic(&approval, decision),
+                    Outcome::Refuse(_) | Outcome::Withdraw => Vec::new(),
+                }
+            }
         }
-        // Show what the request says about its tool call (it may be the first word of it).
+    }
+
+    /// Show what a request says about its tool call (it may be the first
+    /// word of it); the request, with the diff known now filled in: the
+    /// card shows what the policy judged, not one a later
+    /// `tool_call_update` puts in the transcript.
+    fn show_request(&mut self, mut request: PermissionRequest, client: bool) -> PermissionRequest {
         let mut fields = request.fields.clone();
         fields.status = None;
-        if view.card.is_client() {
+        if client {
             self.session
                 .transcript
                 .update_own_tool(&request.tool_call_id, &fields);
-        } else {
-            self.session
-                .transcript
-                .update_tool(&request.tool_call_id, &fields);
+            // warden's own request for a client call is all warden's: a
+            // tool call the agent made up under its id adds nothing to it.
+            return request;
         }
-        // warden's own request for a client call is all warden's: a tool
-        // call the agent made up under its id adds nothing to it.
-        let known = (!view.card.is_client())
-            .then(|| self.session.transcript.tool(&request.tool_call_id))
-            .flatten()
+        self.session
+            .transcript
+            .update_tool(&request.tool_call_id, &fields);
+        let known = self
+            .session
+            .transcript
+            .tool(&request.tool_call_id)
             .map(|t| t.call.content.clone());
-        // The card shows what the policy judged: the diff known now, not
-        // one a later tool_call_update puts in the transcript.
-        let mut request = request;
         if request.fields.content.as_ref().is_none_or(|c| c.is_empty())
             && let Some(content) = known.filter(|c| !c.is_empty())
         {
             request.fields.content = Some(content);
         }
-        let category = view.category();
-        let grant = ChatGrant::for_request(&view);
-        let approval = Approval {
-            id,
-            request,
-            lookalike: crate::confusable::warning(&view),
-            view,
-            category,
-            grant,
-            reason: String::new(),
-            readings: facts.readings,
-            card: CardView::default(),
-            shown_at: None,
-        };
-        let mut decision = policy::decide(&approval.view, &self.policy_context());
-        // A file write or terminal the agent already got permission for: no
-        // second card. Only what the mode would ask about: the deny and ask
-        // rules are checked on the call itself, and Plan never covers.
-        if approval.view.card.is_client()
-            && matches!(decision, Decision::Ask { .. })
-            && self.gate.mode != Mode::Plan
-            && policy::rule_gate(&approval.view, &self.policy_context()).is_none()
-            && let Some(option) = allow_option(&approval.request.options)
-            && let option_id = option.id.clone()
-            && let Some(scope) = self.take_covering_scope(&approval)
-        {
-            decision = Decision::Allow {
-                option_id,
-                source: scope.source,
-                reason: format!("covered by the allowed request `{}`", scope.title),
-            };
-        }
-        match decision {
-            Decision::Ask { reason } => self.ask(approval, reason),
-            decided => self.apply_automatic(&approval, decided),
-        }
+        request
     }
 
     /// Why no request of the agent's may be decided by this chat's mode
@@ -287,41 +229,22 @@ impl ChatState {
     /// Refuse a request whatever the mode and the rules: the agent gets its
     /// reject option (`cancelled` when none is offered, or when the turn
     /// was cancelled), the chat an error line, the log a record.
-    fn refuse_for_safety(
-        &mut self,
-        id: RequestId,
-        request: PermissionRequest,
-        view: Option<RequestView>,
-        refusal: Refusal,
-    ) -> Vec<Effect> {
+    fn refuse_for_safety(&mut self, approval: Approval, refusal: Refusal) -> Vec<Effect> {
         // warden's own entry of a client call shows what was refused; an
         // agent's tool call (of another turn, of another chat's doing) is
         // left as it is.
         let before = self
             .session
             .transcript
-            .tool(&request.tool_call_id)
+            .tool(&approval.request.tool_call_id)
             .map(|t| t.state);
-        if request.client {
-            let mut fields = request.fields.clone();
+        if approval.request.client {
+            let mut fields = approval.request.fields.clone();
             fields.status = None;
             self.session
                 .transcript
-                .update_tool(&request.tool_call_id, &fields);
+                .update_tool(&approval.request.tool_call_id, &fields);
         }
-        let view = view.unwrap_or_else(|| RequestView::from_request(&request, None));
-        let approval = Approval {
-            id,
-            grant: ChatGrant::for_request(&view),
-            category: view.category(),
-            view,
-            request,
-            reason: String::new(),
-            readings: Vec::new(),
-            lookalike: None,
-            card: CardView::default(),
-            shown_at: None,
-        };
         let cancelled = self.session.turn.as_ref().is_some_and(|t| t.cancelling);
         let outcome = match reject_option(&approval.request.options) {
             Some(option) if !cancelled => PermissionOutcome::Selected(option.id.clone()),
@@ -594,7 +517,8 @@ impl ChatState {
         let mut effects = Vec::new();
         let mut index = 0;
         while index < self.gate.approvals.len() {
-            let decision = policy::decide(&self.gate.approvals[index].view, &self.policy_context());
+            let decision =
+                gate::decide::again(&self.gate.approvals[index].view, &self.policy_context());
             if matches!(decision, Decision::Ask { .. }) {
                 index += 1;
                 continue;
@@ -712,7 +636,8 @@ impl ChatState {
         let mut would_allow = Vec::new();
         let mut index = 0;
         while index < self.gate.approvals.len() {
-            let decision = policy::decide(&self.gate.approvals[index].view, &self.policy_context());
+            let decision =
+                gate::decide::again(&self.gate.approvals[index].view, &self.policy_context());
             match decision {
                 Decision::Ask { .. } => index += 1,
                 // A card that came just before the key press stays a card:

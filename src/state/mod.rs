@@ -601,7 +601,14 @@ impl ChatState {
                 self.on_settings(msg)
             }
             Msg::PermissionRequested { id, request } => {
-                self.on_permission(id, *request, RequestFacts::default())
+                // warden's own requests are all warden's: no tool call the
+                // agent made up under their id shapes them.
+                let known = (!request.client)
+                    .then(|| self.session.transcript.tool(&request.tool_call_id))
+                    .flatten()
+                    .map(|t| t.call.clone());
+                let facts = RequestFacts::of(&request, known.as_ref());
+                self.on_permission(id, *request, facts)
             }
             Msg::PermissionChecked { id, request, facts } => {
                 self.on_permission(id, *request, *facts)

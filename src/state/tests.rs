@@ -396,11 +396,11 @@ fn deny_with_reason_rejects_without_cancelling_and_sends_the_reason_after_the_tu
     // A later request of the denied turn is refused with its reject option.
     let effects = s.update(Msg::PermissionChecked {
         id: 3,
-        request: Box::new(request("c", ToolKind::Edit, "Do more")),
         facts: Box::new(RequestFacts {
             in_session: true,
-            ..RequestFacts::default()
+            ..RequestFacts::of(&request("c", ToolKind::Edit, "Do more"), None)
         }),
+        request: Box::new(request("c", ToolKind::Edit, "Do more")),
     });
     assert_eq!(answers(&effects), vec![(3, selected("reject-once"))]);
     assert!(s.gate.approvals.is_empty());

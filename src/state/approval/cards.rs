@@ -2,9 +2,10 @@
 //! questions under a card ("approve all?", "bypass?", "approve the waiting
 //! cards?"). What each key means comes from `crate::keys`.
 
+use crate::gate;
 use crate::keys::{self, AnswerCmd, CardCmd, FieldCmd, Key};
 use crate::model::PermissionOutcome;
-use crate::policy::{self, Decision, Source, allow_option};
+use crate::policy::{Decision, Source, allow_option};
 use crate::state::{Action, ChatState, Composer, Effect, RequestId};
 
 use super::{Answer, By, Choice, Modal, Pane, Pick, Question, index_of, no_allow_notice};
@@ -62,8 +63,10 @@ impl ChatState {
                     let Some(index) = self.gate.approvals.iter().position(|a| a.id == id) else {
                         continue;
                     };
-                    let decision =
-                        policy::decide(&self.gate.approvals[index].view, &self.policy_context());
+                    let decision = gate::decide::again(
+                        &self.gate.approvals[index].view,
+                        &self.policy_context(),
+                    );
                     let decision = match decision {
                         Decision::Allow {
                             option_id,

@@ -8,22 +8,26 @@ use super::Approval;
 use crate::state::ChatState;
 
 impl ChatState {
-    /// Take the earlier allowed request of this turn that covers a client
-    /// call, if any: an allowed edit whose card showed exactly the text the
-    /// write puts in that file, or an allowed command that the terminal
-    /// runs (after unwrapping `sh -c` and argv forms), in the same
-    /// directory, with no environment of its own. What covers is used up:
-    /// one write per file the card showed, one terminal per command.
-    pub(super) fn take_covering_scope(&mut self, call: &Approval) -> Option<AllowedScope> {
-        let wanted = self.covers_with(&call.view, call.request.fields.content.as_deref(), &[])?;
-        let scopes = &mut self.gate.allowed_scopes;
-        match wanted {
+    /// The earlier allowed request of this turn that covers a client call,
+    /// if any: an allowed edit whose card showed exactly the text the write
+    /// puts in that file, or an allowed command that the terminal runs
+    /// (after unwrapping `sh -c` and argv forms), in the same directory,
+    /// with no environment of its own. Only found here: the gate decides,
+    /// and [`Self::use_up_scope`] then uses it up.
+    pub(super) fn covering_scope(
+        &self,
+        view: &RequestView,
+        content: Option<&[ToolContent]>,
+    ) -> Option<CoverAt> {
+        let wanted = self.covers_with(view, content, &[])?;
+        let scopes = &self.gate.allowed_scopes;
+        let (index, entry) = match wanted {
             Covers::Writes(written) => {
                 // warden's write: one file, one text.
                 let [(paths, text)] = written.as_slice() else {
                     return None;
                 };
-                let (index, entry) = scopes.iter().enumerate().find_map(|(i, scope)| {
+                scopes.iter().enumerate().find_map(|(i, scope)| {
                     let Covers::Writes(shown) = &scope.covers else {
                         return None;
                     };
@@ -32,21 +36,38 @@ impl ChatState {
                         .position(|(meant, new)| {
                             new == text && paths.iter().any(|p| meant.contains(p))
                         })
-                        .map(|entry| (i, entry))
-                })?;
-                let mut scope = scopes.remove(index);
-                if let Covers::Writes(shown) = &mut scope.covers {
-                    shown.remove(entry);
-                    if !shown.is_empty() {
-                        // The files it showed but not yet written stay covered.
-                        scopes.insert(index, scope.clone());
-                    }
-                }
-                Some(scope)
+                        .map(|entry| (i, Some(entry)))
+                })?
             }
-            command @ Covers::Command { .. } => {
-                let index = scopes.iter().position(|scope| scope.covers == command)?;
-                Some(scopes.remove(index))
+            command @ Covers::Command { .. } => (
+                scopes.iter().position(|scope| scope.covers == command)?,
+                None,
+            ),
+        };
+        let scope = &scopes[index];
+        Some(CoverAt {
+            index,
+            entry,
+            source: scope.source,
+            title: scope.title.clone(),
+        })
+    }
+
+    /// Use up what covered a call: one write per file the card showed, one
+    /// terminal per command.
+    pub(super) fn use_up_scope(&mut self, at: CoverAt) {
+        let scopes = &mut self.gate.allowed_scopes;
+        if at.index >= scopes.len() {
+            return;
+        }
+        let mut scope = scopes.remove(at.index);
+        if let (Covers::Writes(shown), Some(entry)) = (&mut scope.covers, at.entry)
+            && entry < shown.len()
+        {
+            shown.remove(entry);
+            if !shown.is_empty() {
+                // The files it showed but not yet written stay covered.
+                scopes.insert(at.index, scope);
             }
         }
     }
@@ -144,6 +165,16 @@ pub struct AllowedScope {
     pub source: Source,
     pub title: String,
     pub covers: Covers,
+}
+
+/// Where the scope that covers a call is, found before the gate decides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoverAt {
+    index: usize,
+    /// The file among those an edit's card showed.
+    entry: Option<usize>,
+    pub source: Source,
+    pub title: String,
 }
 
 /// The call an [`AllowedScope`] covers.

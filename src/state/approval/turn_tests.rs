@@ -15,11 +15,11 @@ use crate::state::{ChatState, Effect, Msg, Refusal, RequestFacts};
 fn from_the_agent(id: u64, request: crate::model::PermissionRequest) -> Msg {
     Msg::PermissionChecked {
         id,
-        request: Box::new(request),
         facts: Box::new(RequestFacts {
             in_session: true,
-            ..RequestFacts::default()
+            ..RequestFacts::of(&request, None)
         }),
+        request: Box::new(request),
     }
 }
 
@@ -170,7 +170,10 @@ fn a_protected_refusal_is_answered_and_logged_by_the_gate() {
         facts: Box::new(RequestFacts {
             refusal: Some(Refusal::Protected("warden's settings file".into())),
             in_session: true,
-            ..RequestFacts::default()
+            ..RequestFacts::of(
+                &request("t", ToolKind::Edit, "Edit ~/.config/warden/config.toml"),
+                None,
+            )
         }),
     });
     assert_eq!(answers(&effects), vec![(1, selected("reject-once"))]);
