@@ -533,27 +533,46 @@ impl App {
                 let Some(chat) = self.chats.get_mut(&id) else {
                     return responder.respond(PermissionOutcome::Cancelled);
                 };
-                // Facts only (the view, resolved paths, warden's own files):
-                // the gate decides and logs.
-                let mut facts = self
-                    .ws
-                    .chat(id)
-                    .map(|slot| super::calls::request_facts(&mut request, &slot.state, &chat.roots))
-                    .unwrap_or_default();
-                if refusal.is_some() {
-                    facts.refusal = refusal;
-                }
+                // Facts only (the view, resolved paths, warden's own files),
+                // gathered off the loop in the file worker, in turn with the
+                // client calls: the gate decides and logs.
+                let known = self.ws.chat(id).map(|slot| {
+                    let state = &slot.state;
+                    let known = state
+                        .session
+                        .transcript
+                        .tool(&request.tool_call_id)
+                        .map(|t| t.call.clone());
+                    (
+                        known,
+                        state.gate.home.clone(),
+                        state.session.cwd_path.clone(),
+                    )
+                });
                 let request_id = chat.next_request;
                 chat.next_request += 1;
                 chat.responders.insert(request_id, responder);
-                self.send_chat(
-                    id,
-                    Msg::PermissionChecked {
+                let roots = chat.roots.clone();
+                chat.jobs.push(Box::new(move || {
+                    let mut facts = match known {
+                        Some((known, home, cwd)) => super::facts::permission(
+                            &mut request,
+                            known,
+                            home.as_deref(),
+                            &cwd,
+                            &roots,
+                        ),
+                        None => crate::state::RequestFacts::of(&request, None),
+                    };
+                    if refusal.is_some() {
+                        facts.refusal = refusal;
+                    }
+                    super::calls::FsStep::Checked {
                         id: request_id,
                         request: Box::new(request),
                         facts: Box::new(facts),
-                    },
-                );
+                    }
+                }));
             }
             AgentEvent::Elicitation { request, responder } => {
                 // A session no chat has open: refused, said and logged in a

@@ -28,6 +28,7 @@ mod drafts;
 mod early;
 mod effects;
 mod exec;
+mod facts;
 mod focus;
 mod options;
 mod plan_process;
