@@ -31,8 +31,6 @@ pub(super) struct AgentSlot {
     pub(super) claims: Vec<String>,
 }
 
-/// Why a request naming a session no chat has open is refused.
-
 /// The settings file's verdict on the name an agent gave itself, read off
 /// the loop.
 #[derive(Debug)]
