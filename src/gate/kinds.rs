@@ -3,7 +3,7 @@
 //! render arm in `ui/card.rs`.
 
 use crate::model::ToolKind;
-use crate::policy::{CLIENT_READ, CLIENT_TERMINAL};
+use crate::policy::{CLIENT_NETWORK, CLIENT_READ, CLIENT_TERMINAL};
 
 /// What a card asks about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,6 +23,10 @@ pub enum CardKind {
     /// (codex-acp's elicitations): allowing it opens a url or accepts a
     /// form for the user, so it always asks.
     Elicitation,
+    /// warden's request for a connection the agent's process tree opens
+    /// through warden's proxy (`crate::net`): a host nobody allowed yet.
+    /// Every mode asks about it (`policy::network`).
+    Network,
 }
 
 impl CardKind {
@@ -34,6 +38,7 @@ impl CardKind {
             return match tool_name {
                 Some(CLIENT_READ) => CardKind::ClientRead,
                 Some(CLIENT_TERMINAL) => CardKind::ClientTerminal,
+                Some(CLIENT_NETWORK) => CardKind::Network,
                 // warden names every request it makes; anything else is
                 // taken as the widest: a write.
                 _ => CardKind::ClientWrite,
@@ -48,14 +53,35 @@ impl CardKind {
         }
     }
 
-    /// warden's own request for one of the agent's client calls: warden
-    /// does the call itself once allowed, and no tool call of the agent's
-    /// stands behind it.
+    /// warden's own request for one of the agent's client calls (or a
+    /// connection through its proxy): warden does the call itself once
+    /// allowed, and no tool call of the agent's stands behind it.
     pub fn is_client(self) -> bool {
         matches!(
             self,
-            CardKind::ClientRead | CardKind::ClientWrite | CardKind::ClientTerminal
+            CardKind::ClientRead
+                | CardKind::ClientWrite
+                | CardKind::ClientTerminal
+                | CardKind::Network
         )
+    }
+
+    /// What the decision log calls its kind: `network` for a connection,
+    /// else the tool's kind.
+    pub fn log_kind(self, tool: ToolKind) -> &'static str {
+        match self {
+            CardKind::Network => "network",
+            _ => tool.as_str(),
+        }
+    }
+
+    /// A line the card shows under its title, when the kind has one to
+    /// say in `plan` mode.
+    pub fn plan_note(self) -> Option<&'static str> {
+        match self {
+            CardKind::Network => Some("plan mode: a write to a host is still a write"),
+            _ => None,
+        }
     }
 
     /// Its choices are the plain ones (allow, deny, allow for the chat, a
@@ -136,5 +162,17 @@ mod tests {
         assert!(!CardKind::Elicitation.on_ask_may_allow());
         assert!(!CardKind::ModeSwitch.plain_choices());
         assert!(CardKind::ClientRead.plain_choices());
+        assert_eq!(
+            of(true, Some(CLIENT_NETWORK), false, ToolKind::Fetch),
+            CardKind::Network
+        );
+        // An agent's tool named like warden's connection is the agent's.
+        assert_eq!(
+            of(false, Some(CLIENT_NETWORK), false, ToolKind::Fetch),
+            CardKind::AgentTool
+        );
+        assert!(CardKind::Network.is_client());
+        assert_eq!(CardKind::Network.log_kind(ToolKind::Fetch), "network");
+        assert_eq!(CardKind::AgentTool.log_kind(ToolKind::Fetch), "fetch");
     }
 }

@@ -29,6 +29,7 @@
 
 pub(crate) mod agent_mode;
 mod glob;
+pub mod network;
 mod options;
 mod request;
 mod rule;
@@ -43,8 +44,8 @@ use serde::{Deserialize, Serialize};
 use crate::model::{AgentMode, OptionKind, PermissionOption, ToolKind};
 
 pub use request::{
-    CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, RequestView, command_of_input, shell_join,
-    shell_quote,
+    CLIENT_NETWORK, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, RequestView, command_of_input,
+    shell_join, shell_quote,
 };
 pub use rule::{KindMatch, Rule, RuleDecision, suggest_rule, wider_path};
 
@@ -211,6 +212,9 @@ pub struct ChatGrant {
     /// this kind and tool (edits, fetches, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commands: Option<GrantCommands>,
+    /// For a connection: the host and port it covers (`host:port`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// The commands a grant on an execute call covers.
@@ -286,6 +290,7 @@ impl ChatGrant {
             kind: req.kind,
             tool: req.tool(),
             commands,
+            host: network::target(req).map(|(host, port)| format!("{host}:{port}")),
         }
     }
 
@@ -296,6 +301,12 @@ impl ChatGrant {
     pub(crate) fn covers(&self, req: &RequestView) -> bool {
         if self.kind != req.kind || self.tool != req.tool() {
             return false;
+        }
+        // A connection's grant covers its host and port only; no other
+        // request's grant covers a connection.
+        if self.host.is_some() || req.card == crate::gate::CardKind::Network {
+            let target = network::target(req).map(|(host, port)| format!("{host}:{port}"));
+            return self.host.is_some() && self.host == target;
         }
         let patterns = match &self.commands {
             None => return req.category() != Category::Execute,
@@ -455,6 +466,10 @@ pub struct Context<'a> {
 
 /// Decide a permission request (see the module docs for the order).
 pub fn decide(req: &RequestView, cx: &Context) -> Decision {
+    // A connection is the sandbox's business, not the mode's.
+    if req.card == crate::gate::CardKind::Network {
+        return network::decide(req, cx);
+    }
     let category = req.category();
     if category == Category::SwitchMode {
         return Decision::Ask {

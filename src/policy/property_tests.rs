@@ -87,6 +87,7 @@ fn everything() -> impl Strategy<Value = (RequestView, Mode, bool, Vec<Rule>, Ve
             kind,
             tool: "T".into(),
             commands: None,
+            host: None,
         }),
         0..3,
     );

@@ -32,6 +32,10 @@ pub const CLIENT_READ: &str = "fs/read_text_file";
 pub const CLIENT_WRITE: &str = "fs/write_text_file";
 /// The tool name of warden's synthetic request for the agent's `terminal/create`.
 pub const CLIENT_TERMINAL: &str = "terminal/create";
+/// The tool name of warden's request for a connection the agent's process
+/// tree opens through warden's proxy (issue 35): its `raw_input` holds the
+/// `host` and the `port`.
+pub const CLIENT_NETWORK: &str = "net/connect";
 
 /// A permission request with the fields of its tool call merged in.
 #[derive(Debug, Clone, PartialEq, Default)]

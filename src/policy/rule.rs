@@ -185,6 +185,11 @@ pub struct Rule {
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// A host the agent's process tree connects to (`api.github.com`,
+    /// `host:port`, `*.domain`): the rule is about connections only
+    /// (`policy::network`), and no other request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// Why the rule exists; shown with every decision it makes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -200,6 +205,7 @@ impl Rule {
             tool: None,
             command: None,
             path: None,
+            host: None,
             note: None,
         }
     }
@@ -222,6 +228,9 @@ impl Rule {
         }
         if let Some(path) = &self.path {
             parts.push(format!("path={path:?}"));
+        }
+        if let Some(host) = &self.host {
+            parts.push(format!("host={host:?}"));
         }
         if parts.is_empty() {
             parts.push("for everything".to_string());
@@ -253,6 +262,10 @@ impl Rule {
     pub(crate) fn hit(&self, facts: &Facts<'_>, agent: &str) -> Hit {
         let allow = self.decision == RuleDecision::Allow;
         if self.agent.as_deref().is_some_and(|a| a != agent) {
+            return Hit::No;
+        }
+        // A host rule is about connections, which `policy::network` decides.
+        if self.host.is_some() {
             return Hit::No;
         }
         if allow && (facts.req.inferred_kind.is_some() || facts.hijack.is_some()) {

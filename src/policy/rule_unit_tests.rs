@@ -146,6 +146,7 @@ fn suggested_rules() {
             tool: None,
             command: Some("cargo test *".into()),
             path: None,
+            host: None,
             note: None,
         }
     );

@@ -312,6 +312,7 @@ fn precedence() {
                     kind: ToolKind::SwitchMode,
                     tool: "Tool".into(),
                     commands: None,
+                    host: None,
                 }],
             ),
             "ask",
@@ -432,6 +433,7 @@ fn chat_grant_covers_the_command_prefix_or_kind_and_tool() {
                 text: "cargo test".into(),
                 prefix: true,
             }])),
+            host: None,
         }
     );
     assert_eq!(
@@ -481,6 +483,7 @@ fn chat_grant_covers_the_command_prefix_or_kind_and_tool() {
         kind: ToolKind::Fetch,
         tool: "WebFetch".into(),
         commands: None,
+        host: None,
     };
     assert_eq!(
         fetch.describe(),

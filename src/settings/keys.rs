@@ -35,8 +35,8 @@ pub(crate) const AGENT_KEYS: [&str; 14] = [
     "sandbox",
 ];
 /// Keys of a `[[rules]]` entry.
-pub(crate) const RULE_KEYS: [&str; 7] = [
-    "decision", "agent", "kind", "tool", "command", "path", "note",
+pub(crate) const RULE_KEYS: [&str; 8] = [
+    "decision", "agent", "kind", "tool", "command", "path", "host", "note",
 ];
 /// Keys of `[notifications]`.
 pub(crate) const NOTIFICATION_KEYS: [&str; 3] = ["bell", "desktop", "turn_end_after"];

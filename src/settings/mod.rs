@@ -429,6 +429,7 @@ struct LenientRule {
     tool: Option<String>,
     command: Option<String>,
     path: Option<String>,
+    host: Option<String>,
     note: Option<String>,
 }
 
@@ -443,6 +444,7 @@ fn lenient_rules<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<Rule>, D::Error
             tool: r.tool,
             command: r.command,
             path: r.path,
+            host: r.host,
             note: r.note,
         })
         .collect())
@@ -544,10 +546,31 @@ pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
             ),
         });
     }
-    match unknown.first() {
-        Some(key) => Err(unknown_key(key)),
-        None => Ok(settings),
+    if let Some(key) = unknown.first() {
+        return Err(unknown_key(key));
     }
+    // A host rule decides connections only: a condition beside its host
+    // would be one it never checks (a deny rule meant for a command, an
+    // allow rule wider than it reads).
+    if let Some(index) = settings.rules.iter().position(|r| {
+        r.host.is_some()
+            && (r.kind.is_some() || r.tool.is_some() || r.command.is_some() || r.path.is_some())
+    }) {
+        let offset = text
+            .match_indices("[[rules]]")
+            .nth(index)
+            .map_or(0, |(at, _)| at);
+        let (line, column) = line_col(text, offset);
+        return Err(SettingsError::Parse {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: "a rule with `host` decides connections only: it takes no kind, tool, \
+                      command or path (make it two rules)"
+                .to_string(),
+        });
+    }
+    Ok(settings)
 }
 
 /// The commented template a settings file starts from when warden writes it

@@ -151,7 +151,7 @@ fn an_unknown_key_is_an_error_with_its_line_and_column() {
     };
     assert_eq!((*line, *column), (6, 3));
     assert!(
-            message.starts_with("unknown key `comand` in an allow rule, expected one of decision, agent, kind, tool, command, path, note"),
+            message.starts_with("unknown key `comand` in an allow rule, expected one of decision, agent, kind, tool, command, path, host, note"),
             "{message}"
         );
 }
@@ -243,6 +243,7 @@ fn example_documents_every_key_and_its_examples_load() {
             "ask rule kind=read path=\"~/.ssh/**\": keys stay private",
             "ask rule path=\"**/.env\": secrets",
             "allow rule kind=execute command=\"cargo test *\"",
+            "allow rule host=\"*.github.com\"",
         ]
     );
 }
@@ -332,4 +333,21 @@ fn env_pass_is_read_from_sandbox_and_agent_blocks_and_a_bad_pattern_is_refused()
 fn missing_file_is_none() {
     let dir = tempfile::tempdir().expect("tempdir");
     assert_eq!(load(&dir.path().join("none.toml")), Ok(None));
+}
+
+#[test]
+fn a_host_rule_with_another_condition_is_refused_with_its_line() {
+    let text = "[[rules]]\ndecision = \"deny\"\ncommand = \"rm *\"\n\n[[rules]]\ndecision = \"allow\"\nhost = \"*.github.com\"\ncommand = \"curl *\"\n";
+    let err = parse(text, Path::new("c.toml")).expect_err("host and command in one rule");
+    let SettingsError::Parse { line, message, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*line, 5);
+    assert!(message.contains("decides connections only"), "{message}");
+    let ok = parse(
+        "[[rules]]\ndecision = \"allow\"\nagent = \"claude\"\nhost = \"*.github.com\"\n",
+        Path::new("c.toml"),
+    )
+    .expect("a host rule");
+    assert_eq!(ok.rules[0].host.as_deref(), Some("*.github.com"));
 }

@@ -33,6 +33,7 @@ fn reviewing() -> ChatState {
         kind: ToolKind::Edit,
         tool: "Edit".into(),
         commands: None,
+        host: None,
     }];
     state.update(Msg::Action(Action::Key(Key::ctrl(Code::Char('g')))));
     state

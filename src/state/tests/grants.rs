@@ -136,6 +136,7 @@ fn the_review_screen_lists_and_revokes_with_confirmation() {
         kind: ToolKind::Execute,
         tool: "Bash".into(),
         commands: None,
+        host: None,
     }];
     key(&mut s, Action::Key(Key::ctrl(Code::Char('g'))));
     assert_eq!(
