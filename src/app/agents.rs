@@ -150,7 +150,7 @@ impl App {
     }
 
     /// The chats on the agent process `key`.
-    fn chats_on(&self, key: u64) -> Vec<ChatId> {
+    pub(super) fn chats_on(&self, key: u64) -> Vec<ChatId> {
         let mut ids: Vec<ChatId> = self
             .chats
             .iter()
@@ -344,6 +344,7 @@ impl App {
             Incoming::AgentName(check) => self.on_name_checked(check),
             Incoming::Chat(id, msg) => self.send_chat(id, msg),
             Incoming::Disk(done) => self.on_disk(done),
+            Incoming::Net(key, ask) => self.on_connect_ask(key, *ask),
             Incoming::Checkpoint(id, msg) => self.on_checkpoint(id, *msg),
             Incoming::CheckpointWait(id, token) => self.on_checkpoint_wait(id, token),
         }

@@ -509,7 +509,12 @@ impl Chat {
     }
 
     /// Update the transcript entry of a client call.
-    fn mark(&mut self, id: RequestId, status: WireStatus, content: Option<Vec<ToolContent>>) {
+    pub(super) fn mark(
+        &mut self,
+        id: RequestId,
+        status: WireStatus,
+        content: Option<Vec<ToolContent>>,
+    ) {
         let fields = ToolCallFields {
             status: Some(status),
             content,

@@ -59,6 +59,9 @@ pub(super) struct Chat {
     pub(super) elicitations: HashMap<RequestId, ElicitationResponder>,
     /// File and terminal calls waiting for the gate, by request id.
     pub(super) client_pending: HashMap<RequestId, (ClientCall, ClientResponder, PathBuf)>,
+    /// Connections waiting for the gate, by request id: dropping one
+    /// refuses its connection.
+    pub(super) net_pending: HashMap<RequestId, tokio::sync::oneshot::Sender<crate::net::NetAnswer>>,
     /// The error a call refused for safety before any IO gets, by request id.
     pub(super) client_errors: HashMap<RequestId, crate::acp::ClientError>,
     pub(super) terminals: Terminals,
@@ -215,6 +218,7 @@ impl Chat {
             elicitations: HashMap::new(),
             client_pending: HashMap::new(),
             client_errors: HashMap::new(),
+            net_pending: HashMap::new(),
             terminal_tools: HashMap::new(),
             chat_store: options.chats_dir.map(crate::chats::ChatStore::new),
             record: record::Record::new(id, disk),
@@ -249,6 +253,8 @@ impl Chat {
     pub(super) fn detach(&mut self) {
         self.cancel_responders();
         self.client_errors.clear();
+        // Their connections are refused.
+        self.net_pending.clear();
         for (_, (_, responder, _)) in self.client_pending.drain() {
             responder.respond(Err(crate::acp::ClientError::Denied(
                 "the session ended".into(),

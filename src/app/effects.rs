@@ -91,6 +91,17 @@ impl App {
                 } else if let Some(responder) = chat.elicitations.remove(&request) {
                     tracing::info!(chat = id, request, ?outcome, "elicitation answered");
                     responder.respond(&outcome);
+                } else if let Some(reply) = chat.net_pending.remove(&request) {
+                    let answer = super::network::net_answer(&outcome);
+                    tracing::info!(chat = id, request, ?answer, "connection answered");
+                    let status = if answer == crate::net::NetAnswer::Allow {
+                        crate::model::WireStatus::Completed
+                    } else {
+                        crate::model::WireStatus::Failed
+                    };
+                    chat.mark(request, status, None);
+                    // A connection already given up has nobody to hear it.
+                    let _ = reply.send(answer);
                 } else if let Some((call, responder, path)) = chat.client_pending.remove(&request) {
                     let allowed = outcome == PermissionOutcome::Selected(CLIENT_ALLOW.into());
                     chat.finish_client_call(request, call, responder, path, allowed);

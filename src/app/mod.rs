@@ -30,6 +30,7 @@ mod effects;
 mod exec;
 mod facts;
 mod focus;
+mod network;
 mod options;
 mod plan_process;
 mod record;
@@ -95,6 +96,8 @@ pub enum Incoming {
     Checkpoint(ChatId, Box<crate::state::checkpoints::CheckpointMsg>),
     /// A prompt held for its checkpoint has waited long enough (its token).
     CheckpointWait(ChatId, u64),
+    /// A connection the agent of this spawn key wants (through warden's proxy).
+    Net(u64, Box<crate::net::ConnectAsk>),
 }
 
 // Every agent event is moved through the inbox's channel and into the pump:

@@ -203,7 +203,7 @@ impl ChatState {
             request_id: approval.id,
             tool_call_id: tool_id.clone(),
             title: approval.view.title.clone(),
-            kind: approval.view.kind.as_str().to_string(),
+            kind: approval.view.card.log_kind(approval.view.kind).to_string(),
             category: approval.category.as_str().to_string(),
             mode: self.gate.mode.as_str().to_string(),
             decision,

@@ -1,0 +1,188 @@
+//! The connections an agent's process tree asks warden's proxy for
+//! (`crate::net`), through the gate like any request: each becomes warden's
+//! own request of kind network (`gate::CardKind::Network`), which the
+//! policy decides or a card asks about, in a chat on the agent's process.
+//! The connection waits for its answer; nothing else does.
+
+use serde_json::json;
+
+use super::App;
+use super::calls::CLIENT_ALLOW;
+use crate::model::{
+    OptionKind, PermissionOption, PermissionOutcome, PermissionRequest, ToolCallFields, ToolKind,
+};
+use crate::net::{ConnectAsk, NetAnswer};
+use crate::policy::CLIENT_NETWORK;
+use crate::state::{ChatId, Msg, RequestFacts, RequestId};
+
+/// warden's request for one connection.
+pub(super) fn connect_request(session: &str, id: RequestId, ask: &ConnectAsk) -> PermissionRequest {
+    let target = format!("{}:{}", ask.host, ask.port);
+    PermissionRequest {
+        session_id: session.to_string(),
+        tool_call_id: format!("warden-{id}"),
+        fields: ToolCallFields {
+            title: Some(format!("{} wants to reach {target}", ask.agent)),
+            kind: Some(ToolKind::Fetch),
+            raw_input: Some(json!({ "host": ask.host, "port": ask.port })),
+            tool_name: Some(CLIENT_NETWORK.to_string()),
+            ..ToolCallFields::default()
+        },
+        options: vec![
+            PermissionOption {
+                id: CLIENT_ALLOW.into(),
+                name: "Allow".into(),
+                kind: OptionKind::AllowOnce,
+            },
+            PermissionOption {
+                id: "reject".into(),
+                name: "Reject".into(),
+                kind: OptionKind::RejectOnce,
+            },
+        ],
+        client: true,
+    }
+}
+
+/// What the connection gets for the gate's answer.
+pub(super) fn net_answer(outcome: &PermissionOutcome) -> NetAnswer {
+    if *outcome == PermissionOutcome::Selected(CLIENT_ALLOW.into()) {
+        NetAnswer::Allow
+    } else {
+        NetAnswer::Deny { reason: None }
+    }
+}
+
+impl App {
+    /// A connection the agent of spawn key `key` wants: to the gate of the
+    /// chat on screen when it runs on that agent, else of its first chat.
+    /// With no chat to ask in, it is refused (the reply dropped).
+    pub(super) fn on_connect_ask(&mut self, key: u64, ask: ConnectAsk) {
+        let chats = self.chats_on(key);
+        let active = self.ws.active_id().filter(|id| chats.contains(id));
+        let Some(id): Option<ChatId> = active.or_else(|| chats.first().copied()) else {
+            tracing::warn!(host = %ask.host, port = ask.port, "a connection with no chat to ask in: refused");
+            return;
+        };
+        let Some(chat) = self.chats.get_mut(&id) else {
+            return;
+        };
+        let request_id = chat.next_request;
+        chat.next_request += 1;
+        let request = connect_request(
+            chat.session.as_deref().unwrap_or_default(),
+            request_id,
+            &ask,
+        );
+        chat.net_pending.insert(request_id, ask.reply);
+        let facts = RequestFacts::of(&request, None);
+        self.send_chat(
+            id,
+            Msg::PermissionChecked {
+                id: request_id,
+                request: Box::new(request),
+                facts: Box::new(facts),
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::CardKind;
+
+    #[test]
+    fn a_connection_is_a_network_card_naming_agent_host_and_port() {
+        let (reply, _rx) = tokio::sync::oneshot::channel();
+        let ask = ConnectAsk {
+            agent: "claude-agent-acp".into(),
+            host: "api.github.com".into(),
+            port: 443,
+            reply,
+        };
+        let request = connect_request("s", 7, &ask);
+        let facts = RequestFacts::of(&request, None);
+        assert_eq!(facts.view.card, CardKind::Network);
+        assert_eq!(
+            facts.view.title,
+            "claude-agent-acp wants to reach api.github.com:443"
+        );
+        assert_eq!(
+            crate::policy::network::target(&facts.view),
+            Some(("api.github.com".to_string(), 443))
+        );
+        assert_eq!(
+            net_answer(&PermissionOutcome::Selected(CLIENT_ALLOW.into())),
+            NetAnswer::Allow
+        );
+        assert_eq!(
+            net_answer(&PermissionOutcome::Selected("reject".into())),
+            NetAnswer::Deny { reason: None }
+        );
+        assert_eq!(
+            net_answer(&PermissionOutcome::Cancelled),
+            NetAnswer::Deny { reason: None }
+        );
+    }
+
+    fn ask_for(host: &str) -> ConnectAsk {
+        let (reply, _rx) = tokio::sync::oneshot::channel();
+        ConnectAsk {
+            agent: "demo".into(),
+            host: host.into(),
+            port: 443,
+            reply,
+        }
+    }
+
+    fn checked(id: RequestId, ask: &ConnectAsk) -> Msg {
+        let request = connect_request("s", id, ask);
+        Msg::PermissionChecked {
+            id,
+            facts: Box::new(RequestFacts::of(&request, None)),
+            request: Box::new(request),
+        }
+    }
+
+    /// Auto mode allows the agent's tools, never a new host: a card waits,
+    /// between turns too.
+    #[test]
+    fn a_new_host_is_a_card_in_auto_mode_even_between_turns() {
+        use crate::policy::Mode;
+        let mut s = crate::state::ChatState::new("demo", "/w");
+        s.gate.mode = Mode::Auto;
+        let effects = s.update(checked(1, &ask_for("api.github.com")));
+        assert!(
+            !effects
+                .iter()
+                .any(|e| matches!(e, crate::state::Effect::RespondPermission { .. })),
+            "{effects:?}"
+        );
+        assert_eq!(s.gate.approvals.len(), 1);
+        assert_eq!(s.gate.approvals[0].view.card, CardKind::Network);
+    }
+
+    /// `warden exec --on-ask` answers a connection's card, and the log
+    /// says `network`.
+    #[test]
+    fn on_ask_answers_a_connection_and_the_log_says_network() {
+        use crate::state::{Effect, OnAsk};
+        for (on_ask, allowed) in [(OnAsk::Allow, true), (OnAsk::Deny, false)] {
+            let mut s = crate::state::ChatState::new("demo", "/w");
+            s.gate.headless = Some(on_ask);
+            let effects = s.update(checked(1, &ask_for("example.com")));
+            let outcome = effects.iter().find_map(|e| match e {
+                Effect::RespondPermission { outcome, .. } => Some(outcome.clone()),
+                _ => None,
+            });
+            let outcome = outcome.expect("answered");
+            assert_eq!(net_answer(&outcome) == NetAnswer::Allow, allowed);
+            let record = effects.iter().find_map(|e| match e {
+                Effect::LogDecision(record) => Some(record.clone()),
+                _ => None,
+            });
+            assert_eq!(record.expect("logged").kind, "network");
+        }
+    }
+}
