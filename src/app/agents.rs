@@ -23,12 +23,33 @@ pub(super) struct AgentSlot {
     pub(super) abilities: Option<AgentAbilities>,
     /// A `session/list` to send once it is initialised.
     pub(super) list_for: Option<PathBuf>,
-    /// Events that wait for the settings file's verdict on the agent's
-    /// name (see `App::on_agent_info`).
+    /// Events that wait, in order: for the settings file's verdict on the
+    /// agent's name (see `App::on_agent_info`), for the facts of a
+    /// permission request being gathered off the loop (so no later update
+    /// of the agent's reaches its chat before the request does).
     pub(super) parked: Option<Vec<AgentEvent>>,
+    /// How many of those waits are open.
+    pub(super) holds: u32,
     /// What the agent called itself (`agentInfo.name`, made a safe word):
     /// deny and ask rules naming it apply to its chats.
     pub(super) claims: Vec<String>,
+}
+
+/// An agent's events held for a job off the loop: a job dropped before it
+/// ran (its chat closed, the worker gone) or that failed releases them, so
+/// the agent's other chats never wait for it forever.
+struct Hold {
+    key: u64,
+    /// `None` once the job's own step releases them.
+    inbox: Option<tokio::sync::mpsc::UnboundedSender<Incoming>>,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        if let Some(inbox) = self.inbox.take() {
+            let _ = inbox.send(Incoming::Released(self.key));
+        }
+    }
 }
 
 /// The settings file's verdict on the name an agent gave itself, read off
@@ -91,6 +112,7 @@ impl App {
                     abilities: None,
                     list_for: None,
                     parked: None,
+                    holds: 0,
                     claims: Vec::new(),
                 },
             );
@@ -195,9 +217,7 @@ impl App {
         let Some(link) = self.chats.get(&ids[0]).map(|c| c.settings.clone()) else {
             return;
         };
-        if let Some((_, slot)) = self.slot_of(key) {
-            slot.parked = Some(Vec::new());
-        }
+        self.hold_events(key);
         let inbox = self.inbox_tx.clone();
         tokio::spawn(async move {
             let wanted = new.clone();
@@ -227,10 +247,6 @@ impl App {
             claim,
             verdict,
         } = check;
-        let parked = self
-            .slot_of(key)
-            .and_then(|(_, slot)| slot.parked.take())
-            .unwrap_or_default();
         let current = self.slot_of(key).map(|(name, _)| name.clone());
         if current.as_deref() == Some(old.as_str())
             && let Some(ids) = self.named_by_command(&old)
@@ -240,11 +256,42 @@ impl App {
                 None => self.rename_agent(&ids, &old, &new),
             }
         }
-        // Each as if it had just arrived: routed between pumps (this runs
-        // from `on_agent_event`, never inside a pump).
-        for event in parked {
+        self.release_events(key);
+    }
+
+    /// The agent's further events wait (see [`AgentSlot::parked`]).
+    fn hold_events(&mut self, key: u64) {
+        if let Some((_, slot)) = self.slot_of(key) {
+            slot.holds += 1;
+            slot.parked.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// One wait is over; when none is left, the events that waited are
+    /// routed, each as if it had just arrived, between pumps (this runs
+    /// from `on_agent_event`, never inside a pump). An event that waits
+    /// again parks the ones after it again, in order.
+    pub(super) fn release_events(&mut self, key: u64) {
+        let parked = match self.slot_of(key) {
+            Some((_, slot)) => {
+                slot.holds = slot.holds.saturating_sub(1);
+                if slot.holds > 0 {
+                    return;
+                }
+                slot.parked.take().unwrap_or_default()
+            }
+            None => return,
+        };
+        let mut parked = parked.into_iter();
+        while let Some(event) = parked.next() {
             self.pump();
             self.on_agent(key, event);
+            if let Some((_, slot)) = self.slot_of(key)
+                && let Some(waiting) = &mut slot.parked
+            {
+                waiting.extend(parked);
+                return;
+            }
         }
     }
 
@@ -336,12 +383,22 @@ impl App {
             }
             Incoming::Settings(done) => self.on_settings_done(*done),
             Incoming::Files(id, step) => {
+                // A request's facts are in: the agent's events after it go on.
+                let held = match &*step {
+                    super::calls::FsStep::Checked { key, .. } => Some(*key),
+                    _ => None,
+                };
                 // A closed chat's step is dropped: its responder answers an error.
                 if let Some(chat) = self.chats.get_mut(&id) {
                     chat.on_file_step(*step);
                 }
+                if let Some(key) = held {
+                    self.pump();
+                    self.release_events(key);
+                }
             }
             Incoming::AgentName(check) => self.on_name_checked(check),
+            Incoming::Released(key) => self.release_events(key),
             Incoming::Chat(id, msg) => self.send_chat(id, msg),
             Incoming::Disk(done) => self.on_disk(done),
             Incoming::Net(key, ask) => self.on_connect_ask(key, *ask),
@@ -552,7 +609,12 @@ impl App {
                 chat.next_request += 1;
                 chat.responders.insert(request_id, responder);
                 let roots = chat.roots.clone();
+                let hold = Hold {
+                    key,
+                    inbox: Some(self.inbox_tx.clone()),
+                };
                 chat.jobs.push(Box::new(move || {
+                    let mut hold = hold;
                     let mut facts = match known {
                         Some((known, home, cwd)) => super::facts::permission(
                             &mut request,
@@ -566,12 +628,16 @@ impl App {
                     if refusal.is_some() {
                         facts.refusal = refusal;
                     }
+                    // The step itself releases the agent's events.
+                    hold.inbox = None;
                     super::calls::FsStep::Checked {
+                        key,
                         id: request_id,
                         request: Box::new(request),
                         facts: Box::new(facts),
                     }
                 }));
+                self.hold_events(key);
             }
             AgentEvent::Elicitation { request, responder } => {
                 // A session no chat has open: refused, said and logged in a
@@ -749,5 +815,39 @@ impl App {
                 self.send_chat(other, Msg::Restart);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A facts job dropped before it ran (its chat closed) releases the
+    /// agent's events; one that ran leaves that to its step.
+    #[test]
+    fn a_hold_dropped_unreleased_lets_the_agents_events_go_on() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        drop(Hold {
+            key: 7,
+            inbox: Some(tx.clone()),
+        });
+        assert!(matches!(rx.try_recv(), Ok(Incoming::Released(7))));
+        drop(Hold {
+            key: 8,
+            inbox: None,
+        });
+        let job: crate::app::calls::FileJob = {
+            let hold = Hold {
+                key: 9,
+                inbox: Some(tx),
+            };
+            Box::new(move || {
+                let _hold = hold;
+                unreachable!("never run")
+            })
+        };
+        drop(job);
+        assert!(matches!(rx.try_recv(), Ok(Incoming::Released(9))));
+        assert!(rx.try_recv().is_err());
     }
 }

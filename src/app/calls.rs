@@ -69,6 +69,8 @@ pub enum FsStep {
     /// The facts of the agent's permission request `id` are gathered: the
     /// gate decides it.
     Checked {
+        /// The spawn key of the agent whose events wait for it.
+        key: u64,
         id: RequestId,
         request: Box<PermissionRequest>,
         facts: Box<RequestFacts>,
@@ -298,7 +300,9 @@ impl Chat {
     pub(super) fn on_file_step(&mut self, step: FsStep) {
         match step {
             FsStep::Reply { responder, result } => responder.respond(result),
-            FsStep::Checked { id, request, facts } => {
+            FsStep::Checked {
+                id, request, facts, ..
+            } => {
                 self.out
                     .push_back(Msg::PermissionChecked { id, request, facts });
             }

@@ -96,6 +96,9 @@ pub enum Incoming {
     Checkpoint(ChatId, Box<crate::state::checkpoints::CheckpointMsg>),
     /// A prompt held for its checkpoint has waited long enough (its token).
     CheckpointWait(ChatId, u64),
+    /// A job that held an agent's events was dropped before it ran (see
+    /// `agents::Hold`): they go on.
+    Released(u64),
     /// A connection the agent of this spawn key wants (through warden's proxy).
     Net(u64, Box<crate::net::ConnectAsk>),
 }

@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use super::Snapshot;
+use crate::gate::choices;
 use crate::policy::Mode;
 
 /// `&`, `<`, `>`, `"` and `'` as entities, and control characters (but
@@ -140,19 +141,39 @@ pub fn fragment(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) ->
                     "<div class=\"muted\">just arrived: look at it first (answers take in a second)</div>",
                 );
             }
+            // The card's choices as warden defines them (`gate::choices`):
+            // each button posts its row's id; a reason has a form of its own.
             let _ = write!(
                 out,
                 "<form method=\"post\" action=\"/answer\">{}\
-<input type=\"hidden\" name=\"chat\" value=\"{}\"><input type=\"hidden\" name=\"card\" value=\"{}\">\
-<button class=\"allow\" name=\"pick\" value=\"allow\">Allow once</button>\
-<button class=\"deny\" name=\"pick\" value=\"deny\">Deny</button></form>\
-<form method=\"get\" action=\"/reason\"><input type=\"hidden\" name=\"chat\" value=\"{}\">\
-<input type=\"hidden\" name=\"card\" value=\"{}\"><button>Deny with reason…</button></form></div>",
+<input type=\"hidden\" name=\"chat\" value=\"{}\"><input type=\"hidden\" name=\"card\" value=\"{}\">",
                 csrf_field(csrf),
                 chat.chat,
                 card.id,
+            );
+            for row in choices::REMOTE
+                .iter()
+                .filter(|r| r.id != choices::REASON.id)
+            {
+                let class = if *row == choices::ALLOW {
+                    "allow"
+                } else {
+                    "deny"
+                };
+                let _ = write!(
+                    out,
+                    "<button class=\"{class}\" name=\"pick\" value=\"{}\">{}</button>",
+                    row.id,
+                    escape(row.label(card.card))
+                );
+            }
+            let _ = write!(
+                out,
+                "</form><form method=\"get\" action=\"/reason\"><input type=\"hidden\" name=\"chat\" value=\"{}\">\
+<input type=\"hidden\" name=\"card\" value=\"{}\"><button>{}</button></form></div>",
                 chat.chat,
-                card.id
+                card.id,
+                escape(choices::REASON.label)
             );
         }
     }
@@ -181,10 +202,12 @@ pub fn reason(chat: u64, card: u64, title: Option<&str>, csrf: &str) -> String {
                 "<p>Deny <b>{}</b> and tell the agent why:</p>\
 <form method=\"post\" action=\"/answer\">{}\
 <input type=\"hidden\" name=\"chat\" value=\"{chat}\"><input type=\"hidden\" name=\"card\" value=\"{card}\">\
-<input type=\"hidden\" name=\"pick\" value=\"reason\"><input type=\"text\" name=\"reason\" autofocus>\
-<button class=\"deny\">Deny</button></form>",
+<input type=\"hidden\" name=\"pick\" value=\"{}\"><input type=\"text\" name=\"reason\" autofocus>\
+<button class=\"deny\">{}</button></form>",
                 escape(title),
-                csrf_field(csrf)
+                csrf_field(csrf),
+                choices::REASON.id,
+                escape(choices::DENY.label)
             );
         }
         None => out.push_str("<p>That card no longer waits.</p>"),
@@ -224,6 +247,7 @@ mod tests {
                 project: evil.to_string(),
                 mode: Mode::Default,
                 cards: vec![CardView {
+                    card: crate::gate::CardKind::AgentTool,
                     id: 7,
                     title: evil.to_string(),
                     kind: evil.to_string(),
@@ -258,6 +282,7 @@ mod tests {
                 project: "~/src/shop".into(),
                 mode: Mode::Default,
                 cards: vec![CardView {
+                    card: crate::gate::CardKind::AgentTool,
                     id: 7,
                     title: "t".into(),
                     kind: "edit".into(),
@@ -282,6 +307,7 @@ mod tests {
     #[test]
     fn each_card_names_its_agent_and_project() {
         let card = |id: u64| CardView {
+            card: crate::gate::CardKind::AgentTool,
             id,
             title: "t".into(),
             kind: "edit".into(),

@@ -144,7 +144,10 @@ async fn fast_and_sdk_paths_show_the_same_transcript() {
     );
 }
 
-/// What reached the runtime, in order: `chunk:TEXT`, `permission`, `done`.
+/// What reached the runtime, in order: `chunk:TEXT`, `permission`, `done`;
+/// then the events still on their way (a permission request's facts,
+/// gathered off the loop, which the agent's later events wait for) until
+/// the chat's turn has ended.
 async fn events_until_done(app: &mut App) -> Vec<String> {
     let mut seen = Vec::new();
     let result = tokio::time::timeout(GUARD, async {
@@ -167,9 +170,13 @@ async fn events_until_done(app: &mut App) -> Vec<String> {
                 let done = label == "done";
                 seen.push(label);
                 if done {
-                    return;
+                    break;
                 }
             }
+        }
+        while app.state().is_busy() {
+            let event = app.next_agent_event().await.expect("agent events");
+            app.on_agent_event(event);
         }
     })
     .await;
