@@ -8,7 +8,9 @@
 //! sandbox warden starts codex with `-c features.use_legacy_landlock=true`,
 //! unless its command line sets that feature already, and says so at start.
 
+use super::quirks::{KnownMode, MetaReading};
 use super::{Launch, Sandbox};
+use crate::policy::agent_mode::ModeAsks;
 use agent_client_protocol::v1::schema as acp;
 use serde_json::Value;
 
@@ -17,6 +19,20 @@ use crate::model::TerminalMeta;
 
 /// The names its command gives it.
 pub(super) const NAMES: &[&str] = &["codex-acp", "codex"];
+
+/// Its modes (codex-acp-0.16.0-fakellm-touch-allow.jsonl, `session/new`).
+pub(super) const MODES: &[KnownMode] = &[
+    ("read-only", ModeAsks::Asks),
+    ("auto", ModeAsks::NeverAsks),
+    ("full-access", ModeAsks::NeverAsks),
+];
+
+/// It runs commands itself and streams their terminals in `_meta`
+/// ([`terminal_meta`]).
+pub(super) const META: MetaReading = MetaReading {
+    tool_name: false,
+    terminals: true,
+};
 
 /// What the sandbox gives it (and the variables its config names for its
 /// key: `sandbox::env::codex_env_keys`).

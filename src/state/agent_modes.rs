@@ -4,6 +4,7 @@
 //! before any prompt is sent, and an agent that moves itself into such a
 //! mode is moved back.
 
+use crate::agents::quirks;
 use crate::model::{AgentMode, SessionInfo, SessionOrigin};
 use crate::policy::Mode;
 use crate::policy::agent_mode::{self, ModeAsks};
@@ -50,18 +51,20 @@ impl ChatState {
             }
             offered
         });
-        match agent_mode::asking_mode(&modes.available, configured.as_deref()) {
+        let agent = self.session.agent;
+        let asks = |m: &AgentMode| quirks::mode_asks(agent, m);
+        match agent_mode::asking_mode(&modes.available, configured.as_deref(), asks) {
             Some(asking) => self.gate.asking_mode = Some(asking.id.clone()),
             None => {
                 self.gate.no_asking_mode = true;
                 let settled = modes
                     .available
                     .iter()
-                    .find(|m| agent_mode::follows_agent_settings(m));
-                if let Some(mode) = settled {
-                    // opencode: `build` asks where opencode.json says "ask".
+                    .find_map(|m| quirks::settings_hint(agent, m).map(|hint| (m, hint)));
+                if let Some((mode, hint)) = settled {
+                    // A mode that asks where the agent's own settings say "ask".
                     self.warn(format!(
-                        "{}'s mode `{}` asks only where {}'s own permission settings say \"ask\" (opencode: \"permission\": {{\"edit\": \"ask\", \"bash\": \"ask\"}} in opencode.json; its default allows both): warden's gate sees only what it asks, and refuses its turns in Plan",
+                        "{}'s mode `{}` asks only where {}'s own permission settings say \"ask\" ({hint}): warden's gate sees only what it asks, and refuses its turns in Plan",
                         one_line(&self.session.agent_name),
                         one_line(&mode.id),
                         one_line(&self.session.agent_name),
@@ -267,13 +270,17 @@ impl ChatState {
         false
     }
 
-    /// What warden can tell about the agent's mode `id`.
+    /// What warden can tell about the agent's mode `id`: the agent's own
+    /// table first (`agents::quirks`), then the mode's words.
     pub(super) fn mode_asks(&self, id: &str) -> ModeAsks {
         self.session
             .agent_modes
             .as_ref()
             .and_then(|m| m.available.iter().find(|a| a.id == id))
-            .map_or_else(|| agent_mode::classify(id, id, None), agent_mode::mode_asks)
+            .map_or_else(
+                || agent_mode::classify(id, id, None),
+                |m| quirks::mode_asks(self.session.agent, m),
+            )
     }
 
     /// The name of the agent's mode `id` (its id when unknown), one line.

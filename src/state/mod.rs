@@ -103,6 +103,8 @@ pub enum Msg {
     /// A name the agent goes by besides its identity (what it calls itself,
     /// the name its command gives): deny and ask rules naming it apply.
     AgentAlias(String),
+    /// Which agent the chat talks to, known at `initialize`: its quirks.
+    AgentKnown(Option<crate::agents::quirks::Agent>),
     /// The agent answered `session/prompt`.
     TurnEnded(StopReason),
     /// `session/prompt` failed with an error.
@@ -291,6 +293,9 @@ pub struct ChatState {
 pub struct Session {
     /// The agent's display name.
     pub agent_name: String,
+    /// Which agent it is, as known at `initialize` (its quirks:
+    /// `agents::quirks`); `None` for one warden does not know.
+    pub agent: Option<crate::agents::quirks::Agent>,
     /// The session's working directory, as shown.
     pub cwd: String,
     /// The session's working directory, for relative paths in rules.
@@ -427,6 +432,7 @@ impl ChatState {
         ChatState {
             session: Session {
                 agent_name: agent_name.into(),
+                agent: None,
                 cwd: cwd.into(),
                 cwd_path: PathBuf::new(),
                 connection: Connection::Starting,
@@ -609,6 +615,10 @@ impl ChatState {
             Msg::ClientRefused { id, refusal } => self.on_client_refused(id, &refusal),
             Msg::RemoteAnswer { id, pick } => self.on_remote_answer(id, pick),
             Msg::RemoteMode(mode) => self.set_mode(mode),
+            Msg::AgentKnown(agent) => {
+                self.session.agent = agent;
+                Vec::new()
+            }
             Msg::AgentAlias(name) => {
                 if name != self.gate.agent_policy.name
                     && !self.gate.agent_policy.aliases.contains(&name)
