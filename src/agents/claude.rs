@@ -11,7 +11,7 @@
 //!   is created empty (`{}`) before the start, so that the in-place write
 //!   works and the session opens.
 
-use super::quirks::{KnownMode, MetaReading};
+use super::quirks::{KnownMode, MetaReading, WorkspaceConfig};
 use super::{Confined, Launch, Sandbox, is_set};
 use crate::policy::agent_mode::ModeAsks;
 use agent_client_protocol::v1::schema as acp;
@@ -37,6 +37,17 @@ pub(super) const MODES: &[KnownMode] = &[
     ("dontAsk", ModeAsks::NeverAsks),
     ("bypassPermissions", ModeAsks::NeverAsks),
 ];
+
+/// Its project settings (hooks), its project MCP servers (`.mcp.json`),
+/// its hooks and commands in a workspace.
+pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
+    files: &[
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".mcp.json",
+    ],
+    dirs: &[".claude/hooks", ".claude/commands"],
+};
 
 /// Its tool calls name its own tool in `_meta.claudeCode.toolName`.
 pub(super) const META: MetaReading = MetaReading {

@@ -8,7 +8,7 @@
 //! sandbox warden starts codex with `-c features.use_legacy_landlock=true`,
 //! unless its command line sets that feature already, and says so at start.
 
-use super::quirks::{KnownMode, MetaReading};
+use super::quirks::{KnownMode, MetaReading, WorkspaceConfig};
 use super::{Launch, Sandbox};
 use crate::policy::agent_mode::ModeAsks;
 use agent_client_protocol::v1::schema as acp;
@@ -26,6 +26,12 @@ pub(super) const MODES: &[KnownMode] = &[
     ("auto", ModeAsks::NeverAsks),
     ("full-access", ModeAsks::NeverAsks),
 ];
+
+/// Its project config (MCP servers, commands it runs).
+pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
+    files: &[".codex/config.toml"],
+    dirs: &[],
+};
 
 /// It runs commands itself and streams their terminals in `_meta`
 /// ([`terminal_meta`]).

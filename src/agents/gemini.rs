@@ -1,7 +1,7 @@
 //! Gemini CLI (`gemini --acp`, `@google/gemini-cli`).
 
 use super::Sandbox;
-use super::quirks::KnownMode;
+use super::quirks::{KnownMode, WorkspaceConfig};
 use crate::policy::agent_mode::ModeAsks;
 
 /// The names its command gives it.
@@ -14,6 +14,12 @@ pub(super) const MODES: &[KnownMode] = &[
     ("yolo", ModeAsks::NeverAsks),
     ("plan", ModeAsks::Unknown),
 ];
+
+/// Its project settings (MCP servers, hooks).
+pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
+    files: &[".gemini/settings.json"],
+    dirs: &[],
+};
 
 /// gemini-cli 0.61.0 answers `session/load` before the last updates of
 /// its replay: the end of the conversation arrives after the answer. After

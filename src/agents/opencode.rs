@@ -1,7 +1,7 @@
 //! OpenCode (`opencode acp`, `opencode-ai`).
 
 use super::Sandbox;
-use super::quirks::{KnownMode, SettingsModes};
+use super::quirks::{KnownMode, SettingsModes, WorkspaceConfig};
 use crate::policy::agent_mode::ModeAsks;
 
 /// The names its command gives it.
@@ -22,6 +22,12 @@ pub(super) const SETTINGS_MODES: SettingsModes = SettingsModes {
         "permission settings",
     ],
     hint: "opencode: \"permission\": {\"edit\": \"ask\", \"bash\": \"ask\"} in opencode.json; its default allows both",
+};
+
+/// Its project config (MCP servers, plugins, commands).
+pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
+    files: &["opencode.json", "opencode.jsonc"],
+    dirs: &[],
 };
 
 /// What the sandbox gives it.

@@ -58,6 +58,25 @@ pub(crate) struct SettingsModes {
     pub hint: &'static str,
 }
 
+/// The agent's own files in a workspace that make it run programs the
+/// next time it starts there (hooks, MCP servers): a turn that changes one
+/// is said, and checkpoints keep them even when git ignores them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkspaceConfig {
+    /// Files, relative to a directory of the workspace.
+    pub files: &'static [&'static str],
+    /// Directories whose every file is one.
+    pub dirs: &'static [&'static str],
+}
+
+impl WorkspaceConfig {
+    /// None.
+    pub const NONE: WorkspaceConfig = WorkspaceConfig {
+        files: &[],
+        dirs: &[],
+    };
+}
+
 /// The `_meta` of the agent's tool calls that warden reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MetaReading {
@@ -121,6 +140,18 @@ impl Agent {
             Agent::OpenCode => opencode::MODES,
             Agent::FastAgent => fast_agent::MODES,
             Agent::Demo => &[],
+        }
+    }
+
+    /// Its files in a workspace that make it run programs.
+    pub fn workspace_config(self) -> &'static WorkspaceConfig {
+        match self {
+            Agent::Claude => &claude::WORKSPACE_CONFIG,
+            Agent::Codex => &codex::WORKSPACE_CONFIG,
+            Agent::Gemini => &gemini::WORKSPACE_CONFIG,
+            Agent::Qwen => &qwen::WORKSPACE_CONFIG,
+            Agent::OpenCode => &opencode::WORKSPACE_CONFIG,
+            Agent::Kimi | Agent::FastAgent | Agent::Demo => &WorkspaceConfig::NONE,
         }
     }
 
@@ -201,6 +232,22 @@ pub(crate) fn settings_hint(agent: Option<Agent>, mode: &AgentMode) -> Option<&'
             .find(reads_like),
     }
     .map(|s| s.hint)
+}
+
+/// Every known agent's files in a workspace that make it run programs
+/// ([`Agent::workspace_config`]): whichever agent runs there next.
+pub fn workspace_files() -> impl Iterator<Item = &'static str> {
+    Agent::ALL
+        .into_iter()
+        .flat_map(|a| a.workspace_config().files.iter().copied())
+}
+
+/// Every known agent's directories in a workspace whose files make it run
+/// programs.
+pub fn workspace_dirs() -> impl Iterator<Item = &'static str> {
+    Agent::ALL
+        .into_iter()
+        .flat_map(|a| a.workspace_config().dirs.iter().copied())
 }
 
 /// The `_meta` warden reads from the agent's tool calls.

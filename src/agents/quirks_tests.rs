@@ -168,3 +168,28 @@ fn gemini_is_known_at_initialize_for_its_late_replay() {
     assert!(replays_after_load(Some(Agent::Demo)));
     assert!(!replays_after_load(Some(Agent::Claude)));
 }
+
+/// The workspace files that make an agent run programs are every agent's,
+/// the ones warden has always kept and said (before each agent's file
+/// held its own).
+#[test]
+fn every_agents_workspace_config_is_kept() {
+    let mut files: Vec<&str> = workspace_files().collect();
+    files.sort_unstable();
+    assert_eq!(
+        files,
+        [
+            ".claude/settings.json",
+            ".claude/settings.local.json",
+            ".codex/config.toml",
+            ".gemini/settings.json",
+            ".mcp.json",
+            ".qwen/settings.json",
+            "opencode.json",
+            "opencode.jsonc",
+        ]
+    );
+    let dirs: Vec<&str> = workspace_dirs().collect();
+    assert_eq!(dirs, [".claude/hooks", ".claude/commands"]);
+    assert_eq!(Agent::Kimi.workspace_config(), &WorkspaceConfig::NONE);
+}

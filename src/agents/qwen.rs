@@ -2,7 +2,7 @@
 //! `cli-entry.js`: its folder names it).
 
 use super::Sandbox;
-use super::quirks::KnownMode;
+use super::quirks::{KnownMode, WorkspaceConfig};
 use crate::policy::agent_mode::ModeAsks;
 
 /// The names its command gives it.
@@ -19,6 +19,12 @@ pub(super) const MODES: &[KnownMode] = &[
     ("auto", ModeAsks::NeverAsks),
     ("yolo", ModeAsks::NeverAsks),
 ];
+
+/// Its project settings (MCP servers, hooks).
+pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
+    files: &[".qwen/settings.json"],
+    dirs: &[],
+};
 
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::{Store, records};
 use crate::checkpoint::CheckpointError;
 use crate::checkpoint::git;
-use crate::state::checkpoints::{Change, FileChange};
+use crate::checkpoint::{Change, FileChange};
 
 impl Store {
     /// The files that differ from `a` to `b` (commits or trees).

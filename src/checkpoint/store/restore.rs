@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use super::tool_files::on_disk;
 use super::{Store, records};
 use crate::checkpoint::CheckpointError;
+use crate::checkpoint::Resolution;
 use crate::checkpoint::git;
 
 /// A missing object.
@@ -22,8 +23,6 @@ pub(crate) struct Restored {
     pub(crate) kept: Vec<String>,
     pub(crate) both: Vec<String>,
 }
-
-pub(crate) use crate::state::checkpoints::Resolution;
 
 impl Store {
     /// Put the workspace, which is `from` now, back to `to`; `changed_since`

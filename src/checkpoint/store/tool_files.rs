@@ -26,7 +26,8 @@ pub(crate) fn on_disk(rel: &str) -> String {
 /// repository's `.git/config` and `.git/hooks/*`, and `.envrc`, `.vscode/`,
 /// `.idea/`, `.husky/`, a virtualenv's `bin/` (an activated one is on the
 /// user's `PATH`), `node_modules/.bin/` (regular files: a symlink there is
-/// npm's), the agents' workspace config (`.claude/settings.local.json`,
+/// npm's), the agents' workspace config (`agents::quirks::workspace_files`:
+/// `.claude/settings.local.json`,
 /// `.mcp.json`, ...) (when ignored): (path on disk, path in the tree, x bit). Regular
 /// files only, none over `max_size`.
 pub(super) fn tool_files(root: &Path, max_size: u64) -> Vec<(String, String, bool)> {
@@ -55,8 +56,8 @@ pub(super) fn tool_files(root: &Path, max_size: u64) -> Vec<(String, String, boo
         }
     }
     add(".envrc".into(), &mut out);
-    for file in crate::state::checkpoints::AGENT_FILES {
-        add((*file).into(), &mut out);
+    for file in crate::agents::quirks::workspace_files() {
+        add(file.into(), &mut out);
     }
     for dir in [
         ".vscode",
@@ -65,9 +66,10 @@ pub(super) fn tool_files(root: &Path, max_size: u64) -> Vec<(String, String, boo
         ".venv/bin",
         "venv/bin",
         "node_modules/.bin",
-        ".claude/hooks",
-        ".claude/commands",
-    ] {
+    ]
+    .into_iter()
+    .chain(crate::agents::quirks::workspace_dirs())
+    {
         for rel in walk(root, dir) {
             add(rel, &mut out);
         }
