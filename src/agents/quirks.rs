@@ -77,6 +77,15 @@ impl WorkspaceConfig {
     };
 }
 
+/// An agent's own sandbox failing inside warden's, as its output says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnSandboxFailed {
+    /// What its output holds then.
+    pub marker: &'static str,
+    /// What warden says.
+    pub line: &'static str,
+}
+
 /// The `_meta` of the agent's tool calls that warden reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MetaReading {
@@ -248,6 +257,16 @@ pub fn workspace_dirs() -> impl Iterator<Item = &'static str> {
     Agent::ALL
         .into_iter()
         .flat_map(|a| a.workspace_config().dirs.iter().copied())
+}
+
+/// What warden says when an agent's output shows its own sandbox failing
+/// inside warden's (codex's bubblewrap): by the output alone, whoever ran
+/// the command.
+pub fn own_sandbox_failed(text: &str) -> Option<&'static str> {
+    [codex::OWN_SANDBOX_FAILED]
+        .into_iter()
+        .find(|f| text.contains(f.marker))
+        .map(|f| f.line)
 }
 
 /// The `_meta` warden reads from the agent's tool calls.

@@ -193,3 +193,13 @@ fn every_agents_workspace_config_is_kept() {
     assert_eq!(dirs, [".claude/hooks", ".claude/commands"]);
     assert_eq!(Agent::Kimi.workspace_config(), &WorkspaceConfig::NONE);
 }
+
+/// codex's bubblewrap failing inside warden's sandbox is said in codex's
+/// words of it; other output is not taken for it.
+#[test]
+fn codexs_own_sandbox_failing_is_said() {
+    let line = own_sandbox_failed("Output:\nbwrap: setting up uid map: Permission denied\n")
+        .expect("told");
+    assert!(line.contains("use_legacy_landlock"), "{line}");
+    assert_eq!(own_sandbox_failed("ls: cannot open directory"), None);
+}
