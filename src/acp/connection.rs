@@ -56,7 +56,6 @@ impl Identity {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn run_connection(
     transport: impl ConnectTo<Client> + 'static,
     identity: Arc<Identity>,
