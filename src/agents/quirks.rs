@@ -14,6 +14,11 @@
 //!   `codex::META`: the terminals it runs itself).
 //! - A replay that ends after its answer to `session/load`
 //!   (`gemini::REPLAYS_AFTER_LOAD`).
+//! - Its files in a workspace that make it run programs
+//!   (`claude::WORKSPACE_CONFIG`, ...): every agent's, as any may run there
+//!   next.
+//! - What its output says when its own sandbox cannot start inside
+//!   warden's (`codex::OWN_SANDBOX_FAILED`).
 //!
 //! An agent warden does not know ([`None`]) gets every quirk that could
 //! apply: what warden did before it knew agents apart.
