@@ -310,3 +310,76 @@ fn mode_list(modes: &[AgentMode]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::quirks::Agent;
+    use crate::model::AgentModes;
+    use crate::state::Msg;
+
+    /// A chat whose agent is `agent`, opening a session that offers
+    /// `modes` (current the first).
+    fn opened(agent: Option<Agent>, modes: Vec<AgentMode>) -> (ChatState, Vec<Effect>) {
+        let mut s = ChatState::new("agent", "/w");
+        s.update(Msg::AgentKnown(agent));
+        let effects = s.update(Msg::SessionStarted(SessionInfo {
+            session_id: "s".into(),
+            modes: Some(AgentModes {
+                current: modes[0].id.clone(),
+                available: modes,
+                config_option_id: None,
+            }),
+            origin: SessionOrigin::New,
+        }));
+        (s, effects)
+    }
+
+    fn mode(id: &str, description: &str) -> AgentMode {
+        AgentMode {
+            id: id.into(),
+            name: id.into(),
+            description: Some(description.into()),
+        }
+    }
+
+    /// The agent known at `initialize` picks how its modes read: a `plan`
+    /// that says it asks is its asking mode for an agent warden does not
+    /// know, never for Claude Code, whose own `plan` runs commands
+    /// without asking.
+    #[test]
+    fn the_known_agents_table_picks_the_asking_mode() {
+        let modes = vec![
+            mode("bypassPermissions", "Bypass all permission checks"),
+            mode("plan", "Asks before every edit"),
+        ];
+        let (s, effects) = opened(None, modes.clone());
+        assert_eq!(s.gate.asking_mode.as_deref(), Some("plan"));
+        assert_eq!(effects.len(), 1, "moved to plan: {effects:?}");
+        let (s, effects) = opened(Some(Agent::Claude), modes);
+        assert_eq!(s.session.agent, Some(Agent::Claude));
+        assert_eq!(s.gate.asking_mode, None);
+        assert!(s.gate.no_asking_mode, "fail closed");
+        assert_eq!(effects, Vec::new());
+    }
+
+    /// opencode's `build` says what to set, from opencode's file.
+    #[test]
+    fn opencodes_hint_comes_from_its_file() {
+        let build = mode(
+            "build",
+            "The default agent. Executes tools based on configured permissions.",
+        );
+        let (s, _) = opened(Some(Agent::OpenCode), vec![build.clone()]);
+        let said = |s: &ChatState| {
+            s.session.transcript.entries().iter().any(|e| {
+                matches!(&e.kind, EntryKind::Error { message, .. }
+                    if message.contains("in opencode.json"))
+            })
+        };
+        assert!(said(&s));
+        // Another known agent with such a mode gets no opencode advice.
+        let (s, _) = opened(Some(Agent::Gemini), vec![build]);
+        assert!(!said(&s));
+    }
+}
