@@ -329,7 +329,7 @@ fn main() -> ExitCode {
             skip,
             overwrite,
         }) => {
-            use warden::state::checkpoints::Resolution;
+            use warden::checkpoint::Resolution;
             let resolution = match (keep_both, skip, overwrite) {
                 (true, _, _) => Some(Resolution::KeepBoth),
                 (_, true, _) => Some(Resolution::Skip),

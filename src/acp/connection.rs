@@ -16,16 +16,56 @@ use super::{
     AgentEvent, ClientCall, ClientCaps, ClientResponder, Events, PermissionResponder, client_calls,
     convert, elicitation, raw,
 };
+use crate::agents::quirks::MetaReading;
 use crate::model::SessionUpdate;
+
+/// Which agent the connection talks to: what its command line names, until
+/// its `initialize` answer says who it is (`agents::identify`). The
+/// handlers read its `_meta` as that agent's quirks say.
+#[derive(Debug, Default)]
+pub(super) struct Identity {
+    /// From the command line, known before it starts.
+    command: Option<crate::agents::Agent>,
+    /// From `initialize`, once answered.
+    known: std::sync::OnceLock<Option<crate::agents::Agent>>,
+}
+
+impl Identity {
+    pub(super) fn new(command: Option<crate::agents::Agent>) -> Self {
+        Identity {
+            command,
+            known: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The agent as known so far.
+    fn agent(&self) -> Option<crate::agents::Agent> {
+        self.known.get().copied().unwrap_or(self.command)
+    }
+
+    /// The `_meta` to read of its tool calls.
+    fn meta(&self) -> MetaReading {
+        crate::agents::quirks::meta(self.agent())
+    }
+
+    /// Its `initialize` answer named it `info_name` (or nothing).
+    fn initialized(&self, info_name: Option<&str>) -> Option<crate::agents::Agent> {
+        let agent = crate::agents::identify(self.command, info_name);
+        let _ = self.known.set(agent);
+        agent
+    }
+}
 
 pub(super) async fn run_connection(
     transport: impl ConnectTo<Client> + 'static,
+    identity: Arc<Identity>,
     caps: ClientCaps,
     auth: Auth,
     commands: mpsc::UnboundedReceiver<Command>,
     events: Events,
     fences: super::fast::Fences,
 ) {
+    let (notify_identity, permission_identity) = (identity.clone(), identity.clone());
     let notify_events = events.clone();
     let permission_events = events.clone();
     let elicitation_events = events.clone();
@@ -59,7 +99,7 @@ pub(super) async fn run_connection(
                         retry: false,
                     });
                 }
-                for event in session_update_events(&message.params) {
+                for event in session_update_events(&message.params, notify_identity.meta()) {
                     let _ = notify_events.send(event);
                 }
                 Ok(agent_client_protocol::Handled::Yes)
@@ -68,7 +108,7 @@ pub(super) async fn run_connection(
         )
         .on_receive_request(
             async move |request: acp::RequestPermissionRequest, responder, _cx| {
-                let domain = convert::permission_request(&request);
+                let domain = convert::permission_request(&request, permission_identity.meta());
                 tracing::info!(tool_call = %domain.tool_call_id, "permission requested");
                 // Forward and return: the user answers later, outside the dispatch loop.
                 // If the runtime is gone, the event (and the responder) drops: cancelled.
@@ -145,7 +185,7 @@ pub(super) async fn run_connection(
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-            serve(cx, caps, auth, commands, main_events).await;
+            serve(cx, &identity, caps, auth, commands, main_events).await;
             Ok(())
         })
         .await;
@@ -157,6 +197,7 @@ pub(super) async fn run_connection(
 /// Initialise, then send queued commands until the queue closes.
 async fn serve(
     cx: ConnectionTo<Agent>,
+    identity: &Identity,
     caps: ClientCaps,
     mut auth: Auth,
     mut commands: mpsc::UnboundedReceiver<Command>,
@@ -169,7 +210,8 @@ async fn serve(
             return;
         }
     };
-    let _ = events.send(AgentEvent::Initialized(abilities, info));
+    let agent = identity.initialized(info.as_ref().map(|i| i.name.as_str()));
+    let _ = events.send(AgentEvent::Initialized(abilities, info, agent));
     let mut mcp: Vec<acp::McpServer> = Vec::new();
     auth.methods = Arc::new(methods);
     while let Some(command) = commands.recv().await {
@@ -421,7 +463,7 @@ async fn serve(
 /// and its options or usage part. An update this SDK's types refuse is
 /// read from its JSON when it is a `usage_update` (what is known of it),
 /// else logged and dropped.
-fn session_update_events(params: &serde_json::Value) -> Vec<AgentEvent> {
+fn session_update_events(params: &serde_json::Value, meta: MetaReading) -> Vec<AgentEvent> {
     let notification = match serde_json::from_value::<acp::SessionNotification>(params.clone()) {
         Ok(notification) => notification,
         Err(err) => {
@@ -440,7 +482,7 @@ fn session_update_events(params: &serde_json::Value) -> Vec<AgentEvent> {
         }
     };
     let session_id = notification.session_id.to_string();
-    let update = convert::session_update(&notification.update);
+    let update = convert::session_update(&notification.update, meta);
     let controls = convert::controls_update(&notification.update);
     if let SessionUpdate::Other(name) = &update
         && controls.is_none()

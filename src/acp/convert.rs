@@ -2,6 +2,7 @@
 
 use agent_client_protocol::v1::schema as acp;
 
+use crate::agents::quirks::MetaReading;
 use serde_json::Value;
 
 use crate::model::{
@@ -81,7 +82,9 @@ fn locations(items: &[acp::ToolCallLocation]) -> Vec<Location> {
         .collect()
 }
 
-pub(crate) fn tool_call(call: &acp::ToolCall) -> ToolCall {
+/// The agent's tool call, its `_meta` read as the agent's quirks say
+/// (`agents::quirks::meta`).
+pub(crate) fn tool_call(call: &acp::ToolCall, meta: MetaReading) -> ToolCall {
     let mut converted = ToolCall {
         id: call.tool_call_id.to_string(),
         title: call.title.clone(),
@@ -94,14 +97,32 @@ pub(crate) fn tool_call(call: &acp::ToolCall) -> ToolCall {
         tool_name: call
             .name
             .clone()
-            .or_else(|| crate::agents::claude::tool_name(call.meta.as_ref())),
+            .or_else(|| tool_name_meta(call.meta.as_ref(), meta)),
         agent_terminals: Vec::new(),
     };
-    converted.apply_terminal_meta(&crate::agents::codex::terminal_meta(call.meta.as_ref()));
+    converted.apply_terminal_meta(&terminal_meta(call.meta.as_ref(), meta));
     converted
 }
 
-pub(crate) fn tool_fields(update: &acp::ToolCallUpdate) -> ToolCallFields {
+/// The agent's own tool name from `_meta`, when it is an agent that sends one.
+fn tool_name_meta(raw: Option<&acp::Meta>, meta: MetaReading) -> Option<String> {
+    if meta.tool_name {
+        crate::agents::claude::tool_name(raw)
+    } else {
+        None
+    }
+}
+
+/// The terminals in `_meta`, when it is an agent that runs its own.
+fn terminal_meta(raw: Option<&acp::Meta>, meta: MetaReading) -> Vec<crate::model::TerminalMeta> {
+    if meta.terminals {
+        crate::agents::codex::terminal_meta(raw)
+    } else {
+        Vec::new()
+    }
+}
+
+pub(crate) fn tool_fields(update: &acp::ToolCallUpdate, meta: MetaReading) -> ToolCallFields {
     let f = &update.fields;
     ToolCallFields {
         title: f.title.clone(),
@@ -114,8 +135,8 @@ pub(crate) fn tool_fields(update: &acp::ToolCallUpdate) -> ToolCallFields {
         tool_name: f
             .name
             .clone()
-            .or_else(|| crate::agents::claude::tool_name(update.meta.as_ref())),
-        terminal_meta: crate::agents::codex::terminal_meta(update.meta.as_ref()),
+            .or_else(|| tool_name_meta(update.meta.as_ref(), meta)),
+        terminal_meta: terminal_meta(update.meta.as_ref(), meta),
     }
 }
 
@@ -128,11 +149,14 @@ fn option_kind(kind: &acp::PermissionOptionKind) -> OptionKind {
     }
 }
 
-pub(crate) fn permission_request(req: &acp::RequestPermissionRequest) -> PermissionRequest {
+pub(crate) fn permission_request(
+    req: &acp::RequestPermissionRequest,
+    meta: MetaReading,
+) -> PermissionRequest {
     PermissionRequest {
         session_id: req.session_id.to_string(),
         tool_call_id: req.tool_call.tool_call_id.to_string(),
-        fields: tool_fields(&req.tool_call),
+        fields: tool_fields(&req.tool_call, meta),
         options: req
             .options
             .iter()
@@ -217,7 +241,7 @@ fn plan_status(status: &acp::PlanEntryStatus) -> PlanStatus {
     }
 }
 
-pub(crate) fn session_update(update: &acp::SessionUpdate) -> SessionUpdate {
+pub(crate) fn session_update(update: &acp::SessionUpdate, meta: MetaReading) -> SessionUpdate {
     match update {
         acp::SessionUpdate::UserMessageChunk(chunk) => {
             SessionUpdate::UserChunk(block_text(&chunk.content))
@@ -238,10 +262,12 @@ pub(crate) fn session_update(update: &acp::SessionUpdate) -> SessionUpdate {
             },
             None => SessionUpdate::ThoughtChunk(block_text(&chunk.content)),
         },
-        acp::SessionUpdate::ToolCall(call) => SessionUpdate::ToolCall(Box::new(tool_call(call))),
+        acp::SessionUpdate::ToolCall(call) => {
+            SessionUpdate::ToolCall(Box::new(tool_call(call, meta)))
+        }
         acp::SessionUpdate::ToolCallUpdate(update) => SessionUpdate::ToolCallUpdate {
             id: update.tool_call_id.to_string(),
-            fields: Box::new(tool_fields(update)),
+            fields: Box::new(tool_fields(update, meta)),
         },
         acp::SessionUpdate::Plan(plan) => SessionUpdate::Plan(
             plan.entries
@@ -460,7 +486,7 @@ mod tests {
 
     fn update(value: serde_json::Value) -> SessionUpdate {
         let parsed: acp::SessionUpdate = serde_json::from_value(value).expect("valid update");
-        session_update(&parsed)
+        session_update(&parsed, MetaReading::ALL)
     }
 
     #[test]
@@ -547,7 +573,7 @@ mod tests {
             ]
         }))
         .expect("valid request");
-        let got = permission_request(&req);
+        let got = permission_request(&req, MetaReading::ALL);
         assert_eq!(got.tool_call_id, "t");
         assert_eq!(got.fields.kind, Some(ToolKind::Execute));
         assert_eq!(got.options[1].kind, OptionKind::RejectAlways);

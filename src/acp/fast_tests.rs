@@ -21,7 +21,7 @@ fn sdk_update(line: &str) -> SessionUpdate {
     let value: Value = serde_json::from_str(line).expect("json");
     let params = value.get("params").cloned().expect("params");
     let note: acp::SessionNotification = serde_json::from_value(params).expect("typed");
-    convert::session_update(&note.update)
+    convert::session_update(&note.update, crate::agents::quirks::MetaReading::ALL)
 }
 
 #[test]
@@ -244,8 +244,9 @@ fn arrays_in_place_of_objects_are_fast_only_when_the_sdk_agrees() {
         if let Some((_, got)) = update_of(&line) {
             let value: Value = serde_json::from_str(&line).expect("json");
             let params = value.get("params").cloned().expect("params");
-            let sdk = serde_json::from_value::<acp::SessionNotification>(params)
-                .map(|note| convert::session_update(&note.update));
+            let sdk = serde_json::from_value::<acp::SessionNotification>(params).map(|note| {
+                convert::session_update(&note.update, crate::agents::quirks::MetaReading::ALL)
+            });
             assert_eq!(sdk.ok(), Some(got), "{line}");
         }
     }

@@ -12,7 +12,7 @@
 mod auth;
 mod client_calls;
 mod connection;
-mod convert;
+pub(crate) mod convert;
 mod elicitation;
 mod fast;
 mod handle;
@@ -184,9 +184,15 @@ pub struct ListedSession {
 /// Something the agent did, for the runtime.
 #[derive(Debug)]
 pub enum AgentEvent {
-    /// Initialised: what the agent can do with past sessions, and who it
-    /// says it is (`agentInfo`, when it sent one).
-    Initialized(AgentAbilities, Option<AgentInfo>),
+    /// Initialised: what the agent can do with past sessions, who it
+    /// says it is (`agentInfo`, when it sent one), and the agent warden
+    /// knows it as, from that and its command line (`agents::identify`):
+    /// its quirks.
+    Initialized(
+        AgentAbilities,
+        Option<AgentInfo>,
+        Option<crate::agents::Agent>,
+    ),
     /// A session asked for with [`AgentHandle::open_session`] is open.
     SessionStarted { tag: SessionTag, info: SessionInfo },
     /// Opening that session failed (the agent still runs).
@@ -390,8 +396,14 @@ pub(crate) fn spawn(
         agent: command.name.clone(),
         env: Arc::new(command.env.iter().map(|(name, _)| name.clone()).collect()),
     };
+    let identity = connection::Identity::new(crate::agents::known(
+        &command.program,
+        &command.args,
+        &command.cwd,
+    ));
     tokio::spawn(connection::run_connection(
         transport,
+        Arc::new(identity),
         caps,
         auth,
         rx,

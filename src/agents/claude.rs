@@ -11,7 +11,9 @@
 //!   is created empty (`{}`) before the start, so that the in-place write
 //!   works and the session opens.
 
+use super::quirks::{KnownMode, MetaReading, WorkspaceConfig};
 use super::{Confined, Launch, Sandbox, is_set};
+use crate::policy::agent_mode::ModeAsks;
 use agent_client_protocol::v1::schema as acp;
 
 use crate::acp::AgentCommand;
@@ -23,6 +25,35 @@ pub(super) const NAMES: &[&str] = &[
     "claude-code",
     "claude",
 ];
+
+/// Its modes (claude-agent-acp-0.23.1-mockllm-all.jsonl, `session/new`).
+/// In its own `plan` it runs commands without asking, whatever its
+/// description says: warden's Plan never relies on it unless the user
+/// opts in (`agent_plan_mode`).
+pub(super) const MODES: &[KnownMode] = &[
+    ("default", ModeAsks::Asks),
+    ("acceptEdits", ModeAsks::NeverAsks),
+    ("plan", ModeAsks::Unknown),
+    ("dontAsk", ModeAsks::NeverAsks),
+    ("bypassPermissions", ModeAsks::NeverAsks),
+];
+
+/// Its project settings (hooks), its project MCP servers (`.mcp.json`),
+/// its hooks and commands in a workspace.
+pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
+    files: &[
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".mcp.json",
+    ],
+    dirs: &[".claude/hooks", ".claude/commands"],
+};
+
+/// Its tool calls name its own tool in `_meta.claudeCode.toolName`.
+pub(super) const META: MetaReading = MetaReading {
+    tool_name: true,
+    terminals: false,
+};
 
 /// What the sandbox gives it. Its config that runs programs (settings
 /// hooks, plugins, its commands, subagents and skills) is read-only in the

@@ -8,7 +8,9 @@
 //! sandbox warden starts codex with `-c features.use_legacy_landlock=true`,
 //! unless its command line sets that feature already, and says so at start.
 
+use super::quirks::{KnownMode, MetaReading, OwnSandboxFailed, WorkspaceConfig};
 use super::{Launch, Sandbox};
+use crate::policy::agent_mode::ModeAsks;
 use agent_client_protocol::v1::schema as acp;
 use serde_json::Value;
 
@@ -17,6 +19,26 @@ use crate::model::TerminalMeta;
 
 /// The names its command gives it.
 pub(super) const NAMES: &[&str] = &["codex-acp", "codex"];
+
+/// Its modes (codex-acp-0.16.0-fakellm-touch-allow.jsonl, `session/new`).
+pub(super) const MODES: &[KnownMode] = &[
+    ("read-only", ModeAsks::Asks),
+    ("auto", ModeAsks::NeverAsks),
+    ("full-access", ModeAsks::NeverAsks),
+];
+
+/// Its project config (MCP servers, commands it runs).
+pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
+    files: &[".codex/config.toml"],
+    dirs: &[],
+};
+
+/// It runs commands itself and streams their terminals in `_meta`
+/// ([`terminal_meta`]).
+pub(super) const META: MetaReading = MetaReading {
+    tool_name: false,
+    terminals: true,
+};
 
 /// What the sandbox gives it (and the variables its config names for its
 /// key: `sandbox::env::codex_env_keys`).
@@ -29,6 +51,17 @@ pub const SANDBOX: Sandbox = Sandbox {
     guarded: &[".codex/config.toml"],
     guarded_keys: &[],
     state_subdirs: &[],
+};
+
+/// What its output says when its own sandbox (bubblewrap) cannot start
+/// inside warden's ("bwrap: setting up uid map: Permission denied", the
+/// module's note above), and what warden says then: never advice to widen
+/// warden's sandbox (the words are the agent's).
+pub(super) const OWN_SANDBOX_FAILED: OwnSandboxFailed = OwnSandboxFailed {
+    marker: "bwrap:",
+    line: "the agent's own sandbox (bubblewrap) failed: it cannot start inside warden's \
+           sandbox, which refuses the mounts and user namespaces it needs (for codex, warden \
+           passes `-c features.use_legacy_landlock=true` unless its command line sets it)",
 };
 
 /// The feature that picks codex's Landlock sandbox.

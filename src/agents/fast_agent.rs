@@ -1,6 +1,8 @@
 //! fast-agent (`fast-agent`, `python3 -m fast_agent`).
 
+use super::quirks::KnownMode;
 use super::{EMPTY, Sandbox};
+use crate::policy::agent_mode::ModeAsks;
 
 /// The names its command gives it.
 pub(super) const NAMES: &[&str] = &[
@@ -9,6 +11,10 @@ pub(super) const NAMES: &[&str] = &[
     "fast-agent-mcp",
     "fast-agent-acp",
 ];
+
+/// Its one mode (fast-agent-0.10.46-passthrough-fs-cancel.jsonl,
+/// `session/new`), whose words say nothing about asking.
+pub(super) const MODES: &[KnownMode] = &[("agent", ModeAsks::Unknown)];
 
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {

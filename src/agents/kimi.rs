@@ -1,9 +1,15 @@
 //! Kimi CLI (`kimi acp`, `kimi-cli` from PyPI).
 
 use super::Sandbox;
+use super::quirks::KnownMode;
+use crate::policy::agent_mode::ModeAsks;
 
 /// The names its command gives it.
 pub(super) const NAMES: &[&str] = &["kimi", "kimi-cli", "kimi code cli"];
+
+/// Its one mode (kimi-cli-1.51.0-fakellm-shell-allow-terminal.jsonl,
+/// `session/new`).
+pub(super) const MODES: &[KnownMode] = &[("default", ModeAsks::Asks)];
 
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {

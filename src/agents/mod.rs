@@ -4,7 +4,9 @@
 //! sandbox gives it ([`Sandbox`]: its state, its variables, its sign-in,
 //! its config that runs programs), the state files it writes in the home
 //! directory before they exist, the environment and arguments it is
-//! started with, and what start-up says about them.
+//! started with, and what start-up says about them. Who the agent is
+//! ([`Agent`], [`identify`] at `initialize`) and how warden reads what it
+//! sends (its modes, its `_meta`, its replay) are in `quirks.rs`, pure.
 
 use std::path::{Path, PathBuf};
 
@@ -18,59 +20,12 @@ pub mod fast_agent;
 pub mod gemini;
 pub mod kimi;
 pub mod opencode;
+pub mod quirks;
 pub mod qwen;
 
-/// An agent warden knows: its launch quirks and what its sandbox gives it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    /// Claude Code (`claude-agent-acp`, `claude-code-acp`): its temp dir,
-    /// `~/.claude.json` and its state in `~/.claude`.
-    Claude,
-    /// Codex (`codex-acp`): its own sandbox inside warden's.
-    Codex,
-    /// Gemini CLI (`gemini --acp`).
-    Gemini,
-    /// Qwen Code (`qwen --acp`).
-    Qwen,
-    /// Kimi CLI (`kimi acp`).
-    Kimi,
-    /// OpenCode (`opencode acp`).
-    OpenCode,
-    /// fast-agent (`fast-agent`).
-    FastAgent,
-    /// warden's own demo agent (`warden demo-agent`).
-    Demo,
-}
+pub use quirks::{Agent, from_info};
 
 impl Agent {
-    /// Every agent warden knows.
-    pub const ALL: [Agent; 8] = [
-        Agent::Claude,
-        Agent::Codex,
-        Agent::Gemini,
-        Agent::Qwen,
-        Agent::Kimi,
-        Agent::OpenCode,
-        Agent::FastAgent,
-        Agent::Demo,
-    ];
-
-    /// The names its command gives it (`settings::agent_name_for`, lower
-    /// case, a version taken away): the program, the package a runner
-    /// runs, the script an interpreter runs or the folder that holds it.
-    fn names(self) -> &'static [&'static str] {
-        match self {
-            Agent::Claude => claude::NAMES,
-            Agent::Codex => codex::NAMES,
-            Agent::Gemini => gemini::NAMES,
-            Agent::Qwen => qwen::NAMES,
-            Agent::Kimi => kimi::NAMES,
-            Agent::OpenCode => opencode::NAMES,
-            Agent::FastAgent => fast_agent::NAMES,
-            Agent::Demo => demo::NAMES,
-        }
-    }
-
     /// What the sandbox gives it ([`Sandbox`]).
     pub fn sandbox(self) -> &'static Sandbox {
         match self {
@@ -164,22 +119,6 @@ pub fn known(program: &str, args: &[String], cwd: &Path) -> Option<Agent> {
     Agent::ALL
         .into_iter()
         .find(|agent| agent.names().contains(&name.as_str()))
-}
-
-/// The agent that names itself `name` at `initialize` (`agentInfo.name`:
-/// `@zed-industries/claude-agent-acp`, `Kimi Code CLI`), when warden knows
-/// it. The agent says this itself: it picks how warden reads what the
-/// agent sends, never what the sandbox gives it ([`known`], from the
-/// command line, does that before it starts).
-pub fn from_info(name: &str) -> Option<Agent> {
-    let name = name.trim().to_lowercase();
-    let name = match name.strip_prefix('@') {
-        Some(scoped) => scoped.split_once('/').map_or(scoped, |(_, n)| n),
-        None => name.as_str(),
-    };
-    Agent::ALL
-        .into_iter()
-        .find(|agent| agent.names().contains(&name))
 }
 
 /// The agent a chat talks to: what it says it is at `initialize`, else

@@ -1,9 +1,34 @@
 //! OpenCode (`opencode acp`, `opencode-ai`).
 
 use super::Sandbox;
+use super::quirks::{KnownMode, SettingsModes, WorkspaceConfig};
+use crate::policy::agent_mode::ModeAsks;
 
 /// The names its command gives it.
 pub(super) const NAMES: &[&str] = &["opencode", "opencode-ai"];
+
+/// Its modes, a `mode` config option
+/// (opencode-1.18.33-fakellm-bash-allow.jsonl, `session/new`): `build`
+/// asks only where its `opencode.json` says so ([`SETTINGS_MODES`]).
+pub(super) const MODES: &[KnownMode] = &[("build", ModeAsks::Unknown), ("plan", ModeAsks::Unknown)];
+
+/// opencode 1.18's `build`: "Executes tools based on configured
+/// permissions.", which by opencode's defaults allow every edit and
+/// command; warden says what to set.
+pub(super) const SETTINGS_MODES: SettingsModes = SettingsModes {
+    phrases: &[
+        "based on configured permissions",
+        "configured permissions",
+        "permission settings",
+    ],
+    hint: "opencode: \"permission\": {\"edit\": \"ask\", \"bash\": \"ask\"} in opencode.json; its default allows both",
+};
+
+/// Its project config (MCP servers, plugins, commands).
+pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
+    files: &["opencode.json", "opencode.jsonc"],
+    dirs: &[],
+};
 
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {

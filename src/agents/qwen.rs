@@ -2,9 +2,29 @@
 //! `cli-entry.js`: its folder names it).
 
 use super::Sandbox;
+use super::quirks::{KnownMode, WorkspaceConfig};
+use crate::policy::agent_mode::ModeAsks;
 
 /// The names its command gives it.
 pub(super) const NAMES: &[&str] = &["qwen", "qwen-code"];
+
+/// Its modes (qwen-code-0.24.4-fakellm-defaultmode-touch-allow.jsonl,
+/// `session/new`). It starts in `auto` when its settings say so
+/// (qwen-code-0.24.4-fakellm-automode-touch-unasked.jsonl): warden moves it
+/// to `default` first.
+pub(super) const MODES: &[KnownMode] = &[
+    ("plan", ModeAsks::Unknown),
+    ("default", ModeAsks::Asks),
+    ("auto-edit", ModeAsks::NeverAsks),
+    ("auto", ModeAsks::NeverAsks),
+    ("yolo", ModeAsks::NeverAsks),
+];
+
+/// Its project settings (MCP servers, hooks).
+pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
+    files: &[".qwen/settings.json"],
+    dirs: &[],
+};
 
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {

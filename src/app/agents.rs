@@ -21,6 +21,9 @@ pub(super) struct AgentSlot {
     pub(super) handle: AgentHandle,
     /// Known once it is initialised.
     pub(super) abilities: Option<AgentAbilities>,
+    /// The agent warden knows it as (`agents::identify` at `initialize`):
+    /// its quirks, given to each chat whose session opens on it.
+    pub(super) agent: Option<crate::agents::Agent>,
     /// A `session/list` to send once it is initialised.
     pub(super) list_for: Option<PathBuf>,
     /// Events that wait, in order: for the settings file's verdict on the
@@ -110,6 +113,7 @@ impl App {
                     key,
                     handle,
                     abilities: None,
+                    agent: None,
                     list_for: None,
                     parked: None,
                     holds: 0,
@@ -416,12 +420,13 @@ impl App {
             return;
         }
         match event {
-            AgentEvent::Initialized(abilities, info) => {
+            AgentEvent::Initialized(abilities, info, agent) => {
                 for id in self.chats_on(key) {
                     self.send_chat(id, Msg::Drafts(DraftsMsg::SignIn(abilities.sign_in)));
                 }
                 if let Some((_, slot)) = self.slot_of(key) {
                     slot.abilities = Some(abilities);
+                    slot.agent = agent;
                     if let Some(cwd) = slot.list_for.take()
                         && abilities.list_sessions
                     {
@@ -478,6 +483,7 @@ impl App {
                 }
             },
             AgentEvent::SessionStarted { tag, info } => {
+                let agent = self.slot_of(key).and_then(|(_, slot)| slot.agent);
                 let Some(chat) = self.chats.get_mut(&tag) else {
                     return;
                 };
@@ -485,8 +491,11 @@ impl App {
                     return;
                 }
                 chat.loading = None;
-                chat.quiet_tail =
-                    chat.quiet_replay && info.origin == crate::model::SessionOrigin::Loaded;
+                // An agent whose replay may end after its answer (gemini):
+                // what it sends until the next prompt is not shown again.
+                chat.quiet_tail = chat.quiet_replay
+                    && info.origin == crate::model::SessionOrigin::Loaded
+                    && crate::agents::quirks::replays_after_load(agent);
                 chat.quiet_replay = false;
                 chat.session = Some(info.session_id.clone());
                 // What the restart or reopening shows comes first; the
@@ -517,6 +526,7 @@ impl App {
                     self.send_chat(tag, Msg::Drafts(DraftsMsg::SignIn(abilities.sign_in)));
                 }
                 let session_id = info.session_id.clone();
+                self.send_chat(tag, Msg::AgentKnown(agent));
                 self.send_chat(tag, Msg::SessionStarted(info));
                 self.replay_early(key, &session_id, tag);
             }

@@ -4,10 +4,11 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use super::report::summary;
 use super::store::{self, Store};
 use super::worker::{Runner, Workspace, step_label};
 use super::{CheckpointOptions, Keep};
-use crate::state::checkpoints::{CheckpointMsg, Resolution, summary};
+use super::{Report, Resolution};
 
 /// The stores of the workspace whose first root is `cwd`: (dir, roots).
 fn stores_of(base: &Path, cwd: &Path) -> Vec<(PathBuf, Vec<PathBuf>)> {
@@ -152,8 +153,8 @@ pub fn undo(
     };
     let mut runner = Runner::default();
     let plan = match runner.plan(&ws, super::worker::Target::Undo)? {
-        CheckpointMsg::Plan(plan) => plan,
-        CheckpointMsg::Nothing(why) => return Ok(format!("{why}\n")),
+        Report::Plan(plan) => plan,
+        Report::Nothing(why) => return Ok(format!("{why}\n")),
         other => anyhow::bail!("{other:?}"),
     };
     let mut text = format!("restore {} to {}:\n", summary(&plan.files), plan.label);
@@ -195,7 +196,7 @@ pub fn undo(
         text.clear();
     }
     match runner.restore(&ws, &plan, pick)? {
-        CheckpointMsg::Restored {
+        Report::Restored {
             label,
             changed,
             kept,
@@ -219,7 +220,7 @@ pub fn undo(
             ));
             Ok(text)
         }
-        CheckpointMsg::Failed(why) | CheckpointMsg::Nothing(why) => anyhow::bail!(why),
+        Report::Failed(why) | Report::Nothing(why) => anyhow::bail!(why),
         other => anyhow::bail!("{other:?}"),
     }
 }

@@ -22,6 +22,8 @@ mod apply;
 mod git;
 pub(crate) use git::trusted_path;
 mod gone;
+mod report;
+pub use report::{Change, FileChange, FileDiff, ListedStep, Report, Resolution, RestorePlan};
 use store::Store;
 pub mod headless;
 pub(crate) mod store;
@@ -194,12 +196,7 @@ impl Bench {
     /// Put the files back as `to` has them; how many changed.
     pub fn restore(&mut self, to: &str) -> Result<usize, CheckpointError> {
         let now = self.snapshot()?;
-        let done = self.store.restore(
-            &now,
-            to,
-            &[],
-            crate::state::checkpoints::Resolution::Overwrite,
-        )?;
+        let done = self.store.restore(&now, to, &[], Resolution::Overwrite)?;
         Ok(done.changed.len())
     }
 

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::Resolution;
 use super::store::{Point, Side, Store, What};
 use super::*;
-use crate::state::checkpoints::Resolution;
 
 fn point(step: u64, side: Side) -> Point {
     Point {
@@ -55,7 +55,7 @@ fn files_over_the_size_limit_are_left_out_and_named() {
     let diff = store.diff(&a.commit, &b.commit).unwrap();
     assert_eq!(diff.len(), 1);
     assert_eq!(diff[0].path, "small.txt");
-    assert_eq!(diff[0].change, crate::state::checkpoints::Change::Deleted);
+    assert_eq!(diff[0].change, super::Change::Deleted);
 }
 
 #[test]
@@ -244,14 +244,14 @@ fn the_workspace_as_of_a_prompt_keeps_the_user_s_edits_and_leaves_the_turn_s_wri
         .unwrap();
     let a = store.record(&before, point(1, Side::Before)).unwrap();
     let b = store.record(&as_of, point(1, Side::After)).unwrap();
-    let mut seen: Vec<(String, crate::state::checkpoints::Change)> = store
+    let mut seen: Vec<(String, super::Change)> = store
         .diff(&a.commit, &b.commit)
         .unwrap()
         .into_iter()
         .map(|f| (f.path, f.change))
         .collect();
     seen.sort_by(|a, b| a.0.cmp(&b.0));
-    use crate::state::checkpoints::Change;
+    use super::Change;
     assert_eq!(
         seen,
         vec![
@@ -624,7 +624,7 @@ fn a_file_seen_leaving_before_the_prompt_is_gone_from_its_before() {
     let before = store
         .as_of(&base_tree, &now, store::AsOf::Sent(sent), &left)
         .unwrap();
-    let files: Vec<(String, crate::state::checkpoints::Change)> = store
+    let files: Vec<(String, super::Change)> = store
         .diff(&base_tree, &before)
         .unwrap()
         .into_iter()
@@ -634,10 +634,7 @@ fn a_file_seen_leaving_before_the_prompt_is_gone_from_its_before() {
     // turn's, so the "before" still has it; direct.txt is the turn's.
     assert_eq!(
         files,
-        vec![(
-            "hello.txt".to_string(),
-            crate::state::checkpoints::Change::Deleted
-        )]
+        vec![("hello.txt".to_string(), super::Change::Deleted)]
     );
 }
 

@@ -10,10 +10,10 @@ use std::time::{Duration, SystemTime};
 
 use super::store::{AsOf, Point, RestoreBy, Side, Snap, Step, Store, What};
 use super::{CheckpointError, Keep, Limits};
-use crate::state::checkpoints::{CheckpointMsg, FileDiff, ListedStep, Resolution, RestorePlan};
+use super::{FileDiff, ListedStep, Report, Resolution, RestorePlan};
 
 /// Where the answers go (the runtime's inbox, for one chat).
-pub(crate) type Reply = Box<dyn Fn(CheckpointMsg) + Send>;
+pub(crate) type Reply = Box<dyn Fn(Report) + Send>;
 
 /// How long the queue stays idle before due prunes run.
 const IDLE: Duration = Duration::from_millis(500);
@@ -214,11 +214,11 @@ impl Runner {
             }
             Job::Baseline { ws } => {
                 let (skipped, nested) = self.baseline(&ws, reply);
-                reply(CheckpointMsg::Baseline { skipped, nested });
+                reply(Report::Baseline { skipped, nested });
             }
             Job::Before { ws, prompt, sent } => {
                 let ((skipped, nested), unsure) = self.before(&ws, prompt, sent, reply);
-                reply(CheckpointMsg::Before {
+                reply(Report::Before {
                     skipped,
                     nested,
                     unsure,
@@ -238,7 +238,7 @@ impl Runner {
                 Err(err) => self.failed(&ws, &err, reply),
             },
             Job::List { ws } => match self.list(&ws) {
-                Ok(steps) => reply(CheckpointMsg::Listed(steps)),
+                Ok(steps) => reply(Report::Listed(steps)),
                 Err(err) => self.failed(&ws, &err, reply),
             },
             Job::Changes { ws, step } => match self.changes(&ws, step) {
@@ -252,9 +252,9 @@ impl Runner {
         if let CheckpointError::TooLarge(why) = err {
             let dir = super::store::store_dir(&ws.base, &ws.roots);
             self.off.insert(dir, why.clone());
-            reply(CheckpointMsg::Off(why.clone()));
+            reply(Report::Off(why.clone()));
         } else {
-            reply(CheckpointMsg::Failed(err.to_string()));
+            reply(Report::Failed(err.to_string()));
         }
     }
 
@@ -435,7 +435,7 @@ impl Runner {
         match done {
             Ok(Some(files)) => {
                 self.due.insert(dir, ws.keep);
-                reply(CheckpointMsg::TurnChanged { files });
+                reply(Report::TurnChanged { files });
             }
             Ok(None) => {}
             Err(err) => self.failed(ws, &err, reply),
@@ -446,9 +446,9 @@ impl Runner {
         &mut self,
         ws: &Workspace,
         target: Target,
-    ) -> Result<CheckpointMsg, CheckpointError> {
+    ) -> Result<Report, CheckpointError> {
         let Some(store) = self.store(ws)? else {
-            return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
+            return Ok(Report::Nothing("checkpoints are off here".into()));
         };
         let steps = store.steps(&ws.chat)?;
         let history = History::of(&steps);
@@ -458,12 +458,10 @@ impl Runner {
             Target::Undo => match history.done.last() {
                 Some(&i) => (i, RestoreBy::Undo(steps[i].before.step)),
                 None if steps.is_empty() => {
-                    return Ok(CheckpointMsg::Nothing(
-                        "no turn of this chat to undo yet".into(),
-                    ));
+                    return Ok(Report::Nothing("no turn of this chat to undo yet".into()));
                 }
                 None => {
-                    return Ok(CheckpointMsg::Nothing(
+                    return Ok(Report::Nothing(
                         "no turn left to undo (/redo reverses an undo; /checkpoints lists every step)"
                             .into(),
                     ));
@@ -475,7 +473,7 @@ impl Runner {
                     (*i, RestoreBy::Redo(steps[*i].before.step))
                 }
                 None => {
-                    return Ok(CheckpointMsg::Nothing(
+                    return Ok(Report::Nothing(
                         "no undo to reverse (/checkpoints lists every step)".into(),
                     ));
                 }
@@ -483,16 +481,12 @@ impl Runner {
             Target::Step(step) => match steps.iter().position(|s| s.before.step == step) {
                 Some(i) => (i, RestoreBy::Undo(step)),
                 None => {
-                    return Ok(CheckpointMsg::Nothing(
-                        "that checkpoint is gone (pruned)".into(),
-                    ));
+                    return Ok(Report::Nothing("that checkpoint is gone (pruned)".into()));
                 }
             },
         };
         let Some(last) = steps.last() else {
-            return Ok(CheckpointMsg::Nothing(
-                "no turn of this chat to undo yet".into(),
-            ));
+            return Ok(Report::Nothing("no turn of this chat to undo yet".into()));
         };
         let label = match redone {
             Some(turn) => format!("after {}", step_name(&steps, turn)),
@@ -501,7 +495,7 @@ impl Runner {
         let target = steps[index].before.commit.clone();
         let seen = last.after.commit.clone();
         let Some((snap, store)) = self.snapshot_now(ws)? else {
-            return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
+            return Ok(Report::Nothing("checkpoints are off here".into()));
         };
         let new_step = store.new_step();
         let what = What::Restore {
@@ -511,7 +505,7 @@ impl Runner {
         let now = store.record(&snap.tree, point(ws, new_step, Side::Before, what))?;
         let files = store.diff(&now.commit, &target)?;
         if files.is_empty() {
-            return Ok(CheckpointMsg::Nothing(format!(
+            return Ok(Report::Nothing(format!(
                 "nothing to restore: the files are already as {label}"
             )));
         }
@@ -525,7 +519,7 @@ impl Runner {
             .filter(|f| since.contains(&f.repo_path))
             .map(|f| f.repo_path.clone())
             .collect();
-        Ok(CheckpointMsg::Plan(RestorePlan {
+        Ok(Report::Plan(RestorePlan {
             step: new_step,
             label,
             from: now.commit,
@@ -540,27 +534,27 @@ impl Runner {
         ws: &Workspace,
         plan: &RestorePlan,
         resolution: Resolution,
-    ) -> Result<CheckpointMsg, CheckpointError> {
+    ) -> Result<Report, CheckpointError> {
         // The files must still be as the plan saw them.
         let Some((snap, store)) = self.snapshot_now(ws)? else {
-            return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
+            return Ok(Report::Nothing("checkpoints are off here".into()));
         };
         if snap.tree != store.tree_of(&plan.from)? {
-            return Ok(CheckpointMsg::Failed(
+            return Ok(Report::Failed(
                 "the files changed since the restore was asked for: nothing restored (ask again)"
                     .into(),
             ));
         }
         let done = store.restore(&plan.from, &plan.to, &plan.conflicts, resolution)?;
         let Some((snap, store)) = self.snapshot_now(ws)? else {
-            return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
+            return Ok(Report::Nothing("checkpoints are off here".into()));
         };
         let what = What::Restore {
             to: plan.label.clone(),
             by: None,
         };
         store.record(&snap.tree, point(ws, plan.step, Side::After, what))?;
-        Ok(CheckpointMsg::Restored {
+        Ok(Report::Restored {
             label: plan.label.clone(),
             changed: done.changed,
             kept: done.kept,
@@ -590,9 +584,9 @@ impl Runner {
         &mut self,
         ws: &Workspace,
         step: Option<u64>,
-    ) -> Result<CheckpointMsg, CheckpointError> {
+    ) -> Result<Report, CheckpointError> {
         let Some(store) = self.store(ws)? else {
-            return Ok(CheckpointMsg::Nothing("checkpoints are off here".into()));
+            return Ok(Report::Nothing("checkpoints are off here".into()));
         };
         let steps = store.steps(&ws.chat)?;
         let index = match step {
@@ -600,7 +594,7 @@ impl Runner {
             Some(step) => steps.iter().position(|s| s.before.step == step),
         };
         let Some(index) = index else {
-            return Ok(CheckpointMsg::Nothing(match step {
+            return Ok(Report::Nothing(match step {
                 None => "no turn of this chat has ended yet".into(),
                 Some(_) => "that checkpoint is gone (pruned)".into(),
             }));
@@ -623,7 +617,7 @@ impl Runner {
                 FileDiff { change, old, new }
             })
             .collect();
-        Ok(CheckpointMsg::Changes {
+        Ok(Report::Changes {
             label,
             files: diffs,
         })

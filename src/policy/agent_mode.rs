@@ -7,7 +7,9 @@
 //! `yolo`, `bypassPermissions`, `dontAsk`, `acceptEdits`, `autoEdit`,
 //! `auto-edit` and `full-access` act without asking. A mode known by neither
 //! its id, its name nor its description is [`ModeAsks::Unknown`], which the
-//! gate treats like one that does not ask (fail closed).
+//! gate treats like one that does not ask (fail closed). What each known
+//! agent's own modes do, as recorded, is in its file of `src/agents/`
+//! (`agents::quirks::mode_asks` reads that first, then these words).
 
 use crate::model::AgentMode;
 
@@ -104,31 +106,6 @@ pub(crate) fn classify(id: &str, name: &str, description: Option<&str>) -> ModeA
     ModeAsks::Unknown
 }
 
-/// Phrases in a description that mean the mode asks where the agent's own
-/// permission settings say to, and acts where they allow (opencode 1.18's
-/// `build`: "Executes tools based on configured permissions.", which by
-/// opencode's defaults allow every edit and command).
-const AS_CONFIGURED_PHRASES: &[&str] = &[
-    "based on configured permissions",
-    "configured permissions",
-    "permission settings",
-];
-
-/// Whether a mode asks only where the agent's own settings say to: warden
-/// cannot tell whether it asks ([`ModeAsks::Unknown`] still), but can say
-/// what to set.
-pub(crate) fn follows_agent_settings(mode: &AgentMode) -> bool {
-    let description = mode
-        .description
-        .as_deref()
-        .unwrap_or_default()
-        .to_lowercase();
-    mode_asks(mode) == ModeAsks::Unknown
-        && AS_CONFIGURED_PHRASES
-            .iter()
-            .any(|p| description.contains(p))
-}
-
 /// [`classify`] for a mode of the agent's.
 pub(crate) fn mode_asks(mode: &AgentMode) -> ModeAsks {
     classify(&mode.id, &mode.name, mode.description.as_deref())
@@ -138,9 +115,13 @@ pub(crate) fn mode_asks(mode: &AgentMode) -> ModeAsks {
 /// when the agent offers it, else the first mode that asks, preferring
 /// `default`, then `read-only`, then `ask`, then any whose description says
 /// it asks. `None` when the agent offers none.
+///
+/// What each mode does is read by `asks`: [`mode_asks`], or the agent's
+/// own table first (`agents::quirks::mode_asks`).
 pub(crate) fn asking_mode<'a>(
     modes: &'a [AgentMode],
     configured: Option<&str>,
+    asks: impl Fn(&AgentMode) -> ModeAsks,
 ) -> Option<&'a AgentMode> {
     if let Some(id) = configured {
         return modes.iter().find(|m| m.id == id);
@@ -148,10 +129,10 @@ pub(crate) fn asking_mode<'a>(
     let by_name = ASKS.iter().find_map(|want| {
         modes
             .iter()
-            .filter(|m| mode_asks(m) == ModeAsks::Asks)
+            .filter(|m| asks(m) == ModeAsks::Asks)
             .find(|m| key(&m.id) == *want || key(&m.name) == *want)
     });
-    by_name.or_else(|| modes.iter().find(|m| mode_asks(m) == ModeAsks::Asks))
+    by_name.or_else(|| modes.iter().find(|m| asks(m) == ModeAsks::Asks))
 }
 
 #[cfg(test)]
@@ -281,14 +262,14 @@ mod tests {
             mode("auto", "Auto", "LLM classifier auto-approves safe actions"),
         ];
         assert_eq!(
-            asking_mode(&qwen, None).map(|m| m.id.as_str()),
+            asking_mode(&qwen, None, mode_asks).map(|m| m.id.as_str()),
             Some("default")
         );
         assert_eq!(
-            asking_mode(&qwen, Some("plan")).map(|m| m.id.as_str()),
+            asking_mode(&qwen, Some("plan"), mode_asks).map(|m| m.id.as_str()),
             Some("plan")
         );
-        assert_eq!(asking_mode(&qwen, Some("missing")), None);
+        assert_eq!(asking_mode(&qwen, Some("missing"), mode_asks), None);
         let codex = [
             mode(
                 "read-only",
@@ -298,11 +279,11 @@ mod tests {
             mode("auto", "Default", "Codex can read and edit files"),
         ];
         assert_eq!(
-            asking_mode(&codex, None).map(|m| m.id.as_str()),
+            asking_mode(&codex, None, mode_asks).map(|m| m.id.as_str()),
             Some("read-only")
         );
         let fast_agent = [mode("agent", "Agent", "You are a helpful AI Agent.")];
-        assert_eq!(asking_mode(&fast_agent, None), None);
-        assert_eq!(asking_mode(&[], None), None);
+        assert_eq!(asking_mode(&fast_agent, None, mode_asks), None);
+        assert_eq!(asking_mode(&[], None, mode_asks), None);
     }
 }

@@ -134,15 +134,10 @@ pub(super) fn reported_line(profile: &Profile, text: &str) -> Option<String> {
     if profile.mode == SandboxMode::Off {
         return None;
     }
-    if text.contains("bwrap:") {
-        // Codex's own sandbox: bubblewrap needs `mount` and user
-        // namespaces, which warden's Landlock domain refuses.
-        return Some(
-            "the agent's own sandbox (bubblewrap) failed: it cannot start inside warden's \
-             sandbox, which refuses the mounts and user namespaces it needs (for codex, warden \
-             passes `-c features.use_legacy_landlock=true` unless its command line sets it)"
-                .to_string(),
-        );
+    // An agent's own sandbox (codex's bubblewrap) that cannot start in
+    // warden's: its file says how that reads.
+    if let Some(line) = crate::agents::quirks::own_sandbox_failed(text) {
+        return Some(line.to_string());
     }
     let (path, _) = explain_denial(profile, text)?;
     Some(format!(

@@ -4,6 +4,7 @@
 //! before any prompt is sent, and an agent that moves itself into such a
 //! mode is moved back.
 
+use crate::agents::quirks;
 use crate::model::{AgentMode, SessionInfo, SessionOrigin};
 use crate::policy::Mode;
 use crate::policy::agent_mode::{self, ModeAsks};
@@ -50,18 +51,20 @@ impl ChatState {
             }
             offered
         });
-        match agent_mode::asking_mode(&modes.available, configured.as_deref()) {
+        let agent = self.session.agent;
+        let asks = |m: &AgentMode| quirks::mode_asks(agent, m);
+        match agent_mode::asking_mode(&modes.available, configured.as_deref(), asks) {
             Some(asking) => self.gate.asking_mode = Some(asking.id.clone()),
             None => {
                 self.gate.no_asking_mode = true;
                 let settled = modes
                     .available
                     .iter()
-                    .find(|m| agent_mode::follows_agent_settings(m));
-                if let Some(mode) = settled {
-                    // opencode: `build` asks where opencode.json says "ask".
+                    .find_map(|m| quirks::settings_hint(agent, m).map(|hint| (m, hint)));
+                if let Some((mode, hint)) = settled {
+                    // A mode that asks where the agent's own settings say "ask".
                     self.warn(format!(
-                        "{}'s mode `{}` asks only where {}'s own permission settings say \"ask\" (opencode: \"permission\": {{\"edit\": \"ask\", \"bash\": \"ask\"}} in opencode.json; its default allows both): warden's gate sees only what it asks, and refuses its turns in Plan",
+                        "{}'s mode `{}` asks only where {}'s own permission settings say \"ask\" ({hint}): warden's gate sees only what it asks, and refuses its turns in Plan",
                         one_line(&self.session.agent_name),
                         one_line(&mode.id),
                         one_line(&self.session.agent_name),
@@ -267,13 +270,17 @@ impl ChatState {
         false
     }
 
-    /// What warden can tell about the agent's mode `id`.
+    /// What warden can tell about the agent's mode `id`: the agent's own
+    /// table first (`agents::quirks`), then the mode's words.
     pub(super) fn mode_asks(&self, id: &str) -> ModeAsks {
         self.session
             .agent_modes
             .as_ref()
             .and_then(|m| m.available.iter().find(|a| a.id == id))
-            .map_or_else(|| agent_mode::classify(id, id, None), agent_mode::mode_asks)
+            .map_or_else(
+                || agent_mode::classify(id, id, None),
+                |m| quirks::mode_asks(self.session.agent, m),
+            )
     }
 
     /// The name of the agent's mode `id` (its id when unknown), one line.
@@ -302,4 +309,77 @@ fn mode_list(modes: &[AgentMode]) -> String {
         .map(|m| format!("`{}`", one_line(&m.id)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agents::quirks::Agent;
+    use crate::model::AgentModes;
+    use crate::state::Msg;
+
+    /// A chat whose agent is `agent`, opening a session that offers
+    /// `modes` (current the first).
+    fn opened(agent: Option<Agent>, modes: Vec<AgentMode>) -> (ChatState, Vec<Effect>) {
+        let mut s = ChatState::new("agent", "/w");
+        s.update(Msg::AgentKnown(agent));
+        let effects = s.update(Msg::SessionStarted(SessionInfo {
+            session_id: "s".into(),
+            modes: Some(AgentModes {
+                current: modes[0].id.clone(),
+                available: modes,
+                config_option_id: None,
+            }),
+            origin: SessionOrigin::New,
+        }));
+        (s, effects)
+    }
+
+    fn mode(id: &str, description: &str) -> AgentMode {
+        AgentMode {
+            id: id.into(),
+            name: id.into(),
+            description: Some(description.into()),
+        }
+    }
+
+    /// The agent known at `initialize` picks how its modes read: a `plan`
+    /// that says it asks is its asking mode for an agent warden does not
+    /// know, never for Claude Code, whose own `plan` runs commands
+    /// without asking.
+    #[test]
+    fn the_known_agents_table_picks_the_asking_mode() {
+        let modes = vec![
+            mode("bypassPermissions", "Bypass all permission checks"),
+            mode("plan", "Asks before every edit"),
+        ];
+        let (s, effects) = opened(None, modes.clone());
+        assert_eq!(s.gate.asking_mode.as_deref(), Some("plan"));
+        assert_eq!(effects.len(), 1, "moved to plan: {effects:?}");
+        let (s, effects) = opened(Some(Agent::Claude), modes);
+        assert_eq!(s.session.agent, Some(Agent::Claude));
+        assert_eq!(s.gate.asking_mode, None);
+        assert!(s.gate.no_asking_mode, "fail closed");
+        assert_eq!(effects, Vec::new());
+    }
+
+    /// opencode's `build` says what to set, from opencode's file.
+    #[test]
+    fn opencodes_hint_comes_from_its_file() {
+        let build = mode(
+            "build",
+            "The default agent. Executes tools based on configured permissions.",
+        );
+        let (s, _) = opened(Some(Agent::OpenCode), vec![build.clone()]);
+        let said = |s: &ChatState| {
+            s.session.transcript.entries().iter().any(|e| {
+                matches!(&e.kind, EntryKind::Error { message, .. }
+                    if message.contains("in opencode.json"))
+            })
+        };
+        assert!(said(&s));
+        // Another known agent with such a mode gets no opencode advice.
+        let (s, _) = opened(Some(Agent::Gemini), vec![build]);
+        assert!(!said(&s));
+    }
 }

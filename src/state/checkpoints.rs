@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 
 use super::drafts::{Popup, PopupItem};
 use super::{Action, ChatState, Effect, EntryKind};
+use crate::agents::quirks;
 use crate::model::{ToolCall, ToolContent, ToolKind, WireStatus};
 
 /// How a file changed between two checkpoints.
@@ -195,8 +196,9 @@ fn counts(file: &FileChange) -> String {
 /// `.idea/` (editor tasks and run configurations), `.husky/` (git hooks),
 /// a virtualenv's `bin/` (on the user's `PATH` once activated),
 /// `node_modules/.bin/` (what npm scripts and `npx` run), and the
-/// workspace's config of the agents (hooks, MCP servers: [`AGENT_FILES`],
-/// `.claude/hooks/`, `.claude/commands/`).
+/// workspace's config of the agents (hooks, MCP servers: each agent's
+/// file says which, `agents::quirks::workspace_files` and
+/// `workspace_dirs`).
 pub(crate) fn runs_as_tool(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();
     let dirs = &parts[..parts.len().saturating_sub(1)];
@@ -205,29 +207,14 @@ pub(crate) fn runs_as_tool(path: &str) -> bool {
         || dirs.windows(2).any(|w| {
             matches!(
                 (w[0], w[1]),
-                (".venv" | "venv", "bin")
-                    | ("node_modules", ".bin")
-                    | (".claude", "hooks" | "commands")
+                (".venv" | "venv", "bin") | ("node_modules", ".bin")
             )
         })
         || parts.last() == Some(&".envrc")
-        || AGENT_FILES
-            .iter()
-            .any(|f| path == *f || path.ends_with(&format!("/{f}")))
+        || quirks::workspace_files().any(|f| path == f || path.ends_with(&format!("/{f}")))
+        || quirks::workspace_dirs()
+            .any(|d| path.starts_with(&format!("{d}/")) || path.contains(&format!("/{d}/")))
 }
-
-/// The workspace's files that make an agent run programs (hooks, MCP
-/// servers) the next time it starts there.
-pub(crate) const AGENT_FILES: &[&str] = &[
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".mcp.json",
-    ".gemini/settings.json",
-    ".qwen/settings.json",
-    "opencode.json",
-    "opencode.jsonc",
-    ".codex/config.toml",
-];
 
 /// What the agent is told after an undo, before the user's next prompt.
 pub(crate) fn agent_note(restored: &str) -> String {

@@ -53,6 +53,8 @@ pub enum Msg {
     /// A name the agent goes by besides its identity (what it calls itself,
     /// the name its command gives): deny and ask rules naming it apply.
     AgentAlias(String),
+    /// Which agent the chat talks to, known at `initialize`: its quirks.
+    AgentKnown(Option<crate::agents::quirks::Agent>),
     /// The agent answered `session/prompt`.
     TurnEnded(StopReason),
     /// `session/prompt` failed with an error.

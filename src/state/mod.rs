@@ -108,6 +108,9 @@ pub struct ChatState {
 pub struct Session {
     /// The agent's display name.
     pub agent_name: String,
+    /// Which agent it is, as known at `initialize` (its quirks:
+    /// `agents::quirks`); `None` for one warden does not know.
+    pub agent: Option<crate::agents::quirks::Agent>,
     /// The session's working directory, as shown.
     pub cwd: String,
     /// The session's working directory, for relative paths in rules.
@@ -244,6 +247,7 @@ impl ChatState {
         ChatState {
             session: Session {
                 agent_name: agent_name.into(),
+                agent: None,
                 cwd: cwd.into(),
                 cwd_path: PathBuf::new(),
                 connection: Connection::Starting,
@@ -433,6 +437,10 @@ impl ChatState {
             Msg::ClientRefused { id, refusal } => self.on_client_refused(id, &refusal),
             Msg::RemoteAnswer { id, pick } => self.on_remote_answer(id, pick),
             Msg::RemoteMode(mode) => self.set_mode(mode),
+            Msg::AgentKnown(agent) => {
+                self.session.agent = agent;
+                Vec::new()
+            }
             Msg::AgentAlias(name) => {
                 if name != self.gate.agent_policy.name
                     && !self.gate.agent_policy.aliases.contains(&name)

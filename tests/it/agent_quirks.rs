@@ -171,3 +171,47 @@ fn another_agent_gets_nothing() {
     assert_eq!(lines(&record, "tmpdir: "), ["tmpdir: unset"], "{record}");
     assert!(!rig.home.join(".claude.json").exists(), "{stderr}");
 }
+
+/// The demo agent playing codex's `_meta` terminals
+/// (`codex-meta-terminal.toml`), saying it is `name` at `initialize`: the
+/// chat's agent and whether its terminal output is read.
+async fn meta_terminal_as(name: Option<&str>) -> (Option<warden::agents::Agent>, bool) {
+    use crate::common::{pump_until, send, started};
+    let dir = tempfile::tempdir().unwrap();
+    let asset = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/scenarios/codex-meta-terminal.toml");
+    let mut text = std::fs::read_to_string(asset).unwrap();
+    if let Some(name) = name {
+        text = format!("agent_name = \"{name}\"\n{text}");
+    }
+    let file = dir.path().join("scenario.toml");
+    std::fs::write(&file, text).unwrap();
+    let mut app = started(dir.path(), &["--scenario", &file.display().to_string()]).await;
+    send(&mut app, "list the files");
+    pump_until(&mut app, "the turn to end", |s| !s.is_busy()).await;
+    let state = app.state();
+    let read = state.session.transcript.entries().iter().any(|e| {
+        matches!(&e.kind, warden::state::EntryKind::Tool(tool)
+            if !tool.call.agent_terminals.is_empty())
+    });
+    let agent = state.session.agent;
+    app.shutdown().await;
+    (agent, read)
+}
+
+/// Issue 34: the agent is known at `initialize` from what it says it is,
+/// kept on the chat, and picks how its `_meta` is read: codex's terminals
+/// for codex (and the demo, which plays it), not for Claude Code.
+#[tokio::test]
+async fn the_agent_known_at_initialize_picks_how_its_meta_is_read() {
+    use warden::agents::Agent;
+    assert_eq!(meta_terminal_as(None).await, (Some(Agent::Demo), true));
+    assert_eq!(
+        meta_terminal_as(Some("codex-acp")).await,
+        (Some(Agent::Codex), true)
+    );
+    assert_eq!(
+        meta_terminal_as(Some("@zed-industries/claude-agent-acp")).await,
+        (Some(Agent::Claude), false)
+    );
+}

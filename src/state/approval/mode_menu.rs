@@ -106,7 +106,7 @@ impl ChatState {
                     return Vec::new();
                 };
                 let asks = self.gate.asking_mode.as_deref() == Some(mode.id.as_str())
-                    || policy::agent_mode::mode_asks(&mode) == policy::agent_mode::ModeAsks::Asks;
+                    || self.mode_asks(&mode.id) == policy::agent_mode::ModeAsks::Asks;
                 if !asks {
                     self.session.transcript.push(EntryKind::Error {
                         message: format!(
