@@ -15,7 +15,6 @@
 mod action;
 mod tables;
 
-use crate::gate::choices;
 pub use action::{Action, Scroll};
 pub(crate) use tables::*;
 
@@ -335,16 +334,10 @@ pub(crate) fn elicitation_hints() -> String {
         .collect();
     hints(&shown, |_| true)
         .into_iter()
-        .map(|hint| {
-            let allow = format!("{} {}", choices::ALLOW.key, choices::ALLOW.hint);
-            let deny = format!("{} {}", choices::DENY.key, choices::DENY.hint);
-            if hint == allow {
-                format!("{} accept (a form: fill it in)", choices::ALLOW.key)
-            } else if hint == deny {
-                format!("{} decline", choices::DENY.key)
-            } else {
-                hint
-            }
+        .map(|hint| match hint.as_str() {
+            "y allow" => "y accept (a form: fill it in)".to_string(),
+            "n deny" => "n decline".to_string(),
+            _ => hint,
         })
         .collect::<Vec<_>>()
         .join(" · ")

@@ -2,7 +2,6 @@
 //! command). The types and the rendering are in [`crate::keys`].
 
 use super::{Action, Binding, Code, Hint, Key, Scroll};
-use crate::gate::choices;
 
 const fn b<C>(
     keys: &'static [Key],
@@ -474,15 +473,15 @@ pub(crate) enum CardCmd {
 /// The keys on a card.
 pub(crate) const CARDS: &[Binding<CardCmd>] = &[
     b(
-        &[Key::ch(choices::ALLOW.key)],
-        choices::ALLOW.hint,
+        &[Key::ch('y')],
+        "allow",
         "allow once / deny",
         Hint::CardShort,
         CardCmd::Allow,
     ),
     b(
-        &[Key::ch(choices::DENY.key)],
-        choices::DENY.hint,
+        &[Key::ch('n')],
+        "deny",
         "allow once / deny",
         Hint::CardShort,
         CardCmd::Deny,
@@ -495,36 +494,36 @@ pub(crate) const CARDS: &[Binding<CardCmd>] = &[
         CardCmd::AgentOption,
     ),
     b(
-        &[Key::ch(choices::FOR_CHAT.key)],
-        choices::FOR_CHAT.hint,
+        &[Key::ch('a')],
+        "chat",
         "allow for this chat: a command's program and subcommand (`cargo test …` for `cargo test --lib`; every command of a line must match; a command run through a wrapper such as `sudo`, `bash -c` or `python3` only exactly; a command in a title warden cannot take apart, or one no allow rule could cover, only this card; gemini's own \"Allow for this session\" covers the same), else the same kind and tool; the card says what it covers",
         Hint::Card,
         CardCmd::AllowForChat,
     ),
     b(
-        &[Key::ch(choices::BYPASS.key)],
-        choices::BYPASS.hint,
+        &[Key::ch('b')],
+        "bypass",
         "bypass this agent from now on: asks once to confirm (\"every call of AGENT that no deny/ask rule stops runs without asking, in every chat, saved to the settings\"); while bypassed, the footer and the chat list show a red `BYPASS`",
         Hint::Card,
         CardCmd::Bypass,
     ),
     b(
-        &[Key::ch(choices::KEEP_RULE.key)],
-        choices::KEEP_RULE.hint,
+        &[Key::ch('p')],
+        "keep as rule",
         "keep as rule: the narrowest sensible rule for this request, its pattern editable (an edit proposes its one file; Tab offers the file's directory, `DIR/**`, instead); Enter appends it to the settings and allows this card, and asks about the other waiting cards only if the rule covers some. It always covers the request it came from, and never names a wrapper as a prefix (`cargo test --lib` proposes `cargo test *`; `bash -c 'cargo test'`, `sudo make` or `python3 x.py` propose the exact command, since allow rules match commands as written)",
         Hint::CardShort,
         CardCmd::KeepRule,
     ),
     b(
-        &[Key::ch(choices::REASON.key)],
-        choices::REASON.hint,
+        &[Key::ch('r')],
+        "reason",
         "deny with a reason: rejects this card and the turn's others, lets the turn end (its later requests are refused; Esc cancels it), and sends the reason as the next prompt",
         Hint::Card,
         CardCmd::DenyWithReason,
     ),
     b(
-        &[Key::ch(choices::APPROVE_ALL.key)],
-        choices::APPROVE_ALL.hint,
+        &[Key::ch('A')],
+        "all",
         "approve all cards pending now that were on screen a moment (asks once to confirm)",
         Hint::Card,
         CardCmd::ApproveAll,

@@ -31,7 +31,7 @@ pub use token::Token;
 use std::time::Instant;
 
 use crate::policy::Mode;
-use crate::state::{Answer, CardSummary, ChatId, RequestId};
+use crate::state::{Answer, ChatId, RequestId};
 
 /// How long a card must have been on the page before a remote answer takes
 /// (the key-race rule: no card is answered in the instant it appears).
@@ -66,8 +66,6 @@ pub struct ChatCards {
 pub struct CardView {
     pub id: RequestId,
     pub title: String,
-    /// What it asks about: its choices' words follow it.
-    pub card: crate::gate::CardKind,
     pub kind: String,
     pub command: Option<String>,
     pub paths: Vec<String>,
@@ -92,26 +90,32 @@ pub enum Command {
     },
 }
 
-/// The cards of one chat as the page shows them, from the summaries the
-/// state produces; `since` of a card already published is kept from
-/// `before`.
-pub fn cards_of(summaries: Vec<CardSummary>, before: Option<&ChatCards>) -> Vec<CardView> {
+/// The cards of one chat as the page shows them; `since` of a card already
+/// published is kept from `before`.
+pub fn cards_of(state: &crate::state::ChatState, before: Option<&ChatCards>) -> Vec<CardView> {
     let now = Instant::now();
-    summaries
-        .into_iter()
-        .map(|card| {
+    state
+        .gate
+        .approvals
+        .iter()
+        .map(|approval| {
             let since = before
-                .and_then(|b| b.cards.iter().find(|c| c.id == card.id))
+                .and_then(|b| b.cards.iter().find(|c| c.id == approval.id))
                 .map_or(now, |c| c.since);
+            let mut paths = approval.view.locations.clone();
+            for path in &approval.view.diff_paths {
+                if !paths.contains(path) {
+                    paths.push(path.clone());
+                }
+            }
             CardView {
-                id: card.id,
-                diff: diff_of(&card.content),
-                title: card.title,
-                card: card.card,
-                kind: card.kind,
-                command: card.command,
-                paths: card.paths,
-                reason: card.reason,
+                id: approval.id,
+                title: approval.title(),
+                kind: approval.view.kind.as_str().to_string(),
+                command: approval.view.command(),
+                paths,
+                diff: diff_of(approval),
+                reason: approval.reason.clone(),
                 since,
             }
         })
@@ -119,9 +123,9 @@ pub fn cards_of(summaries: Vec<CardSummary>, before: Option<&ChatCards>) -> Vec<
 }
 
 /// The request's diffs as unified text, bounded.
-fn diff_of(contents: &[crate::model::ToolContent]) -> String {
+fn diff_of(approval: &crate::state::Approval) -> String {
     let mut out = String::new();
-    for content in contents {
+    for content in approval.request.fields.content.as_deref().unwrap_or(&[]) {
         if let crate::model::ToolContent::Diff { path, old, new } = content {
             let old = old.as_deref().unwrap_or("");
             let diff = similar::TextDiff::from_lines(old, new.as_str());

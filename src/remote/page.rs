@@ -6,7 +6,6 @@
 use std::fmt::Write;
 
 use super::Snapshot;
-use crate::gate::choices;
 use crate::policy::Mode;
 
 /// `&`, `<`, `>`, `"` and `'` as entities, and control characters (but
@@ -141,39 +140,19 @@ pub fn fragment(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) ->
                     "<div class=\"muted\">just arrived: look at it first (answers take in a second)</div>",
                 );
             }
-            // The card's choices as warden defines them (`gate::choices`):
-            // each button posts its row's id; a reason has a form of its own.
             let _ = write!(
                 out,
                 "<form method=\"post\" action=\"/answer\">{}\
-<input type=\"hidden\" name=\"chat\" value=\"{}\"><input type=\"hidden\" name=\"card\" value=\"{}\">",
+<input type=\"hidden\" name=\"chat\" value=\"{}\"><input type=\"hidden\" name=\"card\" value=\"{}\">\
+<button class=\"allow\" name=\"pick\" value=\"allow\">Allow once</button>\
+<button class=\"deny\" name=\"pick\" value=\"deny\">Deny</button></form>\
+<form method=\"get\" action=\"/reason\"><input type=\"hidden\" name=\"chat\" value=\"{}\">\
+<input type=\"hidden\" name=\"card\" value=\"{}\"><button>Deny with reason…</button></form></div>",
                 csrf_field(csrf),
                 chat.chat,
                 card.id,
-            );
-            for row in choices::REMOTE
-                .iter()
-                .filter(|r| r.id != choices::REASON.id)
-            {
-                let class = if *row == choices::ALLOW {
-                    "allow"
-                } else {
-                    "deny"
-                };
-                let _ = write!(
-                    out,
-                    "<button class=\"{class}\" name=\"pick\" value=\"{}\">{}</button>",
-                    row.id,
-                    escape(row.label(card.card))
-                );
-            }
-            let _ = write!(
-                out,
-                "</form><form method=\"get\" action=\"/reason\"><input type=\"hidden\" name=\"chat\" value=\"{}\">\
-<input type=\"hidden\" name=\"card\" value=\"{}\"><button>{}</button></form></div>",
                 chat.chat,
-                card.id,
-                escape(choices::REASON.label)
+                card.id
             );
         }
     }
@@ -202,12 +181,10 @@ pub fn reason(chat: u64, card: u64, title: Option<&str>, csrf: &str) -> String {
                 "<p>Deny <b>{}</b> and tell the agent why:</p>\
 <form method=\"post\" action=\"/answer\">{}\
 <input type=\"hidden\" name=\"chat\" value=\"{chat}\"><input type=\"hidden\" name=\"card\" value=\"{card}\">\
-<input type=\"hidden\" name=\"pick\" value=\"{}\"><input type=\"text\" name=\"reason\" autofocus>\
-<button class=\"deny\">{}</button></form>",
+<input type=\"hidden\" name=\"pick\" value=\"reason\"><input type=\"text\" name=\"reason\" autofocus>\
+<button class=\"deny\">Deny</button></form>",
                 escape(title),
-                csrf_field(csrf),
-                choices::REASON.id,
-                escape(choices::DENY.label)
+                csrf_field(csrf)
             );
         }
         None => out.push_str("<p>That card no longer waits.</p>"),
@@ -247,7 +224,6 @@ mod tests {
                 project: evil.to_string(),
                 mode: Mode::Default,
                 cards: vec![CardView {
-                    card: crate::gate::CardKind::AgentTool,
                     id: 7,
                     title: evil.to_string(),
                     kind: evil.to_string(),
@@ -282,7 +258,6 @@ mod tests {
                 project: "~/src/shop".into(),
                 mode: Mode::Default,
                 cards: vec![CardView {
-                    card: crate::gate::CardKind::AgentTool,
                     id: 7,
                     title: "t".into(),
                     kind: "edit".into(),
@@ -307,7 +282,6 @@ mod tests {
     #[test]
     fn each_card_names_its_agent_and_project() {
         let card = |id: u64| CardView {
-            card: crate::gate::CardKind::AgentTool,
             id,
             title: "t".into(),
             kind: "edit".into(),

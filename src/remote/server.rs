@@ -27,7 +27,6 @@ use hyper::{Method, Request, Response, StatusCode};
 
 use super::token::Token;
 use super::{ARMING, Command, Snapshot, page};
-use crate::gate::choices;
 use crate::policy::Mode;
 use crate::state::Answer;
 
@@ -501,23 +500,20 @@ fn wrong_delay(failures: u32) -> Duration {
 
 fn post_answer(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, String>) -> Reply {
     let (chat, card) = (number(form, "chat"), number(form, "card"));
-    // Only the rows another device may pick (`gate::choices::REMOTE`).
-    let row = form
-        .get("pick")
-        .and_then(|id| choices::REMOTE.into_iter().find(|r| r.id == id));
-    let reason = form.get("reason").map_or("", |r| r.trim());
-    let pick = match row {
-        Some(row) if row == choices::REASON && reason.is_empty() => {
-            return text(
-                StatusCode::BAD_REQUEST,
-                "type why the agent should not do this",
-            );
+    let pick = match form.get("pick").map(String::as_str) {
+        Some("allow") => Answer::Allow,
+        Some("deny") => Answer::Deny,
+        Some("reason") => {
+            let reason = form.get("reason").map_or("", |r| r.trim());
+            if reason.is_empty() {
+                return text(
+                    StatusCode::BAD_REQUEST,
+                    "type why the agent should not do this",
+                );
+            }
+            Answer::DenyWithReason(reason.to_string())
         }
-        Some(row) => match Answer::of_row(row, reason) {
-            Some(pick) => pick,
-            None => return text(StatusCode::BAD_REQUEST, "no answer picked"),
-        },
-        None => return text(StatusCode::BAD_REQUEST, "no answer picked"),
+        _ => return text(StatusCode::BAD_REQUEST, "no answer picked"),
     };
     let shared = lock(shared);
     let Some(found) = find_card(&shared.snapshot, chat, card) else {

@@ -41,52 +41,6 @@ pub struct Approval {
 
 pub use crate::gate::{Refusal, RequestFacts};
 
-/// What another device shows of a waiting card (`crate::remote`): plain
-/// data the state produces, so nothing outside reads the card queue.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CardSummary {
-    pub id: RequestId,
-    pub title: String,
-    pub card: crate::gate::CardKind,
-    /// The tool kind's name (`edit`, `execute`, ...).
-    pub kind: String,
-    pub command: Option<String>,
-    /// Every path it names, its diffs' too.
-    pub paths: Vec<String>,
-    /// What it would change (the request's diffs, as the policy judged them).
-    pub content: Vec<crate::model::ToolContent>,
-    /// Why the policy left it to the user.
-    pub reason: String,
-}
-
-impl ChatState {
-    /// The waiting cards, in queue order, as another device shows them.
-    pub fn card_summaries(&self) -> Vec<CardSummary> {
-        self.gate
-            .approvals
-            .iter()
-            .map(|approval| {
-                let mut paths = approval.view.locations.clone();
-                for path in &approval.view.diff_paths {
-                    if !paths.contains(path) {
-                        paths.push(path.clone());
-                    }
-                }
-                CardSummary {
-                    id: approval.id,
-                    title: approval.title(),
-                    card: approval.view.card,
-                    kind: approval.view.kind.as_str().to_string(),
-                    command: approval.view.command(),
-                    paths,
-                    content: approval.request.fields.content.clone().unwrap_or_default(),
-                    reason: approval.reason.clone(),
-                }
-            })
-            .collect()
-    }
-}
-
 impl Approval {
     /// The title to show (single line, made visible).
     pub fn title(&self) -> String {
@@ -110,19 +64,6 @@ pub enum OnAsk {
     /// Show the card on the remote page (`src/remote/`) and wait for an
     /// answer there; the runtime denies it when none comes in time.
     Remote,
-}
-
-impl OnAsk {
-    /// The row of warden's choices (`gate::choices`) it answers a card
-    /// with: `None` for `fail`, which answers none.
-    pub fn row(self) -> Option<crate::gate::choices::Row> {
-        use crate::gate::choices::{ALLOW, DENY};
-        match self {
-            OnAsk::Allow => Some(ALLOW),
-            OnAsk::Deny | OnAsk::Remote => Some(DENY),
-            OnAsk::Fail => None,
-        }
-    }
 }
 
 /// The text the agent sees before each prompt while the chat is in Plan.
@@ -400,12 +341,13 @@ impl ChatState {
 
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
         if let Some(on_ask) = self.unattended() {
-            let pick = match on_ask.row().and_then(|row| Answer::of_row(row, "")) {
+            let pick = match on_ask {
                 // Nobody is there to open a sign-in page or fill a form:
                 // an elicitation is declined, never accepted unseen.
-                Some(Answer::Allow) if !approval.view.card.on_ask_may_allow() => Answer::Deny,
-                Some(pick) => pick,
-                None => {
+                OnAsk::Allow if !approval.view.card.on_ask_may_allow() => Answer::Deny,
+                OnAsk::Allow => Answer::Allow,
+                OnAsk::Deny | OnAsk::Remote => Answer::Deny,
+                OnAsk::Fail => {
                     self.session.failed = Some(format!(
                         "the agent asked permission for `{}` and --on-ask is fail",
                         approval.title()

@@ -27,9 +27,9 @@ pub(crate) mod workspace;
 pub use options::{OptionPick, SessionControls};
 
 pub use approval::{
-    ARM_DELAY, AllowedScope, Answer, Approval, By, CardCursor, CardSummary, CardView, Choice,
-    ChoiceRow, Focus, Modal, ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Pick, Question, Refusal,
-    RequestFacts, Seen, TYPING_WINDOW, Tone, option_kind_label,
+    ARM_DELAY, AllowedScope, Answer, Approval, By, CardCursor, CardView, Choice, ChoiceRow, Focus,
+    Modal, ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Pick, Question, Refusal, RequestFacts, Seen,
+    TYPING_WINDOW, Tone, option_kind_label,
 };
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};

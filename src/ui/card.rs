@@ -602,11 +602,7 @@ pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> 
                 .iter()
                 .filter(|id| state.gate.approvals.iter().any(|a| a.id == **id))
                 .count();
-            let ask = format!(
-                "Approve all {pending} pending requests? {} / {}",
-                crate::keys::key_name(crate::keys::CONFIRM_ALL, &crate::keys::AnswerCmd::Yes),
-                crate::keys::key_name(crate::keys::CONFIRM_ALL, &crate::keys::AnswerCmd::No)
-            );
+            let ask = format!("Approve all {pending} pending requests? y / n");
             let ask = truncate_end(&ask, width).into_owned();
             bottom.push(Line::from(Span::styled(ask, theme.confirm())));
         }

@@ -42,21 +42,6 @@ pub enum Answer {
     NoAnswer(u64),
 }
 
-impl Answer {
-    /// The answer a row of warden's choices (`gate::choices`) sends when
-    /// another device or `--on-ask` picks it: allow once, deny, deny with
-    /// `reason`. `None` for the rows only a key on the card picks.
-    pub fn of_row(row: crate::gate::choices::Row, reason: &str) -> Option<Answer> {
-        use crate::gate::choices::{ALLOW, DENY, REASON};
-        match row {
-            r if r == ALLOW => Some(Answer::Allow),
-            r if r == DENY => Some(Answer::Deny),
-            r if r == REASON => Some(Answer::DenyWithReason(reason.to_string())),
-            _ => None,
-        }
-    }
-}
-
 /// Who answered a card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum By {

@@ -6,7 +6,7 @@
 //! against them. Nothing here is drawn or decided by `ui/`. (The shape of
 //! codex-rs/tui's `ApprovalOption`: a label, a shortcut and a decision.)
 
-use crate::gate::{CardKind, choices};
+use crate::gate::CardKind;
 use crate::keys::{CardCmd, Key};
 use crate::model::{AgentMode, OptionKind, PermissionOption};
 use crate::policy::{self, Sent, allow_option, reject_option, sent_for, switch_allow_option};
@@ -150,42 +150,33 @@ pub(crate) fn card_view(approval: &Approval, modes: &[AgentMode], agent: &str) -
     let plain = approval.view.card.plain_choices();
     if plain && allow_option(options).is_some() {
         rows.push(ChoiceRow {
-            key: choices::FOR_CHAT.key,
-            label: choices::FOR_CHAT.label(approval.view.card).into(),
+            key: 'a',
+            label: "Allow for this chat".into(),
             detail: format!(" — {}", one_line(&approval.grant.describe())),
             flag: None,
             tone: Tone::Allow,
             choice: Choice::AllowForChat,
         });
-        let network = approval.view.card == CardKind::Network;
         rows.push(ChoiceRow {
-            key: choices::BYPASS.key,
-            label: format!(
-                "{} {}",
-                choices::BYPASS.label(approval.view.card),
-                one_line(agent)
-            ),
-            detail: if network {
-                " — saved to allow_hosts in the settings".into()
-            } else {
-                " — stop asking for this agent".into()
-            },
+            key: 'b',
+            label: format!("Bypass {}", one_line(agent)),
+            detail: " — stop asking for this agent".into(),
             flag: None,
             tone: Tone::Plain,
             choice: Choice::Bypass,
         });
     }
     rows.push(ChoiceRow {
-        key: choices::REASON.key,
-        label: choices::REASON.label.into(),
+        key: 'r',
+        label: "Deny with a reason…".into(),
         detail: String::new(),
         flag: None,
         tone: Tone::Reject,
         choice: Choice::DenyWithReason,
     });
     rows.push(ChoiceRow {
-        key: choices::APPROVE_ALL.key,
-        label: choices::APPROVE_ALL.label.into(),
+        key: 'A',
+        label: "Approve all pending".into(),
         detail: String::new(),
         flag: None,
         tone: Tone::Plain,
