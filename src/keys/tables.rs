@@ -429,23 +429,10 @@ pub(crate) const CHATS: &[Binding<Global>] = &[
     ),
 ];
 
-/// What a key on the cards does.
+/// What a key on the cards does besides picking a choice (the choices,
+/// their keys among them, are the card's own: `state::CHOICES`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CardCmd {
-    /// Allow once.
-    Allow,
-    /// Deny.
-    Deny,
-    /// The agent's option of the digit pressed.
-    AgentOption,
-    /// Allow for this chat.
-    AllowForChat,
-    /// Bypass this agent.
-    Bypass,
-    /// Deny with a reason.
-    DenyWithReason,
-    /// Approve every waiting card.
-    ApproveAll,
     /// The next card.
     Next,
     /// The previous card.
@@ -462,72 +449,15 @@ pub(crate) enum CardCmd {
     ScrollUp,
     /// Scroll the card down.
     ScrollDown,
-    /// Keep the request as a rule.
-    KeepRule,
     /// Back to typing (the footer's Ctrl-P; handled before the cards).
     ToComposer,
     /// Show the keys of the cards.
     Help,
 }
 
-/// The keys on a card.
+/// The keys that move about a card (its choices' keys come first in the
+/// help: `state::CHOICES`).
 pub(crate) const CARDS: &[Binding<CardCmd>] = &[
-    b(
-        &[Key::ch('y')],
-        "allow",
-        "allow once / deny",
-        Hint::CardShort,
-        CardCmd::Allow,
-    ),
-    b(
-        &[Key::ch('n')],
-        "deny",
-        "allow once / deny",
-        Hint::CardShort,
-        CardCmd::Deny,
-    ),
-    b(
-        &[Key::plain(K::Digits)],
-        "options",
-        "the agent's own options",
-        Hint::Card,
-        CardCmd::AgentOption,
-    ),
-    b(
-        &[Key::ch('a')],
-        "chat",
-        "allow for this chat: a command's program and subcommand (`cargo test …` for `cargo test --lib`; every command of a line must match; a command run through a wrapper such as `sudo`, `bash -c` or `python3` only exactly; a command in a title warden cannot take apart, or one no allow rule could cover, only this card; gemini's own \"Allow for this session\" covers the same), else the same kind and tool; the card says what it covers",
-        Hint::Card,
-        CardCmd::AllowForChat,
-    ),
-    b(
-        &[Key::ch('b')],
-        "bypass",
-        "bypass this agent from now on: asks once to confirm (\"every call of AGENT that no deny/ask rule stops runs without asking, in every chat, saved to the settings\"); while bypassed, the footer and the chat list show a red `BYPASS`",
-        Hint::Card,
-        CardCmd::Bypass,
-    ),
-    b(
-        &[Key::ch('p')],
-        "keep as rule",
-        "keep as rule: the narrowest sensible rule for this request, its pattern editable (an edit proposes its one file; Tab offers the file's directory, `DIR/**`, instead); Enter appends it to the settings and allows this card, and asks about the other waiting cards only if the rule covers some. It always covers the request it came from, and never names a wrapper as a prefix (`cargo test --lib` proposes `cargo test *`; `bash -c 'cargo test'`, `sudo make` or `python3 x.py` propose the exact command, since allow rules match commands as written)",
-        Hint::CardShort,
-        CardCmd::KeepRule,
-    ),
-    b(
-        &[Key::ch('r')],
-        "reason",
-        "deny with a reason: rejects this card and the turn's others, lets the turn end (its later requests are refused; Esc cancels it), and sends the reason as the next prompt",
-        Hint::Card,
-        CardCmd::DenyWithReason,
-    ),
-    b(
-        &[Key::ch('A')],
-        "all",
-        "approve all cards pending now that were on screen a moment (asks once to confirm)",
-        Hint::Card,
-        CardCmd::ApproveAll,
-    ),
     b(
         &[Key::plain(K::Tab), Key::ch('j')],
         "next",

@@ -108,6 +108,18 @@ pub enum OnAsk {
     Remote,
 }
 
+impl OnAsk {
+    /// The card's row it picks by itself (`None`: it picks none; `Fail`
+    /// cancels the turn, `Remote` waits for someone).
+    pub(crate) fn row(self) -> Option<&'static ChoiceDef> {
+        match self {
+            OnAsk::Deny => Some(Choice::Deny.def()),
+            OnAsk::Allow => Some(Choice::Allow.def()),
+            OnAsk::Fail | OnAsk::Remote => None,
+        }
+    }
+}
+
 /// The text the agent sees before each prompt while the chat is in Plan.
 pub const PLAN_INSTRUCTION: &str = "[warden: plan mode] Plan only: read files and propose changes, \
 but do not edit, delete, move or run anything. The user will switch modes when it is time to act.";
@@ -418,13 +430,16 @@ impl ChatState {
 
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
         if let Some(on_ask) = self.unattended() {
-            let pick = match on_ask {
+            let row = match on_ask.row().map(|row| row.binding.cmd) {
                 // Nobody is there to open a sign-in page or fill a form:
                 // an elicitation is declined, never accepted unseen.
-                OnAsk::Allow if !approval.view.card.on_ask_may_allow() => Answer::Deny,
-                OnAsk::Allow => Answer::Allow,
-                OnAsk::Deny | OnAsk::Remote => Answer::Deny,
-                OnAsk::Fail => {
+                Some(Choice::Allow) if !approval.view.card.on_ask_may_allow() => Some(Choice::Deny),
+                other => other,
+            };
+            let pick = match row.and_then(|choice| choice.answer("")) {
+                Some(pick) => pick,
+                None if on_ask != OnAsk::Fail => Answer::Deny,
+                None => {
                     self.session.failed = Some(format!(
                         "the agent asked permission for `{}` and --on-ask is fail",
                         approval.title()
@@ -780,6 +795,7 @@ use answer::{Resolved, index_of, relabel};
 pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 #[cfg(test)]
 pub(crate) use cards::NOT_ARMED;
+pub(crate) use choices::{CHOICES, ChoiceDef, choice_bindings, choice_of_id, choice_of_key};
 pub use choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
 pub use focus::{CardCursor, Focus, Modal, Pane, Question};
 pub use mode_menu::ModeItem;

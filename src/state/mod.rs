@@ -28,6 +28,7 @@ pub use approval::{
     Modal, ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Pick, Question, Refusal, RequestFacts, Seen,
     TYPING_WINDOW, Tone, option_kind_label,
 };
+pub(crate) use approval::{CHOICES, ChoiceDef, choice_bindings, choice_of_id, choice_of_key};
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
 pub use form::{FieldKind, FormEditor, FormField};

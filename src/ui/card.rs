@@ -602,7 +602,15 @@ pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> 
                 .iter()
                 .filter(|id| state.gate.approvals.iter().any(|a| a.id == **id))
                 .count();
-            let ask = format!("Approve all {pending} pending requests? y / n");
+            let ask = format!(
+                "{} {}",
+                Choice::ApproveAll
+                    .def()
+                    .ask
+                    .unwrap_or_default()
+                    .replace("{n}", &pending.to_string()),
+                keys::answer_keys(keys::CONFIRM_ALL)
+            );
             let ask = truncate_end(&ask, width).into_owned();
             bottom.push(Line::from(Span::styled(ask, theme.confirm())));
         }
@@ -656,30 +664,38 @@ pub(crate) fn card(state: &ChatState, width: u16, height: u16, theme: Theme) -> 
 /// The answering keys a folded card lists on its one row, those it
 /// offers: "y allow · n deny · a chat · r reason".
 fn folded_keys(approval: &Approval) -> String {
-    use keys::CardCmd as C;
-    keys::card_hints_where(keys::CARDS, false, |cmd| {
-        matches!(
-            cmd,
-            C::Allow | C::Deny | C::AllowForChat | C::DenyWithReason
-        ) && approval.card.offers(cmd)
-    })
+    use crate::state::Choice as C;
+    keys::card_line(
+        false,
+        |choice| {
+            matches!(
+                choice,
+                C::Allow | C::Deny | C::AllowForChat | C::DenyWithReason
+            ) && approval.card.offers(*choice)
+        },
+        |_| false,
+    )
 }
 
 /// The hint row under folded choices, when the card takes answers: the
 /// keys the folded row does not list.
 fn folded_hints(state: &ChatState) -> Option<String> {
-    use keys::CardCmd as C;
+    use crate::state::Choice as C;
     let approval = state.gate.approvals.get(selected(state))?;
     let normal = state.view.focus.is(Pane::Cards)
         && state.card_armed()
         && approval.view.card != CardKind::Elicitation;
     normal.then(|| {
-        keys::card_hints_where(keys::CARDS, true, |cmd| {
-            !matches!(
-                cmd,
-                C::Allow | C::Deny | C::AllowForChat | C::DenyWithReason | C::Expand
-            ) && approval.card.offers(cmd)
-        })
+        keys::card_line(
+            true,
+            |choice| {
+                !matches!(
+                    choice,
+                    C::Allow | C::Deny | C::AllowForChat | C::DenyWithReason
+                ) && approval.card.offers(*choice)
+            },
+            |cmd| *cmd != keys::CardCmd::Expand,
+        )
     })
 }
 
@@ -820,10 +836,10 @@ pub(crate) fn hint_lines(state: &ChatState) -> (String, String) {
         _ if !state.card_armed() => both(WAIT_HINT.to_string()),
         _ if approval.view.card == CardKind::Elicitation => both(keys::elicitation_hints()),
         _ => {
-            let offers = |cmd: &keys::CardCmd| approval.card.offers(cmd);
+            let offers = |choice: &Choice| approval.card.offers(*choice);
             (
-                keys::card_hints_where(keys::CARDS, false, offers),
-                keys::card_hints_where(keys::CARDS, true, offers),
+                keys::card_line(false, offers, |_| true),
+                keys::card_line(true, offers, |_| true),
             )
         }
     }
