@@ -28,7 +28,6 @@ use hyper::{Method, Request, Response, StatusCode};
 use super::token::Token;
 use super::{ARMING, Command, Snapshot, page};
 use crate::policy::Mode;
-use crate::state::Answer;
 
 /// How long the first wrong token waits for its answer; each further one
 /// waits twice as long as the one before, up to [`WRONG_DELAY_MAX`].
@@ -305,14 +304,19 @@ async fn handle(req: Request<Incoming>, shared: &Arc<Mutex<Shared>>, sink: &Sink
         (Method::GET, "/reason") if signed_in => {
             let (chat, card) = (number(&query, "chat"), number(&query, "card"));
             let mut shared = lock(shared);
-            let title = find_card(&shared.snapshot, chat, card).map(|c| c.title.clone());
+            let found = find_card(&shared.snapshot, chat, card).and_then(|c| {
+                let choice = c.choices.iter().find(|x| x.needs_reason)?;
+                Some((c.title.clone(), *choice))
+            });
             match issue_csrf(&mut shared) {
                 Some(csrf) => html_reply(
                     StatusCode::OK,
                     page::reason(
                         chat.unwrap_or(0),
                         card.unwrap_or(0),
-                        title.as_deref(),
+                        found
+                            .as_ref()
+                            .map(|(title, choice)| (title.as_str(), choice)),
                         csrf.as_str(),
                     ),
                 ),
@@ -500,21 +504,8 @@ fn wrong_delay(failures: u32) -> Duration {
 
 fn post_answer(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, String>) -> Reply {
     let (chat, card) = (number(form, "chat"), number(form, "card"));
-    let pick = match form.get("pick").map(String::as_str) {
-        Some("allow") => Answer::Allow,
-        Some("deny") => Answer::Deny,
-        Some("reason") => {
-            let reason = form.get("reason").map_or("", |r| r.trim());
-            if reason.is_empty() {
-                return text(
-                    StatusCode::BAD_REQUEST,
-                    "type why the agent should not do this",
-                );
-            }
-            Answer::DenyWithReason(reason.to_string())
-        }
-        _ => return text(StatusCode::BAD_REQUEST, "no answer picked"),
-    };
+    let picked = form.get("pick").map_or("", String::as_str);
+    let reason = form.get("reason").map_or("", String::as_str);
     let shared = lock(shared);
     let Some(found) = find_card(&shared.snapshot, chat, card) else {
         let last = shared.snapshot.decided.last().cloned().unwrap_or_default();
@@ -523,6 +514,16 @@ fn post_answer(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, Strin
             page::message(&format!(
                 "That card no longer waits: already decided or withdrawn. Last decision: {last}"
             )),
+        );
+    };
+    // The card's own rows say what may be picked, and what each sends.
+    let Some(choice) = found.choices.iter().find(|c| c.id == picked) else {
+        return text(StatusCode::BAD_REQUEST, "no answer picked");
+    };
+    let Some(pick) = choice.answer(reason) else {
+        return text(
+            StatusCode::BAD_REQUEST,
+            "type why the agent should not do this",
         );
     };
     if found.since.elapsed() < shared.arming {

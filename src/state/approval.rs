@@ -789,17 +789,19 @@ mod choices;
 mod focus;
 mod mode_menu;
 mod scope;
+mod summary;
 
 pub use answer::{Answer, By, Pick};
 use answer::{Resolved, index_of, relabel};
 pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 #[cfg(test)]
 pub(crate) use cards::NOT_ARMED;
-pub(crate) use choices::{CHOICES, ChoiceDef, choice_bindings, choice_of_id, choice_of_key};
+pub(crate) use choices::{CHOICES, ChoiceDef, choice_bindings, choice_of_key};
 pub use choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
 pub use focus::{CardCursor, Focus, Modal, Pane, Question};
 pub use mode_menu::ModeItem;
 pub use scope::AllowedScope;
+pub use summary::{CardSummary, ChoiceSummary, remote_choices};
 
 #[cfg(test)]
 mod attack_tests;

@@ -225,11 +225,6 @@ pub(crate) fn choice_of_key(key: Key) -> Option<Choice> {
     })
 }
 
-/// The choice the remote page posts as `id`.
-pub(crate) fn choice_of_id(id: &str) -> Option<Choice> {
-    CHOICES.iter().find(|d| d.id == id).map(|d| d.binding.cmd)
-}
-
 /// The bindings of the choices (for the help, the guide and hint lines).
 pub(crate) fn choice_bindings() -> Vec<Binding<Choice>> {
     CHOICES.iter().map(|d| d.binding.clone()).collect()
@@ -528,7 +523,6 @@ mod tests {
                 std::mem::discriminant(&def.binding.cmd),
                 std::mem::discriminant(&choice)
             );
-            assert_eq!(choice_of_id(def.id).map(|c| c.def().id), Some(def.id));
         }
         // Ids and keys are each one choice's.
         for (i, a) in CHOICES.iter().enumerate() {
