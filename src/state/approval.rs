@@ -796,8 +796,10 @@ use answer::{Resolved, index_of, relabel};
 pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 #[cfg(test)]
 pub(crate) use cards::NOT_ARMED;
-pub(crate) use choices::{CHOICES, ChoiceDef, choice_bindings, choice_of_key};
+#[cfg(test)]
+pub(crate) use choices::CHOICES;
 pub use choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
+pub(crate) use choices::{ChoiceDef, choice_bindings, choice_of_key};
 pub use focus::{CardCursor, Focus, Modal, Pane, Question};
 pub use mode_menu::ModeItem;
 pub use scope::AllowedScope;
