@@ -94,32 +94,6 @@ impl Approval {
     }
 }
 
-/// How a headless run (`warden exec`) answers what would have been a card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnAsk {
-    /// Reject it (the default: nothing risky runs unattended).
-    Deny,
-    /// Allow it once.
-    Allow,
-    /// Cancel the turn and fail the run.
-    Fail,
-    /// Show the card on the remote page (`src/remote/`) and wait for an
-    /// answer there; the runtime denies it when none comes in time.
-    Remote,
-}
-
-impl OnAsk {
-    /// The card's row it picks by itself (`None`: it picks none; `Fail`
-    /// cancels the turn, `Remote` waits for someone).
-    pub(crate) fn row(self) -> Option<&'static ChoiceDef> {
-        match self {
-            OnAsk::Deny => Some(Choice::Deny.def()),
-            OnAsk::Allow => Some(Choice::Allow.def()),
-            OnAsk::Fail | OnAsk::Remote => None,
-        }
-    }
-}
-
 /// The text the agent sees before each prompt while the chat is in Plan.
 pub const PLAN_INSTRUCTION: &str = "[warden: plan mode] Plan only: read files and propose changes, \
 but do not edit, delete, move or run anything. The user will switch modes when it is time to act.";
@@ -430,15 +404,8 @@ impl ChatState {
 
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
         if let Some(on_ask) = self.unattended() {
-            let row = match on_ask.row().map(|row| row.binding.cmd) {
-                // Nobody is there to open a sign-in page or fill a form:
-                // an elicitation is declined, never accepted unseen.
-                Some(Choice::Allow) if !approval.view.card.on_ask_may_allow() => Some(Choice::Deny),
-                other => other,
-            };
-            let pick = match row.and_then(|choice| choice.answer("")) {
+            let pick = match on_ask.pick(approval.view.card) {
                 Some(pick) => pick,
-                None if on_ask != OnAsk::Fail => Answer::Deny,
                 None => {
                     self.session.failed = Some(format!(
                         "the agent asked permission for `{}` and --on-ask is fail",
@@ -788,6 +755,7 @@ mod cards;
 mod choices;
 mod focus;
 mod mode_menu;
+mod on_ask;
 mod scope;
 mod summary;
 
@@ -802,6 +770,7 @@ pub use choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
 pub(crate) use choices::{ChoiceDef, choice_bindings, choice_of_key};
 pub use focus::{CardCursor, Focus, Modal, Pane, Question};
 pub use mode_menu::ModeItem;
+pub use on_ask::OnAsk;
 pub use scope::AllowedScope;
 pub use summary::{CardSummary, ChoiceSummary, remote_choices};
 
