@@ -697,6 +697,87 @@ mod tests {
     }
 
     #[test]
+    fn only_a_row_the_card_offers_is_taken_and_it_sends_that_rows_answer() {
+        use crate::remote::{CardView, ChatCards};
+        use crate::state::Answer;
+        let card = CardView {
+            id: 7,
+            title: "t".into(),
+            kind: "execute".into(),
+            command: None,
+            paths: Vec::new(),
+            diff: String::new(),
+            reason: String::new(),
+            choices: crate::state::remote_choices(),
+            since: Instant::now() - Duration::from_secs(60),
+        };
+        let shared = Mutex::new(Shared {
+            token: None,
+            session: Token::fresh().expect("random"),
+            csrf: VecDeque::new(),
+            failures: 0,
+            last_failure: None,
+            snapshot: Snapshot {
+                chats: vec![ChatCards {
+                    chat: 1,
+                    label: "chat".into(),
+                    agent: "demo".into(),
+                    project: "~".into(),
+                    mode: Mode::Default,
+                    cards: vec![card],
+                }],
+                decided: Vec::new(),
+            },
+            arming: ARMING,
+            changed: tokio::sync::watch::channel(0).0,
+        });
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let into = sent.clone();
+        let sink: Sink = Arc::new(move |command| into.lock().expect("sent").push(command));
+        let post = |body: &str| post_answer(&shared, &sink, &parse_form(body)).status();
+        // Lasting choices are the terminal's: the page's card has no such row.
+        for pick in [
+            "chat",
+            "bypass",
+            "rule",
+            "all",
+            "option",
+            "",
+            "allow-always",
+        ] {
+            let status = post(&format!("chat=1&card=7&pick={pick}"));
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{pick}");
+        }
+        assert_eq!(
+            post("chat=1&card=7&pick=reason&reason=+"),
+            StatusCode::BAD_REQUEST
+        );
+        assert!(sent.lock().expect("sent").is_empty());
+        assert_eq!(post("chat=1&card=7&pick=deny"), StatusCode::SEE_OTHER);
+        assert_eq!(
+            post("chat=1&card=7&pick=reason&reason=not+now"),
+            StatusCode::SEE_OTHER
+        );
+        let picks: Vec<Answer> = sent
+            .lock()
+            .expect("sent")
+            .iter()
+            .filter_map(|c| match c {
+                Command::Answer {
+                    chat: 1,
+                    id: 7,
+                    pick,
+                } => Some(pick.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            picks,
+            [Answer::Deny, Answer::DenyWithReason("not now".into())]
+        );
+    }
+
+    #[test]
     fn each_wrong_token_waits_longer_up_to_a_bound() {
         assert_eq!(wrong_delay(1), WRONG_DELAY);
         assert_eq!(wrong_delay(2), WRONG_DELAY * 2);
