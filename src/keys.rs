@@ -18,6 +18,8 @@ mod tables;
 pub use action::{Action, Scroll};
 pub(crate) use tables::*;
 
+use crate::state::{Choice, ChoiceDef, choice_bindings};
+
 /// A key without modifiers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {
@@ -319,28 +321,76 @@ pub(crate) fn hints<C>(table: &[Binding<C>], want: impl Fn(Hint) -> bool) -> Vec
 
 /// The hint line of an elicitation's card: answered by the user alone, so
 /// only allow (accept; a form is filled in first), deny (decline) and the
-/// keys that move between cards, from [`CARDS`].
+/// keys that move between cards, from the card's choices and [`CARDS`].
 pub(crate) fn elicitation_hints() -> String {
-    let answers = |cmd: &CardCmd| {
-        matches!(
-            cmd,
-            CardCmd::Allow | CardCmd::Deny | CardCmd::Next | CardCmd::Expand | CardCmd::ToComposer
-        )
-    };
-    let shown: Vec<Binding<CardCmd>> = CARDS
+    let choices: Vec<Binding<Choice>> = choice_bindings()
+        .into_iter()
+        .filter(|b| matches!(b.cmd, Choice::Allow | Choice::Deny) && b.hint != Hint::No)
+        .collect();
+    let moves: Vec<Binding<CardCmd>> = CARDS
         .iter()
-        .filter(|b| answers(&b.cmd) && b.hint != Hint::No)
+        .filter(|b| {
+            matches!(b.cmd, CardCmd::Next | CardCmd::Expand | CardCmd::ToComposer)
+                && b.hint != Hint::No
+        })
         .cloned()
         .collect();
-    hints(&shown, |_| true)
+    let allow = Choice::Allow.def();
+    let deny = Choice::Deny.def();
+    let hint = |def: &ChoiceDef| format!("{} {}", def.letter(), def.binding.label);
+    let (allow, deny) = (hint(allow), hint(deny));
+    hints(&choices, |_| true)
         .into_iter()
-        .map(|hint| match hint.as_str() {
-            "y allow" => "y accept (a form: fill it in)".to_string(),
-            "n deny" => "n decline".to_string(),
-            _ => hint,
+        .chain(hints(&moves, |_| true))
+        .map(|h| {
+            if h == allow {
+                format!(
+                    "{} accept (a form: fill it in)",
+                    Choice::Allow.def().letter()
+                )
+            } else if h == deny {
+                format!("{} decline", Choice::Deny.def().letter())
+            } else {
+                h
+            }
         })
         .collect::<Vec<_>>()
         .join(" · ")
+}
+
+/// A card's hint line: its choices that `choice` keeps (the card's own
+/// table, [`crate::state::CHOICES`]), then the keys of [`CARDS`] that
+/// `moves` keeps; the full one, or (`short`) the keys the choices do not
+/// show.
+pub(crate) fn card_line(
+    short: bool,
+    choice: impl Fn(&Choice) -> bool,
+    moves: impl Fn(&CardCmd) -> bool,
+) -> String {
+    [
+        card_hints_where(&choice_bindings(), short, choice),
+        card_hints_where(CARDS, short, moves),
+    ]
+    .into_iter()
+    .filter(|line| !line.is_empty())
+    .collect::<Vec<_>>()
+    .join(" · ")
+}
+
+/// The answers of a question, each by its first key: "y / n".
+pub(crate) fn answer_keys<C>(table: &[Binding<C>]) -> String {
+    table
+        .iter()
+        .filter_map(|b| b.keys.first().map(|k| k.name('-')))
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+/// Every key on a card: its choices', then those that move about it.
+pub(crate) fn card_rows(sep: char) -> Vec<Row> {
+    let mut out = rows(&choice_bindings(), sep);
+    out.extend(rows(CARDS, sep));
+    out
 }
 
 /// The footer's hints, most important last (the footer drops the first).
@@ -433,7 +483,7 @@ impl Context {
                 out.extend(rows(CHATS, sep));
                 out
             }
-            Context::Cards => rows(CARDS, sep),
+            Context::Cards => card_rows(sep),
             Context::Reason => rows(REASON, sep),
             Context::KeepRule => rows(KEEP_RULE, sep),
             Context::Question => rows(QUESTION, sep),
@@ -489,7 +539,7 @@ pub(crate) fn readme_tables() -> Vec<(&'static str, String)> {
             "chat-list",
             markdown_table("key in the chat list", &rows(CHAT_LIST, '+')),
         ),
-        ("cards", markdown_table("key on a card", &rows(CARDS, '+'))),
+        ("cards", markdown_table("key on a card", &card_rows('+'))),
         (
             "mode-menu",
             markdown_table("key in the mode dropdown", &rows(MODE_MENU, '+')),

@@ -329,7 +329,7 @@ impl App {
                             agent: crate::sanitize::one_line(&slot.state.session.agent_name),
                             project: crate::sanitize::one_line(&slot.state.session.cwd),
                             mode: slot.state.gate.mode,
-                            cards: crate::remote::cards_of(&slot.state, old),
+                            cards: crate::remote::cards_of(slot.state.card_summaries(), old),
                         }
                     })
                     .collect(),

@@ -52,11 +52,11 @@ fn the_footers_quit_key_quits_at_once() {
 #[test]
 fn the_card_hint_lines_come_from_the_card_table() {
     assert_eq!(
-        card_hints(CARDS, false),
+        card_line(false, |_| true, |_| true),
         "y allow · n deny · 1-9 options · a chat · b bypass · p keep as rule · r reason · A all · Tab next · e expand · Ctrl-P type"
     );
     assert_eq!(
-        card_hints(CARDS, true),
+        card_line(true, |_| true, |_| true),
         "y allow · n deny · p keep as rule · Tab next · e expand · Ctrl-P type"
     );
     assert_eq!(card_hints(QUESTION, false), "y yes · n or Esc no");
@@ -75,7 +75,11 @@ fn no_key_means_two_things_in_one_table() {
         ),
         (
             "cards",
-            CARDS.iter().flat_map(|b| b.keys.iter().copied()).collect(),
+            crate::state::choice_bindings()
+                .iter()
+                .flat_map(|b| b.keys.iter().copied())
+                .chain(CARDS.iter().flat_map(|b| b.keys.iter().copied()))
+                .collect(),
         ),
         (
             "question",
@@ -125,7 +129,10 @@ fn a_context_matches_the_key_as_pressed() {
     // the composer reads as something else still finds its row there.
     let (action, key) = split(Action::ch('y'));
     assert_eq!(action, Action::Char('y'));
-    assert_eq!(lookup_key(CARDS, key), Some(CardCmd::Allow));
+    assert_eq!(
+        key.and_then(crate::state::choice_of_key),
+        Some(crate::state::Choice::Allow)
+    );
     let (action, key) = split(Action::Key(Key::shift(Code::Up)));
     assert_eq!(action, Action::CardScroll(-3));
     assert_eq!(lookup_key(CARDS, key), Some(CardCmd::ScrollUp));
@@ -134,7 +141,10 @@ fn a_context_matches_the_key_as_pressed() {
     // A digit is the agent's option on a card, typed in the composer.
     let (action, key) = split(Action::ch('3'));
     assert_eq!(action, Action::Char('3'));
-    assert_eq!(lookup_key(CARDS, key), Some(CardCmd::AgentOption));
+    assert_eq!(
+        key.and_then(crate::state::choice_of_key),
+        Some(crate::state::Choice::AgentOption(2))
+    );
     // Not a key (a paste, a click): no table row matches it.
     let (action, key) = split(Action::Submit);
     assert_eq!((action, key), (Action::Submit, None));

@@ -31,14 +31,11 @@ pub use token::Token;
 use std::time::Instant;
 
 use crate::policy::Mode;
-use crate::state::{Answer, ChatId, RequestId};
+use crate::state::{Answer, CardSummary, ChatId, ChoiceSummary, RequestId};
 
 /// How long a card must have been on the page before a remote answer takes
 /// (the key-race rule: no card is answered in the instant it appears).
 pub const ARMING: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// The most bytes of a diff shown on the page (the rest is said as a count).
-const DIFF_BYTES: usize = 16 * 1024;
 
 /// What the page shows: every chat's waiting cards, and the last decisions.
 #[derive(Debug, Clone, Default)]
@@ -72,6 +69,8 @@ pub struct CardView {
     pub diff: String,
     /// Why the policy left it to the user.
     pub reason: String,
+    /// Its buttons: the card's rows another device may pick.
+    pub choices: Vec<ChoiceSummary>,
     /// When the page first had it (its arming starts then).
     pub since: Instant,
 }
@@ -90,62 +89,28 @@ pub enum Command {
     },
 }
 
-/// The cards of one chat as the page shows them; `since` of a card already
+/// The cards of one chat as the page shows them, from the summaries the
+/// state makes (`ChatState::card_summaries`); `since` of a card already
 /// published is kept from `before`.
-pub fn cards_of(state: &crate::state::ChatState, before: Option<&ChatCards>) -> Vec<CardView> {
+pub fn cards_of(cards: Vec<CardSummary>, before: Option<&ChatCards>) -> Vec<CardView> {
     let now = Instant::now();
-    state
-        .gate
-        .approvals
-        .iter()
-        .map(|approval| {
+    cards
+        .into_iter()
+        .map(|card| {
             let since = before
-                .and_then(|b| b.cards.iter().find(|c| c.id == approval.id))
+                .and_then(|b| b.cards.iter().find(|c| c.id == card.id))
                 .map_or(now, |c| c.since);
-            let mut paths = approval.view.locations.clone();
-            for path in &approval.view.diff_paths {
-                if !paths.contains(path) {
-                    paths.push(path.clone());
-                }
-            }
             CardView {
-                id: approval.id,
-                title: approval.title(),
-                kind: approval.view.kind.as_str().to_string(),
-                command: approval.view.command(),
-                paths,
-                diff: diff_of(approval),
-                reason: approval.reason.clone(),
+                id: card.id,
+                title: card.title,
+                kind: card.kind,
+                command: card.command,
+                paths: card.paths,
+                diff: card.diff,
+                reason: card.reason,
+                choices: card.choices,
                 since,
             }
         })
         .collect()
-}
-
-/// The request's diffs as unified text, bounded.
-fn diff_of(approval: &crate::state::Approval) -> String {
-    let mut out = String::new();
-    for content in approval.request.fields.content.as_deref().unwrap_or(&[]) {
-        if let crate::model::ToolContent::Diff { path, old, new } = content {
-            let old = old.as_deref().unwrap_or("");
-            let diff = similar::TextDiff::from_lines(old, new.as_str());
-            out.push_str(
-                &diff
-                    .unified_diff()
-                    .context_radius(3)
-                    .header(path, path)
-                    .to_string(),
-            );
-        }
-    }
-    if out.len() > DIFF_BYTES {
-        let mut cut = DIFF_BYTES;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let rest = out.len() - cut;
-        out.truncate(cut);
-        out.push_str(&format!("\n… {rest} more bytes\n"));
-    }
-    out
 }

@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use super::Snapshot;
 use crate::policy::Mode;
+use crate::state::{ChoiceSummary, Tone};
 
 /// `&`, `<`, `>`, `"` and `'` as entities, and control characters (but
 /// newlines and tabs) as `?`: text, never markup.
@@ -143,17 +144,32 @@ pub fn fragment(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) ->
             let _ = write!(
                 out,
                 "<form method=\"post\" action=\"/answer\">{}\
-<input type=\"hidden\" name=\"chat\" value=\"{}\"><input type=\"hidden\" name=\"card\" value=\"{}\">\
-<button class=\"allow\" name=\"pick\" value=\"allow\">Allow once</button>\
-<button class=\"deny\" name=\"pick\" value=\"deny\">Deny</button></form>\
-<form method=\"get\" action=\"/reason\"><input type=\"hidden\" name=\"chat\" value=\"{}\">\
-<input type=\"hidden\" name=\"card\" value=\"{}\"><button>Deny with reason…</button></form></div>",
+<input type=\"hidden\" name=\"chat\" value=\"{}\"><input type=\"hidden\" name=\"card\" value=\"{}\">",
                 csrf_field(csrf),
                 chat.chat,
                 card.id,
-                chat.chat,
-                card.id
             );
+            for choice in card.choices.iter().filter(|c| !c.needs_reason) {
+                let _ = write!(
+                    out,
+                    "<button{} name=\"pick\" value=\"{}\">{}</button>",
+                    class_of(choice.tone),
+                    escape(choice.id),
+                    escape(choice.label)
+                );
+            }
+            out.push_str("</form>");
+            for choice in card.choices.iter().filter(|c| c.needs_reason) {
+                let _ = write!(
+                    out,
+                    "<form method=\"get\" action=\"/reason\"><input type=\"hidden\" name=\"chat\" value=\"{}\">\
+<input type=\"hidden\" name=\"card\" value=\"{}\"><button>{}</button></form>",
+                    chat.chat,
+                    card.id,
+                    escape(choice.label)
+                );
+            }
+            out.push_str("</div>");
         }
     }
     if !snapshot.decided.is_empty() {
@@ -166,31 +182,43 @@ pub fn fragment(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) ->
     out
 }
 
-/// The form to deny card `card` of `chat` with a reason (no refresh: the
-/// typed reason stays).
-pub fn reason(chat: u64, card: u64, title: Option<&str>, csrf: &str) -> String {
+/// The form to deny card `card` of `chat` with a reason: `found`, the
+/// card's title and its choice that takes a reason (no refresh: the typed
+/// reason stays).
+pub fn reason(chat: u64, card: u64, found: Option<(&str, &ChoiceSummary)>, csrf: &str) -> String {
     let mut out = String::new();
     out.push_str(HEAD);
     out.push_str("<title>warden: deny with a reason</title>");
     out.push_str(STYLE);
     out.push_str("</head><body>");
-    match title {
-        Some(title) => {
+    match found {
+        Some((title, choice)) => {
             let _ = write!(
                 out,
                 "<p>Deny <b>{}</b> and tell the agent why:</p>\
 <form method=\"post\" action=\"/answer\">{}\
 <input type=\"hidden\" name=\"chat\" value=\"{chat}\"><input type=\"hidden\" name=\"card\" value=\"{card}\">\
-<input type=\"hidden\" name=\"pick\" value=\"reason\"><input type=\"text\" name=\"reason\" autofocus>\
-<button class=\"deny\">Deny</button></form>",
+<input type=\"hidden\" name=\"pick\" value=\"{}\"><input type=\"text\" name=\"reason\" autofocus>\
+<button class=\"deny\">{}</button></form>",
                 escape(title),
-                csrf_field(csrf)
+                csrf_field(csrf),
+                escape(choice.id),
+                escape(choice.label.trim_end_matches('…'))
             );
         }
         None => out.push_str("<p>That card no longer waits.</p>"),
     }
     out.push_str("<p><a href=\"/\">back</a></p></body></html>");
     out
+}
+
+/// A button's class for a choice's tone.
+fn class_of(tone: Tone) -> &'static str {
+    match tone {
+        Tone::Allow => " class=\"allow\"",
+        Tone::Reject => " class=\"deny\"",
+        Tone::Plain => "",
+    }
 }
 
 /// A short page saying what happened (and a link back).
@@ -231,6 +259,7 @@ mod tests {
                     paths: vec![evil.to_string()],
                     diff: evil.to_string(),
                     reason: evil.to_string(),
+                    choices: crate::state::remote_choices(),
                     since: std::time::Instant::now(),
                 }],
             }],
@@ -244,7 +273,8 @@ mod tests {
         assert!(!html.contains('\u{1b}'), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(html.contains("onerror=&quot;x&quot;"));
-        let form = reason(1, 7, Some(evil), "c");
+        let choices = crate::state::remote_choices();
+        let form = reason(1, 7, Some((evil, &choices[2])), "c");
         assert!(!form.contains("<script"), "{form}");
     }
 
@@ -265,6 +295,7 @@ mod tests {
                     paths: Vec::new(),
                     diff: String::new(),
                     reason: String::new(),
+                    choices: crate::state::remote_choices(),
                     since: std::time::Instant::now(),
                 }],
             }],
@@ -289,6 +320,7 @@ mod tests {
             paths: Vec::new(),
             diff: String::new(),
             reason: String::new(),
+            choices: crate::state::remote_choices(),
             since: std::time::Instant::now(),
         };
         let chat = |chat: u64, agent: &str, project: &str| ChatCards {

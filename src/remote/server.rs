@@ -28,7 +28,6 @@ use hyper::{Method, Request, Response, StatusCode};
 use super::token::Token;
 use super::{ARMING, Command, Snapshot, page};
 use crate::policy::Mode;
-use crate::state::Answer;
 
 /// How long the first wrong token waits for its answer; each further one
 /// waits twice as long as the one before, up to [`WRONG_DELAY_MAX`].
@@ -305,14 +304,19 @@ async fn handle(req: Request<Incoming>, shared: &Arc<Mutex<Shared>>, sink: &Sink
         (Method::GET, "/reason") if signed_in => {
             let (chat, card) = (number(&query, "chat"), number(&query, "card"));
             let mut shared = lock(shared);
-            let title = find_card(&shared.snapshot, chat, card).map(|c| c.title.clone());
+            let found = find_card(&shared.snapshot, chat, card).and_then(|c| {
+                let choice = c.choices.iter().find(|x| x.needs_reason)?;
+                Some((c.title.clone(), *choice))
+            });
             match issue_csrf(&mut shared) {
                 Some(csrf) => html_reply(
                     StatusCode::OK,
                     page::reason(
                         chat.unwrap_or(0),
                         card.unwrap_or(0),
-                        title.as_deref(),
+                        found
+                            .as_ref()
+                            .map(|(title, choice)| (title.as_str(), choice)),
                         csrf.as_str(),
                     ),
                 ),
@@ -500,21 +504,8 @@ fn wrong_delay(failures: u32) -> Duration {
 
 fn post_answer(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, String>) -> Reply {
     let (chat, card) = (number(form, "chat"), number(form, "card"));
-    let pick = match form.get("pick").map(String::as_str) {
-        Some("allow") => Answer::Allow,
-        Some("deny") => Answer::Deny,
-        Some("reason") => {
-            let reason = form.get("reason").map_or("", |r| r.trim());
-            if reason.is_empty() {
-                return text(
-                    StatusCode::BAD_REQUEST,
-                    "type why the agent should not do this",
-                );
-            }
-            Answer::DenyWithReason(reason.to_string())
-        }
-        _ => return text(StatusCode::BAD_REQUEST, "no answer picked"),
-    };
+    let picked = form.get("pick").map_or("", String::as_str);
+    let reason = form.get("reason").map_or("", String::as_str);
     let shared = lock(shared);
     let Some(found) = find_card(&shared.snapshot, chat, card) else {
         let last = shared.snapshot.decided.last().cloned().unwrap_or_default();
@@ -523,6 +514,16 @@ fn post_answer(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, Strin
             page::message(&format!(
                 "That card no longer waits: already decided or withdrawn. Last decision: {last}"
             )),
+        );
+    };
+    // The card's own rows say what may be picked, and what each sends.
+    let Some(choice) = found.choices.iter().find(|c| c.id == picked) else {
+        return text(StatusCode::BAD_REQUEST, "no answer picked");
+    };
+    let Some(pick) = choice.answer(reason) else {
+        return text(
+            StatusCode::BAD_REQUEST,
+            "type why the agent should not do this",
         );
     };
     if found.since.elapsed() < shared.arming {
@@ -693,6 +694,87 @@ mod tests {
         assert_eq!(form["reason"], "no way!");
         assert_eq!(form["bad"], "%zz");
         assert_eq!(form["cut"], "%4");
+    }
+
+    #[test]
+    fn only_a_row_the_card_offers_is_taken_and_it_sends_that_rows_answer() {
+        use crate::remote::{CardView, ChatCards};
+        use crate::state::Answer;
+        let card = CardView {
+            id: 7,
+            title: "t".into(),
+            kind: "execute".into(),
+            command: None,
+            paths: Vec::new(),
+            diff: String::new(),
+            reason: String::new(),
+            choices: crate::state::remote_choices(),
+            since: Instant::now() - Duration::from_secs(60),
+        };
+        let shared = Mutex::new(Shared {
+            token: None,
+            session: Token::fresh().expect("random"),
+            csrf: VecDeque::new(),
+            failures: 0,
+            last_failure: None,
+            snapshot: Snapshot {
+                chats: vec![ChatCards {
+                    chat: 1,
+                    label: "chat".into(),
+                    agent: "demo".into(),
+                    project: "~".into(),
+                    mode: Mode::Default,
+                    cards: vec![card],
+                }],
+                decided: Vec::new(),
+            },
+            arming: ARMING,
+            changed: tokio::sync::watch::channel(0).0,
+        });
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let into = sent.clone();
+        let sink: Sink = Arc::new(move |command| into.lock().expect("sent").push(command));
+        let post = |body: &str| post_answer(&shared, &sink, &parse_form(body)).status();
+        // Lasting choices are the terminal's: the page's card has no such row.
+        for pick in [
+            "chat",
+            "bypass",
+            "rule",
+            "all",
+            "option",
+            "",
+            "allow-always",
+        ] {
+            let status = post(&format!("chat=1&card=7&pick={pick}"));
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{pick}");
+        }
+        assert_eq!(
+            post("chat=1&card=7&pick=reason&reason=+"),
+            StatusCode::BAD_REQUEST
+        );
+        assert!(sent.lock().expect("sent").is_empty());
+        assert_eq!(post("chat=1&card=7&pick=deny"), StatusCode::SEE_OTHER);
+        assert_eq!(
+            post("chat=1&card=7&pick=reason&reason=not+now"),
+            StatusCode::SEE_OTHER
+        );
+        let picks: Vec<Answer> = sent
+            .lock()
+            .expect("sent")
+            .iter()
+            .filter_map(|c| match c {
+                Command::Answer {
+                    chat: 1,
+                    id: 7,
+                    pick,
+                } => Some(pick.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            picks,
+            [Answer::Deny, Answer::DenyWithReason("not now".into())]
+        );
     }
 
     #[test]

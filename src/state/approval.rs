@@ -52,20 +52,6 @@ impl Approval {
     }
 }
 
-/// How a headless run (`warden exec`) answers what would have been a card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnAsk {
-    /// Reject it (the default: nothing risky runs unattended).
-    Deny,
-    /// Allow it once.
-    Allow,
-    /// Cancel the turn and fail the run.
-    Fail,
-    /// Show the card on the remote page (`src/remote/`) and wait for an
-    /// answer there; the runtime denies it when none comes in time.
-    Remote,
-}
-
 /// The text the agent sees before each prompt while the chat is in Plan.
 pub const PLAN_INSTRUCTION: &str = "[warden: plan mode] Plan only: read files and propose changes, \
 but do not edit, delete, move or run anything. The user will switch modes when it is time to act.";
@@ -341,13 +327,9 @@ impl ChatState {
 
     fn ask(&mut self, mut approval: Approval, reason: String) -> Vec<Effect> {
         if let Some(on_ask) = self.unattended() {
-            let pick = match on_ask {
-                // Nobody is there to open a sign-in page or fill a form:
-                // an elicitation is declined, never accepted unseen.
-                OnAsk::Allow if !approval.view.card.on_ask_may_allow() => Answer::Deny,
-                OnAsk::Allow => Answer::Allow,
-                OnAsk::Deny | OnAsk::Remote => Answer::Deny,
-                OnAsk::Fail => {
+            let pick = match on_ask.pick(approval.view.card) {
+                Some(pick) => pick,
+                None => {
                     self.session.failed = Some(format!(
                         "the agent asked permission for `{}` and --on-ask is fail",
                         approval.title()
@@ -698,17 +680,24 @@ mod cards;
 mod choices;
 mod focus;
 mod mode_menu;
+mod on_ask;
 mod scope;
+mod summary;
 
 pub use answer::{Answer, By, Pick};
 use answer::{Resolved, index_of, relabel};
 pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 #[cfg(test)]
 pub(crate) use cards::NOT_ARMED;
+#[cfg(test)]
+pub(crate) use choices::CHOICES;
 pub use choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
+pub(crate) use choices::{ChoiceDef, choice_bindings, choice_of_key};
 pub use focus::{CardCursor, Focus, Modal, Pane, Question};
 pub use mode_menu::ModeItem;
+pub use on_ask::OnAsk;
 pub use scope::AllowedScope;
+pub use summary::{CardSummary, ChoiceSummary, remote_choices};
 
 #[cfg(test)]
 mod attack_tests;

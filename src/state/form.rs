@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Action, ChatState, Effect, Modal, RequestId};
+use super::{Action, ChatState, Choice, Effect, Modal, RequestId};
 use crate::keys::{self, CardCmd, FormCmd};
 use crate::sanitize::one_line;
 
@@ -253,29 +253,24 @@ impl ChatState {
         let (request, schema) = self.form_schema(self.view.cursor.selected)?;
         let card = self.gate.approvals.get(self.view.cursor.selected)?;
         let accept = card.request.options.iter().position(|o| o.id == ACCEPT);
-        let digit = match key.map(|k| k.code) {
-            Some(keys::Code::Char(c @ '1'..='9')) => Some(c as usize - '1' as usize),
-            _ => None,
-        };
-        let opens = match (action, keys::lookup_key(keys::CARDS, key)) {
+        let choice = key.and_then(crate::state::choice_of_key);
+        let opens = match (action, choice) {
             (Action::ClickChoice(i), _) => accept == Some(*i),
-            (_, Some(CardCmd::Allow)) => true,
-            (_, Some(CardCmd::AgentOption)) => digit.is_some() && accept == digit,
-            (_, Some(CardCmd::Pick)) => accept == Some(self.view.cursor.choice),
+            (_, Some(Choice::Allow)) => true,
+            (_, Some(Choice::AgentOption(digit))) => accept == Some(digit),
             (
                 _,
-                Some(
-                    CardCmd::AllowForChat
-                    | CardCmd::Bypass
-                    | CardCmd::ApproveAll
-                    | CardCmd::KeepRule,
-                ),
+                Some(Choice::AllowForChat | Choice::Bypass | Choice::ApproveAll | Choice::KeepRule),
             ) => {
                 self.view.notice =
                     Some("a form is filled in (y) or declined (n); nothing else answers it".into());
                 return Some(Vec::new());
             }
-            _ => false,
+            (_, Some(_)) => false,
+            (_, None) => {
+                keys::lookup_key(keys::CARDS, key) == Some(CardCmd::Pick)
+                    && accept == Some(self.view.cursor.choice)
+            }
         };
         if !opens {
             return None;

@@ -157,10 +157,19 @@ fn question_mark_on_a_card_shows_the_card_keys() {
 
 #[test]
 fn every_card_key_of_the_table_does_what_the_table_says() {
-    // Each letter the card table binds reaches its command through the
-    // state: the card's hint line cannot promise a key the state ignores.
-    for binding in keys::CARDS {
-        for k in binding.keys {
+    // Each letter the card's choices and its moving keys bind reaches its
+    // command through the state: the card's hint line cannot promise a key
+    // the state ignores.
+    enum Does {
+        Choice(crate::state::Choice),
+        Move(CardCmd),
+    }
+    let choices = crate::state::CHOICES
+        .iter()
+        .map(|d| (d.binding.keys, Does::Choice(d.binding.cmd)));
+    let moves = keys::CARDS.iter().map(|b| (b.keys, Does::Move(b.cmd)));
+    for (bound, does) in choices.chain(moves) {
+        for k in bound {
             let keys::Code::Char(c) = k.code else {
                 continue;
             };
@@ -188,25 +197,31 @@ fn every_card_key_of_the_table_does_what_the_table_says() {
                 .iter()
                 .any(|e| matches!(e, Effect::RespondPermission { .. }));
             let changed = s != before || !effects.is_empty();
-            assert!(changed, "{c} ({:?}) did nothing", binding.cmd);
-            match binding.cmd {
-                CardCmd::Allow | CardCmd::Deny | CardCmd::AllowForChat => {
+            assert!(changed, "{c} did nothing");
+            use crate::state::Choice as C;
+            match does {
+                Does::Choice(C::Allow | C::Deny | C::AllowForChat) => {
                     assert!(answered, "{c} answers the card")
                 }
-                CardCmd::Next | CardCmd::Prev => assert_eq!(s.view.cursor.selected, 1),
-                CardCmd::Expand => assert!(s.view.cursor.expanded),
-                CardCmd::Help => assert!(s.view.help),
-                CardCmd::KeepRule => {
+                Does::Move(CardCmd::Next | CardCmd::Prev) => {
+                    assert_eq!(s.view.cursor.selected, 1)
+                }
+                Does::Move(CardCmd::Expand) => assert!(s.view.cursor.expanded),
+                Does::Move(CardCmd::Help) => assert!(s.view.help),
+                Does::Choice(C::KeepRule) => {
                     assert!(matches!(s.view.focus.modal, Some(Modal::KeepRule(_))))
                 }
-                CardCmd::DenyWithReason => {
+                Does::Choice(C::DenyWithReason) => {
                     assert!(matches!(s.view.focus.modal, Some(Modal::Reason { .. })))
                 }
-                CardCmd::ApproveAll => {
+                Does::Choice(C::ApproveAll) => {
                     assert!(matches!(s.view.focus.modal, Some(Modal::ConfirmAll(_))))
                 }
-                CardCmd::Bypass => assert!(matches!(s.view.focus.modal, Some(Modal::Confirm(_)))),
-                other => panic!("{c} bound to {other:?}, not checked here"),
+                Does::Choice(C::Bypass) => {
+                    assert!(matches!(s.view.focus.modal, Some(Modal::Confirm(_))))
+                }
+                Does::Choice(other) => panic!("{c} picks {other:?}, not checked here"),
+                Does::Move(other) => panic!("{c} bound to {other:?}, not checked here"),
             }
         }
     }

@@ -26,11 +26,15 @@ pub(crate) mod workspace;
 
 pub use options::{OptionPick, SessionControls};
 
+#[cfg(test)]
+pub(crate) use approval::CHOICES;
 pub use approval::{
     ARM_DELAY, AllowedScope, Answer, Approval, By, CardCursor, CardView, Choice, ChoiceRow, Focus,
     Modal, ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Pick, Question, Refusal, RequestFacts, Seen,
     TYPING_WINDOW, Tone, option_kind_label,
 };
+pub use approval::{CardSummary, ChoiceSummary, remote_choices};
+pub(crate) use approval::{ChoiceDef, choice_bindings, choice_of_key};
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
 pub use form::{FieldKind, FormEditor, FormField};

@@ -150,9 +150,9 @@ fn card_hint_line_comes_from_the_card_table_100x30() {
     let text = screen(&state, 100, 30);
     // The full hint line (wrapped at the card's width) is on screen: its
     // first hints and its last.
-    let hints: Vec<String> = keys::hints(keys::CARDS, |h| {
-        matches!(h, keys::Hint::Card | keys::Hint::CardShort)
-    });
+    let card = |h: keys::Hint| matches!(h, keys::Hint::Card | keys::Hint::CardShort);
+    let mut hints: Vec<String> = keys::hints(&crate::state::choice_bindings(), card);
+    hints.extend(keys::hints(keys::CARDS, card));
     let first = hints[..3].join(" · ");
     assert!(text.contains(&first), "{first}\n{text}");
     assert!(text.contains(&hints[hints.len() - 1]), "{text}");

@@ -8,28 +8,15 @@ use crate::model::PermissionOutcome;
 use crate::policy::{Decision, Source, allow_option};
 use crate::state::{Action, ChatState, Composer, Effect, RequestId};
 
-use super::{Answer, By, Choice, Modal, Pane, Pick, Question, index_of, no_allow_notice};
+use super::{
+    Answer, By, Choice, Modal, Pane, Pick, Question, choice_bindings, choice_of_key, index_of,
+    no_allow_notice,
+};
 
 /// What a card that just became the selected one says to a key that would
 /// answer it.
 pub(crate) const NOT_ARMED: &str =
     "this card just appeared: its keys work in a moment (none meant for something else answers it)";
-
-/// Whether a key on the cards answers the card (or starts to).
-fn answers(cmd: CardCmd) -> bool {
-    matches!(
-        cmd,
-        CardCmd::Allow
-            | CardCmd::Deny
-            | CardCmd::AgentOption
-            | CardCmd::AllowForChat
-            | CardCmd::Bypass
-            | CardCmd::DenyWithReason
-            | CardCmd::ApproveAll
-            | CardCmd::Pick
-            | CardCmd::KeepRule
-    )
-}
 
 impl ChatState {
     /// Keys while a question is asked.
@@ -107,8 +94,10 @@ impl ChatState {
 
     /// Keys while the cards have focus. A key is first matched against the
     /// card's own choices (their keys, or a click on one), then against
-    /// the keys every card has (`keys::CARDS`). A card that just became
-    /// the selected one takes no answer yet (`arming.rs`).
+    /// the choices a card may offer (`CHOICES`: one the card does not
+    /// offer says why), then against the keys that move about a card
+    /// (`keys::CARDS`). A card that just became the selected one takes no
+    /// answer yet (`arming.rs`).
     pub(in crate::state) fn on_card_key(
         &mut self,
         action: &Action,
@@ -136,6 +125,29 @@ impl ChatState {
             self.view.cursor.choice = index;
             return self.choose(choice);
         }
+        if let Some(choice) = key.and_then(choice_of_key) {
+            if !self.armed_at(self.view.pressed_at) {
+                return self.not_armed();
+            }
+            return match choice {
+                Choice::AllowForChat | Choice::Bypass => {
+                    // Offered, the card's row took the key above.
+                    self.view.notice = Some(match card.view.card.no_grant_notice() {
+                        Some(why) => why.into(),
+                        None => no_allow_notice(card),
+                    });
+                    Vec::new()
+                }
+                Choice::KeepRule if !card.card.keep_rule => {
+                    self.view.notice =
+                        Some("no rule can cover this request: it always asks".into());
+                    Vec::new()
+                }
+                // A digit with no option of its own (a row took the others).
+                Choice::AgentOption(_) => Vec::new(),
+                choice => self.choose(choice),
+            };
+        }
         let Some(cmd) = keys::lookup_key(keys::CARDS, key) else {
             // Shift-Tab changes the mode here too, as the footer says.
             if *action == A::BackTab {
@@ -144,7 +156,7 @@ impl ChatState {
             if matches!(action, A::Char(_) | A::Paste(_)) {
                 self.view.notice = Some(format!(
                     "a card is waiting: {} · Ctrl-P back to typing",
-                    keys::hints(keys::CARDS, |h| h == keys::Hint::CardShort)
+                    keys::hints(&choice_bindings(), |h| h == keys::Hint::CardShort)
                         .into_iter()
                         .take(2)
                         .collect::<Vec<_>>()
@@ -153,38 +165,15 @@ impl ChatState {
             }
             return Vec::new();
         };
-        if answers(cmd) && !self.armed_at(self.view.pressed_at) {
+        if cmd == CardCmd::Pick && !self.armed_at(self.view.pressed_at) {
             return self.not_armed();
         }
         let len = rows.len();
         match cmd {
-            CardCmd::Allow => self.pick(Answer::Allow),
-            CardCmd::Deny => self.pick(Answer::Deny),
-            CardCmd::AllowForChat | CardCmd::Bypass => {
-                // Offered, the card's row took the key above.
-                self.view.notice = Some(match card.view.card.no_grant_notice() {
-                    Some(why) => why.into(),
-                    None => no_allow_notice(card),
-                });
-                Vec::new()
-            }
-            CardCmd::DenyWithReason => self.choose(Choice::DenyWithReason),
-            CardCmd::ApproveAll => self.choose(Choice::ApproveAll),
             CardCmd::Expand => {
                 self.view.cursor.expanded = !self.view.cursor.expanded;
                 Vec::new()
             }
-            CardCmd::KeepRule => {
-                if card.card.keep_rule {
-                    self.start_keep_rule();
-                } else {
-                    self.view.notice =
-                        Some("no rule can cover this request: it always asks".into());
-                }
-                Vec::new()
-            }
-            // A digit with no option of its own (a row took the others).
-            CardCmd::AgentOption => Vec::new(),
             CardCmd::Next | CardCmd::Prev => {
                 let n = self.gate.approvals.len();
                 let step = if cmd == CardCmd::Next { 1 } else { n - 1 };
@@ -243,7 +232,13 @@ impl ChatState {
 
     fn choose(&mut self, choice: Choice) -> Vec<Effect> {
         match choice {
+            Choice::Allow => self.pick(Answer::Allow),
+            Choice::Deny => self.pick(Answer::Deny),
             Choice::AgentOption(i) => self.pick(Answer::Option(i)),
+            Choice::KeepRule => {
+                self.start_keep_rule();
+                Vec::new()
+            }
             Choice::AllowForChat => {
                 let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
                     return Vec::new();

@@ -1,32 +1,233 @@
-//! A card's choices, defined once: for each, the key that picks it, what
-//! it is called on screen and what it sends. The state computes them when
-//! the card is made (and again when what they depend on changes: the
-//! agent's modes, its name); the card's rows, its hint line and its
-//! default highlight read them, and the keys on the card are matched
-//! against them. Nothing here is drawn or decided by `ui/`. (The shape of
+//! A card's choices, defined once ([`CHOICES`]): for each, its id, the
+//! key that picks it, what it is called on screen and what it sends. The
+//! card's rows and hint lines, the keys on a card, the "approve all"
+//! question, the remote page and `warden exec --on-ask` all read that one
+//! table; the key table (`keys::CARDS`) keeps only the keys that move
+//! about a card. The state computes each card's rows when the card is
+//! made (and again when what they depend on changes: the agent's modes,
+//! its name). Nothing here is drawn or decided by `ui/`. (The shape of
 //! codex-rs/tui's `ApprovalOption`: a label, a shortcut and a decision.)
 
 use crate::gate::CardKind;
-use crate::keys::{CardCmd, Key};
+use crate::keys::{Binding, Code, Hint, Key};
 use crate::model::{AgentMode, OptionKind, PermissionOption};
 use crate::policy::{self, Sent, allow_option, reject_option, sent_for, switch_allow_option};
 use crate::sanitize::one_line;
 
-use super::Approval;
+use super::{Answer, Approval};
 
 /// What a choice does when picked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
-    /// One of the agent's own options (index into the request's options).
+    /// Allow once: the agent's `allow_once` (for a `switch_mode` request,
+    /// the one that leads to a mode that asks); never an "always".
+    Allow,
+    /// Deny: reject_once, else reject_always, else cancelled.
+    Deny,
+    /// One of the agent's own options (index into the request's options;
+    /// in [`CHOICES`], 0 stands for the digit pressed).
     AgentOption(usize),
     /// Grant this kind of call of this tool for the rest of the chat.
     AllowForChat,
     /// Stop asking for this agent (persisted by the settings layer).
     Bypass,
+    /// Keep the request as a rule (its pattern edited first).
+    KeepRule,
     /// Reject, cancel the turn, and tell the agent why.
     DenyWithReason,
     /// Allow every card pending at the key press, after a confirmation.
     ApproveAll,
+}
+
+impl Choice {
+    /// The answer it sends at once, `reason` for a deny with a reason;
+    /// `None` for a choice that asks or opens something first.
+    pub fn answer(self, reason: &str) -> Option<Answer> {
+        match self {
+            Choice::Allow => Some(Answer::Allow),
+            Choice::Deny => Some(Answer::Deny),
+            Choice::AgentOption(i) => Some(Answer::Option(i)),
+            Choice::DenyWithReason => Some(Answer::DenyWithReason(reason.to_string())),
+            Choice::AllowForChat | Choice::Bypass | Choice::KeepRule | Choice::ApproveAll => None,
+        }
+    }
+
+    /// Its row in [`CHOICES`].
+    pub(crate) fn def(self) -> &'static ChoiceDef {
+        let same = |d: &&ChoiceDef| {
+            std::mem::discriminant(&d.binding.cmd) == std::mem::discriminant(&self)
+        };
+        match CHOICES.iter().find(same) {
+            Some(def) => def,
+            // Every variant has its row (test `every_choice_has_its_row`).
+            None => &CHOICES[0],
+        }
+    }
+}
+
+/// One choice a card may offer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ChoiceDef {
+    /// What the remote page posts for it.
+    pub id: &'static str,
+    /// Its words on the card's row and on the remote page's button.
+    pub label: &'static str,
+    /// Offered on the remote page: from another device nothing lasting is
+    /// picked (no grant, rule or bypass).
+    pub remote: bool,
+    /// The question it asks first, `{n}` the number of cards it answers.
+    pub ask: Option<&'static str>,
+    /// Its key, its word in hint lines, its help text, where it shows as
+    /// a hint, and what it does.
+    pub binding: Binding<Choice>,
+}
+
+impl ChoiceDef {
+    /// The character of its key (`'?'` for the digits, which a row of the
+    /// agent's options has instead).
+    pub(crate) fn letter(&self) -> char {
+        match self.binding.keys.first().map(|k| k.code) {
+            Some(Code::Char(c)) => c,
+            _ => '?',
+        }
+    }
+
+    /// Whether picking it needs a reason typed first.
+    pub(crate) fn needs_reason(&self) -> bool {
+        self.binding.cmd == Choice::DenyWithReason
+    }
+}
+
+const fn def(
+    id: &'static str,
+    key: &'static [Key],
+    word: &'static str,
+    label: &'static str,
+    help: &'static str,
+    hint: Hint,
+    choice: Choice,
+) -> ChoiceDef {
+    ChoiceDef {
+        id,
+        label,
+        remote: false,
+        ask: None,
+        binding: Binding {
+            keys: key,
+            label: word,
+            help,
+            hint,
+            cmd: choice,
+        },
+    }
+}
+
+/// Every choice a card may offer, in the order the help lists them: the
+/// one place their ids, keys, words and what they send are defined.
+pub(crate) const CHOICES: &[ChoiceDef] = &[
+    ChoiceDef {
+        remote: true,
+        ..def(
+            "allow",
+            &[Key::ch('y')],
+            "allow",
+            "Allow once",
+            "allow once / deny",
+            Hint::CardShort,
+            Choice::Allow,
+        )
+    },
+    ChoiceDef {
+        remote: true,
+        ..def(
+            "deny",
+            &[Key::ch('n')],
+            "deny",
+            "Deny",
+            "allow once / deny",
+            Hint::CardShort,
+            Choice::Deny,
+        )
+    },
+    def(
+        "option",
+        &[Key::plain(Code::Digits)],
+        "options",
+        "the agent's option",
+        "the agent's own options",
+        Hint::Card,
+        Choice::AgentOption(0),
+    ),
+    def(
+        "chat",
+        &[Key::ch('a')],
+        "chat",
+        "Allow for this chat",
+        "allow for this chat: a command's program and subcommand (`cargo test …` for `cargo test --lib`; every command of a line must match; a command run through a wrapper such as `sudo`, `bash -c` or `python3` only exactly; a command in a title warden cannot take apart, or one no allow rule could cover, only this card; gemini's own \"Allow for this session\" covers the same), else the same kind and tool; the card says what it covers",
+        Hint::Card,
+        Choice::AllowForChat,
+    ),
+    def(
+        "bypass",
+        &[Key::ch('b')],
+        "bypass",
+        "Bypass",
+        "bypass this agent from now on: asks once to confirm (\"every call of AGENT that no deny/ask rule stops runs without asking, in every chat, saved to the settings\"); while bypassed, the footer and the chat list show a red `BYPASS`",
+        Hint::Card,
+        Choice::Bypass,
+    ),
+    def(
+        "rule",
+        &[Key::ch('p')],
+        "keep as rule",
+        "Keep as rule",
+        "keep as rule: the narrowest sensible rule for this request, its pattern editable (an edit proposes its one file; Tab offers the file's directory, `DIR/**`, instead); Enter appends it to the settings and allows this card, and asks about the other waiting cards only if the rule covers some. It always covers the request it came from, and never names a wrapper as a prefix (`cargo test --lib` proposes `cargo test *`; `bash -c 'cargo test'`, `sudo make` or `python3 x.py` propose the exact command, since allow rules match commands as written)",
+        Hint::CardShort,
+        Choice::KeepRule,
+    ),
+    ChoiceDef {
+        remote: true,
+        ..def(
+            "reason",
+            &[Key::ch('r')],
+            "reason",
+            "Deny with a reason…",
+            "deny with a reason: rejects this card and the turn's others, lets the turn end (its later requests are refused; Esc cancels it), and sends the reason as the next prompt",
+            Hint::Card,
+            Choice::DenyWithReason,
+        )
+    },
+    ChoiceDef {
+        ask: Some("Approve all {n} pending requests?"),
+        ..def(
+            "all",
+            &[Key::ch('A')],
+            "all",
+            "Approve all pending",
+            "approve all cards pending now that were on screen a moment (asks once to confirm)",
+            Hint::Card,
+            Choice::ApproveAll,
+        )
+    },
+];
+
+/// The choice a key picks on any card, from [`CHOICES`] (a digit: the
+/// agent's option of that digit).
+pub(crate) fn choice_of_key(key: Key) -> Option<Choice> {
+    let def = CHOICES
+        .iter()
+        .find(|d| d.binding.keys.iter().any(|k| k.matches(key)))?;
+    Some(match (def.binding.cmd, key.code) {
+        (Choice::AgentOption(_), Code::Char(c)) => {
+            Choice::AgentOption(c.to_digit(10).map_or(0, |d| d as usize).saturating_sub(1))
+        }
+        (choice, _) => choice,
+    })
+}
+
+/// The bindings of the choices (for the help, the guide and hint lines).
+pub(crate) fn choice_bindings() -> Vec<Binding<Choice>> {
+    CHOICES.iter().map(|d| d.binding.clone()).collect()
 }
 
 /// How a choice's words are coloured.
@@ -79,18 +280,16 @@ pub struct CardView {
 }
 
 impl CardView {
-    /// Whether the card offers what `cmd` does: its hint line lists only
-    /// those keys, so the hints match the card.
-    pub(crate) fn offers(&self, cmd: &CardCmd) -> bool {
-        let has = |choice: Choice| self.rows.iter().any(|r| r.choice == choice);
-        match cmd {
-            CardCmd::AllowForChat => has(Choice::AllowForChat),
-            CardCmd::Bypass => has(Choice::Bypass),
-            CardCmd::KeepRule => self.keep_rule,
-            CardCmd::AgentOption => self
+    /// Whether the card offers `choice`: its hint line lists only those
+    /// keys, so the hints match the card.
+    pub(crate) fn offers(&self, choice: Choice) -> bool {
+        match choice {
+            Choice::KeepRule => self.keep_rule,
+            Choice::AgentOption(_) => self
                 .rows
                 .iter()
                 .any(|r| matches!(r.choice, Choice::AgentOption(_))),
+            Choice::AllowForChat | Choice::Bypass => self.rows.iter().any(|r| r.choice == choice),
             _ => true,
         }
     }
@@ -149,34 +348,38 @@ pub(crate) fn card_view(approval: &Approval, modes: &[AgentMode], agent: &str) -
     }
     let plain = approval.view.card.plain_choices();
     if plain && allow_option(options).is_some() {
+        let chat = Choice::AllowForChat.def();
         rows.push(ChoiceRow {
-            key: 'a',
-            label: "Allow for this chat".into(),
+            key: chat.letter(),
+            label: chat.label.into(),
             detail: format!(" — {}", one_line(&approval.grant.describe())),
             flag: None,
             tone: Tone::Allow,
             choice: Choice::AllowForChat,
         });
+        let bypass = Choice::Bypass.def();
         rows.push(ChoiceRow {
-            key: 'b',
-            label: format!("Bypass {}", one_line(agent)),
+            key: bypass.letter(),
+            label: format!("{} {}", bypass.label, one_line(agent)),
             detail: " — stop asking for this agent".into(),
             flag: None,
             tone: Tone::Plain,
             choice: Choice::Bypass,
         });
     }
+    let reason = Choice::DenyWithReason.def();
     rows.push(ChoiceRow {
-        key: 'r',
-        label: "Deny with a reason…".into(),
+        key: reason.letter(),
+        label: reason.label.into(),
         detail: String::new(),
         flag: None,
         tone: Tone::Reject,
         choice: Choice::DenyWithReason,
     });
+    let all = Choice::ApproveAll.def();
     rows.push(ChoiceRow {
-        key: 'A',
-        label: "Approve all pending".into(),
+        key: all.letter(),
+        label: all.label.into(),
         detail: String::new(),
         flag: None,
         tone: Tone::Plain,
@@ -297,4 +500,43 @@ fn warning(approval: &Approval, modes: &[AgentMode]) -> Option<&'static str> {
     only_always.then_some(
         "the agent offers only 'Always allow': approving may stop it asking for this tool",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_choice_has_its_row() {
+        for choice in [
+            Choice::Allow,
+            Choice::Deny,
+            Choice::AgentOption(3),
+            Choice::AllowForChat,
+            Choice::Bypass,
+            Choice::KeepRule,
+            Choice::DenyWithReason,
+            Choice::ApproveAll,
+        ] {
+            let def = choice.def();
+            assert_eq!(
+                std::mem::discriminant(&def.binding.cmd),
+                std::mem::discriminant(&choice)
+            );
+        }
+        // Ids and keys are each one choice's.
+        for (i, a) in CHOICES.iter().enumerate() {
+            for b in &CHOICES[i + 1..] {
+                assert_ne!(a.id, b.id);
+                assert_ne!(a.binding.keys, b.binding.keys);
+            }
+        }
+    }
+
+    #[test]
+    fn a_digit_picks_the_agent_option_of_that_digit() {
+        assert_eq!(choice_of_key(Key::ch('3')), Some(Choice::AgentOption(2)));
+        assert_eq!(choice_of_key(Key::ch('y')), Some(Choice::Allow));
+        assert_eq!(choice_of_key(Key::ch('z')), None);
+    }
 }
