@@ -161,6 +161,28 @@ mod tests {
         );
         assert_eq!(s.gate.approvals.len(), 1);
         assert_eq!(s.gate.approvals[0].view.card, CardKind::Network);
+        let labels: Vec<&str> = s.gate.approvals[0]
+            .card
+            .rows
+            .iter()
+            .map(|r| r.label.as_str())
+            .collect();
+        assert!(
+            labels.contains(&"Allow this host for this chat"),
+            "{labels:?}"
+        );
+        assert!(
+            labels
+                .iter()
+                .any(|l| l.starts_with("Always allow this host for")),
+            "{labels:?}"
+        );
+        let remote: Vec<&str> = s.card_summaries()[0]
+            .choices
+            .iter()
+            .map(|c| c.label)
+            .collect();
+        assert!(remote.contains(&"Allow this connection"), "{remote:?}");
     }
 
     /// `warden exec --on-ask` answers a connection's card, and the log

@@ -259,7 +259,7 @@ mod tests {
                     paths: vec![evil.to_string()],
                     diff: evil.to_string(),
                     reason: evil.to_string(),
-                    choices: crate::state::remote_choices(),
+                    choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
                     since: std::time::Instant::now(),
                 }],
             }],
@@ -273,7 +273,7 @@ mod tests {
         assert!(!html.contains('\u{1b}'), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(html.contains("onerror=&quot;x&quot;"));
-        let choices = crate::state::remote_choices();
+        let choices = crate::state::remote_choices(crate::gate::CardKind::AgentTool);
         let form = reason(1, 7, Some((evil, &choices[2])), "c");
         assert!(!form.contains("<script"), "{form}");
     }
@@ -295,7 +295,7 @@ mod tests {
                     paths: Vec::new(),
                     diff: String::new(),
                     reason: String::new(),
-                    choices: crate::state::remote_choices(),
+                    choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
                     since: std::time::Instant::now(),
                 }],
             }],
@@ -320,7 +320,7 @@ mod tests {
             paths: Vec::new(),
             diff: String::new(),
             reason: String::new(),
-            choices: crate::state::remote_choices(),
+            choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
             since: std::time::Instant::now(),
         };
         let chat = |chat: u64, agent: &str, project: &str| ChatCards {

@@ -708,7 +708,7 @@ mod tests {
             paths: Vec::new(),
             diff: String::new(),
             reason: String::new(),
-            choices: crate::state::remote_choices(),
+            choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
             since: Instant::now() - Duration::from_secs(60),
         };
         let shared = Mutex::new(Shared {

@@ -80,9 +80,20 @@ pub(crate) struct ChoiceDef {
     /// Its key, its word in hint lines, its help text, where it shows as
     /// a hint, and what it does.
     pub binding: Binding<Choice>,
+    /// Its words on a network card (a connection through warden's proxy),
+    /// when they differ.
+    pub network: Option<&'static str>,
 }
 
 impl ChoiceDef {
+    /// Its words on a card of `kind`.
+    pub(crate) fn label_for(&self, kind: CardKind) -> &'static str {
+        match (kind, self.network) {
+            (CardKind::Network, Some(label)) => label,
+            _ => self.label,
+        }
+    }
+
     /// The character of its key (`'?'` for the digits, which a row of the
     /// agent's options has instead).
     pub(crate) fn letter(&self) -> char {
@@ -112,6 +123,7 @@ const fn def(
         label,
         remote: false,
         ask: None,
+        network: None,
         binding: Binding {
             keys: key,
             label: word,
@@ -127,6 +139,7 @@ const fn def(
 pub(crate) const CHOICES: &[ChoiceDef] = &[
     ChoiceDef {
         remote: true,
+        network: Some("Allow this connection"),
         ..def(
             "allow",
             &[Key::ch('y')],
@@ -158,24 +171,30 @@ pub(crate) const CHOICES: &[ChoiceDef] = &[
         Hint::Card,
         Choice::AgentOption(0),
     ),
-    def(
-        "chat",
-        &[Key::ch('a')],
-        "chat",
-        "Allow for this chat",
-        "allow for this chat: a command's program and subcommand (`cargo test …` for `cargo test --lib`; every command of a line must match; a command run through a wrapper such as `sudo`, `bash -c` or `python3` only exactly; a command in a title warden cannot take apart, or one no allow rule could cover, only this card; gemini's own \"Allow for this session\" covers the same), else the same kind and tool; the card says what it covers",
-        Hint::Card,
-        Choice::AllowForChat,
-    ),
-    def(
-        "bypass",
-        &[Key::ch('b')],
-        "bypass",
-        "Bypass",
-        "bypass this agent from now on: asks once to confirm (\"every call of AGENT that no deny/ask rule stops runs without asking, in every chat, saved to the settings\"); while bypassed, the footer and the chat list show a red `BYPASS`",
-        Hint::Card,
-        Choice::Bypass,
-    ),
+    ChoiceDef {
+        network: Some("Allow this host for this chat"),
+        ..def(
+            "chat",
+            &[Key::ch('a')],
+            "chat",
+            "Allow for this chat",
+            "allow for this chat: a command's program and subcommand (`cargo test …` for `cargo test --lib`; every command of a line must match; a command run through a wrapper such as `sudo`, `bash -c` or `python3` only exactly; a command in a title warden cannot take apart, or one no allow rule could cover, only this card; gemini's own \"Allow for this session\" covers the same), else the same kind and tool; the card says what it covers",
+            Hint::Card,
+            Choice::AllowForChat,
+        )
+    },
+    ChoiceDef {
+        network: Some("Always allow this host for"),
+        ..def(
+            "bypass",
+            &[Key::ch('b')],
+            "bypass",
+            "Bypass",
+            "bypass this agent from now on: asks once to confirm (\"every call of AGENT that no deny/ask rule stops runs without asking, in every chat, saved to the settings\"); while bypassed, the footer and the chat list show a red `BYPASS`",
+            Hint::Card,
+            Choice::Bypass,
+        )
+    },
     def(
         "rule",
         &[Key::ch('p')],
@@ -351,7 +370,7 @@ pub(crate) fn card_view(approval: &Approval, modes: &[AgentMode], agent: &str) -
         let chat = Choice::AllowForChat.def();
         rows.push(ChoiceRow {
             key: chat.letter(),
-            label: chat.label.into(),
+            label: chat.label_for(approval.view.card).into(),
             detail: format!(" — {}", one_line(&approval.grant.describe())),
             flag: None,
             tone: Tone::Allow,
@@ -360,8 +379,16 @@ pub(crate) fn card_view(approval: &Approval, modes: &[AgentMode], agent: &str) -
         let bypass = Choice::Bypass.def();
         rows.push(ChoiceRow {
             key: bypass.letter(),
-            label: format!("{} {}", bypass.label, one_line(agent)),
-            detail: " — stop asking for this agent".into(),
+            label: format!(
+                "{} {}",
+                bypass.label_for(approval.view.card),
+                one_line(agent)
+            ),
+            detail: if approval.view.card == CardKind::Network {
+                " — saved to its allow_hosts in the settings".into()
+            } else {
+                " — stop asking for this agent".into()
+            },
             flag: None,
             tone: Tone::Plain,
             choice: Choice::Bypass,

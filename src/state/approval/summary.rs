@@ -75,18 +75,18 @@ fn summary(approval: &Approval) -> CardSummary {
         paths,
         diff: diff_of(approval),
         reason: approval.reason.clone(),
-        choices: remote_choices(),
+        choices: remote_choices(approval.view.card),
     }
 }
 
 /// The choices the remote page offers on a card, from [`CHOICES`].
-pub fn remote_choices() -> Vec<ChoiceSummary> {
+pub fn remote_choices(kind: crate::gate::CardKind) -> Vec<ChoiceSummary> {
     CHOICES
         .iter()
         .filter(|d| d.remote)
         .map(|d| ChoiceSummary {
             id: d.id,
-            label: d.label,
+            label: d.label_for(kind),
             tone: match d.binding.cmd {
                 Choice::Allow => Tone::Allow,
                 Choice::Deny => Tone::Reject,
@@ -132,9 +132,16 @@ mod tests {
 
     #[test]
     fn another_device_picks_nothing_lasting_and_a_reason_is_typed() {
-        let ids: Vec<&str> = remote_choices().iter().map(|c| c.id).collect();
+        let ids: Vec<&str> = remote_choices(crate::gate::CardKind::AgentTool)
+            .iter()
+            .map(|c| c.id)
+            .collect();
         assert_eq!(ids, ["allow", "deny", "reason"]);
-        let by = |id: &str| remote_choices().into_iter().find(|c| c.id == id);
+        let by = |id: &str| {
+            remote_choices(crate::gate::CardKind::AgentTool)
+                .into_iter()
+                .find(|c| c.id == id)
+        };
         assert_eq!(by("allow").and_then(|c| c.answer("")), Some(Answer::Allow));
         assert_eq!(by("deny").and_then(|c| c.answer("")), Some(Answer::Deny));
         let reason = by("reason");
