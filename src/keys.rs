@@ -359,7 +359,7 @@ pub(crate) fn elicitation_hints() -> String {
 }
 
 /// A card's hint line: its choices that `choice` keeps (the card's own
-/// table, [`crate::state::CHOICES`]), then the keys of [`CARDS`] that
+/// table, `state::CHOICES`), then the keys of [`CARDS`] that
 /// `moves` keeps; the full one, or (`short`) the keys the choices do not
 /// show.
 pub(crate) fn card_line(
