@@ -80,8 +80,8 @@ mod tests {
     fn a_program_planted_in_an_untrusted_dir_early_on_path_is_passed_over() {
         let agent = tempfile::tempdir().unwrap();
         let planted = plant(agent.path(), "sh");
-        let path = std::env::join_paths([agent.path(), "/usr/bin".as_ref(), "/bin".as_ref()])
-            .unwrap();
+        let path =
+            std::env::join_paths([agent.path(), "/usr/bin".as_ref(), "/bin".as_ref()]).unwrap();
         let untrusted = [agent.path().to_path_buf()];
         let (found, trusted) = find_on("sh", &path, &untrusted).unwrap();
         assert_ne!(found, planted.canonicalize().unwrap());

@@ -18,6 +18,9 @@ use crate::model::TerminalMeta;
 /// The names its command gives it.
 pub(super) const NAMES: &[&str] = &["codex-acp", "codex"];
 
+/// The hosts of its model it reaches without asking (issue 35): OpenAI's API, ChatGPT's backend (a ChatGPT sign-in) and its token refresh.
+pub const API_HOSTS: &[&str] = &["api.openai.com", "chatgpt.com", "auth.openai.com"];
+
 /// What the sandbox gives it (and the variables its config names for its
 /// key: `sandbox::env::codex_env_keys`).
 pub const SANDBOX: Sandbox = Sandbox {

@@ -10,6 +10,13 @@ pub(super) const NAMES: &[&str] = &[
     "fast-agent-acp",
 ];
 
+/// The hosts of its model it reaches without asking (issue 35): the model APIs it uses by default.
+pub const API_HOSTS: &[&str] = &[
+    "api.anthropic.com",
+    "api.openai.com",
+    "generativelanguage.googleapis.com",
+];
+
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {
     state: &[".fast-agent"],

@@ -5,6 +5,13 @@ use super::Sandbox;
 /// The names its command gives it.
 pub(super) const NAMES: &[&str] = &["gemini", "gemini-cli"];
 
+/// The hosts of its model it reaches without asking (issue 35): the Gemini API, Code Assist (a Google sign-in) and its token refresh.
+pub const API_HOSTS: &[&str] = &[
+    "generativelanguage.googleapis.com",
+    "cloudcode-pa.googleapis.com",
+    "oauth2.googleapis.com",
+];
+
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {
     state: &[".gemini"],

@@ -5,6 +5,9 @@ use super::Sandbox;
 /// The names its command gives it.
 pub(super) const NAMES: &[&str] = &["opencode", "opencode-ai"];
 
+/// The hosts of its model it reaches without asking (issue 35): OpenCode Zen and its model list.
+pub const API_HOSTS: &[&str] = &["opencode.ai", "models.dev"];
+
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {
     state: &[

@@ -6,6 +6,14 @@ use super::Sandbox;
 /// The names its command gives it.
 pub(super) const NAMES: &[&str] = &["qwen", "qwen-code"];
 
+/// The hosts of its model it reaches without asking (issue 35): DashScope and Qwen's own sign-in.
+pub const API_HOSTS: &[&str] = &[
+    "dashscope.aliyuncs.com",
+    "dashscope-intl.aliyuncs.com",
+    "chat.qwen.ai",
+    "portal.qwen.ai",
+];
+
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {
     state: &[".qwen"],

@@ -84,7 +84,18 @@ impl App {
             self.next_key += 1;
             let inbox = self.inbox_tx.clone();
             let tx = acp::Events::new(move |event| inbox.send(Incoming::Agent(key, event)).is_ok());
-            let handle = acp::spawn(&chat.command, chat.caps, sandbox.as_ref(), tx)?;
+            // Each connection its proxy asks about, into the inbox as a
+            // network card's question (issue 35).
+            let (asks, mut asked) = tokio::sync::mpsc::unbounded_channel();
+            let inbox = self.inbox_tx.clone();
+            tokio::spawn(async move {
+                while let Some(ask) = asked.recv().await {
+                    if inbox.send(Incoming::Net(key, Box::new(ask))).is_err() {
+                        break;
+                    }
+                }
+            });
+            let handle = acp::spawn(&chat.command, chat.caps, sandbox.as_ref(), tx, asks)?;
             if !chat.mcp_servers.is_empty() {
                 handle.set_mcp_servers(chat.mcp_servers.clone());
             }
@@ -354,6 +365,7 @@ impl App {
             Incoming::Disk(done) => self.on_disk(done),
             Incoming::Checkpoint(id, msg) => self.on_checkpoint(id, *msg),
             Incoming::CheckpointWait(id, token) => self.on_checkpoint_wait(id, token),
+            Incoming::Net(key, ask) => self.on_connect_ask(key, *ask),
         }
     }
 

@@ -29,6 +29,7 @@ mod early;
 mod effects;
 mod exec;
 mod focus;
+mod network;
 mod options;
 mod plan_process;
 mod record;
@@ -94,6 +95,9 @@ pub enum Incoming {
     Checkpoint(ChatId, Box<crate::state::checkpoints::CheckpointMsg>),
     /// A prompt held for its checkpoint has waited long enough (its token).
     CheckpointWait(ChatId, u64),
+    /// A connection the agent's process tree (by its spawn key) wants to
+    /// open, waiting for the gate's answer (issue 35).
+    Net(u64, Box<crate::net::ConnectAsk>),
 }
 
 // Every agent event is moved through the inbox's channel and into the pump:
