@@ -57,6 +57,11 @@ struct Cli {
     #[arg(long, value_name = "PORT", global = true)]
     remote_port: Option<u16>,
 
+    /// A host the agents reach without asking, for this run (`host`,
+    /// `host:port`, `*.domain`); repeatable.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_host: Vec<String>,
+
     /// Any agent command, after `--`: `warden -- npx -y @zed-industries/claude-agent-acp`.
     #[arg(last = true, value_name = "CMD ARGS")]
     command: Vec<String>,
@@ -116,6 +121,10 @@ enum Sub {
         /// seconds (exit status 124).
         #[arg(long, value_name = "SECS", default_value_t = 60)]
         start_timeout: u64,
+        /// A host the agent reaches without asking, for this run (`host`,
+        /// `host:port`, `*.domain`); repeatable.
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allow_host: Vec<String>,
         /// Any agent command, after `--`.
         #[arg(last = true, value_name = "CMD ARGS")]
         command: Vec<String>,
@@ -431,6 +440,7 @@ fn main() -> ExitCode {
 
 async fn run_chat(cli: Cli) -> anyhow::Result<()> {
     let own = own_exe()?;
+    launch::set_allow_hosts(&cli.allow_host)?;
     let want = Want {
         config: cli.config.as_deref(),
         agent: cli.agent.as_deref(),
@@ -494,11 +504,13 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
         cwd,
         timeout,
         start_timeout,
+        allow_host,
         command,
     }) = &cli.sub
     else {
         bail!("not an exec command line");
     };
+    launch::set_allow_hosts(allow_host)?;
     let prompt = match prompt {
         Some(prompt) => prompt.clone(),
         None => {
