@@ -58,8 +58,8 @@ struct Cli {
     remote_port: Option<u16>,
 
     /// A host the agents reach without asking, for this run (`host`,
-    /// `host:port`, `*.domain`); repeatable.
-    #[arg(long = "allow-host", value_name = "HOST")]
+    /// `host:port`, `*.domain`); repeatable (the TUI, `exec`, `sandbox`).
+    #[arg(long = "allow-host", value_name = "HOST", global = true)]
     allow_host: Vec<String>,
 
     /// Any agent command, after `--`: `warden -- npx -y @zed-industries/claude-agent-acp`.
@@ -121,10 +121,6 @@ enum Sub {
         /// seconds (exit status 124).
         #[arg(long, value_name = "SECS", default_value_t = 60)]
         start_timeout: u64,
-        /// A host the agent reaches without asking, for this run (`host`,
-        /// `host:port`, `*.domain`); repeatable.
-        #[arg(long = "allow-host", value_name = "HOST")]
-        allow_host: Vec<String>,
         /// Any agent command, after `--`.
         #[arg(last = true, value_name = "CMD ARGS")]
         command: Vec<String>,
@@ -362,6 +358,9 @@ fn main() -> ExitCode {
             rules,
             command,
         }) => {
+            if let Err(err) = launch::set_allow_hosts(&cli.allow_host) {
+                return report(Err(err));
+            }
             let want = Want {
                 config: cli.config.as_deref(),
                 agent: agent.as_deref(),
@@ -504,13 +503,12 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
         cwd,
         timeout,
         start_timeout,
-        allow_host,
         command,
     }) = &cli.sub
     else {
         bail!("not an exec command line");
     };
-    launch::set_allow_hosts(allow_host)?;
+    launch::set_allow_hosts(&cli.allow_host)?;
     let prompt = match prompt {
         Some(prompt) => prompt.clone(),
         None => {

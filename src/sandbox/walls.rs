@@ -260,6 +260,15 @@ impl Fence {
         match &mut self.namespace {
             Some(plan) => {
                 plan.net = Some(door);
+                // The system's resolvers answer over unix sockets: a name
+                // looked up there leaves by the host's DNS. Covered too.
+                for dir in RESOLVER_SOCKETS {
+                    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+                        && let Ok(path) = CString::new(*dir)
+                    {
+                        plan.covers.push((path, Cover::Tmpfs));
+                    }
+                }
                 true
             }
             None => false,
@@ -367,6 +376,11 @@ const SYSTEM_SOCKETS: &[&str] = &[
     "/var/run/nscd/",
     "/var/lib/sss/pipes/",
 ];
+
+/// The directories of the system's name resolvers' sockets, covered
+/// when the network is walled (systemd-resolved's varlink and D-Bus-less
+/// API, nscd).
+const RESOLVER_SOCKETS: &[&str] = &["/run/systemd/resolve", "/run/nscd", "/var/run/nscd"];
 
 /// The most sockets covered one by one.
 const MOST_SOCKETS: usize = 4096;

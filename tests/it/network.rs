@@ -334,3 +334,92 @@ fn allow_hosts_in_the_settings_let_a_host_through() {
         "{probe:#}\n{stderr}"
     );
 }
+
+/// What the child tries under the Landlock wall, one word per line.
+const LANDLOCK_PROBE: &str = r#"
+import socket, sys
+proxy, other = int(sys.argv[1]), int(sys.argv[2])
+def check(name, fn):
+    try:
+        fn()
+        print(name, "through")
+    except Exception as e:
+        print(name, "refused", repr(e))
+def tcp(port):
+    s = socket.create_connection(("127.0.0.1", port), timeout=3)
+    s.close()
+check("proxy-port", lambda: tcp(proxy))
+check("other-port", lambda: tcp(other))
+check("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+check("udp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM))
+check("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
+check("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM))
+def own():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+check("bind", own)
+"#;
+
+/// Where there is no network namespace: Landlock allows TCP connect to
+/// the proxy's port only, and seccomp refuses UDP, raw and packet sockets
+/// (tried here directly, whatever this kernel's choice).
+#[test]
+fn the_landlock_wall_leaves_only_the_proxys_port() {
+    if !landlock() {
+        return;
+    }
+    let walls = warden::sandbox::kernel_walls();
+    if walls.abi < 4 || !walls.seccomp {
+        println!(
+            "skipped: Landlock ABI {} (4 has network rules), seccomp {}",
+            walls.abi, walls.seccomp
+        );
+        return;
+    }
+    let Some(python) = python() else {
+        println!("skipped: no python3");
+        return;
+    };
+    let rig = crate::sandbox::rig();
+    let profile = crate::sandbox::profile(&rig, warden::sandbox::SandboxMode::WorkspaceWrite);
+    let proxy = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let other = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = |l: &TcpListener| l.local_addr().expect("addr").port().to_string();
+    let script = rig.work.join("probe.py");
+    std::fs::write(&script, LANDLOCK_PROBE).expect("probe");
+    let run = |wall: Option<warden::sandbox::NetWall>| {
+        let confinement =
+            warden::sandbox::Confinement::prepare_net(&profile, wall).expect("confinement");
+        let mut command = std::process::Command::new(python);
+        command.arg(&script).arg(port(&proxy)).arg(port(&other));
+        confinement.apply_std(&mut command);
+        let out = command.output().expect("runs");
+        (
+            confinement.net_walled(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let wall = warden::sandbox::NetWall::Landlock {
+        port: proxy.local_addr().expect("addr").port(),
+    };
+    let (walled, said) = run(Some(wall));
+    assert!(walled);
+    let line = |name: &str| {
+        said.lines()
+            .find(|l| l.split(' ').next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name}: {said}"))
+            .to_string()
+    };
+    for through in ["proxy-port", "unix", "bind"] {
+        assert!(line(through).contains("through"), "{said}");
+    }
+    for refused in ["other-port", "udp", "udp6", "raw"] {
+        assert!(line(refused).contains("refused"), "{said}");
+    }
+    // Without the wall, the same child gets out.
+    let (walled, said) = run(None);
+    assert!(!walled);
+    assert!(said.contains("other-port through"), "{said}");
+    assert!(said.contains("udp through"), "{said}");
+}
