@@ -102,6 +102,23 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
     Ok((start, loaded))
 }
 
+/// `--allow-host`: hosts every agent of this run reaches without asking
+/// (set once by the command line, before the first agent is resolved).
+static ALLOW_HOSTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Set `--allow-host`'s hosts for this run; a pattern that is no host
+/// pattern is an error.
+pub fn set_allow_hosts(hosts: &[String]) -> anyhow::Result<()> {
+    if let Some(bad) = hosts
+        .iter()
+        .find(|h| !crate::net::hosts::is_host_pattern(h))
+    {
+        bail!("--allow-host {bad}: not a host pattern (`host`, `host:port` or `*.domain`)");
+    }
+    let _ = ALLOW_HOSTS.set(hosts.to_vec());
+    Ok(())
+}
+
 /// The sandbox of the agent `start` runs: `[sandbox]`, changed by the
 /// agent block's `sandbox` table; the workspace is the cwd and the roots;
 /// warden's own files (settings, decision log, chat records, data) hidden.
@@ -196,6 +213,21 @@ fn sandbox_profile(
         env_pass,
         cache,
     });
+    // Its network: the block's mode, else `[sandbox]`'s; its model's hosts
+    // (`Profile::new`), then `allow_hosts` of both, then `--allow-host`.
+    profile.network = block.and_then(|b| b.network).unwrap_or(global.network);
+    profile
+        .allow_hosts
+        .extend(global.allow_hosts.iter().cloned());
+    if let Some(block) = block {
+        profile
+            .allow_hosts
+            .extend(block.allow_hosts.iter().cloned());
+    }
+    profile
+        .allow_hosts
+        .extend(ALLOW_HOSTS.get().into_iter().flatten().cloned());
+    profile.allow_hosts.dedup();
     // The state files a known agent writes before they exist (`agents/`).
     if let Some(home) = &home {
         for file in crate::agents::state_files(command, home) {

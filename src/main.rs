@@ -57,6 +57,11 @@ struct Cli {
     #[arg(long, value_name = "PORT", global = true)]
     remote_port: Option<u16>,
 
+    /// A host the agents reach without asking, for this run (`host`,
+    /// `host:port`, `*.domain`); repeatable (the TUI, `exec`, `sandbox`).
+    #[arg(long = "allow-host", value_name = "HOST", global = true)]
+    allow_host: Vec<String>,
+
     /// Any agent command, after `--`: `warden -- npx -y @zed-industries/claude-agent-acp`.
     #[arg(last = true, value_name = "CMD ARGS")]
     command: Vec<String>,
@@ -353,6 +358,9 @@ fn main() -> ExitCode {
             rules,
             command,
         }) => {
+            if let Err(err) = launch::set_allow_hosts(&cli.allow_host) {
+                return report(Err(err));
+            }
             let want = Want {
                 config: cli.config.as_deref(),
                 agent: agent.as_deref(),
@@ -431,6 +439,7 @@ fn main() -> ExitCode {
 
 async fn run_chat(cli: Cli) -> anyhow::Result<()> {
     let own = own_exe()?;
+    launch::set_allow_hosts(&cli.allow_host)?;
     let want = Want {
         config: cli.config.as_deref(),
         agent: cli.agent.as_deref(),
@@ -499,6 +508,7 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
     else {
         bail!("not an exec command line");
     };
+    launch::set_allow_hosts(&cli.allow_host)?;
     let prompt = match prompt {
         Some(prompt) => prompt.clone(),
         None => {

@@ -109,14 +109,14 @@ pub async fn login(
     }
     let under = match &sandbox {
         Some(profile) => match crate::sandbox::badge_of(profile) {
-            crate::sandbox::Badge::ReadOnly => {
+            crate::sandbox::Badge::ReadOnly | crate::sandbox::Badge::NetOpenReadOnly => {
                 "under the sandbox (the workspace read-only, the agent's state writable)"
             }
             crate::sandbox::Badge::PartialReadOnly => {
                 "under the sandbox, partial on this kernel (the workspace read-only, the agent's \
                  state writable; `warden sandbox` names the open doors)"
             }
-            crate::sandbox::Badge::Confined => "under the sandbox",
+            crate::sandbox::Badge::Confined | crate::sandbox::Badge::NetOpen => "under the sandbox",
             crate::sandbox::Badge::Partial => {
                 "under the sandbox, partial on this kernel (`warden sandbox` names the open doors)"
             }
@@ -202,7 +202,9 @@ async fn methods_of(
     sandbox: Option<&crate::sandbox::Profile>,
 ) -> anyhow::Result<Vec<AuthMethod>> {
     let (events, mut incoming) = mpsc::unbounded_channel();
-    let handle = super::spawn(command, ClientCaps::default(), sandbox, events.into())
+    // Only its allowed hosts: no one answers an ask here (refused).
+    let (asks, _) = mpsc::unbounded_channel();
+    let handle = super::spawn(command, ClientCaps::default(), sandbox, events.into(), asks)
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     let answer = handle.auth_methods();
     let methods = tokio::select! {

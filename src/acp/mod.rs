@@ -334,16 +334,24 @@ impl From<mpsc::UnboundedSender<AgentEvent>> for Events {
 /// Start the agent and connect to it: it is initialised at once, and
 /// sessions open as [`AgentHandle::open_session`] asks. Events arrive on
 /// `events`; a failure to spawn is returned at once (the command does not
-/// exist, ...).
+/// exist, ...). Under the sandbox its network goes through a proxy of
+/// its own, which sends each connection to a host the profile does not
+/// allow on `asks` and waits for the answer (issue 35).
 pub(crate) fn spawn(
     command: &AgentCommand,
     caps: ClientCaps,
     sandbox: Option<&crate::sandbox::Profile>,
     events: Events,
+    asks: mpsc::UnboundedSender<crate::net::ConnectAsk>,
 ) -> Result<AgentHandle, LaunchError> {
     let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-    let (process, stdin, stdout) =
-        AgentProcess::spawn(command, sandbox, stderr_tail.clone(), events.clone())?;
+    let (process, stdin, stdout) = AgentProcess::spawn(
+        command,
+        sandbox,
+        stderr_tail.clone(),
+        events.clone(),
+        Some(asks),
+    )?;
     let (tx, rx) = mpsc::unbounded_channel();
     let notices = events.clone();
     let mut told = Vec::new();

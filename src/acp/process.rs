@@ -71,17 +71,40 @@ pub struct AgentProcess {
 impl AgentProcess {
     /// Spawn `command` in a new process group with piped stdio. Stderr lines
     /// go to the log and into `tail`; the exit is reported on `events`.
+    /// With `asks`, its network goes through a proxy of its own (issue 35)
+    /// that asks there about each host the profile does not allow.
     pub(super) fn spawn(
         command: &AgentCommand,
         sandbox: Option<&crate::sandbox::Profile>,
         tail: Arc<Mutex<VecDeque<String>>>,
         events: Events,
+        asks: Option<tokio::sync::mpsc::UnboundedSender<crate::net::ConnectAsk>>,
     ) -> Result<(AgentProcess, ChildStdin, ChildStdout), LaunchError> {
         if let Some(profile) = sandbox {
             crate::agents::prepare(command, profile);
         }
+        let spawn_error = |error| LaunchError::Spawn {
+            program: command.program.clone(),
+            error,
+        };
+        // The proxy's door: only where the sandbox confines and the
+        // network is not left open.
+        let gated = sandbox.filter(|p| {
+            p.mode != crate::sandbox::SandboxMode::Off
+                && p.network != crate::net::NetworkMode::Open
+                && matches!(
+                    crate::sandbox::kernel_support(),
+                    crate::sandbox::Support::Landlock(_)
+                )
+        });
+        let door = match (gated, &asks) {
+            (Some(_), Some(_)) => Some(net_door().map_err(spawn_error)?),
+            _ => None,
+        };
         let confinement = sandbox
-            .map(crate::sandbox::Confinement::prepare)
+            .map(|p| {
+                crate::sandbox::Confinement::prepare_net(p, door.as_ref().and_then(|d| d.wall()))
+            })
             .transpose()?;
         // What a known agent needs under the sandbox (`agents/`).
         let quirks = crate::agents::launch(
@@ -119,6 +142,9 @@ impl AgentProcess {
         // Everything it starts is ended with it, daemons too.
         let tree = crate::procs::Tree::prepare();
         tree.apply(&mut cmd);
+        if let Some(door) = &door {
+            cmd.envs(crate::net::proxy::proxy_env(door.port()));
+        }
         if let Some(confinement) = &confinement {
             confinement.apply(&mut cmd);
         }
@@ -130,6 +156,28 @@ impl AgentProcess {
                 LaunchError::Spawn { program, error }
             }
         })?;
+        // Its proxy, serving on the door's socket (made in its namespace).
+        let proxy = match (door, gated, asks) {
+            (Some(door), Some(profile), Some(asks)) => {
+                let gate = crate::net::proxy::Gate {
+                    agent: profile.agent.clone(),
+                    hosts: crate::net::Hosts::new(profile.network, profile.allow_hosts.clone()),
+                    asks,
+                };
+                let served = door
+                    .listener()
+                    .and_then(|listener| crate::net::proxy::Proxy::serve(listener, gate));
+                match served {
+                    Ok(proxy) => Some(proxy),
+                    Err(error) => {
+                        // Fail closed: no agent without its proxy.
+                        let _ = child.start_kill();
+                        return Err(spawn_error(error));
+                    }
+                }
+            }
+            _ => None,
+        };
         let pid = child.id();
         tracing::info!(program = %command.program, ?pid, "agent started");
         if let Some(pid) = pid {
@@ -164,8 +212,9 @@ impl AgentProcess {
 
         let (exited_tx, exited) = watch::channel(false);
         tokio::spawn(async move {
-            // Its private temporary directory goes when it does.
+            // Its private temporary directory goes when it does, and its proxy.
             let _confinement = confinement;
+            let _proxy = proxy;
             let status = match child.wait().await {
                 Ok(status) => describe(status),
                 Err(err) => format!("could not be waited for: {err}"),
@@ -257,6 +306,17 @@ impl Ender {
         };
         crate::reaper::signal_group(pid, signal);
     }
+}
+
+/// The door of the proxy of an agent process, as this kernel walls it.
+#[cfg(target_os = "linux")]
+fn net_door() -> std::io::Result<crate::net::door::Door> {
+    crate::net::door::Door::new(crate::sandbox::net_wall())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn net_door() -> std::io::Result<std::convert::Infallible> {
+    Err(std::io::Error::other("no network wall on this system"))
 }
 
 fn describe(status: std::process::ExitStatus) -> String {

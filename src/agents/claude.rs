@@ -55,6 +55,13 @@ pub(super) const META: MetaReading = MetaReading {
     terminals: false,
 };
 
+/// The hosts of its model it reaches without asking (issue 35): the Anthropic API, and where its sign-in refreshes its token.
+pub const API_HOSTS: &[&str] = &[
+    "api.anthropic.com",
+    "console.anthropic.com",
+    "platform.claude.com",
+];
+
 /// What the sandbox gives it. Its config that runs programs (settings
 /// hooks, plugins, its commands, subagents and skills) is read-only in the
 /// kernel: it makes nothing new directly in `~/.claude` once its usual

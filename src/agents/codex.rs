@@ -39,6 +39,8 @@ pub(super) const META: MetaReading = MetaReading {
     tool_name: false,
     terminals: true,
 };
+/// The hosts of its model it reaches without asking (issue 35): OpenAI's API, ChatGPT's backend (a ChatGPT sign-in) and its token refresh.
+pub const API_HOSTS: &[&str] = &["api.openai.com", "chatgpt.com", "auth.openai.com"];
 
 /// What the sandbox gives it (and the variables its config names for its
 /// key: `sandbox::env::codex_env_keys`).

@@ -15,6 +15,12 @@ pub(super) const NAMES: &[&str] = &[
 /// Its one mode (fast-agent-0.10.46-passthrough-fs-cancel.jsonl,
 /// `session/new`), whose words say nothing about asking.
 pub(super) const MODES: &[KnownMode] = &[("agent", ModeAsks::Unknown)];
+/// The hosts of its model it reaches without asking (issue 35): the model APIs it uses by default.
+pub const API_HOSTS: &[&str] = &[
+    "api.anthropic.com",
+    "api.openai.com",
+    "generativelanguage.googleapis.com",
+];
 
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {

@@ -28,6 +28,13 @@ pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
 /// (`assets/scenarios/gemini-replays-after-its-answer.toml`).
 pub(super) const REPLAYS_AFTER_LOAD: bool = true;
 
+/// The hosts of its model it reaches without asking (issue 35): the Gemini API, Code Assist (a Google sign-in) and its token refresh.
+pub const API_HOSTS: &[&str] = &[
+    "generativelanguage.googleapis.com",
+    "cloudcode-pa.googleapis.com",
+    "oauth2.googleapis.com",
+];
+
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {
     state: &[".gemini"],

@@ -10,6 +10,8 @@ pub(super) const NAMES: &[&str] = &["kimi", "kimi-cli", "kimi code cli"];
 /// Its one mode (kimi-cli-1.51.0-fakellm-shell-allow-terminal.jsonl,
 /// `session/new`).
 pub(super) const MODES: &[KnownMode] = &[("default", ModeAsks::Asks)];
+/// The hosts of its model it reaches without asking (issue 35): Moonshot's API.
+pub const API_HOSTS: &[&str] = &["api.moonshot.ai", "api.moonshot.cn", "api.kimi.com"];
 
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {

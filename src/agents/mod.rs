@@ -26,6 +26,21 @@ pub mod qwen;
 pub use quirks::{Agent, from_info};
 
 impl Agent {
+    /// The hosts of its model it reaches without asking (the network
+    /// gate, issue 35).
+    pub fn api_hosts(self) -> &'static [&'static str] {
+        match self {
+            Agent::Claude => claude::API_HOSTS,
+            Agent::Codex => codex::API_HOSTS,
+            Agent::Gemini => gemini::API_HOSTS,
+            Agent::Qwen => qwen::API_HOSTS,
+            Agent::Kimi => kimi::API_HOSTS,
+            Agent::OpenCode => opencode::API_HOSTS,
+            Agent::FastAgent => fast_agent::API_HOSTS,
+            Agent::Demo => demo::API_HOSTS,
+        }
+    }
+
     /// What the sandbox gives it ([`Sandbox`]).
     pub fn sandbox(self) -> &'static Sandbox {
         match self {

@@ -29,6 +29,8 @@ pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
     files: &["opencode.json", "opencode.jsonc"],
     dirs: &[],
 };
+/// The hosts of its model it reaches without asking (issue 35): OpenCode Zen and its model list.
+pub const API_HOSTS: &[&str] = &["opencode.ai", "models.dev"];
 
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {

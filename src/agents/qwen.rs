@@ -26,6 +26,14 @@ pub(super) const WORKSPACE_CONFIG: WorkspaceConfig = WorkspaceConfig {
     dirs: &[],
 };
 
+/// The hosts of its model it reaches without asking (issue 35): DashScope and Qwen's own sign-in.
+pub const API_HOSTS: &[&str] = &[
+    "dashscope.aliyuncs.com",
+    "dashscope-intl.aliyuncs.com",
+    "chat.qwen.ai",
+    "portal.qwen.ai",
+];
+
 /// What the sandbox gives it.
 pub const SANDBOX: Sandbox = Sandbox {
     state: &[".qwen"],

@@ -100,7 +100,18 @@ impl App {
             self.next_key += 1;
             let inbox = self.inbox_tx.clone();
             let tx = acp::Events::new(move |event| inbox.send(Incoming::Agent(key, event)).is_ok());
-            let handle = acp::spawn(&chat.command, chat.caps, sandbox.as_ref(), tx)?;
+            // Each connection its proxy asks about, into the inbox as a
+            // network card's question (issue 35).
+            let (asks, mut asked) = tokio::sync::mpsc::unbounded_channel();
+            let inbox = self.inbox_tx.clone();
+            tokio::spawn(async move {
+                while let Some(ask) = asked.recv().await {
+                    if inbox.send(Incoming::Net(key, Box::new(ask))).is_err() {
+                        break;
+                    }
+                }
+            });
+            let handle = acp::spawn(&chat.command, chat.caps, sandbox.as_ref(), tx, asks)?;
             if !chat.mcp_servers.is_empty() {
                 handle.set_mcp_servers(chat.mcp_servers.clone());
             }

@@ -38,3 +38,10 @@ pub enum NetAnswer {
         reason: Option<String>,
     },
 }
+
+#[cfg(target_os = "linux")]
+pub mod door;
+pub mod hosts;
+pub mod proxy;
+
+pub use hosts::{Hosts, NetworkMode};

@@ -24,6 +24,12 @@ pub enum Badge {
     Partial,
     /// The same, the workspace read-only.
     PartialReadOnly,
+    /// Confined on disk, the workspace writable, but the network is not
+    /// walled (`network = "open"`, or neither a network namespace nor
+    /// Landlock's network rules here): yellow.
+    NetOpen,
+    /// The same, the workspace read-only.
+    NetOpenReadOnly,
 }
 
 impl Badge {
@@ -36,16 +42,23 @@ impl Badge {
             Badge::Unconfined => "UNCONFINED: no Landlock",
             Badge::Partial => "sandbox: partial",
             Badge::PartialReadOnly => "sandbox: read-only, partial",
+            Badge::NetOpen => "sandbox: net open",
+            Badge::NetOpenReadOnly => "sandbox: read-only, net open",
         }
     }
 
     /// The badge without the kernel's gaps: `Partial` is `Confined`.
     pub fn plain(self) -> Badge {
         match self {
-            Badge::Partial => Badge::Confined,
-            Badge::PartialReadOnly => Badge::ReadOnly,
+            Badge::Partial | Badge::NetOpen => Badge::Confined,
+            Badge::PartialReadOnly | Badge::NetOpenReadOnly => Badge::ReadOnly,
             other => other,
         }
+    }
+
+    /// Whether the agent's network is open (the footer shows it yellow).
+    pub fn is_net_open(self) -> bool {
+        matches!(self, Badge::NetOpen | Badge::NetOpenReadOnly)
     }
 
     /// Whether the agent runs with all the user's rights.

@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use landlock::{
-    ABI, Access as _, AccessFs, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, Scope,
+    ABI, Access as _, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, Scope,
 };
 
 use super::tmpdir::PrivateTmp;
-use super::walls::{Fence, kernel_walls};
+use super::walls::{Fence, NetDoor, kernel_walls};
 use super::{
     Access, Badge, Grant, Profile, RealFs, SandboxError, SandboxMode, Support, WhenUnavailable,
     canonical, grants,
@@ -75,12 +75,38 @@ pub struct Confinement {
     fence: Option<Arc<Fence>>,
     badge: Badge,
     rules: usize,
+    /// The network walled: only the proxy's door.
+    net_walled: bool,
+}
+
+/// How the network is walled for one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetWall {
+    /// A network namespace of its own, only loopback up; the proxy's
+    /// listening socket is made there on `port` and sent back on the unix
+    /// socket `channel` before `exec`.
+    Namespace {
+        channel: std::os::fd::RawFd,
+        port: u16,
+    },
+    /// Landlock allows TCP connect to `port` only (the proxy on the
+    /// host's loopback), and seccomp refuses UDP, raw and packet sockets.
+    Landlock { port: u16 },
 }
 
 impl Confinement {
     /// Build the confinement `profile` asks for: nothing for `mode = "off"`;
     /// without Landlock, nothing or the refusal, as `when_unavailable` says.
     pub fn prepare(profile: &Profile) -> Result<Confinement, SandboxError> {
+        Confinement::prepare_net(profile, None)
+    }
+
+    /// The same, with a wall around the network: only the proxy's door
+    /// left (see [`NetWall`]).
+    pub fn prepare_net(
+        profile: &Profile,
+        net: Option<NetWall>,
+    ) -> Result<Confinement, SandboxError> {
         if profile.mode == SandboxMode::Off {
             return Ok(Confinement::none(Badge::Off));
         }
@@ -103,7 +129,19 @@ impl Confinement {
         let mut allowed: Vec<PathBuf> = real.workspace.clone();
         allowed.extend(real.writable.iter().cloned());
         allowed.push(tmp.path().to_path_buf());
-        let fence = Fence::new(walls, &allowed, pts_rights());
+        let mut fence = Fence::new(walls, &allowed, pts_rights());
+        let mut proxy_port = None;
+        let mut walled = false;
+        match net {
+            Some(NetWall::Namespace { channel, port }) => {
+                walled = fence.set_net(NetDoor { channel, port });
+            }
+            Some(NetWall::Landlock { port }) => {
+                walled = fence.refuse_datagrams();
+                proxy_port = walled.then_some(port);
+            }
+            None => {}
+        }
         // Without a private /dev/pts the agent's own ptys need the shared one.
         let shared_pts = walls.namespace.is_none().then(|| Grant {
             path: PathBuf::from("/dev/pts"),
@@ -115,13 +153,15 @@ impl Confinement {
             fence: Some(Arc::new(fence)),
             badge: profile.badge(),
             rules: 0,
+            net_walled: walled,
         };
-        let (fd, rules) = ruleset(&real, confinement.tmp(), shared_pts).map_err(|message| {
-            SandboxError::Rules {
-                agent: profile.agent.clone(),
-                message,
-            }
-        })?;
+        let (fd, rules) =
+            ruleset(&real, confinement.tmp(), shared_pts, proxy_port).map_err(|message| {
+                SandboxError::Rules {
+                    agent: profile.agent.clone(),
+                    message,
+                }
+            })?;
         confinement.ruleset = Some(fd);
         confinement.rules = rules;
         Ok(confinement)
@@ -134,7 +174,13 @@ impl Confinement {
             fence: None,
             badge,
             rules: 0,
+            net_walled: false,
         }
+    }
+
+    /// Whether the network is walled (only the proxy's door open).
+    pub fn net_walled(&self) -> bool {
+        self.net_walled
     }
 
     /// What the footer says about the process.
@@ -234,13 +280,25 @@ fn ruleset(
     profile: &Profile,
     tmp: Option<&Path>,
     extra: Option<Grant>,
+    proxy_port: Option<u16>,
 ) -> Result<(OwnedFd, usize), String> {
-    let mut created = Ruleset::default()
+    let mut ruleset = Ruleset::default()
         .handle_access(handled())
         .and_then(|r| r.scope(Scope::AbstractUnixSocket | Scope::Signal))
-        .and_then(|r| r.create())
         .map_err(|e| e.to_string())?;
+    if proxy_port.is_some() {
+        ruleset = ruleset
+            .handle_access(AccessNet::ConnectTcp)
+            .map_err(|e| e.to_string())?;
+    }
+    let mut created = ruleset.create().map_err(|e| e.to_string())?;
     let mut rules = 0;
+    if let Some(port) = proxy_port {
+        created = created
+            .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(|e| format!("the proxy's port: {e}"))?;
+        rules += 1;
+    }
     for grant in grants(profile, tmp, &RealFs).into_iter().chain(extra) {
         let Ok(fd) = PathFd::new(&grant.path) else {
             // Gone since it was listed: nothing to allow.

@@ -42,12 +42,12 @@ mod loader_env;
 pub use loader_env::{is_loader_var, strip_loader_env};
 
 #[cfg(target_os = "linux")]
-pub use linux::{Confinement, kernel_support};
+pub use linux::{Confinement, NetWall, kernel_support};
 #[cfg(target_os = "linux")]
 pub use self_test::self_test;
 pub use session::{own_session, own_session_std};
 #[cfg(target_os = "linux")]
-pub use walls::{KernelWalls, Namespace, kernel_walls};
+pub use walls::{KernelWalls, Namespace, kernel_walls, receive_listener};
 
 /// `[sandbox] mode` and `[agents.NAME.sandbox] mode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -224,6 +224,13 @@ pub struct Profile {
     /// The variables of warden's environment that reach it ([`mod@env`]): the
     /// defaults, its own, `env_pass`.
     pub env_pass: Vec<String>,
+    /// `[sandbox] network` (its agent block's wins): how its process tree
+    /// reaches the network (issue 35).
+    pub network: crate::net::NetworkMode,
+    /// The hosts it reaches without asking: its model's (its known API
+    /// hosts, the host of each base-URL variable it is given), then
+    /// `allow_hosts` of `[sandbox]` and its block, then `--allow-host`.
+    pub allow_hosts: Vec<String>,
 }
 
 /// What a profile's settings say, before paths are expanded.
@@ -327,7 +334,7 @@ impl Profile {
             .unwrap_or_default();
         hidden.extend(input.warden_files.iter().cloned());
         hidden.extend(input.hidden.iter().map(|p| expand(p)));
-        Profile {
+        let mut profile = Profile {
             agent: input.agent.to_string(),
             mode: input.mode,
             when_unavailable: input.when_unavailable,
@@ -340,7 +347,26 @@ impl Profile {
             state_subdirs: dedup(state_subdirs),
             cache: input.cache.clone(),
             env_pass: dedup_words(env_pass),
-        }
+            network: crate::net::NetworkMode::default(),
+            allow_hosts: Vec::new(),
+        };
+        // The hosts of its model: known, and named by the variables it gets.
+        let mut hosts: Vec<String> = agent
+            .map(crate::agents::Agent::api_hosts)
+            .unwrap_or_default()
+            .iter()
+            .map(|h| h.to_string())
+            .collect();
+        let given: Vec<(String, String)> = env::environment(&profile, std::env::vars_os())
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .chain(input.env.iter().cloned())
+            .collect();
+        hosts.extend(crate::net::hosts::base_url_hosts(
+            given.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        ));
+        profile.allow_hosts = dedup_words(hosts);
+        profile
     }
 
     /// The same profile with the workspace read-only (a chat in Plan).
@@ -363,13 +389,19 @@ impl Profile {
 }
 
 /// The badge of a process confined by `profile` on this kernel: red when
-/// it runs unconfined.
+/// it runs unconfined, yellow when its network is open.
 pub fn badge_of(profile: &Profile) -> Badge {
     let badge = profile.badge();
     if badge.is_unconfined() {
         badge
     } else if !matches!(kernel_support(), Support::Landlock(_)) {
         Badge::Unconfined
+    } else if profile.network == crate::net::NetworkMode::Open || net_wall() == NetKind::Open {
+        if badge == Badge::ReadOnly {
+            Badge::NetOpenReadOnly
+        } else {
+            Badge::NetOpen
+        }
     } else if open_doors().is_empty() {
         badge
     } else if badge == Badge::ReadOnly {
@@ -395,6 +427,72 @@ pub fn open_doors() -> Vec<String> {
 #[cfg(target_os = "linux")]
 fn walls_lines() -> Vec<String> {
     walls::kernel_walls().describe()
+}
+
+/// How an agent's network is walled on this kernel.
+#[cfg(target_os = "linux")]
+pub fn net_wall() -> NetKind {
+    walls::kernel_walls().net_kind()
+}
+
+/// Nothing walls the network elsewhere.
+#[cfg(not(target_os = "linux"))]
+pub fn net_wall() -> NetKind {
+    NetKind::Open
+}
+
+/// How the agent's process tree is kept off the network but for
+/// warden's proxy (issue 35).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetKind {
+    /// A network namespace of its own with only loopback up; the proxy's
+    /// listening socket was made inside it: no other door exists.
+    Namespace,
+    /// Landlock (ABI 4+) allows TCP connect to the proxy's port only, and
+    /// seccomp refuses UDP, raw and packet sockets. The narrow door: a
+    /// host that listens on the proxy's port number.
+    Landlock,
+    /// Neither works here: the proxy variables are set, nothing enforces
+    /// them ("net open").
+    Open,
+}
+
+/// What `warden sandbox` says about the network of `profile`.
+pub fn network_lines(profile: &Profile) -> Vec<String> {
+    let mut out = vec![format!("network: {}", profile.network.word())];
+    out.push(match (profile.network, net_wall()) {
+        (crate::net::NetworkMode::Open, _) => {
+            "network wall: none (network = \"open\"): the agent reaches any host".to_string()
+        }
+        (_, NetKind::Namespace) => "network wall: a network namespace of its own (only loopback \
+             up; its own localhost servers work inside it); the proxy's socket is made inside \
+             it: no other way out"
+            .to_string(),
+        (_, NetKind::Landlock) => "network wall: Landlock allows TCP connect to the proxy's \
+             port only, seccomp refuses UDP, raw and packet sockets. OPEN (narrow): a host \
+             listening on the proxy's port number is reachable directly"
+            .to_string(),
+        (_, NetKind::Open) => "OPEN: network wall: none here (no network namespace, no \
+             Landlock ABI 4 with seccomp): the proxy variables are set, nothing enforces them"
+            .to_string(),
+    });
+    if profile.network != crate::net::NetworkMode::Open {
+        out.push(format!(
+            "hosts reached without asking: {}",
+            if profile.allow_hosts.is_empty() {
+                "none".to_string()
+            } else {
+                profile.allow_hosts.join(", ")
+            }
+        ));
+        out.push(match profile.network {
+            crate::net::NetworkMode::Closed => {
+                "other hosts: refused without asking (network = \"closed\")".to_string()
+            }
+            _ => "other hosts: a card asks (network = \"gated\")".to_string(),
+        });
+    }
+    out
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -780,6 +878,7 @@ pub fn describe(profile: &Profile, rules: bool) -> Vec<String> {
     if matches!(kernel_support(), Support::Landlock(_)) {
         out.extend(walls_lines().into_iter().map(|l| format!("walls: {l}")));
     }
+    out.extend(network_lines(profile));
     if rules {
         for grant in grants(&real, None, &RealFs) {
             out.push(format!("rule: {:?} {}", grant.access, grant.path.display()));

@@ -14,8 +14,12 @@
 const NR: u32 = 0;
 /// `offsetof(struct seccomp_data, arch)`.
 const ARCH: u32 = 4;
+/// `offsetof(struct seccomp_data, args[0])`, its low 32 bits (little endian).
+const ARG0_LOW: u32 = 16;
 /// `offsetof(struct seccomp_data, args[1])`, its low 32 bits (little endian).
 const ARG1_LOW: u32 = 16 + 8;
+/// `offsetof(struct seccomp_data, args[2])`, its low 32 bits (little endian).
+const ARG2_LOW: u32 = 16 + 16;
 
 /// The requests refused.
 const REFUSED: [u32; 2] = [libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
@@ -36,6 +40,16 @@ const ARCHES: &[(u32, &[u32])] = &[
 ];
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const ARCHES: &[(u32, &[u32])] = &[];
+
+/// Per architecture (as [`ARCHES`], in the same order): the `socket`
+/// system call's numbers, and those refused whole when the network is
+/// walled (i386's `socketcall`, whose arguments the filter cannot read).
+#[cfg(target_arch = "x86_64")]
+const SOCKET_NRS: &[(&[u32], &[u32])] = &[(&[41, 0x4000_0000 | 41], &[]), (&[359], &[102])];
+#[cfg(target_arch = "aarch64")]
+const SOCKET_NRS: &[(&[u32], &[u32])] = &[(&[198], &[]), (&[281], &[102])];
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const SOCKET_NRS: &[(&[u32], &[u32])] = &[];
 
 /// Whether warden has a filter for this architecture.
 pub(super) fn known_arch() -> bool {
@@ -68,21 +82,56 @@ const REFUSE: u32 = libc::SECCOMP_RET_ERRNO | (libc::EPERM as u32);
 /// The filter's program: per architecture, "is it ioctl?"; an ioctl's
 /// request compared with [`REFUSED`].
 pub(super) fn program() -> Vec<libc::sock_filter> {
+    build(false)
+}
+
+/// The same, and the network walled: `socket` makes only unix, netlink
+/// and TCP sockets (no UDP, raw or packet socket: no way out but TCP,
+/// which Landlock confines to the proxy's port).
+pub(super) fn program_walled() -> Vec<libc::sock_filter> {
+    build(true)
+}
+
+fn build(walled: bool) -> Vec<libc::sock_filter> {
+    let none: (&[u32], &[u32]) = (&[], &[]);
+    let sockets = |i: usize| -> (&[u32], &[u32]) {
+        if walled {
+            SOCKET_NRS.get(i).copied().unwrap_or(none)
+        } else {
+            none
+        }
+    };
     let mut out = vec![stmt(LOAD, ARCH)];
     // Each arch block: jeq arch, ld nr, one jeq per number, ja allow.
-    let blocks: usize = ARCHES.iter().map(|(_, nrs)| 3 + nrs.len()).sum();
-    // Index of the `allow` return, and of the request check after it.
+    let blocks: usize = ARCHES
+        .iter()
+        .enumerate()
+        .map(|(i, (_, nrs))| 3 + nrs.len() + sockets(i).0.len() + sockets(i).1.len())
+        .sum();
+    // The `allow` return, the request check after it (two instructions
+    // and one per request, then allow, refuse), then the socket check.
     let allow = 1 + blocks;
     let check = allow + 1;
+    let refuse = check + 1 + REFUSED.len() + 1;
+    let socket_check = refuse + 1;
     let rel = |from: usize, to: usize| u8::try_from(to - from - 1).unwrap_or(u8::MAX);
-    for (arch, nrs) in ARCHES {
+    for (i, (arch, nrs)) in ARCHES.iter().enumerate() {
+        let (socket, banned) = sockets(i);
         let start = out.len();
-        let next = start + 3 + nrs.len();
+        let next = start + 3 + nrs.len() + socket.len() + banned.len();
         out.push(jeq(*arch, 0, rel(start, next)));
         out.push(stmt(LOAD, NR));
         for nr in *nrs {
             let at = out.len();
             out.push(jeq(*nr, rel(at, check), 0));
+        }
+        for nr in socket {
+            let at = out.len();
+            out.push(jeq(*nr, rel(at, socket_check), 0));
+        }
+        for nr in banned {
+            let at = out.len();
+            out.push(jeq(*nr, rel(at, refuse), 0));
         }
         let at = out.len();
         out.push(stmt(
@@ -92,13 +141,40 @@ pub(super) fn program() -> Vec<libc::sock_filter> {
     }
     out.push(stmt(RET, ALLOW));
     out.push(stmt(LOAD, ARG1_LOW));
-    let refuse = out.len() + REFUSED.len() + 1;
     for request in REFUSED {
         let at = out.len();
         out.push(jeq(request, rel(at, refuse), 0));
     }
     out.push(stmt(RET, ALLOW));
     out.push(stmt(RET, REFUSE));
+    if walled {
+        // socket(domain, type, protocol): unix and netlink pass; inet and
+        // inet6 pass as a stream of protocol 0 or TCP; the rest is refused.
+        let at = out.len();
+        let ret_allow = at + 13;
+        let ret_refuse = at + 14;
+        let inet = at + 5;
+        out.push(stmt(LOAD, ARG0_LOW));
+        out.push(jeq(libc::AF_UNIX as u32, rel(at + 1, ret_allow), 0));
+        out.push(jeq(libc::AF_NETLINK as u32, rel(at + 2, ret_allow), 0));
+        out.push(jeq(libc::AF_INET as u32, rel(at + 3, inet), 0));
+        out.push(jeq(
+            libc::AF_INET6 as u32,
+            rel(at + 4, inet),
+            rel(at + 4, ret_refuse),
+        ));
+        // inet:
+        out.push(stmt(LOAD, ARG1_LOW));
+        out.push(stmt(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, 0xF));
+        out.push(jeq(libc::SOCK_STREAM as u32, 0, rel(at + 7, ret_refuse)));
+        out.push(stmt(LOAD, ARG2_LOW));
+        out.push(jeq(0, rel(at + 9, ret_allow), 0));
+        out.push(jeq(libc::IPPROTO_TCP as u32, rel(at + 10, ret_allow), 0));
+        out.push(stmt(RET, REFUSE));
+        out.push(stmt(RET, REFUSE));
+        out.push(stmt(RET, ALLOW));
+        out.push(stmt(RET, REFUSE));
+    }
     out
 }
 
@@ -131,10 +207,16 @@ mod tests {
 
     /// A tiny interpreter of the instructions the program uses.
     fn run(program: &[libc::sock_filter], arch: u32, nr: u32, arg1: u64) -> u32 {
+        run_args(program, arch, nr, [0, arg1, 0])
+    }
+
+    fn run_args(program: &[libc::sock_filter], arch: u32, nr: u32, args: [u64; 3]) -> u32 {
         let mut data = [0u8; 64];
         data[0..4].copy_from_slice(&nr.to_le_bytes());
         data[4..8].copy_from_slice(&arch.to_le_bytes());
-        data[24..32].copy_from_slice(&arg1.to_le_bytes());
+        for (i, arg) in args.iter().enumerate() {
+            data[16 + 8 * i..24 + 8 * i].copy_from_slice(&arg.to_le_bytes());
+        }
         let mut a = 0u32;
         let mut pc = 0usize;
         loop {
@@ -148,6 +230,8 @@ mod tests {
                 return i.k;
             } else if code == libc::BPF_JMP | libc::BPF_JA {
                 pc += i.k as usize;
+            } else if code == libc::BPF_ALU | libc::BPF_AND | libc::BPF_K {
+                a &= i.k;
             } else if code == libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K {
                 pc += usize::from(if a == i.k { i.jt } else { i.jf });
             } else {
@@ -176,5 +260,55 @@ mod tests {
             assert_eq!(run(&program, *arch, 1, u64::from(REFUSED[0])), ALLOW);
         }
         assert_eq!(run(&program, 0x1234, 16, u64::from(REFUSED[0])), ALLOW);
+    }
+
+    /// Issue 35: with the network walled, `socket` makes unix, netlink
+    /// and TCP sockets only; the ioctls stay refused; without, anything.
+    #[allow(clippy::unnecessary_cast)]
+    #[test]
+    fn a_walled_network_refuses_udp_raw_and_packet_sockets() {
+        let walled = program_walled();
+        let open = program();
+        let (inet, inet6, unix) = (
+            libc::AF_INET as u64,
+            libc::AF_INET6 as u64,
+            libc::AF_UNIX as u64,
+        );
+        let stream = libc::SOCK_STREAM as u64;
+        let cloexec = libc::SOCK_CLOEXEC as u64;
+        for ((arch, ioctls), (sockets, banned)) in ARCHES.iter().zip(SOCKET_NRS) {
+            for nr in *sockets {
+                let r = |args| run_args(&walled, *arch, *nr, args);
+                assert_eq!(r([inet, stream | cloexec, 0]), ALLOW);
+                assert_eq!(r([inet6, stream, libc::IPPROTO_TCP as u64]), ALLOW);
+                assert_eq!(r([unix, libc::SOCK_DGRAM as u64, 0]), ALLOW);
+                assert_eq!(
+                    r([libc::AF_NETLINK as u64, libc::SOCK_RAW as u64, 0]),
+                    ALLOW
+                );
+                assert_eq!(r([inet, libc::SOCK_DGRAM as u64 | cloexec, 0]), REFUSE);
+                assert_eq!(r([inet6, libc::SOCK_DGRAM as u64, 0]), REFUSE);
+                assert_eq!(r([inet, libc::SOCK_RAW as u64, 1]), REFUSE);
+                assert_eq!(r([inet, stream, libc::IPPROTO_MPTCP as u64]), REFUSE);
+                assert_eq!(
+                    r([libc::AF_PACKET as u64, libc::SOCK_RAW as u64, 0]),
+                    REFUSE
+                );
+                assert_eq!(r([libc::AF_VSOCK as u64, stream, 0]), REFUSE);
+                // The high bits of the domain do not slip past.
+                assert_eq!(r([(1 << 40) | inet, libc::SOCK_DGRAM as u64, 0]), REFUSE);
+                assert_eq!(
+                    run_args(&open, *arch, *nr, [inet, libc::SOCK_DGRAM as u64, 0]),
+                    ALLOW
+                );
+            }
+            for nr in *banned {
+                assert_eq!(run_args(&walled, *arch, *nr, [1, 0, 0]), REFUSE);
+            }
+            for nr in *ioctls {
+                assert_eq!(run(&walled, *arch, *nr, u64::from(REFUSED[0])), REFUSE);
+                assert_eq!(run(&walled, *arch, *nr, libc::TIOCGWINSZ as u64), ALLOW);
+            }
+        }
     }
 }

@@ -37,6 +37,9 @@ struct Try {
     /// This kernel lacks the wall that shuts this door (a door
     /// `open_doors` names already): getting through is said, not a failure.
     known_open: bool,
+    /// For a datagram: whether it arrived (a send that succeeds in the
+    /// agent's own network namespace lands nowhere).
+    landed: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
 }
 
 /// The self-test of `profile`: each line says what happened; the result
@@ -67,6 +70,9 @@ struct Bench {
     _pathname: std::os::unix::net::UnixListener,
     /// A descriptor of warden's without close-on-exec.
     leaked: OwnedFd,
+    /// A TCP listener and a UDP socket on 127.0.0.1 (the network tries).
+    tcp: std::net::TcpListener,
+    udp: Arc<std::net::UdpSocket>,
 }
 
 impl Bench {
@@ -88,7 +94,12 @@ impl Bench {
         }
         // SAFETY: just made, owned by nothing else.
         let leaked = unsafe { OwnedFd::from_raw_fd(leaked) };
+        let tcp = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
+        let udp = std::net::UdpSocket::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
+        udp.set_nonblocking(true)?;
         Ok(Bench {
+            tcp,
+            udp: Arc::new(udp),
             _master: master,
             slave,
             _abstract: abstract_listener,
@@ -122,7 +133,7 @@ fn pty() -> std::io::Result<(OwnedFd, String)> {
     }
 }
 
-fn tries(dir: &Path, bench: &Bench) -> Vec<Try> {
+fn tries(dir: &Path, bench: &Bench, net_walled: bool) -> Vec<Try> {
     let quote = |p: &Path| crate::policy::shell_quote(&p.to_string_lossy()).into_owned();
     let outside = dir.join("written-outside");
     let secret = dir.join("id_rsa");
@@ -133,13 +144,60 @@ fn tries(dir: &Path, bench: &Bench) -> Vec<Try> {
         attempt: Attempt::Shell(line),
         alone,
         known_open: false,
+        landed: None,
     };
     let step = |what: String, step: Step| Try {
         what,
         attempt: Attempt::Step(step),
         alone: true,
         known_open: false,
+        landed: None,
     };
+    let tcp = inet_addr(bench.tcp.local_addr().map_or(0, |a| a.port()));
+    let udp = inet_addr(bench.udp.local_addr().map_or(0, |a| a.port()));
+    let udp_socket = bench.udp.clone();
+    let landed: Arc<dyn Fn() -> bool + Send + Sync> = Arc::new(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut buf = [0u8; 16];
+        let mut got = false;
+        while udp_socket.recv_from(&mut buf).is_ok() {
+            got = true;
+        }
+        got
+    });
+    let network = vec![
+        open_if_net(
+            !net_walled,
+            step(
+                format!(
+                    "connect directly to a TCP listener on 127.0.0.1:{}",
+                    u16::from_be(tcp.sin_port)
+                ),
+                Arc::new(move || inet(&tcp, libc::SOCK_STREAM)),
+            ),
+        ),
+        Try {
+            landed: Some(landed),
+            ..open_if_net(
+                !net_walled,
+                step(
+                    format!(
+                        "send a UDP datagram to 127.0.0.1:{}",
+                        u16::from_be(udp.sin_port)
+                    ),
+                    Arc::new(move || inet(&udp, libc::SOCK_DGRAM)),
+                ),
+            )
+        },
+        open_if_net(
+            !net_walled,
+            shell(
+                format!("resolve a name with DNS (getent hosts {DNS_PROBE})"),
+                format!("getent hosts {DNS_PROBE}"),
+                true,
+            ),
+        ),
+    ];
     let walls = kernel_walls();
     let open_if = |lacking: bool, one: Try| Try {
         known_open: lacking,
@@ -222,6 +280,55 @@ fn tries(dir: &Path, bench: &Bench) -> Vec<Try> {
             true,
         ),
     ]
+    .into_iter()
+    .chain(network)
+    .collect()
+}
+
+/// The name the DNS try resolves.
+const DNS_PROBE: &str = "example.com";
+
+/// A try whose door is open when the network is (said, not a failure).
+fn open_if_net(open: bool, one: Try) -> Try {
+    Try {
+        known_open: open,
+        ..one
+    }
+}
+
+/// `127.0.0.1:port`.
+fn inet_addr(port: u16) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
+        },
+        sin_zero: [0; 8],
+    }
+}
+
+/// In the child: a socket of `kind` connected to `addr`, and a byte sent.
+fn inet(addr: &libc::sockaddr_in, kind: libc::c_int) -> std::io::Result<()> {
+    // SAFETY: system calls on a struct prepared before the fork.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, kind | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let done = libc::connect(
+            fd,
+            (&raw const *addr).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        ) == 0
+            && libc::send(fd, b"x".as_ptr().cast(), 1, libc::MSG_NOSIGNAL) == 1;
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if !done {
+            return Err(err);
+        }
+    }
+    Ok(())
 }
 
 fn run(profile: &Profile, dir: &Path, bench: &Bench) -> (bool, Vec<String>) {
@@ -229,10 +336,17 @@ fn run(profile: &Profile, dir: &Path, bench: &Bench) -> (bool, Vec<String>) {
     profile.hidden.push(dir.join("id_rsa"));
     profile.workspace.retain(|w| !dir.starts_with(w));
     profile.workspace.push(dir.join("work"));
-    let confinement = match Confinement::prepare(&profile) {
+    // The network walled as the agent's is (its proxy's door kept open
+    // while the tries run; nothing serves on it).
+    let door = (profile.network != crate::net::NetworkMode::Open)
+        .then(|| crate::net::door::Door::new(super::net_wall()).ok())
+        .flatten();
+    let confinement = match Confinement::prepare_net(&profile, door.as_ref().and_then(|d| d.wall()))
+    {
         Ok(c) => c,
         Err(err) => return (false, vec![err.to_string()]),
     };
+    let net_walled = confinement.net_walled();
     if !confinement.is_confined() {
         return (
             false,
@@ -244,7 +358,7 @@ fn run(profile: &Profile, dir: &Path, bench: &Bench) -> (bool, Vec<String>) {
     }
     let mut lines = Vec::new();
     let mut held = true;
-    for one in tries(dir, bench) {
+    for one in tries(dir, bench, net_walled) {
         let what = &one.what;
         match attempt(&one, None) {
             Ok(()) => {}
@@ -318,7 +432,12 @@ fn attempt(one: &Try, confinement: Option<&Confinement>) -> Result<(), Blocked> 
     }
     let out = command.output().map_err(Blocked::NotStarted)?;
     if out.status.success() {
-        return Ok(());
+        return match &one.landed {
+            Some(landed) if !landed() => Err(Blocked::Refused(
+                "sent, but nothing arrived (the agent's network is its own)".to_string(),
+            )),
+            _ => Ok(()),
+        };
     }
     let why = match (&one.attempt, out.status.code()) {
         (Attempt::Step(_), Some(code)) if code >= STEP_FAILED => {

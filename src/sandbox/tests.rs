@@ -678,3 +678,43 @@ fn the_config_that_runs_programs_is_read_only_or_put_back_for_each_agent() {
         );
     }
 }
+
+/// Issue 35: an agent reaches its own model's hosts without asking: its
+/// known API hosts and the host of each base-URL variable it is given;
+/// `warden sandbox` lists them.
+#[test]
+fn an_agent_reaches_its_models_hosts_without_asking() {
+    let claude = profile(SandboxMode::WorkspaceWrite, &[], &[]);
+    assert!(claude.allow_hosts.iter().any(|h| h == "api.anthropic.com"));
+    assert!(!claude.allow_hosts.iter().any(|h| h == "api.openai.com"));
+    let own = Profile::new(&ProfileInput {
+        agent: "codex",
+        command_line: vec!["codex-acp"],
+        env: vec![
+            (
+                "OPENAI_BASE_URL".into(),
+                "http://Model.Internal:9000/v1".into(),
+            ),
+            ("OTHER_URL".into(), "https://not-a-model.test/".into()),
+        ],
+        workspace: vec![PathBuf::from("/w")],
+        ..ProfileInput::default()
+    });
+    assert!(own.allow_hosts.iter().any(|h| h == "api.openai.com"));
+    assert!(own.allow_hosts.iter().any(|h| h == "model.internal:9000"));
+    assert!(!own.allow_hosts.iter().any(|h| h.contains("not-a-model")));
+    let gated = own.clone();
+    let said = super::network_lines(&gated).join("\n");
+    assert!(said.contains("network: gated"), "{said}");
+    assert!(said.contains("model.internal:9000"), "{said}");
+    assert!(said.contains("a card asks"), "{said}");
+    let open = Profile {
+        network: crate::net::NetworkMode::Open,
+        ..own
+    };
+    assert!(
+        super::network_lines(&open)
+            .join("\n")
+            .contains("network wall: none")
+    );
+}

@@ -43,12 +43,25 @@ pub struct KernelWalls {
     pub seccomp: bool,
     /// Landlock's ABI (0: none).
     pub abi: i32,
+    /// A network namespace of its own (only loopback up) works too.
+    pub net: bool,
 }
 
 impl KernelWalls {
     /// Landlock scopes abstract unix sockets and signals (ABI 6).
     pub fn scopes(&self) -> bool {
         self.abi >= 6
+    }
+
+    /// How an agent's network is walled here.
+    pub fn net_kind(&self) -> super::NetKind {
+        if self.net {
+            super::NetKind::Namespace
+        } else if self.abi >= 4 && self.seccomp {
+            super::NetKind::Landlock
+        } else {
+            super::NetKind::Open
+        }
     }
 
     /// The doors this kernel leaves open, one line each (none: all closed).
@@ -159,6 +172,14 @@ pub fn kernel_walls() -> &'static KernelWalls {
             let fence = NamespacePlan::new(*kind, Vec::new());
             probe(|| fence.enter(None))
         });
+        let net = namespace.is_some_and(|kind| {
+            let mut fence = NamespacePlan::new(kind, Vec::new());
+            fence.net = Some(NetDoor {
+                channel: -1,
+                port: 1080,
+            });
+            probe(|| fence.enter(None))
+        });
         let filter = seccomp::program();
         let seccomp = seccomp::known_arch()
             && probe(|| {
@@ -169,6 +190,7 @@ pub fn kernel_walls() -> &'static KernelWalls {
             namespace,
             seccomp,
             abi,
+            net,
         }
     })
 }
@@ -231,6 +253,40 @@ impl Fence {
 
     /// In the child, before Landlock: the namespace (the fresh devpts
     /// allowed by a rule added to `ruleset`), then no capabilities.
+    /// Give the process a network namespace of its own, with only
+    /// loopback up and the proxy's listening socket made there on `door`'s
+    /// port and sent back on its channel. `false`: no namespace here.
+    pub(crate) fn set_net(&mut self, door: NetDoor) -> bool {
+        match &mut self.namespace {
+            Some(plan) => {
+                plan.net = Some(door);
+                // The system's resolvers answer over unix sockets: a name
+                // looked up there leaves by the host's DNS. Covered too.
+                for dir in RESOLVER_SOCKETS {
+                    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+                        && let Ok(path) = CString::new(*dir)
+                    {
+                        plan.covers.push((path, Cover::Tmpfs));
+                    }
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Refuse UDP, raw and packet sockets (the seccomp filter's walled
+    /// program). `false`: no seccomp here.
+    pub(crate) fn refuse_datagrams(&mut self) -> bool {
+        match &mut self.filter {
+            Some(filter) => {
+                *filter = seccomp::program_walled();
+                true
+            }
+            None => false,
+        }
+    }
+
     pub(crate) fn before_landlock(&self, ruleset: RawFd) -> std::io::Result<()> {
         if let Some(namespace) = &self.namespace {
             namespace.enter(Some((ruleset, self.pts_rights)))?;
@@ -262,6 +318,17 @@ struct NamespacePlan {
     uid_map: CString,
     gid_map: CString,
     covers: Vec<(CString, Cover)>,
+    /// A network namespace too, and where its proxy socket goes.
+    net: Option<NetDoor>,
+}
+
+/// The agent's end of the proxy's door: a unix socket the child sends the
+/// listening socket on (`-1`: make it, send nothing: the probe), and the
+/// port it listens on in the namespace.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NetDoor {
+    pub(crate) channel: RawFd,
+    pub(crate) port: u16,
 }
 
 /// Directories of the user's that hold sockets, covered whole (sockets
@@ -309,6 +376,11 @@ const SYSTEM_SOCKETS: &[&str] = &[
     "/var/run/nscd/",
     "/var/lib/sss/pipes/",
 ];
+
+/// The directories of the system's name resolvers' sockets, covered
+/// when the network is walled (systemd-resolved's varlink and D-Bus-less
+/// API, nscd).
+const RESOLVER_SOCKETS: &[&str] = &["/run/systemd/resolve", "/run/nscd", "/var/run/nscd"];
 
 /// The most sockets covered one by one.
 const MOST_SOCKETS: usize = 4096;
@@ -368,6 +440,7 @@ impl NamespacePlan {
             uid_map: CString::new(format!("{uid} {uid} 1\n")).unwrap_or_default(),
             gid_map: CString::new(format!("{gid} {gid} 1\n")).unwrap_or_default(),
             covers,
+            net: None,
         }
     }
 
@@ -376,10 +449,15 @@ impl NamespacePlan {
     fn enter(&self, rule: Option<(RawFd, u64)>) -> std::io::Result<()> {
         // SAFETY: system calls on C strings prepared before the fork.
         unsafe {
+            let net = if self.net.is_some() {
+                libc::CLONE_NEWNET
+            } else {
+                0
+            };
             match self.kind {
-                Namespace::Mount => check(libc::unshare(libc::CLONE_NEWNS))?,
+                Namespace::Mount => check(libc::unshare(libc::CLONE_NEWNS | net))?,
                 Namespace::User => {
-                    check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+                    check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | net))?;
                     write_file(c"/proc/self/setgroups", c"deny")?;
                     write_file(c"/proc/self/uid_map", &self.uid_map)?;
                     write_file(c"/proc/self/gid_map", &self.gid_map)?;
@@ -402,6 +480,10 @@ impl NamespacePlan {
             ))?;
             if let Some((ruleset, rights)) = rule {
                 allow_beneath(ruleset, c"/dev/pts", rights)?;
+            }
+            if let Some(door) = self.net {
+                loopback_up()?;
+                send_listener(door)?;
             }
             for (path, cover) in &self.covers {
                 let done = match cover {
@@ -433,6 +515,147 @@ impl NamespacePlan {
             }
         }
         Ok(())
+    }
+}
+
+/// `struct ifreq` with its flags (the rest of the union unused).
+#[repr(C)]
+struct IfreqFlags {
+    name: [u8; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    pad: [u8; 22],
+}
+
+/// In the child, in its new network namespace: `lo` up.
+fn loopback_up() -> std::io::Result<()> {
+    let mut req = IfreqFlags {
+        name: [0; libc::IFNAMSIZ],
+        flags: (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short,
+        pad: [0; 22],
+    };
+    req.name[0] = b'l';
+    req.name[1] = b'o';
+    // SAFETY: system calls on a struct on the stack.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        check(fd)?;
+        let done = libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &raw mut req);
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if done != 0 {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+/// In the child, in its new network namespace: the proxy's listening TCP
+/// socket on `127.0.0.1:port`, sent over `door.channel` (`SCM_RIGHTS`).
+fn send_listener(door: NetDoor) -> std::io::Result<()> {
+    // SAFETY: system calls on structs on the stack.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        check(fd)?;
+        let addr = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: door.port.to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let done = if libc::bind(
+            fd,
+            (&raw const addr).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        ) != 0
+            || libc::listen(fd, 1024) != 0
+        {
+            Err(std::io::Error::last_os_error())
+        } else if door.channel < 0 {
+            Ok(())
+        } else {
+            send_fd(door.channel, fd)
+        };
+        libc::close(fd);
+        done
+    }
+}
+
+/// Room for one `SCM_RIGHTS` message of one descriptor.
+#[repr(C, align(8))]
+struct CmsgRoom([u8; 64]);
+
+/// Send `fd` over the unix socket `channel` (with one byte).
+fn send_fd(channel: RawFd, fd: RawFd) -> std::io::Result<()> {
+    let mut byte = [0u8; 1];
+    let mut room = CmsgRoom([0; 64]);
+    // SAFETY: the message and its control data live on the stack for
+    // the call; the CMSG macros compute offsets inside `room`.
+    unsafe {
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32);
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = room.0.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        if cmsg.is_null() {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
+        if libc::sendmsg(channel, &raw const msg, libc::MSG_NOSIGNAL) != 1 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// In the parent: the listening socket the child sent on `channel`
+/// (it was sent before `exec`, so it is there once the spawn returned).
+pub fn receive_listener(channel: RawFd) -> std::io::Result<std::net::TcpListener> {
+    use std::os::fd::FromRawFd as _;
+    let mut byte = [0u8; 1];
+    let mut room = CmsgRoom([0; 64]);
+    // SAFETY: as in `send_fd`; the descriptor received is owned by the
+    // listener returned.
+    unsafe {
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = room.0.as_mut_ptr().cast();
+        msg.msg_controllen = room.0.len() as _;
+        let got = libc::recvmsg(
+            channel,
+            &raw mut msg,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
+        );
+        if got < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        if got != 1
+            || cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(std::io::Error::other(
+                "the agent's network namespace sent no proxy socket",
+            ));
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
+        Ok(std::net::TcpListener::from_raw_fd(fd))
     }
 }
 
@@ -581,6 +804,7 @@ mod tests {
             namespace: Some(Namespace::User),
             seccomp: true,
             abi: 7,
+            net: true,
         };
         let said = walls.describe().join("\n");
         for want in [

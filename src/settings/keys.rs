@@ -41,10 +41,18 @@ pub(crate) const RULE_KEYS: [&str; 8] = [
 /// Keys of `[notifications]`.
 pub(crate) const NOTIFICATION_KEYS: [&str; 3] = ["bell", "desktop", "turn_end_after"];
 /// Keys of `[sandbox]`.
-pub(crate) const SANDBOX_KEYS: [&str; 5] =
-    ["mode", "when_unavailable", "writable", "hidden", "env_pass"];
+pub(crate) const SANDBOX_KEYS: [&str; 7] = [
+    "mode",
+    "when_unavailable",
+    "writable",
+    "hidden",
+    "env_pass",
+    "network",
+    "allow_hosts",
+];
 /// Keys of an agent block's `sandbox` table.
-pub(crate) const AGENT_SANDBOX_KEYS: [&str; 3] = ["mode", "writable", "hidden"];
+pub(crate) const AGENT_SANDBOX_KEYS: [&str; 5] =
+    ["mode", "writable", "hidden", "network", "allow_hosts"];
 /// Keys of `[screen]`.
 pub(crate) const SCREEN_KEYS: [&str; 2] = ["scroll_regions", "unfocused_frame_ms"];
 /// Keys of `[remote]`.

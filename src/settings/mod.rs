@@ -130,6 +130,29 @@ pub struct SandboxSettings {
     /// or `PREFIX_*`), besides the defaults and each agent's own.
     #[serde(default, deserialize_with = "env_patterns")]
     pub env_pass: Vec<String>,
+    /// How agents reach the network: `gated` (the default), `open` or
+    /// `closed` (issue 35).
+    #[serde(default)]
+    pub network: crate::net::NetworkMode,
+    /// Hosts every agent reaches without asking (`host`, `host:port`,
+    /// `*.domain`).
+    #[serde(default, deserialize_with = "host_patterns")]
+    pub allow_hosts: Vec<String>,
+}
+
+/// A list of host patterns; anything else is an error (a pattern that
+/// matches nothing would allow nothing silently).
+fn host_patterns<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<String>, D::Error> {
+    let patterns = Vec::<String>::deserialize(de)?;
+    if let Some(bad) = patterns
+        .iter()
+        .find(|p| !crate::net::hosts::is_host_pattern(p))
+    {
+        return Err(serde::de::Error::custom(format!(
+            "`{bad}` is not a host pattern (`host`, `host:port` or `*.domain`)"
+        )));
+    }
+    Ok(patterns)
 }
 
 /// A list of variable names or `PREFIX_*` patterns; anything else is an
@@ -159,6 +182,11 @@ pub struct AgentSandbox {
     /// More paths this agent may not read.
     #[serde(default)]
     pub hidden: Vec<String>,
+    /// This agent's network, instead of `[sandbox] network`.
+    pub network: Option<crate::net::NetworkMode>,
+    /// More hosts this agent reaches without asking.
+    #[serde(default, deserialize_with = "host_patterns")]
+    pub allow_hosts: Vec<String>,
 }
 
 /// `[screen]`: how warden draws.

@@ -351,3 +351,29 @@ fn a_host_rule_with_another_condition_is_refused_with_its_line() {
     .expect("a host rule");
     assert_eq!(ok.rules[0].host.as_deref(), Some("*.github.com"));
 }
+
+/// Issue 35: `network` and `allow_hosts` in `[sandbox]` and an agent's
+/// block; a bad mode or host pattern is an error at its line.
+#[test]
+fn network_and_allow_hosts_are_read_from_sandbox_and_agent_blocks() {
+    use crate::net::NetworkMode;
+    let text = "[sandbox]\nnetwork = \"closed\"\nallow_hosts = [\"*.github.com\", \"a.test:8080\"]\n\n\
+                [agents.a]\ncommand = \"a\"\nsandbox.network = \"open\"\nsandbox.allow_hosts = [\"b.test\"]\n";
+    let s = parse(text, Path::new("c.toml")).expect("valid");
+    assert_eq!(s.sandbox.network, NetworkMode::Closed);
+    assert_eq!(s.sandbox.allow_hosts, ["*.github.com", "a.test:8080"]);
+    assert_eq!(s.agents["a"].sandbox.network, Some(NetworkMode::Open));
+    assert_eq!(s.agents["a"].sandbox.allow_hosts, ["b.test"]);
+    assert_eq!(keys::unknown_keys(text), Vec::new());
+    let s = parse("[sandbox]\n", Path::new("c.toml")).expect("valid");
+    assert_eq!(s.sandbox.network, NetworkMode::Gated);
+    assert!(s.sandbox.allow_hosts.is_empty());
+    for bad in [
+        "[sandbox]\nnetwork = \"half\"\n",
+        "[sandbox]\nallow_hosts = [\"https://a.test\"]\n",
+        "[sandbox]\nallow_hosts = [\"*\"]\n",
+    ] {
+        let err = parse(bad, Path::new("c.toml")).expect_err(bad);
+        assert!(err.to_string().contains("c.toml:2:"), "{err}");
+    }
+}

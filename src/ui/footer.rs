@@ -54,6 +54,8 @@ pub(crate) fn sandbox_badge(state: &ChatState, theme: Theme) -> Option<Span<'sta
     let badge = state.session.sandbox?;
     let style = if badge.is_unconfined() {
         theme.bypass()
+    } else if badge.is_net_open() {
+        theme.fg(ratatui::style::Color::Yellow)
     } else {
         theme.dim()
     };

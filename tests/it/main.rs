@@ -37,6 +37,7 @@ mod identity;
 mod ingest;
 mod iooff;
 mod keys;
+mod network;
 mod records;
 mod remote;
 mod remote_browser;

@@ -1,0 +1,219 @@
+//! The hosts an agent reaches without asking: `[sandbox] allow_hosts` (and
+//! its agent block's), `--allow-host`, its known model API hosts and the
+//! host of each base-URL variable it was given. With `network = "gated"`
+//! every other host asks the gate; with `"closed"` it is refused at once.
+
+use serde::Deserialize;
+
+/// `[sandbox] network`: how the agent's process tree reaches the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkMode {
+    /// Only through warden's proxy; a host not allowed asks the gate.
+    #[default]
+    Gated,
+    /// No wall and no proxy: the agent reaches any host.
+    Open,
+    /// Only through warden's proxy, to the allowed hosts; every other
+    /// connection is refused without asking.
+    Closed,
+}
+
+impl NetworkMode {
+    /// The setting's word.
+    pub fn word(self) -> &'static str {
+        match self {
+            NetworkMode::Gated => "gated",
+            NetworkMode::Open => "open",
+            NetworkMode::Closed => "closed",
+        }
+    }
+}
+
+/// The variables whose URL names the host of an agent's model.
+pub const BASE_URL_VARS: &[&str] = &[
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_BEDROCK_BASE_URL",
+    "ANTHROPIC_VERTEX_BASE_URL",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
+    "AZURE_OPENAI_ENDPOINT",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GEMINI_BASE_URL",
+    "GOOGLE_VERTEX_BASE_URL",
+    "MOONSHOT_BASE_URL",
+    "KIMI_BASE_URL",
+    "DASHSCOPE_BASE_URL",
+    "OLLAMA_HOST",
+    "OPENROUTER_BASE_URL",
+];
+
+/// The hosts one agent process reaches without asking, and what happens
+/// to the others.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Hosts {
+    pub mode: NetworkMode,
+    /// Patterns: `host`, `host:port`, `*.domain`.
+    pub allow: Vec<String>,
+}
+
+impl Hosts {
+    pub fn new(mode: NetworkMode, allow: Vec<String>) -> Hosts {
+        Hosts { mode, allow }
+    }
+
+    /// Whether `host:port` is reached without asking.
+    pub fn allows(&self, host: &str, port: u16) -> bool {
+        self.mode == NetworkMode::Open || self.allow.iter().any(|p| host_matches(p, host, port))
+    }
+}
+
+/// Whether `pattern` (`host`, `host:port`, `*.domain`; `[v6]:port` for an
+/// IPv6 literal with a port) names `host:port`. `*.domain` names the hosts
+/// under `domain`, not `domain` itself. Case does not matter, nor a final
+/// dot.
+pub fn host_matches(pattern: &str, host: &str, port: u16) -> bool {
+    let pattern = pattern.trim();
+    let (name, want_port) = split_pattern(pattern);
+    if let Some(want) = want_port
+        && want != port
+    {
+        return false;
+    }
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    if name.is_empty() || host.is_empty() {
+        return false;
+    }
+    match name.strip_prefix("*.") {
+        Some(domain) => {
+            !domain.is_empty()
+                && host.len() > domain.len() + 1
+                && host.ends_with(domain)
+                && host.as_bytes()[host.len() - domain.len() - 1] == b'.'
+        }
+        None => name == host,
+    }
+}
+
+/// A pattern's host and its port, if it names one.
+fn split_pattern(pattern: &str) -> (&str, Option<u16>) {
+    if let Some(rest) = pattern.strip_prefix('[') {
+        return match rest.split_once(']') {
+            Some((v6, tail)) => (v6, tail.strip_prefix(':').and_then(|p| p.parse().ok())),
+            None => (rest, None),
+        };
+    }
+    // A bare IPv6 literal has several colons and no port.
+    if pattern.matches(':').count() == 1
+        && let Some((name, port)) = pattern.rsplit_once(':')
+    {
+        return match port.parse() {
+            Ok(port) => (name, Some(port)),
+            // A port that is no number matches nothing.
+            Err(_) => ("", None),
+        };
+    }
+    (pattern, None)
+}
+
+/// Whether `pattern` is a host pattern `allow_hosts` takes.
+pub fn is_host_pattern(pattern: &str) -> bool {
+    let (name, _) = split_pattern(pattern.trim());
+    let name = name.strip_prefix("*.").unwrap_or(name);
+    !name.is_empty()
+        && !name.contains('*')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'))
+}
+
+/// The host (and port, when the URL names one) of a URL, as a pattern:
+/// `https://api.example.com/v1` is `api.example.com`,
+/// `http://127.0.0.1:8080` is `127.0.0.1:8080`. A bare `host[:port]`
+/// (`OLLAMA_HOST`) counts too.
+pub fn url_host(url: &str) -> Option<String> {
+    let url = url.trim();
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit('@').next()?;
+    if authority.is_empty() {
+        return None;
+    }
+    let pattern = authority.to_ascii_lowercase();
+    is_host_pattern(&pattern).then_some(pattern)
+}
+
+/// The hosts of the base-URL variables in `env` ([`BASE_URL_VARS`]).
+pub fn base_url_hosts<'a>(env: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+    env.into_iter()
+        .filter(|(name, _)| BASE_URL_VARS.contains(name))
+        .filter_map(|(_, value)| url_host(value))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_name_a_host_a_host_and_port_or_the_names_under_a_domain() {
+        assert!(host_matches("api.github.com", "API.GitHub.com", 443));
+        assert!(host_matches("api.github.com", "api.github.com.", 80));
+        assert!(!host_matches("api.github.com", "github.com", 443));
+        assert!(host_matches("api.github.com:443", "api.github.com", 443));
+        assert!(!host_matches("api.github.com:443", "api.github.com", 80));
+        assert!(host_matches("*.github.com", "api.github.com", 443));
+        assert!(host_matches("*.github.com", "a.b.github.com", 443));
+        assert!(!host_matches("*.github.com", "github.com", 443));
+        assert!(!host_matches("*.github.com", "evilgithub.com", 443));
+        assert!(!host_matches("*.github.com", "github.com.evil.net", 443));
+        assert!(host_matches("127.0.0.1:8080", "127.0.0.1", 8080));
+        assert!(!host_matches("127.0.0.1:8080", "127.0.0.1", 8081));
+        assert!(host_matches("::1", "::1", 22));
+        assert!(host_matches("[::1]:22", "[::1]", 22));
+        assert!(!host_matches("[::1]:22", "::1", 23));
+        assert!(!host_matches("", "x", 1));
+        assert!(!host_matches("*.", "x", 1));
+        assert!(!host_matches("x:notaport", "x", 1));
+    }
+
+    #[test]
+    fn the_mode_decides_the_hosts_not_listed() {
+        let gated = Hosts::new(NetworkMode::Gated, vec!["*.example.com".into()]);
+        assert!(gated.allows("a.example.com", 443));
+        assert!(!gated.allows("example.org", 443));
+        let closed = Hosts::new(NetworkMode::Closed, vec!["a.test".into()]);
+        assert!(closed.allows("a.test", 1) && !closed.allows("b.test", 1));
+        assert!(Hosts::new(NetworkMode::Open, Vec::new()).allows("anything", 1));
+    }
+
+    #[test]
+    fn base_url_variables_name_the_model_host() {
+        let env = [
+            ("ANTHROPIC_BASE_URL", "https://Proxy.Corp.example/v1"),
+            ("OPENAI_BASE_URL", "http://user:pw@127.0.0.1:8080/v1"),
+            ("OLLAMA_HOST", "localhost:11434"),
+            ("HOME", "http://not.a.model/"),
+            ("GOOGLE_GEMINI_BASE_URL", "not a url at all"),
+        ];
+        assert_eq!(
+            base_url_hosts(env),
+            vec!["proxy.corp.example", "127.0.0.1:8080", "localhost:11434"]
+        );
+    }
+
+    #[test]
+    fn only_host_patterns_are_taken() {
+        for good in ["a.b", "*.b.c", "a.b:443", "127.0.0.1", "[::1]:8080"] {
+            assert!(is_host_pattern(good), "{good}");
+        }
+        for bad in ["", "*", "a*.b", "a/b", "http://a", "a b"] {
+            assert!(!is_host_pattern(bad), "{bad}");
+        }
+    }
+}

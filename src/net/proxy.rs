@@ -1,0 +1,798 @@
+//! warden's proxy in front of one agent process: HTTP (`CONNECT` and
+//! absolute-URI requests, HTTP/1.1) and SOCKS5 on the same port (the
+//! first byte tells them apart). It resolves names itself. Each
+//! connection is served on its own task: a host the agent may reach
+//! without asking ([`Hosts::allows`]) is connected at once; any other
+//! sends one [`ConnectAsk`] and waits for its answer (a dropped answer is
+//! a refusal), and a refused connection gets a 403 (or SOCKS's "not
+//! allowed") and nothing reaches the host. No TLS is intercepted: the
+//! gate judges the host and port only.
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
+
+use super::hosts::{Hosts, NetworkMode};
+use super::{ConnectAsk, NetAnswer};
+
+/// The longest request head read (request line and headers).
+const MAX_HEAD: usize = 64 * 1024;
+
+/// The buffer of each direction of a relayed connection.
+const RELAY_BUFFER: usize = 256 * 1024;
+
+/// What one proxy judges by: whose it is, the hosts it reaches without
+/// asking, and where it asks about the others.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    pub agent: String,
+    pub hosts: Hosts,
+    pub asks: mpsc::UnboundedSender<ConnectAsk>,
+}
+
+/// A running proxy; dropping it stops it and every connection it serves.
+#[derive(Debug)]
+pub struct Proxy {
+    port: u16,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    /// Serve on `listener` (listening already; in the agent's network
+    /// namespace or on the host's loopback). Call inside the runtime.
+    pub fn serve(listener: std::net::TcpListener, gate: Gate) -> std::io::Result<Proxy> {
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        let listener = TcpListener::from_std(listener)?;
+        let gate = Arc::new(gate);
+        let task = tokio::spawn(async move {
+            let mut connections = JoinSet::new();
+            loop {
+                tokio::select! {
+                    accepted = listener.accept() => match accepted {
+                        Ok((stream, _)) => {
+                            let gate = gate.clone();
+                            connections.spawn(async move {
+                                if let Err(err) = serve_one(stream, &gate).await {
+                                    tracing::debug!(agent = %gate.agent, "proxy connection: {err}");
+                                }
+                            });
+                        }
+                        Err(err) => {
+                            tracing::warn!("proxy accept: {err}");
+                            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        }
+                    },
+                    Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                }
+            }
+        });
+        Ok(Proxy { port, task })
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The variables that send an agent's connections through the proxy on
+/// `port`.
+pub fn proxy_env(port: u16) -> Vec<(String, String)> {
+    let url = format!("http://127.0.0.1:{port}");
+    let mut env = Vec::new();
+    for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
+        env.push((name.to_string(), url.clone()));
+        env.push((name.to_ascii_lowercase(), url.clone()));
+    }
+    env.push(("NO_PROXY".to_string(), String::new()));
+    env.push(("no_proxy".to_string(), String::new()));
+    env.push(("NODE_USE_ENV_PROXY".to_string(), "1".to_string()));
+    env
+}
+
+/// Why a connection was not made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// The request could not be read as one the proxy serves.
+    BadRequest(&'static str),
+    /// The gate (or `network = "closed"`) refused it.
+    Denied(Option<String>),
+    /// Allowed, but the host could not be reached.
+    Unreachable(String),
+}
+
+/// What the client asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Request {
+    /// `CONNECT host:port`: a tunnel.
+    Connect { host: String, port: u16 },
+    /// An absolute-URI request, its head rewritten for the origin server.
+    Forward {
+        host: String,
+        port: u16,
+        head: Vec<u8>,
+    },
+}
+
+/// Read an HTTP request head: the request line and headers (the
+/// `\r\n\r\n` included); what followed it is left in `rest`.
+async fn read_head<R: AsyncRead + Unpin>(
+    stream: &mut R,
+    first: u8,
+) -> Result<(Vec<u8>, Vec<u8>), Refusal> {
+    let mut buf = vec![first];
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = find(&buf, b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            return Ok((buf, rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(Refusal::BadRequest("request head too long"));
+        }
+        let n = stream
+            .read(&mut chunk)
+            .await
+            .map_err(|_| Refusal::BadRequest("connection closed"))?;
+        if n == 0 {
+            return Err(Refusal::BadRequest("connection closed in the request head"));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// `host[:port]` or `[v6][:port]`: the host (lower case, no brackets)
+/// and the port (`default` when none is named).
+pub(crate) fn split_authority(authority: &str, default: Option<u16>) -> Option<(String, u16)> {
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (host, tail) = rest.split_once(']')?;
+        let port = match tail.strip_prefix(':') {
+            Some(p) => p.parse().ok()?,
+            None if tail.is_empty() => default?,
+            None => return None,
+        };
+        (host, port)
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) if !host.contains(':') => (host, port.parse().ok()?),
+            Some(_) => return None,
+            None => (authority, default?),
+        }
+    };
+    let ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'));
+    (ok && port != 0).then(|| (host.to_ascii_lowercase(), port))
+}
+
+/// Headers not passed to the origin server: the proxy's own, and the
+/// connection's (the forwarded request is the connection's only one).
+const HOP_HEADERS: &[&str] = &[
+    "proxy-connection",
+    "proxy-authorization",
+    "connection",
+    "keep-alive",
+];
+
+/// Read a request head (the request line and headers, as received).
+pub(crate) fn parse_head(head: &[u8]) -> Result<Request, Refusal> {
+    let text = std::str::from_utf8(head).map_err(|_| Refusal::BadRequest("not text"))?;
+    let mut lines = text.split("\r\n");
+    let line = lines.next().unwrap_or_default();
+    let mut words = line.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (words.next(), words.next(), words.next(), words.next())
+    else {
+        return Err(Refusal::BadRequest("malformed request line"));
+    };
+    if !version.starts_with("HTTP/1.") {
+        return Err(Refusal::BadRequest("only HTTP/1.x"));
+    }
+    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
+        return Err(Refusal::BadRequest("malformed method"));
+    }
+    if method == "CONNECT" {
+        let (host, port) =
+            split_authority(target, None).ok_or(Refusal::BadRequest("CONNECT needs host:port"))?;
+        return Ok(Request::Connect { host, port });
+    }
+    let Some(rest) = target.strip_prefix("http://") else {
+        return Err(Refusal::BadRequest(
+            "a proxy request names an absolute http:// URI (https goes through CONNECT)",
+        ));
+    };
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, "/"),
+    };
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
+    if authority.contains('@') {
+        return Err(Refusal::BadRequest("credentials in the URI"));
+    }
+    let (host, port) =
+        split_authority(authority, Some(80)).ok_or(Refusal::BadRequest("malformed host"))?;
+    let mut out = format!("{method} {path} {version}\r\n");
+    let mut has_host = false;
+    for header in lines.filter(|l| !l.is_empty()) {
+        let name = header.split(':').next().unwrap_or_default().trim();
+        let lower = name.to_ascii_lowercase();
+        if HOP_HEADERS.contains(&lower.as_str()) {
+            continue;
+        }
+        has_host |= lower == "host";
+        out.push_str(header);
+        out.push_str("\r\n");
+    }
+    if !has_host {
+        out.push_str(&format!("Host: {authority}\r\n"));
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    Ok(Request::Forward {
+        host,
+        port,
+        head: out.into_bytes(),
+    })
+}
+
+/// The HTTP reply to a refused request.
+pub(crate) fn http_refusal(refusal: &Refusal, host: &str, port: u16) -> Vec<u8> {
+    let (status, body) = match refusal {
+        Refusal::BadRequest(why) => ("400 Bad Request", format!("warden: bad request: {why}")),
+        Refusal::Denied(reason) => (
+            "403 Forbidden",
+            match reason {
+                Some(reason) => format!(
+                    "warden: the connection to {host}:{port} was refused: {}",
+                    clean(reason)
+                ),
+                None => format!("warden: the connection to {host}:{port} was refused"),
+            },
+        ),
+        Refusal::Unreachable(why) => (
+            "502 Bad Gateway",
+            format!("warden: {host}:{port} could not be reached: {}", clean(why)),
+        ),
+    };
+    let body = format!("{body}\n");
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// A reason as one printable line.
+fn clean(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(300)
+        .collect()
+}
+
+/// SOCKS5 reply codes.
+const SOCKS_OK: u8 = 0;
+const SOCKS_FAILURE: u8 = 1;
+const SOCKS_NOT_ALLOWED: u8 = 2;
+const SOCKS_HOST_UNREACHABLE: u8 = 4;
+const SOCKS_COMMAND: u8 = 7;
+const SOCKS_ADDRESS: u8 = 8;
+
+/// A SOCKS5 reply with `code` (the bound address left zero).
+pub(crate) fn socks_reply(code: u8) -> [u8; 10] {
+    [5, code, 0, 1, 0, 0, 0, 0, 0, 0]
+}
+
+/// Serve one accepted connection.
+async fn serve_one(mut client: TcpStream, gate: &Gate) -> std::io::Result<()> {
+    let _ = client.set_nodelay(true);
+    let mut first = [0u8; 1];
+    if client.read(&mut first).await? == 0 {
+        return Ok(());
+    }
+    if first[0] == 5 {
+        return serve_socks(client, gate).await;
+    }
+    let (head, rest) = match read_head(&mut client, first[0]).await {
+        Ok(read) => read,
+        Err(refusal) => {
+            client.write_all(&http_refusal(&refusal, "", 0)).await.ok();
+            return Ok(());
+        }
+    };
+    let request = match parse_head(&head) {
+        Ok(request) => request,
+        Err(refusal) => {
+            client.write_all(&http_refusal(&refusal, "", 0)).await?;
+            return Ok(());
+        }
+    };
+    let (host, port) = match &request {
+        Request::Connect { host, port } | Request::Forward { host, port, .. } => {
+            (host.clone(), *port)
+        }
+    };
+    let mut upstream = match open(gate, &host, port).await {
+        Ok(upstream) => upstream,
+        Err(refusal) => {
+            client
+                .write_all(&http_refusal(&refusal, &host, port))
+                .await?;
+            return Ok(());
+        }
+    };
+    match request {
+        Request::Connect { .. } => {
+            client
+                .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                .await?;
+        }
+        Request::Forward { head, .. } => upstream.write_all(&head).await?,
+    }
+    if !rest.is_empty() {
+        upstream.write_all(&rest).await?;
+    }
+    relay(client, upstream).await
+}
+
+/// SOCKS5 (no authentication, `CONNECT` only), its version byte read.
+async fn serve_socks(mut client: TcpStream, gate: &Gate) -> std::io::Result<()> {
+    let count = client.read_u8().await?;
+    let mut methods = vec![0u8; usize::from(count)];
+    client.read_exact(&mut methods).await?;
+    if !methods.contains(&0) {
+        client.write_all(&[5, 0xFF]).await?;
+        return Ok(());
+    }
+    client.write_all(&[5, 0]).await?;
+    let mut fixed = [0u8; 4];
+    client.read_exact(&mut fixed).await?;
+    if fixed[0] != 5 {
+        client.write_all(&socks_reply(SOCKS_FAILURE)).await?;
+        return Ok(());
+    }
+    let host = match fixed[3] {
+        1 => {
+            let mut ip = [0u8; 4];
+            client.read_exact(&mut ip).await?;
+            std::net::Ipv4Addr::from(ip).to_string()
+        }
+        4 => {
+            let mut ip = [0u8; 16];
+            client.read_exact(&mut ip).await?;
+            std::net::Ipv6Addr::from(ip).to_string()
+        }
+        3 => {
+            let len = client.read_u8().await?;
+            let mut name = vec![0u8; usize::from(len)];
+            client.read_exact(&mut name).await?;
+            match String::from_utf8(name) {
+                Ok(name) => name,
+                Err(_) => {
+                    client.write_all(&socks_reply(SOCKS_ADDRESS)).await?;
+                    return Ok(());
+                }
+            }
+        }
+        _ => {
+            client.write_all(&socks_reply(SOCKS_ADDRESS)).await?;
+            return Ok(());
+        }
+    };
+    let port = client.read_u16().await?;
+    if fixed[1] != 1 {
+        client.write_all(&socks_reply(SOCKS_COMMAND)).await?;
+        return Ok(());
+    }
+    let Some((host, port)) = split_authority(&format!("[{host}]:{port}"), None) else {
+        client.write_all(&socks_reply(SOCKS_ADDRESS)).await?;
+        return Ok(());
+    };
+    match open(gate, &host, port).await {
+        Ok(upstream) => {
+            client.write_all(&socks_reply(SOCKS_OK)).await?;
+            relay(client, upstream).await
+        }
+        Err(Refusal::Denied(_)) => client.write_all(&socks_reply(SOCKS_NOT_ALLOWED)).await,
+        Err(_) => client.write_all(&socks_reply(SOCKS_HOST_UNREACHABLE)).await,
+    }
+}
+
+/// The gate's answer for `host:port`, then the connection (names
+/// resolved here).
+async fn open(gate: &Gate, host: &str, port: u16) -> Result<TcpStream, Refusal> {
+    judge(gate, host, port).await?;
+    let stream = TcpStream::connect((host, port))
+        .await
+        .map_err(|err| Refusal::Unreachable(err.to_string()))?;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
+}
+
+/// Whether the connection may be made: at once for an allowed host,
+/// refused at once when the network is closed, else the gate's answer.
+pub(crate) async fn judge(gate: &Gate, host: &str, port: u16) -> Result<(), Refusal> {
+    if gate.hosts.allows(host, port) {
+        return Ok(());
+    }
+    if gate.hosts.mode == NetworkMode::Closed {
+        return Err(Refusal::Denied(Some(
+            "the network is closed ([sandbox] network = \"closed\")".to_string(),
+        )));
+    }
+    let (reply, answer) = oneshot::channel();
+    let ask = ConnectAsk {
+        agent: gate.agent.clone(),
+        host: host.to_string(),
+        port,
+        reply,
+    };
+    if gate.asks.send(ask).is_err() {
+        return Err(Refusal::Denied(None));
+    }
+    match answer.await {
+        Ok(NetAnswer::Allow) => Ok(()),
+        Ok(NetAnswer::Deny { reason }) => Err(Refusal::Denied(reason)),
+        Err(_) => Err(Refusal::Denied(None)),
+    }
+}
+
+/// Copy both ways until both sides are done: in the kernel (`splice`
+/// through a pipe, no copy into warden) where it can, else through
+/// buffers.
+async fn relay(a: TcpStream, b: TcpStream) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if let (Ok(one), Ok(other)) = (splice::Pipe::new(), splice::Pipe::new()) {
+        let done = tokio::try_join!(splice::pump(&a, &b, &one), splice::pump(&b, &a, &other));
+        return done.map(|_| ());
+    }
+    copy(a, b).await
+}
+
+/// [`relay`] through buffers.
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+async fn copy<A, B>(mut a: A, mut b: B) -> std::io::Result<()>
+where
+    A: AsyncRead + AsyncWrite + Unpin,
+    B: AsyncRead + AsyncWrite + Unpin,
+{
+    tokio::io::copy_bidirectional_with_sizes(&mut a, &mut b, RELAY_BUFFER, RELAY_BUFFER)
+        .await
+        .map(|_| ())
+}
+
+/// One direction of a relayed connection moved in the kernel: socket to
+/// pipe to socket.
+#[cfg(target_os = "linux")]
+mod splice {
+    use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
+
+    use tokio::io::Interest;
+    use tokio::net::TcpStream;
+
+    /// How much one `splice` moves at most (the pipe's size, asked for).
+    const CHUNK: usize = 1 << 20;
+
+    /// A non-blocking pipe.
+    pub(super) struct Pipe {
+        read: OwnedFd,
+        write: OwnedFd,
+    }
+
+    impl Pipe {
+        pub(super) fn new() -> std::io::Result<Pipe> {
+            let mut fds = [-1; 2];
+            // SAFETY: `fds` has room for the two descriptors.
+            if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: both were just made and are owned here.
+            let pipe = unsafe {
+                Pipe {
+                    read: OwnedFd::from_raw_fd(fds[0]),
+                    write: OwnedFd::from_raw_fd(fds[1]),
+                }
+            };
+            // A bigger pipe moves more per call; the default is fine too.
+            // SAFETY: a plain fcntl on a descriptor owned here.
+            unsafe {
+                libc::fcntl(
+                    pipe.write.as_raw_fd(),
+                    libc::F_SETPIPE_SZ,
+                    CHUNK as libc::c_int,
+                )
+            };
+            Ok(pipe)
+        }
+    }
+
+    fn splice(from: RawFd, to: RawFd, len: usize) -> std::io::Result<usize> {
+        // SAFETY: a system call on descriptors alive for the call.
+        let moved = unsafe {
+            libc::splice(
+                from,
+                std::ptr::null_mut(),
+                to,
+                std::ptr::null_mut(),
+                len,
+                libc::SPLICE_F_MOVE | libc::SPLICE_F_NONBLOCK,
+            )
+        };
+        usize::try_from(moved).map_err(|_| std::io::Error::last_os_error())
+    }
+
+    /// Move what `from` sends to `to` until `from` ends, then end `to`'s
+    /// sending side.
+    pub(super) async fn pump(from: &TcpStream, to: &TcpStream, pipe: &Pipe) -> std::io::Result<()> {
+        let (from_fd, to_fd) = (from.as_raw_fd(), to.as_raw_fd());
+        let (pipe_read, pipe_write) = (pipe.read.as_raw_fd(), pipe.write.as_raw_fd());
+        loop {
+            let got = loop {
+                from.readable().await?;
+                match from.try_io(Interest::READABLE, || splice(from_fd, pipe_write, CHUNK)) {
+                    Ok(n) => break n,
+                    Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(err) => return Err(err),
+                }
+            };
+            if got == 0 {
+                // SAFETY: a plain system call on a live socket.
+                unsafe { libc::shutdown(to_fd, libc::SHUT_WR) };
+                return Ok(());
+            }
+            let mut left = got;
+            while left > 0 {
+                to.writable().await?;
+                match to.try_io(Interest::WRITABLE, || splice(pipe_read, to_fd, left)) {
+                    Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                    Ok(n) => left -= n,
+                    Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    Err(err) => return Err(err),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_names_host_and_port() {
+        assert_eq!(
+            parse_head(b"CONNECT API.github.com:443 HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Ok(Request::Connect {
+                host: "api.github.com".into(),
+                port: 443
+            })
+        );
+        assert_eq!(
+            parse_head(b"CONNECT [::1]:8443 HTTP/1.1\r\n\r\n"),
+            Ok(Request::Connect {
+                host: "::1".into(),
+                port: 8443
+            })
+        );
+        for bad in [
+            &b"CONNECT github.com HTTP/1.1\r\n\r\n"[..],
+            b"CONNECT github.com:0 HTTP/1.1\r\n\r\n",
+            b"CONNECT github.com:99999 HTTP/1.1\r\n\r\n",
+            b"CONNECT a b:1 HTTP/1.1\r\n\r\n",
+            b"CONNECT git/hub.com:1 HTTP/1.1\r\n\r\n",
+            b"CONNECT github.com:443 HTTP/2\r\n\r\n",
+        ] {
+            assert!(
+                matches!(parse_head(bad), Err(Refusal::BadRequest(_))),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn an_absolute_uri_is_forwarded_in_origin_form_on_a_connection_of_its_own() {
+        let head = b"POST http://Example.com:8080/a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\n\
+                     Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic eA==\r\n\
+                     Connection: keep-alive\r\nContent-Length: 3\r\n\r\n";
+        let Ok(Request::Forward { host, port, head }) = parse_head(head) else {
+            panic!("not a forward");
+        };
+        assert_eq!((host.as_str(), port), ("example.com", 8080));
+        assert_eq!(
+            String::from_utf8(head).unwrap(),
+            "POST /a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\nContent-Length: 3\r\n\
+             Connection: close\r\n\r\n"
+        );
+        let Ok(Request::Forward { host, port, head }) =
+            parse_head(b"GET http://a.test?x HTTP/1.0\r\n\r\n")
+        else {
+            panic!("not a forward");
+        };
+        assert_eq!((host.as_str(), port), ("a.test", 80));
+        assert_eq!(
+            String::from_utf8(head).unwrap(),
+            "GET /?x HTTP/1.0\r\nHost: a.test\r\nConnection: close\r\n\r\n"
+        );
+        for bad in [
+            &b"GET /relative HTTP/1.1\r\n\r\n"[..],
+            b"GET https://a.test/ HTTP/1.1\r\n\r\n",
+            b"GET http://user:pw@a.test/ HTTP/1.1\r\n\r\n",
+            b"get http://a.test/ HTTP/1.1\r\n\r\n",
+        ] {
+            assert!(matches!(parse_head(bad), Err(Refusal::BadRequest(_))));
+        }
+    }
+
+    #[test]
+    fn refusals_say_why_on_one_line() {
+        let text = String::from_utf8(http_refusal(
+            &Refusal::Denied(Some("no\r\nX-Evil: 1".into())),
+            "a.test",
+            443,
+        ))
+        .unwrap();
+        assert!(text.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{text}");
+        assert!(text.ends_with(
+            "\r\n\r\nwarden: the connection to a.test:443 was refused: no  X-Evil: 1\n"
+        ));
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        assert!(head.contains(&format!("Content-Length: {}", body.len())));
+        assert!(
+            String::from_utf8(http_refusal(&Refusal::BadRequest("x"), "", 0))
+                .unwrap()
+                .starts_with("HTTP/1.1 400 ")
+        );
+        assert_eq!(socks_reply(SOCKS_NOT_ALLOWED)[1], 2);
+    }
+
+    /// A listener that counts the bytes it receives.
+    async fn target() -> (u16, tokio::sync::watch::Receiver<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (tx, rx) = tokio::sync::watch::channel(0usize);
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 1024];
+                    if let Ok(n) = s.read(&mut buf).await {
+                        tx.send_modify(|c| *c += n);
+                        let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\npong").await;
+                    }
+                });
+            }
+        });
+        (port, rx)
+    }
+
+    fn proxy(hosts: Hosts) -> (Proxy, mpsc::UnboundedReceiver<ConnectAsk>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let (asks, rx) = mpsc::unbounded_channel();
+        let gate = Gate {
+            agent: "t".into(),
+            hosts,
+            asks,
+        };
+        (Proxy::serve(listener, gate).unwrap(), rx)
+    }
+
+    async fn exchange(port: u16, send: &[u8]) -> Vec<u8> {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        s.write_all(send).await.unwrap();
+        let mut out = Vec::new();
+        let _ =
+            tokio::time::timeout(std::time::Duration::from_secs(5), s.read_to_end(&mut out)).await;
+        out
+    }
+
+    #[tokio::test]
+    async fn an_allowed_host_connects_without_asking_and_a_refused_one_reaches_nothing() {
+        let (tport, received) = target().await;
+        let (p, mut asks) = proxy(Hosts::new(
+            NetworkMode::Gated,
+            vec![format!("127.0.0.1:{tport}")],
+        ));
+        let reply = exchange(
+            p.port(),
+            format!("GET http://127.0.0.1:{tport}/x HTTP/1.1\r\n\r\n").as_bytes(),
+        )
+        .await;
+        assert!(String::from_utf8_lossy(&reply).ends_with("pong"));
+        assert!(asks.try_recv().is_err(), "an allowed host asked");
+        let before = *received.borrow();
+        assert!(before > 0);
+
+        // By name, not allowed: one ask; denied, nothing reaches it.
+        let asked = tokio::spawn(async move {
+            let ask = asks.recv().await.unwrap();
+            assert_eq!((ask.host.as_str(), ask.port), ("localhost", tport));
+            ask.reply
+                .send(NetAnswer::Deny {
+                    reason: Some("no".into()),
+                })
+                .unwrap();
+            asks
+        });
+        let reply = exchange(
+            p.port(),
+            format!("CONNECT localhost:{tport} HTTP/1.1\r\n\r\nhello").as_bytes(),
+        )
+        .await;
+        assert!(String::from_utf8_lossy(&reply).starts_with("HTTP/1.1 403"));
+        let mut asks = asked.await.unwrap();
+        // Allowed by the gate: the tunnel carries what follows the head.
+        let asked = tokio::spawn(async move {
+            let ask = asks.recv().await.unwrap();
+            ask.reply.send(NetAnswer::Allow).unwrap();
+            asks
+        });
+        let reply = exchange(
+            p.port(),
+            format!("CONNECT localhost:{tport} HTTP/1.1\r\n\r\nhello").as_bytes(),
+        )
+        .await;
+        let reply = String::from_utf8_lossy(&reply);
+        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+        assert!(reply.ends_with("pong"), "{reply}");
+        assert_eq!(*received.borrow(), before + 5);
+        // An unanswered ask (its reply dropped) is a refusal.
+        let mut asks = asked.await.unwrap();
+        tokio::spawn(async move { drop(asks.recv().await) });
+        let mut socks = vec![5, 1, 0, 5, 1, 0, 3, 9];
+        socks.extend_from_slice(b"localhost");
+        socks.extend_from_slice(&tport.to_be_bytes());
+        let reply = exchange(p.port(), &socks).await;
+        assert_eq!(
+            reply,
+            [&[5u8, 0][..], &socks_reply(SOCKS_NOT_ALLOWED)].concat()
+        );
+        assert_eq!(*received.borrow(), before + 5);
+    }
+
+    #[tokio::test]
+    async fn socks_connects_an_allowed_host_and_closed_refuses_without_asking() {
+        let (tport, received) = target().await;
+        let (p, mut asks) = proxy(Hosts::new(
+            NetworkMode::Closed,
+            vec![format!("127.0.0.1:{tport}")],
+        ));
+        let mut socks = vec![5, 1, 0, 5, 1, 0, 1, 127, 0, 0, 1];
+        socks.extend_from_slice(&tport.to_be_bytes());
+        socks.extend_from_slice(b"ping");
+        let reply = exchange(p.port(), &socks).await;
+        assert_eq!(
+            &reply[..12],
+            &[&[5u8, 0][..], &socks_reply(SOCKS_OK)].concat()
+        );
+        assert!(reply.ends_with(b"pong"));
+        assert_eq!(*received.borrow(), 4);
+        let reply = exchange(
+            p.port(),
+            format!("CONNECT localhost:{tport} HTTP/1.1\r\n\r\n").as_bytes(),
+        )
+        .await;
+        assert!(String::from_utf8_lossy(&reply).contains("closed"));
+        assert!(asks.try_recv().is_err());
+        assert_eq!(*received.borrow(), 4);
+    }
+}
