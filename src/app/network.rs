@@ -207,4 +207,45 @@ mod tests {
             assert_eq!(record.expect("logged").kind, "network");
         }
     }
+
+    /// `b` on a network card: allowed now and for this chat, and the host
+    /// goes to the agent's `allow_hosts` in the settings; the same host
+    /// again is not asked about.
+    #[test]
+    fn always_for_this_agent_saves_the_host_and_covers_the_chat() {
+        use crate::state::{Action, Effect, SettingsEdit};
+        let mut s = crate::state::ChatState::new("demo", "/w");
+        s.gate.agent_policy.name = "demo".into();
+        s.update(checked(1, &ask_for("api.github.com")));
+        let effects = s.update(Msg::Action(Action::ch('b')));
+        let logged = effects.iter().find_map(|e| match e {
+            Effect::LogDecision(record) => Some(record.reason.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            logged.as_deref(),
+            Some("connections to api.github.com:443 in this chat")
+        );
+        assert!(
+            effects.contains(&Effect::EditSettings(SettingsEdit::AllowHost {
+                agent: "demo".into(),
+                host: "api.github.com:443".into(),
+            })),
+            "{effects:?}"
+        );
+        let answered = effects.iter().find_map(|e| match e {
+            Effect::RespondPermission { outcome, .. } => Some(net_answer(outcome)),
+            _ => None,
+        });
+        assert_eq!(answered, Some(NetAnswer::Allow));
+        let again = s.update(checked(2, &ask_for("api.github.com")));
+        assert!(
+            again.iter().any(|e| matches!(e, Effect::RespondPermission { outcome, .. } if net_answer(outcome) == NetAnswer::Allow)),
+            "{again:?}"
+        );
+        assert!(s.gate.approvals.is_empty());
+        // Another host still asks.
+        s.update(checked(3, &ask_for("evil.example")));
+        assert_eq!(s.gate.approvals.len(), 1);
+    }
 }

@@ -132,6 +132,22 @@ impl App {
                 }
             }
             SettingsEdit::RemoveRule { index, expected } => Edit::RemoveRule { index, expected },
+            SettingsEdit::AllowHost { agent, host } => {
+                // An agent with no block yet gets one, as for a bypass.
+                let block = self
+                    .ws
+                    .chat(id)
+                    .and_then(|c| c.state.session.settings_agent.as_deref());
+                let create = match (&chat.settings.create_as, block) {
+                    (Some((_, program, args)), None) => Some((program.clone(), args.clone())),
+                    _ => None,
+                };
+                Edit::AllowHost {
+                    agent,
+                    host,
+                    create,
+                }
+            }
         };
         let job = SettingsJob {
             chat: id,

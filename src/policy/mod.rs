@@ -327,6 +327,12 @@ impl ChatGrant {
     /// Exactly what the grant covers: "`cargo test …` commands via `Bash`
     /// in this chat", "edit calls of the tool `Edit` in this chat".
     pub(crate) fn describe(&self) -> String {
+        if let Some(host) = &self.host {
+            return format!(
+                "connections to {} in this chat",
+                crate::sanitize::one_line(host)
+            );
+        }
         match &self.commands {
             None => format!(
                 "{} calls of the tool `{}` in this chat",

@@ -48,6 +48,16 @@ pub enum Edit {
     /// above the entry go with it; a section comment separated from it by a
     /// blank line stays.
     RemoveRule { index: usize, expected: Rule },
+    /// Add `host` to `agents.NAME.sandbox.allow_hosts` (a network card's
+    /// "always allow this host for this agent"): the proxy lets it through
+    /// without asking from the next run on. With `create` (an agent started
+    /// with `-- CMD ARGS`), the block is chosen as for [`Edit::SetBypass`].
+    /// A host already there writes nothing.
+    AllowHost {
+        agent: String,
+        host: String,
+        create: Option<(String, Vec<String>)>,
+    },
 }
 
 /// Writing the settings file failed; in every case the file is unchanged.
@@ -150,6 +160,7 @@ pub fn apply_edit(path: &Path, edit: &Edit) -> Result<Applied, WriteError> {
     let agent = match &edit {
         Edit::SetBypass { agent, .. } => Some(agent.clone()),
         Edit::AppendAgentRule { rule, .. } => rule.agent.clone(),
+        Edit::AllowHost { agent, .. } => Some(agent.clone()),
         _ => None,
     };
     let Some(expected) = edit_document(&mut doc, &before, &edit, &target)? else {
@@ -198,6 +209,23 @@ fn choose_block(settings: &Settings, edit: &Edit) -> Edit {
         return Edit::AppendAgentRule {
             rule,
             create: (command.clone(), args.clone()),
+        };
+    }
+    if let Edit::AllowHost {
+        agent,
+        host,
+        create: Some((command, args)),
+    } = edit
+    {
+        let name = match agent_for_command(settings, command, args) {
+            Some(existing) => existing.to_string(),
+            None if !settings.agents.contains_key(agent) => agent.clone(),
+            None => unique_agent_name(settings, agent),
+        };
+        return Edit::AllowHost {
+            agent: name,
+            host: host.clone(),
+            create: Some((command.clone(), args.clone())),
         };
     }
     let Edit::SetBypass {
@@ -339,6 +367,38 @@ fn edit_document(
             let rule = normalized(rule);
             append_rule(doc, &rule, path)?;
             expected.rules.push(rule);
+        }
+        Edit::AllowHost {
+            agent,
+            host,
+            create,
+        } => {
+            match (expected.agents.get_mut(agent), create) {
+                (Some(block), _) => {
+                    if block.sandbox.allow_hosts.contains(host) {
+                        return Ok(None);
+                    }
+                    block.sandbox.allow_hosts.push(host.clone());
+                }
+                (None, Some((command, args))) => {
+                    let mut block = new_block(command, args, false);
+                    block.sandbox.allow_hosts.push(host.clone());
+                    expected.agents.insert(agent.clone(), block);
+                    add_agent(doc, agent, command, args, false, path)?;
+                }
+                (None, None) => {
+                    return Err(WriteError::NoSuchAgent {
+                        path: path.to_path_buf(),
+                        agent: agent.clone(),
+                    });
+                }
+            }
+            add_allowed_host(doc, agent, host).ok_or_else(|| {
+                unexpected(
+                    path,
+                    &format!("[agents.{agent}] has no sandbox table to add allow_hosts to"),
+                )
+            })?;
         }
         Edit::RemoveRule {
             index,
@@ -663,6 +723,25 @@ fn malformed(err: SettingsError, path: &Path) -> WriteError {
     }
 }
 
+/// Append `host` to `agents.AGENT.sandbox.allow_hosts`, making the
+/// `[agents.AGENT.sandbox]` table and the array when they are missing.
+fn add_allowed_host(doc: &mut DocumentMut, agent: &str, host: &str) -> Option<()> {
+    let block = doc
+        .get_mut("agents")?
+        .as_table_like_mut()?
+        .get_mut(agent)?
+        .as_table_like_mut()?;
+    if block.get("sandbox").is_none() {
+        block.insert("sandbox", Item::Table(Table::new()));
+    }
+    let sandbox = block.get_mut("sandbox")?.as_table_like_mut()?;
+    if sandbox.get("allow_hosts").is_none() {
+        sandbox.insert("allow_hosts", Item::Value(Value::Array(Array::new())));
+    }
+    sandbox.get_mut("allow_hosts")?.as_array_mut()?.push(host);
+    Some(())
+}
+
 fn unexpected(path: &Path, message: &str) -> WriteError {
     WriteError::Unexpected {
         path: path.to_path_buf(),
@@ -713,6 +792,17 @@ pub fn describe_applied(edit: &Edit, applied: &Applied, path: &Path) -> (String,
             (note, created)
         }
         Edit::AppendRule(_) => (format!("rule saved to {path}"), None),
+        Edit::AllowHost { host, create, .. } => {
+            let block = crate::sanitize::one_line(applied.agent.as_deref().unwrap_or_default());
+            let note = format!(
+                "{} allowed for `{block}` from now on: saved to {path} ([agents.{block}.sandbox] allow_hosts)",
+                crate::sanitize::one_line(host)
+            );
+            let created = create
+                .as_ref()
+                .map(|_| applied.agent.clone().unwrap_or_default());
+            (note, created)
+        }
         Edit::AppendAgentRule { .. } => {
             let block = applied.agent.clone().unwrap_or_default();
             (

@@ -306,3 +306,66 @@ fn section_part_of_a_decor() {
     assert_eq!(section_part("\n# s\n\n  "), Some("\n# s\n".into()));
     assert_eq!(section_part("\n\n"), None);
 }
+
+/// A network card's "always allow this host for this agent": the host
+/// joins the agent's `sandbox.allow_hosts` (made when missing, kept once),
+/// and reads back as the agent's allowed hosts.
+#[test]
+fn always_allowing_a_host_adds_it_to_the_agents_allow_hosts_once() {
+    let allow = |agent: &str, host: &str| Edit::AllowHost {
+        agent: agent.into(),
+        host: host.into(),
+        create: None,
+    };
+    let text = "[agents.a] # mine\ncommand = \"x\"\n\n[agents.b]\ncommand = \"y\"\n";
+    let once = edited(text, &allow("a", "api.github.com:443"));
+    let settings = parse(&once, Path::new("c.toml")).expect("reads back");
+    assert_eq!(
+        settings.agents["a"].sandbox.allow_hosts,
+        ["api.github.com:443"]
+    );
+    assert!(settings.agents["b"].sandbox.allow_hosts.is_empty());
+    assert!(
+        once.starts_with("[agents.a] # mine\ncommand = \"x\"\n"),
+        "{once}"
+    );
+    let twice = edited(&once, &allow("a", "example.com:80"));
+    let settings = parse(&twice, Path::new("c.toml")).expect("reads back");
+    assert_eq!(
+        settings.agents["a"].sandbox.allow_hosts,
+        ["api.github.com:443", "example.com:80"]
+    );
+    assert_eq!(edited(&twice, &allow("a", "example.com:80")), twice);
+    // A dotted sandbox key keeps its shape.
+    let dotted = "[agents.a]\ncommand = \"x\"\nsandbox.allow_hosts = [\"b.test\"]\n";
+    let got = parse(
+        &edited(dotted, &allow("a", "c.test:443")),
+        Path::new("c.toml"),
+    )
+    .expect("reads back");
+    assert_eq!(
+        got.agents["a"].sandbox.allow_hosts,
+        ["b.test", "c.test:443"]
+    );
+    // No block and no command to make one: nothing is written.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, text).expect("write");
+    assert!(matches!(
+        apply(&path, &allow("zz", "a.test:1")),
+        Err(WriteError::NoSuchAgent { .. })
+    ));
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), text);
+    // An agent started with `-- CMD` gets a block that runs it.
+    let made = edited(
+        text,
+        &Edit::AllowHost {
+            agent: "run".into(),
+            host: "a.test:1".into(),
+            create: Some(("run-agent".into(), vec!["--acp".into()])),
+        },
+    );
+    let got = parse(&made, Path::new("c.toml")).expect("reads back");
+    assert_eq!(got.agents["run"].command, "run-agent");
+    assert_eq!(got.agents["run"].sandbox.allow_hosts, ["a.test:1"]);
+}

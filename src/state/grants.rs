@@ -29,6 +29,9 @@ pub enum SettingsEdit {
     AppendRule(Rule),
     /// Remove the rule at `index` if it is still `expected`.
     RemoveRule { index: usize, expected: Rule },
+    /// Add `host` (`host:port`) to `agents.NAME.sandbox.allow_hosts`: a
+    /// network card's "always allow this host for this agent".
+    AllowHost { agent: String, host: String },
 }
 
 /// A rule being kept from a card ("keep as rule"): the rule, the card it
@@ -98,7 +101,7 @@ impl ChatState {
 
     /// The settings block name of this chat's agent, else its identity
     /// (never what it calls itself).
-    fn settings_agent(&self) -> String {
+    pub(in crate::state) fn settings_agent(&self) -> String {
         self.session
             .settings_agent
             .clone()

@@ -230,6 +230,37 @@ impl ChatState {
         self.on_pick(self.view.cursor.selected, pick)
     }
 
+    /// A network card's `b`: its host and port allowed for this chat now,
+    /// and for the agent from now on (`allow_hosts` in its settings block,
+    /// which the proxy lets through without asking next time). Narrow
+    /// enough (one host and port) to need no question.
+    fn always_allow_host(&mut self) -> Vec<Effect> {
+        let selected = self.view.cursor.selected;
+        let Some(approval) = self.gate.approvals.get(selected) else {
+            return Vec::new();
+        };
+        let options = &approval.request.options;
+        let Some(index) = allow_option(options).and_then(|o| index_of(options, o)) else {
+            self.view.notice = Some(no_allow_notice(approval));
+            return Vec::new();
+        };
+        let Some((host, port)) = crate::policy::network::target(&approval.view) else {
+            return Vec::new();
+        };
+        let agent = self.settings_agent();
+        let Some(approval) = self.take_approval(selected) else {
+            return Vec::new();
+        };
+        let mut effects = self.grant_for_chat(approval, index, None);
+        effects.push(Effect::EditSettings(
+            crate::state::SettingsEdit::AllowHost {
+                agent,
+                host: format!("{host}:{port}"),
+            },
+        ));
+        effects
+    }
+
     fn choose(&mut self, choice: Choice) -> Vec<Effect> {
         match choice {
             Choice::Allow => self.pick(Answer::Allow),
@@ -257,6 +288,9 @@ impl ChatState {
                 let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
                     return Vec::new();
                 };
+                if approval.view.card == crate::gate::CardKind::Network {
+                    return self.always_allow_host();
+                }
                 if allow_option(&approval.request.options).is_none() {
                     self.view.notice = Some(no_allow_notice(approval));
                     return Vec::new();
