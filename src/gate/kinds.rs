@@ -75,15 +75,6 @@ impl CardKind {
         }
     }
 
-    /// A line the card shows under its title, when the kind has one to
-    /// say in `plan` mode.
-    pub fn plan_note(self) -> Option<&'static str> {
-        match self {
-            CardKind::Network => Some("plan mode: a write to a host is still a write"),
-            _ => None,
-        }
-    }
-
     /// Its choices are the plain ones (allow, deny, allow for the chat, a
     /// reason, ...), which fold into one row on a small terminal; a mode
     /// switch and an elicitation keep theirs in full.

@@ -294,7 +294,6 @@ fn a_host_nobody_allowed_is_refused_and_the_listener_receives_nothing() {
 }
 
 #[test]
-#[ignore = "needs the gate's network card (lead)"]
 fn a_host_nobody_allowed_goes_through_with_on_ask_allow() {
     if !walled() {
         return;
