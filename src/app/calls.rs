@@ -222,6 +222,23 @@ fn describe_exit(status: &ExitStatus) -> String {
     }
 }
 
+/// The options of warden's own requests (a client call, a connection):
+/// allow once, reject.
+pub(super) fn client_options() -> Vec<PermissionOption> {
+    vec![
+        PermissionOption {
+            id: CLIENT_ALLOW.into(),
+            name: "Allow".into(),
+            kind: OptionKind::AllowOnce,
+        },
+        PermissionOption {
+            id: CLIENT_REJECT.into(),
+            name: "Reject".into(),
+            kind: OptionKind::RejectOnce,
+        },
+    ]
+}
+
 /// The tool call id warden gives the transcript entry of a client call.
 fn tool_id(id: RequestId) -> String {
     format!("warden-{id}")
@@ -357,18 +374,7 @@ impl Chat {
             session_id: self.session.clone().unwrap_or_default(),
             tool_call_id: tool_id(id),
             fields,
-            options: vec![
-                PermissionOption {
-                    id: CLIENT_ALLOW.into(),
-                    name: "Allow".into(),
-                    kind: OptionKind::AllowOnce,
-                },
-                PermissionOption {
-                    id: CLIENT_REJECT.into(),
-                    name: "Reject".into(),
-                    kind: OptionKind::RejectOnce,
-                },
-            ],
+            options: client_options(),
             client: true,
         };
         self.out.push_back(Msg::PermissionChecked {

@@ -8,9 +8,7 @@ use serde_json::json;
 
 use super::App;
 use super::calls::CLIENT_ALLOW;
-use crate::model::{
-    OptionKind, PermissionOption, PermissionOutcome, PermissionRequest, ToolCallFields, ToolKind,
-};
+use crate::model::{PermissionOutcome, PermissionRequest, ToolCallFields, ToolKind};
 use crate::net::{ConnectAsk, NetAnswer};
 use crate::policy::CLIENT_NETWORK;
 use crate::state::{ChatId, Msg, RequestFacts, RequestId};
@@ -28,18 +26,7 @@ pub(super) fn connect_request(session: &str, id: RequestId, ask: &ConnectAsk) ->
             tool_name: Some(CLIENT_NETWORK.to_string()),
             ..ToolCallFields::default()
         },
-        options: vec![
-            PermissionOption {
-                id: CLIENT_ALLOW.into(),
-                name: "Allow".into(),
-                kind: OptionKind::AllowOnce,
-            },
-            PermissionOption {
-                id: "reject".into(),
-                name: "Reject".into(),
-                kind: OptionKind::RejectOnce,
-            },
-        ],
+        options: super::calls::client_options(),
         client: true,
     }
 }
