@@ -143,7 +143,10 @@ impl AgentProcess {
         let tree = crate::procs::Tree::prepare();
         tree.apply(&mut cmd);
         if let Some(door) = &door {
-            cmd.envs(crate::net::proxy::proxy_env(door.port()));
+            cmd.envs(crate::net::proxy::proxy_env(
+                door.port(),
+                door.own_loopback(),
+            ));
         }
         if let Some(confinement) = &confinement {
             confinement.apply(&mut cmd);

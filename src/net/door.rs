@@ -68,6 +68,11 @@ impl Door {
         self.port
     }
 
+    /// Whether the agent's loopback is its own (a network namespace).
+    pub fn own_loopback(&self) -> bool {
+        self.kind == NetKind::Namespace
+    }
+
     /// What the confinement walls: `None` where nothing can.
     pub fn wall(&self) -> Option<NetWall> {
         match self.kind {

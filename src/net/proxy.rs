@@ -86,16 +86,25 @@ impl Drop for Proxy {
 }
 
 /// The variables that send an agent's connections through the proxy on
-/// `port`.
-pub fn proxy_env(port: u16) -> Vec<(String, String)> {
+/// `port`. `NO_PROXY` is emptied (a host the user's list lets bypass
+/// would find no way out), but for loopback when the agent has a network
+/// namespace of its own (`own_loopback`): its own servers are there
+/// (`curl localhost:3000`, and agents that talk to a server of their own,
+/// as opencode does), where the proxy is not.
+pub fn proxy_env(port: u16, own_loopback: bool) -> Vec<(String, String)> {
     let url = format!("http://127.0.0.1:{port}");
     let mut env = Vec::new();
     for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
         env.push((name.to_string(), url.clone()));
         env.push((name.to_ascii_lowercase(), url.clone()));
     }
-    env.push(("NO_PROXY".to_string(), String::new()));
-    env.push(("no_proxy".to_string(), String::new()));
+    let bypass = if own_loopback {
+        "localhost,127.0.0.1,::1"
+    } else {
+        ""
+    };
+    env.push(("NO_PROXY".to_string(), bypass.to_string()));
+    env.push(("no_proxy".to_string(), bypass.to_string()));
     env.push(("NODE_USE_ENV_PROXY".to_string(), "1".to_string()));
     env
 }
