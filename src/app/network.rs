@@ -148,6 +148,10 @@ mod tests {
         );
         assert_eq!(s.gate.approvals.len(), 1);
         assert_eq!(s.gate.approvals[0].view.card, CardKind::Network);
+        assert!(
+            !s.gate.approvals[0].card.keep_rule,
+            "no rule of a call keeps a host"
+        );
         let labels: Vec<&str> = s.gate.approvals[0]
             .card
             .rows

@@ -417,7 +417,9 @@ pub(crate) fn card_view(approval: &Approval, modes: &[AgentMode], agent: &str) -
         rows,
         default,
         warning: warning(approval, modes),
-        keep_rule: plain,
+        // A host is kept with `b` (allow_hosts) or a host rule by hand: no
+        // rule of kinds, tools, commands or paths speaks for a connection.
+        keep_rule: plain && approval.view.card != CardKind::Network,
         runs: approval
             .view
             .raw_input
