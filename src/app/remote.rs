@@ -305,7 +305,7 @@ impl App {
                         slot.state.session.cwd.clone(),
                     ],
                     slot.state.gate.mode,
-                    slot.state.gate.approvals.iter().map(|a| a.id).collect(),
+                    slot.state.waiting_ids(),
                 )
             })
             .collect();

@@ -54,6 +54,14 @@ impl ChoiceSummary {
 }
 
 impl ChatState {
+    /// The ids of the waiting cards, in queue order: what tells the remote
+    /// page's publisher that the cards changed, without making summaries.
+    pub fn waiting_ids(&self) -> Vec<RequestId> {
+        self.gate.approvals.iter().map(|a| a.id).collect()
+    }
+}
+
+impl ChatState {
     /// The waiting cards as another device shows them, in queue order.
     pub fn card_summaries(&self) -> Vec<CardSummary> {
         self.gate.approvals.iter().map(summary).collect()
