@@ -13,7 +13,7 @@ use super::{App, Incoming};
 use crate::checkpoint::worker::{self, Job, Target, Worker, Workspace};
 use crate::checkpoint::{self as cp, CheckpointOptions, ref_safe};
 use crate::model::PromptBlock;
-use crate::state::checkpoints::{self as st, CheckpointEffect, CheckpointMsg};
+use crate::state::checkpoints::{CheckpointEffect, CheckpointMsg};
 use crate::state::{ChatId, Msg};
 
 /// The longest a chat's first prompt waits for the chat-open snapshot.
@@ -86,7 +86,7 @@ impl App {
         };
         let inbox = self.inbox_tx.clone();
         let reply = Box::new(move |report: cp::Report| {
-            let msg = CheckpointMsg::from(report);
+            let msg: CheckpointMsg = report;
             let _ = inbox.send(Incoming::Checkpoint(id, Box::new(msg)));
         });
         worker.send(job(ws.clone()), reply)
@@ -207,8 +207,8 @@ impl App {
             CheckpointEffect::Restore(plan, resolution) => {
                 self.checkpoint_job(id, |ws| Job::Restore {
                     ws,
-                    plan: Box::new((*plan).into()),
-                    resolution: resolution.into(),
+                    plan,
+                    resolution,
                 })
             }
             CheckpointEffect::List => self.checkpoint_job(id, |ws| Job::List { ws }),
@@ -222,188 +222,6 @@ impl App {
                 id,
                 Msg::Checkpoint(Box::new(CheckpointMsg::Nothing(why.into()))),
             );
-        }
-    }
-}
-
-// The checkpoint room's own types to the state's and back: the runtime
-// is the one place that knows both.
-
-impl From<cp::Change> for st::Change {
-    fn from(change: cp::Change) -> Self {
-        match change {
-            cp::Change::Added => st::Change::Added,
-            cp::Change::Modified => st::Change::Modified,
-            cp::Change::Deleted => st::Change::Deleted,
-        }
-    }
-}
-
-impl From<st::Change> for cp::Change {
-    fn from(change: st::Change) -> Self {
-        match change {
-            st::Change::Added => cp::Change::Added,
-            st::Change::Modified => cp::Change::Modified,
-            st::Change::Deleted => cp::Change::Deleted,
-        }
-    }
-}
-
-impl From<cp::FileChange> for st::FileChange {
-    fn from(file: cp::FileChange) -> Self {
-        let cp::FileChange {
-            path,
-            repo_path,
-            change,
-            added,
-            removed,
-            tool,
-        } = file;
-        st::FileChange {
-            path,
-            repo_path,
-            change: change.into(),
-            added,
-            removed,
-            tool,
-        }
-    }
-}
-
-impl From<st::FileChange> for cp::FileChange {
-    fn from(file: st::FileChange) -> Self {
-        let st::FileChange {
-            path,
-            repo_path,
-            change,
-            added,
-            removed,
-            tool,
-        } = file;
-        cp::FileChange {
-            path,
-            repo_path,
-            change: change.into(),
-            added,
-            removed,
-            tool,
-        }
-    }
-}
-
-fn files<T: From<U>, U>(files: Vec<U>) -> Vec<T> {
-    files.into_iter().map(T::from).collect()
-}
-
-impl From<cp::RestorePlan> for st::RestorePlan {
-    fn from(plan: cp::RestorePlan) -> Self {
-        let cp::RestorePlan {
-            step,
-            label,
-            from,
-            to,
-            files: changed,
-            conflicts,
-        } = plan;
-        st::RestorePlan {
-            step,
-            label,
-            from,
-            to,
-            files: files(changed),
-            conflicts,
-        }
-    }
-}
-
-impl From<st::RestorePlan> for cp::RestorePlan {
-    fn from(plan: st::RestorePlan) -> Self {
-        let st::RestorePlan {
-            step,
-            label,
-            from,
-            to,
-            files: changed,
-            conflicts,
-        } = plan;
-        cp::RestorePlan {
-            step,
-            label,
-            from,
-            to,
-            files: files(changed),
-            conflicts,
-        }
-    }
-}
-
-impl From<st::Resolution> for cp::Resolution {
-    fn from(resolution: st::Resolution) -> Self {
-        match resolution {
-            st::Resolution::Skip => cp::Resolution::Skip,
-            st::Resolution::KeepBoth => cp::Resolution::KeepBoth,
-            st::Resolution::Overwrite => cp::Resolution::Overwrite,
-        }
-    }
-}
-
-impl From<cp::Report> for CheckpointMsg {
-    fn from(report: cp::Report) -> Self {
-        match report {
-            cp::Report::Baseline { skipped, nested } => CheckpointMsg::Baseline { skipped, nested },
-            cp::Report::Before {
-                skipped,
-                nested,
-                unsure,
-            } => CheckpointMsg::Before {
-                skipped,
-                nested,
-                unsure,
-            },
-            cp::Report::TurnChanged { files: changed } => CheckpointMsg::TurnChanged {
-                files: files(changed),
-            },
-            cp::Report::Off(why) => CheckpointMsg::Off(why),
-            cp::Report::Plan(plan) => CheckpointMsg::Plan(plan.into()),
-            cp::Report::Nothing(why) => CheckpointMsg::Nothing(why),
-            cp::Report::Restored {
-                label,
-                changed,
-                kept,
-                both,
-                tell_agent,
-            } => CheckpointMsg::Restored {
-                label,
-                changed,
-                kept,
-                both,
-                tell_agent,
-            },
-            cp::Report::Listed(steps) => CheckpointMsg::Listed(
-                steps
-                    .into_iter()
-                    .map(|s| st::ListedStep {
-                        step: s.step,
-                        label: s.label,
-                        files: files(s.files),
-                    })
-                    .collect(),
-            ),
-            cp::Report::Changes {
-                label,
-                files: diffs,
-            } => CheckpointMsg::Changes {
-                label,
-                files: diffs
-                    .into_iter()
-                    .map(|d| st::FileDiff {
-                        change: d.change.into(),
-                        old: d.old,
-                        new: d.new,
-                    })
-                    .collect(),
-            },
-            cp::Report::Failed(why) => CheckpointMsg::Failed(why),
         }
     }
 }

@@ -22,7 +22,7 @@ mod apply;
 mod git;
 pub(crate) use git::trusted_path;
 mod gone;
-mod report;
+pub mod report;
 pub use report::{Change, FileChange, FileDiff, ListedStep, Report, Resolution, RestorePlan};
 use store::Store;
 pub mod headless;

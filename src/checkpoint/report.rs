@@ -1,8 +1,9 @@
 //! What the checkpoint room reports and is handed, in its own plain types:
 //! the files a step changed, a restore's plan and how it treats files
 //! changed since, the chat's steps, a step's diff, and [`Report`], what a
-//! job answers. The runtime maps them to and from the state's
-//! (`app/checkpoints.rs`), so `checkpoint/` needs nothing of `state/`.
+//! job answers. Plain data importing nothing: `checkpoint/` needs nothing
+//! of `state/`, and the state reads these as they come (a pure door the
+//! purity test allows), so no copy of them and no mapping is kept.
 
 /// How a file changed between two checkpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,13 +12,12 @@ use super::{Action, ChatState, Effect, EntryKind};
 use crate::agents::quirks;
 use crate::model::{ToolCall, ToolContent, ToolKind, WireStatus};
 
-/// How a file changed between two checkpoints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    Added,
-    Modified,
-    Deleted,
-}
+// The plain types of a checkpoint's report are the checkpoint room's own
+// (`checkpoint::report`, which imports nothing): the state reads them as
+// they come, and the runtime needs no mapping.
+pub use crate::checkpoint::report::{
+    Change, FileChange, FileDiff, ListedStep, Report as CheckpointMsg, Resolution, RestorePlan,
+};
 
 impl Change {
     fn letter(self) -> char {
@@ -28,109 +27,6 @@ impl Change {
             Change::Deleted => 'D',
         }
     }
-}
-
-/// One changed file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileChange {
-    /// As shown: relative to the cwd, absolute in another root.
-    pub path: String,
-    /// Its path in the snapshot (`ROOT/rel`), to name it to the worker.
-    pub repo_path: String,
-    pub change: Change,
-    /// Lines added and removed (`None` for a binary file).
-    pub added: Option<u64>,
-    pub removed: Option<u64>,
-    /// An ignored file with an executable bit: a tool may run it, and
-    /// git shows no change to it (the store knows; its path does not say).
-    pub tool: bool,
-}
-
-/// How files the user changed since the turn are treated by a restore.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resolution {
-    /// Leave them as they are.
-    Skip,
-    /// Leave them, and write the checkpoint's copy beside each.
-    KeepBoth,
-    /// Put the checkpoint's copy in their place.
-    Overwrite,
-}
-
-/// A restore waiting for the user's `y`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RestorePlan {
-    /// The restore's own step (its "before" checkpoint is taken).
-    pub step: u64,
-    /// What it goes back to: "before turn 3".
-    pub label: String,
-    /// The checkpoint of the workspace as it is now, and the one restored.
-    pub from: String,
-    pub to: String,
-    /// The files it changes.
-    pub files: Vec<FileChange>,
-    /// Of those, the ones changed since the turn (repo paths).
-    pub conflicts: Vec<String>,
-}
-
-/// One step of the chat in `/checkpoints`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListedStep {
-    pub step: u64,
-    /// "turn 3: fix the parser", "restore: before turn 2".
-    pub label: String,
-    pub files: Vec<FileChange>,
-}
-
-/// A file of `/changes`: before and after (`None`: absent, binary or large).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileDiff {
-    pub change: FileChange,
-    pub old: Option<String>,
-    pub new: Option<String>,
-}
-
-/// What the checkpoint worker tells the chat.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CheckpointMsg {
-    /// The chat's workspace as it opened is snapshotted (its first prompt
-    /// may go); the files left out for their size, and the directories
-    /// left out as repositories of their own.
-    Baseline {
-        skipped: Vec<(String, u64)>,
-        nested: Vec<String>,
-    },
-    /// The prompt's "before" checkpoint is taken; the files it left out
-    /// for their size; `unsure`: the prompt went before any snapshot of
-    /// the workspace was complete, so what the turn wrote first may be in
-    /// its "before".
-    Before {
-        skipped: Vec<(String, u64)>,
-        nested: Vec<String>,
-        unsure: bool,
-    },
-    /// The turn's end checkpoint: what the turn changed.
-    TurnChanged { files: Vec<FileChange> },
-    /// Checkpoints are off for this workspace, and why.
-    Off(String),
-    /// A restore is ready to ask about.
-    Plan(RestorePlan),
-    /// Nothing to restore: the files are already so.
-    Nothing(String),
-    /// Files were restored; `tell_agent`: the next prompt says so.
-    Restored {
-        label: String,
-        changed: Vec<String>,
-        kept: Vec<String>,
-        both: Vec<String>,
-        tell_agent: bool,
-    },
-    /// The chat's steps, oldest first.
-    Listed(Vec<ListedStep>),
-    /// A step's diff (`/changes`).
-    Changes { label: String, files: Vec<FileDiff> },
-    /// A checkpoint job failed.
-    Failed(String),
 }
 
 /// Checkpoint work for the runtime.
