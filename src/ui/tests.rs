@@ -731,3 +731,20 @@ fn working_shows_the_elapsed_time() {
         Some(t0 + std::time::Duration::from_secs(66))
     );
 }
+
+/// "net open" (nothing walls the agent's network) is yellow in the footer,
+/// the other confined badges dim (issue 35).
+#[test]
+fn footer_says_net_open_in_yellow() {
+    use crate::sandbox::Badge;
+    let mut state = ChatState::new("codex", "/w");
+    ready(&mut state);
+    let theme = crate::ui::theme::Theme::with_color(true);
+    state.session.sandbox = Some(Badge::NetOpen);
+    let open = crate::ui::footer::sandbox_badge(&state, theme).expect("a badge");
+    assert!(open.content.contains("net open"), "{open:?}");
+    assert_eq!(open.style.fg, Some(ratatui::style::Color::Yellow));
+    state.session.sandbox = Some(Badge::Confined);
+    let walled = crate::ui::footer::sandbox_badge(&state, theme).expect("a badge");
+    assert_ne!(walled.style.fg, Some(ratatui::style::Color::Yellow));
+}
