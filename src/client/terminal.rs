@@ -476,10 +476,27 @@ impl Terminals {
             command: command_line.clone(),
             source,
         };
+        // The network walled as the agent's is: only a proxy's door, which
+        // lets the hosts allowed without asking through and refuses every
+        // other (a terminal has no card of its own to ask with: fail closed).
+        let gated = self.sandbox.as_ref().filter(|p| {
+            p.mode != crate::sandbox::SandboxMode::Off
+                && p.network != crate::net::NetworkMode::Open
+                && matches!(
+                    crate::sandbox::kernel_support(),
+                    crate::sandbox::Support::Landlock(_)
+                )
+        });
+        let door = match gated {
+            Some(_) => Some(net_door().map_err(spawn_error)?),
+            None => None,
+        };
         let confinement = self
             .sandbox
             .as_ref()
-            .map(crate::sandbox::Confinement::prepare)
+            .map(|p| {
+                crate::sandbox::Confinement::prepare_net(p, door.as_ref().and_then(|d| d.wall()))
+            })
             .transpose()
             .map_err(|err| spawn_error(io::Error::other(err.to_string())))?;
         let tree = Arc::new(crate::procs::Tree::prepare());
@@ -496,10 +513,41 @@ impl Terminals {
                     .envs(spec.env.iter().map(|(k, v)| (k, v)));
             }
             tree.apply(&mut command);
+            if let Some(door) = &door {
+                command.envs(crate::net::proxy::proxy_env(
+                    door.port(),
+                    door.own_loopback(),
+                ));
+            }
             if let Some(confinement) = &confinement {
                 confinement.apply(&mut command);
             }
             command.spawn().map_err(spawn_error)?
+        };
+        // Its proxy: no asks (their receiver is gone), so only the hosts
+        // allowed without asking connect. It lives as long as the terminal.
+        let proxy = match (door, gated) {
+            (Some(door), Some(profile)) => {
+                let (asks, _) = mpsc::unbounded_channel();
+                let gate = crate::net::proxy::Gate {
+                    agent: profile.agent.clone(),
+                    hosts: crate::net::Hosts::new(profile.network, profile.allow_hosts.clone()),
+                    asks,
+                };
+                let _guard = runtime.enter();
+                match door
+                    .listener()
+                    .and_then(|listener| crate::net::proxy::Proxy::serve(listener, gate))
+                {
+                    Ok(proxy) => Some(proxy),
+                    Err(error) => {
+                        // Fail closed: no terminal without its proxy.
+                        let _ = child.start_kill();
+                        return Err(spawn_error(error));
+                    }
+                }
+            }
+            _ => None,
         };
         let pgid = child
             .id()
@@ -536,8 +584,9 @@ impl Terminals {
         let abort_handles = readers.iter().map(|r| r.abort_handle()).collect();
         let supervised = supervise(child, readers, Arc::clone(&shared));
         runtime.spawn(async move {
-            // Its private temporary directory goes when it exits.
+            // Its private temporary directory and its proxy go when it exits.
             let _confinement = confinement;
+            let _proxy = proxy;
             supervised.await;
         });
         tracing::debug!(%id, command = %command_line, pgid, "terminal started");
@@ -741,3 +790,9 @@ async fn supervise(
 #[cfg(test)]
 #[path = "terminal_tests.rs"]
 mod tests;
+
+/// The door of a terminal's proxy, as this kernel walls it.
+#[cfg(target_os = "linux")]
+fn net_door() -> io::Result<crate::net::door::Door> {
+    crate::net::door::Door::new(crate::sandbox::net_wall())
+}

@@ -427,3 +427,74 @@ fn the_landlock_wall_leaves_only_the_proxys_port() {
     assert!(said.contains("other-port through"), "{said}");
     assert!(said.contains("udp through"), "{said}");
 }
+
+/// warden's own terminals (`terminal/create`) are walled as the agent is:
+/// a command in one reaches no listener directly; with the network left
+/// open it does, which shows the check can fail.
+#[tokio::test]
+async fn a_terminal_warden_runs_reaches_nothing_directly() {
+    use crate::common::{agent_text, pump_until, send};
+    use crate::sandbox::rig;
+    if !walled() {
+        return;
+    }
+    let Some(python) = python() else {
+        println!("skipped: no python3");
+        return;
+    };
+    for (network, reached) in [
+        (warden::net::NetworkMode::Gated, false),
+        (warden::net::NetworkMode::Open, true),
+    ] {
+        let targets = aim();
+        let rig = rig();
+        let line = format!(
+            "{python} -c 'import socket; s = socket.create_connection((\"127.0.0.1\", {}), 3); s.sendall(b\"direct from a terminal\")'",
+            targets.tcp
+        );
+        let scenario = rig.state.join("net-terminal.toml");
+        std::fs::write(
+            &scenario,
+            format!(
+                "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = {line:?} }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n"
+            ),
+        )
+        .expect("scenario");
+        let mut app = auto_with_network(&rig, &scenario, network).await;
+        send(&mut app, "go");
+        pump_until(&mut app, "end of turn", |s| {
+            !s.is_busy() && agent_text(s).contains("terminal exited")
+        })
+        .await;
+        std::thread::sleep(Duration::from_millis(300));
+        let received = String::from_utf8_lossy(&targets.received.lock().unwrap()).into_owned();
+        assert_eq!(
+            received.contains("direct from a terminal"),
+            reached,
+            "{network:?}: {received:?}\n{}",
+            agent_text(app.state())
+        );
+        app.shutdown().await;
+    }
+}
+
+/// A ready chat in Auto on the demo agent playing `scenario`, its network
+/// `network`.
+async fn auto_with_network(
+    rig: &crate::sandbox::Rig,
+    scenario: &Path,
+    network: warden::net::NetworkMode,
+) -> warden::app::App {
+    let mut command = crate::sandbox::command(rig);
+    command
+        .args
+        .extend(["--scenario".into(), scenario.display().to_string()]);
+    let mut profile = crate::sandbox::profile(rig, warden::sandbox::SandboxMode::WorkspaceWrite);
+    profile.network = network;
+    let options = warden::app::ChatOptions {
+        mode: warden::policy::Mode::Auto,
+        sandbox: Some(profile),
+        ..warden::app::ChatOptions::default()
+    };
+    crate::common::ready(warden::app::App::with_options(command, options)).await
+}
