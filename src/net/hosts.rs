@@ -5,6 +5,9 @@
 
 use serde::Deserialize;
 
+pub use crate::policy::network::host_matches;
+use crate::policy::network::split_host_pattern;
+
 /// `[sandbox] network`: how the agent's process tree reaches the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -68,62 +71,9 @@ impl Hosts {
     }
 }
 
-/// Whether `pattern` (`host`, `host:port`, `*.domain`; `[v6]:port` for an
-/// IPv6 literal with a port) names `host:port`. `*.domain` names the hosts
-/// under `domain`, not `domain` itself. Case does not matter, nor a final
-/// dot.
-pub fn host_matches(pattern: &str, host: &str, port: u16) -> bool {
-    let pattern = pattern.trim();
-    let (name, want_port) = split_pattern(pattern);
-    if let Some(want) = want_port
-        && want != port
-    {
-        return false;
-    }
-    let name = name.trim_end_matches('.').to_ascii_lowercase();
-    let host = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        .to_ascii_lowercase();
-    if name.is_empty() || host.is_empty() {
-        return false;
-    }
-    match name.strip_prefix("*.") {
-        Some(domain) => {
-            !domain.is_empty()
-                && host.len() > domain.len() + 1
-                && host.ends_with(domain)
-                && host.as_bytes()[host.len() - domain.len() - 1] == b'.'
-        }
-        None => name == host,
-    }
-}
-
-/// A pattern's host and its port, if it names one.
-fn split_pattern(pattern: &str) -> (&str, Option<u16>) {
-    if let Some(rest) = pattern.strip_prefix('[') {
-        return match rest.split_once(']') {
-            Some((v6, tail)) => (v6, tail.strip_prefix(':').and_then(|p| p.parse().ok())),
-            None => (rest, None),
-        };
-    }
-    // A bare IPv6 literal has several colons and no port.
-    if pattern.matches(':').count() == 1
-        && let Some((name, port)) = pattern.rsplit_once(':')
-    {
-        return match port.parse() {
-            Ok(port) => (name, Some(port)),
-            // A port that is no number matches nothing.
-            Err(_) => ("", None),
-        };
-    }
-    (pattern, None)
-}
-
 /// Whether `pattern` is a host pattern `allow_hosts` takes.
 pub fn is_host_pattern(pattern: &str) -> bool {
-    let (name, _) = split_pattern(pattern.trim());
+    let (name, _) = split_host_pattern(pattern.trim());
     let name = name.strip_prefix("*.").unwrap_or(name);
     !name.is_empty()
         && !name.contains('*')

@@ -20,39 +20,57 @@ pub fn target(req: &RequestView) -> Option<(String, u16)> {
     (!host.is_empty()).then_some((host, port))
 }
 
-/// Whether `pattern` names `host:port`: `host`, `host:port`, or
-/// `*.domain` (every name under `domain`, not `domain` itself), in any
-/// case, a port given only when it is the same.
+/// Whether `pattern` (`host`, `host:port`, `*.domain`; `[v6]:port` for an
+/// IPv6 literal with a port) names `host:port`. `*.domain` names the hosts
+/// under `domain`, not `domain` itself. Case does not matter, nor a final
+/// dot.
 pub fn host_matches(pattern: &str, host: &str, port: u16) -> bool {
-    let pattern = pattern.trim().to_ascii_lowercase();
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    // `[::1]:443` and `::1` (an IPv6 literal without a port).
-    let (name, wanted_port) = match pattern.strip_prefix('[') {
-        Some(rest) => match rest.split_once(']') {
-            Some((name, tail)) => (name.to_string(), tail.strip_prefix(':')),
-            None => return false,
-        },
-        None if pattern.matches(':').count() > 1 => (pattern.clone(), None),
-        None => match pattern.rsplit_once(':') {
-            Some((name, port)) => (name.to_string(), Some(port)),
-            None => (pattern.clone(), None),
-        },
-    };
-    if let Some(wanted) = wanted_port
-        && wanted.parse::<u16>().ok() != Some(port)
+    let pattern = pattern.trim();
+    let (name, want_port) = split_host_pattern(pattern);
+    if let Some(want) = want_port
+        && want != port
     {
         return false;
     }
-    let name = name.trim_end_matches('.');
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    if name.is_empty() || host.is_empty() {
+        return false;
+    }
     match name.strip_prefix("*.") {
         Some(domain) => {
             !domain.is_empty()
                 && host.len() > domain.len() + 1
                 && host.ends_with(domain)
-                && host[..host.len() - domain.len()].ends_with('.')
+                && host.as_bytes()[host.len() - domain.len() - 1] == b'.'
         }
-        None => !name.is_empty() && name == host,
+        None => name == host,
     }
+}
+
+/// A pattern's host and its port, if it names one.
+pub(crate) fn split_host_pattern(pattern: &str) -> (&str, Option<u16>) {
+    if let Some(rest) = pattern.strip_prefix('[') {
+        return match rest.split_once(']') {
+            Some((v6, tail)) => (v6, tail.strip_prefix(':').and_then(|p| p.parse().ok())),
+            None => (rest, None),
+        };
+    }
+    // A bare IPv6 literal has several colons and no port.
+    if pattern.matches(':').count() == 1
+        && let Some((name, port)) = pattern.rsplit_once(':')
+    {
+        return match port.parse() {
+            Ok(port) => (name, Some(port)),
+            // A port that is no number matches nothing.
+            Err(_) => ("", None),
+        };
+    }
+    (pattern, None)
 }
 
 /// Decide a connection (see the module docs).
