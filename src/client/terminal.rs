@@ -432,6 +432,9 @@ pub struct Terminals {
     budget: Arc<Budget>,
     /// The chat's agent's sandbox: every terminal runs under it.
     sandbox: Option<crate::sandbox::Profile>,
+    /// Where each terminal's proxy asks about a host not allowed without
+    /// asking (the chat's gate); with none, such a host is refused.
+    asks: Option<mpsc::UnboundedSender<crate::net::ConnectAsk>>,
 }
 
 impl Terminals {
@@ -452,12 +455,19 @@ impl Terminals {
             events,
             budget,
             sandbox: None,
+            asks: None,
         }
     }
 
     /// Run every terminal from now on under `sandbox` (the chat agent's).
     pub(crate) fn confine(&mut self, sandbox: Option<crate::sandbox::Profile>) {
         self.sandbox = sandbox;
+    }
+
+    /// Ask about each connection a terminal's proxy does not allow without
+    /// asking on `asks` (the chat's gate), from now on.
+    pub(crate) fn ask_through(&mut self, asks: mpsc::UnboundedSender<crate::net::ConnectAsk>) {
+        self.asks = Some(asks);
     }
 
     /// Start `spec` and return its id (`term-1`, `term-2`...). Must run
@@ -477,8 +487,8 @@ impl Terminals {
             source,
         };
         // The network walled as the agent's is: only a proxy's door, which
-        // lets the hosts allowed without asking through and refuses every
-        // other (a terminal has no card of its own to ask with: fail closed).
+        // lets the hosts allowed without asking through and asks the chat's
+        // gate about every other (with nowhere to ask, refuses it).
         let gated = self.sandbox.as_ref().filter(|p| {
             p.mode != crate::sandbox::SandboxMode::Off
                 && p.network != crate::net::NetworkMode::Open
@@ -524,11 +534,15 @@ impl Terminals {
             }
             command.spawn().map_err(spawn_error)?
         };
-        // Its proxy: no asks (their receiver is gone), so only the hosts
-        // allowed without asking connect. It lives as long as the terminal.
+        // Its proxy asks the chat's gate (without a gate to ask, its asks
+        // find no receiver: only the hosts allowed without asking connect).
+        // It lives as long as the terminal.
         let proxy = match (door, gated) {
             (Some(door), Some(profile)) => {
-                let (asks, _) = mpsc::unbounded_channel();
+                let asks = self
+                    .asks
+                    .clone()
+                    .unwrap_or_else(|| mpsc::unbounded_channel().0);
                 let gate = crate::net::proxy::Gate {
                     agent: profile.agent.clone(),
                     hosts: crate::net::Hosts::new(profile.network, profile.allow_hosts.clone()),

@@ -12,11 +12,14 @@ use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::hosts::{Hosts, NetworkMode};
-use super::{ConnectAsk, NetAnswer};
+use super::{ConnectAsk, NetAnswer, Reply};
+
+/// Why a connection is refused without asking when the network is closed.
+pub(crate) const CLOSED: &str = "the network is closed ([sandbox] network = \"closed\")";
 
 /// The longest request head read (request line and headers).
 const MAX_HEAD: usize = 64 * 1024;
@@ -438,23 +441,25 @@ async fn open(gate: &Gate, host: &str, port: u16) -> Result<TcpStream, Refusal> 
 }
 
 /// Whether the connection may be made: at once for an allowed host,
-/// refused at once when the network is closed, else the gate's answer.
+/// refused at once when the network is closed (and told to the gate, which
+/// logs it), else the gate's answer.
 pub(crate) async fn judge(gate: &Gate, host: &str, port: u16) -> Result<(), Refusal> {
     if gate.hosts.allows(host, port) {
         return Ok(());
     }
     if gate.hosts.mode == NetworkMode::Closed {
-        return Err(Refusal::Denied(Some(
-            "the network is closed ([sandbox] network = \"closed\")".to_string(),
-        )));
+        let why = CLOSED.to_string();
+        let refused = ConnectAsk {
+            agent: gate.agent.clone(),
+            host: host.to_string(),
+            port,
+            reply: Reply::Refused(why.clone()),
+        };
+        // Refused whether or not anyone hears of it.
+        let _ = gate.asks.send(refused);
+        return Err(Refusal::Denied(Some(why)));
     }
-    let (reply, answer) = oneshot::channel();
-    let ask = ConnectAsk {
-        agent: gate.agent.clone(),
-        host: host.to_string(),
-        port,
-        reply,
-    };
+    let (ask, answer) = ConnectAsk::waiting(&gate.agent, host, port);
     if gate.asks.send(ask).is_err() {
         return Err(Refusal::Denied(None));
     }

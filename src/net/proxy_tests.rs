@@ -122,6 +122,14 @@ fn proxy(hosts: Hosts) -> (Proxy, mpsc::UnboundedReceiver<ConnectAsk>) {
     (Proxy::serve(listener, gate).unwrap(), rx)
 }
 
+/// Answer an ask that waits.
+fn answer(ask: ConnectAsk, answer: NetAnswer) {
+    let Reply::Wait(reply) = ask.reply else {
+        panic!("a refusal, not an ask: {ask:?}");
+    };
+    reply.send(answer).unwrap();
+}
+
 async fn exchange(port: u16, send: &[u8]) -> Vec<u8> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     s.write_all(send).await.unwrap();
@@ -151,11 +159,12 @@ async fn an_allowed_host_connects_without_asking_and_a_refused_one_reaches_nothi
     let asked = tokio::spawn(async move {
         let ask = asks.recv().await.unwrap();
         assert_eq!((ask.host.as_str(), ask.port), ("localhost", tport));
-        ask.reply
-            .send(NetAnswer::Deny {
+        answer(
+            ask,
+            NetAnswer::Deny {
                 reason: Some("no".into()),
-            })
-            .unwrap();
+            },
+        );
         asks
     });
     let reply = exchange(
@@ -168,7 +177,7 @@ async fn an_allowed_host_connects_without_asking_and_a_refused_one_reaches_nothi
     // Allowed by the gate: the tunnel carries what follows the head.
     let asked = tokio::spawn(async move {
         let ask = asks.recv().await.unwrap();
-        ask.reply.send(NetAnswer::Allow).unwrap();
+        answer(ask, NetAnswer::Allow);
         asks
     });
     let reply = exchange(
@@ -195,7 +204,7 @@ async fn an_allowed_host_connects_without_asking_and_a_refused_one_reaches_nothi
 }
 
 #[tokio::test]
-async fn socks_connects_an_allowed_host_and_closed_refuses_without_asking() {
+async fn socks_connects_an_allowed_host_and_closed_refuses_without_asking_but_tells() {
     let (tport, received) = target().await;
     let (p, mut asks) = proxy(Hosts::new(
         NetworkMode::Closed,
@@ -217,6 +226,13 @@ async fn socks_connects_an_allowed_host_and_closed_refuses_without_asking() {
     )
     .await;
     assert!(String::from_utf8_lossy(&reply).contains("closed"));
-    assert!(asks.try_recv().is_err());
     assert_eq!(*received.borrow(), 4);
+    // Nothing asks: the refusal is only told, once, for the log.
+    let told = asks.try_recv().expect("the refusal is told");
+    assert_eq!((told.host.as_str(), told.port), ("localhost", tport));
+    assert!(
+        matches!(&told.reply, Reply::Refused(why) if why == CLOSED),
+        "{told:?}"
+    );
+    assert!(asks.try_recv().is_err());
 }
