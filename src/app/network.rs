@@ -312,6 +312,38 @@ mod tests {
         assert_eq!(s.gate.approvals.len(), 1);
     }
 
+    /// A host a deny rule names is refused without a card, in every mode,
+    /// and logged with kind network like any refusal.
+    #[test]
+    fn a_host_a_deny_rule_names_is_refused_and_logged() {
+        use crate::policy::{Mode, Rule, RuleDecision};
+        use crate::state::Effect;
+        for mode in [Mode::Default, Mode::Auto, Mode::Plan] {
+            let mut s = crate::state::ChatState::new("demo", "/w");
+            s.gate.mode = mode;
+            let mut rule = Rule::new(RuleDecision::Deny);
+            rule.host = Some("*.pastebin.com".into());
+            s.gate.rules = vec![rule];
+            let effects = s.update(checked(1, &ask_for("x.pastebin.com")));
+            assert!(s.gate.approvals.is_empty(), "{mode:?}");
+            let answered = effects.iter().find_map(|e| match e {
+                Effect::RespondPermission { outcome, .. } => Some(net_answer(outcome)),
+                _ => None,
+            });
+            assert_eq!(answered, Some(NetAnswer::Deny { reason: None }), "{mode:?}");
+            let record = effects.iter().find_map(|e| match e {
+                Effect::LogDecision(record) => Some(record.clone()),
+                _ => None,
+            });
+            let record = record.expect("logged");
+            assert_eq!(
+                (record.kind.as_str(), record.decision.as_str()),
+                ("network", "denied"),
+                "{mode:?}"
+            );
+        }
+    }
+
     /// An app of two chats on one agent process (spawn key 7), the second
     /// on screen, its decisions logged in `dir`; no process runs.
     fn two_chats(dir: &std::path::Path) -> (App, ChatId, ChatId) {
