@@ -679,3 +679,65 @@ fn a_terminals_connection_to_a_new_host_is_asked_about() {
         .count();
     assert_eq!(allowed, 1, "{log}");
 }
+
+/// In the TUI, a terminal's connection to a new host is a network card in
+/// the chat that ran it; while the card waits, the terminal's output goes
+/// on; `y` lets the connection through.
+#[tokio::test]
+async fn a_terminals_connection_waits_for_its_card_and_its_output_does_not() {
+    use crate::common::{agent_text, key, pump_until, send};
+    use warden::state::Action;
+    if !walled() {
+        return;
+    }
+    let Some(python) = python() else {
+        println!("skipped: no python3");
+        return;
+    };
+    let targets = aim();
+    let rig = crate::sandbox::rig();
+    let script = rig.work.join("connect.py");
+    std::fs::write(
+        &script,
+        format!("print('before the connection', flush=True)\n{TERMINAL_CONNECT}"),
+    )
+    .expect("script");
+    let scenario = rig.state.join("net-card.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = {python:?}, args = [{:?}, \"{}\"] }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n",
+            script.display().to_string(),
+            targets.tcp
+        ),
+    )
+    .expect("scenario");
+    let mut app = auto_with_network(&rig, &scenario, warden::net::NetworkMode::Gated).await;
+    send(&mut app, "go");
+    let target = format!("127.0.0.1:{}", targets.tcp);
+    pump_until(&mut app, "the card and the output before it", |s| {
+        s.gate
+            .approvals
+            .iter()
+            .any(|a| a.view.title.ends_with(&target))
+            && s.session
+                .terminals
+                .values()
+                .any(|t| t.output.contains("before the connection"))
+    })
+    .await;
+    assert!(targets.received.lock().unwrap().is_empty(), "it waits");
+    key(&mut app, Action::ch('y'));
+    pump_until(&mut app, "end of turn", |s| {
+        !s.is_busy() && agent_text(s).contains("terminal exited")
+    })
+    .await;
+    assert!(
+        agent_text(app.state()).contains("STATUS HTTP/1.1 200"),
+        "{}",
+        agent_text(app.state())
+    );
+    let received = String::from_utf8_lossy(&targets.received.lock().unwrap()).into_owned();
+    assert!(received.starts_with("GET /from-a-terminal "), "{received}");
+    app.shutdown().await;
+}
