@@ -1,12 +1,13 @@
-//! warden's proxy in front of one agent process: HTTP (`CONNECT` and
-//! absolute-URI requests, HTTP/1.1) and SOCKS5 on the same port (the
-//! first byte tells them apart). It resolves names itself. Each
-//! connection is served on its own task: a host the agent may reach
-//! without asking ([`Hosts::allows`]) is connected at once; any other
-//! sends one [`ConnectAsk`] and waits for its answer (a dropped answer is
-//! a refusal), and a refused connection gets a 403 (or SOCKS's "not
-//! allowed") and nothing reaches the host. No TLS is intercepted: the
-//! gate judges the host and port only.
+//! warden's proxy in front of one agent process (or one terminal warden
+//! runs for it): HTTP (`CONNECT` and absolute-URI requests, HTTP/1.1) and
+//! SOCKS5 on the same port (the first byte tells them apart). It resolves
+//! names itself. Each connection is served on its own task: a host the
+//! agent may reach without asking ([`Hosts::allows`]) is connected at
+//! once; with `network = "closed"` any other is refused at once (and told,
+//! for the log); else it sends one [`ConnectAsk`] and waits for its answer
+//! (a dropped answer is a refusal). A refused connection gets a 403 (or
+//! SOCKS's "not allowed") and nothing reaches the host. No TLS is
+//! intercepted: the gate judges the host and port only.
 
 use std::sync::Arc;
 
