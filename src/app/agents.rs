@@ -417,6 +417,7 @@ impl App {
             Incoming::Chat(id, msg) => self.send_chat(id, msg),
             Incoming::Disk(done) => self.on_disk(done),
             Incoming::Net(key, ask) => self.on_connect_ask(key, *ask),
+            Incoming::TerminalNet(id, ask) => self.on_terminal_connect_ask(id, *ask),
             Incoming::Checkpoint(id, msg) => self.on_checkpoint(id, *msg),
             Incoming::CheckpointWait(id, token) => self.on_checkpoint_wait(id, token),
         }

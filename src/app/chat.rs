@@ -191,6 +191,10 @@ impl Chat {
             Incoming::Terminal(id, event)
         }));
         terminals.confine(options.sandbox.clone());
+        // Their connections are asked about in this chat (issue 35).
+        terminals.ask_through(super::forward(inbox.clone(), move |ask| {
+            Incoming::TerminalNet(id, Box::new(ask))
+        }));
         let mut chat = Chat {
             terminals,
             sandbox: options.sandbox,

@@ -101,6 +101,9 @@ pub enum Incoming {
     Released(u64),
     /// A connection the agent of this spawn key wants (through warden's proxy).
     Net(u64, Box<crate::net::ConnectAsk>),
+    /// A connection one of this chat's terminals wants (through the
+    /// terminal's own proxy): asked in that chat.
+    TerminalNet(ChatId, Box<crate::net::ConnectAsk>),
 }
 
 // Every agent event is moved through the inbox's channel and into the pump:

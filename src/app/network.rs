@@ -9,9 +9,10 @@ use serde_json::json;
 use super::App;
 use super::calls::CLIENT_ALLOW;
 use crate::model::{PermissionOutcome, PermissionRequest, ToolCallFields, ToolKind};
-use crate::net::{ConnectAsk, NetAnswer};
+use crate::net::{ConnectAsk, NetAnswer, Reply};
 use crate::policy::CLIENT_NETWORK;
-use crate::state::{ChatId, Msg, RequestFacts, RequestId};
+use crate::record::{Answerer, DecisionRecord, Verdict};
+use crate::state::{ChatId, Msg, Refusal, RequestFacts, RequestId};
 
 /// warden's request for one connection.
 pub(super) fn connect_request(session: &str, id: RequestId, ask: &ConnectAsk) -> PermissionRequest {
@@ -43,16 +44,32 @@ pub(super) fn net_answer(outcome: &PermissionOutcome) -> NetAnswer {
 impl App {
     /// A connection the agent of spawn key `key` wants: to the gate of the
     /// chat on screen when it runs on that agent, else of its first chat.
-    /// With no chat to ask in, it is refused (the reply dropped).
     pub(super) fn on_connect_ask(&mut self, key: u64, ask: ConnectAsk) {
         let chats = self.chats_on(key);
         let active = self.ws.active_id().filter(|id| chats.contains(id));
-        let Some(id): Option<ChatId> = active.or_else(|| chats.first().copied()) else {
-            tracing::warn!(host = %ask.host, port = ask.port, "a connection with no chat to ask in: refused");
-            return;
-        };
+        match active.or_else(|| chats.first().copied()) {
+            Some(id) => self.ask_in(id, ask),
+            None => self.refuse_unasked(None, ask),
+        }
+    }
+
+    /// A connection a terminal of chat `id` wants (through the terminal's
+    /// own proxy): to that chat's gate, as the agent's own connections go.
+    pub(super) fn on_terminal_connect_ask(&mut self, id: ChatId, ask: ConnectAsk) {
+        if self.chats.contains_key(&id) {
+            self.ask_in(id, ask);
+        } else {
+            self.refuse_unasked(Some(id), ask);
+        }
+    }
+
+    /// The connection becomes warden's request of kind network in chat
+    /// `id`: the gate decides it, a card asks, and the log records it. One
+    /// the proxy refused by itself goes to the gate as a refusal whatever
+    /// the mode, which the chat says and the log records.
+    fn ask_in(&mut self, id: ChatId, ask: ConnectAsk) {
         let Some(chat) = self.chats.get_mut(&id) else {
-            return;
+            return self.refuse_unasked(Some(id), ask);
         };
         let request_id = chat.next_request;
         chat.next_request += 1;
@@ -61,8 +78,18 @@ impl App {
             request_id,
             &ask,
         );
-        chat.net_pending.insert(request_id, ask.reply);
-        let facts = RequestFacts::of(&request, None);
+        let mut facts = RequestFacts::of(&request, None);
+        match ask.reply {
+            Reply::Wait(reply) => {
+                chat.net_pending.insert(request_id, reply);
+            }
+            Reply::Refused(why) => {
+                // Nothing waits for the answer: it only marks the entry.
+                chat.net_pending
+                    .insert(request_id, tokio::sync::oneshot::channel().0);
+                facts = facts.refused(Refusal::Safety(why));
+            }
+        }
         self.send_chat(
             id,
             Msg::PermissionChecked {
@@ -71,6 +98,63 @@ impl App {
                 facts: Box::new(facts),
             },
         );
+    }
+
+    /// A connection no chat can ask about (the chat that would is gone):
+    /// refused (its reply dropped), and the decision log of its agent's
+    /// chats says so.
+    fn refuse_unasked(&mut self, chat: Option<ChatId>, ask: ConnectAsk) {
+        let why = match &ask.reply {
+            Reply::Wait(_) => NO_CHAT.to_string(),
+            Reply::Refused(why) => why.clone(),
+        };
+        tracing::warn!(agent = %ask.agent, host = %ask.host, port = ask.port, "a connection no chat can ask about: refused ({why})");
+        let choice = self
+            .choices
+            .iter()
+            .find(|c| c.command.name == ask.agent)
+            .or_else(|| self.choices.first());
+        let Some(path) = choice.and_then(|c| c.options.decision_log.clone()) else {
+            return;
+        };
+        let record = unasked_record(&ask, why);
+        let chat = chat.or_else(|| self.ws.active_id()).unwrap_or_default();
+        let job = super::disk::Job::Decision {
+            chat,
+            path,
+            record: Box::new(record),
+        };
+        if !self.disk.send(job) {
+            tracing::warn!("the disk writer is gone: a refused connection is not logged");
+        }
+    }
+}
+
+/// Why a connection no chat can ask about is refused.
+const NO_CHAT: &str = "no chat to ask in (it was closed)";
+
+/// The decision log's record of a connection refused with no chat to ask
+/// in: the agent's, no session and no chat.
+fn unasked_record(ask: &ConnectAsk, why: String) -> DecisionRecord {
+    let request = connect_request("", 0, ask);
+    let view = RequestFacts::of(&request, None).view;
+    DecisionRecord {
+        time: crate::decision_log::now_rfc3339(),
+        agent: ask.agent.clone(),
+        session: String::new(),
+        chat: String::new(),
+        request_id: 0,
+        tool_call_id: String::new(),
+        title: view.title.clone(),
+        kind: view.card.log_kind(view.kind).to_string(),
+        category: view.category().as_str().to_string(),
+        mode: String::new(),
+        decision: Verdict::Denied,
+        option_id: None,
+        option_kind: None,
+        source: Answerer::Safety,
+        reason: why,
+        cwd: String::new(),
     }
 }
 
@@ -81,13 +165,7 @@ mod tests {
 
     #[test]
     fn a_connection_is_a_network_card_naming_agent_host_and_port() {
-        let (reply, _rx) = tokio::sync::oneshot::channel();
-        let ask = ConnectAsk {
-            agent: "claude-agent-acp".into(),
-            host: "api.github.com".into(),
-            port: 443,
-            reply,
-        };
+        let (ask, _rx) = ConnectAsk::waiting("claude-agent-acp", "api.github.com", 443);
         let request = connect_request("s", 7, &ask);
         let facts = RequestFacts::of(&request, None);
         assert_eq!(facts.view.card, CardKind::Network);
@@ -114,13 +192,7 @@ mod tests {
     }
 
     fn ask_for(host: &str) -> ConnectAsk {
-        let (reply, _rx) = tokio::sync::oneshot::channel();
-        ConnectAsk {
-            agent: "demo".into(),
-            host: host.into(),
-            port: 443,
-            reply,
-        }
+        ConnectAsk::waiting("demo", host, 443).0
     }
 
     fn checked(id: RequestId, ask: &ConnectAsk) -> Msg {
@@ -238,5 +310,168 @@ mod tests {
         // Another host still asks.
         s.update(checked(3, &ask_for("evil.example")));
         assert_eq!(s.gate.approvals.len(), 1);
+    }
+
+    /// A host a deny rule names is refused without a card, in every mode,
+    /// and logged with kind network like any refusal.
+    #[test]
+    fn a_host_a_deny_rule_names_is_refused_and_logged() {
+        use crate::policy::{Mode, Rule, RuleDecision};
+        use crate::state::Effect;
+        for mode in [Mode::Default, Mode::Auto, Mode::Plan] {
+            let mut s = crate::state::ChatState::new("demo", "/w");
+            s.gate.mode = mode;
+            let mut rule = Rule::new(RuleDecision::Deny);
+            rule.host = Some("*.pastebin.com".into());
+            s.gate.rules = vec![rule];
+            let effects = s.update(checked(1, &ask_for("x.pastebin.com")));
+            assert!(s.gate.approvals.is_empty(), "{mode:?}");
+            let answered = effects.iter().find_map(|e| match e {
+                Effect::RespondPermission { outcome, .. } => Some(net_answer(outcome)),
+                _ => None,
+            });
+            assert_eq!(answered, Some(NetAnswer::Deny { reason: None }), "{mode:?}");
+            let record = effects.iter().find_map(|e| match e {
+                Effect::LogDecision(record) => Some(record.clone()),
+                _ => None,
+            });
+            let record = record.expect("logged");
+            assert_eq!(
+                (record.kind.as_str(), record.decision.as_str()),
+                ("network", "denied"),
+                "{mode:?}"
+            );
+        }
+    }
+
+    /// An app of two chats on one agent process (spawn key 7), the second
+    /// on screen, its decisions logged in `dir`; no process runs.
+    fn two_chats(dir: &std::path::Path) -> (App, ChatId, ChatId) {
+        let command = crate::acp::AgentCommand {
+            name: "demo".into(),
+            program: "/nonexistent/agent".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: dir.to_path_buf(),
+        };
+        let options = super::super::ChatOptions {
+            decision_log: Some(dir.join("decisions.jsonl")),
+            ..super::super::ChatOptions::default()
+        };
+        let mut app = App::with_options(command.clone(), options.clone());
+        let first = app.ws.active_id().expect("a chat");
+        let second = app.add_chat(command, options);
+        for chat in app.chats.values_mut() {
+            chat.agent_key = Some(7);
+        }
+        app.ws.active = 1;
+        assert_eq!(app.ws.active_id(), Some(second));
+        (app, first, second)
+    }
+
+    fn cards(app: &App, id: ChatId) -> Vec<String> {
+        app.ws
+            .chat(id)
+            .map(|slot| {
+                slot.state
+                    .gate
+                    .approvals
+                    .iter()
+                    .map(|a| a.view.title.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn logged(dir: &std::path::Path) -> Vec<DecisionRecord> {
+        crate::decision_log::read(&dir.join("decisions.jsonl")).unwrap_or_default()
+    }
+
+    /// A terminal's connection is asked about in the chat that ran the
+    /// terminal, not in the chat on screen (where the agent's own go).
+    #[tokio::test]
+    async fn a_terminals_connection_asks_in_its_own_chat() {
+        use super::super::Incoming;
+        let dir = tempfile::tempdir().unwrap();
+        let (mut app, first, second) = two_chats(dir.path());
+        let (ask, mut answer) = ConnectAsk::waiting("demo", "from.terminal", 443);
+        app.on_agent_event(Incoming::TerminalNet(first, Box::new(ask)));
+        assert_eq!(
+            cards(&app, first),
+            ["demo wants to reach from.terminal:443"]
+        );
+        assert!(cards(&app, second).is_empty());
+        assert!(answer.try_recv().is_err(), "it waits for its card");
+        let (ask, _answer) = ConnectAsk::waiting("demo", "from.agent", 443);
+        app.on_agent_event(Incoming::Net(7, Box::new(ask)));
+        assert_eq!(cards(&app, second), ["demo wants to reach from.agent:443"]);
+        assert_eq!(cards(&app, first).len(), 1);
+        // Its card answered in its chat answers the terminal's connection.
+        app.ws.active = 0;
+        app.handle(Msg::Action(crate::state::Action::ch('y')));
+        assert_eq!(answer.try_recv(), Ok(NetAnswer::Allow));
+    }
+
+    /// A terminal's connection whose chat is gone is refused, and the
+    /// decision log says so with kind network.
+    #[tokio::test]
+    async fn a_connection_with_no_chat_to_ask_in_is_refused_and_logged() {
+        use super::super::Incoming;
+        let dir = tempfile::tempdir().unwrap();
+        let (mut app, first, second) = two_chats(dir.path());
+        let (ask, mut answer) = ConnectAsk::waiting("demo", "orphan.example", 8080);
+        app.on_agent_event(Incoming::TerminalNet(99, Box::new(ask)));
+        assert!(matches!(
+            answer.try_recv(),
+            Err(tokio::sync::oneshot::error::TryRecvError::Closed)
+        ));
+        assert!(cards(&app, first).is_empty() && cards(&app, second).is_empty());
+        app.settle_disk().await;
+        let log = logged(dir.path());
+        assert_eq!(log.len(), 1, "{log:?}");
+        assert_eq!(log[0].kind, "network");
+        assert_eq!(log[0].decision, Verdict::Denied);
+        assert_eq!(log[0].source, Answerer::Safety);
+        assert_eq!(log[0].agent, "demo");
+        assert_eq!(log[0].title, "demo wants to reach orphan.example:8080");
+        assert_eq!(log[0].reason, NO_CHAT);
+    }
+
+    /// A connection the proxy refused by itself (the network closed) is
+    /// no card: the chat says it was refused and the log records it.
+    #[tokio::test]
+    async fn a_refusal_the_proxy_made_is_said_and_logged_without_a_card() {
+        use super::super::Incoming;
+        let dir = tempfile::tempdir().unwrap();
+        let (mut app, first, _) = two_chats(dir.path());
+        let refused = ConnectAsk {
+            agent: "demo".into(),
+            host: "closed.example".into(),
+            port: 443,
+            reply: Reply::Refused(crate::net::proxy::CLOSED.into()),
+        };
+        app.on_agent_event(Incoming::TerminalNet(first, Box::new(refused)));
+        assert!(cards(&app, first).is_empty());
+        let said = app
+            .ws
+            .chat(first)
+            .map(|slot| {
+                slot.state
+                    .session
+                    .transcript
+                    .entries()
+                    .iter()
+                    .any(|e| matches!(&e.kind, crate::state::EntryKind::Error { message, .. } if message.contains("closed.example:443") && message.contains("network is closed")))
+            })
+            .unwrap_or_default();
+        assert!(said, "the chat says it");
+        app.settle_disk().await;
+        let log = logged(dir.path());
+        assert_eq!(log.len(), 1, "{log:?}");
+        assert_eq!(log[0].kind, "network");
+        assert_eq!(log[0].decision, Verdict::Denied);
+        assert_eq!(log[0].source, Answerer::Safety);
+        assert_eq!(log[0].reason, crate::net::proxy::CLOSED);
+        assert!(app.chats[&first].net_pending.is_empty());
     }
 }

@@ -24,7 +24,10 @@ use tokio::process::{Child, Command};
 use tokio::sync::{Notify, mpsc, watch};
 use tokio::task::AbortHandle;
 
+mod net;
 mod output;
+
+use net::NetDoor;
 
 pub(crate) use output::{KEPT_EACH, MAX_OUTPUT, SCREEN_OUTPUT, TOTAL_OUTPUT};
 pub use output::{OutputBuffer, Utf8Decoder};
@@ -432,6 +435,9 @@ pub struct Terminals {
     budget: Arc<Budget>,
     /// The chat's agent's sandbox: every terminal runs under it.
     sandbox: Option<crate::sandbox::Profile>,
+    /// Where each terminal's proxy asks about a host not allowed without
+    /// asking (the chat's gate); with none, such a host is refused.
+    asks: Option<mpsc::UnboundedSender<crate::net::ConnectAsk>>,
 }
 
 impl Terminals {
@@ -452,12 +458,19 @@ impl Terminals {
             events,
             budget,
             sandbox: None,
+            asks: None,
         }
     }
 
     /// Run every terminal from now on under `sandbox` (the chat agent's).
     pub(crate) fn confine(&mut self, sandbox: Option<crate::sandbox::Profile>) {
         self.sandbox = sandbox;
+    }
+
+    /// Ask about each connection a terminal's proxy does not allow without
+    /// asking on `asks` (the chat's gate), from now on.
+    pub(crate) fn ask_through(&mut self, asks: mpsc::UnboundedSender<crate::net::ConnectAsk>) {
+        self.asks = Some(asks);
     }
 
     /// Start `spec` and return its id (`term-1`, `term-2`...). Must run
@@ -476,26 +489,14 @@ impl Terminals {
             command: command_line.clone(),
             source,
         };
-        // The network walled as the agent's is: only a proxy's door, which
-        // lets the hosts allowed without asking through and refuses every
-        // other (a terminal has no card of its own to ask with: fail closed).
-        let gated = self.sandbox.as_ref().filter(|p| {
-            p.mode != crate::sandbox::SandboxMode::Off
-                && p.network != crate::net::NetworkMode::Open
-                && matches!(
-                    crate::sandbox::kernel_support(),
-                    crate::sandbox::Support::Landlock(_)
-                )
-        });
-        let door = match gated {
-            Some(_) => Some(net_door().map_err(spawn_error)?),
-            None => None,
-        };
+        // The network walled as the agent's is: only a proxy's door.
+        let net =
+            NetDoor::prepare(self.sandbox.as_ref(), self.asks.as_ref()).map_err(spawn_error)?;
         let confinement = self
             .sandbox
             .as_ref()
             .map(|p| {
-                crate::sandbox::Confinement::prepare_net(p, door.as_ref().and_then(|d| d.wall()))
+                crate::sandbox::Confinement::prepare_net(p, net.as_ref().and_then(|n| n.wall()))
             })
             .transpose()
             .map_err(|err| spawn_error(io::Error::other(err.to_string())))?;
@@ -513,32 +514,19 @@ impl Terminals {
                     .envs(spec.env.iter().map(|(k, v)| (k, v)));
             }
             tree.apply(&mut command);
-            if let Some(door) = &door {
-                command.envs(crate::net::proxy::proxy_env(
-                    door.port(),
-                    door.own_loopback(),
-                ));
+            if let Some(net) = &net {
+                command.envs(net.env());
             }
             if let Some(confinement) = &confinement {
                 confinement.apply(&mut command);
             }
             command.spawn().map_err(spawn_error)?
         };
-        // Its proxy: no asks (their receiver is gone), so only the hosts
-        // allowed without asking connect. It lives as long as the terminal.
-        let proxy = match (door, gated) {
-            (Some(door), Some(profile)) => {
-                let (asks, _) = mpsc::unbounded_channel();
-                let gate = crate::net::proxy::Gate {
-                    agent: profile.agent.clone(),
-                    hosts: crate::net::Hosts::new(profile.network, profile.allow_hosts.clone()),
-                    asks,
-                };
+        // Its proxy, which lives as long as the terminal.
+        let proxy = match net {
+            Some(net) => {
                 let _guard = runtime.enter();
-                match door
-                    .listener()
-                    .and_then(|listener| crate::net::proxy::Proxy::serve(listener, gate))
-                {
+                match net.serve() {
                     Ok(proxy) => Some(proxy),
                     Err(error) => {
                         // Fail closed: no terminal without its proxy.
@@ -547,7 +535,7 @@ impl Terminals {
                     }
                 }
             }
-            _ => None,
+            None => None,
         };
         let pgid = child
             .id()
@@ -790,9 +778,3 @@ async fn supervise(
 #[cfg(test)]
 #[path = "terminal_tests.rs"]
 mod tests;
-
-/// The door of a terminal's proxy, as this kernel walls it.
-#[cfg(target_os = "linux")]
-fn net_door() -> io::Result<crate::net::door::Door> {
-    crate::net::door::Door::new(crate::sandbox::net_wall())
-}

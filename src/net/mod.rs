@@ -10,13 +10,14 @@
 //!   the rules, this chat's grants, else a card of kind network).
 //!
 //! A connection that waits for its answer holds nothing else: the proxy
-//! serves each connection on its own task.
+//! serves each connection on its own task. A connection the proxy refuses
+//! by itself (`network = "closed"`) is still told to the gate, which only
+//! logs it ([`Reply::Refused`]): every refusal is in the decision log.
 
 use tokio::sync::oneshot;
 
-/// One connection the agent's process tree wants to open, waiting for the
-/// gate's answer. Dropping `reply` unanswered refuses the connection (fail
-/// closed).
+/// One connection the agent's process tree (or a terminal warden runs for
+/// it) wants to open: waiting for the gate's answer, or refused already.
 #[derive(Debug)]
 pub struct ConnectAsk {
     /// The name of the agent whose process tree asks (as the settings name it).
@@ -25,7 +26,36 @@ pub struct ConnectAsk {
     /// without brackets.
     pub host: String,
     pub port: u16,
-    pub reply: oneshot::Sender<NetAnswer>,
+    pub reply: Reply,
+}
+
+/// Where a [`ConnectAsk`]'s answer goes.
+#[derive(Debug)]
+pub enum Reply {
+    /// The connection waits here for the gate's answer; dropping it
+    /// unanswered refuses the connection (fail closed).
+    Wait(oneshot::Sender<NetAnswer>),
+    /// The proxy refused the connection by itself, for this reason (the
+    /// network is closed): nothing waits, the gate only logs it.
+    Refused(String),
+}
+
+impl ConnectAsk {
+    /// A connection that waits for the gate's answer on the receiver.
+    pub fn waiting(
+        agent: &str,
+        host: &str,
+        port: u16,
+    ) -> (ConnectAsk, oneshot::Receiver<NetAnswer>) {
+        let (reply, answer) = oneshot::channel();
+        let ask = ConnectAsk {
+            agent: agent.to_string(),
+            host: host.to_string(),
+            port,
+            reply: Reply::Wait(reply),
+        };
+        (ask, answer)
+    }
 }
 
 /// The gate's answer to one [`ConnectAsk`].

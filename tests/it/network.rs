@@ -4,6 +4,8 @@
 //! it a UDP datagram, or resolve a name; its own localhost servers work;
 //! its request through warden's proxy to a host nobody allowed is refused
 //! (the listener receives nothing) and goes through with `--allow-host`.
+//! A terminal warden runs for it asks the same way, and every refusal (the
+//! closed network's too) is in `warden log` with kind network.
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, UdpSocket};
@@ -155,6 +157,22 @@ fn run(
     settings: &str,
     args: &[&str],
 ) -> (serde_json::Value, String) {
+    let (probe, stderr, _) = run_logged(dir, python, targets, settings, args);
+    (probe, stderr)
+}
+
+/// [`run`], and the decision log it left.
+fn run_logged(
+    dir: &Path,
+    python: &str,
+    targets: &Targets,
+    settings: &str,
+    args: &[&str],
+) -> (
+    serde_json::Value,
+    String,
+    Vec<warden::decision_log::DecisionRecord>,
+) {
     std::fs::write(dir.join("agent.py"), AGENT).expect("agent");
     let conf = dir.join("conf.json");
     std::fs::write(
@@ -174,14 +192,39 @@ fn run(
     let mut all: Vec<&str> = vec!["-p", "probe", "--timeout", "60"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--", python, &agent, &conf]);
-    let (code, stdout, stderr, _) = exec_in(dir, &config, &all);
+    let (code, stdout, stderr, log) = exec_in(dir, &config, &all);
     let Some(json) = stdout.split("PROBE").nth(1) else {
         panic!("no probe ({code:?}): {stdout}\n{stderr}");
     };
     (
         serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}")),
         stderr,
+        log,
     )
+}
+
+/// What `warden log` prints for the data directory `data` (`XDG_DATA_HOME`).
+fn warden_log(data: &Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["--config", "/nonexistent/warden.toml", "log"])
+        .env("XDG_DATA_HOME", data)
+        .env("HOME", data)
+        .output()
+        .expect("warden log runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The rows of `warden log` output about a connection to `target` refused,
+/// with kind network.
+fn refused_rows(log: &str, target: &str) -> Vec<String> {
+    log.lines()
+        .filter(|row| {
+            row.contains(target)
+                && row.split_whitespace().any(|w| w == "denied")
+                && row.split_whitespace().any(|w| w == "network")
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 fn said(probe: &serde_json::Value, check: &str) -> String {
@@ -317,6 +360,41 @@ fn a_host_nobody_allowed_goes_through_with_on_ask_allow() {
     assert!(said(&probe, "tcp").starts_with("refused"), "{probe:#}");
     let received = String::from_utf8_lossy(&targets.received.lock().unwrap()).into_owned();
     assert!(received.starts_with("GET /via-proxy "), "{received}");
+}
+
+/// With `network = "closed"` the proxy refuses a host not allowed without
+/// asking anyone, and the refusal is still in the decision log with kind
+/// network, which `warden log` shows.
+#[test]
+fn a_refusal_of_the_closed_network_is_in_warden_log() {
+    if !walled() {
+        return;
+    }
+    let Some(python) = python() else {
+        println!("skipped: no python3");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let targets = aim();
+    let (probe, stderr, log) = run_logged(
+        dir.path(),
+        python,
+        &targets,
+        "[sandbox]\nnetwork = \"closed\"\n",
+        &[],
+    );
+    assert!(said(&probe, "proxy").contains("403"), "{probe:#}\n{stderr}");
+    assert!(targets.received.lock().unwrap().is_empty());
+    let target = format!("127.0.0.1:{}", targets.tcp);
+    let refused: Vec<_> = log
+        .iter()
+        .filter(|r| r.kind == "network" && r.title.ends_with(&target))
+        .collect();
+    assert_eq!(refused.len(), 1, "one record per connection: {log:#?}");
+    assert_eq!(refused[0].decision.as_str(), "denied");
+    assert!(refused[0].reason.contains("closed"), "{:?}", refused[0]);
+    let shown = warden_log(&dir.path().join("data"));
+    assert_eq!(refused_rows(&shown, &target).len(), 1, "{shown}");
 }
 
 /// `[sandbox] allow_hosts` in the settings is honoured like `--allow-host`.
@@ -497,4 +575,169 @@ async fn auto_with_network(
         ..warden::app::ChatOptions::default()
     };
     crate::common::ready(warden::app::App::with_options(command, options)).await
+}
+
+/// What a terminal runs: a connection through its proxy (`HTTP_PROXY`) to
+/// `127.0.0.1:PORT`, and the proxy's status line printed.
+const TERMINAL_CONNECT: &str = r#"
+import os, socket, sys
+port = int(sys.argv[1])
+host, proxy = os.environ["HTTP_PROXY"].split("://")[1].rstrip("/").rsplit(":", 1)
+s = socket.create_connection((host, int(proxy)), timeout=10)
+s.sendall(("GET http://127.0.0.1:%d/from-a-terminal HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % (port, port)).encode())
+reply = b""
+while b"\r\n" not in reply:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    reply += chunk
+print("STATUS", reply.split(b"\r\n")[0].decode())
+"#;
+
+/// `warden exec --mode auto` of the demo agent running one terminal that
+/// connects through the terminal's proxy to `targets`: what exec printed
+/// and the decision log, as `warden log` shows it.
+fn exec_terminal(python: &str, targets: &Targets, args: &[&str]) -> (String, String) {
+    let rig = crate::sandbox::rig();
+    let script = rig.work.join("connect.py");
+    std::fs::write(&script, TERMINAL_CONNECT).expect("script");
+    let scenario = rig.work.join(".net-terminal.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = {python:?}, args = [{:?}, \"{}\"] }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n",
+            script.display().to_string(),
+            targets.tcp
+        ),
+    )
+    .expect("scenario");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "--config",
+            "/nonexistent/warden.toml",
+            "exec",
+            "--mode",
+            "auto",
+        ])
+        .args(args)
+        .arg("--cwd")
+        .arg(&rig.work)
+        .args([
+            "-p",
+            "go",
+            "--",
+            env!("CARGO_BIN_EXE_warden"),
+            "demo-agent",
+            "--scenario",
+        ])
+        .arg(&scenario)
+        .current_dir(&rig.work)
+        .env("HOME", &rig.home)
+        .env("XDG_DATA_HOME", rig.home.join("data"))
+        .env("XDG_CONFIG_HOME", rig.home.join("config"))
+        .env("XDG_STATE_HOME", rig.home.join("state"))
+        .env("WARDEN_DEMO_STATE", &rig.state)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("warden exec runs");
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (said, warden_log(&rig.home.join("data")))
+}
+
+/// A terminal warden runs for the agent asks about a host nobody allowed
+/// as the agent's own connections do: `--on-ask deny` refuses it (the
+/// listener receives nothing, `warden log` shows the refusal with kind
+/// network) and `--on-ask allow` lets it through.
+#[test]
+fn a_terminals_connection_to_a_new_host_is_asked_about() {
+    if !walled() {
+        return;
+    }
+    let Some(python) = python() else {
+        println!("skipped: no python3");
+        return;
+    };
+    let targets = aim();
+    let target = format!("127.0.0.1:{}", targets.tcp);
+    let (said, log) = exec_terminal(python, &targets, &["--on-ask", "deny"]);
+    assert!(said.contains("STATUS HTTP/1.1 403"), "{said}");
+    assert!(targets.received.lock().unwrap().is_empty());
+    assert_eq!(refused_rows(&log, &target).len(), 1, "{log}\n{said}");
+
+    let (said, log) = exec_terminal(python, &targets, &["--on-ask", "allow"]);
+    assert!(said.contains("STATUS HTTP/1.1 200"), "{said}");
+    let received = String::from_utf8_lossy(&targets.received.lock().unwrap()).into_owned();
+    assert!(received.starts_with("GET /from-a-terminal "), "{received}");
+    let allowed = log
+        .lines()
+        .filter(|row| row.contains(&target) && row.split_whitespace().any(|w| w == "network"))
+        .filter(|row| row.split_whitespace().any(|w| w == "allowed"))
+        .count();
+    assert_eq!(allowed, 1, "{log}");
+}
+
+/// In the TUI, a terminal's connection to a new host is a network card in
+/// the chat that ran it; while the card waits, the terminal's output goes
+/// on; `y` lets the connection through.
+#[tokio::test]
+async fn a_terminals_connection_waits_for_its_card_and_its_output_does_not() {
+    use crate::common::{agent_text, key, pump_until, send};
+    use warden::state::Action;
+    if !walled() {
+        return;
+    }
+    let Some(python) = python() else {
+        println!("skipped: no python3");
+        return;
+    };
+    let targets = aim();
+    let rig = crate::sandbox::rig();
+    let script = rig.work.join("connect.py");
+    std::fs::write(
+        &script,
+        format!("print('before the connection', flush=True)\n{TERMINAL_CONNECT}"),
+    )
+    .expect("script");
+    let scenario = rig.state.join("net-card.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = {python:?}, args = [{:?}, \"{}\"] }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n",
+            script.display().to_string(),
+            targets.tcp
+        ),
+    )
+    .expect("scenario");
+    let mut app = auto_with_network(&rig, &scenario, warden::net::NetworkMode::Gated).await;
+    send(&mut app, "go");
+    let target = format!("127.0.0.1:{}", targets.tcp);
+    pump_until(&mut app, "the card and the output before it", |s| {
+        s.gate
+            .approvals
+            .iter()
+            .any(|a| a.view.title.ends_with(&target))
+            && s.session
+                .terminals
+                .values()
+                .any(|t| t.output.contains("before the connection"))
+    })
+    .await;
+    assert!(targets.received.lock().unwrap().is_empty(), "it waits");
+    key(&mut app, Action::ch('y'));
+    pump_until(&mut app, "end of turn", |s| {
+        !s.is_busy() && agent_text(s).contains("terminal exited")
+    })
+    .await;
+    assert!(
+        agent_text(app.state()).contains("STATUS HTTP/1.1 200"),
+        "{}",
+        agent_text(app.state())
+    );
+    let received = String::from_utf8_lossy(&targets.received.lock().unwrap()).into_owned();
+    assert!(received.starts_with("GET /from-a-terminal "), "{received}");
+    app.shutdown().await;
 }
