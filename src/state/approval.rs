@@ -677,22 +677,21 @@ fn no_allow_notice(approval: &Approval) -> String {
 mod answer;
 mod arming;
 mod cards;
-mod choices;
 mod focus;
 mod mode_menu;
 mod on_ask;
 mod scope;
 mod summary;
 
+#[cfg(test)]
+pub(crate) use crate::gate::choices::CHOICES;
+pub use crate::gate::choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
+pub(crate) use crate::gate::choices::{ChoiceDef, choice_bindings, choice_of_key};
 pub use answer::{Answer, By, Pick};
 use answer::{Resolved, index_of, relabel};
 pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 #[cfg(test)]
 pub(crate) use cards::NOT_ARMED;
-#[cfg(test)]
-pub(crate) use choices::CHOICES;
-pub use choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
-pub(crate) use choices::{ChoiceDef, choice_bindings, choice_of_key};
 pub use focus::{CardCursor, Focus, Modal, Pane, Question};
 pub use mode_menu::ModeItem;
 pub use on_ask::OnAsk;

@@ -48,7 +48,7 @@ impl ChatState {
             .agent_modes
             .as_ref()
             .map_or(&[][..], |m| m.available.as_slice());
-        super::choices::card_view(approval, modes, &self.session.agent_name)
+        crate::gate::choices::card_view(approval, modes, &self.session.agent_name)
     }
 
     /// Compute every waiting card's view again.

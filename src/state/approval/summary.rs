@@ -3,8 +3,8 @@
 //! state of the gate.
 
 use super::super::{ChatState, RequestId};
-use super::choices::{CHOICES, Choice, Tone};
 use super::{Answer, Approval};
+use crate::gate::choices::{CHOICES, Choice, Tone};
 
 /// The most bytes of a diff a summary carries (the rest is said as a count).
 const DIFF_BYTES: usize = 16 * 1024;
