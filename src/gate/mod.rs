@@ -8,6 +8,9 @@ pub mod choices;
 pub mod decide;
 pub mod facts;
 pub mod kinds;
+pub mod on_ask;
+pub mod scope;
+pub mod summary;
 
 pub use decide::{Ctx, Outcome, on_request};
 pub use facts::{Refusal, RequestFacts};

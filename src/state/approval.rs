@@ -679,14 +679,14 @@ mod arming;
 mod cards;
 mod focus;
 mod mode_menu;
-mod on_ask;
-mod scope;
-mod summary;
 
 #[cfg(test)]
 pub(crate) use crate::gate::choices::CHOICES;
 pub use crate::gate::choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
 pub(crate) use crate::gate::choices::{ChoiceDef, choice_bindings, choice_of_key};
+pub use crate::gate::on_ask::OnAsk;
+pub use crate::gate::scope::AllowedScope;
+pub use crate::gate::summary::{CardSummary, ChoiceSummary, remote_choices};
 pub use answer::{Answer, By, Pick};
 use answer::{Resolved, index_of, relabel};
 pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
@@ -694,9 +694,6 @@ pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 pub(crate) use cards::NOT_ARMED;
 pub use focus::{CardCursor, Focus, Modal, Pane, Question};
 pub use mode_menu::ModeItem;
-pub use on_ask::OnAsk;
-pub use scope::AllowedScope;
-pub use summary::{CardSummary, ChoiceSummary, remote_choices};
 
 #[cfg(test)]
 mod attack_tests;

@@ -3,7 +3,7 @@
 
 mod agent_modes;
 pub(crate) mod alert;
-mod approval;
+pub(crate) mod approval;
 pub mod checkpoints;
 mod composer;
 pub(crate) mod drafts;
