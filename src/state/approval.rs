@@ -11,7 +11,7 @@ use crate::policy::{
 use crate::record::{Answerer, DecisionRecord, Verdict};
 use crate::sanitize::one_line;
 
-use super::{ChatState, Effect, RequestId, ToolState};
+use super::{CardCursor, ChatState, Effect, Focus, Modal, Pane, Question, RequestId, ToolState};
 
 /// A permission request waiting for the user.
 #[derive(Debug, Clone, PartialEq)]
@@ -677,8 +677,6 @@ fn no_allow_notice(approval: &Approval) -> String {
 mod answer;
 mod arming;
 mod cards;
-mod focus;
-mod mode_menu;
 
 #[cfg(test)]
 pub(crate) use crate::gate::choices::CHOICES;
@@ -692,8 +690,6 @@ use answer::{Resolved, index_of, relabel};
 pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 #[cfg(test)]
 pub(crate) use cards::NOT_ARMED;
-pub use focus::{CardCursor, Focus, Modal, Pane, Question};
-pub use mode_menu::ModeItem;
 
 #[cfg(test)]
 mod attack_tests;

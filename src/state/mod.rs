@@ -7,11 +7,13 @@ pub(crate) mod approval;
 pub mod checkpoints;
 mod composer;
 pub(crate) mod drafts;
+mod focus;
 mod form;
 mod grants;
 mod interrupt;
 pub mod mention;
 mod messages;
+mod mode_menu;
 mod options;
 pub(crate) mod paste;
 pub(crate) mod picker;
@@ -29,18 +31,19 @@ pub use options::{OptionPick, SessionControls};
 #[cfg(test)]
 pub(crate) use approval::CHOICES;
 pub use approval::{
-    ARM_DELAY, AllowedScope, Answer, Approval, By, CardCursor, CardView, Choice, ChoiceRow, Focus,
-    Modal, ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Pick, Question, Refusal, RequestFacts, Seen,
-    TYPING_WINDOW, Tone, option_kind_label,
+    ARM_DELAY, AllowedScope, Answer, Approval, By, CardView, Choice, ChoiceRow, OnAsk,
+    PLAN_INSTRUCTION, Pick, Refusal, RequestFacts, Seen, TYPING_WINDOW, Tone, option_kind_label,
 };
 pub use approval::{CardSummary, ChoiceSummary, remote_choices};
 pub(crate) use approval::{ChoiceDef, choice_bindings, choice_of_key};
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
+pub use focus::{CardCursor, Focus, Modal, Pane, Question};
 pub use form::{FieldKind, FormEditor, FormField};
 pub(crate) use grants::NOT_LOADED;
 pub use grants::{GrantItem, RuleDraft, SettingsEdit, fail_closed_rule};
 pub use interrupt::QUIT_WINDOW;
+pub use mode_menu::ModeItem;
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
 pub use transcript::{AGENT_SENT_USER, Entry, EntryKind, ToolEntry, ToolState, Transcript};
