@@ -418,7 +418,7 @@ impl ChatState {
     /// Whether the user is typing (a message, or a search of the prompt
     /// history): a new card then waits for Ctrl-P instead of taking the
     /// keys, so that a letter typed never answers it.
-    pub(in crate::state) fn typing(&self) -> bool {
+    pub(crate) fn typing(&self) -> bool {
         !self.view.composer.is_empty() || self.view.drafts.search.is_some()
     }
 
@@ -675,9 +675,9 @@ fn no_allow_notice(approval: &Approval) -> String {
 }
 
 mod answer;
-mod arming;
 mod cards;
 
+pub use crate::gate::arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 #[cfg(test)]
 pub(crate) use crate::gate::choices::CHOICES;
 pub use crate::gate::choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
@@ -687,7 +687,6 @@ pub use crate::gate::scope::AllowedScope;
 pub use crate::gate::summary::{CardSummary, ChoiceSummary, remote_choices};
 pub use answer::{Answer, By, Pick};
 use answer::{Resolved, index_of, relabel};
-pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 #[cfg(test)]
 pub(crate) use cards::NOT_ARMED;
 

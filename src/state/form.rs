@@ -276,7 +276,7 @@ impl ChatState {
             return None;
         }
         // Opening the form starts the answer: not on a card that just
-        // appeared (`approval/arming.rs`).
+        // appeared (`gate/arming.rs`).
         if !self.armed_at(self.view.pressed_at) {
             return Some(self.not_armed());
         }
