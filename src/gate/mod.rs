@@ -4,6 +4,7 @@
 //! left as a card of one of the [`kinds`] and carries the answer out. The
 //! policy (`crate::policy`) is the pure leaf it decides with.
 
+pub mod answer;
 pub mod arming;
 pub mod choices;
 pub mod decide;

@@ -318,7 +318,7 @@ impl ChatState {
     }
 
     /// The agent modes, to tell which `switch_mode` options keep it asking.
-    fn agent_mode_list(&self) -> &[AgentMode] {
+    pub(crate) fn agent_mode_list(&self) -> &[AgentMode] {
         self.session
             .agent_modes
             .as_ref()
@@ -448,7 +448,7 @@ impl ChatState {
         }
     }
 
-    fn take_approval(&mut self, index: usize) -> Option<Approval> {
+    pub(crate) fn take_approval(&mut self, index: usize) -> Option<Approval> {
         if index >= self.gate.approvals.len() {
             return None;
         }
@@ -495,7 +495,7 @@ impl ChatState {
     }
 
     /// Run the policy again over the queue (after a grant, a bypass or a mode change).
-    pub(super) fn redecide_queue(&mut self) -> Vec<Effect> {
+    pub(crate) fn redecide_queue(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
         let mut index = 0;
         while index < self.gate.approvals.len() {
@@ -571,7 +571,7 @@ impl ChatState {
     /// blocked at once; those it would allow are not: warden asks first
     /// ("approve the N waiting cards?"), so no mode change, not even one
     /// passed through while cycling, approves a card unseen.
-    pub(super) fn set_mode(&mut self, mode: Mode) -> Vec<Effect> {
+    pub(crate) fn set_mode(&mut self, mode: Mode) -> Vec<Effect> {
         if self.gate.mode == mode {
             return Vec::new();
         }
@@ -663,10 +663,10 @@ impl ChatState {
 }
 
 /// Why an exit from the agent's plan mode cannot be allowed from the card.
-const REFUSED_SWITCH: &str = "none of the agent's options leads to a mode that keeps asking: n to reject, or change modes with Shift+Tab";
+pub(crate) const REFUSED_SWITCH: &str = "none of the agent's options leads to a mode that keeps asking: n to reject, or change modes with Shift+Tab";
 
 /// Why `y`, `a` or `b` cannot allow this card.
-fn no_allow_notice(approval: &Approval) -> String {
+pub(crate) fn no_allow_notice(approval: &Approval) -> String {
     if approval.request.options.iter().any(policy::lasting) {
         "the agent offers only 'Always allow' here, which may stop it asking: press its number to accept that, or n to deny".to_string()
     } else {
@@ -674,9 +674,10 @@ fn no_allow_notice(approval: &Approval) -> String {
     }
 }
 
-mod answer;
 mod cards;
 
+pub use crate::gate::answer::{Answer, By, Pick};
+use crate::gate::answer::{Resolved, index_of, relabel};
 pub use crate::gate::arming::{ARM_DELAY, Seen, TYPING_WINDOW};
 #[cfg(test)]
 pub(crate) use crate::gate::choices::CHOICES;
@@ -685,8 +686,6 @@ pub(crate) use crate::gate::choices::{ChoiceDef, choice_bindings, choice_of_key}
 pub use crate::gate::on_ask::OnAsk;
 pub use crate::gate::scope::AllowedScope;
 pub use crate::gate::summary::{CardSummary, ChoiceSummary, remote_choices};
-pub use answer::{Answer, By, Pick};
-use answer::{Resolved, index_of, relabel};
 #[cfg(test)]
 pub(crate) use cards::NOT_ARMED;
 
