@@ -6,6 +6,7 @@
 
 pub mod answer;
 pub mod arming;
+pub mod card_keys;
 pub mod choices;
 pub mod decide;
 pub mod facts;

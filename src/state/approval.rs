@@ -63,7 +63,7 @@ impl ChatState {
         self.gate.headless.filter(|on_ask| *on_ask != OnAsk::Remote)
     }
 
-    fn policy_context(&self) -> Context<'_> {
+    pub(crate) fn policy_context(&self) -> Context<'_> {
         Context {
             mode: self.gate.mode,
             agent: &self.gate.agent_policy,
@@ -422,7 +422,11 @@ impl ChatState {
         !self.view.composer.is_empty() || self.view.drafts.search.is_some()
     }
 
-    fn apply_automatic(&mut self, approval: &Approval, decision: Decision) -> Vec<Effect> {
+    pub(crate) fn apply_automatic(
+        &mut self,
+        approval: &Approval,
+        decision: Decision,
+    ) -> Vec<Effect> {
         match decision {
             Decision::Allow {
                 option_id,
@@ -607,7 +611,7 @@ impl ChatState {
 
     /// Re-decide the queue after a rule kept or a bypass set: blocks apply
     /// at once, the other cards it would allow wait for the user's yes.
-    pub(super) fn redecide_covered(&mut self) -> Vec<Effect> {
+    pub(crate) fn redecide_covered(&mut self) -> Vec<Effect> {
         self.redecide_with(Question::AllowCovered)
     }
 
@@ -674,11 +678,11 @@ pub(crate) fn no_allow_notice(approval: &Approval) -> String {
     }
 }
 
-mod cards;
-
 pub use crate::gate::answer::{Answer, By, Pick};
-use crate::gate::answer::{Resolved, index_of, relabel};
+use crate::gate::answer::{Resolved, relabel};
 pub use crate::gate::arming::{ARM_DELAY, Seen, TYPING_WINDOW};
+#[cfg(test)]
+pub(crate) use crate::gate::card_keys::NOT_ARMED;
 #[cfg(test)]
 pub(crate) use crate::gate::choices::CHOICES;
 pub use crate::gate::choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
@@ -686,8 +690,6 @@ pub(crate) use crate::gate::choices::{ChoiceDef, choice_bindings, choice_of_key}
 pub use crate::gate::on_ask::OnAsk;
 pub use crate::gate::scope::AllowedScope;
 pub use crate::gate::summary::{CardSummary, ChoiceSummary, remote_choices};
-#[cfg(test)]
-pub(crate) use cards::NOT_ARMED;
 
 #[cfg(test)]
 mod attack_tests;

@@ -242,7 +242,7 @@ impl ChatState {
     /// Keys on a form elicitation card that mean something else there:
     /// accepting opens the editor; the chat grant and bypass keys do not
     /// apply. `None`: the card's usual keys.
-    pub(super) fn on_form_card_key(
+    pub(crate) fn on_form_card_key(
         &mut self,
         action: &Action,
         key: Option<keys::Key>,
