@@ -11,9 +11,9 @@ use crate::policy::{
 use crate::record::{Answerer, DecisionRecord, Verdict};
 use crate::sanitize::one_line;
 
+use crate::gate::cards::{REFUSED_SWITCH, no_allow_notice};
 use crate::policy::Mode;
 use crate::state::Approval;
-use crate::state::approval::{REFUSED_SWITCH, no_allow_notice};
 use crate::state::{ChatState, Effect, EntryKind, RequestId, ToolState};
 
 /// One answer to a card: what it picks and who picked it. A key on the

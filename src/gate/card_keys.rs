@@ -9,7 +9,7 @@ use crate::policy::{Decision, Source, allow_option};
 use crate::state::{Action, ChatState, Composer, Effect, RequestId};
 
 use crate::gate::answer::index_of;
-use crate::state::approval::no_allow_notice;
+use crate::gate::cards::no_allow_notice;
 use crate::state::{
     Answer, By, Choice, Modal, Pane, Pick, Question, choice_bindings, choice_of_key,
 };

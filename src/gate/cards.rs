@@ -1,9 +1,14 @@
-//! The permission gate inside the state: every request goes through the
-//! policy first; what it leaves to the user waits in a FIFO queue of cards,
-//! reviewed by keyboard or mouse. Every decision becomes one transcript line
-//! and one decision-log record.
+//! A decided request carried out (the third step of the walk, after
+//! [`super::facts`] and [`super::decide`]): [`ChatState::on_permission`]
+//! turns the gate's [`Outcome`] into an answer (refused, withdrawn,
+//! decided, covered) or a card of its [`super::CardKind`], whose rows come
+//! from [`super::choices`]. The cards wait in a FIFO queue, reviewed by
+//! keyboard or mouse ([`super::card_keys`]) and answered by
+//! [`super::answer`]; a mode change, a grant or a rule re-decides the
+//! queue. Every decision becomes one transcript line and one decision-log
+//! record.
 
-use crate::gate::{self, Outcome};
+use crate::gate::{self, Outcome, Refusal, RequestFacts};
 use crate::model::{AgentMode, PermissionOutcome, PermissionRequest, StopReason};
 use crate::policy::{
     self, Category, ChatGrant, Context, Decision, Mode, RequestView, Source, reject_option,
@@ -11,7 +16,9 @@ use crate::policy::{
 use crate::record::{Answerer, DecisionRecord, Verdict};
 use crate::sanitize::one_line;
 
-use super::{CardCursor, ChatState, Effect, Focus, Modal, Pane, Question, RequestId, ToolState};
+use crate::state::{
+    CardCursor, ChatState, Effect, Focus, Modal, Pane, Question, RequestId, ToolState,
+};
 
 /// A permission request waiting for the user.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,8 +45,6 @@ pub struct Approval {
     /// [`ARM_DELAY`].
     pub shown_at: Option<std::time::Instant>,
 }
-
-pub use crate::gate::{Refusal, RequestFacts};
 
 impl Approval {
     /// The title to show (single line, made visible).
@@ -80,7 +85,7 @@ impl ChatState {
     /// view, the paths it names resolved, a refusal for safety) and what
     /// the chat knows; the state carries the outcome out: a card, an
     /// answer, a log record (refusals included).
-    pub(super) fn on_permission(
+    pub(crate) fn on_permission(
         &mut self,
         id: RequestId,
         request: PermissionRequest,
@@ -262,7 +267,7 @@ impl ChatState {
     /// A client call the gate allowed was refused by its IO (one of
     /// warden's own files by inode, a path that changed): the chat says so
     /// and the log gets a second record for the same request.
-    pub(super) fn on_client_refused(&mut self, id: RequestId, refusal: &Refusal) -> Vec<Effect> {
+    pub(crate) fn on_client_refused(&mut self, id: RequestId, refusal: &Refusal) -> Vec<Effect> {
         let tool_call_id = format!("warden-{id}");
         let (title, kind) = self
             .session
@@ -304,7 +309,7 @@ impl ChatState {
     /// wrote it, for its command line): its bypass and the allow rules
     /// naming the block are the agent's from now on; the name it had stays
     /// one that deny and ask rules find it by.
-    pub(super) fn bind_to_block(&mut self, block: String) {
+    pub(crate) fn bind_to_block(&mut self, block: String) {
         let policy = &mut self.gate.agent_policy;
         if policy.name != block {
             let old = std::mem::replace(&mut policy.name, block.clone());
@@ -397,7 +402,7 @@ impl ChatState {
     /// the form then land where they are seen, never on a card. A denial
     /// reason stays open over other cards (its letters stay in the field;
     /// Enter then denies nothing, `on_reason_key`).
-    pub(in crate::state) fn settle_pane(&mut self) {
+    pub(crate) fn settle_pane(&mut self) {
         let empty = self.gate.approvals.is_empty();
         match &self.view.focus.modal {
             Some(Modal::Form(form))
@@ -517,7 +522,7 @@ impl ChatState {
     }
 
     /// Answer every card `cancelled` (turn cancelled or ended, agent gone).
-    pub(super) fn cancel_all_approvals(&mut self, why: &str) -> Vec<Effect> {
+    pub(crate) fn cancel_all_approvals(&mut self, why: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
         for approval in std::mem::take(&mut self.gate.approvals) {
             let answered = self.answer(
@@ -535,7 +540,7 @@ impl ChatState {
 
     /// Answer every waiting card with its reject option (`cancelled` when
     /// it offers none), for `why`: the user denied the turn.
-    pub(super) fn reject_all_approvals(&mut self, why: &str) -> Vec<Effect> {
+    pub(crate) fn reject_all_approvals(&mut self, why: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
         for approval in std::mem::take(&mut self.gate.approvals) {
             let outcome = reject_option(&approval.request.options)
@@ -549,7 +554,7 @@ impl ChatState {
     }
 
     /// A tool call finished: a card still asking about it is stale.
-    pub(super) fn drop_stale_for_tool(&mut self, tool_call_id: &str) -> Vec<Effect> {
+    pub(crate) fn drop_stale_for_tool(&mut self, tool_call_id: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
         while let Some(index) = self
             .gate
@@ -605,7 +610,7 @@ impl ChatState {
 
     /// Re-decide the queue after a mode change: blocks apply at once,
     /// allows wait for the user's yes.
-    pub(super) fn redecide_asking(&mut self) -> Vec<Effect> {
+    pub(crate) fn redecide_asking(&mut self) -> Vec<Effect> {
         self.redecide_with(Question::AllowWaiting)
     }
 
@@ -654,7 +659,7 @@ impl ChatState {
         effects
     }
 
-    pub(super) fn agent_mode_effect(&self, mode_id: &str) -> Effect {
+    pub(crate) fn agent_mode_effect(&self, mode_id: &str) -> Effect {
         Effect::SetAgentMode {
             mode_id: mode_id.to_string(),
             config_option: self
@@ -678,20 +683,6 @@ pub(crate) fn no_allow_notice(approval: &Approval) -> String {
     }
 }
 
-pub use crate::gate::answer::{Answer, By, Pick};
-use crate::gate::answer::{Resolved, relabel};
-pub use crate::gate::arming::{ARM_DELAY, Seen, TYPING_WINDOW};
-#[cfg(test)]
-pub(crate) use crate::gate::card_keys::NOT_ARMED;
-#[cfg(test)]
-pub(crate) use crate::gate::choices::CHOICES;
-pub use crate::gate::choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
-pub(crate) use crate::gate::choices::{ChoiceDef, choice_bindings, choice_of_key};
-pub use crate::gate::on_ask::OnAsk;
-pub use crate::gate::scope::AllowedScope;
-pub use crate::gate::summary::{CardSummary, ChoiceSummary, remote_choices};
-
-#[cfg(test)]
-mod attack_tests;
-#[cfg(test)]
-mod turn_tests;
+use crate::gate::answer::{Answer, By, Resolved, relabel};
+use crate::gate::choices::CardView;
+use crate::gate::on_ask::OnAsk;
