@@ -1,10 +1,13 @@
-//! What the runtime finds out about a client call or a permission request
-//! before the gate decides (`crate::gate`): paths resolved as the IO would
-//! resolve them (symlinks, `..`, `/proc` magic links), warden's own files
-//! found, a write's change against the file on disk, a terminal's program
-//! looked up on PATH. All of it touches the disk, so all of it runs off the
-//! UI loop in the file worker ([`super::calls::FileWorker`]) and comes back
-//! as facts: nothing is decided here.
+//! The runtime's door to the disk for the gate (`crate::gate`): what the
+//! disk says of a request before the gate decides. A permission request's
+//! facts are built by the gate ([`gate::facts::gather`]); here, each path
+//! it names is read as the IO would resolve it (symlinks, `..`, `/proc`
+//! magic links) and warden's own files are found. A client call is made a
+//! request here: its path resolved, a write's change against the file on
+//! disk, a terminal's program looked up on PATH. All of it touches the
+//! disk, so all of it runs off the UI loop in the file worker
+//! ([`super::calls::FileWorker`]) and comes back as facts: nothing is
+//! decided here.
 
 use std::path::{Path, PathBuf};
 
@@ -14,8 +17,9 @@ use super::calls::FsStep;
 use crate::acp::{ClientCall, ClientError, ClientReply, ClientResponder};
 use crate::client::fs::{self, FsError};
 use crate::client::terminal::{command_line, needs_shell_char};
+use crate::gate::{self, facts::PathReading};
 use crate::model::{Location, PermissionRequest, ToolCall, ToolCallFields, ToolContent, ToolKind};
-use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE, Category};
+use crate::policy::{self, CLIENT_READ, CLIENT_TERMINAL, CLIENT_WRITE};
 use crate::state::{Refusal, RequestFacts};
 
 /// The error the agent gets for a file call that failed.
@@ -277,18 +281,11 @@ pub(super) fn terminal_call(
     }
 }
 
-/// Gather the facts the gate needs about a permission request from the
-/// agent: its view (built once, here), and each path it names resolved as
-/// the IO would (symlinks, `..`, `/proc` magic links; the longest existing
-/// prefix canonicalized, the rest kept). Each reading that differs is added
-/// to the request's locations (the card shows it) and the view's (the
-/// policy matches its rules on the path as sent and as resolved: deny and
-/// ask when either matches, allow only when all do). `~` is the chat's
-/// home, a relative path is taken from its cwd.
-///
-/// A path that (as sent or resolved) is one of warden's own files is a
-/// [`Refusal::Protected`]: the gate refuses the request whatever the mode
-/// and logs it. Nothing is decided here.
+/// The facts of a permission request from the agent, gathered here on the
+/// file worker: the gate builds them ([`gate::facts::gather`]); this is its
+/// door to the disk, which tells what each path the request names can
+/// mean (`fs::lenient_readings`) and which of those are warden's own files
+/// for the request's access. Nothing is decided here.
 pub(super) fn permission(
     request: &mut PermissionRequest,
     known: Option<ToolCall>,
@@ -296,62 +293,27 @@ pub(super) fn permission(
     cwd: &Path,
     roots: &fs::Roots,
 ) -> RequestFacts {
-    let mut view = crate::gate::facts::view(request, known.as_ref());
-    let access = if view.category() == Category::Read {
-        fs::Access::Read
-    } else {
-        fs::Access::Write
-    };
-    let sent = view.paths();
-    let mut extra: Vec<String> = Vec::new();
-    let mut readings = Vec::new();
-    let mut refusal = None;
-    for path in &sent {
-        let expanded = PathBuf::from(policy::expand_path(path, home, cwd));
-        // Every file the path can mean (the kernel's reading, a tool's that
-        // applies `..` first): warden's own files are refused on each, and
-        // the user's rules see each as one more location.
-        let normalized = fs::normalize(&expanded);
-        let mut meant = vec![normalized.display().to_string()];
-        for candidate in fs::lenient_readings(&expanded) {
-            if let Err(err) = roots.protected().check_path(&candidate, access) {
-                refusal.get_or_insert_with(|| Refusal::Protected(err.to_string()));
-            }
-            let candidate = candidate.display().to_string();
-            if !meant.contains(&candidate) {
-                meant.push(candidate.clone());
-            }
-            if Path::new(&candidate) == normalized {
-                continue;
-            }
-            if !sent.contains(&candidate) && !extra.contains(&candidate) {
-                extra.push(candidate);
-            }
+    gate::facts::gather(request, known, home, cwd, |expanded, write| {
+        let access = if write {
+            fs::Access::Write
+        } else {
+            fs::Access::Read
+        };
+        PathReading {
+            normalized: fs::normalize(expanded),
+            meant: fs::lenient_readings(expanded)
+                .into_iter()
+                .map(|candidate| {
+                    let protected = roots
+                        .protected()
+                        .check_path(&candidate, access)
+                        .err()
+                        .map(|err| err.to_string());
+                    (candidate, protected)
+                })
+                .collect(),
         }
-        readings.push((meant[0].clone(), meant));
-    }
-    if !extra.is_empty() {
-        // The request's own locations (with their lines), else the known call's.
-        let mut locations = request
-            .fields
-            .locations
-            .clone()
-            .filter(|l| !l.is_empty())
-            .or_else(|| known.map(|k| k.locations))
-            .unwrap_or_default();
-        locations.extend(extra.iter().map(|path| Location {
-            path: path.clone(),
-            line: None,
-        }));
-        request.fields.locations = Some(locations);
-        view.locations.extend(extra);
-    }
-    RequestFacts {
-        view,
-        readings,
-        refusal,
-        in_session: true,
-    }
+    })
 }
 
 /// What the card and the log show of a client call refused before any IO:

@@ -227,7 +227,7 @@ impl ChatState {
     /// its own plan mode Claude Code runs commands without asking, so
     /// warden's Plan never relies on an agent's mode unless the user said
     /// so, and then the footer says that the agent enforces it.
-    pub(super) fn plan_mode(&self) -> Option<String> {
+    pub(crate) fn plan_mode(&self) -> Option<String> {
         let configured = self.gate.agent_plan_mode.as_ref()?;
         let offered = self
             .session
@@ -246,7 +246,7 @@ impl ChatState {
 
     /// Ask the agent to switch to its mode `mode_id`, remembering that
     /// warden asked (so the agent's confirmation is no surprise).
-    pub(super) fn switch_agent_mode(&mut self, mode_id: &str) -> Effect {
+    pub(crate) fn switch_agent_mode(&mut self, mode_id: &str) -> Effect {
         self.session.expected_agent_mode = Some(mode_id.to_string());
         self.agent_mode_effect(mode_id)
     }

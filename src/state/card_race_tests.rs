@@ -52,7 +52,10 @@ fn a_key_just_after_the_selected_card_is_withdrawn_answers_nothing() {
     let effects = at(&mut s, Action::ch('y'), t1 + ms(50));
     assert_eq!(answers(&effects), vec![], "the y was meant for card 1");
     assert_eq!(card_ids(&s), vec![2]);
-    assert_eq!(s.view.notice.as_deref(), Some(approval::NOT_ARMED));
+    assert_eq!(
+        s.view.notice.as_deref(),
+        Some(crate::gate::card_keys::NOT_ARMED)
+    );
     assert!(!s.card_armed(), "the card says it is not taking keys yet");
     // Once the user could have seen it, it is answered as usual.
     let effects = at(&mut s, Action::ch('y'), t1 + ARM_DELAY);

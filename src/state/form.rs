@@ -242,7 +242,7 @@ impl ChatState {
     /// Keys on a form elicitation card that mean something else there:
     /// accepting opens the editor; the chat grant and bypass keys do not
     /// apply. `None`: the card's usual keys.
-    pub(super) fn on_form_card_key(
+    pub(crate) fn on_form_card_key(
         &mut self,
         action: &Action,
         key: Option<keys::Key>,
@@ -276,7 +276,7 @@ impl ChatState {
             return None;
         }
         // Opening the form starts the answer: not on a card that just
-        // appeared (`approval/arming.rs`).
+        // appeared (`gate/arming.rs`).
         if !self.armed_at(self.view.pressed_at) {
             return Some(self.not_armed());
         }

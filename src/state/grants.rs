@@ -101,7 +101,7 @@ impl ChatState {
 
     /// The settings block name of this chat's agent, else its identity
     /// (never what it calls itself).
-    pub(in crate::state) fn settings_agent(&self) -> String {
+    pub(crate) fn settings_agent(&self) -> String {
         self.session
             .settings_agent
             .clone()
@@ -122,7 +122,7 @@ impl ChatState {
     }
 
     /// Record bypass for this agent (the card's `b`).
-    pub(super) fn persist_bypass(&mut self) -> Effect {
+    pub(crate) fn persist_bypass(&mut self) -> Effect {
         let agent = self.settings_agent();
         if !self.gate.bypassed_agents.contains(&agent) {
             self.gate.bypassed_agents.push(agent.clone());
@@ -132,7 +132,7 @@ impl ChatState {
 
     /// Start "keep as rule" for the selected card: the narrowest sensible
     /// rule, its pattern editable in place, a wider one a Tab away.
-    pub(super) fn start_keep_rule(&mut self) {
+    pub(crate) fn start_keep_rule(&mut self) {
         let Some(approval) = self.gate.approvals.get(self.view.cursor.selected) else {
             return;
         };

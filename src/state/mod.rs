@@ -3,15 +3,16 @@
 
 mod agent_modes;
 pub(crate) mod alert;
-mod approval;
 pub mod checkpoints;
 mod composer;
 pub(crate) mod drafts;
+mod focus;
 mod form;
 mod grants;
 mod interrupt;
 pub mod mention;
 mod messages;
+mod mode_menu;
 mod options;
 pub(crate) mod paste;
 pub(crate) mod picker;
@@ -26,21 +27,27 @@ pub(crate) mod workspace;
 
 pub use options::{OptionPick, SessionControls};
 
+// The gate's card queue and its answering live in `crate::gate`; the
+// state names them as its own, so the rest of the crate keeps its paths.
+pub use crate::gate::answer::{Answer, By, Pick};
+pub use crate::gate::arming::{ARM_DELAY, Seen, TYPING_WINDOW};
+pub use crate::gate::cards::{Approval, PLAN_INSTRUCTION};
 #[cfg(test)]
-pub(crate) use approval::CHOICES;
-pub use approval::{
-    ARM_DELAY, AllowedScope, Answer, Approval, By, CardCursor, CardView, Choice, ChoiceRow, Focus,
-    Modal, ModeItem, OnAsk, PLAN_INSTRUCTION, Pane, Pick, Question, Refusal, RequestFacts, Seen,
-    TYPING_WINDOW, Tone, option_kind_label,
-};
-pub use approval::{CardSummary, ChoiceSummary, remote_choices};
-pub(crate) use approval::{ChoiceDef, choice_bindings, choice_of_key};
+pub(crate) use crate::gate::choices::CHOICES;
+pub use crate::gate::choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
+pub(crate) use crate::gate::choices::{ChoiceDef, choice_bindings, choice_of_key};
+pub use crate::gate::on_ask::OnAsk;
+pub use crate::gate::scope::AllowedScope;
+pub use crate::gate::summary::{CardSummary, ChoiceSummary, remote_choices};
+pub use crate::gate::{Refusal, RequestFacts};
 pub use composer::Composer;
 pub use drafts::{Drafts, DraftsEffect, DraftsMsg};
+pub use focus::{CardCursor, Focus, Modal, Pane, Question};
 pub use form::{FieldKind, FormEditor, FormField};
 pub(crate) use grants::NOT_LOADED;
 pub use grants::{GrantItem, RuleDraft, SettingsEdit, fail_closed_rule};
 pub use interrupt::QUIT_WINDOW;
+pub use mode_menu::ModeItem;
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
 pub use transcript::{AGENT_SENT_USER, Entry, EntryKind, ToolEntry, ToolState, Transcript};
@@ -751,4 +758,4 @@ mod keys_tests;
 #[cfg(test)]
 mod modes_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

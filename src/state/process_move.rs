@@ -90,7 +90,7 @@ impl ChatState {
     }
 
     /// The mode changed: the agent moves once it has settled.
-    pub(super) fn mode_changed(&mut self) {
+    pub(crate) fn mode_changed(&mut self) {
         let place = &mut self.session.process;
         place.stays = false;
         place.changed_at = self.view.pressed_at.or(self.view.clock);

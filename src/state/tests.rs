@@ -10,7 +10,7 @@ use crate::model::{OptionKind, PermissionOption, ToolCall, ToolCallFields, ToolK
 mod agent_updates;
 mod grants;
 
-pub(super) fn options() -> Vec<PermissionOption> {
+pub(crate) fn options() -> Vec<PermissionOption> {
     [
         ("allow-once", OptionKind::AllowOnce),
         ("allow-always", OptionKind::AllowAlways),
@@ -26,7 +26,7 @@ pub(super) fn options() -> Vec<PermissionOption> {
     .collect()
 }
 
-pub(super) fn request(tool: &str, kind: ToolKind, title: &str) -> PermissionRequest {
+pub(crate) fn request(tool: &str, kind: ToolKind, title: &str) -> PermissionRequest {
     PermissionRequest {
         session_id: "s".into(),
         tool_call_id: tool.into(),
@@ -41,7 +41,7 @@ pub(super) fn request(tool: &str, kind: ToolKind, title: &str) -> PermissionRequ
 }
 
 /// A ready chat with a turn running.
-pub(super) fn chat(mode: Mode) -> ChatState {
+pub(crate) fn chat(mode: Mode) -> ChatState {
     let mut s = ChatState::new("demo", "/w");
     s.gate.mode = mode;
     s.gate.agent_policy.name = "demo".into();
@@ -57,19 +57,19 @@ pub(super) fn chat(mode: Mode) -> ChatState {
     s
 }
 
-pub(super) fn ask(s: &mut ChatState, id: RequestId, tool: &str, kind: ToolKind) -> Vec<Effect> {
+pub(crate) fn ask(s: &mut ChatState, id: RequestId, tool: &str, kind: ToolKind) -> Vec<Effect> {
     s.update(Msg::PermissionRequested {
         id,
         request: Box::new(request(tool, kind, &format!("Do {tool}"))),
     })
 }
 
-pub(super) fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
+pub(crate) fn key(s: &mut ChatState, action: Action) -> Vec<Effect> {
     s.update(Msg::Action(action))
 }
 
 /// The permission answers among the effects, in order.
-pub(super) fn answers(effects: &[Effect]) -> Vec<(RequestId, PermissionOutcome)> {
+pub(crate) fn answers(effects: &[Effect]) -> Vec<(RequestId, PermissionOutcome)> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -79,12 +79,12 @@ pub(super) fn answers(effects: &[Effect]) -> Vec<(RequestId, PermissionOutcome)>
         .collect()
 }
 
-pub(super) fn selected(id: &str) -> PermissionOutcome {
+pub(crate) fn selected(id: &str) -> PermissionOutcome {
     PermissionOutcome::Selected(id.into())
 }
 
 /// The error lines of the transcript.
-pub(super) fn errors_of(s: &ChatState) -> Vec<String> {
+pub(crate) fn errors_of(s: &ChatState) -> Vec<String> {
     s.session
         .transcript
         .entries()
@@ -96,7 +96,7 @@ pub(super) fn errors_of(s: &ChatState) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn logged_sources(effects: &[Effect]) -> Vec<String> {
+pub(crate) fn logged_sources(effects: &[Effect]) -> Vec<String> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -106,17 +106,17 @@ pub(super) fn logged_sources(effects: &[Effect]) -> Vec<String> {
         .collect()
 }
 
-pub(super) use crate::test_support::option;
+pub(crate) use crate::test_support::option;
 
 /// An agent that offers only "Always allow" and "Reject".
-pub(super) fn only_always() -> Vec<PermissionOption> {
+pub(crate) fn only_always() -> Vec<PermissionOption> {
     vec![
         option("always", "Always allow", OptionKind::AllowAlways),
         option("reject", "Reject", OptionKind::RejectOnce),
     ]
 }
 
-pub(super) fn shell_request(
+pub(crate) fn shell_request(
     tool_call: &str,
     command: &str,
     options: Vec<PermissionOption>,
@@ -128,7 +128,7 @@ pub(super) fn shell_request(
     req
 }
 
-pub(super) fn transcript_decisions(s: &ChatState) -> Vec<String> {
+pub(crate) fn transcript_decisions(s: &ChatState) -> Vec<String> {
     s.session
         .transcript
         .entries()
@@ -141,7 +141,7 @@ pub(super) fn transcript_decisions(s: &ChatState) -> Vec<String> {
 }
 
 /// Claude's ExitPlanMode options.
-pub(super) fn exit_plan_options() -> Vec<PermissionOption> {
+pub(crate) fn exit_plan_options() -> Vec<PermissionOption> {
     vec![
         option(
             "bypassPermissions",
@@ -162,22 +162,22 @@ pub(super) fn exit_plan_options() -> Vec<PermissionOption> {
     ]
 }
 
-pub(super) fn exit_plan(options: Vec<PermissionOption>) -> PermissionRequest {
+pub(crate) fn exit_plan(options: Vec<PermissionOption>) -> PermissionRequest {
     let mut req = request("plan", ToolKind::SwitchMode, "Ready to code?");
     req.options = options;
     req
 }
 
 /// A synthetic request as the runtime builds it for the agent's own file write.
-pub(super) fn client_write(path: &str) -> PermissionRequest {
+pub(crate) fn client_write(path: &str) -> PermissionRequest {
     client_write_text(path, EDITED)
 }
 
 /// The text the edits and writes of these tests put in a file.
-pub(super) const EDITED: &str = "fn a() {}\n";
+pub(crate) const EDITED: &str = "fn a() {}\n";
 
 /// An edit of the agent's whose card shows `path` getting `text`.
-pub(super) fn edit_showing(tool: &str, path: &str, text: &str) -> PermissionRequest {
+pub(crate) fn edit_showing(tool: &str, path: &str, text: &str) -> PermissionRequest {
     let mut edit = request(tool, ToolKind::Edit, &format!("Edit {path}"));
     edit.fields.content = Some(vec![crate::model::ToolContent::Diff {
         path: path.into(),
@@ -189,7 +189,7 @@ pub(super) fn edit_showing(tool: &str, path: &str, text: &str) -> PermissionRequ
 
 /// warden's synthetic request for the agent's write of `text` to `path`,
 /// as the runtime builds it (the diff against the file on disk).
-pub(super) fn client_write_text(path: &str, text: &str) -> PermissionRequest {
+pub(crate) fn client_write_text(path: &str, text: &str) -> PermissionRequest {
     PermissionRequest {
         session_id: "s".into(),
         tool_call_id: format!("warden-{path}"),

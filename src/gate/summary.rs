@@ -2,9 +2,9 @@
 //! text and the rows it may pick, made here so the remote page reads no
 //! state of the gate.
 
-use super::super::{ChatState, RequestId};
-use super::choices::{CHOICES, Choice, Tone};
-use super::{Answer, Approval};
+use crate::gate::choices::{CHOICES, Choice, Tone};
+use crate::state::{Answer, Approval};
+use crate::state::{ChatState, RequestId};
 
 /// The most bytes of a diff a summary carries (the rest is said as a count).
 const DIFF_BYTES: usize = 16 * 1024;

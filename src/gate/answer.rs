@@ -11,8 +11,10 @@ use crate::policy::{
 use crate::record::{Answerer, DecisionRecord, Verdict};
 use crate::sanitize::one_line;
 
-use super::super::{ChatState, Effect, EntryKind, RequestId, ToolState};
-use super::{Approval, Mode, REFUSED_SWITCH, no_allow_notice};
+use crate::gate::cards::{REFUSED_SWITCH, no_allow_notice};
+use crate::policy::Mode;
+use crate::state::Approval;
+use crate::state::{ChatState, Effect, EntryKind, RequestId, ToolState};
 
 /// One answer to a card: what it picks and who picked it. A key on the
 /// card, the reason field, "approve all", the remote page and `warden exec
@@ -68,7 +70,7 @@ impl By {
 
 /// What a pick on a card comes to (see `ChatState::resolve`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Resolved {
+pub(crate) enum Resolved {
     /// Answer with the option at this index; `only_always`: it is an
     /// `allow_always` the agent offered alone (the transcript says so).
     Send { index: usize, only_always: bool },
@@ -83,7 +85,7 @@ pub(super) enum Resolved {
 
 impl ChatState {
     /// What a pick on this card will really do.
-    pub(super) fn resolve(&self, approval: &Approval, pick: &Answer) -> Resolved {
+    pub(crate) fn resolve(&self, approval: &Approval, pick: &Answer) -> Resolved {
         let options = &approval.request.options;
         let switch = approval.view.card == CardKind::ModeSwitch;
         match pick {
@@ -131,7 +133,7 @@ impl ChatState {
     }
 
     /// Answer one request: the reply, the tool's state, a transcript line and a log record.
-    pub(super) fn answer(
+    pub(crate) fn answer(
         &mut self,
         approval: &Approval,
         outcome: PermissionOutcome,
@@ -223,7 +225,7 @@ impl ChatState {
     }
 
     /// Answer a card as resolved from the user's pick (or `--on-ask`'s).
-    pub(super) fn answer_resolved(
+    pub(crate) fn answer_resolved(
         &mut self,
         approval: Approval,
         resolved: Resolved,
@@ -272,7 +274,7 @@ impl ChatState {
     /// "Allow for this chat": keep warden's grant, answer the agent's
     /// `allow_once` at `index`. `picked`: the agent's own "always" option the
     /// user picked, which warden turned into this grant.
-    pub(super) fn grant_for_chat(
+    pub(crate) fn grant_for_chat(
         &mut self,
         approval: Approval,
         index: usize,
@@ -312,11 +314,7 @@ impl ChatState {
     /// first answer wins: a card already answered or withdrawn is left
     /// alone (the remote side then shows who decided). The server checks
     /// the card has waited long enough to be answered (its arming).
-    pub(in crate::state) fn on_remote_answer(
-        &mut self,
-        id: RequestId,
-        choice: Answer,
-    ) -> Vec<Effect> {
+    pub(crate) fn on_remote_answer(&mut self, id: RequestId, choice: Answer) -> Vec<Effect> {
         let Some(index) = self.gate.approvals.iter().position(|a| a.id == id) else {
             return Vec::new();
         };
@@ -331,7 +329,7 @@ impl ChatState {
 
     /// Answer the waiting card at `index` with `pick`: what it resolves to
     /// for this card, unless it must wait (a notice says why).
-    pub(super) fn on_pick(&mut self, index: usize, pick: Pick) -> Vec<Effect> {
+    pub(crate) fn on_pick(&mut self, index: usize, pick: Pick) -> Vec<Effect> {
         let Some(approval) = self.gate.approvals.get(index) else {
             return Vec::new();
         };
@@ -379,7 +377,7 @@ impl ChatState {
     /// option, cancel the turn, and send `reason` to the agent when the
     /// turn has ended: the one "deny with a reason", from a key or another
     /// device.
-    pub(super) fn deny_with_reason(
+    pub(crate) fn deny_with_reason(
         &mut self,
         approval: Approval,
         reason: String,
@@ -404,12 +402,12 @@ impl ChatState {
 }
 
 /// Where `option` is among `options` (the very option, not one sharing its id).
-pub(super) fn index_of(options: &[PermissionOption], option: &PermissionOption) -> Option<usize> {
+pub(crate) fn index_of(options: &[PermissionOption], option: &PermissionOption) -> Option<usize> {
     options.iter().position(|o| std::ptr::eq(o, option))
 }
 
 /// Log a stale card's cancellation under its own source, not as the user's.
-pub(super) fn relabel(mut effects: Vec<Effect>, source: Answerer) -> Vec<Effect> {
+pub(crate) fn relabel(mut effects: Vec<Effect>, source: Answerer) -> Vec<Effect> {
     for effect in &mut effects {
         if let Effect::LogDecision(record) = effect {
             record.source = source.clone();

@@ -8,9 +8,10 @@ use crate::model::PermissionOutcome;
 use crate::policy::{Decision, Source, allow_option};
 use crate::state::{Action, ChatState, Composer, Effect, RequestId};
 
-use super::{
-    Answer, By, Choice, Modal, Pane, Pick, Question, choice_bindings, choice_of_key, index_of,
-    no_allow_notice,
+use crate::gate::answer::index_of;
+use crate::gate::cards::no_allow_notice;
+use crate::state::{
+    Answer, By, Choice, Modal, Pane, Pick, Question, choice_bindings, choice_of_key,
 };
 
 /// What a card that just became the selected one says to a key that would
@@ -20,11 +21,7 @@ pub(crate) const NOT_ARMED: &str =
 
 impl ChatState {
     /// Keys while a question is asked.
-    pub(in crate::state) fn on_question_key(
-        &mut self,
-        key: Option<Key>,
-        question: Question,
-    ) -> Vec<Effect> {
+    pub(crate) fn on_question_key(&mut self, key: Option<Key>, question: Question) -> Vec<Effect> {
         let answer = keys::lookup_key(keys::QUESTION, key);
         let yes = answer == Some(AnswerCmd::Yes);
         let after_mode = matches!(question, Question::AllowWaiting(_));
@@ -86,7 +83,7 @@ impl ChatState {
     }
 
     /// Close the question: the keys go back to the pane beneath.
-    pub(super) fn close_question(&mut self) {
+    pub(crate) fn close_question(&mut self) {
         if matches!(self.view.focus.modal, Some(Modal::Confirm(_))) {
             self.view.focus.modal = None;
         }
@@ -98,11 +95,7 @@ impl ChatState {
     /// offer says why), then against the keys that move about a card
     /// (`keys::CARDS`). A card that just became the selected one takes no
     /// answer yet (`arming.rs`).
-    pub(in crate::state) fn on_card_key(
-        &mut self,
-        action: &Action,
-        key: Option<Key>,
-    ) -> Vec<Effect> {
+    pub(crate) fn on_card_key(&mut self, action: &Action, key: Option<Key>) -> Vec<Effect> {
         use Action as A;
         if let Some(effects) = self.on_form_card_key(action, key) {
             return effects;
@@ -211,14 +204,14 @@ impl ChatState {
 
     /// A key that would answer a card that just became the selected one:
     /// ignored, and the card says why.
-    pub(in crate::state) fn not_armed(&mut self) -> Vec<Effect> {
+    pub(crate) fn not_armed(&mut self) -> Vec<Effect> {
         self.view.notice = Some(NOT_ARMED.into());
         Vec::new()
     }
 
     /// Answer the selected card with the agent's option of this index, as
     /// its digit key would.
-    pub(in crate::state) fn pick_agent_option(&mut self, index: usize) -> Vec<Effect> {
+    pub(crate) fn pick_agent_option(&mut self, index: usize) -> Vec<Effect> {
         self.pick(Answer::Option(index))
     }
 
@@ -355,7 +348,7 @@ impl ChatState {
 
     /// Allow card `card` as `y` would (a rule was just kept from it); a
     /// card gone meanwhile allows nothing.
-    pub(in crate::state) fn allow_card(&mut self, card: RequestId) -> Vec<Effect> {
+    pub(crate) fn allow_card(&mut self, card: RequestId) -> Vec<Effect> {
         let Some(index) = self.gate.approvals.iter().position(|a| a.id == card) else {
             return Vec::new();
         };
@@ -367,7 +360,7 @@ impl ChatState {
     }
 
     /// Keys while typing a denial reason for `card`.
-    pub(in crate::state) fn on_reason_key(
+    pub(crate) fn on_reason_key(
         &mut self,
         action: &Action,
         key: Option<Key>,
@@ -404,11 +397,7 @@ impl ChatState {
     }
 
     /// Keys while "approve all?" is asked.
-    pub(in crate::state) fn on_confirm_key(
-        &mut self,
-        key: Option<Key>,
-        ids: Vec<RequestId>,
-    ) -> Vec<Effect> {
+    pub(crate) fn on_confirm_key(&mut self, key: Option<Key>, ids: Vec<RequestId>) -> Vec<Effect> {
         match keys::lookup_key(keys::CONFIRM_ALL, key) {
             Some(AnswerCmd::Yes) => {
                 let mut effects = Vec::new();

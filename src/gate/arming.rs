@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::state::{Action, ChatState, Pane};
 
-use super::CardView;
+use crate::state::CardView;
 
 /// How long a card that just became the selected one ignores answers.
 pub const ARM_DELAY: Duration = Duration::from_millis(700);
@@ -33,7 +33,7 @@ pub const TYPING_WINDOW: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seen {
     /// The card.
-    pub card: super::RequestId,
+    pub card: crate::state::RequestId,
     /// Since when it is the selected one, by the runtime's clock; `None`:
     /// the user moved to it (Tab), so it takes answers at once.
     pub since: Option<Instant>,
@@ -42,17 +42,17 @@ pub struct Seen {
 impl ChatState {
     /// The card's choices and what it shows, computed once from the
     /// policy (again when the agent's modes or name change).
-    pub(crate) fn card_view(&self, approval: &super::Approval) -> CardView {
+    pub(crate) fn card_view(&self, approval: &crate::state::Approval) -> CardView {
         let modes = self
             .session
             .agent_modes
             .as_ref()
             .map_or(&[][..], |m| m.available.as_slice());
-        super::choices::card_view(approval, modes, &self.session.agent_name)
+        crate::gate::choices::card_view(approval, modes, &self.session.agent_name)
     }
 
     /// Compute every waiting card's view again.
-    pub(in crate::state) fn refresh_cards(&mut self) {
+    pub(crate) fn refresh_cards(&mut self) {
         let views: Vec<CardView> = self
             .gate
             .approvals
@@ -71,7 +71,7 @@ impl ChatState {
     }
 
     /// The highlighted choice of a fresh look at the selected card.
-    pub(in crate::state) fn default_choice(&self) -> usize {
+    pub(crate) fn default_choice(&self) -> usize {
         self.gate
             .approvals
             .get(self.view.cursor.selected)
@@ -79,7 +79,7 @@ impl ChatState {
     }
 
     /// The cards take the keys, on the first card.
-    pub(in crate::state) fn take_keys(&mut self) {
+    pub(crate) fn take_keys(&mut self) {
         self.view.cursor.wants_keys = false;
         if self.gate.approvals.is_empty() {
             return;
@@ -112,7 +112,7 @@ impl ChatState {
     /// selected card, and every new one, is seen from now; a card that
     /// came while the user typed takes the keys once the typing stopped,
     /// and is seen from then on (its keys work [`ARM_DELAY`] later).
-    pub(in crate::state) fn stamp(&mut self, now: Instant) {
+    pub(crate) fn stamp(&mut self, now: Instant) {
         if self.keys_due(now) {
             self.take_keys();
             self.view.cursor.seen = None;
@@ -147,7 +147,7 @@ impl ChatState {
     }
 
     /// The user moved to another card: it takes answers at once.
-    pub(in crate::state) fn seen_by_user(&mut self) {
+    pub(crate) fn seen_by_user(&mut self) {
         self.view.cursor.seen = self
             .gate
             .approvals
@@ -160,7 +160,7 @@ impl ChatState {
 
     /// Whether the selected card takes an answer pressed at `at` (`None`:
     /// a key without its time, not judged by time).
-    pub(in crate::state) fn armed_at(&self, at: Option<Instant>) -> bool {
+    pub(crate) fn armed_at(&self, at: Option<Instant>) -> bool {
         let Some(card) = self.gate.approvals.get(self.view.cursor.selected) else {
             return false;
         };
@@ -177,7 +177,7 @@ impl ChatState {
 
     /// Whether `approval` had been on screen for [`ARM_DELAY`] when the key
     /// being handled was pressed (a key without its time: yes).
-    pub(in crate::state) fn seen_at_press(&self, approval: &super::Approval) -> bool {
+    pub(crate) fn seen_at_press(&self, approval: &crate::state::Approval) -> bool {
         match (self.view.pressed_at, approval.shown_at) {
             (None, _) => true,
             (Some(at), Some(shown)) => at.saturating_duration_since(shown) >= ARM_DELAY,
@@ -231,7 +231,7 @@ impl ChatState {
 
     /// A key with the instant it was pressed: the clock moves on; a key
     /// typed into the composer is remembered as typing.
-    pub(in crate::state) fn key_at(&mut self, action: &Action, at: Instant) {
+    pub(crate) fn key_at(&mut self, action: &Action, at: Instant) {
         self.see(at);
         if self.view.focus.is(Pane::Composer) && typed(action) {
             self.view.typed_at = Some(at);

@@ -173,7 +173,7 @@ pub struct CardCursor {
     /// Rows scrolled inside the selected card.
     pub scroll: u16,
     /// The selected card as the user could last have seen it: which card,
-    /// and since when (`state/approval/arming.rs`). A card that is not
+    /// and since when (`gate/arming.rs`). A card that is not
     /// this one, or is this one for less than [`ARM_DELAY`](super::ARM_DELAY), takes no
     /// answer.
     pub seen: Option<Seen>,

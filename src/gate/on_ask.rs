@@ -3,7 +3,7 @@
 
 use crate::gate::CardKind;
 
-use super::{Answer, Choice, ChoiceDef};
+use crate::state::{Answer, Choice, ChoiceDef};
 
 /// How a headless run (`warden exec`) answers what would have been a card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +32,7 @@ impl OnAsk {
 
     /// What it answers on a card of this kind: its row's answer, a deny
     /// for `Remote` (nobody answered in time); `None` for `Fail`.
-    pub(super) fn pick(self, kind: CardKind) -> Option<Answer> {
+    pub(crate) fn pick(self, kind: CardKind) -> Option<Answer> {
         let choice = match self.row().map(|row| row.binding.cmd) {
             // Nobody is there to open a sign-in page or fill a form: an
             // elicitation is declined, never accepted unseen.

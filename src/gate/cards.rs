@@ -1,9 +1,14 @@
-//! The permission gate inside the state: every request goes through the
-//! policy first; what it leaves to the user waits in a FIFO queue of cards,
-//! reviewed by keyboard or mouse. Every decision becomes one transcript line
-//! and one decision-log record.
+//! A decided request carried out (the third step of the walk, after
+//! [`super::facts`] and [`super::decide`]): [`ChatState::on_permission`]
+//! turns the gate's [`Outcome`] into an answer (refused, withdrawn,
+//! decided, covered) or a card of its [`super::CardKind`], whose rows come
+//! from [`super::choices`]. The cards wait in a FIFO queue, reviewed by
+//! keyboard or mouse ([`super::card_keys`]) and answered by
+//! [`super::answer`]; a mode change, a grant or a rule re-decides the
+//! queue. Every decision becomes one transcript line and one decision-log
+//! record.
 
-use crate::gate::{self, Outcome};
+use crate::gate::{self, Outcome, Refusal, RequestFacts};
 use crate::model::{AgentMode, PermissionOutcome, PermissionRequest, StopReason};
 use crate::policy::{
     self, Category, ChatGrant, Context, Decision, Mode, RequestView, Source, reject_option,
@@ -11,7 +16,9 @@ use crate::policy::{
 use crate::record::{Answerer, DecisionRecord, Verdict};
 use crate::sanitize::one_line;
 
-use super::{ChatState, Effect, RequestId, ToolState};
+use crate::state::{
+    CardCursor, ChatState, Effect, Focus, Modal, Pane, Question, RequestId, ToolState,
+};
 
 /// A permission request waiting for the user.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,8 +46,6 @@ pub struct Approval {
     pub shown_at: Option<std::time::Instant>,
 }
 
-pub use crate::gate::{Refusal, RequestFacts};
-
 impl Approval {
     /// The title to show (single line, made visible).
     pub fn title(&self) -> String {
@@ -63,7 +68,7 @@ impl ChatState {
         self.gate.headless.filter(|on_ask| *on_ask != OnAsk::Remote)
     }
 
-    fn policy_context(&self) -> Context<'_> {
+    pub(crate) fn policy_context(&self) -> Context<'_> {
         Context {
             mode: self.gate.mode,
             agent: &self.gate.agent_policy,
@@ -80,7 +85,7 @@ impl ChatState {
     /// view, the paths it names resolved, a refusal for safety) and what
     /// the chat knows; the state carries the outcome out: a card, an
     /// answer, a log record (refusals included).
-    pub(super) fn on_permission(
+    pub(crate) fn on_permission(
         &mut self,
         id: RequestId,
         request: PermissionRequest,
@@ -262,7 +267,7 @@ impl ChatState {
     /// A client call the gate allowed was refused by its IO (one of
     /// warden's own files by inode, a path that changed): the chat says so
     /// and the log gets a second record for the same request.
-    pub(super) fn on_client_refused(&mut self, id: RequestId, refusal: &Refusal) -> Vec<Effect> {
+    pub(crate) fn on_client_refused(&mut self, id: RequestId, refusal: &Refusal) -> Vec<Effect> {
         let tool_call_id = format!("warden-{id}");
         let (title, kind) = self
             .session
@@ -304,7 +309,7 @@ impl ChatState {
     /// wrote it, for its command line): its bypass and the allow rules
     /// naming the block are the agent's from now on; the name it had stays
     /// one that deny and ask rules find it by.
-    pub(super) fn bind_to_block(&mut self, block: String) {
+    pub(crate) fn bind_to_block(&mut self, block: String) {
         let policy = &mut self.gate.agent_policy;
         if policy.name != block {
             let old = std::mem::replace(&mut policy.name, block.clone());
@@ -318,7 +323,7 @@ impl ChatState {
     }
 
     /// The agent modes, to tell which `switch_mode` options keep it asking.
-    fn agent_mode_list(&self) -> &[AgentMode] {
+    pub(crate) fn agent_mode_list(&self) -> &[AgentMode] {
         self.session
             .agent_modes
             .as_ref()
@@ -397,7 +402,7 @@ impl ChatState {
     /// the form then land where they are seen, never on a card. A denial
     /// reason stays open over other cards (its letters stay in the field;
     /// Enter then denies nothing, `on_reason_key`).
-    pub(in crate::state) fn settle_pane(&mut self) {
+    pub(crate) fn settle_pane(&mut self) {
         let empty = self.gate.approvals.is_empty();
         match &self.view.focus.modal {
             Some(Modal::Form(form))
@@ -418,11 +423,15 @@ impl ChatState {
     /// Whether the user is typing (a message, or a search of the prompt
     /// history): a new card then waits for Ctrl-P instead of taking the
     /// keys, so that a letter typed never answers it.
-    pub(in crate::state) fn typing(&self) -> bool {
+    pub(crate) fn typing(&self) -> bool {
         !self.view.composer.is_empty() || self.view.drafts.search.is_some()
     }
 
-    fn apply_automatic(&mut self, approval: &Approval, decision: Decision) -> Vec<Effect> {
+    pub(crate) fn apply_automatic(
+        &mut self,
+        approval: &Approval,
+        decision: Decision,
+    ) -> Vec<Effect> {
         match decision {
             Decision::Allow {
                 option_id,
@@ -448,7 +457,7 @@ impl ChatState {
         }
     }
 
-    fn take_approval(&mut self, index: usize) -> Option<Approval> {
+    pub(crate) fn take_approval(&mut self, index: usize) -> Option<Approval> {
         if index >= self.gate.approvals.len() {
             return None;
         }
@@ -495,7 +504,7 @@ impl ChatState {
     }
 
     /// Run the policy again over the queue (after a grant, a bypass or a mode change).
-    pub(super) fn redecide_queue(&mut self) -> Vec<Effect> {
+    pub(crate) fn redecide_queue(&mut self) -> Vec<Effect> {
         let mut effects = Vec::new();
         let mut index = 0;
         while index < self.gate.approvals.len() {
@@ -513,7 +522,7 @@ impl ChatState {
     }
 
     /// Answer every card `cancelled` (turn cancelled or ended, agent gone).
-    pub(super) fn cancel_all_approvals(&mut self, why: &str) -> Vec<Effect> {
+    pub(crate) fn cancel_all_approvals(&mut self, why: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
         for approval in std::mem::take(&mut self.gate.approvals) {
             let answered = self.answer(
@@ -531,7 +540,7 @@ impl ChatState {
 
     /// Answer every waiting card with its reject option (`cancelled` when
     /// it offers none), for `why`: the user denied the turn.
-    pub(super) fn reject_all_approvals(&mut self, why: &str) -> Vec<Effect> {
+    pub(crate) fn reject_all_approvals(&mut self, why: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
         for approval in std::mem::take(&mut self.gate.approvals) {
             let outcome = reject_option(&approval.request.options)
@@ -545,7 +554,7 @@ impl ChatState {
     }
 
     /// A tool call finished: a card still asking about it is stale.
-    pub(super) fn drop_stale_for_tool(&mut self, tool_call_id: &str) -> Vec<Effect> {
+    pub(crate) fn drop_stale_for_tool(&mut self, tool_call_id: &str) -> Vec<Effect> {
         let mut effects = Vec::new();
         while let Some(index) = self
             .gate
@@ -571,7 +580,7 @@ impl ChatState {
     /// blocked at once; those it would allow are not: warden asks first
     /// ("approve the N waiting cards?"), so no mode change, not even one
     /// passed through while cycling, approves a card unseen.
-    pub(super) fn set_mode(&mut self, mode: Mode) -> Vec<Effect> {
+    pub(crate) fn set_mode(&mut self, mode: Mode) -> Vec<Effect> {
         if self.gate.mode == mode {
             return Vec::new();
         }
@@ -601,13 +610,13 @@ impl ChatState {
 
     /// Re-decide the queue after a mode change: blocks apply at once,
     /// allows wait for the user's yes.
-    pub(super) fn redecide_asking(&mut self) -> Vec<Effect> {
+    pub(crate) fn redecide_asking(&mut self) -> Vec<Effect> {
         self.redecide_with(Question::AllowWaiting)
     }
 
     /// Re-decide the queue after a rule kept or a bypass set: blocks apply
     /// at once, the other cards it would allow wait for the user's yes.
-    pub(super) fn redecide_covered(&mut self) -> Vec<Effect> {
+    pub(crate) fn redecide_covered(&mut self) -> Vec<Effect> {
         self.redecide_with(Question::AllowCovered)
     }
 
@@ -650,7 +659,7 @@ impl ChatState {
         effects
     }
 
-    pub(super) fn agent_mode_effect(&self, mode_id: &str) -> Effect {
+    pub(crate) fn agent_mode_effect(&self, mode_id: &str) -> Effect {
         Effect::SetAgentMode {
             mode_id: mode_id.to_string(),
             config_option: self
@@ -663,10 +672,10 @@ impl ChatState {
 }
 
 /// Why an exit from the agent's plan mode cannot be allowed from the card.
-const REFUSED_SWITCH: &str = "none of the agent's options leads to a mode that keeps asking: n to reject, or change modes with Shift+Tab";
+pub(crate) const REFUSED_SWITCH: &str = "none of the agent's options leads to a mode that keeps asking: n to reject, or change modes with Shift+Tab";
 
 /// Why `y`, `a` or `b` cannot allow this card.
-fn no_allow_notice(approval: &Approval) -> String {
+pub(crate) fn no_allow_notice(approval: &Approval) -> String {
     if approval.request.options.iter().any(policy::lasting) {
         "the agent offers only 'Always allow' here, which may stop it asking: press its number to accept that, or n to deny".to_string()
     } else {
@@ -674,32 +683,6 @@ fn no_allow_notice(approval: &Approval) -> String {
     }
 }
 
-mod answer;
-mod arming;
-mod cards;
-mod choices;
-mod focus;
-mod mode_menu;
-mod on_ask;
-mod scope;
-mod summary;
-
-pub use answer::{Answer, By, Pick};
-use answer::{Resolved, index_of, relabel};
-pub use arming::{ARM_DELAY, Seen, TYPING_WINDOW};
-#[cfg(test)]
-pub(crate) use cards::NOT_ARMED;
-#[cfg(test)]
-pub(crate) use choices::CHOICES;
-pub use choices::{CardView, Choice, ChoiceRow, Tone, option_kind_label};
-pub(crate) use choices::{ChoiceDef, choice_bindings, choice_of_key};
-pub use focus::{CardCursor, Focus, Modal, Pane, Question};
-pub use mode_menu::ModeItem;
-pub use on_ask::OnAsk;
-pub use scope::AllowedScope;
-pub use summary::{CardSummary, ChoiceSummary, remote_choices};
-
-#[cfg(test)]
-mod attack_tests;
-#[cfg(test)]
-mod turn_tests;
+use crate::gate::answer::{Answer, By, Resolved, relabel};
+use crate::gate::choices::CardView;
+use crate::gate::on_ask::OnAsk;

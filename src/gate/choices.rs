@@ -14,7 +14,7 @@ use crate::model::{AgentMode, OptionKind, PermissionOption};
 use crate::policy::{self, Sent, allow_option, reject_option, sent_for, switch_allow_option};
 use crate::sanitize::one_line;
 
-use super::{Answer, Approval};
+use crate::state::{Answer, Approval};
 
 /// What a choice does when picked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

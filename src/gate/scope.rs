@@ -4,7 +4,7 @@
 use crate::model::{ToolContent, ToolKind};
 use crate::policy::{self, Category, RequestView, Source};
 
-use super::Approval;
+use crate::state::Approval;
 use crate::state::ChatState;
 
 impl ChatState {
@@ -14,7 +14,7 @@ impl ChatState {
     /// (after unwrapping `sh -c` and argv forms), in the same directory,
     /// with no environment of its own. Only found here: the gate decides,
     /// and [`Self::use_up_scope`] then uses it up.
-    pub(super) fn covering_scope(
+    pub(crate) fn covering_scope(
         &self,
         view: &RequestView,
         content: Option<&[ToolContent]>,
@@ -55,7 +55,7 @@ impl ChatState {
 
     /// Use up what covered a call: one write per file the card showed, one
     /// terminal per command.
-    pub(super) fn use_up_scope(&mut self, at: CoverAt) {
+    pub(crate) fn use_up_scope(&mut self, at: CoverAt) {
         let scopes = &mut self.gate.allowed_scopes;
         if at.index >= scopes.len() {
             return;
@@ -126,7 +126,7 @@ impl ChatState {
     }
 
     /// Where a command runs: its `cwd` (or `workdir`), else the session's.
-    pub(super) fn request_cwd(&self, view: &RequestView) -> String {
+    pub(crate) fn request_cwd(&self, view: &RequestView) -> String {
         let given = view.raw_input.as_ref().and_then(|i| {
             ["cwd", "workdir"]
                 .iter()
@@ -143,7 +143,7 @@ impl ChatState {
     /// What an allowed request of the agent's may cover later in the turn:
     /// an edit its paths, a command its line. A read, a search, a fetch, a
     /// mode switch or a command warden cannot read covers nothing.
-    pub(super) fn scope_of(&self, approval: &Approval, source: Source) -> Option<AllowedScope> {
+    pub(crate) fn scope_of(&self, approval: &Approval, source: Source) -> Option<AllowedScope> {
         Some(AllowedScope {
             source,
             title: approval.title(),
