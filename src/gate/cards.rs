@@ -234,7 +234,7 @@ impl ChatState {
             fields.status = None;
             self.session
                 .transcript
-                .update_tool(&approval.request.tool_call_id, &fields);
+                .update_own_tool(&approval.request.tool_call_id, &fields);
         }
         let cancelled = self.session.turn.as_ref().is_some_and(|t| t.cancelling);
         let outcome = match reject_option(&approval.request.options) {

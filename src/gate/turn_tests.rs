@@ -294,3 +294,37 @@ fn binding_to_a_bypassed_block_allows_no_waiting_card_unseen() {
     assert!(answers(&effects).is_empty(), "{effects:?}");
     assert_eq!(s.gate.approvals.len(), 2);
 }
+
+/// warden's own call refused for safety is one entry in the transcript:
+/// the runtime marking it failed afterwards updates that entry, it does
+/// not add an agent's tool call of the same id beside it.
+#[test]
+fn a_client_call_refused_for_safety_is_one_entry() {
+    let mut s = chat(Mode::Default);
+    let write = client_write("/w/.git/hooks/pre-commit");
+    let id = write.tool_call_id.clone();
+    s.update(Msg::PermissionChecked {
+        id: 3,
+        facts: Box::new(RequestFacts {
+            refusal: Some(Refusal::Safety("the network is closed".into())),
+            in_session: true,
+            ..RequestFacts::of(&write, None)
+        }),
+        request: Box::new(write),
+    });
+    s.update(Msg::OwnToolUpdate {
+        id: id.clone(),
+        fields: Box::new(crate::model::ToolCallFields {
+            status: Some(crate::model::WireStatus::Failed),
+            ..Default::default()
+        }),
+    });
+    let entries = s
+        .session
+        .transcript
+        .entries()
+        .iter()
+        .filter(|e| matches!(&e.kind, crate::state::EntryKind::Tool(t) if t.call.id == id))
+        .count();
+    assert_eq!(entries, 1, "{:#?}", s.session.transcript.entries());
+}
