@@ -1,6 +1,7 @@
 use super::*;
 use crate::model::ToolKind;
 use crate::policy::{Category, KindMatch, RuleDecision};
+use crate::settings::edit_place::section_part;
 use pretty_assertions::assert_eq;
 
 fn rule(decision: RuleDecision, command: &str) -> Rule {

@@ -6,6 +6,7 @@
 //! a file that does not exist yet starts from [`template`].
 
 mod edit;
+mod edit_place;
 mod file;
 mod keys;
 mod naming;
