@@ -147,14 +147,27 @@ impl ChatState {
                 return self.set_mode(self.gate.mode.next());
             }
             if matches!(action, A::Char(_) | A::Paste(_)) {
+                // Text no card takes: the user is typing a message with a
+                // card in front of the keys. It goes to the composer, and
+                // the card waits as one that came while typing does
+                // (`arming.rs`): it takes the keys again once the composer
+                // is empty and the typing stopped, so the letters after
+                // this one are not answers.
+                self.view.focus = crate::state::Focus::COMPOSER;
+                self.view.cursor.wants_keys = true;
+                if let Some(at) = self.view.pressed_at {
+                    self.view.typed_at = Some(at);
+                }
+                let effects = self.on_composer_key(action.clone());
                 self.view.notice = Some(format!(
-                    "a card is waiting: {} · Ctrl-P back to typing",
+                    "a card is waiting: typing went to the message · Ctrl-P answers it ({})",
                     keys::hints(&choice_bindings(), |h| h == keys::Hint::CardShort)
                         .into_iter()
                         .take(2)
                         .collect::<Vec<_>>()
                         .join(" · ")
                 ));
+                return effects;
             }
             return Vec::new();
         };

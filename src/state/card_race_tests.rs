@@ -426,3 +426,34 @@ fn after_ctrl_p_to_the_composer_the_card_stays_put() {
     s.update(Msg::Tick(t0 + ms(5_000)));
     assert_eq!(s.view.focus, Focus::COMPOSER);
 }
+
+/// A card that came while the user was away (a connection at start-up)
+/// is in front of the keys; the user comes back and types a message
+/// without looking: the first letter no card takes sends the text to the
+/// composer, and the letters after it (`r`: deny with a reason) answer
+/// nothing. The card waits, whole.
+#[test]
+fn typing_a_message_at_a_card_that_waited_goes_to_the_composer() {
+    let t0 = Instant::now();
+    let mut s = chat(Mode::Default);
+    ask(&mut s, 1, "t1", ToolKind::Execute);
+    s.update(Msg::Tick(t0));
+    assert_eq!(s.view.focus, Focus::CARDS);
+    let mut t = t0 + ms(10_000);
+    let mut effects = Vec::new();
+    for c in "create a file".chars() {
+        effects.extend(at(&mut s, Action::ch(c), t));
+        t += ms(60);
+    }
+    assert_eq!(answers(&effects), vec![], "no letter answered the card");
+    assert_eq!(card_ids(&s), vec![1]);
+    assert_eq!(s.view.composer.text(), "create a file");
+    assert!(s.view.focus.is(Pane::Composer), "{:?}", s.view.focus);
+    // The message sent and the typing stopped, the card takes the keys
+    // again, and answers once it could have been seen.
+    s.view.composer.take();
+    s.update(Msg::Tick(t + ms(1_500)));
+    assert_eq!(s.view.focus, Focus::CARDS);
+    let effects = at(&mut s, Action::ch('y'), t + ms(2_500));
+    assert_eq!(answers(&effects).len(), 1);
+}

@@ -237,8 +237,12 @@ fn unbound_letters_on_a_card_say_which_keys_answer() {
     key(&mut s, Action::ch('z'));
     assert_eq!(
         s.view.notice.as_deref(),
-        Some("a card is waiting: y allow · n deny · Ctrl-P back to typing")
+        Some(
+            "a card is waiting: typing went to the message · Ctrl-P answers it (y allow · n deny)"
+        )
     );
+    assert_eq!(s.view.composer.text(), "z", "the letter is not lost");
+    assert_eq!(s.gate.approvals.len(), 1);
 }
 
 /// Two idle chats in a workspace, the list open on chat 2.

@@ -4,7 +4,7 @@
 use super::*;
 
 impl ChatState {
-    pub(in crate::state) fn on_composer_key(&mut self, action: Action) -> Vec<Effect> {
+    pub(crate) fn on_composer_key(&mut self, action: Action) -> Vec<Effect> {
         match action {
             Action::Char('r')
                 if self.view.composer.is_empty() && self.session.connection == Connection::Down =>
