@@ -131,20 +131,14 @@ impl ChatState {
             }
             Outcome::Withdraw => {
                 let approval = approval(request, String::new(), Vec::new());
-                let answered = self.answer(
-                    &approval,
-                    PermissionOutcome::Cancelled,
-                    "withdrawn",
-                    Source::User,
-                    "the tool call already finished",
-                );
+                let answered = self.withdraw(&approval);
                 // The entry keeps showing how the call really ended.
                 if let Some(state) = finished {
                     self.session
                         .transcript
                         .set_tool_state(&approval.request.tool_call_id, state);
                 }
-                relabel(answered, Answerer::Stale)
+                answered
             }
             outcome => {
                 let request = self.show_request(request, view.card.is_client());
@@ -215,6 +209,18 @@ impl ChatState {
             Some(_) => return None,
         };
         Some(Refusal::Safety(why.to_string()))
+    }
+
+    /// Cancel a request whose tool call already finished: logged as stale.
+    fn withdraw(&mut self, approval: &Approval) -> Vec<Effect> {
+        let answered = self.answer(
+            approval,
+            PermissionOutcome::Cancelled,
+            "withdrawn",
+            Source::User,
+            "the tool call already finished",
+        );
+        relabel(answered, Answerer::Stale)
     }
 
     /// Refuse a request whatever the mode and the rules: the agent gets its
@@ -563,14 +569,7 @@ impl ChatState {
             .position(|a| !a.view.card.is_client() && a.request.tool_call_id == tool_call_id)
         {
             if let Some(approval) = self.take_approval(index) {
-                let answered = self.answer(
-                    &approval,
-                    PermissionOutcome::Cancelled,
-                    "withdrawn",
-                    Source::User,
-                    "the tool call already finished",
-                );
-                effects.extend(relabel(answered, Answerer::Stale));
+                effects.extend(self.withdraw(&approval));
             }
         }
         effects
