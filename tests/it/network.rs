@@ -247,17 +247,25 @@ fn walled() -> bool {
     true
 }
 
-#[test]
-fn a_raw_agent_reaches_nothing_directly_and_an_allowed_host_through_the_proxy() {
+/// A walled machine with Python: a scratch dir, the interpreter and the
+/// listeners the probe aims at; `None` (the test skips) otherwise.
+fn walled_python() -> Option<(tempfile::TempDir, &'static str, Targets)> {
     if !walled() {
-        return;
+        return None;
     }
     let Some(python) = python() else {
         println!("skipped: no python3");
-        return;
+        return None;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let targets = aim();
+    Some((dir, python, aim()))
+}
+
+#[test]
+fn a_raw_agent_reaches_nothing_directly_and_an_allowed_host_through_the_proxy() {
+    let Some((dir, python, targets)) = walled_python() else {
+        return;
+    };
     let allow = format!("127.0.0.1:{}", targets.tcp);
     let (probe, stderr) = run(dir.path(), python, &targets, "", &["--allow-host", &allow]);
     assert!(
@@ -343,15 +351,9 @@ fn a_host_nobody_allowed_is_refused_and_the_listener_receives_nothing() {
 
 #[test]
 fn a_host_nobody_allowed_goes_through_with_on_ask_allow() {
-    if !walled() {
-        return;
-    }
-    let Some(python) = python() else {
-        println!("skipped: no python3");
+    let Some((dir, python, targets)) = walled_python() else {
         return;
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let targets = aim();
     let (probe, stderr) = run(dir.path(), python, &targets, "", &["--on-ask", "allow"]);
     assert!(
         said(&probe, "proxy").starts_with("through"),
@@ -367,15 +369,9 @@ fn a_host_nobody_allowed_goes_through_with_on_ask_allow() {
 /// network, which `warden log` shows.
 #[test]
 fn a_refusal_of_the_closed_network_is_in_warden_log() {
-    if !walled() {
-        return;
-    }
-    let Some(python) = python() else {
-        println!("skipped: no python3");
+    let Some((dir, python, targets)) = walled_python() else {
         return;
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let targets = aim();
     let (probe, stderr, log) = run_logged(
         dir.path(),
         python,
@@ -400,15 +396,9 @@ fn a_refusal_of_the_closed_network_is_in_warden_log() {
 /// `[sandbox] allow_hosts` in the settings is honoured like `--allow-host`.
 #[test]
 fn allow_hosts_in_the_settings_let_a_host_through() {
-    if !walled() {
-        return;
-    }
-    let Some(python) = python() else {
-        println!("skipped: no python3");
+    let Some((dir, python, targets)) = walled_python() else {
         return;
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let targets = aim();
     let settings = format!("[sandbox]\nallow_hosts = [\"127.0.0.1:{}\"]\n", targets.tcp);
     let (probe, stderr) = run(dir.path(), python, &targets, &settings, &[]);
     assert!(
