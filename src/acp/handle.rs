@@ -1,11 +1,13 @@
-//! [`AgentHandle`]: what the runtime asks of a running agent, queued as
-//! [`Command`]s for the connection task (`connection.rs`).
+//! [`AgentHandle`]: what the runtime asks of an agent, queued as
+//! [`Command`]s for the connection task (`connection.rs`); they wait in the
+//! queue while the agent is still being started off the loop.
 
 use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
-use super::{AgentProcess, McpServer, SessionOpen, SessionTag};
+use super::process::Launch;
+use super::{McpServer, SessionOpen, SessionTag};
 
 /// Commands queued for the connection task.
 #[derive(Debug)]
@@ -57,16 +59,16 @@ pub(crate) enum OptionValue {
     Flag(bool),
 }
 
-/// A running agent: send commands, end it.
+/// An agent, running or being started: send commands, end it.
 #[derive(Debug)]
 pub(crate) struct AgentHandle {
     commands: mpsc::UnboundedSender<Command>,
-    process: AgentProcess,
+    launch: Launch,
 }
 
 impl AgentHandle {
-    pub(super) fn new(commands: mpsc::UnboundedSender<Command>, process: AgentProcess) -> Self {
-        AgentHandle { commands, process }
+    pub(super) fn new(commands: mpsc::UnboundedSender<Command>, launch: Launch) -> Self {
+        AgentHandle { commands, launch }
     }
 
     /// Open a session for the chat `tag`: `session/load` or
@@ -168,15 +170,20 @@ impl AgentHandle {
         }
     }
 
-    /// The agent's process id (also its process group id).
+    /// The agent's process id (also its process group id); `None` while
+    /// it is still being started (or when it could not be).
     pub(crate) fn pid(&self) -> Option<u32> {
-        self.process.pid()
+        self.launch.pid()
     }
 
     /// Close the agent's stdin, wait `grace` for it to exit, then end its
-    /// whole process group (TERM, then KILL).
+    /// whole process group (TERM, then KILL). An agent still being started
+    /// is given up: it is not forked, or killed as soon as it is; this
+    /// waits until its start is over either way.
     pub(crate) async fn shutdown(self, grace: std::time::Duration) {
         drop(self.commands);
-        self.process.shutdown(grace).await;
+        if let Some(ender) = self.launch.settle().await {
+            ender.end(grace).await;
+        }
     }
 }

@@ -204,7 +204,7 @@ async fn methods_of(
     let (events, mut incoming) = mpsc::unbounded_channel();
     // Only its allowed hosts: no one answers an ask here (refused).
     let (asks, _) = mpsc::unbounded_channel();
-    let handle = super::spawn(command, ClientCaps::default(), sandbox, events.into(), asks)
+    let handle = super::spawn_now(command, ClientCaps::default(), sandbox, events.into(), asks)
         .map_err(|err| anyhow::anyhow!("{err}"))?;
     let answer = handle.auth_methods();
     let methods = tokio::select! {

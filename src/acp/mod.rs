@@ -40,6 +40,7 @@ use tokio::sync::mpsc;
 
 use crate::model::{PermissionOutcome, PermissionRequest, SessionInfo, SessionUpdate, StopReason};
 
+use process::Launch;
 pub use process::{AgentProcess, LaunchError};
 
 /// How many of the agent's last stderr lines are kept for error reports.
@@ -239,7 +240,8 @@ pub enum AgentEvent {
     },
     /// The agent's answer to `session/list`.
     Sessions(Result<Vec<ListedSession>, String>),
-    /// Initialising failed: no session can open on this connection.
+    /// Starting the agent (off the loop: see [`spawn`]) or initialising it
+    /// failed: no session can open on this connection.
     ConnectFailed(String),
     /// Something about the connection the user should know (a skipped
     /// line, the agent closing its output); shown in each chat of the agent.
@@ -332,18 +334,76 @@ impl From<mpsc::UnboundedSender<AgentEvent>> for Events {
 }
 
 /// Start the agent and connect to it: it is initialised at once, and
-/// sessions open as [`AgentHandle::open_session`] asks. Events arrive on
-/// `events`; a failure to spawn is returned at once (the command does not
-/// exist, ...). Under the sandbox its network goes through a proxy of
-/// its own, which sends each connection to a host the profile does not
-/// allow on `asks` and waits for the answer (issue 35).
+/// sessions open as [`AgentHandle::open_session`] asks. Under the sandbox its
+/// network goes through a proxy of its own, which sends each connection to a
+/// host the profile does not allow on `asks` and waits for the answer
+/// (issue 35).
+///
+/// The handle comes back at once: the process is prepared (its sandbox's
+/// rules, the proxy's door, its state files) and forked on the blocking
+/// pool, and what the handle is asked meanwhile waits in its queue until the
+/// connection runs. A start that fails (the command does not exist, the
+/// sandbox cannot be made) arrives on `events` as
+/// [`AgentEvent::ConnectFailed`].
 pub(crate) fn spawn(
     command: &AgentCommand,
     caps: ClientCaps,
     sandbox: Option<&crate::sandbox::Profile>,
     events: Events,
     asks: mpsc::UnboundedSender<crate::net::ConnectAsk>,
+) -> AgentHandle {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let launch = Launch::new();
+    let handle = AgentHandle::new(tx, launch.clone());
+    let command = command.clone();
+    let sandbox = sandbox.cloned();
+    let failed = events.clone();
+    tokio::spawn(async move {
+        let program = command.program.clone();
+        let started = tokio::task::spawn_blocking(move || {
+            start(&command, caps, sandbox.as_ref(), events, asks, rx, &launch)
+        })
+        .await;
+        let message = match started {
+            Ok(Ok(())) | Ok(Err(LaunchError::Abandoned(_))) => return,
+            Ok(Err(err)) => err.to_string(),
+            Err(err) => format!("could not start the agent `{program}`: {err}"),
+        };
+        tracing::warn!("{message}");
+        let _ = failed.send(AgentEvent::ConnectFailed(message));
+    });
+    handle
+}
+
+/// [`spawn`], but prepared and forked here, before it returns: a failure
+/// is returned at once. For where no loop runs yet (warden's start-up, where
+/// a command that does not exist is a plain error before the screen is
+/// taken) and for `warden login`.
+pub(crate) fn spawn_now(
+    command: &AgentCommand,
+    caps: ClientCaps,
+    sandbox: Option<&crate::sandbox::Profile>,
+    events: Events,
+    asks: mpsc::UnboundedSender<crate::net::ConnectAsk>,
 ) -> Result<AgentHandle, LaunchError> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let launch = Launch::new();
+    start(command, caps, sandbox, events, asks, rx, &launch)?;
+    Ok(AgentHandle::new(tx, launch))
+}
+
+/// Prepare and fork the agent, then serve its connection (tasks of their
+/// own); blocks while it is prepared. `launch` is told how it went.
+fn start(
+    command: &AgentCommand,
+    caps: ClientCaps,
+    sandbox: Option<&crate::sandbox::Profile>,
+    events: Events,
+    asks: mpsc::UnboundedSender<crate::net::ConnectAsk>,
+    rx: mpsc::UnboundedReceiver<handle::Command>,
+    launch: &Launch,
+) -> Result<(), LaunchError> {
+    let _over = launch.over_on_drop();
     let stderr_tail = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
     let (process, stdin, stdout) = AgentProcess::spawn(
         command,
@@ -351,8 +411,8 @@ pub(crate) fn spawn(
         stderr_tail.clone(),
         events.clone(),
         Some(asks),
+        launch,
     )?;
-    let (tx, rx) = mpsc::unbounded_channel();
     let notices = events.clone();
     let mut told = Vec::new();
     let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
@@ -418,5 +478,9 @@ pub(crate) fn spawn(
         events,
         fast.fences(),
     ));
-    Ok(AgentHandle::new(tx, process))
+    Ok(())
 }
+
+#[cfg(test)]
+#[path = "spawn_tests.rs"]
+mod spawn_tests;

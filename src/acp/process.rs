@@ -1,7 +1,9 @@
 //! The agent's OS process: spawned in its own session (no terminal of
 //! warden's) and its own process tree (`procs::Tree`), stderr kept, exit
 //! reported, and ended as a group; once it is gone, every process it
-//! started is ended too.
+//! started is ended too. It is prepared and forked off the UI loop; its
+//! [`Launch`] says how far that got, and a start given up before it was up
+//! never runs (or is killed the moment it is).
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -59,6 +61,109 @@ pub enum LaunchError {
     /// Its sandbox could not be made (no Landlock and the setting refuses).
     #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
+    /// Its handle was shut down while it was being prepared: it was not
+    /// started (or was killed as it came up). Nobody waits for it; nothing
+    /// is said.
+    #[error("the agent `{0}` was no longer wanted when it could start")]
+    Abandoned(String),
+}
+
+/// How far the start of an agent process got, off the loop.
+#[derive(Debug, Clone, Default)]
+enum Stage {
+    /// Being prepared (sandbox rules, the proxy's door, state files) or
+    /// forked.
+    #[default]
+    Starting,
+    /// Its handle was shut down before it was up: it is not forked, or
+    /// ended as soon as it is.
+    Abandoned,
+    /// Forked: its process group can be ended.
+    Up(Ender),
+    /// It could not be started, or was given up before it was forked.
+    Failed,
+}
+
+/// The start of an agent process, shared by its handle (which asks its pid
+/// and ends it) and the blocking task that prepares and forks it.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch(Arc<watch::Sender<Stage>>);
+
+impl Launch {
+    pub(super) fn new() -> Self {
+        Launch(Arc::new(watch::Sender::new(Stage::Starting)))
+    }
+
+    /// The process id (also the process group id), once it is up.
+    pub(super) fn pid(&self) -> Option<u32> {
+        match &*self.0.borrow() {
+            Stage::Up(ender) => ender.pid,
+            _ => None,
+        }
+    }
+
+    /// Whether its handle gave it up before it was up.
+    fn abandoned(&self) -> bool {
+        matches!(*self.0.borrow(), Stage::Abandoned)
+    }
+
+    /// It is up: false when it was given up meanwhile (the caller ends it).
+    pub(super) fn up(&self, ender: Ender) -> bool {
+        let mut wanted = true;
+        self.0.send_modify(|stage| {
+            wanted = !matches!(stage, Stage::Abandoned);
+            *stage = Stage::Up(ender);
+        });
+        wanted
+    }
+
+    /// It will not come up (a failure, or the blocking task gone).
+    pub(super) fn failed(&self) {
+        self.0.send_if_modified(|stage| {
+            let open = matches!(stage, Stage::Starting | Stage::Abandoned);
+            if open {
+                *stage = Stage::Failed;
+            }
+            open
+        });
+    }
+
+    /// Give it up if it is not up yet, and wait until its start is over
+    /// either way: what ends it if it came up.
+    pub(super) async fn settle(&self) -> Option<Ender> {
+        self.0.send_if_modified(|stage| {
+            let starting = matches!(stage, Stage::Starting);
+            if starting {
+                *stage = Stage::Abandoned;
+            }
+            starting
+        });
+        let mut stages = self.0.subscribe();
+        let settled = stages
+            .wait_for(|stage| matches!(stage, Stage::Up(_) | Stage::Failed))
+            .await
+            .ok()?;
+        match &*settled {
+            Stage::Up(ender) => Some(ender.clone()),
+            _ => None,
+        }
+    }
+
+    /// Marks the start failed when dropped before it was up (an error, a
+    /// panic, the blocking task dropped), so that [`Launch::settle`] never
+    /// waits for a start that is over.
+    pub(super) fn over_on_drop(&self) -> OverOnDrop {
+        OverOnDrop(self.clone())
+    }
+}
+
+/// See [`Launch::over_on_drop`].
+pub(super) struct OverOnDrop(Launch);
+
+impl Drop for OverOnDrop {
+    fn drop(&mut self) {
+        self.0.failed();
+    }
 }
 
 /// A spawned agent process.
@@ -73,13 +178,23 @@ impl AgentProcess {
     /// go to the log and into `tail`; the exit is reported on `events`.
     /// With `asks`, its network goes through a proxy of its own (issue 35)
     /// that asks there about each host the profile does not allow.
+    ///
+    /// It blocks (the sandbox's rules walk the filesystem, the agent's state
+    /// files are made, the guarded config is read): the runtime calls it on
+    /// the blocking pool. `launch` is told when it is up; a start given up
+    /// meanwhile is not forked, or is killed at once.
     pub(super) fn spawn(
         command: &AgentCommand,
         sandbox: Option<&crate::sandbox::Profile>,
         tail: Arc<Mutex<VecDeque<String>>>,
         events: Events,
         asks: Option<tokio::sync::mpsc::UnboundedSender<crate::net::ConnectAsk>>,
+        launch: &Launch,
     ) -> Result<(AgentProcess, ChildStdin, ChildStdout), LaunchError> {
+        let abandoned = || LaunchError::Abandoned(command.program.clone());
+        if launch.abandoned() {
+            return Err(abandoned());
+        }
         if let Some(profile) = sandbox {
             crate::agents::prepare(command, profile);
         }
@@ -151,14 +266,28 @@ impl AgentProcess {
         if let Some(confinement) = &confinement {
             confinement.apply(&mut cmd);
         }
-        let mut child = cmd.spawn().map_err(|error| {
-            let program = command.program.clone();
-            if error.kind() == std::io::ErrorKind::NotFound {
-                LaunchError::NotFound { program, error }
-            } else {
-                LaunchError::Spawn { program, error }
+        // Given up while it was prepared: not started at all.
+        let never_ran = |guard: Option<crate::sandbox::guard::Guard>| {
+            if let Some(guard) = guard {
+                guard.discard();
             }
-        })?;
+        };
+        if launch.abandoned() {
+            never_ran(guard);
+            return Err(abandoned());
+        }
+        let mut child = match cmd.spawn() {
+            Ok(child) => child,
+            Err(error) => {
+                never_ran(guard);
+                let program = command.program.clone();
+                return Err(if error.kind() == std::io::ErrorKind::NotFound {
+                    LaunchError::NotFound { program, error }
+                } else {
+                    LaunchError::Spawn { program, error }
+                });
+            }
+        };
         // Its proxy, serving on the door's socket (made in its namespace).
         let proxy = match (door, gated, asks) {
             (Some(door), Some(profile), Some(asks)) => {
@@ -224,7 +353,13 @@ impl AgentProcess {
             };
             // Let the stderr reader drain what the agent wrote last.
             let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
-            let put_back = guard.map(|g| g.restore()).unwrap_or_default();
+            // Putting back its config reads and writes files: off the loop.
+            let put_back = match guard {
+                Some(guard) => tokio::task::spawn_blocking(move || guard.restore())
+                    .await
+                    .unwrap_or_else(|err| vec![format!("its config was not put back: {err}")]),
+                None => Vec::new(),
+            };
             if let Ok(mut tail) = tail.lock() {
                 tail.extend(put_back);
             }
@@ -244,12 +379,14 @@ impl AgentProcess {
                 stderr_tail,
             });
         });
-        Ok((AgentProcess { pid, exited }, stdin, stdout))
-    }
-
-    /// The process id (also the process group id).
-    pub(crate) fn pid(&self) -> Option<u32> {
-        self.pid
+        let process = AgentProcess { pid, exited };
+        if !launch.up(process.ender()) {
+            // Given up while it was forked: it never serves anyone.
+            tracing::info!(?pid, "agent no longer wanted as it started: killed");
+            process.ender().signal_group(libc::SIGKILL);
+            return Err(abandoned());
+        }
+        Ok((process, stdin, stdout))
     }
 
     /// A handle that can end the process group from another task.
@@ -276,6 +413,11 @@ pub(super) struct Ender {
 }
 
 impl Ender {
+    #[cfg(test)]
+    pub(super) fn new(pid: Option<u32>, exited: watch::Receiver<bool>) -> Self {
+        Ender { pid, exited }
+    }
+
     /// Whether the agent's process exits within `limit`.
     pub(super) async fn exits_within(mut self, limit: Duration) -> bool {
         self.wait_exit(limit).await

@@ -55,6 +55,17 @@ impl Drop for Hold {
     }
 }
 
+/// Where an agent process is prepared and forked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// Here, before returning: at start-up, before the loop runs, so that a
+    /// command that does not exist is a plain error (`warden -- nosuchcmd`).
+    Now,
+    /// On the blocking pool, the loop going on meanwhile (a failure comes
+    /// back as `AgentEvent::ConnectFailed`).
+    OffLoop,
+}
+
 /// The settings file's verdict on the name an agent gave itself, read off
 /// the loop.
 #[derive(Debug)]
@@ -70,7 +81,9 @@ pub struct NameCheck {
 
 impl App {
     /// Start the agent of every chat not connected yet and open their
-    /// sessions (a command that does not exist is an error at once).
+    /// sessions (a command that does not exist is an error at once). For
+    /// warden's start-up, before the loop runs: each process is prepared and
+    /// forked here; from the loop, [`App::connect`] starts them off it.
     pub fn start_agent(&mut self) -> Result<(), LaunchError> {
         let waiting: Vec<ChatId> = self
             .ws
@@ -80,14 +93,21 @@ impl App {
             .filter(|id| self.chats.get(id).is_some_and(|c| c.agent_key.is_none()))
             .collect();
         for id in waiting {
-            self.connect(id)?;
+            self.connect_as(id, Start::Now)?;
         }
         Ok(())
     }
 
     /// Open the chat's session on its agent, spawning the agent if no
-    /// process of it runs.
+    /// process of it runs. The spawn runs off the loop: the session is
+    /// asked for at once and opens once the agent is up; a spawn that
+    /// fails is an error line in each chat of that agent (never an `Err`).
     pub(super) fn connect(&mut self, id: ChatId) -> Result<(), LaunchError> {
+        self.connect_as(id, Start::OffLoop)
+    }
+
+    /// [`App::connect`], spawning as `start` says.
+    fn connect_as(&mut self, id: ChatId, start: Start) -> Result<(), LaunchError> {
         let read_only = self.wants_read_only(id);
         let Some(chat) = self.chats.get_mut(&id) else {
             return Ok(());
@@ -111,7 +131,10 @@ impl App {
                     }
                 }
             });
-            let handle = acp::spawn(&chat.command, chat.caps, sandbox.as_ref(), tx, asks)?;
+            let handle = match start {
+                Start::Now => acp::spawn_now(&chat.command, chat.caps, sandbox.as_ref(), tx, asks)?,
+                Start::OffLoop => acp::spawn(&chat.command, chat.caps, sandbox.as_ref(), tx, asks),
+            };
             if !chat.mcp_servers.is_empty() {
                 handle.set_mcp_servers(chat.mcp_servers.clone());
             }

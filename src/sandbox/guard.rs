@@ -87,6 +87,14 @@ impl Guard {
         guard
     }
 
+    /// Let go of a guard whose agent never started: nothing can have
+    /// changed, and its journal goes (no later start recovers it).
+    pub fn discard(self) {
+        if let Some((path, _)) = &self.journal {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
     /// Put back every file and directory that changed since
     /// [`Guard::take`] (the changed one kept as `NAME.warden-rejected-TIME`),
     /// and the keys that run programs of each keyed file; one line for each.

@@ -49,6 +49,7 @@ mod sandbox_plan_moves;
 mod settings;
 mod settings_failures;
 mod slash;
+mod spawn_off_loop;
 mod spoofs;
 mod transcript;
 mod usage;
