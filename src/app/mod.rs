@@ -19,6 +19,7 @@
 //! - `chat.rs`, `record.rs`: one chat's IO and its record.
 //! - `tui_loop.rs`: the frame clock and `run_tui`; `exec.rs`: `warden exec`.
 
+mod agent_name;
 mod agents;
 mod calls;
 mod chat;
@@ -86,7 +87,7 @@ pub enum Incoming {
     /// A chat's file call: its IO ran off the loop.
     Files(ChatId, Box<calls::FsStep>),
     /// The settings file's verdict on the name an agent gave itself.
-    AgentName(agents::NameCheck),
+    AgentName(agent_name::NameCheck),
     /// A message for a chat from work done off the loop (the file list of
     /// an `@` mention).
     Chat(ChatId, Msg),
