@@ -51,9 +51,14 @@ impl Guard {
                 }
                 continue;
             }
-            match std::fs::read(path) {
+            match guard_tree::read_regular(path) {
                 Ok(bytes) => guard.files.push((path.clone(), Some(bytes))),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    guard.files.push((path.clone(), None));
+                }
+                // A FIFO or a device where a config goes (read, it would
+                // block warden): no config, so it goes when the agent ends.
+                Err(_) if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) => {
                     guard.files.push((path.clone(), None));
                 }
                 Err(err) => tracing::warn!(path = %path.display(), "not guarded: {err}"),
@@ -74,7 +79,7 @@ impl Guard {
         }
         let mut guard = Guard::take(&profile.guarded);
         for path in &profile.guarded_keys {
-            let keys = std::fs::read(path)
+            let keys = guard_tree::read_regular(path)
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
                 .map(|doc| guard_keys::code_keys(&doc))
@@ -149,7 +154,7 @@ impl Guard {
                     (serde_json::json!({}), None)
                 }
                 Ok(meta) if meta.is_file() => {
-                    let Ok(bytes) = std::fs::read(path) else {
+                    let Ok(bytes) = guard_tree::read_regular(path) else {
                         continue;
                     };
                     // What does not parse runs nothing: the agent reads
@@ -193,7 +198,7 @@ impl Guard {
             // a secret it cannot read, which would land beside it.
             let now = match std::fs::symlink_metadata(path) {
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-                Ok(meta) if meta.is_file() => Some(std::fs::read(path).ok()),
+                Ok(meta) if meta.is_file() => Some(guard_tree::read_regular(path).ok()),
                 _ => Some(None),
             };
             let unchanged = match (&now, before) {
@@ -293,7 +298,7 @@ pub fn recover(dir: &Path) -> Vec<String> {
         if free.is_err() {
             continue;
         }
-        match std::fs::read(&path)
+        match guard_tree::read_regular(&path)
             .ok()
             .and_then(|bytes| serde_json::from_slice::<Guard>(&bytes).ok())
         {
@@ -611,5 +616,34 @@ mod tests {
         // The next start does it before taking its own copy.
         let guard = Guard::of(&profile, Some(&journals));
         assert!(guard.restore().is_empty());
+    }
+
+    /// An agent that puts a FIFO where a guarded config goes does not
+    /// block the next start (reading it would wait for a writer forever),
+    /// and the FIFO goes when that agent ends.
+    #[test]
+    fn a_fifo_at_a_guarded_path_blocks_nothing_and_goes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("settings.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&config)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        let paths = vec![config.clone()];
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(Guard::take(&paths));
+        });
+        // Only a limit on a hang, not a measure of speed.
+        let guard = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("Guard::take blocked on the FIFO");
+        assert_eq!(guard.files, vec![(config.clone(), None)]);
+        guard.restore();
+        assert!(
+            std::fs::symlink_metadata(&config).is_err(),
+            "the FIFO is still there"
+        );
     }
 }

@@ -67,7 +67,7 @@ fn walk(
             if *total > limit {
                 return Err(std::io::Error::other("too large to guard"));
             }
-            let bytes = std::fs::read(&path)?;
+            let bytes = read_regular(&path)?;
             let mode = meta.permissions().mode() & 0o777;
             tree.push((rel, Entry::File { bytes, mode }));
         }
@@ -113,4 +113,25 @@ pub fn only_empty_added(before: &Tree, now: &Tree) -> bool {
                 Entry::File { bytes, .. } => empty(bytes),
                 Entry::Link(_) => false,
             })
+}
+
+/// The bytes of the regular file at `path`, read without blocking on what
+/// an agent may have put there instead (a FIFO, a device): opened
+/// non-blocking and checked on the open file, not on its name. Follows a
+/// symbolic link as `std::fs::read` does; where that matters, the caller
+/// checks for one first.
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
