@@ -43,5 +43,6 @@ pub enum NetAnswer {
 pub mod door;
 pub mod hosts;
 pub mod proxy;
+mod relay;
 
 pub use hosts::{Hosts, NetworkMode};
