@@ -6,8 +6,8 @@
 //! loopback (Linux 6.18, `benches/net.rs`) `splice` saved the proxy its
 //! two copies but the agent paid more to read what it sent (the pipe's
 //! pages arrive in 4 KiB pieces), so the whole cost more CPU and the
-//! download ran slower. The buffers are mapped lazily, so an idle or
-//! chatty connection touches only what it reads.
+//! download ran slower. A buffer begins at 64 KiB and grows to 1 MiB only
+//! for a bulk transfer.
 
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::net::TcpStream;
