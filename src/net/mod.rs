@@ -73,5 +73,6 @@ pub enum NetAnswer {
 pub mod door;
 pub mod hosts;
 pub mod proxy;
+mod relay;
 
 pub use hosts::{Hosts, NetworkMode};
