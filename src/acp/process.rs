@@ -202,6 +202,9 @@ impl AgentProcess {
             program: command.program.clone(),
             error,
         };
+        if let Some(hold) = sandbox.and_then(|p| p.hold.as_deref()) {
+            let _ = std::fs::read(hold);
+        }
         // The proxy's door: only where the sandbox confines and the
         // network is not left open.
         let gated = sandbox.filter(|p| {

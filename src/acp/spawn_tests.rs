@@ -26,15 +26,15 @@ fn command(cwd: &Path, program: &str, args: &[&str]) -> AgentCommand {
     }
 }
 
-/// A sandbox whose guarded config is `fifo`: reading it, which preparing
-/// the agent does, blocks until someone opens the FIFO to write.
+/// A sandbox that holds the preparation on `fifo` (`Profile::hold`): it
+/// waits until someone opens the FIFO to write, as a slow disk would.
 fn blocking_profile(workspace: &Path, fifo: &Path) -> crate::sandbox::Profile {
     crate::sandbox::Profile {
         agent: "agent".into(),
         mode: crate::sandbox::SandboxMode::WorkspaceWrite,
         when_unavailable: crate::sandbox::WhenUnavailable::RunUnconfined,
         workspace: vec![workspace.to_path_buf()],
-        guarded: vec![fifo.to_path_buf()],
+        hold: Some(fifo.to_path_buf()),
         network: crate::net::NetworkMode::Open,
         ..crate::sandbox::Profile::default()
     }

@@ -233,6 +233,12 @@ pub struct Profile {
     /// hosts, the host of each base-URL variable it is given), then
     /// `allow_hosts` of `[sandbox]` and its block, then `--allow-host`.
     pub allow_hosts: Vec<String>,
+    /// Tests only, never set from the settings: a file read before the
+    /// agent is prepared, so that a FIFO nobody writes yet holds the
+    /// preparation as a slow disk would (the preparation runs off the
+    /// loop; `tests/it/spawn_off_loop.rs`).
+    #[doc(hidden)]
+    pub hold: Option<PathBuf>,
 }
 
 /// What a profile's settings say, before paths are expanded.
@@ -351,6 +357,7 @@ impl Profile {
             env_pass: dedup_words(env_pass),
             network: crate::net::NetworkMode::default(),
             allow_hosts: Vec::new(),
+            hold: None,
         };
         // The hosts of its model: known, and named by the variables it gets.
         let mut hosts: Vec<String> = agent

@@ -1,6 +1,6 @@
 //! Agents are started off the loop (issue 34): an agent whose preparation
-//! blocks (its guarded config is a FIFO nobody writes yet, which preparing
-//! it reads) holds up neither the keys nor the other chats; an agent that
+//! blocks (held on a FIFO nobody writes yet: `Profile::hold`, as a slow
+//! disk would hold it) holds up neither the keys nor the other chats; an agent that
 //! cannot start is an error line in its chat; quitting meanwhile leaves no
 //! process of it.
 
@@ -66,12 +66,12 @@ fn failsafe(fifo: PathBuf) -> (Arc<AtomicBool>, Arc<AtomicBool>) {
     (done, fired)
 }
 
-/// A second agent, `other`, run as `agent` under a sandbox whose guarded
-/// config is `fifo`.
+/// A second agent, `other`, run as `agent` under a sandbox whose
+/// preparation is held on `fifo`.
 fn blocked_choice(rig: &Rig, agent: AgentCommand, fifo: &Path) -> AgentChoice {
     let mut sandbox = profile(rig, SandboxMode::WorkspaceWrite);
     sandbox.when_unavailable = WhenUnavailable::RunUnconfined;
-    sandbox.guarded.push(fifo.to_path_buf());
+    sandbox.hold = Some(fifo.to_path_buf());
     AgentChoice {
         command: AgentCommand {
             name: "other".into(),
