@@ -42,7 +42,7 @@ pub struct Approval {
     pub card: CardView,
     /// When it was first on screen (the runtime's clock after it came);
     /// `None` until then. "Approve all" leaves out cards younger than
-    /// [`ARM_DELAY`].
+    /// [`ARM_DELAY`](crate::gate::arming::ARM_DELAY).
     pub shown_at: Option<std::time::Instant>,
 }
 

@@ -60,7 +60,7 @@ impl Lister for RealFs {
 /// `tmp` writable): reads everywhere but the hidden paths and most of
 /// `/dev`, writes in the workspace (unless read-only), the state
 /// directories, `tmp` and the `/dev` files of [`DEV_WRITABLE`]. Paths are
-/// taken as they are (callers pass canonical ones: [`canonical`]).
+/// taken as they are (callers pass canonical ones: [`canonical`](super::canonical)).
 pub fn grants(profile: &Profile, tmp: Option<&Path>, fs: &dyn Lister) -> Vec<Grant> {
     let mut out = Vec::new();
     let hidden = &profile.hidden;
