@@ -23,6 +23,7 @@ pub mod answer;
 pub mod arming;
 pub mod card_keys;
 pub mod cards;
+pub mod chat;
 pub mod choices;
 pub mod decide;
 pub mod facts;
