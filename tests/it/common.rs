@@ -54,6 +54,26 @@ pub async fn pump_until(app: &mut App, what: &str, done: impl Fn(&ChatState) -> 
     }
 }
 
+/// Feed agent events until `done` holds for the whole workspace; panics
+/// after [`GUARD`].
+pub async fn pump_ws(app: &mut App, what: &str, done: impl Fn(&warden::state::Workspace) -> bool) {
+    let result = tokio::time::timeout(GUARD, async {
+        while !done(&app.ws) {
+            match app.next_agent_event().await {
+                Some(event) => app.on_agent_event(event),
+                None => panic!("agent event channel closed while waiting for {what}"),
+            }
+        }
+    })
+    .await;
+    assert!(result.is_ok(), "timed out waiting for {what}");
+}
+
+/// The state of chat `n` (1-based) of the workspace.
+pub fn chat(app: &App, n: usize) -> &ChatState {
+    &app.ws.chats[n - 1].state
+}
+
 /// Start the app's agent and wait for its session.
 pub async fn ready(mut app: App) -> App {
     app.start_agent().expect("the agent spawns");

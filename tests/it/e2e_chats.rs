@@ -7,7 +7,7 @@ use warden::state::{Code, Key};
 
 use warden::app::{App, ChatOptions};
 use warden::policy::Mode;
-use warden::state::{Action, ChatState, Connection, EntryKind};
+use warden::state::{Action, Connection, EntryKind};
 
 use crate::common::*;
 use crate::e2e::group_alive;
@@ -125,24 +125,6 @@ async fn a_chat_the_agent_cannot_continue_shows_the_saved_transcript_and_a_new_s
     again.shutdown().await;
 }
 
-/// Feed agent events until `done` holds for the whole workspace.
-async fn pump_ws(app: &mut App, what: &str, done: impl Fn(&warden::state::Workspace) -> bool) {
-    let result = tokio::time::timeout(GUARD, async {
-        while !done(&app.ws) {
-            match app.next_agent_event().await {
-                Some(event) => app.on_agent_event(event),
-                None => panic!("agent event channel closed while waiting for {what}"),
-            }
-        }
-    })
-    .await;
-    assert!(result.is_ok(), "timed out waiting for {what}");
-}
-
-fn chat_state(app: &App, n: usize) -> &ChatState {
-    &app.ws.chats[n - 1].state
-}
-
 #[tokio::test]
 async fn two_chats_on_one_agent_process_plan_blocks_and_auto_allows_the_same_edit() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -161,17 +143,17 @@ async fn two_chats_on_one_agent_process_plan_blocks_and_auto_allows_the_same_edi
     .await;
     assert_eq!(app.agent_count(), 1, "one agent process serves both chats");
     assert_eq!(app.agent_pid(), Some(pid));
-    let first = chat_state(&app, 1).session_id().map(str::to_string);
-    let second = chat_state(&app, 2).session_id().map(str::to_string);
+    let first = chat(&app, 1).session_id().map(str::to_string);
+    let second = chat(&app, 2).session_id().map(str::to_string);
     assert!(
         first.is_some() && second.is_some() && first != second,
         "two sessions"
     );
-    assert_eq!(chat_state(&app, 2).gate.mode, Mode::Default);
+    assert_eq!(chat(&app, 2).gate.mode, Mode::Default);
     // Shift+Tab on chat 2: Default -> Auto; chat 1 stays in Plan.
     key(&mut app, Action::key(Code::BackTab));
-    assert_eq!(chat_state(&app, 2).gate.mode, Mode::Auto);
-    assert_eq!(chat_state(&app, 1).gate.mode, Mode::Plan);
+    assert_eq!(chat(&app, 2).gate.mode, Mode::Auto);
+    assert_eq!(chat(&app, 1).gate.mode, Mode::Plan);
 
     // The same edit in both: chat 2 (on screen) first, then chat 1.
     send(&mut app, "edit");
@@ -188,8 +170,8 @@ async fn two_chats_on_one_agent_process_plan_blocks_and_auto_allows_the_same_edi
             .all(|c| c.state.gate.approvals.is_empty()),
         "no card in either"
     );
-    let plan = agent_text(chat_state(&app, 1));
-    let auto = agent_text(chat_state(&app, 2));
+    let plan = agent_text(chat(&app, 1));
+    let auto = agent_text(chat(&app, 2));
     assert!(
         plan.contains("permission outcome: selected reject-once"),
         "{plan}"
@@ -245,7 +227,7 @@ async fn a_card_in_a_chat_off_screen_waits_there_and_closing_it_cancels() {
     })
     .await;
     assert!(
-        chat_state(&app, 2).gate.approvals.is_empty(),
+        chat(&app, 2).gate.approvals.is_empty(),
         "nothing on chat 2's card"
     );
     assert_eq!(app.ws.waiting_elsewhere(), [(1, 2)]);
@@ -366,13 +348,9 @@ async fn chats_of_different_agents_run_side_by_side_and_an_unused_agent_ends() {
     assert_eq!(app.agent_count(), 2, "one process per agent");
     let other_pid = app.agent_pid().expect("runs");
     assert_ne!(other_pid, first_pid);
-    assert_eq!(chat_state(&app, 2).session.agent_name, "other");
-    assert_eq!(
-        chat_state(&app, 2).gate.mode,
-        Mode::Auto,
-        "its default mode"
-    );
-    assert_eq!(chat_state(&app, 1).gate.mode, Mode::Default);
+    assert_eq!(chat(&app, 2).session.agent_name, "other");
+    assert_eq!(chat(&app, 2).gate.mode, Mode::Auto, "its default mode");
+    assert_eq!(chat(&app, 1).gate.mode, Mode::Default);
     send(&mut app, "execute");
     pump_until(&mut app, "the Auto turn", |s| !s.is_busy()).await;
     assert!(agent_text(app.state()).contains("permission outcome: selected allow-once"));
@@ -420,10 +398,10 @@ async fn an_agent_crash_takes_down_all_its_chats_and_r_reconnects_each() {
     .await;
     assert_eq!(app.agent_count(), 0);
     assert!(
-        chat_state(&app, 1).gate.approvals.is_empty(),
+        chat(&app, 1).gate.approvals.is_empty(),
         "its card was cancelled"
     );
-    assert!(!errors(chat_state(&app, 1)).is_empty() && !errors(chat_state(&app, 2)).is_empty());
+    assert!(!errors(chat(&app, 1)).is_empty() && !errors(chat(&app, 2)).is_empty());
     // r in chat 2 starts a new process, and chat 1 comes back on it too
     // (every chat of the crashed process restarts together).
     key(&mut app, Action::ch('r'));

@@ -93,24 +93,6 @@ fn recorded(dir: &Path) -> ChatOptions {
     }
 }
 
-/// Feed agent events until `done` holds for the whole workspace.
-async fn pump_ws(app: &mut App, what: &str, done: impl Fn(&Workspace) -> bool) {
-    let result = tokio::time::timeout(GUARD, async {
-        while !done(&app.ws) {
-            match app.next_agent_event().await {
-                Some(event) => app.on_agent_event(event),
-                None => panic!("agent event channel closed while waiting for {what}"),
-            }
-        }
-    })
-    .await;
-    assert!(result.is_ok(), "timed out waiting for {what}");
-}
-
-fn chat(app: &App, n: usize) -> &ChatState {
-    &app.ws.chats[n - 1].state
-}
-
 fn users(state: &ChatState) -> Vec<String> {
     state
         .session

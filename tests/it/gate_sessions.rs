@@ -9,26 +9,9 @@ use warden::state::Code;
 
 use warden::app::App;
 use warden::policy::Mode;
-use warden::state::{Action, ChatState, Connection, Workspace};
+use warden::state::{Action, Connection};
 
 use crate::common::*;
-
-async fn pump_ws(app: &mut App, what: &str, done: impl Fn(&Workspace) -> bool) {
-    let result = tokio::time::timeout(GUARD, async {
-        while !done(&app.ws) {
-            match app.next_agent_event().await {
-                Some(event) => app.on_agent_event(event),
-                None => panic!("agent event channel closed while waiting for {what}"),
-            }
-        }
-    })
-    .await;
-    assert!(result.is_ok(), "timed out waiting for {what}");
-}
-
-fn chat(app: &App, n: usize) -> &ChatState {
-    &app.ws.chats[n - 1].state
-}
 
 /// Chat 1 in Plan playing the hostile scenario; chat 2 on the same agent
 /// process, opened, never prompted, in Auto. Chat 1 is on screen.

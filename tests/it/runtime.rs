@@ -10,21 +10,7 @@ use crate::common::*;
 use warden::app::App;
 use warden::launch::{self, Want};
 use warden::policy::Mode;
-use warden::state::{Action, Connection, Msg, Workspace};
-
-/// Feed events until `done` holds for the workspace; panics after [`GUARD`].
-async fn pump_ws(app: &mut App, what: &str, done: impl Fn(&Workspace) -> bool) {
-    let result = tokio::time::timeout(GUARD, async {
-        while !done(&app.ws) {
-            match app.next_agent_event().await {
-                Some(event) => app.on_agent_event(event),
-                None => panic!("agent event channel closed while waiting for {what}"),
-            }
-        }
-    })
-    .await;
-    assert!(result.is_ok(), "timed out waiting for {what}");
-}
+use warden::state::{Action, Connection, Msg};
 
 /// A settings file with one agent, the demo agent under the name `helper`,
 /// starting in `default_mode`, with no bell.

@@ -14,7 +14,7 @@ use futures::FutureExt as _;
 use warden::acp::AgentCommand;
 use warden::app::{AgentChoice, App, ChatOptions};
 use warden::sandbox::{SandboxMode, WhenUnavailable};
-use warden::state::{Action, ChatState, Code, Connection, Workspace};
+use warden::state::{Action, Code, Connection};
 
 use crate::common::*;
 use crate::sandbox::{Rig, command, profile, rig};
@@ -91,23 +91,6 @@ fn open_other(app: &mut App) {
     key(app, Action::key(Code::Enter));
     assert_eq!(app.ws.chats.len(), 2);
     assert_eq!(app.ws.active, 1);
-}
-
-async fn pump_ws(app: &mut App, what: &str, done: impl Fn(&Workspace) -> bool) {
-    let result = tokio::time::timeout(GUARD, async {
-        while !done(&app.ws) {
-            match app.next_agent_event().await {
-                Some(event) => app.on_agent_event(event),
-                None => panic!("agent event channel closed while waiting for {what}"),
-            }
-        }
-    })
-    .await;
-    assert!(result.is_ok(), "timed out waiting for {what}");
-}
-
-fn chat(app: &App, n: usize) -> &ChatState {
-    &app.ws.chats[n - 1].state
 }
 
 #[tokio::test]
