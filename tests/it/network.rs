@@ -601,35 +601,7 @@ fn exec_terminal(python: &str, targets: &Targets, args: &[&str]) -> (String, Str
         ),
     )
     .expect("scenario");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args([
-            "--config",
-            "/nonexistent/warden.toml",
-            "exec",
-            "--mode",
-            "auto",
-        ])
-        .args(args)
-        .arg("--cwd")
-        .arg(&rig.work)
-        .args([
-            "-p",
-            "go",
-            "--",
-            env!("CARGO_BIN_EXE_warden"),
-            "demo-agent",
-            "--scenario",
-        ])
-        .arg(&scenario)
-        .current_dir(&rig.work)
-        .env("HOME", &rig.home)
-        .env("XDG_DATA_HOME", rig.home.join("data"))
-        .env("XDG_CONFIG_HOME", rig.home.join("config"))
-        .env("XDG_STATE_HOME", rig.home.join("state"))
-        .env("WARDEN_DEMO_STATE", &rig.state)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("warden exec runs");
+    let out = crate::sandbox::exec_scenario(&rig, &scenario, args);
     let said = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),

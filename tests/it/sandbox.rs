@@ -143,6 +143,41 @@ pub(crate) async fn both_ways(rig: &Rig, mode: Mode, prompt: &str, check: impl F
     );
 }
 
+/// `warden exec --mode auto` (and `args`) of the demo agent playing
+/// `scenario` in the rig's workspace, with no settings file and the rig's
+/// HOME and data folders.
+pub(crate) fn exec_scenario(rig: &Rig, scenario: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args([
+            "--config",
+            "/nonexistent/warden.toml",
+            "exec",
+            "--mode",
+            "auto",
+        ])
+        .args(args)
+        .arg("--cwd")
+        .arg(&rig.work)
+        .args([
+            "-p",
+            "go",
+            "--",
+            env!("CARGO_BIN_EXE_warden"),
+            "demo-agent",
+            "--scenario",
+        ])
+        .arg(scenario)
+        .current_dir(&rig.work)
+        .env("HOME", &rig.home)
+        .env("XDG_DATA_HOME", rig.home.join("data"))
+        .env("XDG_CONFIG_HOME", rig.home.join("config"))
+        .env("XDG_STATE_HOME", rig.home.join("state"))
+        .env("WARDEN_DEMO_STATE", &rig.state)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("warden exec runs")
+}
+
 pub(crate) fn contains(path: &Path, what: &str) -> bool {
     std::fs::read_to_string(path).is_ok_and(|text| text.contains(what))
 }
@@ -469,34 +504,7 @@ fn exec_says_on_stderr_when_the_sandbox_blocked_a_terminal() {
     let rig = rig();
     let outside = rig.root.join("outside.txt");
     let scenario = terminal_scenario(&rig.work.join(".terminal.toml"), &outside);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args([
-            "--config",
-            "/nonexistent/warden.toml",
-            "exec",
-            "--mode",
-            "auto",
-        ])
-        .arg("--cwd")
-        .arg(&rig.work)
-        .args([
-            "-p",
-            "go",
-            "--",
-            env!("CARGO_BIN_EXE_warden"),
-            "demo-agent",
-            "--scenario",
-        ])
-        .arg(&scenario)
-        .current_dir(&rig.work)
-        .env("HOME", &rig.home)
-        .env("XDG_DATA_HOME", rig.home.join("data"))
-        .env("XDG_CONFIG_HOME", rig.home.join("config"))
-        .env("XDG_STATE_HOME", rig.home.join("state"))
-        .env("WARDEN_DEMO_STATE", &rig.state)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("warden exec runs");
+    let out = exec_scenario(&rig, &scenario, &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!contains(&outside, "terminal was here"), "{stderr}");
     assert!(
