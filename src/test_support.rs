@@ -82,3 +82,20 @@ pub(crate) fn ready_chat(cwd: &str) -> crate::state::ChatState {
     }));
     s
 }
+
+/// A read of `path`, as claude-code asks for one.
+pub(crate) fn read_of(path: &str) -> PermissionRequest {
+    permission_request(
+        "t1",
+        ToolCallFields {
+            title: Some("Read".into()),
+            kind: Some(crate::model::ToolKind::Read),
+            locations: Some(vec![crate::model::Location {
+                path: path.to_string(),
+                line: None,
+            }]),
+            ..Default::default()
+        },
+        claude_options(),
+    )
+}

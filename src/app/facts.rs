@@ -583,7 +583,6 @@ mod tests {
     /// The rules must see both, or a deny rule on the vault is walked past.
     #[test]
     fn the_rules_see_every_reading_of_a_path_with_dot_dot_after_a_symlink() {
-        use crate::model::{Location, ToolCallFields, ToolKind};
         let dir = tempfile::tempdir().expect("tempdir");
         let base = dir.path().canonicalize().expect("canonical");
         for sub in ["proj", "other/sub", "vault"] {
@@ -592,19 +591,7 @@ mod tests {
         std::os::unix::fs::symlink(base.join("other/sub"), base.join("proj/up")).expect("link");
         std::os::unix::fs::symlink(base.join("vault"), base.join("proj/link")).expect("link");
         let sent = base.join("proj/up/../link/key").display().to_string();
-        let mut request = crate::test_support::permission_request(
-            "t1",
-            ToolCallFields {
-                title: Some("Read".into()),
-                kind: Some(ToolKind::Read),
-                locations: Some(vec![Location {
-                    path: sent.clone(),
-                    line: None,
-                }]),
-                ..Default::default()
-            },
-            crate::test_support::claude_options(),
-        );
+        let mut request = crate::test_support::read_of(&sent);
         let mut state = ChatState::new("demo", base.join("proj").display().to_string());
         state.session.cwd_path = base.join("proj");
         let roots = fs::Roots::new(&base.join("proj"), &[]);

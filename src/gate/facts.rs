@@ -177,23 +177,6 @@ impl Refusal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ToolCallFields, ToolKind};
-
-    fn read_of(path: &str) -> PermissionRequest {
-        crate::test_support::permission_request(
-            "t1",
-            ToolCallFields {
-                title: Some("Read".into()),
-                kind: Some(ToolKind::Read),
-                locations: Some(vec![Location {
-                    path: path.to_string(),
-                    line: None,
-                }]),
-                ..Default::default()
-            },
-            crate::test_support::claude_options(),
-        )
-    }
 
     /// What the disk says is what the rules see: each file a path can
     /// mean is a location of the request and of its view, and one of
@@ -201,7 +184,7 @@ mod tests {
     /// `~` taken as the chat's home, and for a read.
     #[test]
     fn gathered_facts_carry_every_reading_and_refuse_warden_s_own_files() {
-        let mut request = read_of("~/proj/up/../key");
+        let mut request = crate::test_support::read_of("~/proj/up/../key");
         let mut asked = Vec::new();
         let facts = gather(
             &mut request,
@@ -254,7 +237,7 @@ mod tests {
     /// A path that means only itself adds nothing and refuses nothing.
     #[test]
     fn a_path_that_means_only_itself_adds_no_location() {
-        let mut request = read_of("/w/a");
+        let mut request = crate::test_support::read_of("/w/a");
         let facts = gather(&mut request, None, None, Path::new("/w"), |path, _| {
             PathReading {
                 normalized: path.to_path_buf(),
