@@ -216,14 +216,11 @@ impl Store {
         {
             return Ok(grafted.clone());
         }
-        let mut paths = Vec::new();
-        for (disk, _, _) in &files {
-            paths.extend_from_slice(self.roots[i].join(disk).as_os_str().as_encoded_bytes());
-            paths.push(b'\n');
-        }
-        let mut cmd = self.bare();
-        cmd.args(["hash-object", "-w", "--no-filters", "--stdin-paths"]);
-        let out = git::run(cmd, Some(&paths))?;
+        let disk: Vec<std::path::PathBuf> = files
+            .iter()
+            .map(|(d, _, _)| self.roots[i].join(d))
+            .collect();
+        let out = self.hash_files(&disk, limits.max_file_size)?;
         let shas: Vec<&str> = std::str::from_utf8(&out)
             .unwrap_or_default()
             .lines()
@@ -260,5 +257,96 @@ impl Store {
                 .insert(i, (key, grafted.clone()));
         }
         built
+    }
+}
+
+impl Store {
+    /// Store `paths` as blobs: their stdout is one object id a line. Each
+    /// file is read by warden first (non-blocking, a regular file, at most
+    /// `max_size`) into a copy in the store's own directory, which git
+    /// hashes: a file the agent swaps for a FIFO after it was listed would
+    /// hold `git hash-object`, and the checkpoint worker, forever.
+    pub(super) fn hash_files(
+        &self,
+        paths: &[std::path::PathBuf],
+        max_size: u64,
+    ) -> Result<Vec<u8>, CheckpointError> {
+        let changed = || CheckpointError::Git {
+            what: "git hash-object".into(),
+            message: "a file a tool runs changed while it was read".into(),
+        };
+        let copies = self.dir.join("tool-copies");
+        let _ = std::fs::remove_dir_all(&copies);
+        std::fs::create_dir_all(&copies).map_err(|_| changed())?;
+        let mut list = Vec::new();
+        for (n, path) in paths.iter().enumerate() {
+            let bytes = read_small_regular(path, max_size).map_err(|_| changed())?;
+            let copy = copies.join(n.to_string());
+            std::fs::write(&copy, bytes).map_err(|_| changed())?;
+            list.extend_from_slice(copy.as_os_str().as_encoded_bytes());
+            list.push(b'\n');
+        }
+        let mut cmd = self.bare();
+        cmd.args(["hash-object", "-w", "--no-filters", "--stdin-paths"]);
+        let out = git::run(cmd, Some(&list));
+        let _ = std::fs::remove_dir_all(&copies);
+        out
+    }
+}
+
+/// The bytes of the regular file at `path` (not through a symlink), at
+/// most `max_size`: opened non-blocking and checked on the open file.
+fn read_small_regular(path: &Path, max_size: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > max_size {
+        return Err(std::io::Error::other("not a small regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(max_size + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_size {
+        return Err(std::io::Error::other("grew while read"));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tool file the agent swaps for a FIFO after it was listed holds
+    /// nothing: the snapshot says it changed, and the worker goes on.
+    #[test]
+    fn a_fifo_among_the_tool_files_fails_the_hash_and_blocks_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).expect("mkdir");
+        let store =
+            Store::open(&dir.path().join("base"), std::slice::from_ref(&work), &[]).expect("store");
+        std::fs::write(work.join(".envrc"), "export A=1\n").expect("write");
+        let ok = store
+            .hash_files(&[work.join(".envrc")], 1000)
+            .expect("a regular file hashes");
+        assert_eq!(String::from_utf8_lossy(&ok).lines().count(), 1);
+        let fifo = work.join(".husky-hook");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(store.hash_files(&[fifo], 1000).is_err());
+        });
+        // Only a limit on a hang, not a measure of speed.
+        let failed = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("hashing blocked on the FIFO");
+        assert!(failed, "a FIFO is no file a tool runs");
     }
 }
