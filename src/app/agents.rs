@@ -9,7 +9,6 @@ use super::{App, CANCEL_GRACE, Incoming};
 use crate::acp::{
     self, AgentAbilities, AgentEvent, AgentHandle, ClientCall, ClientError, LaunchError,
 };
-use crate::model::PermissionOutcome;
 use crate::settings;
 use crate::state::{ChatId, Connection, DraftsMsg, Msg, Refusal, WsMsg};
 
@@ -40,10 +39,10 @@ pub(super) struct AgentSlot {
 /// An agent's events held for a job off the loop: a job dropped before it
 /// ran (its chat closed, the worker gone) or that failed releases them, so
 /// the agent's other chats never wait for it forever.
-struct Hold {
-    key: u64,
+pub(super) struct Hold {
+    pub(super) key: u64,
     /// `None` once the job's own step releases them.
-    inbox: Option<tokio::sync::mpsc::UnboundedSender<Incoming>>,
+    pub(super) inbox: Option<tokio::sync::mpsc::UnboundedSender<Incoming>>,
 }
 
 impl Drop for Hold {
@@ -188,7 +187,7 @@ impl App {
     }
 
     /// The chat whose session this is, on the agent process `key`.
-    fn chat_of(&self, key: u64, session_id: &str) -> Option<ChatId> {
+    pub(super) fn chat_of(&self, key: u64, session_id: &str) -> Option<ChatId> {
         self.chats
             .iter()
             .find(|(_, chat)| chat.owns(key, session_id))
@@ -473,112 +472,10 @@ impl App {
                 }
             },
             AgentEvent::Permission { request, responder } => {
-                let mut request = *request;
-                let (id, refusal) = match self.chat_of(key, &request.session_id) {
-                    Some(id) => (id, None),
-                    // A session no chat has open (a closed chat's, a made-up
-                    // one): the gate of a chat on the same process refuses
-                    // it, says so and logs it.
-                    None => match self.chats_on(key).first() {
-                        Some(first) => {
-                            (*first, Some(Refusal::foreign_session(&request.session_id)))
-                        }
-                        None => {
-                            tracing::warn!(session = %request.session_id, "permission request for an unknown session: cancelled");
-                            return responder.respond(PermissionOutcome::Cancelled);
-                        }
-                    },
-                };
-                let Some(chat) = self.chats.get_mut(&id) else {
-                    return responder.respond(PermissionOutcome::Cancelled);
-                };
-                // Facts only (the view, resolved paths, warden's own files),
-                // gathered off the loop in the file worker, in turn with the
-                // client calls: the gate decides and logs.
-                let known = self.ws.chat(id).map(|slot| {
-                    let state = &slot.state;
-                    let known = state
-                        .session
-                        .transcript
-                        .tool(&request.tool_call_id)
-                        .map(|t| t.call.clone());
-                    (
-                        known,
-                        state.gate.home.clone(),
-                        state.session.cwd_path.clone(),
-                    )
-                });
-                let request_id = chat.next_request;
-                chat.next_request += 1;
-                chat.responders.insert(request_id, responder);
-                let roots = chat.roots.clone();
-                let hold = Hold {
-                    key,
-                    inbox: Some(self.inbox_tx.clone()),
-                };
-                chat.jobs.push(Box::new(move || {
-                    let mut hold = hold;
-                    let mut facts = match known {
-                        Some((known, home, cwd)) => super::facts::permission(
-                            &mut request,
-                            known,
-                            home.as_deref(),
-                            &cwd,
-                            &roots,
-                        ),
-                        None => crate::state::RequestFacts::of(&request, None),
-                    };
-                    if refusal.is_some() {
-                        facts.refusal = refusal;
-                    }
-                    // The step itself releases the agent's events.
-                    hold.inbox = None;
-                    super::calls::FsStep::Checked {
-                        key,
-                        id: request_id,
-                        request: Box::new(request),
-                        facts: Box::new(facts),
-                    }
-                }));
-                self.hold_events(key);
+                self.on_permission_ask(key, *request, responder);
             }
             AgentEvent::Elicitation { request, responder } => {
-                // A session no chat has open: refused, said and logged in a
-                // chat of the same process, as any request.
-                let (id, refusal) = match self.chat_of(key, &request.session_id) {
-                    Some(id) => (id, None),
-                    None => match self.chats_on(key).first() {
-                        Some(first) => {
-                            (*first, Some(Refusal::foreign_session(&request.session_id)))
-                        }
-                        None => {
-                            tracing::warn!(session = %request.session_id, "elicitation for an unknown session: cancelled");
-                            return responder.respond(&PermissionOutcome::Cancelled);
-                        }
-                    },
-                };
-                let Some(chat) = self.chats.get_mut(&id) else {
-                    return responder.respond(&PermissionOutcome::Cancelled);
-                };
-                let request_id = chat.next_request;
-                chat.next_request += 1;
-                chat.elicitations.insert(request_id, responder);
-                let msg = match refusal {
-                    Some(refusal) => Msg::PermissionChecked {
-                        id: request_id,
-                        facts: Box::new(crate::state::RequestFacts {
-                            refusal: Some(refusal),
-                            in_session: true,
-                            ..crate::state::RequestFacts::of(&request, None)
-                        }),
-                        request,
-                    },
-                    None => Msg::PermissionRequested {
-                        id: request_id,
-                        request,
-                    },
-                };
-                self.send_chat(id, msg);
+                self.on_elicitation_ask(key, request, responder);
             }
             AgentEvent::PromptDone { session_id, result } => {
                 let Some(id) = self.chat_of(key, &session_id) else {

@@ -21,6 +21,7 @@
 
 mod agent_name;
 mod agents;
+mod asks;
 mod calls;
 mod chat;
 mod checkpoints;
