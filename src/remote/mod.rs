@@ -31,7 +31,7 @@ pub use token::Token;
 use std::time::Instant;
 
 use crate::policy::Mode;
-use crate::state::{Answer, CardSummary, ChatId, ChoiceSummary, RequestId};
+use crate::state::{Answer, CardSummary, ChatId, RequestId};
 
 /// How long a card must have been on the page before a remote answer takes
 /// (the key-race rule: no card is answered in the instant it appears).
@@ -58,19 +58,11 @@ pub struct ChatCards {
     pub cards: Vec<CardView>,
 }
 
-/// One waiting card as the page shows it (plain text, escaped when drawn).
+/// One waiting card as the page shows it (plain text, escaped when drawn):
+/// the state's summary of it, and when the page first had it.
 #[derive(Debug, Clone)]
 pub struct CardView {
-    pub id: RequestId,
-    pub title: String,
-    pub kind: String,
-    pub command: Option<String>,
-    pub paths: Vec<String>,
-    pub diff: String,
-    /// Why the policy left it to the user.
-    pub reason: String,
-    /// Its buttons: the card's rows another device may pick.
-    pub choices: Vec<ChoiceSummary>,
+    pub summary: CardSummary,
     /// When the page first had it (its arming starts then).
     pub since: Instant,
 }
@@ -98,17 +90,10 @@ pub fn cards_of(cards: Vec<CardSummary>, before: Option<&ChatCards>) -> Vec<Card
         .into_iter()
         .map(|card| {
             let since = before
-                .and_then(|b| b.cards.iter().find(|c| c.id == card.id))
+                .and_then(|b| b.cards.iter().find(|c| c.summary.id == card.id))
                 .map_or(now, |c| c.since);
             CardView {
-                id: card.id,
-                title: card.title,
-                kind: card.kind,
-                command: card.command,
-                paths: card.paths,
-                diff: card.diff,
-                reason: card.reason,
-                choices: card.choices,
+                summary: card,
                 since,
             }
         })

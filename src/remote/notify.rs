@@ -129,18 +129,18 @@ pub(super) async fn watch(shared: Arc<Mutex<Shared>>, notify: Notify, link: Stri
                 .snapshot
                 .chats
                 .iter()
-                .flat_map(|chat| chat.cards.iter().map(|card| (chat.chat, card.id)))
+                .flat_map(|chat| chat.cards.iter().map(|card| (chat.chat, card.summary.id)))
                 .collect();
             sent.retain(|key| waiting.contains(key));
             for chat in &shared.snapshot.chats {
                 for card in &chat.cards {
-                    if sent.contains(&(chat.chat, card.id)) {
+                    if sent.contains(&(chat.chat, card.summary.id)) {
                         continue;
                     }
                     let at = card.since + notify.after;
                     if at <= now {
-                        sent.insert((chat.chat, card.id));
-                        due.push((card.kind.clone(), now.duration_since(card.since)));
+                        sent.insert((chat.chat, card.summary.id));
+                        due.push((card.summary.kind.clone(), now.duration_since(card.since)));
                     } else {
                         next = Some(next.map_or(at, |n| n.min(at)));
                     }

@@ -98,7 +98,8 @@ pub fn fragment(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) ->
             );
         }
         out.push_str("</form>");
-        for card in &chat.cards {
+        for shown in &chat.cards {
+            let card = &shown.summary;
             let _ = write!(
                 out,
                 "<div class=\"card\" id=\"card-{}-{}\">\
@@ -136,7 +137,7 @@ pub fn fragment(snapshot: &Snapshot, csrf: &str, arming: std::time::Duration) ->
                     escape(&card.reason)
                 );
             }
-            if card.since.elapsed() < arming {
+            if shown.since.elapsed() < arming {
                 out.push_str(
                     "<div class=\"muted\">just arrived: look at it first (answers take in a second)</div>",
                 );
@@ -252,14 +253,16 @@ mod tests {
                 project: evil.to_string(),
                 mode: Mode::Default,
                 cards: vec![CardView {
-                    id: 7,
-                    title: evil.to_string(),
-                    kind: evil.to_string(),
-                    command: Some(evil.to_string()),
-                    paths: vec![evil.to_string()],
-                    diff: evil.to_string(),
-                    reason: evil.to_string(),
-                    choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
+                    summary: crate::state::CardSummary {
+                        id: 7,
+                        title: evil.to_string(),
+                        kind: evil.to_string(),
+                        command: Some(evil.to_string()),
+                        paths: vec![evil.to_string()],
+                        diff: evil.to_string(),
+                        reason: evil.to_string(),
+                        choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
+                    },
                     since: std::time::Instant::now(),
                 }],
             }],
@@ -288,14 +291,16 @@ mod tests {
                 project: "~/src/shop".into(),
                 mode: Mode::Default,
                 cards: vec![CardView {
-                    id: 7,
-                    title: "t".into(),
-                    kind: "edit".into(),
-                    command: None,
-                    paths: Vec::new(),
-                    diff: String::new(),
-                    reason: String::new(),
-                    choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
+                    summary: crate::state::CardSummary {
+                        id: 7,
+                        title: "t".into(),
+                        kind: "edit".into(),
+                        command: None,
+                        paths: Vec::new(),
+                        diff: String::new(),
+                        reason: String::new(),
+                        choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
+                    },
                     since: std::time::Instant::now(),
                 }],
             }],
@@ -313,14 +318,16 @@ mod tests {
     #[test]
     fn each_card_names_its_agent_and_project() {
         let card = |id: u64| CardView {
-            id,
-            title: "t".into(),
-            kind: "edit".into(),
-            command: None,
-            paths: Vec::new(),
-            diff: String::new(),
-            reason: String::new(),
-            choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
+            summary: crate::state::CardSummary {
+                id,
+                title: "t".into(),
+                kind: "edit".into(),
+                command: None,
+                paths: Vec::new(),
+                diff: String::new(),
+                reason: String::new(),
+                choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
+            },
             since: std::time::Instant::now(),
         };
         let chat = |chat: u64, agent: &str, project: &str| ChatCards {

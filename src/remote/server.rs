@@ -305,8 +305,8 @@ async fn handle(req: Request<Incoming>, shared: &Arc<Mutex<Shared>>, sink: &Sink
             let (chat, card) = (number(&query, "chat"), number(&query, "card"));
             let mut shared = lock(shared);
             let found = find_card(&shared.snapshot, chat, card).and_then(|c| {
-                let choice = c.choices.iter().find(|x| x.needs_reason)?;
-                Some((c.title.clone(), *choice))
+                let choice = c.summary.choices.iter().find(|x| x.needs_reason)?;
+                Some((c.summary.title.clone(), *choice))
             });
             match issue_csrf(&mut shared) {
                 Some(csrf) => html_reply(
@@ -517,7 +517,7 @@ fn post_answer(shared: &Mutex<Shared>, sink: &Sink, form: &HashMap<String, Strin
         );
     };
     // The card's own rows say what may be picked, and what each sends.
-    let Some(choice) = found.choices.iter().find(|c| c.id == picked) else {
+    let Some(choice) = found.summary.choices.iter().find(|c| c.id == picked) else {
         return text(StatusCode::BAD_REQUEST, "no answer picked");
     };
     let Some(pick) = choice.answer(reason) else {
@@ -566,7 +566,7 @@ fn find_card(
         .find(|c| c.chat == chat)?
         .cards
         .iter()
-        .find(|c| c.id == card)
+        .find(|c| c.summary.id == card)
 }
 
 fn issue_csrf(shared: &mut Shared) -> Option<Token> {
@@ -701,14 +701,16 @@ mod tests {
         use crate::remote::{CardView, ChatCards};
         use crate::state::Answer;
         let card = CardView {
-            id: 7,
-            title: "t".into(),
-            kind: "execute".into(),
-            command: None,
-            paths: Vec::new(),
-            diff: String::new(),
-            reason: String::new(),
-            choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
+            summary: crate::state::CardSummary {
+                id: 7,
+                title: "t".into(),
+                kind: "execute".into(),
+                command: None,
+                paths: Vec::new(),
+                diff: String::new(),
+                reason: String::new(),
+                choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
+            },
             since: Instant::now() - Duration::from_secs(60),
         };
         let shared = Mutex::new(Shared {
