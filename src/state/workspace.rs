@@ -3,7 +3,8 @@
 //! Each chat keeps its own [`ChatState`]: transcript, mode, grants and
 //! approval queue. Nothing here crosses from one chat to another: a message
 //! for chat A only ever reaches A's state, and A's effects come back tagged
-//! with A's id.
+//! with A's id. Who has a key (the workspace's screens, its chat keys, or
+//! the chat on screen) is said in `keys/route.rs`.
 
 use crate::keys::{self, ListCmd};
 use crate::record::ChatSummary;
