@@ -1,8 +1,9 @@
 //! Who has the key: the routing of a key press (or a paste, a click)
 //! from the workspace to the context that takes it, in one place.
 //!
-//! The workspace first: while its help or the remote page's code is up,
-//! any key closes it; Ctrl-D leaves from anywhere; Ctrl-C on its own
+//! The workspace first: while the remote page's code is up any key but
+//! Ctrl-D closes it, and while its help is up any key but the ones that
+//! scroll it (or Ctrl-D) does; Ctrl-D leaves from anywhere; Ctrl-C on its own
 //! screens backs out like Esc; its screens (the chat list, renaming,
 //! closing, a new chat, past chats) take their keys; else its chat keys
 //! (new, switch, list, close, past chats) act, and every other key goes to
