@@ -1,9 +1,10 @@
 //! Every key of warden, once: for each context (the composer, the cards,
 //! the chat list, ...) a table of bindings, each one key (or several),
-//! a short label, a longer help text and what it does. The keymap reads
-//! the composer and chat tables to turn a key press into an
-//! [`Action`]; the state reads the context tables to decide what an action
-//! means there; the card's hint line, the footer's hints, the help overlay
+//! a short label, a longer help text and what it does. The walk of a key
+//! press is here too, after the door (`tui::keymap`): `press.rs` reads the
+//! composer and chat tables for the view's own keys and Ctrl-C
+//! ([`press()`]), `route.rs` says who has the key, and that context reads
+//! its own table to decide what the key means there; the card's hint line, the footer's hints, the help overlay
 //! (F1, or `?` on an empty message) and the guide's key tables (docs/GUIDE.md) are all
 //! rendered from the same tables, so they cannot drift apart. (The shape
 //! follows codex-rs/tui's `ApprovalOption`: a label, a decision and its
@@ -13,9 +14,12 @@
 //! arm in [`Context::rows`]).
 
 mod action;
+mod press;
+mod route;
 mod tables;
 
 pub use action::{Action, Scroll};
+pub use press::{Press, press};
 pub(crate) use tables::*;
 
 use crate::state::{Choice, ChoiceDef, choice_bindings};

@@ -1,4 +1,4 @@
-//! What a key means to warden once the keymap has read it: the actions
+//! What a key means to warden once `keys::press` has read it: the actions
 //! the state applies, and the moves of the transcript view the render side
 //! applies. They live with the keys, so the keys and the state need nothing
 //! of each other's but these (no import circle).
@@ -6,7 +6,7 @@
 use super::Key;
 
 /// What the user asked for: a key as pressed ([`Action::Key`], from
-/// `tui::keymap`), or what a paste, a click or the view made of it.
+/// `keys::press`), or what a paste, a click or the view made of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// A key as pressed. Its meaning depends on where the keys are: each

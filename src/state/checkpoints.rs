@@ -324,7 +324,7 @@ impl ChatState {
 
     /// A key while the restore card or the list is open; `None` when
     /// neither is.
-    pub(super) fn checkpoint_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
+    pub(crate) fn checkpoint_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
         if let Some(plan) = &self.view.checkpoints.confirm {
             let conflicts = !plan.conflicts.is_empty();
             let pick = match action {

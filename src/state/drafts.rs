@@ -313,7 +313,7 @@ impl ChatState {
 
     /// Keys the composer's memory takes before the usual composer keys;
     /// `None` passes the key on.
-    pub(super) fn drafts_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
+    pub(crate) fn drafts_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
         if !self.view.focus.is(Pane::Composer) {
             return None;
         }

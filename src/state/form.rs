@@ -287,7 +287,7 @@ impl ChatState {
     }
 
     /// Keys while a form is being filled in.
-    pub(super) fn on_form_key(
+    pub(crate) fn on_form_key(
         &mut self,
         action: &Action,
         key: Option<keys::Key>,

@@ -174,7 +174,7 @@ impl ChatState {
     }
 
     /// Keys while editing the kept rule's pattern.
-    pub(super) fn on_keep_rule_key(
+    pub(crate) fn on_keep_rule_key(
         &mut self,
         action: &Action,
         key: Option<crate::keys::Key>,
@@ -236,7 +236,7 @@ impl ChatState {
     }
 
     /// Keys on the rules screen.
-    pub(super) fn on_grants_key(
+    pub(crate) fn on_grants_key(
         &mut self,
         key: Option<crate::keys::Key>,
         selected: usize,

@@ -22,7 +22,7 @@ impl ChatState {
     /// Ctrl-C, F1 and `?`, and any key while the help is open: `Break`
     /// with the effects when handled here, else `Continue` with the action
     /// for the focus (Ctrl-C in a field, a menu or a question becomes Esc).
-    pub(super) fn on_help_or_interrupt(
+    pub(crate) fn on_help_or_interrupt(
         &mut self,
         action: Action,
         key: Option<keys::Key>,

@@ -9,7 +9,7 @@ pub(crate) mod drafts;
 mod focus;
 mod form;
 mod grants;
-mod interrupt;
+pub(crate) mod interrupt;
 pub mod mention;
 mod messages;
 mod mode_menu;
@@ -339,13 +339,7 @@ impl ChatState {
         match msg {
             Msg::Checkpoint(msg) => self.on_checkpoint(*msg),
             Msg::Action(action) => self.on_action(action),
-            Msg::Key { action, at } => {
-                self.key_at(&crate::keys::split(action.clone()).0, at);
-                self.view.pressed_at = Some(at);
-                let effects = self.on_action(action);
-                self.view.pressed_at = None;
-                effects
-            }
+            Msg::Key { action, at } => self.on_key(action, at),
             Msg::Tick(now) => {
                 self.stamp(now);
                 Vec::new()
@@ -580,118 +574,6 @@ impl ChatState {
             }
         }
         self.session.transcript.end_turn();
-    }
-
-    /// A key (as pressed), a paste or a click. The composer's meaning of a
-    /// key (`action`) serves the keys that mean the same everywhere and the
-    /// composer; the context that has the keys (a card, a modal) matches
-    /// the raw `key` against its own table.
-    fn on_action(&mut self, input: Action) -> Vec<Effect> {
-        let (action, mut key) = crate::keys::split(input);
-        if !matches!(action, Action::ToggleThoughts) {
-            self.view.notice = None;
-        }
-        // While the search is open it has the keys, also when a card took
-        // the focus meanwhile: a letter typed for the search never answers it.
-        if self.view.focus.modal.is_none()
-            && let Some(effects) = self.on_search_key(&action)
-        {
-            return effects;
-        }
-        let interrupt = matches!(action, Action::Interrupt(_));
-        let action = match self.on_help_or_interrupt(action, key) {
-            std::ops::ControlFlow::Break(effects) => return effects,
-            std::ops::ControlFlow::Continue(action) => action,
-        };
-        if interrupt && action == Action::Cancel {
-            // Ctrl-C in a field, a menu or a question is Esc there.
-            key = Some(Key::plain(Code::Esc));
-        }
-        if let Some(effects) = self.stuck_move_key(&action) {
-            return effects;
-        }
-        if let Some(effects) = self.checkpoint_key(&action) {
-            return effects;
-        }
-        if let Some(effects) = self.drafts_key(&action) {
-            return effects;
-        }
-        // Keys that mean the same wherever the focus is.
-        match action {
-            // Not over a field or a question of a card's: those keep their keys.
-            Action::Search if self.view.focus.modal.is_none() => {
-                return self.open_search();
-            }
-            Action::Copy => return self.copy(false),
-            Action::CopyCode => return self.copy(true),
-            // A modal closes on Esc instead.
-            Action::Cancel if self.view.focus.modal.is_none() => {
-                return self.cancel();
-            }
-            Action::Quit => return self.quit(),
-            Action::ToggleThoughts => {
-                self.view.thoughts_expanded = !self.view.thoughts_expanded;
-                return Vec::new();
-            }
-            Action::ToggleTerminals => {
-                self.view.terminals_expanded = !self.view.terminals_expanded;
-                self.session.transcript.touch_all_tools();
-                return Vec::new();
-            }
-            Action::OpenModeMenu => {
-                let current = self
-                    .mode_menu_items()
-                    .iter()
-                    .position(|i| *i == ModeItem::Chat(self.gate.mode));
-                self.view.focus.open(Modal::ModeMenu(current.unwrap_or(0)));
-                return Vec::new();
-            }
-            Action::ClickChoice(_)
-                if !self.gate.approvals.is_empty() && self.view.focus.is(Pane::Composer) =>
-            {
-                // A click on a card answers it even while the composer has the keys.
-                self.view.focus.pane = Pane::Cards;
-            }
-            Action::RulesScreen if !matches!(self.view.focus.modal, Some(Modal::Rules { .. })) => {
-                self.view.focus.open(Modal::Rules {
-                    selected: 0,
-                    confirm: false,
-                });
-                return Vec::new();
-            }
-            Action::ToggleCards => {
-                // Ctrl-P: between the composer and the cards; from a modal,
-                // back to typing. The user chose: no card takes the keys
-                // by itself after this.
-                self.view.cursor.wants_keys = false;
-                self.view.focus =
-                    if self.view.focus.is(Pane::Composer) && !self.gate.approvals.is_empty() {
-                        Focus::CARDS
-                    } else {
-                        Focus::COMPOSER
-                    };
-                return Vec::new();
-            }
-            _ => {}
-        }
-        // A modal has the keys while it is open: its handler takes it, and
-        // puts it back unless the key closed it (then the pane beneath has
-        // the keys again, as it was).
-        let Some(modal) = self.view.focus.modal.take() else {
-            return match self.view.focus.pane {
-                Pane::Composer => self.on_composer_key(action),
-                Pane::Cards => self.on_card_key(&action, key),
-            };
-        };
-        match modal {
-            Modal::Reason { card, field } => self.on_reason_key(&action, key, card, field),
-            Modal::ConfirmAll(ids) => self.on_confirm_key(key, ids),
-            Modal::Confirm(question) => self.on_question_key(key, question),
-            Modal::ModeMenu(highlighted) => self.on_menu_key(&action, key, highlighted),
-            Modal::KeepRule(field) => self.on_keep_rule_key(&action, key, field),
-            Modal::Form(form) => self.on_form_key(&action, key, form),
-            Modal::Rules { selected, confirm } => self.on_grants_key(key, selected, confirm),
-        }
     }
 }
 

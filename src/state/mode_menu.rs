@@ -51,7 +51,7 @@ impl ChatState {
     }
 
     /// Keys while the mode dropdown is open.
-    pub(in crate::state) fn on_menu_key(
+    pub(crate) fn on_menu_key(
         &mut self,
         action: &Action,
         key: Option<keys::Key>,

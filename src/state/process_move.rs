@@ -144,7 +144,7 @@ impl ChatState {
     }
 
     /// A key while the question is open; `None` when it is not.
-    pub(super) fn stuck_move_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
+    pub(crate) fn stuck_move_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
         let stuck = self.view.stuck_move.as_mut()?;
         let fresh = match action {
             Action::Up | Action::Down => {

@@ -169,7 +169,7 @@ pub(crate) fn code_blocks(markdown: &str) -> Vec<String> {
 
 impl ChatState {
     /// Keys while the search bar is open; `None` lets the key through.
-    pub(super) fn on_search_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
+    pub(crate) fn on_search_key(&mut self, action: &Action) -> Option<Vec<Effect>> {
         let search = self.view.search.as_mut()?;
         match action {
             Action::Cancel | Action::Interrupt(_) => {
@@ -212,7 +212,7 @@ impl ChatState {
     }
 
     /// Open the search bar (or go back to typing in it).
-    pub(super) fn open_search(&mut self) -> Vec<Effect> {
+    pub(crate) fn open_search(&mut self) -> Vec<Effect> {
         match &mut self.view.search {
             Some(search) => search.typing = true,
             None => {
@@ -289,7 +289,7 @@ impl ChatState {
 
     /// Alt-C: copy the selected message (or the last answer); Alt-Y: the
     /// last code block in it. The text is sanitized: never a raw escape.
-    pub(super) fn copy(&mut self, code: bool) -> Vec<Effect> {
+    pub(crate) fn copy(&mut self, code: bool) -> Vec<Effect> {
         let Some(kind) = self.copy_source() else {
             self.view.notice = Some("nothing to copy yet".into());
             return Vec::new();

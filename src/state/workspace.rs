@@ -3,7 +3,8 @@
 //! Each chat keeps its own [`ChatState`]: transcript, mode, grants and
 //! approval queue. Nothing here crosses from one chat to another: a message
 //! for chat A only ever reaches A's state, and A's effects come back tagged
-//! with A's id.
+//! with A's id. Who has a key (the workspace's screens, its chat keys, or
+//! the chat on screen) is said in `keys/route.rs`.
 
 use crate::keys::{self, ListCmd};
 use crate::record::ChatSummary;
@@ -279,7 +280,7 @@ impl Workspace {
     }
 
     /// Give a message to one chat; its effects come back tagged with its id.
-    fn send_chat(&mut self, id: ChatId, msg: Msg) -> Vec<WsEffect> {
+    pub(crate) fn send_chat(&mut self, id: ChatId, msg: Msg) -> Vec<WsEffect> {
         let Some(chat) = self.chat_mut(id) else {
             return Vec::new();
         };
@@ -316,90 +317,7 @@ impl Workspace {
         [arming, settle].into_iter().flatten().min()
     }
 
-    fn on_action(&mut self, input: Action, at: Option<std::time::Instant>) -> Vec<WsEffect> {
-        let (action, mut key) = keys::split(input.clone());
-        self.notice = None;
-        if self.remote_code.take().is_some() && action != Action::Quit {
-            return Vec::new();
-        }
-        if self.help && action != Action::Quit {
-            let rows = crate::keys::Context::ChatList.rows('-').len();
-            match super::interrupt::help_scroll(self.help_scroll, &action, rows) {
-                Some(scroll) => self.help_scroll = scroll,
-                None => self.help = false,
-            }
-            return Vec::new();
-        }
-        self.help = false;
-        let action = match action {
-            // Ctrl-D leaves warden from anywhere; every chat answers its own.
-            Action::Quit => {
-                self.focus = ChatFocus::Chat;
-                return match self.active_id() {
-                    Some(id) => self.send_chat(id, Msg::Action(Action::Quit)),
-                    None => Vec::new(),
-                };
-            }
-            // Ctrl-C backs out of the workspace's own screens, like Esc.
-            Action::Interrupt(_) if self.focus != ChatFocus::Chat => {
-                key = Some(keys::Key::plain(keys::Code::Esc));
-                Action::Cancel
-            }
-            other => other,
-        };
-        match std::mem::take(&mut self.focus) {
-            ChatFocus::Chat => self.on_chat_key(input, action, at),
-            ChatFocus::List { selected } => self.on_list_key(action, key, selected),
-            ChatFocus::Rename { chat, field } => self.on_rename_key(action, chat, field),
-            ChatFocus::ConfirmClose { chat } => self.on_confirm_key(&action, chat),
-            ChatFocus::NewChat { selected } => self.on_new_chat_key(&action, selected),
-            ChatFocus::Picker(picker) => self.on_picker_key(&action, picker),
-        }
-    }
-
-    /// Keys while a chat has them: workspace keys first, the rest to the chat.
-    /// `input` goes to the chat as it came (a key as pressed); `action` is
-    /// what it means in the composer.
-    fn on_chat_key(
-        &mut self,
-        input: Action,
-        action: Action,
-        at: Option<std::time::Instant>,
-    ) -> Vec<WsEffect> {
-        // A chat's own text fields keep their keys except the chat keys.
-        match action {
-            Action::NewChat => self.new_chat(),
-            Action::NextChat => self.switch_by(1),
-            Action::PrevChat => self.switch_by(-1),
-            Action::GoToChat(n) => {
-                self.go_to(n);
-                Vec::new()
-            }
-            Action::ChatList => {
-                self.focus = ChatFocus::List {
-                    selected: self.active,
-                };
-                Vec::new()
-            }
-            Action::CloseChat => match self.active_id() {
-                Some(id) => self.close(id),
-                None => Vec::new(),
-            },
-            Action::PastChats => vec![WsEffect::OpenPicker],
-            _ => match self.active_id() {
-                Some(id) => {
-                    let msg = match at {
-                        Some(at) => Msg::Key { action: input, at },
-                        None => Msg::Action(input),
-                    };
-                    self.send_chat(id, msg)
-                }
-                None => Vec::new(),
-            },
-        }
-    }
-
-    fn on_list_key(
+    pub(crate) fn on_list_key(
         &mut self,
         action: Action,
         key: Option<keys::Key>,
@@ -485,7 +403,7 @@ impl Workspace {
         }
     }
 
-    fn on_rename_key(
+    pub(crate) fn on_rename_key(
         &mut self,
         action: Action,
         chat: ChatId,
@@ -526,7 +444,7 @@ impl Workspace {
         Vec::new()
     }
 
-    fn on_confirm_key(&mut self, action: &Action, chat: ChatId) -> Vec<WsEffect> {
+    pub(crate) fn on_confirm_key(&mut self, action: &Action, chat: ChatId) -> Vec<WsEffect> {
         match action {
             Action::Char('y' | 'Y') | Action::Submit => self.close_now(chat),
             Action::Char('n' | 'N') | Action::Cancel => Vec::new(),
@@ -537,7 +455,7 @@ impl Workspace {
         }
     }
 
-    fn on_new_chat_key(&mut self, action: &Action, selected: usize) -> Vec<WsEffect> {
+    pub(crate) fn on_new_chat_key(&mut self, action: &Action, selected: usize) -> Vec<WsEffect> {
         let last = self.agents.len().saturating_sub(1);
         match action {
             Action::Up | Action::BackTab => {
@@ -575,7 +493,11 @@ impl Workspace {
         }
     }
 
-    fn on_picker_key(&mut self, action: &Action, mut picker: Box<Picker>) -> Vec<WsEffect> {
+    pub(crate) fn on_picker_key(
+        &mut self,
+        action: &Action,
+        mut picker: Box<Picker>,
+    ) -> Vec<WsEffect> {
         match picker.update(action) {
             PickerOutcome::Continue => {
                 self.focus = ChatFocus::Picker(picker);
@@ -603,7 +525,7 @@ impl Workspace {
     }
 
     /// Ctrl-N: one agent opens at once; several ask which.
-    fn new_chat(&mut self) -> Vec<WsEffect> {
+    pub(crate) fn new_chat(&mut self) -> Vec<WsEffect> {
         match self.agents.as_slice() {
             [] => {
                 self.notice = Some("no agent to start a chat with".into());
@@ -627,7 +549,7 @@ impl Workspace {
     }
 
     /// Chat number `n` (1-based) on screen, if there is one.
-    fn go_to(&mut self, n: usize) {
+    pub(crate) fn go_to(&mut self, n: usize) {
         if n >= 1 && n <= self.chats.len() {
             self.active = n - 1;
         } else {
@@ -635,7 +557,7 @@ impl Workspace {
         }
     }
 
-    fn switch_by(&mut self, step: isize) -> Vec<WsEffect> {
+    pub(crate) fn switch_by(&mut self, step: isize) -> Vec<WsEffect> {
         let n = self.chats.len();
         if n > 1 {
             self.active = (self.active as isize + step).rem_euclid(n as isize) as usize;
@@ -673,7 +595,7 @@ impl Workspace {
     }
 
     /// Close a chat: at once when it is idle, else ask first.
-    fn close(&mut self, id: ChatId) -> Vec<WsEffect> {
+    pub(crate) fn close(&mut self, id: ChatId) -> Vec<WsEffect> {
         let Some(chat) = self.chat(id) else {
             return Vec::new();
         };

@@ -1,10 +1,13 @@
-//! Key, mouse and paste events -> what they mean to warden.
+//! The door in: a terminal event (crossterm's) becomes warden's own terms,
+//! a key ([`Key`], then [`keys::press`] says what it means before the
+//! state sees it), a paste, a wheel notch or a click, a resize, a focus
+//! change. No key table is read here.
 
 use std::time::Instant;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
-use crate::keys::{self, Code, Global, Key};
+use crate::keys::{self, Code, Key, Press};
 use crate::state::Action;
 use crate::ui::Scroll;
 
@@ -38,7 +41,7 @@ pub(crate) fn map_event(event: &Event, composer_empty: bool) -> Option<Input> {
 
 /// Map a terminal event made at `now` (Ctrl-C carries it; the TUI loop
 /// sends every key with it). `composer_empty` lets Home/End scroll the
-/// transcript when there is no text to move in.
+/// transcript when there is no text to move in ([`keys::press`]).
 pub(crate) fn map_event_at(event: &Event, composer_empty: bool, now: Instant) -> Option<Input> {
     match event {
         Event::Key(key) => map_key_at(key, composer_empty, now),
@@ -63,25 +66,18 @@ pub(crate) fn map_key(key: &KeyEvent, composer_empty: bool) -> Option<Input> {
     map_key_at(key, composer_empty, Instant::now())
 }
 
-/// Map one key press made at `now`. The view's own keys (scrolling the
-/// transcript, the mouse) and Ctrl-C (stamped with `now`) are read from
-/// the composer and chat tables of [`crate::keys`]; every other key goes
-/// to the state as pressed ([`Action::Key`]), where the context that has
-/// the keys matches it against its own table.
+/// Map one key press made at `now`: the key as warden names it, and what
+/// it means before the state sees it ([`keys::press`]). A release means
+/// nothing.
 pub fn map_key_at(key: &KeyEvent, composer_empty: bool, now: Instant) -> Option<Input> {
     if key.kind == KeyEventKind::Release {
         return None;
     }
-    let pressed = key_of(key)?;
-    let found =
-        keys::lookup(keys::COMPOSER, pressed).or_else(|| keys::lookup(keys::CHATS, pressed));
-    match found {
-        Some(Global::Scroll(scroll)) => Some(Input::Scroll(scroll)),
-        Some(Global::EdgeOrLine(scroll, _)) if composer_empty => Some(Input::Scroll(scroll)),
-        Some(Global::Interrupt) => Some(Input::Action(Action::Interrupt(now))),
-        Some(Global::ToggleMouse) => Some(Input::ToggleMouse),
-        _ => Some(Input::Action(Action::Key(pressed))),
-    }
+    Some(match keys::press(key_of(key)?, composer_empty, now) {
+        Press::Action(action) => Input::Action(action),
+        Press::Scroll(scroll) => Input::Scroll(scroll),
+        Press::ToggleMouse => Input::ToggleMouse,
+    })
 }
 
 /// The key as warden names it. A character's Shift is in the character
@@ -121,13 +117,10 @@ fn key_of(key: &KeyEvent) -> Option<Key> {
 mod tests {
     use super::*;
 
-    /// The key mapped, and what a key the state gets means in the composer.
+    /// The key as the door names it, and what a key the state gets means
+    /// in the composer.
     fn key(code: KeyCode, modifiers: KeyModifiers) -> Option<Input> {
-        composer(map_key(&KeyEvent::new(code, modifiers), false))
-    }
-
-    fn composer(input: Option<Input>) -> Option<Input> {
-        match input {
+        match map_key(&KeyEvent::new(code, modifiers), false) {
             Some(Input::Action(Action::Key(key))) => keys::composer_action(key).map(Input::Action),
             other => other,
         }
@@ -135,14 +128,19 @@ mod tests {
 
     #[test]
     fn keys_reach_the_state_as_pressed() {
-        // A card's, a dropdown's or a list's key is matched by the context
-        // that has the keys: the keymap gives it over unread.
+        // The door names the key (a character's Shift is in the character,
+        // Shift+Tab is its own key) and gives it over unread.
         for (code, modifiers, want) in [
             (KeyCode::Char('y'), KeyModifiers::NONE, Key::ch('y')),
             (KeyCode::Char('A'), KeyModifiers::SHIFT, Key::ch('A')),
             (KeyCode::Enter, KeyModifiers::NONE, Key::plain(Code::Enter)),
             (KeyCode::Up, KeyModifiers::SHIFT, Key::shift(Code::Up)),
             (KeyCode::Tab, KeyModifiers::SHIFT, Key::plain(Code::BackTab)),
+            (
+                KeyCode::BackTab,
+                KeyModifiers::SHIFT,
+                Key::plain(Code::BackTab),
+            ),
             (
                 KeyCode::Char('p'),
                 KeyModifiers::CONTROL,
@@ -159,23 +157,18 @@ mod tests {
     }
 
     #[test]
-    fn enter_sends_and_modified_enter_inserts_a_newline() {
+    fn a_release_or_an_unnamed_key_means_nothing() {
+        let mut release = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE);
+        release.kind = KeyEventKind::Release;
+        assert_eq!(map_key(&release, false), None);
         assert_eq!(
-            key(KeyCode::Enter, KeyModifiers::NONE),
-            Some(Input::Action(Action::Submit))
-        );
-        assert_eq!(
-            key(KeyCode::Enter, KeyModifiers::ALT),
-            Some(Input::Action(Action::Newline))
-        );
-        assert_eq!(
-            key(KeyCode::Enter, KeyModifiers::SHIFT),
-            Some(Input::Action(Action::Newline))
+            map_key(&KeyEvent::new(KeyCode::Insert, KeyModifiers::NONE), false),
+            None
         );
     }
 
     #[test]
-    fn control_keys() {
+    fn the_views_keys_come_through_the_door() {
         let now = Instant::now();
         assert_eq!(
             map_key_at(
@@ -186,55 +179,22 @@ mod tests {
             Some(Input::Action(Action::Interrupt(now)))
         );
         assert_eq!(
-            key(KeyCode::Char('d'), KeyModifiers::CONTROL),
-            Some(Input::Action(Action::Quit))
+            key(KeyCode::Enter, KeyModifiers::ALT),
+            Some(Input::Action(Action::Newline))
         );
         assert_eq!(
-            key(KeyCode::Esc, KeyModifiers::NONE),
-            Some(Input::Action(Action::Cancel))
+            key(KeyCode::Enter, KeyModifiers::SHIFT),
+            Some(Input::Action(Action::Newline))
         );
-        assert_eq!(key(KeyCode::Char('q'), KeyModifiers::CONTROL), None);
-    }
-
-    #[test]
-    fn chat_keys() {
-        let alt = KeyModifiers::ALT;
-        for (code, modifiers, want) in [
-            (KeyCode::Char('n'), KeyModifiers::CONTROL, Action::NewChat),
-            (KeyCode::Char('l'), KeyModifiers::CONTROL, Action::ChatList),
-            (KeyCode::Char('1'), alt, Action::GoToChat(1)),
-            (KeyCode::Char('9'), alt, Action::GoToChat(9)),
-            (KeyCode::Char('n'), alt, Action::NextChat),
-            (KeyCode::Char('p'), alt, Action::PrevChat),
-            (KeyCode::PageDown, KeyModifiers::CONTROL, Action::NextChat),
-            (KeyCode::PageUp, KeyModifiers::CONTROL, Action::PrevChat),
-            (KeyCode::Char('w'), alt, Action::CloseChat),
-            (KeyCode::Char('o'), alt, Action::PastChats),
-        ] {
-            assert_eq!(key(code, modifiers), Some(Input::Action(want)), "{code:?}");
-        }
-        // Digits without Alt are typed.
-        assert_eq!(
-            key(KeyCode::Char('1'), KeyModifiers::NONE),
-            Some(Input::Action(Action::Char('1')))
-        );
+        let home = KeyEvent::new(KeyCode::Home, KeyModifiers::NONE);
+        assert_eq!(map_key(&home, true), Some(Input::Scroll(Scroll::Top)));
         assert_eq!(
             key(KeyCode::PageDown, KeyModifiers::NONE),
             Some(Input::Scroll(Scroll::PageDown))
         );
-    }
-
-    #[test]
-    fn home_and_end_scroll_only_when_nothing_is_typed() {
-        let home = KeyEvent::new(KeyCode::Home, KeyModifiers::NONE);
-        assert_eq!(map_key(&home, true), Some(Input::Scroll(Scroll::Top)));
         assert_eq!(
-            composer(map_key(&home, false)),
-            Some(Input::Action(Action::LineStart))
-        );
-        assert_eq!(
-            key(KeyCode::PageUp, KeyModifiers::NONE),
-            Some(Input::Scroll(Scroll::PageUp))
+            key(KeyCode::Char('s'), KeyModifiers::ALT),
+            Some(Input::ToggleMouse)
         );
     }
 
@@ -271,39 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn search_copy_mouse_and_focus_keys() {
-        assert_eq!(
-            key(KeyCode::Char('f'), KeyModifiers::CONTROL),
-            Some(Input::Action(Action::Search))
-        );
-        assert_eq!(
-            key(KeyCode::Char('c'), KeyModifiers::ALT),
-            Some(Input::Action(Action::Copy))
-        );
-        assert_eq!(
-            key(KeyCode::Char('y'), KeyModifiers::CONTROL),
-            Some(Input::Action(Action::Restore))
-        );
-        assert_eq!(
-            key(KeyCode::Char('s'), KeyModifiers::CONTROL),
-            Some(Input::Action(Action::SendNow))
-        );
-        assert_eq!(
-            key(KeyCode::Char('x'), KeyModifiers::CONTROL),
-            Some(Input::Action(Action::Editor))
-        );
-        assert_eq!(
-            key(KeyCode::Up, KeyModifiers::ALT),
-            Some(Input::Action(Action::EditQueued))
-        );
-        assert_eq!(
-            key(KeyCode::Char('y'), KeyModifiers::ALT),
-            Some(Input::Action(Action::CopyCode))
-        );
-        assert_eq!(
-            key(KeyCode::Char('s'), KeyModifiers::ALT),
-            Some(Input::ToggleMouse)
-        );
+    fn focus() {
         assert_eq!(
             map_event(&Event::FocusLost, true),
             Some(Input::Focus(false))
