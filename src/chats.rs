@@ -6,20 +6,19 @@
 //! event: a title, a mode, a new session of the same chat, or one finished
 //! transcript entry. Like the decision log, each line is one `write` on a file
 //! opened with `O_APPEND`, so a crash loses at most the last line, and a
-//! reader drops a torn last line and keeps the rest. The runtime builds the
-//! [`Line`]s on its loop and writes them on its disk writer (`app/disk.rs`).
+//! reader drops a torn last line and keeps the rest. The lines are plain
+//! data in `crate::record` (re-exported here); the state says which a chat
+//! appends (`state/record.rs`), and the runtime writes them on its disk
+//! writer (`app/disk.rs`).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use serde::{Deserialize, Serialize};
-
-use crate::model::{PlanEntry, ToolCall};
 use crate::record::LISTED;
-pub use crate::record::{ChatSummary, filter};
-use crate::state::{EntryKind, ToolEntry, ToolState};
+pub(crate) use crate::record::Line;
+pub use crate::record::{ChatHeader, ChatSummary, RecordedEntry, filter};
 
 /// The extension of a chat record.
 const EXTENSION: &str = "jsonl";
@@ -45,151 +44,6 @@ pub enum ChatError {
     /// A line could not be encoded (a path that is not UTF-8, ...).
     #[error("cannot encode a chat record line: {0}")]
     Encode(#[from] serde_json::Error),
-}
-
-/// Line 1 of a chat record: what the chat is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChatHeader {
-    /// warden's id of the chat (the file's name without `.jsonl`).
-    pub chat_id: String,
-    /// The agent's name from the settings.
-    pub agent: String,
-    /// The ACP session the chat started with.
-    pub session_id: String,
-    /// The working directory of the session.
-    pub cwd: PathBuf,
-    /// RFC 3339 UTC time the chat was created.
-    pub created: String,
-    /// The agent's command line (program, then arguments), to start it again.
-    #[serde(default)]
-    pub command: Vec<String>,
-    /// A `warden exec` run's record: the picker marks it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub exec: bool,
-}
-
-/// A finished transcript entry as recorded: mirrors [`EntryKind`] with the
-/// tool state as a string so the record stays readable and stable.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum RecordedEntry {
-    /// A message the user sent.
-    User { text: String },
-    /// The agent's finished answer (markdown).
-    Agent { text: String },
-    /// The agent's finished reasoning.
-    Thought { text: String },
-    /// A tool call with warden's state label (`done`, `failed`, ...).
-    Tool { call: Box<ToolCall>, state: String },
-    /// The agent's plan as it last stood.
-    Plan { entries: Vec<PlanEntry> },
-    /// A neutral line from warden.
-    Info { text: String },
-    /// Something that went wrong, with its extra lines.
-    Error {
-        message: String,
-        detail: Vec<String>,
-    },
-    /// One permission decision.
-    Decision { allowed: bool, text: String },
-}
-
-impl RecordedEntry {
-    /// The record of a transcript entry.
-    pub(crate) fn from_kind(kind: &EntryKind) -> Self {
-        match kind {
-            EntryKind::User(text) => RecordedEntry::User { text: text.clone() },
-            EntryKind::Agent(text) => RecordedEntry::Agent { text: text.clone() },
-            EntryKind::Thought(text) => RecordedEntry::Thought { text: text.clone() },
-            EntryKind::Tool(entry) => RecordedEntry::Tool {
-                call: Box::new(entry.call.clone()),
-                state: entry.state.label().to_string(),
-            },
-            EntryKind::Plan(entries) => RecordedEntry::Plan {
-                entries: entries.clone(),
-            },
-            EntryKind::Info(text) => RecordedEntry::Info { text: text.clone() },
-            EntryKind::Decision { allowed, text } => RecordedEntry::Decision {
-                allowed: *allowed,
-                text: text.clone(),
-            },
-            EntryKind::Error { message, detail } => RecordedEntry::Error {
-                message: message.clone(),
-                detail: detail.clone(),
-            },
-        }
-    }
-
-    /// The transcript entry again. A tool state warden does not know (a
-    /// record from another version) reads as cancelled: the call is not
-    /// running any more.
-    pub fn to_kind(&self) -> EntryKind {
-        match self {
-            RecordedEntry::User { text } => EntryKind::User(text.clone()),
-            RecordedEntry::Agent { text } => EntryKind::Agent(text.clone()),
-            RecordedEntry::Thought { text } => EntryKind::Thought(text.clone()),
-            RecordedEntry::Tool { call, state } => EntryKind::Tool(Box::new(ToolEntry::new(
-                ToolCall::clone(call),
-                parse_tool_state(state).unwrap_or(ToolState::Cancelled),
-            ))),
-            RecordedEntry::Plan { entries } => EntryKind::Plan(entries.clone()),
-            RecordedEntry::Info { text } => EntryKind::Info(text.clone()),
-            RecordedEntry::Error { message, detail } => EntryKind::Error {
-                message: message.clone(),
-                detail: detail.clone(),
-            },
-            RecordedEntry::Decision { allowed, text } => EntryKind::Decision {
-                allowed: *allowed,
-                text: text.clone(),
-            },
-        }
-    }
-}
-
-/// A tool state from its label (`done`), or its snake-case name (`completed`).
-fn parse_tool_state(text: &str) -> Option<ToolState> {
-    if let Some(state) = ToolState::ALL.into_iter().find(|s| s.label() == text) {
-        return Some(state);
-    }
-    match text {
-        "awaiting_approval" => Some(ToolState::AwaitingApproval),
-        "in_progress" => Some(ToolState::InProgress),
-        "completed" => Some(ToolState::Completed),
-        // The label of a denied call before it read "denied".
-        "rejected" => Some(ToolState::Rejected),
-        _ => None,
-    }
-}
-
-/// One line of a chat record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub(crate) enum Line {
-    /// The header, line 1 only.
-    Chat(ChatHeader),
-    /// The chat's title changed: the agent's session title, or (with
-    /// `renamed`) the name the user gave the chat, which wins over any
-    /// title when the chat is listed or reopened.
-    Title {
-        title: String,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        renamed: bool,
-    },
-    /// warden's mode for the chat changed.
-    Mode { mode: String },
-    /// The chat went on in a new ACP session.
-    Session { session_id: String },
-    /// One finished transcript entry.
-    Entry { entry: RecordedEntry },
-}
-
-impl Line {
-    /// The line of one finished transcript entry.
-    pub(crate) fn entry(kind: &EntryKind) -> Line {
-        Line::Entry {
-            entry: RecordedEntry::from_kind(kind),
-        }
-    }
 }
 
 /// A chat record read back whole.
@@ -398,7 +252,10 @@ impl ChatWriter {
 
     #[cfg(test)]
     /// Record one finished transcript entry.
-    pub(crate) fn append_entry(&mut self, entry: &EntryKind) -> Result<(), ChatError> {
+    pub(crate) fn append_entry(
+        &mut self,
+        entry: &crate::state::EntryKind,
+    ) -> Result<(), ChatError> {
         self.append(&Line::entry(entry))
     }
 

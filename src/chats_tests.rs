@@ -1,5 +1,7 @@
 use super::*;
-use crate::model::{Location, PlanStatus, ToolContent, ToolKind, WireStatus};
+use crate::model::{Location, PlanEntry, PlanStatus, ToolCall, ToolContent, ToolKind, WireStatus};
+use crate::record::parse_tool_state;
+use crate::state::{EntryKind, ToolEntry, ToolState};
 use pretty_assertions::assert_eq;
 use std::time::Duration;
 

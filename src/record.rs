@@ -1,13 +1,18 @@
-//! What warden records, as plain data: a logged permission decision and a
-//! past chat as the picker lists it. The IO that writes and reads them lives
-//! in `decision_log` and `chats`; the state uses these types without it.
+//! What warden records, as plain data: a logged permission decision, a past
+//! chat as the picker lists it, and the lines of a chat's record (its
+//! header, its entries, its title, mode and session lines). The IO that
+//! writes and reads them lives in `decision_log` and `chats`; the state
+//! uses these types without it (`state/record.rs` says which lines a chat
+//! appends).
 
 use std::path::PathBuf;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::{PlanEntry, ToolCall};
 use crate::policy::Source;
+use crate::state::{EntryKind, ToolEntry, ToolState};
 
 /// One decision, as logged.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,6 +253,155 @@ pub(crate) fn civil_utc(secs: u64) -> (i64, i64, i64, u64, u64, u64) {
     let mo = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(mo <= 2);
     (y, mo, d, h, m, s)
+}
+
+// A chat's record, line by line: `chats` writes and reads these lines on
+// the disk writer; the state says which lines a chat appends
+// (`state/record.rs`).
+
+/// Line 1 of a chat record: what the chat is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatHeader {
+    /// warden's id of the chat (the file's name without `.jsonl`).
+    pub chat_id: String,
+    /// The agent's name from the settings.
+    pub agent: String,
+    /// The ACP session the chat started with.
+    pub session_id: String,
+    /// The working directory of the session.
+    pub cwd: PathBuf,
+    /// RFC 3339 UTC time the chat was created.
+    pub created: String,
+    /// The agent's command line (program, then arguments), to start it again.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// A `warden exec` run's record: the picker marks it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exec: bool,
+}
+
+/// A finished transcript entry as recorded: mirrors [`EntryKind`] with the
+/// tool state as a string so the record stays readable and stable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RecordedEntry {
+    /// A message the user sent.
+    User { text: String },
+    /// The agent's finished answer (markdown).
+    Agent { text: String },
+    /// The agent's finished reasoning.
+    Thought { text: String },
+    /// A tool call with warden's state label (`done`, `failed`, ...).
+    Tool { call: Box<ToolCall>, state: String },
+    /// The agent's plan as it last stood.
+    Plan { entries: Vec<PlanEntry> },
+    /// A neutral line from warden.
+    Info { text: String },
+    /// Something that went wrong, with its extra lines.
+    Error {
+        message: String,
+        detail: Vec<String>,
+    },
+    /// One permission decision.
+    Decision { allowed: bool, text: String },
+}
+
+impl RecordedEntry {
+    /// The record of a transcript entry.
+    pub(crate) fn from_kind(kind: &EntryKind) -> Self {
+        match kind {
+            EntryKind::User(text) => RecordedEntry::User { text: text.clone() },
+            EntryKind::Agent(text) => RecordedEntry::Agent { text: text.clone() },
+            EntryKind::Thought(text) => RecordedEntry::Thought { text: text.clone() },
+            EntryKind::Tool(entry) => RecordedEntry::Tool {
+                call: Box::new(entry.call.clone()),
+                state: entry.state.label().to_string(),
+            },
+            EntryKind::Plan(entries) => RecordedEntry::Plan {
+                entries: entries.clone(),
+            },
+            EntryKind::Info(text) => RecordedEntry::Info { text: text.clone() },
+            EntryKind::Decision { allowed, text } => RecordedEntry::Decision {
+                allowed: *allowed,
+                text: text.clone(),
+            },
+            EntryKind::Error { message, detail } => RecordedEntry::Error {
+                message: message.clone(),
+                detail: detail.clone(),
+            },
+        }
+    }
+
+    /// The transcript entry again. A tool state warden does not know (a
+    /// record from another version) reads as cancelled: the call is not
+    /// running any more.
+    pub fn to_kind(&self) -> EntryKind {
+        match self {
+            RecordedEntry::User { text } => EntryKind::User(text.clone()),
+            RecordedEntry::Agent { text } => EntryKind::Agent(text.clone()),
+            RecordedEntry::Thought { text } => EntryKind::Thought(text.clone()),
+            RecordedEntry::Tool { call, state } => EntryKind::Tool(Box::new(ToolEntry::new(
+                ToolCall::clone(call),
+                parse_tool_state(state).unwrap_or(ToolState::Cancelled),
+            ))),
+            RecordedEntry::Plan { entries } => EntryKind::Plan(entries.clone()),
+            RecordedEntry::Info { text } => EntryKind::Info(text.clone()),
+            RecordedEntry::Error { message, detail } => EntryKind::Error {
+                message: message.clone(),
+                detail: detail.clone(),
+            },
+            RecordedEntry::Decision { allowed, text } => EntryKind::Decision {
+                allowed: *allowed,
+                text: text.clone(),
+            },
+        }
+    }
+}
+
+/// A tool state from its label (`done`), or its snake-case name (`completed`).
+pub(crate) fn parse_tool_state(text: &str) -> Option<ToolState> {
+    if let Some(state) = ToolState::ALL.into_iter().find(|s| s.label() == text) {
+        return Some(state);
+    }
+    match text {
+        "awaiting_approval" => Some(ToolState::AwaitingApproval),
+        "in_progress" => Some(ToolState::InProgress),
+        "completed" => Some(ToolState::Completed),
+        // The label of a denied call before it read "denied".
+        "rejected" => Some(ToolState::Rejected),
+        _ => None,
+    }
+}
+
+/// One line of a chat record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Line {
+    /// The header, line 1 only.
+    Chat(ChatHeader),
+    /// The chat's title changed: the agent's session title, or (with
+    /// `renamed`) the name the user gave the chat, which wins over any
+    /// title when the chat is listed or reopened.
+    Title {
+        title: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        renamed: bool,
+    },
+    /// warden's mode for the chat changed.
+    Mode { mode: String },
+    /// The chat went on in a new ACP session.
+    Session { session_id: String },
+    /// One finished transcript entry.
+    Entry { entry: RecordedEntry },
+}
+
+impl Line {
+    /// The line of one finished transcript entry.
+    pub(crate) fn entry(kind: &EntryKind) -> Line {
+        Line::Entry {
+            entry: RecordedEntry::from_kind(kind),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
-//! The chat's record in the data dir (`crate::chats`): written as the chat
-//! goes (each line a job for the disk writer, see `disk.rs`), and read back
-//! to reopen a past chat.
+//! The chat's record in the data dir (`crate::chats`), its IO side: the
+//! file created once the user says something, reopened or let go, and each
+//! line a job for the disk writer (`disk.rs`); which lines, and when, the
+//! state says (`state/record.rs`). Read back to reopen a past chat.
 
 use super::chat::Chat;
 use super::disk::{DiskQueue, Job};
 use crate::chats::{ChatHeader, Line, LoadedChat};
 use crate::model::{SessionInfo, SessionOrigin};
-use crate::state::{ChatId, ChatState, EntryKind, Msg, lines_added};
+use crate::state::{ChatId, ChatState, EntryKind, Msg, RecordCursor, lines_added};
 
 /// A past chat to reopen.
 #[derive(Debug, Clone)]
@@ -62,13 +63,8 @@ pub(super) struct Record {
     /// The record to create once the user has said something: a chat
     /// closed untouched leaves no record behind.
     pub(super) deferred: Option<ChatHeader>,
-    /// Entries before this index are in the record.
-    pub(super) written: usize,
-    /// The agent's title as last recorded.
-    pub(super) title: Option<String>,
-    /// The user's name for the chat as last recorded.
-    pub(super) name: Option<String>,
-    pub(super) mode: Option<String>,
+    /// What the record holds already (entries, name, title, mode).
+    pub(super) cursor: RecordCursor,
     /// The session the record last named.
     pub(super) session: Option<String>,
     /// A `warden exec` run: its record says so (the picker marks it).
@@ -83,10 +79,7 @@ impl Record {
             disk,
             open: None,
             deferred: None,
-            written: 0,
-            title: None,
-            name: None,
-            mode: None,
+            cursor: RecordCursor::default(),
             session: None,
             exec: false,
         }
@@ -184,9 +177,9 @@ impl Chat {
                     }
                 }
             }
-            self.record.title = resume.title;
-            self.record.name = resume.name;
-            self.record.written = after(&lines);
+            self.record.cursor.title = resume.title;
+            self.record.cursor.name = resume.name;
+            self.record.cursor.written = after(&lines);
             self.record.session = Some(info.session_id.clone());
             if info.session_id != resume.session_id {
                 self.write_record(Line::Session {
@@ -212,7 +205,7 @@ impl Chat {
         }
         self.create_record(info);
         // The start-up notes are not part of the conversation.
-        self.record.written = after(&lines);
+        self.record.cursor.written = after(&lines);
         lines
     }
 
@@ -235,24 +228,16 @@ impl Chat {
         self.record.deferred = Some(header);
     }
 
-    /// Append what settled since the last call: every entry but a still
-    /// streaming last one, the title, the mode.
-    /// With `last`, the chat is ending: a still streaming last entry is
-    /// written too.
+    /// Append what settled since the last call (`ChatState::record_lines`:
+    /// the entries, the name, the title, the mode), creating the record's
+    /// file first once the user has said something. With `last`, the chat
+    /// is ending: a still streaming last entry is written too.
     /// Each line is a job for the disk writer; what fails there comes back
     /// as an error line (see `App::on_disk`).
     pub(super) fn flush_record(&mut self, state: &ChatState, name: Option<&str>, last: bool) {
         if self.record.open.is_none() {
-            let said = || {
-                state
-                    .session
-                    .transcript
-                    .entries()
-                    .iter()
-                    .any(|e| matches!(e.kind, EntryKind::User(_)))
-            };
             match &self.chat_store {
-                Some(store) if self.record.deferred.is_some() && said() => {
+                Some(store) if self.record.deferred.is_some() && state.user_spoke() => {
                     let Some(header) = self.record.deferred.take() else {
                         return;
                     };
@@ -270,55 +255,8 @@ impl Chat {
                 _ => return,
             }
         }
-        let len = state.session.transcript.len();
-        let settled = if state.is_busy() && !last {
-            // A record is only appended to: a tool call still open (asked,
-            // approved, running) waits, and what came after it with it,
-            // so that the record keeps the call's last status.
-            let entries = state.session.transcript.entries();
-            let open = (self.record.written..len).find(|&i| {
-                entries.get(i).is_some_and(
-                    |e| matches!(&e.kind, EntryKind::Tool(t) if !t.state.is_finished()),
-                )
-            });
-            open.unwrap_or(len).min(len.saturating_sub(1))
-        } else {
-            len
-        };
-        while self.record.written < settled {
-            let index = self.record.written;
-            self.record.written += 1;
-            if let Some(entry) = state.session.transcript.entries().get(index) {
-                self.write_record(Line::entry(&entry.kind));
-            }
-        }
-        // The user's name and the agent's title are kept apart, so that a
-        // renamed chat keeps its name when reopened. Without either, a
-        // reader falls back to the first prompt, which needs no line.
-        if let Some(name) = name
-            && self.record.name.as_deref() != Some(name)
-        {
-            self.record.name = Some(name.to_string());
-            self.write_record(Line::Title {
-                title: name.to_string(),
-                renamed: true,
-            });
-        }
-        if let Some(title) = state.session.title.clone()
-            && self.record.title.as_ref() != Some(&title)
-        {
-            self.record.title = Some(title.clone());
-            self.write_record(Line::Title {
-                title,
-                renamed: false,
-            });
-        }
-        let mode = Some(state.gate.mode.as_str().to_string());
-        if mode != self.record.mode {
-            self.record.mode.clone_from(&mode);
-            if let Some(mode) = mode {
-                self.write_record(Line::Mode { mode });
-            }
+        for line in state.record_lines(&mut self.record.cursor, name, last) {
+            self.write_record(line);
         }
     }
 

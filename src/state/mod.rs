@@ -18,10 +18,12 @@ pub(crate) mod paste;
 pub(crate) mod picker;
 pub mod process_move;
 mod prompts;
+mod record;
 mod runtime_msgs;
 pub(crate) mod search;
 mod terminals;
 mod transcript;
+mod turn_end;
 mod updates;
 pub(crate) mod workspace;
 
@@ -49,6 +51,7 @@ pub(crate) use grants::NOT_LOADED;
 pub use grants::{GrantItem, RuleDraft, SettingsEdit, fail_closed_rule};
 pub use interrupt::QUIT_WINDOW;
 pub use mode_menu::ModeItem;
+pub use record::RecordCursor;
 pub(crate) use runtime_msgs::lines_added;
 pub use search::Search;
 pub use transcript::{AGENT_SENT_USER, Entry, EntryKind, ToolEntry, ToolState, Transcript};
@@ -420,21 +423,7 @@ impl ChatState {
                 }
                 Vec::new()
             }
-            Msg::CancelOverdue(grace)
-                if self.session.turn.as_ref().is_some_and(|t| t.cancelling) =>
-            {
-                self.session.transcript.push(EntryKind::Error {
-                    message: format!(
-                        "the agent did not end the cancelled turn within {} s; warden ended it here (the agent may still be busy: go on, or Ctrl+R to restart it)",
-                        grace.as_secs()
-                    ),
-                    detail: Vec::new(),
-                });
-                let effects = self.update(Msg::TurnEnded(StopReason::Cancelled));
-                self.session.agent_stuck = true;
-                effects
-            }
-            Msg::CancelOverdue(_) => Vec::new(),
+            Msg::CancelOverdue(grace) => self.on_cancel_overdue(grace),
             msg @ (Msg::Note(_) | Msg::ErrorLine(_) | Msg::Restored(_)) => {
                 self.on_runtime_line(msg);
                 Vec::new()
@@ -450,40 +439,8 @@ impl ChatState {
                 });
                 Vec::new()
             }
-            Msg::TurnEnded(_) | Msg::TurnFailed(_) if self.session.turn.is_none() => Vec::new(),
-            Msg::TurnEnded(reason) => {
-                let mut effects = self.cancel_all_approvals("the turn ended");
-                self.finish_turn(reason == StopReason::Cancelled);
-                match &reason {
-                    StopReason::EndTurn => {}
-                    StopReason::Cancelled => self.info("turn cancelled"),
-                    other => self.info(format!(
-                        "turn ended: {}",
-                        crate::sanitize::one_line(other.as_str())
-                    )),
-                }
-                self.session.last_stop = Some(reason);
-                if let Some(reason) = self.session.queued_prompt.take()
-                    && !self.refuse_turn()
-                {
-                    effects.extend(self.send_prompt(reason));
-                }
-                effects.extend(self.send_queued());
-                effects
-            }
-            Msg::TurnFailed(message) => {
-                // The agent's error can be one huge line: a bounded part of
-                // it on every output path.
-                let message = crate::sanitize::cut(&message, AGENT_ERROR).into_owned();
-                let effects = self.cancel_all_approvals("the prompt failed");
-                self.finish_turn(true);
-                self.error(
-                    format!("the agent failed the prompt: {message}"),
-                    Vec::new(),
-                );
-                self.session.failed.get_or_insert(message);
-                effects
-            }
+            Msg::TurnEnded(reason) => self.on_turn_ended(reason),
+            Msg::TurnFailed(message) => self.on_turn_failed(&message),
             Msg::ConnectFailed(message) => {
                 let message = crate::sanitize::cut(&message, AGENT_ERROR).into_owned();
                 let effects = self.cancel_all_approvals("the agent is not connected");
@@ -560,20 +517,6 @@ impl ChatState {
         let started = turn.started?;
         let secs = turn.elapsed(self.view.clock)?.as_secs();
         Some(started + std::time::Duration::from_secs(secs + 1))
-    }
-
-    /// The turn is over; calls still open are marked cancelled with
-    /// `cancel_tools`, else as having no result from the agent.
-    fn finish_turn(&mut self, cancel_tools: bool) {
-        self.gate.allowed_scopes.clear();
-        if self.session.turn.take().is_some() {
-            if cancel_tools {
-                self.session.transcript.cancel_unfinished_tools();
-            } else {
-                self.session.transcript.close_open_tools();
-            }
-        }
-        self.session.transcript.end_turn();
     }
 }
 
