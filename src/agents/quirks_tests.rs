@@ -15,6 +15,12 @@ const INITIALIZE: &str = include_str!("fixtures/initialize.jsonl");
 /// A Bash call's `tool_call` of claude-agent-acp 0.23.1.
 const CLAUDE_TOOL_CALL: &str = include_str!("fixtures/claude-tool-call.json");
 
+/// codex-acp 0.16.0 running `touch` itself, recorded through warden on the
+/// codex rig (warden offers `terminal_output` in `_meta`): the tool call
+/// with `terminal_info`, its update with `terminal_exit` (the workspace
+/// path replaced by `/home/u/proj`).
+const CODEX_TERMINAL: &str = include_str!("fixtures/codex-terminal.jsonl");
+
 fn agent_named(name: &str) -> Agent {
     match name {
         "claude" => Agent::Claude,
@@ -143,6 +149,48 @@ fn claudes_meta_is_read_for_claude() {
     assert!(meta(Some(Agent::Codex)).terminals);
     assert!(!meta(Some(Agent::Claude)).terminals);
     assert!(!meta(Some(Agent::Kimi)).terminals);
+}
+
+/// codex's terminals in `_meta`, as it really sent them, are read for
+/// codex and for an agent warden does not know, into the tool call's
+/// terminal (started, then its exit); another agent's `_meta` is not read
+/// as codex's.
+#[test]
+fn codexs_terminal_meta_is_read_for_codex() {
+    let updates: Vec<acp::SessionUpdate> = CODEX_TERMINAL
+        .lines()
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).unwrap();
+            serde_json::from_value(line["params"]["update"].clone()).unwrap()
+        })
+        .collect();
+    let id = "call_fake_3fee5efde6984315";
+    let read = |agent: Option<Agent>| {
+        let mut call = match convert::session_update(&updates[0], meta(agent)) {
+            crate::model::SessionUpdate::ToolCall(call) => *call,
+            other => panic!("{other:?}"),
+        };
+        let started = call.agent_terminals.clone();
+        match convert::session_update(&updates[1], meta(agent)) {
+            crate::model::SessionUpdate::ToolCallUpdate { fields, .. } => {
+                call.apply_terminal_meta(&fields.terminal_meta);
+            }
+            other => panic!("{other:?}"),
+        }
+        (started, call.agent_terminals)
+    };
+    for agent in [Some(Agent::Codex), None] {
+        let (started, ended) = read(agent);
+        assert_eq!(started.len(), 1, "{agent:?}: {started:?}");
+        assert_eq!(started[0].id, id);
+        assert_eq!(started[0].exit, None);
+        assert_eq!(ended.len(), 1, "{agent:?}: {ended:?}");
+        assert_eq!(ended[0].exit.as_deref(), Some("exit status 0"));
+    }
+    for agent in [Agent::Claude, Agent::Gemini, Agent::Kimi] {
+        let (started, ended) = read(Some(agent));
+        assert!(started.is_empty() && ended.is_empty(), "{agent:?}");
+    }
 }
 
 /// Who says what at `initialize` picks the quirks: gemini-cli's replay may
