@@ -111,6 +111,10 @@ pub const SANDBOX: Sandbox = Sandbox {
         ".claude/file-history",
         ".claude/debug",
     ],
+    moved_by: &[
+        ("CLAUDE_CONFIG_DIR", ".claude", ""),
+        ("CLAUDE_CONFIG_DIR", ".claude.json", ".claude.json"),
+    ],
 };
 
 /// Moves Claude Code's temp dir (`/tmp/claude-<uid>`).

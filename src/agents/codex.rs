@@ -50,9 +50,17 @@ pub const SANDBOX: Sandbox = Sandbox {
     env: &["OPENAI_*", "CODEX_*", "AZURE_OPENAI_*"],
     auth: &[".codex/auth.json"],
     code_config: &[],
-    guarded: &[".codex/config.toml"],
+    // Its config, its hooks, the rules that let commands run without
+    // asking, and skills whose scripts it runs.
+    guarded: &[
+        ".codex/config.toml",
+        ".codex/hooks.json",
+        ".codex/rules",
+        ".codex/skills",
+    ],
     guarded_keys: &[],
     state_subdirs: &[],
+    moved_by: &[("CODEX_HOME", ".codex", "")],
 };
 
 /// What its output says when its own sandbox (bubblewrap) cannot start

@@ -53,4 +53,5 @@ pub const SANDBOX: Sandbox = Sandbox {
     ],
     guarded_keys: &[],
     state_subdirs: &[],
+    moved_by: &[("GEMINI_CLI_HOME", "", "")],
 };

@@ -20,7 +20,16 @@ pub const SANDBOX: Sandbox = Sandbox {
     env: &["KIMI_*", "MOONSHOT_*"],
     auth: &[".kimi/credentials", ".kimi/config.toml"],
     code_config: &[],
-    guarded: &[".kimi/config.toml", ".kimi/mcp.json"],
+    // Its config (hooks, MCP servers), its plugins and skills, and `bin/`,
+    // where it looks for `rg` before the PATH.
+    guarded: &[
+        ".kimi/config.toml",
+        ".kimi/mcp.json",
+        ".kimi/plugins",
+        ".kimi/skills",
+        ".kimi/bin",
+    ],
     guarded_keys: &[],
     state_subdirs: &[],
+    moved_by: &[("KIMI_SHARE_DIR", ".kimi", "")],
 };

@@ -88,6 +88,13 @@ pub struct Sandbox {
     /// in: made when missing, as the directory that holds the config only
     /// lets it write in entries that exist when it starts.
     pub state_subdirs: &'static [&'static str],
+    /// Variables that move its files out of the home directory: each
+    /// `(VAR, from, to)` says that, where `VAR` holds an absolute path,
+    /// the home-relative `from` (and all below it; `""`: the whole home)
+    /// is `$VAR/to` instead (`CODEX_HOME`: `.codex` is `$CODEX_HOME`).
+    /// Every path above (state, sign-in, read-only and guarded config)
+    /// is then kept at both places.
+    pub moved_by: &'static [(&'static str, &'static str, &'static str)],
 }
 
 /// A table with nothing in it, for the agents that need little.
@@ -100,6 +107,7 @@ pub(crate) const EMPTY: Sandbox = Sandbox {
     guarded: &[],
     guarded_keys: &[],
     state_subdirs: &[],
+    moved_by: &[],
 };
 
 /// Keys of an agent's JSON settings that make it run a program later, at

@@ -59,4 +59,9 @@ pub const SANDBOX: Sandbox = Sandbox {
     ],
     guarded_keys: &[],
     state_subdirs: &[],
+    moved_by: &[
+        ("XDG_CONFIG_HOME", ".config", ""),
+        ("XDG_DATA_HOME", ".local/share", ""),
+        ("XDG_STATE_HOME", ".local/state", ""),
+    ],
 };

@@ -46,7 +46,10 @@ pub const SANDBOX: Sandbox = Sandbox {
         ".qwen/extensions",
         ".qwen/commands",
         ".qwen/skills",
+        ".qwen/hooks",
+        ".qwen/extension-store",
     ],
     guarded_keys: &[],
     state_subdirs: &[],
+    moved_by: &[("QWEN_HOME", ".qwen", "")],
 };

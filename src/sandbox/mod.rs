@@ -39,6 +39,8 @@ mod walls;
 mod tests;
 
 mod loader_env;
+mod profile;
+pub use profile::ProfileInput;
 mod rules;
 pub use loader_env::{is_loader_var, strip_loader_env};
 pub use rules::{Access, Entry, Grant, Lister, RealFs, grants};
@@ -241,143 +243,7 @@ pub struct Profile {
     pub hold: Option<PathBuf>,
 }
 
-/// What a profile's settings say, before paths are expanded.
-#[derive(Debug, Clone, Default)]
-pub struct ProfileInput<'a> {
-    pub agent: &'a str,
-    /// The program and its arguments: the agent they name
-    /// (`agents::known`) gets its state, variables and sign-in.
-    pub command_line: Vec<&'a str>,
-    pub mode: SandboxMode,
-    pub when_unavailable: WhenUnavailable,
-    pub workspace: Vec<PathBuf>,
-    /// `sandbox.writable` of `[sandbox]` and of the agent block (`~` expands).
-    pub writable: Vec<String>,
-    /// `sandbox.hidden` of both.
-    pub hidden: Vec<String>,
-    /// warden's own files: settings, decision log, chat records, data dir.
-    pub warden_files: Vec<PathBuf>,
-    /// The home directory (none: no home-relative paths).
-    pub home: Option<PathBuf>,
-    /// The agent's own environment variables (its block's `env`).
-    pub env: Vec<(String, String)>,
-    /// `env_pass` of `[sandbox]` and of the agent block.
-    pub env_pass: Vec<String>,
-    /// The agent's own cache directory (under warden's state directory).
-    pub cache: Option<PathBuf>,
-}
-
 impl Profile {
-    /// The profile of `input`: its paths expanded, the known state
-    /// directories of the agent its command line names, and the secrets.
-    pub fn new(input: &ProfileInput<'_>) -> Profile {
-        let home = input.home.as_deref();
-        let expand = |p: &str| expand_home(p, home);
-        // The agent by the name its command gives it, never by a word of
-        // its command line (`foo-claude-bar` is no Claude).
-        let agent = input
-            .command_line
-            .split_first()
-            .and_then(|(program, args)| {
-                let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-                let cwd = input
-                    .workspace
-                    .first()
-                    .map_or(Path::new("/"), PathBuf::as_path);
-                crate::agents::known(program, &args, cwd)
-            });
-        let tables = agent.map(crate::agents::Agent::sandbox);
-        let of = |pick: fn(&crate::agents::Sandbox) -> &'static [&'static str]| {
-            tables.map(pick).unwrap_or_default().iter().copied()
-        };
-        let mut writable: Vec<PathBuf> = Vec::new();
-        let mut read_only: Vec<PathBuf> = Vec::new();
-        let mut state_subdirs: Vec<PathBuf> = Vec::new();
-        let mut guarded: Vec<PathBuf> = Vec::new();
-        let mut guarded_keys: Vec<PathBuf> = Vec::new();
-        if let Some(home) = home {
-            for rel in of(|t| t.state) {
-                match rel.strip_suffix('*') {
-                    Some(prefix) => writable.extend(prefixed_entries(home, prefix)),
-                    None => writable.push(home.join(rel)),
-                }
-            }
-            read_only.extend(of(|t| t.code_config).map(|r| home.join(r)));
-            guarded.extend(of(|t| t.guarded).map(|r| home.join(r)));
-            guarded_keys.extend(of(|t| t.guarded_keys).map(|r| home.join(r)));
-            state_subdirs.extend(of(|t| t.state_subdirs).map(|r| home.join(r)));
-        }
-        writable.extend(input.cache.iter().cloned());
-        let own_var = |var: &str| {
-            let own = input.env.iter().rev().find(|(k, _)| k == var);
-            own.map(|(_, v)| v.clone())
-                .or_else(|| std::env::var(var).ok())
-        };
-        let mut env_pass: Vec<String> = env::ENV_PASS.iter().map(|p| p.to_string()).collect();
-        env_pass.extend(of(|t| t.env).map(str::to_string));
-        if agent == Some(crate::agents::Agent::Codex) {
-            // codex reads its key from the variable its config names.
-            let codex_home = own_var("CODEX_HOME")
-                .map(PathBuf::from)
-                .or_else(|| home.map(|h| h.join(".codex")));
-            env_pass.extend(codex_home.iter().flat_map(|h| env::codex_env_keys(h)));
-        }
-        env_pass.extend(input.env_pass.iter().cloned());
-        let moved = of(|t| t.state_env)
-            .filter_map(|var| own_var(var).filter(|v| Path::new(v).is_absolute()));
-        writable.extend(moved.map(PathBuf::from));
-        writable.extend(input.writable.iter().map(|p| expand(p)));
-        let mut hidden: Vec<PathBuf> = home
-            .map(|home| {
-                let others = crate::agents::Agent::ALL
-                    .into_iter()
-                    .filter(|other| Some(*other) != agent)
-                    .flat_map(|other| other.sandbox().auth.iter());
-                HIDDEN_IN_HOME
-                    .iter()
-                    .chain(others)
-                    .map(|rel| home.join(rel))
-                    .collect()
-            })
-            .unwrap_or_default();
-        hidden.extend(input.warden_files.iter().cloned());
-        hidden.extend(input.hidden.iter().map(|p| expand(p)));
-        let mut profile = Profile {
-            agent: input.agent.to_string(),
-            mode: input.mode,
-            when_unavailable: input.when_unavailable,
-            workspace: input.workspace.clone(),
-            writable: dedup(writable),
-            hidden: dedup(hidden),
-            read_only: dedup(read_only),
-            guarded: dedup(guarded),
-            guarded_keys: dedup(guarded_keys),
-            state_subdirs: dedup(state_subdirs),
-            cache: input.cache.clone(),
-            env_pass: dedup_words(env_pass),
-            network: crate::net::NetworkMode::default(),
-            allow_hosts: Vec::new(),
-            hold: None,
-        };
-        // The hosts of its model: known, and named by the variables it gets.
-        let mut hosts: Vec<String> = agent
-            .map(crate::agents::Agent::api_hosts)
-            .unwrap_or_default()
-            .iter()
-            .map(|h| h.to_string())
-            .collect();
-        let given: Vec<(String, String)> = env::environment(&profile, std::env::vars_os())
-            .into_iter()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .chain(input.env.iter().cloned())
-            .collect();
-        hosts.extend(crate::net::hosts::base_url_hosts(
-            given.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        ));
-        profile.allow_hosts = dedup_words(hosts);
-        profile
-    }
-
     /// The same profile with the workspace read-only (a chat in Plan).
     pub fn read_only(&self) -> Profile {
         let mut profile = self.clone();
@@ -607,23 +473,6 @@ fn absolute_parent(path: &Path) -> PathBuf {
             .map_or_else(|_| path.to_path_buf(), |p| p.join(name)),
         _ => path.to_path_buf(),
     }
-}
-
-/// The entries of `dir` whose name starts with `prefix`.
-fn prefixed_entries(dir: &Path, prefix: &str) -> Vec<PathBuf> {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return vec![dir.join(prefix)];
-    };
-    let mut found: Vec<PathBuf> = read
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
-        .map(|e| e.path())
-        .collect();
-    if found.is_empty() {
-        found.push(dir.join(prefix));
-    }
-    found.sort();
-    found
 }
 
 fn dedup_words(mut words: Vec<String>) -> Vec<String> {
