@@ -203,3 +203,7 @@ fn prefixed_entries(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     found.sort();
     found
 }
+
+#[cfg(test)]
+#[path = "profile_tests.rs"]
+mod tests;
