@@ -242,6 +242,23 @@ mod tests {
     use super::*;
     use crate::remote::{CardView, ChatCards};
 
+    /// An edit card of the agent's own, just arrived.
+    fn plain_card(id: u64) -> CardView {
+        CardView {
+            summary: crate::state::CardSummary {
+                id,
+                title: "t".into(),
+                kind: "edit".into(),
+                command: None,
+                paths: Vec::new(),
+                diff: String::new(),
+                reason: String::new(),
+                choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
+            },
+            since: std::time::Instant::now(),
+        }
+    }
+
     #[test]
     fn nothing_agent_written_becomes_markup() {
         let evil = "<script>alert(1)</script><img src=x onerror=\"x\">'&\u{1b}[31m";
@@ -290,19 +307,7 @@ mod tests {
                 agent: "Claude Code".into(),
                 project: "~/src/shop".into(),
                 mode: Mode::Default,
-                cards: vec![CardView {
-                    summary: crate::state::CardSummary {
-                        id: 7,
-                        title: "t".into(),
-                        kind: "edit".into(),
-                        command: None,
-                        paths: Vec::new(),
-                        diff: String::new(),
-                        reason: String::new(),
-                        choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
-                    },
-                    since: std::time::Instant::now(),
-                }],
+                cards: vec![plain_card(7)],
             }],
             decided: Vec::new(),
         };
@@ -317,26 +322,13 @@ mod tests {
 
     #[test]
     fn each_card_names_its_agent_and_project() {
-        let card = |id: u64| CardView {
-            summary: crate::state::CardSummary {
-                id,
-                title: "t".into(),
-                kind: "edit".into(),
-                command: None,
-                paths: Vec::new(),
-                diff: String::new(),
-                reason: String::new(),
-                choices: crate::state::remote_choices(crate::gate::CardKind::AgentTool),
-            },
-            since: std::time::Instant::now(),
-        };
         let chat = |chat: u64, agent: &str, project: &str| ChatCards {
             chat,
             label: "chat".into(),
             agent: agent.into(),
             project: project.into(),
             mode: Mode::Default,
-            cards: vec![card(chat * 10), card(chat * 10 + 1)],
+            cards: vec![plain_card(chat * 10), plain_card(chat * 10 + 1)],
         };
         let snapshot = Snapshot {
             chats: vec![
