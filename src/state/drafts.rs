@@ -22,6 +22,9 @@ pub(crate) const HISTORY_LIMIT: usize = 1000;
 /// Rows of a popup list shown at most.
 pub(crate) const POPUP_ROWS: usize = 8;
 
+/// What a message typed while the agent starts is told.
+const QUEUED_UNTIL_READY: &str = "queued: sent when the agent is ready";
+
 /// The composer's memory (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Drafts {
@@ -36,6 +39,9 @@ pub struct Drafts {
     pub queue: Vec<String>,
     /// Ctrl-S during a turn: the cancelled turn's end sends the queue.
     send_now: bool,
+    /// Messages were queued while the agent was starting: the first goes
+    /// once it is ready, the rest turn by turn.
+    until_ready: bool,
     /// Alt-Up took the queued message at this place back into the
     /// composer: sent again, it goes back there, not ahead of the ones
     /// queued before it.
@@ -540,6 +546,17 @@ impl ChatState {
         if self.view.drafts.pulled.is_some() {
             return self.requeue(&text);
         }
+        if self.session.connection == Connection::Starting && !self.is_busy() {
+            // Typed while the agent starts (Claude Code takes seconds):
+            // nothing is lost, and nothing needs typing again.
+            self.enqueue_composer();
+            self.view.drafts.until_ready = true;
+            self.view.notice = Some(format!(
+                "{QUEUED_UNTIL_READY} ({} waiting) · Alt+↑ edit",
+                self.view.drafts.queue.len()
+            ));
+            return self.remember(&text);
+        }
         if self.is_busy() && self.session.connection != Connection::Down {
             self.enqueue_composer();
             self.view.notice = Some(format!(
@@ -624,6 +641,28 @@ impl ChatState {
             self.view.drafts.pulled = Some(self.view.drafts.queue.len());
         }
         Vec::new()
+    }
+
+    /// The agent is ready (its session open, its mode set): what was queued
+    /// while it started goes, the first message now.
+    pub(super) fn send_when_ready(&mut self) -> Vec<Effect> {
+        let ready = matches!(self.session.connection, Connection::Ready { .. });
+        if !ready || self.session.turn.is_some() || !self.view.drafts.until_ready {
+            return Vec::new();
+        }
+        self.view.drafts.until_ready = false;
+        self.view.drafts.send_now = true;
+        let effects = self.send_queued();
+        if !effects.is_empty()
+            && self
+                .view
+                .notice
+                .as_deref()
+                .is_some_and(|n| n.starts_with(QUEUED_UNTIL_READY))
+        {
+            self.view.notice = None;
+        }
+        effects
     }
 
     /// A turn ended: the next queued message goes, unless the user cancelled

@@ -351,12 +351,14 @@ impl ChatState {
                 let mut effects = self.on_session_started(info);
                 self.drop_stale_notice();
                 effects.extend(self.release_held());
+                effects.extend(self.send_when_ready());
                 effects
             }
             Msg::AgentModeSet { mode_id, result } => {
                 let mut effects = self.on_agent_mode_set(mode_id, result);
                 self.drop_stale_notice();
                 effects.extend(self.release_held());
+                effects.extend(self.send_when_ready());
                 effects
             }
             Msg::OptionSet { option, result } => {

@@ -100,7 +100,8 @@ fn a_session_opening_in_auto_is_moved_to_the_asking_mode_before_any_prompt() {
     );
     assert_eq!(submit(&mut s, "touch x"), Vec::new(), "no prompt yet");
     assert!(s.session.turn.is_none());
-    s.update(Msg::AgentModeSet {
+    assert_eq!(s.view.drafts.queue, ["touch x"], "queued meanwhile");
+    let effects = s.update(Msg::AgentModeSet {
         mode_id: "default".into(),
         result: Ok(()),
     });
@@ -115,9 +116,9 @@ fn a_session_opening_in_auto_is_moved_to_the_asking_mode_before_any_prompt() {
         Some("default")
     );
     assert_eq!(
-        s.update(Msg::Action(Action::key(Code::Enter))),
+        effects,
         vec![Effect::SendPrompt("touch x".into())],
-        "the text waited in the composer"
+        "the queued message goes once the agent is in its asking mode"
     );
 }
 

@@ -219,21 +219,29 @@ async fn codex_answers_without_a_tool_call_between_are_separate_blocks() {
     assert!(!text.contains("command.Final"), "{text}");
 }
 
-/// Item 6: "the agent is still starting" goes once the agent has started.
+/// Item 6: a message sent while the agent is still starting is queued,
+/// said so, and sent once the agent is ready; the notice goes then.
 #[tokio::test]
-async fn still_starting_notice_goes_once_the_agent_is_ready() {
+async fn a_message_sent_while_the_agent_starts_goes_once_it_is_ready() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut app = App::new(demo_command(dir.path(), &[]));
     app.start_agent().expect("the agent spawns");
     send(&mut app, "hello");
-    assert_eq!(
-        app.state().view.notice.as_deref(),
-        Some("the agent is still starting")
+    let notice = app.state().view.notice.clone().unwrap_or_default();
+    assert!(
+        notice.starts_with("queued: sent when the agent is ready (1 waiting)"),
+        "{notice}"
     );
-    pump_until(&mut app, "the session", |s| {
-        matches!(s.session.connection, Connection::Ready { .. })
+    assert!(app.state().view.composer.is_empty());
+    pump_until(&mut app, "the queued message's turn", |s| {
+        s.session
+            .transcript
+            .entries()
+            .iter()
+            .any(|e| matches!(&e.kind, EntryKind::User(t) if t == "hello"))
     })
     .await;
+    assert!(app.state().view.drafts.queue.is_empty());
     assert_eq!(app.state().view.notice, None);
 }
 
