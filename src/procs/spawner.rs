@@ -16,10 +16,12 @@
 //! the `fork` moves.
 //!
 //! What this does not reach: the processes those start (an agent's shells
-//! and MCP servers, a terminal's children) are not warden's children. They
-//! are ended with their agent or terminal on every exit warden makes
-//! (`procs::Tree`), but a SIGKILLed warden ends nothing: they stay,
-//! reparented, in their cgroup (see `docs/ARCHITECTURE.md`).
+//! and MCP servers, a terminal's children), which warden did not fork and
+//! which have no death signal (even one reparented to warden, its
+//! subreaper). They are ended with their agent or terminal on every exit
+//! warden makes (`procs::Tree`), but a SIGKILLed warden ends nothing: those
+//! that do not end on their own stay, reparented, in their cgroup (see
+//! `docs/ARCHITECTURE.md`).
 
 use std::io;
 use std::sync::OnceLock;
