@@ -25,6 +25,8 @@
 //! environment is not found here; it is still warden's child, and
 //! `reaper::end_descendants` ends it when warden exits.
 
+pub(crate) mod spawner;
+
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Mutex;

@@ -160,7 +160,11 @@ pub async fn login(
     if let Some(confinement) = &confinement {
         confinement.apply(&mut program);
     }
-    let status = program.status().await;
+    // On warden's spawner thread, dying with warden.
+    let status = match crate::procs::spawner::spawn(program) {
+        Ok(mut child) => child.wait().await,
+        Err(err) => Err(err),
+    };
     let _ = tokio::task::spawn_blocking(move || tree.end(None)).await;
     drop(confinement);
     let status = status.map_err(|err| anyhow::anyhow!("cannot run the login: {err}"))?;

@@ -279,7 +279,9 @@ impl AgentProcess {
             never_ran(guard);
             return Err(abandoned());
         }
-        let mut child = match cmd.spawn() {
+        // Forked on warden's spawner thread, with the parent-death signal
+        // set after the sandbox's hooks: a SIGKILLed warden takes it along.
+        let mut child = match crate::procs::spawner::spawn(cmd) {
             Ok(child) => child,
             Err(error) => {
                 never_ran(guard);

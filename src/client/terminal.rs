@@ -520,7 +520,8 @@ impl Terminals {
             if let Some(confinement) = &confinement {
                 confinement.apply(&mut command);
             }
-            command.spawn().map_err(spawn_error)?
+            // On warden's spawner thread, dying with warden.
+            crate::procs::spawner::spawn(command).map_err(spawn_error)?
         };
         // Its proxy, which lives as long as the terminal.
         let proxy = match net {

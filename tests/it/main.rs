@@ -55,4 +55,6 @@ mod transcript;
 mod usage;
 #[cfg(target_os = "linux")]
 mod walls;
+#[cfg(target_os = "linux")]
+mod warden_killed;
 mod wire;
