@@ -200,7 +200,17 @@ mod tests {
             .spawn()
             .unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while lock(&dir, false).unwrap().is_some() {
+        // Probed from another process: a lock this test took itself, even
+        // for a moment, would stay held by any child another test forks
+        // meanwhile (its copy of the descriptor, until it `exec`s).
+        let free = || {
+            std::process::Command::new("flock")
+                .args(["-n".as_ref(), dir.as_os_str(), "true".as_ref()])
+                .status()
+                .unwrap()
+                .success()
+        };
+        while free() {
             assert!(std::time::Instant::now() < deadline, "flock never took it");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
