@@ -178,6 +178,8 @@ pub struct NoProxy {
     /// `*`: nothing is proxied.
     all: bool,
     entries: Vec<Bypass>,
+    /// The list as given (for the report), its blanks dropped.
+    shown: Vec<String>,
 }
 
 impl NoProxy {
@@ -191,6 +193,13 @@ impl NoProxy {
             if entry.is_empty() {
                 continue;
             }
+            out.shown.push(
+                entry
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(100)
+                    .collect(),
+            );
             if entry == "*" {
                 out.all = true;
                 continue;
@@ -362,11 +371,13 @@ impl Upstreams {
             format!(
                 "upstream proxy bypassed (NO_PROXY and loopback): {}",
                 if self.no_proxy.all {
-                    "every host".to_string()
-                } else if self.no_proxy.entries.is_empty() {
-                    "loopback only".to_string()
+                    "every host (NO_PROXY=*)".to_string()
                 } else {
-                    "loopback and the NO_PROXY list".to_string()
+                    ["loopback".to_string()]
+                        .into_iter()
+                        .chain(self.no_proxy.shown.iter().cloned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 }
             ),
         ];
@@ -383,9 +394,19 @@ pub fn own() -> Arc<Upstreams> {
         .clone()
 }
 
-/// What start-up says about the user's proxy variables.
-pub fn start_notes() -> Vec<String> {
-    own().notes.clone()
+/// What start-up says about the user's proxy variables, when an agent
+/// of `profile` goes out through warden's proxy (confined, the network
+/// not open).
+pub fn start_notes(profile: Option<&crate::sandbox::Profile>) -> Vec<String> {
+    match profile {
+        Some(p)
+            if p.mode != crate::sandbox::SandboxMode::Off
+                && p.network != super::NetworkMode::Open =>
+        {
+            own().notes.clone()
+        }
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]

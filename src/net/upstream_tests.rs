@@ -90,10 +90,21 @@ fn an_unsupported_scheme_is_said_once_with_its_password_hidden_and_goes_direct()
         "{report}"
     );
     assert!(!report.contains("secret"));
-    let report = vars(&[("https_proxy", "http://u:pw@p:1")])
-        .report()
-        .join("\n");
+    assert!(
+        report.contains("(NO_PROXY and loopback): loopback\n"),
+        "{report}"
+    );
+    let report = vars(&[
+        ("https_proxy", "http://u:pw@p:1"),
+        ("no_proxy", "a.test, .b.test"),
+    ])
+    .report()
+    .join("\n");
     assert!(report.contains("http://u:***@p:1"), "{report}");
+    assert!(
+        report.contains("loopback): loopback, a.test, b.test"),
+        "{report}"
+    );
     assert!(!report.contains("pw"));
 }
 
