@@ -75,8 +75,8 @@ async fn http_upstream(status: &'static str, target: u16) -> (u16, Seen) {
 
 /// A fake SOCKS5 proxy: records `user:pass` (when it asked for them) and
 /// the requested address as `ip 1.2.3.4:port` or `name host:port`, then
-/// relays to `target`.
-async fn socks_upstream(target: u16) -> (u16, Seen) {
+/// answers `code` and, on success (0), relays to `target`.
+async fn socks_upstream(target: u16, code: u8) -> (u16, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let seen: Seen = Arc::default();
@@ -124,7 +124,10 @@ async fn socks_upstream(target: u16) -> (u16, Seen) {
                 let port = s.read_u16().await.unwrap();
                 record.lock().unwrap().push(format!("{address}:{port}"));
                 // A bound address given as a name, as some servers do.
-                s.write_all(&[5, 0, 0, 3, 1, b'x', 0, 1]).await.unwrap();
+                s.write_all(&[5, code, 0, 3, 1, b'x', 0, 1]).await.unwrap();
+                if code != 0 {
+                    return;
+                }
                 let mut out = TcpStream::connect(("127.0.0.1", target)).await.unwrap();
                 let _ = tokio::io::copy_bidirectional(&mut s, &mut out).await;
             });
@@ -339,7 +342,7 @@ async fn no_proxy_goes_direct_and_a_refused_host_never_reaches_the_upstream() {
 #[tokio::test]
 async fn a_socks5_upstream_gets_the_name_with_socks5h_and_an_address_with_socks5() {
     let tport = target().await;
-    let (up, seen) = socks_upstream(tport).await;
+    let (up, seen) = socks_upstream(tport, 0).await;
     let dialer = Dialer {
         upstreams: upstreams(&[(
             "https_proxy",
@@ -386,4 +389,21 @@ fn base64_pads_as_the_standard_does() {
     ] {
         assert_eq!(base64(plain.as_bytes()), coded);
     }
+}
+
+#[tokio::test]
+async fn a_socks5_upstreams_refusal_fails_the_agents_connection() {
+    let tport = target().await;
+    // 2: "connection not allowed by ruleset".
+    let (up, seen) = socks_upstream(tport, 2).await;
+    let dialer = Dialer {
+        upstreams: upstreams(&[("all_proxy", format!("socks5h://127.0.0.1:{up}"))]),
+        pinned: Vec::new(),
+    };
+    let (p, _asks) = proxy(NetworkMode::Gated, vec!["target.test".into()], dialer);
+    let reply = exchange(p.port(), b"CONNECT target.test:443 HTTP/1.1\r\n\r\nhello").await;
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 502"), "{reply}");
+    assert!(reply.contains("CONNECT refused (reply 2)"), "{reply}");
+    assert_eq!(*seen.lock().unwrap(), ["name target.test:443"]);
 }
