@@ -98,6 +98,9 @@ fn resolve_loaded(want: &Want<'_>) -> anyhow::Result<(Start, bool)> {
     start
         .notes
         .extend(crate::agents::start_notes(&start.command, Some(&profile)));
+    start
+        .notes
+        .extend(crate::net::upstream::start_notes(Some(&profile)));
     start.options.sandbox = Some(profile);
     Ok((start, loaded))
 }

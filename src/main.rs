@@ -535,6 +535,9 @@ async fn run_exec(cli: &Cli) -> anyhow::Result<()> {
     for note in warden::agents::start_notes(&start.command, start.options.sandbox.as_ref()) {
         eprintln!("warden: note: {}", one_line(&note));
     }
+    for note in warden::net::upstream::start_notes(start.options.sandbox.as_ref()) {
+        eprintln!("warden: note: {}", one_line(&note));
+    }
     start.options.notify = warden::app::Notify::default();
     // Recorded like a chat, marked as an exec run: the resume picker shows
     // it with its entries (and marked), not as a bare session the agent lists.

@@ -69,10 +69,12 @@ pub enum NetAnswer {
     },
 }
 
+pub mod chain;
 #[cfg(target_os = "linux")]
 pub mod door;
 pub mod hosts;
 pub mod proxy;
 mod relay;
+pub mod upstream;
 
 pub use hosts::{Hosts, NetworkMode};

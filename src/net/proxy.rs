@@ -7,7 +7,9 @@
 //! for the log); else it sends one [`ConnectAsk`] and waits for its answer
 //! (a dropped answer is a refusal). A refused connection gets a 403 (or
 //! SOCKS's "not allowed") and nothing reaches the host. No TLS is
-//! intercepted: the gate judges the host and port only.
+//! intercepted: the gate judges the host and port only. An allowed
+//! connection is dialled directly or through the user's own proxy
+//! (`chain.rs`), which only ever sees the connections the gate let through.
 
 use std::sync::Arc;
 
@@ -16,8 +18,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::chain::{Dialed, Dialer, absolute_head};
 use super::hosts::{Hosts, NetworkMode};
 use super::relay::relay;
+use super::upstream::Kind;
 use super::{ConnectAsk, NetAnswer, Reply};
 
 /// Why a connection is refused without asking when the network is closed.
@@ -44,12 +48,23 @@ pub struct Proxy {
 
 impl Proxy {
     /// Serve on `listener` (listening already; in the agent's network
-    /// namespace or on the host's loopback). Call inside the runtime.
+    /// namespace or on the host's loopback), going out through the user's
+    /// proxy of warden's environment. Call inside the runtime.
     pub fn serve(listener: std::net::TcpListener, gate: Gate) -> std::io::Result<Proxy> {
+        Proxy::serve_with(listener, gate, Dialer::own())
+    }
+
+    /// [`Proxy::serve`], dialling allowed connections with `dialer`.
+    pub fn serve_with(
+        listener: std::net::TcpListener,
+        gate: Gate,
+        dialer: Dialer,
+    ) -> std::io::Result<Proxy> {
         listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
         let listener = TcpListener::from_std(listener)?;
         let gate = Arc::new(gate);
+        let dialer = Arc::new(dialer);
         let task = tokio::spawn(async move {
             let mut connections = JoinSet::new();
             loop {
@@ -57,8 +72,9 @@ impl Proxy {
                     accepted = listener.accept() => match accepted {
                         Ok((stream, _)) => {
                             let gate = gate.clone();
+                            let dialer = dialer.clone();
                             connections.spawn(async move {
-                                if let Err(err) = serve_one(stream, &gate).await {
+                                if let Err(err) = serve_one(stream, &gate, &dialer).await {
                                     tracing::debug!(agent = %gate.agent, "proxy connection: {err}");
                                 }
                             });
@@ -314,14 +330,14 @@ pub(crate) fn socks_reply(code: u8) -> [u8; 10] {
 }
 
 /// Serve one accepted connection.
-async fn serve_one(mut client: TcpStream, gate: &Gate) -> std::io::Result<()> {
+async fn serve_one(mut client: TcpStream, gate: &Gate, dialer: &Dialer) -> std::io::Result<()> {
     let _ = client.set_nodelay(true);
     let mut first = [0u8; 1];
     if client.read(&mut first).await? == 0 {
         return Ok(());
     }
     if first[0] == 5 {
-        return serve_socks(client, gate).await;
+        return serve_socks(client, gate, dialer).await;
     }
     let (head, rest) = match read_head(&mut client, first[0]).await {
         Ok(read) => read,
@@ -337,13 +353,15 @@ async fn serve_one(mut client: TcpStream, gate: &Gate) -> std::io::Result<()> {
             return Ok(());
         }
     };
-    let (host, port) = match &request {
-        Request::Connect { host, port } | Request::Forward { host, port, .. } => {
-            (host.clone(), *port)
-        }
+    let (host, port, kind) = match &request {
+        Request::Connect { host, port } => (host.clone(), *port, Kind::Tunnel),
+        Request::Forward { host, port, .. } => (host.clone(), *port, Kind::Forward),
     };
-    let mut upstream = match open(gate, &host, port).await {
-        Ok(upstream) => upstream,
+    let Dialed {
+        stream: mut upstream,
+        forward_via,
+    } = match open(gate, dialer, &host, port, kind).await {
+        Ok(dialed) => dialed,
         Err(refusal) => {
             client
                 .write_all(&http_refusal(&refusal, &host, port))
@@ -357,7 +375,14 @@ async fn serve_one(mut client: TcpStream, gate: &Gate) -> std::io::Result<()> {
                 .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 .await?;
         }
-        Request::Forward { head, .. } => upstream.write_all(&head).await?,
+        Request::Forward { head, .. } => match forward_via {
+            Some(proxy) => {
+                upstream
+                    .write_all(&absolute_head(&head, &host, port, &proxy))
+                    .await?
+            }
+            None => upstream.write_all(&head).await?,
+        },
     }
     if !rest.is_empty() {
         upstream.write_all(&rest).await?;
@@ -366,7 +391,7 @@ async fn serve_one(mut client: TcpStream, gate: &Gate) -> std::io::Result<()> {
 }
 
 /// SOCKS5 (no authentication, `CONNECT` only), its version byte read.
-async fn serve_socks(mut client: TcpStream, gate: &Gate) -> std::io::Result<()> {
+async fn serve_socks(mut client: TcpStream, gate: &Gate, dialer: &Dialer) -> std::io::Result<()> {
     let count = client.read_u8().await?;
     let mut methods = vec![0u8; usize::from(count)];
     client.read_exact(&mut methods).await?;
@@ -418,25 +443,30 @@ async fn serve_socks(mut client: TcpStream, gate: &Gate) -> std::io::Result<()> 
         client.write_all(&socks_reply(SOCKS_ADDRESS)).await?;
         return Ok(());
     };
-    match open(gate, &host, port).await {
-        Ok(upstream) => {
+    match open(gate, dialer, &host, port, Kind::Socks).await {
+        Ok(dialed) => {
             client.write_all(&socks_reply(SOCKS_OK)).await?;
-            relay(client, upstream).await
+            relay(client, dialed.stream).await
         }
         Err(Refusal::Denied(_)) => client.write_all(&socks_reply(SOCKS_NOT_ALLOWED)).await,
         Err(_) => client.write_all(&socks_reply(SOCKS_HOST_UNREACHABLE)).await,
     }
 }
 
-/// The gate's answer for `host:port`, then the connection (names
-/// resolved here).
-async fn open(gate: &Gate, host: &str, port: u16) -> Result<TcpStream, Refusal> {
+/// The gate's answer for `host:port`, then (only when it allowed it) the
+/// connection: direct (names resolved here) or through the user's proxy.
+async fn open(
+    gate: &Gate,
+    dialer: &Dialer,
+    host: &str,
+    port: u16,
+    kind: Kind,
+) -> Result<Dialed, Refusal> {
     judge(gate, host, port).await?;
-    let stream = TcpStream::connect((host, port))
+    dialer
+        .dial(host, port, kind)
         .await
-        .map_err(|err| Refusal::Unreachable(err.to_string()))?;
-    let _ = stream.set_nodelay(true);
-    Ok(stream)
+        .map_err(Refusal::Unreachable)
 }
 
 /// Whether the connection may be made: at once for an allowed host,

@@ -366,6 +366,7 @@ pub fn network_lines(profile: &Profile) -> Vec<String> {
             }
             _ => "other hosts: a card asks (network = \"gated\")".to_string(),
         });
+        out.extend(crate::net::upstream::own().report());
     }
     out
 }
