@@ -191,7 +191,18 @@ pub const SANDBOX_OFF: &str = "\n[sandbox]\nmode = \"off\"\n";
 /// `warden exec` run in `dir` (also its HOME, data under `dir/data`) with
 /// the settings file `config`.
 pub fn exec_in(dir: &Path, config: &Path, args: &[&str]) -> ExecRun {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+    exec_in_env(dir, config, args, &[])
+}
+
+/// [`exec_in`] with `env` added to warden's environment (and none of the
+/// runner's own proxy variables, which warden would go out through).
+pub fn exec_in_env(dir: &Path, config: &Path, args: &[&str], env: &[(&str, &str)]) -> ExecRun {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_warden"));
+    for var in ["http_proxy", "https_proxy", "all_proxy", "no_proxy"] {
+        command.env_remove(var).env_remove(var.to_uppercase());
+    }
+    let out = command
+        .envs(env.iter().copied())
         .arg("--config")
         .arg(config)
         .arg("exec")

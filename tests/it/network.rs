@@ -62,7 +62,8 @@ def proxy():
     url = os.environ["HTTP_PROXY"]
     host, port = url.split("://")[1].rstrip("/").rsplit(":", 1)
     s = socket.create_connection((host, int(port)), timeout=10)
-    s.sendall(("GET http://127.0.0.1:%d/via-proxy HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % (conf["tcp"], conf["tcp"])).encode())
+    target = "%s:%d" % (conf.get("host", "127.0.0.1"), conf["tcp"])
+    s.sendall(("GET http://%s/via-proxy HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
     reply = b""
     while b"\r\n" not in reply:
         chunk = s.recv(4096)
@@ -108,6 +109,9 @@ fn python() -> Option<&'static str> {
 /// What the agent aims at: a TCP listener that keeps what it receives,
 /// and a UDP socket.
 struct Targets {
+    /// The host the probe names to the proxy (`127.0.0.1` unless a test
+    /// says otherwise).
+    host: &'static str,
     tcp: u16,
     udp: UdpSocket,
     received: Arc<Mutex<Vec<u8>>>,
@@ -134,7 +138,12 @@ fn aim() -> Targets {
     });
     let udp = UdpSocket::bind("127.0.0.1:0").expect("udp");
     udp.set_nonblocking(true).expect("nonblocking");
-    Targets { tcp, udp, received }
+    Targets {
+        host: "127.0.0.1",
+        tcp,
+        udp,
+        received,
+    }
 }
 
 impl Targets {
@@ -157,7 +166,7 @@ fn run(
     settings: &str,
     args: &[&str],
 ) -> (serde_json::Value, String) {
-    let (probe, stderr, _) = run_logged(dir, python, targets, settings, args);
+    let (probe, stderr, _) = run_logged(dir, python, targets, settings, args, &[]);
     (probe, stderr)
 }
 
@@ -168,6 +177,7 @@ fn run_logged(
     targets: &Targets,
     settings: &str,
     args: &[&str],
+    env: &[(&str, &str)],
 ) -> (
     serde_json::Value,
     String,
@@ -178,6 +188,7 @@ fn run_logged(
     std::fs::write(
         &conf,
         serde_json::json!({
+            "host": targets.host,
             "tcp": targets.tcp,
             "udp": targets.udp.local_addr().expect("addr").port(),
             "name": "example.com",
@@ -192,7 +203,7 @@ fn run_logged(
     let mut all: Vec<&str> = vec!["-p", "probe", "--timeout", "60"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["--", python, &agent, &conf]);
-    let (code, stdout, stderr, log) = exec_in(dir, &config, &all);
+    let (code, stdout, stderr, log) = exec_in_env(dir, &config, &all, env);
     let Some(json) = stdout.split("PROBE").nth(1) else {
         panic!("no probe ({code:?}): {stdout}\n{stderr}");
     };
@@ -323,6 +334,48 @@ fn a_raw_agent_reaches_nothing_directly_and_an_allowed_host_through_the_proxy() 
     }
 }
 
+/// The user's own proxy (`http_proxy` in warden's environment, as behind
+/// a company proxy) carries an allowed connection: the agent's request to
+/// an allowed host reaches the user's proxy, in absolute form with its
+/// credentials, and never the host directly.
+#[test]
+fn an_allowed_connection_goes_out_through_the_users_own_proxy() {
+    let Some((dir, python, mut targets)) = walled_python() else {
+        return;
+    };
+    targets.host = "target.test";
+    // The user's proxy: keeps what it receives and answers 200.
+    let upstream = aim();
+    let users_proxy = format!("http://bob:s3cret@127.0.0.1:{}", upstream.tcp);
+    let allow = format!("target.test:{}", targets.tcp);
+    let (probe, stderr, _) = run_logged(
+        dir.path(),
+        python,
+        &targets,
+        "",
+        &["--allow-host", &allow],
+        &[("http_proxy", &users_proxy)],
+    );
+    assert!(
+        said(&probe, "proxy").starts_with("through"),
+        "{probe:#}\n{stderr}"
+    );
+    let got = String::from_utf8_lossy(&upstream.received.lock().unwrap()).into_owned();
+    assert!(
+        got.starts_with(&format!(
+            "GET http://target.test:{}/via-proxy HTTP/1.1\r\n",
+            targets.tcp
+        )),
+        "{got}"
+    );
+    // bob:s3cret, as Basic.
+    assert!(
+        got.contains("Proxy-Authorization: Basic Ym9iOnMzY3JldA=="),
+        "{got}"
+    );
+    assert!(targets.received.lock().unwrap().is_empty(), "went direct");
+}
+
 #[test]
 fn a_host_nobody_allowed_is_refused_and_the_listener_receives_nothing() {
     if !walled() {
@@ -377,6 +430,7 @@ fn a_refusal_of_the_closed_network_is_in_warden_log() {
         python,
         &targets,
         "[sandbox]\nnetwork = \"closed\"\n",
+        &[],
         &[],
     );
     assert!(said(&probe, "proxy").contains("403"), "{probe:#}\n{stderr}");
