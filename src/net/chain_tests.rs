@@ -407,3 +407,75 @@ async fn a_socks5_upstreams_refusal_fails_the_agents_connection() {
     assert!(reply.contains("CONNECT refused (reply 2)"), "{reply}");
     assert_eq!(*seen.lock().unwrap(), ["name target.test:443"]);
 }
+
+/// A fake HTTP proxy that answers the first request head `pong` and keeps
+/// every byte it receives on the connection for a while after.
+async fn keeping_upstream() -> (u16, Arc<Mutex<Vec<u8>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let kept: Arc<Mutex<Vec<u8>>> = Arc::default();
+    let keep = kept.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let keep = keep.clone();
+            tokio::spawn(async move {
+                let mut answered = false;
+                let mut buf = [0u8; 4096];
+                let until = tokio::time::Instant::now() + std::time::Duration::from_millis(500);
+                while let Ok(Ok(n)) = tokio::time::timeout_at(until, s.read(&mut buf)).await {
+                    if n == 0 {
+                        break;
+                    }
+                    keep.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if !answered && keep.lock().unwrap().windows(4).any(|w| w == b"\r\n\r\n") {
+                        answered = true;
+                        let _ = s
+                            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\npong")
+                            .await;
+                    }
+                }
+            });
+        }
+    });
+    (port, kept)
+}
+
+/// The user's proxy gets the one request the gate allowed, with its body,
+/// and nothing the agent sends after it: a second request in the same
+/// connection (for a host nobody allowed) never reaches it. A body of no
+/// stated length is refused before anything is sent.
+#[tokio::test]
+async fn only_the_allowed_request_reaches_the_users_proxy() {
+    let (up, kept) = keeping_upstream().await;
+    let dialer = Dialer {
+        upstreams: upstreams(&[("http_proxy", format!("http://127.0.0.1:{up}"))]),
+        pinned: Vec::new(),
+    };
+    let (p, _asks) = proxy(NetworkMode::Gated, vec!["target.test:80".into()], dialer);
+    let reply = exchange(
+        p.port(),
+        b"POST http://target.test/a HTTP/1.1\r\nHost: target.test\r\nContent-Length: 3\r\n\r\n\
+abcGET http://evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n",
+    )
+    .await;
+    assert!(String::from_utf8_lossy(&reply).ends_with("pong"));
+    let got = String::from_utf8_lossy(&kept.lock().unwrap()).into_owned();
+    assert!(
+        got.starts_with("POST http://target.test:80/a HTTP/1.1\r\n"),
+        "{got}"
+    );
+    assert!(got.ends_with("\r\n\r\nabc"), "{got}");
+    assert!(!got.contains("evil"), "{got}");
+    kept.lock().unwrap().clear();
+    let reply = exchange(
+        p.port(),
+        b"POST http://target.test/a HTTP/1.1\r\nHost: target.test\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    )
+    .await;
+    assert!(
+        String::from_utf8_lossy(&reply).starts_with("HTTP/1.1 400"),
+        "{}",
+        String::from_utf8_lossy(&reply)
+    );
+    assert!(kept.lock().unwrap().is_empty());
+}

@@ -18,7 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::chain::{Dialed, Dialer, absolute_head};
+use super::chain::{Dialed, Dialer, absolute_head, body_length, forward_once};
 use super::hosts::{Hosts, NetworkMode};
 use super::relay::relay;
 use super::upstream::Kind;
@@ -377,9 +377,20 @@ async fn serve_one(mut client: TcpStream, gate: &Gate, dialer: &Dialer) -> std::
         }
         Request::Forward { head, .. } => match forward_via {
             Some(proxy) => {
+                // The user's proxy takes any absolute URI: only this one
+                // request (and its body) goes to it, then only its answer
+                // comes back.
+                let Some(body) = body_length(&head) else {
+                    let refusal = Refusal::BadRequest("a body of no stated length");
+                    client
+                        .write_all(&http_refusal(&refusal, &host, port))
+                        .await?;
+                    return Ok(());
+                };
                 upstream
                     .write_all(&absolute_head(&head, &host, port, &proxy))
-                    .await?
+                    .await?;
+                return forward_once(client, upstream, &rest, body).await;
             }
             None => upstream.write_all(&head).await?,
         },
