@@ -159,6 +159,12 @@ pub fn kill_all() {
 }
 
 impl Cgroup {
+    /// One found on disk, not joined (its `cgroup.procs` open to read).
+    fn found(dir: PathBuf) -> Option<Cgroup> {
+        let procs = std::fs::File::open(dir.join("cgroup.procs")).ok()?;
+        Some(Cgroup { dir, procs })
+    }
+
     /// Kill every process in it: `cgroup.kill`, else each pid of
     /// `cgroup.procs` until it is empty. The pids seen.
     fn kill(&self) -> Vec<libc::pid_t> {
@@ -228,9 +234,12 @@ fn make_cgroup(tag: &str) -> Option<Cgroup> {
     }
 }
 
-/// Remove the empty cgroups a warden that is gone left in `parent` (one
-/// that ended without dropping its trees); a cgroup with a process in it
-/// cannot be removed, so nothing running is touched.
+/// End what a warden that is gone left in `parent`, and remove its
+/// cgroups. A warden killed outright (`kill -9`) ends nothing: what its
+/// agents and terminals started themselves, and that did not end with
+/// them, is still in their cgroups (`spawner` ends those it forked). Only
+/// cgroups named for a warden whose pid runs no more are touched, each
+/// ended whole (`cgroup.kill`) before it goes.
 fn sweep(parent: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(parent) else {
         return;
@@ -246,6 +255,13 @@ fn sweep(parent: &std::path::Path) {
             continue;
         };
         if pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            if let Some(left) = Cgroup::found(entry.path())
+                && !left.pids().is_empty()
+            {
+                let ended = left.kill();
+                tracing::info!(cgroup = %entry.path().display(), ?ended, "ended what a warden that is gone left running");
+                left.wait_empty();
+            }
             let _ = std::fs::remove_dir(entry.path());
         }
     }

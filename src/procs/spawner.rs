@@ -20,7 +20,8 @@
 //! which have no death signal (even one reparented to warden, its
 //! subreaper). They are ended with their agent or terminal on every exit
 //! warden makes (`procs::Tree`), but a SIGKILLed warden ends nothing: those
-//! that do not end on their own stay, reparented, in their cgroup (see
+//! that do not end on their own stay, reparented, in their cgroup, until
+//! the next warden's sweep ends them (`procs::sweep`; see
 //! `docs/ARCHITECTURE.md`).
 
 use std::io;

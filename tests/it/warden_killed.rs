@@ -158,3 +158,86 @@ fn the_agent_and_its_terminal_die_with_a_sigkilled_warden() {
         alive(terminal)
     );
 }
+
+/// What a SIGKILLed warden's terminal started itself (a background job,
+/// which has no death signal of warden's) is left running in the
+/// terminal's cgroup; the next warden that starts an agent ends it and
+/// removes the cgroup. Where warden has no cgroups, this is skipped.
+#[test]
+fn what_a_killed_warden_left_running_is_ended_at_the_next_start() {
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let pid_file = work.join("term.pid");
+    let bg_file = work.join("bg.pid");
+    let scenario = home.path().join("long-terminal.toml");
+    let line = format!(
+        "echo $$ > {}; sleep 601 & echo $! > {}; exec sleep 600",
+        pid_file.display(),
+        bg_file.display()
+    );
+    std::fs::write(
+        &scenario,
+        format!(
+            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = {line:?} }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n"
+        ),
+    )
+    .unwrap();
+    let warden_bin = env!("CARGO_BIN_EXE_warden");
+    let warden = |prompt: &str, scenario: Option<&Path>| {
+        let mut command = std::process::Command::new(warden_bin);
+        command
+            .arg("--config")
+            .arg(Path::new("/nonexistent/warden.toml"))
+            .args(["exec", "--on-ask", "allow", "-p", prompt, "--"])
+            .args([warden_bin, "demo-agent"])
+            .current_dir(&work)
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .env("HOME", home.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Some(scenario) = scenario {
+            command.arg("--scenario").arg(scenario);
+        }
+        command
+    };
+    let mut first = warden("go", Some(&scenario)).spawn().unwrap();
+    let mut leftovers = Leftovers(Vec::new());
+    let read_pid = |file: &Path| {
+        wait_for(Duration::from_secs(30), || {
+            std::fs::read_to_string(file)
+                .ok()?
+                .trim()
+                .parse::<i32>()
+                .ok()
+        })
+    };
+    let (Some(terminal), Some(bg)) = (read_pid(&pid_file), read_pid(&bg_file)) else {
+        let _ = first.kill();
+        panic!("the terminal never started");
+    };
+    leftovers.0.extend([terminal, bg]);
+    let cgroup = std::fs::read_to_string(format!("/proc/{bg}/cgroup")).unwrap_or_default();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(
+        wait_for(Duration::from_secs(10), || (!alive(terminal)).then_some(())).is_some(),
+        "the terminal outlived warden"
+    );
+    if !cgroup.contains("/warden-") {
+        println!("skipped: no cgroup of warden's here ({})", cgroup.trim());
+        return;
+    }
+    assert!(alive(bg), "its background job runs on, in {cgroup}");
+
+    // The next warden, starting its agent, ends it.
+    let next = warden("hello", None).status().unwrap();
+    assert!(next.success(), "{next:?}");
+    assert!(
+        wait_for(Duration::from_secs(10), || (!alive(bg)).then_some(())).is_some(),
+        "what the killed warden left still runs: {bg} in {cgroup}"
+    );
+}
