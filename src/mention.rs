@@ -133,7 +133,7 @@ pub(crate) fn blocks(cwd: &Path, roots: &Roots, text: &str, takes: Takes) -> Vec
             out.push(PromptBlock::Image {
                 uri,
                 mime: mime.to_string(),
-                data: crate::tui::clipboard::base64(&bytes),
+                data: crate::text::base64(&bytes),
             });
             continue;
         }

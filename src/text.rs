@@ -1,4 +1,5 @@
-//! Cutting text at character boundaries.
+//! Cutting text at character boundaries; base64 (for OSC 52, a data URI,
+//! a proxy's Basic credentials).
 
 /// The largest character boundary of `text` at or before `index`.
 pub(crate) fn floor_char_boundary(text: &str, index: usize) -> usize {
@@ -111,4 +112,47 @@ pub(crate) fn every_byte(bytes: &[u8], pred: impl Fn(u8) -> bool) -> bool {
     bytes
         .chunks(32)
         .all(|chunk| chunk.iter().fold(true, |ok, &b| ok & pred(b)))
+}
+
+/// Standard base64 with padding.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod base64_tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_rfc_vectors() {
+        for (plain, coded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+            ("us@er:pw", "dXNAZXI6cHc="),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), coded, "{plain}");
+        }
+    }
 }

@@ -14,6 +14,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 use super::upstream::{Kind, Scheme, Upstream, Upstreams};
+use crate::text::base64;
 
 /// The longest an upstream proxy may take to open a tunnel.
 const HANDSHAKE: Duration = Duration::from_secs(60);
@@ -346,28 +347,6 @@ pub(crate) fn absolute_head(head: &[u8], host: &str, port: u16, upstream: &Upstr
         proxy_authorization(upstream)
     )
     .into_bytes()
-}
-
-/// Standard base64, padded.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -377,20 +377,6 @@ async fn a_socks5_upstream_gets_the_name_with_socks5h_and_an_address_with_socks5
     assert_eq!(*seen.lock().unwrap(), ["ip 192.0.2.7:80"]);
 }
 
-#[test]
-fn base64_pads_as_the_standard_does() {
-    for (plain, coded) in [
-        ("", ""),
-        ("f", "Zg=="),
-        ("fo", "Zm8="),
-        ("foo", "Zm9v"),
-        ("foob", "Zm9vYg=="),
-        ("us@er:pw", "dXNAZXI6cHc="),
-    ] {
-        assert_eq!(base64(plain.as_bytes()), coded);
-    }
-}
-
 #[tokio::test]
 async fn a_socks5_upstreams_refusal_fails_the_agents_connection() {
     let tport = target().await;

@@ -17,6 +17,8 @@ use std::ffi::OsStr;
 use std::io::{self, Write};
 use std::process::{Command, Stdio};
 
+use crate::text::base64;
+
 /// Most bytes of text OSC 52 carries; terminals cap it (xterm: 100,000
 /// base64 bytes), so longer text is cut at a char boundary.
 const MAX_COPY: usize = 74_000;
@@ -32,28 +34,6 @@ pub(crate) fn wrap(seq: &str, tmux: bool) -> String {
         return seq.to_string();
     }
     format!("\x1bPtmux;{}\x1b\\", seq.replace('\x1b', "\x1b\x1b"))
-}
-
-/// Standard base64 with padding.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// The OSC 52 sequence that sets the clipboard to `text`. The text is made
@@ -168,21 +148,6 @@ pub(crate) fn copy(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_the_rfc_vectors() {
-        for (plain, coded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), coded, "{plain}");
-        }
-    }
 
     #[test]
     fn osc52_carries_sanitized_text_and_wraps_for_tmux() {
