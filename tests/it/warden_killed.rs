@@ -162,7 +162,8 @@ fn the_agent_and_its_terminal_die_with_a_sigkilled_warden() {
 /// What a SIGKILLed warden's terminal started itself (a background job,
 /// which has no death signal of warden's) is left running in the
 /// terminal's cgroup; the next warden that starts an agent ends it and
-/// removes the cgroup. Where warden has no cgroups, this is skipped.
+/// removes the cgroup (without the sweep's kill it runs on for good).
+/// Where warden has no cgroups, this is skipped.
 #[test]
 fn what_a_killed_warden_left_running_is_ended_at_the_next_start() {
     let home = tempfile::tempdir().unwrap();
@@ -231,7 +232,12 @@ fn what_a_killed_warden_left_running_is_ended_at_the_next_start() {
         println!("skipped: no cgroup of warden's here ({})", cgroup.trim());
         return;
     }
-    assert!(alive(bg), "its background job runs on, in {cgroup}");
+    // It runs on until a warden starts an agent or a terminal in the same
+    // cgroup: the next one below, or one of another test running
+    // meanwhile (each sweeps), so it may be gone already.
+    if !alive(bg) {
+        println!("{bg} was ended already by another warden's sweep");
+    }
 
     // The next warden, starting its agent, ends it.
     let next = warden("hello", None).status().unwrap();
