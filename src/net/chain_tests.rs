@@ -395,7 +395,7 @@ async fn a_socks5_upstreams_refusal_fails_the_agents_connection() {
 }
 
 /// A fake HTTP proxy that answers the first request head `pong` and keeps
-/// every byte it receives on the connection for a while after.
+/// every byte it receives on the connection until a second after that.
 async fn keeping_upstream() -> (u16, Arc<Mutex<Vec<u8>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -407,7 +407,9 @@ async fn keeping_upstream() -> (u16, Arc<Mutex<Vec<u8>>>) {
             tokio::spawn(async move {
                 let mut answered = false;
                 let mut buf = [0u8; 4096];
-                let until = tokio::time::Instant::now() + std::time::Duration::from_millis(500);
+                // Up to 10 s for the head; once answered, a second more
+                // for anything sent after it.
+                let mut until = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
                 while let Ok(Ok(n)) = tokio::time::timeout_at(until, s.read(&mut buf)).await {
                     if n == 0 {
                         break;
@@ -415,6 +417,7 @@ async fn keeping_upstream() -> (u16, Arc<Mutex<Vec<u8>>>) {
                     keep.lock().unwrap().extend_from_slice(&buf[..n]);
                     if !answered && keep.lock().unwrap().windows(4).any(|w| w == b"\r\n\r\n") {
                         answered = true;
+                        until = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
                         let _ = s
                             .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\npong")
                             .await;
