@@ -285,51 +285,6 @@ async fn socks_connect(
     Ok(())
 }
 
-/// How many bytes of body follow a request head: its `Content-Length`
-/// (none: 0). `None` when that is not plain: a `Transfer-Encoding`, or
-/// lengths that disagree or do not parse.
-pub(crate) fn body_length(head: &[u8]) -> Option<u64> {
-    let text = String::from_utf8_lossy(head);
-    let mut length = None;
-    for header in text.split("\r\n").skip(1) {
-        let Some((name, value)) = header.split_once(':') else {
-            continue;
-        };
-        let name = name.trim().to_ascii_lowercase();
-        if name == "transfer-encoding" {
-            return None;
-        }
-        if name == "content-length" {
-            let value: u64 = value.trim().parse().ok()?;
-            if length.is_some_and(|l| l != value) {
-                return None;
-            }
-            length = Some(value);
-        }
-    }
-    Some(length.unwrap_or(0))
-}
-
-/// One forwarded request through the user's proxy: its body (`body`
-/// bytes, the first of them in `rest`), then the answer back, and nothing
-/// more of the agent's. That proxy would take a second request in the
-/// same connection for any host, one the gate never saw.
-pub(crate) async fn forward_once(
-    mut client: TcpStream,
-    mut upstream: TcpStream,
-    rest: &[u8],
-    body: u64,
-) -> std::io::Result<()> {
-    let now = rest.len().min(usize::try_from(body).unwrap_or(usize::MAX));
-    upstream.write_all(&rest[..now]).await?;
-    let left = body.saturating_sub(now as u64);
-    if left > 0 {
-        tokio::io::copy(&mut (&mut client).take(left), &mut upstream).await?;
-    }
-    tokio::io::copy(&mut upstream, &mut client).await?;
-    Ok(())
-}
-
 /// A forwarded request's head (origin form, as `parse_head` made it)
 /// rewritten for an HTTP proxy: the absolute URI, and its credentials.
 pub(crate) fn absolute_head(head: &[u8], host: &str, port: u16, upstream: &Upstream) -> Vec<u8> {

@@ -136,6 +136,14 @@ async fn socks_upstream(target: u16, code: u8) -> (u16, Seen) {
     (port, seen)
 }
 
+/// A dialer going out through the proxies these variables name.
+fn via(pairs: &[(&str, String)]) -> Dialer {
+    Dialer {
+        upstreams: upstreams(pairs),
+        pinned: Vec::new(),
+    }
+}
+
 fn upstreams(pairs: &[(&str, String)]) -> Arc<Upstreams> {
     let pairs: Vec<(String, String)> = pairs
         .iter()
@@ -193,10 +201,7 @@ fn answer_next(
 async fn an_allowed_connect_reaches_the_upstream_as_connect_with_its_credentials() {
     let tport = target().await;
     let (up, seen) = http_upstream("200 Connection established", tport).await;
-    let dialer = Dialer {
-        upstreams: upstreams(&[("HTTPS_PROXY", format!("http://us%40er:pw@127.0.0.1:{up}"))]),
-        pinned: Vec::new(),
-    };
+    let dialer = via(&[("HTTPS_PROXY", format!("http://us%40er:pw@127.0.0.1:{up}"))]);
     let (p, asks) = proxy(
         NetworkMode::Gated,
         vec![format!("target.test:{tport}")],
@@ -267,10 +272,7 @@ async fn a_plain_http_request_is_forwarded_to_the_upstream_in_absolute_form() {
 async fn a_refusal_by_the_upstream_fails_the_agents_connection() {
     let tport = target().await;
     let (up, seen) = http_upstream("403 Forbidden", tport).await;
-    let dialer = Dialer {
-        upstreams: upstreams(&[("all_proxy", format!("127.0.0.1:{up}"))]),
-        pinned: Vec::new(),
-    };
+    let dialer = via(&[("all_proxy", format!("127.0.0.1:{up}"))]);
     let (p, _asks) = proxy(
         NetworkMode::Gated,
         vec![format!("target.test:{tport}")],
@@ -326,10 +328,7 @@ async fn no_proxy_goes_direct_and_a_refused_host_never_reaches_the_upstream() {
     let (closed, _asks) = proxy(
         NetworkMode::Closed,
         Vec::new(),
-        Dialer {
-            upstreams: upstreams(&[("https_proxy", format!("http://127.0.0.1:{up}"))]),
-            pinned: Vec::new(),
-        },
+        via(&[("https_proxy", format!("http://127.0.0.1:{up}"))]),
     );
     let reply = exchange(closed.port(), b"CONNECT denied.test:443 HTTP/1.1\r\n\r\n").await;
     assert!(String::from_utf8_lossy(&reply).starts_with("HTTP/1.1 403"));
@@ -382,10 +381,7 @@ async fn a_socks5_upstreams_refusal_fails_the_agents_connection() {
     let tport = target().await;
     // 2: "connection not allowed by ruleset".
     let (up, seen) = socks_upstream(tport, 2).await;
-    let dialer = Dialer {
-        upstreams: upstreams(&[("all_proxy", format!("socks5h://127.0.0.1:{up}"))]),
-        pinned: Vec::new(),
-    };
+    let dialer = via(&[("all_proxy", format!("socks5h://127.0.0.1:{up}"))]);
     let (p, _asks) = proxy(NetworkMode::Gated, vec!["target.test".into()], dialer);
     let reply = exchange(p.port(), b"CONNECT target.test:443 HTTP/1.1\r\n\r\nhello").await;
     let reply = String::from_utf8_lossy(&reply);
@@ -436,10 +432,7 @@ async fn keeping_upstream() -> (u16, Arc<Mutex<Vec<u8>>>) {
 #[tokio::test]
 async fn only_the_allowed_request_reaches_the_users_proxy() {
     let (up, kept) = keeping_upstream().await;
-    let dialer = Dialer {
-        upstreams: upstreams(&[("http_proxy", format!("http://127.0.0.1:{up}"))]),
-        pinned: Vec::new(),
-    };
+    let dialer = via(&[("http_proxy", format!("http://127.0.0.1:{up}"))]);
     let (p, _asks) = proxy(NetworkMode::Gated, vec!["target.test:80".into()], dialer);
     let reply = exchange(
         p.port(),
@@ -466,5 +459,54 @@ abcGET http://evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n",
         "{}",
         String::from_utf8_lossy(&reply)
     );
+    assert!(kept.lock().unwrap().is_empty());
+}
+
+/// Without the user's proxy, the same: the server is told only the host
+/// the gate judged (the agent's own `Host`, naming another site a shared
+/// address serves, is dropped), and nothing after the request's body
+/// reaches it. A body of no stated length is refused before anything is
+/// asked or dialled.
+#[tokio::test]
+async fn a_forwarded_request_names_only_the_judged_host_and_goes_alone() {
+    let (tport, kept) = keeping_upstream().await;
+    let direct = Dialer {
+        upstreams: Arc::default(),
+        pinned: Vec::new(),
+    };
+    let (p, mut asks) = proxy(
+        NetworkMode::Gated,
+        vec![format!("127.0.0.1:{tport}")],
+        direct,
+    );
+    let reply = exchange(
+        p.port(),
+        format!(
+            "POST http://127.0.0.1:{tport}/a HTTP/1.1\r\nHost: evil.test\r\nContent-Length: 3\r\n\r\n\
+abcGET /second HTTP/1.1\r\nHost: evil.test\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await;
+    assert!(String::from_utf8_lossy(&reply).ends_with("pong"));
+    let got = String::from_utf8_lossy(&kept.lock().unwrap()).into_owned();
+    assert!(
+        got.starts_with(&format!("POST /a HTTP/1.1\r\nHost: 127.0.0.1:{tport}\r\n")),
+        "{got}"
+    );
+    assert!(got.ends_with("\r\n\r\nabc"), "{got}");
+    assert!(!got.contains("evil") && !got.contains("second"), "{got}");
+    kept.lock().unwrap().clear();
+    let reply = exchange(
+        p.port(),
+        format!(
+            "POST http://unasked.test:{tport}/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await;
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
+    assert!(asks.try_recv().is_err(), "asked about a request it refuses");
     assert!(kept.lock().unwrap().is_empty());
 }

@@ -18,9 +18,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::chain::{Dialed, Dialer, absolute_head, body_length, forward_once};
+use super::chain::{Dialed, Dialer, absolute_head};
 use super::hosts::{Hosts, NetworkMode};
-use super::relay::relay;
+use super::relay::{body_length, forward_once, relay};
 use super::upstream::Kind;
 use super::{ConnectAsk, NetAnswer, Reply};
 
@@ -148,6 +148,8 @@ pub(crate) enum Request {
         host: String,
         port: u16,
         head: Vec<u8>,
+        /// The bytes of body after the head (its `Content-Length`).
+        body: u64,
     },
 }
 
@@ -257,26 +259,32 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<Request, Refusal> {
     }
     let (host, port) =
         split_authority(authority, Some(80)).ok_or(Refusal::BadRequest("malformed host"))?;
-    let mut out = format!("{method} {path} {version}\r\n");
-    let mut has_host = false;
+    // The host the gate judged is the one the server is told: the agent's
+    // own `Host` is dropped (on a shared address it would name another
+    // site), as a proxy must (RFC 9112, 3.2.2).
+    let mut out = format!(
+        "{method} {path} {version}\r\nHost: {}\r\n",
+        authority.to_ascii_lowercase()
+    );
     for header in lines.filter(|l| !l.is_empty()) {
         let name = header.split(':').next().unwrap_or_default().trim();
         let lower = name.to_ascii_lowercase();
-        if HOP_HEADERS.contains(&lower.as_str()) {
+        if lower == "host" || HOP_HEADERS.contains(&lower.as_str()) {
             continue;
         }
-        has_host |= lower == "host";
         out.push_str(header);
         out.push_str("\r\n");
     }
-    if !has_host {
-        out.push_str(&format!("Host: {authority}\r\n"));
-    }
     out.push_str("Connection: close\r\n\r\n");
+    // Exactly one request goes on the connection: a second one after its
+    // body would reach the server (or the user's proxy) unjudged.
+    let body =
+        body_length(out.as_bytes()).ok_or(Refusal::BadRequest("a body of no stated length"))?;
     Ok(Request::Forward {
         host,
         port,
         head: out.into_bytes(),
+        body,
     })
 }
 
@@ -375,25 +383,14 @@ async fn serve_one(mut client: TcpStream, gate: &Gate, dialer: &Dialer) -> std::
                 .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 .await?;
         }
-        Request::Forward { head, .. } => match forward_via {
-            Some(proxy) => {
-                // The user's proxy takes any absolute URI: only this one
-                // request (and its body) goes to it, then only its answer
-                // comes back.
-                let Some(body) = body_length(&head) else {
-                    let refusal = Refusal::BadRequest("a body of no stated length");
-                    client
-                        .write_all(&http_refusal(&refusal, &host, port))
-                        .await?;
-                    return Ok(());
-                };
-                upstream
-                    .write_all(&absolute_head(&head, &host, port, &proxy))
-                    .await?;
-                return forward_once(client, upstream, &rest, body).await;
-            }
-            None => upstream.write_all(&head).await?,
-        },
+        Request::Forward { head, body, .. } => {
+            let head = match forward_via {
+                Some(proxy) => absolute_head(&head, &host, port, &proxy),
+                None => head,
+            };
+            upstream.write_all(&head).await?;
+            return forward_once(client, upstream, &rest, body).await;
+        }
     }
     if !rest.is_empty() {
         upstream.write_all(&rest).await?;

@@ -40,7 +40,10 @@ fn an_absolute_uri_is_forwarded_in_origin_form_on_a_connection_of_its_own() {
     let head = b"POST http://Example.com:8080/a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\n\
                  Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic eA==\r\n\
                  Connection: keep-alive\r\nContent-Length: 3\r\n\r\n";
-    let Ok(Request::Forward { host, port, head }) = parse_head(head) else {
+    let Ok(Request::Forward {
+        host, port, head, ..
+    }) = parse_head(head)
+    else {
         panic!("not a forward");
     };
     assert_eq!((host.as_str(), port), ("example.com", 8080));
@@ -49,8 +52,9 @@ fn an_absolute_uri_is_forwarded_in_origin_form_on_a_connection_of_its_own() {
         "POST /a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\nContent-Length: 3\r\n\
          Connection: close\r\n\r\n"
     );
-    let Ok(Request::Forward { host, port, head }) =
-        parse_head(b"GET http://a.test?x HTTP/1.0\r\n\r\n")
+    let Ok(Request::Forward {
+        host, port, head, ..
+    }) = parse_head(b"GET http://a.test?x HTTP/1.0\r\n\r\n")
     else {
         panic!("not a forward");
     };

@@ -8,6 +8,9 @@
 //! pages arrive in 4 KiB pieces), so the whole cost more CPU and the
 //! download ran slower. A buffer begins at 64 KiB and grows to 1 MiB only
 //! for a bulk transfer.
+//!
+//! A forwarded plain-HTTP request is relayed once ([`forward_once`]): its
+//! body, then only the answer.
 
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -86,6 +89,51 @@ fn unpaced_on_loopback(agent: &TcpStream) {
             )
         };
     }
+}
+
+/// How many bytes of body follow a request head: its `Content-Length`
+/// (none: 0). `None` when that is not plain: a `Transfer-Encoding`, or
+/// lengths that disagree or do not parse.
+pub(crate) fn body_length(head: &[u8]) -> Option<u64> {
+    let text = String::from_utf8_lossy(head);
+    let mut length = None;
+    for header in text.split("\r\n").skip(1) {
+        let Some((name, value)) = header.split_once(':') else {
+            continue;
+        };
+        let name = name.trim().to_ascii_lowercase();
+        if name == "transfer-encoding" {
+            return None;
+        }
+        if name == "content-length" {
+            let value: u64 = value.trim().parse().ok()?;
+            if length.is_some_and(|l| l != value) {
+                return None;
+            }
+            length = Some(value);
+        }
+    }
+    Some(length.unwrap_or(0))
+}
+
+/// A forwarded request, its head sent: its body (`body` bytes, the first
+/// of them in `rest`), then the answer back, and nothing more of the
+/// agent's. A second request in the same connection would go unjudged: to
+/// the user's proxy for any host, to a server for any site it serves.
+pub(crate) async fn forward_once(
+    mut client: TcpStream,
+    mut upstream: TcpStream,
+    rest: &[u8],
+    body: u64,
+) -> std::io::Result<()> {
+    let now = rest.len().min(usize::try_from(body).unwrap_or(usize::MAX));
+    upstream.write_all(&rest[..now]).await?;
+    let left = body.saturating_sub(now as u64);
+    if left > 0 {
+        tokio::io::copy(&mut (&mut client).take(left), &mut upstream).await?;
+    }
+    tokio::io::copy(&mut upstream, &mut client).await?;
+    Ok(())
 }
 
 #[cfg(test)]
