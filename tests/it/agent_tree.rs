@@ -29,16 +29,6 @@ async fn daemon_pid(log: &Path) -> i32 {
     panic!("the daemon did not start");
 }
 
-/// Whether `pid` runs (a zombie does not).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next());
-        !matches!(state, Some("Z" | "X") | None)
-    })
-}
-
 /// How long `log` is, after a pause longer than the daemon's period.
 async fn settled_len(log: &Path) -> u64 {
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -267,3 +267,13 @@ pub fn screen(state: &warden::state::ChatState, width: u16, height: u16) -> Stri
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// Whether `pid` runs (a zombie does not).
+pub fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        !matches!(state, Some("Z" | "X") | None)
+    })
+}

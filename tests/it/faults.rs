@@ -131,22 +131,9 @@ fn group_alive(pgid: u32) -> bool {
     })
 }
 
-/// A live (not zombie) process.
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next());
-            state != Some("Z")
-        }
-        Err(_) => false,
-    }
-}
-
 fn wait_gone(pid: u32) -> bool {
     let deadline = Instant::now() + GUARD;
-    while alive(pid) {
+    while i32::try_from(pid).is_ok_and(alive) {
         if Instant::now() > deadline {
             return false;
         }

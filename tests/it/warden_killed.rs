@@ -8,15 +8,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Whether `pid` runs (a zombie does not).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next());
-        !matches!(state, Some("Z" | "X") | None)
-    })
-}
+use crate::common::alive;
 
 /// The children of `parent` whose command line holds `word`.
 fn children_with(parent: i32, word: &str) -> Vec<i32> {
@@ -37,6 +29,20 @@ fn children_with(parent: i32, word: &str) -> Vec<i32> {
             ppid == Some(parent) && String::from_utf8_lossy(&cmdline).contains(word)
         })
         .collect()
+}
+
+/// A demo-agent scenario whose one turn runs `line` in a terminal of
+/// warden's and waits for it.
+fn terminal_scenario(dir: &Path, line: &str) -> std::path::PathBuf {
+    let scenario = dir.join("long-terminal.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = {line:?} }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n"
+        ),
+    )
+    .unwrap();
+    scenario
 }
 
 /// Poll until `found` gives something, at most `limit`.
@@ -73,15 +79,8 @@ fn the_agent_and_its_terminal_die_with_a_sigkilled_warden() {
     let work = home.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let pid_file = work.join("term.pid");
-    let scenario = home.path().join("long-terminal.toml");
     let line = format!("echo $$ > {}; exec sleep 600", pid_file.display());
-    std::fs::write(
-        &scenario,
-        format!(
-            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = {line:?} }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n"
-        ),
-    )
-    .unwrap();
+    let scenario = terminal_scenario(home.path(), &line);
     let warden_bin = env!("CARGO_BIN_EXE_warden");
     let mut warden = std::process::Command::new(warden_bin)
         .arg("--config")
@@ -171,19 +170,12 @@ fn what_a_killed_warden_left_running_is_ended_at_the_next_start() {
     std::fs::create_dir(&work).unwrap();
     let pid_file = work.join("term.pid");
     let bg_file = work.join("bg.pid");
-    let scenario = home.path().join("long-terminal.toml");
     let line = format!(
         "echo $$ > {}; sleep 601 & echo $! > {}; exec sleep 600",
         pid_file.display(),
         bg_file.display()
     );
-    std::fs::write(
-        &scenario,
-        format!(
-            "builtin = false\n[[turns]]\nsteps = [\n  {{ type = \"terminal\", command = {line:?} }},\n  {{ type = \"stop\", reason = \"end_turn\" }},\n]\n"
-        ),
-    )
-    .unwrap();
+    let scenario = terminal_scenario(home.path(), &line);
     let warden_bin = env!("CARGO_BIN_EXE_warden");
     let warden = |prompt: &str, scenario: Option<&Path>| {
         let mut command = std::process::Command::new(warden_bin);
