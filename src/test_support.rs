@@ -99,3 +99,10 @@ pub(crate) fn read_of(path: &str) -> PermissionRequest {
         claude_options(),
     )
 }
+
+/// A FIFO at `path` (what a slow or hostile file looks like to a reader).
+pub(crate) fn mkfifo(path: &std::path::Path) {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+}

@@ -3,6 +3,8 @@
 
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
+
+use crate::test_support::mkfifo;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -38,12 +40,6 @@ fn blocking_profile(workspace: &Path, fifo: &Path) -> crate::sandbox::Profile {
         network: crate::net::NetworkMode::Open,
         ..crate::sandbox::Profile::default()
     }
-}
-
-fn mkfifo(path: &Path) {
-    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
 }
 
 /// Opens `fifo` to write (and closes it) as soon as a reader waits on it,

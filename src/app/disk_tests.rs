@@ -13,6 +13,7 @@ use crate::model::{
 };
 use crate::policy::Mode;
 use crate::state::{Action, EntryKind, Msg};
+use crate::test_support::mkfifo;
 
 fn command(cwd: &Path) -> AgentCommand {
     AgentCommand {
@@ -88,14 +89,6 @@ fn errors(app: &App) -> Vec<String> {
             _ => None,
         })
         .collect()
-}
-
-fn mkfifo(path: &Path) {
-    let made = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success());
 }
 
 /// Read whole lines from a FIFO (each append opens, writes and closes it)

@@ -625,11 +625,7 @@ mod tests {
     fn a_fifo_at_a_guarded_path_blocks_nothing_and_goes() {
         let dir = tempfile::tempdir().expect("tempdir");
         let config = dir.path().join("settings.json");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&config)
-            .status()
-            .expect("mkfifo");
-        assert!(made.success());
+        crate::test_support::mkfifo(&config);
         let paths = vec![config.clone()];
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {

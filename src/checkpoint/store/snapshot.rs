@@ -334,11 +334,7 @@ mod tests {
             .expect("a regular file hashes");
         assert_eq!(String::from_utf8_lossy(&ok).lines().count(), 1);
         let fifo = work.join(".husky-hook");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .expect("mkfifo");
-        assert!(made.success());
+        crate::test_support::mkfifo(&fifo);
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let _ = tx.send(store.hash_files(&[fifo], 1000).is_err());
