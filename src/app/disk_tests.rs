@@ -2,7 +2,6 @@
 //! pump), order holds, failures come back as error lines.
 
 use crate::state::Code;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::super::{App, ChatOptions};
@@ -91,20 +90,45 @@ fn errors(app: &App) -> Vec<String> {
         .collect()
 }
 
-/// Read whole lines from a FIFO (each append opens, writes and closes it)
-/// until `want` of them came.
-fn read_fifo(path: PathBuf, want: usize) -> std::thread::JoinHandle<Vec<String>> {
+/// Read `want` whole lines from a FIFO, each append opening, writing and
+/// closing it. The reader holds the FIFO open for writing too: closed between
+/// two appends, the kernel would drop a line written in that gap, and the
+/// test would wait for it forever.
+struct FifoReader(std::sync::mpsc::Receiver<Vec<String>>);
+
+fn read_fifo(path: PathBuf, want: usize) -> FifoReader {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        let fifo = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("open the fifo");
         let mut lines = Vec::new();
-        while lines.len() < want {
-            let mut text = String::new();
-            std::fs::File::open(&path)
-                .and_then(|mut f| f.read_to_string(&mut text))
-                .expect("read the fifo");
-            lines.extend(text.lines().map(str::to_string));
+        for line in std::io::BufReader::new(fifo).lines().take(want) {
+            lines.push(line.expect("read the fifo"));
         }
-        lines
-    })
+        let _ = tx.send(lines);
+    });
+    FifoReader(rx)
+}
+
+/// Awaits a write that waits on the FIFO's reader: a failure, not a hang,
+/// when the reader never takes it (a limit on a hang, not a measure of speed).
+async fn unhung<T>(write: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(std::time::Duration::from_secs(60), write)
+        .await
+        .expect("the writes reached the fifo's reader")
+}
+
+impl FifoReader {
+    /// The lines, or a failure (not a hang) when they never all come.
+    fn join(self) -> Vec<String> {
+        self.0
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("every line reached the fifo")
+    }
 }
 
 #[tokio::test]
@@ -132,8 +156,8 @@ async fn the_pump_only_queues_while_the_decision_log_blocks() {
 
     // A reader comes: every record lands, in order.
     let reader = read_fifo(log, 3);
-    app.settle_disk().await;
-    let lines = reader.join().expect("reader");
+    unhung(app.settle_disk()).await;
+    let lines = reader.join();
     let calls: Vec<String> = lines
         .iter()
         .map(|l| {
@@ -279,8 +303,8 @@ async fn quitting_waits_for_the_queued_writes() {
         assert!(futures::poll!(shutdown.as_mut()).is_pending());
     }
     let reader = read_fifo(log, 2);
-    shutdown.await;
-    assert_eq!(reader.join().expect("reader").len(), 2);
+    unhung(shutdown).await;
+    assert_eq!(reader.join().len(), 2);
 }
 
 #[tokio::test]
