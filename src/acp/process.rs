@@ -216,7 +216,7 @@ impl AgentProcess {
                 )
         });
         let door = match (gated, &asks) {
-            (Some(_), Some(_)) => Some(net_door().map_err(spawn_error)?),
+            (Some(profile), Some(_)) => Some(net_door(profile).map_err(spawn_error)?),
             _ => None,
         };
         let confinement = sandbox
@@ -301,9 +301,13 @@ impl AgentProcess {
                     hosts: crate::net::Hosts::new(profile.network, profile.allow_hosts.clone()),
                     asks,
                 };
-                let served = door
-                    .listener()
-                    .and_then(|listener| crate::net::proxy::Proxy::serve(listener, gate));
+                let served = door.listeners().and_then(|listeners| {
+                    crate::net::proxy::Proxy::serve_all(
+                        listeners,
+                        gate,
+                        crate::net::chain::Dialer::own(),
+                    )
+                });
                 match served {
                     Ok(proxy) => Some(proxy),
                     Err(error) => {
@@ -460,12 +464,12 @@ impl Ender {
 
 /// The door of the proxy of an agent process, as this kernel walls it.
 #[cfg(target_os = "linux")]
-fn net_door() -> std::io::Result<crate::net::door::Door> {
-    crate::net::door::Door::new(crate::sandbox::net_wall())
+fn net_door(profile: &crate::sandbox::Profile) -> std::io::Result<crate::net::door::Door> {
+    crate::net::door::Door::for_profile(profile)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn net_door() -> std::io::Result<std::convert::Infallible> {
+fn net_door(_: &crate::sandbox::Profile) -> std::io::Result<std::convert::Infallible> {
     Err(std::io::Error::other("no network wall on this system"))
 }
 

@@ -106,9 +106,75 @@ pub fn base_url_hosts<'a>(env: impl IntoIterator<Item = (&'a str, &'a str)>) -> 
         .collect()
 }
 
+/// The most loopback services forwarded into one namespace.
+pub const MAX_LOOPBACK: usize = 8;
+
+/// The services on the host's own loopback that `allow` names with their
+/// port (`localhost:11434`, `127.0.0.1:8080`, `[::1]:3000`): a model server
+/// such as ollama, which an agent in a network namespace of its own would
+/// otherwise look for on its own loopback and not find. Each is the host
+/// as written and its port; one per port, at most [`MAX_LOOPBACK`]. A
+/// loopback name without a port, or `*.localhost`, forwards nothing.
+pub fn loopback_services(allow: &[String]) -> Vec<(String, u16)> {
+    let mut services: Vec<(String, u16)> = Vec::new();
+    for pattern in allow {
+        let (name, port) = split_host_pattern(pattern.trim());
+        let name = name
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        let Some(port) = port.filter(|p| *p != 0) else {
+            continue;
+        };
+        if name.starts_with("*.")
+            || !super::upstream::is_loopback(&name)
+            || services.iter().any(|(_, p)| *p == port)
+        {
+            continue;
+        }
+        if services.len() == MAX_LOOPBACK {
+            tracing::warn!(
+                "more than {MAX_LOOPBACK} loopback ports allowed: {pattern} not forwarded"
+            );
+            continue;
+        }
+        services.push((name, port));
+    }
+    services
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loopback_services_are_the_allowed_loopback_hosts_with_a_port() {
+        let allow: Vec<String> = [
+            "localhost:11434",
+            "api.example.com:443",
+            "127.0.0.1:8080",
+            "[::1]:3000",
+            "localhost",
+            "*.localhost:9000",
+            "127.0.0.1:11434",
+            "LOCALHOST:7000",
+            "10.0.0.1:8080",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            loopback_services(&allow),
+            vec![
+                ("localhost".to_string(), 11434),
+                ("127.0.0.1".to_string(), 8080),
+                ("::1".to_string(), 3000),
+                ("localhost".to_string(), 7000),
+            ]
+        );
+        let many: Vec<String> = (1..=20).map(|p| format!("localhost:{p}")).collect();
+        assert_eq!(loopback_services(&many).len(), MAX_LOOPBACK);
+    }
 
     #[test]
     fn patterns_name_a_host_a_host_and_port_or_the_names_under_a_domain() {

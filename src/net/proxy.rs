@@ -39,6 +39,22 @@ pub struct Gate {
     pub asks: mpsc::UnboundedSender<ConnectAsk>,
 }
 
+/// A listener in the agent's namespace for one of the host's loopback
+/// services, and the service (the host as the user named it, its port).
+#[derive(Debug)]
+pub struct Forward {
+    pub listener: std::net::TcpListener,
+    pub host: String,
+    pub port: u16,
+}
+
+/// What the proxy serves on: its own listener, and the loopback forwards.
+#[derive(Debug)]
+pub struct Listeners {
+    pub proxy: std::net::TcpListener,
+    pub forwards: Vec<Forward>,
+}
+
 /// A running proxy; dropping it stops it and every connection it serves.
 #[derive(Debug)]
 pub struct Proxy {
@@ -60,33 +76,37 @@ impl Proxy {
         gate: Gate,
         dialer: Dialer,
     ) -> std::io::Result<Proxy> {
-        listener.set_nonblocking(true)?;
-        let port = listener.local_addr()?.port();
-        let listener = TcpListener::from_std(listener)?;
+        let listeners = Listeners {
+            proxy: listener,
+            forwards: Vec::new(),
+        };
+        Proxy::serve_all(listeners, gate, dialer)
+    }
+
+    /// Serve on a door's listeners: the proxy's, and each loopback
+    /// forward's, whose connections go to the host's service it names,
+    /// judged as a `CONNECT` to it would be.
+    pub fn serve_all(listeners: Listeners, gate: Gate, dialer: Dialer) -> std::io::Result<Proxy> {
+        let Listeners { proxy, forwards } = listeners;
+        let port = proxy.local_addr()?.port();
         let gate = Arc::new(gate);
         let dialer = Arc::new(dialer);
+        let mut doors = vec![(into_tokio(proxy)?, None)];
+        for Forward {
+            listener,
+            host,
+            port,
+        } in forwards
+        {
+            doors.push((into_tokio(listener)?, Some(Arc::new((host, port)))));
+        }
         let task = tokio::spawn(async move {
-            let mut connections = JoinSet::new();
-            loop {
-                tokio::select! {
-                    accepted = listener.accept() => match accepted {
-                        Ok((stream, _)) => {
-                            let gate = gate.clone();
-                            let dialer = dialer.clone();
-                            connections.spawn(async move {
-                                if let Err(err) = serve_one(stream, &gate, &dialer).await {
-                                    tracing::debug!(agent = %gate.agent, "proxy connection: {err}");
-                                }
-                            });
-                        }
-                        Err(err) => {
-                            tracing::warn!("proxy accept: {err}");
-                            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                        }
-                    },
-                    Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                }
+            // Aborting this task drops the set: every loop and connection ends.
+            let mut loops = JoinSet::new();
+            for (listener, to) in doors {
+                loops.spawn(accept_loop(listener, to, gate.clone(), dialer.clone()));
             }
+            while loops.join_next().await.is_some() {}
         });
         Ok(Proxy { port, task })
     }
@@ -100,6 +120,68 @@ impl Proxy {
 impl Drop for Proxy {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+fn into_tokio(listener: std::net::TcpListener) -> std::io::Result<TcpListener> {
+    listener.set_nonblocking(true)?;
+    TcpListener::from_std(listener)
+}
+
+/// Accept on one listener, each connection on its own task: the proxy's
+/// protocol, or (`to`) the loopback service it forwards to.
+async fn accept_loop(
+    listener: TcpListener,
+    to: Option<Arc<(String, u16)>>,
+    gate: Arc<Gate>,
+    dialer: Arc<Dialer>,
+) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let (gate, dialer, to) = (gate.clone(), dialer.clone(), to.clone());
+                    connections.spawn(async move {
+                        let served = match to.as_deref() {
+                            None => serve_one(stream, &gate, &dialer).await,
+                            Some((host, port)) => {
+                                serve_forward(stream, &gate, &dialer, host, *port).await
+                            }
+                        };
+                        if let Err(err) = served {
+                            tracing::debug!(agent = %gate.agent, "proxy connection: {err}");
+                        }
+                    });
+                }
+                Err(err) => {
+                    tracing::warn!("proxy accept: {err}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+/// A connection to a loopback forward: judged and dialled as a `CONNECT`
+/// to `host:port` (the host's own loopback, never the user's proxy), then
+/// relayed. Refused or unreachable, it is closed: the agent sees its
+/// server go away.
+async fn serve_forward(
+    client: TcpStream,
+    gate: &Gate,
+    dialer: &Dialer,
+    host: &str,
+    port: u16,
+) -> std::io::Result<()> {
+    let _ = client.set_nodelay(true);
+    match open(gate, dialer, host, port, Kind::Tunnel).await {
+        Ok(dialed) => relay(client, dialed.stream).await,
+        Err(refusal) => {
+            tracing::debug!(agent = %gate.agent, "loopback {host}:{port}: {refusal:?}");
+            Ok(())
+        }
     }
 }
 

@@ -83,15 +83,45 @@ pub struct Confinement {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NetWall {
     /// A network namespace of its own, only loopback up; the proxy's
-    /// listening socket is made there on `port` and sent back on the unix
-    /// socket `channel` before `exec`.
+    /// listening socket is made there on `port`, and one on each of
+    /// `loopback`'s ports (the host's loopback services it may reach), and
+    /// sent back on the unix socket `channel` before `exec`.
     Namespace {
         channel: std::os::fd::RawFd,
         port: u16,
+        loopback: LoopbackPorts,
     },
     /// Landlock allows TCP connect to `port` only (the proxy on the
     /// host's loopback), and seccomp refuses UDP, raw and packet sockets.
     Landlock { port: u16 },
+}
+
+/// The ports of the host's loopback services an agent in a namespace of
+/// its own reaches on its own loopback (`net::hosts::loopback_services`):
+/// a fixed array, as the child between `fork` and `exec` allocates nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoopbackPorts {
+    ports: [u16; crate::net::hosts::MAX_LOOPBACK],
+    len: usize,
+}
+
+impl LoopbackPorts {
+    /// The first [`crate::net::hosts::MAX_LOOPBACK`] of `ports`, but 0.
+    pub fn new(ports: impl IntoIterator<Item = u16>) -> LoopbackPorts {
+        let mut taken = LoopbackPorts::default();
+        for port in ports.into_iter().filter(|p| *p != 0) {
+            if taken.len == taken.ports.len() {
+                break;
+            }
+            taken.ports[taken.len] = port;
+            taken.len += 1;
+        }
+        taken
+    }
+
+    pub fn as_slice(&self) -> &[u16] {
+        &self.ports[..self.len]
+    }
 }
 
 impl Confinement {
@@ -133,8 +163,16 @@ impl Confinement {
         let mut proxy_port = None;
         let mut walled = false;
         match net {
-            Some(NetWall::Namespace { channel, port }) => {
-                walled = fence.set_net(NetDoor { channel, port });
+            Some(NetWall::Namespace {
+                channel,
+                port,
+                loopback,
+            }) => {
+                walled = fence.set_net(NetDoor {
+                    channel,
+                    port,
+                    loopback,
+                });
             }
             Some(NetWall::Landlock { port }) => {
                 walled = fence.refuse_datagrams();

@@ -46,12 +46,12 @@ pub use loader_env::{is_loader_var, strip_loader_env};
 pub use rules::{Access, Entry, Grant, Lister, RealFs, grants};
 
 #[cfg(target_os = "linux")]
-pub use linux::{Confinement, NetWall, kernel_support};
+pub use linux::{Confinement, LoopbackPorts, NetWall, kernel_support};
 #[cfg(target_os = "linux")]
 pub use self_test::self_test;
 pub use session::{own_session, own_session_std};
 #[cfg(target_os = "linux")]
-pub use walls::{KernelWalls, Namespace, kernel_walls, receive_listener};
+pub use walls::{KernelWalls, Namespace, kernel_walls, receive_listeners};
 
 /// `[sandbox] mode` and `[agents.NAME.sandbox] mode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -366,6 +366,14 @@ pub fn network_lines(profile: &Profile) -> Vec<String> {
             }
             _ => "other hosts: a card asks (network = \"gated\")".to_string(),
         });
+        let services = crate::net::hosts::loopback_services(&profile.allow_hosts);
+        if net_wall() == NetKind::Namespace && !services.is_empty() {
+            let named: Vec<String> = services.iter().map(|(h, p)| format!("{h}:{p}")).collect();
+            out.push(format!(
+                "the host's loopback services reached on the agent's own loopback (forwarded): {}",
+                named.join(", ")
+            ));
+        }
         out.extend(crate::net::upstream::own().report());
     }
     out

@@ -339,7 +339,7 @@ fn run(profile: &Profile, dir: &Path, bench: &Bench) -> (bool, Vec<String>) {
     // The network walled as the agent's is (its proxy's door kept open
     // while the tries run; nothing serves on it).
     let door = (profile.network != crate::net::NetworkMode::Open)
-        .then(|| crate::net::door::Door::new(super::net_wall()).ok())
+        .then(|| crate::net::door::Door::new(super::net_wall(), Vec::new()).ok())
         .flatten();
     let confinement = match Confinement::prepare_net(&profile, door.as_ref().and_then(|d| d.wall()))
     {

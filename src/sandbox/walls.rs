@@ -177,6 +177,7 @@ pub fn kernel_walls() -> &'static KernelWalls {
             fence.net = Some(NetDoor {
                 channel: -1,
                 port: 1080,
+                loopback: super::LoopbackPorts::default(),
             });
             probe(|| fence.enter(None))
         });
@@ -323,12 +324,14 @@ struct NamespacePlan {
 }
 
 /// The agent's end of the proxy's door: a unix socket the child sends the
-/// listening socket on (`-1`: make it, send nothing: the probe), and the
-/// port it listens on in the namespace.
+/// listening sockets on (`-1`: make them, send nothing: the probe), the
+/// port the proxy listens on in the namespace, and the host's loopback
+/// services' ports listened on there too.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NetDoor {
     pub(crate) channel: RawFd,
     pub(crate) port: u16,
+    pub(crate) loopback: super::LoopbackPorts,
 }
 
 /// Directories of the user's that hold sockets, covered whole (sockets
@@ -550,113 +553,109 @@ fn loopback_up() -> std::io::Result<()> {
 }
 
 /// In the child, in its new network namespace: the proxy's listening TCP
-/// socket on `127.0.0.1:port`, sent over `door.channel` (`SCM_RIGHTS`).
+/// socket on `127.0.0.1:port`, then one on `127.0.0.1` and one on `::1`
+/// (where IPv6 is) for each of the door's loopback ports, each sent over
+/// `door.channel` (`SCM_RIGHTS`) in that order.
 fn send_listener(door: NetDoor) -> std::io::Result<()> {
-    // SAFETY: system calls on structs on the stack.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        check(fd)?;
-        let addr = libc::sockaddr_in {
-            sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: door.port.to_be(),
-            sin_addr: libc::in_addr {
-                s_addr: u32::from(std::net::Ipv4Addr::LOCALHOST).to_be(),
-            },
-            sin_zero: [0; 8],
-        };
-        let done = if libc::bind(
-            fd,
-            (&raw const addr).cast(),
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        ) != 0
-            || libc::listen(fd, 1024) != 0
-        {
-            Err(std::io::Error::last_os_error())
-        } else if door.channel < 0 {
-            Ok(())
-        } else {
-            send_fd(door.channel, fd)
-        };
-        libc::close(fd);
-        done
-    }
-}
-
-/// Room for one `SCM_RIGHTS` message of one descriptor.
-#[repr(C, align(8))]
-struct CmsgRoom([u8; 64]);
-
-/// Send `fd` over the unix socket `channel` (with one byte).
-fn send_fd(channel: RawFd, fd: RawFd) -> std::io::Result<()> {
-    let mut byte = [0u8; 1];
-    let mut room = CmsgRoom([0; 64]);
-    // SAFETY: the message and its control data live on the stack for
-    // the call; the CMSG macros compute offsets inside `room`.
-    unsafe {
-        let mut iov = libc::iovec {
-            iov_base: byte.as_mut_ptr().cast(),
-            iov_len: 1,
-        };
-        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32);
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = room.0.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
-        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-        if cmsg.is_null() {
-            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
-        if libc::sendmsg(channel, &raw const msg, libc::MSG_NOSIGNAL) != 1 {
-            return Err(std::io::Error::last_os_error());
+    use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+    send(door.channel, (Ipv4Addr::LOCALHOST, door.port).into())?;
+    for &port in door.loopback.as_slice() {
+        send(door.channel, (Ipv4Addr::LOCALHOST, port).into())?;
+        let v6: SocketAddr = (Ipv6Addr::LOCALHOST, port).into();
+        match send(door.channel, v6) {
+            // No IPv6 in this kernel or namespace: IPv4 only.
+            Err(err)
+                if matches!(
+                    err.raw_os_error(),
+                    Some(libc::EADDRNOTAVAIL | libc::EAFNOSUPPORT)
+                ) => {}
+            other => other?,
         }
     }
     Ok(())
 }
 
-/// In the parent: the listening socket the child sent on `channel`
-/// (it was sent before `exec`, so it is there once the spawn returned).
-pub fn receive_listener(channel: RawFd) -> std::io::Result<std::net::TcpListener> {
-    use std::os::fd::FromRawFd as _;
-    let mut byte = [0u8; 1];
-    let mut room = CmsgRoom([0; 64]);
-    // SAFETY: as in `send_fd`; the descriptor received is owned by the
-    // listener returned.
-    unsafe {
-        let mut iov = libc::iovec {
-            iov_base: byte.as_mut_ptr().cast(),
-            iov_len: 1,
-        };
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = room.0.as_mut_ptr().cast();
-        msg.msg_controllen = room.0.len() as _;
-        let got = libc::recvmsg(
-            channel,
-            &raw mut msg,
-            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
-        );
-        if got < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
-        if got != 1
-            || cmsg.is_null()
-            || (*cmsg).cmsg_level != libc::SOL_SOCKET
-            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
-        {
-            return Err(std::io::Error::other(
-                "the agent's network namespace sent no proxy socket",
-            ));
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
-        Ok(std::net::TcpListener::from_raw_fd(fd))
+/// A listening TCP socket on `addr`, sent over `channel` (with one byte;
+/// `-1`: made, sent nowhere: the probe). Nothing allocated: it runs
+/// between `fork` and `exec`.
+fn send(channel: RawFd, addr: std::net::SocketAddr) -> std::io::Result<()> {
+    use rustix::net::{
+        AddressFamily, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketFlags,
+        SocketType,
+    };
+    let family = match addr {
+        std::net::SocketAddr::V4(_) => AddressFamily::INET,
+        std::net::SocketAddr::V6(_) => AddressFamily::INET6,
+    };
+    let socket = rustix::net::socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None)?;
+    if family == AddressFamily::INET6 {
+        // `::1` only: no IPv4 through it.
+        rustix::net::sockopt::set_ipv6_v6only(&socket, true)?;
     }
+    rustix::net::bind(&socket, &addr)?;
+    rustix::net::listen(&socket, 1024)?;
+    if channel < 0 {
+        return Ok(());
+    }
+    // SAFETY: the door's channel is open in the child until `exec`.
+    let channel = unsafe { std::os::fd::BorrowedFd::borrow_raw(channel) };
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    let fds = [std::os::fd::AsFd::as_fd(&socket)];
+    if !control.push(SendAncillaryMessage::ScmRights(&fds)) {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let sent = rustix::net::sendmsg(
+        channel,
+        &[std::io::IoSlice::new(&[0])],
+        &mut control,
+        SendFlags::NOSIGNAL,
+    )?;
+    if sent != 1 {
+        return Err(std::io::Error::from_raw_os_error(libc::EMSGSIZE));
+    }
+    Ok(())
+}
+
+/// In the parent: the listening sockets the child sent on `channel`, in
+/// the order sent (they were sent before `exec`, so all are there once the
+/// spawn returned). The first is the proxy's.
+pub fn receive_listeners(channel: RawFd) -> std::io::Result<Vec<std::net::TcpListener>> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    // SAFETY: warden's end of the door, open while the door is.
+    let channel = unsafe { std::os::fd::BorrowedFd::borrow_raw(channel) };
+    let mut listeners = Vec::new();
+    loop {
+        let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+        let mut control = RecvAncillaryBuffer::new(&mut space);
+        let mut byte = [0u8; 1];
+        let got = rustix::net::recvmsg(
+            channel,
+            &mut [std::io::IoSliceMut::new(&mut byte)],
+            &mut control,
+            RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
+        );
+        match got {
+            Ok(got) if got.bytes == 1 => {}
+            // Nothing more sent (or the child's end closed).
+            Ok(_) | Err(rustix::io::Errno::AGAIN) => break,
+            Err(err) => return Err(err.into()),
+        }
+        let mut fds = control.drain().filter_map(|message| match message {
+            RecvAncillaryMessage::ScmRights(fds) => Some(fds),
+            _ => None,
+        });
+        match fds.next().and_then(|mut fds| fds.next()) {
+            Some(fd) => listeners.push(std::net::TcpListener::from(fd)),
+            None => break,
+        }
+    }
+    if listeners.is_empty() {
+        return Err(std::io::Error::other(
+            "the agent's network namespace sent no proxy socket",
+        ));
+    }
+    Ok(listeners)
 }
 
 /// `struct landlock_path_beneath_attr`.

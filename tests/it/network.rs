@@ -76,6 +76,15 @@ def proxy():
         raise OSError(status)
     return status
 
+def loopback(port):
+    s = socket.create_connection(("localhost", port), timeout=5)
+    s.sendall(b"forwarded")
+    got = s.recv(64)
+    s.close()
+    if not got.startswith(b"HTTP/1.1 200"):
+        raise OSError(got)
+    return "answered"
+
 def probe():
     out = {"env": {k: os.environ.get(k) for k in ["HTTP_PROXY", "https_proxy", "ALL_PROXY", "NO_PROXY", "NODE_USE_ENV_PROXY"]}}
     check(out, "tcp", tcp)
@@ -83,6 +92,8 @@ def probe():
     check(out, "dns", dns)
     check(out, "own-server", own_server)
     check(out, "proxy", proxy)
+    for port in conf.get("loopback", []):
+        check(out, "loopback-%d" % port, lambda port=port: loopback(port))
     return out
 
 for line in sys.stdin:
@@ -115,6 +126,9 @@ struct Targets {
     tcp: u16,
     udp: UdpSocket,
     received: Arc<Mutex<Vec<u8>>>,
+    /// Ports the probe connects to as `localhost` (the host's loopback
+    /// services), each its own check `loopback-PORT`.
+    loopback: Vec<u16>,
 }
 
 fn aim() -> Targets {
@@ -143,6 +157,7 @@ fn aim() -> Targets {
         tcp,
         udp,
         received,
+        loopback: Vec::new(),
     }
 }
 
@@ -192,6 +207,7 @@ fn run_logged(
             "tcp": targets.tcp,
             "udp": targets.udp.local_addr().expect("addr").port(),
             "name": "example.com",
+            "loopback": targets.loopback,
         })
         .to_string(),
     )
@@ -277,8 +293,15 @@ fn a_raw_agent_reaches_nothing_directly_and_an_allowed_host_through_the_proxy() 
     let Some((dir, python, targets)) = walled_python() else {
         return;
     };
-    let allow = format!("127.0.0.1:{}", targets.tcp);
-    let (probe, stderr) = run(dir.path(), python, &targets, "", &["--allow-host", &allow]);
+    // The host without a port: a loopback host with its port would be
+    // forwarded into the agent's namespace (the next test).
+    let (probe, stderr) = run(
+        dir.path(),
+        python,
+        &targets,
+        "",
+        &["--allow-host", "127.0.0.1"],
+    );
     assert!(
         said(&probe, "tcp").starts_with("refused"),
         "{probe:#}\n{stderr}"
@@ -332,6 +355,46 @@ fn a_raw_agent_reaches_nothing_directly_and_an_allowed_host_through_the_proxy() 
     } else {
         println!("skipped the DNS control: example.com does not resolve here either");
     }
+}
+
+/// In a network namespace the agent's loopback is its own: a service on
+/// the host's loopback the user allowed with its port (a model server such
+/// as ollama on `localhost:11434`) is listened on there and forwarded, so
+/// the agent reaches it as `localhost` or `127.0.0.1`, directly. Another
+/// port of the host's loopback, not allowed, stays out of reach.
+#[test]
+fn an_allowed_loopback_service_is_reached_on_the_agents_own_loopback() {
+    let Some((dir, python, mut targets)) = walled_python() else {
+        return;
+    };
+    if warden::sandbox::net_wall() != warden::sandbox::NetKind::Namespace {
+        // Under the Landlock wall loopback goes through the proxy (the
+        // first test's `proxy` check).
+        println!("skipped: no network namespace here");
+        return;
+    }
+    let other = aim();
+    targets.loopback = vec![targets.tcp, other.tcp];
+    let allow = format!("localhost:{}", targets.tcp);
+    let (probe, stderr) = run(dir.path(), python, &targets, "", &["--allow-host", &allow]);
+    let service = format!("loopback-{}", targets.tcp);
+    assert_eq!(
+        said(&probe, &service),
+        "through: answered",
+        "{probe:#}\n{stderr}"
+    );
+    // By address too: the same service, 127.0.0.1.
+    assert!(said(&probe, "tcp").starts_with("through"), "{probe:#}");
+    let received = String::from_utf8_lossy(&targets.received.lock().unwrap()).into_owned();
+    assert!(received.contains("forwarded"), "{received}");
+    assert!(received.contains("direct"), "{received}");
+    let not_allowed = format!("loopback-{}", other.tcp);
+    assert!(
+        said(&probe, &not_allowed).starts_with("refused"),
+        "{probe:#}"
+    );
+    assert!(other.received.lock().unwrap().is_empty());
+    assert_eq!(targets.datagrams(), 0, "a datagram got out");
 }
 
 /// The user's own proxy (`http_proxy` in warden's environment, as behind
@@ -642,9 +705,19 @@ print("STATUS", reply.split(b"\r\n")[0].decode())
 /// connects through the terminal's proxy to `targets`: what exec printed
 /// and the decision log, as `warden log` shows it.
 fn exec_terminal(python: &str, targets: &Targets, args: &[&str]) -> (String, String) {
+    exec_terminal_running(TERMINAL_CONNECT, python, targets, args)
+}
+
+/// [`exec_terminal`] with the terminal running `code` (given the port).
+fn exec_terminal_running(
+    code: &str,
+    python: &str,
+    targets: &Targets,
+    args: &[&str],
+) -> (String, String) {
     let rig = crate::sandbox::rig();
     let script = rig.work.join("connect.py");
-    std::fs::write(&script, TERMINAL_CONNECT).expect("script");
+    std::fs::write(&script, code).expect("script");
     let scenario = rig.work.join(".net-terminal.toml");
     std::fs::write(
         &scenario,
@@ -662,6 +735,36 @@ fn exec_terminal(python: &str, targets: &Targets, args: &[&str]) -> (String, Str
         String::from_utf8_lossy(&out.stderr)
     );
     (said, warden_log(&rig.home.join("data")))
+}
+
+/// A terminal warden runs for the agent reaches an allowed service on the
+/// host's loopback as the agent does: directly, as `localhost`.
+#[test]
+fn a_terminal_reaches_an_allowed_loopback_service_too() {
+    let Some((_dir, python, targets)) = walled_python() else {
+        return;
+    };
+    if warden::sandbox::net_wall() != warden::sandbox::NetKind::Namespace {
+        println!("skipped: no network namespace here");
+        return;
+    }
+    const DIRECT: &str = r#"
+import socket, sys
+try:
+    s = socket.create_connection(("localhost", int(sys.argv[1])), timeout=5)
+    s.sendall(b"from-a-terminal")
+    print("LOOPBACK", s.recv(64).split(b"\r\n")[0].decode())
+except Exception as e:
+    print("LOOPBACK refused", repr(e))
+"#;
+    let allow = format!("localhost:{}", targets.tcp);
+    let (said, _) = exec_terminal_running(DIRECT, python, &targets, &["--allow-host", &allow]);
+    assert!(said.contains("LOOPBACK HTTP/1.1 200"), "{said}");
+    let received = String::from_utf8_lossy(&targets.received.lock().unwrap()).into_owned();
+    assert_eq!(received, "from-a-terminal");
+    // Not allowed: out of reach.
+    let (said, _) = exec_terminal_running(DIRECT, python, &targets, &[]);
+    assert!(said.contains("LOOPBACK refused"), "{said}");
 }
 
 /// A terminal warden runs for the agent asks about a host nobody allowed

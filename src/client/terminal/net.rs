@@ -8,6 +8,7 @@ use std::io;
 use tokio::sync::mpsc;
 
 use crate::net::ConnectAsk;
+use crate::net::chain::Dialer;
 use crate::net::door::Door;
 use crate::net::proxy::{Gate, Proxy};
 use crate::sandbox::{NetWall, Profile};
@@ -44,7 +45,7 @@ impl NetDoor {
             asks: asks.cloned().unwrap_or_else(|| mpsc::unbounded_channel().0),
         };
         Ok(Some(NetDoor {
-            door: net_door()?,
+            door: Door::for_profile(profile)?,
             gate,
         }))
     }
@@ -63,15 +64,9 @@ impl NetDoor {
     /// runtime). It lives as long as the terminal.
     pub(super) fn serve(self) -> io::Result<Proxy> {
         let NetDoor { door, gate } = self;
-        door.listener()
-            .and_then(|listener| Proxy::serve(listener, gate))
+        door.listeners()
+            .and_then(|listeners| Proxy::serve_all(listeners, gate, Dialer::own()))
     }
-}
-
-/// The door of a terminal's proxy, as this kernel walls it.
-#[cfg(target_os = "linux")]
-fn net_door() -> io::Result<Door> {
-    Door::new(crate::sandbox::net_wall())
 }
 
 #[cfg(test)]
