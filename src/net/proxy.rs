@@ -123,6 +123,7 @@ impl Drop for Proxy {
     }
 }
 
+/// A listening socket made outside the runtime, for it to accept on.
 fn into_tokio(listener: std::net::TcpListener) -> std::io::Result<TcpListener> {
     listener.set_nonblocking(true)?;
     TcpListener::from_std(listener)
