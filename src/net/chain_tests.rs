@@ -172,6 +172,25 @@ fn proxy(
     (Proxy::serve_with(listener, gate, dialer).unwrap(), rx)
 }
 
+/// A gated proxy that allows `target.test:tport` without asking.
+fn gated_to_target(tport: u16, dialer: Dialer) -> (Proxy, mpsc::UnboundedReceiver<ConnectAsk>) {
+    proxy(
+        NetworkMode::Gated,
+        vec![format!("target.test:{tport}")],
+        dialer,
+    )
+}
+
+/// `CONNECT target.test:tport` through the proxy on `port`, then "hello":
+/// everything that came back.
+async fn connect_to_target(port: u16, tport: u16) -> Vec<u8> {
+    exchange(
+        port,
+        format!("CONNECT target.test:{tport} HTTP/1.1\r\n\r\nhello").as_bytes(),
+    )
+    .await
+}
+
 async fn exchange(port: u16, send: &[u8]) -> Vec<u8> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     s.write_all(send).await.unwrap();
@@ -202,16 +221,8 @@ async fn an_allowed_connect_reaches_the_upstream_as_connect_with_its_credentials
     let tport = target().await;
     let (up, seen) = http_upstream("200 Connection established", tport).await;
     let dialer = via(&[("HTTPS_PROXY", format!("http://us%40er:pw@127.0.0.1:{up}"))]);
-    let (p, asks) = proxy(
-        NetworkMode::Gated,
-        vec![format!("target.test:{tport}")],
-        dialer,
-    );
-    let reply = exchange(
-        p.port(),
-        format!("CONNECT target.test:{tport} HTTP/1.1\r\n\r\nhello").as_bytes(),
-    )
-    .await;
+    let (p, asks) = gated_to_target(tport, dialer);
+    let reply = connect_to_target(p.port(), tport).await;
     let reply = String::from_utf8_lossy(&reply);
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(reply.ends_with("pong"), "{reply}");
@@ -247,11 +258,7 @@ async fn a_plain_http_request_is_forwarded_to_the_upstream_in_absolute_form() {
         ]),
         pinned: Vec::new(),
     };
-    let (p, _asks) = proxy(
-        NetworkMode::Gated,
-        vec![format!("target.test:{tport}")],
-        dialer,
-    );
+    let (p, _asks) = gated_to_target(tport, dialer);
     let reply = exchange(
         p.port(),
         format!("GET http://target.test:{tport}/x?y HTTP/1.1\r\nHost: target.test\r\n\r\n")
@@ -273,16 +280,8 @@ async fn a_refusal_by_the_upstream_fails_the_agents_connection() {
     let tport = target().await;
     let (up, seen) = http_upstream("403 Forbidden", tport).await;
     let dialer = via(&[("all_proxy", format!("127.0.0.1:{up}"))]);
-    let (p, _asks) = proxy(
-        NetworkMode::Gated,
-        vec![format!("target.test:{tport}")],
-        dialer,
-    );
-    let reply = exchange(
-        p.port(),
-        format!("CONNECT target.test:{tport} HTTP/1.1\r\n\r\nhello").as_bytes(),
-    )
-    .await;
+    let (p, _asks) = gated_to_target(tport, dialer);
+    let reply = connect_to_target(p.port(), tport).await;
     let reply = String::from_utf8_lossy(&reply);
     assert!(reply.starts_with("HTTP/1.1 502"), "{reply}");
     assert!(reply.contains("403 Forbidden"), "{reply}");

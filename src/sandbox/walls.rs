@@ -486,7 +486,7 @@ impl NamespacePlan {
             }
             if let Some(door) = self.net {
                 loopback_up()?;
-                send_listener(door)?;
+                send_listeners(door)?;
             }
             for (path, cover) in &self.covers {
                 let done = match cover {
@@ -556,7 +556,7 @@ fn loopback_up() -> std::io::Result<()> {
 /// socket on `127.0.0.1:port`, then one on `127.0.0.1` and one on `::1`
 /// (where IPv6 is) for each of the door's loopback ports, each sent over
 /// `door.channel` (`SCM_RIGHTS`) in that order.
-fn send_listener(door: NetDoor) -> std::io::Result<()> {
+fn send_listeners(door: NetDoor) -> std::io::Result<()> {
     use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
     send(door.channel, (Ipv4Addr::LOCALHOST, door.port).into())?;
     for &port in door.loopback.as_slice() {

@@ -59,6 +59,25 @@ fn wait_for<T>(limit: Duration, mut found: impl FnMut() -> Option<T>) -> Option<
     }
 }
 
+/// `warden exec -p PROMPT --` (the agent's command line still to add) in
+/// `work`, with `home` as its HOME and data, config and state dirs, no
+/// settings, every card allowed, stdin and stdout null.
+fn exec_in_home(home: &Path, work: &Path, prompt: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_warden"));
+    command
+        .arg("--config")
+        .arg(Path::new("/nonexistent/warden.toml"))
+        .args(["exec", "--on-ask", "allow", "-p", prompt, "--"])
+        .current_dir(work)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("HOME", home)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
+    command
+}
+
 /// Kills what is left when dropped, so a failing run leaves no orphan.
 struct Leftovers(Vec<i32>);
 
@@ -82,23 +101,13 @@ fn the_agent_and_its_terminal_die_with_a_sigkilled_warden() {
     let line = format!("echo $$ > {}; exec sleep 600", pid_file.display());
     let scenario = terminal_scenario(home.path(), &line);
     let warden_bin = env!("CARGO_BIN_EXE_warden");
-    let mut warden = std::process::Command::new(warden_bin)
-        .arg("--config")
-        .arg(Path::new("/nonexistent/warden.toml"))
-        .args(["exec", "--on-ask", "allow", "-p", "go", "--"])
+    let mut warden = exec_in_home(home.path(), &work, "go")
         // An agent that outlives its stdin's end (the demo agent exits on
         // it; one busy in a turn or that ignores it does not): when the
         // demo agent is gone, its process becomes a long `sleep`.
         .args(["sh", "-c", "\"$@\"; exec sleep 600", "agent"])
         .args([warden_bin, "demo-agent", "--scenario"])
         .arg(&scenario)
-        .current_dir(&work)
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("HOME", home.path())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -178,19 +187,9 @@ fn what_a_killed_warden_left_running_is_ended_at_the_next_start() {
     let scenario = terminal_scenario(home.path(), &line);
     let warden_bin = env!("CARGO_BIN_EXE_warden");
     let warden = |prompt: &str, scenario: Option<&Path>| {
-        let mut command = std::process::Command::new(warden_bin);
+        let mut command = exec_in_home(home.path(), &work, prompt);
         command
-            .arg("--config")
-            .arg(Path::new("/nonexistent/warden.toml"))
-            .args(["exec", "--on-ask", "allow", "-p", prompt, "--"])
             .args([warden_bin, "demo-agent"])
-            .current_dir(&work)
-            .env("XDG_DATA_HOME", home.path().join("data"))
-            .env("XDG_CONFIG_HOME", home.path().join("config"))
-            .env("XDG_STATE_HOME", home.path().join("state"))
-            .env("HOME", home.path())
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         if let Some(scenario) = scenario {
             command.arg("--scenario").arg(scenario);
