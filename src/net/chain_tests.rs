@@ -14,8 +14,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::net::proxy::tests::exchange;
 use crate::net::proxy::{Gate, Proxy};
-use crate::net::{ConnectAsk, Hosts, NetAnswer, NetworkMode, Reply};
+use crate::net::{ConnectAsk, Hosts, NetAnswer, NetworkMode};
 
 /// A listener that answers `pong` to whatever it is sent first.
 async fn target() -> u16 {
@@ -191,14 +192,6 @@ async fn connect_to_target(port: u16, tport: u16) -> Vec<u8> {
     .await
 }
 
-async fn exchange(port: u16, send: &[u8]) -> Vec<u8> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    s.write_all(send).await.unwrap();
-    let mut out = Vec::new();
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), s.read_to_end(&mut out)).await;
-    out
-}
-
 /// Answer the next ask (which must wait) with `answer`, in the background.
 fn answer_next(
     mut asks: mpsc::UnboundedReceiver<ConnectAsk>,
@@ -208,10 +201,7 @@ fn answer_next(
     tokio::spawn(async move {
         let ask = asks.recv().await.unwrap();
         assert_eq!(ask.host, host);
-        let Reply::Wait(reply) = ask.reply else {
-            panic!("not an ask: {ask:?}");
-        };
-        reply.send(answer).unwrap();
+        crate::net::proxy::tests::answer(ask, answer);
         asks
     })
 }

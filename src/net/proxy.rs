@@ -592,4 +592,4 @@ pub(crate) async fn judge(gate: &Gate, host: &str, port: u16) -> Result<(), Refu
 
 #[cfg(test)]
 #[path = "proxy_tests.rs"]
-mod tests;
+pub(super) mod tests;

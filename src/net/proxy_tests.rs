@@ -127,14 +127,16 @@ fn proxy(hosts: Hosts) -> (Proxy, mpsc::UnboundedReceiver<ConnectAsk>) {
 }
 
 /// Answer an ask that waits.
-fn answer(ask: ConnectAsk, answer: NetAnswer) {
+pub(in crate::net) fn answer(ask: ConnectAsk, answer: NetAnswer) {
     let Reply::Wait(reply) = ask.reply else {
         panic!("a refusal, not an ask: {ask:?}");
     };
     reply.send(answer).unwrap();
 }
 
-async fn exchange(port: u16, send: &[u8]) -> Vec<u8> {
+/// Send `send` to the proxy on `port`: everything that came back before it
+/// closed (or 5 s passed).
+pub(in crate::net) async fn exchange(port: u16, send: &[u8]) -> Vec<u8> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     s.write_all(send).await.unwrap();
     let mut out = Vec::new();
